@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { AgentIdSchema, BundleIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
+
+/** The kinds of bundle (DESIGN, Wire). Anything else is rejected by the codec with `unknown-kind`. */
+export const BUNDLE_KINDS = ['doc-delta', 'ack', 'control', 'blob'] as const;
+export const BundleKindSchema = z.enum(BUNDLE_KINDS);
+export type BundleKind = z.infer<typeof BundleKindSchema>;
+
+/**
+ * Forwarding priority, most urgent first. Relays forward in this order; a bulk transfer never
+ * holds up a plan result (DESIGN, "Bundles to outposts").
+ */
+export const PRIORITIES = ['control', 'failure', 'status', 'bulk'] as const;
+export const PrioritySchema = z.enum(PRIORITIES);
+export type Priority = z.infer<typeof PrioritySchema>;
+/** Numeric rank of a priority: 0 is forwarded first. */
+export const priorityRank = (p: Priority): number => PRIORITIES.indexOf(p);
+
+/** Who made a bundle or is meant to receive it: the hub, a whole site, or one agent at a site. */
+export const EndpointSchema = z.union([
+  z.literal('hub'),
+  z.strictObject({ site: SiteIdSchema, agent: AgentIdSchema.optional() }),
+]);
+export type Endpoint = z.infer<typeof EndpointSchema>;
+
+export function endpointText(e: Endpoint): string {
+  if (e === 'hub') return 'hub';
+  return e.agent ? `${e.site}/${e.agent}` : e.site;
+}
+
+/** Automerge change hashes (hex), as returned by `getHeads`. */
+export const HeadsSchema = z.array(z.string().regex(/^[0-9a-f]{64}$/, 'a head is a 64-hex change hash'));
+
+export const BundleHeaderSchema = z.strictObject({
+  id: BundleIdSchema,
+  kind: BundleKindSchema,
+  source: EndpointSchema,
+  destination: EndpointSchema,
+  /** Milliseconds since the epoch on the source's clock. */
+  created: z.number().int().nonnegative(),
+  /** Seconds after `created` when the bundle may be dropped (counted and reported, never silently). */
+  lifetimeS: z.number().int().positive(),
+  priority: PrioritySchema,
+  /** The document (epoch) this bundle concerns, for `doc-delta` and `ack`. */
+  doc: z.string().min(1).max(200).optional(),
+  /** Heads of `doc` after applying this bundle (`doc-delta`) or acknowledged by the hub (`ack`). */
+  heads: HeadsSchema.optional(),
+});
+export type BundleHeader = z.infer<typeof BundleHeaderSchema>;
+
+const Bytes = z.instanceof(Uint8Array);
+
+/** A blob the source holds and will upload (by tus); the hub fetches nothing, it waits for it. */
+export const BlobAnnouncementSchema = z.strictObject({
+  sha256: Sha256Schema,
+  size: z.number().int().nonnegative(),
+  contentType: z.string().max(100),
+  runId: RunIdSchema.optional(),
+});
+export type BlobAnnouncement = z.infer<typeof BlobAnnouncementSchema>;
+
+/** `doc-delta`: Automerge changes the hub has not acknowledged (`saveSince` its acked heads). */
+export const DocDeltaPayloadSchema = z.strictObject({
+  /** Epoch number of `header.doc`; epochs of one agent are numbered from 1. */
+  epoch: z.number().int().positive(),
+  changes: Bytes,
+  blobs: z.array(BlobAnnouncementSchema),
+  /** true when the agent has sealed this epoch: no change will follow in it. */
+  sealed: z.boolean().optional(),
+});
+export type DocDeltaPayload = z.infer<typeof DocDeltaPayloadSchema>;
+
+/** `ack`: the hub's heads for one agent document epoch, after its commit (end-to-end; D4). */
+export const AckPayloadSchema = z.strictObject({
+  agent: AgentIdSchema,
+  doc: z.string().min(1).max(200),
+  heads: HeadsSchema,
+  /** Blobs the hub holds, verified, so the agent may delete its copies. */
+  blobs: z.array(Sha256Schema),
+  /** Hub time of the commit, milliseconds since the epoch. */
+  committedAt: z.number().int().nonnegative(),
+});
+export type AckPayload = z.infer<typeof AckPayloadSchema>;
+
+/** `control`: a hub request, signed with the hub key the agent pins (S3, S4). */
+export const ControlPayloadSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('plan-request'),
+    requestId: z.string().min(1).max(64),
+    site: SiteIdSchema,
+    environment: z.string().min(1),
+    component: z.string().min(1),
+    requestedAt: z.number().int().nonnegative(),
+    expiresAt: z.number().int().nonnegative(),
+  }),
+]);
+export type ControlPayload = z.infer<typeof ControlPayloadSchema>;
+
+/** `blob`: a manifest of a content-addressed file (plan detail up, a published bundle down). */
+export const BlobManifestSchema = z.strictObject({
+  sha256: Sha256Schema,
+  size: z.number().int().nonnegative(),
+  contentType: z.string().max(100),
+  name: z.string().max(255).optional(),
+  /** For files from headquarters: `provider-mirror`, `module`, `image`, `config`, `file`. */
+  fileKind: z.string().max(40).optional(),
+  expiresAt: z.number().int().nonnegative().optional(),
+});
+export type BlobManifest = z.infer<typeof BlobManifestSchema>;
+
+export const PAYLOAD_SCHEMAS = {
+  'doc-delta': DocDeltaPayloadSchema,
+  ack: AckPayloadSchema,
+  control: ControlPayloadSchema,
+  blob: BlobManifestSchema,
+} as const satisfies Record<BundleKind, z.ZodType>;
+
+export type PayloadOf<K extends BundleKind> = z.infer<(typeof PAYLOAD_SCHEMAS)[K]>;

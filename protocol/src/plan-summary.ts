@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { Sha256Schema } from './ids.js';
+
+/**
+ * What a plan run found, as it leaves the site. Built by allow-list (edge-agent issue, DESIGN step 3):
+ * names, counts and actions, never attribute, variable or output values.
+ */
+
+export const PLAN_STATUSES = ['clean', 'changes', 'drift', 'failed', 'locked', 'redaction-failed'] as const;
+export const PlanStatusSchema = z.enum(PLAN_STATUSES);
+export type PlanStatus = z.infer<typeof PlanStatusSchema>;
+
+/** Why a run failed: `timeout`, `exit-<code>`, `unsupported-format`, `not-a-plan`, `stuck-lock`, … */
+export const FailureReasonSchema = z
+  .string()
+  .regex(/^[a-z0-9-]{1,64}$/, 'reason must be a short kebab-case code');
+
+export const PlanCountsSchema = z.object({
+  add: z.number().int().nonnegative(),
+  change: z.number().int().nonnegative(),
+  destroy: z.number().int().nonnegative(),
+  replace: z.number().int().nonnegative(),
+  import: z.number().int().nonnegative(),
+  drift: z.number().int().nonnegative(),
+});
+export type PlanCounts = z.infer<typeof PlanCountsSchema>;
+
+export const ZERO_COUNTS: PlanCounts = { add: 0, change: 0, destroy: 0, replace: 0, import: 0, drift: 0 };
+
+export const ACTIONS = ['no-op', 'create', 'read', 'update', 'delete', 'forget'] as const;
+
+export const ResourceChangeSchema = z.object({
+  address: z.string(),
+  module: z.string().optional(),
+  type: z.string(),
+  name: z.string().optional(),
+  provider: z.string().optional(),
+  /** Terraform's action list, e.g. `["update"]`, `["delete","create"]`. */
+  actions: z.array(z.string()),
+  /** true for an entry of `resource_drift` (changed outside Terraform), false for a proposed change. */
+  drift: z.boolean(),
+  /** Terraform's `action_reason`. */
+  reason: z.string().optional(),
+  /** Where a `moved` resource came from. */
+  previousAddress: z.string().optional(),
+  importing: z.boolean().optional(),
+  /** Paths of attributes that change, e.g. `tags.env`, `ingress[0].cidr_blocks`; never values. */
+  changedAttributes: z.array(z.string()),
+});
+export type ResourceChange = z.infer<typeof ResourceChangeSchema>;
+
+export const GitInfoSchema = z.object({
+  commit: z.string().regex(/^[0-9a-f]{7,64}$/),
+  branch: z.string().max(255).optional(),
+  dirty: z.boolean().optional(),
+});
+
+export const PlanSummarySchema = z.object({
+  component: z.string().min(1),
+  environment: z.string().min(1),
+  status: PlanStatusSchema,
+  /** Failure reason (`failed`), lock detail (`locked`) or the rule name (`redaction-failed`). */
+  reason: z.string().max(200).optional(),
+  /** A short, secret-scanned excerpt of the tool's error output. */
+  errorExcerpt: z.string().max(2000).optional(),
+  /** Absent when nothing of the plan may leave (`redaction-failed`) or there was no plan (`failed`, `locked`). */
+  counts: PlanCountsSchema.optional(),
+  resources: z.array(ResourceChangeSchema).optional(),
+  /** Names of root outputs that change. */
+  outputChanges: z.array(z.string()).optional(),
+  errored: z.boolean().optional(),
+  applyable: z.boolean().optional(),
+  complete: z.boolean().optional(),
+  terraformVersion: z.string().optional(),
+  formatVersion: z.string().optional(),
+  git: GitInfoSchema.optional(),
+  exitCode: z.number().int().optional(),
+  startedAt: z.iso.datetime(),
+  finishedAt: z.iso.datetime(),
+  /** sha256 of the canonical redacted detail: equal plans give equal hashes. */
+  planHash: Sha256Schema.optional(),
+});
+export type PlanSummary = z.infer<typeof PlanSummarySchema>;
