@@ -1,1 +1,1 @@
-export {};
+export type { BlobReader, FinishedUpload, HopBackend, Peer } from './ports/HopBackend.js';

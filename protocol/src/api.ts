@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RunIdSchema, SiteIdSchema } from './ids.js';
-import { PlanCountsSchema, PlanStatusSchema } from './plan-summary.js';
+import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
 
 /**
  * The hub's dashboard API (`/api/…`). Field names of `MatrixCell` are read by the team's own checks:
@@ -47,3 +47,110 @@ export const MatrixQuerySchema = z.object({
   at: z.iso.datetime().optional(),
 });
 export type MatrixQuery = z.infer<typeof MatrixQuerySchema>;
+
+/** One agent at a site, as the hub knows it. */
+export const AgentInfoSchema = z.object({
+  agent: z.string(),
+  /** `ed25519:<base64url>` public key pinned at enrolment. */
+  publicKey: z.string(),
+  enrolledAt: z.iso.datetime(),
+  revokedAt: z.iso.datetime().nullable(),
+  version: z.string().nullable(),
+  lastContactAt: z.iso.datetime().nullable(),
+  /** Queue depth (unacknowledged runs) the agent last reported. */
+  queueDepth: z.number().int().nonnegative().nullable(),
+  /** Time of the oldest run the agent had not yet got acknowledged, as last reported. */
+  oldestUnsentAt: z.iso.datetime().nullable(),
+  /** Estimated agent clock minus hub clock, milliseconds (T2). */
+  clockOffsetMs: z.number().nullable(),
+});
+export type AgentInfo = z.infer<typeof AgentInfoSchema>;
+
+export const SiteSummarySchema = z.object({
+  site: SiteIdSchema,
+  lastContactAt: z.iso.datetime().nullable(),
+  /** Seconds between contacts the hub expects (declared by the agents or configured). */
+  expectedContactIntervalS: z.number().nonnegative().nullable(),
+  unreachable: z.boolean(),
+  /** Estimated clock offset of the site's agents (mean), milliseconds. */
+  clockOffsetMs: z.number().nullable(),
+  cells: z.number().int().nonnegative(),
+  /** Count of cells per status. */
+  statusCounts: z.record(z.string(), z.number().int().nonnegative()),
+});
+export type SiteSummary = z.infer<typeof SiteSummarySchema>;
+
+export const SitesResponseSchema = z.object({ sites: z.array(SiteSummarySchema) });
+export type SitesResponse = z.infer<typeof SitesResponseSchema>;
+
+export const SiteDetailSchema = SiteSummarySchema.extend({
+  agents: z.array(AgentInfoSchema),
+  /** The relay (or `direct`) the last bundle from this site came through. */
+  upstream: z.string().nullable(),
+  /** Expected contact windows, as declared (cron-like text), when known. */
+  contactWindows: z.array(z.string()),
+  matrix: z.array(MatrixCellSchema),
+});
+export type SiteDetail = z.infer<typeof SiteDetailSchema>;
+
+/** One run in a cell's history. */
+export const RunListItemSchema = z.object({
+  runId: RunIdSchema,
+  site: SiteIdSchema,
+  agent: z.string(),
+  environment: z.string(),
+  component: z.string(),
+  status: PlanStatusSchema,
+  counts: PlanCountsSchema.nullable(),
+  reason: z.string().nullable(),
+  plannedAt: z.iso.datetime(),
+  receivedAt: z.iso.datetime(),
+  /** true when the run only confirmed the previous plan ("unchanged as of"). */
+  unchanged: z.boolean(),
+});
+export type RunListItem = z.infer<typeof RunListItemSchema>;
+
+export const RunsResponseSchema = z.object({
+  runs: z.array(RunListItemSchema),
+  nextBefore: z.string().nullable(),
+});
+export type RunsResponse = z.infer<typeof RunsResponseSchema>;
+
+export const RunDetailSchema = RunListItemSchema.extend({
+  summary: PlanSummarySchema,
+  /** true once the redacted detail blob has arrived and verified; resources come from it. */
+  detailAvailable: z.boolean(),
+});
+export type RunDetail = z.infer<typeof RunDetailSchema>;
+
+export const PLAN_REQUEST_STATES = ['pending', 'delivered', 'done', 'expired', 'refused'] as const;
+export const PlanRequestStateSchema = z.enum(PLAN_REQUEST_STATES);
+
+export const PlanRequestCreateSchema = z.object({
+  site: SiteIdSchema,
+  environment: z.string().min(1),
+  component: z.string().min(1),
+});
+export type PlanRequestCreate = z.infer<typeof PlanRequestCreateSchema>;
+
+export const PlanRequestSchema = PlanRequestCreateSchema.extend({
+  requestId: z.string(),
+  state: PlanRequestStateSchema,
+  requestedAt: z.iso.datetime(),
+  expiresAt: z.iso.datetime(),
+  deliveredAt: z.iso.datetime().nullable(),
+  doneAt: z.iso.datetime().nullable(),
+  /** The run that answered the request, once done. */
+  runId: RunIdSchema.nullable(),
+});
+export type PlanRequest = z.infer<typeof PlanRequestSchema>;
+
+/** Server-Sent Events on `/api/events`: the event name and its JSON `data`. */
+export const HubEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('cell-updated'), cell: MatrixCellSchema }),
+  z.object({ type: z.literal('site-updated'), site: SiteSummarySchema }),
+  z.object({ type: z.literal('run-added'), run: RunListItemSchema }),
+  z.object({ type: z.literal('plan-request-updated'), request: PlanRequestSchema }),
+]);
+export type HubEvent = z.infer<typeof HubEventSchema>;
+export const HUB_EVENT_TYPES = ['cell-updated', 'site-updated', 'run-added', 'plan-request-updated'] as const;

@@ -1,0 +1,65 @@
+import type { DownlinkQuery, Receipt } from '@driftline/protocol';
+
+/**
+ * What a node (relay or hub) must provide for `@driftline/hop` to serve the hop API
+ * (DESIGN, Wire): `POST /v1/bundles`, `GET /v1/bundles`, `/v1/uploads/` (tus), `GET /v1/blobs/:sha256`,
+ * `GET /v1/health`, `GET /metrics`. hop owns HTTP, validation, size limits, error rendering, tus and
+ * Range serving; the backend owns custody, merge and storage.
+ */
+export interface HopBackend {
+  readonly role: 'relay' | 'hub';
+  /** Shown in receipts' `by` and in `/v1/health`. */
+  readonly name: string;
+  readonly version: string;
+
+  /** The peer a bearer token belongs to, or null when it is unknown or revoked. Tokens are stored hashed. */
+  authenticate(token: string): Promise<Peer | null>;
+
+  /**
+   * Takes custody of a batch (already framed-decoded; each element is one encoded bundle, untrusted).
+   * Resolves only after the node's durable commit (D1): one receipt per bundle, in order.
+   * Duplicates answer `duplicate`, never a second copy (D2). Out of disk: throw `WireError('insufficient-storage')`
+   * with nothing half-written.
+   */
+  accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]>;
+
+  /** Bundles addressed to `query.for` after `query.after`, at least once; `cursor` goes back as `after` next time. */
+  downlink(peer: Peer, query: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }>;
+
+  /** Where completed, verified blobs are read from for `GET /v1/blobs/:sha256`. */
+  blobs: BlobReader;
+
+  /**
+   * Called when a tus upload completes. `sha256` is the digest the uploader announced in
+   * `Upload-Metadata`; hop has already checked the bytes match it. The backend moves the file into
+   * its blob store and records it durably before hop answers the final PATCH.
+   */
+  uploadFinished(peer: Peer | null, upload: FinishedUpload): Promise<void>;
+
+  /** Readiness for `/v1/health` (e.g. false while the store is migrating). */
+  health(): Promise<{ ok: boolean; detail?: string }>;
+}
+
+/** A downstream peer, identified by its token. */
+export interface Peer {
+  /** The site (or downstream relay) the token was issued for. */
+  name: string;
+  /** Sites this peer may pull downlink for; `*` for any. */
+  sites: readonly string[];
+}
+
+export interface BlobReader {
+  /** Metadata of a complete blob, or null. `etag` must be strong (RFC 9110 §8.8.3). */
+  stat(sha256: string): Promise<{ size: number; etag: string; mtimeMs: number } | null>;
+  /** A readable stream of bytes `[start, end]` inclusive. */
+  read(sha256: string, start: number, end: number): NodeJS.ReadableStream;
+}
+
+export interface FinishedUpload {
+  /** Path of the completed upload file on local disk. */
+  path: string;
+  size: number;
+  sha256: string;
+  /** Upload-Metadata other than sha256 (e.g. contentType, runId, bundle id). */
+  metadata: Record<string, string>;
+}
