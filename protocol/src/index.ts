@@ -1,3 +1,4 @@
+export * from './agent-doc.js';
 export * from './api.js';
 export * from './batch.js';
 export * from './bundle.js';

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { AgentIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
+import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
+
+/**
+ * The agent's Automerge document: one per agent per epoch (DESIGN C1). The agent writes it; the hub
+ * keeps a replica per epoch and materialises runs, cells and sites from it. Plain JSON-compatible data
+ * only (Automerge maps, lists, strings, numbers, booleans).
+ *
+ * Times are milliseconds since the epoch on the agent's clock.
+ * Document id (bundle header `doc`): `docId(site, agent, epoch)`.
+ */
+
+/** A run as recorded in the document: the summary without `resources` (those travel in the detail blob). */
+export const DocRunSchema = z.object({
+  runId: RunIdSchema,
+  environment: z.string(),
+  component: z.string(),
+  summary: PlanSummarySchema.omit({ resources: true }),
+  /** sha256 of the compressed redacted detail (full PlanSummary as JSON, brotli), when one exists. */
+  detailBlob: Sha256Schema.optional(),
+  recordedAt: z.number().int().nonnegative(),
+});
+export type DocRun = z.infer<typeof DocRunSchema>;
+
+/** The latest fact per cell (`environment/component`). */
+export const DocCellSchema = z.object({
+  environment: z.string(),
+  component: z.string(),
+  /** The run that produced the current result. */
+  runId: RunIdSchema,
+  status: PlanStatusSchema,
+  counts: PlanCountsSchema.optional(),
+  reason: z.string().optional(),
+  planHash: Sha256Schema.optional(),
+  /** When the latest plan (including an "unchanged" confirmation) finished at the site. */
+  plannedAt: z.number().int().nonnegative(),
+  /** Set when later runs found the same plan: the last of those confirmed it at `plannedAt`. */
+  unchangedSince: z.number().int().nonnegative().optional(),
+  /** How many runs in a row confirmed the same plan. */
+  confirmations: z.number().int().nonnegative(),
+  /** Consecutive `locked` results, for the stuck-lock threshold. */
+  lockedStreak: z.number().int().nonnegative().optional(),
+});
+export type DocCell = z.infer<typeof DocCellSchema>;
+
+/** The agent's own facts, refreshed when it records or pushes. */
+export const AgentFactsSchema = z.object({
+  version: z.string(),
+  /** Declared plan interval per cell key, seconds (from the cron cadence). */
+  cadenceS: z.record(z.string(), z.number().nonnegative()),
+  /** Seconds between pushes the agent expects to manage (its contact interval), when known. */
+  contactIntervalS: z.number().nonnegative().optional(),
+  /** Contact windows as configured (cron-like text), when known. */
+  contactWindows: z.array(z.string()).optional(),
+  queueDepth: z.number().int().nonnegative(),
+  oldestUnsentAt: z.number().int().nonnegative().optional(),
+  /** The relay URL the agent currently pushes to (for the site view). */
+  upstream: z.string().optional(),
+  reportedAt: z.number().int().nonnegative(),
+});
+export type AgentFacts = z.infer<typeof AgentFactsSchema>;
+
+export const AgentDocSchema = z.object({
+  site: SiteIdSchema,
+  agent: AgentIdSchema,
+  epoch: z.number().int().positive(),
+  /** Keyed by cell key `environment/component`. */
+  cells: z.record(z.string(), DocCellSchema),
+  /** Keyed by RunId; runs of this epoch (the first epoch-seed cells point at runs of earlier epochs). */
+  runs: z.record(z.string(), DocRunSchema),
+  facts: AgentFactsSchema.optional(),
+  /** Set when the agent sealed this epoch; nothing follows in it. */
+  sealedAt: z.number().int().nonnegative().optional(),
+});
+export type AgentDoc = z.infer<typeof AgentDocSchema>;
+
+export function docId(site: string, agent: string, epoch: number): string {
+  return `${site}/${agent}/epoch-${epoch}`;
+}
+
+export function parseDocId(id: string): { site: string; agent: string; epoch: number } | null {
+  const m = id.match(/^([a-z0-9][a-z0-9._-]{0,62})\/([a-z0-9][a-z0-9._-]{0,62})\/epoch-([1-9][0-9]{0,9})$/);
+  return m ? { site: m[1] as string, agent: m[2] as string, epoch: Number(m[3]) } : null;
+}
+
+/** Content type of a plan detail blob: the full redacted PlanSummary as JSON, brotli-compressed. */
+export const PLAN_DETAIL_CONTENT_TYPE = 'application/vnd.driftline.plan-detail+json;encoding=br';
