@@ -86,3 +86,21 @@ export function parseDocId(id: string): { site: string; agent: string; epoch: nu
 
 /** Content type of a plan detail blob: the full redacted PlanSummary as JSON, brotli-compressed. */
 export const PLAN_DETAIL_CONTENT_TYPE = 'application/vnd.driftline.plan-detail+json;encoding=br';
+
+/**
+ * Turns a value read from an Automerge document (`Automerge.toJS`) into plain JSON data. The agent writes
+ * strings as Automerge `ImmutableString` (scalar strings: far fewer bytes than collaborative text), which
+ * read back as objects with `toJSON()`; validate documents with `AgentDocSchema` only after this.
+ */
+export function plainDocValue(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(plainDocValue);
+  if (value instanceof Uint8Array || value instanceof Date) return value;
+  const asJson = (value as { toJSON?: () => unknown }).toJSON;
+  if (typeof asJson === 'function' && typeof (value as { val?: unknown }).val === 'string') {
+    return (value as { val: string }).val;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = plainDocValue(v);
+  return out;
+}
