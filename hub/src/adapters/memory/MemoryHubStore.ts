@@ -1,0 +1,202 @@
+import { isFailure, pruneRuns } from '../../core/retention.js';
+import type {
+  AgentRow,
+  BlobRow,
+  CellHistoryRow,
+  CellRow,
+  DownlinkRow,
+  HubStore,
+  PeerRow,
+  PlanRequestRow,
+  RetentionPolicy,
+  RunQuery,
+  RunRow,
+  SiteRow,
+  WebhookRow,
+  WriteSet,
+} from '../../ports/HubStore.js';
+
+const cellId = (s: string, e: string, c: string) => `${s}\u0000${e}\u0000${c}`;
+const clone = <T>(v: T): T => structuredClone(v);
+
+/** The in-memory HubStore: for tests and as the reference the contract suite pins the SQLite one to. */
+export class MemoryHubStore implements HubStore {
+  private agents = new Map<string, AgentRow>();
+  private peers = new Map<string, PeerRow>();
+  private bundles = new Map<string, number>();
+  private chunks = new Map<string, Uint8Array[]>();
+  private cells = new Map<string, CellRow>();
+  private history: CellHistoryRow[] = [];
+  private runs = new Map<string, RunRow>();
+  private sites = new Map<string, SiteRow>();
+  private blobs = new Map<string, BlobRow>();
+  private announcements: { sha256: string; docId: string; runId: string | null }[] = [];
+  private downlink: DownlinkRow[] = [];
+  private seq = 0;
+  private requests = new Map<string, PlanRequestRow>();
+  private webhooks = new Map<string, WebhookRow>();
+
+  async commit(w: WriteSet): Promise<void> {
+    for (const b of w.bundles ?? []) if (!this.bundles.has(b.id)) this.bundles.set(b.id, b.receivedAt);
+    for (const c of w.docChunks ?? []) {
+      const list = this.chunks.get(c.docId) ?? [];
+      list.push(c.bytes.slice());
+      this.chunks.set(c.docId, list);
+    }
+    for (const r of w.runs ?? []) if (!this.runs.has(r.runId)) this.runs.set(r.runId, clone(r));
+    for (const c of w.cells ?? []) this.cells.set(cellId(c.site, c.environment, c.component), clone(c));
+    for (const h of w.history ?? []) this.history.push(clone(h));
+    for (const a of w.agents ?? []) this.agents.set(`${a.site}/${a.agent}`, clone(a));
+    for (const s of w.sites ?? []) this.sites.set(s.site, clone(s));
+    for (const a of w.announcements ?? []) {
+      if (!this.announcements.some((x) => x.sha256 === a.sha256 && x.docId === a.docId))
+        this.announcements.push({ ...a });
+    }
+    for (const d of w.downlink ?? []) {
+      if (d.kind === 'ack' && d.docId)
+        this.downlink = this.downlink.filter((x) => !(x.kind === 'ack' && x.docId === d.docId));
+      this.downlink.push({ ...clone(d), seq: ++this.seq });
+    }
+    for (const p of w.planRequests ?? []) this.requests.set(p.requestId, clone(p));
+    for (const h of w.webhooks ?? []) if (!this.webhooks.has(h.id)) this.webhooks.set(h.id, clone(h));
+    for (const h of w.webhookUpdates ?? []) this.webhooks.set(h.id, clone(h));
+    for (const b of w.blobs ?? []) this.blobs.set(b.sha256, clone(b));
+    for (const p of w.peers ?? []) this.peers.set(p.tokenSha256, clone(p));
+  }
+
+  async getAgent(site: string, agent: string) {
+    return clone(this.agents.get(`${site}/${agent}`) ?? null);
+  }
+  async listAgents(site?: string) {
+    return [...this.agents.values()]
+      .filter((a) => !site || a.site === site)
+      .sort((a, b) => `${a.site}/${a.agent}`.localeCompare(`${b.site}/${b.agent}`))
+      .map(clone);
+  }
+  async peerByToken(tokenSha256: string) {
+    return clone(this.peers.get(tokenSha256) ?? null);
+  }
+  async hasBundle(id: string) {
+    return this.bundles.has(id);
+  }
+  async docChunks(docId: string) {
+    return (this.chunks.get(docId) ?? []).map((b) => b.slice());
+  }
+  async compactDoc(docId: string, bytes: Uint8Array) {
+    this.chunks.set(docId, [bytes.slice()]);
+  }
+  async getCell(site: string, environment: string, component: string) {
+    return clone(this.cells.get(cellId(site, environment, component)) ?? null);
+  }
+  async listCells(site?: string) {
+    return [...this.cells.values()]
+      .filter((c) => !site || c.site === site)
+      .sort(byCell)
+      .map(clone);
+  }
+  async cellsAt(at: number) {
+    const latest = new Map<string, CellHistoryRow>();
+    for (const h of this.history) {
+      if (h.receivedAt > at) continue;
+      const k = cellId(h.site, h.environment, h.component);
+      const prev = latest.get(k);
+      if (!prev || h.receivedAt >= prev.receivedAt) latest.set(k, h);
+    }
+    return [...latest.values()].sort(byCell).map(clone);
+  }
+  async getRun(runId: string) {
+    return clone(this.runs.get(runId) ?? null);
+  }
+  async listRuns(q: RunQuery) {
+    return [...this.runs.values()]
+      .filter(
+        (r) =>
+          r.site === q.site &&
+          r.environment === q.environment &&
+          r.component === q.component &&
+          (!q.before || r.runId < q.before),
+      )
+      .sort((a, b) => (a.runId < b.runId ? 1 : -1))
+      .slice(0, q.limit)
+      .map(clone);
+  }
+  async getSite(site: string) {
+    return clone(this.sites.get(site) ?? null);
+  }
+  async listSites() {
+    return [...this.sites.values()].sort((a, b) => a.site.localeCompare(b.site)).map(clone);
+  }
+  async getBlob(sha256: string) {
+    return clone(this.blobs.get(sha256) ?? null);
+  }
+  async heldBlobsFor(docId: string) {
+    return [...new Set(this.announcements.filter((a) => a.docId === docId).map((a) => a.sha256))]
+      .filter((s) => this.blobs.has(s))
+      .sort();
+  }
+  async docsAnnouncing(sha256: string) {
+    return [...new Set(this.announcements.filter((a) => a.sha256 === sha256).map((a) => a.docId))].sort();
+  }
+  async readDownlink(site: string, after: number, limit: number) {
+    return this.downlink
+      .filter((d) => d.site === site && d.seq > after)
+      .slice(0, limit)
+      .map(clone);
+  }
+  async getPlanRequest(requestId: string) {
+    return clone(this.requests.get(requestId) ?? null);
+  }
+  async listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
+    return [...this.requests.values()]
+      .filter((r) => !filter.site || r.site === filter.site)
+      .filter((r) => !filter.open || r.state === 'pending' || r.state === 'delivered')
+      .sort((a, b) => (a.requestId < b.requestId ? 1 : -1))
+      .map(clone);
+  }
+  async dueWebhooks(now: number, limit: number) {
+    return [...this.webhooks.values()]
+      .filter((h) => h.state === 'pending' && h.nextAt <= now)
+      .sort((a, b) => a.nextAt - b.nextAt || a.id.localeCompare(b.id))
+      .slice(0, limit)
+      .map(clone);
+  }
+  async getWebhook(id: string) {
+    return clone(this.webhooks.get(id) ?? null);
+  }
+  async prune(policy: RetentionPolicy, now: number) {
+    const keep = new Set([...this.cells.values()].map((c) => c.runId));
+    const doomed = pruneRuns([...this.runs.values()], keep, policy, now);
+    for (const id of doomed) this.runs.delete(id);
+    // History: drop rows past maxAge, but keep the newest row per cell so `cellsAt` stays answerable.
+    const newest = new Map<string, CellHistoryRow>();
+    for (const h of this.history) {
+      const k = cellId(h.site, h.environment, h.component);
+      const p = newest.get(k);
+      if (!p || h.receivedAt >= p.receivedAt) newest.set(k, h);
+    }
+    const keepRows = new Set(newest.values());
+    const before = this.history.length;
+    this.history = this.history.filter((h) => {
+      if (keepRows.has(h)) return true;
+      const limit = isFailure(h.status) ? policy.failureMaxAgeMs : policy.maxAgeMs;
+      return now - h.receivedAt <= limit;
+    });
+    let bundles = 0;
+    for (const [id, at] of this.bundles) {
+      if (now - at > policy.maxAgeMs) {
+        this.bundles.delete(id);
+        bundles++;
+      }
+    }
+    return { runs: doomed.length, history: before - this.history.length, bundles };
+  }
+  async close() {}
+}
+
+function byCell(a: { site: string; environment: string; component: string }, b: typeof a): number {
+  return (
+    a.site.localeCompare(b.site) ||
+    a.environment.localeCompare(b.environment) ||
+    a.component.localeCompare(b.component)
+  );
+}

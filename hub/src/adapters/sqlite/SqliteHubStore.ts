@@ -1,0 +1,285 @@
+import Database from 'better-sqlite3';
+import { pruneRuns } from '../../core/retention.js';
+import type {
+  AgentRow,
+  BlobRow,
+  CellHistoryRow,
+  CellRow,
+  DownlinkRow,
+  HubStore,
+  PeerRow,
+  PlanRequestRow,
+  RetentionPolicy,
+  RunQuery,
+  RunRow,
+  SiteRow,
+  WebhookRow,
+  WriteSet,
+} from '../../ports/HubStore.js';
+import { SCHEMA_V1 } from './schema.js';
+
+type Row = { row: string };
+const parse = <T>(r: Row | undefined): T | null => (r ? (JSON.parse(r.row) as T) : null);
+const parseAll = <T>(rs: Row[]): T[] => rs.map((r) => JSON.parse(r.row) as T);
+const bytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();
+
+/**
+ * HubStore on one SQLite file in WAL mode. Rows are kept as JSON beside the indexed columns the
+ * queries need; every `commit` is one transaction (D1).
+ */
+export class SqliteHubStore implements HubStore {
+  private readonly db: Database.Database;
+  private readonly s: ReturnType<typeof prepare>;
+
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.exec(SCHEMA_V1);
+    this.s = prepare(this.db);
+  }
+
+  private readonly tx = (w: WriteSet): void => {
+    const s = this.s;
+    for (const b of w.bundles ?? []) s.insBundle.run(b.id, b.receivedAt);
+    for (const c of w.docChunks ?? [])
+      s.insChunk.run(c.docId, c.site, c.agent, c.epoch, Buffer.from(c.bytes));
+    for (const r of w.runs ?? [])
+      s.insRun.run(r.runId, r.site, r.environment, r.component, r.status, r.receivedAt, JSON.stringify(r));
+    for (const c of w.cells ?? [])
+      s.upCell.run(c.site, c.environment, c.component, c.runId, JSON.stringify(c));
+    for (const h of w.history ?? [])
+      s.insHistory.run(h.site, h.environment, h.component, h.status, h.receivedAt, JSON.stringify(h));
+    for (const a of w.agents ?? []) s.upAgent.run(a.site, a.agent, JSON.stringify(a));
+    for (const x of w.sites ?? []) s.upSite.run(x.site, JSON.stringify(x));
+    for (const a of w.announcements ?? []) s.insAnnouncement.run(a.sha256, a.docId, a.runId);
+    for (const d of w.downlink ?? []) {
+      if (d.kind === 'ack' && d.docId) s.delAck.run(d.docId);
+      s.insDownlink.run(d.site, d.agent, d.kind, d.docId, d.requestId, Buffer.from(d.bytes), d.expiresAt);
+    }
+    for (const p of w.planRequests ?? []) s.upRequest.run(p.requestId, p.site, p.state, JSON.stringify(p));
+    for (const h of w.webhooks ?? []) s.insWebhook.run(h.id, h.state, h.nextAt, JSON.stringify(h));
+    for (const h of w.webhookUpdates ?? []) s.upWebhook.run(h.id, h.state, h.nextAt, JSON.stringify(h));
+    for (const b of w.blobs ?? []) s.upBlob.run(b.sha256, JSON.stringify(b));
+    for (const p of w.peers ?? []) s.upPeer.run(p.tokenSha256, JSON.stringify(p));
+  };
+  private readonly commitTx = (w: WriteSet): void => {
+    this.txn ??= this.db.transaction(this.tx);
+    this.txn(w);
+  };
+  private txn: ((w: WriteSet) => void) | undefined;
+
+  async commit(w: WriteSet): Promise<void> {
+    this.commitTx(w);
+  }
+  async getAgent(site: string, agent: string) {
+    return parse<AgentRow>(this.s.getAgent.get(site, agent) as Row | undefined);
+  }
+  async listAgents(site?: string) {
+    return parseAll<AgentRow>((site ? this.s.agentsOf.all(site) : this.s.agents.all()) as Row[]);
+  }
+  async peerByToken(tokenSha256: string) {
+    return parse<PeerRow>(this.s.getPeer.get(tokenSha256) as Row | undefined);
+  }
+  async hasBundle(id: string) {
+    return this.s.hasBundle.get(id) !== undefined;
+  }
+  async docChunks(docId: string) {
+    return (this.s.chunks.all(docId) as { bytes: Buffer }[]).map((r) => bytes(r.bytes));
+  }
+  async compactDoc(docId: string, data: Uint8Array) {
+    this.db.transaction(() => {
+      const first = this.s.firstChunk.get(docId) as
+        | { site: string; agent: string; epoch: number }
+        | undefined;
+      if (!first) return;
+      this.s.delChunks.run(docId);
+      this.s.insChunk.run(docId, first.site, first.agent, first.epoch, Buffer.from(data));
+    })();
+  }
+  async getCell(site: string, environment: string, component: string) {
+    return parse<CellRow>(this.s.getCell.get(site, environment, component) as Row | undefined);
+  }
+  async listCells(site?: string) {
+    return parseAll<CellRow>((site ? this.s.cellsOf.all(site) : this.s.cells.all()) as Row[]);
+  }
+  async cellsAt(at: number) {
+    return parseAll<CellHistoryRow>(this.s.cellsAt.all(at) as Row[]);
+  }
+  async getRun(runId: string) {
+    return parse<RunRow>(this.s.getRun.get(runId) as Row | undefined);
+  }
+  async listRuns(q: RunQuery) {
+    return parseAll<RunRow>(
+      this.s.runs.all(q.site, q.environment, q.component, q.before ?? '\uffff', q.limit) as Row[],
+    );
+  }
+  async getSite(site: string) {
+    return parse<SiteRow>(this.s.getSite.get(site) as Row | undefined);
+  }
+  async listSites() {
+    return parseAll<SiteRow>(this.s.sites.all() as Row[]);
+  }
+  async getBlob(sha256: string) {
+    return parse<BlobRow>(this.s.getBlob.get(sha256) as Row | undefined);
+  }
+  async heldBlobsFor(docId: string) {
+    return (this.s.heldBlobs.all(docId) as { sha256: string }[]).map((r) => r.sha256);
+  }
+  async docsAnnouncing(sha256: string) {
+    return (this.s.docsAnnouncing.all(sha256) as { doc_id: string }[]).map((r) => r.doc_id);
+  }
+  async readDownlink(site: string, after: number, limit: number): Promise<DownlinkRow[]> {
+    const rows = this.s.downlink.all(site, after, limit) as {
+      seq: number;
+      site: string;
+      agent: string | null;
+      kind: 'ack' | 'control';
+      doc_id: string | null;
+      request_id: string | null;
+      bytes: Buffer;
+      expires_at: number;
+    }[];
+    return rows.map((r) => ({
+      seq: r.seq,
+      site: r.site,
+      agent: r.agent,
+      kind: r.kind,
+      docId: r.doc_id,
+      requestId: r.request_id,
+      bytes: bytes(r.bytes),
+      expiresAt: r.expires_at,
+    }));
+  }
+  async getPlanRequest(requestId: string) {
+    return parse<PlanRequestRow>(this.s.getRequest.get(requestId) as Row | undefined);
+  }
+  async listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
+    return parseAll<PlanRequestRow>(
+      this.s.requests.all({ site: filter.site ?? null, open: filter.open ? 1 : 0 }) as Row[],
+    );
+  }
+  async dueWebhooks(now: number, limit: number) {
+    return parseAll<WebhookRow>(this.s.dueWebhooks.all(now, limit) as Row[]);
+  }
+  async getWebhook(id: string) {
+    return parse<WebhookRow>(this.s.getWebhook.get(id) as Row | undefined);
+  }
+  async prune(policy: RetentionPolicy, now: number) {
+    return this.db.transaction(() => {
+      const keep = new Set((this.s.cellRunIds.all() as { run_id: string }[]).map((r) => r.run_id));
+      const runs = (this.s.runKeys.all() as RunKey[]).map((r) => ({
+        runId: r.run_id,
+        site: r.site,
+        environment: r.environment,
+        component: r.component,
+        status: r.status as RunRow['status'],
+        receivedAt: r.received_at,
+      }));
+      const doomed = pruneRuns(runs, keep, policy, now);
+      for (const id of doomed) this.s.delRun.run(id);
+      const history = this.db
+        .prepare(
+          `DELETE FROM cell_history WHERE seq NOT IN (SELECT MAX(seq) FROM cell_history GROUP BY site, environment, component)
+           AND ((status IN ('failed','locked','redaction-failed') AND received_at < ?) OR (status NOT IN ('failed','locked','redaction-failed') AND received_at < ?))`,
+        )
+        .run(now - policy.failureMaxAgeMs, now - policy.maxAgeMs).changes;
+      const bundles = this.s.delBundles.run(now - policy.maxAgeMs).changes;
+      return { runs: doomed.length, history, bundles };
+    })();
+  }
+  async close() {
+    this.db.close();
+  }
+}
+
+type RunKey = {
+  run_id: string;
+  site: string;
+  environment: string;
+  component: string;
+  status: string;
+  received_at: number;
+};
+
+function prepare(db: Database.Database) {
+  const p = (sql: string) => db.prepare(sql);
+  return {
+    insBundle: p('INSERT OR IGNORE INTO bundles (id, received_at) VALUES (?, ?)'),
+    hasBundle: p('SELECT 1 FROM bundles WHERE id = ?'),
+    delBundles: p('DELETE FROM bundles WHERE received_at < ?'),
+    insChunk: p('INSERT INTO doc_chunks (doc_id, site, agent, epoch, bytes) VALUES (?, ?, ?, ?, ?)'),
+    chunks: p('SELECT bytes FROM doc_chunks WHERE doc_id = ? ORDER BY seq'),
+    firstChunk: p('SELECT site, agent, epoch FROM doc_chunks WHERE doc_id = ? ORDER BY seq LIMIT 1'),
+    delChunks: p('DELETE FROM doc_chunks WHERE doc_id = ?'),
+    insRun: p(
+      'INSERT OR IGNORE INTO runs (run_id, site, environment, component, status, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    getRun: p('SELECT row FROM runs WHERE run_id = ?'),
+    runs: p(
+      'SELECT row FROM runs WHERE site = ? AND environment = ? AND component = ? AND run_id < ? ORDER BY run_id DESC LIMIT ?',
+    ),
+    runKeys: p('SELECT run_id, site, environment, component, status, received_at FROM runs'),
+    delRun: p('DELETE FROM runs WHERE run_id = ?'),
+    upCell: p(
+      'INSERT INTO cells (site, environment, component, run_id, row) VALUES (?, ?, ?, ?, ?) ON CONFLICT (site, environment, component) DO UPDATE SET run_id = excluded.run_id, row = excluded.row',
+    ),
+    getCell: p('SELECT row FROM cells WHERE site = ? AND environment = ? AND component = ?'),
+    cells: p('SELECT row FROM cells ORDER BY site, environment, component'),
+    cellsOf: p('SELECT row FROM cells WHERE site = ? ORDER BY site, environment, component'),
+    cellRunIds: p('SELECT run_id FROM cells'),
+    insHistory: p(
+      'INSERT INTO cell_history (site, environment, component, status, received_at, row) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    cellsAt: p(
+      `SELECT h.row FROM cell_history h JOIN (
+         SELECT MAX(seq) AS seq FROM cell_history WHERE received_at <= ? GROUP BY site, environment, component
+       ) m ON h.seq = m.seq ORDER BY h.site, h.environment, h.component`,
+    ),
+    upAgent: p(
+      'INSERT INTO agents (site, agent, row) VALUES (?, ?, ?) ON CONFLICT (site, agent) DO UPDATE SET row = excluded.row',
+    ),
+    getAgent: p('SELECT row FROM agents WHERE site = ? AND agent = ?'),
+    agents: p('SELECT row FROM agents ORDER BY site, agent'),
+    agentsOf: p('SELECT row FROM agents WHERE site = ? ORDER BY site, agent'),
+    upPeer: p(
+      'INSERT INTO peers (token_sha256, row) VALUES (?, ?) ON CONFLICT (token_sha256) DO UPDATE SET row = excluded.row',
+    ),
+    getPeer: p('SELECT row FROM peers WHERE token_sha256 = ?'),
+    upSite: p(
+      'INSERT INTO sites (site, row) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET row = excluded.row',
+    ),
+    getSite: p('SELECT row FROM sites WHERE site = ?'),
+    sites: p('SELECT row FROM sites ORDER BY site'),
+    insAnnouncement: p('INSERT OR IGNORE INTO announcements (sha256, doc_id, run_id) VALUES (?, ?, ?)'),
+    heldBlobs: p(
+      'SELECT DISTINCT a.sha256 FROM announcements a JOIN blobs b ON b.sha256 = a.sha256 WHERE a.doc_id = ? ORDER BY a.sha256',
+    ),
+    docsAnnouncing: p('SELECT DISTINCT doc_id FROM announcements WHERE sha256 = ? ORDER BY doc_id'),
+    upBlob: p(
+      'INSERT INTO blobs (sha256, row) VALUES (?, ?) ON CONFLICT (sha256) DO UPDATE SET row = excluded.row',
+    ),
+    getBlob: p('SELECT row FROM blobs WHERE sha256 = ?'),
+    delAck: p("DELETE FROM downlink WHERE kind = 'ack' AND doc_id = ?"),
+    insDownlink: p(
+      'INSERT INTO downlink (site, agent, kind, doc_id, request_id, bytes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    downlink: p('SELECT * FROM downlink WHERE site = ? AND seq > ? ORDER BY seq LIMIT ?'),
+    upRequest: p(
+      'INSERT INTO plan_requests (request_id, site, state, row) VALUES (?, ?, ?, ?) ON CONFLICT (request_id) DO UPDATE SET state = excluded.state, row = excluded.row',
+    ),
+    getRequest: p('SELECT row FROM plan_requests WHERE request_id = ?'),
+    requests: p(
+      `SELECT row FROM plan_requests WHERE (@site IS NULL OR site = @site) AND (@open = 0 OR state IN ('pending','delivered')) ORDER BY request_id DESC`,
+    ),
+    insWebhook: p('INSERT OR IGNORE INTO webhooks (id, state, next_at, row) VALUES (?, ?, ?, ?)'),
+    upWebhook: p(
+      'INSERT INTO webhooks (id, state, next_at, row) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state, next_at = excluded.next_at, row = excluded.row',
+    ),
+    getWebhook: p('SELECT row FROM webhooks WHERE id = ?'),
+    dueWebhooks: p(
+      "SELECT row FROM webhooks WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?",
+    ),
+  };
+}

@@ -1,0 +1,46 @@
+/** Schema of the hub's SQLite store, version 1. Times are integer milliseconds on the hub clock. */
+export const SCHEMA_V1 = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS agents (
+  site TEXT NOT NULL, agent TEXT NOT NULL, row TEXT NOT NULL, PRIMARY KEY (site, agent)
+);
+CREATE TABLE IF NOT EXISTS peers (token_sha256 TEXT PRIMARY KEY, row TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bundles (id TEXT PRIMARY KEY, received_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS doc_chunks (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, doc_id TEXT NOT NULL, site TEXT NOT NULL, agent TEXT NOT NULL,
+  epoch INTEGER NOT NULL, bytes BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS doc_chunks_doc ON doc_chunks (doc_id, seq);
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY, site TEXT NOT NULL, environment TEXT NOT NULL, component TEXT NOT NULL,
+  status TEXT NOT NULL, received_at INTEGER NOT NULL, row TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_cell ON runs (site, environment, component, run_id);
+CREATE TABLE IF NOT EXISTS cells (
+  site TEXT NOT NULL, environment TEXT NOT NULL, component TEXT NOT NULL, run_id TEXT NOT NULL, row TEXT NOT NULL,
+  PRIMARY KEY (site, environment, component)
+);
+CREATE TABLE IF NOT EXISTS cell_history (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, site TEXT NOT NULL, environment TEXT NOT NULL, component TEXT NOT NULL,
+  status TEXT NOT NULL, received_at INTEGER NOT NULL, row TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cell_history_at ON cell_history (site, environment, component, received_at);
+CREATE TABLE IF NOT EXISTS sites (site TEXT PRIMARY KEY, row TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, row TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS announcements (
+  sha256 TEXT NOT NULL, doc_id TEXT NOT NULL, run_id TEXT, PRIMARY KEY (sha256, doc_id)
+);
+CREATE INDEX IF NOT EXISTS announcements_doc ON announcements (doc_id);
+CREATE TABLE IF NOT EXISTS downlink (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, site TEXT NOT NULL, agent TEXT, kind TEXT NOT NULL, doc_id TEXT,
+  request_id TEXT, bytes BLOB NOT NULL, expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS downlink_site ON downlink (site, seq);
+CREATE INDEX IF NOT EXISTS downlink_ack ON downlink (doc_id) WHERE kind = 'ack';
+CREATE TABLE IF NOT EXISTS plan_requests (request_id TEXT PRIMARY KEY, site TEXT NOT NULL, state TEXT NOT NULL, row TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS webhooks (
+  id TEXT PRIMARY KEY, state TEXT NOT NULL, next_at INTEGER NOT NULL, row TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_due ON webhooks (state, next_at);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '1');
+`;

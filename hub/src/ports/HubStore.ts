@@ -1,0 +1,227 @@
+import type { DocRun, PlanCounts, PlanStatus } from '@driftline/protocol';
+
+/** Times in every row are milliseconds since the epoch on the hub's clock unless named otherwise. */
+
+export interface AgentRow {
+  site: string;
+  agent: string;
+  /** `ed25519:<base64url>` pinned at enrolment. */
+  publicKey: string;
+  enrolledAt: number;
+  revokedAt: number | null;
+  version: string | null;
+  lastContactAt: number | null;
+  queueDepth: number | null;
+  /** Agent clock, corrected to hub time. */
+  oldestUnsentAt: number | null;
+  /** Estimated agent clock minus hub clock (T2). */
+  clockOffsetMs: number | null;
+  offsetSampledAt: number | null;
+  upstream: string | null;
+  /** Declared plan interval per cell key `environment/component`, seconds. */
+  cadenceS: Record<string, number>;
+  contactIntervalS: number | null;
+  contactWindows: string[];
+}
+
+/** The latest fact for one cell of the matrix. */
+export interface CellRow {
+  site: string;
+  environment: string;
+  component: string;
+  agent: string;
+  status: PlanStatus;
+  counts: PlanCounts | null;
+  reason: string | null;
+  runId: string;
+  /** When the plan ran at the site, corrected to hub time by the offset estimate. */
+  plannedAt: number;
+  receivedAt: number;
+  expectedIntervalS: number | null;
+  planHash: string | null;
+  /** The run id for which a `stale` webhook was queued, so each transition notifies once. */
+  staleNotifiedFor: string | null;
+}
+
+/** One version of a cell as the hub learnt it; the point-in-time matrix reads these. */
+export type CellHistoryRow = Omit<CellRow, 'staleNotifiedFor' | 'planHash'>;
+
+export interface RunRow {
+  runId: string;
+  site: string;
+  agent: string;
+  environment: string;
+  component: string;
+  status: PlanStatus;
+  counts: PlanCounts | null;
+  reason: string | null;
+  plannedAt: number;
+  receivedAt: number;
+  /** true when the run found the same plan as the cell's previous run. */
+  unchanged: boolean;
+  summary: DocRun['summary'];
+  detailBlob: string | null;
+  docId: string;
+}
+
+export interface SiteRow {
+  site: string;
+  lastContactAt: number | null;
+  /** The peer the last bundle of the site came through (`direct` when no relay). */
+  upstream: string | null;
+  /** `lastContactAt` for which an `unreachable` webhook was queued. */
+  unreachableNotifiedFor: number | null;
+}
+
+export interface DocChunk {
+  docId: string;
+  site: string;
+  agent: string;
+  epoch: number;
+  bytes: Uint8Array;
+}
+
+export interface DownlinkRow {
+  seq: number;
+  site: string;
+  agent: string | null;
+  kind: 'ack' | 'control';
+  /** For acks: an older undelivered ack for the same document is superseded. */
+  docId: string | null;
+  requestId: string | null;
+  bytes: Uint8Array;
+  expiresAt: number;
+}
+
+export type PlanRequestState = 'pending' | 'delivered' | 'done' | 'expired' | 'refused';
+
+export interface PlanRequestRow {
+  requestId: string;
+  site: string;
+  agent: string;
+  environment: string;
+  component: string;
+  state: PlanRequestState;
+  requestedAt: number;
+  expiresAt: number;
+  deliveredAt: number | null;
+  doneAt: number | null;
+  runId: string | null;
+}
+
+export interface WebhookRow {
+  /** Dedupe key: one row per transition, so a transition notifies at most once. */
+  id: string;
+  url: string;
+  event: string;
+  body: string;
+  attempts: number;
+  nextAt: number;
+  state: 'pending' | 'sent' | 'failed';
+  lastError: string | null;
+}
+
+export interface BlobRow {
+  sha256: string;
+  size: number;
+  contentType: string;
+  /** Where the adapter keeps the bytes (file path). */
+  path: string;
+  receivedAt: number;
+}
+
+export interface PeerRow {
+  /** sha256 hex of the bearer token; the token itself is never stored. */
+  tokenSha256: string;
+  name: string;
+  sites: string[];
+}
+
+/**
+ * Everything one ingest (or API action) writes, applied in one transaction: either all of it is
+ * durable or none of it is (D1). Runs and webhooks are insert-if-absent (D2); the rest upserts.
+ */
+export interface WriteSet {
+  bundles?: { id: string; receivedAt: number }[];
+  docChunks?: DocChunk[];
+  runs?: RunRow[];
+  cells?: CellRow[];
+  history?: CellHistoryRow[];
+  agents?: AgentRow[];
+  sites?: SiteRow[];
+  announcements?: { sha256: string; docId: string; runId: string | null }[];
+  /** Appended to the downlink; an ack replaces any older ack for the same `docId`. */
+  downlink?: Omit<DownlinkRow, 'seq'>[];
+  planRequests?: PlanRequestRow[];
+  /** Inserted only when no row with the same id exists. */
+  webhooks?: WebhookRow[];
+  webhookUpdates?: WebhookRow[];
+  blobs?: BlobRow[];
+  peers?: PeerRow[];
+}
+
+export interface RetentionPolicy {
+  /** Runs kept per cell (newest first); older ones go unless they are failures within `failureMaxAgeMs`. */
+  maxRunsPerCell: number;
+  maxAgeMs: number;
+  /** Failures (`failed`, `locked`, `redaction-failed`) are kept this long regardless of count. */
+  failureMaxAgeMs: number;
+}
+
+export interface RunQuery {
+  site: string;
+  environment: string;
+  component: string;
+  /** Only runs with a RunId lower than this (paging, newest first). */
+  before?: string;
+  limit: number;
+}
+
+/**
+ * The hub's storage (DESIGN C2). Reads are small and specific; every write goes through `commit`
+ * so each adapter implements atomicity once. A PostgreSQL adapter implements the same interface and
+ * passes the same contract suite (`test/storeContract.ts`).
+ */
+export interface HubStore {
+  commit(writes: WriteSet): Promise<void>;
+
+  getAgent(site: string, agent: string): Promise<AgentRow | null>;
+  listAgents(site?: string): Promise<AgentRow[]>;
+  peerByToken(tokenSha256: string): Promise<PeerRow | null>;
+
+  hasBundle(id: string): Promise<boolean>;
+  docChunks(docId: string): Promise<Uint8Array[]>;
+  /** Replaces a document's chunks with one compacted chunk (same content). */
+  compactDoc(docId: string, bytes: Uint8Array): Promise<void>;
+
+  getCell(site: string, environment: string, component: string): Promise<CellRow | null>;
+  listCells(site?: string): Promise<CellRow[]>;
+  /** The latest history row per cell with `receivedAt <= at`. */
+  cellsAt(at: number): Promise<CellHistoryRow[]>;
+
+  getRun(runId: string): Promise<RunRow | null>;
+  /** Newest first by RunId. */
+  listRuns(q: RunQuery): Promise<RunRow[]>;
+
+  getSite(site: string): Promise<SiteRow | null>;
+  listSites(): Promise<SiteRow[]>;
+
+  getBlob(sha256: string): Promise<BlobRow | null>;
+  /** Blobs announced for a document that the hub holds. */
+  heldBlobsFor(docId: string): Promise<string[]>;
+  /** Documents that announced a blob. */
+  docsAnnouncing(sha256: string): Promise<string[]>;
+
+  readDownlink(site: string, after: number, limit: number): Promise<DownlinkRow[]>;
+
+  getPlanRequest(requestId: string): Promise<PlanRequestRow | null>;
+  listPlanRequests(filter?: { site?: string; open?: boolean }): Promise<PlanRequestRow[]>;
+
+  dueWebhooks(now: number, limit: number): Promise<WebhookRow[]>;
+  getWebhook(id: string): Promise<WebhookRow | null>;
+
+  /** Applies retention; never removes the run a cell currently shows. */
+  prune(policy: RetentionPolicy, now: number): Promise<{ runs: number; history: number; bundles: number }>;
+
+  close(): Promise<void>;
+}

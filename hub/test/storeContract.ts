@@ -1,0 +1,266 @@
+import { describe, expect, it } from 'vitest';
+import type { CellRow, HubStore, RunRow, WebhookRow } from '../src/ports/HubStore.js';
+
+/** One contract every HubStore adapter passes (STYLE.md, Ports and adapters). */
+export function runHubStoreContract(
+  name: string,
+  setup: () => Promise<{ store: HubStore; done: () => Promise<void> }>,
+) {
+  const withStore = (fn: (s: HubStore) => Promise<void>) => async () => {
+    const { store, done } = await setup();
+    try {
+      await fn(store);
+    } finally {
+      await done();
+    }
+  };
+
+  describe(`HubStore contract: ${name}`, () => {
+    it(
+      'keeps one run per RunId however often it is committed',
+      withStore(async (s) => {
+        await s.commit({ runs: [run('01J00000000000000000000001', 10)] });
+        await s.commit({ runs: [{ ...run('01J00000000000000000000001', 10), status: 'failed' }] });
+        expect(await s.getRun('01J00000000000000000000001')).toMatchObject({ status: 'clean' });
+        expect(
+          await s.listRuns({ site: 'ship-7', environment: 'prod', component: 'net', limit: 10 }),
+        ).toHaveLength(1);
+      }),
+    );
+
+    it(
+      'lists runs newest first and pages with before',
+      withStore(async (s) => {
+        await s.commit({
+          runs: [
+            run('01J00000000000000000000001', 1),
+            run('01J00000000000000000000003', 3),
+            run('01J00000000000000000000002', 2),
+          ],
+        });
+        const all = await s.listRuns({ site: 'ship-7', environment: 'prod', component: 'net', limit: 2 });
+        expect(all.map((r) => r.runId.slice(-1))).toEqual(['3', '2']);
+        const next = await s.listRuns({
+          site: 'ship-7',
+          environment: 'prod',
+          component: 'net',
+          before: '01J00000000000000000000002',
+          limit: 2,
+        });
+        expect(next.map((r) => r.runId.slice(-1))).toEqual(['1']);
+      }),
+    );
+
+    it(
+      'answers the matrix as it was at a past time from cell history',
+      withStore(async (s) => {
+        await s.commit({ cells: [cell('A', 100)], history: [hist(cell('A', 100))] });
+        await s.commit({ cells: [cell('B', 200, 'drift')], history: [hist(cell('B', 200, 'drift'))] });
+        expect((await s.cellsAt(150)).map((c) => c.runId)).toEqual(['A']);
+        expect((await s.cellsAt(250)).map((c) => c.status)).toEqual(['drift']);
+        expect(await s.cellsAt(50)).toEqual([]);
+        expect((await s.listCells()).map((c) => c.runId)).toEqual(['B']);
+      }),
+    );
+
+    it(
+      'appends document chunks in order and compacts them to one',
+      withStore(async (s) => {
+        const chunk = (b: number) => ({
+          docId: 'ship-7/a1/epoch-1',
+          site: 'ship-7',
+          agent: 'a1',
+          epoch: 1,
+          bytes: Uint8Array.of(b),
+        });
+        await s.commit({ docChunks: [chunk(1), chunk(2)], bundles: [{ id: 'B1', receivedAt: 1 }] });
+        expect((await s.docChunks('ship-7/a1/epoch-1')).map((b) => b[0])).toEqual([1, 2]);
+        await s.compactDoc('ship-7/a1/epoch-1', Uint8Array.of(9));
+        expect((await s.docChunks('ship-7/a1/epoch-1')).map((b) => b[0])).toEqual([9]);
+        expect(await s.hasBundle('B1')).toBe(true);
+        expect(await s.hasBundle('B2')).toBe(false);
+      }),
+    );
+
+    it(
+      'replaces an undelivered ack for the same document and keeps control bundles in order',
+      withStore(async (s) => {
+        const dl = (kind: 'ack' | 'control', b: number, docId: string | null) => ({
+          site: 'ship-7',
+          agent: 'a1',
+          kind,
+          docId,
+          requestId: null,
+          bytes: Uint8Array.of(b),
+          expiresAt: 1000,
+        });
+        await s.commit({ downlink: [dl('ack', 1, 'd1'), dl('control', 2, null)] });
+        await s.commit({ downlink: [dl('ack', 3, 'd1'), dl('ack', 4, 'd2')] });
+        const rows = await s.readDownlink('ship-7', 0, 10);
+        expect(rows.map((r) => r.bytes[0])).toEqual([2, 3, 4]);
+        expect(await s.readDownlink('ship-7', rows[0]!.seq, 1)).toHaveLength(1);
+        expect(await s.readDownlink('other', 0, 10)).toEqual([]);
+      }),
+    );
+
+    it(
+      'inserts a webhook once per id and returns due ones',
+      withStore(async (s) => {
+        await s.commit({ webhooks: [hook('drift:x', 10)] });
+        await s.commit({ webhooks: [{ ...hook('drift:x', 10), body: 'second' }] });
+        expect((await s.getWebhook('drift:x'))?.body).toBe('{}');
+        expect(await s.dueWebhooks(5, 10)).toEqual([]);
+        expect((await s.dueWebhooks(10, 10)).map((h) => h.id)).toEqual(['drift:x']);
+        await s.commit({ webhookUpdates: [{ ...hook('drift:x', 10), state: 'sent' }] });
+        expect(await s.dueWebhooks(10, 10)).toEqual([]);
+      }),
+    );
+
+    it(
+      'tells which announced blobs it holds',
+      withStore(async (s) => {
+        const sha = 'a'.repeat(64);
+        await s.commit({ announcements: [{ sha256: sha, docId: 'd1', runId: null }] });
+        expect(await s.heldBlobsFor('d1')).toEqual([]);
+        await s.commit({ blobs: [{ sha256: sha, size: 3, contentType: 'x', path: '/p', receivedAt: 1 }] });
+        expect(await s.heldBlobsFor('d1')).toEqual([sha]);
+        expect(await s.docsAnnouncing(sha)).toEqual(['d1']);
+      }),
+    );
+
+    it(
+      'upserts agents, sites, peers and plan requests',
+      withStore(async (s) => {
+        const agent = {
+          site: 'ship-7',
+          agent: 'a1',
+          publicKey: 'ed25519:x',
+          enrolledAt: 1,
+          revokedAt: null,
+          version: null,
+          lastContactAt: null,
+          queueDepth: null,
+          oldestUnsentAt: null,
+          clockOffsetMs: null,
+          offsetSampledAt: null,
+          upstream: null,
+          cadenceS: {},
+          contactIntervalS: null,
+          contactWindows: [],
+        };
+        await s.commit({
+          agents: [agent],
+          sites: [{ site: 'ship-7', lastContactAt: 5, upstream: null, unreachableNotifiedFor: null }],
+        });
+        await s.commit({
+          agents: [{ ...agent, revokedAt: 9 }],
+          peers: [{ tokenSha256: 't', name: 'r1', sites: ['*'] }],
+        });
+        expect((await s.getAgent('ship-7', 'a1'))?.revokedAt).toBe(9);
+        expect(await s.listAgents('other')).toEqual([]);
+        expect((await s.listSites()).map((x) => x.site)).toEqual(['ship-7']);
+        expect((await s.peerByToken('t'))?.name).toBe('r1');
+        const req = {
+          requestId: 'R1',
+          site: 'ship-7',
+          agent: 'a1',
+          environment: 'prod',
+          component: 'net',
+          state: 'pending' as const,
+          requestedAt: 1,
+          expiresAt: 2,
+          deliveredAt: null,
+          doneAt: null,
+          runId: null,
+        };
+        await s.commit({ planRequests: [req] });
+        expect(await s.listPlanRequests({ open: true })).toHaveLength(1);
+        await s.commit({ planRequests: [{ ...req, state: 'done' }] });
+        expect(await s.listPlanRequests({ open: true })).toHaveLength(0);
+        expect((await s.getPlanRequest('R1'))?.state).toBe('done');
+      }),
+    );
+
+    it(
+      'prunes runs past count or age, keeps failures longer and never the run a cell shows',
+      withStore(async (s) => {
+        const day = 86_400_000;
+        const now = 100 * day;
+        await s.commit({
+          runs: [
+            run('01J00000000000000000000001', now - 50 * day, 'failed'),
+            run('01J00000000000000000000002', now - 40 * day),
+            run('01J00000000000000000000003', now - 3 * day),
+            run('01J00000000000000000000004', now - 2 * day),
+            run('01J00000000000000000000005', now - 1 * day),
+          ],
+          cells: [{ ...cell('01J00000000000000000000002', now - 40 * day) }],
+        });
+        const r = await s.prune({ maxRunsPerCell: 2, maxAgeMs: 30 * day, failureMaxAgeMs: 90 * day }, now);
+        const left = (
+          await s.listRuns({ site: 'ship-7', environment: 'prod', component: 'net', limit: 10 })
+        ).map((x) => x.runId.slice(-1));
+        expect(left).toEqual(['5', '4', '2', '1']);
+        expect(r.runs).toBe(1);
+      }),
+    );
+  });
+}
+
+function run(runId: string, receivedAt: number, status: RunRow['status'] = 'clean'): RunRow {
+  return {
+    runId,
+    site: 'ship-7',
+    agent: 'a1',
+    environment: 'prod',
+    component: 'net',
+    status,
+    counts: null,
+    reason: null,
+    plannedAt: receivedAt,
+    receivedAt,
+    unchanged: false,
+    docId: 'ship-7/a1/epoch-1',
+    detailBlob: null,
+    summary: {
+      component: 'net',
+      environment: 'prod',
+      status,
+      startedAt: '2025-01-01T00:00:00.000Z',
+      finishedAt: '2025-01-01T00:00:01.000Z',
+    },
+  };
+}
+function cell(runId: string, receivedAt: number, status: CellRow['status'] = 'clean'): CellRow {
+  return {
+    site: 'ship-7',
+    environment: 'prod',
+    component: 'net',
+    agent: 'a1',
+    status,
+    counts: null,
+    reason: null,
+    runId,
+    plannedAt: receivedAt,
+    receivedAt,
+    expectedIntervalS: 60,
+    planHash: null,
+    staleNotifiedFor: null,
+  };
+}
+function hist(c: CellRow) {
+  const { staleNotifiedFor: _s, planHash: _p, ...h } = c;
+  return h;
+}
+function hook(id: string, nextAt: number): WebhookRow {
+  return {
+    id,
+    url: 'http://127.0.0.1:1/',
+    event: 'drift',
+    body: '{}',
+    attempts: 0,
+    nextAt,
+    state: 'pending',
+    lastError: null,
+  };
+}
