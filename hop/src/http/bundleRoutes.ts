@@ -1,0 +1,63 @@
+import { brotliCompressSync } from 'node:zlib';
+import {
+  BATCH_CONTENT_TYPE,
+  CURSOR_HEADER,
+  DownlinkQuerySchema,
+  decodeBatch,
+  encodeBatch,
+  WireError,
+} from '@driftline/protocol';
+import type { Context } from 'koa';
+import type { HopMetrics } from '../metrics.js';
+import type { HopBackend, Peer } from '../ports/HopBackend.js';
+import { mayPullFor } from './auth.js';
+import { readLimitedBody } from './readBody.js';
+
+const ACCEPTED_TYPES = [BATCH_CONTENT_TYPE, 'application/octet-stream'];
+
+/** `POST /v1/bundles`: framing and size are checked here, custody is the backend's (D1, D2). */
+export async function postBundles(
+  backend: HopBackend,
+  metrics: HopMetrics,
+  limits: { maxBatchBytes: number; maxBundlesPerBatch: number },
+  ctx: Context,
+): Promise<void> {
+  const peer = ctx.state.peer as Peer;
+  const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
+  if (!ACCEPTED_TYPES.includes(type)) {
+    ctx.req.resume();
+    throw new WireError('unsupported-media-type', `Content-Type '${type}' is not ${BATCH_CONTENT_TYPE}`);
+  }
+  const body = await readLimitedBody(ctx.req, limits.maxBatchBytes);
+  metrics.bytesIn.inc({ peer: peer.name }, body.length);
+  const batch = decodeBatch(body, limits.maxBundlesPerBatch);
+  if (!batch.ok) throw new WireError(batch.error.code, batch.error.message);
+  const receipts = await backend.accept(peer, batch.value);
+  ctx.body = { receipts };
+}
+
+/** `GET /v1/bundles?for&after&limit`: a batch, and the cursor to send back as `after`. */
+export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: Context): Promise<void> {
+  const peer = ctx.state.peer as Peer;
+  const parsed = DownlinkQuerySchema.safeParse(ctx.query);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new WireError('bad-query', `'${first?.path.join('.') || '?'}': ${first?.message ?? 'invalid'}`);
+  }
+  if (!mayPullFor(peer, parsed.data.for)) {
+    throw new WireError(
+      'forbidden',
+      `peer '${peer.name}' may not pull downlink for site '${parsed.data.for}'`,
+    );
+  }
+  const { bundles, cursor } = await backend.downlink(peer, parsed.data);
+  let body: Uint8Array = encodeBatch(bundles);
+  if (body.length > 1024 && /\bbr\b/.test(ctx.get('accept-encoding'))) {
+    body = brotliCompressSync(body);
+    ctx.set('Content-Encoding', 'br');
+  }
+  ctx.set(CURSOR_HEADER, cursor);
+  ctx.type = BATCH_CONTENT_TYPE;
+  ctx.body = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  metrics.bytesOut.inc({ peer: peer.name }, body.length);
+}

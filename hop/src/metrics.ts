@@ -1,0 +1,39 @@
+import { Counter, Gauge, Registry } from 'prom-client';
+
+/** The hop server's own metrics; services register theirs on the same registry. */
+export interface HopMetrics {
+  registry: Registry;
+  requests: Counter<'route' | 'status'>;
+  bytesIn: Counter<'peer'>;
+  bytesOut: Counter<'peer'>;
+  uploadsInProgress: Gauge;
+}
+
+export function createHopMetrics(registry: Registry = new Registry()): HopMetrics {
+  return {
+    registry,
+    requests: new Counter({
+      name: 'driftline_hop_requests_total',
+      help: 'hop API requests by route and status',
+      labelNames: ['route', 'status'],
+      registers: [registry],
+    }),
+    bytesIn: new Counter({
+      name: 'driftline_hop_bytes_in_total',
+      help: 'request body bytes received from each peer (bundles and uploads)',
+      labelNames: ['peer'],
+      registers: [registry],
+    }),
+    bytesOut: new Counter({
+      name: 'driftline_hop_bytes_out_total',
+      help: 'downlink bytes sent to each peer',
+      labelNames: ['peer'],
+      registers: [registry],
+    }),
+    uploadsInProgress: new Gauge({
+      name: 'driftline_hop_uploads_in_progress',
+      help: 'tus uploads created and neither finished nor terminated since start',
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,154 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type HealthSchema, WireError } from '@driftline/protocol';
+import { Router } from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import pino, { type Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { z } from 'zod';
+import { requirePeer } from './http/auth.js';
+import { serveBlob } from './http/blobRoute.js';
+import { getBundles, postBundles } from './http/bundleRoutes.js';
+import { errorMiddleware } from './http/errorMiddleware.js';
+import { createHopMetrics, type HopMetrics } from './metrics.js';
+import type { HopBackend } from './ports/HopBackend.js';
+import { createTusMount, isUploadPath, type UploadOptions } from './tus/tusMount.js';
+
+/** Options of {@link createHopServer}. */
+export interface HopServerOptions {
+  /** The tus endpoint: upload directory and limits. */
+  uploads: UploadOptions;
+  /** Largest `POST /v1/bundles` body, compressed and decompressed, in bytes (413 above). Default 8 MiB. */
+  maxBatchBytes?: number;
+  /** Most bundles in one batch. Default 10,000. */
+  maxBundlesPerBatch?: number;
+  /** Injected logger; default silent. */
+  logger?: Logger;
+  /** Registry `/metrics` serves; pass one to add your own metrics beside hop's. */
+  registry?: Registry;
+  /** Node's `server.requestTimeout` in ms; default 0 (off) so a long PATCH over a slow link is not cut. */
+  requestTimeoutMs?: number;
+  /** How often expired tus uploads are removed, ms. Default 1 hour; 0 turns it off. */
+  uploadCleanupIntervalMs?: number;
+  /**
+   * Mounts more on the same Koa app, after the hop routes (which fall through when they do not match):
+   * the hub adds `/api/…`, SSE and static UI files here. Errors thrown there are rendered by hop's
+   * error middleware as `{ error: { code, message } }`.
+   */
+  extend?: (app: Koa) => void;
+}
+
+/** A hop API server, not yet listening. */
+export interface HopServer {
+  server: Server;
+  app: Koa;
+  metrics: HopMetrics;
+  /** Listens (default 127.0.0.1, port 0) and resolves with the base URL. */
+  listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
+  /** Stops listening, drops open connections, stops the cleanup timer. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the hop API (DESIGN, Wire) over `backend`: `POST /v1/bundles`, `GET /v1/bundles`, tus at
+ * `/v1/uploads/`, `GET /v1/blobs/:sha256`, `GET /v1/health`, `GET /metrics`.
+ *
+ * @example
+ * const hop = createHopServer(backend, { uploads: { directory: '/var/lib/relay/uploads' } });
+ * const { url } = await hop.listen(8080, '0.0.0.0');
+ */
+export function createHopServer(backend: HopBackend, options: HopServerOptions): HopServer {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const metrics = createHopMetrics(options.registry);
+  const limits = {
+    maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,
+    maxBundlesPerBatch: options.maxBundlesPerBatch ?? 10_000,
+  };
+  const tus = createTusMount(backend, metrics, logger, options.uploads);
+  const app = new Koa();
+  app.silent = true;
+  const router = new Router();
+  const auth = requirePeer(backend);
+  router.post('/v1/bundles', auth, (ctx) => postBundles(backend, metrics, limits, ctx));
+  router.get('/v1/bundles', auth, (ctx) => getBundles(backend, metrics, ctx));
+  router.get('/v1/blobs/:sha256', auth, (ctx) => serveBlob(backend, ctx, ctx.params.sha256 ?? ''));
+  router.get('/v1/health', async (ctx) => {
+    const h = await backend.health();
+    const body: z.infer<typeof HealthSchema> & { detail?: string } = {
+      ok: h.ok,
+      role: backend.role,
+      name: backend.name,
+      version: backend.version,
+      time: Date.now(),
+      ...(h.detail ? { detail: h.detail } : {}),
+    };
+    ctx.status = h.ok ? 200 : 503;
+    ctx.body = body;
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+  app.use(countRequests(metrics));
+  app.use(errorMiddleware(logger));
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new WireError('method-not-allowed'),
+      notImplemented: () => new WireError('method-not-allowed'),
+    }),
+  );
+  options.extend?.(app);
+
+  const callback = app.callback();
+  const server = createServer((req, res) => {
+    if (isUploadPath(req.url)) {
+      tus.handle(req, res).catch((err) => {
+        logger.error({ err }, 'tus request failed');
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    } else callback(req, res);
+  });
+  server.requestTimeout = options.requestTimeoutMs ?? 0;
+  const interval = options.uploadCleanupIntervalMs ?? 3_600_000;
+  const timer =
+    interval > 0
+      ? setInterval(() => {
+          tus.cleanUpExpired().catch((err) => logger.warn({ err }, 'expiring old uploads failed'));
+        }, interval)
+      : undefined;
+  timer?.unref();
+
+  return {
+    server,
+    app,
+    metrics,
+    listen: (port = 0, host = '127.0.0.1') =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          const a = server.address() as AddressInfo;
+          resolve({ port: a.port, url: `http://${host.includes(':') ? `[${host}]` : host}:${a.port}` });
+        });
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        if (timer) clearInterval(timer);
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function countRequests(metrics: HopMetrics): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'other';
+      metrics.requests.inc({ route: String(route), status: String(ctx.status) });
+    }
+  };
+}
