@@ -1,0 +1,421 @@
+import * as A from '@automerge/automerge';
+import { type AckPayload, cellKey, docId, parseDocId } from '@driftline/protocol';
+import type Database from 'better-sqlite3';
+import {
+  type AgentAutomergeDoc,
+  latestCells,
+  newEpochDoc,
+  recordRun,
+  sealEpoch,
+} from '../../core/doc/agentDoc.js';
+import type {
+  AckResult,
+  AgentStore,
+  PendingDelta,
+  RecordRunInput,
+  RecordRunResult,
+  StoreStatus,
+} from '../../ports/AgentStore.js';
+import { AGENT_MIGRATIONS } from './agentSchema.js';
+import { openDatabase, StoreOpenError } from './openDatabase.js';
+import { enforceQueueBound, queueBytes } from './queueBound.js';
+import { readStatus } from './storeStatus.js';
+
+export interface SqliteAgentStoreOptions {
+  path: string;
+  site: string;
+  agent: string;
+  /** Seal the epoch once its stored document passes this many bytes (DESIGN C1). */
+  maxDocBytes?: number;
+  /** Bound on queued bytes on disk (documents + blobs), D5. */
+  maxQueueBytes?: number;
+  /** Rewrite an epoch's incremental chunks as one snapshot after this many. */
+  compactAfterChunks?: number;
+  /** Re-send changes a relay receipted but the hub never acknowledged after this long. */
+  resendAfterMs?: number;
+  now?: () => number;
+}
+
+/** The agent's store: its Automerge epochs, runs and blobs in one SQLite file. */
+export class SqliteAgentStore implements AgentStore {
+  readonly db: Database.Database;
+  private readonly opts: Required<SqliteAgentStoreOptions>;
+  private epoch: number;
+  private doc: AgentAutomergeDoc;
+
+  constructor(options: SqliteAgentStoreOptions) {
+    this.opts = {
+      maxDocBytes: 512 * 1024,
+      maxQueueBytes: 512 * 1024 * 1024,
+      compactAfterChunks: 64,
+      resendAfterMs: 6 * 3600_000,
+      now: Date.now,
+      ...options,
+    };
+    this.db = openDatabase(options.path, AGENT_MIGRATIONS);
+    this.checkIdentity();
+    const current = this.db.prepare('SELECT max(epoch) AS e FROM epochs').get() as { e: number | null };
+    if (current.e === null) {
+      this.epoch = 1;
+      this.doc = newEpochDoc(this.opts.site, this.opts.agent, 1);
+      this.db.transaction(() => this.startEpoch(1, this.doc))();
+    } else {
+      this.epoch = current.e;
+      this.doc = this.loadEpoch(current.e);
+    }
+  }
+
+  private checkIdentity(): void {
+    const get = (k: string) =>
+      (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(k) as { value: string } | undefined)
+        ?.value;
+    const site = get('site');
+    const agent = get('agent');
+    if (site === undefined) {
+      const put = this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+      this.db.transaction(() => {
+        put.run('site', this.opts.site);
+        put.run('agent', this.opts.agent);
+      })();
+    } else if (site !== this.opts.site || agent !== this.opts.agent) {
+      throw new StoreOpenError(
+        `the store at ${this.opts.path} belongs to ${site}/${agent}, not ${this.opts.site}/${this.opts.agent} ` +
+          '(point data_dir at this agent’s own directory)',
+      );
+    }
+  }
+
+  private startEpoch(epoch: number, doc: AgentAutomergeDoc): void {
+    const snapshot = A.save(doc);
+    this.db
+      .prepare('INSERT INTO epochs (epoch, created_at, bytes) VALUES (?, ?, ?)')
+      .run(epoch, this.opts.now(), snapshot.length);
+    this.db.prepare('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, snapshot);
+  }
+
+  /** Loads an epoch's document from its snapshot and incremental chunks. */
+  loadEpoch(epoch: number): AgentAutomergeDoc {
+    const rows = this.db.prepare('SELECT data FROM chunks WHERE epoch = ? ORDER BY id').all(epoch) as Array<{
+      data: Buffer;
+    }>;
+    if (rows.length === 0)
+      throw new StoreOpenError(`epoch ${epoch} has no stored document (the store is damaged)`);
+    return A.load(Buffer.concat(rows.map((r) => r.data)));
+  }
+
+  private appendChunk(epoch: number, before: AgentAutomergeDoc, after: AgentAutomergeDoc): void {
+    const chunk = A.saveSince(after, A.getHeads(before));
+    if (chunk.length === 0) return;
+    this.db.prepare('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, chunk);
+    this.db.prepare('UPDATE epochs SET bytes = bytes + ? WHERE epoch = ?').run(chunk.length, epoch);
+  }
+
+  private compact(epoch: number, doc: AgentAutomergeDoc): void {
+    const snapshot = A.save(doc);
+    this.db.prepare('DELETE FROM chunks WHERE epoch = ?').run(epoch);
+    this.db.prepare('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, snapshot);
+    this.db.prepare('UPDATE epochs SET bytes = ? WHERE epoch = ?').run(snapshot.length, epoch);
+  }
+
+  record(input: RecordRunInput): RecordRunResult {
+    const now = this.opts.now();
+    const before = this.doc;
+    let sealed = false;
+    let nextDoc: AgentAutomergeDoc = before;
+    let nextEpoch = this.epoch;
+    let unchanged = false;
+    const tx = this.db.transaction(() => {
+      const depth = this.unackedSummary();
+      const facts = input.facts
+        ? {
+            ...input.facts,
+            queueDepth: depth.count + 1,
+            oldestUnsentAt: depth.oldest ?? Date.parse(input.summary.finishedAt),
+            reportedAt: now,
+          }
+        : undefined;
+      const r = recordRun(
+        before,
+        {
+          runId: input.runId,
+          summary: input.summary,
+          detailBlob: input.detail?.sha256,
+          recordedAt: now,
+          lockedStreak: input.lockedStreak,
+        },
+        facts,
+      );
+      unchanged = r.unchanged;
+      nextDoc = r.doc;
+      this.appendChunk(this.epoch, before, nextDoc);
+      this.db
+        .prepare(
+          `INSERT INTO runs (run_id, epoch, environment, component, status, plan_hash, finished_at, recorded_at, unchanged, detail_blob)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          input.runId,
+          this.epoch,
+          input.summary.environment,
+          input.summary.component,
+          input.summary.status,
+          input.summary.planHash ?? null,
+          Date.parse(input.summary.finishedAt),
+          now,
+          unchanged ? 1 : 0,
+          unchanged ? null : (input.detail?.sha256 ?? null),
+        );
+      if (input.detail && !unchanged) {
+        this.db
+          .prepare(
+            `INSERT OR IGNORE INTO blobs (sha256, size, content_type, data, run_id, status, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            input.detail.sha256,
+            input.detail.bytes.length,
+            input.detail.contentType,
+            input.detail.bytes,
+            input.runId,
+            input.summary.status,
+            now,
+          );
+      }
+      const { bytes, chunks } = this.db
+        .prepare(
+          'SELECT e.bytes AS bytes, (SELECT count(*) FROM chunks c WHERE c.epoch = e.epoch) AS chunks FROM epochs e WHERE epoch = ?',
+        )
+        .get(this.epoch) as { bytes: number; chunks: number };
+      if (bytes > this.opts.maxDocBytes) {
+        const sealedDoc = sealEpoch(nextDoc, now);
+        this.compact(this.epoch, sealedDoc);
+        this.db.prepare('UPDATE epochs SET sealed_at = ? WHERE epoch = ?').run(now, this.epoch);
+        nextEpoch = this.epoch + 1;
+        nextDoc = newEpochDoc(this.opts.site, this.opts.agent, nextEpoch, latestCells(sealedDoc));
+        this.startEpoch(nextEpoch, nextDoc);
+        sealed = true;
+      } else if (chunks > this.opts.compactAfterChunks) {
+        this.compact(this.epoch, nextDoc);
+      }
+      enforceQueueBound(this.db, this.opts.maxQueueBytes, now);
+    });
+    tx.immediate();
+    this.doc = nextDoc;
+    this.epoch = nextEpoch;
+    return { epoch: this.epoch, unchanged, sealed };
+  }
+
+  private unackedSummary(): { count: number; oldest: number | null } {
+    const r = this.db
+      .prepare('SELECT count(*) AS n, min(finished_at) AS oldest FROM runs WHERE acked_at IS NULL')
+      .get() as {
+      n: number;
+      oldest: number | null;
+    };
+    return { count: r.n, oldest: r.oldest };
+  }
+
+  lockedStreak(environment: string, component: string): number {
+    const rows = this.db
+      .prepare(
+        'SELECT status FROM runs WHERE environment = ? AND component = ? ORDER BY run_id DESC LIMIT 1000',
+      )
+      .all(environment, component) as Array<{ status: string }>;
+    let n = 0;
+    for (const r of rows) {
+      if (r.status !== 'locked') break;
+      n++;
+    }
+    return n;
+  }
+
+  private docFor(epoch: number): AgentAutomergeDoc {
+    return epoch === this.epoch ? this.doc : this.loadEpoch(epoch);
+  }
+
+  pending(): PendingDelta[] {
+    const now = this.opts.now();
+    const epochs = this.db
+      .prepare(
+        'SELECT epoch, sealed_at, acked_heads, receipted_heads, receipted_at, acked_at FROM epochs WHERE pruned_at IS NULL ORDER BY epoch',
+      )
+      .all() as Array<{
+      epoch: number;
+      sealed_at: number | null;
+      acked_heads: string;
+      receipted_heads: string;
+      receipted_at: number | null;
+      acked_at: number | null;
+    }>;
+    const out: PendingDelta[] = [];
+    for (const e of epochs) {
+      const doc = this.docFor(e.epoch);
+      const heads = A.getHeads(doc);
+      const acked = JSON.parse(e.acked_heads) as string[];
+      const receiptFresh =
+        e.receipted_at !== null &&
+        now - e.receipted_at < this.opts.resendAfterMs &&
+        (e.acked_at ?? 0) <= e.receipted_at;
+      const since = receiptFresh ? (JSON.parse(e.receipted_heads) as string[]) : acked;
+      const changes = sameHeads(since, heads) ? new Uint8Array(0) : A.saveSince(doc, since);
+      const blobs = this.db
+        .prepare(
+          `SELECT b.sha256, b.size, b.content_type, b.run_id FROM blobs b JOIN runs r ON r.run_id = b.run_id
+           WHERE r.epoch = ? AND b.announced_at IS NULL AND b.acked_at IS NULL AND b.dropped_at IS NULL`,
+        )
+        .all(e.epoch) as Array<{ sha256: string; size: number; content_type: string; run_id: string }>;
+      if (changes.length === 0 && blobs.length === 0) continue;
+      const failure = this.db
+        .prepare(
+          `SELECT 1 FROM runs WHERE epoch = ? AND acked_at IS NULL AND status IN ('failed','locked','redaction-failed') LIMIT 1`,
+        )
+        .get(e.epoch);
+      out.push({
+        epoch: e.epoch,
+        docId: docId(this.opts.site, this.opts.agent, e.epoch),
+        changes,
+        heads,
+        sealed: e.sealed_at !== null,
+        blobs: blobs.map((b) => ({
+          sha256: b.sha256 as never,
+          size: b.size,
+          contentType: b.content_type,
+          runId: b.run_id as never,
+        })),
+        hasFailure: !!failure,
+      });
+    }
+    return out;
+  }
+
+  recordPush(p: {
+    bundleId: string;
+    epoch: number;
+    heads: string[];
+    bytes: number;
+    upstream: string;
+    receipt: string | null;
+    blobs: string[];
+  }): void {
+    const now = this.opts.now();
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          'INSERT OR REPLACE INTO pushes (bundle_id, epoch, heads, bytes, created_at, upstream, receipt, receipt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          p.bundleId,
+          p.epoch,
+          JSON.stringify(p.heads),
+          p.bytes,
+          now,
+          p.upstream,
+          p.receipt,
+          p.receipt ? now : null,
+        );
+      if (p.receipt === 'stored' || p.receipt === 'duplicate') {
+        this.db
+          .prepare('UPDATE epochs SET receipted_heads = ?, receipted_at = ? WHERE epoch = ?')
+          .run(JSON.stringify(p.heads), now, p.epoch);
+        const announce = this.db.prepare('UPDATE blobs SET announced_at = ? WHERE sha256 = ?');
+        for (const sha of p.blobs) announce.run(now, sha);
+      }
+      this.upstreamResult(p.upstream, p.receipt ? null : 'no receipt');
+    })();
+  }
+
+  recordPushFailure(upstream: string, error: string): void {
+    this.upstreamResult(upstream, error);
+  }
+
+  private upstreamResult(url: string, error: string | null): void {
+    const now = this.opts.now();
+    this.db.prepare('INSERT OR IGNORE INTO upstreams (url) VALUES (?)').run(url);
+    if (error === null) {
+      this.db
+        .prepare('UPDATE upstreams SET last_ok_at = ?, consecutive_failures = 0 WHERE url = ?')
+        .run(now, url);
+    } else {
+      this.db
+        .prepare(
+          'UPDATE upstreams SET last_error_at = ?, last_error = ?, consecutive_failures = consecutive_failures + 1 WHERE url = ?',
+        )
+        .run(now, error.slice(0, 500), url);
+    }
+  }
+
+  applyAck(ack: AckPayload): AckResult {
+    const now = this.opts.now();
+    const parsed = parseDocId(ack.doc);
+    const result: AckResult = { runsAcked: 0, epochsPruned: [], blobsDeleted: 0, unknownEpoch: false };
+    const row =
+      parsed && parsed.site === this.opts.site && parsed.agent === this.opts.agent
+        ? (this.db
+            .prepare('SELECT epoch, sealed_at, pruned_at FROM epochs WHERE epoch = ?')
+            .get(parsed.epoch) as
+            | { epoch: number; sealed_at: number | null; pruned_at: number | null }
+            | undefined)
+        : undefined;
+    this.db
+      .transaction(() => {
+        const del = this.db.prepare(
+          'UPDATE blobs SET data = NULL, acked_at = ? WHERE sha256 = ? AND acked_at IS NULL',
+        );
+        for (const sha of ack.blobs) result.blobsDeleted += del.run(now, sha).changes;
+        if (!row || row.pruned_at !== null) {
+          result.unknownEpoch = !row;
+          return;
+        }
+        const doc = this.docFor(row.epoch);
+        if (!A.hasHeads(doc, ack.heads)) return; // heads we never wrote: ignore, never prune on a guess
+        const view = A.view(doc, ack.heads);
+        const runs = this.db
+          .prepare(
+            'SELECT run_id, environment, component, finished_at, unchanged FROM runs WHERE epoch = ? AND acked_at IS NULL',
+          )
+          .all(row.epoch) as Array<{
+          run_id: string;
+          environment: string;
+          component: string;
+          finished_at: number;
+          unchanged: number;
+        }>;
+        const mark = this.db.prepare('UPDATE runs SET acked_at = ? WHERE run_id = ?');
+        for (const r of runs) {
+          const atHub = r.unchanged
+            ? (view.cells?.[cellKey(r.environment, r.component)]?.plannedAt ?? 0) >= r.finished_at
+            : view.runs?.[r.run_id] !== undefined;
+          if (atHub) result.runsAcked += mark.run(now, r.run_id).changes;
+        }
+        this.db
+          .prepare('UPDATE epochs SET acked_heads = ?, acked_at = ? WHERE epoch = ?')
+          .run(JSON.stringify(ack.heads), now, row.epoch);
+        if (row.sealed_at !== null && sameHeads(ack.heads, A.getHeads(doc))) {
+          this.db.prepare('DELETE FROM chunks WHERE epoch = ?').run(row.epoch);
+          this.db.prepare('DELETE FROM runs WHERE epoch = ? AND acked_at IS NOT NULL').run(row.epoch);
+          this.db.prepare('UPDATE epochs SET pruned_at = ?, bytes = 0 WHERE epoch = ?').run(now, row.epoch);
+          result.epochsPruned.push(row.epoch);
+        }
+      })
+      .immediate();
+    return result;
+  }
+
+  status(): StoreStatus {
+    return readStatus(this.db, {
+      site: this.opts.site,
+      agent: this.opts.agent,
+      epoch: this.epoch,
+      maxQueueBytes: this.opts.maxQueueBytes,
+      queueBytes: queueBytes(this.db),
+    });
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+function sameHeads(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((h) => b.includes(h));
+}

@@ -1,0 +1,75 @@
+/** The agent's SQLite schema. Migrations append; never edit a shipped step. */
+export const AGENT_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE epochs (
+    epoch INTEGER PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    sealed_at INTEGER,
+    acked_heads TEXT NOT NULL DEFAULT '[]',
+    receipted_heads TEXT NOT NULL DEFAULT '[]',
+    receipted_at INTEGER,
+    acked_at INTEGER,
+    pruned_at INTEGER,
+    bytes INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE chunks (id INTEGER PRIMARY KEY AUTOINCREMENT, epoch INTEGER NOT NULL, data BLOB NOT NULL);
+  CREATE INDEX chunks_epoch ON chunks (epoch, id);
+  CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    epoch INTEGER NOT NULL,
+    environment TEXT NOT NULL,
+    component TEXT NOT NULL,
+    status TEXT NOT NULL,
+    plan_hash TEXT,
+    finished_at INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    unchanged INTEGER NOT NULL,
+    detail_blob TEXT,
+    acked_at INTEGER
+  );
+  CREATE INDEX runs_unacked ON runs (acked_at, finished_at);
+  CREATE TABLE blobs (
+    sha256 TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    content_type TEXT NOT NULL,
+    data BLOB,
+    run_id TEXT,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    announced_at INTEGER,
+    uploaded_at INTEGER,
+    acked_at INTEGER,
+    dropped_at INTEGER,
+    upload_url TEXT,
+    upload_upstream TEXT
+  );
+  CREATE TABLE pushes (
+    bundle_id TEXT PRIMARY KEY,
+    epoch INTEGER NOT NULL,
+    heads TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    upstream TEXT,
+    receipt TEXT,
+    receipt_at INTEGER
+  );
+  CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  CREATE TABLE upstreams (
+    url TEXT PRIMARY KEY,
+    cursor TEXT,
+    last_ok_at INTEGER,
+    last_error_at INTEGER,
+    last_error TEXT,
+    consecutive_failures INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE plan_requests (
+    request_id TEXT PRIMARY KEY,
+    environment TEXT NOT NULL,
+    component TEXT NOT NULL,
+    received_at INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    detail TEXT
+  );
+  `,
+];

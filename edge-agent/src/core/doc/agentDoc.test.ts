@@ -1,0 +1,91 @@
+import * as A from '@automerge/automerge';
+import type { PlanSummary } from '@driftline/protocol';
+import { describe, expect, it } from 'vitest';
+import { latestCells, newEpochDoc, readDoc, recordRun, sealEpoch } from './agentDoc.js';
+
+const hash = (c: string) => c.repeat(64);
+function summary(over: Partial<PlanSummary> = {}): PlanSummary {
+  return {
+    component: 'network',
+    environment: 'prod',
+    status: 'changes',
+    counts: { add: 1, change: 0, destroy: 0, replace: 0, import: 0, drift: 0 },
+    resources: [
+      { address: 'aws_vpc.main', type: 'aws_vpc', actions: ['create'], drift: false, changedAttributes: [] },
+    ],
+    startedAt: '2026-11-01T10:00:00.000Z',
+    finishedAt: '2026-11-01T10:01:00.000Z',
+    planHash: hash('a') as PlanSummary['planHash'],
+    ...over,
+  };
+}
+
+describe('agent document', () => {
+  it('records a run as a run entry and the cell, leaving resources to the detail blob', () => {
+    const { doc, unchanged } = recordRun(newEpochDoc('ship-7', 'a1', 1), {
+      runId: '01JC0000000000000000000001',
+      summary: summary(),
+      detailBlob: hash('b'),
+      recordedAt: 1,
+    });
+    expect(unchanged).toBe(false);
+    const plain = readDoc(doc);
+    expect(plain.cells['prod/network']?.status).toBe('changes');
+    expect(plain.runs['01JC0000000000000000000001']?.detailBlob).toBe(hash('b'));
+    expect(JSON.stringify(plain)).not.toContain('aws_vpc.main');
+  });
+
+  it('records an identical plan only as a confirmation: no new run, plannedAt moves', () => {
+    let { doc } = recordRun(newEpochDoc('ship-7', 'a1', 1), {
+      runId: '01JC0000000000000000000001',
+      summary: summary(),
+      recordedAt: 1,
+    });
+    const before = A.getHeads(doc);
+    ({ doc } = recordRun(doc, {
+      runId: '01JC0000000000000000000002',
+      summary: summary({ finishedAt: '2026-11-01T11:01:00.000Z' }),
+      recordedAt: 2,
+    }));
+    const plain = readDoc(doc);
+    expect(Object.keys(plain.runs)).toEqual(['01JC0000000000000000000001']);
+    expect(plain.cells['prod/network']).toMatchObject({
+      runId: '01JC0000000000000000000001',
+      plannedAt: Date.parse('2026-11-01T11:01:00.000Z'),
+      unchangedSince: Date.parse('2026-11-01T10:01:00.000Z'),
+      confirmations: 1,
+    });
+    // The confirmation is small on the wire.
+    expect(A.saveSince(doc, before).length).toBeLessThan(200);
+  });
+
+  it('treats a changed status with the same hash as a new result', () => {
+    let { doc } = recordRun(newEpochDoc('s', 'a', 1), {
+      runId: '01JC0000000000000000000001',
+      summary: summary(),
+      recordedAt: 1,
+    });
+    const r = recordRun(doc, {
+      runId: '01JC0000000000000000000002',
+      summary: summary({ status: 'drift' }),
+      recordedAt: 2,
+    });
+    doc = r.doc;
+    expect(r.unchanged).toBe(false);
+    expect(Object.keys(readDoc(doc).runs)).toHaveLength(2);
+  });
+
+  it('seeds a new epoch with the latest result per cell and marks the old one sealed', () => {
+    const { doc } = recordRun(newEpochDoc('s', 'a', 1), {
+      runId: '01JC0000000000000000000001',
+      summary: summary(),
+      recordedAt: 1,
+    });
+    const sealed = readDoc(sealEpoch(doc, 99));
+    expect(sealed.sealedAt).toBe(99);
+    const next = readDoc(newEpochDoc('s', 'a', 2, latestCells(doc)));
+    expect(next.epoch).toBe(2);
+    expect(next.cells['prod/network']?.runId).toBe('01JC0000000000000000000001');
+    expect(next.runs).toEqual({});
+  });
+});

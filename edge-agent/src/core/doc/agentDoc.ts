@@ -1,0 +1,127 @@
+import * as A from '@automerge/automerge';
+import {
+  type AgentDoc,
+  AgentDocSchema,
+  type AgentFacts,
+  cellKey,
+  type DocCell,
+  type DocRun,
+  type PlanSummary,
+  plainDocValue,
+} from '@driftline/protocol';
+import { toDocValue } from './docValues.js';
+
+/**
+ * Pure operations on the agent's Automerge document (protocol's AgentDoc shape). Every function returns
+ * the new document; persisting it is the store's job.
+ */
+
+// biome-ignore lint/suspicious/noExplicitAny: the document's values are Automerge proxies of AgentDoc
+export type AgentAutomergeDoc = A.Doc<any>;
+
+export interface RunInput {
+  runId: string;
+  summary: PlanSummary;
+  /** sha256 of the stored detail blob, when one was stored. */
+  detailBlob?: string;
+  recordedAt: number;
+  /** Consecutive locked results for this cell, this one included. */
+  lockedStreak?: number;
+}
+
+export function newEpochDoc(
+  site: string,
+  agent: string,
+  epoch: number,
+  seedCells: Record<string, DocCell> = {},
+  actor?: string,
+): AgentAutomergeDoc {
+  const init = A.init<unknown>(actor ? { actor } : undefined);
+  return A.change(init, { message: `epoch ${epoch}`, time: 0 }, (d: Record<string, unknown>) => {
+    d.site = toDocValue(site);
+    d.agent = toDocValue(agent);
+    d.epoch = epoch;
+    d.cells = toDocValue(seedCells);
+    d.runs = {};
+  });
+}
+
+/** true when `summary` finds exactly what the cell already holds: only a confirmation is recorded. */
+export function isUnchanged(cell: DocCell | undefined, summary: PlanSummary): boolean {
+  return !!cell && !!summary.planHash && cell.planHash === summary.planHash && cell.status === summary.status;
+}
+
+/**
+ * Records one run. A run whose plan equals the cell's current one only moves `plannedAt` and counts a
+ * confirmation ("unchanged as of"); any other run adds a run entry and replaces the cell.
+ */
+export function recordRun(
+  doc: AgentAutomergeDoc,
+  input: RunInput,
+  facts?: AgentFacts,
+): { doc: AgentAutomergeDoc; unchanged: boolean } {
+  const key = cellKey(input.summary.environment, input.summary.component);
+  const current = readCell(doc, key);
+  const unchanged = isUnchanged(current, input.summary);
+  const plannedAt = Date.parse(input.summary.finishedAt);
+  const next = A.change(
+    doc,
+    { message: `run ${input.runId}`, time: Math.floor(input.recordedAt / 1000) },
+    (d) => {
+      if (unchanged && current) {
+        const cell = d.cells[key];
+        cell.unchangedSince = current.unchangedSince ?? current.plannedAt;
+        cell.plannedAt = plannedAt;
+        cell.confirmations = current.confirmations + 1;
+      } else {
+        const { resources: _omit, ...summary } = input.summary;
+        const run: DocRun = {
+          runId: input.runId as DocRun['runId'],
+          environment: input.summary.environment,
+          component: input.summary.component,
+          summary,
+          detailBlob: input.detailBlob as DocRun['detailBlob'],
+          recordedAt: input.recordedAt,
+        };
+        d.runs[input.runId] = toDocValue(run);
+        const cell: DocCell = {
+          environment: input.summary.environment,
+          component: input.summary.component,
+          runId: run.runId,
+          status: input.summary.status,
+          counts: input.summary.counts,
+          reason: input.summary.reason,
+          planHash: input.summary.planHash,
+          plannedAt,
+          confirmations: 0,
+          lockedStreak: input.lockedStreak || undefined,
+        };
+        d.cells[key] = toDocValue(cell);
+      }
+      if (facts) d.facts = toDocValue(facts);
+    },
+  );
+  return { doc: next, unchanged };
+}
+
+export function sealEpoch(doc: AgentAutomergeDoc, at: number): AgentAutomergeDoc {
+  return A.change(doc, { message: 'sealed', time: Math.floor(at / 1000) }, (d) => {
+    d.sealedAt = at;
+  });
+}
+
+export function readCell(doc: AgentAutomergeDoc, key: string): DocCell | undefined {
+  const cell = doc.cells?.[key];
+  // A read-only proxy of one map: JSON turns its ImmutableStrings into plain strings without copying the document.
+  return cell ? (JSON.parse(JSON.stringify(cell)) as DocCell) : undefined;
+}
+
+/** The document as plain, validated data. */
+export function readDoc(doc: AgentAutomergeDoc): AgentDoc {
+  return AgentDocSchema.parse(plainDocValue(A.toJS(doc)));
+}
+
+/** The latest result per cell, to seed the next epoch. */
+export function latestCells(doc: AgentAutomergeDoc): Record<string, DocCell> {
+  return readDoc(doc).cells;
+}
