@@ -1,0 +1,133 @@
+import { type CellStatus, PLAN_STATUSES, type RunListItem } from '@driftline/protocol';
+import { useEffect, useState } from 'preact/hooks';
+import type { Route } from '../core/route.js';
+import { statusLook } from '../core/status.js';
+import { formatLag } from '../core/time.js';
+import { useLoad } from '../hooks/useLoad.js';
+import { useNow } from '../hooks/useNow.js';
+import { linkProps } from '../hooks/useRoute.js';
+import { useServices } from '../services.js';
+import { PlanNow } from './PlanNow.js';
+import { RelTime } from './RelTime.js';
+import { StatusBadge } from './StatusBadge.js';
+
+interface Props {
+  site: string;
+  environment: string;
+  component: string;
+  status: CellStatus | null;
+  go: (r: Route) => void;
+}
+
+/** One cell's history of runs, filterable by status, with "plan now". */
+export function CellView({ site, environment, component, status, go }: Props) {
+  const { api, live } = useServices();
+  const now = useNow();
+  const [loaded] = useLoad(
+    () => api.runs(site, environment, component, { status }),
+    [api, site, environment, component, status],
+  );
+  const [extra, setExtra] = useState<RunListItem[]>([]);
+  const [older, setOlder] = useState<{ runs: RunListItem[]; next: string | null } | null>(null);
+
+  useEffect(() => {
+    setExtra([]);
+    setOlder(null);
+    return live.subscribe((e) => {
+      if (e.type !== 'run-added') return;
+      const r = e.run;
+      if (r.site !== site || r.environment !== environment || r.component !== component) return;
+      if (status && r.status !== status) return;
+      setExtra((xs) => [r, ...xs.filter((x) => x.runId !== r.runId)]);
+    });
+  }, [live, site, environment, component, status]);
+
+  const base = loaded.state === 'ok' ? loaded.data.runs : [];
+  const seen = new Set(extra.map((r) => r.runId));
+  const runs = [...extra, ...base.filter((r) => !seen.has(r.runId)), ...(older?.runs ?? [])];
+  const next = older ? older.next : loaded.state === 'ok' ? loaded.data.nextBefore : null;
+
+  const loadOlder = async () => {
+    if (!next) return;
+    const page = await api.runs(site, environment, component, { status, before: next });
+    setOlder((o) => ({ runs: [...(o?.runs ?? []), ...page.runs], next: page.nextBefore }));
+  };
+
+  return (
+    <section aria-labelledby="cell-title">
+      <h1 id="cell-title" class="view-title">
+        <a {...linkProps({ view: 'site', site }, go)}>{site}</a> / {environment} / {component}
+      </h1>
+      <PlanNow site={site} environment={environment} component={component} />
+      <label>
+        Show runs with status{' '}
+        <select
+          value={status ?? ''}
+          onChange={(e) => {
+            const v = (e.currentTarget as HTMLSelectElement).value;
+            go({
+              view: 'cell',
+              site,
+              environment,
+              component,
+              status: PLAN_STATUSES.find((s) => s === v) ?? null,
+            });
+          }}
+        >
+          <option value="">any</option>
+          {PLAN_STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {statusLook(s).label}
+            </option>
+          ))}
+        </select>
+      </label>
+      {loaded.state === 'loading' ? <p aria-busy="true">Loading runs…</p> : null}
+      {loaded.state === 'error' ? (
+        <p class="error" role="alert">
+          Could not load the runs: {loaded.message}
+        </p>
+      ) : null}
+      {loaded.state === 'ok' && runs.length === 0 ? (
+        <p>No runs recorded for this cell{status ? ' with that status' : ''}.</p>
+      ) : null}
+      {runs.length > 0 ? (
+        <table class="table">
+          <caption class="sr-only">Runs, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">status</th>
+              <th scope="col">planned</th>
+              <th scope="col">received</th>
+              <th scope="col">agent</th>
+              <th scope="col">run</th>
+            </tr>
+          </thead>
+          <tbody>
+            {runs.map((r) => (
+              <tr key={r.runId}>
+                <td>
+                  <StatusBadge status={r.status} counts={r.counts} reason={r.reason} />
+                  {r.unchanged ? <span class="muted small"> (unchanged)</span> : null}
+                </td>
+                <td>
+                  <RelTime iso={r.plannedAt} now={now} focusable />
+                </td>
+                <td>{formatLag(r.plannedAt, r.receivedAt)}</td>
+                <td>{r.agent}</td>
+                <td>
+                  <a {...linkProps({ view: 'run', runId: r.runId }, go)}>{r.runId}</a>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {next ? (
+        <button type="button" onClick={loadOlder}>
+          Older runs
+        </button>
+      ) : null}
+    </section>
+  );
+}

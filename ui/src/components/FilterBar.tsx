@@ -1,0 +1,120 @@
+import { type CellStatus, PLAN_STATUSES } from '@driftline/protocol';
+import { useEffect, useState } from 'preact/hooks';
+import type { Filters } from '../core/route.js';
+import { statusLook } from '../core/status.js';
+
+interface Props {
+  filters: Filters;
+  onChange: (f: Filters, replace?: boolean) => void;
+  sites: string[];
+  environments: string[];
+  components: string[];
+  pivot: string | null;
+  onPivot: (component: string) => void;
+}
+
+const STATUSES: readonly CellStatus[] = [...PLAN_STATUSES, 'no-data'];
+
+/** `2025-01-02T03:04:05.000Z` ↔ the `datetime-local` input's `2025-01-02T03:04` (both read as UTC). */
+const toLocalInput = (iso: string | null) => (iso ? iso.slice(0, 16) : '');
+
+/** Filters, search, pivot and the point-in-time control; every change is written to the URL. */
+export function FilterBar({ filters, onChange, sites, environments, components, pivot, onPivot }: Props) {
+  const [q, setQ] = useState(filters.q);
+  useEffect(() => setQ(filters.q), [filters.q]);
+  return (
+    <form class="filters" aria-label="Filter the matrix" onSubmit={(e) => e.preventDefault()}>
+      <label>
+        Component
+        <input
+          type="search"
+          value={q}
+          placeholder="search components"
+          onInput={(e) => {
+            const v = (e.currentTarget as HTMLInputElement).value;
+            setQ(v);
+            onChange({ ...filters, q: v }, true);
+          }}
+        />
+      </label>
+      <label>
+        Site
+        <select
+          value={filters.site}
+          onChange={(e) => onChange({ ...filters, site: (e.currentTarget as HTMLSelectElement).value })}
+        >
+          <option value="">all sites</option>
+          {sites.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Environment
+        <select
+          value={filters.environment}
+          onChange={(e) =>
+            onChange({ ...filters, environment: (e.currentTarget as HTMLSelectElement).value })
+          }
+        >
+          <option value="">all environments</option>
+          {environments.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Status
+        <select
+          value={filters.status ?? ''}
+          onChange={(e) => {
+            const v = (e.currentTarget as HTMLSelectElement).value;
+            onChange({ ...filters, status: STATUSES.find((s) => s === v) ?? null });
+          }}
+        >
+          <option value="">any status</option>
+          {STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {statusLook(s).label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={filters.staleOnly}
+          onChange={(e) => onChange({ ...filters, staleOnly: (e.currentTarget as HTMLInputElement).checked })}
+        />
+        stale only
+      </label>
+      <label>
+        Pivot on component
+        <select value={pivot ?? ''} onChange={(e) => onPivot((e.currentTarget as HTMLSelectElement).value)}>
+          <option value="">(grouped by site)</option>
+          {components.map((c) => (
+            <option key={c} value={c}>
+              {c}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        As known at (UTC)
+        <input
+          type="datetime-local"
+          value={toLocalInput(filters.at)}
+          onChange={(e) => {
+            const v = (e.currentTarget as HTMLInputElement).value;
+            const t = v ? Date.parse(`${v}Z`) : Number.NaN;
+            onChange({ ...filters, at: Number.isNaN(t) ? null : new Date(t).toISOString() });
+          }}
+        />
+      </label>
+    </form>
+  );
+}

@@ -1,0 +1,67 @@
+import { asSiteId, type PlanRequest } from '@driftline/protocol';
+import { useEffect, useState } from 'preact/hooks';
+import { useServices } from '../services.js';
+
+const STATE_TEXT: Record<PlanRequest['state'], string> = {
+  pending: 'pending — waiting for the site to ask for it',
+  delivered: 'delivered to the site — waiting for the run',
+  done: 'done',
+  expired: 'expired before the site picked it up',
+  refused: 'refused by the hub',
+};
+
+/** "Plan now": files a plan request and follows its state over the live stream. */
+export function PlanNow({
+  site,
+  environment,
+  component,
+}: {
+  site: string;
+  environment: string;
+  component: string;
+}) {
+  const { api, live } = useServices();
+  const [req, setReq] = useState<PlanRequest | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(
+    () =>
+      live.subscribe((e) => {
+        if (e.type === 'plan-request-updated') {
+          setReq((cur) => (cur && cur.requestId === e.request.requestId ? e.request : cur));
+        }
+      }),
+    [live],
+  );
+
+  const file = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      setReq(await api.createPlanRequest({ site: asSiteId(site), environment, component }));
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const open = req && (req.state === 'pending' || req.state === 'delivered');
+  return (
+    <div class="plan-now">
+      <button type="button" onClick={file} disabled={busy || !!open}>
+        Plan now
+      </button>
+      <span role="status" class="plan-state">
+        {req ? `Plan request ${STATE_TEXT[req.state]}` : ''}
+        {req?.state === 'done' && req.runId ? ` (run ${req.runId})` : ''}
+      </span>
+      {error ? (
+        <p class="error" role="alert">
+          Could not file the plan request: {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}

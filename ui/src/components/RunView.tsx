@@ -1,0 +1,153 @@
+import type { ResourceChange } from '@driftline/protocol';
+import type { Route } from '../core/route.js';
+import { formatLag } from '../core/time.js';
+import { useLoad } from '../hooks/useLoad.js';
+import { useNow } from '../hooks/useNow.js';
+import { linkProps } from '../hooks/useRoute.js';
+import { useServices } from '../services.js';
+import { PlanNow } from './PlanNow.js';
+import { RelTime } from './RelTime.js';
+import { StatusBadge } from './StatusBadge.js';
+
+function ResourceTable({
+  title,
+  resources,
+  empty,
+}: {
+  title: string;
+  resources: ResourceChange[];
+  empty: string;
+}) {
+  return (
+    <>
+      <h2>{title}</h2>
+      {resources.length === 0 ? (
+        <p class="muted">{empty}</p>
+      ) : (
+        <table class="table">
+          <thead>
+            <tr>
+              <th scope="col">address</th>
+              <th scope="col">actions</th>
+              <th scope="col">changed attributes</th>
+            </tr>
+          </thead>
+          <tbody>
+            {resources.map((r) => (
+              <tr key={r.address}>
+                <td>
+                  <code>{r.address}</code>
+                  {r.previousAddress ? (
+                    <span class="muted small"> (moved from {r.previousAddress})</span>
+                  ) : null}
+                  {r.reason ? <span class="muted small"> — {r.reason}</span> : null}
+                </td>
+                <td>{r.actions.join(', ')}</td>
+                <td>{r.changedAttributes.length ? r.changedAttributes.join(', ') : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+/** One run: drift apart from proposed changes, actions, changed attribute names, failure reason and excerpt. */
+export function RunView({ runId, go }: { runId: string; go: (r: Route) => void }) {
+  const { api } = useServices();
+  const now = useNow();
+  const [loaded] = useLoad(() => api.run(runId), [api, runId]);
+  if (loaded.state === 'loading') return <p aria-busy="true">Loading run {runId}…</p>;
+  if (loaded.state === 'error')
+    return (
+      <p class="error" role="alert">
+        Could not load run {runId}: {loaded.message}
+      </p>
+    );
+  const r = loaded.data;
+  const s = r.summary;
+  const resources = s.resources ?? [];
+  return (
+    <section aria-labelledby="run-title">
+      <h1 id="run-title" class="view-title">
+        Run {r.runId}
+      </h1>
+      <p>
+        <a {...linkProps({ view: 'site', site: r.site }, go)}>{r.site}</a> /{' '}
+        <a
+          {...linkProps(
+            { view: 'cell', site: r.site, environment: r.environment, component: r.component, status: null },
+            go,
+          )}
+        >
+          {r.environment} / {r.component}
+        </a>
+      </p>
+      <p>
+        <StatusBadge status={r.status} counts={r.counts} reason={r.reason} />
+      </p>
+      <dl class="facts">
+        <dt>Planned</dt>
+        <dd>
+          <RelTime iso={r.plannedAt} now={now} focusable /> by {r.agent}
+        </dd>
+        <dt>Received</dt>
+        <dd>{formatLag(r.plannedAt, r.receivedAt)}</dd>
+        {s.terraformVersion ? (
+          <>
+            <dt>Tool</dt>
+            <dd>{s.terraformVersion}</dd>
+          </>
+        ) : null}
+        {s.git ? (
+          <>
+            <dt>Commit</dt>
+            <dd>
+              <code>{s.git.commit.slice(0, 12)}</code>
+              {s.git.branch ? ` on ${s.git.branch}` : ''}
+              {s.git.dirty ? ' (dirty)' : ''}
+            </dd>
+          </>
+        ) : null}
+        {s.exitCode !== undefined ? (
+          <>
+            <dt>Exit code</dt>
+            <dd>{s.exitCode}</dd>
+          </>
+        ) : null}
+      </dl>
+      {s.reason ? (
+        <section class="failure" aria-label="Failure">
+          <h2>Reason</h2>
+          <p>
+            <code>{s.reason}</code>
+          </p>
+          {s.errorExcerpt ? <pre class="excerpt">{s.errorExcerpt}</pre> : null}
+        </section>
+      ) : null}
+      {!r.detailAvailable ? (
+        <p class="banner" role="note">
+          The resource detail has not arrived from the site yet; counts above are from the summary.
+        </p>
+      ) : null}
+      <ResourceTable
+        title="Drift (changed outside Terraform)"
+        resources={resources.filter((x) => x.drift)}
+        empty="No drift found."
+      />
+      <ResourceTable
+        title="Proposed changes"
+        resources={resources.filter((x) => !x.drift)}
+        empty="No changes proposed."
+      />
+      {s.outputChanges?.length ? (
+        <>
+          <h2>Outputs that change</h2>
+          <p>{s.outputChanges.join(', ')}</p>
+        </>
+      ) : null}
+      <PlanNow site={r.site} environment={r.environment} component={r.component} />
+    </section>
+  );
+}

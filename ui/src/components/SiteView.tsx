@@ -1,0 +1,104 @@
+import type { Route } from '../core/route.js';
+import { formatOffset } from '../core/time.js';
+import { useLoad } from '../hooks/useLoad.js';
+import { useNow } from '../hooks/useNow.js';
+import { linkProps } from '../hooks/useRoute.js';
+import { useServices } from '../services.js';
+import { CellBody } from './CellBody.js';
+import { RelTime } from './RelTime.js';
+
+const dash = '—';
+
+/** One site: contact, clock offset, agents, queue, windows, upstream, and its cells. */
+export function SiteView({ site, go }: { site: string; go: (r: Route) => void }) {
+  const { api } = useServices();
+  const now = useNow();
+  const [loaded] = useLoad(() => api.site(site), [api, site]);
+  if (loaded.state === 'loading') return <p aria-busy="true">Loading site {site}…</p>;
+  if (loaded.state === 'error')
+    return (
+      <p class="error" role="alert">
+        Could not load site {site}: {loaded.message}
+      </p>
+    );
+  const s = loaded.data;
+  const cells = [...s.matrix].sort((a, b) =>
+    `${a.environment}/${a.component}` < `${b.environment}/${b.component}` ? -1 : 1,
+  );
+  return (
+    <section aria-labelledby="site-title">
+      <h1 id="site-title" class="view-title">
+        Site {s.site}{' '}
+        {s.unreachable ? (
+          <span class="mark mark-unreachable">unreachable</span>
+        ) : (
+          <span class="muted">reachable</span>
+        )}
+      </h1>
+      <dl class="facts">
+        <dt>Last contact</dt>
+        <dd>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} focusable /> : 'never'}</dd>
+        <dt>Expected contact every</dt>
+        <dd>
+          {s.expectedContactIntervalS !== null ? `${Math.round(s.expectedContactIntervalS / 60)} min` : dash}
+        </dd>
+        <dt>Clock offset</dt>
+        <dd>{formatOffset(s.clockOffsetMs)}</dd>
+        <dt>Upstream</dt>
+        <dd>{s.upstream ?? dash}</dd>
+        <dt>Contact windows</dt>
+        <dd>{s.contactWindows.length ? s.contactWindows.join('; ') : dash}</dd>
+      </dl>
+      <h2>Agents</h2>
+      <table class="table">
+        <thead>
+          <tr>
+            <th scope="col">agent</th>
+            <th scope="col">version</th>
+            <th scope="col">last contact</th>
+            <th scope="col">queue depth</th>
+            <th scope="col">oldest unsent</th>
+            <th scope="col">clock offset</th>
+          </tr>
+        </thead>
+        <tbody>
+          {s.agents.map((a) => (
+            <tr key={a.agent}>
+              <td>
+                {a.agent}
+                {a.revokedAt ? <span class="mark"> revoked</span> : null}
+              </td>
+              <td>{a.version ?? dash}</td>
+              <td>{a.lastContactAt ? <RelTime iso={a.lastContactAt} now={now} focusable /> : 'never'}</td>
+              <td>{a.queueDepth ?? dash}</td>
+              <td>{a.oldestUnsentAt ? <RelTime iso={a.oldestUnsentAt} now={now} focusable /> : dash}</td>
+              <td>{formatOffset(a.clockOffsetMs)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>Cells</h2>
+      <ul class="cell-list">
+        {cells.map((c) => (
+          <li key={`${c.environment}/${c.component}`}>
+            <a
+              {...linkProps(
+                {
+                  view: 'cell',
+                  site: s.site,
+                  environment: c.environment,
+                  component: c.component,
+                  status: null,
+                },
+                go,
+              )}
+            >
+              {c.environment} / {c.component}
+            </a>
+            <CellBody cell={c} now={now} unreachableSince={s.unreachable ? s.lastContactAt : null} />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,41 @@
+import type { MatrixCell } from '@driftline/protocol';
+
+export function cellId(site: string, environment: string, component: string): string {
+  return `${site}\u0000${environment}\u0000${component}`;
+}
+
+/**
+ * The matrix as a map keyed by (site, environment, component). A live update of a known cell is O(1)
+ * and leaves the row layout alone; only a new cell changes the layout (`layoutVersion`).
+ */
+export class CellStore {
+  private readonly cells = new Map<string, MatrixCell>();
+  layoutVersion = 0;
+  version = 0;
+
+  constructor(cells: readonly MatrixCell[] = []) {
+    for (const c of cells) this.cells.set(cellId(c.site, c.environment, c.component), c);
+  }
+
+  get(site: string, environment: string, component: string): MatrixCell | undefined {
+    return this.cells.get(cellId(site, environment, component));
+  }
+
+  /** Applies a `cell-updated` event; answers whether the cell was new (the layout changed). */
+  upsert(cell: MatrixCell): 'added' | 'updated' {
+    const id = cellId(cell.site, cell.environment, cell.component);
+    const known = this.cells.has(id);
+    this.cells.set(id, cell);
+    this.version++;
+    if (!known) this.layoutVersion++;
+    return known ? 'updated' : 'added';
+  }
+
+  all(): IterableIterator<MatrixCell> {
+    return this.cells.values();
+  }
+
+  get size(): number {
+    return this.cells.size;
+  }
+}

@@ -1,0 +1,109 @@
+import { type CellStatus, CellStatusSchema } from '@driftline/protocol';
+
+/**
+ * Every view is a URL (issue 7.4): the hub serves the UI at `/`, so the view and its filters live in the
+ * query string (`/?view=site&site=ship-7`), which any static server answers with index.html.
+ */
+
+export interface Filters {
+  /** Exact site id, or '' for all. */
+  site: string;
+  /** Exact environment, or '' for all. */
+  environment: string;
+  /** Free text matched against component names (case-insensitive substring). */
+  q: string;
+  status: CellStatus | null;
+  staleOnly: boolean;
+  /** ISO time for the point-in-time matrix, or null for now. */
+  at: string | null;
+}
+
+export type Route =
+  | { view: 'matrix'; filters: Filters; pivot: string | null }
+  | { view: 'site'; site: string }
+  | { view: 'cell'; site: string; environment: string; component: string; status: CellStatus | null }
+  | { view: 'run'; runId: string };
+
+export const NO_FILTERS: Filters = {
+  site: '',
+  environment: '',
+  q: '',
+  status: null,
+  staleOnly: false,
+  at: null,
+};
+
+function statusParam(v: string | null): CellStatus | null {
+  const parsed = CellStatusSchema.safeParse(v);
+  return parsed.success ? parsed.data : null;
+}
+
+function atParam(v: string | null): string | null {
+  if (!v) return null;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? null : new Date(t).toISOString();
+}
+
+/** Reads a route from a query string; unknown or malformed parameters fall back to defaults. */
+export function parseRoute(search: string): Route {
+  const p = new URLSearchParams(search);
+  const view = p.get('view') ?? 'matrix';
+  if (view === 'site' && p.get('site')) return { view: 'site', site: p.get('site')! };
+  if (view === 'cell' && p.get('site') && p.get('env') && p.get('comp')) {
+    return {
+      view: 'cell',
+      site: p.get('site')!,
+      environment: p.get('env')!,
+      component: p.get('comp')!,
+      status: statusParam(p.get('status')),
+    };
+  }
+  if (view === 'run' && p.get('run')) return { view: 'run', runId: p.get('run')! };
+  return {
+    view: 'matrix',
+    pivot: p.get('pivot') || null,
+    filters: {
+      site: p.get('site') ?? '',
+      environment: p.get('env') ?? '',
+      q: p.get('q') ?? '',
+      status: statusParam(p.get('status')),
+      staleOnly: p.get('stale') === '1',
+      at: atParam(p.get('at')),
+    },
+  };
+}
+
+/** The query string (with leading `?`, or '' for the default view) for a route. */
+export function formatRoute(route: Route): string {
+  const p = new URLSearchParams();
+  switch (route.view) {
+    case 'matrix': {
+      const f = route.filters;
+      if (route.pivot) p.set('pivot', route.pivot);
+      if (f.site) p.set('site', f.site);
+      if (f.environment) p.set('env', f.environment);
+      if (f.q) p.set('q', f.q);
+      if (f.status) p.set('status', f.status);
+      if (f.staleOnly) p.set('stale', '1');
+      if (f.at) p.set('at', f.at);
+      break;
+    }
+    case 'site':
+      p.set('view', 'site');
+      p.set('site', route.site);
+      break;
+    case 'cell':
+      p.set('view', 'cell');
+      p.set('site', route.site);
+      p.set('env', route.environment);
+      p.set('comp', route.component);
+      if (route.status) p.set('status', route.status);
+      break;
+    case 'run':
+      p.set('view', 'run');
+      p.set('run', route.runId);
+      break;
+  }
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
