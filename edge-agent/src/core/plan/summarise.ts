@@ -1,0 +1,148 @@
+import { ACTIONS, type PlanCounts, type PlanStatus, type PlanSummary, type ResourceChange } from '@driftline/protocol';
+import { changedPaths } from './changedPaths.js';
+import type { PlanJson, PlanResourceChange } from './planJson.js';
+
+const KNOWN_ACTIONS = new Set<string>(ACTIONS);
+const REASON = /^[a-z0-9_]{1,64}$/;
+const TF_VERSION = /^\d{1,4}\.\d{1,4}\.\d{1,4}(?:-[A-Za-z0-9.]{1,32})?$/;
+const FORMAT_VERSION = /^\d{1,4}\.\d{1,4}$/;
+
+export interface BuildContext {
+  component: string;
+  environment: string;
+  startedAt: string;
+  finishedAt: string;
+  /** Attribute names treated as sensitive on top of Terraform's own markers. */
+  sensitiveNames: ReadonlySet<string>;
+}
+
+function entry(rc: PlanResourceChange, drift: boolean, sensitiveNames: ReadonlySet<string>): ResourceChange {
+  const actions = (rc.change?.actions ?? []).filter((a) => typeof a === 'string' && KNOWN_ACTIONS.has(a));
+  const r: ResourceChange = {
+    address: String(rc.address ?? ''),
+    type: String(rc.type ?? ''),
+    actions,
+    drift,
+    changedAttributes: changedPaths(rc.change, sensitiveNames),
+  };
+  if (typeof rc.module_address === 'string') r.module = rc.module_address;
+  if (typeof rc.name === 'string') r.name = rc.name;
+  if (typeof rc.provider_name === 'string') r.provider = rc.provider_name;
+  if (typeof rc.action_reason === 'string' && REASON.test(rc.action_reason)) r.reason = rc.action_reason;
+  if (typeof rc.previous_address === 'string') r.previousAddress = rc.previous_address;
+  if (rc.change?.importing !== undefined && rc.change.importing !== null) r.importing = true;
+  return r;
+}
+
+/** Terraform before 0.14 listed every root output as `create`, so outputs then say nothing about changes. */
+function outputsMeanChanges(terraformVersion: string | undefined): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(terraformVersion ?? '');
+  return !m || Number(m[1]) > 0 || Number(m[2]) >= 14;
+}
+
+/** Counts as Terraform's "Plan:" line does: a replace is also one add and one destroy. */
+export function countChanges(changes: readonly ResourceChange[], drift: number): PlanCounts {
+  const counts: PlanCounts = { add: 0, change: 0, destroy: 0, replace: 0, import: 0, drift };
+  for (const r of changes) {
+    const create = r.actions.includes('create');
+    const del = r.actions.includes('delete');
+    if (create) counts.add++;
+    if (del) counts.destroy++;
+    if (create && del) counts.replace++;
+    if (r.actions.length === 1 && r.actions[0] === 'update') counts.change++;
+    if (r.importing) counts.import++;
+  }
+  return counts;
+}
+
+function proposes(r: ResourceChange): boolean {
+  return r.actions.some((a) => a !== 'no-op' && a !== 'read') || r.previousAddress !== undefined || r.importing === true;
+}
+
+/**
+ * The allow-listed projection of a plan (DESIGN step 3): names, types, actions, counts and attribute
+ * paths. No value from variables, before/after, planned_values, prior_state, output_changes,
+ * resource_drift or configuration is copied. Not yet scanned and not yet hashed.
+ */
+export function buildSummary(plan: PlanJson, ctx: BuildContext): PlanSummary {
+  const changes = (plan.resource_changes ?? [])
+    .filter((rc) => rc && typeof rc === 'object')
+    .map((rc) => entry(rc, false, ctx.sensitiveNames))
+    .filter((r) => proposes(r) || r.actions.includes('read'));
+  const drift = (plan.resource_drift ?? [])
+    .filter((rc) => rc && typeof rc === 'object')
+    .map((rc) => entry(rc, true, ctx.sensitiveNames));
+  const outputChanges = outputsMeanChanges(plan.terraform_version)
+    ? Object.entries(plan.output_changes ?? {})
+        .filter(([, c]) => (c?.actions ?? []).some((a) => a !== 'no-op'))
+        .map(([name]) => name)
+        .sort()
+    : [];
+  let status: PlanStatus = 'clean';
+  if (changes.some(proposes) || outputChanges.length > 0) status = 'changes';
+  else if (drift.length > 0) status = 'drift';
+  const summary: PlanSummary = {
+    component: ctx.component,
+    environment: ctx.environment,
+    status,
+    counts: countChanges(changes, drift.length),
+    resources: [...changes, ...drift],
+    outputChanges,
+    startedAt: ctx.startedAt,
+    finishedAt: ctx.finishedAt,
+  };
+  if (plan.errored === true) {
+    summary.status = 'failed';
+    summary.reason = 'plan-errored';
+  }
+  if (typeof plan.errored === 'boolean') summary.errored = plan.errored;
+  if (typeof plan.applyable === 'boolean') summary.applyable = plan.applyable;
+  if (typeof plan.complete === 'boolean') summary.complete = plan.complete;
+  if (typeof plan.terraform_version === 'string' && TF_VERSION.test(plan.terraform_version)) {
+    summary.terraformVersion = plan.terraform_version;
+  }
+  if (FORMAT_VERSION.test(plan.format_version)) summary.formatVersion = plan.format_version;
+  return summary;
+}
+
+/** Names the summary carries by construction (see `collectSecretValues`'s `exempt`). */
+export function structuralNames(plan: PlanJson, ctx: { component: string; environment: string }): Set<string> {
+  const names = new Set<string>([ctx.component, ctx.environment, ...Object.keys(plan.output_changes ?? {})]);
+  for (const rc of [...(plan.resource_changes ?? []), ...(plan.resource_drift ?? [])]) {
+    if (!rc || typeof rc !== 'object') continue;
+    if (typeof rc.type === 'string') names.add(rc.type);
+    if (typeof rc.name === 'string') names.add(rc.name);
+    for (const addr of [rc.address, rc.previous_address]) {
+      if (typeof addr !== 'string') continue;
+      for (const m of addr.matchAll(/module\.([A-Za-z0-9_-]+)/g)) names.add(m[1] as string);
+      for (const m of addr.matchAll(/\["((?:[^"\\]|\\.)*)"\]/g)) {
+        try {
+          names.add(JSON.parse(`"${m[1]}"`) as string);
+        } catch {
+          // an unparseable key is simply not exempted: the scan stays strict
+        }
+      }
+    }
+  }
+  return names;
+}
+
+/** The strings of a summary that came from the plan: what a leaked plan value could hide in. */
+export function planDerivedText(summary: PlanSummary): string {
+  const parts: string[] = [...(summary.outputChanges ?? [])];
+  for (const r of summary.resources ?? []) {
+    parts.push(r.address, r.type, ...r.changedAttributes);
+    for (const s of [r.module, r.name, r.provider, r.reason, r.previousAddress]) if (s !== undefined) parts.push(s);
+  }
+  if (summary.errorExcerpt !== undefined) parts.push(summary.errorExcerpt);
+  return parts.join('\n');
+}
+
+/** Every string of a summary except the agent's own hex ids and timestamps. */
+export function allText(summary: PlanSummary): string {
+  const parts: string[] = [summary.component, summary.environment, planDerivedText(summary)];
+  for (const s of [summary.reason, summary.terraformVersion, summary.formatVersion, summary.git?.branch]) {
+    if (s !== undefined) parts.push(s);
+  }
+  return parts.join('\n');
+}

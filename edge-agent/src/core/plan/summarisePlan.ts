@@ -1,0 +1,111 @@
+import { type GitInfoSchema, type PlanSummary, PlanSummarySchema, type Sha256 } from '@driftline/protocol';
+import type { z } from 'zod';
+import { BUILTIN_RULES, type SecretRule } from '../redact/rules.js';
+import { type SecretValue, scanForSecrets } from '../redact/scan.js';
+import { collectSecretValues } from '../redact/secretValues.js';
+import { canonicalDetail, sha256Hex } from './canonical.js';
+import { asPlanJson } from './planJson.js';
+import { allText, buildSummary, planDerivedText, structuralNames } from './summarise.js';
+
+export interface SummariseContext {
+  component: string;
+  environment: string;
+  startedAt: string;
+  finishedAt: string;
+  git?: z.infer<typeof GitInfoSchema>;
+  exitCode?: number;
+  /** Attribute names to treat as sensitive on top of Terraform's markers (config `redaction.sensitiveAttributes`). */
+  sensitiveAttributes?: readonly string[];
+  /** Shape rules; defaults to the built-in ones. */
+  rules?: readonly SecretRule[];
+  /** Further values that must not leave (the component's environment variables, …). */
+  extraSecrets?: readonly SecretValue[];
+}
+
+export type SummariseResult =
+  | {
+      ok: true;
+      /** What leaves the site. `redaction-failed` carries only names, times, status and the rule. */
+      summary: PlanSummary;
+      /** The canonical redacted detail whose sha256 is `summary.planHash`; absent when redaction failed. */
+      canonical?: string;
+      /** The rule that hit, when the scan failed closed. Log this name, never a value. */
+      redactionHit?: string;
+    }
+  | { ok: false; reason: 'not-a-plan' | 'unsupported-format'; message: string };
+
+/** The only facts that leave when the scan hits (issue 3 item 4). */
+export function redactionFailed(
+  ctx: { component: string; environment: string; startedAt: string; finishedAt: string },
+  rule: string,
+): PlanSummary {
+  return {
+    component: ctx.component,
+    environment: ctx.environment,
+    status: 'redaction-failed',
+    reason: rule.slice(0, 200),
+    startedAt: ctx.startedAt,
+    finishedAt: ctx.finishedAt,
+  };
+}
+
+/**
+ * Scans a finished summary (values from the plan and the environment against its plan-derived text,
+ * shapes against all of its text) and, when clean, stamps `planHash`. Fails closed.
+ */
+export function sealSummary(
+  summary: PlanSummary,
+  secrets: readonly SecretValue[],
+  rules: readonly SecretRule[],
+): { ok: true; summary: PlanSummary; canonical: string } | { ok: false; hit: string } {
+  const byValue = scanForSecrets(planDerivedText(summary), secrets, []);
+  if (!byValue.ok) return byValue;
+  const byShape = scanForSecrets(allText(summary), [], rules);
+  if (!byShape.ok) return byShape;
+  const canonical = canonicalDetail(summary);
+  const sealed: PlanSummary = { ...summary, planHash: sha256Hex(canonical) as Sha256 };
+  return { ok: true, summary: PlanSummarySchema.parse(sealed), canonical };
+}
+
+/** Plan JSON (already parsed) → a redacted, scanned, hashed `PlanSummary`. */
+export function summarisePlan(planJson: unknown, ctx: SummariseContext): SummariseResult {
+  const shaped = asPlanJson(planJson);
+  if (!shaped.ok) return { ok: false, reason: shaped.reason, message: shaped.message };
+  const plan = shaped.plan;
+  const sensitiveNames = new Set(ctx.sensitiveAttributes ?? []);
+  const summary = buildSummary(plan, { ...ctx, sensitiveNames });
+  if (ctx.git) summary.git = ctx.git;
+  if (ctx.exitCode !== undefined) summary.exitCode = ctx.exitCode;
+  const secrets = [
+    ...collectSecretValues(plan, sensitiveNames, structuralNames(plan, ctx)),
+    ...(ctx.extraSecrets ?? []),
+  ];
+  const sealed = sealSummary(summary, secrets, ctx.rules ?? BUILTIN_RULES);
+  if (!sealed.ok) return { ok: true, summary: redactionFailed(ctx, sealed.hit), redactionHit: sealed.hit };
+  return { ok: true, summary: sealed.summary, canonical: sealed.canonical };
+}
+
+/** Text → JSON, with a one-line reason when it is not JSON at all or is cut short. */
+export function parsePlanText(text: string): { ok: true; value: unknown } | { ok: false; reason: 'not-a-plan'; message: string } {
+  const trimmed = text.trimStart();
+  if (trimmed === '') return { ok: false, reason: 'not-a-plan', message: 'the input is empty; expected plan JSON' };
+  if (trimmed[0] !== '{') {
+    return { ok: false, reason: 'not-a-plan', message: 'the input is not JSON (it does not start with "{"); expected plan JSON' };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    // V8's message quotes the input around the error: never print it, it may hold a secret.
+    const msg = e instanceof Error ? e.message : String(e);
+    const at = /position (\d+)/.exec(msg)?.[1];
+    const truncated =
+      /end of (JSON )?input|Unterminated/i.test(msg) || (at !== undefined && Number(at) >= text.trimEnd().length);
+    return {
+      ok: false,
+      reason: 'not-a-plan',
+      message: truncated
+        ? 'the JSON ends early (truncated?); re-run `terraform show -json <planfile>`'
+        : `the input is not valid JSON${at ? ` (error at byte ${at})` : ''}; expected plan JSON`,
+    };
+  }
+}
