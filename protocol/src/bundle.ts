@@ -48,7 +48,7 @@ export const BundleHeaderSchema = z.strictObject({
 });
 export type BundleHeader = z.infer<typeof BundleHeaderSchema>;
 
-const Bytes = z.instanceof(Uint8Array);
+const Bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected a byte string');
 
 /** A blob the source holds and will upload (by tus); the hub fetches nothing, it waits for it. */
 export const BlobAnnouncementSchema = z.strictObject({
