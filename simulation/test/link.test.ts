@@ -97,7 +97,10 @@ describe('link emulator', () => {
     await until(
       async () =>
         open(link.port).then(
-          (s) => (s.destroy(), true),
+          (s) => {
+            s.destroy();
+            return true;
+          },
           () => false,
         ),
       3000,

@@ -177,7 +177,10 @@ export class LinkProxy {
 
   private onConnection(sock: Socket): void {
     this.counts.total++;
-    if (this.isUp) return this.open(sock);
+    if (this.isUp) {
+      this.open(sock);
+      return;
+    }
     if (this.settingsNow.whenDown === 'hang' && this.hung.size < this.settingsNow.maxHungConnections) {
       // A hung connection is accepted but never read until the link comes up, like a SYN left unanswered.
       sock.pause();

@@ -27,7 +27,7 @@ export function describeSchedule(s: Schedule | null): string {
 }
 
 function fmt(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms > 0 && ms < 1000) return `${Math.round(ms)}ms`;
   let s = Math.round(ms / 1000);
   const h = Math.floor(s / 3600);
   s -= h * 3600;
