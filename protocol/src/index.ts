@@ -6,6 +6,7 @@ export * from './bytes.js';
 export * from './cbor.js';
 export * from './codec.js';
 export * from './codec-error.js';
+export * from './enrolment.js';
 export * from './errors.js';
 export * from './hop.js';
 export * from './ids.js';

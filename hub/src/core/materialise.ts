@@ -1,0 +1,137 @@
+import type * as A from '@automerge/automerge';
+import { type AgentDoc, AgentFactsSchema, DocCellSchema, DocRunSchema } from '@driftline/protocol';
+import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
+
+/** What changed in a document between two sets of heads, read from Automerge's patches. */
+export function touched(patches: readonly A.Patch[]): {
+  runs: Set<string>;
+  cells: Set<string>;
+  facts: boolean;
+} {
+  const runs = new Set<string>();
+  const cells = new Set<string>();
+  let facts = false;
+  for (const p of patches) {
+    const [top, key] = p.path;
+    if (top === 'runs' && typeof key === 'string') runs.add(key);
+    else if (top === 'cells' && typeof key === 'string') cells.add(key);
+    else if (top === 'facts') facts = true;
+  }
+  return { runs, cells, facts };
+}
+
+export interface Materialised {
+  runs: RunRow[];
+  /** Cell rows as the document now says; the caller decides against the hub's current row. */
+  cells: Omit<CellRow, 'staleNotifiedFor'>[];
+  facts: Partial<AgentRow> | null;
+  /** Entries of the document that failed their schema: skipped, named here for the log. */
+  invalid: string[];
+}
+
+/**
+ * Turns the touched parts of an agent document into hub rows. Agent times are corrected by
+ * `offsetMs` (T2); `receivedAt` is the hub's `now` (T1).
+ */
+export function materialise(
+  doc: A.Doc<AgentDoc>,
+  what: ReturnType<typeof touched>,
+  ctx: {
+    site: string;
+    agent: string;
+    docId: string;
+    now: number;
+    offsetMs: number;
+    prevPlanHash: (key: string) => string | null;
+  },
+): Materialised {
+  const invalid: string[] = [];
+  const toHub = (t: number) => t - ctx.offsetMs;
+  const runs: RunRow[] = [];
+  for (const id of what.runs) {
+    const parsed = DocRunSchema.safeParse(doc.runs?.[id]);
+    if (!parsed.success) {
+      if (doc.runs?.[id] !== undefined) invalid.push(`runs.${id}`);
+      continue;
+    }
+    const r = parsed.data;
+    const planHash = r.summary.planHash ?? null;
+    runs.push({
+      runId: r.runId,
+      site: ctx.site,
+      agent: ctx.agent,
+      environment: r.environment,
+      component: r.component,
+      status: r.summary.status,
+      counts: r.summary.counts ?? null,
+      reason: r.summary.reason ?? null,
+      plannedAt: toHub(Date.parse(r.summary.finishedAt)),
+      receivedAt: ctx.now,
+      unchanged: planHash !== null && planHash === ctx.prevPlanHash(`${r.environment}/${r.component}`),
+      summary: r.summary,
+      detailBlob: r.detailBlob ?? null,
+      docId: ctx.docId,
+    });
+  }
+  const factsParsed = doc.facts ? AgentFactsSchema.safeParse(doc.facts) : null;
+  if (factsParsed && !factsParsed.success) invalid.push('facts');
+  const facts = factsParsed?.success ? factsParsed.data : null;
+  const cells: Materialised['cells'] = [];
+  const cellKeys = what.facts ? new Set([...what.cells, ...Object.keys(doc.cells ?? {})]) : what.cells;
+  for (const key of cellKeys) {
+    const parsed = DocCellSchema.safeParse(doc.cells?.[key]);
+    if (!parsed.success) {
+      if (doc.cells?.[key] !== undefined) invalid.push(`cells.${key}`);
+      continue;
+    }
+    const c = parsed.data;
+    cells.push({
+      site: ctx.site,
+      environment: c.environment,
+      component: c.component,
+      agent: ctx.agent,
+      status: c.status,
+      counts: c.counts ?? null,
+      reason: c.reason ?? null,
+      runId: c.runId,
+      plannedAt: toHub(c.plannedAt),
+      receivedAt: ctx.now,
+      expectedIntervalS: facts?.cadenceS[key] ?? null,
+      planHash: c.planHash ?? null,
+    });
+  }
+  return {
+    runs,
+    cells,
+    facts:
+      what.facts && facts
+        ? {
+            version: facts.version,
+            cadenceS: { ...facts.cadenceS },
+            contactIntervalS: facts.contactIntervalS ?? null,
+            contactWindows: [...(facts.contactWindows ?? [])],
+            queueDepth: facts.queueDepth,
+            oldestUnsentAt: facts.oldestUnsentAt !== undefined ? toHub(facts.oldestUnsentAt) : null,
+            upstream: facts.upstream ?? null,
+          }
+        : null,
+    invalid,
+  };
+}
+
+/**
+ * Whether a document's cell row replaces the hub's current one: the same agent's newer word always
+ * does; another agent of the site only with a later plan (two agents planning one cell).
+ */
+export function replacesCell(
+  prev: CellRow | null,
+  next: Omit<CellRow, 'staleNotifiedFor'>,
+  cellTouched: boolean,
+): boolean {
+  if (!prev) return true;
+  // Only the declared cadence changed: not a new fact, so not a new history row either.
+  if (!cellTouched) return prev.agent === next.agent && prev.expectedIntervalS !== next.expectedIntervalS;
+  // The agent is its document's only writer, so the merged document holds its latest word.
+  if (prev.agent === next.agent) return true;
+  return next.plannedAt > prev.plannedAt;
+}

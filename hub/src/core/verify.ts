@@ -1,0 +1,100 @@
+import {
+  type DecodedBundle,
+  type DocDeltaPayload,
+  decodeBundle,
+  decodePayload,
+  type ErrorCode,
+  parseDocId,
+  publicKeyFromText,
+  verifyBundle,
+} from '@driftline/protocol';
+import type { AgentRow } from '../ports/HubStore.js';
+
+/** Why a bundle was refused; also the label of the refusal counter. */
+export type RefusalReason =
+  | 'bad-bundle'
+  | 'unsupported-version'
+  | 'unknown-kind'
+  | 'wrong-kind'
+  | 'unknown-agent'
+  | 'revoked-agent'
+  | 'bad-signature'
+  | 'agent-mismatch';
+
+export type Verified =
+  | {
+      ok: true;
+      bundle: DecodedBundle;
+      payload: DocDeltaPayload;
+      agent: AgentRow;
+      doc: { id: string; site: string; agent: string; epoch: number };
+    }
+  | { ok: false; bundleId: string | null; reason: RefusalReason; code: ErrorCode; message: string };
+
+const CODE: Record<RefusalReason, ErrorCode> = {
+  'bad-bundle': 'bad-bundle',
+  'unsupported-version': 'unsupported-version',
+  'unknown-kind': 'unknown-kind',
+  'wrong-kind': 'unprocessable',
+  'unknown-agent': 'unknown-agent',
+  'revoked-agent': 'revoked-agent',
+  'bad-signature': 'bad-signature',
+  'agent-mismatch': 'forbidden',
+};
+
+export function refuse(bundleId: string | null, reason: RefusalReason, message: string): Verified {
+  return { ok: false, bundleId, reason, code: CODE[reason], message };
+}
+
+/** Imported public keys, by their one-line text (a re-enrolled key is a new entry). */
+export class KeyCache {
+  private readonly keys = new Map<string, Promise<CryptoKey>>();
+  get(text: string): Promise<CryptoKey> {
+    let k = this.keys.get(text);
+    if (!k) {
+      k = publicKeyFromText(text);
+      this.keys.set(text, k);
+    }
+    return k;
+  }
+}
+
+/**
+ * Checks a bundle meant for the hub (DESIGN S4): a doc-delta from an enrolled, unrevoked agent,
+ * signed by its pinned key, about a document of that same agent. Nothing is stored here.
+ */
+export async function verifyDocDelta(
+  bytes: Uint8Array,
+  lookup: (site: string, agent: string) => Promise<AgentRow | null>,
+  keys: KeyCache,
+): Promise<Verified> {
+  const decoded = decodeBundle(bytes);
+  if (!decoded.ok) return refuse(null, decoded.error.code, decoded.error.message);
+  const b = decoded.value;
+  const id = b.header.id;
+  if (b.header.kind !== 'doc-delta') {
+    return refuse(id, 'wrong-kind', `the hub takes doc-delta bundles upstream, not '${b.header.kind}'`);
+  }
+  const src = b.header.source;
+  if (src === 'hub' || !src.agent) {
+    return refuse(id, 'agent-mismatch', 'a doc-delta must name its agent as source {site, agent}');
+  }
+  const who = `${src.site}/${src.agent}`;
+  const agent = await lookup(src.site, src.agent);
+  if (!agent) return refuse(id, 'unknown-agent', `agent '${who}' is not enrolled`);
+  if (agent.revokedAt !== null) return refuse(id, 'revoked-agent', `agent '${who}' was revoked`);
+  if (!(await verifyBundle(b, await keys.get(agent.publicKey)))) {
+    return refuse(id, 'bad-signature', `signature does not match enrolled key for agent '${who}'`);
+  }
+  const payload = decodePayload('doc-delta', b.payload);
+  if (!payload.ok) return refuse(id, 'bad-bundle', payload.error.message);
+  const doc = b.header.doc ? parseDocId(b.header.doc) : null;
+  if (!doc || doc.site !== src.site || doc.agent !== src.agent || doc.epoch !== payload.value.epoch) {
+    return refuse(
+      id,
+      'agent-mismatch',
+      `agent '${who}' may not write document '${b.header.doc ?? '(none)'}' epoch ${payload.value.epoch}`,
+    );
+  }
+  return { ok: true, bundle: b, payload: payload.value, agent, doc: { id: b.header.doc as string, ...doc } };
+}

@@ -1,0 +1,156 @@
+import * as A from '@automerge/automerge';
+import {
+  type AgentDoc,
+  type BundleHeader,
+  cryptoRandomBytes,
+  docId,
+  encodeBundle,
+  generateSigningKeyPair,
+  monotonicUlid,
+  type PlanStatus,
+  publicKeyToText,
+  type SigningKeyPair,
+} from '@driftline/protocol';
+
+/**
+ * A small stand-in for the edge agent: a real Automerge document in protocol's AgentDoc shape and
+ * signed doc-delta bundles of `saveSince(doc, ackedHeads)`, as the agent sends them.
+ */
+export class AgentSim {
+  doc: A.Doc<AgentDoc>;
+  acked: A.Heads = [];
+  private readonly ids: () => string;
+
+  private constructor(
+    readonly site: string,
+    readonly agent: string,
+    readonly keys: SigningKeyPair,
+    readonly clock: { now: () => number },
+    readonly epoch = 1,
+  ) {
+    this.ids = monotonicUlid(() => clock.now(), cryptoRandomBytes);
+    this.doc = A.from<AgentDoc>({ site, agent, epoch, cells: {}, runs: {} } as unknown as AgentDoc);
+  }
+
+  static async create(
+    site: string,
+    agent: string,
+    clock: { now: () => number },
+    epoch = 1,
+  ): Promise<AgentSim> {
+    return new AgentSim(site, agent, await generateSigningKeyPair(), clock, epoch);
+  }
+
+  get docId(): string {
+    return docId(this.site, this.agent, this.epoch);
+  }
+
+  publicKeyText(): Promise<string> {
+    return publicKeyToText(this.keys.publicKey);
+  }
+
+  /** Records one plan result for `environment/component`; returns its RunId. */
+  plan(
+    environment: string,
+    component: string,
+    status: PlanStatus = 'clean',
+    opts: { planHash?: string; cadenceS?: number; detailBlob?: string; queueDepth?: number } = {},
+  ): string {
+    const runId = this.ids();
+    const at = this.clock.now();
+    const iso = new Date(at).toISOString();
+    const counts = {
+      add: status === 'changes' ? 1 : 0,
+      change: 0,
+      destroy: 0,
+      replace: 0,
+      import: 0,
+      drift: status === 'drift' ? 1 : 0,
+    };
+    const key = `${environment}/${component}`;
+    this.doc = A.change(this.doc, (d) => {
+      d.runs[runId] = {
+        runId: runId as never,
+        environment,
+        component,
+        summary: {
+          component,
+          environment,
+          status,
+          ...(status === 'failed' ? { reason: 'exit-1' } : { counts }),
+          startedAt: new Date(at - 1000).toISOString(),
+          finishedAt: iso,
+          ...(opts.planHash ? { planHash: opts.planHash as never } : {}),
+        },
+        ...(opts.detailBlob ? { detailBlob: opts.detailBlob as never } : {}),
+        recordedAt: at,
+      };
+      d.cells[key] = {
+        environment,
+        component,
+        runId: runId as never,
+        status,
+        ...(status === 'failed' ? { reason: 'exit-1' } : { counts }),
+        plannedAt: at,
+        confirmations: 0,
+        ...(opts.planHash ? { planHash: opts.planHash as never } : {}),
+      };
+      const cadence = { ...(d.facts?.cadenceS ?? {}), [key]: opts.cadenceS ?? 3600 };
+      d.facts = {
+        version: '0.1.0',
+        cadenceS: cadence,
+        contactIntervalS: 600,
+        queueDepth: opts.queueDepth ?? 1,
+        reportedAt: at,
+      };
+    });
+    return runId;
+  }
+
+  /** A signed doc-delta of everything since the acknowledged heads (or since `from`). */
+  async delta(
+    opts: {
+      from?: A.Heads;
+      blobs?: { sha256: string; size: number; runId?: string }[];
+      signWith?: CryptoKey;
+      source?: { site: string; agent: string };
+      doc?: string;
+    } = {},
+  ): Promise<Uint8Array> {
+    const changes = A.saveSince(this.doc, opts.from ?? this.acked) as Uint8Array<ArrayBuffer>;
+    const header: BundleHeader & { kind: 'doc-delta' } = {
+      id: this.ids() as never,
+      kind: 'doc-delta',
+      source: (opts.source ?? { site: this.site, agent: this.agent }) as never,
+      destination: 'hub',
+      created: this.clock.now(),
+      lifetimeS: 86_400,
+      priority: 'status',
+      doc: opts.doc ?? this.docId,
+      heads: A.getHeads(this.doc),
+    };
+    return encodeBundle(
+      header,
+      {
+        epoch: this.epoch,
+        changes,
+        blobs: (opts.blobs ?? []).map((b) => ({
+          sha256: b.sha256 as never,
+          size: b.size,
+          contentType: 'application/vnd.driftline.plan-detail+json;encoding=br',
+          ...(b.runId ? { runId: b.runId as never } : {}),
+        })),
+      },
+      opts.signWith ?? this.keys.privateKey,
+    );
+  }
+}
+
+/** A clock tests move by hand. */
+export class TestClock {
+  constructor(public t = Date.parse('2025-06-01T12:00:00.000Z')) {}
+  now = (): number => this.t;
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateSigningKeyPair, type SigningKeyPair } from '@driftline/protocol';
+import { MemoryHubStore } from '../src/adapters/memory/MemoryHubStore.js';
+import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
+import { DocReplicas } from '../src/core/DocReplicas.js';
+import { enrol } from '../src/core/enrolment.js';
+import { Ingest } from '../src/core/Ingest.js';
+import type { RefusalReason } from '../src/core/verify.js';
+import type { HubStore } from '../src/ports/HubStore.js';
+import { ulidGen } from '../src/ports/IdGen.js';
+import type { AgentSim } from './agentSim.js';
+import { TestClock } from './agentSim.js';
+
+export interface Harness {
+  store: HubStore;
+  ingest: Ingest;
+  clock: TestClock;
+  hubKeys: SigningKeyPair;
+  refused: Partial<Record<RefusalReason, number>>;
+  enrol(a: AgentSim): Promise<void>;
+  /** Rebuilds the Ingest over the same store, as a restarted hub would. */
+  restart(): Ingest;
+  close(): Promise<void>;
+}
+
+export async function makeHarness(
+  kind: 'memory' | 'sqlite' = 'memory',
+  opts: { webhookUrls?: string[]; clock?: TestClock } = {},
+): Promise<Harness> {
+  const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'hub-ingest-')) : null;
+  const store: HubStore = dir ? new SqliteHubStore(join(dir, 'hub.db')) : new MemoryHubStore();
+  const clock = opts.clock ?? new TestClock();
+  const hubKeys = await generateSigningKeyPair();
+  const refused: Partial<Record<RefusalReason, number>> = {};
+  const build = () =>
+    new Ingest({
+      store,
+      clock,
+      ids: ulidGen(clock),
+      replicas: new DocReplicas(store),
+      hubPrivateKey: hubKeys.privateKey,
+      webhookUrls: opts.webhookUrls ?? [],
+      log: { warn: () => {} },
+      count: {
+        refused: (r) => {
+          refused[r] = (refused[r] ?? 0) + 1;
+        },
+        merged: () => {},
+      },
+      compactEvery: 4,
+    });
+  const h: Harness = {
+    store,
+    clock,
+    hubKeys,
+    refused,
+    ingest: build(),
+    async enrol(a) {
+      const r = await enrol(
+        store,
+        { site: a.site, agent: a.agent, key: await a.publicKeyText() },
+        clock.now(),
+      );
+      if (!r.ok) throw new Error(r.error);
+    },
+    restart() {
+      h.ingest = build();
+      return h.ingest;
+    },
+    async close() {
+      await store.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return h;
+}

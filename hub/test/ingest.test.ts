@@ -1,0 +1,176 @@
+import * as A from '@automerge/automerge';
+import { decodeBundle, decodePayload, verifyBundle } from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AgentSim } from './agentSim.js';
+import { type Harness, makeHarness } from './harness.js';
+
+const open: Harness[] = [];
+afterEach(async () => {
+  for (const h of open.splice(0)) await h.close();
+});
+async function harness(kind: 'memory' | 'sqlite' = 'sqlite') {
+  const h = await makeHarness(kind);
+  open.push(h);
+  return h;
+}
+const cellsOf = async (h: Harness) =>
+  (await h.store.listCells()).map((c) => ({
+    k: `${c.site}/${c.environment}/${c.component}`,
+    runId: c.runId,
+    status: c.status,
+  }));
+const runsOf = async (h: Harness, env: string, comp: string) =>
+  (await h.store.listRuns({ site: 'ship-7', environment: env, component: comp, limit: 100 })).map(
+    (r) => r.runId,
+  );
+
+describe('ingest', () => {
+  it('merges a doc-delta into runs, cells and sites and queues a signed ack with the hub heads', async () => {
+    const h = await harness();
+    const a = await AgentSim.create('ship-7', 'a1', h.clock);
+    await h.enrol(a);
+    const runId = a.plan('prod', 'net', 'drift', { cadenceS: 600 });
+    const delta = await a.delta();
+    h.clock.advance(5_000);
+    const receipts = await h.ingest.accept('relay-1', [delta]);
+    expect(receipts.map((r) => r.status)).toEqual(['stored']);
+
+    const cell = await h.store.getCell('ship-7', 'prod', 'net');
+    expect(cell).toMatchObject({ runId, status: 'drift', expectedIntervalS: 600, receivedAt: h.clock.now() });
+    // Offset estimate: created - received = -5s, so the plan time is read 5 s later on the hub's clock.
+    expect(cell?.plannedAt).toBe(h.clock.now());
+    expect(await h.store.getRun(runId)).toMatchObject({ status: 'drift', agent: 'a1' });
+    expect(await h.store.getSite('ship-7')).toMatchObject({
+      lastContactAt: h.clock.now(),
+      upstream: 'relay-1',
+    });
+    expect(await h.store.getAgent('ship-7', 'a1')).toMatchObject({
+      version: '0.1.0',
+      queueDepth: 1,
+      clockOffsetMs: -5000,
+    });
+
+    const [dl] = await h.store.readDownlink('ship-7', 0, 10);
+    const ack = decodeBundle(dl!.bytes);
+    if (!ack.ok) throw ack.error;
+    expect(await verifyBundle(ack.value, h.hubKeys.publicKey)).toBe(true);
+    const payload = decodePayload('ack', ack.value.payload);
+    expect(payload.ok && payload.value.heads).toEqual(A.getHeads(a.doc));
+  });
+
+  it('keeps one run row each when bundles arrive twice, reordered, or through two relays', async () => {
+    const inOrder = await harness('memory');
+    const shuffled = await harness('sqlite');
+    const a = await AgentSim.create('ship-7', 'a1', inOrder.clock);
+    await inOrder.enrol(a);
+    await shuffled.enrol(a);
+    const deltas: Uint8Array[] = [];
+    for (const [i, comp] of ['net', 'dns', 'net', 'db', 'net'].entries()) {
+      a.plan('prod', comp, i % 2 ? 'changes' : 'clean');
+      const heads = A.getHeads(a.doc);
+      deltas.push(await a.delta());
+      a.acked = heads; // the next delta carries only what is new, so reordering leaves gaps
+      inOrder.clock.advance(1000);
+    }
+    for (const d of deltas) await inOrder.ingest.accept('relay-1', [d]);
+
+    const reversed = [...deltas].reverse();
+    const r1 = await shuffled.ingest.accept('relay-1', [reversed[0]!, reversed[1]!, reversed[0]!]);
+    expect(r1.map((r) => r.status)).toEqual(['stored', 'stored', 'duplicate']);
+    expect(await runsOf(shuffled, 'prod', 'net')).toEqual([]); // changes wait for their dependencies
+    await shuffled.ingest.accept('relay-2', reversed.slice(2));
+    const again = await shuffled.ingest.accept('relay-2', deltas);
+    expect(again.every((r) => r.status === 'duplicate')).toBe(true);
+
+    expect(await runsOf(shuffled, 'prod', 'net')).toHaveLength(3);
+    expect(await runsOf(shuffled, 'prod', 'net')).toEqual(await runsOf(inOrder, 'prod', 'net'));
+    expect(await cellsOf(shuffled)).toEqual(await cellsOf(inOrder));
+    expect(await cellsOf(shuffled)).toHaveLength(3);
+  });
+
+  it('converges after a restart and after compaction of stored chunks', async () => {
+    const h = await harness('sqlite');
+    const a = await AgentSim.create('ship-7', 'a1', h.clock);
+    await h.enrol(a);
+    for (let i = 0; i < 6; i++) {
+      a.plan('prod', `c${i}`);
+      const heads = A.getHeads(a.doc);
+      await h.ingest.accept('direct', [await a.delta()]);
+      a.acked = heads;
+    }
+    expect((await h.store.docChunks(a.docId)).length).toBeLessThan(6);
+    h.restart();
+    a.plan('prod', 'c0', 'failed');
+    await h.ingest.accept('direct', [await a.delta({ from: [] })]);
+    expect(await h.store.listCells()).toHaveLength(6);
+    expect((await h.store.getCell('ship-7', 'prod', 'c0'))?.status).toBe('failed');
+    expect(await runsOf(h, 'prod', 'c0')).toHaveLength(2);
+  });
+
+  describe('refuses, counts and stores nothing', () => {
+    async function refusedCase(
+      make: (h: Harness, a: AgentSim, b: AgentSim) => Promise<Uint8Array>,
+      code: string,
+    ) {
+      const h = await harness();
+      const a = await AgentSim.create('ship-7', 'a1', h.clock);
+      const b = await AgentSim.create('ship-7', 'b2', h.clock);
+      a.plan('prod', 'net');
+      b.plan('prod', 'net', 'drift');
+      const bytes = await make(h, a, b);
+      const [r] = await h.ingest.accept('relay-1', [bytes]);
+      expect(r).toMatchObject({ status: 'rejected', code });
+      expect(await h.store.listCells()).toEqual([]);
+      expect(await h.store.docChunks(a.docId)).toEqual([]);
+      expect(await h.store.readDownlink('ship-7', 0, 10)).toEqual([]);
+      expect(await h.store.getSite('ship-7')).toBeNull();
+      return h;
+    }
+
+    it('an unenrolled agent', async () => {
+      const h = await refusedCase(async (_h, a) => a.delta(), 'unknown-agent');
+      expect(h.refused['unknown-agent']).toBe(1);
+    });
+    it('a revoked agent', async () => {
+      await refusedCase(async (h, a) => {
+        await h.enrol(a);
+        const { revoke } = await import('../src/core/enrolment.js');
+        await revoke(h.store, 'ship-7', 'a1', h.clock.now());
+        return a.delta();
+      }, 'revoked-agent');
+    });
+    it('a forged bundle (signed by another key)', async () => {
+      const h = await refusedCase(async (h, a, b) => {
+        await h.enrol(a);
+        return a.delta({ signWith: b.keys.privateKey });
+      }, 'bad-signature');
+      expect(h.refused['bad-signature']).toBe(1);
+    });
+    it('an altered bundle (one byte of the payload changed)', async () => {
+      await refusedCase(async (h, a) => {
+        await h.enrol(a);
+        const bytes = (await a.delta()).slice();
+        const at = bytes.length - 64 - 10;
+        bytes[at] = (bytes[at] as number) ^ 0xff;
+        return bytes;
+      }, 'bad-signature');
+    });
+    it("a bundle replayed from another agent (b2 sends a1's document)", async () => {
+      const h = await refusedCase(async (h, a, b) => {
+        await h.enrol(a);
+        await h.enrol(b);
+        return b.delta({ doc: a.docId });
+      }, 'forbidden');
+      expect(h.refused['agent-mismatch']).toBe(1);
+    });
+    it("an agent passing off another agent's changes as its own document", async () => {
+      await refusedCase(async (h, a, b) => {
+        await h.enrol(a);
+        await h.enrol(b);
+        const changes = A.saveSince(a.doc, []);
+        b.doc = A.loadIncremental(A.init(), changes);
+        return b.delta();
+      }, 'forbidden');
+    });
+  });
+});
