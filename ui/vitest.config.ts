@@ -1,7 +1,7 @@
 import { defineProject } from 'vitest/config';
 
 export default defineProject({
-  esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   test: {
     name: 'ui',
     environment: 'happy-dom',

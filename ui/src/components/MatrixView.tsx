@@ -1,5 +1,5 @@
-import type { SiteSummary } from '@driftline/protocol';
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import type { HubEvent, SiteSummary } from '@driftline/protocol';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { CellStore } from '../core/cellStore.js';
 import { layoutMatrix } from '../core/matrix.js';
 import type { Filters, Route } from '../core/route.js';
@@ -26,25 +26,38 @@ export function MatrixView({ filters, pivot, go }: Props) {
   }, [api, at]);
   const [version, setVersion] = useState(0);
   const [layoutVersion, setLayoutVersion] = useState(0);
-  const [sites, setSites] = useState<Map<string, SiteSummary>>(new Map());
+  const loadedSites = useMemo(
+    () => new Map(loaded.state === 'ok' ? loaded.data.sites.map((s) => [s.site, s]) : []),
+    [loaded],
+  );
+  const [siteUpdates, setSiteUpdates] = useState<Map<string, SiteSummary>>(new Map());
 
+  // Live updates apply to "now" only; a point-in-time view is a fixed picture. The subscription starts
+  // with the load, and events that arrive before the matrix does wait for it, so none fall in the gap.
+  const early = useRef<HubEvent[]>([]);
+  const storeRef = useRef<CellStore | null>(null);
+  const apply = (store: CellStore, e: HubEvent) => {
+    if (e.type === 'cell-updated') {
+      if (store.upsert(e.cell) === 'added') setLayoutVersion(store.layoutVersion);
+      setVersion(store.version);
+    } else if (e.type === 'site-updated') {
+      setSiteUpdates((m) => new Map(m).set(e.site.site, e.site));
+    }
+  };
   useEffect(() => {
-    if (loaded.state === 'ok') setSites(new Map(loaded.data.sites.map((s) => [s.site, s])));
-  }, [loaded]);
-
-  // Live updates apply to "now" only; a point-in-time view is a fixed picture.
-  useEffect(() => {
-    if (loaded.state !== 'ok' || at) return;
-    const store = loaded.data.store;
+    if (at) return;
+    early.current = [];
     return live.subscribe((e) => {
-      if (e.type === 'cell-updated') {
-        if (store.upsert(e.cell) === 'added') setLayoutVersion(store.layoutVersion);
-        setVersion(store.version);
-      } else if (e.type === 'site-updated') {
-        setSites((m) => new Map(m).set(e.site.site, e.site));
-      }
+      if (storeRef.current) apply(storeRef.current, e);
+      else early.current.push(e);
     });
-  }, [loaded, at, live]);
+  }, [at, live]);
+  useEffect(() => {
+    storeRef.current = loaded.state === 'ok' ? loaded.data.store : null;
+    if (!storeRef.current) return;
+    for (const e of early.current) apply(storeRef.current, e);
+    early.current = [];
+  }, [loaded]);
 
   const clockNow = at ? Date.parse(at) : now;
   const layout = useMemo(
@@ -111,7 +124,9 @@ export function MatrixView({ filters, pivot, go }: Props) {
               version={version}
               now={clockNow}
               pivot={pivot}
-              unreachableSince={(site) => sites.get(site)?.lastContactAt ?? null}
+              unreachableSince={(site) =>
+                (siteUpdates.get(site) ?? loadedSites.get(site))?.lastContactAt ?? null
+              }
               onOpenCell={(site, environment, component) =>
                 go({ view: 'cell', site, environment, component, status: null })
               }

@@ -21,10 +21,21 @@ export class CellStore {
     return this.cells.get(cellId(site, environment, component));
   }
 
-  /** Applies a `cell-updated` event; answers whether the cell was new (the layout changed). */
-  upsert(cell: MatrixCell): 'added' | 'updated' {
+  /**
+   * Applies a `cell-updated` event; answers whether the cell was new (the layout changed), or `older` when
+   * the store already holds a fact that reached the hub later (an event from before the matrix was fetched).
+   */
+  upsert(cell: MatrixCell): 'added' | 'updated' | 'older' {
     const id = cellId(cell.site, cell.environment, cell.component);
-    const known = this.cells.has(id);
+    const current = this.cells.get(id);
+    const known = current !== undefined;
+    if (
+      current?.receivedAt &&
+      cell.receivedAt &&
+      Date.parse(cell.receivedAt) < Date.parse(current.receivedAt)
+    ) {
+      return 'older';
+    }
     this.cells.set(id, cell);
     this.version++;
     if (!known) this.layoutVersion++;

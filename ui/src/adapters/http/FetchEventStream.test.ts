@@ -1,0 +1,40 @@
+import type { HubEvent } from '@driftline/protocol';
+import { setupServer } from 'msw/node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cell, smallWorld } from '../../../test/support/fixtures.js';
+import { ManualClock } from '../../../test/support/manualClock.js';
+import { MockHub } from '../../../test/support/mockHub.js';
+import { mswHandlers } from '../../../test/support/msw.js';
+import { FetchEventStream } from './FetchEventStream.js';
+
+const URL_ = 'http://dashboard.test/api/events';
+let stop = () => {};
+afterEach(() => stop());
+
+async function until(cond: () => boolean, what: string) {
+  const deadline = Date.now() + 3000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('FetchEventStream', () => {
+  it('delivers validated events and goes live', async () => {
+    const hub = new MockHub(smallWorld());
+    const server = setupServer(...mswHandlers(hub));
+    server.listen({ onUnhandledRequest: 'error' });
+    const clock = new ManualClock(0);
+    const live = new FetchEventStream({ url: URL_, clock });
+    stop = () => {
+      live.close();
+      server.close();
+    };
+    const got: HubEvent[] = [];
+    live.subscribe((e) => got.push(e));
+    await until(() => hub.openStreams === 1 && live.state() === 'live', 'the stream to open');
+    hub.emit({ type: 'cell-updated', cell: cell({ site: 'ship-7', environment: 'prod', component: 'x' }) });
+    await until(() => got.length === 1, 'the event');
+    expect(got[0]?.type).toBe('cell-updated');
+  });
+});
