@@ -27,7 +27,8 @@ export function MatrixView({ filters, pivot, go }: Props) {
   const [version, setVersion] = useState(0);
   const [layoutVersion, setLayoutVersion] = useState(0);
   const loadedSites = useMemo(
-    () => new Map(loaded.state === 'ok' ? loaded.data.sites.map((s) => [s.site, s]) : []),
+    () =>
+      new Map<string, SiteSummary>(loaded.state === 'ok' ? loaded.data.sites.map((s) => [s.site, s]) : []),
     [loaded],
   );
   const [siteUpdates, setSiteUpdates] = useState<Map<string, SiteSummary>>(new Map());

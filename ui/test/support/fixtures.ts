@@ -1,4 +1,5 @@
 import {
+  asRunId,
   encodeUlid,
   type HubEvent,
   HubEventSchema,
@@ -11,6 +12,7 @@ import {
   PlanRequestSchema,
   type RunDetail,
   RunDetailSchema,
+  type RunId,
   type RunListItem,
   RunListItemSchema,
   type SiteDetail,
@@ -32,10 +34,10 @@ export const HOUR = 60 * MIN;
 export const DAY = 24 * HOUR;
 
 /** A valid, deterministic run id for index `n`. */
-export function runId(n: number): string {
+export function runId(n: number): RunId {
   const random = new Uint8Array(10);
   new DataView(random.buffer).setUint32(6, n);
-  return encodeUlid(NOW - n, random);
+  return asRunId(encodeUlid(NOW - n, random));
 }
 
 export const counts = (c: Partial<PlanCounts>): PlanCounts => ({ ...ZERO_COUNTS, ...c });
