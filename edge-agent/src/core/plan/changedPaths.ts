@@ -46,7 +46,16 @@ interface Walk {
  * A path stops at anything marked sensitive (`before_sensitive`/`after_sensitive` = true) or named in
  * the configured sensitive attribute names, so keys of a sensitive map are never emitted.
  */
-function walk(w: Walk, path: string, key: string | number | undefined, b: Marker, a: Marker, u: Marker, bs: Marker, as: Marker): void {
+function walk(
+  w: Walk,
+  path: string,
+  key: string | number | undefined,
+  b: Marker,
+  a: Marker,
+  u: Marker,
+  bs: Marker,
+  as: Marker,
+): void {
   if (w.out.length > MAX_PATHS_PER_RESOURCE) return;
   const sensitive = bs === true || as === true || (typeof key === 'string' && w.sensitiveNames.has(key));
   if (u === true || sensitive) {
@@ -56,14 +65,26 @@ function walk(w: Walk, path: string, key: string | number | undefined, b: Marker
   const bNull = b === null || b === undefined;
   const aNull = a === null || a === undefined;
   if ((isObj(b) || bNull) && (isObj(a) || aNull) && (isObj(b) || isObj(a) || isObj(u))) {
-    const keys = new Set([...Object.keys(isObj(b) ? b : {}), ...Object.keys(isObj(a) ? a : {}), ...Object.keys(isObj(u) ? u : {})]);
+    const keys = new Set([
+      ...Object.keys(isObj(b) ? b : {}),
+      ...Object.keys(isObj(a) ? a : {}),
+      ...Object.keys(isObj(u) ? u : {}),
+    ]);
     for (const k of [...keys].sort()) {
       walk(w, join(path, k), k, child(b, k), child(a, k), child(u, k), child(bs, k), child(as, k));
     }
     return;
   }
-  if ((Array.isArray(b) || bNull) && (Array.isArray(a) || aNull) && (Array.isArray(b) || Array.isArray(a) || Array.isArray(u))) {
-    const n = Math.max(Array.isArray(b) ? b.length : 0, Array.isArray(a) ? a.length : 0, Array.isArray(u) ? u.length : 0);
+  if (
+    (Array.isArray(b) || bNull) &&
+    (Array.isArray(a) || aNull) &&
+    (Array.isArray(b) || Array.isArray(a) || Array.isArray(u))
+  ) {
+    const n = Math.max(
+      Array.isArray(b) ? b.length : 0,
+      Array.isArray(a) ? a.length : 0,
+      Array.isArray(u) ? u.length : 0,
+    );
     for (let i = 0; i < n; i++) {
       walk(w, join(path, i), undefined, child(b, i), child(a, i), child(u, i), child(bs, i), child(as, i));
     }
@@ -91,7 +112,16 @@ export function changedPaths(change: PlanChange | undefined, sensitiveNames: Rea
   const replace = actions.includes('create') && actions.includes('delete');
   if (!replace && (actions.includes('create') || actions.includes('delete'))) return topLevel(change);
   const w: Walk = { out: [], sensitiveNames };
-  walk(w, '', undefined, change.before, change.after, change.after_unknown, change.before_sensitive, change.after_sensitive);
+  walk(
+    w,
+    '',
+    undefined,
+    change.before,
+    change.after,
+    change.after_unknown,
+    change.before_sensitive,
+    change.after_sensitive,
+  );
   if (w.out.length > MAX_PATHS_PER_RESOURCE) {
     return [...new Set(w.out.map((p) => p.split(/[.[]/, 1)[0] as string).filter((p) => p !== ''))].sort();
   }

@@ -85,11 +85,19 @@ export function asPlanJson(v: unknown): { ok: true; plan: PlanJson } | ({ ok: fa
   }
   for (const key of ['resource_changes', 'resource_drift'] as const) {
     if (key in v && v[key] !== null && !Array.isArray(v[key])) {
-      return { ok: false, reason: 'not-a-plan', message: `"${key}" is not a list; the plan JSON is malformed` };
+      return {
+        ok: false,
+        reason: 'not-a-plan',
+        message: `"${key}" is not a list; the plan JSON is malformed`,
+      };
     }
   }
   if ('output_changes' in v && v.output_changes !== null && !isObject(v.output_changes)) {
-    return { ok: false, reason: 'not-a-plan', message: '"output_changes" is not an object; the plan JSON is malformed' };
+    return {
+      ok: false,
+      reason: 'not-a-plan',
+      message: '"output_changes" is not an object; the plan JSON is malformed',
+    };
   }
   return { ok: true, plan: v as unknown as PlanJson };
 }

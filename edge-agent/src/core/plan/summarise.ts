@@ -1,4 +1,10 @@
-import { ACTIONS, type PlanCounts, type PlanStatus, type PlanSummary, type ResourceChange } from '@driftline/protocol';
+import {
+  ACTIONS,
+  type PlanCounts,
+  type PlanStatus,
+  type PlanSummary,
+  type ResourceChange,
+} from '@driftline/protocol';
 import { changedPaths } from './changedPaths.js';
 import type { PlanJson, PlanResourceChange } from './planJson.js';
 
@@ -56,7 +62,11 @@ export function countChanges(changes: readonly ResourceChange[], drift: number):
 }
 
 function proposes(r: ResourceChange): boolean {
-  return r.actions.some((a) => a !== 'no-op' && a !== 'read') || r.previousAddress !== undefined || r.importing === true;
+  return (
+    r.actions.some((a) => a !== 'no-op' && a !== 'read') ||
+    r.previousAddress !== undefined ||
+    r.importing === true
+  );
 }
 
 /**
@@ -106,7 +116,10 @@ export function buildSummary(plan: PlanJson, ctx: BuildContext): PlanSummary {
 }
 
 /** Names the summary carries by construction (see `collectSecretValues`'s `exempt`). */
-export function structuralNames(plan: PlanJson, ctx: { component: string; environment: string }): Set<string> {
+export function structuralNames(
+  plan: PlanJson,
+  ctx: { component: string; environment: string },
+): Set<string> {
   const names = new Set<string>([ctx.component, ctx.environment, ...Object.keys(plan.output_changes ?? {})]);
   for (const rc of [...(plan.resource_changes ?? []), ...(plan.resource_drift ?? [])]) {
     if (!rc || typeof rc !== 'object') continue;
@@ -132,7 +145,8 @@ export function planDerivedText(summary: PlanSummary): string {
   const parts: string[] = [...(summary.outputChanges ?? [])];
   for (const r of summary.resources ?? []) {
     parts.push(r.address, r.type, ...r.changedAttributes);
-    for (const s of [r.module, r.name, r.provider, r.reason, r.previousAddress]) if (s !== undefined) parts.push(s);
+    for (const s of [r.module, r.name, r.provider, r.reason, r.previousAddress])
+      if (s !== undefined) parts.push(s);
   }
   if (summary.errorExcerpt !== undefined) parts.push(summary.errorExcerpt);
   return parts.join('\n');

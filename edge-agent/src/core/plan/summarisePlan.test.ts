@@ -38,8 +38,15 @@ describe('summarisePlan', () => {
   it('lists attribute paths that change, never values, and stops at sensitive attributes', () => {
     const s = summary('plans/v1.2-kitchen-sink.json').summary;
     const byAddr = new Map(s.resources?.filter((r) => !r.drift).map((r) => [r.address, r]));
-    expect(byAddr.get('aws_db_instance.main')?.changedAttributes).toEqual(['instance_class', 'password', 'tags.env']);
-    expect(byAddr.get('kubernetes_secret.app')?.changedAttributes).toEqual(['data', 'metadata[0].labels.tier']);
+    expect(byAddr.get('aws_db_instance.main')?.changedAttributes).toEqual([
+      'instance_class',
+      'password',
+      'tags.env',
+    ]);
+    expect(byAddr.get('kubernetes_secret.app')?.changedAttributes).toEqual([
+      'data',
+      'metadata[0].labels.tier',
+    ]);
     expect(byAddr.get('aws_instance.web["blue"]')).toMatchObject({
       actions: ['delete', 'create'],
       reason: 'replace_because_cannot_update',
@@ -80,7 +87,7 @@ describe('summarisePlan', () => {
     expect(s.formatVersion).toBe('0.1');
   });
 
-  it('reads HashiCorp\'s format 0.1 test plans', () => {
+  it("reads HashiCorp's format 0.1 test plans", () => {
     const s = summary('terraform-json/basic.plan.json').summary;
     expect(s.status).toBe('changes');
     expect(s.terraformVersion).toBe('0.12.6');
@@ -90,7 +97,13 @@ describe('summarisePlan', () => {
 
   it('marks an errored plan failed and keeps errored/applyable/complete', () => {
     const s = summary('plans/v1.2-errored.json').summary;
-    expect(s).toMatchObject({ status: 'failed', reason: 'plan-errored', errored: true, applyable: false, complete: false });
+    expect(s).toMatchObject({
+      status: 'failed',
+      reason: 'plan-errored',
+      errored: true,
+      applyable: false,
+      complete: false,
+    });
   });
 
   it('handles for_each keys and odd map keys in paths', () => {
@@ -109,7 +122,10 @@ describe('summarisePlan', () => {
 
   it('gives equal plans equal hashes whatever the times, and different plans different ones', () => {
     const a = summary('plans/v1.2-kitchen-sink.json').summary;
-    const b = summary('plans/v1.2-kitchen-sink.json', { startedAt: '2025-01-01T00:00:00.000Z', finishedAt: '2025-01-01T00:00:01.000Z' }).summary;
+    const b = summary('plans/v1.2-kitchen-sink.json', {
+      startedAt: '2025-01-01T00:00:00.000Z',
+      finishedAt: '2025-01-01T00:00:01.000Z',
+    }).summary;
     const c = summary('plans/v1.0-tf1.1-drift-only.json').summary;
     expect(a.planHash).toMatch(/^[0-9a-f]{64}$/);
     expect(b.planHash).toBe(a.planHash);
@@ -128,8 +144,15 @@ describe('summarisePlan', () => {
   it('fails closed on a sensitive value even when it equals a for_each key', () => {
     const plan = fixtureJson('plans/v1.1-tf1.3-replace-moved.json') as Record<string, unknown>;
     const rc = (plan.resource_changes as Record<string, Record<string, unknown>>[])[0]!;
-    rc.change = { ...(rc.change as object), after: { secret: 'eu-west-1a' }, after_sensitive: { secret: true } };
-    expect(summarisePlan(plan, ctx)).toMatchObject({ ok: true, summary: { status: 'redaction-failed', reason: 'known-value-sensitive-attribute' } });
+    rc.change = {
+      ...(rc.change as object),
+      after: { secret: 'eu-west-1a' },
+      after_sensitive: { secret: true },
+    };
+    expect(summarisePlan(plan, ctx)).toMatchObject({
+      ok: true,
+      summary: { status: 'redaction-failed', reason: 'known-value-sensitive-attribute' },
+    });
   });
 
   it('fails closed on a known secret shape and on a configured pattern', () => {
@@ -140,7 +163,10 @@ describe('summarisePlan', () => {
       ...ctx,
       rules: compileRules([{ name: 'corp', regex: 'security_group\\.edge' }]),
     });
-    expect(custom).toMatchObject({ ok: true, summary: { status: 'redaction-failed', reason: 'custom-corp' } });
+    expect(custom).toMatchObject({
+      ok: true,
+      summary: { status: 'redaction-failed', reason: 'custom-corp' },
+    });
   });
 
   it('treats configured attribute names as sensitive', () => {
@@ -150,10 +176,19 @@ describe('summarisePlan', () => {
   });
 
   it('refuses an unknown major format_version and JSON that is not a plan', () => {
-    expect(summarisePlan(fixtureJson('plans/v2.0-future.json'), ctx)).toMatchObject({ ok: false, reason: 'unsupported-format' });
-    expect(summarisePlan(fixtureJson('plans/state-not-a-plan.json'), ctx)).toMatchObject({ ok: false, reason: 'not-a-plan' });
+    expect(summarisePlan(fixtureJson('plans/v2.0-future.json'), ctx)).toMatchObject({
+      ok: false,
+      reason: 'unsupported-format',
+    });
+    expect(summarisePlan(fixtureJson('plans/state-not-a-plan.json'), ctx)).toMatchObject({
+      ok: false,
+      reason: 'not-a-plan',
+    });
     expect(summarisePlan([1, 2], ctx)).toMatchObject({ ok: false, reason: 'not-a-plan' });
-    expect(summarisePlan({ format_version: '1.2', resource_changes: 'x' }, ctx)).toMatchObject({ ok: false, reason: 'not-a-plan' });
+    expect(summarisePlan({ format_version: '1.2', resource_changes: 'x' }, ctx)).toMatchObject({
+      ok: false,
+      reason: 'not-a-plan',
+    });
   });
 
   it('says a truncated plan is truncated and never echoes the input', () => {
@@ -169,7 +204,14 @@ describe('summarisePlan', () => {
   it('summarises a plan of 10,000 resources with every sensitive value kept in', () => {
     const r = summarisePlan(generatePlan(10_000), ctx);
     expect(r.ok && r.summary.status).toBe('changes');
-    expect(r.ok && r.summary.counts).toEqual({ add: 4000, change: 2000, destroy: 4000, replace: 2000, import: 0, drift: 200 });
+    expect(r.ok && r.summary.counts).toEqual({
+      add: 4000,
+      change: 2000,
+      destroy: 4000,
+      replace: 2000,
+      import: 0,
+      drift: 200,
+    });
     expect(r.ok && r.summary.resources).toHaveLength(8000 + 200);
     expect(JSON.stringify(r)).not.toContain('-secret');
   });

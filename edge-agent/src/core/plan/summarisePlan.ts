@@ -57,13 +57,14 @@ export function sealSummary(
   summary: PlanSummary,
   secrets: readonly SecretValue[],
   rules: readonly SecretRule[],
+  opts: { hash: boolean } = { hash: true },
 ): { ok: true; summary: PlanSummary; canonical: string } | { ok: false; hit: string } {
   const byValue = scanForSecrets(planDerivedText(summary), secrets, []);
   if (!byValue.ok) return byValue;
   const byShape = scanForSecrets(allText(summary), [], rules);
   if (!byShape.ok) return byShape;
   const canonical = canonicalDetail(summary);
-  const sealed: PlanSummary = { ...summary, planHash: sha256Hex(canonical) as Sha256 };
+  const sealed: PlanSummary = opts.hash ? { ...summary, planHash: sha256Hex(canonical) as Sha256 } : summary;
   return { ok: true, summary: PlanSummarySchema.parse(sealed), canonical };
 }
 
@@ -86,11 +87,18 @@ export function summarisePlan(planJson: unknown, ctx: SummariseContext): Summari
 }
 
 /** Text → JSON, with a one-line reason when it is not JSON at all or is cut short. */
-export function parsePlanText(text: string): { ok: true; value: unknown } | { ok: false; reason: 'not-a-plan'; message: string } {
+export function parsePlanText(
+  text: string,
+): { ok: true; value: unknown } | { ok: false; reason: 'not-a-plan'; message: string } {
   const trimmed = text.trimStart();
-  if (trimmed === '') return { ok: false, reason: 'not-a-plan', message: 'the input is empty; expected plan JSON' };
+  if (trimmed === '')
+    return { ok: false, reason: 'not-a-plan', message: 'the input is empty; expected plan JSON' };
   if (trimmed[0] !== '{') {
-    return { ok: false, reason: 'not-a-plan', message: 'the input is not JSON (it does not start with "{"); expected plan JSON' };
+    return {
+      ok: false,
+      reason: 'not-a-plan',
+      message: 'the input is not JSON (it does not start with "{"); expected plan JSON',
+    };
   }
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -99,7 +107,8 @@ export function parsePlanText(text: string): { ok: true; value: unknown } | { ok
     const msg = e instanceof Error ? e.message : String(e);
     const at = /position (\d+)/.exec(msg)?.[1];
     const truncated =
-      /end of (JSON )?input|Unterminated/i.test(msg) || (at !== undefined && Number(at) >= text.trimEnd().length);
+      /end of (JSON )?input|Unterminated/i.test(msg) ||
+      (at !== undefined && Number(at) >= text.trimEnd().length);
     return {
       ok: false,
       reason: 'not-a-plan',

@@ -1,0 +1,87 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, parseConfig } from './config.js';
+
+const GOOD = `
+site: ship-7
+agent: a1
+dataDir: ./data
+hubPublicKeyFile: ./hub.pub
+upstreams:
+  - url: http://127.0.0.1:7000
+    tokenFile: ./relay.token
+components:
+  - name: network
+    workingDir: ./infra/network
+    environments: [prod, { name: staging, varFiles: [staging.tfvars], workspace: staging }]
+    env: { TF_VAR_region: eu-west-1 }
+    schedule: "*/30 * * * *"
+redaction:
+  patterns: [{ name: corp-token, regex: "CORP-[0-9]{8}" }]
+  sensitiveAttributes: [admin_password]
+`;
+
+describe('config', () => {
+  it('applies defaults and resolves paths against the file', () => {
+    const r = parseConfig(GOOD, '/etc/driftline');
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const c = r.config.components[0]!;
+    expect(c.workingDir).toBe('/etc/driftline/infra/network');
+    expect(c.environments).toEqual([
+      { name: 'prod' },
+      { name: 'staging', varFiles: ['staging.tfvars'], workspace: 'staging' },
+    ]);
+    expect(c).toMatchObject({ tool: 'terraform', timeoutS: 1800, lockTimeoutS: 60, lockRetryThreshold: 3 });
+    expect(r.config.limits.maxPlanBytes).toBe(128 * 1024 * 1024);
+    expect(r.config.upstreams[0]?.tokenFile).toBe('/etc/driftline/relay.token');
+  });
+
+  it('names the key path of every problem', () => {
+    const bad = GOOD.replace('site: ship-7', 'site: Ship 7')
+      .replace('*/30 * * * *', 'every day')
+      .replace('tool: terraform', '')
+      .replace('CORP-[0-9]{8}', 'CORP-[')
+      .replace('url: http://127.0.0.1:7000', 'url: ftp://x')
+      .replace('    schedule:', '    timeoutS: -1\n    schedule:');
+    const r = parseConfig(bad, '/x');
+    expect(r.ok).toBe(false);
+    const problems = r.ok ? [] : r.problems;
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^site: /),
+        expect.stringMatching(/^upstreams\[0\]\.url: /),
+        expect.stringMatching(/^components\[0\]\.schedule: "every day" is not a valid cron/),
+        expect.stringMatching(/^components\[0\]\.timeoutS: /),
+        expect.stringMatching(/^redaction\.patterns\[0\]\.regex: is not a valid regular expression/),
+      ]),
+    );
+  });
+
+  it('refuses unknown keys, so a typo is not silently ignored', () => {
+    const r = parseConfig(`${GOOD}\ncomponets: []\n`, '/x');
+    expect(r.ok ? [] : r.problems).toEqual([expect.stringContaining('componets')]);
+  });
+
+  it('says when a referenced file or directory is missing, and when the YAML is broken', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    writeFileSync(join(dir, 'agent.yaml'), GOOD);
+    writeFileSync(join(dir, 'hub.pub'), 'ed25519:x');
+    mkdirSync(join(dir, 'infra', 'network'), { recursive: true });
+    const r = loadConfig(join(dir, 'agent.yaml'));
+    expect(r.ok ? [] : r.problems).toEqual([
+      expect.stringMatching(/^upstreams\[0\]\.tokenFile: token file ".*relay.token" does not exist$/),
+    ]);
+    writeFileSync(join(dir, 'broken.yaml'), 'site: [unclosed');
+    expect(loadConfig(join(dir, 'broken.yaml'))).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/not valid YAML/)],
+    });
+    expect(loadConfig(join(dir, 'nope.yaml'))).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/cannot read .*ENOENT/)],
+    });
+  });
+});
