@@ -1,4 +1,11 @@
-import type { AckPayload, AgentFacts, BlobAnnouncement, PlanSummary } from '@driftline/protocol';
+import type {
+  AckPayload,
+  AgentFacts,
+  BlobAnnouncement,
+  ControlPayload,
+  PlanSummary,
+} from '@driftline/protocol';
+import type { BlobToUpload } from './Uplink.js';
 
 /** A run to record: the full redacted summary (resources included) and its compressed detail blob. */
 export interface RecordRunInput {
@@ -83,6 +90,17 @@ export interface AgentStore {
   }): void;
   recordPushFailure(upstream: string, error: string): void;
   applyAck(ack: AckPayload): AckResult;
+  downlinkCursor(upstream: string): string | undefined;
+  setDownlinkCursor(upstream: string, cursor: string): void;
+  /** Records a hub plan request once; false when this request id was seen before (at-least-once downlink). */
+  recordPlanRequest(
+    req: Extract<ControlPayload, { type: 'plan-request' }>,
+    state: 'accepted' | 'refused' | 'expired',
+    detail: string | null,
+  ): boolean;
+  /** Blobs held locally that no upstream has taken yet, oldest first (at most `limit`). */
+  blobsToUpload(limit?: number): BlobToUpload[];
+  markBlobUploaded(sha256: string, upstream: string): void;
   status(): StoreStatus;
   close(): void;
 }

@@ -1,5 +1,5 @@
 import * as A from '@automerge/automerge';
-import { type AckPayload, cellKey, docId, parseDocId } from '@driftline/protocol';
+import { type AckPayload, type ControlPayload, cellKey, docId, parseDocId } from '@driftline/protocol';
 import type Database from 'better-sqlite3';
 import {
   type AgentAutomergeDoc,
@@ -16,6 +16,7 @@ import type {
   RecordRunResult,
   StoreStatus,
 } from '../../ports/AgentStore.js';
+import type { BlobToUpload } from '../../ports/Uplink.js';
 import { AGENT_MIGRATIONS } from './agentSchema.js';
 import { openDatabase, StoreOpenError } from './openDatabase.js';
 import { enforceQueueBound, queueBytes } from './queueBound.js';
@@ -399,6 +400,62 @@ export class SqliteAgentStore implements AgentStore {
       })
       .immediate();
     return result;
+  }
+
+  downlinkCursor(upstream: string): string | undefined {
+    const r = this.db.prepare('SELECT cursor FROM upstreams WHERE url = ?').get(upstream) as
+      | { cursor: string | null }
+      | undefined;
+    return r?.cursor ?? undefined;
+  }
+
+  setDownlinkCursor(upstream: string, cursor: string): void {
+    this.db
+      .prepare(
+        'INSERT INTO upstreams (url, cursor) VALUES (?, ?) ON CONFLICT(url) DO UPDATE SET cursor = excluded.cursor',
+      )
+      .run(upstream, cursor);
+  }
+
+  recordPlanRequest(
+    req: Extract<ControlPayload, { type: 'plan-request' }>,
+    state: 'accepted' | 'refused' | 'expired',
+    detail: string | null,
+  ): boolean {
+    const r = this.db
+      .prepare(
+        'INSERT OR IGNORE INTO plan_requests (request_id, environment, component, received_at, state, detail) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(req.requestId, req.environment, req.component, this.opts.now(), state, detail);
+    return r.changes === 1;
+  }
+
+  blobsToUpload(limit = 20): BlobToUpload[] {
+    const rows = this.db
+      .prepare(
+        `SELECT sha256, size, content_type, run_id, data FROM blobs
+         WHERE data IS NOT NULL AND uploaded_at IS NULL AND acked_at IS NULL ORDER BY created_at LIMIT ?`,
+      )
+      .all(limit) as Array<{
+      sha256: string;
+      size: number;
+      content_type: string;
+      run_id: string | null;
+      data: Buffer;
+    }>;
+    return rows.map((r) => ({
+      sha256: r.sha256,
+      size: r.size,
+      contentType: r.content_type,
+      runId: r.run_id ?? undefined,
+      data: new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength),
+    }));
+  }
+
+  markBlobUploaded(sha256: string, upstream: string): void {
+    this.db
+      .prepare('UPDATE blobs SET uploaded_at = ?, upload_upstream = ? WHERE sha256 = ?')
+      .run(this.opts.now(), upstream, sha256);
   }
 
   status(): StoreStatus {

@@ -72,4 +72,12 @@ export const AGENT_MIGRATIONS: readonly string[] = [
     detail TEXT
   );
   `,
+  `
+  CREATE TABLE tus_uploads (
+    storage_key TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    upload TEXT NOT NULL
+  );
+  CREATE INDEX tus_uploads_fingerprint ON tus_uploads (fingerprint);
+  `,
 ];

@@ -1,0 +1,141 @@
+import { brotliCompressSync } from 'node:zlib';
+import {
+  BATCH_CONTENT_TYPE,
+  CURSOR_HEADER,
+  decodeBatch,
+  type Receipt,
+  ReceiptsResponseSchema,
+} from '@driftline/protocol';
+import { Upload, type UrlStorage } from 'tus-js-client';
+import type { BlobToUpload, Uplink, UplinkResult } from '../../ports/Uplink.js';
+
+export interface HttpUplinkOptions {
+  url: string;
+  token: string;
+  urlStorage: UrlStorage;
+  /** Per-request limit. Must exceed the link's round trip (minutes on some links), so it is long by default. */
+  requestTimeoutMs?: number;
+  /** Bytes per tus PATCH; progress and resume granularity. */
+  chunkSize?: number;
+}
+
+/** The hop API over HTTP: fetch for bundles and downlink, tus-js-client for blobs. */
+export class HttpUplink implements Uplink {
+  readonly url: string;
+  private readonly timeout: number;
+
+  constructor(private readonly opts: HttpUplinkOptions) {
+    this.url = opts.url.replace(/\/+$/, '');
+    this.timeout = opts.requestTimeoutMs ?? 30 * 60_000;
+  }
+
+  private async request(path: string, init: RequestInit): Promise<UplinkResult<Response>> {
+    try {
+      const res = await fetch(`${this.url}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${this.opts.token}`, ...(init.headers ?? {}) },
+        signal: AbortSignal.timeout(this.timeout),
+      });
+      if (res.ok) return { ok: true, value: res };
+      const body = await res.text().catch(() => '');
+      let message = body.slice(0, 300);
+      try {
+        const parsed = JSON.parse(body) as { error?: { code?: string; message?: string } };
+        if (parsed.error) message = `${parsed.error.code}: ${parsed.error.message}`;
+      } catch {}
+      const retryable = res.status >= 500 || res.status === 408 || res.status === 429;
+      return { ok: false, status: res.status, retryable, error: `HTTP ${res.status} ${message}` };
+    } catch (e) {
+      const cause = (e as { cause?: { code?: string } }).cause?.code;
+      return { ok: false, retryable: true, error: `${(e as Error).message}${cause ? ` (${cause})` : ''}` };
+    }
+  }
+
+  async probe(): Promise<UplinkResult<void>> {
+    const r = await this.request('/v1/health', { method: 'GET' });
+    if (!r.ok) return r;
+    await r.value.arrayBuffer();
+    return { ok: true, value: undefined };
+  }
+
+  async postBundles(batch: Uint8Array): Promise<UplinkResult<Receipt[]>> {
+    const body = brotliCompressSync(batch);
+    const r = await this.request('/v1/bundles', {
+      method: 'POST',
+      headers: { 'content-type': BATCH_CONTENT_TYPE, 'content-encoding': 'br' },
+      body,
+    });
+    if (!r.ok) return r;
+    const parsed = ReceiptsResponseSchema.safeParse(await r.value.json().catch(() => null));
+    if (!parsed.success)
+      return { ok: false, retryable: true, error: 'upstream answered something that is not a receipt list' };
+    return { ok: true, value: parsed.data.receipts };
+  }
+
+  async pullDownlink(
+    site: string,
+    after: string | undefined,
+  ): Promise<UplinkResult<{ bundles: Uint8Array[]; cursor: string }>> {
+    const q = new URLSearchParams({ for: site });
+    if (after) q.set('after', after);
+    const r = await this.request(`/v1/bundles?${q}`, {
+      method: 'GET',
+      headers: { accept: BATCH_CONTENT_TYPE },
+    });
+    if (!r.ok) return r;
+    const bytes = new Uint8Array(await r.value.arrayBuffer());
+    const batch = decodeBatch(bytes);
+    if (!batch.ok)
+      return { ok: false, retryable: true, error: `downlink is not a batch: ${batch.error.message}` };
+    return {
+      ok: true,
+      value: { bundles: batch.value, cursor: r.value.headers.get(CURSOR_HEADER) ?? after ?? '0' },
+    };
+  }
+
+  uploadBlob(
+    blob: BlobToUpload,
+    onProgress?: (sent: number, total: number) => void,
+    signal?: AbortSignal,
+  ): Promise<UplinkResult<void>> {
+    return new Promise((resolve) => {
+      const upload = new Upload(Buffer.from(blob.data.buffer, blob.data.byteOffset, blob.data.byteLength), {
+        endpoint: `${this.url}/v1/uploads/`,
+        headers: { authorization: `Bearer ${this.opts.token}` },
+        metadata: {
+          sha256: blob.sha256,
+          contentType: blob.contentType,
+          ...(blob.runId ? { runId: blob.runId } : {}),
+        },
+        uploadSize: blob.size,
+        chunkSize: this.opts.chunkSize ?? 8 * 1024 * 1024,
+        // Retrying is the agent loop's job: a link may be down for hours (FIELD-NOTES).
+        retryDelays: null,
+        urlStorage: this.opts.urlStorage,
+        fingerprint: async () => `${this.url}|${blob.sha256}`,
+        storeFingerprintForResuming: true,
+        removeFingerprintOnSuccess: true,
+        onProgress: (sent, total) => onProgress?.(sent, total),
+        onSuccess: () => resolve({ ok: true, value: undefined }),
+        onError: (e) =>
+          resolve({
+            ok: false,
+            retryable: true,
+            error: `upload of ${blob.sha256.slice(0, 12)}…: ${e.message.split('\n')[0]}`,
+          }),
+      });
+      signal?.addEventListener('abort', () => {
+        // Keep the upload on the server and its URL in storage: the next attempt resumes from its offset.
+        void upload.abort(false);
+        resolve({ ok: false, retryable: true, error: 'upload aborted' });
+      });
+      upload
+        .findPreviousUploads()
+        .then((previous) => {
+          if (previous[0]) upload.resumeFromPreviousUpload(previous[0]);
+          upload.start();
+        })
+        .catch((e: Error) => resolve({ ok: false, retryable: true, error: e.message }));
+    });
+  }
+}

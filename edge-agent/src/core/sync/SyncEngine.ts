@@ -1,0 +1,214 @@
+import {
+  type BundleHeader,
+  type ControlPayload,
+  decodeBatch,
+  decodeBundle,
+  decodePayload,
+  encodeBatch,
+  encodeBundle,
+  type Receipt,
+  verifyBundle,
+} from '@driftline/protocol';
+import type { AgentStore, PendingDelta } from '../../ports/AgentStore.js';
+import type { Uplink } from '../../ports/Uplink.js';
+
+export interface SyncLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface SyncDeps {
+  site: string;
+  agent: string;
+  store: AgentStore;
+  /** Upstreams in order of preference; the first reachable one is used. */
+  uplinks: readonly Uplink[];
+  privateKey: CryptoKey;
+  /** The hub's key pinned in the local config: acks and plan requests must carry its signature (S4). */
+  hubPublicKey: CryptoKey;
+  /** true when the local config lists this cell: the hub cannot make the agent run anything else (S3). */
+  allowsCell(environment: string, component: string): boolean;
+  onPlanRequest(request: Extract<ControlPayload, { type: 'plan-request' }>): void;
+  newBundleId(): string;
+  now(): number;
+  log: SyncLogger;
+  /** Bundle lifetime at relays, seconds. */
+  lifetimeS?: number;
+}
+
+export type PushOutcome =
+  | { kind: 'idle' }
+  | { kind: 'pushed'; upstream: string; receipts: Receipt[]; bytes: number }
+  | { kind: 'unreachable'; errors: string[] };
+
+export interface PullOutcome {
+  upstream: string | null;
+  acks: number;
+  planRequests: number;
+  refused: number;
+  errors: string[];
+}
+
+/** One push or pull cycle over the agent's upstreams (DESIGN steps 5 and 8). Timers live in the caller. */
+export class SyncEngine {
+  constructor(private readonly deps: SyncDeps) {}
+
+  /** Signs what the hub has not acknowledged and pushes it to the first upstream that answers. */
+  async pushOnce(): Promise<PushOutcome> {
+    const pending = this.deps.store.pending();
+    if (pending.length === 0) return { kind: 'idle' };
+    // Failures first: a relay forwards by priority, and so does the batch order.
+    pending.sort((a, b) => Number(b.hasFailure) - Number(a.hasFailure) || a.epoch - b.epoch);
+    const bundles = await Promise.all(pending.map((p) => this.sign(p)));
+    const batch = encodeBatch(bundles.map((b) => b.bytes));
+    const errors: string[] = [];
+    for (const up of this.deps.uplinks) {
+      const probe = await up.probe();
+      if (!probe.ok) {
+        this.deps.store.recordPushFailure(up.url, probe.error);
+        errors.push(`${up.url}: ${probe.error}`);
+        continue;
+      }
+      const r = await up.postBundles(batch);
+      if (!r.ok) {
+        this.deps.store.recordPushFailure(up.url, r.error);
+        errors.push(`${up.url}: ${r.error}`);
+        continue;
+      }
+      for (const [i, b] of bundles.entries()) {
+        const receipt = r.value.find((x) => x.index === i);
+        if (receipt?.status === 'rejected') {
+          this.deps.log.warn(
+            { upstream: up.url, bundleId: b.id, code: receipt.code, message: receipt.message },
+            'upstream rejected a bundle',
+          );
+        }
+        this.deps.store.recordPush({
+          bundleId: b.id,
+          epoch: b.delta.epoch,
+          heads: b.delta.heads,
+          bytes: b.bytes.length,
+          upstream: up.url,
+          receipt: receipt?.status ?? null,
+          blobs: b.delta.blobs.map((x) => x.sha256),
+        });
+      }
+      return { kind: 'pushed', upstream: up.url, receipts: r.value, bytes: batch.length };
+    }
+    return { kind: 'unreachable', errors };
+  }
+
+  private async sign(delta: PendingDelta): Promise<{ id: string; bytes: Uint8Array; delta: PendingDelta }> {
+    const id = this.deps.newBundleId();
+    const header: BundleHeader & { kind: 'doc-delta' } = {
+      id: id as BundleHeader['id'],
+      kind: 'doc-delta',
+      source: { site: this.deps.site, agent: this.deps.agent } as BundleHeader['source'],
+      destination: 'hub',
+      created: this.deps.now(),
+      lifetimeS: this.deps.lifetimeS ?? 30 * 86_400,
+      priority: delta.hasFailure ? 'failure' : 'status',
+      doc: delta.docId,
+      heads: delta.heads,
+    };
+    const payload = {
+      epoch: delta.epoch,
+      changes: delta.changes,
+      blobs: delta.blobs,
+      sealed: delta.sealed || undefined,
+    };
+    return { id, bytes: await encodeBundle(header, payload, this.deps.privateKey), delta };
+  }
+
+  /** Fetches this site's downlink: hub acks prune, plan requests for listed cells run, others are refused. */
+  async pullOnce(): Promise<PullOutcome> {
+    const out: PullOutcome = { upstream: null, acks: 0, planRequests: 0, refused: 0, errors: [] };
+    for (const up of this.deps.uplinks) {
+      const cursor = this.deps.store.downlinkCursor(up.url);
+      const r = await up.pullDownlink(this.deps.site, cursor);
+      if (!r.ok) {
+        out.errors.push(`${up.url}: ${r.error}`);
+        continue;
+      }
+      out.upstream = up.url;
+      for (const bytes of r.value.bundles) await this.handleDownlink(bytes, out);
+      this.deps.store.setDownlinkCursor(up.url, r.value.cursor);
+      return out;
+    }
+    return out;
+  }
+
+  private async handleDownlink(bytes: Uint8Array, out: PullOutcome): Promise<void> {
+    const d = decodeBundle(bytes);
+    if (!d.ok) {
+      this.deps.log.warn({ code: d.error.code }, `downlink bundle refused: ${d.error.message}`);
+      out.refused++;
+      return;
+    }
+    const { header } = d.value;
+    const forUs =
+      header.destination !== 'hub' &&
+      header.destination.site === this.deps.site &&
+      (!header.destination.agent || header.destination.agent === this.deps.agent);
+    if (!forUs) return; // another agent's ack at the same site
+    if (header.source !== 'hub' || !(await verifyBundle(d.value, this.deps.hubPublicKey))) {
+      this.deps.log.warn(
+        { bundleId: header.id, kind: header.kind },
+        'downlink bundle refused: not signed by the pinned hub key',
+      );
+      out.refused++;
+      return;
+    }
+    if (header.kind === 'ack') {
+      const p = decodePayload('ack', d.value.payload);
+      if (!p.ok || p.value.agent !== this.deps.agent) return;
+      const r = this.deps.store.applyAck(p.value);
+      this.deps.log.info({ doc: p.value.doc, ...r }, 'hub acknowledged');
+      out.acks++;
+    } else if (header.kind === 'control') {
+      const p = decodePayload('control', d.value.payload);
+      if (!p.ok) {
+        out.refused++;
+        return;
+      }
+      const req = p.value;
+      if (req.site !== this.deps.site || !this.deps.allowsCell(req.environment, req.component)) {
+        this.deps.log.warn(
+          { requestId: req.requestId, environment: req.environment, component: req.component },
+          'plan request refused: the local config does not list this component and environment',
+        );
+        this.deps.store.recordPlanRequest(req, 'refused', 'not in the local config');
+        out.refused++;
+      } else if (req.expiresAt < this.deps.now()) {
+        this.deps.store.recordPlanRequest(req, 'expired', null);
+      } else if (this.deps.store.recordPlanRequest(req, 'accepted', null)) {
+        this.deps.onPlanRequest(req);
+        out.planRequests++;
+      }
+    }
+  }
+
+  /** Uploads detail blobs the upstream does not hold yet, lowest priority: call after push and pull. */
+  async uploadBlobsOnce(
+    onProgress?: (sha256: string, sent: number, total: number) => void,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    let done = 0;
+    for (const blob of this.deps.store.blobsToUpload()) {
+      if (signal?.aborted) break;
+      for (const up of this.deps.uplinks) {
+        const r = await up.uploadBlob(blob, (sent, total) => onProgress?.(blob.sha256, sent, total), signal);
+        if (r.ok) {
+          this.deps.store.markBlobUploaded(blob.sha256, up.url);
+          done++;
+          break;
+        }
+        this.deps.log.warn(
+          { upstream: up.url, sha256: blob.sha256, error: r.error },
+          'blob upload did not finish',
+        );
+      }
+    }
+    return done;
+  }
+}

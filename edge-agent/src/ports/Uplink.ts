@@ -1,0 +1,34 @@
+import type { Receipt } from '@driftline/protocol';
+
+/** The outcome of one request to an upstream. `retryable` false means: do not send this unchanged again. */
+export type UplinkResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: string; retryable: boolean; status?: number };
+
+export interface BlobToUpload {
+  sha256: string;
+  size: number;
+  contentType: string;
+  runId?: string;
+  data: Uint8Array;
+}
+
+/** One upstream (a relay, or the hub directly) as the agent sees it: the hop API, client side. */
+export interface Uplink {
+  readonly url: string;
+  /** Cheap reachability check (`GET /v1/health`): a down link costs this and nothing else. */
+  probe(): Promise<UplinkResult<void>>;
+  /** `POST /v1/bundles` with a framed batch; one receipt per bundle. */
+  postBundles(batch: Uint8Array): Promise<UplinkResult<Receipt[]>>;
+  /** `GET /v1/bundles?for=<site>&after=<cursor>`. */
+  pullDownlink(
+    site: string,
+    after: string | undefined,
+  ): Promise<UplinkResult<{ bundles: Uint8Array[]; cursor: string }>>;
+  /** Resumable upload (tus) of one blob; resumes where an earlier attempt, even in another process, stopped. */
+  uploadBlob(
+    blob: BlobToUpload,
+    onProgress?: (sent: number, total: number) => void,
+    signal?: AbortSignal,
+  ): Promise<UplinkResult<void>>;
+}

@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import {
+  cryptoRandomBytes,
+  generateSigningKeyPair,
+  monotonicUlid,
+  type SigningKeyPair,
+} from '@driftline/protocol';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
+import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
+import { SyncEngine } from '../src/core/sync/SyncEngine.js';
+import { runId, summary, tempDir } from './helpers/storeFixtures.js';
+import { TestHub } from './helpers/testHub.js';
+
+let agentKeys: SigningKeyPair;
+beforeAll(async () => {
+  agentKeys = await generateSigningKeyPair();
+});
+
+const cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+const newId = monotonicUlid(Date.now, cryptoRandomBytes);
+
+async function setup(opts: { upstreams?: string[]; dir?: string; hub?: TestHub } = {}) {
+  const hub = opts.hub ?? (await TestHub.start(agentKeys.publicKey));
+  if (!opts.hub) cleanup.push(() => hub.close());
+  const dir = opts.dir ?? tempDir();
+  const store = new SqliteAgentStore({ path: join(dir, 'agent.sqlite'), site: 'ship-7', agent: 'a1' });
+  cleanup.push(() => store.close());
+  const requests: string[] = [];
+  const warnings: string[] = [];
+  const uplinks = (opts.upstreams ?? [hub.url]).map(
+    (url) =>
+      new HttpUplink({
+        url,
+        token: 'agent-token',
+        urlStorage: new SqliteUrlStorage(store.db),
+        chunkSize: 64 * 1024,
+      }),
+  );
+  const engine = new SyncEngine({
+    site: 'ship-7',
+    agent: 'a1',
+    store,
+    uplinks,
+    privateKey: agentKeys.privateKey,
+    hubPublicKey: hub.keys.publicKey,
+    allowsCell: (env, comp) => env === 'prod' && comp === 'network',
+    onPlanRequest: (r) => requests.push(r.requestId),
+    newBundleId: newId,
+    now: Date.now,
+    log: { info: () => {}, warn: (_o, m) => warnings.push(m) },
+  });
+  return { hub, dir, store, engine, requests, warnings, uplinks };
+}
+
+function blobOf(text: string) {
+  const bytes = new TextEncoder().encode(text);
+  return {
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    bytes,
+    contentType: 'application/octet-stream',
+  };
+}
+
+describe('agent sync over the hop API', () => {
+  it('pushes signed deltas, keeps them until the hub ack, then counts them acknowledged', async () => {
+    const { hub, store, engine } = await setup();
+    store.record({ runId: runId(), summary: summary({ component: 'network' }) });
+    store.record({
+      runId: runId(),
+      summary: summary({ component: 'dns', status: 'failed', planHash: undefined }),
+    });
+    const pushed = await engine.pushOnce();
+    expect(pushed.kind).toBe('pushed');
+    if (pushed.kind === 'pushed') expect(pushed.receipts.map((r) => r.status)).toEqual(['stored']);
+    expect(store.status().unackedRuns).toBe(2); // a receipt prunes nothing
+    expect(await hub.processArrivals()).toBe(1);
+    const pulled = await engine.pullOnce();
+    expect(pulled.acks).toBe(1);
+    expect(store.status().unackedRuns).toBe(0);
+    expect(await engine.pushOnce()).toEqual({ kind: 'idle' });
+    expect(hub.rejected).toEqual([]);
+  });
+
+  it('refuses acks not signed by the pinned hub key, so nothing is pruned on a forgery', async () => {
+    const { hub, store, engine, warnings } = await setup();
+    store.record({ runId: runId(), summary: summary() });
+    const heads = store.pending()[0]!.heads;
+    await engine.pushOnce();
+    const forger = await generateSigningKeyPair();
+    await hub.queueAck('ship-7/a1/epoch-1', heads, [], forger.privateKey); // the right heads, the wrong key
+    const r = await engine.pullOnce();
+    expect(r.refused).toBe(1);
+    expect(r.acks).toBe(0);
+    expect(warnings.join('\n')).toContain('not signed by the pinned hub key');
+    expect(store.status().unackedRuns).toBe(1);
+    await hub.queueAck('ship-7/a1/epoch-1', heads); // the genuine ack
+    expect((await engine.pullOnce()).acks).toBe(1);
+    expect(store.status().unackedRuns).toBe(0);
+  });
+
+  it('runs a plan request only for a cell the local config lists, once, and refuses the rest', async () => {
+    const { hub, engine, requests, warnings } = await setup();
+    await hub.queuePlanRequest('prod', 'network', 'req-1');
+    await hub.queuePlanRequest('prod', 'database', 'req-2');
+    const forger = await generateSigningKeyPair();
+    await hub.queuePlanRequest('prod', 'network', 'req-3', forger.privateKey);
+    const r = await engine.pullOnce();
+    expect(requests).toEqual(['req-1']);
+    expect(r.refused).toBe(2);
+    expect(warnings.join('\n')).toMatch(/does not list this component/);
+    // At-least-once downlink: the same request delivered again does not run twice.
+    await hub.queuePlanRequest('prod', 'network', 'req-1');
+    await engine.pullOnce();
+    expect(requests).toEqual(['req-1']);
+  });
+
+  it('fails over to the next upstream and records why the first one failed', async () => {
+    const { hub, store, engine } = await setup({ upstreams: ['http://127.0.0.1:9'] });
+    void hub;
+    store.record({ runId: runId(), summary: summary() });
+    const r = await engine.pushOnce();
+    expect(r.kind).toBe('unreachable');
+    const st = store.status();
+    expect(st.lastPush?.ok).toBe(false);
+    expect(st.upstreams[0]?.consecutiveFailures).toBe(1);
+    const two = await setup({ upstreams: ['http://127.0.0.1:9', hub.url], hub });
+    two.store.record({ runId: runId(), summary: summary() });
+    const ok = await two.engine.pushOnce();
+    expect(ok.kind === 'pushed' && ok.upstream).toBe(hub.url);
+  });
+
+  it('uploads detail blobs by tus; the hop server verifies their sha256', async () => {
+    const { hub, store, engine } = await setup();
+    const blob = blobOf('{"resources":[]}'.repeat(1000));
+    store.record({ runId: runId(), summary: summary(), detail: blob });
+    expect(await engine.uploadBlobsOnce()).toBe(1);
+    expect(hub.backend.blobData.get(blob.sha256)?.bytes.equals(Buffer.from(blob.bytes))).toBe(true);
+    expect(store.blobsToUpload()).toEqual([]);
+  });
+
+  it('resumes a half-done upload after an agent restart without re-sending acknowledged bytes', async () => {
+    const hub = await TestHub.start(agentKeys.publicKey);
+    cleanup.push(() => hub.close());
+    const dir = tempDir();
+    const blob = blobOf('x'.repeat(1024 * 1024) + Math.random());
+    const first = await setup({ dir, hub });
+    first.store.record({ runId: runId(), summary: summary(), detail: blob });
+    const abort = new AbortController();
+    let sentBeforeAbort = 0;
+    const r1 = await first.engine.uploadBlobsOnce((_sha, sent) => {
+      sentBeforeAbort = sent;
+      if (sent >= 300 * 1024) abort.abort();
+    }, abort.signal);
+    expect(r1).toBe(0);
+    first.store.close(); // the agent process goes away
+
+    const second = await setup({ dir, hub }); // a new process opens the same store
+    let firstReported = -1;
+    const r2 = await second.engine.uploadBlobsOnce((_sha, sent) => {
+      if (firstReported < 0) firstReported = sent;
+    });
+    expect(r2).toBe(1);
+    expect(hub.backend.blobData.get(blob.sha256)?.bytes.length).toBe(blob.bytes.length);
+    // The resumed upload started from the server's offset, not from zero.
+    expect(sentBeforeAbort).toBeGreaterThanOrEqual(300 * 1024);
+    expect(firstReported).toBeGreaterThanOrEqual(256 * 1024);
+  });
+});
