@@ -1,7 +1,6 @@
 import {
   type BundleHeader,
   type ControlPayload,
-  decodeBatch,
   decodeBundle,
   decodePayload,
   encodeBatch,
