@@ -1,4 +1,18 @@
 import { Command, CommanderError } from 'commander';
+import pino from 'pino';
+import { createRelay, openStore } from './app.js';
+import { loadConfigFile, type RelayConfig, resolveUpstreams } from './config.js';
+
+const CONFIG_HELP = 'relay config file (YAML)';
+
+function configOrExit(path: string): RelayConfig {
+  const r = loadConfigFile(path);
+  if (!r.ok) {
+    console.error(`relay: ${path} is not a usable config:\n${r.errors.map((e) => `  - ${e}`).join('\n')}`);
+    process.exit(2);
+  }
+  return r.value;
+}
 
 const program = new Command('relay')
   .description(
@@ -6,7 +20,78 @@ const program = new Command('relay')
   )
   .version('0.1.0')
   .exitOverride()
-  .addHelpText('after', '\nExample:\n  relay --help');
+  .addHelpText(
+    'after',
+    '\nExample:\n  relay run --config relay.yaml\n  relay token add ship-7 --config relay.yaml',
+  );
+
+program
+  .command('run')
+  .description('serve the hop API and forward upstream until stopped (SIGINT/SIGTERM)')
+  .requiredOption('-c, --config <file>', CONFIG_HELP)
+  .addHelpText('after', '\nExample:\n  LOG_LEVEL=info relay run --config /etc/driftline/relay.yaml')
+  .action(async (opts: { config: string }) => {
+    const cfg = configOrExit(opts.config);
+    const ups = resolveUpstreams(cfg, process.env);
+    if (!ups.ok) {
+      console.error(`relay: ${opts.config}:\n${ups.errors.map((e) => `  - ${e}`).join('\n')}`);
+      process.exit(2);
+    }
+    const logger = pino({
+      level: process.env.LOG_LEVEL ?? 'info',
+      base: { service: 'relay', name: cfg.name },
+    });
+    const relay = createRelay(cfg, ups.value, { logger });
+    const addr = await relay.start();
+    console.log(JSON.stringify({ listening: addr.url, name: cfg.name }));
+    const stop = async () => {
+      await relay.stop();
+      process.exit(0);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+
+const token = program.command('token').description('manage the bearer tokens of downstream peers');
+
+token
+  .command('add <site>')
+  .description('issue a token for a site or downstream relay; printed once, stored salted and hashed')
+  .requiredOption('-c, --config <file>', CONFIG_HELP)
+  .option('--sites <list>', 'comma-separated sites this peer may pull downlink for (default: <site>)')
+  .option('--json', 'print JSON')
+  .addHelpText(
+    'after',
+    '\nExample:\n  relay token add ship-7 --config relay.yaml\n  relay token add relay-2 --sites ship-7,ship-8 --config relay.yaml --json',
+  )
+  .action((site: string, opts: { config: string; sites?: string; json?: boolean }) => {
+    const { custody, tokens } = openStore(configOrExit(opts.config));
+    const sites = opts.sites
+      ? opts.sites
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [site];
+    const t = tokens.add(site, sites);
+    custody.close();
+    if (opts.json) console.log(JSON.stringify({ name: site, sites, token: t }));
+    else console.log(`token for ${site} (shown once; give it to that peer):\n${t}`);
+  });
+
+token
+  .command('revoke <site>')
+  .description('revoke every token issued for a site or downstream relay')
+  .requiredOption('-c, --config <file>', CONFIG_HELP)
+  .option('--json', 'print JSON')
+  .addHelpText('after', '\nExample:\n  relay token revoke ship-7 --config relay.yaml')
+  .action((site: string, opts: { config: string; json?: boolean }) => {
+    const { custody, tokens } = openStore(configOrExit(opts.config));
+    const n = tokens.revoke(site);
+    custody.close();
+    if (opts.json) console.log(JSON.stringify({ name: site, revoked: n }));
+    else console.log(n ? `revoked ${n} token(s) of ${site}` : `no live token for ${site}`);
+    if (n === 0) process.exitCode = 1;
+  });
 
 try {
   await program.parseAsync(process.argv);

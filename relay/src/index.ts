@@ -1,1 +1,2 @@
-export {};
+export { createRelay, openStore, type Relay } from './app.js';
+export { parseConfig, type RelayConfig, type RelayConfigInput, type ResolvedUpstream } from './config.js';

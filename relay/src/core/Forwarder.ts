@@ -1,0 +1,102 @@
+import type { Receipt } from '@driftline/protocol';
+import type { Custody } from '../ports/Custody.js';
+import type { Upstream } from '../ports/Upstream.js';
+import { backoffDelay } from './backoff.js';
+import { budgetLeft, type ContactPlan, contactState } from './contactPlan.js';
+
+/** An upstream with its contact plan and retry state. Failover goes down the list in order. */
+export interface UpstreamSlot {
+  upstream: Upstream;
+  plan: ContactPlan;
+  failures: number;
+  retryAt: number;
+}
+
+export interface ForwarderOptions {
+  batchBytes: number;
+  batchCount: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Longest sleep when idle or waiting, so new work and clock changes are noticed. */
+  idleMs: number;
+}
+
+/** What happened, for metrics and logs (the forwarder itself does no I/O but through its ports). */
+export type ForwardEvent =
+  | { type: 'forwarded'; upstream: string; count: number; bytes: number }
+  | { type: 'refused'; upstream: string; receipts: Receipt[] }
+  | { type: 'failed'; upstream: string; reason: string; retryInMs: number }
+  | { type: 'expired'; direction: 'uplink' | 'downlink'; id: string; dest: string; priority: string };
+
+/**
+ * One forwarding step: expire what outlived its lifetime, take the most urgent batch (priority
+ * order from custody), and hand it to the first upstream that is out of backoff, inside a contact
+ * window and within its byte budget. Bundles leave custody only after the upstream's receipts say
+ * `stored` or `duplicate` (custody passes on, D1). Returns how long to wait before the next step.
+ */
+export async function forwardStep(
+  custody: Custody,
+  slots: UpstreamSlot[],
+  opts: ForwarderOptions,
+  now: () => number,
+  random: () => number,
+  emit: (e: ForwardEvent) => void,
+): Promise<{ sent: number; waitMs: number }> {
+  const t = now();
+  const expired = custody.expire(t);
+  for (const e of expired.uplink) emit({ type: 'expired', direction: 'uplink', ...e });
+  for (const e of expired.downlink) emit({ type: 'expired', direction: 'downlink', ...e });
+
+  let wait = opts.idleMs;
+  const first = custody.nextBatch(t, opts.batchBytes, opts.batchCount);
+  if (first.length === 0) return { sent: 0, waitMs: wait };
+  for (const slot of slots) {
+    if (slot.retryAt > t) {
+      wait = Math.min(wait, slot.retryAt - t);
+      continue;
+    }
+    const c = contactState(slot.plan, t);
+    if (!c.open) {
+      if (c.opensAt !== null) wait = Math.min(wait, c.opensAt - t);
+      continue;
+    }
+    const keys = [`${slot.upstream.name}|w|${c.windowKey}`, `${slot.upstream.name}|d|${c.dayKey}`];
+    const left = budgetLeft(slot.plan, custody.sent(keys[0] as string), custody.sent(keys[1] as string));
+    const batch: typeof first = [];
+    let size = 0;
+    for (const b of first) {
+      if (size + b.size > left) break;
+      size += b.size;
+      batch.push(b);
+    }
+    if (batch.length === 0) continue; // budget spent: wait for the next window or day
+    const r = await slot.upstream.postBatch(batch.map((b) => b.bytes));
+    if (!r.ok) {
+      slot.failures++;
+      const delay = backoffDelay(slot.failures, opts.backoffBaseMs, opts.backoffMaxMs, random);
+      slot.retryAt = now() + delay;
+      wait = Math.min(wait, delay);
+      emit({ type: 'failed', upstream: slot.upstream.name, reason: r.reason, retryInMs: delay });
+      continue;
+    }
+    slot.failures = 0;
+    slot.retryAt = 0;
+    custody.addSent(keys, r.bytes);
+    const done: string[] = [];
+    const refused: Receipt[] = [];
+    r.receipts.forEach((rc, i) => {
+      const id = (batch[i] as { id: string }).id;
+      if (rc.status === 'rejected')
+        refused.push({ ...rc, bundleId: rc.bundleId ?? (id as Receipt['bundleId']) });
+      else done.push(id);
+    });
+    custody.forwarded(done);
+    if (refused.length > 0) {
+      custody.refused(refused.map((x) => x.bundleId as string));
+      emit({ type: 'refused', upstream: slot.upstream.name, receipts: refused });
+    }
+    emit({ type: 'forwarded', upstream: slot.upstream.name, count: done.length, bytes: r.bytes });
+    return { sent: batch.length, waitMs: 0 };
+  }
+  return { sent: 0, waitMs: Math.max(0, wait) };
+}

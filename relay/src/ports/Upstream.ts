@@ -1,0 +1,16 @@
+import type { Receipt } from '@driftline/protocol';
+
+export type UpstreamFailure = { ok: false; reason: string; status?: number; code?: string };
+
+/** The next hop toward the hub (another relay or the hub), spoken to over the hop API. */
+export interface Upstream {
+  readonly name: string;
+  postBatch(
+    bundles: readonly Uint8Array[],
+  ): Promise<{ ok: true; receipts: Receipt[]; bytes: number } | UpstreamFailure>;
+  pullDownlink(
+    site: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ ok: true; bundles: Uint8Array[]; cursor: string; bytes: number } | UpstreamFailure>;
+}
