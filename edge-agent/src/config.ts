@@ -20,18 +20,21 @@ const EnvVars = z.record(
   z.string(),
 );
 
+const EnvironmentObjectSchema = z.strictObject({
+  name: NAME,
+  /** Working directory for this environment, if not the component's. */
+  workingDir: z.string().min(1).optional(),
+  /** `-var-file=` arguments, relative to the working directory. */
+  varFiles: z.array(z.string().min(1)).optional(),
+  /** Terraform workspace (sets TF_WORKSPACE). */
+  workspace: z.string().min(1).optional(),
+  env: EnvVars.optional(),
+});
+
+/** An environment is a name, or an object with a name and its own directory, var files, workspace, env. */
 const EnvironmentSchema = z.union([
-  NAME.transform((name) => ({ name })),
-  z.strictObject({
-    name: NAME,
-    /** Working directory for this environment, if not the component's. */
-    workingDir: z.string().min(1).optional(),
-    /** `-var-file=` arguments, relative to the working directory. */
-    varFiles: z.array(z.string().min(1)).optional(),
-    /** Terraform workspace (sets TF_WORKSPACE). */
-    workspace: z.string().min(1).optional(),
-    env: EnvVars.optional(),
-  }),
+  NAME.transform((name): z.infer<typeof EnvironmentObjectSchema> => ({ name })),
+  EnvironmentObjectSchema,
 ]);
 
 const ComponentSchema = z
@@ -171,7 +174,9 @@ function fileProblems(c: AgentConfig): string[] {
       problems.push(`${path}: "${file}" is not a ${dir ? 'directory' : 'file'}`);
   };
   need('hubPublicKeyFile', c.hubPublicKeyFile, 'hub public key file');
-  c.upstreams.forEach((u, i) => need(`upstreams[${i}].tokenFile`, u.tokenFile, 'token file'));
+  c.upstreams.forEach((u, i) => {
+    need(`upstreams[${i}].tokenFile`, u.tokenFile, 'token file');
+  });
   c.components.forEach((comp, i) => {
     need(`components[${i}].workingDir`, comp.workingDir, 'working directory', true);
     comp.environments.forEach((e, j) => {

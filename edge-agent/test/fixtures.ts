@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const fixturePath = (rel: string): string => fileURLToPath(new URL(`./fixtures/${rel}`, import.meta.url));
+export const fixturePath = (rel: string): string =>
+  fileURLToPath(new URL(`./fixtures/${rel}`, import.meta.url));
 export const fixtureText = (rel: string): string => readFileSync(fixturePath(rel), 'utf8');
 export const fixtureJson = (rel: string): unknown => JSON.parse(fixtureText(rel));
 

@@ -11,8 +11,14 @@ export function generatePlan(n: number): Record<string, unknown> {
     const actions = kinds[i % kinds.length] as readonly string[];
     const mod = `module.site_${i % 20}`;
     const address = `${mod}.aws_instance.node["n${i}"]`;
-    const before = actions[0] === 'create' ? null : { ami: `ami-${i}`, tags: { env: 'edge', idx: `${i}` }, password: `pw-${i}-secret` };
-    const after = actions.length === 1 && actions[0] === 'delete' ? null : { ami: `ami-${i + 1}`, tags: { env: 'edge', idx: `${i}`, new: 'x' }, password: `pw-${i}-secret2` };
+    const before =
+      actions[0] === 'create'
+        ? null
+        : { ami: `ami-${i}`, tags: { env: 'edge', idx: `${i}` }, password: `pw-${i}-secret` };
+    const after =
+      actions.length === 1 && actions[0] === 'delete'
+        ? null
+        : { ami: `ami-${i + 1}`, tags: { env: 'edge', idx: `${i}`, new: 'x' }, password: `pw-${i}-secret2` };
     changes.push({
       address,
       module_address: mod,
@@ -21,7 +27,14 @@ export function generatePlan(n: number): Record<string, unknown> {
       name: 'node',
       index: `n${i}`,
       provider_name: 'registry.terraform.io/hashicorp/aws',
-      change: { actions, before, after, after_unknown: {}, before_sensitive: { password: true, tags: {} }, after_sensitive: { password: true, tags: {} } },
+      change: {
+        actions,
+        before,
+        after,
+        after_unknown: {},
+        before_sensitive: { password: true, tags: {} },
+        after_sensitive: { password: true, tags: {} },
+      },
     });
     if (i % 50 === 0) {
       drift.push({
@@ -32,7 +45,14 @@ export function generatePlan(n: number): Record<string, unknown> {
         name: 'node',
         index: `n${i}`,
         provider_name: 'registry.terraform.io/hashicorp/aws',
-        change: { actions: ['update'], before: { tags: { env: 'edge' } }, after: { tags: { env: 'hand-edited' } }, after_unknown: {}, before_sensitive: {}, after_sensitive: {} },
+        change: {
+          actions: ['update'],
+          before: { tags: { env: 'edge' } },
+          after: { tags: { env: 'hand-edited' } },
+          after_unknown: {},
+          before_sensitive: {},
+          after_sensitive: {},
+        },
       });
     }
   }

@@ -1,4 +1,5 @@
-const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+// ESC [ … letter: terminal colour codes (Terraform without -no-color, wrappers).
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g');
 
 /** The last few meaningful lines of a tool's error output, without colour codes, at most `max` characters. */
 export function errorExcerpt(stderr: string, max = 1000, lines = 12): string | undefined {

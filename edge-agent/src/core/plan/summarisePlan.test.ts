@@ -134,7 +134,6 @@ describe('summarisePlan', () => {
 
   it('fails closed when a variable value would leave in an address, naming the rule only', () => {
     const plan = fixtureJson('plans/v1.0-tf1.1-drift-only.json') as Record<string, unknown>;
-    plan.variables = { sg_name: { value: 'edge' } };
     plan.variables = { leak: { value: 'aws_security_group.ed' } };
     const r = summarisePlan(plan, ctx);
     expect(r.ok && r.summary).toEqual({ ...ctx, status: 'redaction-failed', reason: 'known-value-variable' });
@@ -157,7 +156,7 @@ describe('summarisePlan', () => {
 
   it('fails closed on a known secret shape and on a configured pattern', () => {
     const plan = fixtureJson('plans/v1.0-tf1.1-drift-only.json') as Record<string, Record<string, unknown>[]>;
-    (plan.resource_drift[0] as Record<string, unknown>).address = 'aws_security_group.AKIAABCDEFGHIJKLMNOP';
+    (plan.resource_drift![0] as Record<string, unknown>).address = 'aws_security_group.AKIAABCDEFGHIJKLMNOP';
     expect(summarisePlan(plan, ctx)).toMatchObject({ ok: true, summary: { reason: 'aws-access-key-id' } });
     const custom = summarisePlan(fixtureJson('plans/v1.0-tf1.1-drift-only.json'), {
       ...ctx,

@@ -26,7 +26,10 @@ class Collector {
   /** String leaves under `v` where `marker` (Terraform's `*_sensitive` mirror) is true, or under a sensitive name. */
   marked(v: Json | undefined, marker: Json | undefined): void {
     if (v === undefined || v === null) return;
-    if (marker === true) return this.all(v, 'sensitive-attribute');
+    if (marker === true) {
+      this.all(v, 'sensitive-attribute');
+      return;
+    }
     if (Array.isArray(v)) {
       v.forEach((x, i) => {
         this.marked(x, Array.isArray(marker) ? marker[i] : undefined);
@@ -52,7 +55,8 @@ class Collector {
     const values = isObj(root.values) ? root.values : root;
     const outputs = values.outputs;
     if (isObj(outputs)) {
-      for (const o of Object.values(outputs)) if (isObj(o) && o.sensitive === true) this.all(o.value, 'sensitive-output');
+      for (const o of Object.values(outputs))
+        if (isObj(o) && o.sensitive === true) this.all(o.value, 'sensitive-output');
     }
     this.module(values.root_module);
   }
