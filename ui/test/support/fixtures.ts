@@ -304,8 +304,8 @@ export function bigWorld(
                 : status === 'clean'
                   ? counts({})
                   : null,
-            plannedAt: status === 'no-data' ? null : iso(planned),
-            receivedAt: status === 'no-data' ? null : iso(planned - 5 * MIN),
+            plannedAt: status === 'no-data' ? null : iso(planned + 10 * MIN),
+            receivedAt: status === 'no-data' ? null : iso(planned + 5 * MIN),
             runId: status === 'no-data' ? null : runId(k),
             expectedIntervalS: 3600,
             stale: planned > 2 * HOUR,

@@ -32,7 +32,7 @@ export class MockHub {
   /** Matrices for `?at=`, by exact ISO time; anything else answers the current one. */
   history = new Map<string, MatrixCell[]>();
   requests: { path: string; body?: unknown }[] = [];
-  private readonly streams = new Set<(frame: string) => void>();
+  private readonly streams = new Map<(frame: string) => void, () => void>();
   private eventSeq = 0;
   private requestSeq = 0;
 
@@ -98,10 +98,17 @@ export class MockHub {
     return notFound(`${method} ${url.pathname}`);
   }
 
-  /** Opens an event stream; answers an unsubscribe. */
-  openStream(send: (frame: string) => void): () => void {
-    this.streams.add(send);
+  /** Opens an event stream; `close` ends it from the server side. Answers an unsubscribe. */
+  openStream(send: (frame: string) => void, close: () => void = () => {}): () => void {
+    this.streams.set(send, close);
     return () => this.streams.delete(send);
+  }
+
+  /** Ends every open event stream, as a hub restart or a dropped link would. */
+  dropStreams() {
+    const closes = [...this.streams.values()];
+    this.streams.clear();
+    for (const close of closes) close();
   }
 
   get openStreams(): number {
@@ -121,6 +128,6 @@ export class MockHub {
       else this.cells.push(event.cell);
     }
     const frame = sseFrame(event, String(++this.eventSeq));
-    for (const send of this.streams) send(frame);
+    for (const send of this.streams.keys()) send(frame);
   }
 }

@@ -11,7 +11,10 @@ export function mswHandlers(hub: MockHub, opts: { lastEventIds?: (string | null)
       const stream = new ReadableStream<Uint8Array>({
         start(controller) {
           controller.enqueue(enc.encode(': hello\n\n'));
-          off = hub.openStream((frame) => controller.enqueue(enc.encode(frame)));
+          off = hub.openStream(
+            (frame) => controller.enqueue(enc.encode(frame)),
+            () => controller.close(),
+          );
           request.signal.addEventListener('abort', () => off());
         },
         cancel() {
