@@ -1,4 +1,7 @@
 import { Command, CommanderError } from 'commander';
+import { registerConfig } from './commands/configCheck.js';
+import { registerPlan } from './commands/plan.js';
+import { registerSummarize } from './commands/summarize.js';
 
 const program = new Command('edge-agent')
   .description(
@@ -6,7 +9,12 @@ const program = new Command('edge-agent')
   )
   .version('0.1.0')
   .exitOverride()
-  .addHelpText('after', '\nExample:\n  edge-agent --help');
+  .addHelpText('after', '\nExample:\n  edge-agent summarize plan.json --json');
+
+// Each verb lives in src/commands/<verb>.ts; subcommands made with .command() inherit exitOverride.
+registerSummarize(program);
+registerPlan(program);
+registerConfig(program);
 
 try {
   await program.parseAsync(process.argv);
