@@ -186,7 +186,7 @@ export function siteDetail(summary: SiteSummary, cells: MatrixCell[]): SiteDetai
 }
 
 export function runItem(
-  r: Partial<RunListItem> & { n: number; site: string; environment: string; component: string },
+  r: Partial<Omit<RunListItem, 'site'>> & { n: number; site: string; environment: string; component: string },
 ): RunListItem {
   const { n, ...rest } = r;
   return RunListItemSchema.parse({
@@ -247,7 +247,7 @@ export function runDetail(item: RunListItem, withResources = true): RunDetail {
 }
 
 export function planRequest(
-  p: Partial<PlanRequest> & { site: string; environment: string; component: string },
+  p: Partial<Omit<PlanRequest, 'site'>> & { site: string; environment: string; component: string },
 ): PlanRequest {
   return PlanRequestSchema.parse({
     requestId: 'pr-1',
