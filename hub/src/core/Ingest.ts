@@ -8,7 +8,6 @@ import type {
   PlanRequestRow,
   RunRow,
   SiteRow,
-  WebhookRow,
   WriteSet,
 } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';

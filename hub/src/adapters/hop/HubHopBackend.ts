@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import * as A from '@automerge/automerge';
+import type { FinishedUpload, HopBackend, Peer } from '@driftline/hop';
+import type { DownlinkQuery, Receipt } from '@driftline/protocol';
+import type { DocReplicas } from '../../core/DocReplicas.js';
+import type { Ingest } from '../../core/Ingest.js';
+import type { BlobFiles } from '../../ports/BlobFiles.js';
+import type { Clock } from '../../ports/Clock.js';
+import type { HubStore, PlanRequestRow } from '../../ports/HubStore.js';
+
+export const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** The hub as the final hop (DESIGN step 7): custody is the merge itself. */
+export class HubHopBackend implements HopBackend {
+  readonly role = 'hub' as const;
+  readonly name = 'hub';
+
+  constructor(
+    private readonly d: {
+      store: HubStore;
+      ingest: Ingest;
+      replicas: DocReplicas;
+      blobs: BlobFiles;
+      clock: Clock;
+      version: string;
+      onDelivered?: (r: PlanRequestRow[]) => void;
+      onExpiredDownlink?: (n: number) => void;
+    },
+  ) {}
+
+  get version() {
+    return this.d.version;
+  }
+  get blobs() {
+    return this.d.blobs;
+  }
+
+  async authenticate(token: string): Promise<Peer | null> {
+    const row = await this.d.store.peerByToken(sha256Hex(token));
+    return row ? { name: row.name, sites: row.sites } : null;
+  }
+
+  accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
+    return this.d.ingest.accept(peer.name, bundles);
+  }
+
+  async downlink(_peer: Peer, q: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }> {
+    const { store, clock } = this.d;
+    const after = Number(q.after ?? '0');
+    const rows = await store.readDownlink(q.for, after, q.limit);
+    const now = clock.now();
+    const live = rows.filter((r) => r.expiresAt > now);
+    if (live.length < rows.length) this.d.onExpiredDownlink?.(rows.length - live.length);
+    const delivered: PlanRequestRow[] = [];
+    for (const r of live) {
+      if (!r.requestId) continue;
+      const req = await store.getPlanRequest(r.requestId);
+      if (req?.state === 'pending') delivered.push({ ...req, state: 'delivered', deliveredAt: now });
+    }
+    if (delivered.length > 0) {
+      await store.commit({ planRequests: delivered });
+      this.d.onDelivered?.(delivered);
+    }
+    const last = rows.at(-1);
+    return { bundles: live.map((r) => r.bytes), cursor: String(last ? last.seq : after) };
+  }
+
+  async uploadFinished(_peer: Peer | null, upload: FinishedUpload): Promise<void> {
+    const { store, clock } = this.d;
+    const path = await this.d.blobs.adopt(upload.sha256, upload.path);
+    const now = clock.now();
+    await store.commit({
+      blobs: [
+        {
+          sha256: upload.sha256,
+          size: upload.size,
+          contentType: upload.metadata.contentType ?? 'application/octet-stream',
+          path,
+          receivedAt: now,
+        },
+      ],
+    });
+    // A newly held blob lets the agent delete its copy: re-ack each document that announced it.
+    const downlink = [];
+    for (const docId of await store.docsAnnouncing(upload.sha256)) {
+      const [site, agent] = docId.split('/') as [string, string];
+      const doc = await this.d.replicas.get(docId);
+      const held = await store.heldBlobsFor(docId);
+      downlink.push({
+        site,
+        agent,
+        kind: 'ack' as const,
+        docId,
+        requestId: null,
+        expiresAt: now + 30 * 86_400_000,
+        bytes: await this.d.ingest.ack({ site, agent }, docId, A.getHeads(doc), held, now),
+      });
+    }
+    if (downlink.length > 0) await store.commit({ downlink });
+  }
+
+  async health() {
+    return { ok: true };
+  }
+}

@@ -1,0 +1,185 @@
+import { join } from 'node:path';
+import { createHopServer, type HopServer } from '@driftline/hop';
+import type { HubEvent } from '@driftline/protocol';
+import pino, { type Logger } from 'pino';
+import { Counter, Registry } from 'prom-client';
+import { FileBlobs } from './adapters/fs/FileBlobs.js';
+import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
+import { HubHopBackend } from './adapters/hop/HubHopBackend.js';
+import { apiRouter } from './adapters/http/apiRouter.js';
+import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
+import { uiMiddleware } from './adapters/http/ui.js';
+import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
+import type { HubConfig } from './config.js';
+import { DocReplicas } from './core/DocReplicas.js';
+import { EventLog } from './core/EventLog.js';
+import { Ingest } from './core/Ingest.js';
+import { PlanRequests } from './core/PlanRequests.js';
+import { Queries } from './core/Queries.js';
+import { Sweeper } from './core/Sweeper.js';
+import { toMatrixCell, toPlanRequest, toRunItem } from './core/views.js';
+import { type Clock, systemClock } from './ports/Clock.js';
+import type { HubStore } from './ports/HubStore.js';
+import { ulidGen } from './ports/IdGen.js';
+import type { WebhookSender } from './ports/WebhookSender.js';
+
+export const HUB_VERSION = '0.1.0';
+
+export interface Hub {
+  hop: HopServer;
+  store: HubStore;
+  ingest: Ingest;
+  sweeper: Sweeper;
+  events: EventLog;
+  publicKeyText: string;
+  /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
+  startTimers(): void;
+  close(): Promise<void>;
+}
+
+export const storePath = (dataDir: string) => join(dataDir, 'hub.db');
+export const keyPath = (dataDir: string) => join(dataDir, 'hub-key.pem');
+
+/** Wires the hub: store, key, core, hop server with /api, SSE, UI and metrics. */
+export async function createHub(
+  config: HubConfig,
+  opts: { logger?: Logger; clock?: Clock; sender?: WebhookSender; store?: HubStore } = {},
+): Promise<Hub> {
+  const logger = opts.logger ?? pino({ level: 'silent' });
+  const clock = opts.clock ?? systemClock;
+  const ids = ulidGen(clock);
+  const key = await loadOrCreateHubKey(keyPath(config.dataDir));
+  const store = opts.store ?? new SqliteHubStore(storePath(config.dataDir));
+  const blobs = new FileBlobs(join(config.dataDir, 'blobs'));
+  const replicas = new DocReplicas(store);
+  const registry = new Registry();
+  const refused = new Counter({
+    name: 'hub_bundles_refused_total',
+    help: 'Bundles refused, by reason',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const merged = new Counter({
+    name: 'hub_runs_merged_total',
+    help: 'Plan results merged',
+    registers: [registry],
+  });
+  const expiredDownlink = new Counter({
+    name: 'hub_downlink_expired_total',
+    help: 'Downlink bundles past their lifetime, not sent',
+    registers: [registry],
+  });
+  const ingest = new Ingest({
+    store,
+    clock,
+    ids,
+    replicas,
+    hubPrivateKey: key.privateKey,
+    webhookUrls: config.webhooks.urls,
+    log: logger,
+    count: { refused: (r) => refused.inc({ reason: r }), merged: (n) => merged.inc(n) },
+  });
+  const queries = new Queries(store, config.defaultContactIntervalS);
+  const events = new EventLog();
+  const publish = (e: HubEvent) => events.publish(e);
+  const planRequests = new PlanRequests({
+    store,
+    clock,
+    ids,
+    hubPrivateKey: key.privateKey,
+    ttlS: config.planRequestTtlS,
+  });
+  const sweeper = new Sweeper({
+    store,
+    clock,
+    webhookUrls: config.webhooks.urls,
+    sender: opts.sender ?? new HttpWebhookSender(config.webhookSecret ?? ''),
+    defaultContactIntervalS: config.defaultContactIntervalS,
+    retention: {
+      maxRunsPerCell: config.retention.maxRunsPerCell,
+      maxAgeMs: config.retention.maxAgeDays * 86_400_000,
+      failureMaxAgeMs: config.retention.failureMaxAgeDays * 86_400_000,
+    },
+  });
+  const siteEvents = async (sites: string[]) => {
+    if (!events.listening || sites.length === 0) return;
+    const all = await queries.sites(clock.now());
+    for (const s of all) if (sites.includes(s.site)) publish({ type: 'site-updated', site: s });
+  };
+  ingest.onCommitted((c) => {
+    const ctx = { now: clock.now(), defaultContactIntervalS: config.defaultContactIntervalS };
+    for (const run of c.runs) publish({ type: 'run-added', run: toRunItem(run) });
+    for (const cell of c.cells) publish({ type: 'cell-updated', cell: toMatrixCell(cell, ctx, false) });
+    for (const r of c.planRequests) publish({ type: 'plan-request-updated', request: toPlanRequest(r) });
+    siteEvents(c.sites).catch((e) => logger.error({ err: e }, 'site event failed'));
+  });
+  const backend = new HubHopBackend({
+    store,
+    ingest,
+    replicas,
+    blobs,
+    clock,
+    version: HUB_VERSION,
+    onDelivered: (rs) => {
+      for (const r of rs) publish({ type: 'plan-request-updated', request: toPlanRequest(r) });
+    },
+    onExpiredDownlink: (n) => expiredDownlink.inc(n),
+  });
+  const hop = createHopServer(backend, {
+    uploads: { directory: join(config.dataDir, 'uploads') },
+    registry,
+    logger,
+    extend: (app) => {
+      const api = apiRouter({
+        store,
+        queries,
+        planRequests,
+        events,
+        blobs,
+        clock,
+        version: HUB_VERSION,
+        onPlanRequest: (r) => publish({ type: 'plan-request-updated', request: r }),
+      });
+      app.use(api.routes());
+      app.use(api.allowedMethods());
+      app.use(uiMiddleware(config.uiDir));
+    },
+  });
+  const timers: NodeJS.Timeout[] = [];
+  const sweepOnce = async (prune: boolean) => {
+    const r = await sweeper.sweep({ prune });
+    const ctx = { now: clock.now(), defaultContactIntervalS: config.defaultContactIntervalS };
+    for (const x of r.expired) publish({ type: 'plan-request-updated', request: toPlanRequest(x) });
+    for (const c of r.staleCells) publish({ type: 'cell-updated', cell: toMatrixCell(c, ctx, false) });
+    await siteEvents(r.unreachableSites);
+    await sweeper.deliverWebhooks();
+  };
+  let sweeps = 0;
+  let sweeping = false;
+  return {
+    hop,
+    store,
+    ingest,
+    sweeper,
+    events,
+    publicKeyText: key.publicKeyText,
+    startTimers() {
+      const t = setInterval(() => {
+        if (sweeping) return;
+        sweeping = true;
+        sweepOnce(sweeps++ % 240 === 0)
+          .catch((e) => logger.error({ err: e }, 'sweep failed'))
+          .finally(() => {
+            sweeping = false;
+          });
+      }, config.sweepIntervalS * 1000);
+      t.unref();
+      timers.push(t);
+    },
+    async close() {
+      for (const t of timers) clearInterval(t);
+      await hop.close();
+      await store.close();
+    },
+  };
+}

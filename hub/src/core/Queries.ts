@@ -1,0 +1,91 @@
+import type { MatrixCell, MatrixQuery, SiteDetail, SiteSummary } from '@driftline/protocol';
+import type { AgentRow, HubStore, SiteRow } from '../ports/HubStore.js';
+import {
+  isUnreachable,
+  noDataCells,
+  toAgentInfo,
+  toMatrixCell,
+  toSiteSummary,
+  type ViewContext,
+} from './views.js';
+
+/** Read models for the API, built from the store at `now` (or `at`). */
+export class Queries {
+  constructor(
+    private readonly store: HubStore,
+    private readonly defaultContactIntervalS: number | null,
+  ) {}
+
+  private ctx(now: number): ViewContext {
+    return { now, defaultContactIntervalS: this.defaultContactIntervalS };
+  }
+
+  private async context(site?: string) {
+    const agents = await this.store.listAgents(site);
+    const bySite = new Map<string, AgentRow[]>();
+    for (const a of agents) bySite.set(a.site, [...(bySite.get(a.site) ?? []), a]);
+    const sites = new Map<string, SiteRow>();
+    for (const s of site ? [await this.store.getSite(site)] : await this.store.listSites())
+      if (s) sites.set(s.site, s);
+    return { bySite, sites };
+  }
+
+  async matrix(q: Omit<MatrixQuery, 'at'>, now: number, at?: number): Promise<MatrixCell[]> {
+    const ctx = this.ctx(at ?? now);
+    const { bySite, sites } = await this.context(q.site);
+    const rows = at !== undefined ? await this.store.cellsAt(at) : await this.store.listCells(q.site);
+    const unreachable = (site: string) =>
+      at !== undefined ? false : isUnreachable(sites.get(site) ?? null, bySite.get(site) ?? [], ctx);
+    const cells = rows
+      .filter((c) => !q.site || c.site === q.site)
+      .map((c) => toMatrixCell(c, ctx, unreachable(c.site)));
+    if (at === undefined) {
+      const have = new Set(cells.map((c) => `${c.site}/${c.environment}/${c.component}`));
+      for (const [site, agents] of bySite) cells.push(...noDataCells(agents, have, unreachable(site)));
+    }
+    return cells
+      .filter(
+        (c) =>
+          (!q.environment || c.environment === q.environment) &&
+          (!q.component || c.component === q.component) &&
+          (!q.status || c.status === q.status) &&
+          (q.stale === undefined || c.stale === q.stale),
+      )
+      .sort(
+        (a, b) =>
+          a.site.localeCompare(b.site) ||
+          a.environment.localeCompare(b.environment) ||
+          a.component.localeCompare(b.component),
+      );
+  }
+
+  async sites(now: number): Promise<SiteSummary[]> {
+    const { bySite, sites } = await this.context();
+    const cells = await this.matrix({}, now);
+    const known = new Set([...sites.keys(), ...bySite.keys()]);
+    return [...known].sort().map((s) =>
+      toSiteSummary(
+        sites.get(s) ?? { site: s, lastContactAt: null, upstream: null, unreachableNotifiedFor: null },
+        bySite.get(s) ?? [],
+        cells.filter((c) => c.site === s),
+        this.ctx(now),
+      ),
+    );
+  }
+
+  async site(site: string, now: number): Promise<SiteDetail | null> {
+    const { bySite, sites } = await this.context(site);
+    const agents = bySite.get(site) ?? [];
+    const row = sites.get(site);
+    if (!row && agents.length === 0) return null;
+    const siteRow = row ?? { site, lastContactAt: null, upstream: null, unreachableNotifiedFor: null };
+    const matrix = await this.matrix({ site }, now);
+    return {
+      ...toSiteSummary(siteRow, agents, matrix, this.ctx(now)),
+      agents: agents.map(toAgentInfo),
+      upstream: siteRow.upstream,
+      contactWindows: [...new Set(agents.flatMap((a) => a.contactWindows))],
+      matrix,
+    };
+  }
+}

@@ -1,0 +1,91 @@
+import type { Clock } from '../ports/Clock.js';
+import type {
+  AgentRow,
+  CellRow,
+  HubStore,
+  PlanRequestRow,
+  RetentionPolicy,
+  SiteRow,
+  WebhookRow,
+} from '../ports/HubStore.js';
+import type { WebhookSender } from '../ports/WebhookSender.js';
+import { isStale, isUnreachable, type ViewContext } from './views.js';
+import { afterAttempt, webhookRow } from './webhooks.js';
+
+export interface SweepResult {
+  expired: PlanRequestRow[];
+  staleCells: CellRow[];
+  unreachableSites: string[];
+  pruned: { runs: number; history: number; bundles: number } | null;
+}
+
+/**
+ * Time-driven transitions (issue 6, items 5, 7, 8): expiring plan requests, cells going stale,
+ * sites going unreachable (each queues its webhook once), retention, and webhook delivery with backoff.
+ */
+export class Sweeper {
+  constructor(
+    private readonly d: {
+      store: HubStore;
+      clock: Clock;
+      webhookUrls: readonly string[];
+      sender: WebhookSender;
+      defaultContactIntervalS: number | null;
+      retention: RetentionPolicy;
+    },
+  ) {}
+
+  async sweep(opts: { prune?: boolean } = {}): Promise<SweepResult> {
+    const { store, clock } = this.d;
+    const now = clock.now();
+    const expired = (await store.listPlanRequests({ open: true }))
+      .filter((r) => r.expiresAt <= now)
+      .map((r) => ({ ...r, state: 'expired' as const }));
+    const staleCells: CellRow[] = [];
+    const webhooks: WebhookRow[] = [];
+    for (const c of await store.listCells()) {
+      if (c.staleNotifiedFor === c.runId || !isStale(c, now)) continue;
+      staleCells.push({ ...c, staleNotifiedFor: c.runId });
+      const subject = `${c.site}/${c.environment}/${c.component}`;
+      const body = {
+        site: c.site,
+        environment: c.environment,
+        component: c.component,
+        runId: c.runId,
+        plannedAt: new Date(c.plannedAt).toISOString(),
+        expectedIntervalS: c.expectedIntervalS,
+      };
+      for (const u of this.d.webhookUrls)
+        webhooks.push(webhookRow(u, 'cell-stale', subject, `${c.runId}@${c.plannedAt}`, body, now));
+    }
+    const ctx: ViewContext = { now, defaultContactIntervalS: this.d.defaultContactIntervalS };
+    const agents = await store.listAgents();
+    const bySite = new Map<string, AgentRow[]>();
+    for (const a of agents) bySite.set(a.site, [...(bySite.get(a.site) ?? []), a]);
+    const sites: SiteRow[] = [];
+    for (const s of await store.listSites()) {
+      if (s.lastContactAt === null || s.unreachableNotifiedFor === s.lastContactAt) continue;
+      if (!isUnreachable(s, bySite.get(s.site) ?? [], ctx)) continue;
+      sites.push({ ...s, unreachableNotifiedFor: s.lastContactAt });
+      const body = { site: s.site, lastContactAt: new Date(s.lastContactAt).toISOString() };
+      for (const u of this.d.webhookUrls)
+        webhooks.push(webhookRow(u, 'site-unreachable', s.site, s.lastContactAt, body, now));
+    }
+    if (expired.length + staleCells.length + sites.length > 0) {
+      await store.commit({ planRequests: expired, cells: staleCells, sites, webhooks });
+    }
+    const pruned = opts.prune ? await store.prune(this.d.retention, now) : null;
+    return { expired, staleCells, unreachableSites: sites.map((s) => s.site), pruned };
+  }
+
+  /** Sends due webhooks once each; failures are retried later with backoff. Returns how many were tried. */
+  async deliverWebhooks(limit = 100): Promise<number> {
+    const { store, clock, sender } = this.d;
+    const due = await store.dueWebhooks(clock.now(), limit);
+    for (const row of due) {
+      const result = await sender.send(row.url, row.event, row.body);
+      await store.commit({ webhookUpdates: [afterAttempt(row, result, clock.now())] });
+    }
+    return due.length;
+  }
+}

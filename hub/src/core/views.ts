@@ -1,0 +1,149 @@
+import type { AgentInfo, MatrixCell, PlanRequest, RunListItem, SiteSummary } from '@driftline/protocol';
+import type { AgentRow, CellHistoryRow, PlanRequestRow, RunRow, SiteRow } from '../ports/HubStore.js';
+
+const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
+
+/** What the API needs beside the rows: the time the answer describes and the configured default. */
+export interface ViewContext {
+  now: number;
+  /** Expected contact interval (s) for sites whose agents declared none. */
+  defaultContactIntervalS: number | null;
+}
+
+/** The site's expected contact interval: the shortest its agents declared, else the configured one. */
+export function expectedContactS(agents: readonly AgentRow[], ctx: ViewContext): number | null {
+  const declared = agents.map((a) => a.contactIntervalS).filter((s): s is number => s !== null);
+  return declared.length > 0 ? Math.min(...declared) : ctx.defaultContactIntervalS;
+}
+
+/** Unreachable: nothing has arrived for longer than the expected contact interval (issue 6, item 7). */
+export function isUnreachable(site: SiteRow | null, agents: readonly AgentRow[], ctx: ViewContext): boolean {
+  const expected = expectedContactS(agents, ctx);
+  if (!site || site.lastContactAt === null || expected === null) return false;
+  return ctx.now - site.lastContactAt > expected * 1000;
+}
+
+/** Stale: the plan (corrected plan time) is older than twice the cadence the agent declared. */
+export function isStale(cell: { plannedAt: number; expectedIntervalS: number | null }, now: number): boolean {
+  return (
+    cell.expectedIntervalS !== null &&
+    cell.expectedIntervalS > 0 &&
+    now - cell.plannedAt > 2 * cell.expectedIntervalS * 1000
+  );
+}
+
+export function toMatrixCell(c: CellHistoryRow, ctx: ViewContext, siteUnreachable: boolean): MatrixCell {
+  return {
+    site: c.site as MatrixCell['site'],
+    environment: c.environment,
+    component: c.component,
+    status: c.status,
+    counts: c.counts,
+    plannedAt: iso(c.plannedAt),
+    receivedAt: iso(c.receivedAt),
+    runId: c.runId as MatrixCell['runId'],
+    expectedIntervalS: c.expectedIntervalS,
+    stale: isStale(c, ctx.now),
+    siteUnreachable,
+    reason: c.reason,
+  };
+}
+
+/** Cells an agent declared a cadence for but has not reported yet. */
+export function noDataCells(
+  agents: readonly AgentRow[],
+  have: ReadonlySet<string>,
+  siteUnreachable: boolean,
+): MatrixCell[] {
+  const out: MatrixCell[] = [];
+  for (const a of agents) {
+    for (const [key, cadence] of Object.entries(a.cadenceS)) {
+      const [environment, component] = key.split('/') as [string, string];
+      if (!component || have.has(`${a.site}/${key}`)) continue;
+      out.push({
+        site: a.site as MatrixCell['site'],
+        environment,
+        component,
+        status: 'no-data',
+        counts: null,
+        plannedAt: null,
+        receivedAt: null,
+        runId: null,
+        expectedIntervalS: cadence,
+        stale: false,
+        siteUnreachable,
+        reason: null,
+      });
+    }
+  }
+  return out;
+}
+
+export function meanOffset(agents: readonly AgentRow[]): number | null {
+  const o = agents.map((a) => a.clockOffsetMs).filter((x): x is number => x !== null);
+  return o.length ? Math.round(o.reduce((s, x) => s + x, 0) / o.length) : null;
+}
+
+export function toSiteSummary(
+  site: SiteRow,
+  agents: readonly AgentRow[],
+  cells: readonly MatrixCell[],
+  ctx: ViewContext,
+): SiteSummary {
+  const statusCounts: Record<string, number> = {};
+  for (const c of cells) statusCounts[c.status] = (statusCounts[c.status] ?? 0) + 1;
+  return {
+    site: site.site as SiteSummary['site'],
+    lastContactAt: iso(site.lastContactAt),
+    expectedContactIntervalS: expectedContactS(agents, ctx),
+    unreachable: isUnreachable(site, agents, ctx),
+    clockOffsetMs: meanOffset(agents),
+    cells: cells.length,
+    statusCounts,
+  };
+}
+
+export function toAgentInfo(a: AgentRow): AgentInfo {
+  return {
+    agent: a.agent,
+    publicKey: a.publicKey,
+    enrolledAt: iso(a.enrolledAt) as string,
+    revokedAt: iso(a.revokedAt),
+    version: a.version,
+    lastContactAt: iso(a.lastContactAt),
+    queueDepth: a.queueDepth,
+    oldestUnsentAt: iso(a.oldestUnsentAt),
+    clockOffsetMs: a.clockOffsetMs,
+  };
+}
+
+export function toRunItem(r: RunRow): RunListItem {
+  return {
+    runId: r.runId as RunListItem['runId'],
+    site: r.site as RunListItem['site'],
+    agent: r.agent,
+    environment: r.environment,
+    component: r.component,
+    status: r.status,
+    counts: r.counts,
+    reason: r.reason,
+    plannedAt: iso(r.plannedAt) as string,
+    receivedAt: iso(r.receivedAt) as string,
+    unchanged: r.unchanged,
+  };
+}
+
+export function toPlanRequest(r: PlanRequestRow): PlanRequest {
+  return {
+    requestId: r.requestId,
+    site: r.site as PlanRequest['site'],
+    environment: r.environment,
+    component: r.component,
+    state: r.state,
+    requestedAt: iso(r.requestedAt) as string,
+    expiresAt: iso(r.expiresAt) as string,
+    deliveredAt: iso(r.deliveredAt),
+    doneAt: iso(r.doneAt),
+    runId: r.runId as PlanRequest['runId'],
+  };
+}
