@@ -1,0 +1,98 @@
+/**
+ * Decides when each cell (environment/component) runs: never two runs of one cell at once, at most
+ * `maxParallel` runs in all, scheduled runs spread by random jitter, a trigger for a cell already
+ * queued or running coalesced into it. Timers and randomness are ports; cron lives in an adapter.
+ */
+export interface CellRef {
+  component: string;
+  environment: string;
+}
+
+export type TriggerReason = 'schedule' | 'request' | 'manual';
+export type TriggerResult = 'queued' | 'coalesced' | 'stopped';
+
+export interface SchedulerDeps {
+  maxParallel: number;
+  runCell(cell: CellRef, reason: TriggerReason): Promise<void>;
+  /** Runs `fn` after `ms`; returns a cancel function. */
+  setTimer(ms: number, fn: () => void): () => void;
+  random(): number;
+  onError(cell: CellRef, error: unknown): void;
+}
+
+const key = (c: CellRef) => `${c.environment}/${c.component}`;
+
+export class CellScheduler {
+  private readonly waiting: Array<{ cell: CellRef; reason: TriggerReason }> = [];
+  private readonly pendingKeys = new Set<string>();
+  private readonly runningKeys = new Set<string>();
+  private readonly timers = new Set<() => void>();
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly deps: SchedulerDeps) {}
+
+  /** Asks for a run of `cell`, after up to `jitterMs` of random delay. */
+  trigger(cell: CellRef, reason: TriggerReason, jitterMs = 0): TriggerResult {
+    if (this.stopped) return 'stopped';
+    const k = key(cell);
+    if (this.pendingKeys.has(k)) return 'coalesced';
+    this.pendingKeys.add(k);
+    const delay = Math.floor(this.deps.random() * jitterMs);
+    if (delay <= 0) {
+      this.enqueue(cell, reason);
+    } else {
+      const cancel = this.deps.setTimer(delay, () => {
+        this.timers.delete(cancel);
+        this.enqueue(cell, reason);
+      });
+      this.timers.add(cancel);
+    }
+    return 'queued';
+  }
+
+  private enqueue(cell: CellRef, reason: TriggerReason): void {
+    if (this.stopped) return;
+    this.waiting.push({ cell, reason });
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.running.size < this.deps.maxParallel) {
+      const i = this.waiting.findIndex((w) => !this.runningKeys.has(key(w.cell)));
+      if (i < 0) return;
+      const [next] = this.waiting.splice(i, 1);
+      if (!next) return;
+      const k = key(next.cell);
+      this.pendingKeys.delete(k);
+      this.runningKeys.add(k);
+      const p: Promise<void> = this.deps
+        .runCell(next.cell, next.reason)
+        .catch((e) => this.deps.onError(next.cell, e))
+        .finally(() => {
+          this.runningKeys.delete(k);
+          this.running.delete(p);
+          this.pump();
+        });
+      this.running.add(p);
+    }
+  }
+
+  get busy(): number {
+    return this.running.size;
+  }
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Stops starting runs (queued ones are dropped, timers cancelled) and waits for those running. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const cancel of this.timers) cancel();
+    this.timers.clear();
+    this.waiting.length = 0;
+    this.pendingKeys.clear();
+    await Promise.all([...this.running]);
+  }
+}

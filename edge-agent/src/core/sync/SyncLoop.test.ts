@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import type { PushOutcome } from './SyncEngine.js';
+import { SyncLoop } from './SyncLoop.js';
+
+function harness(outcomes: PushOutcome[]) {
+  const timers: Array<{ ms: number; fn: () => void; cancelled: boolean }> = [];
+  const calls: string[] = [];
+  const loop = new SyncLoop({
+    engine: {
+      pushOnce: async () => {
+        calls.push('push');
+        return outcomes.shift() ?? { kind: 'idle' };
+      },
+      pullOnce: async () => {
+        calls.push('pull');
+        return { upstream: 'u', acks: 0, planRequests: 0, refused: 0, errors: [] };
+      },
+      uploadBlobsOnce: async () => {
+        calls.push('upload');
+        return 0;
+      },
+    },
+    intervalMs: 30_000,
+    backoffBaseMs: 1000,
+    backoffCapMs: 8000,
+    setTimer: (ms, fn) => {
+      const t = { ms, fn, cancelled: false };
+      timers.push(t);
+      return () => {
+        t.cancelled = true;
+      };
+    },
+    random: () => 1,
+    log: { info: () => {}, warn: () => {} },
+  });
+  const fire = async () => {
+    const t = timers.filter((x) => !x.cancelled).at(-1)!;
+    t.cancelled = true;
+    t.fn();
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    return t.ms;
+  };
+  return { loop, timers, calls, fire };
+}
+
+const down: PushOutcome = { kind: 'unreachable', errors: ['connect ECONNREFUSED'] };
+
+describe('SyncLoop', () => {
+  it('pushes, then pulls, then uploads blobs, then waits the interval', async () => {
+    const h = harness([{ kind: 'pushed', upstream: 'u', receipts: [], bytes: 10 }]);
+    h.loop.start();
+    await h.fire();
+    expect(h.calls).toEqual(['push', 'pull', 'upload']);
+    expect(h.timers.at(-1)?.ms).toBe(30_000);
+  });
+
+  it('backs off while no upstream answers, capped, and does nothing but the push attempt', async () => {
+    const h = harness([down, down, down, down, down]);
+    h.loop.start();
+    await h.fire();
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      waits.push(h.timers.at(-1)!.ms);
+      await h.fire();
+    }
+    expect(waits).toEqual([1000, 2000, 4000, 8000]);
+    expect(h.calls.every((c) => c === 'push')).toBe(true);
+  });
+
+  it('does not let kick() break the backoff of a down link', async () => {
+    const h = harness([down]);
+    h.loop.start();
+    await h.fire();
+    const before = h.timers.length;
+    h.loop.kick();
+    expect(h.timers.length).toBe(before);
+  });
+});

@@ -1,0 +1,85 @@
+import { backoffDelay } from './backoff.js';
+import type { PushOutcome, SyncEngine } from './SyncEngine.js';
+
+export interface SyncLoopDeps {
+  engine: Pick<SyncEngine, 'pushOnce' | 'pullOnce' | 'uploadBlobsOnce'>;
+  /** Time between cycles while the link works. */
+  intervalMs: number;
+  /** First retry delay after a failure; doubles up to `backoffCapMs` (full jitter). */
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  setTimer(ms: number, fn: () => void): () => void;
+  random(): number;
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  onUploadProgress?(sha256: string, sent: number, total: number): void;
+}
+
+/**
+ * Push, pull, then upload blobs (lowest priority), over and over. While no upstream answers, each
+ * cycle is one probe per upstream and the wait grows with jitter to a cap; `kick()` asks for a cycle
+ * soon (after a new result), without breaking the backoff of a link that is down.
+ */
+export class SyncLoop {
+  private failures = 0;
+  private cancelTimer: (() => void) | null = null;
+  private cycling: Promise<void> | null = null;
+  private stopped = false;
+  private readonly abort = new AbortController();
+  lastOutcome: PushOutcome | null = null;
+
+  constructor(private readonly deps: SyncLoopDeps) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  kick(): void {
+    if (this.failures === 0 && !this.cycling) this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.cancelTimer?.();
+    this.cancelTimer = this.deps.setTimer(ms, () => {
+      this.cancelTimer = null;
+      this.cycling = this.cycle().finally(() => {
+        this.cycling = null;
+      });
+    });
+  }
+
+  private async cycle(): Promise<void> {
+    let next = this.deps.intervalMs;
+    try {
+      const pushed = await this.deps.engine.pushOnce();
+      this.lastOutcome = pushed;
+      if (pushed.kind === 'unreachable') {
+        next = backoffDelay(
+          this.failures++,
+          this.deps.backoffBaseMs,
+          this.deps.backoffCapMs,
+          this.deps.random,
+        );
+        this.deps.log.warn({ errors: pushed.errors, retryInMs: next }, 'no upstream reachable; will retry');
+      } else {
+        this.failures = 0;
+        const pulled = await this.deps.engine.pullOnce();
+        if (pulled.errors.length > 0) this.deps.log.warn({ errors: pulled.errors }, 'downlink pull failed');
+        if (!this.stopped)
+          await this.deps.engine.uploadBlobsOnce(this.deps.onUploadProgress, this.abort.signal);
+      }
+    } catch (e) {
+      next = backoffDelay(this.failures++, this.deps.backoffBaseMs, this.deps.backoffCapMs, this.deps.random);
+      this.deps.log.warn({ err: (e as Error).message, retryInMs: next }, 'sync cycle failed; will retry');
+    }
+    this.schedule(next);
+  }
+
+  /** Stops after the current cycle; an upload in progress is paused (it resumes on the next start). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancelTimer?.();
+    this.abort.abort();
+    await this.cycling;
+  }
+}
