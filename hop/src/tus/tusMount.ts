@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { type ErrorCode, renderError, Sha256Schema, WireError } from '@driftline/protocol';
+import { ERRORS, type ErrorCode, renderError, Sha256Schema, WireError } from '@driftline/protocol';
 import { FileStore } from '@tus/file-store';
 import { Server as TusServer } from '@tus/server';
 import type { Logger } from 'pino';
@@ -101,6 +101,18 @@ export function createTusMount(
       return {};
     },
   });
+  // tus's own errors (404, 409 offset, 412 version, 400 headers, 413 size…) are rendered like every
+  // other hop error; `write` is the one place every tus response passes through.
+  const write = tus.write.bind(tus);
+  tus.write = (context, headers, status, body) => {
+    if (status < 400 || body?.startsWith('{')) return write(context, headers, status, body);
+    const code =
+      (Object.keys(ERRORS) as ErrorCode[]).find((c) => ERRORS[c].status === status) ??
+      (status < 500 ? 'bad-request' : 'internal');
+    headers.set('content-type', 'application/json');
+    const r = renderError(code, code === 'internal' ? undefined : body?.trim() || undefined);
+    return write(context, headers, status, JSON.stringify(r.body));
+  };
   tus.on('POST_CREATE', () => metrics.uploadsInProgress.inc());
   tus.on('POST_TERMINATE', () => metrics.uploadsInProgress.dec());
 
