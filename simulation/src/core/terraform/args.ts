@@ -1,0 +1,58 @@
+/** A terraform command line, as far as the fake understands it. */
+export type TfCommand =
+  | {
+      verb: 'plan';
+      out: string | null;
+      detailedExitcode: boolean;
+      lockTimeout: string | null;
+      chdir: string | null;
+    }
+  | { verb: 'show'; json: boolean; file: string | null; chdir: string | null }
+  | { verb: 'version'; json: boolean; chdir: string | null }
+  | { verb: 'init' | 'validate'; chdir: string | null }
+  | { verb: 'unknown'; name: string; chdir: string | null };
+
+/** Terraform's flags: one dash, `-name=value` (the Go flag package also takes `-name value` and two dashes). */
+export function parseArgs(argv: string[]): TfCommand {
+  const args = [...argv];
+  let chdir: string | null = null;
+  while (args[0]?.startsWith('-')) {
+    const a = args.shift()!;
+    const m = /^--?chdir(?:=(.*))?$/.exec(a);
+    if (m) chdir = m[1] ?? args.shift() ?? null;
+  }
+  const verb = args.shift() ?? 'help';
+  const flag = (name: string): string | true | null => {
+    for (let i = 0; i < args.length; i++) {
+      const m = new RegExp(`^--?${name}(?:=(.*))?$`).exec(args[i]!);
+      if (!m) continue;
+      if (m[1] !== undefined) return m[1];
+      const next = args[i + 1];
+      return next !== undefined && !next.startsWith('-') && name === 'out' ? next : true;
+    }
+    return null;
+  };
+  const str = (v: string | true | null) => (typeof v === 'string' ? v : null);
+  const bool = (v: string | true | null) => v === true || v === 'true';
+  switch (verb) {
+    case 'plan':
+      return {
+        verb,
+        out: str(flag('out')),
+        detailedExitcode: bool(flag('detailed-exitcode')),
+        lockTimeout: str(flag('lock-timeout')),
+        chdir,
+      };
+    case 'show': {
+      const file = args.filter((a) => !a.startsWith('-')).pop() ?? null;
+      return { verb, json: bool(flag('json')), file, chdir };
+    }
+    case 'version':
+      return { verb, json: bool(flag('json')), chdir };
+    case 'init':
+    case 'validate':
+      return { verb, chdir };
+    default:
+      return { verb: 'unknown', name: verb, chdir };
+  }
+}

@@ -1,0 +1,125 @@
+import { seededRandom } from '../rng.js';
+import { infraContext } from './infra.js';
+import { failureText, lockErrorText, planText } from './messages.js';
+import { buildPlan } from './planJson.js';
+import { pickStep, type Scenario } from './scenario.js';
+import { hex } from './secrets.js';
+
+/** What one fake `terraform` invocation does: output, exit code, maybe a plan file to write. */
+export interface Outcome {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** Content of the `-out` file, when the plan succeeded and one was asked for. */
+  planFile?: string;
+  /** How long to take before answering (the step's `durationMs`). */
+  sleepMs?: number;
+}
+
+export const PLAN_FILE_MARK = 'driftline-fake-terraform-plan';
+export const FIXED_TIMESTAMP = '2025-01-01T00:00:00Z';
+
+export interface PlanContext {
+  scenario: Scenario;
+  /** 0-based count of earlier plan runs in this directory. */
+  run: number;
+  elapsedMs: number;
+  component: string;
+  environment: string;
+  out: string | null;
+  detailedExitcode: boolean;
+  /** RFC 3339 timestamp to stamp the plan with (default: fixed, for byte-identical plans). */
+  timestamp?: string;
+}
+
+/**
+ * `terraform plan`: exit 0 when clean or drift only, 2 with changes under -detailed-exitcode (0
+ * without), 1 on error — a lock error prints Terraform's "Error acquiring the state lock".
+ */
+export function planOutcome(p: PlanContext): Outcome & { state: string; step: number } {
+  const { step, index } = pickStep(p.scenario, { run: p.run, elapsedMs: p.elapsedMs });
+  const s = p.scenario;
+  const base = { state: step.state, step: index, sleepMs: step.durationMs };
+  const refreshing = 'Acquiring state lock. This may take a few moments...\n';
+  if (step.state === 'locked') {
+    const r = seededRandom(`${s.seed}/${p.component}/${p.environment}/lock/${step.variant}`);
+    const lockId = `${hex(r, 8)}-${hex(r, 4)}-${hex(r, 4)}-${hex(r, 4)}-${hex(r, 12)}`;
+    const stderr = lockErrorText({
+      lockId,
+      path: `driftline-state/${p.environment}/${p.component}/terraform.tfstate`,
+      who: `ops@console-${hex(r, 4)}`,
+      version: s.terraformVersion,
+      created: '2025-01-01 06:00:00.000000 +0000 UTC',
+    });
+    return { ...base, exitCode: 1, stdout: refreshing, stderr };
+  }
+  if (step.state === 'failed') {
+    const c = infraContext(p.component, p.environment, s.seed, 0);
+    return {
+      ...base,
+      exitCode: 1,
+      stdout: refreshing,
+      stderr: failureText({ region: c.region, accessKey: c.secrets.awsAccessKey, component: p.component }),
+    };
+  }
+  const { plan, counts } = buildPlan({
+    component: p.component,
+    environment: p.environment,
+    state: step.state,
+    variant: step.variant,
+    seed: s.seed,
+    extraResources: s.extraResources,
+    terraformVersion: s.terraformVersion,
+    timestamp: p.timestamp ?? FIXED_TIMESTAMP,
+  });
+  const exitCode = step.state === 'changes' && p.detailedExitcode ? 2 : 0;
+  return {
+    ...base,
+    exitCode,
+    stdout: refreshing + planText(step.state, counts, p.out ?? undefined),
+    stderr: '',
+    ...(p.out ? { planFile: JSON.stringify({ [PLAN_FILE_MARK]: 1, plan }) } : {}),
+  };
+}
+
+/** `terraform show -json <file>`: the plan JSON on one line, or Terraform's error for a file it cannot read. */
+export function showOutcome(file: string, content: string | null, json: boolean): Outcome {
+  let plan: unknown = null;
+  try {
+    const parsed = content === null ? null : JSON.parse(content);
+    if (parsed && parsed[PLAN_FILE_MARK] === 1) plan = parsed.plan;
+  } catch {
+    plan = null;
+  }
+  if (!plan) {
+    const why =
+      content === null ? 'no such file or directory' : 'the file is not a plan file written by this program';
+    return {
+      exitCode: 1,
+      stdout: '',
+      stderr: `╷\n│ Error: Failed to read the given file as a state or plan file\n│ \n│ ${file}: ${why}\n╵\n`,
+    };
+  }
+  if (!json) return { exitCode: 0, stdout: 'This is a saved plan; use -json to read it.\n', stderr: '' };
+  return { exitCode: 0, stdout: `${JSON.stringify(plan)}\n`, stderr: '' };
+}
+
+export function versionOutcome(version: string, json: boolean): Outcome {
+  const stdout = json
+    ? `${JSON.stringify(
+        {
+          terraform_version: version,
+          platform: 'linux_amd64',
+          provider_selections: {
+            'registry.terraform.io/hashicorp/aws': '5.60.0',
+            'registry.terraform.io/hashicorp/random': '3.6.2',
+            'registry.terraform.io/hashicorp/tls': '4.0.5',
+          },
+          terraform_outdated: false,
+        },
+        null,
+        2,
+      )}\n`
+    : `Terraform v${version}\non linux_amd64\n`;
+  return { exitCode: 0, stdout, stderr: '' };
+}

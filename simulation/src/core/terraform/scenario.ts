@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+/** What a fake plan run finds. `drift` is drift only (exit 0 under -detailed-exitcode). */
+export const FAKE_STATES = ['clean', 'changes', 'drift', 'failed', 'locked'] as const;
+export type FakeState = (typeof FAKE_STATES)[number];
+
+export const StepSchema = z
+  .object({
+    state: z.enum(FAKE_STATES),
+    /** With `by: runs`: how many plan runs this step lasts (default 1). */
+    runs: z.number().int().positive().optional(),
+    /** With `by: time`: how many seconds this step lasts (default 60). */
+    seconds: z.number().positive().optional(),
+    /** Another variant of the same state gives a different (but again deterministic) plan. */
+    variant: z.number().int().nonnegative().default(0),
+    /** How long `plan` takes, to exercise the agent's timeout. */
+    durationMs: z.number().int().nonnegative().max(3_600_000).default(0),
+  })
+  .strict();
+export type Step = z.infer<typeof StepSchema>;
+
+/**
+ * A component's scenario (`fake-terraform.yaml` in its directory, or `FAKE_TERRAFORM_SCENARIO`):
+ * the states its plans go through, by run count or by time since the first run.
+ */
+export const ScenarioSchema = z
+  .object({
+    component: z.string().min(1).optional(),
+    environment: z.string().min(1).optional(),
+    seed: z.number().int().default(1),
+    terraformVersion: z.string().default('1.9.8'),
+    by: z.enum(['runs', 'time']).default('runs'),
+    /** Start again from the first step after the last; otherwise stay on the last. */
+    loop: z.boolean().default(true),
+    /** Extra `aws_instance.fleet[n]` resources, for bigger plans. */
+    extraResources: z.number().int().min(0).max(5000).default(0),
+    steps: z.array(StepSchema).min(1, 'a scenario needs at least one step'),
+  })
+  .strict();
+export type Scenario = z.infer<typeof ScenarioSchema>;
+
+/** A scenario for a directory without a file: clean, then changes, drift, failed, locked, in turn. */
+export const DEFAULT_SCENARIO: Scenario = ScenarioSchema.parse({
+  steps: [
+    { state: 'clean', runs: 2 },
+    { state: 'changes', runs: 2 },
+    { state: 'drift' },
+    { state: 'changes', variant: 1 },
+    { state: 'failed' },
+    { state: 'locked' },
+  ],
+});
+
+export function parseScenario(
+  input: unknown,
+): { ok: true; scenario: Scenario } | { ok: false; problems: string[] } {
+  const r = ScenarioSchema.safeParse(input);
+  if (r.success) return { ok: true, scenario: r.data };
+  return {
+    ok: false,
+    problems: r.error.issues.map((i) => `${i.path.join('.') || 'scenario'}: ${i.message}`),
+  };
+}
+
+/** The step in force for the `run`-th plan (0-based) or `elapsedMs` after the first run. */
+export function pickStep(s: Scenario, at: { run: number; elapsedMs: number }): { step: Step; index: number } {
+  const lengths = s.steps.map((st) => (s.by === 'runs' ? (st.runs ?? 1) : (st.seconds ?? 60) * 1000));
+  const total = lengths.reduce((a, b) => a + b, 0);
+  let pos = s.by === 'runs' ? at.run : at.elapsedMs;
+  if (pos >= total) {
+    if (!s.loop) return { step: s.steps[s.steps.length - 1]!, index: s.steps.length - 1 };
+    pos %= total;
+  }
+  for (let i = 0; i < lengths.length; i++) {
+    if (pos < lengths[i]!) return { step: s.steps[i]!, index: i };
+    pos -= lengths[i]!;
+  }
+  return { step: s.steps[s.steps.length - 1]!, index: s.steps.length - 1 };
+}
