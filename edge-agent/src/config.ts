@@ -104,6 +104,40 @@ export const AgentConfigSchema = z
         sensitiveAttributes: z.array(z.string().min(1)).default([]),
       })
       .default({ patterns: [], sensitiveAttributes: [] }),
+    /** How results travel upstream (issue 4). */
+    sync: z
+      .strictObject({
+        /** Seconds between push/pull cycles while the link works. */
+        intervalS: z.number().positive().max(86_400).default(30),
+        /** First retry after a failed cycle; doubles (with jitter) up to `backoffCapS`. */
+        backoffBaseS: z.number().positive().max(3600).default(5),
+        backoffCapS: z.number().positive().max(86_400).default(900),
+        /** How long relays keep a bundle of this agent before dropping (and counting) it. */
+        bundleLifetimeS: z
+          .number()
+          .int()
+          .positive()
+          .default(30 * 86_400),
+        /** Seal the document epoch past this size (DESIGN C1). */
+        maxDocBytes: z
+          .number()
+          .int()
+          .min(4096)
+          .default(512 * 1024),
+        /** Bound on queued bytes on disk (D5): detail blobs of clean results are dropped first, counted. */
+        maxQueueBytes: z
+          .number()
+          .int()
+          .min(64 * 1024)
+          .default(512 * 1024 * 1024),
+        /** Plans that may run at the same time. */
+        maxParallelRuns: z.number().int().positive().max(64).default(2),
+        /** Random delay before a scheduled plan, so cells and agents do not all start together. */
+        jitterS: z.number().nonnegative().max(3600).default(30),
+        /** Contact windows the agent expects (cron-like text), shown in the dashboard's site view. */
+        contactWindows: z.array(z.string()).default([]),
+      })
+      .prefault({}),
     limits: z
       .strictObject({
         /** Plan JSON larger than this is refused before parsing (bounded memory). */
