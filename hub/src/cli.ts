@@ -1,4 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import pino from 'pino';
+import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
+import { sha256Hex } from './adapters/hop/HubHopBackend.js';
+import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
+import { createHub, keyPath, storePath } from './app.js';
+import { type HubConfig, loadConfig } from './config.js';
+import { enrol, revoke } from './core/enrolment.js';
+
+const out = (json: boolean, human: string, data: object) => console.log(json ? JSON.stringify(data) : human);
+
+function config(opts: { config?: string }): HubConfig {
+  const r = loadConfig(opts.config, process.env);
+  if (!r.ok) {
+    console.error(`hub: the configuration is not valid:\n${r.errors.map((e) => `  - ${e}`).join('\n')}`);
+    process.exit(2);
+  }
+  mkdirSync(r.config.dataDir, { recursive: true });
+  return r.config;
+}
+
+async function withStore<T>(c: HubConfig, fn: (s: SqliteHubStore) => Promise<T>): Promise<T> {
+  const s = new SqliteHubStore(storePath(c.dataDir));
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
 
 const program = new Command('hub')
   .description(
@@ -6,7 +36,135 @@ const program = new Command('hub')
   )
   .version('0.1.0')
   .exitOverride()
-  .addHelpText('after', '\nExample:\n  hub --help');
+  .addHelpText('after', '\nExample:\n  hub init --config hub.yaml && hub run --config hub.yaml');
+
+const verb = (name: string, description: string, example: string) =>
+  program
+    .command(name)
+    .description(description)
+    .option('-c, --config <file>', 'hub.yaml (default: built-in defaults, data in ./hub-data)')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', `\nExample:\n  ${example}`)
+    .exitOverride();
+
+verb(
+  'init',
+  'create the data directory, the store and the hub key (also done on first `run`)',
+  'hub init --config hub.yaml',
+).action(async (o) => {
+  const c = config(o);
+  const key = await loadOrCreateHubKey(keyPath(c.dataDir));
+  await withStore(c, async () => {});
+  out(o.json, `${key.created ? 'created' : 'kept'} hub key; agents pin:\n${key.publicKeyText}`, {
+    publicKey: key.publicKeyText,
+    created: key.created,
+    dataDir: c.dataDir,
+  });
+});
+
+verb(
+  'key',
+  'print the public key agents pin (hub.publicKey in edge-agent config)',
+  'hub key --config hub.yaml',
+).action(async (o) => {
+  const c = config(o);
+  const key = await loadOrCreateHubKey(keyPath(c.dataDir));
+  out(o.json, key.publicKeyText, { publicKey: key.publicKeyText });
+});
+
+verb(
+  'enroll',
+  'pin an agent public key (paste the line `edge-agent init` printed)',
+  'hub enroll --site ship-7 --agent a1 --key ed25519:AbC…',
+)
+  .requiredOption('--site <site>', 'site id')
+  .requiredOption('--agent <agent>', 'agent id')
+  .requiredOption('--key <key>', "the agent's public key, ed25519:<base64url> or PEM")
+  .action(async (o) => {
+    const c = config(o);
+    const r = await withStore(c, (s) => enrol(s, o, Date.now()));
+    if (!r.ok) {
+      console.error(`hub enroll: ${r.error}`);
+      process.exit(2);
+    }
+    out(o.json, `${r.replaced ? 're-enrolled' : 'enrolled'} ${o.site}/${o.agent}`, {
+      site: o.site,
+      agent: o.agent,
+      replaced: r.replaced,
+    });
+  });
+
+verb(
+  'revoke',
+  "refuse an agent's bundles from now on (what it sent stays)",
+  'hub revoke --site ship-7 --agent a1',
+)
+  .requiredOption('--site <site>', 'site id')
+  .requiredOption('--agent <agent>', 'agent id')
+  .action(async (o) => {
+    const c = config(o);
+    const r = await withStore(c, (s) => revoke(s, o.site, o.agent, Date.now()));
+    if (!r.ok) {
+      console.error(`hub revoke: ${r.error}`);
+      process.exit(1);
+    }
+    out(o.json, `revoked ${o.site}/${o.agent}`, { site: o.site, agent: o.agent, revoked: true });
+  });
+
+verb('agents', 'list enrolled agents', 'hub agents --json').action(async (o) => {
+  const c = config(o);
+  const rows = await withStore(c, (s) => s.listAgents());
+  out(
+    o.json,
+    rows
+      .map((a) => `${a.site}/${a.agent}\t${a.revokedAt ? 'revoked' : 'active'}\t${a.publicKey}`)
+      .join('\n') || '(no agents)',
+    {
+      agents: rows.map(({ site, agent, publicKey, revokedAt }) => ({
+        site,
+        agent,
+        publicKey,
+        revoked: revokedAt !== null,
+      })),
+    },
+  );
+});
+
+verb(
+  'peer',
+  'issue a bearer token for a relay or an agent talking to the hub directly (stored hashed)',
+  'hub peer --name ground-1 --sites ship-7,ship-8',
+)
+  .requiredOption('--name <name>', 'peer name shown in receipts and site views')
+  .option('--sites <list>', "comma-separated sites it may pull downlink for, or '*'", '*')
+  .action(async (o) => {
+    const c = config(o);
+    const token = randomBytes(24).toString('base64url');
+    const sites = String(o.sites)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    await withStore(c, (s) => s.commit({ peers: [{ tokenSha256: sha256Hex(token), name: o.name, sites }] }));
+    out(o.json, `token for ${o.name} (shown once):\n${token}`, { name: o.name, sites, token });
+  });
+
+verb(
+  'run',
+  'serve the hop API, /api, /api/events, the dashboard and /metrics',
+  'hub run --config hub.yaml',
+).action(async (o) => {
+  const c = config(o);
+  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
+  const hub = await createHub(c, { logger });
+  hub.startTimers();
+  const { url } = await hub.hop.listen(c.listen.port, c.listen.host);
+  logger.info({ url, publicKey: hub.publicKeyText }, 'hub listening');
+  if (!o.json) console.error(`hub listening on ${url} (dashboard at ${url}/)`);
+  else out(true, '', { url, publicKey: hub.publicKeyText });
+  const stop = () => hub.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+});
 
 try {
   await program.parseAsync(process.argv);
