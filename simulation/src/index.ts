@@ -14,4 +14,19 @@ export {
   LinkSettingsSchema,
   type Schedule,
 } from './core/link/settings.js';
+export { parseArgs as parseTerraformArgs } from './core/terraform/args.js';
+export { buildPlan, type PlanInput } from './core/terraform/planJson.js';
+export { FIXED_TIMESTAMP, planOutcome, showOutcome } from './core/terraform/run.js';
+export {
+  DEFAULT_SCENARIO,
+  FAKE_STATES,
+  type FakeState,
+  parseScenario,
+  pickStep,
+  type Scenario,
+  ScenarioSchema,
+} from './core/terraform/scenario.js';
 export { type LinkConfig, type LinkHandle, resolveSettings, startLink } from './link.js';
+
+/** Absolute path of the fake `terraform` executable: prepend its directory to PATH, or run it directly. */
+export const FAKE_TERRAFORM_BIN = new URL('../bin/terraform', import.meta.url).pathname;

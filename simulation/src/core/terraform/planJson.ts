@@ -4,7 +4,6 @@ import {
   baseInfra,
   changeMutations,
   driftMutations,
-  type InfraContext,
   infraContext,
   type Mutation,
   type Res,

@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { planOutcome, showOutcome } from './run.js';
+import { parseScenario, type Scenario } from './scenario.js';
+
+function scenario(steps: object[], more: object = {}): Scenario {
+  const r = parseScenario({ steps, ...more });
+  if (!r.ok) throw new Error(r.problems.join('; '));
+  return r.scenario;
+}
+
+const ctx = (s: Scenario, run = 0, detailedExitcode = true) => ({
+  scenario: s,
+  run,
+  elapsedMs: 0,
+  component: 'network',
+  environment: 'prod',
+  out: 'tf.plan',
+  detailedExitcode,
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: plan JSON is read field by field
+const planOf = (o: { planFile?: string }): any =>
+  JSON.parse(showOutcome('tf.plan', o.planFile!, true).stdout);
+
+describe('fake terraform plan', () => {
+  it('exits like terraform under -detailed-exitcode: 0 clean, 0 drift only, 2 changes, 1 failed or locked', () => {
+    const s = scenario(['clean', 'drift', 'changes', 'failed', 'locked'].map((state) => ({ state })));
+    expect([0, 1, 2, 3, 4].map((run) => planOutcome(ctx(s, run)).exitCode)).toEqual([0, 0, 2, 1, 1]);
+    expect(planOutcome(ctx(s, 2, false)).exitCode).toBe(0);
+  });
+
+  it('writes no plan file when the plan fails, and prints the real lock error text', () => {
+    const s = scenario([{ state: 'locked' }]);
+    const o = planOutcome(ctx(s));
+    expect(o.planFile).toBeUndefined();
+    expect(o.stderr).toContain('Error: Error acquiring the state lock');
+    expect(o.stderr).toMatch(/Lock Info:\n│ {3}ID: {8}[0-9a-f-]{36}/);
+    expect(o.stderr).toContain('Terraform acquires a state lock to protect the state from being written');
+  });
+
+  it('gives byte-identical plans for the same state, different ones for another variant or seed', () => {
+    const s = scenario([
+      { state: 'changes', runs: 2 },
+      { state: 'changes', variant: 1 },
+    ]);
+    const [a, b, c] = [0, 1, 2].map((run) => planOutcome(ctx(s, run)).planFile);
+    expect(a).toBe(b);
+    expect(c).not.toBe(a);
+    const other = planOutcome(ctx(scenario([{ state: 'changes' }], { seed: 2 }))).planFile;
+    expect(other).not.toBe(a);
+  });
+
+  it('produces format 1.2 plan JSON with modules, count and for_each keys', () => {
+    const p = planOf(planOutcome(ctx(scenario([{ state: 'clean' }]))));
+    expect(p.format_version).toBe('1.2');
+    expect(p.terraform_version).toBe('1.9.8');
+    const addrs = p.resource_changes.map((r: { address: string }) => r.address);
+    expect(addrs).toContain('aws_instance.web[0]');
+    expect(addrs).toContain('module.network.aws_subnet.private["a"]');
+    expect(addrs).toContain('module.db.aws_db_instance.main');
+    expect(
+      p.resource_changes.every((r: { change: { actions: string[] } }) => r.change.actions[0] === 'no-op'),
+    ).toBe(true);
+    expect(p.resource_drift).toBeUndefined();
+    expect(p.applyable).toBe(false);
+    expect(p.planned_values.root_module.child_modules.map((m: { address: string }) => m.address)).toEqual([
+      'module.db',
+      'module.network',
+    ]);
+    expect(p.prior_state.values.root_module.resources.length).toBeGreaterThan(0);
+  });
+
+  it('keeps drift apart from proposed changes in the drift state', () => {
+    const p = planOf(planOutcome(ctx(scenario([{ state: 'drift' }]))));
+    expect(p.resource_drift.map((r: { address: string }) => r.address)).toEqual([
+      'aws_security_group.web',
+      'module.db.aws_db_instance.main',
+    ]);
+    expect(
+      p.resource_changes.every((r: { change: { actions: string[] } }) => r.change.actions[0] === 'no-op'),
+    ).toBe(true);
+    expect(p.relevant_attributes.length).toBe(2);
+  });
+
+  it('proposes creates, updates, deletes or replaces, always with a sensitive attribute change', () => {
+    const p = planOf(planOutcome(ctx(scenario([{ state: 'changes' }]))));
+    const changed = p.resource_changes.filter(
+      (r: { change: { actions: string[] } }) => r.change.actions[0] !== 'no-op',
+    );
+    expect(changed.length).toBeGreaterThanOrEqual(3);
+    const db = p.resource_changes.find(
+      (r: { address: string }) => r.address === 'module.db.aws_db_instance.main',
+    );
+    expect(db.change.actions).toEqual(['update']);
+    expect(db.change.before_sensitive.password).toBe(true);
+    expect(db.change.after_sensitive.password).toBe(true);
+    expect(p.output_changes.db_password.actions).toEqual(['update']);
+    expect(p.applyable).toBe(true);
+  });
+
+  it('carries secrets wherever real plans do: variables, sensitive attributes, provider constants, outputs', () => {
+    const p = planOf(planOutcome(ctx(scenario([{ state: 'changes' }]))));
+    const dbPassword = p.variables.db_password.value as string;
+    const token = p.variables.api_token.value as string;
+    expect(token).toMatch(/^ghp_[A-Za-z0-9]{36}$/);
+    expect(p.configuration.root_module.variables.db_password.sensitive).toBe(true);
+    expect(p.configuration.provider_config.aws.expressions.access_key.constant_value).toMatch(
+      /^AKIA[A-Z2-7]{16}$/,
+    );
+    expect(p.configuration.provider_config.aws.expressions.secret_key.constant_value).toHaveLength(40);
+    const text = JSON.stringify(p.prior_state);
+    expect(text).toContain(dbPassword);
+    expect(text).toContain('BEGIN PRIVATE KEY');
+    expect(JSON.stringify(p.resource_changes)).toContain(token); // in user_data, not marked sensitive
+    expect(p.prior_state.values.outputs.db_password).toMatchObject({ sensitive: true, value: dbPassword });
+  });
+
+  it('grows the plan with extraResources', () => {
+    const p = planOf(planOutcome(ctx(scenario([{ state: 'clean' }], { extraResources: 50 }))));
+    expect(p.resource_changes.filter((r: { name: string }) => r.name === 'fleet')).toHaveLength(50);
+  });
+});
+
+describe('fake terraform show', () => {
+  it("answers Terraform's error for a file that is not a plan", () => {
+    const o = showOutcome('nope.plan', 'garbage', true);
+    expect(o.exitCode).toBe(1);
+    expect(o.stderr).toContain('Failed to read the given file as a state or plan file');
+    expect(showOutcome('gone.plan', null, true).stderr).toContain('no such file');
+  });
+});
