@@ -1,6 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { openStore } from '../src/app.js';
 
 const bin = fileURLToPath(new URL('../bin/relay.js', import.meta.url));
 const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
@@ -18,4 +22,37 @@ describe('relay CLI', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("unknown option '--no-such-flag'");
   });
+});
+
+describe('relay token and config', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'relay-cli-'));
+  const cfg = join(dir, 'relay.yaml');
+  writeFileSync(cfg, `name: relay-1\ndataDir: ${join(dir, 'data')}\nlisten: { port: 0 }\n`);
+
+  it('issues a token once, stores only its hash, and revokes it', () => {
+    const r = run('token', 'add', 'ship-7', '--config', cfg, '--json');
+    expect(r.status).toBe(0);
+    const { token } = JSON.parse(r.stdout);
+    expect(token).toMatch(/^dlr_[0-9a-f]{12}_/);
+    const { custody, tokens } = openStore({ dataDir: join(dir, 'data'), storage: {} });
+    expect(tokens.authenticate(token)).toEqual({ name: 'ship-7', sites: ['ship-7'] });
+    const raw = JSON.stringify(custody.db.prepare('SELECT * FROM tokens').all());
+    expect(raw).not.toContain(token.split('_')[2]);
+    custody.close();
+    expect(run('token', 'revoke', 'ship-7', '--config', cfg).status).toBe(0);
+    const again = openStore({ dataDir: join(dir, 'data'), storage: {} });
+    expect(again.tokens.authenticate(token)).toBeNull();
+    again.custody.close();
+    expect(run('token', 'revoke', 'ship-7', '--config', cfg).status).toBe(1);
+  }, 60_000);
+
+  it('exits 2 with a readable list on a bad config', () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'name: Not A Slug\nlisten: { port: -1 }\nupstreams: [{ url: nope }]\n');
+    const r = run('run', '--config', bad);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('name: name is a slug');
+    expect(r.stderr).toContain('dataDir');
+    expect(r.stderr).toContain('upstreams.0.url');
+  }, 30_000);
 });
