@@ -1,6 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { registerConfig } from './commands/configCheck.js';
+import { registerInit } from './commands/init.js';
 import { registerPlan } from './commands/plan.js';
+import { registerRun } from './commands/run.js';
+import { registerStatus } from './commands/status.js';
 import { registerSummarize } from './commands/summarize.js';
 
 const program = new Command('edge-agent')
@@ -15,6 +18,9 @@ const program = new Command('edge-agent')
 registerSummarize(program);
 registerPlan(program);
 registerConfig(program);
+registerInit(program);
+registerRun(program);
+registerStatus(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import pino from 'pino';
+import { startAgent } from '../app.js';
+import { configOrExit } from './configOrExit.js';
+import { uploadProgressBar } from './progress.js';
+
+/** `edge-agent run --config f.yaml`: the daemon. */
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .description('Run the agent: plans on each component’s schedule, records results, syncs them upstream')
+    .requiredOption('--config <file>', 'agent configuration (YAML)')
+    .option('--no-schedule', 'do not start the cron schedules (plans run only on hub requests)')
+    .addHelpText(
+      'after',
+      '\nLogs are JSON lines on stderr (LOG_LEVEL=debug|info|warn|error). SIGTERM or Ctrl-C finishes the\n' +
+        'current runs (up to 30 s), flushes and exits 0; uploads pause and resume on the next start.\n\n' +
+        'Example:\n  edge-agent run --config /etc/driftline/agent.yaml',
+    )
+    .action(async (o: { config: string; schedule: boolean }) => {
+      const config = configOrExit(o.config);
+      if (!config) return;
+      const log = pino(
+        { level: process.env.LOG_LEVEL ?? 'info', base: { site: config.site, agent: config.agent } },
+        pino.destination(2),
+      );
+      let agent: Awaited<ReturnType<typeof startAgent>>;
+      try {
+        agent = await startAgent(config, {
+          log,
+          schedule: o.schedule,
+          onUploadProgress: uploadProgressBar(),
+        });
+      } catch (e) {
+        process.stderr.write(`edge-agent run: ${(e as Error).message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      let stopping = false;
+      const stop = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        log.info({ signal }, 'stopping');
+        const grace = new Promise((r) => setTimeout(r, 30_000).unref());
+        await Promise.race([agent.stop(), grace]);
+        process.exit(0);
+      };
+      process.on('SIGTERM', () => void stop('SIGTERM'));
+      process.on('SIGINT', () => void stop('SIGINT'));
+    });
+}

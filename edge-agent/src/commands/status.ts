@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { SqliteAgentStore } from '../adapters/sqlite/SqliteAgentStore.js';
+import type { StoreStatus } from '../ports/AgentStore.js';
+import { configOrExit } from './configOrExit.js';
+
+const ago = (t: number | null) =>
+  t === null ? 'never' : `${new Date(t).toISOString()} (${Math.round((Date.now() - t) / 60_000)} min ago)`;
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(2)} MiB`;
+
+export function renderStatus(s: StoreStatus): string {
+  const lines = [
+    `agent          ${s.site}/${s.agent}`,
+    `unacknowledged ${s.unackedRuns} run(s), oldest ${ago(s.oldestUnackedAt)}`,
+    `bytes pending  ${mb(s.bytesPending)} (${s.blobsPending} blob(s) to upload)`,
+    `last push      ${s.lastPush ? `${s.lastPush.ok ? 'ok' : 'FAILED'} ${ago(s.lastPush.at)} via ${s.lastPush.upstream ?? '-'}${s.lastPush.ok ? '' : `: ${s.lastPush.detail}`}` : 'never'}`,
+    `last hub ack   ${ago(s.lastAckAt)}`,
+    `epoch          ${s.epoch}, document ${mb(s.docBytes)}`,
+    `disk queue     ${mb(s.queueBytes)} of ${mb(s.maxQueueBytes)}${s.boundInForce ? ` — BOUND IN FORCE: ${s.dropped.blobs} detail blob(s) dropped (results kept)` : ''}`,
+    'upstreams',
+    ...s.upstreams.map(
+      (u) =>
+        `  ${u.url}  ${u.consecutiveFailures > 0 ? `DOWN (${u.consecutiveFailures} failures, last: ${u.lastError})` : 'ok'}  last ok ${ago(u.lastOkAt)}`,
+    ),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** `edge-agent status --config f.yaml [--json]`. */
+export function registerStatus(program: Command): void {
+  program
+    .command('status')
+    .description('Show what is waiting to go upstream, the last push and ack, upstreams, epoch and disk use')
+    .requiredOption('--config <file>', 'agent configuration (YAML)')
+    .option('--json', 'print the status as JSON')
+    .addHelpText(
+      'after',
+      '\nSafe to run while the daemon runs.\n\nExample:\n  edge-agent status --config /etc/driftline/agent.yaml --json',
+    )
+    .action((o: { config: string; json?: boolean }) => {
+      const config = configOrExit(o.config);
+      if (!config) return;
+      const path = join(config.dataDir, 'agent.sqlite');
+      if (!existsSync(path)) {
+        process.stderr.write(
+          `edge-agent status: no store at ${path} yet (start the agent with \`edge-agent run\`)\n`,
+        );
+        process.exitCode = 1;
+        return;
+      }
+      let store: SqliteAgentStore;
+      try {
+        store = new SqliteAgentStore({
+          path,
+          site: config.site,
+          agent: config.agent,
+          maxQueueBytes: config.sync.maxQueueBytes,
+        });
+      } catch (e) {
+        process.stderr.write(`edge-agent status: ${(e as Error).message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const s = store.status();
+      store.close();
+      process.stdout.write(o.json ? `${JSON.stringify(s, null, 2)}\n` : renderStatus(s));
+    });
+}
