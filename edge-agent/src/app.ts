@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { brotliCompressSync, constants as zlib } from 'node:zlib';
+import { cryptoRandomBytes, monotonicUlid, PLAN_DETAIL_CONTENT_TYPE } from '@driftline/protocol';
+import type { Logger } from 'pino';
+import { cadences, scheduleCells } from './adapters/cron/cronCells.js';
+import { loadAgentKey, loadHubKey, readToken } from './adapters/fs/agentKeys.js';
+import { TmpScratchSpace } from './adapters/fs/TmpScratchSpace.js';
+import { CliGitProbe } from './adapters/git/CliGitProbe.js';
+import { HttpUplink } from './adapters/http/HttpUplink.js';
+import { NodeProcessRunner } from './adapters/process/NodeProcessRunner.js';
+import { SqliteAgentStore } from './adapters/sqlite/SqliteAgentStore.js';
+import { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
+import type { AgentConfig } from './config.js';
+import { findTarget, runPlan } from './core/plan/runPlan.js';
+import { type CellRef, CellScheduler, type TriggerReason } from './core/schedule/CellScheduler.js';
+import { SyncEngine } from './core/sync/SyncEngine.js';
+import { SyncLoop } from './core/sync/SyncLoop.js';
+
+export const AGENT_VERSION = '0.1.0';
+
+export interface RunningAgent {
+  store: SqliteAgentStore;
+  scheduler: CellScheduler;
+  loop: SyncLoop;
+  /** Runs one cell now (as a hub plan request or `--once` would). */
+  trigger(cell: CellRef, reason: TriggerReason): void;
+  /** Finishes or aborts current runs, flushes, closes the store. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  log: Logger;
+  /** Start the cron schedules (false: only plan requests and explicit triggers run plans). */
+  schedule?: boolean;
+  now?: () => number;
+  onUploadProgress?(sha256: string, sent: number, total: number): void;
+}
+
+const timer = (ms: number, fn: () => void) => {
+  const t = setTimeout(fn, ms);
+  return () => clearTimeout(t);
+};
+
+/** Packs a redacted detail as a content-addressed blob: brotli, sha256 of the compressed bytes. */
+export function packDetail(canonical: string) {
+  const bytes = brotliCompressSync(Buffer.from(canonical), { params: { [zlib.BROTLI_PARAM_QUALITY]: 9 } });
+  return {
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    contentType: PLAN_DETAIL_CONTENT_TYPE,
+  };
+}
+
+/** Wires the agent daemon (`edge-agent run`) from its config. */
+export async function startAgent(config: AgentConfig, opts: StartOptions): Promise<RunningAgent> {
+  const now = opts.now ?? Date.now;
+  const log = opts.log;
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const [privateKey, hubPublicKey] = await Promise.all([
+    loadAgentKey(config.dataDir),
+    loadHubKey(config.hubPublicKeyFile),
+  ]);
+  const store = new SqliteAgentStore({
+    path: join(config.dataDir, 'agent.sqlite'),
+    site: config.site,
+    agent: config.agent,
+    maxDocBytes: config.sync.maxDocBytes,
+    maxQueueBytes: config.sync.maxQueueBytes,
+    now,
+  });
+  const urlStorage = new SqliteUrlStorage(store.db);
+  const uplinks = config.upstreams.map(
+    (u) => new HttpUplink({ url: u.url, token: readToken(u.tokenFile), urlStorage }),
+  );
+  const newId = monotonicUlid(now, cryptoRandomBytes);
+  const cadenceS = cadences(config);
+  const runDeps = {
+    proc: new NodeProcessRunner(),
+    git: new CliGitProbe(),
+    scratch: new TmpScratchSpace(),
+    clock: { now },
+    baseEnv: process.env,
+    log,
+  };
+
+  let loop: SyncLoop;
+  const scheduler = new CellScheduler({
+    maxParallel: config.sync.maxParallelRuns,
+    random: Math.random,
+    setTimer: timer,
+    onError: (cell, e) => log.error({ ...cell, err: (e as Error).message }, 'plan run failed unexpectedly'),
+    runCell: async (cell, reason) => {
+      const lockedStreak = store.lockedStreak(cell.environment, cell.component);
+      const r = await runPlan(cell.component, cell.environment, config, runDeps, { lockedStreak });
+      const recorded = store.record({
+        runId: newId(),
+        summary: r.summary,
+        detail: r.canonical && r.summary.status !== 'redaction-failed' ? packDetail(r.canonical) : undefined,
+        lockedStreak: r.lockedStreak,
+        facts: {
+          version: AGENT_VERSION,
+          cadenceS,
+          contactIntervalS: config.sync.intervalS,
+          contactWindows: config.sync.contactWindows,
+          upstream: config.upstreams[0]?.url,
+        },
+      });
+      log.info({ ...cell, reason, status: r.summary.status, ...recorded }, 'result recorded');
+      loop.kick();
+    },
+  });
+
+  const engine = new SyncEngine({
+    site: config.site,
+    agent: config.agent,
+    store,
+    uplinks,
+    privateKey,
+    hubPublicKey,
+    allowsCell: (environment, component) => findTarget(config, component, environment) !== undefined,
+    onPlanRequest: (req) =>
+      scheduler.trigger({ component: req.component, environment: req.environment }, 'request'),
+    newBundleId: newId,
+    now,
+    lifetimeS: config.sync.bundleLifetimeS,
+    log,
+  });
+  loop = new SyncLoop({
+    engine,
+    intervalMs: config.sync.intervalS * 1000,
+    backoffBaseMs: config.sync.backoffBaseS * 1000,
+    backoffCapMs: config.sync.backoffCapS * 1000,
+    setTimer: timer,
+    random: Math.random,
+    log,
+    onUploadProgress: opts.onUploadProgress,
+  });
+  const stopCron =
+    opts.schedule === false
+      ? () => {}
+      : scheduleCells(config, (cell) => scheduler.trigger(cell, 'schedule', config.sync.jitterS * 1000));
+  loop.start();
+  log.info(
+    {
+      site: config.site,
+      agent: config.agent,
+      upstreams: uplinks.map((u) => u.url),
+      epoch: store.status().epoch,
+    },
+    'agent started',
+  );
+
+  return {
+    store,
+    scheduler,
+    loop,
+    trigger: (cell, reason) => scheduler.trigger(cell, reason),
+    stop: async () => {
+      stopCron();
+      await scheduler.stop();
+      await loop.stop();
+      store.close();
+      log.info({}, 'agent stopped');
+    },
+  };
+}
