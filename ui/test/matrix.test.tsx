@@ -77,6 +77,13 @@ describe('matrix', () => {
   it('groups rows by site and pivots to sites × environments for one component', async () => {
     start();
     await screen.findByRole('grid');
+    // rows sit one below the other (sizes carry units: Preact 11 does not add px)
+    const tops = screen
+      .getAllByRole('row')
+      .slice(1)
+      .map((r) => r.style.top);
+    expect(tops[0]).toMatch(/^\d+px$/);
+    expect(new Set(tops).size).toBe(tops.length);
     const headings = screen.getAllByRole('gridcell').filter((c) => c.classList.contains('g-sitehead'));
     expect(headings.map((h) => h.querySelector('.site-link')?.textContent)).toEqual([
       'lab',

@@ -39,7 +39,7 @@ export function CellBody({
       ) : null}
       {stale ? (
         <span class="mark mark-stale" title="older than twice the expected interval">
-          <span aria-hidden="true">⏱</span> stale
+          <span aria-hidden="true">◔</span> stale
         </span>
       ) : null}
     </div>

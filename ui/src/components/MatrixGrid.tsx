@@ -8,7 +8,7 @@ import { prefixOffsets, scrollToShow, visibleRange } from '../core/virtual.js';
 import { CellBody } from './CellBody.js';
 
 export const SITE_ROW_H = 36;
-export const CELL_ROW_H = 96;
+export const CELL_ROW_H = 112;
 const HEADER_H = 36;
 /** Used when the container has no measured height yet (first paint, happy-dom). */
 const FALLBACK_VIEWPORT = 900;
@@ -26,7 +26,10 @@ export interface MatrixGridProps {
   onPivot: (component: string) => void;
 }
 
-/** The matrix as an ARIA grid, windowed so only the rows in view exist in the DOM. */
+/**
+ * The matrix as an ARIA grid, windowed so only the rows in view exist in the DOM.
+ * Sizes are strings with units: Preact 11 no longer appends `px` to numeric style values.
+ */
 export function MatrixGrid(p: MatrixGridProps) {
   const { layout } = p;
   const box = useRef<HTMLDivElement>(null);
@@ -129,11 +132,14 @@ export function MatrixGrid(p: MatrixGridProps) {
           role="row"
           aria-rowindex={i + 2}
           class="g-row g-site"
-          style={{ top, height: SITE_ROW_H, width }}
+          style={{ top: `${top}px`, height: `${SITE_ROW_H}px`, width }}
           key={`s:${row.site}`}
         >
           <div {...cellProps(0)} class="g-cell g-sitehead">
-            <span class="site-link">{row.site}</span> <span class="muted">({row.cells} components)</span>
+            <span class="site-link">{row.site}</span>{' '}
+            <span class="muted">
+              ({row.cells} {row.cells === 1 ? 'component' : 'components'})
+            </span>
           </div>
         </div>,
       );
@@ -144,7 +150,7 @@ export function MatrixGrid(p: MatrixGridProps) {
         role="row"
         aria-rowindex={i + 2}
         class="g-row"
-        style={{ top, height: CELL_ROW_H, width }}
+        style={{ top: `${top}px`, height: `${CELL_ROW_H}px`, width }}
         key={`c:${row.site}:${row.component}`}
       >
         <div {...cellProps(0)} class="g-cell g-rowhead" role="rowheader">
@@ -182,8 +188,8 @@ export function MatrixGrid(p: MatrixGridProps) {
       onScroll={(e) => setScrollTop((e.currentTarget as HTMLDivElement).scrollTop)}
       onKeyDown={onKeyDown}
     >
-      <div class="grid-inner" style={{ height: HEADER_H + total, width }}>
-        <div role="row" aria-rowindex={1} class="g-row g-header" style={{ height: HEADER_H, width }}>
+      <div class="grid-inner" style={{ height: `${HEADER_H + total}px`, width }}>
+        <div role="row" aria-rowindex={1} class="g-row g-header" style={{ height: `${HEADER_H}px`, width }}>
           <div role="columnheader" class="g-cell g-rowhead">
             {p.pivot ? 'site' : 'component'}
           </div>

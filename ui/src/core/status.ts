@@ -13,8 +13,8 @@ const LOOKS: Record<CellStatus, StatusLook> = {
   changes: { label: 'changes', icon: '±', tone: 'st-changes' },
   drift: { label: 'drift', icon: '≈', tone: 'st-drift' },
   failed: { label: 'failed', icon: '✕', tone: 'st-failed' },
-  locked: { label: 'locked', icon: '🔒', tone: 'st-locked' },
-  'redaction-failed': { label: 'redaction failed', icon: '⛔', tone: 'st-redaction' },
+  locked: { label: 'locked', icon: '⊘', tone: 'st-locked' },
+  'redaction-failed': { label: 'redaction failed', icon: '⚠', tone: 'st-redaction' },
   'no-data': { label: 'no data', icon: '∅', tone: 'st-nodata' },
 };
 

@@ -20,8 +20,9 @@ export function formatDuration(ms: number): string {
 /** `3 h ago`; a time in the future (clock offset not yet estimated) reads `in 2 min`. */
 export function formatAgo(iso: string, nowMs: number): string {
   const diff = nowMs - Date.parse(iso);
+  // A few seconds either way is clock jitter between hub and browser, not a plan from the future.
+  if (Math.abs(diff) < 5000) return 'just now';
   if (diff < 0) return `in ${formatDuration(-diff)}`;
-  if (diff < 5000) return 'just now';
   return `${formatDuration(diff)} ago`;
 }
 

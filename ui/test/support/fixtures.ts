@@ -28,7 +28,12 @@ import {
  */
 
 export const NOW = Date.parse('2025-06-01T12:00:00.000Z');
-export const iso = (msAgo: number) => new Date(NOW - msAgo).toISOString();
+let base = NOW;
+/** Moves the fixtures' "now" (the e2e test and the benchmark use the real time, for realistic ages). */
+export function setFixtureNow(ms: number) {
+  base = ms;
+}
+export const iso = (msAgo: number) => new Date(base - msAgo).toISOString();
 export const MIN = 60_000;
 export const HOUR = 60 * MIN;
 export const DAY = 24 * HOUR;
