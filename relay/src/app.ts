@@ -9,6 +9,7 @@ import { SqliteCustody } from './adapters/sqlite/SqliteCustody.js';
 import { SqliteTokens } from './adapters/sqlite/SqliteTokens.js';
 import { TusBlobUploader } from './adapters/tus/TusBlobUploader.js';
 import type { RelayConfig, ResolvedUpstream } from './config.js';
+import { backoffDelay } from './core/backoff.js';
 import { contactState } from './core/contactPlan.js';
 import { type ForwardEvent, forwardStep, type UpstreamSlot } from './core/Forwarder.js';
 import { pullStep } from './core/pullStep.js';
@@ -104,10 +105,10 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
         metrics.bytesOut.inc({ upstream: slot.upstream.name }, blob.size);
         return true;
       }
-      emit({ type: 'failed', upstream: slot.upstream.name, reason: r.reason, retryInMs: 0 });
       slot.failures++;
-      slot.retryAt =
-        clock.now() + Math.min(cfg.forward.backoffMaxMs, cfg.forward.backoffBaseMs * 2 ** slot.failures);
+      const delay = backoffDelay(slot.failures, cfg.forward.backoffBaseMs, cfg.forward.backoffMaxMs, random);
+      slot.retryAt = clock.now() + delay;
+      emit({ type: 'failed', upstream: slot.upstream.name, reason: r.reason, retryInMs: delay });
     }
     return false;
   }
