@@ -200,7 +200,14 @@ export class SqliteAgentStore implements AgentStore {
       }
       enforceQueueBound(this.db, this.opts.maxQueueBytes, now);
     });
-    tx.immediate();
+    try {
+      tx.immediate();
+    } catch (e) {
+      // The in-memory document was advanced past what was committed (Automerge allows one successor per
+      // document state): rebuild it from what SQLite holds so the next record starts from the truth.
+      this.doc = this.loadEpoch(this.epoch);
+      throw e;
+    }
     this.doc = nextDoc;
     this.epoch = nextEpoch;
     return { epoch: this.epoch, unchanged, sealed };

@@ -1,0 +1,86 @@
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { cryptoRandomBytes, generateSigningKeyPair, monotonicUlid } from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
+import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
+import { SyncEngine } from '../src/core/sync/SyncEngine.js';
+import { runId, summary, tempDir } from './helpers/storeFixtures.js';
+
+const servers: Server[] = [];
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+});
+
+/** An upstream whose health check passes but whose bundle endpoint answers `status` with `body`. */
+async function badUpstream(status: number, body: string): Promise<string> {
+  const s = createServer((req, res) => {
+    if (req.url === '/v1/health') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    req.resume();
+    res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
+  });
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const a = s.address() as { port: number };
+  return `http://127.0.0.1:${a.port}`;
+}
+
+async function engineFor(url: string, store: SqliteAgentStore) {
+  const keys = await generateSigningKeyPair();
+  return new SyncEngine({
+    site: 'ship-7',
+    agent: 'a1',
+    store,
+    uplinks: [new HttpUplink({ url, token: 't', urlStorage: new SqliteUrlStorage(store.db) })],
+    privateKey: keys.privateKey,
+    hubPublicKey: keys.publicKey,
+    allowsCell: () => true,
+    onPlanRequest: () => {},
+    newBundleId: monotonicUlid(Date.now, cryptoRandomBytes),
+    now: Date.now,
+    log: { info: () => {}, warn: () => {} },
+  });
+}
+
+describe('bad upstreams and a full disk', () => {
+  for (const [status, body, expected] of [
+    [503, 'upstream is down for maintenance', /HTTP 503/],
+    [200, '<html>captive portal</html>', /not a receipt list/],
+    [500, '{"error":{"code":"internal","message":"boom"}}', /HTTP 500 internal: boom/],
+  ] as const) {
+    it(`keeps everything and says why when the upstream answers ${status} ${body.slice(0, 20)}`, async () => {
+      const store = new SqliteAgentStore({ path: join(tempDir(), 'a.sqlite'), site: 'ship-7', agent: 'a1' });
+      store.record({ runId: runId(), summary: summary() });
+      const engine = await engineFor(await badUpstream(status, body), store);
+      const r = await engine.pushOnce();
+      expect(r.kind).toBe('unreachable');
+      const st = store.status();
+      expect(st.lastPush?.ok).toBe(false);
+      expect(st.lastPush?.detail).toMatch(expected);
+      expect(st.unackedRuns).toBe(1);
+      expect(store.pending()).toHaveLength(1); // still owed, will be re-sent
+      store.close();
+    });
+  }
+
+  it('refuses a run on a full disk with nothing half-written, and carries on when space returns', () => {
+    const store = new SqliteAgentStore({ path: join(tempDir(), 'a.sqlite'), site: 'ship-7', agent: 'a1' });
+    store.record({ runId: runId(), summary: summary({ component: 'kept' }) });
+    const pages = store.db.pragma('page_count', { simple: true }) as number;
+    store.db.pragma(`max_page_count = ${pages + 1}`); // the disk is full now
+    const big = { sha256: 'f'.repeat(64), bytes: new Uint8Array(64 * 1024).fill(7), contentType: 'x' };
+    expect(() =>
+      store.record({ runId: runId(), summary: summary({ component: 'lost' }), detail: big }),
+    ).toThrow(/full/);
+    expect(store.status().unackedRuns).toBe(1);
+    expect(store.pending()).toHaveLength(1);
+    store.db.pragma('max_page_count = 1073741823'); // space returns
+    store.record({ runId: runId(), summary: summary({ component: 'after' }) });
+    expect(store.status().unackedRuns).toBe(2);
+    store.close();
+  });
+});
