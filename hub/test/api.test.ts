@@ -37,7 +37,12 @@ async function startHub(extra: object = {}) {
   const sent: { url: string; event: string; body: string }[] = [];
   const hub: Hub = await createHub(cfg.config, {
     clock,
-    sender: { send: async (url, event, body) => (sent.push({ url, event, body }), { ok: true }) },
+    sender: {
+      send: async (url, event, body) => {
+        sent.push({ url, event, body });
+        return { ok: true };
+      },
+    },
   });
   const { url } = await hub.hop.listen(0, '127.0.0.1');
   await hub.store.commit({
