@@ -128,7 +128,9 @@ export class Ingest {
       const before = A.getHeads(doc);
       doc = A.loadIncremental(doc, v.payload.changes);
       const after = A.getHeads(doc);
-      if ((doc.site !== undefined && doc.site !== site) || (doc.agent !== undefined && doc.agent !== agent)) {
+      const docSite = doc.site === undefined ? undefined : String(doc.site);
+      const docAgent = doc.agent === undefined ? undefined : String(doc.agent);
+      if ((docSite !== undefined && docSite !== site) || (docAgent !== undefined && docAgent !== agent)) {
         replicas.evict(docId);
         poisoned.add(docId);
         this.d.count.refused('agent-mismatch');
@@ -137,7 +139,7 @@ export class Ingest {
           index,
           status: 'rejected',
           code: 'forbidden',
-          message: `document '${docId}' says it belongs to '${String(doc.site)}/${String(doc.agent)}', not the signing agent '${site}/${agent}'`,
+          message: `document '${docId}' says it belongs to '${docSite}/${docAgent}', not the signing agent '${site}/${agent}'`,
           by,
         });
         continue;
@@ -178,11 +180,11 @@ export class Ingest {
       const planHashes = new Map<string, string | null>();
       for (const k of what.runs) {
         const r = doc.runs?.[k];
-        if (r)
-          planHashes.set(
-            `${r.environment}/${r.component}`,
-            (await prevCell(site, r.environment, r.component))?.planHash ?? null,
-          );
+        if (!r) continue;
+        // Agents write strings as Automerge ImmutableString: make them plain before they reach SQLite.
+        const env = String(r.environment);
+        const comp = String(r.component);
+        planHashes.set(`${env}/${comp}`, (await prevCell(site, env, comp))?.planHash ?? null);
       }
       const m = materialise(doc, what, {
         site,

@@ -1,6 +1,18 @@
 import type * as A from '@automerge/automerge';
-import { type AgentDoc, AgentFactsSchema, DocCellSchema, DocRunSchema } from '@driftline/protocol';
+import {
+  type AgentDoc,
+  AgentFactsSchema,
+  DocCellSchema,
+  DocRunSchema,
+  plainDocValue,
+} from '@driftline/protocol';
 import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
+
+/**
+ * A document value as plain data: agents write strings as Automerge ImmutableString, which zod does not
+ * accept as strings (protocol's plainDocValue converts them).
+ */
+const plain = (v: unknown) => (v === undefined ? undefined : plainDocValue(v));
 
 /** What changed in a document between two sets of heads, read from Automerge's patches. */
 export function touched(patches: readonly A.Patch[]): {
@@ -49,7 +61,7 @@ export function materialise(
   const toHub = (t: number) => t - ctx.offsetMs;
   const runs: RunRow[] = [];
   for (const id of what.runs) {
-    const parsed = DocRunSchema.safeParse(doc.runs?.[id]);
+    const parsed = DocRunSchema.safeParse(plain(doc.runs?.[id]));
     if (!parsed.success) {
       if (doc.runs?.[id] !== undefined) invalid.push(`runs.${id}`);
       continue;
@@ -73,13 +85,13 @@ export function materialise(
       docId: ctx.docId,
     });
   }
-  const factsParsed = doc.facts ? AgentFactsSchema.safeParse(doc.facts) : null;
+  const factsParsed = doc.facts ? AgentFactsSchema.safeParse(plain(doc.facts)) : null;
   if (factsParsed && !factsParsed.success) invalid.push('facts');
   const facts = factsParsed?.success ? factsParsed.data : null;
   const cells: Materialised['cells'] = [];
   const cellKeys = what.facts ? new Set([...what.cells, ...Object.keys(doc.cells ?? {})]) : what.cells;
   for (const key of cellKeys) {
-    const parsed = DocCellSchema.safeParse(doc.cells?.[key]);
+    const parsed = DocCellSchema.safeParse(plain(doc.cells?.[key]));
     if (!parsed.success) {
       if (doc.cells?.[key] !== undefined) invalid.push(`cells.${key}`);
       continue;
