@@ -1,0 +1,103 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cryptoRandomBytes, monotonicUlid, type SigningKeyPair } from '@driftline/protocol';
+import { HttpUplink } from '../../edge-agent/src/adapters/http/HttpUplink.js';
+import { SqliteAgentStore } from '../../edge-agent/src/adapters/sqlite/SqliteAgentStore.js';
+import { SqliteUrlStorage } from '../../edge-agent/src/adapters/tus/SqliteUrlStorage.js';
+import { packDetail } from '../../edge-agent/src/app.js';
+import { SyncEngine } from '../../edge-agent/src/core/sync/SyncEngine.js';
+import type { Uplink } from '../../edge-agent/src/ports/Uplink.js';
+import type { RealPlan } from './plans.js';
+
+export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `driftline-bench-${prefix}-`));
+
+export const SITE = 'ship-7';
+export const AGENT = 'a1';
+
+/** The agent's real store in a fresh directory; `now` may be synthetic. */
+export function agentStore(now: () => number = Date.now, over: { maxDocBytes?: number } = {}) {
+  return new SqliteAgentStore({
+    path: join(tmp('agent'), 'agent.sqlite'),
+    site: SITE,
+    agent: AGENT,
+    now,
+    ...over,
+  });
+}
+
+export function httpUplink(store: SqliteAgentStore, url: string, token: string): HttpUplink {
+  return new HttpUplink({
+    url,
+    token,
+    urlStorage: new SqliteUrlStorage(store.db),
+    requestTimeoutMs: 120_000,
+  });
+}
+
+/** The agent's real sync engine (the same one `edge-agent run` wires). */
+export function syncEngine(
+  store: SqliteAgentStore,
+  uplinks: Uplink[],
+  keys: SigningKeyPair,
+  hubPublicKey: CryptoKey,
+  now: () => number = Date.now,
+): SyncEngine {
+  return new SyncEngine({
+    site: SITE,
+    agent: AGENT,
+    store,
+    uplinks,
+    privateKey: keys.privateKey,
+    hubPublicKey,
+    allowsCell: () => true,
+    onPlanRequest: () => {},
+    newBundleId: monotonicUlid(now, cryptoRandomBytes),
+    now,
+    log: { info: () => {}, warn: () => {} },
+  });
+}
+
+export const newRunId = (now: () => number = Date.now) => monotonicUlid(now, cryptoRandomBytes);
+
+/** Records a plan the way the daemon does (app.ts): detail packed as a blob, agent facts refreshed. */
+export function recordPlan(
+  store: SqliteAgentStore,
+  runId: string,
+  p: RealPlan,
+  cadenceS: Record<string, number>,
+) {
+  return store.record({
+    runId,
+    summary: p.summary,
+    detail: packDetail(p.canonical),
+    facts: { version: '0.1.0', cadenceS, contactIntervalS: 900, upstream: 'http://relay.invalid' },
+  });
+}
+
+export function log(part: string, msg: string, obj: object = {}): void {
+  process.stderr.write(`[bench:${part}] ${msg}${Object.keys(obj).length ? ` ${JSON.stringify(obj)}` : ''}\n`);
+}
+
+/** Prints a part's result: one JSON line on stdout, read by bench/run.ts. */
+export function emit(result: object): void {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+export const isQuick = process.argv.includes('--quick');
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls `cond` every `stepMs` until true or `ms` passed; returns whether it became true. */
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  ms: number,
+  stepMs = 10,
+): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await cond()) return true;
+    await sleep(stepMs);
+  }
+  return cond();
+}

@@ -1,0 +1,89 @@
+import type { PlanSummary } from '@driftline/protocol';
+import { buildPlan, FIXED_TIMESTAMP } from '@driftline/simulation';
+import { summarisePlan } from '../../edge-agent/src/core/plan/summarisePlan.js';
+
+/** A small seeded PRNG (mulberry32), so every run of a part sees the same mix. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export type PlanState = 'clean' | 'changes' | 'drift';
+
+export interface RealPlan {
+  component: string;
+  /** `terraform show -json` text as the tool prints it (what an Olympus-style agent POSTs). */
+  json: string;
+  summary: PlanSummary;
+  canonical: string;
+}
+
+/** A realistic plan from simulation's fake terraform, summarised and redacted by the agent's own code. */
+export function realPlan(
+  component: string,
+  state: PlanState,
+  variant: number,
+  finishedAtMs: number,
+  extraResources = 0,
+): RealPlan {
+  const { plan } = buildPlan({
+    component,
+    environment: 'prod',
+    state,
+    variant,
+    seed: 7,
+    extraResources,
+    terraformVersion: '1.9.8',
+    timestamp: FIXED_TIMESTAMP,
+  });
+  const json = JSON.stringify(plan);
+  const finishedAt = new Date(finishedAtMs).toISOString();
+  const r = summarisePlan(JSON.parse(json), {
+    component,
+    environment: 'prod',
+    startedAt: new Date(finishedAtMs - 20_000).toISOString(),
+    finishedAt,
+  });
+  if (!r.ok || !r.canonical)
+    throw new Error(`fake plan for ${component} did not summarise: ${JSON.stringify(r)}`);
+  return { component, json, summary: r.summary, canonical: r.canonical };
+}
+
+/**
+ * One re-plan cycle of `n` components: most plans unchanged, some with new changes, a few drifted
+ * (what a scheduled re-plan of a stable estate looks like). Returns each component's state per cycle.
+ */
+export function cycleStates(
+  n: number,
+  cycles: number,
+  seed = 42,
+): Array<Array<{ state: PlanState; variant: number }>> {
+  const r = rng(seed);
+  const current = Array.from({ length: n }, (_, i) => ({
+    state: (i % 5 === 0 ? 'changes' : 'clean') as PlanState,
+    variant: 0,
+  }));
+  const out = [current.map((c) => ({ ...c }))];
+  for (let k = 1; k < cycles; k++) {
+    for (const c of current) {
+      const x = r();
+      if (x < 0.12) {
+        c.state = 'changes';
+        c.variant = (c.variant + 1) % 4;
+      } else if (x < 0.2) {
+        c.state = 'drift';
+        c.variant = (c.variant + 1) % 4;
+      } else if (x < 0.23) {
+        c.state = 'clean';
+      }
+    }
+    out.push(current.map((c) => ({ ...c })));
+  }
+  return out;
+}

@@ -1,0 +1,97 @@
+/**
+ * wireBytes: one re-plan cycle of 200 components (mostly unchanged, some changed, a few drifted),
+ * recorded by the agent's real store and pushed by its real SyncEngine + HttpUplink to a byte-counting
+ * endpoint. Compared with Automerge `saveSince` of the same changes, an Olympus-style POST of every full
+ * plan JSON, and brotli of the JSON delta of the facts (the floor).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
+import { decodeBatch, decodeBundle, generateSigningKeyPair } from '@driftline/protocol';
+import { agentStore, emit, httpUplink, log, newRunId, recordPlan, syncEngine } from '../lib/agent.js';
+import { cycleStates, realPlan } from '../lib/plans.js';
+
+const CELLS = 200;
+const bodies: number[] = [];
+const server = createServer((req, res) => {
+  const parts: Buffer[] = [];
+  req.on('data', (c: Buffer) => parts.push(c));
+  req.on('end', () => {
+    if (req.method === 'GET') {
+      res.end('{"status":"ok"}');
+      return;
+    }
+    const body = Buffer.concat(parts);
+    bodies.push(body.length);
+    const batch = decodeBatch(new Uint8Array(brotliDecompressSync(body)));
+    if (!batch.ok) throw new Error(batch.error.message);
+    const receipts = batch.value.map((b, index) => {
+      const d = decodeBundle(b);
+      return { bundleId: d.ok ? d.value.header.id : null, index, status: 'stored', by: 'bench' };
+    });
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ receipts }));
+  });
+});
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+let now = Date.parse('2026-06-01T00:00:00Z');
+const clock = () => now;
+const store = agentStore(clock);
+const keys = await generateSigningKeyPair();
+const engine = syncEngine(store, [httpUplink(store, url, 't')], keys, keys.publicKey, clock);
+const ids = newRunId(clock);
+const comps = Array.from({ length: CELLS }, (_, i) => `component-${String(i).padStart(3, '0')}`);
+const cadenceS = Object.fromEntries(comps.map((c) => [`prod/${c}`, 900]));
+const [first, second] = cycleStates(CELLS, 2) as [
+  ReturnType<typeof cycleStates>[number],
+  ReturnType<typeof cycleStates>[number],
+];
+
+// Cycle 1: the estate as the hub already holds it (pushed and receipted).
+for (const [i, c] of comps.entries()) {
+  now += 1000;
+  recordPlan(store, ids(), realPlan(c, first[i]!.state, first[i]!.variant, now, i % 10), cadenceS);
+}
+const p1 = await engine.pushOnce();
+if (p1.kind !== 'pushed') throw new Error(`first push: ${JSON.stringify(p1)}`);
+bodies.length = 0;
+
+// Cycle 2, 15 minutes later: the cycle measured.
+now += 15 * 60_000;
+let unchanged = 0;
+let fullPlanPost = 0;
+let blobBytes = 0;
+const facts: object[] = [];
+for (const [i, c] of comps.entries()) {
+  now += 1000;
+  const p = realPlan(c, second[i]!.state, second[i]!.variant, now, i % 10);
+  fullPlanPost += Buffer.byteLength(p.json);
+  const r = recordPlan(store, ids(), p, cadenceS);
+  if (r.unchanged) {
+    unchanged++;
+    facts.push({ c, at: now });
+  } else {
+    const { resources: _r, ...s } = p.summary;
+    facts.push({ c, at: now, s });
+  }
+}
+for (const b of store.blobsToUpload(1000)) blobBytes += b.size;
+const pending = store.pending();
+const automergeSaveSince = pending.reduce((n, d) => n + d.changes.length, 0);
+const p2 = await engine.pushOnce();
+if (p2.kind !== 'pushed') throw new Error(`second push: ${JSON.stringify(p2)}`);
+const driftline = bodies.reduce((a, b) => a + b, 0);
+const brotliJsonDelta = brotliCompressSync(JSON.stringify(facts)).length;
+log('wireBytes', 'cycle', {
+  unchanged,
+  changedOrDrift: CELLS - unchanged,
+  detailBlobBytesByTus: blobBytes,
+  ratioToSaveSince: +(driftline / automergeSaveSince).toFixed(3),
+  saveSinceBrotli: pending.reduce((n, d) => n + brotliCompressSync(d.changes).length, 0),
+  fullPlanPostOverDriftline: +(fullPlanPost / driftline).toFixed(1),
+});
+emit({ cells: CELLS, driftline, automergeSaveSince, fullPlanPost, brotliJsonDelta });
+store.close();
+server.close();
