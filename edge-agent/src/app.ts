@@ -76,6 +76,9 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   );
   const newId = monotonicUlid(now, cryptoRandomBytes);
   const cadenceS = cadences(config);
+  const contactIntervalS =
+    config.sync.contactIntervalS ??
+    2 * (Math.min(...Object.values(cadenceS)) + config.sync.jitterS) + config.sync.intervalS;
   const runDeps = {
     proc: new NodeProcessRunner(),
     git: new CliGitProbe(),
@@ -102,7 +105,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
         facts: {
           version: AGENT_VERSION,
           cadenceS,
-          contactIntervalS: config.sync.intervalS,
+          contactIntervalS,
           contactWindows: config.sync.contactWindows,
           upstream: config.upstreams[0]?.url,
         },

@@ -134,6 +134,11 @@ export const AgentConfigSchema = z
         maxParallelRuns: z.number().int().positive().max(64).default(2),
         /** Random delay before a scheduled plan, so cells and agents do not all start together. */
         jitterS: z.number().nonnegative().max(3600).default(30),
+        /**
+         * Seconds between contacts the hub should expect before calling the site unreachable. Default:
+         * twice (shortest cadence + jitter) plus the sync interval, since the agent sends when it has a result.
+         */
+        contactIntervalS: z.number().positive().optional(),
         /** Contact windows the agent expects (cron-like text), shown in the dashboard's site view. */
         contactWindows: z.array(z.string()).default([]),
       })

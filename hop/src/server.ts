@@ -28,6 +28,12 @@ export interface HopServerOptions {
   registry?: Registry;
   /** Node's `server.requestTimeout` in ms; default 0 (off) so a long PATCH over a slow link is not cut. */
   requestTimeoutMs?: number;
+  /**
+   * How long an idle keep-alive connection stays open, ms. Default 1 hour. It must outlast the slowest
+   * link's round trip: a client reuses a socket it believes open, and over a link with 12 s of one-way
+   * delay a 5 s server timeout (Node's default) closes it before the request arrives ("socket hang up").
+   */
+  keepAliveTimeoutMs?: number;
   /** How often expired tus uploads are removed, ms. Default 1 hour; 0 turns it off. */
   uploadCleanupIntervalMs?: number;
   /**
@@ -112,6 +118,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
     } else callback(req, res);
   });
   server.requestTimeout = options.requestTimeoutMs ?? 0;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 3_600_000;
   const interval = options.uploadCleanupIntervalMs ?? 3_600_000;
   const timer =
     interval > 0

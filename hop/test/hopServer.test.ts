@@ -230,3 +230,11 @@ describe('health, metrics, extension routes', () => {
     expect(hop.server.requestTimeout).toBe(0);
   });
 });
+
+describe('slow links', () => {
+  it('keeps idle keep-alive connections open for an hour, longer than any emulated round trip', () => {
+    const hop = createHopServer(new MemoryHopBackend(), { uploads: { directory: '/tmp' } });
+    expect(hop.server.keepAliveTimeout).toBe(3_600_000);
+    expect(hop.server.requestTimeout).toBe(0);
+  });
+});
