@@ -50,6 +50,9 @@ export interface PullOutcome {
 
 /** One push or pull cycle over the agent's upstreams (DESIGN steps 5 and 8). Timers live in the caller. */
 export class SyncEngine {
+  /** Upstreams whose last request failed: they get a cheap probe before a batch is sent again. */
+  private readonly suspect = new Set<string>();
+
   constructor(private readonly deps: SyncDeps) {}
 
   /** Signs what the hub has not acknowledged and pushes it to the first upstream that answers. */
@@ -62,18 +65,24 @@ export class SyncEngine {
     const batch = encodeBatch(bundles.map((b) => b.bytes));
     const errors: string[] = [];
     for (const up of this.deps.uplinks) {
-      const probe = await up.probe();
-      if (!probe.ok) {
-        this.deps.store.recordPushFailure(up.url, probe.error);
-        errors.push(`${up.url}: ${probe.error}`);
-        continue;
+      // A link that worked last time gets the batch straight away (one round trip, which is what a
+      // minutes-long delay makes precious); one that failed gets a small probe first.
+      if (this.suspect.has(up.url)) {
+        const probe = await up.probe();
+        if (!probe.ok) {
+          this.deps.store.recordPushFailure(up.url, probe.error);
+          errors.push(`${up.url}: ${probe.error}`);
+          continue;
+        }
       }
       const r = await up.postBundles(batch);
       if (!r.ok) {
+        this.suspect.add(up.url);
         this.deps.store.recordPushFailure(up.url, r.error);
         errors.push(`${up.url}: ${r.error}`);
         continue;
       }
+      this.suspect.delete(up.url);
       for (const [i, b] of bundles.entries()) {
         const receipt = r.value.find((x) => x.index === i);
         if (receipt?.status === 'rejected') {

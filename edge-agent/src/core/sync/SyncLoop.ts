@@ -51,7 +51,12 @@ export class SyncLoop {
   private async cycle(): Promise<void> {
     let next = this.deps.intervalMs;
     try {
-      const pushed = await this.deps.engine.pushOnce();
+      // Push and pull travel together: over a long delay that is one round trip per cycle, not two.
+      // While the link is down only the push (a probe) goes out.
+      const [pushed, pulled] = await Promise.all([
+        this.deps.engine.pushOnce(),
+        this.failures === 0 ? this.deps.engine.pullOnce() : Promise.resolve(null),
+      ]);
       this.lastOutcome = pushed;
       if (pushed.kind === 'unreachable') {
         next = backoffDelay(
@@ -62,9 +67,11 @@ export class SyncLoop {
         );
         this.deps.log.warn({ errors: pushed.errors, retryInMs: next }, 'no upstream reachable; will retry');
       } else {
+        const wasDown = this.failures > 0;
         this.failures = 0;
-        const pulled = await this.deps.engine.pullOnce();
-        if (pulled.errors.length > 0) this.deps.log.warn({ errors: pulled.errors }, 'downlink pull failed');
+        const pull = pulled ?? (wasDown ? await this.deps.engine.pullOnce() : null);
+        if (pull && pull.errors.length > 0)
+          this.deps.log.warn({ errors: pull.errors }, 'downlink pull failed');
         if (!this.stopped)
           await this.deps.engine.uploadBlobsOnce(this.deps.onUploadProgress, this.abort.signal);
       }

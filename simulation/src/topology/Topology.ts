@@ -1,0 +1,115 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type LinkHandle, startLink } from '../link.js';
+import { freePort, waitForHttp } from './ports.js';
+import { BINS, FAKE_TERRAFORM_DIR } from './programs.js';
+import { type Layout, setUp } from './setup.js';
+import type { TopologySpec } from './spec.js';
+
+type NodeName = 'hub' | 'relay' | `agent:${string}`;
+
+/** A running simulated deployment: hub, relay, agents as processes; links in this process. */
+export class Topology {
+  readonly links = new Map<string, LinkHandle>();
+  readonly procs = new Map<NodeName, ChildProcess>();
+  hubUrl = '';
+  relayUrl = '';
+  layout!: Layout;
+  private ports = { hub: 0, relay: 0 };
+
+  private constructor(readonly spec: TopologySpec) {}
+
+  /** Writes configs, keys and credentials, starts the links and every node, waits until they answer. */
+  static async start(spec: TopologySpec, log: (line: string) => void = () => {}): Promise<Topology> {
+    const t = new Topology(spec);
+    mkdirSync(spec.dir, { recursive: true });
+    t.ports = { hub: spec.hubPort || (await freePort()), relay: spec.relayPort || (await freePort()) };
+    t.hubUrl = `http://127.0.0.1:${t.ports.hub}`;
+    t.relayUrl = `http://127.0.0.1:${t.ports.relay}`;
+    const relayLink = await startLink({
+      name: 'relay->hub',
+      target: { port: t.ports.hub },
+      profile: spec.relayLink.profile,
+      timeScale: spec.relayLink.timeScale,
+      controlPort: false,
+      seed: spec.seed,
+    });
+    t.links.set('relay->hub', relayLink);
+    const siteLinks: Record<string, number> = {};
+    for (const s of spec.sites) {
+      const link = await startLink({
+        name: `${s.site}->relay`,
+        target: { port: t.ports.relay },
+        profile: s.profile,
+        timeScale: s.timeScale,
+        controlPort: 0,
+        seed: spec.seed,
+      });
+      t.links.set(s.site, link);
+      siteLinks[s.site] = link.port;
+    }
+    log(`setting up keys, tokens and enrolment in ${spec.dir}`);
+    t.layout = await setUp(spec, { ...t.ports, relayLink: relayLink.port, siteLinks });
+    t.startNode('hub');
+    await waitForHttp(`${t.hubUrl}/v1/health`, 60_000, () => t.alive('hub'));
+    t.startNode('relay');
+    await waitForHttp(`${t.relayUrl}/v1/health`, 60_000, () => t.alive('relay'));
+    for (const s of spec.sites) t.startNode(`agent:${s.site}`);
+    return t;
+  }
+
+  private alive(name: NodeName): boolean {
+    const p = this.procs.get(name);
+    return !!p && p.exitCode === null && p.signalCode === null;
+  }
+
+  /** Starts (or restarts) one node; its output goes to logs/<name>.log. */
+  startNode(name: NodeName): ChildProcess {
+    const out = createWriteStream(join(this.layout.logs, `${name.replace(':', '-')}.log`), { flags: 'a' });
+    let bin: string;
+    let args: string[];
+    let cwd: string | undefined;
+    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+    if (name === 'hub') {
+      bin = BINS.hub;
+      args = ['run', '--config', this.layout.hubConfig];
+    } else if (name === 'relay') {
+      bin = BINS.relay;
+      args = ['run', '--config', this.layout.relayConfig];
+    } else {
+      const site = name.slice('agent:'.length);
+      bin = BINS.agent;
+      args = ['run', '--config', this.layout.agentConfig(site)];
+      cwd = this.layout.siteDir(site);
+      env.PATH = `${FAKE_TERRAFORM_DIR}:${process.env.PATH ?? ''}`;
+    }
+    const p = spawn(process.execPath, [bin, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    p.stdout?.pipe(out, { end: false });
+    p.stderr?.pipe(out, { end: false });
+    this.procs.set(name, p);
+    return p;
+  }
+
+  /** Stops one node: SIGTERM (or SIGKILL), waits for it to exit. */
+  async stopNode(name: NodeName, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const p = this.procs.get(name);
+    if (!p || !this.alive(name)) return;
+    const exited = new Promise<void>((r) => p.once('exit', () => r()));
+    p.kill(signal);
+    const hard = setTimeout(() => p.kill('SIGKILL'), 40_000);
+    await exited;
+    clearTimeout(hard);
+  }
+
+  get nodes(): NodeName[] {
+    return [...this.procs.keys()];
+  }
+
+  /** Agents first (they flush), then relay, hub, and the links. */
+  async stop(): Promise<void> {
+    const order = [...this.nodes.filter((n) => n.startsWith('agent:')), 'relay', 'hub'] as NodeName[];
+    for (const n of order) await this.stopNode(n);
+    await Promise.all([...this.links.values()].map((l) => l.close()));
+  }
+}

@@ -1,0 +1,161 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { runProgram } from './programs.js';
+import type { TopologySpec } from './spec.js';
+
+export interface Layout {
+  hubConfig: string;
+  relayConfig: string;
+  agentConfig(site: string): string;
+  siteDir(site: string): string;
+  logs: string;
+}
+
+export function layout(dir: string): Layout {
+  return {
+    hubConfig: join(dir, 'hub', 'hub.yaml'),
+    relayConfig: join(dir, 'relay', 'relay.yaml'),
+    agentConfig: (site) => join(dir, 'sites', site, 'agent.yaml'),
+    siteDir: (site) => join(dir, 'sites', site),
+    logs: join(dir, 'logs'),
+  };
+}
+
+const json = <T>(text: string) => JSON.parse(text) as T;
+
+/** Fake terraform scenarios: each cell goes through its own sequence of plan states. */
+function scenario(component: string, environment: string, seed: number) {
+  const sequences = [
+    [
+      { state: 'clean', runs: 3 },
+      { state: 'changes', runs: 2 },
+      { state: 'drift', runs: 2 },
+      { state: 'clean', runs: 2 },
+    ],
+    [
+      { state: 'changes', runs: 2 },
+      { state: 'changes', variant: 1, runs: 2 },
+      { state: 'failed' },
+      { state: 'clean', runs: 3 },
+    ],
+    [
+      { state: 'clean', runs: 4 },
+      { state: 'locked', runs: 2 },
+      { state: 'clean', runs: 2 },
+      { state: 'drift' },
+    ],
+    [
+      { state: 'drift', runs: 2 },
+      { state: 'clean', runs: 3 },
+      { state: 'changes', runs: 2 },
+    ],
+  ];
+  return { component, environment, seed, by: 'runs', loop: true, steps: sequences[seed % sequences.length] };
+}
+
+/**
+ * Writes every node's config and creates its keys and credentials through the programs' own CLIs
+ * (hub init/key/peer/enroll, relay token add, edge-agent init), exactly as an operator would.
+ */
+export async function setUp(
+  spec: TopologySpec,
+  ports: { hub: number; relay: number; relayLink: number; siteLinks: Record<string, number> },
+): Promise<Layout> {
+  const l = layout(spec.dir);
+  for (const d of ['hub', 'relay', 'logs']) mkdirSync(join(spec.dir, d), { recursive: true });
+  writeFileSync(
+    l.hubConfig,
+    stringify({
+      listen: { host: '127.0.0.1', port: ports.hub },
+      dataDir: './data',
+      ...(spec.uiDir ? { uiDir: spec.uiDir } : {}),
+      defaultContactIntervalS: 120,
+      sweepIntervalS: 2,
+    }),
+  );
+  await runProgram('hub', ['init', '--config', l.hubConfig]);
+  const hubKey = (await runProgram('hub', ['key', '--config', l.hubConfig])).trim();
+  const sites = spec.sites.map((s) => s.site);
+  const peer = json<{ token: string }>(
+    await runProgram('hub', [
+      'peer',
+      '--config',
+      l.hubConfig,
+      '--name',
+      'relay-1',
+      '--sites',
+      sites.join(','),
+      '--json',
+    ]),
+  );
+  writeFileSync(
+    l.relayConfig,
+    stringify({
+      name: 'relay-1',
+      dataDir: join(spec.dir, 'relay', 'data'),
+      listen: { host: '127.0.0.1', port: ports.relay },
+      sites,
+      upstreams: [{ name: 'hub', url: `http://127.0.0.1:${ports.relayLink}`, token: peer.token }],
+      forward: { idleMs: 500, pullIntervalMs: 2000, backoffBaseMs: 500, backoffMaxMs: 10_000 },
+    }),
+  );
+  let seed = spec.seed ?? 1;
+  for (const site of spec.sites) {
+    const dir = l.siteDir(site.site);
+    mkdirSync(dir, { recursive: true });
+    const token = json<{ token: string }>(
+      await runProgram('relay', ['token', 'add', site.site, '--config', l.relayConfig, '--json']),
+    );
+    writeFileSync(join(dir, 'relay.token'), `${token.token}\n`, { mode: 0o600 });
+    writeFileSync(join(dir, 'hub.pub'), `${hubKey}\n`);
+    const components = site.components.map((c) => {
+      for (const env of c.environments) {
+        const wd = join(dir, 'infra', c.name, env);
+        mkdirSync(wd, { recursive: true });
+        writeFileSync(join(wd, 'fake-terraform.json'), JSON.stringify(scenario(c.name, env, seed++)));
+      }
+      return {
+        name: c.name,
+        workingDir: `./infra/${c.name}`,
+        environments: c.environments.map((e) => ({ name: e, workingDir: e })),
+        schedule: c.schedule,
+        timeoutS: 300,
+        lockRetryThreshold: 3,
+      };
+    });
+    writeFileSync(
+      l.agentConfig(site.site),
+      stringify({
+        site: site.site,
+        agent: site.agent,
+        dataDir: './data',
+        hubPublicKeyFile: './hub.pub',
+        upstreams: [{ url: `http://127.0.0.1:${ports.siteLinks[site.site]}`, tokenFile: './relay.token' }],
+        components,
+        sync: {
+          intervalS: spec.agentSyncIntervalS ?? 10,
+          jitterS: 5,
+          backoffBaseS: 2,
+          backoffCapS: 30,
+          maxParallelRuns: 1,
+        },
+      }),
+    );
+    const init = json<{ site: string; agent: string; publicKey: string }>(
+      await runProgram('agent', ['init', '--config', l.agentConfig(site.site), '--json']),
+    );
+    await runProgram('hub', [
+      'enroll',
+      '--config',
+      l.hubConfig,
+      '--site',
+      init.site,
+      '--agent',
+      init.agent,
+      '--key',
+      init.publicKey,
+    ]);
+  }
+  return l;
+}
