@@ -1,0 +1,178 @@
+/**
+ * `npm run bench [-- --quick]`: every part of issue 9, Driftline and its baseline side by side in one run.
+ * Each part runs as its own child process (so one crash or leak cannot spoil another, and RSS is its own),
+ * bounded in time; a part that fails reports null values and an `error` string. Progress goes to stderr;
+ * stdout carries one JSON document, also written to bench/results/latest.json.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const quick = process.argv.includes('--quick');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const say = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+
+interface ChildResult {
+  stdout: string;
+  peakRssMb: number | null;
+}
+
+/** Runs a TypeScript file under tsx, inherits stderr, returns stdout and the child's peak RSS (VmHWM). */
+function runTs(file: string, args: string[], timeoutMs: number): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    let peak: number | null = null;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    const poll = setInterval(() => {
+      try {
+        const m = readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/);
+        if (m) peak = Math.max(peak ?? 0, Math.round(Number(m[1]) / 1024));
+      } catch {}
+    }, 100);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${file} did not finish within ${Math.round(timeoutMs / 1000)} s (killed)`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      if (code === 0) resolve({ stdout, peakRssMb: peak });
+      else reject(new Error(`${file} exited with ${signal ?? `code ${code}`}`));
+    });
+  });
+}
+
+const lastJsonLine = (out: string): Record<string, unknown> => {
+  const line = out
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .at(-1);
+  if (!line) throw new Error('the part printed no JSON');
+  return JSON.parse(line) as Record<string, unknown>;
+};
+
+const flag = quick ? ['--quick'] : [];
+const min = 60_000;
+
+type Part = { keys: Record<string, unknown>; run: () => Promise<Record<string, unknown>> };
+const nulls = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(o).map(([k, v]) => [
+      k,
+      v !== null && typeof v === 'object' ? nulls(v as Record<string, unknown>) : null,
+    ]),
+  );
+
+const parts: Record<string, Part> = {
+  delivery: {
+    keys: { oneWayDelayMs: 0, hops: 0, driftlineMs: 0, automergeSyncMs: 0 },
+    run: async () => lastJsonLine((await runTs('bench/parts/delivery.ts', flag, 5 * min)).stdout),
+  },
+  wireBytes: {
+    keys: { cells: 0, driftline: 0, automergeSaveSince: 0, fullPlanPost: 0, brotliJsonDelta: 0 },
+    run: async () => lastJsonLine((await runTs('bench/parts/wireBytes.ts', flag, 3 * min)).stdout),
+  },
+  loss: {
+    keys: {
+      driftline: { convergedMs: 0, lost: 0, duplicated: 0 },
+      automergeSync: { convergedMs: 0, lost: 0, duplicated: 0 },
+    },
+    run: async () => lastJsonLine((await runTs('bench/parts/loss.ts', flag, (quick ? 3 : 8) * min)).stdout),
+  },
+  transfer: {
+    keys: {
+      sizeBytes: 0,
+      interruptions: 0,
+      linkBytesPerSec: 0,
+      tus: { bytesSent: 0, goodputRatio: 0 },
+      plainHttp: { bytesSent: 0, goodputRatio: 0 },
+    },
+    run: async () =>
+      lastJsonLine((await runTs('bench/parts/transfer.ts', flag, (quick ? 3 : 15) * min)).stdout),
+  },
+  hubIngest: {
+    keys: { agents: 0, cells: 0, resultsPerSec: 0, rssMb: 0 },
+    run: async () => {
+      // The hub's own benchmark (hub/bench/ingest.ts): signed doc-deltas through verify + merge +
+      // materialise + commit on a SQLite file; two rounds (first plans, then a re-plan of every cell).
+      const [agents, cells] = quick ? [100, 50] : [1000, 200];
+      const r = await runTs(
+        'hub/bench/ingest.ts',
+        [String(agents), String(cells), '100'],
+        (quick ? 4 : 40) * min,
+      );
+      const j = lastJsonLine(r.stdout) as { rounds: { ms: number }[]; rssMB: number };
+      const ms = j.rounds.reduce((n, x) => n + x.ms, 0);
+      return {
+        agents,
+        cells,
+        resultsPerSec: Math.round((agents * cells * j.rounds.length) / (ms / 1000)),
+        rssMb: r.peakRssMb ?? j.rssMB,
+      };
+    },
+  },
+  edgeOffline: {
+    keys: { results: 0, rssMb: 0, diskMb: 0, docLoadP99Ms: 0 },
+    run: async () => {
+      const r = await runTs('bench/parts/edgeOffline.ts', flag, (quick ? 3 : 45) * min);
+      return { ...lastJsonLine(r.stdout), rssMb: r.peakRssMb ?? lastJsonLine(r.stdout).rssMb };
+    },
+  },
+  ui: {
+    keys: { cells: 0, firstRenderMs: 0, updateLatencyMs: 0 },
+    run: async () => {
+      const r = await runTs('ui/bench/render.ts', [], (quick ? 5 : 10) * min);
+      const j = JSON.parse(r.stdout.slice(r.stdout.indexOf('{'))) as {
+        big: { cells: number; firstRenderMs: number };
+        eventToPaint: { medianMs: number };
+      };
+      return {
+        cells: j.big.cells,
+        firstRenderMs: j.big.firstRenderMs,
+        updateLatencyMs: j.eventToPaint.medianMs,
+      };
+    },
+  },
+};
+
+const out: Record<string, unknown> = { quick };
+for (const [name, part] of Object.entries(parts)) {
+  if (only && !only.includes(name)) continue;
+  const t0 = Date.now();
+  say(`${name}: running`);
+  try {
+    const got = await part.run();
+    // Exactly the issue's keys, in its order.
+    const pick = (shape: Record<string, unknown>, v: Record<string, unknown>): Record<string, unknown> =>
+      Object.fromEntries(
+        Object.entries(shape).map(([k, s]) => [
+          k,
+          s !== null && typeof s === 'object'
+            ? pick(s as Record<string, unknown>, (v[k] ?? {}) as Record<string, unknown>)
+            : (v[k] ?? null),
+        ]),
+      );
+    out[name] = pick(part.keys, got);
+    say(`${name}: done in ${Math.round((Date.now() - t0) / 1000)} s ${JSON.stringify(out[name])}`);
+  } catch (e) {
+    out[name] = { ...nulls(part.keys), error: (e as Error).message };
+    say(`${name}: FAILED ${(e as Error).message}`);
+  }
+}
+const text = JSON.stringify(out, null, 2);
+mkdirSync(join(root, 'bench/results'), { recursive: true });
+writeFileSync(join(root, 'bench/results/latest.json'), `${text}\n`);
+process.stdout.write(`${text}\n`);
