@@ -13,13 +13,14 @@ const dir = resolve(process.env.DRIFTLINE_DEMO_DIR ?? join(ROOT, '.driftline', '
 const uiDir = join(ROOT, 'ui', 'dist');
 const say = (s: string) => process.stdout.write(`${s}\n`);
 
-if (!existsSync(join(uiDir, 'index.html')) || process.env.DRIFTLINE_REBUILD_UI === '1') {
-  say('building the dashboard (ui/dist)…');
-  const b = spawnSync('npm', ['run', 'build', '-w', '@driftline/ui'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  if (b.status !== 0) say('warning: the dashboard build failed; the hub will serve its API and a text page');
+// Always rebuild (about a second): a stale build would show yesterday's dashboard.
+say('building the dashboard (ui/dist)…');
+const build = spawnSync('npm', ['run', 'build', '-w', '@driftline/ui'], {
+  cwd: ROOT,
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+if (build.status !== 0 && !existsSync(join(uiDir, 'index.html'))) {
+  say('warning: the dashboard build failed; the hub serves its API and a text page at /');
 }
 rmSync(dir, { recursive: true, force: true });
 const spec = { ...demoSpec(dir), uiDir, hubPort: Number(process.env.DRIFTLINE_HUB_PORT ?? 0) };
