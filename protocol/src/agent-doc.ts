@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DocBundleStateSchema } from './bundles.js';
 import { AgentIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
 import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
 
@@ -70,6 +71,8 @@ export const AgentDocSchema = z.object({
   /** Keyed by RunId; runs of this epoch (the first epoch-seed cells point at runs of earlier epochs). */
   runs: z.record(z.string(), DocRunSchema),
   facts: AgentFactsSchema.optional(),
+  /** Bundles from headquarters and their delivery state at this agent, keyed by bundle id. */
+  bundles: z.record(z.string(), DocBundleStateSchema).optional(),
   /** Set when the agent sealed this epoch; nothing follows in it. */
   sealedAt: z.number().int().nonnegative().optional(),
 });

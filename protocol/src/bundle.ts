@@ -105,6 +105,10 @@ export const BlobManifestSchema = z.strictObject({
   /** For files from headquarters: `provider-mirror`, `module`, `image`, `config`, `file`. */
   fileKind: z.string().max(40).optional(),
   expiresAt: z.number().int().nonnegative().optional(),
+  /** For files from headquarters: the publication this manifest belongs to (one per publish, all sites). */
+  bundleId: z.string().min(1).max(64).optional(),
+  /** For files from headquarters: the sites the publication targets. */
+  sites: z.array(SiteIdSchema).optional(),
 });
 export type BlobManifest = z.infer<typeof BlobManifestSchema>;
 

@@ -2,6 +2,7 @@ export * from './agent-doc.js';
 export * from './api.js';
 export * from './batch.js';
 export * from './bundle.js';
+export * from './bundles.js';
 export * from './bytes.js';
 export * from './cbor.js';
 export * from './codec.js';
