@@ -108,7 +108,7 @@ const parts: Record<string, Part> = {
     run: async () => {
       // The hub's own benchmark (hub/bench/ingest.ts): signed doc-deltas through verify + merge +
       // materialise + commit on a SQLite file; two rounds (first plans, then a re-plan of every cell).
-      const [agents, cells] = quick ? [100, 50] : [1000, 200];
+      const [agents, cells] = quick ? [50, 20] : [1000, 200];
       const r = await runTs(
         'hub/bench/ingest.ts',
         [String(agents), String(cells), '100'],
