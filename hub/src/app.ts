@@ -9,6 +9,10 @@ import { HubHopBackend } from './adapters/hop/HubHopBackend.js';
 import { apiRouter } from './adapters/http/apiRouter.js';
 import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
 import { uiMiddleware } from './adapters/http/ui.js';
+import { BundlePublisher } from './adapters/publish/BundlePublisher.js';
+import { bundleApi } from './adapters/publish/bundleApi.js';
+import { DeliveryObserver } from './adapters/publish/DeliveryObserver.js';
+import { SqliteBundleStore } from './adapters/publish/SqliteBundleStore.js';
 import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
 import type { HubConfig } from './config.js';
 import { DocReplicas } from './core/DocReplicas.js';
@@ -32,6 +36,9 @@ export interface Hub {
   sweeper: Sweeper;
   events: EventLog;
   publicKeyText: string;
+  /** Bundles to outposts: publish files to sites, read their delivery state. */
+  publisher: BundlePublisher;
+  bundles: SqliteBundleStore;
   /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
   startTimers(): void;
   close(): Promise<void>;
@@ -39,6 +46,7 @@ export interface Hub {
 
 export const storePath = (dataDir: string) => join(dataDir, 'hub.db');
 export const keyPath = (dataDir: string) => join(dataDir, 'hub-key.pem');
+export const bundleStorePath = (dataDir: string) => join(dataDir, 'bundles.db');
 
 /** Wires the hub: store, key, core, hop server with /api, SSE, UI and metrics. */
 export async function createHub(
@@ -125,7 +133,23 @@ export async function createHub(
     },
     onExpiredDownlink: (n) => expiredDownlink.inc(n),
   });
-  const hop = createHopServer(backend, {
+  const bundles = new SqliteBundleStore(bundleStorePath(config.dataDir));
+  const publisher = new BundlePublisher({
+    store,
+    bundles,
+    blobs,
+    tmpDir: join(config.dataDir, 'publish-tmp'),
+    hubPrivateKey: key.privateKey,
+    clock,
+    ids,
+  });
+  const observed = new DeliveryObserver(backend, {
+    replicas,
+    bundles,
+    clock,
+    onError: (e) => logger.error({ err: e }, 'recording bundle delivery state failed'),
+  });
+  const hop = createHopServer(observed, {
     uploads: { directory: join(config.dataDir, 'uploads') },
     registry,
     logger,
@@ -142,6 +166,9 @@ export async function createHub(
       });
       app.use(api.routes());
       app.use(api.allowedMethods());
+      const bundleRoutes = bundleApi({ bundles, publisher });
+      app.use(bundleRoutes.routes());
+      app.use(bundleRoutes.allowedMethods());
       app.use(uiMiddleware(config.uiDir));
     },
   });
@@ -163,6 +190,8 @@ export async function createHub(
     sweeper,
     events,
     publicKeyText: key.publicKeyText,
+    publisher,
+    bundles,
     startTimers() {
       const t = setInterval(() => {
         if (sweeping) return;
@@ -179,6 +208,7 @@ export async function createHub(
     async close() {
       for (const t of timers) clearInterval(t);
       await hop.close();
+      await bundles.close();
       await store.close();
     },
   };

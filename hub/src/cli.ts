@@ -6,6 +6,7 @@ import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { sha256Hex } from './adapters/hop/HubHopBackend.js';
 import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
 import { createHub, keyPath, storePath } from './app.js';
+import { addBundleVerbs } from './commands/bundle.js';
 import { type HubConfig, loadConfig } from './config.js';
 import { enrol, revoke } from './core/enrolment.js';
 
@@ -165,6 +166,8 @@ verb(
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 });
+
+addBundleVerbs(program, config);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,85 @@
+import type { Readable } from 'node:stream';
+import {
+  type BundleDetail,
+  BundleDetailSchema,
+  type BundleInfo,
+  BundlePublishQuerySchema,
+  BundlesResponseSchema,
+  WireError,
+} from '@driftline/protocol';
+import Router from '@koa/router';
+import type { BundleRow, BundleStore, DeliveryRow } from '../../ports/BundleStore.js';
+import type { BundlePublisher } from './BundlePublisher.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function info(b: BundleRow, deliveries: DeliveryRow[]): BundleInfo {
+  const counts: Record<string, number> = {};
+  for (const d of deliveries) counts[d.state] = (counts[d.state] ?? 0) + 1;
+  return {
+    bundleId: b.bundleId,
+    name: b.name,
+    fileKind: b.fileKind,
+    sha256: b.sha256,
+    size: b.size,
+    sites: b.sites as BundleInfo['sites'],
+    publishedAt: iso(b.publishedAt),
+    expiresAt: b.expiresAt === null ? null : iso(b.expiresAt),
+    stateCounts: counts,
+  };
+}
+
+export async function bundleDetail(store: BundleStore, b: BundleRow): Promise<BundleDetail> {
+  const ds = await store.deliveries(b.bundleId);
+  return BundleDetailSchema.parse({
+    ...info(b, ds),
+    deliveries: ds.map((d) => ({
+      site: d.site,
+      agent: d.agent,
+      state: d.state,
+      bytes: d.bytes,
+      reason: d.reason,
+      updatedAt: iso(d.updatedAt),
+    })),
+  });
+}
+
+/**
+ * `/api/bundles`: `POST` streams a file (query: site, name, kind, ttl) and answers the bundle (201);
+ * `GET` lists publications with per-state counts (`?site=` filters); `GET /:id` adds per-site delivery.
+ */
+export function bundleApi(d: { bundles: BundleStore; publisher: BundlePublisher }): Router {
+  const r = new Router({ prefix: '/api/bundles' });
+  r.post('/', async (ctx) => {
+    const q = BundlePublishQuerySchema.safeParse(ctx.query);
+    if (!q.success) {
+      const i = q.error.issues[0];
+      throw new WireError('bad-query', `query parameter '${i?.path.join('.') || '?'}': ${i?.message}`);
+    }
+    const res = await d.publisher.publish(ctx.req as Readable, {
+      sites: q.data.site
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      name: q.data.name,
+      fileKind: q.data.kind,
+      ttlS: q.data.ttl,
+    });
+    if (!res.ok) throw new WireError(res.code, res.message);
+    ctx.status = 201;
+    ctx.body = await bundleDetail(d.bundles, res.bundle);
+  });
+  r.get('/', async (ctx) => {
+    const site = typeof ctx.query.site === 'string' ? ctx.query.site : undefined;
+    const rows = await d.bundles.listBundles(site);
+    const out = [];
+    for (const b of rows) out.push(info(b, await d.bundles.deliveries(b.bundleId)));
+    ctx.body = BundlesResponseSchema.parse({ bundles: out });
+  });
+  r.get('/:id', async (ctx) => {
+    const b = await d.bundles.getBundle(ctx.params.id ?? '');
+    if (!b) throw new WireError('not-found', `no bundle '${ctx.params.id}' (see GET /api/bundles)`);
+    ctx.body = await bundleDetail(d.bundles, b);
+  });
+  return r;
+}

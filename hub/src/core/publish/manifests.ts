@@ -1,0 +1,97 @@
+import {
+  type BlobManifest,
+  type BundleHeader,
+  type DocBundleState,
+  encodeBundle,
+  type FileKind,
+} from '@driftline/protocol';
+import type { BundleRow, DeliveryRow } from '../../ports/BundleStore.js';
+import type { DownlinkRow } from '../../ports/HubStore.js';
+
+/** Default lifetime of a published bundle's manifest at relays and sites. */
+export const DEFAULT_BUNDLE_TTL_S = 30 * 86_400;
+
+export interface PublishInput {
+  bundleId: string;
+  name: string;
+  fileKind: FileKind;
+  sha256: string;
+  size: number;
+  sites: string[];
+  now: number;
+  ttlS?: number;
+}
+
+/**
+ * The signed `blob` manifests of one publication, one per target site, queued at `bulk` (DESIGN,
+ * "Bundles to outposts"): the hub's key signs name, kind, size, sha256, target sites and expiry.
+ */
+export async function buildManifests(
+  input: PublishInput,
+  hubPrivateKey: CryptoKey,
+  newId: () => string,
+): Promise<{ bundle: BundleRow; downlink: Omit<DownlinkRow, 'seq'>[] }> {
+  const ttlS = input.ttlS ?? DEFAULT_BUNDLE_TTL_S;
+  const expiresAt = input.now + ttlS * 1000;
+  const manifest: BlobManifest = {
+    sha256: input.sha256 as BlobManifest['sha256'],
+    size: input.size,
+    contentType: 'application/octet-stream',
+    name: input.name,
+    fileKind: input.fileKind,
+    expiresAt,
+    bundleId: input.bundleId,
+    sites: input.sites as BlobManifest['sites'],
+  };
+  const downlink: Omit<DownlinkRow, 'seq'>[] = [];
+  for (const site of input.sites) {
+    const header: BundleHeader & { kind: 'blob' } = {
+      id: newId() as BundleHeader['id'],
+      kind: 'blob',
+      source: 'hub',
+      destination: { site } as BundleHeader['destination'],
+      created: input.now,
+      lifetimeS: ttlS,
+      priority: 'bulk',
+    };
+    downlink.push({
+      site,
+      agent: null,
+      // HubStore's DownlinkRow names ack|control; the kind column only drives ack superseding.
+      kind: 'blob' as DownlinkRow['kind'],
+      docId: null,
+      requestId: null,
+      expiresAt,
+      bytes: await encodeBundle(header, manifest, hubPrivateKey),
+    });
+  }
+  const bundle: BundleRow = {
+    bundleId: input.bundleId,
+    name: input.name,
+    fileKind: input.fileKind,
+    sha256: input.sha256,
+    size: input.size,
+    sites: input.sites,
+    publishedAt: input.now,
+    expiresAt,
+  };
+  return { bundle, downlink };
+}
+
+/** Delivery rows from an agent document's `bundles` map (plain data), stamped with hub time. */
+export function deliveryRows(
+  site: string,
+  agent: string,
+  bundles: Record<string, DocBundleState> | undefined,
+  now: number,
+): DeliveryRow[] {
+  return Object.values(bundles ?? {}).map((b) => ({
+    bundleId: b.bundleId,
+    site,
+    agent,
+    state: b.state,
+    bytes: b.bytes,
+    reason: b.reason ?? null,
+    updatedAt: now,
+  }));
+}

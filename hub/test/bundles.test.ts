@@ -1,0 +1,163 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as A from '@automerge/automerge';
+import {
+  BATCH_CONTENT_TYPE,
+  BundleDetailSchema,
+  BundlesResponseSchema,
+  decodeBatch,
+  decodeBundle,
+  decodePayload,
+  encodeBatch,
+  publicKeyFromText,
+  verifyBundle,
+} from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../src/adapters/hop/HubHopBackend.js';
+import { createHub } from '../src/app.js';
+import { parseConfig } from '../src/config.js';
+import { enrol } from '../src/core/enrolment.js';
+import { AgentSim, TestClock } from './agentSim.js';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0)) await f();
+});
+
+async function start() {
+  const dir = mkdtempSync(join(tmpdir(), 'hub-bundles-'));
+  const cfg = parseConfig({ dataDir: dir, uiDir: join(dir, 'no-ui') }, dir, {});
+  if (!cfg.ok) throw new Error(cfg.errors.join('; '));
+  const clock = new TestClock();
+  const hub = await createHub(cfg.config, { clock });
+  const { url } = await hub.hop.listen(0, '127.0.0.1');
+  await hub.store.commit({
+    peers: [{ tokenSha256: sha256Hex('relay-token'), name: 'relay-1', sites: ['*'] }],
+  });
+  const agents = [];
+  for (const site of ['ship-7', 'ship-8']) {
+    const a = await AgentSim.create(site, 'a1', clock);
+    await enrol(hub.store, { site, agent: 'a1', key: await a.publicKeyText() }, clock.now());
+    agents.push(a);
+  }
+  cleanup.push(async () => {
+    await hub.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { hub, url, clock, agents, dir };
+}
+
+const auth = { authorization: 'Bearer relay-token' };
+
+describe('bundles to outposts at the hub', () => {
+  it('publishes a streamed file to every site, signed, at bulk, served with Range', async () => {
+    const { hub, url } = await start();
+    const file = randomBytes(300_000);
+    const sha = createHash('sha256').update(file).digest('hex');
+    const res = await fetch(`${url}/api/bundles?site=all&name=aws-mirror&kind=provider-mirror`, {
+      method: 'POST',
+      body: file,
+    });
+    expect(res.status).toBe(201);
+    const detail = BundleDetailSchema.parse(await res.json());
+    expect(detail).toMatchObject({ sha256: sha, size: file.length, sites: ['ship-7', 'ship-8'] });
+    expect(detail.deliveries.map((d) => d.state)).toEqual(['queued', 'queued']);
+
+    const dl = await fetch(`${url}/v1/bundles?for=ship-7`, { headers: auth });
+    const batch = decodeBatch(new Uint8Array(await dl.arrayBuffer()));
+    if (!batch.ok) throw new Error('bad batch');
+    const [bytes] = batch.value;
+    const b = decodeBundle(bytes as Uint8Array);
+    if (!b.ok) throw new Error('bad bundle');
+    expect(b.value.header).toMatchObject({ kind: 'blob', priority: 'bulk', source: 'hub' });
+    expect(await verifyBundle(b.value, await publicKeyFromText(hub.publicKeyText))).toBe(true);
+    const m = decodePayload('blob', b.value.payload);
+    expect(m.ok && m.value).toMatchObject({
+      sha256: sha,
+      bundleId: detail.bundleId,
+      fileKind: 'provider-mirror',
+    });
+
+    const part = await fetch(`${url}/v1/blobs/${sha}`, { headers: { ...auth, range: 'bytes=100000-' } });
+    expect(part.status).toBe(206);
+    expect(Buffer.from(await part.arrayBuffer()).equals(file.subarray(100_000))).toBe(true);
+
+    const list = BundlesResponseSchema.parse(await (await fetch(`${url}/api/bundles?site=ship-8`)).json());
+    expect(list.bundles.map((x) => x.bundleId)).toEqual([detail.bundleId]);
+  });
+
+  it('refuses a publication to a malformed site and an unknown kind', async () => {
+    const { url } = await start();
+    const bad = await fetch(`${url}/api/bundles?site=Not_A_Site&name=x`, { method: 'POST', body: 'x' });
+    expect(bad.status).toBe(400);
+    const kind = await fetch(`${url}/api/bundles?site=ship-7&name=x&kind=script`, {
+      method: 'POST',
+      body: 'x',
+    });
+    expect(kind.status).toBe(400);
+  });
+
+  it('records the delivery state an agent reports in its document', async () => {
+    const { hub, url, agents } = await start();
+    const r = await hub.publisher.publish(
+      (await import('node:stream')).Readable.from([Buffer.from('hello')]),
+      { sites: ['ship-7'], name: 'cfg', fileKind: 'config' },
+    );
+    if (!r.ok) throw new Error(r.message);
+    const a = agents[0] as AgentSim;
+    a.plan('prod', 'net');
+    a.doc = A.change(a.doc, (d) => {
+      d.bundles = {
+        [r.bundle.bundleId]: {
+          bundleId: r.bundle.bundleId,
+          sha256: r.bundle.sha256,
+          name: 'cfg',
+          fileKind: 'config',
+          size: 5,
+          state: 'placed',
+          bytes: 5,
+          updatedAt: 1,
+        },
+      };
+    });
+    const post = await fetch(`${url}/v1/bundles`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': BATCH_CONTENT_TYPE },
+      body: Buffer.from(encodeBatch([await a.delta()])),
+    });
+    expect(post.status).toBe(200);
+    const detail = BundleDetailSchema.parse(
+      await (await fetch(`${url}/api/bundles/${r.bundle.bundleId}`)).json(),
+    );
+    expect(detail.deliveries).toMatchObject([{ site: 'ship-7', agent: 'a1', state: 'placed', bytes: 5 }]);
+    expect((await fetch(`${url}/api/bundles/nope`)).status).toBe(404);
+  });
+
+  it('publishes from the command line', async () => {
+    const { dir } = await start();
+    writeFileSync(join(dir, 'hub.yaml'), `dataDir: ${dir}\n`);
+    writeFileSync(join(dir, 'f.bin'), 'abc');
+    const { execFileSync } = await import('node:child_process');
+    const out = execFileSync(
+      join(__dirname, '../bin/hub.js'),
+      [
+        'bundle',
+        'publish',
+        '--site',
+        'ship-8',
+        '--name',
+        'f',
+        '--json',
+        '--config',
+        join(dir, 'hub.yaml'),
+        join(dir, 'f.bin'),
+      ],
+      { encoding: 'utf8' },
+    );
+    const d = BundleDetailSchema.parse(JSON.parse(out));
+    expect(d.sha256).toBe(createHash('sha256').update('abc').digest('hex'));
+    expect(readFileSync(join(dir, 'blobs', d.sha256), 'utf8')).toBe('abc');
+  });
+});
