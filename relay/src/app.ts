@@ -5,11 +5,14 @@ import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { RelayBackend } from './adapters/hop/RelayBackend.js';
 import { HttpUpstream } from './adapters/http/HttpUpstream.js';
+import { RangeFetcher } from './adapters/http/RangeFetcher.js';
+import { SqliteBundleCache } from './adapters/sqlite/SqliteBundleCache.js';
 import { SqliteCustody } from './adapters/sqlite/SqliteCustody.js';
 import { SqliteTokens } from './adapters/sqlite/SqliteTokens.js';
 import { TusBlobUploader } from './adapters/tus/TusBlobUploader.js';
 import type { RelayConfig, ResolvedUpstream } from './config.js';
 import { backoffDelay } from './core/backoff.js';
+import { announcedBlobs, bundleFetchStep } from './core/bundles/bundleFetch.js';
 import { contactState } from './core/contactPlan.js';
 import { type ForwardEvent, forwardStep, type UpstreamSlot } from './core/Forwarder.js';
 import { pullStep } from './core/pullStep.js';
@@ -127,6 +130,53 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     }
   }
 
+  // Bundles to outposts: one copy per blob, fetched with Range from the upstream, lowest priority.
+  const bundleCache = new SqliteBundleCache(
+    custody.db,
+    cfg.bundles.quotaBytes,
+    () => clock.now(),
+    (name, by) =>
+      custody.db
+        .prepare(
+          'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = value + excluded.value',
+        )
+        .run(name, by),
+  );
+  const fetcher = new RangeFetcher(backend.blobDir, cfg.forward.requestTimeoutMs);
+  const fetchUpstreams = upstreams.map((u, i) => ({ ...u, retryAt: () => slots[i]?.retryAt ?? 0 }));
+  let bundleTimer: NodeJS.Timeout | undefined;
+  let bundleRunning: Promise<void> | null = null;
+  function bundleLoop(): Promise<void> {
+    if (!running || bundleRunning) return bundleRunning ?? Promise.resolve();
+    bundleRunning = bundleRun();
+    return bundleRunning;
+  }
+  async function bundleRun(): Promise<void> {
+    if (bundleTimer) clearTimeout(bundleTimer);
+    try {
+      for (let i = 0; i < 10_000 && running; i++) {
+        const moved = await bundleFetchStep({
+          cache: bundleCache,
+          fetcher,
+          upstreams: fetchUpstreams,
+          now: () => clock.now(),
+          uplinkBusy: () => custody.nextBatch(clock.now(), 1, 1).length > 0,
+          chunkBytes: cfg.bundles.chunkBytes,
+          emit: (e) => {
+            if (e.type === 'failed') log.warn(e, 'bundle fetch interrupted; resumes from the partial file');
+            else if (e.type === 'refused') log.error(e, 'bundle refused');
+            else if (e.type === 'held') log.info(e, 'bundle held for downstream sites');
+          },
+        });
+        if (!moved) break;
+      }
+    } catch (err) {
+      log.error({ err }, 'bundle fetch step failed');
+    }
+    bundleRunning = null;
+    if (running) bundleTimer = setTimeout(() => void bundleLoop(), cfg.bundles.intervalMs);
+  }
+
   let pullTimer: NodeJS.Timeout | undefined;
   async function pullLoop(): Promise<void> {
     if (!running) return;
@@ -138,6 +188,12 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
         () => clock.now(),
         { pageSize: 200, maxPages: 10 },
         (u, s, reason) => log.warn({ upstream: u, site: s, reason }, 'downlink pull failed'),
+        (site, items) => {
+          const blobs = announcedBlobs(site, items);
+          if (blobs.length === 0) return;
+          bundleCache.note(blobs);
+          void bundleLoop();
+        },
       );
     } catch (err) {
       log.error({ err }, 'downlink pull failed');
@@ -152,6 +208,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     custody,
     tokens,
     registry,
+    bundleCache,
     /** Listens and starts the loops. */
     async start(): Promise<{ url: string; port: number }> {
       const addr = await hop.listen(cfg.listen.port, cfg.listen.host);
@@ -159,6 +216,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
       if (slots.length > 0) {
         loop = forwardLoop();
         void pullLoop();
+        void bundleLoop();
       }
       log.info({ url: addr.url, upstreams: upstreams.map((u) => u.name) }, 'relay listening');
       return addr;
@@ -169,6 +227,9 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
       running = false;
       wake();
       if (pullTimer) clearTimeout(pullTimer);
+      if (bundleTimer) clearTimeout(bundleTimer);
+      fetcher.abort();
+      await bundleRunning;
       await hop.close();
       await loop;
       custody.close();

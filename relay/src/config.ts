@@ -56,6 +56,22 @@ export const RelayConfigSchema = z.strictObject({
       uploadExpiryHours: z.number().positive().default(168),
     })
     .default({ maxBatchBytes: 8 * 1024 * 1024, maxUploadBytes: 2 * 1024 ** 3, uploadExpiryHours: 168 }),
+  /** Bundles to outposts: one copy per blob for all sites, fetched with Range, within a disk quota. */
+  bundles: z
+    .strictObject({
+      quotaBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(20 * 1024 ** 3),
+      chunkBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(1024 * 1024),
+      intervalMs: z.number().int().positive().default(5000),
+    })
+    .default({ quotaBytes: 20 * 1024 ** 3, chunkBytes: 1024 * 1024, intervalMs: 5000 }),
   /** Sites whose downlink this relay pulls from upstream and holds. */
   sites: z.array(SiteIdSchema).default([]),
   upstreams: z.array(UpstreamSchema).default([]),

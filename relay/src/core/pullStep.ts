@@ -1,4 +1,4 @@
-import type { Custody } from '../ports/Custody.js';
+import type { Custody, IncomingBundle } from '../ports/Custody.js';
 import type { Upstream } from '../ports/Upstream.js';
 import { contactState } from './contactPlan.js';
 import { describeBundle } from './describeBundle.js';
@@ -16,6 +16,8 @@ export async function pullStep(
   now: () => number,
   opts: { pageSize: number; maxPages: number },
   onError: (upstream: string, site: string, reason: string) => void,
+  /** Sees each committed page (bundles to outposts note `blob` manifests here). */
+  onStored?: (site: string, items: readonly IncomingBundle[]) => void,
 ): Promise<number> {
   let pulled = 0;
   const slot = slots.find((s) => s.retryAt <= now() && contactState(s.plan, now()).open);
@@ -36,6 +38,7 @@ export async function pullStep(
         else onError(up.name, site, `skipped an unreadable downlink bundle: ${d.message}`);
       }
       custody.storeDownlink(up.name, site, items, r.cursor, now());
+      onStored?.(site, items);
       pulled += items.length;
       if (r.bundles.length < opts.pageSize) break;
     }

@@ -4,7 +4,6 @@ import {
   type DownlinkQuery,
   decodeBundle,
   parseDocId,
-  plainDocValue,
   type Receipt,
 } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';

@@ -1,0 +1,46 @@
+/** A blob announced by a `blob` manifest on the downlink, as the relay tracks it. */
+export interface CachedBundle {
+  sha256: string;
+  size: number;
+  name: string;
+  sites: string[];
+  /** `fetching` (partial file on disk), `held` (verified, served), `refused` (over quota / bad hash). */
+  state: 'fetching' | 'held' | 'refused';
+  /** Bytes on disk: the resume offset while fetching. */
+  fetched: number;
+  expiresAt: number;
+  reason: string | null;
+}
+
+/**
+ * The relay's cache of bundles to outposts: one copy per sha256 for all its sites, fetched from the
+ * upstream with Range, bounded by a disk quota; expired ones are removed and counted (D5).
+ */
+export interface BundleCache {
+  /** Records announced blobs (idempotent by sha256; more sites are merged in). Refuses over quota. */
+  note(
+    items: readonly { sha256: string; size: number; name: string; site: string; expiresAt: number }[],
+  ): void;
+  /** The next blob to fetch, oldest first. */
+  nextToFetch(): CachedBundle | null;
+  setFetched(sha256: string, bytes: number): void;
+  held(sha256: string): void;
+  refuse(sha256: string, reason: string): void;
+  /** Removes expired entries (their files too, by the adapter); answers what went. */
+  expire(now: number): CachedBundle[];
+  list(): CachedBundle[];
+}
+
+/** Range fetching into the relay's blob directory (adapter: `RangeFetcher`). */
+export interface BlobFetcher {
+  fetchChunk(
+    upstream: { url: string; token: string },
+    sha256: string,
+    size: number,
+    chunkBytes: number,
+  ): Promise<
+    | { ok: true; offset: number; complete: boolean; bytes: number }
+    | { ok: false; offset: number; bytes: number; reason: string; hashMismatch?: boolean }
+  >;
+  remove(sha256: string): Promise<void>;
+}
