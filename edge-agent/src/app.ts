@@ -97,8 +97,9 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     runCell: async (cell, reason) => {
       const lockedStreak = store.lockedStreak(cell.environment, cell.component);
       const r = await runPlan(cell.component, cell.environment, config, runDeps, { lockedStreak });
+      const runId = newId();
       const recorded = store.record({
-        runId: newId(),
+        runId,
         summary: r.summary,
         detail: r.canonical && r.summary.status !== 'redaction-failed' ? packDetail(r.canonical) : undefined,
         lockedStreak: r.lockedStreak,
@@ -110,7 +111,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
           upstream: config.upstreams[0]?.url,
         },
       });
-      log.info({ ...cell, reason, status: r.summary.status, ...recorded }, 'result recorded');
+      log.info({ ...cell, runId, reason, status: r.summary.status, ...recorded }, 'result recorded');
       loop.kick();
     },
   });

@@ -80,4 +80,8 @@ export const AGENT_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX tus_uploads_fingerprint ON tus_uploads (fingerprint);
   `,
+  `
+  CREATE INDEX runs_cell ON runs (environment, component, run_id);
+  CREATE INDEX blobs_held ON blobs (created_at) WHERE data IS NOT NULL;
+  `,
 ];

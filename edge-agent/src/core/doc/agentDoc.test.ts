@@ -89,3 +89,29 @@ describe('agent document', () => {
     expect(next.runs).toEqual({});
   });
 });
+
+describe('agent facts', () => {
+  it('writes only the facts that changed, so a run with 200 declared cadences stays a small change', () => {
+    const cadenceS = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`prod/c${i}`, 900]));
+    const facts = (queueDepth: number) => ({
+      version: '0.1.0',
+      cadenceS,
+      queueDepth,
+      reportedAt: queueDepth,
+    });
+    let { doc } = recordRun(
+      newEpochDoc('s', 'a', 1),
+      { runId: '01JC0000000000000000000001', summary: summary(), recordedAt: 1 },
+      facts(1),
+    );
+    const before = A.getHeads(doc);
+    ({ doc } = recordRun(
+      doc,
+      { runId: '01JC0000000000000000000002', summary: summary({ component: 'dns' }), recordedAt: 2 },
+      facts(2),
+    ));
+    expect(A.saveSince(doc, before).length).toBeLessThan(1200);
+    expect(readDoc(doc).facts?.queueDepth).toBe(2);
+    expect(Object.keys(readDoc(doc).facts?.cadenceS ?? {})).toHaveLength(200);
+  });
+});

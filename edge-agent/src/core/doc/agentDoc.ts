@@ -98,7 +98,7 @@ export function recordRun(
         };
         d.cells[key] = toDocValue(cell);
       }
-      if (facts) d.facts = toDocValue(facts);
+      if (facts) writeFacts(d, facts);
     },
   );
   return { doc: next, unchanged };
@@ -124,4 +124,42 @@ export function readDoc(doc: AgentAutomergeDoc): AgentDoc {
 /** The latest result per cell, to seed the next epoch. */
 export function latestCells(doc: AgentAutomergeDoc): Record<string, DocCell> {
   return readDoc(doc).cells;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Writes only the facts that changed: rewriting the whole object (its cadence map has an entry per cell)
+ * on every run would put hundreds of operations into each change and bloat the epoch.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: an Automerge change proxy
+function writeFacts(d: any, facts: AgentFacts): void {
+  if (!d.facts) {
+    d.facts = toDocValue(facts);
+    return;
+  }
+  const current = JSON.parse(JSON.stringify(d.facts)) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(facts)) {
+    const old = current[k];
+    if (v === undefined) {
+      if (k in current) delete d.facts[k];
+    } else if (same(old, v)) {
+      // unchanged: no operation
+    } else if (
+      v &&
+      typeof v === 'object' &&
+      !Array.isArray(v) &&
+      old &&
+      typeof old === 'object' &&
+      !Array.isArray(old)
+    ) {
+      // Maps (cadence per cell): touch only the entries that differ.
+      for (const [kk, vv] of Object.entries(v)) {
+        if (!same((old as Record<string, unknown>)[kk], vv)) d.facts[k][kk] = toDocValue(vv);
+      }
+      for (const kk of Object.keys(old)) if (!(kk in v)) delete d.facts[k][kk];
+    } else {
+      d.facts[k] = toDocValue(v);
+    }
+  }
 }
