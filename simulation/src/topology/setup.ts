@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { buildPlan } from '../core/terraform/planJson.js';
 import { runProgram } from './programs.js';
 import type { TopologySpec } from './spec.js';
 
@@ -113,13 +114,16 @@ export async function setUp(
       for (const env of c.environments) {
         const wd = join(dir, 'infra', c.name, env);
         mkdirSync(wd, { recursive: true });
-        writeFileSync(join(wd, 'fake-terraform.json'), JSON.stringify(scenario(c.name, env, seed++)));
+        writeFileSync(join(wd, 'fake-terraform.json'), JSON.stringify(scenario(c.name, env, seed)));
+        if (spec.fastPlans) writeFastPlans(wd, c.name, env, seed);
+        seed++;
       }
       return {
         name: c.name,
         workingDir: `./infra/${c.name}`,
         environments: c.environments.map((e) => ({ name: e, workingDir: e })),
         schedule: c.schedule,
+        ...(spec.fastPlans ? { command: ['sh', '{workingDir}/plan.sh'] } : {}),
         timeoutS: 300,
         lockRetryThreshold: 3,
       };
@@ -158,4 +162,32 @@ export async function setUp(
     ]);
   }
   return l;
+}
+
+/** Four plans a cell cycles through (each differs from the one before) and a script that prints the next. */
+function writeFastPlans(wd: string, component: string, environment: string, seed: number): void {
+  const states = [
+    { state: 'clean', variant: 0 },
+    { state: 'changes', variant: 0 },
+    { state: 'drift', variant: 0 },
+    { state: 'changes', variant: 1 },
+  ] as const;
+  mkdirSync(join(wd, 'plans'), { recursive: true });
+  states.forEach((st, i) => {
+    const { plan } = buildPlan({
+      component,
+      environment,
+      ...st,
+      seed,
+      extraResources: 0,
+      terraformVersion: '1.9.8',
+      timestamp: '2026-01-01T00:00:00Z',
+    });
+    writeFileSync(join(wd, 'plans', `${i}.json`), JSON.stringify(plan));
+  });
+  writeFileSync(
+    join(wd, 'plan.sh'),
+    '#!/bin/sh\n# Prints the next pre-generated plan (scenarios: many results for little CPU).\nd="$(dirname "$0")"\nn=$(cat "$d/.n" 2>/dev/null || echo 0)\necho $((n + 1)) > "$d/.n"\ncat "$d/plans/$((n % 4)).json"\n',
+    { mode: 0o755 },
+  );
 }

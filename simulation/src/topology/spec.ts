@@ -22,6 +22,11 @@ export interface TopologySpec {
   /** The built dashboard to serve (absolute). */
   uiDir?: string;
   seed?: number;
+  /**
+   * Plans from pre-generated plan JSON through the agent's command override (a few ms each) instead of
+   * the fake terraform program (about a second of CPU each): for scenarios that need many results.
+   */
+  fastPlans?: boolean;
 }
 
 /** The `npm start` demo: three sites on different, time-compressed links. */
