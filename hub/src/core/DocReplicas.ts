@@ -1,22 +1,56 @@
 import * as A from '@automerge/automerge';
 import type { AgentDoc } from '@driftline/protocol';
 import type { HubStore } from '../ports/HubStore.js';
+import type { Backend } from './DocReader.js';
+
+interface Replica {
+  /** The document whose handle holds the replica. Its JS view is not kept current: read through `handle`. */
+  doc: A.Doc<unknown>;
+  handle: Backend;
+  chunks: number;
+  /** Operations held (Automerge's own count), for the memory bound. */
+  ops: number;
+  /** A materialised view handed out by `get`, valid while the heads are unchanged. */
+  view?: { heads: string; doc: A.Doc<AgentDoc> };
+  /** Set once a view was handed out: someone may still read it, so eviction leaves freeing to the GC. */
+  shared: boolean;
+}
 
 /**
  * The hub's replicas of agent documents, one per epoch, rebuilt from stored chunks and kept in an
- * LRU of bounded size. Stored chunks and materialised tables are committed together, so a replica
- * loaded from the store always matches what has been materialised.
+ * LRU bounded by count and by operations held. Stored chunks and materialised tables are committed
+ * together, so a replica loaded from the store always matches what has been materialised.
+ *
+ * Ingest merges through Automerge's handle (`handle()`) and never materialises a whole document in
+ * JS: that was most of the merge cost and memory. `get()` gives other readers a materialised view.
  */
 export class DocReplicas {
-  private readonly docs = new Map<string, A.Doc<AgentDoc>>();
-  private readonly chunkCounts = new Map<string, number>();
+  private readonly docs = new Map<string, Replica>();
+  private totalOps = 0;
 
   constructor(
     private readonly store: HubStore,
     private readonly max = 5000,
+    /** Operations held across all replicas before the least recently used are dropped. */
+    private readonly maxOps = 40_000_000,
   ) {}
 
+  /** The replica's handle, loaded from stored chunks on a miss (in one load of all chunks). */
+  async handle(docId: string): Promise<Backend> {
+    return (await this.replica(docId)).handle;
+  }
+
+  /** The document as a read-only materialised view at its current heads. */
   async get(docId: string): Promise<A.Doc<AgentDoc>> {
+    const r = await this.replica(docId);
+    const heads = r.handle.getHeads().join(',');
+    if (r.view?.heads !== heads)
+      r.view = { heads, doc: A.view(r.doc, r.handle.getHeads()) as A.Doc<AgentDoc> };
+    r.shared = true;
+    return r.view.doc;
+  }
+
+  private async replica(docId: string): Promise<Replica> {
     const hit = this.docs.get(docId);
     if (hit) {
       this.docs.delete(docId);
@@ -24,42 +58,76 @@ export class DocReplicas {
       return hit;
     }
     const chunks = await this.store.docChunks(docId);
-    let doc = A.init<AgentDoc>();
-    for (const c of chunks) doc = A.loadIncremental(doc, c);
-    this.chunkCounts.set(docId, chunks.length);
-    this.put(docId, doc);
-    return doc;
+    const doc = A.init<unknown>();
+    const handle = A.getBackend(doc);
+    if (chunks.length > 0) handle.loadIncremental(concat(chunks));
+    const r: Replica = { doc, handle, chunks: chunks.length, ops: 0, shared: false };
+    this.docs.set(docId, r);
+    this.recount(r);
+    return r;
   }
 
-  put(docId: string, doc: A.Doc<AgentDoc>): void {
-    this.docs.delete(docId);
-    this.docs.set(docId, doc);
-    while (this.docs.size > this.max) {
-      const oldest = this.docs.keys().next().value as string;
-      this.docs.delete(oldest);
-      this.chunkCounts.delete(oldest);
+  private recount(r: Replica): void {
+    const ops = r.handle.stats().numOps;
+    this.totalOps += ops - r.ops;
+    r.ops = ops;
+  }
+
+  /**
+   * Re-counts the replicas a committed batch merged into, then drops least recently used replicas past
+   * the bounds. Ingest calls it after its commit, never in the middle of a batch.
+   */
+  settle(docIds: Iterable<string>): void {
+    for (const id of docIds) {
+      const r = this.docs.get(id);
+      if (r) this.recount(r);
+    }
+    for (const [oldest] of this.docs) {
+      if (this.docs.size <= this.max && this.totalOps <= this.maxOps) break;
+      this.evict(oldest);
     }
   }
 
   /** Forgets a replica (after a refused merge) so the next use reloads what is committed. */
   evict(docId: string): void {
+    const r = this.docs.get(docId);
+    if (!r) return;
     this.docs.delete(docId);
-    this.chunkCounts.delete(docId);
+    this.totalOps -= r.ops;
+    // Free the WebAssembly memory now unless a view may still be in use (then the GC frees it).
+    if (!r.shared) A.free(r.doc);
+  }
+
+  /** How many replicas and operations are held (for metrics and the benchmark). */
+  size(): { docs: number; ops: number } {
+    return { docs: this.docs.size, ops: this.totalOps };
   }
 
   /** Counts a committed chunk; returns true when the document is due for compaction. */
   noteChunk(docId: string, every: number): boolean {
-    const n = (this.chunkCounts.get(docId) ?? 0) + 1;
-    this.chunkCounts.set(docId, n);
-    return n >= every;
+    const r = this.docs.get(docId);
+    if (!r) return false;
+    r.chunks += 1;
+    return r.chunks >= every;
   }
 
   /** Compacts stored chunks to one `save()`, unless changes are still waiting for dependencies. */
   async compact(docId: string): Promise<boolean> {
-    const doc = this.docs.get(docId);
-    if (!doc || A.getMissingDeps(doc, []).length > 0) return false;
-    await this.store.compactDoc(docId, A.save(doc));
-    this.chunkCounts.set(docId, 1);
+    const r = this.docs.get(docId);
+    if (!r || r.handle.getMissingDeps([]).length > 0) return false;
+    await this.store.compactDoc(docId, r.handle.save());
+    r.chunks = 1;
     return true;
   }
+}
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }

@@ -1,4 +1,4 @@
-import * as A from '@automerge/automerge';
+import type * as A from '@automerge/automerge';
 import { type AckPayload, encodeBundle, type Receipt } from '@driftline/protocol';
 import type { Clock } from '../ports/Clock.js';
 import type {
@@ -12,9 +12,10 @@ import type {
 } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';
 import { nextOffset } from './clockOffset.js';
+import { DocReader } from './DocReader.js';
 import type { DocReplicas } from './DocReplicas.js';
-import { materialise, replacesCell, touched } from './materialise.js';
-import { KeyCache, type RefusalReason, verifyDocDelta } from './verify.js';
+import { materialise, replacesCell } from './materialise.js';
+import { KeyCache, type RefusalReason, type Verified, verifyDocDelta } from './verify.js';
 import { webhookRows } from './webhooks.js';
 
 export interface IngestDeps {
@@ -40,6 +41,11 @@ export interface Committed {
 }
 
 const cellKey = (site: string, env: string, comp: string) => `${site}\u0000${env}\u0000${comp}`;
+const sameHeads = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((h, i) => h === b[i]);
+
+type Ok = Extract<Verified, { ok: true }>;
+type Accepted = { index: number; id: Ok['bundle']['header']['id']; v: Ok };
 
 /**
  * Verify → merge → materialise → commit (DESIGN step 7), one batch at a time. Everything a batch
@@ -66,7 +72,6 @@ export class Ingest {
   private async acceptNow(peerName: string, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
     const { store, clock, replicas } = this.d;
     const now = clock.now();
-    const receipts: Receipt[] = [];
     const w: Required<
       Pick<WriteSet, 'bundles' | 'docChunks' | 'runs' | 'history' | 'announcements' | 'webhooks' | 'downlink'>
     > = {
@@ -89,13 +94,19 @@ export class Ingest {
     const seen = new Set<string>();
     const by = 'hub';
 
-    const lookup = async (site: string, agent: string) => {
+    // One lookup per agent per batch, shared by its bundles: they update the same row.
+    const lookups = new Map<string, Promise<AgentRow | null>>();
+    const lookup = (site: string, agent: string) => {
       const k = `${site}/${agent}`;
-      const hit = agents.get(k);
-      if (hit) return hit;
-      const row = await store.getAgent(site, agent);
-      if (row) agents.set(k, row);
-      return row;
+      let p = lookups.get(k);
+      if (!p) {
+        p = store.getAgent(site, agent).then((row) => {
+          if (row) agents.set(k, row);
+          return row;
+        });
+        lookups.set(k, p);
+      }
+      return p;
     };
     const prevCell = async (site: string, env: string, comp: string) => {
       const k = cellKey(site, env, comp);
@@ -103,156 +114,188 @@ export class Ingest {
       return cells.get(k) ?? null;
     };
 
-    for (const [index, bytes] of bundles.entries()) {
-      const v = await verifyDocDelta(bytes, lookup, this.keys);
+    // Signatures are checked by WebCrypto, asynchronously: verifying the whole batch at once overlaps them.
+    const verified = await Promise.all(bundles.map((bytes) => verifyDocDelta(bytes, lookup, this.keys)));
+    const slots: (Receipt | null)[] = bundles.map(() => null);
+    const groups = new Map<string, { site: string; agent: string; epoch: number; items: Accepted[] }>();
+    for (const [index, v] of verified.entries()) {
       if (!v.ok) {
         this.d.count.refused(v.reason);
-        receipts.push({
+        slots[index] = {
           bundleId: v.bundleId as never,
           index,
           status: 'rejected',
           code: v.code,
           message: v.message,
           by,
-        });
+        };
         continue;
       }
       const id = v.bundle.header.id;
       if (seen.has(id) || (await store.hasBundle(id))) {
-        receipts.push({ bundleId: id, index, status: 'duplicate', by });
+        slots[index] = { bundleId: id, index, status: 'duplicate', by };
         continue;
       }
       seen.add(id);
-      const { site, agent, id: docId, epoch } = v.doc;
-      let doc = await replicas.get(docId);
-      const before = A.getHeads(doc);
-      doc = A.loadIncremental(doc, v.payload.changes);
-      const after = A.getHeads(doc);
-      const docSite = doc.site === undefined ? undefined : String(doc.site);
-      const docAgent = doc.agent === undefined ? undefined : String(doc.agent);
-      if ((docSite !== undefined && docSite !== site) || (docAgent !== undefined && docAgent !== agent)) {
-        replicas.evict(docId);
-        poisoned.add(docId);
-        this.d.count.refused('agent-mismatch');
-        receipts.push({
-          bundleId: id,
-          index,
-          status: 'rejected',
-          code: 'forbidden',
-          message: `document '${docId}' says it belongs to '${docSite}/${docAgent}', not the signing agent '${site}/${agent}'`,
-          by,
-        });
-        continue;
-      }
-      replicas.put(docId, doc);
-      touchedDocs.set(docId, { site, agent });
-      w.bundles.push({ id, receivedAt: now });
-      const headsMoved = before.length !== after.length || before.some((h, i) => h !== after[i]);
-      if (headsMoved || A.getMissingDeps(doc, []).length > 0) {
-        w.docChunks.push({ docId, site, agent, epoch, bytes: v.payload.changes });
-      }
-      for (const b of v.payload.blobs)
-        w.announcements.push({ sha256: b.sha256, docId, runId: b.runId ?? null });
-
-      const agentRow = v.agent;
-      const off = nextOffset(
-        { offsetMs: agentRow.clockOffsetMs, sampledAt: agentRow.offsetSampledAt },
-        v.bundle.header.created,
-        now,
-      );
-      agentRow.clockOffsetMs = off.offsetMs;
-      agentRow.offsetSampledAt = off.sampledAt;
-      agentRow.lastContactAt = now;
-      agentRow.upstream = peerName;
-      sites.set(site, {
-        ...((await store.getSite(site)) ?? { unreachableNotifiedFor: null }),
-        ...sites.get(site),
-        site,
-        lastContactAt: now,
-        upstream: peerName,
-      });
-
-      if (!headsMoved) {
-        receipts.push({ bundleId: id, index, status: 'stored', by });
-        continue;
-      }
-      const what = touched(A.diff(doc, before, after));
-      const planHashes = new Map<string, string | null>();
-      for (const k of what.runs) {
-        const r = doc.runs?.[k];
-        if (!r) continue;
-        // Agents write strings as Automerge ImmutableString: make them plain before they reach SQLite.
-        const env = String(r.environment);
-        const comp = String(r.component);
-        planHashes.set(`${env}/${comp}`, (await prevCell(site, env, comp))?.planHash ?? null);
-      }
-      const m = materialise(doc, what, {
-        site,
-        agent,
-        docId,
-        now,
-        offsetMs: off.offsetMs,
-        prevPlanHash: (k) => planHashes.get(k) ?? null,
-      });
-      if (m.invalid.length > 0)
-        this.d.log.warn(
-          { docId, invalid: m.invalid },
-          'skipped document entries that fail the AgentDoc schema',
-        );
-      if (m.facts) Object.assign(agentRow, m.facts);
-      w.runs.push(...m.runs);
-      this.d.count.merged(m.runs.length);
-      for (const next of m.cells) {
-        const prev = await prevCell(site, next.environment, next.component);
-        if (!replacesCell(prev, next, what.cells.has(`${next.environment}/${next.component}`))) continue;
-        const row: CellRow = {
-          ...next,
-          plannedAt:
-            prev && !what.cells.has(`${next.environment}/${next.component}`)
-              ? prev.plannedAt
-              : next.plannedAt,
-          staleNotifiedFor: prev?.staleNotifiedFor ?? null,
-        };
-        const k = cellKey(site, next.environment, next.component);
-        cells.set(k, row);
-        changedCells.set(k, row);
-        const { staleNotifiedFor: _s, planHash: _p, ...hist } = row;
-        w.history.push(hist);
-        w.webhooks.push(...webhookRows(this.d.webhookUrls, prev, row, now));
-      }
-      for (const run of m.runs) {
-        if (!requests.has(site)) requests.set(site, await store.listPlanRequests({ site, open: true }));
-        for (const req of requests.get(site) ?? []) {
-          const started = Date.parse(run.summary.startedAt) - off.offsetMs;
-          if (
-            doneRequests.has(req.requestId) ||
-            req.environment !== run.environment ||
-            req.component !== run.component
-          )
-            continue;
-          if (started < req.requestedAt) continue;
-          doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: now, runId: run.runId });
-        }
-      }
-      receipts.push({ bundleId: id, index, status: 'stored', by });
+      const g = groups.get(v.doc.id) ?? {
+        site: v.doc.site,
+        agent: v.doc.agent,
+        epoch: v.doc.epoch,
+        items: [],
+      };
+      g.items.push({ index, id, v });
+      groups.set(v.doc.id, g);
     }
 
+    // Each document's bundles are merged together, then what they changed is read once.
+    for (const [docId, { site, agent, epoch, items }] of groups) {
+      let h = await replicas.handle(docId);
+      let from = h.getHeads();
+      let offsetMs: number | null = null;
+      const read = async (to: A.Heads, at?: A.Heads) => {
+        if (sameHeads(from, to)) return;
+        const doc = new DocReader(h, at);
+        const what = doc.touched(from, to);
+        if (what.runs.size >= 16 && what.runs.size * 2 >= doc.keys('runs').length) doc.preload('runs');
+        if (what.facts || what.cells.size >= 16) doc.preload('cells');
+        const planHashes = new Map<string, string | null>();
+        for (const k of what.runs) {
+          const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
+          if (!r) continue;
+          const env = String(r.environment);
+          const comp = String(r.component);
+          planHashes.set(`${env}/${comp}`, (await prevCell(site, env, comp))?.planHash ?? null);
+        }
+        const m = materialise(doc, what, {
+          site,
+          agent,
+          docId,
+          now,
+          offsetMs: offsetMs ?? 0,
+          prevPlanHash: (k) => planHashes.get(k) ?? null,
+        });
+        if (m.invalid.length > 0)
+          this.d.log.warn(
+            { docId, invalid: m.invalid },
+            'skipped document entries that fail the AgentDoc schema',
+          );
+        const agentRow = agents.get(`${site}/${agent}`);
+        if (m.facts && agentRow) Object.assign(agentRow, m.facts);
+        w.runs.push(...m.runs);
+        this.d.count.merged(m.runs.length);
+        for (const next of m.cells) {
+          const cellTouched = what.cells.has(`${next.environment}/${next.component}`);
+          const prev = await prevCell(site, next.environment, next.component);
+          if (!replacesCell(prev, next, cellTouched)) continue;
+          const row: CellRow = {
+            ...next,
+            plannedAt: prev && !cellTouched ? prev.plannedAt : next.plannedAt,
+            staleNotifiedFor: prev?.staleNotifiedFor ?? null,
+          };
+          const k = cellKey(site, next.environment, next.component);
+          cells.set(k, row);
+          changedCells.set(k, row);
+          const { staleNotifiedFor: _s, planHash: _p, ...hist } = row;
+          w.history.push(hist);
+          w.webhooks.push(...webhookRows(this.d.webhookUrls, prev, row, now));
+        }
+        for (const run of m.runs) {
+          if (!requests.has(site)) requests.set(site, await store.listPlanRequests({ site, open: true }));
+          for (const req of requests.get(site) ?? []) {
+            const started = Date.parse(run.summary.startedAt) - (offsetMs ?? 0);
+            if (
+              doneRequests.has(req.requestId) ||
+              req.environment !== run.environment ||
+              req.component !== run.component
+            )
+              continue;
+            if (started < req.requestedAt) continue;
+            doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: now, runId: run.runId });
+          }
+        }
+      };
+
+      for (const { index, id, v } of items) {
+        const before = h.getHeads();
+        h.loadIncremental(v.payload.changes);
+        const after = h.getHeads();
+        const root = new DocReader(h);
+        const docSite = root.root('site');
+        const docAgent = root.root('agent');
+        if ((docSite !== undefined && docSite !== site) || (docAgent !== undefined && docAgent !== agent)) {
+          // What came before this bundle is good: read it as it was, then start over from the store.
+          await read(before, before);
+          replicas.evict(docId);
+          poisoned.add(docId);
+          this.d.count.refused('agent-mismatch');
+          slots[index] = {
+            bundleId: id,
+            index,
+            status: 'rejected',
+            code: 'forbidden',
+            message: `document '${docId}' says it belongs to '${String(docSite)}/${String(docAgent)}', not the signing agent '${site}/${agent}'`,
+            by,
+          };
+          h = await replicas.handle(docId);
+          from = h.getHeads();
+          continue;
+        }
+        touchedDocs.set(docId, { site, agent });
+        w.bundles.push({ id, receivedAt: now });
+        if (!sameHeads(before, after) || h.getMissingDeps([]).length > 0) {
+          w.docChunks.push({ docId, site, agent, epoch, bytes: v.payload.changes });
+        }
+        for (const b of v.payload.blobs)
+          w.announcements.push({ sha256: b.sha256, docId, runId: b.runId ?? null });
+
+        const agentRow = v.agent;
+        const off = nextOffset(
+          { offsetMs: agentRow.clockOffsetMs, sampledAt: agentRow.offsetSampledAt },
+          v.bundle.header.created,
+          now,
+        );
+        agentRow.clockOffsetMs = off.offsetMs;
+        agentRow.offsetSampledAt = off.sampledAt;
+        agentRow.lastContactAt = now;
+        agentRow.upstream = peerName;
+        offsetMs = off.offsetMs;
+        sites.set(site, {
+          ...(sites.get(site) ?? (await store.getSite(site)) ?? { unreachableNotifiedFor: null }),
+          site,
+          lastContactAt: now,
+          upstream: peerName,
+        });
+        slots[index] = { bundleId: id, index, status: 'stored', by };
+      }
+      await read(h.getHeads());
+    }
+    const receipts = slots as Receipt[];
+
+    const acks: Promise<void>[] = [];
     for (const [docId, who] of touchedDocs) {
       if (poisoned.has(docId)) continue;
-      const doc = await replicas.get(docId);
+      const heads = (await replicas.handle(docId)).getHeads();
       const held = new Set(await store.heldBlobsFor(docId));
       for (const a of w.announcements)
         if (a.docId === docId && (await store.getBlob(a.sha256))) held.add(a.sha256);
-      w.downlink.push({
+      const row = {
         site: who.site,
         agent: who.agent,
-        kind: 'ack',
+        kind: 'ack' as const,
         docId,
         requestId: null,
         expiresAt: now + (this.d.ackLifetimeS ?? 30 * 86_400) * 1000,
-        bytes: await this.ack(who, docId, A.getHeads(doc), [...held].sort(), now),
-      });
+        bytes: new Uint8Array(0) as Uint8Array,
+      };
+      w.downlink.push(row);
+      // Signed concurrently; the header (and its id) is built before the first await, in order.
+      acks.push(
+        this.ack(who, docId, heads, [...held].sort(), now).then((bytes) => {
+          row.bytes = bytes;
+        }),
+      );
     }
+    await Promise.all(acks);
 
     try {
       await store.commit({
@@ -270,6 +313,7 @@ export class Ingest {
     for (const c of w.docChunks) {
       if (replicas.noteChunk(c.docId, this.d.compactEvery ?? 50)) await replicas.compact(c.docId);
     }
+    replicas.settle(touchedDocs.keys());
     if (w.runs.length + changedCells.size + sites.size + doneRequests.size > 0) {
       const c: Committed = {
         cells: [...changedCells.values()],

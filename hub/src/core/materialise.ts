@@ -1,35 +1,14 @@
-import type * as A from '@automerge/automerge';
-import {
-  type AgentDoc,
-  AgentFactsSchema,
-  DocCellSchema,
-  DocRunSchema,
-  plainDocValue,
-} from '@driftline/protocol';
+import { type AgentDoc, AgentFactsSchema, DocCellSchema, DocRunSchema } from '@driftline/protocol';
 import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
+import type { Touched } from './DocReader.js';
 
-/**
- * A document value as plain data: agents write strings as Automerge ImmutableString, which zod does not
- * accept as strings (protocol's plainDocValue converts them).
- */
-const plain = (v: unknown) => (v === undefined ? undefined : plainDocValue(v));
+export { touched } from './DocReader.js';
 
-/** What changed in a document between two sets of heads, read from Automerge's patches. */
-export function touched(patches: readonly A.Patch[]): {
-  runs: Set<string>;
-  cells: Set<string>;
-  facts: boolean;
-} {
-  const runs = new Set<string>();
-  const cells = new Set<string>();
-  let facts = false;
-  for (const p of patches) {
-    const [top, key] = p.path;
-    if (top === 'runs' && typeof key === 'string') runs.add(key);
-    else if (top === 'cells' && typeof key === 'string') cells.add(key);
-    else if (top === 'facts') facts = true;
-  }
-  return { runs, cells, facts };
+/** What `materialise` reads: entries of the document as plain data (see `DocReader`). */
+export interface DocEntries {
+  entry(top: 'runs' | 'cells', key: string): unknown;
+  keys(top: 'runs' | 'cells'): string[];
+  facts(): unknown;
 }
 
 export interface Materialised {
@@ -46,8 +25,8 @@ export interface Materialised {
  * `offsetMs` (T2); `receivedAt` is the hub's `now` (T1).
  */
 export function materialise(
-  doc: A.Doc<AgentDoc>,
-  what: ReturnType<typeof touched>,
+  doc: DocEntries,
+  what: Touched,
   ctx: {
     site: string;
     agent: string;
@@ -61,9 +40,10 @@ export function materialise(
   const toHub = (t: number) => t - ctx.offsetMs;
   const runs: RunRow[] = [];
   for (const id of what.runs) {
-    const parsed = DocRunSchema.safeParse(plain(doc.runs?.[id]));
+    const value = doc.entry('runs', id);
+    const parsed = DocRunSchema.safeParse(value);
     if (!parsed.success) {
-      if (doc.runs?.[id] !== undefined) invalid.push(`runs.${id}`);
+      if (value !== undefined) invalid.push(`runs.${id}`);
       continue;
     }
     const r = parsed.data;
@@ -85,15 +65,17 @@ export function materialise(
       docId: ctx.docId,
     });
   }
-  const factsParsed = doc.facts ? AgentFactsSchema.safeParse(plain(doc.facts)) : null;
+  const factsValue = doc.facts();
+  const factsParsed = factsValue !== undefined ? AgentFactsSchema.safeParse(factsValue) : null;
   if (factsParsed && !factsParsed.success) invalid.push('facts');
   const facts = factsParsed?.success ? factsParsed.data : null;
   const cells: Materialised['cells'] = [];
-  const cellKeys = what.facts ? new Set([...what.cells, ...Object.keys(doc.cells ?? {})]) : what.cells;
+  const cellKeys = what.facts ? new Set([...what.cells, ...doc.keys('cells')]) : what.cells;
   for (const key of cellKeys) {
-    const parsed = DocCellSchema.safeParse(plain(doc.cells?.[key]));
+    const value = doc.entry('cells', key);
+    const parsed = DocCellSchema.safeParse(value);
     if (!parsed.success) {
-      if (doc.cells?.[key] !== undefined) invalid.push(`cells.${key}`);
+      if (value !== undefined) invalid.push(`cells.${key}`);
       continue;
     }
     const c = parsed.data;

@@ -1,0 +1,72 @@
+import * as A from '@automerge/automerge';
+import { describe, expect, it } from 'vitest';
+import { DocReader, touched } from './DocReader.js';
+
+const S = (s: string) => new A.ImmutableString(s);
+
+// biome-ignore lint/suspicious/noExplicitAny: an agent-shaped document written the way the agent writes it
+function agentDoc(): A.Doc<any> {
+  return A.change(A.init(), (d: Record<string, unknown>) => {
+    d.site = S('s1');
+    d.agent = S('a1');
+    d.epoch = 1;
+    d.cells = {};
+    d.runs = {};
+  });
+}
+
+describe('DocReader', () => {
+  it('names the same changed runs, cells and facts as a whole-document diff', () => {
+    let doc = agentDoc();
+    const steps: ((d: any) => void)[] = [
+      (d) => {
+        d.runs.r1 = { runId: S('r1'), environment: S('prod'), component: S('c1') };
+        d.cells['prod/c1'] = { runId: S('r1'), plannedAt: 1, confirmations: 0 };
+        d.facts = { version: S('1'), cadenceS: { 'prod/c1': 60 } };
+      },
+      (d) => {
+        // an unchanged confirmation: only fields inside the cell move
+        d.cells['prod/c1'].plannedAt = 2;
+        d.cells['prod/c1'].confirmations = 1;
+      },
+      (d) => {
+        d.facts.cadenceS['prod/c2'] = 30;
+      },
+      (d) => {
+        d.runs.r2 = { runId: S('r2'), environment: S('prod'), component: S('c2') };
+        d.cells['prod/c2'] = { runId: S('r2'), plannedAt: 3, confirmations: 0 };
+      },
+    ];
+    for (const step of steps) {
+      const before = A.getHeads(doc);
+      doc = A.change(doc, step);
+      const after = A.getHeads(doc);
+      const expected = touched(A.diff(doc, before, after));
+      expect(new DocReader(A.getBackend(doc)).touched(before, after)).toEqual(expected);
+    }
+    const all = new DocReader(A.getBackend(doc)).touched([], A.getHeads(doc));
+    expect(all).toEqual({ runs: new Set(['r1', 'r2']), cells: new Set(['prod/c1', 'prod/c2']), facts: true });
+  });
+
+  it('reads entries as plain data, now and at earlier heads', () => {
+    let doc = agentDoc();
+    doc = A.change(doc, (d: any) => {
+      d.cells['prod/c1'] = { runId: S('r1'), plannedAt: 1 };
+    });
+    const earlier = A.getHeads(doc);
+    doc = A.change(doc, (d: any) => {
+      d.cells['prod/c1'].plannedAt = 2;
+    });
+    const now = new DocReader(A.getBackend(doc));
+    expect(now.root('site')).toBe('s1');
+    expect(now.entry('cells', 'prod/c1')).toEqual({ runId: 'r1', plannedAt: 2 });
+    expect(now.entry('runs', 'missing')).toBeUndefined();
+    expect(new DocReader(A.getBackend(doc), earlier).entry('cells', 'prod/c1')).toEqual({
+      runId: 'r1',
+      plannedAt: 1,
+    });
+    const whole = new DocReader(A.getBackend(doc));
+    whole.preload('cells');
+    expect(whole.entry('cells', 'prod/c1')).toEqual({ runId: 'r1', plannedAt: 2 });
+  });
+});
