@@ -8,6 +8,7 @@ import { cadences, scheduleCells } from './adapters/cron/cronCells.js';
 import { loadAgentKey, loadHubKey, readToken } from './adapters/fs/agentKeys.js';
 import { TmpScratchSpace } from './adapters/fs/TmpScratchSpace.js';
 import { CliGitProbe } from './adapters/git/CliGitProbe.js';
+import { startBundles } from './adapters/bundles/startBundles.js';
 import { HttpUplink } from './adapters/http/HttpUplink.js';
 import { NodeProcessRunner } from './adapters/process/NodeProcessRunner.js';
 import { SqliteAgentStore } from './adapters/sqlite/SqliteAgentStore.js';
@@ -71,6 +72,8 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     now,
   });
   const urlStorage = new SqliteUrlStorage(store.db);
+  const uplinkTokens = (c: AgentConfig) =>
+    c.upstreams.map((u) => ({ url: u.url, token: readToken(u.tokenFile) }));
   const uplinks = config.upstreams.map(
     (u) => new HttpUplink({ url: u.url, token: readToken(u.tokenFile), urlStorage }),
   );
@@ -116,6 +119,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     },
   });
 
+  const bundles = startBundles(config, store, uplinkTokens(config), now, log);
   const engine = new SyncEngine({
     site: config.site,
     agent: config.agent,
@@ -130,6 +134,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     now,
     lifetimeS: config.sync.bundleLifetimeS,
     log,
+    onBlobManifest: (m) => bundles.announce(m),
   });
   loop = new SyncLoop({
     engine,
@@ -163,6 +168,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     trigger: (cell, reason) => scheduler.trigger(cell, reason),
     stop: async () => {
       stopCron();
+      await bundles.stop();
       await scheduler.stop();
       await loop.stop();
       store.close();

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { AgentIdSchema, SiteIdSchema } from '@driftline/protocol';
+import { AgentIdSchema, FileKindSchema, SiteIdSchema } from '@driftline/protocol';
 import { validate as validCron } from 'node-cron';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -143,6 +143,30 @@ export const AgentConfigSchema = z
         contactWindows: z.array(z.string()).default([]),
       })
       .prefault({}),
+    /**
+     * Bundles to outposts: kinds this site accepts from headquarters and the directory each goes to.
+     * Kinds not listed are refused and reported; nothing received is ever executed or unpacked.
+     */
+    bundles: z
+      .strictObject({
+        accept: z
+          .partialRecord(
+            FileKindSchema,
+            z.strictObject({ dir: z.string().min(1), maxBytes: z.number().int().positive().optional() }),
+          )
+          .default({}),
+        quotaBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(10 * 1024 ** 3),
+        chunkBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(1024 * 1024),
+      })
+      .prefault({}),
     limits: z
       .strictObject({
         /** Plan JSON larger than this is refused before parsing (bounded memory). */
@@ -202,6 +226,12 @@ function absolutise(c: AgentConfig, base: string): AgentConfig {
         e.workingDir ? { ...e, workingDir: resolve(abs(comp.workingDir), e.workingDir) } : e,
       ),
     })),
+    bundles: {
+      ...c.bundles,
+      accept: Object.fromEntries(
+        Object.entries(c.bundles.accept).map(([k, v]) => [k, { ...v, dir: abs(v.dir) }]),
+      ),
+    },
   };
 }
 

@@ -1,5 +1,12 @@
 import * as A from '@automerge/automerge';
-import { type AckPayload, type ControlPayload, cellKey, docId, parseDocId } from '@driftline/protocol';
+import {
+  type AckPayload,
+  type ControlPayload,
+  cellKey,
+  type DocBundleState,
+  docId,
+  parseDocId,
+} from '@driftline/protocol';
 import type Database from 'better-sqlite3';
 import {
   type AgentAutomergeDoc,
@@ -224,6 +231,20 @@ export class SqliteAgentStore implements AgentStore {
     this.epoch = nextEpoch;
     this.unacked++;
     return { epoch: this.epoch, unchanged, sealed };
+  }
+
+  /** Writes the bundles-to-outposts delivery states into the document, so they travel as facts. */
+  setBundleStates(states: Record<string, DocBundleState>): void {
+    const before = this.doc;
+    const next = A.change(before, { message: 'bundles', time: Math.floor(this.opts.now() / 1000) }, (d) => {
+      const want = JSON.parse(JSON.stringify(states)) as Record<string, DocBundleState>;
+      if (!d.bundles) d.bundles = {};
+      for (const [id, v] of Object.entries(want))
+        if (JSON.stringify(d.bundles[id]) !== JSON.stringify(v)) d.bundles[id] = v;
+    });
+    if (A.getHeads(next).join() === A.getHeads(before).join()) return;
+    this.db.transaction(() => this.appendChunk(this.epoch, before, next)).immediate();
+    this.doc = next;
   }
 
   private unackedSummary(): { count: number; oldest: number | null } {

@@ -5,6 +5,7 @@ import {
   decodePayload,
   encodeBatch,
   encodeBundle,
+  type PayloadOf,
   type Receipt,
   verifyBundle,
 } from '@driftline/protocol';
@@ -33,6 +34,8 @@ export interface SyncDeps {
   log: SyncLogger;
   /** Bundle lifetime at relays, seconds. */
   lifetimeS?: number;
+  /** A hub-signed `blob` manifest (bundles to outposts); unset: such manifests are ignored. */
+  onBlobManifest?(manifest: PayloadOf<'blob'>): void;
 }
 
 export type PushOutcome =
@@ -173,6 +176,13 @@ export class SyncEngine {
       const r = this.deps.store.applyAck(p.value);
       this.deps.log.info({ doc: p.value.doc, ...r }, 'hub acknowledged');
       out.acks++;
+    } else if (header.kind === 'blob') {
+      const p = decodePayload('blob', d.value.payload);
+      if (!p.ok) {
+        out.refused++;
+        return;
+      }
+      this.deps.onBlobManifest?.(p.value);
     } else if (header.kind === 'control') {
       const p = decodePayload('control', d.value.payload);
       if (!p.ok) {

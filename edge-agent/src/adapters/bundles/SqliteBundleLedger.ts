@@ -1,0 +1,34 @@
+import type Database from 'better-sqlite3';
+import type { BundleEntry, BundleLedger } from '../../core/bundles/ports.js';
+
+/** BundleLedger in the agent's SQLite file, table `bundles_in` (created here, additive). */
+export class SqliteBundleLedger implements BundleLedger {
+  constructor(private readonly db: Database.Database) {
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS bundles_in (bundle_id TEXT PRIMARY KEY, announced_at INTEGER NOT NULL, row TEXT NOT NULL)',
+    );
+  }
+
+  get(id: string): BundleEntry | null {
+    const r = this.db.prepare('SELECT row FROM bundles_in WHERE bundle_id = ?').get(id) as
+      | { row: string }
+      | undefined;
+    return r ? (JSON.parse(r.row) as BundleEntry) : null;
+  }
+
+  put(e: BundleEntry): void {
+    this.db
+      .prepare(
+        'INSERT INTO bundles_in (bundle_id, announced_at, row) VALUES (?, ?, ?) ON CONFLICT (bundle_id) DO UPDATE SET row = excluded.row',
+      )
+      .run(e.bundleId, e.updatedAt, JSON.stringify(e));
+  }
+
+  all(): BundleEntry[] {
+    return (
+      this.db.prepare('SELECT row FROM bundles_in ORDER BY announced_at, bundle_id').all() as {
+        row: string;
+      }[]
+    ).map((r) => JSON.parse(r.row) as BundleEntry);
+  }
+}

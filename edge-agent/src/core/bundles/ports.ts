@@ -1,0 +1,37 @@
+import type { DocBundleState } from '@driftline/protocol';
+
+/** A bundle as the agent tracks it: the manifest's facts plus where it stands here. */
+export interface BundleEntry extends DocBundleState {
+  /** Bundle expiry (hub clock as signed in the manifest), ms. */
+  expiresAt: number | null;
+}
+
+/** The agent's record of announced bundles (adapter: SQLite table `bundles_in`). */
+export interface BundleLedger {
+  get(bundleId: string): BundleEntry | null;
+  put(entry: BundleEntry): void;
+  all(): BundleEntry[];
+}
+
+/** Partial and placed files (adapter: the file system). Nothing is ever executed or unpacked. */
+export interface BundleFiles {
+  /** Bytes of the partial download on disk: the resume offset. */
+  offset(sha256: string): Promise<number>;
+  /** Appends to the partial file; `close` fsyncs, so what arrived survives a crash. */
+  openAppend(sha256: string): Promise<{ write(chunk: Uint8Array): Promise<void>; close(): Promise<void> }>;
+  /** sha256 of the complete partial file. */
+  digest(sha256: string): Promise<string>;
+  /** Moves the verified partial file into `dir` as `name` atomically (fsync, rename, fsync dir). */
+  place(sha256: string, dir: string, name: string): Promise<string>;
+  discard(sha256: string): Promise<void>;
+}
+
+/** `GET /v1/blobs/:sha256` with Range at the agent's upstreams, appending to the partial file. */
+export interface BlobSource {
+  fetchInto(
+    sha256: string,
+    start: number,
+    end: number,
+    files: BundleFiles,
+  ): Promise<{ ok: true; offset: number } | { ok: false; offset: number; error: string }>;
+}

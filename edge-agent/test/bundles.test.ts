@@ -1,0 +1,161 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BlobManifest, DocBundleState } from '@driftline/protocol';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FsBundleFiles } from '../src/adapters/bundles/FsBundleFiles.js';
+import { HttpBlobSource } from '../src/adapters/bundles/HttpBlobSource.js';
+import { SqliteBundleLedger } from '../src/adapters/bundles/SqliteBundleLedger.js';
+import { BundleReceiver } from '../src/core/bundles/BundleReceiver.js';
+
+const cleanup: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0)) await f();
+});
+
+/** A Range server for one blob that cuts the connection after `dropEvery` bytes, counting bytes sent. */
+async function blobServer(data: Buffer, dropEvery = Number.POSITIVE_INFINITY) {
+  const stats = { bytes: 0, requests: 0 };
+  const server: Server = createServer((req, res) => {
+    stats.requests++;
+    const m = /bytes=(\d+)-(\d*)/.exec(req.headers.range ?? '');
+    const start = m ? Number(m[1]) : 0;
+    const end = m?.[2] ? Math.min(Number(m[2]), data.length - 1) : data.length - 1;
+    res.writeHead(m ? 206 : 200, { 'content-length': end - start + 1 });
+    let sentHere = 0;
+    const body = data.subarray(start, end + 1);
+    for (let i = 0; i < body.length; i += 64 * 1024) {
+      const part = body.subarray(i, i + 64 * 1024);
+      if (sentHere + part.length > dropEvery) {
+        const n = dropEvery - sentHere;
+        stats.bytes += n;
+        // cut once those bytes have left (destroying at once would drop them unsent)
+        res.write(part.subarray(0, n), () => res.socket?.destroy());
+        return;
+      }
+      res.write(part);
+      sentHere += part.length;
+      stats.bytes += part.length;
+    }
+    res.end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanup.push(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stats };
+}
+
+function setup(
+  url: string,
+  accept: Record<string, { dir: string; maxBytes?: number }>,
+  chunkBytes = 1 << 20,
+) {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-bundles-'));
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  const open = () => {
+    const db = new Database(join(dir, 'agent.sqlite'));
+    const reported: Record<string, DocBundleState>[] = [];
+    const receiver = new BundleReceiver({
+      ledger: new SqliteBundleLedger(db),
+      files: new FsBundleFiles(join(dir, 'partial')),
+      source: new HttpBlobSource([{ url, token: 't' }]),
+      policy: {
+        accept: Object.fromEntries(
+          Object.entries(accept).map(([k, v]) => [k, { ...v, dir: join(dir, v.dir) }]),
+        ),
+        quotaBytes: 1 << 30,
+      },
+      chunkBytes,
+      now: () => 1,
+      onStates: (s) => reported.push(s),
+      log: { info: () => {}, warn: () => {} },
+    });
+    return { db, receiver, reported };
+  };
+  return { dir, open };
+}
+
+const manifest = (data: Buffer, over: Partial<BlobManifest> = {}): BlobManifest => ({
+  sha256: createHash('sha256').update(data).digest('hex') as BlobManifest['sha256'],
+  size: data.length,
+  contentType: 'application/octet-stream',
+  name: 'mirror.tar',
+  fileKind: 'provider-mirror',
+  bundleId: '01JW0000000000000000000001',
+  ...over,
+});
+
+async function drive(r: BundleReceiver, maxSteps: number) {
+  for (let i = 0; i < maxSteps; i++) await r.step();
+}
+
+describe('bundles at the site', () => {
+  it('downloads across drops and a restart, byte-identical, within 1.05 x size, placed atomically', async () => {
+    const data = randomBytes(24 * 1024 * 1024);
+    const srv = await blobServer(data, 3 * 1024 * 1024 + 12_345);
+    // 8 MiB Range requests over a connection cut every ~3 MiB: most requests end in a drop.
+    const s = setup(srv.url, { 'provider-mirror': { dir: 'mirror' } }, 8 << 20);
+    let a = s.open();
+    a.receiver.announce(manifest(data));
+    await drive(a.receiver, 10);
+    a.db.close(); // restart in the middle
+    a = s.open();
+    await drive(a.receiver, 200);
+    const placed = join(s.dir, 'mirror', 'mirror.tar');
+    expect(readFileSync(placed).equals(data)).toBe(true);
+    expect(srv.stats.bytes / data.length).toBeLessThanOrEqual(1.05);
+    expect(srv.stats.requests).toBeGreaterThanOrEqual(8); // it really was cut and resumed
+    expect(readdirSync(join(s.dir, 'mirror'))).toEqual(['mirror.tar']);
+    expect(a.receiver.states()['01JW0000000000000000000001']).toMatchObject({
+      state: 'placed',
+      bytes: data.length,
+    });
+    a.db.close();
+  });
+
+  it('refuses a blob whose bytes do not match the signed sha256, and places nothing', async () => {
+    const data = randomBytes(200_000);
+    const srv = await blobServer(
+      Buffer.concat([data.subarray(0, 100), Buffer.from('X'), data.subarray(101)]),
+    );
+    const s = setup(srv.url, { module: { dir: 'mods' } });
+    const a = s.open();
+    a.receiver.announce(manifest(data, { fileKind: 'module' }));
+    await drive(a.receiver, 5);
+    expect(a.receiver.states()['01JW0000000000000000000001']).toMatchObject({ state: 'refused' });
+    expect(existsSync(join(s.dir, 'mods', 'mirror.tar'))).toBe(false);
+    a.db.close();
+  });
+
+  it('refuses and reports a kind the local config does not accept, without fetching it', async () => {
+    const data = randomBytes(1000);
+    const srv = await blobServer(data);
+    const s = setup(srv.url, { config: { dir: 'cfg' } });
+    const a = s.open();
+    a.receiver.announce(manifest(data, { fileKind: 'image' }));
+    await drive(a.receiver, 3);
+    const st = a.receiver.states()['01JW0000000000000000000001'];
+    expect(st).toMatchObject({ state: 'refused' });
+    expect(st?.reason).toMatch(/not accepted/);
+    expect(a.reported.at(-1)?.['01JW0000000000000000000001']?.state).toBe('refused');
+    expect(srv.stats.requests).toBe(0);
+    a.db.close();
+  });
+
+  it('keeps a placed name inside the kind directory and never marks it executable', async () => {
+    const data = Buffer.from('#!/bin/sh\necho hi\n');
+    const srv = await blobServer(data);
+    const s = setup(srv.url, { file: { dir: 'files' } });
+    const a = s.open();
+    a.receiver.announce(manifest(data, { fileKind: 'file', name: '../../etc/evil.sh' }));
+    await drive(a.receiver, 3);
+    const names = readdirSync(join(s.dir, 'files'));
+    expect(names).toEqual(['_.._etc_evil.sh']);
+    const { statSync } = await import('node:fs');
+    expect(statSync(join(s.dir, 'files', names[0] as string)).mode & 0o111).toBe(0);
+    a.db.close();
+  });
+});
