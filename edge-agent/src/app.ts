@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { cryptoRandomBytes, monotonicUlid, PLAN_DETAIL_CONTENT_TYPE } from '@driftline/protocol';
 import type { Logger } from 'pino';
+import { startBundles } from './adapters/bundles/startBundles.js';
 import { cadences, scheduleCells } from './adapters/cron/cronCells.js';
 import { loadAgentKey, loadHubKey, readToken } from './adapters/fs/agentKeys.js';
 import { TmpScratchSpace } from './adapters/fs/TmpScratchSpace.js';
 import { CliGitProbe } from './adapters/git/CliGitProbe.js';
-import { startBundles } from './adapters/bundles/startBundles.js';
 import { HttpUplink } from './adapters/http/HttpUplink.js';
 import { NodeProcessRunner } from './adapters/process/NodeProcessRunner.js';
 import { SqliteAgentStore } from './adapters/sqlite/SqliteAgentStore.js';
@@ -91,6 +91,16 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     log,
   };
 
+  const facts = {
+    version: AGENT_VERSION,
+    cadenceS,
+    contactIntervalS,
+    contactWindows: config.sync.contactWindows,
+    upstream: config.upstreams[0]?.url,
+  };
+  // The hub learns this agent's cells and cadences at once, before the first plan finishes.
+  store.updateFacts(facts);
+
   let loop: SyncLoop;
   const scheduler = new CellScheduler({
     maxParallel: config.sync.maxParallelRuns,
@@ -106,13 +116,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
         summary: r.summary,
         detail: r.canonical && r.summary.status !== 'redaction-failed' ? packDetail(r.canonical) : undefined,
         lockedStreak: r.lockedStreak,
-        facts: {
-          version: AGENT_VERSION,
-          cadenceS,
-          contactIntervalS,
-          contactWindows: config.sync.contactWindows,
-          upstream: config.upstreams[0]?.url,
-        },
+        facts,
       });
       log.info({ ...cell, runId, reason, status: r.summary.status, ...recorded }, 'result recorded');
       loop.kick();

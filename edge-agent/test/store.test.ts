@@ -226,3 +226,25 @@ describe('SqliteAgentStore', () => {
     expect(s.lockedStreak('prod', 'other')).toBe(0);
   });
 });
+
+describe('agent facts at start-up', () => {
+  it('publishes facts once without a run, and writes nothing when they have not changed', () => {
+    const s = store();
+    const facts = { version: '0.1.0', cadenceS: { 'prod/network': 900 }, contactIntervalS: 1830 };
+    expect(s.updateFacts(facts)).toBe(true);
+    const after = s.pending()[0]!;
+    const doc = AgentDocSchema.parse(plainDocValue(A.toJS(s.loadEpoch(1))));
+    expect(doc.facts?.cadenceS).toEqual({ 'prod/network': 900 });
+    s.recordPush({
+      bundleId: 'b',
+      epoch: 1,
+      heads: after.heads,
+      bytes: 1,
+      upstream: 'u',
+      receipt: 'stored',
+      blobs: [],
+    });
+    expect(s.updateFacts(facts)).toBe(false);
+    expect(s.pending()).toEqual([]);
+  });
+});

@@ -75,6 +75,8 @@ export interface StoreStatus {
 /** The agent's durable store (DESIGN steps 4–8). */
 export interface AgentStore {
   record(input: RecordRunInput): RecordRunResult;
+  /** Publishes the agent's facts without a run (start-up); writes nothing when they have not changed. */
+  updateFacts(facts: NonNullable<RecordRunInput['facts']>): boolean;
   /** Consecutive locked results recorded for a cell (to carry over into the next run). */
   lockedStreak(environment: string, component: string): number;
   pending(): PendingDelta[];

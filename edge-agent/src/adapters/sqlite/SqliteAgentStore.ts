@@ -14,6 +14,7 @@ import {
   newEpochDoc,
   recordRun,
   sealEpoch,
+  updateFacts,
 } from '../../core/doc/agentDoc.js';
 import type {
   AckResult,
@@ -245,6 +246,32 @@ export class SqliteAgentStore implements AgentStore {
     if (A.getHeads(next).join() === A.getHeads(before).join()) return;
     this.db.transaction(() => this.appendChunk(this.epoch, before, next)).immediate();
     this.doc = next;
+  }
+
+  updateFacts(facts: NonNullable<RecordRunInput['facts']>): boolean {
+    const now = this.opts.now();
+    const before = this.doc;
+    const depth = this.unackedSummary();
+    const full = { ...facts, queueDepth: depth.count, oldestUnsentAt: depth.oldest ?? undefined };
+    // Nothing to tell when only the report time would change.
+    const current = before.facts
+      ? (JSON.parse(JSON.stringify(before.facts)) as Record<string, unknown>)
+      : null;
+    if (current) {
+      const { reportedAt: _r, ...was } = current;
+      if (JSON.stringify(sortKeys(was)) === JSON.stringify(sortKeys(JSON.parse(JSON.stringify(full)))))
+        return false;
+    }
+    const next = updateFacts(before, { ...full, reportedAt: now }, now);
+    if (A.getHeads(next).join() === A.getHeads(before).join()) return false;
+    try {
+      this.db.transaction(() => this.appendChunk(this.epoch, before, next)).immediate();
+    } catch (e) {
+      this.doc = this.loadEpoch(this.epoch);
+      throw e;
+    }
+    this.doc = next;
+    return true;
   }
 
   private unackedSummary(): { count: number; oldest: number | null } {
@@ -516,4 +543,14 @@ export class SqliteAgentStore implements AgentStore {
 
 function sameHeads(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((h) => b.includes(h));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+  );
 }

@@ -104,6 +104,11 @@ export function recordRun(
   return { doc: next, unchanged };
 }
 
+/** Writes the agent's facts alone (at start-up: the hub learns its cells and cadences before any run). */
+export function updateFacts(doc: AgentAutomergeDoc, facts: AgentFacts, at: number): AgentAutomergeDoc {
+  return A.change(doc, { message: 'facts', time: Math.floor(at / 1000) }, (d) => writeFacts(d, facts));
+}
+
 export function sealEpoch(doc: AgentAutomergeDoc, at: number): AgentAutomergeDoc {
   return A.change(doc, { message: 'sealed', time: Math.floor(at / 1000) }, (d) => {
     d.sealedAt = at;

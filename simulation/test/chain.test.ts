@@ -1,0 +1,182 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { freePort, waitForHttp } from '../src/topology/ports.js';
+import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.js';
+
+const procs: ChildProcess[] = [];
+afterAll(async () => {
+  for (const p of procs.reverse()) {
+    if (p.exitCode !== null) continue;
+    const done = new Promise((r) => p.once('exit', r));
+    p.kill('SIGTERM');
+    await done;
+  }
+});
+
+function start(bin: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const p = spawn(process.execPath, [bin, ...args], {
+    ...opts,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
+    stdio: 'ignore',
+  });
+  procs.push(p);
+  return p;
+}
+
+async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 120_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+describe('agent → relay → relay → hub, as processes', () => {
+  it('carries results up two relays, acks and a plan request down them, and the hub serves the run', {
+    timeout: 300_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'driftline-chain-'));
+    const [hubPort, outerPort, innerPort] = [await freePort(), await freePort(), await freePort()];
+    const hubConfig = join(dir, 'hub.yaml');
+    writeFileSync(
+      hubConfig,
+      stringify({ listen: { port: hubPort }, dataDir: './hub-data', sweepIntervalS: 1 }),
+    );
+    await runProgram('hub', ['init', '--config', hubConfig]);
+    const hubKey = (await runProgram('hub', ['key', '--config', hubConfig])).trim();
+    const outerToken = JSON.parse(
+      await runProgram('hub', [
+        'peer',
+        '--config',
+        hubConfig,
+        '--name',
+        'ground-1',
+        '--sites',
+        'ship-7',
+        '--json',
+      ]),
+    ).token;
+
+    // The outer relay (ground station) talks to the hub; the inner one (the ship's LAN) to the outer one.
+    const relayConfig = (name: string, port: number, upstreamPort: number, token: string) => {
+      const path = join(dir, `${name}.yaml`);
+      writeFileSync(
+        path,
+        stringify({
+          name,
+          dataDir: join(dir, name),
+          listen: { port },
+          sites: ['ship-7'],
+          upstreams: [{ url: `http://127.0.0.1:${upstreamPort}`, token }],
+          forward: { idleMs: 300, pullIntervalMs: 1000, backoffBaseMs: 300, backoffMaxMs: 3000 },
+        }),
+      );
+      return path;
+    };
+    const outer = relayConfig('ground-1', outerPort, hubPort, outerToken);
+    const innerToken = JSON.parse(
+      await runProgram('relay', [
+        'token',
+        'add',
+        'ship-lan',
+        '--sites',
+        'ship-7',
+        '--config',
+        outer,
+        '--json',
+      ]),
+    ).token;
+    const inner = relayConfig('ship-lan', innerPort, outerPort, innerToken);
+    const agentToken = JSON.parse(
+      await runProgram('relay', ['token', 'add', 'ship-7', '--config', inner, '--json']),
+    ).token;
+
+    const site = join(dir, 'ship-7');
+    mkdirSync(join(site, 'infra', 'network'), { recursive: true });
+    writeFileSync(join(site, 'token'), agentToken);
+    writeFileSync(join(site, 'hub.pub'), hubKey);
+    const agentConfig = join(site, 'agent.yaml');
+    writeFileSync(
+      agentConfig,
+      stringify({
+        site: 'ship-7',
+        agent: 'a1',
+        dataDir: './data',
+        hubPublicKeyFile: './hub.pub',
+        upstreams: [{ url: `http://127.0.0.1:${innerPort}`, tokenFile: './token' }],
+        // A schedule that will not fire during the test: the only plans are the first one and the request.
+        components: [
+          { name: 'network', workingDir: './infra/network', environments: ['prod'], schedule: '0 0 1 1 *' },
+        ],
+        sync: { intervalS: 1, jitterS: 0 },
+      }),
+    );
+    const init = JSON.parse(await runProgram('agent', ['init', '--config', agentConfig, '--json']));
+    await runProgram('hub', [
+      'enroll',
+      '--config',
+      hubConfig,
+      '--site',
+      'ship-7',
+      '--agent',
+      'a1',
+      '--key',
+      init.publicKey,
+    ]);
+
+    start(BINS.hub, ['run', '--config', hubConfig]);
+    await waitForHttp(`http://127.0.0.1:${hubPort}/v1/health`, 60_000);
+    start(BINS.relay, ['run', '--config', outer]);
+    start(BINS.relay, ['run', '--config', inner]);
+    await waitForHttp(`http://127.0.0.1:${innerPort}/v1/health`, 60_000);
+    start(BINS.agent, ['run', '--config', agentConfig], {
+      cwd: site,
+      env: { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}` },
+    });
+
+    const hub = `http://127.0.0.1:${hubPort}`;
+    // The hub knows the cell from the agent's declared facts; ask for a plan of it: the request goes down two relays.
+    await until('the agent to report in', async () => {
+      const r = await fetch(`${hub}/api/sites/ship-7`);
+      return (
+        r.ok &&
+        ((await r.json()) as { agents: Array<{ lastContactAt: string | null }> }).agents[0]?.lastContactAt
+      );
+    });
+    const req = await until('the hub to accept a plan request', async () => {
+      const r = await fetch(`${hub}/api/plan-requests`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ site: 'ship-7', environment: 'prod', component: 'network' }),
+      });
+      return r.ok ? ((await r.json()) as { requestId: string }) : false;
+    });
+    const done = await until('the plan request to be done', async () => {
+      const r = await fetch(`${hub}/api/plan-requests/${req.requestId}`);
+      const b = (await r.json()) as { state: string; runId: string | null };
+      return b.state === 'done' ? b : false;
+    });
+    expect(done.runId).toMatch(/^[0-9A-Z]{26}$/);
+    const matrix = (await (await fetch(`${hub}/api/matrix?site=ship-7`)).json()) as {
+      cells: Array<{ status: string; runId: string }>;
+    };
+    expect(matrix.cells.map((c) => c.status)).not.toContain('no-data');
+    const run = (await (await fetch(`${hub}/api/runs/${done.runId}`)).json()) as {
+      summary: { component: string };
+    };
+    expect(run.summary.component).toBe('network');
+    // The hub's ack came back down both relays: the agent holds nothing unacknowledged.
+    await until('the agent to have everything acknowledged', async () => {
+      const s = JSON.parse(
+        await runProgram('agent', ['status', '--config', agentConfig, '--json'], { cwd: site }),
+      );
+      return s.unackedRuns === 0 && s.lastAckAt !== null;
+    });
+  });
+});
