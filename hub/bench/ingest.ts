@@ -1,81 +1,228 @@
 /**
- * Ingest benchmark (not a test): N agents × M cells, each agent sending one signed doc-delta
- * carrying M plan results, through verify + merge + materialise + commit on a SQLite file.
- *   npx tsx hub/bench/ingest.ts [agents=1000] [cells=10] [batch=100]
- * Prints one JSON object: results/s, bundles/s, RSS.
+ * Ingest benchmark (not a test): N agents each record M plan results per round into a document written
+ * exactly as the edge agent writes it (see agentDocs.ts), and send one signed doc-delta per round
+ * (`saveSince` the acknowledged heads). The hub verifies, merges, materialises and commits them on a
+ * SQLite file. Round 1 is every cell's first run; later rounds find half the plans unchanged (the agent
+ * then only confirms the cell) and half changed.
+ *
+ *   npx tsx hub/bench/ingest.ts [agents=1000] [cells=200] [--rounds 2] [--batch 100] [--quick]
+ *                               [--src <dir with Ingest.ts and DocReplicas.ts>]
+ *
+ * `--quick` is 100 agents × 20 cells. `--src` measures
+ * another version of hub/src/core against the same documents.
+ *
+ * Prints one JSON object: results/s through the hub, and in the same run the baselines: Automerge
+ * merging the same bundles alone (handle `loadIncremental`, nothing else) and SQLite inserting the
+ * same run rows alone.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { generateSigningKeyPair } from '@driftline/protocol';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as A from '@automerge/automerge';
+import {
+  type BundleHeader,
+  cryptoRandomBytes,
+  docId,
+  encodeBundle,
+  generateSigningKeyPair,
+  monotonicUlid,
+  publicKeyToText,
+} from '@driftline/protocol';
+import Database from 'better-sqlite3';
 import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
-import { DocReplicas } from '../src/core/DocReplicas.js';
 import { enrol } from '../src/core/enrolment.js';
-import { Ingest } from '../src/core/Ingest.js';
 import { ulidGen } from '../src/ports/IdGen.js';
-import { AgentSim, TestClock } from '../test/agentSim.js';
+import { TestClock } from '../test/agentSim.js';
+import { checkAgainstAgent, FastAgentDoc } from './agentDocs.js';
 
-const [agents = 1000, cells = 10, batch = 100] = process.argv.slice(2).map(Number);
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    rounds: { type: 'string', default: '2' },
+    batch: { type: 'string', default: '100' },
+    quick: { type: 'boolean', default: false },
+    src: { type: 'string' },
+  },
+});
+const [agents, cells] = values.quick
+  ? [100, 20]
+  : [Number(positionals[0] ?? 1000), Number(positionals[1] ?? 200)];
+const rounds = Number(values.rounds);
+const batch = Number(values.batch);
+const src = resolve(values.src ?? join(import.meta.dirname, '../src/core'));
+const { Ingest } = (await import(join(src, 'Ingest.ts'))) as typeof import('../src/core/Ingest.js');
+const { DocReplicas } = (await import(
+  join(src, 'DocReplicas.ts')
+)) as typeof import('../src/core/DocReplicas.js');
+
+const clock = new TestClock();
+const ids = monotonicUlid(() => clock.now(), cryptoRandomBytes);
+const cadenceS: Record<string, number> = {};
+for (let c = 0; c < cells; c++) cadenceS[`prod/comp-${c}`] = 3600;
+/** Per agent: runs recorded since its last push, and when the oldest of them finished. */
+const queue = new Map<string, { depth: number; oldest: number | null }>();
+/** The facts the agent passes with every run (edge-agent app.ts + SqliteAgentStore.record). */
+const factsFor = (who: string) => (at: number) => {
+  const q = queue.get(who) ?? { depth: 0, oldest: null };
+  queue.set(who, { depth: q.depth + 1, oldest: q.oldest ?? at });
+  return {
+    version: '0.1.0',
+    cadenceS,
+    contactIntervalS: 600,
+    upstream: 'http://relay.local:8080',
+    queueDepth: q.depth + 1,
+    oldestUnsentAt: q.oldest ?? at,
+    reportedAt: at,
+  };
+};
+checkAgainstAgent(factsFor('check'));
+
+// Agents, their documents and their signed bundles, made before anything is timed.
+const tGen = performance.now();
 const dir = mkdtempSync(join(tmpdir(), 'hub-bench-'));
 const store = new SqliteHubStore(join(dir, 'hub.db'));
-const clock = new TestClock();
+type Sim = { site: string; agent: string; doc: FastAgentDoc; key: CryptoKey; acked: A.Heads };
+const sims: Sim[] = [];
+for (let i = 0; i < agents; i++) {
+  const site = `site-${i % 100}`;
+  const agent = `a${i}`;
+  const keys = await generateSigningKeyPair();
+  await enrol(store, { site, agent, key: await publicKeyToText(keys.publicKey) }, clock.now());
+  const actor = (i + 1).toString(16).padStart(32, '0');
+  const doc = new FastAgentDoc(site, agent, actor, factsFor(agent));
+  doc.publishFacts(factsFor(agent)(clock.now()) as Record<string, unknown>, clock.now());
+  queue.delete(agent);
+  sims.push({ site, agent, doc, key: keys.privateKey, acked: [] });
+}
+const bundles: Uint8Array[][] = [];
+const deltas: Uint8Array[][] = [];
+for (let r = 0; r < rounds; r++) {
+  const list: Uint8Array[] = [];
+  const raw: Uint8Array[] = [];
+  for (const s of sims) {
+    for (let c = 0; c < cells; c++) {
+      clock.advance(1);
+      const changed = r === 0 || c % 2 === 1;
+      s.doc.record({
+        runId: ids(),
+        component: `comp-${c}`,
+        environment: 'prod',
+        status: c % 7 === 0 ? 'drift' : 'clean',
+        planHash: (changed ? r.toString(16) : '0').padStart(64, '0'),
+        at: clock.now(),
+      });
+    }
+    const heads = s.doc.h.getHeads();
+    const header: BundleHeader & { kind: 'doc-delta' } = {
+      id: ids() as never,
+      kind: 'doc-delta',
+      source: { site: s.site, agent: s.agent } as never,
+      destination: 'hub',
+      created: clock.now(),
+      lifetimeS: 30 * 86_400,
+      priority: 'status',
+      doc: docId(s.site, s.agent, 1),
+      heads,
+    };
+    const changes = s.doc.h.saveSince(s.acked) as Uint8Array<ArrayBuffer>;
+    list.push(await encodeBundle(header, { epoch: 1, changes, blobs: [] }, s.key));
+    raw.push(changes);
+    queue.delete(s.agent);
+    s.acked = heads;
+  }
+  bundles.push(list);
+  deltas.push(raw);
+}
+for (const s of sims) s.doc.h.free();
+const genS = (performance.now() - tGen) / 1000;
+
+const rate = (ms: number) => Math.round((agents * cells) / (ms / 1000));
+
+// The hub: verify + merge + materialise + commit.
+const replicas = new DocReplicas(store);
 const ingest = new Ingest({
   store,
   clock,
   ids: ulidGen(clock),
-  replicas: new DocReplicas(store),
+  replicas,
   hubPrivateKey: (await generateSigningKeyPair()).privateKey,
   webhookUrls: [],
   log: { warn: () => {} },
   count: { refused: () => {}, merged: () => {} },
 });
-
-const rounds = 2;
-const bundles: Uint8Array[][] = [[], []];
-const sims: AgentSim[] = [];
-for (let i = 0; i < agents; i++) {
-  const a = await AgentSim.create('site-' + (i % 100), `a${i}`, clock);
-  await enrol(store, { site: a.site, agent: a.agent, key: await a.publicKeyText() }, clock.now());
-  sims.push(a);
-}
-for (let r = 0; r < rounds; r++) {
-  for (const a of sims) {
-    for (let c = 0; c < cells; c++)
-      a.plan('prod', `comp-${c}`, c % 7 === 0 ? 'drift' : 'clean', { cadenceS: 3600 });
-    const { getHeads } = await import('@automerge/automerge');
-    const heads = getHeads(a.doc);
-    bundles[r]!.push(await a.delta());
-    a.acked = heads;
-  }
-}
-
-const results: { round: number; resultsPerS: number; bundlesPerS: number; ms: number }[] = [];
-for (let r = 0; r < rounds; r++) {
-  const list = bundles[r]!;
+const hubRounds: { round: number; ms: number; resultsPerSec: number }[] = [];
+let hubMs = 0;
+for (const [r, list] of bundles.entries()) {
   const t0 = performance.now();
   for (let i = 0; i < list.length; i += batch) {
     const receipts = await ingest.accept('bench', list.slice(i, i + batch));
-    if (receipts.some((x) => x.status !== 'stored'))
-      throw new Error(`refused: ${JSON.stringify(receipts.find((x) => x.status !== 'stored'))}`);
+    const bad = receipts.find((x) => x.status !== 'stored');
+    if (bad) throw new Error(`refused: ${JSON.stringify(bad)}`);
   }
   const ms = performance.now() - t0;
-  results.push({
-    round: r + 1,
-    ms: Math.round(ms),
-    resultsPerS: Math.round((agents * cells) / (ms / 1000)),
-    bundlesPerS: Math.round(agents / (ms / 1000)),
-  });
+  hubMs += ms;
+  hubRounds.push({ round: r + 1, ms: Math.round(ms), resultsPerSec: rate(ms) });
 }
+const rssMb = Math.round(process.memoryUsage().rss / 1048576);
+const runRows = (await store.listCells()).length;
+await store.close();
+
+// Baseline 1: Automerge alone merging the same changes into one handle per agent, same order.
+const handles = new Map<string, ReturnType<typeof A.getBackend>>();
+let automergeMs = 0;
+for (const list of deltas) {
+  const t0 = performance.now();
+  for (const [i, s] of sims.entries()) {
+    let h = handles.get(s.agent);
+    if (!h) {
+      h = A.getBackend(A.init());
+      handles.set(s.agent, h);
+    }
+    h.loadIncremental(list[i] as Uint8Array);
+  }
+  automergeMs += performance.now() - t0;
+}
+for (const h of handles.values()) h.free();
+
+// Baseline 2: SQLite alone inserting as many run rows of the same shape, one transaction per batch.
+const db = new Database(join(dir, 'floor.db'));
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = NORMAL');
+db.exec('CREATE TABLE runs (run_id TEXT PRIMARY KEY, site TEXT, environment TEXT, component TEXT, row TEXT)');
+const ins = db.prepare('INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?, ?)');
+const row = JSON.stringify({ summary: { status: 'clean', counts: { add: 0 } }, pad: 'x'.repeat(400) });
+const insertBatch = db.transaction((from: number, n: number) => {
+  for (let k = from; k < from + n; k++) ins.run(`run-${k}`, 'site', 'prod', `comp-${k % cells}`, row);
+});
+const tSql = performance.now();
+const total = agents * cells * rounds;
+for (let k = 0; k < total; k += batch * cells) insertBatch(k, Math.min(batch * cells, total - k));
+const sqliteMs = performance.now() - tSql;
+db.close();
+rmSync(dir, { recursive: true, force: true });
+
+const results = agents * cells * rounds;
 console.log(
   JSON.stringify({
     bench: 'hub-ingest',
     agents,
-    cellsPerAgent: cells,
+    cells,
+    rounds,
     batch,
-    rounds: results,
-    rssMB: Math.round(process.memoryUsage().rss / 1048576),
-    heapMB: Math.round(process.memoryUsage().heapUsed / 1048576),
+    results,
+    resultsPerSec: Math.round(results / (hubMs / 1000)),
+    rssMb,
+    perRound: hubRounds,
+    replicas: (replicas as { size?: () => unknown }).size?.(),
+    cellsMaterialised: runRows,
+    baseline: {
+      automergeMergeOnlyPerSec: Math.round(results / (automergeMs / 1000)),
+      sqliteInsertOnlyPerSec: Math.round(results / (sqliteMs / 1000)),
+      hubVsAutomerge: +(automergeMs / hubMs).toFixed(2),
+    },
+    bundleMb: +(bundles.flat().reduce((n, b) => n + b.length, 0) / 1048576).toFixed(1),
+    generateS: +genS.toFixed(1),
+    loadavg: loadavg().map((x) => +x.toFixed(2)),
   }),
 );
-await store.close();
-rmSync(dir, { recursive: true, force: true });

@@ -33,6 +33,9 @@ describe('DocReader', () => {
         d.facts.cadenceS['prod/c2'] = 30;
       },
       (d) => {
+        d.facts.version = S('2');
+      },
+      (d) => {
         d.runs.r2 = { runId: S('r2'), environment: S('prod'), component: S('c2') };
         d.cells['prod/c2'] = { runId: S('r2'), plannedAt: 3, confirmations: 0 };
       },
@@ -45,7 +48,12 @@ describe('DocReader', () => {
       expect(new DocReader(A.getBackend(doc)).touched(before, after)).toEqual(expected);
     }
     const all = new DocReader(A.getBackend(doc)).touched([], A.getHeads(doc));
-    expect(all).toEqual({ runs: new Set(['r1', 'r2']), cells: new Set(['prod/c1', 'prod/c2']), facts: true });
+    expect(all).toEqual({
+      runs: new Set(['r1', 'r2']),
+      cells: new Set(['prod/c1', 'prod/c2']),
+      facts: true,
+      cadence: true,
+    });
   });
 
   it('reads entries as plain data, now and at earlier heads', () => {

@@ -9,6 +9,8 @@ export interface Touched {
   runs: Set<string>;
   cells: Set<string>;
   facts: boolean;
+  /** The declared cadences changed: every cell's expected interval may have moved. */
+  cadence: boolean;
 }
 
 /** What changed, from Automerge patches (whole-document diff). */
@@ -16,13 +18,17 @@ export function touched(patches: readonly A.Patch[]): Touched {
   const runs = new Set<string>();
   const cells = new Set<string>();
   let facts = false;
+  let cadence = false;
   for (const p of patches) {
     const [top, key] = p.path;
     if (top === 'runs' && typeof key === 'string') runs.add(key);
     else if (top === 'cells' && typeof key === 'string') cells.add(key);
-    else if (top === 'facts') facts = true;
+    else if (top === 'facts') {
+      facts = true;
+      if (key === undefined || key === 'cadenceS') cadence = true;
+    }
   }
-  return { runs, cells, facts };
+  return { runs, cells, facts, cadence };
 }
 
 /**
@@ -102,10 +108,12 @@ export class DocReader {
    */
   touched(before: A.Heads, after: A.Heads): Touched {
     if (before.length === 0) {
+      const facts = this.objIdOf('facts');
       return {
         runs: new Set(this.keys('runs')),
         cells: new Set(this.keys('cells')),
-        facts: this.objIdOf('facts'),
+        facts,
+        cadence: facts,
       };
     }
     try {
@@ -123,11 +131,16 @@ export class DocReader {
         }
         return out;
       };
+      // Agents write only the facts that changed (queue depth, report time): a cadence change is rare.
       const factsId = this.objIdOf('facts') ? this.objId('facts') : null;
-      const facts =
-        root.has('facts') ||
-        (factsId !== null && this.h.diffPath(factsId, before, after, { recursive: true }).length > 0);
-      return { runs: under('runs', false), cells: under('cells', true), facts };
+      const factPatches =
+        root.has('facts') || factsId === null
+          ? []
+          : this.h.diffPath(factsId, before, after, { recursive: true });
+      const facts = root.has('facts') || factPatches.length > 0;
+      const cadence =
+        root.has('facts') || factPatches.some((p) => p.path[p.path.indexOf('facts') + 1] === 'cadenceS');
+      return { runs: under('runs', false), cells: under('cells', true), facts, cadence };
     } catch {
       // A map that did not exist at `before` (not how agents write): fall back to the whole diff.
       return touched(this.h.diff(before, after));

@@ -157,7 +157,7 @@ export class Ingest {
         const doc = new DocReader(h, at);
         const what = doc.touched(from, to);
         if (what.runs.size >= 16 && what.runs.size * 2 >= doc.keys('runs').length) doc.preload('runs');
-        if (what.facts || what.cells.size >= 16) doc.preload('cells');
+        if (what.cadence || what.cells.size >= 16) doc.preload('cells');
         const planHashes = new Map<string, string | null>();
         for (const k of what.runs) {
           const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;

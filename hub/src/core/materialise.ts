@@ -70,7 +70,8 @@ export function materialise(
   if (factsParsed && !factsParsed.success) invalid.push('facts');
   const facts = factsParsed?.success ? factsParsed.data : null;
   const cells: Materialised['cells'] = [];
-  const cellKeys = what.facts ? new Set([...what.cells, ...doc.keys('cells')]) : what.cells;
+  // Only the declared cadences feed cells other than the touched ones (their expected interval).
+  const cellKeys = what.cadence ? new Set([...what.cells, ...doc.keys('cells')]) : what.cells;
   for (const key of cellKeys) {
     const value = doc.entry('cells', key);
     const parsed = DocCellSchema.safeParse(value);

@@ -1,0 +1,200 @@
+/**
+ * Agent documents for the ingest benchmark, written exactly as the edge agent writes them
+ * (edge-agent/src/core/doc/agentDoc.ts: `newEpochDoc`, then one change per `recordRun`, every string an
+ * ImmutableString, an unchanged plan only touching its cell, only changed facts written), but
+ * through Automerge's handle so that generating 400,000 runs does not take an hour. `checkAgainstAgent`
+ * proves the bytes are identical to the agent's own functions.
+ */
+import * as A from '@automerge/automerge';
+import { newEpochDoc, recordRun, updateFacts } from '../../edge-agent/src/core/doc/agentDoc.js';
+import { toDocValue } from '../../edge-agent/src/core/doc/docValues.js';
+
+type Backend = ReturnType<typeof A.getBackend>;
+const ZERO = { add: 0, change: 0, destroy: 0, replace: 0, import: 0, drift: 0 };
+
+export interface RunSpec {
+  runId: string;
+  component: string;
+  environment: string;
+  status: 'clean' | 'drift';
+  planHash: string;
+  at: number;
+}
+
+function summary(r: RunSpec) {
+  return {
+    component: r.component,
+    environment: r.environment,
+    status: r.status,
+    counts: r.status === 'drift' ? { ...ZERO, drift: 1 } : ZERO,
+    terraformVersion: '1.9.5',
+    formatVersion: '1.2',
+    git: { commit: 'abcdef1234567', branch: 'main' },
+    exitCode: r.status === 'drift' ? 0 : 0,
+    startedAt: new Date(r.at - 5000).toISOString(),
+    finishedAt: new Date(r.at).toISOString(),
+    planHash: r.planHash,
+  };
+}
+
+/** One agent's document, written through the handle. */
+export class FastAgentDoc {
+  readonly h: Backend;
+  private readonly cellsId: string;
+  private readonly runsId: string;
+  private readonly cells = new Map<
+    string,
+    { obj: string; planHash: string; status: string; plannedAt: number; since?: number; n: number }
+  >();
+
+  constructor(
+    site: string,
+    agent: string,
+    actor: string,
+    private readonly facts: (at: number) => Record<string, unknown> | undefined,
+  ) {
+    this.h = A.getBackend(A.init({ actor }));
+    this.h.put('_root', 'site', site);
+    this.h.put('_root', 'agent', agent);
+    this.h.put('_root', 'epoch', 1, 'int');
+    this.h.putObjectFromHydrate('_root', 'cells', {});
+    this.h.putObjectFromHydrate('_root', 'runs', {});
+    this.h.commit('epoch 1', 0);
+    this.cellsId = (this.h.getWithType('_root', 'cells') as [string, string])[1];
+    this.runsId = (this.h.getWithType('_root', 'runs') as [string, string])[1];
+  }
+
+  /** `recordRun`: a new run and cell, or only a confirmation when the plan is unchanged. */
+  record(r: RunSpec): void {
+    const key = `${r.environment}/${r.component}`;
+    const cur = this.cells.get(key);
+    if (cur && cur.planHash === r.planHash && cur.status === r.status) {
+      const since = cur.since ?? cur.plannedAt;
+      this.h.put(cur.obj, 'unchangedSince', since, 'int');
+      this.h.put(cur.obj, 'plannedAt', r.at, 'int');
+      this.h.put(cur.obj, 'confirmations', cur.n + 1, 'int');
+      Object.assign(cur, { since, plannedAt: r.at, n: cur.n + 1 });
+    } else {
+      const s = summary(r);
+      this.h.putObjectFromHydrate(
+        this.runsId,
+        r.runId,
+        toDocValue({
+          runId: r.runId,
+          environment: r.environment,
+          component: r.component,
+          summary: s,
+          recordedAt: r.at,
+        }),
+      );
+      const obj = this.h.putObjectFromHydrate(
+        this.cellsId,
+        key,
+        toDocValue({
+          environment: r.environment,
+          component: r.component,
+          runId: r.runId,
+          status: r.status,
+          counts: s.counts,
+          planHash: r.planHash,
+          plannedAt: r.at,
+          confirmations: 0,
+        }),
+      );
+      this.cells.set(key, { obj, planHash: r.planHash, status: r.status, plannedAt: r.at, n: 0 });
+    }
+    const facts = this.facts(r.at);
+    if (facts) this.writeFacts(facts);
+    this.h.commit(`run ${r.runId}`, Math.floor(r.at / 1000));
+  }
+
+  /** `updateFacts`: the facts alone, as the agent publishes them at start-up. */
+  publishFacts(facts: Record<string, unknown>, at: number): void {
+    this.writeFacts(facts);
+    this.h.commit('facts', Math.floor(at / 1000));
+  }
+
+  private current: Record<string, unknown> | null = null;
+  private factsId = '';
+
+  /** The agent's `writeFacts`: the whole object the first time, afterwards only what differs. */
+  private writeFacts(facts: Record<string, unknown>): void {
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    const put = (obj: string, key: string, v: unknown) => {
+      if (typeof v === 'string') this.h.put(obj, key, v, 'str');
+      else if (typeof v === 'number') this.h.put(obj, key, v, Number.isInteger(v) ? 'int' : 'f64');
+      else if (typeof v === 'boolean') this.h.put(obj, key, v, 'boolean');
+      else this.h.putObjectFromHydrate(obj, key, toDocValue(v));
+    };
+    if (!this.current) {
+      this.factsId = this.h.putObjectFromHydrate('_root', 'facts', toDocValue(facts));
+      this.current = JSON.parse(JSON.stringify(facts));
+      return;
+    }
+    const cur = this.current;
+    for (const [k, v] of Object.entries(facts)) {
+      const old = cur[k];
+      if (v === undefined) {
+        if (k in cur) this.h.delete(this.factsId, k);
+      } else if (same(old, v)) {
+        // unchanged: no operation
+      } else if (
+        v &&
+        typeof v === 'object' &&
+        !Array.isArray(v) &&
+        old &&
+        typeof old === 'object' &&
+        !Array.isArray(old)
+      ) {
+        const objId = (this.h.getWithType(this.factsId, k) as [string, string])[1];
+        for (const [kk, vv] of Object.entries(v))
+          if (!same((old as Record<string, unknown>)[kk], vv)) put(objId, kk, vv);
+        for (const kk of Object.keys(old)) if (!(kk in v)) this.h.delete(objId, kk);
+      } else {
+        put(this.factsId, k, v);
+      }
+    }
+    this.current = JSON.parse(JSON.stringify({ ...cur, ...facts }));
+    for (const [k, v] of Object.entries(facts)) if (v === undefined) delete this.current?.[k];
+  }
+}
+
+/** Throws unless FastAgentDoc writes byte-for-byte what the agent's own `recordRun` writes. */
+export function checkAgainstAgent(factsAt: (at: number) => Record<string, unknown> | undefined): void {
+  // The same facts for both writers, however often they ask.
+  const memo = new Map<number, Record<string, unknown> | undefined>();
+  const facts = (at: number) => {
+    if (!memo.has(at)) memo.set(at, factsAt(at));
+    return memo.get(at);
+  };
+  const actor = 'ab'.repeat(16);
+  const at0 = Date.parse('2025-06-01T12:00:00.000Z');
+  const runs: RunSpec[] = [0, 1, 0, 1, 0].map((c, i) => ({
+    runId: `01JX${String(i).padStart(22, '0')}`,
+    component: `comp-${c}`,
+    environment: 'prod',
+    status: c === 1 ? 'drift' : 'clean',
+    planHash: (i === 3 ? 'b' : 'a').repeat(64),
+    at: at0 + i * 1000,
+  }));
+  let slow = newEpochDoc('site-0', 'a0', 1, {}, actor);
+  const fast = new FastAgentDoc('site-0', 'a0', actor, facts);
+  const first = facts(at0 - 1000);
+  if (first) {
+    slow = updateFacts(slow, first as never, at0 - 1000);
+    fast.publishFacts(first, at0 - 1000);
+  }
+  for (const r of runs) {
+    const f = facts(r.at);
+    slow = recordRun(
+      slow,
+      { runId: r.runId, summary: summary(r) as never, recordedAt: r.at },
+      f as never,
+    ).doc;
+    fast.record(r);
+  }
+  const a = A.saveSince(slow, []);
+  const b = fast.h.saveSince([]);
+  if (a.length !== b.length || a.some((x, i) => x !== b[i]))
+    throw new Error('bench documents differ from what edge-agent recordRun writes: fix FastAgentDoc');
+}
