@@ -165,6 +165,8 @@ export const AgentConfigSchema = z
           .int()
           .positive()
           .default(1024 * 1024),
+        /** Wait after a failed fetch (link down, the relay does not hold the blob yet) before the next try. */
+        retryMs: z.number().int().positive().default(15_000),
       })
       .prefault({}),
     limits: z

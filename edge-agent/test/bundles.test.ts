@@ -4,13 +4,26 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BlobManifest, DocBundleState } from '@driftline/protocol';
+import {
+  type BlobManifest,
+  type BundleHeader,
+  cryptoRandomBytes,
+  type DocBundleState,
+  encodeBundle,
+  generateSigningKeyPair,
+  monotonicUlid,
+} from '@driftline/protocol';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FsBundleFiles } from '../src/adapters/bundles/FsBundleFiles.js';
 import { HttpBlobSource } from '../src/adapters/bundles/HttpBlobSource.js';
 import { SqliteBundleLedger } from '../src/adapters/bundles/SqliteBundleLedger.js';
+import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
+import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
 import { BundleReceiver } from '../src/core/bundles/BundleReceiver.js';
+import { SyncEngine } from '../src/core/sync/SyncEngine.js';
+import { TestHub } from './helpers/testHub.js';
 
 const cleanup: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -157,5 +170,69 @@ describe('bundles at the site', () => {
     const { statSync } = await import('node:fs');
     expect(statSync(join(s.dir, 'files', names[0] as string)).mode & 0o111).toBe(0);
     a.db.close();
+  });
+});
+
+describe('bundle manifests from the downlink', () => {
+  it('announces only manifests signed by the pinned hub key; a forged or altered one is refused', async () => {
+    const agentKeys = await generateSigningKeyPair();
+    const hub = await TestHub.start(agentKeys.publicKey);
+    cleanup.push(() => hub.close());
+    const dir = mkdtempSync(join(tmpdir(), 'agent-manifests-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const store = new SqliteAgentStore({ path: join(dir, 'agent.sqlite'), site: 'ship-7', agent: 'a1' });
+    cleanup.push(() => store.close());
+    const announced: BlobManifest[] = [];
+    const warnings: string[] = [];
+    const engine = new SyncEngine({
+      site: 'ship-7',
+      agent: 'a1',
+      store,
+      uplinks: [
+        new HttpUplink({ url: hub.url, token: 'agent-token', urlStorage: new SqliteUrlStorage(store.db) }),
+      ],
+      privateKey: agentKeys.privateKey,
+      hubPublicKey: hub.keys.publicKey,
+      allowsCell: () => false,
+      onPlanRequest: () => {},
+      newBundleId: monotonicUlid(Date.now, cryptoRandomBytes),
+      now: Date.now,
+      log: { info: () => {}, warn: (_o, m) => warnings.push(m) },
+      onBlobManifest: (m) => announced.push(m),
+    });
+    let seq = 0;
+    const signed = (m: BlobManifest, key: CryptoKey) => {
+      const header = {
+        id: `01JW${String(++seq).padStart(22, '0')}`,
+        kind: 'blob',
+        source: 'hub',
+        destination: { site: 'ship-7' },
+        created: Date.now(),
+        lifetimeS: 3600,
+        priority: 'bulk',
+      } as unknown as BundleHeader & { kind: 'blob' };
+      return encodeBundle(header, m, key);
+    };
+    const data = randomBytes(1000);
+    const forger = await generateSigningKeyPair();
+    hub.backend.enqueueDownlink(
+      'ship-7',
+      await signed(manifest(data, { bundleId: 'forged' }), forger.privateKey),
+    );
+    // A genuine manifest whose signed bytes were changed on the way (another name).
+    const altered = Buffer.from(await signed(manifest(data, { bundleId: 'altered' }), hub.keys.privateKey));
+    const at = altered.indexOf('mirror.tar');
+    expect(at).toBeGreaterThan(0);
+    altered.write('mirrorXtar', at);
+    hub.backend.enqueueDownlink('ship-7', altered);
+    hub.backend.enqueueDownlink(
+      'ship-7',
+      await signed(manifest(data, { bundleId: 'genuine' }), hub.keys.privateKey),
+    );
+
+    const r = await engine.pullOnce();
+    expect(r.refused).toBe(2);
+    expect(announced.map((m) => m.bundleId)).toEqual(['genuine']);
+    expect(warnings.filter((w) => w.includes('not signed by the pinned hub key'))).toHaveLength(2);
   });
 });

@@ -85,7 +85,7 @@ export interface DownlinkRow {
   seq: number;
   site: string;
   agent: string | null;
-  kind: 'ack' | 'control';
+  kind: 'ack' | 'control' | 'blob';
   /** For acks: an older undelivered ack for the same document is superseded. */
   docId: string | null;
   requestId: string | null;

@@ -24,7 +24,7 @@ export function startBundles(
   upstreams: { url: string; token: string }[],
   now: () => number,
   log: { info(o: object, m: string): void; warn(o: object, m: string): void },
-  retryMs = 15_000,
+  retryMs = config.bundles.retryMs,
 ): RunningBundles {
   const receiver = new BundleReceiver({
     ledger: new SqliteBundleLedger(store.db),

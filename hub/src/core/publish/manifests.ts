@@ -57,8 +57,7 @@ export async function buildManifests(
     downlink.push({
       site,
       agent: null,
-      // HubStore's DownlinkRow names ack|control; the kind column only drives ack superseding.
-      kind: 'blob' as DownlinkRow['kind'],
+      kind: 'blob',
       docId: null,
       requestId: null,
       expiresAt,

@@ -3,6 +3,8 @@ import type { BundleCache, CachedBundle } from '../../ports/BundleCache.js';
 
 type Row = Omit<CachedBundle, 'sites'> & { sites: string };
 const toBundle = (r: Row): CachedBundle => ({ ...r, sites: JSON.parse(r.sites) as string[] });
+/** The columns as CachedBundle names them (the table's are snake_case). */
+const COLS = 'sha256, size, name, sites, state, fetched, expires_at AS expiresAt, reason';
 
 /** BundleCache in the relay's SQLite file (table `bundle_cache`, migration 2). */
 export class SqliteBundleCache implements BundleCache {
@@ -14,7 +16,9 @@ export class SqliteBundleCache implements BundleCache {
   ) {}
 
   private get(sha: string): CachedBundle | null {
-    const r = this.db.prepare('SELECT * FROM bundle_cache WHERE sha256 = ?').get(sha) as Row | undefined;
+    const r = this.db.prepare(`SELECT ${COLS} FROM bundle_cache WHERE sha256 = ?`).get(sha) as
+      | Row
+      | undefined;
     return r ? toBundle(r) : null;
   }
 
@@ -62,7 +66,9 @@ export class SqliteBundleCache implements BundleCache {
 
   nextToFetch(): CachedBundle | null {
     const r = this.db
-      .prepare("SELECT * FROM bundle_cache WHERE state = 'fetching' ORDER BY created_at, sha256 LIMIT 1")
+      .prepare(
+        `SELECT ${COLS} FROM bundle_cache WHERE state = 'fetching' ORDER BY created_at, sha256 LIMIT 1`,
+      )
       .get() as Row | undefined;
     return r ? toBundle(r) : null;
   }
@@ -84,9 +90,9 @@ export class SqliteBundleCache implements BundleCache {
   }
 
   expire(now: number): CachedBundle[] {
-    const rows = (this.db.prepare('SELECT * FROM bundle_cache WHERE expires_at <= ?').all(now) as Row[]).map(
-      toBundle,
-    );
+    const rows = (
+      this.db.prepare(`SELECT ${COLS} FROM bundle_cache WHERE expires_at <= ?`).all(now) as Row[]
+    ).map(toBundle);
     if (rows.length > 0) {
       this.db.prepare('DELETE FROM bundle_cache WHERE expires_at <= ?').run(now);
       this.count('bundles_expired', rows.length);
@@ -95,6 +101,8 @@ export class SqliteBundleCache implements BundleCache {
   }
 
   list(): CachedBundle[] {
-    return (this.db.prepare('SELECT * FROM bundle_cache ORDER BY created_at').all() as Row[]).map(toBundle);
+    return (this.db.prepare(`SELECT ${COLS} FROM bundle_cache ORDER BY created_at`).all() as Row[]).map(
+      toBundle,
+    );
   }
 }
