@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { SqliteAgentStore } from '../adapters/sqlite/SqliteAgentStore.js';
 import type { StoreStatus } from '../ports/AgentStore.js';
+import { readBundles, renderBundles } from './bundleStatus.js';
 import { configOrExit } from './configOrExit.js';
 
 const ago = (t: number | null) =>
@@ -63,7 +64,12 @@ export function registerStatus(program: Command): void {
         return;
       }
       const s = store.status();
+      const bundles = readBundles(store.db, config.dataDir);
       store.close();
-      process.stdout.write(o.json ? `${JSON.stringify(s, null, 2)}\n` : renderStatus(s));
+      process.stdout.write(
+        o.json
+          ? `${JSON.stringify({ ...s, bundles }, null, 2)}\n`
+          : renderStatus(s) + renderBundles(bundles, process.stdout.isTTY === true),
+      );
     });
 }

@@ -1,0 +1,77 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import type { BundleEntry } from '../core/bundles/ports.js';
+
+/** A bundle from headquarters as `edge-agent status` shows it. */
+export interface BundleProgress {
+  bundleId: string;
+  name: string;
+  fileKind: string;
+  state: BundleEntry['state'];
+  /** Bytes held here: the partial file's length while downloading (the resume offset). */
+  offset: number;
+  size: number;
+  reason: string | null;
+}
+
+const IN_PROGRESS: readonly string[] = ['queued', 'announced', 'downloading', 'verified'];
+
+/**
+ * Bundles at this agent, read without writing (the daemon may be running): the ledger's rows, with
+ * the partial file's length as the offset when it is further along than the last recorded chunk.
+ */
+export function readBundles(db: Database.Database, dataDir: string): BundleProgress[] {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bundles_in'").get();
+  if (!table) return [];
+  const rows = db.prepare('SELECT row FROM bundles_in ORDER BY announced_at, bundle_id').all() as {
+    row: string;
+  }[];
+  return rows.map(({ row }) => {
+    const e = JSON.parse(row) as BundleEntry;
+    let offset = e.bytes;
+    if (IN_PROGRESS.includes(e.state) && /^[0-9a-f]{64}$/.test(e.sha256)) {
+      try {
+        offset = Math.max(offset, statSync(join(dataDir, 'bundles-partial', e.sha256)).size);
+      } catch {
+        // no partial file yet
+      }
+    }
+    return {
+      bundleId: e.bundleId,
+      name: e.name,
+      fileKind: e.fileKind,
+      state: e.state,
+      offset: Math.min(offset, e.size),
+      size: e.size,
+      reason: e.reason ?? null,
+    };
+  });
+}
+
+const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+
+/** A fixed-width bar for a terminal: `[#########-----------]`. */
+export function progressBar(done: number, total: number, width = 24): string {
+  const f = total > 0 ? Math.min(1, done / total) : 1;
+  const n = Math.round(f * width);
+  return `[${'#'.repeat(n)}${'-'.repeat(width - n)}]`;
+}
+
+/** The `bundles` section of `edge-agent status`: those in progress, then a count of the rest by state. */
+export function renderBundles(list: readonly BundleProgress[], tty: boolean): string {
+  const active = list.filter((b) => IN_PROGRESS.includes(b.state));
+  const done: Record<string, number> = {};
+  for (const b of list) if (!IN_PROGRESS.includes(b.state)) done[b.state] = (done[b.state] ?? 0) + 1;
+  const rest = Object.entries(done)
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ');
+  const lines = [`bundles        ${active.length} in progress${rest ? `; ${rest}` : ''}`];
+  for (const b of active) {
+    const pct = b.size > 0 ? Math.floor((b.offset / b.size) * 100) : 100;
+    const bar = tty ? `${progressBar(b.offset, b.size)} ` : '';
+    lines.push(`  ${b.name} (${b.fileKind})  ${b.state}  ${bar}${mib(b.offset)} of ${mib(b.size)} (${pct}%)`);
+  }
+  for (const b of list) if (b.state === 'refused') lines.push(`  ${b.name} refused: ${b.reason ?? '?'}`);
+  return `${lines.join('\n')}\n`;
+}
