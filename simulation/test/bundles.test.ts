@@ -234,6 +234,16 @@ describe('bundles to outposts, hub → relay → agent as processes over cut lin
     expect(whenResultArrived.hubRelay).toBeLessThan(SIZE);
     expect(whenResultArrived.relayAgent).toBeLessThan(SIZE);
 
+    // `edge-agent status` shows the bundle on its way to the site, with its offset.
+    const midway = await until('edge-agent status to show the download', async () => {
+      const st = JSON.parse(
+        await runProgram('agent', ['status', '--config', agentConfig, '--json'], { cwd: site }),
+      ) as { bundles: Array<{ bundleId: string; state: string; offset: number; size: number }> };
+      const b = st.bundles.find((x) => x.bundleId === bundle.bundleId);
+      return b && b.state === 'downloading' && b.offset > 0 && b.offset < SIZE ? b : false;
+    });
+    expect(midway.size).toBe(SIZE);
+
     const placed = await until('the hub to see the bundle placed', async () => {
       const r = await fetch(`${hub}/api/bundles/${bundle.bundleId}`);
       const b = BundleDetailSchema.parse(await r.json());
