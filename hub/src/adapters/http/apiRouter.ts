@@ -4,7 +4,8 @@ import {
   MatrixResponseSchema,
   PlanRequestCreateSchema,
   PlanRequestSchema,
-  PlanSummarySchema,
+  type PlanSummarySchema,
+  ResourceChangeSchema,
   RunDetailSchema,
   RunsResponseSchema,
   SiteDetailSchema,
@@ -41,6 +42,8 @@ function parseOr400<T extends z.ZodType>(schema: T, value: unknown, what: string
   const i = r.error.issues[0];
   throw new WireError('bad-query', `${what} '${i?.path.join('.') || '?'}': ${i?.message}`);
 }
+
+const PlanDetailSchema = z.looseObject({ resources: z.array(ResourceChangeSchema).optional() });
 
 /** Every answer is checked against protocol's schema before it leaves (issue 6, item 6). */
 const send = <T extends z.ZodType>(ctx: Context, schema: T, body: z.input<T>, status = 200) => {
@@ -100,9 +103,11 @@ export function apiRouter(d: ApiDeps): Router {
     if (run.detailBlob) {
       const bytes = await d.blobs.readAll(run.detailBlob);
       if (bytes) {
-        const full = PlanSummarySchema.safeParse(JSON.parse(brotliDecompressSync(bytes).toString('utf8')));
-        if (full.success) {
-          summary = { ...summary, resources: full.data.resources ?? [] };
+        // The blob is the agent's canonical redacted detail (the summary without its volatile fields, the
+        // bytes its planHash covers): only its resources are needed here.
+        const detail = PlanDetailSchema.safeParse(JSON.parse(brotliDecompressSync(bytes).toString('utf8')));
+        if (detail.success) {
+          summary = { ...summary, resources: detail.data.resources ?? [] };
           detailAvailable = true;
         }
       }
