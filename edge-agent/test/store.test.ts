@@ -92,6 +92,7 @@ describe('SqliteAgentStore', () => {
     expect(r.blobsDeleted).toBe(1);
     expect(s.status().unackedRuns).toBe(0);
     expect(s.pending()).toEqual([]);
+    expect(s.status().bytesPending).toBe(0); // the acknowledged document is not "pending"
   });
 
   it('re-sends unreceipted changes, and only new changes after a receipt', () => {

@@ -533,6 +533,7 @@ export class SqliteAgentStore implements AgentStore {
       epoch: this.epoch,
       maxQueueBytes: this.opts.maxQueueBytes,
       queueBytes: queueBytes(this.db),
+      pendingChangeBytes: this.pending().reduce((n, d) => n + d.changes.length, 0),
     });
   }
 

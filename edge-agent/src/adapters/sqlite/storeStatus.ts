@@ -3,7 +3,15 @@ import type { StoreStatus } from '../../ports/AgentStore.js';
 
 export function readStatus(
   db: Database.Database,
-  base: { site: string; agent: string; epoch: number; maxQueueBytes: number; queueBytes: number },
+  base: {
+    site: string;
+    agent: string;
+    epoch: number;
+    maxQueueBytes: number;
+    queueBytes: number;
+    /** Bytes of document changes the hub has not acknowledged (what the next pushes carry). */
+    pendingChangeBytes: number;
+  },
 ): StoreStatus {
   const runs = db
     .prepare('SELECT count(*) AS n, min(finished_at) AS oldest FROM runs WHERE acked_at IS NULL')
@@ -19,11 +27,7 @@ export function readStatus(
       'SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM blobs WHERE data IS NOT NULL AND acked_at IS NULL',
     )
     .get() as { n: number; bytes: number };
-  const unackedDocs = db
-    .prepare(
-      'SELECT coalesce(sum(bytes), 0) AS n FROM epochs WHERE pruned_at IS NULL AND (acked_at IS NULL OR sealed_at IS NOT NULL OR epoch = ?)',
-    )
-    .get(base.epoch) as { n: number };
+
   const push = db
     .prepare('SELECT created_at, upstream, receipt FROM pushes ORDER BY created_at DESC LIMIT 1')
     .get() as { created_at: number; upstream: string | null; receipt: string | null } | undefined;
@@ -59,7 +63,7 @@ export function readStatus(
     docBytes,
     unackedRuns: runs.n,
     oldestUnackedAt: runs.oldest,
-    bytesPending: unackedDocs.n + blobs.bytes,
+    bytesPending: base.pendingChangeBytes + blobs.bytes,
     blobsPending: blobs.n,
     lastPush,
     lastAckAt: ack.at,
