@@ -132,6 +132,9 @@ describe('bundles to outposts at the hub', () => {
       await (await fetch(`${url}/api/bundles/${r.bundle.bundleId}`)).json(),
     );
     expect(detail.deliveries).toMatchObject([{ site: 'ship-7', agent: 'a1', state: 'placed', bytes: 5 }]);
+    // The list carries the same per-site rows, so the dashboard draws bundle × site from one request.
+    const list = BundlesResponseSchema.parse(await (await fetch(`${url}/api/bundles?site=ship-7`)).json());
+    expect(list.bundles[0]?.deliveries).toEqual(detail.deliveries);
     expect((await fetch(`${url}/api/bundles/nope`)).status).toBe(404);
   });
 

@@ -68,11 +68,20 @@ export const BundleInfoSchema = z.object({
 });
 export type BundleInfo = z.infer<typeof BundleInfoSchema>;
 
-export const BundlesResponseSchema = z.object({ bundles: z.array(BundleInfoSchema) });
-export type BundlesResponse = z.infer<typeof BundlesResponseSchema>;
-
 export const BundleDetailSchema = BundleInfoSchema.extend({ deliveries: z.array(BundleSiteDeliverySchema) });
 export type BundleDetail = z.infer<typeof BundleDetailSchema>;
+
+/**
+ * `GET /api/bundles`: each bundle with its per-state counts and (since the dashboard's bundles view)
+ * its per-site deliveries, so bundle × site is one request; `deliveries` is optional for older hubs.
+ */
+export const BundleListItemSchema = BundleInfoSchema.extend({
+  deliveries: z.array(BundleSiteDeliverySchema).optional(),
+});
+export type BundleListItem = z.infer<typeof BundleListItemSchema>;
+
+export const BundlesResponseSchema = z.object({ bundles: z.array(BundleListItemSchema) });
+export type BundlesResponse = z.infer<typeof BundlesResponseSchema>;
 
 /** Query of `POST /api/bundles` (the body is the file itself, streamed). */
 export const BundlePublishQuerySchema = z.object({

@@ -1,5 +1,6 @@
 import { NO_FILTERS } from '../core/route.js';
 import { linkProps, useRoute } from '../hooks/useRoute.js';
+import { BundlesView } from './BundlesView.js';
 import { CellView } from './CellView.js';
 import { LiveAnnouncer } from './LiveAnnouncer.js';
 import { MatrixView } from './MatrixView.js';
@@ -24,6 +25,14 @@ export function App() {
             <a {...linkProps({ view: 'matrix', filters: NO_FILTERS, pivot: null }, go)}>Matrix</a>
           ) : null}
         </nav>
+        <nav aria-label="Views" class="crumbs">
+          <a
+            {...linkProps({ view: 'bundles' }, go)}
+            aria-current={route.view === 'bundles' ? 'page' : undefined}
+          >
+            Bundles
+          </a>
+        </nav>
         <span class="spacer" />
         <LiveAnnouncer />
         <ThemeToggle />
@@ -41,6 +50,7 @@ export function App() {
           />
         ) : null}
         {route.view === 'run' ? <RunView runId={route.runId} go={go} /> : null}
+        {route.view === 'bundles' ? <BundlesView go={go} /> : null}
       </main>
     </>
   );

@@ -5,6 +5,7 @@ import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
 import { CellBody } from './CellBody.js';
+import { PendingBundles } from './PendingBundles.js';
 import { RelTime } from './RelTime.js';
 
 const dash = '—';
@@ -77,6 +78,7 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
           ))}
         </tbody>
       </table>
+      <PendingBundles site={s.site} now={now} go={go} />
       <h2>Cells</h2>
       <ul class="cell-list">
         {cells.map((c) => (

@@ -22,7 +22,8 @@ export type Route =
   | { view: 'matrix'; filters: Filters; pivot: string | null }
   | { view: 'site'; site: string }
   | { view: 'cell'; site: string; environment: string; component: string; status: CellStatus | null }
-  | { view: 'run'; runId: string };
+  | { view: 'run'; runId: string }
+  | { view: 'bundles' };
 
 export const NO_FILTERS: Filters = {
   site: '',
@@ -59,6 +60,7 @@ export function parseRoute(search: string): Route {
     };
   }
   if (view === 'run' && p.get('run')) return { view: 'run', runId: p.get('run')! };
+  if (view === 'bundles') return { view: 'bundles' };
   return {
     view: 'matrix',
     pivot: p.get('pivot') || null,
@@ -102,6 +104,9 @@ export function formatRoute(route: Route): string {
     case 'run':
       p.set('view', 'run');
       p.set('run', route.runId);
+      break;
+    case 'bundles':
+      p.set('view', 'bundles');
       break;
   }
   const s = p.toString();

@@ -1,4 +1,5 @@
 import type {
+  BundlesResponse,
   MatrixResponse,
   PlanRequest,
   PlanRequestCreate,
@@ -21,6 +22,8 @@ export interface Api {
   ): Promise<RunsResponse>;
   run(runId: string): Promise<RunDetail>;
   createPlanRequest(body: PlanRequestCreate): Promise<PlanRequest>;
+  /** Bundles to outposts with their per-site deliveries (`?site=` keeps those targeting one site). */
+  bundles(site?: string): Promise<BundlesResponse>;
 }
 
 /** An API call that failed, with a message a person can act on. */

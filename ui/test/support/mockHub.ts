@@ -1,4 +1,6 @@
 import {
+  type BundleListItem,
+  BundlesResponseSchema,
   type HubEvent,
   type MatrixCell,
   MatrixResponseSchema,
@@ -32,6 +34,8 @@ export class MockHub {
   /** Matrices for `?at=`, by exact ISO time; anything else answers the current one. */
   history = new Map<string, MatrixCell[]>();
   requests: { path: string; body?: unknown }[] = [];
+  /** Bundles to outposts, with their per-site deliveries, for `GET /api/bundles`. */
+  bundles: BundleListItem[] = [];
   private readonly streams = new Map<(frame: string) => void, () => void>();
   private eventSeq = 0;
   private requestSeq = 0;
@@ -77,6 +81,11 @@ export class MockHub {
       const r = this.details.get(b);
       if (!r) return notFound(`no run '${b}'`);
       return { status: 200, body: RunDetailSchema.parse(r) };
+    }
+    if (method === 'GET' && a === 'bundles' && !b) {
+      const site = url.searchParams.get('site');
+      const bundles = this.bundles.filter((x) => !site || x.sites.includes(site as never));
+      return { status: 200, body: BundlesResponseSchema.parse({ bundles }) };
     }
     if (method === 'POST' && a === 'plan-requests' && !b) {
       const parsed = PlanRequestCreateSchema.safeParse(body);

@@ -73,7 +73,7 @@ export function bundleApi(d: { bundles: BundleStore; publisher: BundlePublisher 
     const site = typeof ctx.query.site === 'string' ? ctx.query.site : undefined;
     const rows = await d.bundles.listBundles(site);
     const out = [];
-    for (const b of rows) out.push(info(b, await d.bundles.deliveries(b.bundleId)));
+    for (const b of rows) out.push(await bundleDetail(d.bundles, b));
     ctx.body = BundlesResponseSchema.parse({ bundles: out });
   });
   r.get('/:id', async (ctx) => {

@@ -1,4 +1,5 @@
 import {
+  BundlesResponseSchema,
   ErrorBodySchema,
   MatrixResponseSchema,
   type PlanRequestCreate,
@@ -62,6 +63,9 @@ export class HttpApi implements Api {
   }
   sites() {
     return this.call(SitesResponseSchema, '/api/sites');
+  }
+  bundles(site?: string) {
+    return this.call(BundlesResponseSchema, `/api/bundles${site ? `?site=${seg(site)}` : ''}`);
   }
   site(site: string) {
     return this.call(SiteDetailSchema, `/api/sites/${seg(site)}`);
