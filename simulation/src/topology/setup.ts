@@ -56,19 +56,36 @@ function scenario(component: string, environment: string, seed: number) {
 }
 
 /**
+ * Where nodes listen and whom they dial. The default is everything on 127.0.0.1 (`npm start`); the
+ * Compose topology listens on all interfaces and dials links by service name (`link-ship-7`).
+ */
+export interface SetUpHosts {
+  /** Interface the hub and relay listen on. Default 127.0.0.1. */
+  listen?: string;
+  /** Host of the relay→hub link. Default 127.0.0.1. */
+  relayLink?: string;
+  /** Host of a site's agent→relay link. Default 127.0.0.1. */
+  siteLink?: (site: string) => string;
+}
+
+/**
  * Writes every node's config and creates its keys and credentials through the programs' own CLIs
  * (hub init/key/peer/enroll, relay token add, edge-agent init), exactly as an operator would.
  */
 export async function setUp(
   spec: TopologySpec,
   ports: { hub: number; relay: number; relayLink: number; siteLinks: Record<string, number> },
+  hosts: SetUpHosts = {},
 ): Promise<Layout> {
+  const listenHost = hosts.listen ?? '127.0.0.1';
+  const relayLinkHost = hosts.relayLink ?? '127.0.0.1';
+  const siteLinkHost = hosts.siteLink ?? (() => '127.0.0.1');
   const l = layout(spec.dir);
   for (const d of ['hub', 'relay', 'logs']) mkdirSync(join(spec.dir, d), { recursive: true });
   writeFileSync(
     l.hubConfig,
     stringify({
-      listen: { host: '127.0.0.1', port: ports.hub },
+      listen: { host: listenHost, port: ports.hub },
       dataDir: './data',
       ...(spec.uiDir ? { uiDir: spec.uiDir } : {}),
       defaultContactIntervalS: 120,
@@ -95,9 +112,9 @@ export async function setUp(
     stringify({
       name: 'relay-1',
       dataDir: join(spec.dir, 'relay', 'data'),
-      listen: { host: '127.0.0.1', port: ports.relay },
+      listen: { host: listenHost, port: ports.relay },
       sites,
-      upstreams: [{ name: 'hub', url: `http://127.0.0.1:${ports.relayLink}`, token: peer.token }],
+      upstreams: [{ name: 'hub', url: `http://${relayLinkHost}:${ports.relayLink}`, token: peer.token }],
       forward: { idleMs: 500, pullIntervalMs: 2000, backoffBaseMs: 500, backoffMaxMs: 10_000 },
     }),
   );
@@ -135,7 +152,12 @@ export async function setUp(
         agent: site.agent,
         dataDir: './data',
         hubPublicKeyFile: './hub.pub',
-        upstreams: [{ url: `http://127.0.0.1:${ports.siteLinks[site.site]}`, tokenFile: './relay.token' }],
+        upstreams: [
+          {
+            url: `http://${siteLinkHost(site.site)}:${ports.siteLinks[site.site]}`,
+            tokenFile: './relay.token',
+          },
+        ],
         components,
         sync: {
           intervalS: spec.agentSyncIntervalS ?? 10,

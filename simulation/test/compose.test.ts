@@ -1,0 +1,185 @@
+/**
+ * The Compose topology (root docker-compose.yml). The file's shape is checked everywhere; bringing it
+ * up needs a Docker engine, and where none answers that test is reported as skipped, saying why.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { COMPOSE, composeSpec } from '../src/compose/topology.js';
+import { ROOT } from '../src/topology/programs.js';
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  networks?: string[];
+  ports?: string[];
+  volumes?: string[];
+}
+const file = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+  networks: Record<string, { internal?: boolean } | null>;
+};
+const spec = composeSpec();
+const arg = (s: Service, flag: string) => s.command?.[s.command.indexOf(flag) + 1];
+
+describe('docker-compose.yml', () => {
+  it('puts each agent alone on an internal network with its link, which also reaches the relay', () => {
+    for (const site of spec.sites) {
+      const agent = file.services[COMPOSE.agentService(site.site)];
+      const link = file.services[COMPOSE.siteLinkService(site.site)];
+      expect(agent?.networks).toEqual([`site-${site.site}`]);
+      expect(file.networks[`site-${site.site}`]?.internal).toBe(true);
+      expect(link?.networks).toEqual(['edge', `site-${site.site}`]);
+      expect(arg(link!, '--target')).toBe(`${COMPOSE.relay.service}:${COMPOSE.relay.port}`);
+      expect(arg(link!, '--listen')).toBe(`0.0.0.0:${COMPOSE.link.port}`);
+    }
+    const members = (net: string) =>
+      Object.entries(file.services)
+        .filter(([, s]) => s.networks?.includes(net))
+        .map(([n]) => n)
+        .sort();
+    expect(members('hq')).toEqual(['hub', COMPOSE.relayLinkService]);
+    expect(file.services.relay?.networks).toEqual(['edge']);
+  });
+
+  it('runs each link on the profile and time scale of the spec that the set-up step enrols', () => {
+    for (const site of spec.sites) {
+      const link = file.services[COMPOSE.siteLinkService(site.site)]!;
+      expect([arg(link, '--profile'), Number(arg(link, '--time-scale'))]).toEqual([
+        site.profile,
+        site.timeScale,
+      ]);
+    }
+    const hubLink = file.services[COMPOSE.relayLinkService]!;
+    expect(arg(hubLink, '--target')).toBe(`${COMPOSE.hub.service}:${COMPOSE.hub.port}`);
+    expect(arg(hubLink, '--profile')).toBe(spec.relayLink.profile);
+  });
+
+  it('publishes the dashboard on 127.0.0.1:8080 only, and builds one image once', () => {
+    expect(file.services.hub?.ports).toEqual([`127.0.0.1:8080:${COMPOSE.hub.port}`]);
+    const built = Object.entries(file.services).filter(([, s]) => s.build);
+    expect(built.map(([n]) => n)).toEqual(['setup']);
+    for (const s of Object.values(file.services)) expect(s.image).toBe('driftline:local');
+  });
+});
+
+// ---- the real thing, where an engine answers
+
+function engine(): { ok: true; compose: string[] } | { ok: false; reason: string } {
+  if (process.env.DRIFTLINE_COMPOSE_TEST === '0')
+    return { ok: false, reason: 'DRIFTLINE_COMPOSE_TEST=0 turns the Compose test off' };
+  const info = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  if (info.error || info.status !== 0)
+    return {
+      ok: false,
+      reason: `no Docker engine answers ('docker info': ${(info.error?.message ?? info.stderr ?? '').trim().split('\n')[0]}); install docker.io and docker-compose, start dockerd --storage-driver=vfs`,
+    };
+  if (spawnSync('docker', ['compose', 'version'], { timeout: 20_000 }).status === 0)
+    return { ok: true, compose: ['docker', 'compose'] };
+  if (spawnSync('docker-compose', ['version'], { timeout: 20_000 }).status === 0)
+    return { ok: true, compose: ['docker-compose'] };
+  return {
+    ok: false,
+    reason: "a Docker engine answers but neither 'docker compose' nor 'docker-compose' is installed",
+  };
+}
+
+const found = engine();
+if (!found.ok) console.warn(`compose test SKIPPED: ${found.reason}`);
+
+const PROJECT = 'driftline-test';
+const env = { ...process.env, COMPOSE_PROJECT_NAME: PROJECT, COMPOSE_HTTP_TIMEOUT: '600' };
+
+/** Runs a command, keeps its output for the failure message, rejects on a non-zero exit or timeout. */
+function run(cmd: string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd[0]!, cmd.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => {
+      out += d;
+    });
+    p.stderr.on('data', (d: Buffer) => {
+      out += d;
+    });
+    const timer = setTimeout(() => p.kill('SIGTERM'), timeoutMs);
+    p.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else
+        reject(
+          new Error(
+            `${cmd.join(' ')} ${signal ? `killed after ${timeoutMs} ms` : `exited ${code}`}:\n${out.slice(-4000)}`,
+          ),
+        );
+    });
+  });
+}
+
+const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+
+async function sitesWithResults(): Promise<string[]> {
+  try {
+    const r = await fetch('http://127.0.0.1:8080/api/matrix', { signal: AbortSignal.timeout(5000) });
+    if (!r.ok) return [];
+    const { cells } = (await r.json()) as {
+      cells: Array<{ site: string; status: string; receivedAt: string | null }>;
+    };
+    return [
+      ...new Set(cells.filter((c) => c.status !== 'no-data' && c.receivedAt).map((c) => c.site)),
+    ].sort();
+  } catch {
+    return [];
+  }
+}
+
+describe('the Compose topology', () => {
+  it.skipIf(!found.ok)(
+    'comes up from docker-compose.yml and the hub shows results from all three sites',
+    async () => {
+      if (!found.ok) return;
+      const compose = found.compose;
+      expect(await portFree(8080), '127.0.0.1:8080 is taken; stop what listens there (another `up`?)').toBe(
+        true,
+      );
+      const timings: Record<string, number> = {};
+      let t = Date.now();
+      try {
+        // Base image (pull, or the stand-in), build, up -d, wait for the hub: the script users run.
+        await run([join(ROOT, 'scripts/docker/up.sh')], 11 * 60_000);
+        timings.upS = (Date.now() - t) / 1000;
+        t = Date.now();
+        const want = spec.sites.map((s) => s.site).sort();
+        let seen: string[] = [];
+        const end = Date.now() + 6 * 60_000;
+        while (Date.now() < end) {
+          seen = await sitesWithResults();
+          if (want.every((s) => seen.includes(s))) break;
+          await new Promise((r) => setTimeout(r, 3000));
+        }
+        timings.allSitesS = (Date.now() - t) / 1000;
+        const dashboard = await fetch('http://127.0.0.1:8080/');
+        expect(dashboard.status).toBe(200);
+        expect(seen, `sites with results after ${timings.allSitesS} s`).toEqual(want);
+        console.info(`compose test timings: ${JSON.stringify(timings)}`);
+      } catch (e) {
+        const logs = await run([...compose, 'logs', '--tail', '30'], 60_000).catch((le: Error) => le.message);
+        throw new Error(`${(e as Error).message}\n--- last logs ---\n${logs.slice(-6000)}`);
+      } finally {
+        await run([...compose, 'down', '-v', '--remove-orphans'], 5 * 60_000);
+      }
+    },
+    14 * 60_000,
+  );
+});
