@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   existsSync,
@@ -17,6 +17,7 @@ import { stringify } from 'yaml';
 import { type LinkHandle, startLink } from '../src/link.js';
 import { freePort, waitForHttp } from '../src/topology/ports.js';
 import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.js';
+import { ProcessGroup, setUpHub, until } from './support.js';
 
 /**
  * Bundles to outposts end to end (issue 10): a file published at the hub goes hub → link A → relay →
@@ -26,42 +27,18 @@ const SIZE = 24 * 1024 * 1024;
 const CUT_EVERY = 4 * 1024 * 1024;
 const RESTART_AT = 10 * 1024 * 1024;
 
-const procs = new Set<ChildProcess>();
+const group = new ProcessGroup();
 const links: LinkHandle[] = [];
 let dir = '';
 afterAll(async () => {
-  for (const p of [...procs].reverse()) await stop(p, 'SIGTERM');
+  await group.stopAll();
   for (const l of links) await l.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function start(bin: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const p = spawn(process.execPath, [bin, ...args], {
-    ...opts,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
-    stdio: 'ignore',
-  });
-  procs.add(p);
-  p.once('exit', () => procs.delete(p));
-  return p;
-}
-
-async function stop(p: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (p.exitCode !== null || p.signalCode !== null) return;
-  const done = new Promise((r) => p.once('exit', r));
-  p.kill(signal);
-  await done;
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 90_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const start = (bin: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+  group.start(bin, args, opts);
+const stop = (p: ChildProcess, signal: NodeJS.Signals) => group.stop(p, signal);
 
 /** Bytes that entered a link toward the site (delivered plus lost in flight at a cut). */
 const downBytes = (l: LinkHandle) => l.stats().downlink.bytes + l.stats().downlink.droppedBytes;
@@ -91,26 +68,14 @@ describe('bundles to outposts, hub → relay → agent as processes over cut lin
     dir = mkdtempSync(join(tmpdir(), 'driftline-bundles-'));
     const [hubPort, relayPort] = [await freePort(), await freePort()];
     const hub = `http://127.0.0.1:${hubPort}`;
-    const hubConfig = join(dir, 'hub.yaml');
-    writeFileSync(
-      hubConfig,
-      stringify({ listen: { port: hubPort }, dataDir: './hub-data', sweepIntervalS: 1 }),
-    );
-    await runProgram('hub', ['init', '--config', hubConfig]);
-    const hubKey = (await runProgram('hub', ['key', '--config', hubConfig])).trim();
-    const relayToken = JSON.parse(
-      await runProgram('hub', [
-        'peer',
-        '--config',
-        hubConfig,
-        '--name',
-        'ground-1',
-        '--sites',
-        'ship-7',
-        '--json',
-      ]),
-    ).token;
-
+    const {
+      config: hubConfig,
+      key: hubKey,
+      relayToken,
+    } = await setUpHub(dir, hubPort, {
+      name: 'ground-1',
+      sites: ['ship-7'],
+    });
     // 2 MB/s toward the site, and a small in-flight buffer, as a real link's bandwidth-delay product.
     const linkSettings = { downlink: { bandwidthBps: 16_000_000 }, maxHeldBytes: 128 * 1024 };
     const linkA = await startLink({

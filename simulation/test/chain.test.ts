@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,36 +5,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { freePort, waitForHttp } from '../src/topology/ports.js';
 import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.js';
+import { ProcessGroup, setUpHub, until } from './support.js';
 
-const procs: ChildProcess[] = [];
-afterAll(async () => {
-  for (const p of procs.reverse()) {
-    if (p.exitCode !== null) continue;
-    const done = new Promise((r) => p.once('exit', r));
-    p.kill('SIGTERM');
-    await done;
-  }
-});
-
-function start(bin: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const p = spawn(process.execPath, [bin, ...args], {
-    ...opts,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
-    stdio: 'ignore',
-  });
-  procs.push(p);
-  return p;
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 120_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+const group = new ProcessGroup();
+afterAll(() => group.stopAll());
 
 describe('agent → relay → relay → hub, as processes', () => {
   it('carries results up two relays, acks and a plan request down them, and the hub serves the run', {
@@ -43,26 +16,14 @@ describe('agent → relay → relay → hub, as processes', () => {
   }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'driftline-chain-'));
     const [hubPort, outerPort, innerPort] = [await freePort(), await freePort(), await freePort()];
-    const hubConfig = join(dir, 'hub.yaml');
-    writeFileSync(
-      hubConfig,
-      stringify({ listen: { port: hubPort }, dataDir: './hub-data', sweepIntervalS: 1 }),
-    );
-    await runProgram('hub', ['init', '--config', hubConfig]);
-    const hubKey = (await runProgram('hub', ['key', '--config', hubConfig])).trim();
-    const outerToken = JSON.parse(
-      await runProgram('hub', [
-        'peer',
-        '--config',
-        hubConfig,
-        '--name',
-        'ground-1',
-        '--sites',
-        'ship-7',
-        '--json',
-      ]),
-    ).token;
-
+    const {
+      config: hubConfig,
+      key: hubKey,
+      relayToken: outerToken,
+    } = await setUpHub(dir, hubPort, {
+      name: 'ground-1',
+      sites: ['ship-7'],
+    });
     // The outer relay (ground station) talks to the hub; the inner one (the ship's LAN) to the outer one.
     const relayConfig = (name: string, port: number, upstreamPort: number, token: string) => {
       const path = join(dir, `${name}.yaml`);
@@ -130,12 +91,12 @@ describe('agent → relay → relay → hub, as processes', () => {
       init.publicKey,
     ]);
 
-    start(BINS.hub, ['run', '--config', hubConfig]);
+    group.start(BINS.hub, ['run', '--config', hubConfig]);
     await waitForHttp(`http://127.0.0.1:${hubPort}/v1/health`, 60_000);
-    start(BINS.relay, ['run', '--config', outer]);
-    start(BINS.relay, ['run', '--config', inner]);
+    group.start(BINS.relay, ['run', '--config', outer]);
+    group.start(BINS.relay, ['run', '--config', inner]);
     await waitForHttp(`http://127.0.0.1:${innerPort}/v1/health`, 60_000);
-    start(BINS.agent, ['run', '--config', agentConfig], {
+    group.start(BINS.agent, ['run', '--config', agentConfig], {
       cwd: site,
       env: { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}` },
     });

@@ -6,6 +6,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../src/topology/programs.js';
 import { Topology } from '../src/topology/Topology.js';
+import { until } from './support.js';
 
 /**
  * The dashboard against a real hub fed by real agents through a relay and emulated links, in Debian's
@@ -19,16 +20,6 @@ if (!hasChromium) console.warn(`\n\n!!! dashboard e2e ${REASON}\n\n`);
 const SHOTS = join(ROOT, '.driftline', 'e2e');
 
 type Cell = { site: string; stale: boolean; siteUnreachable: boolean; runId: string | null };
-
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 90_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 describe.runIf(hasChromium || required)('dashboard e2e against a real hub', { timeout: 240_000 }, () => {
   let topo: Topology;

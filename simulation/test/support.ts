@@ -1,0 +1,59 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { runProgram } from '../src/topology/programs.js';
+
+/** Polls `f` until it returns something truthy, at most `ms`; errors inside count as "not yet". */
+export async function until<T>(
+  what: string,
+  f: () => Promise<T | undefined | false>,
+  ms = 90_000,
+  stepMs = 250,
+): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
+/** Driftline programs started by a test, stopped (SIGTERM, in reverse order) by `stopAll`. */
+export class ProcessGroup {
+  private readonly procs = new Set<ChildProcess>();
+
+  start(bin: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
+    const p = spawn(process.execPath, [bin, ...args], {
+      ...opts,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
+      stdio: 'ignore',
+    });
+    this.procs.add(p);
+    p.once('exit', () => this.procs.delete(p));
+    return p;
+  }
+
+  async stop(p: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (p.exitCode !== null || p.signalCode !== null) return;
+    const done = new Promise((r) => p.once('exit', r));
+    p.kill(signal);
+    await done;
+  }
+
+  async stopAll(): Promise<void> {
+    for (const p of [...this.procs].reverse()) await this.stop(p);
+  }
+}
+
+/** A hub set up through its CLI as an operator would: config, init, its public key, a relay token. */
+export async function setUpHub(dir: string, port: number, relay: { name: string; sites: string[] }) {
+  const config = join(dir, 'hub.yaml');
+  writeFileSync(config, stringify({ listen: { port }, dataDir: './hub-data', sweepIntervalS: 1 }));
+  await runProgram('hub', ['init', '--config', config]);
+  const key = (await runProgram('hub', ['key', '--config', config])).trim();
+  const args = ['peer', '--config', config, '--name', relay.name, '--sites', relay.sites.join(','), '--json'];
+  const relayToken = (JSON.parse(await runProgram('hub', args)) as { token: string }).token;
+  return { config, key, relayToken, url: `http://127.0.0.1:${port}` };
+}
