@@ -111,17 +111,13 @@ const parts: Record<string, Part> = {
       const [agents, cells] = quick ? [50, 20] : [1000, 200];
       const r = await runTs(
         'hub/bench/ingest.ts',
-        [String(agents), String(cells), '100'],
+        [String(agents), String(cells), '--batch', '100'],
         (quick ? 4 : 40) * min,
       );
-      const j = lastJsonLine(r.stdout) as { rounds: { ms: number }[]; rssMB: number };
-      const ms = j.rounds.reduce((n, x) => n + x.ms, 0);
-      return {
-        agents,
-        cells,
-        resultsPerSec: Math.round((agents * cells * j.rounds.length) / (ms / 1000)),
-        rssMb: r.peakRssMb ?? j.rssMB,
-      };
+      // The hub bench prints its own rate and two in-run baselines (Automerge merge alone, SQLite alone).
+      const j = lastJsonLine(r.stdout) as { resultsPerSec: number; rssMb: number; baseline?: unknown };
+      process.stderr.write(`[bench:hubIngest] baseline ${JSON.stringify(j.baseline)}\n`);
+      return { agents, cells, resultsPerSec: j.resultsPerSec, rssMb: r.peakRssMb ?? j.rssMb };
     },
   },
   edgeOffline: {
