@@ -138,6 +138,93 @@ describe('bundles to outposts at the hub', () => {
     expect((await fetch(`${url}/api/bundles/nope`)).status).toBe(404);
   });
 
+  it('supersedes an earlier publication of the same name and kind, per site, and names it in the manifest', async () => {
+    const { hub, url, agents } = await start();
+    const { Readable } = await import('node:stream');
+    const pub = async (sites: string[], body: string, name = 'cfg', fileKind = 'config' as const) => {
+      const r = await hub.publisher.publish(Readable.from([Buffer.from(body)]), { sites, name, fileKind });
+      if (!r.ok) throw new Error(r.message);
+      return r.bundle.bundleId;
+    };
+    const first = await pub(['ship-7', 'ship-8'], 'v1');
+    const otherKind = await pub(['ship-7'], 'v1', 'cfg', 'file' as 'config');
+    // The agent at ship-7 had already placed the first one.
+    const a = agents[0] as AgentSim;
+    a.plan('prod', 'net');
+    a.doc = A.change(a.doc, (d) => {
+      d.bundles = {
+        [first]: {
+          bundleId: first,
+          sha256: 'x',
+          name: 'cfg',
+          fileKind: 'config',
+          size: 2,
+          state: 'placed',
+          bytes: 2,
+          updatedAt: 1,
+        },
+      };
+    });
+    const post = async () =>
+      fetch(`${url}/v1/bundles`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': BATCH_CONTENT_TYPE },
+        body: Buffer.from(encodeBatch([await a.delta()])),
+      });
+    expect((await post()).status).toBe(200);
+
+    const second = await pub(['ship-7'], 'v2');
+    const detail = async (id: string) =>
+      BundleDetailSchema.parse(await (await fetch(`${url}/api/bundles/${id}`)).json());
+    const d1 = await detail(first);
+    expect(d1.deliveries.map((d) => [d.site, d.state])).toEqual([
+      ['ship-7', 'superseded'],
+      ['ship-8', 'queued'], // not targeted by the second publication: still live there
+    ]);
+    expect(d1.deliveries[0]).toMatchObject({ agent: 'a1', bytes: 2 });
+    expect(d1.deliveries[0]?.reason).toContain(second);
+    expect(d1.stateCounts).toEqual({ superseded: 1, queued: 1 });
+    // Another kind under the same name is another thing.
+    expect((await detail(otherKind)).deliveries.map((d) => d.state)).toEqual(['queued']);
+
+    // The ship-7 manifest of the second names the first; nothing else does.
+    const dl = await fetch(`${url}/v1/bundles?for=ship-7`, { headers: auth });
+    const batch = decodeBatch(new Uint8Array(await dl.arrayBuffer()));
+    if (!batch.ok) throw new Error('bad batch');
+    const manifests = batch.value.flatMap((bytes) => {
+      const b = decodeBundle(bytes);
+      if (!b.ok) throw new Error('bad bundle');
+      if (b.value.header.kind !== 'blob') return []; // the acks of the agent's reports
+      const m = decodePayload('blob', b.value.payload);
+      if (!m.ok) throw new Error('bad manifest');
+      return [m.value];
+    });
+    expect(manifests.map((m) => [m.bundleId, m.supersedes])).toEqual([
+      [first, undefined],
+      [otherKind, undefined],
+      [second, [first]],
+    ]);
+
+    // A report from an agent that has not heard yet does not bring the superseded one back.
+    a.doc = A.change(a.doc, (d) => {
+      if (d.bundles?.[first]) d.bundles[first].updatedAt = 2;
+    });
+    expect((await post()).status).toBe(200);
+    expect((await detail(first)).deliveries[0]).toMatchObject({ state: 'superseded', agent: 'a1' });
+
+    // A third supersedes only the second: the first is superseded already.
+    const third = await pub(['ship-7'], 'v3');
+    const dl3 = decodeBatch(
+      new Uint8Array(await (await fetch(`${url}/v1/bundles?for=ship-7`, { headers: auth })).arrayBuffer()),
+    );
+    if (!dl3.ok) throw new Error('bad batch');
+    const blobs = dl3.value.map((x) => decodeBundle(x)).filter((b) => b.ok && b.value.header.kind === 'blob');
+    const last = blobs[blobs.length - 1];
+    if (!last?.ok) throw new Error('bad bundle');
+    const m3 = decodePayload('blob', last.value.payload);
+    expect(m3.ok && [m3.value.bundleId, m3.value.supersedes]).toEqual([third, [second]]);
+  });
+
   it('publishes from the command line', async () => {
     const { dir } = await start();
     writeFileSync(join(dir, 'hub.yaml'), `dataDir: ${dir}\n`);

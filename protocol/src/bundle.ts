@@ -109,6 +109,12 @@ export const BlobManifestSchema = z.strictObject({
   bundleId: z.string().min(1).max(64).optional(),
   /** For files from headquarters: the sites the publication targets. */
   sites: z.array(SiteIdSchema).optional(),
+  /**
+   * For files from headquarters: earlier publications (`bundleId`s) of the same name and kind for this
+   * site that this one replaces. Relays drop their blobs unless a live bundle still needs them; agents
+   * stop fetching them and never delete a file already placed (only an atomic rename at the same path replaces it).
+   */
+  supersedes: z.array(z.string().min(1).max(64)).max(1000).optional(),
 });
 export type BlobManifest = z.infer<typeof BlobManifestSchema>;
 

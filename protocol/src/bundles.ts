@@ -21,6 +21,8 @@ export const BUNDLE_DELIVERY_STATES = [
   'placed',
   'refused',
   'expired',
+  /** A later publication of the same name and kind for the site replaced it (additive, after `expired`). */
+  'superseded',
 ] as const;
 export const BundleDeliveryStateSchema = z.enum(BUNDLE_DELIVERY_STATES);
 export type BundleDeliveryState = z.infer<typeof BundleDeliveryStateSchema>;

@@ -29,8 +29,13 @@ export interface DeliveryRow {
  * publishing adds tables without touching ingest's write path; every method is one transaction.
  */
 export interface BundleStore {
-  /** Records a publication and a `queued` delivery row per target site. */
-  publish(bundle: BundleRow): Promise<void>;
+  /**
+   * Records a publication and a `queued` delivery row per target site, and in the same transaction
+   * supersedes, per target site, the earlier unexpired publications of the same name and kind there:
+   * their delivery rows for that site become `superseded` (and stay so whatever agents report later).
+   * Answers the superseded bundle ids per site (sites without any are left out).
+   */
+  publish(bundle: BundleRow): Promise<Record<string, string[]>>;
   getBundle(bundleId: string): Promise<BundleRow | null>;
   /** Newest first. */
   listBundles(site?: string): Promise<BundleRow[]>;

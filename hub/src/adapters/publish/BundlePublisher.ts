@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type FileKind, SiteIdSchema } from '@driftline/protocol';
-import { buildManifests } from '../../core/publish/manifests.js';
+import { buildManifests, bundleRow } from '../../core/publish/manifests.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { BundleRow, BundleStore } from '../../ports/BundleStore.js';
 import type { Clock } from '../../ports/Clock.js';
@@ -91,23 +91,23 @@ export class BundlePublisher {
     if (await this.d.blobs.stat(sha256)) await rm(tmp, { force: true });
     else await this.d.blobs.adopt(sha256, tmp);
     const now = this.d.clock.now();
-    const { bundle, downlink } = await buildManifests(
-      {
-        bundleId,
-        name: req.name,
-        fileKind: req.fileKind,
-        sha256,
-        size,
-        sites: sites.sites,
-        now,
-        ttlS: req.ttlS,
-      },
-      this.d.hubPrivateKey,
-      () => this.d.ids.next(),
-    );
+    const input = {
+      bundleId,
+      name: req.name,
+      fileKind: req.fileKind,
+      sha256,
+      size,
+      sites: sites.sites,
+      now,
+      ttlS: req.ttlS,
+    };
     // The publication is recorded before it is queued: a crash between the two leaves a listed bundle
-    // still `queued` (visible, re-publishable), never an announced one the hub does not know.
-    await this.d.bundles.publish(bundle);
+    // still `queued` (visible, re-publishable), never an announced one the hub does not know. Recording
+    // it also supersedes earlier publications of the same name and kind, per site, in one transaction.
+    const supersedes = await this.d.bundles.publish(bundleRow(input));
+    const { bundle, downlink } = await buildManifests({ ...input, supersedes }, this.d.hubPrivateKey, () =>
+      this.d.ids.next(),
+    );
     await this.d.store.commit({ downlink });
     return { ok: true, bundle };
   }

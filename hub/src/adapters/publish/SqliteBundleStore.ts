@@ -8,7 +8,23 @@ CREATE TABLE IF NOT EXISTS published_bundles (
 CREATE TABLE IF NOT EXISTS bundle_deliveries (
   bundle_id TEXT NOT NULL, site TEXT NOT NULL, agent TEXT NOT NULL, row TEXT NOT NULL,
   PRIMARY KEY (bundle_id, site, agent)
+);
+CREATE TABLE IF NOT EXISTS bundle_supersessions (
+  bundle_id TEXT NOT NULL, site TEXT NOT NULL, by_bundle_id TEXT NOT NULL,
+  PRIMARY KEY (bundle_id, site)
 );`;
+
+/** Earlier, unexpired, not yet superseded publications of a name and kind to a site. */
+const CURRENT = `
+SELECT p.bundle_id AS id FROM published_bundles p
+WHERE json_extract(p.row, '$.name') = @name AND json_extract(p.row, '$.fileKind') = @kind
+  AND p.bundle_id != @self
+  AND coalesce(json_extract(p.row, '$.expiresAt'), @now + 1) > @now
+  AND EXISTS (SELECT 1 FROM json_each(p.row, '$.sites') WHERE value = @site)
+  AND NOT EXISTS (SELECT 1 FROM bundle_supersessions s WHERE s.bundle_id = p.bundle_id AND s.site = @site)
+ORDER BY p.published_at, p.bundle_id`;
+
+const supersededReason = (by: string) => `superseded by bundle ${by} (same name and kind)`;
 
 /** BundleStore in its own SQLite file (`bundles.db` beside `hub.db`), WAL. */
 export class SqliteBundleStore implements BundleStore {
@@ -21,11 +37,43 @@ export class SqliteBundleStore implements BundleStore {
     this.db.exec(SCHEMA);
   }
 
-  async publish(b: BundleRow): Promise<void> {
+  async publish(b: BundleRow): Promise<Record<string, string[]>> {
     const put = this.db.prepare(
       'INSERT OR IGNORE INTO bundle_deliveries (bundle_id, site, agent, row) VALUES (?, ?, ?, ?)',
     );
+    const current = this.db.prepare(CURRENT);
+    const mark = this.db.prepare(
+      'INSERT OR IGNORE INTO bundle_supersessions (bundle_id, site, by_bundle_id) VALUES (?, ?, ?)',
+    );
+    const rowsOf = this.db.prepare(
+      'SELECT agent, row FROM bundle_deliveries WHERE bundle_id = ? AND site = ?',
+    );
+    const update = this.db.prepare(
+      'UPDATE bundle_deliveries SET row = ? WHERE bundle_id = ? AND site = ? AND agent = ?',
+    );
+    const superseded: Record<string, string[]> = {};
     this.db.transaction(() => {
+      for (const site of b.sites) {
+        const ids = (
+          current.all({ name: b.name, kind: b.fileKind, self: b.bundleId, now: b.publishedAt, site }) as {
+            id: string;
+          }[]
+        ).map((r) => r.id);
+        for (const id of ids) {
+          mark.run(id, site, b.bundleId);
+          for (const r of rowsOf.all(id, site) as { agent: string; row: string }[]) {
+            const old = JSON.parse(r.row) as DeliveryRow;
+            const row: DeliveryRow = {
+              ...old,
+              state: 'superseded',
+              reason: supersededReason(b.bundleId),
+              updatedAt: b.publishedAt,
+            };
+            update.run(JSON.stringify(row), id, site, r.agent);
+          }
+        }
+        if (ids.length > 0) superseded[site] = ids;
+      }
       this.db
         .prepare('INSERT INTO published_bundles (bundle_id, published_at, row) VALUES (?, ?, ?)')
         .run(b.bundleId, b.publishedAt, JSON.stringify(b));
@@ -42,6 +90,7 @@ export class SqliteBundleStore implements BundleStore {
         put.run(b.bundleId, site, '', JSON.stringify(row));
       }
     })();
+    return superseded;
   }
 
   async getBundle(id: string): Promise<BundleRow | null> {
@@ -61,6 +110,9 @@ export class SqliteBundleStore implements BundleStore {
 
   async report(rows: readonly DeliveryRow[]): Promise<void> {
     const known = this.db.prepare('SELECT 1 FROM published_bundles WHERE bundle_id = ?');
+    const supersededBy = this.db.prepare(
+      'SELECT by_bundle_id AS by FROM bundle_supersessions WHERE bundle_id = ? AND site = ?',
+    );
     const del = this.db.prepare(
       "DELETE FROM bundle_deliveries WHERE bundle_id = ? AND site = ? AND agent = ''",
     );
@@ -71,7 +123,11 @@ export class SqliteBundleStore implements BundleStore {
       for (const r of rows) {
         if (!known.get(r.bundleId)) continue;
         del.run(r.bundleId, r.site);
-        put.run(r.bundleId, r.site, r.agent ?? '', JSON.stringify(r));
+        // Once superseded for a site, an agent's later report (say `placed`, from before it heard) keeps
+        // the hub's view: superseded, with the bytes the agent holds.
+        const s = supersededBy.get(r.bundleId, r.site) as { by: string } | undefined;
+        const row: DeliveryRow = s ? { ...r, state: 'superseded', reason: supersededReason(s.by) } : r;
+        put.run(r.bundleId, r.site, r.agent ?? '', JSON.stringify(row));
       }
     })();
   }

@@ -20,6 +20,22 @@ export interface PublishInput {
   sites: string[];
   now: number;
   ttlS?: number;
+  /** Per site, the earlier publications this one supersedes there (named in that site's manifest). */
+  supersedes?: Record<string, string[]>;
+}
+
+/** The publication's record (what `BundleStore.publish` keeps). */
+export function bundleRow(input: PublishInput): BundleRow {
+  return {
+    bundleId: input.bundleId,
+    name: input.name,
+    fileKind: input.fileKind,
+    sha256: input.sha256,
+    size: input.size,
+    sites: input.sites,
+    publishedAt: input.now,
+    expiresAt: input.now + (input.ttlS ?? DEFAULT_BUNDLE_TTL_S) * 1000,
+  };
 }
 
 /**
@@ -54,6 +70,9 @@ export async function buildManifests(
       lifetimeS: ttlS,
       priority: 'bulk',
     };
+    const supersedes = input.supersedes?.[site];
+    // Only when there is something to supersede, so manifests read the same as before otherwise.
+    const payload: BlobManifest = supersedes?.length ? { ...manifest, supersedes } : manifest;
     downlink.push({
       site,
       agent: null,
@@ -61,20 +80,10 @@ export async function buildManifests(
       docId: null,
       requestId: null,
       expiresAt,
-      bytes: await encodeBundle(header, manifest, hubPrivateKey),
+      bytes: await encodeBundle(header, payload, hubPrivateKey),
     });
   }
-  const bundle: BundleRow = {
-    bundleId: input.bundleId,
-    name: input.name,
-    fileKind: input.fileKind,
-    sha256: input.sha256,
-    size: input.size,
-    sites: input.sites,
-    publishedAt: input.now,
-    expiresAt,
-  };
-  return { bundle, downlink };
+  return { bundle: bundleRow(input), downlink };
 }
 
 /** Delivery rows from an agent document's `bundles` map (plain data), stamped with hub time. */
