@@ -203,6 +203,137 @@ describe('relay bundle fetching (bundles to outposts)', () => {
     expect(counters.get('bundles_expired')).toBe(1);
   });
 
+  it('drops a superseded blob with its files, counted, and fetches its successor', async () => {
+    const v1 = randomBytes(MB / 2);
+    const v2 = randomBytes(MB / 2);
+    const s1 = await blobServer(v1);
+    const s2 = await blobServer(v2);
+    const { dir, cache: c, counters } = cache();
+    const fetcher = new RangeFetcher(dir);
+    const step = (url: string) => ({
+      cache: c,
+      fetcher,
+      upstreams: [up(url)],
+      now: () => 1_000,
+      uplinkBusy: () => false,
+      chunkBytes: MB,
+      emit: () => {},
+    });
+    const item = { size: v1.length, name: 'cfg', site: 'ship-7', expiresAt: 10_000 };
+    c.note([{ ...item, sha256: sha256(v1), bundleId: 'b1' }]);
+    await fetchAll(step(s1.url));
+    expect(existsSync(join(dir, sha256(v1)))).toBe(true);
+
+    c.note([{ ...item, sha256: sha256(v2), bundleId: 'b2', supersedes: ['b1'] }]);
+    expect(c.list().map((b) => [b.sha256, b.state])).toEqual([
+      [sha256(v1), 'superseded'],
+      [sha256(v2), 'fetching'],
+    ]);
+    expect(counters.get('bundles_superseded')).toBe(1);
+    await fetchAll(step(s2.url));
+    expect(c.list().map((b) => [b.sha256, b.state])).toEqual([[sha256(v2), 'held']]);
+    expect(existsSync(join(dir, sha256(v1)))).toBe(false);
+    expect(readFileSync(join(dir, sha256(v2))).equals(v2)).toBe(true);
+    // The same announcement again (a re-pulled downlink) neither revives b1 nor counts twice.
+    c.note([{ ...item, sha256: sha256(v1), bundleId: 'b1' }]);
+    c.note([{ ...item, sha256: sha256(v2), bundleId: 'b2', supersedes: ['b1'] }]);
+    expect(c.list().map((b) => b.sha256)).toEqual([sha256(v2)]);
+    expect(counters.get('bundles_superseded')).toBe(1);
+  });
+
+  it('keeps a superseded blob while another live bundle still needs it (one copy)', () => {
+    const { cache: c, counters } = cache();
+    const a = 'a'.repeat(64);
+    const b = 'b'.repeat(64);
+    const item = { size: 10, name: 'cfg', expiresAt: 10_000 };
+    c.note([
+      { ...item, sha256: a, site: 'ship-7', bundleId: 'b1' },
+      { ...item, sha256: a, site: 'ship-8', bundleId: 'b1' },
+      { ...item, sha256: a, site: 'ship-9', bundleId: 'other' },
+    ]);
+    // b2 replaces b1 at ship-7 only: ship-8 (and the unrelated bundle at ship-9) still need the bytes.
+    c.note([{ ...item, sha256: b, site: 'ship-7', bundleId: 'b2', supersedes: ['b1'] }]);
+    c.note([{ ...item, sha256: b, site: 'ship-8', bundleId: 'b2', supersedes: ['b1'] }]);
+    expect(c.list().find((x) => x.sha256 === a)?.state).toBe('fetching');
+    expect(c.removeSuperseded()).toEqual([]);
+    // Once the last live one is replaced too, the blob goes.
+    c.note([{ ...item, sha256: b, site: 'ship-9', bundleId: 'o2', supersedes: ['other'] }]);
+    expect(c.list().find((x) => x.sha256 === a)?.state).toBe('superseded');
+    expect(c.removeSuperseded().map((x) => x.sha256)).toEqual([a]);
+    expect(counters.get('bundles_superseded')).toBe(1);
+
+    // A republication with the same bytes keeps the one copy it needs.
+    c.note([{ ...item, sha256: b, site: 'ship-7', bundleId: 'b3', supersedes: ['b2'] }]);
+    expect(c.list().find((x) => x.sha256 === b)?.state).toBe('fetching');
+    expect(counters.get('bundles_superseded')).toBe(1);
+  });
+
+  it('stops fetching a superseded blob, removes its partial file, and ignores it if announced late', async () => {
+    const v1 = randomBytes(3 * MB);
+    const s1 = await blobServer(v1);
+    const { dir, cache: c, counters } = cache();
+    const fetcher = new RangeFetcher(dir);
+    const d = {
+      cache: c,
+      fetcher,
+      upstreams: [up(s1.url)],
+      now: () => 1_000,
+      uplinkBusy: () => false,
+      chunkBytes: MB,
+      emit: () => {},
+    };
+    const item = { size: v1.length, name: 'cfg', site: 'ship-7', expiresAt: 10_000 };
+    c.note([{ ...item, sha256: sha256(v1), bundleId: 'b1' }]);
+    await bundleFetchStep(d);
+    expect(await fetcher.offset(sha256(v1))).toBe(MB);
+    const v2 = 'c'.repeat(64);
+    c.note([{ ...item, sha256: v2, bundleId: 'b2', supersedes: ['b1'] }]);
+    // An older manifest that arrives after what replaced it (b0 was never announced here) is not fetched.
+    c.note([{ ...item, sha256: v2, bundleId: 'b3', supersedes: ['b0'] }]);
+    c.note([{ ...item, sha256: 'd'.repeat(64), bundleId: 'b0' }]);
+    expect(c.nextToFetch()?.sha256).toBe(v2);
+    await bundleFetchStep({ ...d, uplinkBusy: () => true }); // sweeps even when it may not fetch
+    expect(existsSync(fetcher.partialPath(sha256(v1)))).toBe(false);
+    expect(c.list().map((b) => b.sha256)).toEqual([v2]);
+    expect(s1.stats.starts).toEqual([0]);
+    expect(counters.get('bundles_superseded')).toBe(1);
+  });
+
+  it('carries the bundle id and what it supersedes from a hub manifest', async () => {
+    const { privateKey } = await generateSigningKeyPair();
+    const header = {
+      id: encodeUlid(1, randomBytes(10)),
+      kind: 'blob',
+      source: 'hub',
+      destination: { site: 'ship-7' },
+      created: 1,
+      lifetimeS: 3600,
+      priority: 'bulk',
+    } as unknown as BundleHeader & { kind: 'blob' };
+    const m: BlobManifest = {
+      sha256: 'e'.repeat(64) as BlobManifest['sha256'],
+      size: 1,
+      contentType: 'application/octet-stream',
+      name: 'cfg',
+      fileKind: 'config',
+      bundleId: 'b2',
+      supersedes: ['b1'],
+      expiresAt: 9,
+    };
+    const bytes = await encodeBundle(header, m, privateKey);
+    expect(announcedBlobs('ship-7', [{ kind: 'blob', bytes, expiresAt: 1 } as never])).toEqual([
+      {
+        sha256: m.sha256,
+        size: 1,
+        name: 'cfg',
+        site: 'ship-7',
+        expiresAt: 9,
+        bundleId: 'b2',
+        supersedes: ['b1'],
+      },
+    ]);
+  });
+
   it('fetches nothing while an uplink bundle waits: bundles are the lowest priority', async () => {
     const data = randomBytes(1000);
     const server = await blobServer(data);

@@ -4,23 +4,41 @@ export interface CachedBundle {
   size: number;
   name: string;
   sites: string[];
-  /** `fetching` (partial file on disk), `held` (verified, served), `refused` (over quota / bad hash). */
-  state: 'fetching' | 'held' | 'refused';
+  /**
+   * `fetching` (partial file on disk), `held` (verified, served), `refused` (over quota / bad hash),
+   * `superseded` (no live bundle needs it any more; removed with its files at the next sweep).
+   */
+  state: 'fetching' | 'held' | 'refused' | 'superseded';
   /** Bytes on disk: the resume offset while fetching. */
   fetched: number;
   expiresAt: number;
   reason: string | null;
 }
 
+/** A blob a `blob` manifest announced for one site. */
+export interface AnnouncedBlob {
+  sha256: string;
+  size: number;
+  name: string;
+  site: string;
+  expiresAt: number;
+  /** The publication (absent on older manifests: then the blob is live until it expires). */
+  bundleId?: string;
+  /** Earlier publications (bundle ids) this one supersedes at `site`. */
+  supersedes?: string[];
+}
+
 /**
  * The relay's cache of bundles to outposts: one copy per sha256 for all its sites, fetched from the
- * upstream with Range, bounded by a disk quota; expired ones are removed and counted (D5).
+ * upstream with Range, bounded by a disk quota; expired and superseded ones are removed and counted (D5).
  */
 export interface BundleCache {
-  /** Records announced blobs (idempotent by sha256; more sites are merged in). Refuses over quota. */
-  note(
-    items: readonly { sha256: string; size: number; name: string; site: string; expiresAt: number }[],
-  ): void;
+  /**
+   * Records announced blobs (idempotent by sha256; more sites are merged in). Refuses over quota.
+   * An item that supersedes earlier publications at its site marks their blobs `superseded` (counted)
+   * once no live publication at any site still needs them; a superseded publication announced late is ignored.
+   */
+  note(items: readonly AnnouncedBlob[]): void;
   /** The next blob to fetch, oldest first. */
   nextToFetch(): CachedBundle | null;
   setFetched(sha256: string, bytes: number): void;
@@ -28,6 +46,8 @@ export interface BundleCache {
   refuse(sha256: string, reason: string): void;
   /** Removes expired entries (their files too, by the adapter); answers what went. */
   expire(now: number): CachedBundle[];
+  /** Removes `superseded` entries; answers what went (the caller removes their files). */
+  removeSuperseded(): CachedBundle[];
   list(): CachedBundle[];
 }
 

@@ -1,11 +1,11 @@
 import { decodeBundle, decodePayload } from '@driftline/protocol';
-import type { BlobFetcher, BundleCache } from '../../ports/BundleCache.js';
+import type { AnnouncedBlob, BlobFetcher, BundleCache } from '../../ports/BundleCache.js';
 import type { IncomingBundle } from '../../ports/Custody.js';
 import { type ContactPlan, contactState } from '../contactPlan.js';
 
 /** Blobs announced by `blob` manifests from the hub in pulled downlink, for `BundleCache.note`. */
 export function announcedBlobs(site: string, items: readonly IncomingBundle[]) {
-  const out: { sha256: string; size: number; name: string; site: string; expiresAt: number }[] = [];
+  const out: AnnouncedBlob[] = [];
   for (const item of items) {
     if (item.kind !== 'blob') continue;
     const d = decodeBundle(item.bytes);
@@ -18,6 +18,8 @@ export function announcedBlobs(site: string, items: readonly IncomingBundle[]) {
       name: m.value.name ?? m.value.sha256,
       site,
       expiresAt: m.value.expiresAt ?? item.expiresAt,
+      ...(m.value.bundleId ? { bundleId: m.value.bundleId } : {}),
+      ...(m.value.supersedes?.length ? { supersedes: m.value.supersedes } : {}),
     });
   }
   return out;
@@ -53,6 +55,7 @@ export async function bundleFetchStep(d: {
   emit: (e: FetchEvent) => void;
 }): Promise<boolean> {
   for (const gone of d.cache.expire(d.now())) await d.fetcher.remove(gone.sha256);
+  for (const gone of d.cache.removeSuperseded()) await d.fetcher.remove(gone.sha256);
   if (d.uplinkBusy()) return false;
   const next = d.cache.nextToFetch();
   if (!next) return false;
