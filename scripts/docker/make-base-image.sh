@@ -55,7 +55,7 @@ missing="$(chroot "$root" /usr/local/bin/node -e 'process.exit(0)' 2>&1)" ||
 # Like the official image: a `node` user with uid/gid 1000.
 chroot "$root" groupadd --gid 1000 node
 chroot "$root" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
-rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/usr/share/doc/* "$root"/usr/share/man/*
+rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/cache/apt/archives/*.deb "$root"/usr/share/doc/* "$root"/usr/share/man/*
 
 say "docker import as $TAG"
 tar -C "$root" --numeric-owner -c . | docker import \

@@ -43,9 +43,23 @@ else
   scripts/docker/make-base-image.sh "$BASE"
 fi
 
+# BuildKit skips the classic builder's container per step, which under vfs copies the whole image each
+# time (about 5 min instead of 11 from scratch here). Docker 20.10's CLI has it built in; newer CLIs need
+# the buildx plugin. Without either, Compose's own (classic) build does the same job, slower.
 start=$(date +%s)
-compose build
-say "built driftline:local in $(($(date +%s) - start)) s"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+if DOCKER_BUILDKIT=1 docker build --build-arg "BASE_IMAGE=$BASE" -t driftline:local . >"$log" 2>&1; then
+  say "built driftline:local with BuildKit in $(($(date +%s) - start)) s"
+elif grep -qi 'buildx' "$log"; then
+  say "BuildKit unavailable ($(grep -i -m1 buildx "$log")); building with Compose's classic builder"
+  compose build
+  say "built driftline:local in $(($(date +%s) - start)) s"
+else
+  tail -40 "$log" >&2
+  say "docker build failed (output above)"
+  exit 1
+fi
 start=$(date +%s)
 compose up -d
 for _ in $(seq 1 300); do
