@@ -68,6 +68,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     site: config.site,
     agent: config.agent,
     maxDocBytes: config.sync.maxDocBytes,
+    maxDocChanges: config.sync.maxDocChanges,
     maxQueueBytes: config.sync.maxQueueBytes,
     now,
   });

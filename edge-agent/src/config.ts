@@ -124,6 +124,8 @@ export const AgentConfigSchema = z
           .int()
           .min(4096)
           .default(512 * 1024),
+        /** Seal the epoch after this many changes as well (load time follows the number of changes). */
+        maxDocChanges: z.number().int().min(100).max(1_000_000).default(2000),
         /** Bound on queued bytes on disk (D5): detail blobs of clean results are dropped first, counted. */
         maxQueueBytes: z
           .number()

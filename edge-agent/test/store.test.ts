@@ -149,7 +149,7 @@ describe('SqliteAgentStore', () => {
     expect(() => s.loadEpoch(1)).toThrow(StoreOpenError);
   });
 
-  it('converges a hub replica whatever the order and duplication of deltas', () => {
+  it('converges a hub replica whatever the order and duplication of deltas', { timeout: 120_000 }, () => {
     fc.assert(
       fc.property(fc.array(fc.nat(), { minLength: 3, maxLength: 12 }), (order) => {
         const s = store();
@@ -247,5 +247,24 @@ describe('agent facts at start-up', () => {
     });
     expect(s.updateFacts(facts)).toBe(false);
     expect(s.pending()).toEqual([]);
+  });
+});
+
+describe('epoch length', () => {
+  it('seals an epoch after maxDocChanges changes even when it is small in bytes, so loading stays cheap', () => {
+    const s = store(tempDir(), { maxDocChanges: 100, maxDocBytes: 1 << 30 });
+    let sealedAfter = 0;
+    for (let i = 1; i <= 150 && !sealedAfter; i++) {
+      if (
+        s.record({
+          runId: runId(),
+          summary: summary({ component: `c${i % 4}`, planHash: i.toString(16).padStart(64, '0') as never }),
+        }).sealed
+      )
+        sealedAfter = i;
+    }
+    expect(sealedAfter).toBe(100);
+    expect(s.status().epoch).toBe(2);
+    expect(s.pending()[0]?.sealed).toBe(true);
   });
 });

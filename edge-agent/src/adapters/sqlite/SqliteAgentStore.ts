@@ -38,7 +38,12 @@ export interface SqliteAgentStoreOptions {
   maxDocBytes?: number;
   /** Bound on queued bytes on disk (documents + blobs), D5. */
   maxQueueBytes?: number;
-  /** Rewrite an epoch's incremental chunks as one snapshot after this many. */
+  /**
+   * Seal the epoch after this many changes too: loading cost follows the number of changes more than
+   * their bytes (DESIGN C1: load and merge cost must not grow with the deployment's age).
+   */
+  maxDocChanges?: number;
+  /** Rewrite an epoch's incremental chunks as one snapshot after this many (loading a snapshot is fast). */
   compactAfterChunks?: number;
   /** Re-send changes a relay receipted but the hub never acknowledged after this long. */
   resendAfterMs?: number;
@@ -60,7 +65,8 @@ export class SqliteAgentStore implements AgentStore {
     this.opts = {
       maxDocBytes: 512 * 1024,
       maxQueueBytes: 512 * 1024 * 1024,
-      compactAfterChunks: 64,
+      maxDocChanges: 2000,
+      compactAfterChunks: 16,
       resendAfterMs: 6 * 3600_000,
       now: Date.now,
       ...options,
@@ -124,7 +130,9 @@ export class SqliteAgentStore implements AgentStore {
     const chunk = A.saveSince(after, A.getHeads(before));
     if (chunk.length === 0) return;
     this.db.prepare('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, chunk);
-    this.db.prepare('UPDATE epochs SET bytes = bytes + ? WHERE epoch = ?').run(chunk.length, epoch);
+    this.db
+      .prepare('UPDATE epochs SET bytes = bytes + ?, changes = changes + 1 WHERE epoch = ?')
+      .run(chunk.length, epoch);
   }
 
   private compact(epoch: number, doc: AgentAutomergeDoc): void {
@@ -198,12 +206,12 @@ export class SqliteAgentStore implements AgentStore {
             now,
           );
       }
-      const { bytes, chunks } = this.db
+      const { bytes, chunks, changes } = this.db
         .prepare(
-          'SELECT e.bytes AS bytes, (SELECT count(*) FROM chunks c WHERE c.epoch = e.epoch) AS chunks FROM epochs e WHERE epoch = ?',
+          'SELECT e.bytes AS bytes, e.changes AS changes, (SELECT count(*) FROM chunks c WHERE c.epoch = e.epoch) AS chunks FROM epochs e WHERE epoch = ?',
         )
-        .get(this.epoch) as { bytes: number; chunks: number };
-      if (bytes > this.opts.maxDocBytes) {
+        .get(this.epoch) as { bytes: number; chunks: number; changes: number };
+      if (bytes > this.opts.maxDocBytes || changes >= this.opts.maxDocChanges) {
         const sealedDoc = sealEpoch(nextDoc, now);
         this.compact(this.epoch, sealedDoc);
         this.db.prepare('UPDATE epochs SET sealed_at = ? WHERE epoch = ?').run(now, this.epoch);

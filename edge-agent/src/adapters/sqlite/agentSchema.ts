@@ -84,4 +84,7 @@ export const AGENT_MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_cell ON runs (environment, component, run_id);
   CREATE INDEX blobs_held ON blobs (created_at) WHERE data IS NOT NULL;
   `,
+  `
+  ALTER TABLE epochs ADD COLUMN changes INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
