@@ -61,6 +61,32 @@ async function blobServer(data: Buffer, dropEvery = Number.POSITIVE_INFINITY) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stats };
 }
 
+/** A Range server for several blobs at `/v1/blobs/:sha256`, counting requests and bytes per blob. */
+async function blobsServer(blobs: Buffer[]) {
+  const byHash = new Map(blobs.map((b) => [createHash('sha256').update(b).digest('hex'), b]));
+  const stats = new Map<string, { requests: number; bytes: number }>();
+  const server: Server = createServer((req, res) => {
+    const sha = req.url?.split('/').pop() ?? '';
+    const data = byHash.get(sha);
+    if (!data) {
+      res.writeHead(404).end();
+      return;
+    }
+    const m = /bytes=(\d+)-(\d*)/.exec(req.headers.range ?? '');
+    const start = m ? Number(m[1]) : 0;
+    const end = m?.[2] ? Math.min(Number(m[2]), data.length - 1) : data.length - 1;
+    const st = stats.get(sha) ?? { requests: 0, bytes: 0 };
+    st.requests++;
+    st.bytes += end - start + 1;
+    stats.set(sha, st);
+    res.writeHead(m ? 206 : 200, { 'content-length': end - start + 1 });
+    res.end(data.subarray(start, end + 1));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanup.push(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stats };
+}
+
 function setup(
   url: string,
   accept: Record<string, { dir: string; maxBytes?: number }>,
@@ -170,6 +196,125 @@ describe('bundles at the site', () => {
     const { statSync } = await import('node:fs');
     expect(statSync(join(s.dir, 'files', names[0] as string)).mode & 0o111).toBe(0);
     a.db.close();
+  });
+});
+
+describe('superseded bundles at the site', () => {
+  const MB = 1 << 20;
+  const hash = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+  it('stops downloading a superseded bundle, removes its partial file and places its successor at the same path', async () => {
+    const v1 = randomBytes(3 * MB);
+    const v2 = randomBytes(2 * MB);
+    const srv = await blobsServer([v1, v2]);
+    const s = setup(srv.url, { config: { dir: 'cfg' } });
+    const a = s.open();
+    a.receiver.announce(manifest(v1, { fileKind: 'config', name: 'site.tar', bundleId: 'b1' }));
+    await a.receiver.step();
+    expect(existsSync(join(s.dir, 'partial', hash(v1)))).toBe(true);
+
+    a.receiver.announce(
+      manifest(v2, { fileKind: 'config', name: 'site.tar', bundleId: 'b2', supersedes: ['b1'] }),
+    );
+    expect(a.receiver.states().b1).toMatchObject({ state: 'superseded', bytes: 0 });
+    expect(a.reported.at(-1)?.b1?.state).toBe('superseded');
+    await drive(a.receiver, 5);
+    expect(existsSync(join(s.dir, 'partial', hash(v1)))).toBe(false);
+    expect(srv.stats.get(hash(v1))?.requests).toBe(1);
+    expect(readFileSync(join(s.dir, 'cfg', 'site.tar')).equals(v2)).toBe(true);
+    expect(a.receiver.states()).toMatchObject({ b1: { state: 'superseded' }, b2: { state: 'placed' } });
+    // What the ledger keeps for itself does not go into the document.
+    expect(Object.keys(a.receiver.states().b2 ?? {})).not.toContain('supersedes');
+    a.db.close();
+  });
+
+  it('leaves a placed file in place when its successor is placed under another name', async () => {
+    const v1 = Buffer.from('one');
+    const v2 = Buffer.from('two');
+    const v3 = Buffer.from('three');
+    const srv = await blobsServer([v1, v2, v3]);
+    const s = setup(srv.url, { config: { dir: 'cfg' } });
+    const a = s.open();
+    a.receiver.announce(manifest(v1, { fileKind: 'config', name: 'a.conf', bundleId: 'b1' }));
+    await drive(a.receiver, 2);
+    a.receiver.announce(
+      manifest(v2, { fileKind: 'config', name: 'b.conf', bundleId: 'b2', supersedes: ['b1'] }),
+    );
+    await drive(a.receiver, 2);
+    expect(a.receiver.states().b1).toMatchObject({ state: 'superseded', bytes: 3 });
+    expect(readFileSync(join(s.dir, 'cfg', 'a.conf'), 'utf8')).toBe('one');
+    expect(readFileSync(join(s.dir, 'cfg', 'b.conf'), 'utf8')).toBe('two');
+    a.receiver.announce(
+      manifest(v3, { fileKind: 'config', name: 'b.conf', bundleId: 'b3', supersedes: ['b2'] }),
+    );
+    await drive(a.receiver, 2);
+    expect(readFileSync(join(s.dir, 'cfg', 'b.conf'), 'utf8')).toBe('three');
+    expect(readdirSync(join(s.dir, 'cfg')).sort()).toEqual(['a.conf', 'b.conf']);
+    const states = Object.values(a.receiver.states()).map((x) => x.state);
+    expect(states.filter((x) => x === 'superseded')).toHaveLength(2);
+    a.db.close();
+  });
+
+  it('records a superseded bundle announced late without fetching it, and keeps a partial its successor shares', async () => {
+    const same = randomBytes(2 * MB);
+    const srv = await blobsServer([same]);
+    const s = setup(srv.url, { config: { dir: 'cfg' } });
+    const a = s.open();
+    a.receiver.announce(manifest(same, { fileKind: 'config', name: 'x', bundleId: 'b1' }));
+    await a.receiver.step(); // 1 of 2 MiB
+    // Republished with the same bytes: the partial file is the successor's resume offset.
+    a.receiver.announce(
+      manifest(same, { fileKind: 'config', name: 'x', bundleId: 'b2', supersedes: ['b0', 'b1'] }),
+    );
+    await drive(a.receiver, 3);
+    expect(readFileSync(join(s.dir, 'cfg', 'x')).equals(same)).toBe(true);
+    expect(srv.stats.get(hash(same))?.bytes).toBe(same.length);
+    a.receiver.announce(manifest(same, { fileKind: 'config', name: 'x', bundleId: 'b0' }));
+    await drive(a.receiver, 2);
+    expect(a.receiver.states().b0).toMatchObject({ state: 'superseded' });
+    expect(srv.stats.get(hash(same))?.requests).toBe(2);
+    a.db.close();
+  });
+
+  it('does not place a bundle superseded while its last chunk was in flight', async () => {
+    const v1 = randomBytes(1000);
+    const v2 = randomBytes(1000);
+    const srv = await blobsServer([v1, v2]);
+    const dir = mkdtempSync(join(tmpdir(), 'agent-bundles-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const db = new Database(join(dir, 'agent.sqlite'));
+    cleanup.push(() => {
+      db.close();
+    });
+    const http = new HttpBlobSource([{ url: srv.url, token: 't' }]);
+    let onFetched = () => {};
+    const receiver = new BundleReceiver({
+      ledger: new SqliteBundleLedger(db),
+      files: new FsBundleFiles(join(dir, 'partial')),
+      source: {
+        fetchInto: async (...args) => {
+          const r = await http.fetchInto(...args);
+          onFetched();
+          return r;
+        },
+      },
+      policy: { accept: { config: { dir: join(dir, 'cfg') } }, quotaBytes: 1 << 30 },
+      now: () => 1,
+      onStates: () => {},
+      log: { info: () => {}, warn: () => {} },
+    });
+    receiver.announce(manifest(v1, { fileKind: 'config', name: 'one', bundleId: 'b1' }));
+    onFetched = () => {
+      onFetched = () => {};
+      receiver.announce(
+        manifest(v2, { fileKind: 'config', name: 'two', bundleId: 'b2', supersedes: ['b1'] }),
+      );
+    };
+    await drive(receiver, 4);
+    expect(existsSync(join(dir, 'cfg', 'one'))).toBe(false);
+    expect(existsSync(join(dir, 'partial', hash(v1)))).toBe(false);
+    expect(readFileSync(join(dir, 'cfg', 'two')).equals(v2)).toBe(true);
+    expect(receiver.states().b1).toMatchObject({ state: 'superseded' });
   });
 });
 

@@ -20,7 +20,8 @@ export interface ReceiverDeps {
   chunkBytes?: number;
 }
 
-const FINAL: readonly BundleDeliveryState[] = ['placed', 'refused', 'expired'];
+const FINAL: readonly BundleDeliveryState[] = ['placed', 'refused', 'expired', 'superseded'];
+const ACTIVE: readonly BundleDeliveryState[] = ['announced', 'downloading', 'verified'];
 
 /** A file name from the manifest that cannot leave the kind's directory. */
 export function safeName(name: string, sha256: string): string {
@@ -40,6 +41,7 @@ export class BundleReceiver {
   announce(m: BlobManifest): void {
     if (!m.bundleId || !m.fileKind) return; // a plan-detail blob manifest, not a bundle to this site
     if (this.d.ledger.get(m.bundleId)) return; // D2: the same announcement twice changes nothing
+    const by = this.d.ledger.all().find((e) => e.supersedes?.includes(m.bundleId as string));
     const entry: BundleEntry = {
       bundleId: m.bundleId,
       sha256: m.sha256,
@@ -50,7 +52,15 @@ export class BundleReceiver {
       bytes: 0,
       updatedAt: this.d.now(),
       expiresAt: m.expiresAt ?? null,
+      ...(m.supersedes?.length ? { supersedes: m.supersedes } : {}),
     };
+    if (by) {
+      // Announced after what replaced it (relays drop a superseded blob): recorded, never fetched.
+      this.d.ledger.put({ ...entry, state: 'superseded', reason: `superseded by bundle ${by.bundleId}` });
+      this.d.log.info({ bundleId: m.bundleId, by: by.bundleId }, 'bundle superseded');
+      this.report();
+      return;
+    }
     const accept = this.d.policy.accept[m.fileKind];
     const inFlight = this.d.ledger
       .all()
@@ -66,7 +76,48 @@ export class BundleReceiver {
       this.d.log.warn({ bundleId: m.bundleId, name: m.name, reason: entry.reason }, 'bundle refused');
     }
     this.d.ledger.put(entry);
+    for (const old of m.supersedes ?? []) this.supersede(old, m.bundleId);
     this.report();
+  }
+
+  /**
+   * Stops an earlier bundle the new one replaces: its download stops and its partial file goes (at the
+   * next step, which owns the files); a file already placed stays, unless the new one is placed at the
+   * same path, which replaces it by atomic rename.
+   */
+  private supersede(bundleId: string, by: string): void {
+    const old = this.d.ledger.get(bundleId);
+    if (!old || old.state === 'refused' || old.state === 'expired' || old.state === 'superseded') return;
+    const active = ACTIVE.includes(old.state);
+    this.d.ledger.put({
+      ...old,
+      state: 'superseded',
+      bytes: active ? 0 : old.bytes,
+      reason: active
+        ? `superseded by bundle ${by} before it was placed`
+        : `superseded by bundle ${by}; the placed file stays until one replaces it`,
+      updatedAt: this.d.now(),
+      ...(active ? { discardPartial: true } : {}),
+    });
+    this.d.log.info({ bundleId, by }, 'bundle superseded');
+  }
+
+  /** Whether an entry is still to be fetched or placed (not superseded or expired meanwhile). */
+  private stillActive(bundleId: string): boolean {
+    const e = this.d.ledger.get(bundleId);
+    return !!e && ACTIVE.includes(e.state);
+  }
+
+  /** Removes the partial files of superseded bundles, unless a bundle in progress has the same bytes. */
+  private async discardSuperseded(): Promise<void> {
+    const all = this.d.ledger.all();
+    for (const e of all) {
+      if (!e.discardPartial) continue;
+      const shared = all.some((o) => o.sha256 === e.sha256 && ACTIVE.includes(o.state));
+      if (!shared) await this.d.files.discard(e.sha256);
+      const { discardPartial: _d, ...rest } = e;
+      this.d.ledger.put(rest);
+    }
   }
 
   /** Records a manifest refused before it could be read (bad signature): reported, never fetched. */
@@ -76,6 +127,7 @@ export class BundleReceiver {
 
   /** Moves the oldest bundle in progress by one chunk. Answers whether there is more to do now. */
   async step(): Promise<boolean> {
+    await this.discardSuperseded();
     const now = this.d.now();
     let changed = false;
     for (const e of this.d.ledger.all()) {
@@ -94,6 +146,7 @@ export class BundleReceiver {
     if (offset < next.size) {
       const end = Math.min(next.size, offset + (this.d.chunkBytes ?? 1024 * 1024)) - 1;
       const r = await this.d.source.fetchInto(next.sha256, offset, end, this.d.files);
+      if (!this.stillActive(next.bundleId)) return true; // superseded meanwhile: the next step cleans up
       this.d.ledger.put({ ...next, state: 'downloading', bytes: r.offset, updatedAt: this.d.now() });
       if (!r.ok) {
         this.report();
@@ -105,6 +158,7 @@ export class BundleReceiver {
       }
     }
     const digest = await this.d.files.digest(next.sha256);
+    if (!this.stillActive(next.bundleId)) return true;
     if (digest !== next.sha256) {
       await this.d.files.discard(next.sha256);
       const reason = `the received bytes hash to ${digest.slice(0, 12)}…, not the signed sha256 (tampered or corrupt)`;
@@ -116,6 +170,8 @@ export class BundleReceiver {
     const dir = this.d.policy.accept[next.fileKind]?.dir;
     if (!dir) return true;
     const path = await this.d.files.place(next.sha256, dir, safeName(next.name, next.sha256));
+    // Superseded while it was being placed: the file is there (whole and verified), the state stays.
+    if (!this.stillActive(next.bundleId)) return true;
     this.d.ledger.put({ ...next, state: 'placed', bytes: next.size, updatedAt: this.d.now() });
     this.d.log.info({ bundleId: next.bundleId, path }, 'bundle verified and placed');
     this.report();
@@ -124,7 +180,8 @@ export class BundleReceiver {
 
   states(): Record<string, DocBundleState> {
     const out: Record<string, DocBundleState> = {};
-    for (const { expiresAt: _e, ...s } of this.d.ledger.all()) out[s.bundleId] = s;
+    for (const { expiresAt: _e, supersedes: _s, discardPartial: _d, ...s } of this.d.ledger.all())
+      out[s.bundleId] = s;
     return out;
   }
 

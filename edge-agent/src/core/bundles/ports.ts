@@ -4,6 +4,10 @@ import type { DocBundleState } from '@driftline/protocol';
 export interface BundleEntry extends DocBundleState {
   /** Bundle expiry (hub clock as signed in the manifest), ms. */
   expiresAt: number | null;
+  /** Earlier publications (bundle ids) the manifest says this one supersedes at this site. */
+  supersedes?: string[];
+  /** Superseded before it was placed: its partial file is still to be removed (by the next step). */
+  discardPartial?: boolean;
 }
 
 /** The agent's record of announced bundles (adapter: SQLite table `bundles_in`). */
