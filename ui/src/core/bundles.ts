@@ -16,7 +16,7 @@ export interface BundleSiteRow {
   updatedAt: string | null;
 }
 
-const DONE: readonly BundleDeliveryState[] = ['placed', 'refused', 'expired'];
+const DONE: readonly BundleDeliveryState[] = ['placed', 'refused', 'expired', 'superseded'];
 
 /** Bundle × target site, newest bundle first, sites in the order the bundle names them. */
 export function bundleRows(bundles: readonly BundleListItem[]): BundleSiteRow[] {
@@ -42,7 +42,7 @@ export function bundleRows(bundles: readonly BundleListItem[]): BundleSiteRow[] 
   return out;
 }
 
-/** The bundles still on their way to `site` (not placed, refused or expired). */
+/** The bundles still on their way to `site` (not placed, refused, expired or superseded). */
 export function pendingAt(bundles: readonly BundleListItem[], site: string): BundleSiteRow[] {
   return bundleRows(bundles).filter((r) => r.site === site && !DONE.includes(r.state));
 }
