@@ -19,6 +19,12 @@ export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-driftline}"
 export COMPOSE_HTTP_TIMEOUT="${COMPOSE_HTTP_TIMEOUT:-600}"
 say() { echo "up: $*" >&2; }
 
+# Debian's docker.io client builds with BuildKit by itself (DOCKER_BUILDKIT=1); a newer client elsewhere
+# on PATH (e.g. /usr/local/bin) may need the buildx plugin and fall back to the slow classic builder.
+if [ -x /usr/bin/docker ] && [ "$(command -v docker)" != /usr/bin/docker ]; then
+  docker() { /usr/bin/docker "$@"; }
+fi
+
 if docker compose version >/dev/null 2>&1; then
   compose() { docker compose "$@"; }
 elif command -v docker-compose >/dev/null; then
