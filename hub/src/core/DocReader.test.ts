@@ -18,6 +18,7 @@ function agentDoc(): A.Doc<any> {
 describe('DocReader', () => {
   it('names the same changed runs, cells and facts as a whole-document diff', () => {
     let doc = agentDoc();
+    // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
     const steps: ((d: any) => void)[] = [
       (d) => {
         d.runs.r1 = { runId: S('r1'), environment: S('prod'), component: S('c1') };
@@ -58,10 +59,12 @@ describe('DocReader', () => {
 
   it('reads entries as plain data, now and at earlier heads', () => {
     let doc = agentDoc();
+    // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
     doc = A.change(doc, (d: any) => {
       d.cells['prod/c1'] = { runId: S('r1'), plannedAt: 1 };
     });
     const earlier = A.getHeads(doc);
+    // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
     doc = A.change(doc, (d: any) => {
       d.cells['prod/c1'].plannedAt = 2;
     });

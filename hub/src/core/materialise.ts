@@ -1,4 +1,4 @@
-import { type AgentDoc, AgentFactsSchema, DocCellSchema, DocRunSchema } from '@driftline/protocol';
+import { AgentFactsSchema, DocCellSchema, DocRunSchema } from '@driftline/protocol';
 import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
 import type { Touched } from './DocReader.js';
 

@@ -18,6 +18,10 @@ describe('pendingAt', () => {
     const all = ['superseded', 'placed', 'refused', 'expired', 'downloading', 'announced'].map((s, i) =>
       bundle(`b${i}`, s),
     );
-    expect(pendingAt(all, 'ship-7').map((r) => r.state).sort()).toEqual(['announced', 'downloading']);
+    expect(
+      pendingAt(all, 'ship-7')
+        .map((r) => r.state)
+        .sort(),
+    ).toEqual(['announced', 'downloading']);
   });
 });
