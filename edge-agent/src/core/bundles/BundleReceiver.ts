@@ -120,11 +120,6 @@ export class BundleReceiver {
     }
   }
 
-  /** Records a manifest refused before it could be read (bad signature): reported, never fetched. */
-  refusedManifest(bundleId: string, reason: string): void {
-    this.d.log.warn({ bundleId, reason }, 'bundle manifest refused');
-  }
-
   /** Moves the oldest bundle in progress by one chunk. Answers whether there is more to do now. */
   async step(): Promise<boolean> {
     await this.discardSuperseded();
