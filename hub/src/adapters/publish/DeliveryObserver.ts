@@ -6,6 +6,7 @@ import {
   parseDocId,
   type Receipt,
 } from '@driftline/protocol';
+import { DocReader } from '../../core/DocReader.js';
 import type { DocReplicas } from '../../core/DocReplicas.js';
 import { deliveryRows } from '../../core/publish/manifests.js';
 import type { BundleStore } from '../../ports/BundleStore.js';
@@ -65,11 +66,11 @@ export class DeliveryObserver implements HopBackend {
       for (const docId of docs) {
         const who = parseDocId(docId);
         if (!who) continue;
-        const doc = await this.d.replicas.get(docId);
-        // JSON turns the agent's ImmutableStrings into plain strings without copying the document.
-        const map = doc.bundles
-          ? (JSON.parse(JSON.stringify(doc.bundles)) as Record<string, DocBundleState>)
-          : undefined;
+        // Read only the `bundles` map, from the replica's handle: a whole readable copy of the document
+        // after every accept would cost in proportion to the document, not to the change.
+        const map = new DocReader(await this.d.replicas.handle(docId)).root('bundles') as
+          | Record<string, DocBundleState>
+          | undefined;
         if (!map) continue;
         const rows = deliveryRows(who.site, who.agent, map, this.d.clock.now());
         await this.d.bundles.report(rows);
