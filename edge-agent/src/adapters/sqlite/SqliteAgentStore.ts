@@ -16,6 +16,7 @@ import {
   sealEpoch,
   updateFacts,
 } from '../../core/doc/agentDoc.js';
+import { canonicalJson } from '../../core/plan/canonical.js';
 import type {
   AckResult,
   AgentStore,
@@ -267,8 +268,7 @@ export class SqliteAgentStore implements AgentStore {
       : null;
     if (current) {
       const { reportedAt: _r, ...was } = current;
-      if (JSON.stringify(sortKeys(was)) === JSON.stringify(sortKeys(JSON.parse(JSON.stringify(full)))))
-        return false;
+      if (canonicalJson(was) === canonicalJson(full)) return false;
     }
     const next = updateFacts(before, { ...full, reportedAt: now }, now);
     if (A.getHeads(next).join() === A.getHeads(before).join()) return false;
@@ -552,14 +552,4 @@ export class SqliteAgentStore implements AgentStore {
 
 function sameHeads(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((h) => b.includes(h));
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(
-    Object.keys(v)
-      .sort()
-      .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
-  );
 }

@@ -9,6 +9,7 @@ import {
   type PlanSummary,
   plainDocValue,
 } from '@driftline/protocol';
+import { canonicalJson } from '../plan/canonical.js';
 import { toDocValue } from './docValues.js';
 
 /**
@@ -131,7 +132,7 @@ export function latestCells(doc: AgentAutomergeDoc): Record<string, DocCell> {
   return readDoc(doc).cells;
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
 /**
  * Writes only the facts that changed: rewriting the whole object (its cadence map has an entry per cell)
