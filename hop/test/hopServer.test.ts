@@ -7,7 +7,7 @@ import { BATCH_CONTENT_TYPE, CURSOR_HEADER, decodeBatch, encodeBatch, WireError 
 import { Upload } from 'tus-js-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHopServer, type HopServer, MemoryHopBackend } from '../src/index.js';
-import { makeBundle } from './fixtures.js';
+import { makeBundle } from '../src/testing.js';
 
 const TOKEN = 'secret-token';
 let backend: MemoryHopBackend;

@@ -2,45 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHopServer, MemoryHopBackend } from '@driftline/hop';
-import {
-  type BundleHeader,
-  encodeBundle,
-  encodeUlid,
-  generateSigningKeyPair,
-  type Priority,
-} from '@driftline/protocol';
 import { createRelay } from '../src/app.js';
 import { parseConfig, type RelayConfigInput, type ResolvedUpstream } from '../src/config.js';
 import type { Clock } from '../src/ports/Clock.js';
 
-let counter = 0;
-const keys = generateSigningKeyPair();
-
-/** A signed bundle; distinct ids per call. Payload padded with `pad` bytes of heads-free doc name. */
-export async function makeBundle(
-  over: Partial<BundleHeader> & { priority?: Priority } = {},
-): Promise<{ id: string; bytes: Uint8Array }> {
-  counter++;
-  const rnd = new Uint8Array(10);
-  new DataView(rnd.buffer).setUint32(6, counter);
-  const id = over.id ?? encodeUlid(1_700_000_000_000 + counter, rnd);
-  const header = {
-    id,
-    kind: 'ack',
-    source: 'hub',
-    destination: 'hub',
-    created: Date.now(),
-    lifetimeS: 3600,
-    priority: 'status',
-    ...over,
-  } as BundleHeader & { kind: 'ack' };
-  const bytes = await encodeBundle(
-    header,
-    { agent: 'a1' as never, doc: 'd', heads: [], blobs: [], committedAt: 1 },
-    (await keys).privateKey,
-  );
-  return { id, bytes };
-}
+/** A signed bundle; distinct ids per call (the same fixture hop's own tests use). */
+export { makeBundle } from '@driftline/hop/testing';
 
 export const tmp = (p = 'relay-') => mkdtempSync(join(tmpdir(), p));
 

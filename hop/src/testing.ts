@@ -1,3 +1,4 @@
+/** Test support for hop and its users (relay, hub): `import { makeBundle } from '@driftline/hop/testing'`. */
 import {
   type BundleHeader,
   encodeBundle,
