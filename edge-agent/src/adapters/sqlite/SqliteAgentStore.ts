@@ -62,6 +62,18 @@ export class SqliteAgentStore implements AgentStore {
   /** Queue bytes as last measured plus what was added since; the bound is re-measured exactly when near. */
   private queueEstimate = 0;
 
+  private readonly statements = new Map<string, Database.Statement>();
+
+  /** A prepared statement, compiled once per store: `record` runs a dozen of them per plan result. */
+  private sql(text: string): Database.Statement {
+    let s = this.statements.get(text);
+    if (!s) {
+      s = this.db.prepare(text);
+      this.statements.set(text, s);
+    }
+    return s;
+  }
+
   constructor(options: SqliteAgentStoreOptions) {
     this.opts = {
       maxDocBytes: 512 * 1024,
@@ -74,7 +86,7 @@ export class SqliteAgentStore implements AgentStore {
     };
     this.db = openDatabase(options.path, AGENT_MIGRATIONS);
     this.checkIdentity();
-    const current = this.db.prepare('SELECT max(epoch) AS e FROM epochs').get() as { e: number | null };
+    const current = this.sql('SELECT max(epoch) AS e FROM epochs').get() as { e: number | null };
     if (current.e === null) {
       this.epoch = 1;
       this.doc = newEpochDoc(this.opts.site, this.opts.agent, 1);
@@ -84,19 +96,18 @@ export class SqliteAgentStore implements AgentStore {
       this.doc = this.loadEpoch(current.e);
     }
     this.unacked = (
-      this.db.prepare('SELECT count(*) AS n FROM runs WHERE acked_at IS NULL').get() as { n: number }
+      this.sql('SELECT count(*) AS n FROM runs WHERE acked_at IS NULL').get() as { n: number }
     ).n;
     this.queueEstimate = queueBytes(this.db);
   }
 
   private checkIdentity(): void {
     const get = (k: string) =>
-      (this.db.prepare('SELECT value FROM meta WHERE key = ?').get(k) as { value: string } | undefined)
-        ?.value;
+      (this.sql('SELECT value FROM meta WHERE key = ?').get(k) as { value: string } | undefined)?.value;
     const site = get('site');
     const agent = get('agent');
     if (site === undefined) {
-      const put = this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+      const put = this.sql('INSERT INTO meta (key, value) VALUES (?, ?)');
       this.db.transaction(() => {
         put.run('site', this.opts.site);
         put.run('agent', this.opts.agent);
@@ -114,12 +125,12 @@ export class SqliteAgentStore implements AgentStore {
     this.db
       .prepare('INSERT INTO epochs (epoch, created_at, bytes) VALUES (?, ?, ?)')
       .run(epoch, this.opts.now(), snapshot.length);
-    this.db.prepare('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, snapshot);
+    this.sql('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, snapshot);
   }
 
   /** Loads an epoch's document from its snapshot and incremental chunks. */
   loadEpoch(epoch: number): AgentAutomergeDoc {
-    const rows = this.db.prepare('SELECT data FROM chunks WHERE epoch = ? ORDER BY id').all(epoch) as Array<{
+    const rows = this.sql('SELECT data FROM chunks WHERE epoch = ? ORDER BY id').all(epoch) as Array<{
       data: Buffer;
     }>;
     if (rows.length === 0)
@@ -130,7 +141,7 @@ export class SqliteAgentStore implements AgentStore {
   private appendChunk(epoch: number, before: AgentAutomergeDoc, after: AgentAutomergeDoc): void {
     const chunk = A.saveSince(after, A.getHeads(before));
     if (chunk.length === 0) return;
-    this.db.prepare('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, chunk);
+    this.sql('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, chunk);
     this.db
       .prepare('UPDATE epochs SET bytes = bytes + ?, changes = changes + 1 WHERE epoch = ?')
       .run(chunk.length, epoch);
@@ -138,9 +149,9 @@ export class SqliteAgentStore implements AgentStore {
 
   private compact(epoch: number, doc: AgentAutomergeDoc): void {
     const snapshot = A.save(doc);
-    this.db.prepare('DELETE FROM chunks WHERE epoch = ?').run(epoch);
-    this.db.prepare('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, snapshot);
-    this.db.prepare('UPDATE epochs SET bytes = ? WHERE epoch = ?').run(snapshot.length, epoch);
+    this.sql('DELETE FROM chunks WHERE epoch = ?').run(epoch);
+    this.sql('INSERT INTO chunks (epoch, data) VALUES (?, ?)').run(epoch, snapshot);
+    this.sql('UPDATE epochs SET bytes = ? WHERE epoch = ?').run(snapshot.length, epoch);
   }
 
   record(input: RecordRunInput): RecordRunResult {
@@ -215,7 +226,7 @@ export class SqliteAgentStore implements AgentStore {
       if (bytes > this.opts.maxDocBytes || changes >= this.opts.maxDocChanges) {
         const sealedDoc = sealEpoch(nextDoc, now);
         this.compact(this.epoch, sealedDoc);
-        this.db.prepare('UPDATE epochs SET sealed_at = ? WHERE epoch = ?').run(now, this.epoch);
+        this.sql('UPDATE epochs SET sealed_at = ? WHERE epoch = ?').run(now, this.epoch);
         nextEpoch = this.epoch + 1;
         nextDoc = newEpochDoc(this.opts.site, this.opts.agent, nextEpoch, latestCells(sealedDoc));
         this.startEpoch(nextEpoch, nextDoc);
@@ -284,7 +295,7 @@ export class SqliteAgentStore implements AgentStore {
 
   private unackedSummary(): { count: number; oldest: number | null } {
     // min() over the (acked_at, finished_at) index is a seek, not a scan.
-    const r = this.db.prepare('SELECT min(finished_at) AS oldest FROM runs WHERE acked_at IS NULL').get() as {
+    const r = this.sql('SELECT min(finished_at) AS oldest FROM runs WHERE acked_at IS NULL').get() as {
       oldest: number | null;
     };
     return { count: this.unacked, oldest: r.oldest };
@@ -392,7 +403,7 @@ export class SqliteAgentStore implements AgentStore {
         this.db
           .prepare('UPDATE epochs SET receipted_heads = ?, receipted_at = ? WHERE epoch = ?')
           .run(JSON.stringify(p.heads), now, p.epoch);
-        const announce = this.db.prepare('UPDATE blobs SET announced_at = ? WHERE sha256 = ?');
+        const announce = this.sql('UPDATE blobs SET announced_at = ? WHERE sha256 = ?');
         for (const sha of p.blobs) announce.run(now, sha);
       }
       this.upstreamResult(p.upstream, p.receipt ? null : 'no receipt');
@@ -405,7 +416,7 @@ export class SqliteAgentStore implements AgentStore {
 
   private upstreamResult(url: string, error: string | null): void {
     const now = this.opts.now();
-    this.db.prepare('INSERT OR IGNORE INTO upstreams (url) VALUES (?)').run(url);
+    this.sql('INSERT OR IGNORE INTO upstreams (url) VALUES (?)').run(url);
     if (error === null) {
       this.db
         .prepare('UPDATE upstreams SET last_ok_at = ?, consecutive_failures = 0 WHERE url = ?')
@@ -433,7 +444,7 @@ export class SqliteAgentStore implements AgentStore {
         : undefined;
     this.db
       .transaction(() => {
-        const del = this.db.prepare(
+        const del = this.sql(
           'UPDATE blobs SET data = NULL, acked_at = ? WHERE sha256 = ? AND acked_at IS NULL',
         );
         for (const sha of ack.blobs) result.blobsDeleted += del.run(now, sha).changes;
@@ -455,7 +466,7 @@ export class SqliteAgentStore implements AgentStore {
           finished_at: number;
           unchanged: number;
         }>;
-        const mark = this.db.prepare('UPDATE runs SET acked_at = ? WHERE run_id = ?');
+        const mark = this.sql('UPDATE runs SET acked_at = ? WHERE run_id = ?');
         for (const r of runs) {
           const atHub = r.unchanged
             ? (view.cells?.[cellKey(r.environment, r.component)]?.plannedAt ?? 0) >= r.finished_at
@@ -466,9 +477,9 @@ export class SqliteAgentStore implements AgentStore {
           .prepare('UPDATE epochs SET acked_heads = ?, acked_at = ? WHERE epoch = ?')
           .run(JSON.stringify(ack.heads), now, row.epoch);
         if (row.sealed_at !== null && sameHeads(ack.heads, A.getHeads(doc))) {
-          this.db.prepare('DELETE FROM chunks WHERE epoch = ?').run(row.epoch);
-          this.db.prepare('DELETE FROM runs WHERE epoch = ? AND acked_at IS NOT NULL').run(row.epoch);
-          this.db.prepare('UPDATE epochs SET pruned_at = ?, bytes = 0 WHERE epoch = ?').run(now, row.epoch);
+          this.sql('DELETE FROM chunks WHERE epoch = ?').run(row.epoch);
+          this.sql('DELETE FROM runs WHERE epoch = ? AND acked_at IS NOT NULL').run(row.epoch);
+          this.sql('UPDATE epochs SET pruned_at = ?, bytes = 0 WHERE epoch = ?').run(now, row.epoch);
           result.epochsPruned.push(row.epoch);
         }
       })
@@ -479,7 +490,7 @@ export class SqliteAgentStore implements AgentStore {
   }
 
   downlinkCursor(upstream: string): string | undefined {
-    const r = this.db.prepare('SELECT cursor FROM upstreams WHERE url = ?').get(upstream) as
+    const r = this.sql('SELECT cursor FROM upstreams WHERE url = ?').get(upstream) as
       | { cursor: string | null }
       | undefined;
     return r?.cursor ?? undefined;
