@@ -5,7 +5,7 @@ import {
   exportPrivateKeyPem,
   exportPublicKeyPem,
   generateSigningKeyPair,
-  plainDocValue,
+  plainAgentDoc,
 } from '@driftline/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/storeFixtures.js';
@@ -83,7 +83,7 @@ describe('agent crash safety', () => {
     // Every run committed at the agent reached the hub's replicas, each exactly once.
     const atHub: string[] = [];
     for (const replica of hub.replicas.values()) {
-      const doc = plainDocValue(A.toJS(replica)) as { runs?: Record<string, unknown> };
+      const doc = plainAgentDoc(A.toJS(replica)) as { runs?: Record<string, unknown> };
       atHub.push(...Object.keys(doc.runs ?? {}));
     }
     expect(new Set(atHub).size).toBe(atHub.length);

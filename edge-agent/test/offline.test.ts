@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import * as A from '@automerge/automerge';
-import { cryptoRandomBytes, encodeUlid, generateSigningKeyPair, plainDocValue } from '@driftline/protocol';
+import { cryptoRandomBytes, encodeUlid, generateSigningKeyPair, plainAgentDoc } from '@driftline/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
 import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
@@ -113,11 +113,11 @@ describe('weeks without a link (synthetic time)', () => {
     const latest = [...hub.replicas.entries()]
       .sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))
       .at(-1)![1];
-    const doc = plainDocValue(A.toJS(latest)) as { cells: Record<string, unknown> };
+    const doc = plainAgentDoc(A.toJS(latest)) as { cells: Record<string, unknown> };
     expect(Object.keys(doc.cells).sort()).toEqual(['prod/database', 'prod/dns', 'prod/network']);
     let failedAtHub = 0;
     for (const r of hub.replicas.values()) {
-      const d = plainDocValue(A.toJS(r)) as { runs: Record<string, { summary: { status: string } }> };
+      const d = plainAgentDoc(A.toJS(r)) as { runs: Record<string, { summary: { status: string } }> };
       failedAtHub += Object.values(d.runs).filter((x) => x.summary.status === 'failed').length;
     }
     expect(failedAtHub).toBe(failures);

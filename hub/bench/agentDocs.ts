@@ -1,11 +1,13 @@
 /**
  * Agent documents for the ingest benchmark, written exactly as the edge agent writes them
- * (edge-agent/src/core/doc/agentDoc.ts: `newEpochDoc`, then one change per `recordRun`, every string an
- * ImmutableString, an unchanged plan only touching its cell, only changed facts written), but
+ * (edge-agent/src/core/doc/agentDoc.ts: `newEpochDoc`, then one change per `recordRun`, runs and cells
+ * packed, every other string an ImmutableString, an unchanged plan only rewriting its cell, only changed
+ * facts written), but
  * through Automerge's handle so that generating 400,000 runs does not take an hour. `checkAgainstAgent`
  * proves the bytes are identical to the agent's own functions.
  */
 import * as A from '@automerge/automerge';
+import { type DocCell, packDocEntry } from '@driftline/protocol';
 import { newEpochDoc, recordRun, updateFacts } from '../../edge-agent/src/core/doc/agentDoc.js';
 import { toDocValue } from '../../edge-agent/src/core/doc/docValues.js';
 
@@ -42,10 +44,7 @@ export class FastAgentDoc {
   readonly h: Backend;
   private readonly cellsId: string;
   private readonly runsId: string;
-  private readonly cells = new Map<
-    string,
-    { obj: string; planHash: string; status: string; plannedAt: number; since?: number; n: number }
-  >();
+  private readonly cells = new Map<string, DocCell>();
 
   constructor(
     site: string,
@@ -69,39 +68,40 @@ export class FastAgentDoc {
     const key = `${r.environment}/${r.component}`;
     const cur = this.cells.get(key);
     if (cur && cur.planHash === r.planHash && cur.status === r.status) {
-      const since = cur.since ?? cur.plannedAt;
-      this.h.put(cur.obj, 'unchangedSince', since, 'int');
-      this.h.put(cur.obj, 'plannedAt', r.at, 'int');
-      this.h.put(cur.obj, 'confirmations', cur.n + 1, 'int');
-      Object.assign(cur, { since, plannedAt: r.at, n: cur.n + 1 });
+      const next: DocCell = {
+        ...cur,
+        unchangedSince: cur.unchangedSince ?? cur.plannedAt,
+        plannedAt: r.at,
+        confirmations: cur.confirmations + 1,
+      };
+      this.h.put(this.cellsId, key, packDocEntry(next), 'bytes');
+      this.cells.set(key, next);
     } else {
       const s = summary(r);
-      this.h.putObjectFromHydrate(
+      this.h.put(
         this.runsId,
         r.runId,
-        toDocValue({
-          runId: r.runId,
+        packDocEntry({
+          runId: r.runId as DocCell['runId'],
           environment: r.environment,
           component: r.component,
-          summary: s,
+          summary: s as never,
           recordedAt: r.at,
         }),
+        'bytes',
       );
-      const obj = this.h.putObjectFromHydrate(
-        this.cellsId,
-        key,
-        toDocValue({
-          environment: r.environment,
-          component: r.component,
-          runId: r.runId,
-          status: r.status,
-          counts: s.counts,
-          planHash: r.planHash,
-          plannedAt: r.at,
-          confirmations: 0,
-        }),
-      );
-      this.cells.set(key, { obj, planHash: r.planHash, status: r.status, plannedAt: r.at, n: 0 });
+      const cell: DocCell = {
+        environment: r.environment,
+        component: r.component,
+        runId: r.runId as DocCell['runId'],
+        status: r.status,
+        counts: s.counts,
+        planHash: r.planHash as DocCell['planHash'],
+        plannedAt: r.at,
+        confirmations: 0,
+      };
+      this.h.put(this.cellsId, key, packDocEntry(cell), 'bytes');
+      this.cells.set(key, cell);
     }
     const facts = this.facts(r.at);
     if (facts) this.writeFacts(facts);

@@ -8,13 +8,15 @@ import {
   generateSigningKeyPair,
   monotonicUlid,
   type PlanStatus,
+  packDocEntry,
   publicKeyToText,
   type SigningKeyPair,
 } from '@driftline/protocol';
 
 /**
  * A small stand-in for the edge agent: a real Automerge document in protocol's AgentDoc shape and
- * signed doc-delta bundles of `saveSince(doc, ackedHeads)`, as the agent sends them.
+ * signed doc-delta bundles of `saveSince(doc, ackedHeads)`, as the agent sends them. Runs and cells are
+ * packed as the agent writes them, or maps (`packed: false`) as agents before decision 008 wrote them.
  */
 export class AgentSim {
   doc: A.Doc<AgentDoc>;
@@ -27,6 +29,7 @@ export class AgentSim {
     readonly keys: SigningKeyPair,
     readonly clock: { now: () => number },
     readonly epoch = 1,
+    readonly packed = true,
   ) {
     this.ids = monotonicUlid(() => clock.now(), cryptoRandomBytes);
     this.doc = A.from<AgentDoc>({ site, agent, epoch, cells: {}, runs: {} } as unknown as AgentDoc);
@@ -37,8 +40,9 @@ export class AgentSim {
     agent: string,
     clock: { now: () => number },
     epoch = 1,
+    opts: { packed?: boolean } = {},
   ): Promise<AgentSim> {
-    return new AgentSim(site, agent, await generateSigningKeyPair(), clock, epoch);
+    return new AgentSim(site, agent, await generateSigningKeyPair(), clock, epoch, opts.packed ?? true);
   }
 
   get docId(): string {
@@ -68,8 +72,10 @@ export class AgentSim {
       drift: status === 'drift' ? 1 : 0,
     };
     const key = `${environment}/${component}`;
+    const pack = <T extends object>(v: T): T =>
+      this.packed ? (packDocEntry(v as never) as unknown as T) : v;
     this.doc = A.change(this.doc, (d) => {
-      d.runs[runId] = {
+      d.runs[runId] = pack({
         runId: runId as never,
         environment,
         component,
@@ -84,8 +90,8 @@ export class AgentSim {
         },
         ...(opts.detailBlob ? { detailBlob: opts.detailBlob as never } : {}),
         recordedAt: at,
-      };
-      d.cells[key] = {
+      });
+      d.cells[key] = pack({
         environment,
         component,
         runId: runId as never,
@@ -94,7 +100,7 @@ export class AgentSim {
         plannedAt: at,
         confirmations: 0,
         ...(opts.planHash ? { planHash: opts.planHash as never } : {}),
-      };
+      });
       const cadence = { ...(d.facts?.cadenceS ?? {}), [key]: opts.cadenceS ?? 3600 };
       d.facts = {
         version: '0.1.0',

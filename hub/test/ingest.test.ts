@@ -58,6 +58,25 @@ describe('ingest', () => {
     expect(payload.ok && payload.value.heads).toEqual(A.getHeads(a.doc));
   });
 
+  it('materialises documents of agents from before packed entries exactly as packed ones', async () => {
+    const h = await harness();
+    const packed = await AgentSim.create('ship-7', 'a1', h.clock);
+    const legacy = await AgentSim.create('ship-8', 'a1', h.clock, 1, { packed: false });
+    for (const a of [packed, legacy]) {
+      await h.enrol(a);
+      a.plan('prod', 'net', 'drift', { cadenceS: 600, planHash: 'a'.repeat(64) });
+      a.plan('prod', 'dns', 'failed');
+      expect((await h.ingest.accept('relay-1', [await a.delta()])).map((r) => r.status)).toEqual(['stored']);
+    }
+    const rows = async (site: string) =>
+      (await h.store.listCells()).filter((c) => c.site === site).map(({ site: _s, runId: _r, ...c }) => c);
+    expect(await rows('ship-7')).toHaveLength(2);
+    expect(await rows('ship-8')).toEqual(await rows('ship-7'));
+    // One operation per run and per cell instead of one per field.
+    const ops = (a: AgentSim) => A.getBackend(a.doc).stats().numOps;
+    expect(ops(packed)).toBeLessThan(ops(legacy) / 2);
+  });
+
   it('keeps one run row each when bundles arrive twice, reordered, or through two relays', async () => {
     const inOrder = await harness('memory');
     const shuffled = await harness('sqlite');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DocBundleStateSchema } from './bundles.js';
+import { cborDecode, cborEncode } from './cbor.js';
 import { AgentIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
 import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
 
@@ -106,4 +107,43 @@ export function plainDocValue(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = plainDocValue(v);
   return out;
+}
+
+/**
+ * Runs and cells are written packed: each `runs[id]` and `cells[key]` entry is one CBOR byte string
+ * (canonical, `cborEncode`) instead of a map of fields. Automerge then holds one operation per entry
+ * instead of one per field, which is what merging costs at the hub (decision 008). Readers accept both
+ * shapes: documents of agents from before the packed format hold maps.
+ */
+export function packDocEntry(value: DocRun | DocCell): Uint8Array {
+  return cborEncode(value);
+}
+
+/** An entry of `runs` or `cells` as plain data, whichever shape it was written in (see `packDocEntry`). */
+export function unpackDocEntry(value: unknown): unknown {
+  if (value instanceof Uint8Array) {
+    try {
+      return cborDecode(value);
+    } catch {
+      // Not CBOR: left as bytes, so that schema validation names the entry.
+      return value;
+    }
+  }
+  return plainDocValue(value);
+}
+
+/**
+ * A whole agent document (`Automerge.toJS`) as plain data for `AgentDocSchema`: `plainDocValue`, with
+ * the packed entries of `runs` and `cells` unpacked.
+ */
+export function plainAgentDoc(value: unknown): unknown {
+  const plain = plainDocValue(value);
+  if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) return plain;
+  const doc = plain as Record<string, unknown>;
+  for (const top of ['runs', 'cells'] as const) {
+    const map = doc[top];
+    if (map === null || typeof map !== 'object' || Array.isArray(map)) continue;
+    doc[top] = Object.fromEntries(Object.entries(map).map(([k, v]) => [k, unpackDocEntry(v)]));
+  }
+  return doc;
 }

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { docId, parseDocId, plainDocValue } from '../src/index.js';
+import {
+  AgentDocSchema,
+  type DocCell,
+  docId,
+  packDocEntry,
+  parseDocId,
+  plainAgentDoc,
+  plainDocValue,
+  unpackDocEntry,
+} from '../src/index.js';
 
 describe('agent document helpers', () => {
   it('names epochs and parses the names back', () => {
@@ -16,5 +25,42 @@ describe('agent document helpers', () => {
       b: ['y', 2],
       c: { d: null },
     });
+  });
+
+  const cell: DocCell = {
+    environment: 'prod',
+    component: 'vpc',
+    runId: '01JX0000000000000000000000' as DocCell['runId'],
+    status: 'drift',
+    counts: { add: 0, change: 1, destroy: 0, replace: 0, import: 0, drift: 1 },
+    plannedAt: 1_763_800_000_123,
+    confirmations: 2,
+  };
+
+  it('reads packed and map-shaped entries alike', () => {
+    const base = { site: 'ship-7', agent: 'a1', epoch: 1, runs: {} };
+    // As Automerge.toJS gives them: a byte string, or a map whose strings are ImmutableStrings.
+    const scalar = (val: string) => ({ val, toJSON: () => val });
+    const packed = { ...base, cells: { 'prod/vpc': packDocEntry(cell) } };
+    const legacy = {
+      ...base,
+      cells: { 'prod/vpc': { ...cell, environment: scalar('prod'), component: 'vpc' } },
+    };
+    for (const d of [packed, legacy]) {
+      expect(AgentDocSchema.parse(plainAgentDoc(d)).cells['prod/vpc']).toEqual(cell);
+    }
+    // Canonical: the same value gives the same bytes, whatever the key order.
+    const { status, ...rest } = cell;
+    expect(packDocEntry({ status, ...rest })).toEqual(packDocEntry(cell));
+  });
+
+  it('leaves bytes that are not CBOR as bytes, so the schema names the entry', () => {
+    const junk = new Uint8Array([0xff, 0xff]);
+    expect(unpackDocEntry(junk)).toBe(junk);
+    const r = AgentDocSchema.safeParse(
+      plainAgentDoc({ site: 's', agent: 'a', epoch: 1, runs: {}, cells: { 'prod/vpc': junk } }),
+    );
+    expect(r.success).toBe(false);
+    expect(JSON.stringify(r.error?.issues[0]?.path)).toContain('prod/vpc');
   });
 });

@@ -1,5 +1,5 @@
 import type * as A from '@automerge/automerge';
-import { plainDocValue } from '@driftline/protocol';
+import { plainDocValue, unpackDocEntry } from '@driftline/protocol';
 
 /** Automerge's document handle (`A.getBackend`): reads and merges without materialising the document in JS. */
 export type Backend = ReturnType<typeof A.getBackend>;
@@ -34,8 +34,8 @@ export function touched(patches: readonly A.Patch[]): Touched {
 /**
  * Reads an agent document straight from its Automerge handle, at given heads (default: current),
  * touching only the keys asked for: the hub never materialises whole documents in JS, whose cost
- * follows the document instead of the change. Values come back as plain data (ImmutableString →
- * string, protocol's `plainDocValue`); reads are cached.
+ * follows the document instead of the change. Values come back as plain data (packed entries decoded,
+ * ImmutableString → string: protocol's `unpackDocEntry`); reads are cached.
  */
 export class DocReader {
   private readonly ids = new Map<string, string | null>();
@@ -74,7 +74,15 @@ export class DocReader {
   preload(top: 'runs' | 'cells'): void {
     const id = this.objId(top);
     if (id && !this.maps.has(top))
-      this.maps.set(top, plainDocValue(this.h.materialize(id, this.heads)) as Record<string, unknown>);
+      this.maps.set(
+        top,
+        Object.fromEntries(
+          Object.entries(this.h.materialize(id, this.heads) as Record<string, unknown>).map(([k, v]) => [
+            k,
+            unpackDocEntry(v),
+          ]),
+        ),
+      );
   }
 
   /** `runs[key]` or `cells[key]` as plain data; undefined when absent. */
@@ -92,7 +100,7 @@ export class DocReader {
           ? plainDocValue(this.h.materialize(t[1] as string, this.heads))
           : t[0] === 'text'
             ? this.h.text(t[1] as string, this.heads)
-            : plainDocValue(t[1]);
+            : unpackDocEntry(t[1]);
     this.cache.set(k, v);
     return v;
   }

@@ -12,6 +12,7 @@ import {
   type AgentAutomergeDoc,
   latestCells,
   newEpochDoc,
+  readCell,
   recordRun,
   sealEpoch,
   updateFacts,
@@ -469,7 +470,7 @@ export class SqliteAgentStore implements AgentStore {
         const mark = this.sql('UPDATE runs SET acked_at = ? WHERE run_id = ?');
         for (const r of runs) {
           const atHub = r.unchanged
-            ? (view.cells?.[cellKey(r.environment, r.component)]?.plannedAt ?? 0) >= r.finished_at
+            ? (readCell(view, cellKey(r.environment, r.component))?.plannedAt ?? 0) >= r.finished_at
             : view.runs?.[r.run_id] !== undefined;
           if (atHub) result.runsAcked += mark.run(now, r.run_id).changes;
         }

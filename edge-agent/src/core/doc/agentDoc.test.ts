@@ -35,6 +35,20 @@ describe('agent document', () => {
     expect(JSON.stringify(plain)).not.toContain('aws_vpc.main');
   });
 
+  it('writes a run and its cell as one Automerge operation each (what the hub pays to merge)', () => {
+    const doc = newEpochDoc('ship-7', 'a1', 1);
+    const before = A.getBackend(doc).stats().numOps;
+    const { doc: next } = recordRun(doc, {
+      runId: '01JC0000000000000000000001',
+      summary: summary({ git: { commit: 'abcdef1', branch: 'main' }, terraformVersion: '1.9.5' }),
+      detailBlob: hash('b'),
+      recordedAt: 1,
+    });
+    expect(A.getBackend(next).stats().numOps - before).toBe(2);
+    // The map-shaped run the hub still reads from older agents took one operation per field.
+    expect(readDoc(next).runs['01JC0000000000000000000001']?.summary.git?.branch).toBe('main');
+  });
+
   it('records an identical plan only as a confirmation: no new run, plannedAt moves', () => {
     let { doc } = recordRun(newEpochDoc('ship-7', 'a1', 1), {
       runId: '01JC0000000000000000000001',
@@ -55,8 +69,9 @@ describe('agent document', () => {
       unchangedSince: Date.parse('2026-11-01T10:01:00.000Z'),
       confirmations: 1,
     });
-    // The confirmation is small on the wire.
-    expect(A.saveSince(doc, before).length).toBeLessThan(200);
+    // The confirmation is small on the wire: the cell again (one packed value), no run.
+    expect(A.saveSince(doc, before).length).toBeLessThan(450);
+    expect(A.saveSince(doc, before).length).toBeLessThan(A.saveSince(doc, []).length / 2);
   });
 
   it('treats a changed status with the same hash as a new result', () => {

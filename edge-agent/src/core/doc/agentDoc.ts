@@ -5,16 +5,20 @@ import {
   type AgentFacts,
   cellKey,
   type DocCell,
+  DocCellSchema,
   type DocRun,
   type PlanSummary,
-  plainDocValue,
+  packDocEntry,
+  plainAgentDoc,
+  unpackDocEntry,
 } from '@driftline/protocol';
 import { canonicalJson } from '../plan/canonical.js';
 import { toDocValue } from './docValues.js';
 
 /**
  * Pure operations on the agent's Automerge document (protocol's AgentDoc shape). Every function returns
- * the new document; persisting it is the store's job.
+ * the new document; persisting it is the store's job. Runs and cells are written packed, one CBOR value
+ * per entry (protocol's `packDocEntry`, decision 008); facts and bundle states stay maps.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: the document's values are Automerge proxies of AgentDoc
@@ -42,7 +46,7 @@ export function newEpochDoc(
     d.site = toDocValue(site);
     d.agent = toDocValue(agent);
     d.epoch = epoch;
-    d.cells = toDocValue(seedCells);
+    d.cells = Object.fromEntries(Object.entries(seedCells).map(([k, c]) => [k, packDocEntry(c)]));
     d.runs = {};
   });
 }
@@ -70,10 +74,12 @@ export function recordRun(
     { message: `run ${input.runId}`, time: Math.floor(input.recordedAt / 1000) },
     (d) => {
       if (unchanged && current) {
-        const cell = d.cells[key];
-        cell.unchangedSince = current.unchangedSince ?? current.plannedAt;
-        cell.plannedAt = plannedAt;
-        cell.confirmations = current.confirmations + 1;
+        d.cells[key] = packDocEntry({
+          ...current,
+          unchangedSince: current.unchangedSince ?? current.plannedAt,
+          plannedAt,
+          confirmations: current.confirmations + 1,
+        });
       } else {
         const { resources: _omit, ...summary } = input.summary;
         const run: DocRun = {
@@ -84,7 +90,7 @@ export function recordRun(
           detailBlob: input.detailBlob as DocRun['detailBlob'],
           recordedAt: input.recordedAt,
         };
-        d.runs[input.runId] = toDocValue(run);
+        d.runs[input.runId] = packDocEntry(run);
         const cell: DocCell = {
           environment: input.summary.environment,
           component: input.summary.component,
@@ -97,7 +103,7 @@ export function recordRun(
           confirmations: 0,
           lockedStreak: input.lockedStreak || undefined,
         };
-        d.cells[key] = toDocValue(cell);
+        d.cells[key] = packDocEntry(cell);
       }
       if (facts) writeFacts(d, facts);
     },
@@ -118,18 +124,25 @@ export function sealEpoch(doc: AgentAutomergeDoc, at: number): AgentAutomergeDoc
 
 export function readCell(doc: AgentAutomergeDoc, key: string): DocCell | undefined {
   const cell = doc.cells?.[key];
-  // A read-only proxy of one map: JSON turns its ImmutableStrings into plain strings without copying the document.
-  return cell ? (JSON.parse(JSON.stringify(cell)) as DocCell) : undefined;
+  if (cell === undefined) return undefined;
+  // A packed entry decodes on its own; a map entry (an epoch written before packing) is a read-only
+  // proxy, which JSON turns into plain data without copying the document.
+  return (cell instanceof Uint8Array ? unpackDocEntry(cell) : JSON.parse(JSON.stringify(cell))) as DocCell;
 }
 
 /** The document as plain, validated data. */
 export function readDoc(doc: AgentAutomergeDoc): AgentDoc {
-  return AgentDocSchema.parse(plainDocValue(A.toJS(doc)));
+  return AgentDocSchema.parse(plainAgentDoc(A.toJS(doc)));
 }
 
 /** The latest result per cell, to seed the next epoch. */
 export function latestCells(doc: AgentAutomergeDoc): Record<string, DocCell> {
-  return readDoc(doc).cells;
+  const out: Record<string, DocCell> = {};
+  for (const key of Object.keys(doc.cells ?? {})) {
+    const cell = readCell(doc, key);
+    if (cell) out[key] = DocCellSchema.parse(cell);
+  }
+  return out;
 }
 
 const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
