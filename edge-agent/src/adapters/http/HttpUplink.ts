@@ -15,7 +15,12 @@ export interface HttpUplinkOptions {
   urlStorage: UrlStorage;
   /** Per-request limit. Must exceed the link's round trip (minutes on some links), so it is long by default. */
   requestTimeoutMs?: number;
-  /** Bytes per tus PATCH; progress and resume granularity. */
+  /**
+   * Most bytes per tus PATCH (default 64 MiB). Not the resume granularity: the server keeps every byte
+   * that reached it before a cut and the next attempt resumes from its `Upload-Offset` (FIELD-NOTES, tus).
+   * Each PATCH ends with a round trip in which nothing is sent, so small chunks waste the link; the cap
+   * only keeps a single request below body limits of proxies in front of a hop.
+   */
   chunkSize?: number;
 }
 
@@ -108,7 +113,8 @@ export class HttpUplink implements Uplink {
           ...(blob.runId ? { runId: blob.runId } : {}),
         },
         uploadSize: blob.size,
-        chunkSize: this.opts.chunkSize ?? 8 * 1024 * 1024,
+        // 8 MiB cost 0.03 of the link's rate on 200 MB at 4 MB/s with a 40 ms round trip (bench transfer).
+        chunkSize: this.opts.chunkSize ?? 64 * 1024 * 1024,
         // Retrying is the agent loop's job: a link may be down for hours (FIELD-NOTES).
         retryDelays: null,
         urlStorage: this.opts.urlStorage,
