@@ -9,7 +9,8 @@
  *                               [--src <dir with Ingest.ts and DocReplicas.ts>]
  *
  * `--quick` is 100 agents × 20 cells. `--src` measures
- * another version of hub/src/core against the same documents.
+ * another version of hub/src/core against the same documents. NO_HEADROOM=1 runs the hub without its
+ * HeapHeadroom (see hub/src/core/HeapHeadroom.ts), to see what it saves.
  *
  * Prints one JSON object: results/s through the hub, and in the same run the baselines: Automerge
  * merging the same bundles alone (handle `loadIncremental`, nothing else) and SQLite inserting the
@@ -140,7 +141,11 @@ const genS = (performance.now() - tGen) / 1000;
 const rate = (ms: number) => Math.round((agents * cells) / (ms / 1000));
 
 // The hub: verify + merge + materialise + commit.
-const replicas = new DocReplicas(store);
+const { HeapHeadroom } = (await import(join(src, 'HeapHeadroom.ts')).catch(() => ({}))) as Partial<
+  typeof import('../src/core/HeapHeadroom.js')
+>;
+const headroom = HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined;
+const replicas = new DocReplicas(store, undefined, undefined, headroom);
 const ingest = new Ingest({
   store,
   clock,
@@ -214,6 +219,7 @@ console.log(
     resultsPerSec: Math.round(results / (hubMs / 1000)),
     rssMb,
     perRound: hubRounds,
+    reserves: headroom?.reserves,
     replicas: (replicas as { size?: () => unknown }).size?.(),
     cellsMaterialised: runRows,
     baseline: {

@@ -17,6 +17,7 @@ import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
 import type { HubConfig } from './config.js';
 import { DocReplicas } from './core/DocReplicas.js';
 import { EventLog } from './core/EventLog.js';
+import { HeapHeadroom } from './core/HeapHeadroom.js';
 import { Ingest } from './core/Ingest.js';
 import { PlanRequests } from './core/PlanRequests.js';
 import { Queries } from './core/Queries.js';
@@ -59,7 +60,7 @@ export async function createHub(
   const key = await loadOrCreateHubKey(keyPath(config.dataDir));
   const store = opts.store ?? new SqliteHubStore(storePath(config.dataDir));
   const blobs = new FileBlobs(join(config.dataDir, 'blobs'));
-  const replicas = new DocReplicas(store);
+  const replicas = new DocReplicas(store, undefined, undefined, new HeapHeadroom());
   const registry = new Registry();
   const refused = new Counter({
     name: 'hub_bundles_refused_total',

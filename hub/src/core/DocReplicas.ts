@@ -2,6 +2,7 @@ import * as A from '@automerge/automerge';
 import type { AgentDoc } from '@driftline/protocol';
 import type { HubStore } from '../ports/HubStore.js';
 import type { Backend } from './DocReader.js';
+import type { HeapHeadroom } from './HeapHeadroom.js';
 
 interface Replica {
   /** The document whose handle holds the replica. Its JS view is not kept current: read through `handle`. */
@@ -33,6 +34,8 @@ export class DocReplicas {
     private readonly max = 5000,
     /** Operations held across all replicas before the least recently used are dropped. */
     private readonly maxOps = 40_000_000,
+    /** Makes room in Automerge's heap between batches (see HeapHeadroom); none in tests. */
+    private readonly headroom?: HeapHeadroom,
   ) {}
 
   /** The replica's handle, loaded from stored chunks on a miss (in one load of all chunks). */
@@ -78,6 +81,7 @@ export class DocReplicas {
    * the bounds. Ingest calls it after its commit, never in the middle of a batch.
    */
   settle(docIds: Iterable<string>): void {
+    this.headroom?.check();
     for (const id of docIds) {
       const r = this.docs.get(id);
       if (r) this.recount(r);
