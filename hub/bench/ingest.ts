@@ -6,24 +6,30 @@
  * then only confirms the cell) and half changed.
  *
  *   npx tsx hub/bench/ingest.ts [agents=1000] [cells=200] [--rounds 2] [--batch 100] [--quick]
- *                               [--src <dir with Ingest.ts and DocReplicas.ts>]
+ *                               [--src <dir with Ingest.ts and DocReplicas.ts>] [--cache <file>]
  *
  * `--quick` is 100 agents × 20 cells. `--src` measures
- * another version of hub/src/core against the same documents. NO_HEADROOM=1 runs the hub without its
+ * another version of hub/src/core against the same documents. `--cache` keeps the generated agents'
+ * keys and bundles in a file and reuses them when it exists: the hub is then measured in a process that
+ * never held the agents' documents (as a real hub), and profiling sees only the hub. NO_HEADROOM=1 runs the hub without its
  * HeapHeadroom (see hub/src/core/HeapHeadroom.ts), to see what it saves.
  *
  * Prints one JSON object: results/s through the hub, and in the same run the baselines: Automerge
  * merging the same bundles alone (handle `loadIncremental`, nothing else) and SQLite inserting the
  * same run rows alone.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as A from '@automerge/automerge';
 import {
   type BundleHeader,
+  cborDecode,
+  cborEncode,
   cryptoRandomBytes,
+  decodeBundle,
+  decodePayload,
   docId,
   encodeBundle,
   generateSigningKeyPair,
@@ -44,6 +50,7 @@ const { values, positionals } = parseArgs({
     batch: { type: 'string', default: '100' },
     quick: { type: 'boolean', default: false },
     src: { type: 'string' },
+    cache: { type: 'string' },
   },
 });
 const [agents, cells] = values.quick
@@ -85,20 +92,55 @@ const dir = mkdtempSync(join(tmpdir(), 'hub-bench-'));
 const store = new SqliteHubStore(join(dir, 'hub.db'));
 type Sim = { site: string; agent: string; doc: FastAgentDoc; key: CryptoKey; acked: A.Heads };
 const sims: Sim[] = [];
-for (let i = 0; i < agents; i++) {
+const bundles: Uint8Array[][] = [];
+const deltas: Uint8Array[][] = [];
+const agentKeys: string[] = [];
+type Cache = {
+  agents: number;
+  cells: number;
+  rounds: number;
+  keys: string[];
+  bundles: Uint8Array[][];
+  clock: number;
+};
+const cached =
+  values.cache && existsSync(values.cache) ? (cborDecode(readFileSync(values.cache)) as Cache) : null;
+if (cached && (cached.agents !== agents || cached.cells !== cells || cached.rounds !== rounds))
+  throw new Error(
+    `--cache ${values.cache} holds ${cached.agents}×${cached.cells}×${cached.rounds}: delete it or match it`,
+  );
+if (cached) {
+  for (let i = 0; i < agents; i++)
+    await enrol(
+      store,
+      { site: `site-${i % 100}`, agent: `a${i}`, key: cached.keys[i] as string },
+      clock.now(),
+    );
+  bundles.push(...cached.bundles);
+  for (const list of cached.bundles)
+    deltas.push(
+      list.map((bytes) => {
+        const b = decodeBundle(bytes);
+        const p = b.ok ? decodePayload('doc-delta', b.value.payload) : null;
+        if (!p?.ok) throw new Error('--cache holds a bundle that does not decode');
+        return p.value.changes;
+      }),
+    );
+  clock.advance(cached.clock - clock.now());
+}
+for (let i = 0; i < (cached ? 0 : agents); i++) {
   const site = `site-${i % 100}`;
   const agent = `a${i}`;
   const keys = await generateSigningKeyPair();
-  await enrol(store, { site, agent, key: await publicKeyToText(keys.publicKey) }, clock.now());
+  agentKeys.push(await publicKeyToText(keys.publicKey));
+  await enrol(store, { site, agent, key: agentKeys[i] as string }, clock.now());
   const actor = (i + 1).toString(16).padStart(32, '0');
   const doc = new FastAgentDoc(site, agent, actor, factsFor(agent));
   doc.publishFacts(factsFor(agent)(clock.now()) as Record<string, unknown>, clock.now());
   queue.delete(agent);
   sims.push({ site, agent, doc, key: keys.privateKey, acked: [] });
 }
-const bundles: Uint8Array[][] = [];
-const deltas: Uint8Array[][] = [];
-for (let r = 0; r < rounds; r++) {
+for (let r = 0; r < (cached ? 0 : rounds); r++) {
   const list: Uint8Array[] = [];
   const raw: Uint8Array[] = [];
   for (const s of sims) {
@@ -136,6 +178,10 @@ for (let r = 0; r < rounds; r++) {
   deltas.push(raw);
 }
 for (const s of sims) s.doc.h.free();
+if (values.cache && !cached) {
+  const c: Cache = { agents, cells, rounds, keys: agentKeys, bundles, clock: clock.now() };
+  writeFileSync(values.cache, cborEncode(c));
+}
 const genS = (performance.now() - tGen) / 1000;
 
 const rate = (ms: number) => Math.round((agents * cells) / (ms / 1000));
@@ -175,16 +221,19 @@ await store.close();
 
 // Baseline 1: Automerge alone merging the same changes into one handle per agent, same order.
 const handles = new Map<string, ReturnType<typeof A.getBackend>>();
+// With the same heap headroom as the hub: without it Automerge alone spends most of its time in GC.
+const baseRoom = HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined;
 let automergeMs = 0;
 for (const list of deltas) {
   const t0 = performance.now();
-  for (const [i, s] of sims.entries()) {
-    let h = handles.get(s.agent);
+  for (let i = 0; i < agents; i++) {
+    let h = handles.get(`a${i}`);
     if (!h) {
       h = A.getBackend(A.init());
-      handles.set(s.agent, h);
+      handles.set(`a${i}`, h);
     }
     h.loadIncremental(list[i] as Uint8Array);
+    if (i % batch === batch - 1) baseRoom?.check();
   }
   automergeMs += performance.now() - t0;
 }

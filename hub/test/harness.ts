@@ -16,6 +16,8 @@ import { TestClock } from './agentSim.js';
 export interface Harness {
   store: HubStore;
   ingest: Ingest;
+  /** The replicas of the current `ingest` (a restart makes new ones). */
+  replicas: DocReplicas;
   clock: TestClock;
   hubKeys: SigningKeyPair;
   refused: Partial<Record<RefusalReason, number>>;
@@ -34,12 +36,13 @@ export async function makeHarness(
   const clock = opts.clock ?? new TestClock();
   const hubKeys = await generateSigningKeyPair();
   const refused: Partial<Record<RefusalReason, number>> = {};
+  let replicas = new DocReplicas(store);
   const build = () =>
     new Ingest({
       store,
       clock,
       ids: ulidGen(clock),
-      replicas: new DocReplicas(store),
+      replicas,
       hubPrivateKey: hubKeys.privateKey,
       webhookUrls: opts.webhookUrls ?? [],
       log: { warn: () => {} },
@@ -57,6 +60,9 @@ export async function makeHarness(
     hubKeys,
     refused,
     ingest: build(),
+    get replicas() {
+      return replicas;
+    },
     async enrol(a) {
       const r = await enrol(
         store,
@@ -66,6 +72,7 @@ export async function makeHarness(
       if (!r.ok) throw new Error(r.error);
     },
     restart() {
+      replicas = new DocReplicas(store);
       h.ingest = build();
       return h.ingest;
     },

@@ -77,6 +77,31 @@ describe('ingest', () => {
     expect(ops(packed)).toBeLessThan(ops(legacy) / 2);
   });
 
+  it('follows declared cadences across bundles that change them and bundles that do not', async () => {
+    const h = await harness();
+    const a = await AgentSim.create('ship-7', 'a1', h.clock);
+    await h.enrol(a);
+    const send = async () => {
+      const heads = A.getHeads(a.doc);
+      expect((await h.ingest.accept('relay-1', [await a.delta()])).map((r) => r.status)).toEqual(['stored']);
+      a.acked = heads;
+    };
+    const interval = async (comp: string) => (await h.store.getCell('ship-7', 'prod', comp))?.expectedIntervalS;
+    a.plan('prod', 'net', 'clean', { cadenceS: 600 });
+    await send();
+    expect(await interval('net')).toBe(600);
+    a.plan('prod', 'dns', 'clean', { cadenceS: 60 }); // cadences change: dns added
+    await send();
+    a.plan('prod', 'net', 'drift', { cadenceS: 600 }); // the cadences as they were: read from the memo
+    await send();
+    expect([await interval('net'), await interval('dns')]).toEqual([600, 60]);
+    // A reload from stored chunks (no memo) reads the same.
+    h.replicas.evict(a.docId);
+    a.plan('prod', 'dns', 'drift', { cadenceS: 60 });
+    await send();
+    expect([await interval('net'), await interval('dns')]).toEqual([600, 60]);
+  });
+
   it('keeps one run row each when bundles arrive twice, reordered, or through two relays', async () => {
     const inOrder = await harness('memory');
     const shuffled = await harness('sqlite');

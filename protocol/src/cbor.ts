@@ -34,13 +34,23 @@ export function cborDecode(bytes: Uint8Array): unknown {
   return normalise(decoder.decode(bytes));
 }
 
+/** Replaces Buffers by plain Uint8Arrays, in place: the decoded value is fresh, and most hold none. */
 function normalise(value: unknown): unknown {
   if (value instanceof Uint8Array) {
     return value.constructor === Uint8Array ? value : new Uint8Array(value);
   }
-  if (Array.isArray(value)) return value.map(normalise);
   if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = normalise(v);
-  return out;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      if (v !== null && typeof v === 'object') value[i] = normalise(v);
+    }
+    return value;
+  }
+  const obj = value as Record<string, unknown>;
+  for (const k in obj) {
+    const v = obj[k];
+    if (v !== null && typeof v === 'object') obj[k] = normalise(v);
+  }
+  return obj;
 }

@@ -1,4 +1,5 @@
 import * as A from '@automerge/automerge';
+import { packDocEntry } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { DocReader, touched } from './DocReader.js';
 
@@ -79,5 +80,42 @@ describe('DocReader', () => {
     const whole = new DocReader(A.getBackend(doc));
     whole.preload('cells');
     expect(whole.entry('cells', 'prod/c1')).toEqual({ runId: 'r1', plannedAt: 2 });
+  });
+
+  it('takes packed entries from the diff, without reading the document again', () => {
+    let doc = agentDoc();
+    const before = A.getHeads(doc);
+    const cell = {
+      environment: 'prod',
+      component: 'c1',
+      runId: '01JX0000000000000000000001',
+      status: 'clean',
+      plannedAt: 5,
+      confirmations: 0,
+    };
+    // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
+    doc = A.change(doc, (d: any) => {
+      d.cells['prod/c1'] = packDocEntry(cell as never);
+      d.facts = { version: S('1'), cadenceS: {} };
+    });
+    const h = A.getBackend(doc);
+    let reads = 0;
+    const counted = new Proxy(h, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (prop === 'getWithType' || prop === 'materialize') reads++;
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const reader = new DocReader(counted);
+    expect(reader.touched(before, A.getHeads(doc))).toEqual({
+      runs: new Set(),
+      cells: new Set(['prod/c1']),
+      facts: true,
+      cadence: true,
+    });
+    const readsForTouched = reads;
+    expect(reader.entry('cells', 'prod/c1')).toEqual(cell);
+    expect(reads).toBe(readsForTouched);
   });
 });

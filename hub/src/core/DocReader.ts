@@ -42,9 +42,17 @@ export class DocReader {
   private readonly maps = new Map<string, Record<string, unknown>>();
   private readonly cache = new Map<string, unknown>();
 
+  /** Set by `touched`: whether the declared cadences changed (undefined: not known). */
+  private cadenceTouched: boolean | undefined;
+
   constructor(
     private readonly h: Backend,
     private readonly heads?: A.Heads,
+    /**
+     * Kept with the replica between readers (DocReplicas.memo): the declared cadences as last read.
+     * Agents rarely change them, and with hundreds of cells they are most of the facts.
+     */
+    private readonly memo?: Map<string, unknown>,
   ) {}
 
   /** A scalar at the document root (`site`, `agent`), as a plain string or number. */
@@ -105,57 +113,60 @@ export class DocReader {
     return v;
   }
 
+  /** The agent's facts as plain data; the cadences from the memo when `touched` found them unchanged. */
   facts(): unknown {
-    return this.root('facts');
+    const id = this.objId('facts');
+    const cadence = this.memo?.get('cadenceS');
+    if (!id || cadence === undefined || this.cadenceTouched !== false) {
+      const all = this.root('facts') as Record<string, unknown> | undefined;
+      if (all && typeof all === 'object') this.memo?.set('cadenceS', all.cadenceS);
+      return all;
+    }
+    const out: Record<string, unknown> = {};
+    for (const k of this.h.keys(id, this.heads)) {
+      if (k === 'cadenceS') continue;
+      const t = this.h.getWithType(id, k, this.heads) as [string, unknown] | null;
+      if (t)
+        out[k] =
+          t[0] === 'map' || t[0] === 'list'
+            ? plainDocValue(this.h.materialize(t[1] as string, this.heads))
+            : t[0] === 'text'
+              ? this.h.text(t[1] as string, this.heads)
+              : plainDocValue(t[1]);
+    }
+    out.cadenceS = cadence;
+    return out;
   }
 
   /**
-   * Which runs, cells and facts changed from `before` to `after` (the reader's heads). Asks Automerge
-   * for the changed keys of `runs` only (not their contents), and for patches under `cells` and
-   * `facts` only, instead of a whole-document diff; from empty heads everything present is new.
+   * Which runs, cells and facts changed from `before` to `after` (the reader's heads), from one
+   * `diff` of the two. Agents write each run and cell as one packed value (decision 008), so the
+   * patches carry the new entries themselves: they are decoded once here and `entry` serves them
+   * without reading the document again. Entries written as maps (older agents) are only named, and
+   * read by `entry` as before.
    */
   touched(before: A.Heads, after: A.Heads): Touched {
-    if (before.length === 0) {
-      const facts = this.objIdOf('facts');
-      return {
-        runs: new Set(this.keys('runs')),
-        cells: new Set(this.keys('cells')),
-        facts,
-        cadence: facts,
-      };
-    }
-    try {
-      const root = new Set(
-        this.h.diffPath('_root', before, after, { recursive: false }).map((p) => p.path[0] as string),
-      );
-      const under = (top: 'runs' | 'cells', recursive: boolean): Set<string> => {
-        if (root.has(top)) return new Set(this.keys(top));
-        const id = this.objId(top);
-        if (!id) return new Set();
-        const out = new Set<string>();
-        for (const p of this.h.diffPath(id, before, after, { recursive })) {
-          const key = p.path[p.path.indexOf(top) + 1];
-          if (typeof key === 'string') out.add(key);
+    const runs = new Set<string>();
+    const cells = new Set<string>();
+    let facts = false;
+    let cadence = false;
+    for (const p of this.h.diff(before, after)) {
+      const [top, key] = p.path;
+      if (top === 'runs' || top === 'cells') {
+        if (typeof key !== 'string') {
+          // The map itself was (re)created: everything in it is new.
+          for (const k of this.keys(top)) (top === 'runs' ? runs : cells).add(k);
+          continue;
         }
-        return out;
-      };
-      // Agents write only the facts that changed (queue depth, report time): a cadence change is rare.
-      const factsId = this.objIdOf('facts') ? this.objId('facts') : null;
-      const factPatches =
-        root.has('facts') || factsId === null
-          ? []
-          : this.h.diffPath(factsId, before, after, { recursive: true });
-      const facts = root.has('facts') || factPatches.length > 0;
-      const cadence =
-        root.has('facts') || factPatches.some((p) => p.path[p.path.indexOf('facts') + 1] === 'cadenceS');
-      return { runs: under('runs', false), cells: under('cells', true), facts, cadence };
-    } catch {
-      // A map that did not exist at `before` (not how agents write): fall back to the whole diff.
-      return touched(this.h.diff(before, after));
+        (top === 'runs' ? runs : cells).add(key);
+        if (p.path.length === 2 && p.action === 'put' && p.value instanceof Uint8Array)
+          this.cache.set(`${top}\u0000${key}`, unpackDocEntry(p.value));
+      } else if (top === 'facts') {
+        facts = true;
+        if (key === undefined || key === 'cadenceS') cadence = true;
+      }
     }
-  }
-
-  private objIdOf(top: string): boolean {
-    return this.objId(top) !== null;
+    this.cadenceTouched = cadence;
+    return { runs, cells, facts, cadence };
   }
 }

@@ -15,6 +15,8 @@ interface Replica {
   view?: { heads: string; doc: A.Doc<AgentDoc> };
   /** Set once a view was handed out: someone may still read it, so eviction leaves freeing to the GC. */
   shared: boolean;
+  /** What readers keep between batches (DocReader's memo); dropped with the replica. */
+  memo: Map<string, unknown>;
 }
 
 /**
@@ -43,6 +45,11 @@ export class DocReplicas {
     return (await this.replica(docId)).handle;
   }
 
+  /** The replica's memo for DocReader (a fresh one when the replica is not held). */
+  memo(docId: string): Map<string, unknown> {
+    return this.docs.get(docId)?.memo ?? new Map();
+  }
+
   /** The document as a read-only materialised view at its current heads. */
   async get(docId: string): Promise<A.Doc<AgentDoc>> {
     const r = await this.replica(docId);
@@ -64,7 +71,7 @@ export class DocReplicas {
     const doc = A.init<unknown>();
     const handle = A.getBackend(doc);
     if (chunks.length > 0) handle.loadIncremental(concat(chunks));
-    const r: Replica = { doc, handle, chunks: chunks.length, ops: 0, shared: false };
+    const r: Replica = { doc, handle, chunks: chunks.length, ops: 0, shared: false, memo: new Map() };
     this.docs.set(docId, r);
     this.recount(r);
     return r;

@@ -154,10 +154,10 @@ export class Ingest {
       let offsetMs: number | null = null;
       const read = async (to: A.Heads, at?: A.Heads) => {
         if (sameHeads(from, to)) return;
-        const doc = new DocReader(h, at);
+        const doc = new DocReader(h, at, replicas.memo(docId));
         const what = doc.touched(from, to);
-        if (what.runs.size >= 16 && what.runs.size * 2 >= doc.keys('runs').length) doc.preload('runs');
-        if (what.cadence || what.cells.size >= 16) doc.preload('cells');
+        // Touched entries came with the diff; new cadences touch every cell's expected interval.
+        if (what.cadence) doc.preload('cells');
         const planHashes = new Map<string, string | null>();
         for (const k of what.runs) {
           const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
