@@ -6,19 +6,31 @@
  * then only confirms the cell) and half changed.
  *
  *   npx tsx hub/bench/ingest.ts [agents=1000] [cells=200] [--rounds 2] [--batch 100] [--quick]
- *                               [--src <dir with Ingest.ts and DocReplicas.ts>] [--cache <file>]
+ *                               [--src <dir with Ingest.ts and DocReplicas.ts>]
+ *                               [--cache <file> [--generate-only]]
  *
  * `--quick` is 100 agents × 20 cells. `--src` measures
  * another version of hub/src/core against the same documents. `--cache` keeps the generated agents'
- * keys and bundles in a file and reuses them when it exists: the hub is then measured in a process that
- * never held the agents' documents (as a real hub), and profiling sees only the hub. NO_HEADROOM=1 runs the hub without its
+ * keys and bundles in a file and reuses them when it exists; `--generate-only` stops after writing it.
+ * A run from the cache measures the hub in a process that never held the agents' documents (as a real
+ * hub: the peak RSS is the hub's), and a profile sees only the hub. NO_HEADROOM=1 runs the hub without its
  * HeapHeadroom (see hub/src/core/HeapHeadroom.ts), to see what it saves.
  *
  * Prints one JSON object: results/s through the hub, and in the same run the baselines: Automerge
  * merging the same bundles alone (handle `loadIncremental`, nothing else) and SQLite inserting the
  * same run rows alone.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -51,6 +63,7 @@ const { values, positionals } = parseArgs({
     quick: { type: 'boolean', default: false },
     src: { type: 'string' },
     cache: { type: 'string' },
+    'generate-only': { type: 'boolean', default: false },
   },
 });
 const [agents, cells] = values.quick
@@ -92,96 +105,108 @@ const dir = mkdtempSync(join(tmpdir(), 'hub-bench-'));
 const store = new SqliteHubStore(join(dir, 'hub.db'));
 type Sim = { site: string; agent: string; doc: FastAgentDoc; key: CryptoKey; acked: A.Heads };
 const sims: Sim[] = [];
-const bundles: Uint8Array[][] = [];
-const deltas: Uint8Array[][] = [];
-const agentKeys: string[] = [];
+/**
+ * The signed bundles live in a file, not in memory: the hub's memory is what is measured, and 400,000
+ * results' bundles are ~300 MB. `index[round][agent]` is each bundle's offset and length.
+ */
 type Cache = {
   agents: number;
   cells: number;
   rounds: number;
   keys: string[];
-  bundles: Uint8Array[][];
   clock: number;
+  index: [number, number][][];
 };
-const cached =
-  values.cache && existsSync(values.cache) ? (cborDecode(readFileSync(values.cache)) as Cache) : null;
+const cacheFile = values.cache ?? join(dir, 'bundles');
+const metaFile = `${cacheFile}.meta.cbor`;
+const cached = existsSync(metaFile) ? (cborDecode(readFileSync(metaFile)) as Cache) : null;
 if (cached && (cached.agents !== agents || cached.cells !== cells || cached.rounds !== rounds))
   throw new Error(
-    `--cache ${values.cache} holds ${cached.agents}×${cached.cells}×${cached.rounds}: delete it or match it`,
+    `--cache ${cacheFile} holds ${cached.agents}×${cached.cells}×${cached.rounds}: delete it or match it`,
   );
+const index: [number, number][][] = cached?.index ?? [];
+const agentKeys: string[] = cached?.keys ?? [];
 if (cached) {
   for (let i = 0; i < agents; i++)
-    await enrol(
-      store,
-      { site: `site-${i % 100}`, agent: `a${i}`, key: cached.keys[i] as string },
-      clock.now(),
-    );
-  bundles.push(...cached.bundles);
-  for (const list of cached.bundles)
-    deltas.push(
-      list.map((bytes) => {
-        const b = decodeBundle(bytes);
-        const p = b.ok ? decodePayload('doc-delta', b.value.payload) : null;
-        if (!p?.ok) throw new Error('--cache holds a bundle that does not decode');
-        return p.value.changes;
-      }),
-    );
+    await enrol(store, { site: `site-${i % 100}`, agent: `a${i}`, key: agentKeys[i] as string }, clock.now());
   clock.advance(cached.clock - clock.now());
-}
-for (let i = 0; i < (cached ? 0 : agents); i++) {
-  const site = `site-${i % 100}`;
-  const agent = `a${i}`;
-  const keys = await generateSigningKeyPair();
-  agentKeys.push(await publicKeyToText(keys.publicKey));
-  await enrol(store, { site, agent, key: agentKeys[i] as string }, clock.now());
-  const actor = (i + 1).toString(16).padStart(32, '0');
-  const doc = new FastAgentDoc(site, agent, actor, factsFor(agent));
-  doc.publishFacts(factsFor(agent)(clock.now()) as Record<string, unknown>, clock.now());
-  queue.delete(agent);
-  sims.push({ site, agent, doc, key: keys.privateKey, acked: [] });
-}
-for (let r = 0; r < (cached ? 0 : rounds); r++) {
-  const list: Uint8Array[] = [];
-  const raw: Uint8Array[] = [];
-  for (const s of sims) {
-    for (let c = 0; c < cells; c++) {
-      clock.advance(1);
-      const changed = r === 0 || c % 2 === 1;
-      s.doc.record({
-        runId: ids(),
-        component: `comp-${c}`,
-        environment: 'prod',
-        status: c % 7 === 0 ? 'drift' : 'clean',
-        planHash: (changed ? r.toString(16) : '0').padStart(64, '0'),
-        at: clock.now(),
-      });
-    }
-    const heads = s.doc.h.getHeads();
-    const header: BundleHeader & { kind: 'doc-delta' } = {
-      id: ids() as never,
-      kind: 'doc-delta',
-      source: { site: s.site, agent: s.agent } as never,
-      destination: 'hub',
-      created: clock.now(),
-      lifetimeS: 30 * 86_400,
-      priority: 'status',
-      doc: docId(s.site, s.agent, 1),
-      heads,
-    };
-    const changes = s.doc.h.saveSince(s.acked) as Uint8Array<ArrayBuffer>;
-    list.push(await encodeBundle(header, { epoch: 1, changes, blobs: [] }, s.key));
-    raw.push(changes);
-    queue.delete(s.agent);
-    s.acked = heads;
+} else {
+  const out = openSync(cacheFile, 'w');
+  let at = 0;
+  for (let i = 0; i < agents; i++) {
+    const site = `site-${i % 100}`;
+    const agent = `a${i}`;
+    const keys = await generateSigningKeyPair();
+    agentKeys.push(await publicKeyToText(keys.publicKey));
+    await enrol(store, { site, agent, key: agentKeys[i] as string }, clock.now());
+    const actor = (i + 1).toString(16).padStart(32, '0');
+    const doc = new FastAgentDoc(site, agent, actor, factsFor(agent));
+    doc.publishFacts(factsFor(agent)(clock.now()) as Record<string, unknown>, clock.now());
+    queue.delete(agent);
+    sims.push({ site, agent, doc, key: keys.privateKey, acked: [] });
   }
-  bundles.push(list);
-  deltas.push(raw);
+  for (let r = 0; r < rounds; r++) {
+    const list: [number, number][] = [];
+    for (const s of sims) {
+      for (let c = 0; c < cells; c++) {
+        clock.advance(1);
+        const changed = r === 0 || c % 2 === 1;
+        s.doc.record({
+          runId: ids(),
+          component: `comp-${c}`,
+          environment: 'prod',
+          status: c % 7 === 0 ? 'drift' : 'clean',
+          planHash: (changed ? r.toString(16) : '0').padStart(64, '0'),
+          at: clock.now(),
+        });
+      }
+      const heads = s.doc.h.getHeads();
+      const header: BundleHeader & { kind: 'doc-delta' } = {
+        id: ids() as never,
+        kind: 'doc-delta',
+        source: { site: s.site, agent: s.agent } as never,
+        destination: 'hub',
+        created: clock.now(),
+        lifetimeS: 30 * 86_400,
+        priority: 'status',
+        doc: docId(s.site, s.agent, 1),
+        heads,
+      };
+      const changes = s.doc.h.saveSince(s.acked) as Uint8Array<ArrayBuffer>;
+      const bytes = await encodeBundle(header, { epoch: 1, changes, blobs: [] }, s.key);
+      writeSync(out, bytes);
+      list.push([at, bytes.length]);
+      at += bytes.length;
+      queue.delete(s.agent);
+      s.acked = heads;
+    }
+    index.push(list);
+  }
+  closeSync(out);
+  for (const s of sims) s.doc.h.free();
+  const meta: Cache = { agents, cells, rounds, keys: agentKeys, clock: clock.now(), index };
+  writeFileSync(metaFile, cborEncode(meta));
 }
-for (const s of sims) s.doc.h.free();
-if (values.cache && !cached) {
-  const c: Cache = { agents, cells, rounds, keys: agentKeys, bundles, clock: clock.now() };
-  writeFileSync(values.cache, cborEncode(c));
+if (values['generate-only']) {
+  console.error(`[ingest] ${agents}×${cells}×${rounds} bundles written to ${cacheFile}`);
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
 }
+const bundleFd = openSync(cacheFile, 'r');
+/** Bundles `from`..`to` of a round, read from the file. */
+const readBundles = (round: number, from: number, to: number): Uint8Array[] =>
+  (index[round] ?? []).slice(from, to).map(([offset, length]) => {
+    const b = new Uint8Array(length);
+    readSync(bundleFd, b, 0, length, offset);
+    return b;
+  });
+const changesOf = (bytes: Uint8Array): Uint8Array => {
+  const b = decodeBundle(bytes);
+  const p = b.ok ? decodePayload('doc-delta', b.value.payload) : null;
+  if (!p?.ok) throw new Error(`${cacheFile} holds a bundle that does not decode`);
+  return p.value.changes;
+};
 const genS = (performance.now() - tGen) / 1000;
 
 const rate = (ms: number) => Math.round((agents * cells) / (ms / 1000));
@@ -204,10 +229,10 @@ const ingest = new Ingest({
 });
 const hubRounds: { round: number; ms: number; resultsPerSec: number }[] = [];
 let hubMs = 0;
-for (const [r, list] of bundles.entries()) {
+for (let r = 0; r < rounds; r++) {
   const t0 = performance.now();
-  for (let i = 0; i < list.length; i += batch) {
-    const receipts = await ingest.accept('bench', list.slice(i, i + batch));
+  for (let i = 0; i < agents; i += batch) {
+    const receipts = await ingest.accept('bench', readBundles(r, i, i + batch));
     const bad = receipts.find((x) => x.status !== 'stored');
     if (bad) throw new Error(`refused: ${JSON.stringify(bad)}`);
   }
@@ -217,14 +242,19 @@ for (const [r, list] of bundles.entries()) {
 }
 const rssMb = Math.round(process.memoryUsage().rss / 1048576);
 const runRows = (await store.listCells()).length;
+const held = replicas.size();
 await store.close();
+// The baseline below reuses the heap the hub's replicas leave.
+for (let i = 0; i < agents; i++) replicas.evict(docId(`site-${i % 100}`, `a${i}`, 1));
 
 // Baseline 1: Automerge alone merging the same changes into one handle per agent, same order.
 const handles = new Map<string, ReturnType<typeof A.getBackend>>();
 // With the same heap headroom as the hub: without it Automerge alone spends most of its time in GC.
 const baseRoom = HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined;
 let automergeMs = 0;
-for (const list of deltas) {
+for (let r = 0; r < rounds; r++) {
+  // Read and decoded before timing: the baseline is Automerge merging, nothing else.
+  const list = readBundles(r, 0, agents).map(changesOf);
   const t0 = performance.now();
   for (let i = 0; i < agents; i++) {
     let h = handles.get(`a${i}`);
@@ -269,14 +299,14 @@ console.log(
     rssMb,
     perRound: hubRounds,
     reserves: headroom?.reserves,
-    replicas: (replicas as { size?: () => unknown }).size?.(),
+    replicas: held,
     cellsMaterialised: runRows,
     baseline: {
       automergeMergeOnlyPerSec: Math.round(results / (automergeMs / 1000)),
       sqliteInsertOnlyPerSec: Math.round(results / (sqliteMs / 1000)),
       hubVsAutomerge: +(automergeMs / hubMs).toFixed(2),
     },
-    bundleMb: +(bundles.flat().reduce((n, b) => n + b.length, 0) / 1048576).toFixed(1),
+    bundleMb: +(index.flat().reduce((n, [, len]) => n + len, 0) / 1048576).toFixed(1),
     generateS: +genS.toFixed(1),
     loadavg: loadavg().map((x) => +x.toFixed(2)),
   }),
