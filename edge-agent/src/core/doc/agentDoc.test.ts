@@ -1,7 +1,16 @@
 import * as A from '@automerge/automerge';
 import type { PlanSummary } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
-import { latestCells, newEpochDoc, readDoc, recordRun, sealEpoch } from './agentDoc.js';
+import {
+  latestCells,
+  mergeFacts,
+  newEpochDoc,
+  plainFacts,
+  readDoc,
+  recordRun,
+  recordRuns,
+  sealEpoch,
+} from './agentDoc.js';
 
 const hash = (c: string) => c.repeat(64);
 function summary(over: Partial<PlanSummary> = {}): PlanSummary {
@@ -21,6 +30,53 @@ function summary(over: Partial<PlanSummary> = {}): PlanSummary {
 }
 
 describe('agent document', () => {
+  it('records runs that finished together as one change, comparing a second run of a cell with the first', () => {
+    const doc = newEpochDoc('ship-7', 'a1', 1);
+    const before = A.getBackend(doc).stats().numChanges;
+    const { doc: next, unchanged } = recordRuns(doc, [
+      { runId: '01JC0000000000000000000001', summary: summary(), recordedAt: 1 },
+      { runId: '01JC0000000000000000000002', summary: summary({ component: 'dns' }), recordedAt: 1 },
+      { runId: '01JC0000000000000000000003', summary: summary(), recordedAt: 2 },
+    ]);
+    expect(A.getBackend(next).stats().numChanges - before).toBe(1);
+    expect(unchanged).toEqual([false, false, true]);
+    const plain = readDoc(next);
+    expect(Object.keys(plain.runs).sort()).toEqual([
+      '01JC0000000000000000000001',
+      '01JC0000000000000000000002',
+    ]);
+    expect(plain.cells['prod/network']?.confirmations).toBe(1);
+  });
+
+  it('writes only the facts that differ from the known ones, and knows what the facts are afterwards', () => {
+    const facts = {
+      version: '0.1.0',
+      cadenceS: { 'prod/network': 900, 'prod/dns': 900 },
+      contactIntervalS: 900,
+    };
+    const first = recordRuns(newEpochDoc('ship-7', 'a1', 1), [], undefined).doc;
+    const withFacts = recordRun(
+      first,
+      { runId: '01JC0000000000000000000001', summary: summary(), recordedAt: 1 },
+      {
+        ...facts,
+        queueDepth: 1,
+      } as never,
+    ).doc;
+    const known = mergeFacts(null, { ...facts, queueDepth: 1 } as never);
+    expect(known).toEqual(plainFacts(withFacts));
+    const ops = A.getBackend(withFacts).stats().numOps;
+    const next = recordRuns(
+      withFacts,
+      [{ runId: '01JC0000000000000000000002', summary: summary({ component: 'dns' }), recordedAt: 2 }],
+      { ...facts, queueDepth: 2 } as never,
+      known,
+    ).doc;
+    // the run, its cell, and queueDepth: nothing of the unchanged cadence map
+    expect(A.getBackend(next).stats().numOps - ops).toBe(3);
+    expect(plainFacts(next)).toEqual(mergeFacts(known, { ...facts, queueDepth: 2 } as never));
+  });
+
   it('records a run as a run entry and the cell, leaving resources to the detail blob', () => {
     const { doc, unchanged } = recordRun(newEpochDoc('ship-7', 'a1', 1), {
       runId: '01JC0000000000000000000001',

@@ -65,50 +65,103 @@ export function recordRun(
   input: RunInput,
   facts?: AgentFacts,
 ): { doc: AgentAutomergeDoc; unchanged: boolean } {
-  const key = cellKey(input.summary.environment, input.summary.component);
-  const current = readCell(doc, key);
-  const unchanged = isUnchanged(current, input.summary);
-  const plannedAt = Date.parse(input.summary.finishedAt);
+  const r = recordRuns(doc, [input], facts);
+  return { doc: r.doc, unchanged: r.unchanged[0] ?? false };
+}
+
+/**
+ * Records runs that finished together as one Automerge change (one change header, hash and dependency
+ * set for the batch instead of one per run: loading and merging cost follow the number of changes).
+ * `knownFacts` is the plain value of the document's facts when the caller holds it: comparing against
+ * it instead of reading the facts back through Automerge's proxies (a read per cadence entry, each a
+ * seek in the op set) was most of the cost of recording a run.
+ */
+export function recordRuns(
+  doc: AgentAutomergeDoc,
+  inputs: readonly RunInput[],
+  facts?: AgentFacts,
+  knownFacts?: Record<string, unknown> | null,
+): { doc: AgentAutomergeDoc; unchanged: boolean[] } {
+  const unchanged: boolean[] = [];
+  const last = inputs.at(-1);
+  if (!last) return { doc, unchanged };
+  // Cells written earlier in this batch: a second run of one cell compares against the first.
+  const written = new Map<string, DocCell | undefined>();
   const next = A.change(
     doc,
-    { message: `run ${input.runId}`, time: Math.floor(input.recordedAt / 1000) },
+    {
+      message: inputs.length === 1 ? `run ${last.runId}` : `runs ${inputs[0]?.runId}..${last.runId}`,
+      time: Math.floor(last.recordedAt / 1000),
+    },
     (d) => {
-      if (unchanged && current) {
-        d.cells[key] = packDocEntry({
-          ...current,
-          unchangedSince: current.unchangedSince ?? current.plannedAt,
-          plannedAt,
-          confirmations: current.confirmations + 1,
-        });
-      } else {
-        const { resources: _omit, ...summary } = input.summary;
-        const run: DocRun = {
-          runId: input.runId as DocRun['runId'],
-          environment: input.summary.environment,
-          component: input.summary.component,
-          summary,
-          detailBlob: input.detailBlob as DocRun['detailBlob'],
-          recordedAt: input.recordedAt,
-        };
-        d.runs[input.runId] = packDocEntry(run);
-        const cell: DocCell = {
-          environment: input.summary.environment,
-          component: input.summary.component,
-          runId: run.runId,
-          status: input.summary.status,
-          counts: input.summary.counts,
-          reason: input.summary.reason,
-          planHash: input.summary.planHash,
-          plannedAt,
-          confirmations: 0,
-          lockedStreak: input.lockedStreak || undefined,
-        };
+      for (const input of inputs) {
+        const key = cellKey(input.summary.environment, input.summary.component);
+        const current = written.has(key) ? written.get(key) : readCell(doc, key);
+        const same = isUnchanged(current, input.summary);
+        unchanged.push(same);
+        const cell = same && current ? confirmed(current, input) : replaced(input);
+        if (!same) d.runs[input.runId] = packDocEntry(docRun(input));
         d.cells[key] = packDocEntry(cell);
+        written.set(key, cell);
       }
-      if (facts) writeFacts(d, facts);
+      if (facts) writeFacts(d, facts, knownFacts ?? undefined);
     },
   );
   return { doc: next, unchanged };
+}
+
+function confirmed(current: DocCell, input: RunInput): DocCell {
+  return {
+    ...current,
+    unchangedSince: current.unchangedSince ?? current.plannedAt,
+    plannedAt: Date.parse(input.summary.finishedAt),
+    confirmations: current.confirmations + 1,
+  };
+}
+
+function docRun(input: RunInput): DocRun {
+  const { resources: _omit, ...summary } = input.summary;
+  return {
+    runId: input.runId as DocRun['runId'],
+    environment: input.summary.environment,
+    component: input.summary.component,
+    summary,
+    detailBlob: input.detailBlob as DocRun['detailBlob'],
+    recordedAt: input.recordedAt,
+  };
+}
+
+function replaced(input: RunInput): DocCell {
+  return {
+    environment: input.summary.environment,
+    component: input.summary.component,
+    runId: input.runId as DocRun['runId'],
+    status: input.summary.status,
+    counts: input.summary.counts,
+    reason: input.summary.reason,
+    planHash: input.summary.planHash,
+    plannedAt: Date.parse(input.summary.finishedAt),
+    confirmations: 0,
+    lockedStreak: input.lockedStreak || undefined,
+  };
+}
+
+/** The document's facts as plain data (read once when a document is loaded; see `recordRuns`). */
+export function plainFacts(doc: AgentAutomergeDoc): Record<string, unknown> | null {
+  return doc.facts ? (JSON.parse(JSON.stringify(doc.facts)) as Record<string, unknown>) : null;
+}
+
+/** What the document's facts are after `writeFacts(d, facts)` on a document whose facts were `current`. */
+export function mergeFacts(
+  current: Record<string, unknown> | null,
+  facts: AgentFacts,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(current ?? {}) };
+  for (const [k, v] of Object.entries(facts)) {
+    if (v === undefined) delete out[k];
+    else out[k] = JSON.parse(JSON.stringify(v));
+  }
+  return out;
 }
 
 /** Writes the agent's facts alone (at start-up: the hub learns its cells and cadences before any run). */
@@ -152,12 +205,12 @@ const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
  * on every run would put hundreds of operations into each change and bloat the epoch.
  */
 // biome-ignore lint/suspicious/noExplicitAny: an Automerge change proxy
-function writeFacts(d: any, facts: AgentFacts): void {
+function writeFacts(d: any, facts: AgentFacts, known?: Record<string, unknown>): void {
   if (!d.facts) {
     d.facts = toDocValue(facts);
     return;
   }
-  const current = JSON.parse(JSON.stringify(d.facts)) as Record<string, unknown>;
+  const current = known ?? (JSON.parse(JSON.stringify(d.facts)) as Record<string, unknown>);
   for (const [k, v] of Object.entries(facts)) {
     const old = current[k];
     if (v === undefined) {
