@@ -268,3 +268,133 @@ describe('epoch length', () => {
     expect(s.pending()[0]?.sealed).toBe(true);
   });
 });
+
+describe('recording results that finish together', () => {
+  const inputs = (n: number, offset = 0) =>
+    Array.from({ length: n }, (_, i) => ({
+      runId: runId(),
+      summary: summary({
+        component: `c${(i + offset) % 200}`,
+        planHash: (i + offset).toString(16).padStart(64, '0') as never,
+      }),
+      detail: detail(`d${i + offset}x`),
+    }));
+  const chunks = (s: SqliteAgentStore, epoch: number) =>
+    (s.db.prepare('SELECT count(*) AS n FROM chunks WHERE epoch = ?').get(epoch) as { n: number }).n;
+
+  it('records a batch in one transaction and one document change, and keeps all of it across a reopen', () => {
+    const dir = tempDir();
+    const s = store(dir);
+    const commits = s.stats().commits;
+    const chunksBefore = chunks(s, 1);
+    const changesBefore = A.getBackend(s.loadEpoch(1)).stats().numChanges;
+    const batch = inputs(200);
+    const results = s.recordMany(batch);
+    expect(results).toHaveLength(200);
+    expect(s.stats().commits - commits).toBe(1);
+    expect(chunks(s, 1) - chunksBefore).toBe(1);
+    s.close();
+    const again = store(dir);
+    const doc = again.loadEpoch(1);
+    expect(A.getBackend(doc).stats().numChanges - changesBefore).toBe(1);
+    const plain = AgentDocSchema.parse(plainAgentDoc(A.toJS(doc)));
+    expect(Object.keys(plain.runs).sort()).toEqual(batch.map((b) => b.runId).sort());
+    expect(again.status().unackedRuns).toBe(200);
+    expect(again.status().blobsPending).toBe(200);
+  });
+
+  it('records nothing of a batch that fails, and goes on recording from what was committed', () => {
+    const s = store();
+    s.recordMany(inputs(3));
+    const dup = inputs(3, 10);
+    dup[2] = { ...dup[2]!, runId: dup[0]!.runId }; // the runs table refuses the second row
+    expect(() => s.recordMany(dup)).toThrow();
+    expect(s.status().unackedRuns).toBe(3);
+    expect(s.stats().docsHeld).toBe(1);
+    s.recordMany(inputs(2, 20));
+    const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(s.loadEpoch(1))));
+    expect(Object.keys(doc.runs)).toHaveLength(5);
+    expect(doc.runs[dup[0]!.runId]).toBeUndefined();
+  });
+
+  it('packs a detail given as a function only when it is stored (never for an unchanged plan)', () => {
+    const s = store();
+    let packed = 0;
+    const lazy = (seed: string) => () => {
+      packed++;
+      return detail(seed);
+    };
+    s.record({ runId: runId(), summary: summary(), detail: lazy('ab') });
+    expect(packed).toBe(1);
+    const r = s.record({ runId: runId(), summary: summary(), detail: lazy('ab') });
+    expect(r.unchanged).toBe(true);
+    expect(packed).toBe(1);
+  });
+});
+
+describe('memory and load cost of many epochs', () => {
+  it('holds only the current epoch document after pending, status and acks read sealed ones', () => {
+    const s = store(tempDir(), { maxDocChanges: 100, maxDocBytes: 1 << 30 });
+    let n = 0;
+    while (s.status().epoch < 4) {
+      s.recordMany(
+        Array.from({ length: 20 }, () => ({
+          runId: runId(),
+          summary: summary({
+            component: `c${n % 7}`,
+            planHash: (n++).toString(16).padStart(64, '0') as never,
+          }),
+        })),
+      );
+    }
+    const pending = s.pending();
+    expect(pending.filter((p) => p.sealed)).toHaveLength(3);
+    s.status();
+    s.applyAck(ackFor(1, pending[0]!.heads));
+    expect(s.stats().docsLoaded).toBeGreaterThanOrEqual(6);
+    expect(s.stats().docsHeld).toBe(1);
+  });
+
+  it('answers status without loading a sealed epoch again while its unacknowledged heads stay the same', () => {
+    const s = store(tempDir(), { maxDocChanges: 100, maxDocBytes: 1 << 30 });
+    for (let i = 0; i < 6; i++)
+      s.recordMany(
+        Array.from({ length: 40 }, (_, j) => ({
+          runId: runId(),
+          summary: summary({
+            component: `c${j}`,
+            planHash: (i * 100 + j).toString(16).padStart(64, '0') as never,
+          }),
+        })),
+      );
+    const first = s.status();
+    const loaded = s.stats().docsLoaded;
+    const second = s.status();
+    expect(second.bytesPending).toBe(first.bytesPending);
+    expect(s.stats().docsLoaded).toBe(loaded);
+  });
+
+  it('counts recorded entries, not batches, toward maxDocChanges: a batch of 100 seals like 100 records', () => {
+    const s = store(tempDir(), { maxDocChanges: 100, maxDocBytes: 1 << 30 });
+    const r = s.recordMany(
+      Array.from({ length: 100 }, (_, i) => ({
+        runId: runId(),
+        summary: summary({ component: `c${i}`, planHash: i.toString(16).padStart(64, '0') as never }),
+      })),
+    );
+    expect(r.at(-1)?.sealed).toBe(true);
+    expect(s.status().epoch).toBe(2);
+  });
+
+  it('keeps an epoch at one snapshot plus at most compactAfterChunks chunks, the snapshot first', () => {
+    const s = store(tempDir(), { compactAfterChunks: 4 });
+    for (let i = 0; i < 23; i++)
+      s.record({ runId: runId(), summary: summary({ planHash: i.toString(16).padStart(64, '0') as never }) });
+    const rows = s.db.prepare('SELECT data FROM chunks WHERE epoch = 1 ORDER BY id').all() as Array<{
+      data: Buffer;
+    }>;
+    expect(rows.length).toBeLessThanOrEqual(5);
+    // The first chunk alone is a whole document: loading starts from it.
+    expect(Object.keys(A.toJS(A.load(rows[0]!.data)) as object)).toContain('runs');
+  });
+});

@@ -7,12 +7,23 @@ import type {
 } from '@driftline/protocol';
 import type { BlobToUpload } from './Uplink.js';
 
+/** A redacted plan detail, compressed, content-addressed. */
+export interface StoredDetail {
+  sha256: string;
+  bytes: Uint8Array;
+  contentType: string;
+}
+
 /** A run to record: the full redacted summary (resources included) and its compressed detail blob. */
 export interface RecordRunInput {
   runId: string;
   summary: PlanSummary;
-  /** The redacted detail, compressed; absent for failures without a plan and for redaction failures. */
-  detail?: { sha256: string; bytes: Uint8Array; contentType: string };
+  /**
+   * The redacted detail, compressed; absent for failures without a plan and for redaction failures.
+   * As a function it is called only when the detail is stored: an unchanged plan's detail never is,
+   * and compressing it anyway was a tenth of what recording cost.
+   */
+  detail?: StoredDetail | (() => StoredDetail);
   lockedStreak?: number;
   facts?: Omit<AgentFacts, 'queueDepth' | 'oldestUnsentAt' | 'reportedAt'>;
 }
@@ -75,6 +86,11 @@ export interface StoreStatus {
 /** The agent's durable store (DESIGN steps 4–8). */
 export interface AgentStore {
   record(input: RecordRunInput): RecordRunResult;
+  /**
+   * Records runs that finished together in one transaction (one fsync) and one document change;
+   * results in input order. Nothing of the batch is recorded unless all of it is.
+   */
+  recordMany(inputs: readonly RecordRunInput[]): RecordRunResult[];
   /** Publishes the agent's facts without a run (start-up); writes nothing when they have not changed. */
   updateFacts(facts: NonNullable<RecordRunInput['facts']>): boolean;
   /** Consecutive locked results recorded for a cell (to carry over into the next run). */

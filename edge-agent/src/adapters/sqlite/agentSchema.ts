@@ -87,4 +87,9 @@ export const AGENT_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE epochs ADD COLUMN changes INTEGER NOT NULL DEFAULT 0;
   `,
+  // pending() asks per epoch for its blobs and failures: without this, each question scanned every
+  // unacknowledged run (hundreds of thousands after weeks offline) once per epoch.
+  `
+  CREATE INDEX runs_epoch ON runs (epoch, acked_at);
+  `,
 ];
