@@ -15,6 +15,7 @@ import { SqliteAgentStore } from './adapters/sqlite/SqliteAgentStore.js';
 import { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
 import type { AgentConfig } from './config.js';
 import { findTarget, runPlan } from './core/plan/runPlan.js';
+import { RecordBatcher } from './core/record/RecordBatcher.js';
 import { type CellRef, CellScheduler, type TriggerReason } from './core/schedule/CellScheduler.js';
 import { SyncEngine } from './core/sync/SyncEngine.js';
 import { SyncLoop } from './core/sync/SyncLoop.js';
@@ -103,6 +104,13 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   store.updateFacts(facts);
 
   let loop: SyncLoop;
+  const batcher = new RecordBatcher({
+    recordMany: (inputs) => store.recordMany(inputs),
+    setTimer: timer,
+    windowMs: config.sync.recordWindowS * 1000,
+    // A cron tick of every cell fits in one commit; more waits for the next.
+    maxBatch: 256,
+  });
   const scheduler = new CellScheduler({
     maxParallel: config.sync.maxParallelRuns,
     random: Math.random,
@@ -112,13 +120,18 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
       const lockedStreak = store.lockedStreak(cell.environment, cell.component);
       const r = await runPlan(cell.component, cell.environment, config, runDeps, { lockedStreak });
       const runId = newId();
-      const recorded = store.record({
+      const canonical = r.summary.status !== 'redaction-failed' ? r.canonical : undefined;
+      const committed = batcher.record({
         runId,
         summary: r.summary,
-        detail: r.canonical && r.summary.status !== 'redaction-failed' ? packDetail(r.canonical) : undefined,
+        detail: canonical ? () => packDetail(canonical) : undefined,
         lockedStreak: r.lockedStreak,
         facts,
       });
+      // Every running plan (this one included) is only waiting for this commit, and none is queued:
+      // no result will join it soon, so it need not wait out the window.
+      if (scheduler.busy <= batcher.waiting && scheduler.queued === 0) batcher.flush();
+      const recorded = await committed;
       log.info({ ...cell, runId, reason, status: r.summary.status, ...recorded }, 'result recorded');
       loop.kick();
     },
@@ -175,6 +188,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
       stopCron();
       await bundles.stop();
       await scheduler.stop();
+      batcher.flush();
       await loop.stop();
       store.close();
       log.info({}, 'agent stopped');

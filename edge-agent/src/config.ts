@@ -132,6 +132,12 @@ export const AgentConfigSchema = z
           .int()
           .min(64 * 1024)
           .default(512 * 1024 * 1024),
+        /**
+         * Longest a finished plan's result waits for others to share its commit (one transaction, one
+         * fsync, one document change for results that finish together). It is not recorded, nor reported
+         * recorded, before that commit; a crash in the window loses only results nobody was told about.
+         */
+        recordWindowS: z.number().nonnegative().max(60).default(5),
         /** Plans that may run at the same time. */
         maxParallelRuns: z.number().int().positive().max(64).default(2),
         /** Random delay before a scheduled plan, so cells and agents do not all start together. */
