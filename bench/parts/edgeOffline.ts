@@ -1,15 +1,20 @@
 /**
  * edgeOffline: an agent that cannot reach anyone for weeks, 200 cells re-planned every 15 minutes
- * (synthetic time), recorded by the real SqliteAgentStore (synchronous=FULL, Automerge, epochs, queue
- * bound). Reports results recorded, peak RSS of this process, disk used, and the p99 time to load the
- * current document epoch (sampled along the way). Bounded in time: when the bound is hit, `results`
- * says how many were actually measured (nothing is extrapolated).
+ * (synthetic time), recorded the way the daemon records them (app.ts): through the agent's RecordBatcher
+ * (group commit within `sync.recordWindowS`, flushed when no other plan is running) into the real
+ * SqliteAgentStore (synchronous=FULL, Automerge, epochs, queue bound), the detail packed only when it is
+ * stored. Plans finish one synthetic second apart. Reports results recorded, peak RSS of this process,
+ * disk used, and the p99 time to load the current document epoch (sampled along the way). Bounded in
+ * time: when the bound is hit, `results` says how many were actually measured (nothing is extrapolated).
  */
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import * as A from '@automerge/automerge';
 import type { Sha256 } from '@driftline/protocol';
 import { packDetail } from '../../edge-agent/src/app.js';
+import { AgentConfigSchema } from '../../edge-agent/src/config.js';
+import { RecordBatcher } from '../../edge-agent/src/core/record/RecordBatcher.js';
 import { agentStore, emit, isQuick, log, newRunId } from '../lib/agent.js';
 import { cycleStates, type RealPlan, realPlan } from '../lib/plans.js';
 
@@ -29,7 +34,11 @@ const states = cycleStates(CELLS, Math.min(CYCLES, 4000), 11);
 // A few real plans (fake terraform, the agent's summariser) stand for every component's plan; the
 // component name and plan hash make each one distinct, as they are at a real site.
 const base = new Map<string, RealPlan>();
-const planOf = (comp: string, state: 'clean' | 'changes' | 'drift', variant: number): RealPlan => {
+const planOf = (
+  comp: string,
+  state: 'clean' | 'changes' | 'drift',
+  variant: number,
+): Omit<RealPlan, 'canonical'> & { canonical: () => string } => {
   const k = `${state}/${variant}`;
   let p = base.get(k);
   if (!p) {
@@ -41,9 +50,31 @@ const planOf = (comp: string, state: 'clean' | 'changes' | 'drift', variant: num
     ...p,
     component: comp,
     summary: { ...p.summary, component: comp, planHash, finishedAt: new Date(now).toISOString() },
-    canonical: p.canonical.replaceAll('component-x', comp),
+    canonical: () => (p as RealPlan).canonical.replaceAll('component-x', comp),
   };
 };
+
+// The daemon's batcher, its timers on the synthetic clock.
+const timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
+const fireDue = () => {
+  for (const t of timers.splice(0)) {
+    if (t.cancelled) continue;
+    if (t.at <= now) t.fn();
+    else timers.push(t);
+  }
+};
+const batcher = new RecordBatcher({
+  recordMany: (inputs) => store.recordMany(inputs),
+  setTimer: (ms, fn) => {
+    const t = { at: now + ms, fn, cancelled: false };
+    timers.push(t);
+    return () => {
+      t.cancelled = true;
+    };
+  },
+  windowMs: AgentConfigSchema.shape.sync.parse(undefined).recordWindowS * 1000,
+  maxBatch: 256,
+});
 
 const loads: number[] = [];
 const t0 = performance.now();
@@ -52,29 +83,40 @@ let unchanged = 0;
 let truncated = false;
 outer: for (let cycle = 0; cycle < CYCLES; cycle++) {
   const cs = states[cycle % states.length]!;
+  const committed: Array<Promise<{ unchanged: boolean }>> = [];
   for (const [i, comp] of comps.entries()) {
     now += 1000;
+    fireDue();
     const p = planOf(comp, cs[i]!.state, cs[i]!.variant);
-    const r = store.record({
-      runId: ids(),
-      summary: p.summary,
-      detail: packDetail(p.canonical),
-      facts: { version: '0.1.0', cadenceS, contactIntervalS: 900 },
-    });
+    committed.push(
+      batcher.record({
+        runId: ids(),
+        summary: p.summary,
+        detail: () => packDetail(p.canonical()),
+        facts: { version: '0.1.0', cadenceS, contactIntervalS: 900 },
+      }),
+    );
+    // The tick's last plan: nothing else is running, so the daemon commits at once (app.ts).
+    if (i === comps.length - 1) batcher.flush();
     results++;
-    if (r.unchanged) unchanged++;
     if (results % SAMPLE_EVERY === 0) {
+      const epoch = store.status().epoch;
       const s = performance.now();
-      store.loadEpoch(store.status().epoch);
+      const doc = store.loadEpoch(epoch);
       loads.push(performance.now() - s);
+      A.free(doc); // the caller owns a loaded document (a restart would keep it as the current one)
       if (performance.now() - t0 > TIME_BOUND_MS) {
+        batcher.flush();
+        for (const r of await Promise.all(committed)) if (r.unchanged) unchanged++;
         truncated = true;
         break outer;
       }
     }
   }
+  for (const r of await Promise.all(committed)) if (r.unchanged) unchanged++;
   now += 15 * 60_000 - CELLS * 1000;
 }
+batcher.flush();
 const ms = performance.now() - t0;
 const sorted = [...loads].sort((a, b) => a - b);
 const p99 = sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]! : null;
@@ -98,6 +140,7 @@ log('edgeOffline', truncated ? 'time bound reached: results are what was measure
   queueBytes: st.queueBytes,
   droppedBlobs: st.dropped.blobs,
   loadSamples: loads.length,
+  ...store.stats(),
 });
 emit({
   results,
