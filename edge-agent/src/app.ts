@@ -104,12 +104,14 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   store.updateFacts(facts);
 
   let loop: SyncLoop;
-  const batcher = new RecordBatcher({
+  const batcher: RecordBatcher = new RecordBatcher({
     recordMany: (inputs) => store.recordMany(inputs),
     setTimer: timer,
     windowMs: config.sync.recordWindowS * 1000,
     // A cron tick of every cell fits in one commit; more waits for the next.
     maxBatch: 256,
+    // A plan still running (not just waiting for this commit) or queued may finish soon.
+    moreComing: (): boolean => scheduler.queued > 0 || scheduler.busy > batcher.waiting,
   });
   const scheduler = new CellScheduler({
     maxParallel: config.sync.maxParallelRuns,
@@ -121,17 +123,13 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
       const r = await runPlan(cell.component, cell.environment, config, runDeps, { lockedStreak });
       const runId = newId();
       const canonical = r.summary.status !== 'redaction-failed' ? r.canonical : undefined;
-      const committed = batcher.record({
+      const recorded = await batcher.record({
         runId,
         summary: r.summary,
         detail: canonical ? () => packDetail(canonical) : undefined,
         lockedStreak: r.lockedStreak,
         facts,
       });
-      // Every running plan (this one included) is only waiting for this commit, and none is queued:
-      // no result will join it soon, so it need not wait out the window.
-      if (scheduler.busy <= batcher.waiting && scheduler.queued === 0) batcher.flush();
-      const recorded = await committed;
       log.info({ ...cell, runId, reason, status: r.summary.status, ...recorded }, 'result recorded');
       loop.kick();
     },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RecordRunInput, RecordRunResult } from '../../ports/AgentStore.js';
 import { RecordBatcher } from './RecordBatcher.js';
 
-function harness(over: { maxBatch?: number; failOn?: string } = {}) {
+function harness(over: { maxBatch?: number; failOn?: string; moreComing?: () => boolean } = {}) {
   const commits: string[][] = [];
   const timers: Array<{ ms: number; fn: () => void; cancelled: boolean }> = [];
   const b = new RecordBatcher({
@@ -20,6 +20,7 @@ function harness(over: { maxBatch?: number; failOn?: string } = {}) {
     },
     windowMs: 5000,
     maxBatch: over.maxBatch ?? 100,
+    moreComing: over.moreComing,
   });
   const fire = () => {
     for (const t of timers.splice(0)) if (!t.cancelled) t.fn();
@@ -75,6 +76,17 @@ describe('RecordBatcher', () => {
     expect(h.b.waiting).toBe(0);
     h.fire(); // the cancelled window timer commits nothing more
     expect(h.commits).toHaveLength(2);
+  });
+
+  it('commits at once when no other result may come soon, and waits while one may', () => {
+    let running = 2;
+    const h = harness({ moreComing: () => running > 0 });
+    running--;
+    h.b.record(h.input('r1'));
+    expect(h.commits).toEqual([]);
+    running--;
+    h.b.record(h.input('r2'));
+    expect(h.commits).toEqual([['r1', 'r2']]);
   });
 
   it('records the others one by one when a batch fails, and rejects only the result that cannot be recorded', async () => {

@@ -15,6 +15,11 @@ export interface RecordBatcherDeps {
   windowMs: number;
   /** A batch this large is committed at once. */
   maxBatch: number;
+  /**
+   * Whether another result may join soon (a plan still running or queued). When none may, a result is
+   * committed at once instead of waiting out the window. Default: always wait.
+   */
+  moreComing?(): boolean;
 }
 
 interface Waiting {
@@ -32,7 +37,7 @@ export class RecordBatcher {
   /** Queues a result; resolves once it is committed, rejects if it could not be. */
   record(input: RecordRunInput): Promise<RecordRunResult> {
     const p = new Promise<RecordRunResult>((resolve, reject) => this.queue.push({ input, resolve, reject }));
-    if (this.queue.length >= this.deps.maxBatch) this.flush();
+    if (this.queue.length >= this.deps.maxBatch || this.deps.moreComing?.() === false) this.flush();
     else
       this.cancel ??= this.deps.setTimer(this.deps.windowMs, () => {
         this.cancel = null;
