@@ -398,3 +398,10 @@ describe('memory and load cost of many epochs', () => {
     expect(Object.keys(A.toJS(A.load(rows[0]!.data)) as object)).toContain('runs');
   });
 });
+
+describe('memory bounds', () => {
+  it('bounds its SQLite page cache (better-sqlite3 defaults to 16 MB per connection)', () => {
+    expect(store().db.pragma('cache_size', { simple: true })).toBe(-4096);
+    expect(store(tempDir(), { cacheKiB: 1024 }).db.pragma('cache_size', { simple: true })).toBe(-1024);
+  });
+});

@@ -52,6 +52,8 @@ export interface SqliteAgentStoreOptions {
   compactAfterChunks?: number;
   /** Re-send changes a relay receipted but the hub never acknowledged after this long. */
   resendAfterMs?: number;
+  /** SQLite page cache of this store's connection, in KiB. */
+  cacheKiB?: number;
   now?: () => number;
 }
 
@@ -94,10 +96,15 @@ export class SqliteAgentStore implements AgentStore {
       maxDocChanges: 2000,
       compactAfterChunks: 16,
       resendAfterMs: 6 * 3600_000,
+      cacheKiB: 4096,
       now: Date.now,
       ...options,
     };
     this.db = openDatabase(options.path, AGENT_MIGRATIONS);
+    // better-sqlite3 builds SQLite with a 16 MB page cache per connection, which a store of hundreds of
+    // MB after weeks offline fills. The agent's working set (the current epoch's chunks, the recent runs
+    // and their index pages) fits in a few MB; the OS page cache holds the rest.
+    this.db.pragma(`cache_size = -${this.opts.cacheKiB}`);
     this.checkIdentity();
     const current = this.sql('SELECT max(epoch) AS e FROM epochs').get() as { e: number | null };
     if (current.e === null) {
