@@ -68,7 +68,7 @@ describe('SqliteAgentStore', () => {
     expect(r.unchanged).toBe(true);
     const delta = s.pending()[0]!;
     expect(delta.blobs).toEqual([]);
-    expect(delta.changes.length).toBeLessThan(450);
+    expect(delta.changes.length).toBeLessThan(500);
     expect((s.db.prepare('SELECT count(*) AS n FROM blobs').get() as { n: number }).n).toBe(1);
   });
 

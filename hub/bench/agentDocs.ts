@@ -8,7 +8,7 @@
  */
 import * as A from '@automerge/automerge';
 import { type DocCell, packDocEntry } from '@driftline/protocol';
-import { newEpochDoc, recordRun, updateFacts } from '../../edge-agent/src/core/doc/agentDoc.js';
+import { newEpochDoc, recordRun, recordRuns, updateFacts } from '../../edge-agent/src/core/doc/agentDoc.js';
 import { toDocValue } from '../../edge-agent/src/core/doc/docValues.js';
 
 type Backend = ReturnType<typeof A.getBackend>;
@@ -65,6 +65,24 @@ export class FastAgentDoc {
 
   /** `recordRun`: a new run and cell, or only a confirmation when the plan is unchanged. */
   record(r: RunSpec): void {
+    this.recordBatch([r]);
+  }
+
+  /** `recordRuns`: runs that finished together, in one change (the agent's RecordBatcher). */
+  recordBatch(rs: readonly RunSpec[]): void {
+    for (const r of rs) this.put(r);
+    const first = rs[0];
+    const last = rs.at(-1);
+    if (!first || !last) return;
+    const facts = this.facts(last.at);
+    if (facts) this.writeFacts(facts);
+    this.h.commit(
+      rs.length === 1 ? `run ${last.runId}` : `runs ${first.runId}..${last.runId}`,
+      Math.floor(last.at / 1000),
+    );
+  }
+
+  private put(r: RunSpec): void {
     const key = `${r.environment}/${r.component}`;
     const cur = this.cells.get(key);
     if (cur && cur.planHash === r.planHash && cur.status === r.status) {
@@ -74,7 +92,7 @@ export class FastAgentDoc {
         plannedAt: r.at,
         confirmations: cur.confirmations + 1,
       };
-      this.h.put(this.cellsId, key, packDocEntry(next), 'bytes');
+      this.h.put(this.cellsId, key, packDocEntry(next), 'str');
       this.cells.set(key, next);
     } else {
       const s = summary(r);
@@ -88,7 +106,7 @@ export class FastAgentDoc {
           summary: s as never,
           recordedAt: r.at,
         }),
-        'bytes',
+        'str',
       );
       const cell: DocCell = {
         environment: r.environment,
@@ -100,12 +118,9 @@ export class FastAgentDoc {
         plannedAt: r.at,
         confirmations: 0,
       };
-      this.h.put(this.cellsId, key, packDocEntry(cell), 'bytes');
+      this.h.put(this.cellsId, key, packDocEntry(cell), 'str');
       this.cells.set(key, cell);
     }
-    const facts = this.facts(r.at);
-    if (facts) this.writeFacts(facts);
-    this.h.commit(`run ${r.runId}`, Math.floor(r.at / 1000));
   }
 
   /** `updateFacts`: the facts alone, as the agent publishes them at start-up. */
@@ -159,7 +174,7 @@ export class FastAgentDoc {
   }
 }
 
-/** Throws unless FastAgentDoc writes byte-for-byte what the agent's own `recordRun` writes. */
+/** Throws unless FastAgentDoc writes byte-for-byte what the agent's own `recordRun(s)` writes. */
 export function checkAgainstAgent(factsAt: (at: number) => Record<string, unknown> | undefined): void {
   // The same facts for both writers, however often they ask.
   const memo = new Map<number, Record<string, unknown> | undefined>();
@@ -184,15 +199,15 @@ export function checkAgainstAgent(factsAt: (at: number) => Record<string, unknow
     slow = updateFacts(slow, first as never, at0 - 1000);
     fast.publishFacts(first, at0 - 1000);
   }
-  for (const r of runs) {
-    const f = facts(r.at);
-    slow = recordRun(
-      slow,
-      { runId: r.runId, summary: summary(r) as never, recordedAt: r.at },
-      f as never,
-    ).doc;
+  const input = (r: RunSpec) => ({ runId: r.runId, summary: summary(r) as never, recordedAt: r.at });
+  // Two runs one by one, then three that finished together (one of them a second run of a cell).
+  for (const r of runs.slice(0, 2)) {
+    slow = recordRun(slow, input(r), facts(r.at) as never).doc;
     fast.record(r);
   }
+  const batch = runs.slice(2);
+  slow = recordRuns(slow, batch.map(input), facts(batch.at(-1)?.at ?? 0) as never).doc;
+  fast.recordBatch(batch);
   const a = A.saveSince(slow, []);
   const b = fast.h.saveSince([]);
   if (a.length !== b.length || a.some((x, i) => x !== b[i]))

@@ -53,13 +53,14 @@ import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
 import { enrol } from '../src/core/enrolment.js';
 import { ulidGen } from '../src/ports/IdGen.js';
 import { TestClock } from '../test/agentSim.js';
-import { checkAgainstAgent, FastAgentDoc } from './agentDocs.js';
+import { checkAgainstAgent, FastAgentDoc, type RunSpec } from './agentDocs.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     rounds: { type: 'string', default: '2' },
     batch: { type: 'string', default: '100' },
+    'runs-per-change': { type: 'string', default: '10' },
     quick: { type: 'boolean', default: false },
     src: { type: 'string' },
     cache: { type: 'string' },
@@ -71,6 +72,7 @@ const [agents, cells] = values.quick
   : [Number(positionals[0] ?? 1000), Number(positionals[1] ?? 200)];
 const rounds = Number(values.rounds);
 const batch = Number(values.batch);
+const perChange = Number(values['runs-per-change']);
 const src = resolve(values.src ?? join(import.meta.dirname, '../src/core'));
 const { Ingest } = (await import(join(src, 'Ingest.ts'))) as typeof import('../src/core/Ingest.js');
 const { DocReplicas } = (await import(
@@ -110,6 +112,7 @@ const sims: Sim[] = [];
  * results' bundles are ~300 MB. `index[round][agent]` is each bundle's offset and length.
  */
 type Cache = {
+  perChange: number;
   agents: number;
   cells: number;
   rounds: number;
@@ -120,9 +123,15 @@ type Cache = {
 const cacheFile = values.cache ?? join(dir, 'bundles');
 const metaFile = `${cacheFile}.meta.cbor`;
 const cached = existsSync(metaFile) ? (cborDecode(readFileSync(metaFile)) as Cache) : null;
-if (cached && (cached.agents !== agents || cached.cells !== cells || cached.rounds !== rounds))
+if (
+  cached &&
+  (cached.agents !== agents ||
+    cached.cells !== cells ||
+    cached.rounds !== rounds ||
+    cached.perChange !== perChange)
+)
   throw new Error(
-    `--cache ${cacheFile} holds ${cached.agents}×${cached.cells}×${cached.rounds}: delete it or match it`,
+    `--cache ${cacheFile} holds ${cached.agents}×${cached.cells}×${cached.rounds}, ${cached.perChange} runs per change: delete it or match it`,
   );
 const index: [number, number][][] = cached?.index ?? [];
 const agentKeys: string[] = cached?.keys ?? [];
@@ -148,17 +157,21 @@ if (cached) {
   for (let r = 0; r < rounds; r++) {
     const list: [number, number][] = [];
     for (const s of sims) {
-      for (let c = 0; c < cells; c++) {
-        clock.advance(1);
-        const changed = r === 0 || c % 2 === 1;
-        s.doc.record({
-          runId: ids(),
-          component: `comp-${c}`,
-          environment: 'prod',
-          status: c % 7 === 0 ? 'drift' : 'clean',
-          planHash: (changed ? r.toString(16) : '0').padStart(64, '0'),
-          at: clock.now(),
-        });
+      for (let c0 = 0; c0 < cells; c0 += perChange) {
+        const together: RunSpec[] = [];
+        for (let c = c0; c < Math.min(cells, c0 + perChange); c++) {
+          clock.advance(1);
+          const changed = r === 0 || c % 2 === 1;
+          together.push({
+            runId: ids(),
+            component: `comp-${c}`,
+            environment: 'prod',
+            status: c % 7 === 0 ? 'drift' : 'clean',
+            planHash: (changed ? r.toString(16) : '0').padStart(64, '0'),
+            at: clock.now(),
+          });
+        }
+        s.doc.recordBatch(together);
       }
       const heads = s.doc.h.getHeads();
       const header: BundleHeader & { kind: 'doc-delta' } = {
@@ -184,7 +197,7 @@ if (cached) {
   }
   closeSync(out);
   for (const s of sims) s.doc.h.free();
-  const meta: Cache = { agents, cells, rounds, keys: agentKeys, clock: clock.now(), index };
+  const meta: Cache = { perChange, agents, cells, rounds, keys: agentKeys, clock: clock.now(), index };
   writeFileSync(metaFile, cborEncode(meta));
 }
 if (values['generate-only']) {
@@ -252,7 +265,7 @@ const handles = new Map<string, ReturnType<typeof A.getBackend>>();
 // With the same heap headroom as the hub: without it Automerge alone spends most of its time in GC.
 const baseRoom = HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined;
 let automergeMs = 0;
-for (let r = 0; r < rounds; r++) {
+for (let r = 0; r < (process.env.HUB_ONLY ? 0 : rounds); r++) {
   // Read and decoded before timing: the baseline is Automerge merging, nothing else.
   const list = readBundles(r, 0, agents).map(changesOf);
   const t0 = performance.now();
@@ -294,6 +307,7 @@ console.log(
     cells,
     rounds,
     batch,
+    runsPerChange: perChange,
     results,
     resultsPerSec: Math.round(results / (hubMs / 1000)),
     rssMb,

@@ -73,7 +73,7 @@ export class AgentSim {
     };
     const key = `${environment}/${component}`;
     const pack = <T extends object>(v: T): T =>
-      this.packed ? (packDocEntry(v as never) as unknown as T) : v;
+      this.packed ? (new A.ImmutableString(packDocEntry(v as never)) as unknown as T) : v;
     this.doc = A.change(this.doc, (d) => {
       d.runs[runId] = pack({
         runId: runId as never,

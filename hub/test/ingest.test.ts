@@ -86,7 +86,8 @@ describe('ingest', () => {
       expect((await h.ingest.accept('relay-1', [await a.delta()])).map((r) => r.status)).toEqual(['stored']);
       a.acked = heads;
     };
-    const interval = async (comp: string) => (await h.store.getCell('ship-7', 'prod', comp))?.expectedIntervalS;
+    const interval = async (comp: string) =>
+      (await h.store.getCell('ship-7', 'prod', comp))?.expectedIntervalS;
     a.plan('prod', 'net', 'clean', { cadenceS: 600 });
     await send();
     expect(await interval('net')).toBe(600);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DocBundleStateSchema } from './bundles.js';
-import { cborDecode, cborEncode } from './cbor.js';
+import { cborDecode } from './cbor.js';
 import { AgentIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
 import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
 
@@ -110,22 +110,48 @@ export function plainDocValue(value: unknown): unknown {
 }
 
 /**
- * Runs and cells are written packed: each `runs[id]` and `cells[key]` entry is one CBOR byte string
- * (canonical, `cborEncode`) instead of a map of fields. Automerge then holds one operation per entry
- * instead of one per field, which is what merging costs at the hub (decision 008). Readers accept both
- * shapes: documents of agents from before the packed format hold maps.
+ * Runs and cells are written packed: each `runs[id]` and `cells[key]` entry is one scalar string (an
+ * Automerge ImmutableString) holding the entry's canonical JSON (keys sorted, undefined left out),
+ * instead of a map of fields. Automerge then holds one operation per entry instead of one per field,
+ * which is what merging costs at the hub (decision 008); a string crosses from Automerge's WebAssembly
+ * heap to JS far cheaper than a byte array, and `JSON.parse` is the fastest decoder there is. Readers
+ * accept every shape: maps (agents from before packing) and CBOR byte strings (the first packed form).
  */
-export function packDocEntry(value: DocRun | DocCell): Uint8Array {
-  return cborEncode(value);
+export function packDocEntry(value: DocRun | DocCell): string {
+  return JSON.stringify(sortedKeys(value));
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = sortedKeys(v);
+  }
+  return out;
 }
 
 /** An entry of `runs` or `cells` as plain data, whichever shape it was written in (see `packDocEntry`). */
 export function unpackDocEntry(value: unknown): unknown {
+  const text =
+    typeof value === 'string'
+      ? value
+      : value !== null && typeof value === 'object' && typeof (value as { val?: unknown }).val === 'string'
+        ? (value as { val: string }).val
+        : null;
+  if (text !== null) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // Not JSON: left as text, so that schema validation names the entry.
+      return text;
+    }
+  }
   if (value instanceof Uint8Array) {
     try {
       return cborDecode(value);
     } catch {
-      // Not CBOR: left as bytes, so that schema validation names the entry.
       return value;
     }
   }
@@ -137,13 +163,13 @@ export function unpackDocEntry(value: unknown): unknown {
  * the packed entries of `runs` and `cells` unpacked.
  */
 export function plainAgentDoc(value: unknown): unknown {
-  const plain = plainDocValue(value);
-  if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) return plain;
-  const doc = plain as Record<string, unknown>;
-  for (const top of ['runs', 'cells'] as const) {
-    const map = doc[top];
-    if (map === null || typeof map !== 'object' || Array.isArray(map)) continue;
-    doc[top] = Object.fromEntries(Object.entries(map).map(([k, v]) => [k, unpackDocEntry(v)]));
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return plainDocValue(value);
+  const doc: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    doc[k] =
+      (k === 'runs' || k === 'cells') && v !== null && typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).map(([key, entry]) => [key, unpackDocEntry(entry)]))
+        : plainDocValue(v);
   }
   return doc;
 }

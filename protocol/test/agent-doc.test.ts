@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   AgentDocSchema,
+  cborEncode,
   type DocCell,
   docId,
   packDocEntry,
@@ -39,19 +40,21 @@ describe('agent document helpers', () => {
 
   it('reads packed and map-shaped entries alike', () => {
     const base = { site: 'ship-7', agent: 'a1', epoch: 1, runs: {} };
-    // As Automerge.toJS gives them: a byte string, or a map whose strings are ImmutableStrings.
+    // As Automerge.toJS gives them: an ImmutableString, or a map whose strings are ImmutableStrings.
     const scalar = (val: string) => ({ val, toJSON: () => val });
-    const packed = { ...base, cells: { 'prod/vpc': packDocEntry(cell) } };
+    const packed = { ...base, cells: { 'prod/vpc': scalar(packDocEntry(cell)) } };
+    const cbor = { ...base, cells: { 'prod/vpc': cborEncode(cell) } }; // the first packed form
     const legacy = {
       ...base,
       cells: { 'prod/vpc': { ...cell, environment: scalar('prod'), component: 'vpc' } },
     };
-    for (const d of [packed, legacy]) {
+    for (const d of [packed, legacy, cbor]) {
       expect(AgentDocSchema.parse(plainAgentDoc(d)).cells['prod/vpc']).toEqual(cell);
     }
-    // Canonical: the same value gives the same bytes, whatever the key order.
+    // Canonical: the same value gives the same text, whatever the key order.
     const { status, ...rest } = cell;
     expect(packDocEntry({ status, ...rest })).toEqual(packDocEntry(cell));
+    expect(JSON.parse(packDocEntry({ ...cell, reason: undefined }))).toEqual(cell);
   });
 
   it('leaves bytes that are not CBOR as bytes, so the schema names the entry', () => {

@@ -95,7 +95,7 @@ describe('DocReader', () => {
     };
     // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
     doc = A.change(doc, (d: any) => {
-      d.cells['prod/c1'] = packDocEntry(cell as never);
+      d.cells['prod/c1'] = S(packDocEntry(cell as never));
       d.facts = { version: S('1'), cadenceS: {} };
     });
     const h = A.getBackend(doc);

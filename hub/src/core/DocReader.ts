@@ -159,8 +159,10 @@ export class DocReader {
           continue;
         }
         (top === 'runs' ? runs : cells).add(key);
-        if (p.path.length === 2 && p.action === 'put' && p.value instanceof Uint8Array)
-          this.cache.set(`${top}\u0000${key}`, unpackDocEntry(p.value));
+        // A packed entry (a scalar string; bytes in the first packed form) comes whole with the patch.
+        const v = p.action === 'put' && p.path.length === 2 ? p.value : undefined;
+        if (typeof v === 'string' || v instanceof Uint8Array || (v && typeof v === 'object' && 'val' in v))
+          this.cache.set(`${top}\u0000${key}`, unpackDocEntry(v));
       } else if (top === 'facts') {
         facts = true;
         if (key === undefined || key === 'cadenceS') cadence = true;

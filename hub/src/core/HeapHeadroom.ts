@@ -12,7 +12,7 @@ import * as A from '@automerge/automerge';
  * How: when the heap grew since the last check (the room is used up), one block of `step` bytes is
  * allocated and freed inside the heap. dlmalloc never gives WebAssembly memory back, so the freed block
  * stays as room for the next allocations. The cost is that the room is resident memory: at most a
- * quarter of the heap (16–64 MiB) more than the replicas need.
+ * quarter of the heap, or one and a half batches' growth, more than the replicas need.
  */
 export class HeapHeadroom {
   private last = 0;
@@ -21,11 +21,18 @@ export class HeapHeadroom {
 
   constructor(private readonly heapBytes: () => number = automergeHeapBytes()) {}
 
-  /** Call between batches: makes room when the heap grew since the last call. */
+  /**
+   * Call between batches: makes room when the heap grew since the last call: a quarter of the heap
+   * (16 MiB at least), or more when the last batch alone grew it more than that (merging a chunk of
+   * changes into a document allocates a few MB), up to 1 GiB.
+   */
   check(): void {
     const size = this.heapBytes();
     if (size <= this.last) return;
-    if (this.last !== 0) this.reserve(Math.min(64 << 20, Math.max(16 << 20, size >> 2)));
+    if (this.last !== 0) {
+      const grew = size - this.last;
+      this.reserve(Math.min(1 << 30, Math.max(16 << 20, size >> 2, Math.ceil(grew * 1.5))));
+    }
     this.last = this.heapBytes();
   }
 

@@ -126,7 +126,7 @@ describe('agent document', () => {
       confirmations: 1,
     });
     // The confirmation is small on the wire: the cell again (one packed value), no run.
-    expect(A.saveSince(doc, before).length).toBeLessThan(450);
+    expect(A.saveSince(doc, before).length).toBeLessThan(500);
     expect(A.saveSince(doc, before).length).toBeLessThan(A.saveSince(doc, []).length / 2);
   });
 

@@ -8,17 +8,20 @@ import {
   DocCellSchema,
   type DocRun,
   type PlanSummary,
-  packDocEntry,
+  packDocEntry as packJson,
   plainAgentDoc,
   unpackDocEntry,
 } from '@driftline/protocol';
 import { canonicalJson } from '../plan/canonical.js';
 import { toDocValue } from './docValues.js';
 
+/** A packed entry as the document holds it: its canonical JSON as one scalar string (not text). */
+const packDocEntry = (value: DocRun | DocCell) => new A.ImmutableString(packJson(value));
+
 /**
  * Pure operations on the agent's Automerge document (protocol's AgentDoc shape). Every function returns
  * the new document; persisting it is the store's job. Runs and cells are written packed, one CBOR value
- * per entry (protocol's `packDocEntry`, decision 008); facts and bundle states stay maps.
+ * per entry (protocol's `packDocEntry`, a scalar string: decision 008); facts and bundle states stay maps.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: the document's values are Automerge proxies of AgentDoc
@@ -178,9 +181,13 @@ export function sealEpoch(doc: AgentAutomergeDoc, at: number): AgentAutomergeDoc
 export function readCell(doc: AgentAutomergeDoc, key: string): DocCell | undefined {
   const cell = doc.cells?.[key];
   if (cell === undefined) return undefined;
-  // A packed entry decodes on its own; a map entry (an epoch written before packing) is a read-only
-  // proxy, which JSON turns into plain data without copying the document.
-  return (cell instanceof Uint8Array ? unpackDocEntry(cell) : JSON.parse(JSON.stringify(cell))) as DocCell;
+  // Packed (a string, or bytes in the first packed form) decodes on its own; a map entry (an epoch
+  // written before packing) is a read-only proxy, which JSON turns into plain data without copying.
+  return (
+    A.isImmutableString(cell) || cell instanceof Uint8Array
+      ? unpackDocEntry(cell)
+      : JSON.parse(JSON.stringify(cell))
+  ) as DocCell;
 }
 
 /** The document as plain, validated data. */
