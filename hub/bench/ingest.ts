@@ -6,15 +6,17 @@
  * then only confirms the cell) and half changed.
  *
  *   npx tsx hub/bench/ingest.ts [agents=1000] [cells=200] [--rounds 2] [--batch 100] [--quick]
- *                               [--src <dir with Ingest.ts and DocReplicas.ts>]
+ *                               [--runs-per-change 10] [--src <dir with Ingest.ts and DocReplicas.ts>]
  *                               [--cache <file> [--generate-only]]
  *
- * `--quick` is 100 agents × 20 cells. `--src` measures
+ * `--runs-per-change` is how many results the agent writes as one Automerge change: its RecordBatcher
+ * commits results that finish within a few seconds of each other together (decision 007); 1 is an agent
+ * whose plans all finish far apart. `--quick` is 100 agents × 20 cells. `--src` measures
  * another version of hub/src/core against the same documents. `--cache` keeps the generated agents'
  * keys and bundles in a file and reuses them when it exists; `--generate-only` stops after writing it.
  * A run from the cache measures the hub in a process that never held the agents' documents (as a real
  * hub: the peak RSS is the hub's), and a profile sees only the hub. NO_HEADROOM=1 runs the hub without its
- * HeapHeadroom (see hub/src/core/HeapHeadroom.ts), to see what it saves.
+ * HeapHeadroom (see hub/src/core/HeapHeadroom.ts), to see what it saves; HUB_ONLY=1 skips the baselines.
  *
  * Prints one JSON object: results/s through the hub, and in the same run the baselines: Automerge
  * merging the same bundles alone (handle `loadIncremental`, nothing else) and SQLite inserting the

@@ -97,7 +97,23 @@ export class DocReplicas {
       if (this.docs.size <= this.max && this.totalOps <= this.maxOps) break;
       this.evict(oldest);
     }
+    // Automerge's heap never shrinks and ends at 4 GiB (wasm32), where a failed allocation kills the
+    // module. Past the headroom's limit, a quarter of the replicas (least recently used) are dropped:
+    // their memory is reused by the next merges and reloads, so the heap stops growing.
+    // Only when it grew again since: freed memory is reused first.
+    const heap = this.headroom?.size() ?? 0;
+    if (this.headroom && heap > this.headroom.limit && heap > this.heapSeen) {
+      let drop = Math.ceil(this.docs.size / 4);
+      for (const [oldest] of this.docs) {
+        if (drop-- <= 0) break;
+        this.evict(oldest);
+      }
+    }
+    this.heapSeen = Math.max(this.heapSeen, heap);
   }
+
+  /** The largest heap size `settle` has seen. */
+  private heapSeen = 0;
 
   /** Forgets a replica (after a refused merge) so the next use reloads what is committed. */
   evict(docId: string): void {

@@ -19,21 +19,32 @@ export class HeapHeadroom {
   /** How many times room was made (for the benchmark and metrics). */
   reserves = 0;
 
-  constructor(private readonly heapBytes: () => number = automergeHeapBytes()) {}
+  constructor(
+    private readonly heapBytes: () => number = automergeHeapBytes(),
+    /** No room is made past this heap size (see `check`). */
+    readonly limit = 2 * 1024 ** 3,
+  ) {}
 
   /**
    * Call between batches: makes room when the heap grew since the last call: a quarter of the heap
    * (16 MiB at least), or more when the last batch alone grew it more than that (merging a chunk of
-   * changes into a document allocates a few MB), up to 1 GiB.
+   * changes into a document allocates a few MB), up to 256 MiB, and never past `limit`: a wasm32 heap
+   * ends at 4 GiB, and an allocation that fails there terminates Automerge's module for good.
    */
   check(): void {
     const size = this.heapBytes();
     if (size <= this.last) return;
     if (this.last !== 0) {
       const grew = size - this.last;
-      this.reserve(Math.min(1 << 30, Math.max(16 << 20, size >> 2, Math.ceil(grew * 1.5))));
+      const want = Math.min(256 << 20, Math.max(16 << 20, size >> 2, Math.ceil(grew * 1.5)));
+      if (size + want <= this.limit) this.reserve(want);
     }
     this.last = this.heapBytes();
+  }
+
+  /** The heap's size now (WebAssembly memory, bytes). */
+  size(): number {
+    return this.heapBytes();
   }
 
   private reserve(bytes: number): void {
