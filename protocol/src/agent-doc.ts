@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DocBundleStateSchema } from './bundles.js';
-import { cborDecode } from './cbor.js';
+import { canonical, cborDecode } from './cbor.js';
 import { AgentIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
 import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
 
@@ -118,18 +118,7 @@ export function plainDocValue(value: unknown): unknown {
  * accept every shape: maps (agents from before packing) and CBOR byte strings (the first packed form).
  */
 export function packDocEntry(value: DocRun | DocCell): string {
-  return JSON.stringify(sortedKeys(value));
-}
-
-function sortedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeys);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = sortedKeys(v);
-  }
-  return out;
+  return JSON.stringify(canonical(value));
 }
 
 /** An entry of `runs` or `cells` as plain data, whichever shape it was written in (see `packDocEntry`). */

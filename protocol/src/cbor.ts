@@ -13,7 +13,8 @@ const encoder = new Encoder({
 });
 const decoder = new Decoder({ useRecords: false, mapsAsObjects: true });
 
-function canonical(value: unknown): unknown {
+/** The value with object keys sorted and undefined fields left out: the same value, the same encoding. */
+export function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value instanceof Uint8Array || value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};

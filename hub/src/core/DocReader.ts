@@ -57,12 +57,17 @@ export class DocReader {
 
   /** A scalar at the document root (`site`, `agent`), as a plain string or number. */
   root(key: string): unknown {
-    const t = this.h.getWithType('_root', key, this.heads) as [string, unknown] | null;
+    return this.read('_root', key, plainDocValue);
+  }
+
+  /** `obj[key]` as plain data: objects materialised, text as a string, scalars through `scalar`. */
+  private read(obj: string, key: string, scalar: (v: unknown) => unknown): unknown {
+    const t = this.h.getWithType(obj, key, this.heads) as [string, unknown] | null;
     if (!t) return undefined;
     if (t[0] === 'text') return this.h.text(t[1] as string, this.heads);
     if (t[0] === 'map' || t[0] === 'list')
       return plainDocValue(this.h.materialize(t[1] as string, this.heads));
-    return plainDocValue(t[1]);
+    return scalar(t[1]);
   }
 
   private objId(top: string): string | null {
@@ -100,15 +105,7 @@ export class DocReader {
     const k = `${top}\u0000${key}`;
     if (this.cache.has(k)) return this.cache.get(k);
     const id = this.objId(top);
-    const t = id ? (this.h.getWithType(id, key, this.heads) as [string, unknown] | null) : null;
-    const v =
-      t === null
-        ? undefined
-        : t[0] === 'map' || t[0] === 'list'
-          ? plainDocValue(this.h.materialize(t[1] as string, this.heads))
-          : t[0] === 'text'
-            ? this.h.text(t[1] as string, this.heads)
-            : unpackDocEntry(t[1]);
+    const v = id ? this.read(id, key, unpackDocEntry) : undefined;
     this.cache.set(k, v);
     return v;
   }
@@ -124,15 +121,7 @@ export class DocReader {
     }
     const out: Record<string, unknown> = {};
     for (const k of this.h.keys(id, this.heads)) {
-      if (k === 'cadenceS') continue;
-      const t = this.h.getWithType(id, k, this.heads) as [string, unknown] | null;
-      if (t)
-        out[k] =
-          t[0] === 'map' || t[0] === 'list'
-            ? plainDocValue(this.h.materialize(t[1] as string, this.heads))
-            : t[0] === 'text'
-              ? this.h.text(t[1] as string, this.heads)
-              : plainDocValue(t[1]);
+      if (k !== 'cadenceS') out[k] = this.read(id, k, plainDocValue);
     }
     out.cadenceS = cadence;
     return out;
