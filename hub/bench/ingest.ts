@@ -19,8 +19,8 @@
  * HeapHeadroom (see hub/src/core/HeapHeadroom.ts), to see what it saves; HUB_ONLY=1 skips the baselines.
  *
  * Prints one JSON object: results/s through the hub, and in the same run the baselines: Automerge
- * merging the same bundles alone (handle `loadIncremental`, nothing else) and SQLite inserting the
- * same run rows alone.
+ * alone doing the hub's part (load each stored document, merge the same bundles, save it) and SQLite
+ * inserting the same run rows alone.
  */
 import {
   closeSync,
@@ -231,7 +231,7 @@ const { HeapHeadroom } = (await import(join(src, 'HeapHeadroom.ts')).catch(() =>
   typeof import('../src/core/HeapHeadroom.js')
 >;
 const headroom = HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined;
-const replicas = new DocReplicas(store, undefined, undefined, headroom);
+const replicas = new DocReplicas(store, { headroom });
 const ingest = new Ingest({
   store,
   clock,
@@ -258,12 +258,13 @@ for (let r = 0; r < rounds; r++) {
 const rssMb = Math.round(process.memoryUsage().rss / 1048576);
 const runRows = (await store.listCells()).length;
 const held = replicas.size();
+const heapMb = headroom ? Math.round(headroom.size() / 1048576) : null;
 await store.close();
-// The baseline below reuses the heap the hub's replicas leave.
-for (let i = 0; i < agents; i++) replicas.evict(docId(`site-${i % 100}`, `a${i}`, 1));
 
-// Baseline 1: Automerge alone merging the same changes into one handle per agent, same order.
-const handles = new Map<string, ReturnType<typeof A.getBackend>>();
+// Baseline 1: Automerge alone doing what the hub asks of it per agent and round, same order: load the
+// stored document (a `save()`), merge the bundle's changes, save it again, free it. Holding 1,000
+// merged replicas instead does not fit in wasm32's 4 GiB heap at 200 cells (decision 009).
+const saved = new Map<number, Uint8Array>();
 // With the same heap headroom as the hub: without it Automerge alone spends most of its time in GC.
 const baseRoom = HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined;
 let automergeMs = 0;
@@ -272,17 +273,17 @@ for (let r = 0; r < (process.env.HUB_ONLY ? 0 : rounds); r++) {
   const list = readBundles(r, 0, agents).map(changesOf);
   const t0 = performance.now();
   for (let i = 0; i < agents; i++) {
-    let h = handles.get(`a${i}`);
-    if (!h) {
-      h = A.getBackend(A.init());
-      handles.set(`a${i}`, h);
-    }
+    const h = A.getBackend(A.init());
+    const before = saved.get(i);
+    if (before) h.loadIncremental(before);
     h.loadIncremental(list[i] as Uint8Array);
+    saved.set(i, h.save());
+    h.free();
     if (i % batch === batch - 1) baseRoom?.check();
   }
   automergeMs += performance.now() - t0;
 }
-for (const h of handles.values()) h.free();
+saved.clear();
 
 // Baseline 2: SQLite alone inserting as many run rows of the same shape, one transaction per batch.
 const db = new Database(join(dir, 'floor.db'));
@@ -316,6 +317,7 @@ console.log(
     perRound: hubRounds,
     reserves: headroom?.reserves,
     replicas: held,
+    automergeHeapMb: heapMb,
     cellsMaterialised: runRows,
     baseline: {
       automergeMergeOnlyPerSec: Math.round(results / (automergeMs / 1000)),

@@ -60,7 +60,7 @@ export async function createHub(
   const key = await loadOrCreateHubKey(keyPath(config.dataDir));
   const store = opts.store ?? new SqliteHubStore(storePath(config.dataDir));
   const blobs = new FileBlobs(join(config.dataDir, 'blobs'));
-  const replicas = new DocReplicas(store, undefined, undefined, new HeapHeadroom());
+  const replicas = new DocReplicas(store, { headroom: new HeapHeadroom() });
   const registry = new Registry();
   const refused = new Counter({
     name: 'hub_bundles_refused_total',
@@ -145,7 +145,7 @@ export async function createHub(
     ids,
   });
   const observed = new DeliveryObserver(backend, {
-    replicas,
+    ingest,
     bundles,
     clock,
     onError: (e) => logger.error({ err: e }, 'recording bundle delivery state failed'),

@@ -36,7 +36,7 @@ export async function makeHarness(
   const clock = opts.clock ?? new TestClock();
   const hubKeys = await generateSigningKeyPair();
   const refused: Partial<Record<RefusalReason, number>> = {};
-  let replicas = new DocReplicas(store);
+  let replicas = new DocReplicas(store, { maxChunks: 4 });
   const build = () =>
     new Ingest({
       store,
@@ -52,7 +52,6 @@ export async function makeHarness(
         },
         merged: () => {},
       },
-      compactEvery: 4,
     });
   const h: Harness = {
     store,
@@ -72,7 +71,7 @@ export async function makeHarness(
       if (!r.ok) throw new Error(r.error);
     },
     restart() {
-      replicas = new DocReplicas(store);
+      replicas = new DocReplicas(store, { maxChunks: 4 });
       h.ingest = build();
       return h.ingest;
     },

@@ -97,7 +97,7 @@ describe('ingest', () => {
     await send();
     expect([await interval('net'), await interval('dns')]).toEqual([600, 60]);
     // A reload from stored chunks (no memo) reads the same.
-    h.replicas.evict(a.docId);
+    h.replicas.forget([a.docId]);
     a.plan('prod', 'dns', 'drift', { cadenceS: 60 });
     await send();
     expect([await interval('net'), await interval('dns')]).toEqual([600, 60]);
@@ -144,12 +144,37 @@ describe('ingest', () => {
       a.acked = heads;
     }
     expect((await h.store.docChunks(a.docId)).length).toBeLessThan(6);
+    expect(h.replicas.size().open).toBe(0); // nothing held between batches
     h.restart();
     a.plan('prod', 'c0', 'failed');
     await h.ingest.accept('direct', [await a.delta({ from: [] })]);
     expect(await h.store.listCells()).toHaveLength(6);
     expect((await h.store.getCell('ship-7', 'prod', 'c0'))?.status).toBe('failed');
     expect(await runsOf(h, 'prod', 'c0')).toHaveLength(2);
+  });
+
+  it('stores each document compact: a whole save plus a few chunks, never a replay of its history', async () => {
+    const h = await harness('sqlite');
+    const a = await AgentSim.create('ship-7', 'a1', h.clock);
+    await h.enrol(a);
+    const counts: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      a.plan('prod', `c${i % 5}`, i % 3 === 0 ? 'drift' : 'clean');
+      const heads = A.getHeads(a.doc);
+      expect((await h.ingest.accept('direct', [await a.delta()])).map((r) => r.status)).toEqual(['stored']);
+      a.acked = heads;
+      const chunks = await h.store.docChunks(a.docId);
+      counts.push(chunks.length);
+      // The first chunk is a whole document, and all of them load to exactly the agent's state.
+      expect(A.getHeads(A.load(chunks[0] as Uint8Array)).length).toBe(1);
+      const loaded = A.getBackend(A.init());
+      for (const c of chunks) loaded.loadIncremental(c);
+      expect(loaded.getHeads()).toEqual(A.getHeads(a.doc));
+      loaded.free();
+    }
+    expect(Math.max(...counts)).toBeLessThanOrEqual(4); // the harness's maxChunks
+    expect(counts).toContain(1); // compacted more than once
+    expect(counts.lastIndexOf(1)).toBeGreaterThan(counts.indexOf(1));
   });
 
   describe('refuses, counts and stores nothing', () => {

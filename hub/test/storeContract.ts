@@ -64,7 +64,7 @@ export function runHubStoreContract(
     );
 
     it(
-      'appends document chunks in order and compacts them to one',
+      'appends document chunks in order; a whole document replaces them',
       withStore(async (s) => {
         const chunk = (b: number) => ({
           docId: 'ship-7/a1/epoch-1',
@@ -75,8 +75,10 @@ export function runHubStoreContract(
         });
         await s.commit({ docChunks: [chunk(1), chunk(2)], bundles: [{ id: 'B1', receivedAt: 1 }] });
         expect((await s.docChunks('ship-7/a1/epoch-1')).map((b) => b[0])).toEqual([1, 2]);
-        await s.compactDoc('ship-7/a1/epoch-1', Uint8Array.of(9));
+        await s.commit({ docChunks: [{ ...chunk(9), whole: true }] });
         expect((await s.docChunks('ship-7/a1/epoch-1')).map((b) => b[0])).toEqual([9]);
+        await s.commit({ docChunks: [chunk(3)] });
+        expect((await s.docChunks('ship-7/a1/epoch-1')).map((b) => b[0])).toEqual([9, 3]);
         expect(await s.hasBundle('B1')).toBe(true);
         expect(await s.hasBundle('B2')).toBe(false);
       }),

@@ -41,6 +41,9 @@ describe('DocReader', () => {
         d.runs.r2 = { runId: S('r2'), environment: S('prod'), component: S('c2') };
         d.cells['prod/c2'] = { runId: S('r2'), plannedAt: 3, confirmations: 0 };
       },
+      (d) => {
+        d.bundles = { b1: { state: S('sent') } };
+      },
     ];
     for (const step of steps) {
       const before = A.getHeads(doc);
@@ -55,6 +58,7 @@ describe('DocReader', () => {
       cells: new Set(['prod/c1', 'prod/c2']),
       facts: true,
       cadence: true,
+      bundles: true,
     });
   });
 
@@ -113,6 +117,7 @@ describe('DocReader', () => {
       cells: new Set(['prod/c1']),
       facts: true,
       cadence: true,
+      bundles: false,
     });
     const readsForTouched = reads;
     expect(reader.entry('cells', 'prod/c1')).toEqual(cell);

@@ -11,6 +11,8 @@ export interface Touched {
   facts: boolean;
   /** The declared cadences changed: every cell's expected interval may have moved. */
   cadence: boolean;
+  /** The agent's delivery states (`bundles`) changed. */
+  bundles: boolean;
 }
 
 /** What changed, from Automerge patches (whole-document diff). */
@@ -19,16 +21,18 @@ export function touched(patches: readonly A.Patch[]): Touched {
   const cells = new Set<string>();
   let facts = false;
   let cadence = false;
+  let bundles = false;
   for (const p of patches) {
     const [top, key] = p.path;
-    if (top === 'runs' && typeof key === 'string') runs.add(key);
+    if (top === 'bundles') bundles = true;
+    else if (top === 'runs' && typeof key === 'string') runs.add(key);
     else if (top === 'cells' && typeof key === 'string') cells.add(key);
     else if (top === 'facts') {
       facts = true;
       if (key === undefined || key === 'cadenceS') cadence = true;
     }
   }
-  return { runs, cells, facts, cadence };
+  return { runs, cells, facts, cadence, bundles };
 }
 
 /**
@@ -139,9 +143,11 @@ export class DocReader {
     const cells = new Set<string>();
     let facts = false;
     let cadence = false;
+    let bundles = false;
     for (const p of this.h.diff(before, after)) {
       const [top, key] = p.path;
-      if (top === 'runs' || top === 'cells') {
+      if (top === 'bundles') bundles = true;
+      else if (top === 'runs' || top === 'cells') {
         if (typeof key !== 'string') {
           // The map itself was (re)created: everything in it is new.
           for (const k of this.keys(top)) (top === 'runs' ? runs : cells).add(k);
@@ -158,6 +164,6 @@ export class DocReader {
       }
     }
     this.cadenceTouched = cadence;
-    return { runs, cells, facts, cadence };
+    return { runs, cells, facts, cadence, bundles };
   }
 }

@@ -1,150 +1,121 @@
 import * as A from '@automerge/automerge';
-import type { AgentDoc } from '@driftline/protocol';
 import type { HubStore } from '../ports/HubStore.js';
 import type { Backend } from './DocReader.js';
 import type { HeapHeadroom } from './HeapHeadroom.js';
 
-interface Replica {
-  /** The document whose handle holds the replica. Its JS view is not kept current: read through `handle`. */
-  doc: A.Doc<unknown>;
+/** A replica opened for one batch: merged into, read, then closed (its WebAssembly memory freed). */
+export interface OpenReplica {
+  docId: string;
   handle: Backend;
-  chunks: number;
-  /** Operations held (Automerge's own count), for the memory bound. */
-  ops: number;
-  /** A materialised view handed out by `get`, valid while the heads are unchanged. */
-  view?: { heads: string; doc: A.Doc<AgentDoc> };
-  /** Set once a view was handed out: someone may still read it, so eviction leaves freeing to the GC. */
-  shared: boolean;
-  /** What readers keep between batches (DocReader's memo); dropped with the replica. */
+  /** What readers keep between batches (DocReader's memo): outlives the replica. */
   memo: Map<string, unknown>;
+  /** How the document is stored: chunks, and the bytes of the first (a whole `save()` once compacted). */
+  stored: { chunks: number; baseBytes: number; restBytes: number };
+}
+
+export interface DocReplicasOptions {
+  /** Makes room in Automerge's heap between batches (see HeapHeadroom); none in tests. */
+  headroom?: HeapHeadroom;
+  /** Store the whole document once it would otherwise have more stored chunks than this. */
+  maxChunks?: number;
+  /** … or once the chunks after the first add up to more than this share of the first. */
+  maxGrowth?: number;
+  /** Documents whose memo is kept (least recently used dropped). */
+  maxMemos?: number;
 }
 
 /**
- * The hub's replicas of agent documents, one per epoch, rebuilt from stored chunks and kept in an
- * LRU bounded by count and by operations held. Stored chunks and materialised tables are committed
- * together, so a replica loaded from the store always matches what has been materialised.
+ * The hub's replicas of agent documents, one per epoch. A replica lives for one batch: Ingest opens
+ * it from the stored chunks (one `loadIncremental`), merges the batch's changes, reads what changed,
+ * decides how to store the result (`storeWhole`) and closes it, all before the batch commits.
  *
- * Ingest merges through Automerge's handle (`handle()`) and never materialises a whole document in
- * JS: that was most of the merge cost and memory. `get()` gives other readers a materialised view.
+ * Why nothing is held between batches (decision 009): Automerge 3.5's first merge of changes into a
+ * loaded document allocates several MB per 200 entries that stay with the replica, so 1,000 agents'
+ * held replicas passed wasm32's 4 GiB heap and killed the module. A replica loaded from a whole
+ * `save()` is cheap to build (a few ms) and, freed right after its batch, leaves the heap flat.
+ * Stored documents are therefore kept compact: a batch that grew a document enough stores its
+ * `save()` in place of its chunks, in the batch's own transaction.
  */
 export class DocReplicas {
-  private readonly docs = new Map<string, Replica>();
-  private totalOps = 0;
+  private readonly memos = new Map<string, Map<string, unknown>>();
+  private readonly maxChunks: number;
+  private readonly maxGrowth: number;
+  private readonly maxMemos: number;
+  private opened = 0;
 
   constructor(
     private readonly store: HubStore,
-    private readonly max = 5000,
-    /** Operations held across all replicas before the least recently used are dropped. */
-    private readonly maxOps = 40_000_000,
-    /** Makes room in Automerge's heap between batches (see HeapHeadroom); none in tests. */
-    private readonly headroom?: HeapHeadroom,
-  ) {}
-
-  /** The replica's handle, loaded from stored chunks on a miss (in one load of all chunks). */
-  async handle(docId: string): Promise<Backend> {
-    return (await this.replica(docId)).handle;
+    private readonly opts: DocReplicasOptions = {},
+  ) {
+    this.maxChunks = opts.maxChunks ?? 8;
+    this.maxGrowth = opts.maxGrowth ?? 0.25;
+    this.maxMemos = opts.maxMemos ?? 20_000;
   }
 
-  /** The replica's memo for DocReader (a fresh one when the replica is not held). */
-  memo(docId: string): Map<string, unknown> {
-    return this.docs.get(docId)?.memo ?? new Map();
-  }
-
-  /** The document as a read-only materialised view at its current heads. */
-  async get(docId: string): Promise<A.Doc<AgentDoc>> {
-    const r = await this.replica(docId);
-    const heads = r.handle.getHeads().join(',');
-    if (r.view?.heads !== heads)
-      r.view = { heads, doc: A.view(r.doc, r.handle.getHeads()) as A.Doc<AgentDoc> };
-    r.shared = true;
-    return r.view.doc;
-  }
-
-  private async replica(docId: string): Promise<Replica> {
-    const hit = this.docs.get(docId);
-    if (hit) {
-      this.docs.delete(docId);
-      this.docs.set(docId, hit);
-      return hit;
-    }
+  /** Loads the document's committed state (all its chunks in one load). Close it when done. */
+  async open(docId: string): Promise<OpenReplica> {
     const chunks = await this.store.docChunks(docId);
-    const doc = A.init<unknown>();
-    const handle = A.getBackend(doc);
+    const handle = A.getBackend(A.init());
     if (chunks.length > 0) handle.loadIncremental(concat(chunks));
-    const r: Replica = { doc, handle, chunks: chunks.length, ops: 0, shared: false, memo: new Map() };
-    this.docs.set(docId, r);
-    this.recount(r);
-    return r;
+    const baseBytes = chunks[0]?.length ?? 0;
+    const restBytes = chunks.reduce((n, c) => n + c.length, 0) - baseBytes;
+    this.opened++;
+    return { docId, handle, memo: this.memo(docId), stored: { chunks: chunks.length, baseBytes, restBytes } };
   }
 
-  private recount(r: Replica): void {
-    const ops = r.handle.stats().numOps;
-    this.totalOps += ops - r.ops;
-    r.ops = ops;
+  /** Frees the replica's WebAssembly memory. The handle must not be used afterwards. */
+  close(r: OpenReplica): void {
+    r.handle.free();
+    this.opened--;
+  }
+
+  /** The document's current heads (opened and closed again). */
+  async heads(docId: string): Promise<string[]> {
+    const r = await this.open(docId);
+    try {
+      return r.handle.getHeads();
+    } finally {
+      this.close(r);
+    }
   }
 
   /**
-   * Re-counts the replicas a committed batch merged into, then drops least recently used replicas past
-   * the bounds. Ingest calls it after its commit, never in the middle of a batch.
+   * Whether a batch that adds `added` (bytes in `chunks` chunks) to the replica should store the
+   * whole document (`save()`) instead of appending the chunks: loading changes applies them one by
+   * one (~0.5 ms each with hundreds of entries), loading a saved document does not. Never while
+   * changes wait for missing dependencies (a `save()` would leave them out).
    */
-  settle(docIds: Iterable<string>): void {
-    this.headroom?.check();
-    for (const id of docIds) {
-      const r = this.docs.get(id);
-      if (r) this.recount(r);
+  storeWhole(r: OpenReplica, added: { chunks: number; bytes: number }): boolean {
+    if (r.handle.getMissingDeps([]).length > 0) return false;
+    const { chunks, baseBytes, restBytes } = r.stored;
+    return chunks + added.chunks > this.maxChunks || restBytes + added.bytes > baseBytes * this.maxGrowth;
+  }
+
+  /** Forgets what readers kept for these documents (after a batch failed to commit). */
+  forget(docIds: Iterable<string>): void {
+    for (const id of docIds) this.memos.delete(id);
+  }
+
+  /** Call between batches: keeps room in Automerge's heap (see HeapHeadroom). */
+  settle(): void {
+    if (this.opened === 0) this.opts.headroom?.check();
+  }
+
+  /** Replicas open now, and memos held (for metrics and the benchmark). */
+  size(): { open: number; memos: number } {
+    return { open: this.opened, memos: this.memos.size };
+  }
+
+  private memo(docId: string): Map<string, unknown> {
+    let m = this.memos.get(docId);
+    if (m) this.memos.delete(docId);
+    else m = new Map();
+    this.memos.set(docId, m);
+    for (const [oldest] of this.memos) {
+      if (this.memos.size <= this.maxMemos) break;
+      this.memos.delete(oldest);
     }
-    for (const [oldest] of this.docs) {
-      if (this.docs.size <= this.max && this.totalOps <= this.maxOps) break;
-      this.evict(oldest);
-    }
-    // Automerge's heap never shrinks and ends at 4 GiB (wasm32), where a failed allocation kills the
-    // module. Past the headroom's limit, a quarter of the replicas (least recently used) are dropped:
-    // their memory is reused by the next merges and reloads, so the heap stops growing.
-    // Only when it grew again since: freed memory is reused first.
-    const heap = this.headroom?.size() ?? 0;
-    if (this.headroom && heap > this.headroom.limit && heap > this.heapSeen) {
-      let drop = Math.ceil(this.docs.size / 4);
-      for (const [oldest] of this.docs) {
-        if (drop-- <= 0) break;
-        this.evict(oldest);
-      }
-    }
-    this.heapSeen = Math.max(this.heapSeen, heap);
-  }
-
-  /** The largest heap size `settle` has seen. */
-  private heapSeen = 0;
-
-  /** Forgets a replica (after a refused merge) so the next use reloads what is committed. */
-  evict(docId: string): void {
-    const r = this.docs.get(docId);
-    if (!r) return;
-    this.docs.delete(docId);
-    this.totalOps -= r.ops;
-    // Free the WebAssembly memory now unless a view may still be in use (then the GC frees it).
-    if (!r.shared) A.free(r.doc);
-  }
-
-  /** How many replicas and operations are held (for metrics and the benchmark). */
-  size(): { docs: number; ops: number } {
-    return { docs: this.docs.size, ops: this.totalOps };
-  }
-
-  /** Counts a committed chunk; returns true when the document is due for compaction. */
-  noteChunk(docId: string, every: number): boolean {
-    const r = this.docs.get(docId);
-    if (!r) return false;
-    r.chunks += 1;
-    return r.chunks >= every;
-  }
-
-  /** Compacts stored chunks to one `save()`, unless changes are still waiting for dependencies. */
-  async compact(docId: string): Promise<boolean> {
-    const r = this.docs.get(docId);
-    if (!r || r.handle.getMissingDeps([]).length > 0) return false;
-    await this.store.compactDoc(docId, r.handle.save());
-    r.chunks = 1;
-    return true;
+    return m;
   }
 }
 

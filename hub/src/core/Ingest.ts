@@ -29,7 +29,6 @@ export interface IngestDeps {
   /** Counts refusals by reason, and results merged. */
   count: { refused(reason: RefusalReason): void; merged(runs: number): void };
   ackLifetimeS?: number;
-  compactEvery?: number;
 }
 
 /** What one batch changed, after its commit: for live events. */
@@ -38,6 +37,8 @@ export interface Committed {
   runs: RunRow[];
   sites: string[];
   planRequests: PlanRequestRow[];
+  /** The `bundles` map (the agent's delivery states) of each document whose map changed. */
+  deliveries: { docId: string; site: string; agent: string; states: unknown }[];
 }
 
 const cellKey = (site: string, env: string, comp: string) => `${site}\u0000${env}\u0000${comp}`;
@@ -89,7 +90,8 @@ export class Ingest {
     const sites = new Map<string, SiteRow>();
     const requests = new Map<string, PlanRequestRow[]>();
     const doneRequests = new Map<string, PlanRequestRow>();
-    const touchedDocs = new Map<string, { site: string; agent: string }>();
+    const touchedDocs = new Map<string, { site: string; agent: string; heads: string[] }>();
+    const deliveries: Committed['deliveries'] = [];
     const poisoned = new Set<string>();
     const seen = new Set<string>();
     const by = 'hub';
@@ -148,133 +150,152 @@ export class Ingest {
     }
 
     // Each document's bundles are merged together, then what they changed is read once.
+    // A replica lives only while its document is handled (DocReplicas, decision 009).
     for (const [docId, { site, agent, epoch, items }] of groups) {
-      let h = await replicas.handle(docId);
-      let from = h.getHeads();
-      let offsetMs: number | null = null;
-      const read = async (to: A.Heads, at?: A.Heads) => {
-        if (sameHeads(from, to)) return;
-        const doc = new DocReader(h, at, replicas.memo(docId));
-        const what = doc.touched(from, to);
-        // Touched entries came with the diff; new cadences touch every cell's expected interval.
-        if (what.cadence) doc.preload('cells');
-        const planHashes = new Map<string, string | null>();
-        for (const k of what.runs) {
-          const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
-          if (!r) continue;
-          const env = String(r.environment);
-          const comp = String(r.component);
-          planHashes.set(`${env}/${comp}`, (await prevCell(site, env, comp))?.planHash ?? null);
-        }
-        const m = materialise(doc, what, {
-          site,
-          agent,
-          docId,
-          now,
-          offsetMs: offsetMs ?? 0,
-          prevPlanHash: (k) => planHashes.get(k) ?? null,
-        });
-        if (m.invalid.length > 0)
-          this.d.log.warn(
-            { docId, invalid: m.invalid },
-            'skipped document entries that fail the AgentDoc schema',
-          );
-        const agentRow = agents.get(`${site}/${agent}`);
-        if (m.facts && agentRow) Object.assign(agentRow, m.facts);
-        w.runs.push(...m.runs);
-        this.d.count.merged(m.runs.length);
-        for (const next of m.cells) {
-          const cellTouched = what.cells.has(`${next.environment}/${next.component}`);
-          const prev = await prevCell(site, next.environment, next.component);
-          if (!replacesCell(prev, next, cellTouched)) continue;
-          const row: CellRow = {
-            ...next,
-            plannedAt: prev && !cellTouched ? prev.plannedAt : next.plannedAt,
-            staleNotifiedFor: prev?.staleNotifiedFor ?? null,
-          };
-          const k = cellKey(site, next.environment, next.component);
-          cells.set(k, row);
-          changedCells.set(k, row);
-          const { staleNotifiedFor: _s, planHash: _p, ...hist } = row;
-          w.history.push(hist);
-          w.webhooks.push(...webhookRows(this.d.webhookUrls, prev, row, now));
-        }
-        for (const run of m.runs) {
-          if (!requests.has(site)) requests.set(site, await store.listPlanRequests({ site, open: true }));
-          for (const req of requests.get(site) ?? []) {
-            const started = Date.parse(run.summary.startedAt) - (offsetMs ?? 0);
-            if (
-              doneRequests.has(req.requestId) ||
-              req.environment !== run.environment ||
-              req.component !== run.component
-            )
-              continue;
-            if (started < req.requestedAt) continue;
-            doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: now, runId: run.runId });
+      let r = await replicas.open(docId);
+      try {
+        let h = r.handle;
+        let from = h.getHeads();
+        let offsetMs: number | null = null;
+        let bundlesTouched = false;
+        /** This batch's chunks of the document that are stored (changed something, or wait for deps). */
+        const chunks: Uint8Array[] = [];
+        const read = async (to: A.Heads, at?: A.Heads) => {
+          if (sameHeads(from, to)) return;
+          const doc = new DocReader(h, at, r.memo);
+          const what = doc.touched(from, to);
+          bundlesTouched ||= what.bundles;
+          // Touched entries came with the diff; new cadences touch every cell's expected interval.
+          if (what.cadence) doc.preload('cells');
+          const planHashes = new Map<string, string | null>();
+          for (const k of what.runs) {
+            const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
+            if (!r) continue;
+            const env = String(r.environment);
+            const comp = String(r.component);
+            planHashes.set(`${env}/${comp}`, (await prevCell(site, env, comp))?.planHash ?? null);
           }
-        }
-      };
+          const m = materialise(doc, what, {
+            site,
+            agent,
+            docId,
+            now,
+            offsetMs: offsetMs ?? 0,
+            prevPlanHash: (k) => planHashes.get(k) ?? null,
+          });
+          if (m.invalid.length > 0)
+            this.d.log.warn(
+              { docId, invalid: m.invalid },
+              'skipped document entries that fail the AgentDoc schema',
+            );
+          const agentRow = agents.get(`${site}/${agent}`);
+          if (m.facts && agentRow) Object.assign(agentRow, m.facts);
+          w.runs.push(...m.runs);
+          this.d.count.merged(m.runs.length);
+          for (const next of m.cells) {
+            const cellTouched = what.cells.has(`${next.environment}/${next.component}`);
+            const prev = await prevCell(site, next.environment, next.component);
+            if (!replacesCell(prev, next, cellTouched)) continue;
+            const row: CellRow = {
+              ...next,
+              plannedAt: prev && !cellTouched ? prev.plannedAt : next.plannedAt,
+              staleNotifiedFor: prev?.staleNotifiedFor ?? null,
+            };
+            const k = cellKey(site, next.environment, next.component);
+            cells.set(k, row);
+            changedCells.set(k, row);
+            const { staleNotifiedFor: _s, planHash: _p, ...hist } = row;
+            w.history.push(hist);
+            w.webhooks.push(...webhookRows(this.d.webhookUrls, prev, row, now));
+          }
+          for (const run of m.runs) {
+            if (!requests.has(site)) requests.set(site, await store.listPlanRequests({ site, open: true }));
+            for (const req of requests.get(site) ?? []) {
+              const started = Date.parse(run.summary.startedAt) - (offsetMs ?? 0);
+              if (
+                doneRequests.has(req.requestId) ||
+                req.environment !== run.environment ||
+                req.component !== run.component
+              )
+                continue;
+              if (started < req.requestedAt) continue;
+              doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: now, runId: run.runId });
+            }
+          }
+        };
 
-      for (const { index, id, v } of items) {
-        const before = h.getHeads();
-        h.loadIncremental(v.payload.changes);
-        const after = h.getHeads();
-        const root = new DocReader(h);
-        const docSite = root.root('site');
-        const docAgent = root.root('agent');
-        if ((docSite !== undefined && docSite !== site) || (docAgent !== undefined && docAgent !== agent)) {
-          // What came before this bundle is good: read it as it was, then start over from the store.
-          await read(before, before);
-          replicas.evict(docId);
-          poisoned.add(docId);
-          this.d.count.refused('agent-mismatch');
-          slots[index] = {
-            bundleId: id,
-            index,
-            status: 'rejected',
-            code: 'forbidden',
-            message: `document '${docId}' says it belongs to '${String(docSite)}/${String(docAgent)}', not the signing agent '${site}/${agent}'`,
-            by,
-          };
-          h = await replicas.handle(docId);
-          from = h.getHeads();
-          continue;
-        }
-        touchedDocs.set(docId, { site, agent });
-        w.bundles.push({ id, receivedAt: now });
-        if (!sameHeads(before, after) || h.getMissingDeps([]).length > 0) {
-          w.docChunks.push({ docId, site, agent, epoch, bytes: v.payload.changes });
-        }
-        for (const b of v.payload.blobs)
-          w.announcements.push({ sha256: b.sha256, docId, runId: b.runId ?? null });
+        for (const { index, id, v } of items) {
+          const before = h.getHeads();
+          h.loadIncremental(v.payload.changes);
+          const after = h.getHeads();
+          const root = new DocReader(h);
+          const docSite = root.root('site');
+          const docAgent = root.root('agent');
+          if ((docSite !== undefined && docSite !== site) || (docAgent !== undefined && docAgent !== agent)) {
+            // What came before this bundle is good: read it as it was, then start over from the store.
+            await read(before, before);
+            poisoned.add(docId);
+            this.d.count.refused('agent-mismatch');
+            slots[index] = {
+              bundleId: id,
+              index,
+              status: 'rejected',
+              code: 'forbidden',
+              message: `document '${docId}' says it belongs to '${String(docSite)}/${String(docAgent)}', not the signing agent '${site}/${agent}'`,
+              by,
+            };
+            replicas.close(r);
+            r = await replicas.open(docId);
+            h = r.handle;
+            for (const c of chunks) h.loadIncremental(c);
+            from = h.getHeads();
+            continue;
+          }
+          w.bundles.push({ id, receivedAt: now });
+          if (!sameHeads(before, after) || h.getMissingDeps([]).length > 0) {
+            chunks.push(v.payload.changes);
+          }
+          for (const b of v.payload.blobs)
+            w.announcements.push({ sha256: b.sha256, docId, runId: b.runId ?? null });
 
-        const agentRow = v.agent;
-        const off = nextOffset(
-          { offsetMs: agentRow.clockOffsetMs, sampledAt: agentRow.offsetSampledAt },
-          v.bundle.header.created,
-          now,
-        );
-        agentRow.clockOffsetMs = off.offsetMs;
-        agentRow.offsetSampledAt = off.sampledAt;
-        agentRow.lastContactAt = now;
-        agentRow.upstream = peerName;
-        offsetMs = off.offsetMs;
-        sites.set(site, {
-          ...(sites.get(site) ?? (await store.getSite(site)) ?? { unreachableNotifiedFor: null }),
-          site,
-          lastContactAt: now,
-          upstream: peerName,
-        });
-        slots[index] = { bundleId: id, index, status: 'stored', by };
+          const agentRow = v.agent;
+          const off = nextOffset(
+            { offsetMs: agentRow.clockOffsetMs, sampledAt: agentRow.offsetSampledAt },
+            v.bundle.header.created,
+            now,
+          );
+          agentRow.clockOffsetMs = off.offsetMs;
+          agentRow.offsetSampledAt = off.sampledAt;
+          agentRow.lastContactAt = now;
+          agentRow.upstream = peerName;
+          offsetMs = off.offsetMs;
+          sites.set(site, {
+            ...(sites.get(site) ?? (await store.getSite(site)) ?? { unreachableNotifiedFor: null }),
+            site,
+            lastContactAt: now,
+            upstream: peerName,
+          });
+          slots[index] = { bundleId: id, index, status: 'stored', by };
+          touchedDocs.set(docId, { site, agent, heads: [] });
+        }
+        await read(h.getHeads());
+        const who = touchedDocs.get(docId);
+        if (who) who.heads = h.getHeads();
+        if (bundlesTouched) deliveries.push({ docId, site, agent, states: new DocReader(h).root('bundles') });
+        const added = { chunks: chunks.length, bytes: chunks.reduce((n, c) => n + c.length, 0) };
+        if (added.chunks > 0 && replicas.storeWhole(r, added))
+          w.docChunks.push({ docId, site, agent, epoch, bytes: h.save(), whole: true });
+        else for (const bytes of chunks) w.docChunks.push({ docId, site, agent, epoch, bytes });
+      } finally {
+        replicas.close(r);
       }
-      await read(h.getHeads());
     }
     const receipts = slots as Receipt[];
 
     const acks: Promise<void>[] = [];
     for (const [docId, who] of touchedDocs) {
       if (poisoned.has(docId)) continue;
-      const heads = (await replicas.handle(docId)).getHeads();
+      const heads = who.heads;
       const held = new Set(await store.heldBlobsFor(docId));
       for (const a of w.announcements)
         if (a.docId === docId && (await store.getBlob(a.sha256))) held.add(a.sha256);
@@ -306,20 +327,18 @@ export class Ingest {
         planRequests: [...doneRequests.values()],
       });
     } catch (e) {
-      for (const docId of touchedDocs.keys()) replicas.evict(docId);
+      replicas.forget(touchedDocs.keys());
       throw e;
+    } finally {
+      replicas.settle();
     }
-    for (const docId of poisoned) replicas.evict(docId);
-    for (const c of w.docChunks) {
-      if (replicas.noteChunk(c.docId, this.d.compactEvery ?? 50)) await replicas.compact(c.docId);
-    }
-    replicas.settle(touchedDocs.keys());
-    if (w.runs.length + changedCells.size + sites.size + doneRequests.size > 0) {
+    if (w.runs.length + changedCells.size + sites.size + doneRequests.size + deliveries.length > 0) {
       const c: Committed = {
         cells: [...changedCells.values()],
         runs: w.runs,
         sites: [...sites.keys()],
         planRequests: [...doneRequests.values()],
+        deliveries,
       };
       for (const fn of this.listeners) fn(c);
     }

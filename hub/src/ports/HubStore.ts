@@ -79,6 +79,8 @@ export interface DocChunk {
   agent: string;
   epoch: number;
   bytes: Uint8Array;
+  /** The whole document (a `save()`): replaces the document's earlier chunks. */
+  whole?: boolean;
 }
 
 export interface DownlinkRow {
@@ -190,9 +192,8 @@ export interface HubStore {
   peerByToken(tokenSha256: string): Promise<PeerRow | null>;
 
   hasBundle(id: string): Promise<boolean>;
+  /** A document's stored chunks in order: the first is a whole `save()` once one was stored. */
   docChunks(docId: string): Promise<Uint8Array[]>;
-  /** Replaces a document's chunks with one compacted chunk (same content). */
-  compactDoc(docId: string, bytes: Uint8Array): Promise<void>;
 
   getCell(site: string, environment: string, component: string): Promise<CellRow | null>;
   listCells(site?: string): Promise<CellRow[]>;

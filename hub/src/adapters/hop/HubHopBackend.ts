@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import * as A from '@automerge/automerge';
 import type { FinishedUpload, HopBackend, Peer } from '@driftline/hop';
 import type { DownlinkQuery, Receipt } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
@@ -84,7 +83,7 @@ export class HubHopBackend implements HopBackend {
     const downlink = [];
     for (const docId of await store.docsAnnouncing(upload.sha256)) {
       const [site, agent] = docId.split('/') as [string, string];
-      const doc = await this.d.replicas.get(docId);
+      const heads = await this.d.replicas.heads(docId);
       const held = await store.heldBlobsFor(docId);
       downlink.push({
         site,
@@ -93,7 +92,7 @@ export class HubHopBackend implements HopBackend {
         docId,
         requestId: null,
         expiresAt: now + 30 * 86_400_000,
-        bytes: await this.d.ingest.ack({ site, agent }, docId, A.getHeads(doc), held, now),
+        bytes: await this.d.ingest.ack({ site, agent }, docId, heads, held, now),
       });
     }
     if (downlink.length > 0) await store.commit({ downlink });

@@ -39,7 +39,7 @@ export class MemoryHubStore implements HubStore {
   async commit(w: WriteSet): Promise<void> {
     for (const b of w.bundles ?? []) if (!this.bundles.has(b.id)) this.bundles.set(b.id, b.receivedAt);
     for (const c of w.docChunks ?? []) {
-      const list = this.chunks.get(c.docId) ?? [];
+      const list = c.whole ? [] : (this.chunks.get(c.docId) ?? []);
       list.push(c.bytes.slice());
       this.chunks.set(c.docId, list);
     }
@@ -81,9 +81,6 @@ export class MemoryHubStore implements HubStore {
   }
   async docChunks(docId: string) {
     return (this.chunks.get(docId) ?? []).map((b) => b.slice());
-  }
-  async compactDoc(docId: string, bytes: Uint8Array) {
-    this.chunks.set(docId, [bytes.slice()]);
   }
   async getCell(site: string, environment: string, component: string) {
     return clone(this.cells.get(cellId(site, environment, component)) ?? null);

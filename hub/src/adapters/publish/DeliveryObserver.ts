@@ -1,21 +1,14 @@
 import type { FinishedUpload, HopBackend, Peer } from '@driftline/hop';
-import {
-  type DocBundleState,
-  type DownlinkQuery,
-  decodeBundle,
-  parseDocId,
-  type Receipt,
-} from '@driftline/protocol';
-import { DocReader } from '../../core/DocReader.js';
-import type { DocReplicas } from '../../core/DocReplicas.js';
+import type { DocBundleState, DownlinkQuery, Receipt } from '@driftline/protocol';
+import type { Committed, Ingest } from '../../core/Ingest.js';
 import { deliveryRows } from '../../core/publish/manifests.js';
 import type { BundleStore } from '../../ports/BundleStore.js';
 import type { Clock } from '../../ports/Clock.js';
 
 /**
- * Wraps the hub's hop backend: after a batch is merged, reads the `bundles` map of each document it
- * touched and records the agents' delivery states. Ingest itself is untouched; a failure here is
- * logged and never fails the receipt (the next delta reports the state again).
+ * Wraps the hub's hop backend: records the agents' delivery states (each document's `bundles` map,
+ * which Ingest reads when a batch changed it) before the batch's receipts are returned. A failure
+ * here is logged and never fails the receipt (the next change to the map reports the states again).
  */
 export class DeliveryObserver implements HopBackend {
   readonly role = 'hub' as const;
@@ -23,13 +16,20 @@ export class DeliveryObserver implements HopBackend {
   constructor(
     private readonly inner: HopBackend,
     private readonly d: {
-      replicas: DocReplicas;
+      ingest: Pick<Ingest, 'onCommitted'>;
       bundles: BundleStore;
       clock: Clock;
       onError: (e: unknown) => void;
       onReported?: (bundleIds: string[]) => void;
     },
-  ) {}
+  ) {
+    d.ingest.onCommitted((c) => {
+      if (c.deliveries.length > 0) this.report(c.deliveries);
+    });
+  }
+
+  /** Reports in the order batches committed; `accept` waits for them. */
+  private reporting: Promise<void> = Promise.resolve();
 
   get name() {
     return this.inner.name;
@@ -55,31 +55,30 @@ export class DeliveryObserver implements HopBackend {
 
   async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
     const receipts = await this.inner.accept(peer, bundles);
-    try {
-      const docs = new Set<string>();
-      for (const r of receipts) {
-        if (r.status !== 'stored') continue;
-        const d = decodeBundle(bundles[r.index] as Uint8Array);
-        if (d.ok && d.value.header.kind === 'doc-delta' && d.value.header.doc) docs.add(d.value.header.doc);
-      }
-      const ids = new Set<string>();
-      for (const docId of docs) {
-        const who = parseDocId(docId);
-        if (!who) continue;
-        // Read only the `bundles` map, from the replica's handle: a whole readable copy of the document
-        // after every accept would cost in proportion to the document, not to the change.
-        const map = new DocReader(await this.d.replicas.handle(docId)).root('bundles') as
-          | Record<string, DocBundleState>
-          | undefined;
-        if (!map) continue;
-        const rows = deliveryRows(who.site, who.agent, map, this.d.clock.now());
-        await this.d.bundles.report(rows);
-        for (const r of rows) ids.add(r.bundleId);
-      }
-      if (ids.size > 0) this.d.onReported?.([...ids]);
-    } catch (e) {
-      this.d.onError(e);
-    }
+    await this.reporting;
     return receipts;
+  }
+
+  /** Records the delivery states a committed batch read (Ingest reads them while the replica is open). */
+  private report(deliveries: Committed['deliveries']): void {
+    this.reporting = this.reporting.then(async () => {
+      try {
+        const ids = new Set<string>();
+        for (const { site, agent, states } of deliveries) {
+          if (!states || typeof states !== 'object') continue;
+          const rows = deliveryRows(
+            site,
+            agent,
+            states as Record<string, DocBundleState>,
+            this.d.clock.now(),
+          );
+          await this.d.bundles.report(rows);
+          for (const r of rows) ids.add(r.bundleId);
+        }
+        if (ids.size > 0) this.d.onReported?.([...ids]);
+      } catch (e) {
+        this.d.onError(e);
+      }
+    });
   }
 }

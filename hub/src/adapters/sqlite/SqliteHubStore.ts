@@ -43,8 +43,10 @@ export class SqliteHubStore implements HubStore {
   private readonly tx = (w: WriteSet): void => {
     const s = this.s;
     for (const b of w.bundles ?? []) s.insBundle.run(b.id, b.receivedAt);
-    for (const c of w.docChunks ?? [])
+    for (const c of w.docChunks ?? []) {
+      if (c.whole) s.delChunks.run(c.docId);
       s.insChunk.run(c.docId, c.site, c.agent, c.epoch, Buffer.from(c.bytes));
+    }
     for (const r of w.runs ?? [])
       s.insRun.run(r.runId, r.site, r.environment, r.component, r.status, r.receivedAt, JSON.stringify(r));
     for (const c of w.cells ?? [])
@@ -87,16 +89,6 @@ export class SqliteHubStore implements HubStore {
   }
   async docChunks(docId: string) {
     return (this.s.chunks.all(docId) as { bytes: Buffer }[]).map((r) => bytes(r.bytes));
-  }
-  async compactDoc(docId: string, data: Uint8Array) {
-    this.db.transaction(() => {
-      const first = this.s.firstChunk.get(docId) as
-        | { site: string; agent: string; epoch: number }
-        | undefined;
-      if (!first) return;
-      this.s.delChunks.run(docId);
-      this.s.insChunk.run(docId, first.site, first.agent, first.epoch, Buffer.from(data));
-    })();
   }
   async getCell(site: string, environment: string, component: string) {
     return parse<CellRow>(this.s.getCell.get(site, environment, component) as Row | undefined);
@@ -211,7 +203,6 @@ function prepare(db: Database.Database) {
     delBundles: p('DELETE FROM bundles WHERE received_at < ?'),
     insChunk: p('INSERT INTO doc_chunks (doc_id, site, agent, epoch, bytes) VALUES (?, ?, ?, ?, ?)'),
     chunks: p('SELECT bytes FROM doc_chunks WHERE doc_id = ? ORDER BY seq'),
-    firstChunk: p('SELECT site, agent, epoch FROM doc_chunks WHERE doc_id = ? ORDER BY seq LIMIT 1'),
     delChunks: p('DELETE FROM doc_chunks WHERE doc_id = ?'),
     insRun: p(
       'INSERT OR IGNORE INTO runs (run_id, site, environment, component, status, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?)',
