@@ -7,8 +7,9 @@
  *
  *   npx tsx hub/bench/ingest.ts [agents=1000] [cells=200] [--rounds 2] [--batch 100] [--quick]
  *                               [--runs-per-change 10] [--src <dir with Ingest.ts and DocReplicas.ts>]
- *                               [--cache <file> [--generate-only]]
+ *                               [--cache <file> [--generate-only]] [--workers 1]
  *
+ * `--workers` is the hub's merge worker threads (`ingest.mergeWorkers`; 0: merge in the hub's thread).
  * `--runs-per-change` is how many results the agent writes as one Automerge change: its RecordBatcher
  * commits results that finish within a few seconds of each other together (decision 007); 1 is an agent
  * whose plans all finish far apart. `--quick` is 100 agents × 20 cells. `--src` measures
@@ -67,6 +68,7 @@ const { values, positionals } = parseArgs({
     src: { type: 'string' },
     cache: { type: 'string' },
     'generate-only': { type: 'boolean', default: false },
+    workers: { type: 'string', default: '1' },
   },
 });
 const [agents, cells] = values.quick
@@ -231,7 +233,13 @@ const { HeapHeadroom } = (await import(join(src, 'HeapHeadroom.ts')).catch(() =>
   typeof import('../src/core/HeapHeadroom.js')
 >;
 const headroom = HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined;
-const replicas = new DocReplicas(store, { headroom });
+// Merge workers as the hub runs them (`ingest.mergeWorkers`, default 1); 0 merges in this thread.
+const workers = Number(values.workers);
+const { MergePool } = (await import(join(src, 'MergePool.ts')).catch(() => ({}))) as Partial<
+  typeof import('../src/core/MergePool.js')
+>;
+const merger = workers > 0 && MergePool ? new MergePool(workers) : undefined;
+const replicas = new DocReplicas(store, merger ? { merger } : { headroom });
 const ingest = new Ingest({
   store,
   clock,
@@ -259,6 +267,7 @@ const rssMb = Math.round(process.memoryUsage().rss / 1048576);
 const runRows = (await store.listCells()).length;
 const held = replicas.size();
 const heapMb = headroom ? Math.round(headroom.size() / 1048576) : null;
+await merger?.close();
 await store.close();
 
 // Baseline 1: Automerge alone doing what the hub asks of it per agent and round, same order: load the
@@ -311,6 +320,7 @@ console.log(
     rounds,
     batch,
     runsPerChange: perChange,
+    mergeWorkers: merger ? workers : 0,
     results,
     resultsPerSec: Math.round(results / (hubMs / 1000)),
     rssMb,

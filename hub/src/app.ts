@@ -19,6 +19,7 @@ import { DocReplicas } from './core/DocReplicas.js';
 import { EventLog } from './core/EventLog.js';
 import { HeapHeadroom } from './core/HeapHeadroom.js';
 import { Ingest } from './core/Ingest.js';
+import { MergePool } from './core/MergePool.js';
 import { PlanRequests } from './core/PlanRequests.js';
 import { Queries } from './core/Queries.js';
 import { Sweeper } from './core/Sweeper.js';
@@ -60,7 +61,13 @@ export async function createHub(
   const key = await loadOrCreateHubKey(keyPath(config.dataDir));
   const store = opts.store ?? new SqliteHubStore(storePath(config.dataDir));
   const blobs = new FileBlobs(join(config.dataDir, 'blobs'));
-  const replicas = new DocReplicas(store, { headroom: new HeapHeadroom() });
+  const merger =
+    config.ingest.mergeWorkers > 0
+      ? new MergePool(config.ingest.mergeWorkers, (e) =>
+          logger.error({ err: e }, 'a merge worker died; replaced'),
+        )
+      : undefined;
+  const replicas = new DocReplicas(store, merger ? { merger } : { headroom: new HeapHeadroom() });
   const registry = new Registry();
   const refused = new Counter({
     name: 'hub_bundles_refused_total',
@@ -209,6 +216,7 @@ export async function createHub(
     async close() {
       for (const t of timers) clearInterval(t);
       await hop.close();
+      await replicas.close();
       await bundles.close();
       await store.close();
     },

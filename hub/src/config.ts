@@ -25,6 +25,15 @@ export const HubConfigSchema = z.strictObject({
       failureMaxAgeDays: z.number().positive().default(365),
     })
     .default({ maxRunsPerCell: 500, maxAgeDays: 90, failureMaxAgeDays: 365 }),
+  ingest: z
+    .strictObject({
+      /**
+       * Worker threads that merge agent documents (Automerge), beside the thread that verifies, writes
+       * SQLite and serves HTTP. 0 merges in that thread.
+       */
+      mergeWorkers: z.number().int().min(0).max(16).default(1),
+    })
+    .default({ mergeWorkers: 1 }),
   webhooks: z
     .strictObject({ urls: z.array(z.url()).default([]), secret: z.string().min(16).optional() })
     .default({ urls: [] }),

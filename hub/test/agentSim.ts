@@ -121,9 +121,12 @@ export class AgentSim {
       signWith?: CryptoKey;
       source?: { site: string; agent: string };
       doc?: string;
+      /** Sent in place of the document's changes. */
+      changes?: Uint8Array<ArrayBuffer>;
     } = {},
   ): Promise<Uint8Array> {
-    const changes = A.saveSince(this.doc, opts.from ?? this.acked) as Uint8Array<ArrayBuffer>;
+    const changes =
+      opts.changes ?? (A.saveSince(this.doc, opts.from ?? this.acked) as Uint8Array<ArrayBuffer>);
     const header: BundleHeader & { kind: 'doc-delta' } = {
       id: this.ids() as never,
       kind: 'doc-delta',

@@ -7,6 +7,7 @@ import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
 import { DocReplicas } from '../src/core/DocReplicas.js';
 import { enrol } from '../src/core/enrolment.js';
 import { Ingest } from '../src/core/Ingest.js';
+import { MergePool } from '../src/core/MergePool.js';
 import type { RefusalReason } from '../src/core/verify.js';
 import type { HubStore } from '../src/ports/HubStore.js';
 import { ulidGen } from '../src/ports/IdGen.js';
@@ -29,14 +30,16 @@ export interface Harness {
 
 export async function makeHarness(
   kind: 'memory' | 'sqlite' = 'memory',
-  opts: { webhookUrls?: string[]; clock?: TestClock } = {},
+  opts: { webhookUrls?: string[]; clock?: TestClock; mergeWorkers?: number } = {},
 ): Promise<Harness> {
   const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'hub-ingest-')) : null;
   const store: HubStore = dir ? new SqliteHubStore(join(dir, 'hub.db')) : new MemoryHubStore();
   const clock = opts.clock ?? new TestClock();
   const hubKeys = await generateSigningKeyPair();
   const refused: Partial<Record<RefusalReason, number>> = {};
-  let replicas = new DocReplicas(store, { maxChunks: 4 });
+  const merger = opts.mergeWorkers ? new MergePool(opts.mergeWorkers) : undefined;
+  const newReplicas = () => new DocReplicas(store, { maxChunks: 4, ...(merger ? { merger } : {}) });
+  let replicas = newReplicas();
   const build = () =>
     new Ingest({
       store,
@@ -71,11 +74,12 @@ export async function makeHarness(
       if (!r.ok) throw new Error(r.error);
     },
     restart() {
-      replicas = new DocReplicas(store, { maxChunks: 4 });
+      replicas = newReplicas();
       h.ingest = build();
       return h.ingest;
     },
     async close() {
+      await merger?.close();
       await store.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },

@@ -144,7 +144,6 @@ describe('ingest', () => {
       a.acked = heads;
     }
     expect((await h.store.docChunks(a.docId)).length).toBeLessThan(6);
-    expect(h.replicas.size().open).toBe(0); // nothing held between batches
     h.restart();
     a.plan('prod', 'c0', 'failed');
     await h.ingest.accept('direct', [await a.delta({ from: [] })]);
@@ -175,6 +174,35 @@ describe('ingest', () => {
     expect(Math.max(...counts)).toBeLessThanOrEqual(4); // the harness's maxChunks
     expect(counts).toContain(1); // compacted more than once
     expect(counts.lastIndexOf(1)).toBeGreaterThan(counts.indexOf(1));
+  });
+
+  it('merges in worker threads exactly as in its own thread, refusals included', async () => {
+    const here = await harness('sqlite');
+    const pooled = await makeHarness('sqlite', { mergeWorkers: 2 });
+    open.push(pooled);
+    const a = await AgentSim.create('ship-7', 'a1', here.clock);
+    const b = await AgentSim.create('ship-7', 'b2', here.clock);
+    const bundles: Uint8Array[][] = [];
+    a.plan('prod', 'net', 'drift', { cadenceS: 600 });
+    b.plan('prod', 'dns', 'clean', { cadenceS: 60 });
+    bundles.push([await a.delta(), await b.delta()]);
+    a.plan('prod', 'net', 'clean', { cadenceS: 600 });
+    a.plan('prod', 'db', 'failed', { cadenceS: 300 });
+    const forged = await b.delta({ doc: a.docId });
+    bundles.push([await a.delta(), forged, await b.delta()]);
+    for (const h of [here, pooled]) {
+      await h.enrol(a);
+      await h.enrol(b);
+      for (const batch of bundles) await h.ingest.accept('relay-1', batch);
+    }
+    const state = async (h: Harness) => ({
+      cells: (await h.store.listCells()).map(({ receivedAt: _r, ...c }) => c),
+      chunks: await h.store.docChunks(a.docId),
+      agents: (await h.store.listAgents()).map((x) => x.queueDepth),
+    });
+    expect(await state(pooled)).toEqual(await state(here));
+    expect((await state(here)).cells).toHaveLength(3);
+    expect(pooled.refused['agent-mismatch']).toBe(1);
   });
 
   describe('refuses, counts and stores nothing', () => {
@@ -232,6 +260,15 @@ describe('ingest', () => {
         return b.delta({ doc: a.docId });
       }, 'forbidden');
       expect(h.refused['agent-mismatch']).toBe(1);
+    });
+    it('a signed bundle whose changes are not intact Automerge changes', async () => {
+      const h = await refusedCase(async (h, a) => {
+        await h.enrol(a);
+        const changes = A.saveSince(a.doc, []).slice() as Uint8Array<ArrayBuffer>;
+        changes[changes.length - 2] = (changes[changes.length - 2] as number) ^ 0xff;
+        return a.delta({ changes });
+      }, 'bad-bundle');
+      expect(h.refused['bad-bundle']).toBe(1);
     });
     it("an agent passing off another agent's changes as its own document", async () => {
       await refusedCase(async (h, a, b) => {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -56,6 +56,7 @@ function cache(quotaBytes = 1024 * MB) {
   migrate(db);
   cleanup.push(() => {
     db.close();
+    rmSync(dir, { recursive: true, force: true });
   });
   const counters = new Map<string, number>();
   const clock = { t: 1_000 };

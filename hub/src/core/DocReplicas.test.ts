@@ -1,73 +1,139 @@
 import * as A from '@automerge/automerge';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryHubStore } from '../adapters/memory/MemoryHubStore.js';
 import { DocReplicas } from './DocReplicas.js';
+import { inThread, MergePool } from './MergePool.js';
+import { type MergeInput, mergeDoc } from './mergeDoc.js';
 
-const docId = 's/a1/epoch-1';
-const chunk = (bytes: Uint8Array, whole = false) => ({
-  docId,
+type Doc = { site: string; agent: string; runs: Record<string, string> };
+const text = (n: number) => Array.from({ length: n }, (_, i) => (i * 7919).toString(36)).join(' ');
+const start = () =>
+  A.change(A.init<Doc>(), (d) => {
+    d.site = 's';
+    d.agent = 'a1';
+    d.runs = { r0: new A.ImmutableString(text(80)) as never };
+  });
+const job = (stored: Uint8Array[], changes: Uint8Array[], over: Partial<MergeInput> = {}): MergeInput => ({
+  docId: 's/a1/epoch-1',
   site: 's',
   agent: 'a1',
-  epoch: 1,
-  bytes,
-  whole,
+  stored,
+  changes,
+  cadenceKnown: false,
+  maxChunks: 3,
+  maxGrowth: 0.5,
+  ...over,
+});
+const put = (doc: A.Doc<Doc>, key: string, value: string) => {
+  const heads = A.getHeads(doc);
+  const next = A.change(doc, (d) => {
+    d.runs[key] = new A.ImmutableString(value) as never;
+  });
+  return { next, delta: A.saveSince(next, heads) };
+};
+
+/** The same chunk with a byte of its data changed: its checksum no longer matches. */
+const corrupt = (b: Uint8Array) => {
+  const c = b.slice();
+  c[c.length - 2] = (c[c.length - 2] as number) ^ 0xff;
+  return c;
+};
+
+describe('mergeDoc', () => {
+  it('appends small changes and stores the document whole once its chunks grow', () => {
+    const doc = start();
+    const base = A.save(doc);
+    const small = put(doc, 'r1', 'small');
+    const out = mergeDoc(job([base], [small.delta]));
+    expect(out.items).toEqual([{ ok: true, changed: true }]);
+    expect(out.whole).toBeNull();
+    expect(out.heads).toEqual(A.getHeads(small.next));
+    expect(out.segments[0]?.runs).toEqual({ r1: 'small' });
+
+    const large = put(small.next, 'r2', text(200));
+    const grown = mergeDoc(job([base, small.delta], [large.delta]));
+    expect(grown.whole).not.toBeNull();
+    expect(A.getHeads(A.load(grown.whole as Uint8Array))).toEqual(A.getHeads(large.next));
+    // Past `maxChunks` stored chunks the document is stored whole, whatever the sizes.
+    const tiny = put(A.clone(small.next), 'r3', 'x');
+    expect(mergeDoc(job([base, small.delta, base], [tiny.delta])).whole).not.toBeNull();
+    // The same changes again change nothing and store nothing.
+    expect(mergeDoc(job([base, small.delta], [small.delta])).items).toEqual([{ ok: true, changed: false }]);
+  });
+
+  it('never folds changes that wait for a missing dependency into a save, and keeps them', () => {
+    const doc = start();
+    const base = A.save(doc); // before the changes below: saving an outdated document saves the latest
+    const one = put(doc, 'r1', text(300));
+    const two = put(one.next, 'r2', text(300));
+    const out = mergeDoc(job([base], [two.delta], { maxChunks: 1, maxGrowth: 0 }));
+    expect(out.items).toEqual([{ ok: true, changed: true }]);
+    expect(out.whole).toBeNull();
+    expect(out.heads).toEqual(A.getHeads(doc));
+  });
+
+  it('refuses changes that are not Automerge changes, or say they are another agent’s, and keeps the rest', () => {
+    const doc = start();
+    const base = A.save(doc);
+    const good = put(doc, 'r1', 'good');
+    const other = A.change(A.clone(good.next), (d) => {
+      d.agent = 'b2';
+    });
+    const forged = A.saveSince(other, A.getHeads(good.next));
+    const after = put(good.next, 'r3', 'after');
+    const out = mergeDoc(
+      job([base], [good.delta, Uint8Array.of(1, 2, 3, 4), corrupt(good.delta), forged, after.delta], {
+        maxChunks: 10,
+      }),
+    );
+    expect(out.items.map((i) => (i.ok ? 'ok' : i.reason))).toEqual([
+      'ok',
+      'bad-changes',
+      'bad-changes',
+      'agent-mismatch',
+      'ok',
+    ]);
+    // One segment before each refusal (what came before it), one for the end.
+    expect(out.segments.map((s) => (s ? Object.keys(s.runs) : null))).toEqual([['r1'], null, null, ['r3']]);
+    expect(out.heads).toEqual(A.getHeads(after.next));
+  });
+});
+
+describe('MergePool', () => {
+  const pools: MergePool[] = [];
+  afterEach(async () => {
+    for (const p of pools.splice(0)) await p.close();
+  });
+
+  it('merges in worker threads exactly as in this thread, and replaces a worker that dies', async () => {
+    const pool = new MergePool(2);
+    pools.push(pool);
+    const doc = start();
+    const one = put(doc, 'r1', text(300));
+    const input = job([A.save(doc)], [one.delta]);
+    const expected = await inThread.merge(input);
+    // Two at once: one for each worker.
+    expect(await Promise.all([pool.merge(input), pool.merge(input)])).toEqual([expected, expected]);
+    // A worker whose Automerge module died takes its jobs with it; the pool starts another.
+    const slots = (pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }).slots;
+    await slots[0]?.worker.terminate();
+    await slots[1]?.worker.terminate();
+    expect(await pool.merge(input)).toEqual(expected);
+  });
 });
 
 describe('DocReplicas', () => {
-  it('opens the stored state, holds nothing once closed, and says when to store the document whole', async () => {
-    const store = new MemoryHubStore();
-    const replicas = new DocReplicas(store, { maxChunks: 3, maxGrowth: 0.5 });
-    let doc = A.change(A.init<{ runs: Record<string, string> }>(), (d) => {
-      d.runs = { r0: Array.from({ length: 80 }, (_, i) => (i * 7919).toString(36)).join(' ') };
-    });
-    await store.commit({ docChunks: [chunk(A.save(doc), true)] });
-    const base = A.save(doc).length;
-
-    const heads = A.getHeads(doc);
-    doc = A.change(doc, (d) => {
-      d.runs.r1 = 'small';
-    });
-    const delta = A.saveSince(doc, heads);
-    const r = await replicas.open(docId);
-    expect(r.stored).toEqual({ chunks: 1, baseBytes: base, restBytes: 0 });
-    expect(replicas.size().open).toBe(1);
-    r.handle.loadIncremental(delta);
-    expect(r.handle.getHeads()).toEqual(A.getHeads(doc));
-    // A small change is appended; one as large as half the saved document is not.
-    expect(replicas.storeWhole(r, { chunks: 1, bytes: delta.length })).toBe(false);
-    expect(replicas.storeWhole(r, { chunks: 1, bytes: Math.ceil(base / 2) + 1 })).toBe(true);
-    // Past `maxChunks` stored chunks, the document is stored whole whatever the sizes.
-    expect(replicas.storeWhole(r, { chunks: 3, bytes: 3 })).toBe(true);
-    replicas.close(r);
-    expect(replicas.size().open).toBe(0);
-
-    // Changes waiting for a missing dependency are never folded into a save (it would drop them).
-    const h2 = A.getHeads(doc);
-    doc = A.change(doc, (d) => {
-      d.runs.r2 = 'later';
-    });
-    const orphan = A.saveSince(doc, h2);
-    const r2 = await replicas.open(docId);
-    r2.handle.loadIncremental(orphan);
-    expect(r2.handle.getMissingDeps([]).length).toBeGreaterThan(0);
-    expect(replicas.storeWhole(r2, { chunks: 5, bytes: 10_000 })).toBe(false);
-    replicas.close(r2);
-    expect(await replicas.heads(docId)).toEqual(heads);
-  });
-
-  it('keeps readers\u2019 memos between batches, least recently used first out', async () => {
+  it('keeps readers’ memos between batches, least recently used first out', async () => {
     const replicas = new DocReplicas(new MemoryHubStore(), { maxMemos: 2 });
-    for (const id of ['a', 'b', 'a', 'c']) {
-      const r = await replicas.open(id);
-      r.memo.set('seen', (Number(r.memo.get('seen') ?? 0) + 1) as never);
-      replicas.close(r);
-    }
+    const seen = async (id: string) => {
+      const { memo } = await replicas.merge(id, 's', 'a1', []);
+      const n = Number(memo.get('seen') ?? 0) + 1;
+      memo.set('seen', n);
+      return n;
+    };
+    for (const id of ['a', 'b', 'a', 'c']) await seen(id);
     expect(replicas.size().memos).toBe(2);
-    const a = await replicas.open('a');
-    expect(a.memo.get('seen')).toBe(2);
-    replicas.close(a);
-    const b = await replicas.open('b');
-    expect(b.memo.get('seen')).toBeUndefined();
-    replicas.close(b);
+    expect(await seen('a')).toBe(3);
+    expect(await seen('b')).toBe(1); // dropped: least recently used
   });
 });

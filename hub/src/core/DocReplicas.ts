@@ -1,20 +1,13 @@
 import * as A from '@automerge/automerge';
 import type { HubStore } from '../ports/HubStore.js';
-import type { Backend } from './DocReader.js';
 import type { HeapHeadroom } from './HeapHeadroom.js';
-
-/** A replica opened for one batch: merged into, read, then closed (its WebAssembly memory freed). */
-export interface OpenReplica {
-  docId: string;
-  handle: Backend;
-  /** What readers keep between batches (DocReader's memo): outlives the replica. */
-  memo: Map<string, unknown>;
-  /** How the document is stored: chunks, and the bytes of the first (a whole `save()` once compacted). */
-  stored: { chunks: number; baseBytes: number; restBytes: number };
-}
+import { inThread, type Merger } from './MergePool.js';
+import type { MergeOutput } from './mergeDoc.js';
 
 export interface DocReplicasOptions {
-  /** Makes room in Automerge's heap between batches (see HeapHeadroom); none in tests. */
+  /** Merges documents: in worker threads (MergePool) or, by default, in this thread. */
+  merger?: Merger;
+  /** Makes room in this thread's Automerge heap between batches (see HeapHeadroom); none in tests. */
   headroom?: HeapHeadroom;
   /** Store the whole document once it would otherwise have more stored chunks than this. */
   maxChunks?: number;
@@ -25,70 +18,61 @@ export interface DocReplicasOptions {
 }
 
 /**
- * The hub's replicas of agent documents, one per epoch. A replica lives for one batch: Ingest opens
- * it from the stored chunks (one `loadIncremental`), merges the batch's changes, reads what changed,
- * decides how to store the result (`storeWhole`) and closes it, all before the batch commits.
+ * The hub's replicas of agent documents, one per epoch. A replica lives for one merge only
+ * (`mergeDoc`): loaded from the stored chunks, merged, read, stored, freed, before the batch commits.
  *
  * Why nothing is held between batches (decision 009): Automerge 3.5's first merge of changes into a
  * loaded document allocates several MB per 200 entries that stay with the replica, so 1,000 agents'
  * held replicas passed wasm32's 4 GiB heap and killed the module. A replica loaded from a whole
- * `save()` is cheap to build (a few ms) and, freed right after its batch, leaves the heap flat.
- * Stored documents are therefore kept compact: a batch that grew a document enough stores its
- * `save()` in place of its chunks, in the batch's own transaction.
+ * `save()` is cheap to build (a few ms) and, freed right after, leaves the heap flat. Stored
+ * documents are therefore kept compact: a merge that grew a document enough stores its `save()` in
+ * place of its chunks, in the batch's own transaction.
  */
 export class DocReplicas {
   private readonly memos = new Map<string, Map<string, unknown>>();
-  private readonly maxChunks: number;
-  private readonly maxGrowth: number;
-  private readonly maxMemos: number;
-  private opened = 0;
+  private readonly merger: Merger;
 
   constructor(
     private readonly store: HubStore,
     private readonly opts: DocReplicasOptions = {},
   ) {
-    this.maxChunks = opts.maxChunks ?? 8;
-    this.maxGrowth = opts.maxGrowth ?? 0.25;
-    this.maxMemos = opts.maxMemos ?? 20_000;
-  }
-
-  /** Loads the document's committed state (all its chunks in one load). Close it when done. */
-  async open(docId: string): Promise<OpenReplica> {
-    const chunks = await this.store.docChunks(docId);
-    const handle = A.getBackend(A.init());
-    if (chunks.length > 0) handle.loadIncremental(concat(chunks));
-    const baseBytes = chunks[0]?.length ?? 0;
-    const restBytes = chunks.reduce((n, c) => n + c.length, 0) - baseBytes;
-    this.opened++;
-    return { docId, handle, memo: this.memo(docId), stored: { chunks: chunks.length, baseBytes, restBytes } };
-  }
-
-  /** Frees the replica's WebAssembly memory. The handle must not be used afterwards. */
-  close(r: OpenReplica): void {
-    r.handle.free();
-    this.opened--;
-  }
-
-  /** The document's current heads (opened and closed again). */
-  async heads(docId: string): Promise<string[]> {
-    const r = await this.open(docId);
-    try {
-      return r.handle.getHeads();
-    } finally {
-      this.close(r);
-    }
+    this.merger = opts.merger ?? inThread;
   }
 
   /**
-   * Whether a batch that adds `added` (bytes in `chunks` chunks) to the replica should store the
-   * whole document (`save()`) instead of appending the chunks: loading changes applies them one by
-   * one (~0.5 ms each with hundreds of entries), loading a saved document does not. Never while
-   * changes wait for missing dependencies (a `save()` would leave them out).
+   * Merges one document's bundles (their changes, in order) into its stored state. `memo` is what
+   * readers keep for the document between batches (the declared cadences, see DocReader).
    */
-  storeWhole(r: OpenReplica, added: { chunks: number; bytes: number }): boolean {
-    if (r.handle.getMissingDeps([]).length > 0) return false;
-    const { chunks, baseBytes, restBytes } = r.stored;
-    return chunks + added.chunks > this.maxChunks || restBytes + added.bytes > baseBytes * this.maxGrowth;
+  async merge(
+    docId: string,
+    site: string,
+    agent: string,
+    changes: Uint8Array[],
+  ): Promise<{ out: MergeOutput; memo: Map<string, unknown> }> {
+    const memo = this.memo(docId);
+    const out = await this.merger.merge({
+      docId,
+      site,
+      agent,
+      stored: await this.store.docChunks(docId),
+      changes,
+      cadenceKnown: memo.has('cadenceS'),
+      maxChunks: this.opts.maxChunks ?? 8,
+      maxGrowth: this.opts.maxGrowth ?? 0.25,
+    });
+    return { out, memo };
+  }
+
+  /** The document's committed heads. */
+  async heads(docId: string): Promise<string[]> {
+    const chunks = await this.store.docChunks(docId);
+    const h = A.getBackend(A.init());
+    try {
+      for (const c of chunks) h.loadIncremental(c);
+      return h.getHeads();
+    } finally {
+      h.free();
+    }
   }
 
   /** Forgets what readers kept for these documents (after a batch failed to commit). */
@@ -96,14 +80,18 @@ export class DocReplicas {
     for (const id of docIds) this.memos.delete(id);
   }
 
-  /** Call between batches: keeps room in Automerge's heap (see HeapHeadroom). */
+  /** Call between batches: keeps room in this thread's Automerge heap (see HeapHeadroom). */
   settle(): void {
-    if (this.opened === 0) this.opts.headroom?.check();
+    this.opts.headroom?.check();
   }
 
-  /** Replicas open now, and memos held (for metrics and the benchmark). */
-  size(): { open: number; memos: number } {
-    return { open: this.opened, memos: this.memos.size };
+  /** Memos held (for the benchmark). */
+  size(): { memos: number } {
+    return { memos: this.memos.size };
+  }
+
+  async close(): Promise<void> {
+    await this.merger.close();
   }
 
   private memo(docId: string): Map<string, unknown> {
@@ -112,20 +100,9 @@ export class DocReplicas {
     else m = new Map();
     this.memos.set(docId, m);
     for (const [oldest] of this.memos) {
-      if (this.memos.size <= this.maxMemos) break;
+      if (this.memos.size <= (this.opts.maxMemos ?? 20_000)) break;
       this.memos.delete(oldest);
     }
     return m;
   }
-}
-
-function concat(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }

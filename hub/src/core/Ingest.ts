@@ -1,4 +1,3 @@
-import type * as A from '@automerge/automerge';
 import { type AckPayload, encodeBundle, type Receipt } from '@driftline/protocol';
 import type { Clock } from '../ports/Clock.js';
 import type {
@@ -12,9 +11,10 @@ import type {
 } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';
 import { nextOffset } from './clockOffset.js';
-import { DocReader } from './DocReader.js';
 import type { DocReplicas } from './DocReplicas.js';
+import type { DocEntries } from './materialise.js';
 import { materialise, replacesCell } from './materialise.js';
+import type { Segment } from './mergeDoc.js';
 import { KeyCache, type RefusalReason, type Verified, verifyDocDelta } from './verify.js';
 import { webhookRows } from './webhooks.js';
 
@@ -42,8 +42,27 @@ export interface Committed {
 }
 
 const cellKey = (site: string, env: string, comp: string) => `${site}\u0000${env}\u0000${comp}`;
-const sameHeads = (a: readonly string[], b: readonly string[]) =>
-  a.length === b.length && a.every((h, i) => h === b[i]);
+/** A merge's segment read as a document (for `materialise`); the cadences from the memo when unchanged. */
+class SegmentEntries implements DocEntries {
+  constructor(
+    private readonly seg: Segment,
+    private readonly memo: Map<string, unknown>,
+  ) {}
+  entry(top: 'runs' | 'cells', key: string): unknown {
+    return this.seg[top][key];
+  }
+  keys(top: 'runs' | 'cells'): string[] {
+    return top === 'cells' && this.seg.cellKeys ? this.seg.cellKeys : Object.keys(this.seg[top]);
+  }
+  facts(): unknown {
+    const f = this.seg.facts as Record<string, unknown> | undefined;
+    if (!this.seg.cadenceFromMemo) {
+      if (f && typeof f === 'object') this.memo.set('cadenceS', f.cadenceS);
+      return f;
+    }
+    return { ...f, cadenceS: this.memo.get('cadenceS') };
+  }
+}
 
 type Ok = Extract<Verified, { ok: true }>;
 type Accepted = { index: number; id: Ok['bundle']['header']['id']; v: Ok };
@@ -149,146 +168,133 @@ export class Ingest {
       groups.set(v.doc.id, g);
     }
 
-    // Each document's bundles are merged together, then what they changed is read once.
-    // A replica lives only while its document is handled (DocReplicas, decision 009).
-    for (const [docId, { site, agent, epoch, items }] of groups) {
-      let r = await replicas.open(docId);
-      try {
-        let h = r.handle;
-        let from = h.getHeads();
-        let offsetMs: number | null = null;
-        let bundlesTouched = false;
-        /** This batch's chunks of the document that are stored (changed something, or wait for deps). */
-        const chunks: Uint8Array[] = [];
-        const read = async (to: A.Heads, at?: A.Heads) => {
-          if (sameHeads(from, to)) return;
-          const doc = new DocReader(h, at, r.memo);
-          const what = doc.touched(from, to);
-          bundlesTouched ||= what.bundles;
-          // Touched entries came with the diff; new cadences touch every cell's expected interval.
-          if (what.cadence) doc.preload('cells');
-          const planHashes = new Map<string, string | null>();
-          for (const k of what.runs) {
-            const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
-            if (!r) continue;
-            const env = String(r.environment);
-            const comp = String(r.component);
-            planHashes.set(`${env}/${comp}`, (await prevCell(site, env, comp))?.planHash ?? null);
-          }
-          const m = materialise(doc, what, {
-            site,
-            agent,
-            docId,
-            now,
-            offsetMs: offsetMs ?? 0,
-            prevPlanHash: (k) => planHashes.get(k) ?? null,
-          });
-          if (m.invalid.length > 0)
-            this.d.log.warn(
-              { docId, invalid: m.invalid },
-              'skipped document entries that fail the AgentDoc schema',
-            );
-          const agentRow = agents.get(`${site}/${agent}`);
-          if (m.facts && agentRow) Object.assign(agentRow, m.facts);
-          w.runs.push(...m.runs);
-          this.d.count.merged(m.runs.length);
-          for (const next of m.cells) {
-            const cellTouched = what.cells.has(`${next.environment}/${next.component}`);
-            const prev = await prevCell(site, next.environment, next.component);
-            if (!replacesCell(prev, next, cellTouched)) continue;
-            const row: CellRow = {
-              ...next,
-              plannedAt: prev && !cellTouched ? prev.plannedAt : next.plannedAt,
-              staleNotifiedFor: prev?.staleNotifiedFor ?? null,
-            };
-            const k = cellKey(site, next.environment, next.component);
-            cells.set(k, row);
-            changedCells.set(k, row);
-            const { staleNotifiedFor: _s, planHash: _p, ...hist } = row;
-            w.history.push(hist);
-            w.webhooks.push(...webhookRows(this.d.webhookUrls, prev, row, now));
-          }
-          for (const run of m.runs) {
-            if (!requests.has(site)) requests.set(site, await store.listPlanRequests({ site, open: true }));
-            for (const req of requests.get(site) ?? []) {
-              const started = Date.parse(run.summary.startedAt) - (offsetMs ?? 0);
-              if (
-                doneRequests.has(req.requestId) ||
-                req.environment !== run.environment ||
-                req.component !== run.component
-              )
-                continue;
-              if (started < req.requestedAt) continue;
-              doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: now, runId: run.runId });
-            }
-          }
-        };
-
-        for (const { index, id, v } of items) {
-          const before = h.getHeads();
-          h.loadIncremental(v.payload.changes);
-          const after = h.getHeads();
-          const root = new DocReader(h);
-          const docSite = root.root('site');
-          const docAgent = root.root('agent');
-          if ((docSite !== undefined && docSite !== site) || (docAgent !== undefined && docAgent !== agent)) {
-            // What came before this bundle is good: read it as it was, then start over from the store.
-            await read(before, before);
-            poisoned.add(docId);
-            this.d.count.refused('agent-mismatch');
-            slots[index] = {
-              bundleId: id,
-              index,
-              status: 'rejected',
-              code: 'forbidden',
-              message: `document '${docId}' says it belongs to '${String(docSite)}/${String(docAgent)}', not the signing agent '${site}/${agent}'`,
-              by,
-            };
-            replicas.close(r);
-            r = await replicas.open(docId);
-            h = r.handle;
-            for (const c of chunks) h.loadIncremental(c);
-            from = h.getHeads();
-            continue;
-          }
-          w.bundles.push({ id, receivedAt: now });
-          if (!sameHeads(before, after) || h.getMissingDeps([]).length > 0) {
-            chunks.push(v.payload.changes);
-          }
-          for (const b of v.payload.blobs)
-            w.announcements.push({ sha256: b.sha256, docId, runId: b.runId ?? null });
-
-          const agentRow = v.agent;
-          const off = nextOffset(
-            { offsetMs: agentRow.clockOffsetMs, sampledAt: agentRow.offsetSampledAt },
-            v.bundle.header.created,
-            now,
-          );
-          agentRow.clockOffsetMs = off.offsetMs;
-          agentRow.offsetSampledAt = off.sampledAt;
-          agentRow.lastContactAt = now;
-          agentRow.upstream = peerName;
-          offsetMs = off.offsetMs;
-          sites.set(site, {
-            ...(sites.get(site) ?? (await store.getSite(site)) ?? { unreachableNotifiedFor: null }),
-            site,
-            lastContactAt: now,
-            upstream: peerName,
-          });
-          slots[index] = { bundleId: id, index, status: 'stored', by };
-          touchedDocs.set(docId, { site, agent, heads: [] });
+    // Each document's bundles are merged together (in merge workers when the hub has them, all
+    // documents at once), then what they changed is materialised here, one document at a time.
+    const jobs = [...groups].map(([docId, g]) => {
+      const job = replicas.merge(
+        docId,
+        g.site,
+        g.agent,
+        g.items.map((i) => i.v.payload.changes),
+      );
+      job.catch(() => {}); // awaited below, in order; a failure fails the batch there
+      return { docId, ...g, job };
+    });
+    for (const { docId, site, agent, epoch, items, job } of jobs) {
+      const { out, memo } = await job;
+      let offsetMs: number | null = null;
+      const read = async (seg: Segment | null | undefined) => {
+        if (!seg) return;
+        const what = seg.touched;
+        const doc = new SegmentEntries(seg, memo);
+        const planHashes = new Map<string, string | null>();
+        for (const k of what.runs) {
+          const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
+          if (!r) continue;
+          const env = String(r.environment);
+          const comp = String(r.component);
+          planHashes.set(`${env}/${comp}`, (await prevCell(site, env, comp))?.planHash ?? null);
         }
-        await read(h.getHeads());
-        const who = touchedDocs.get(docId);
-        if (who) who.heads = h.getHeads();
-        if (bundlesTouched) deliveries.push({ docId, site, agent, states: new DocReader(h).root('bundles') });
-        const added = { chunks: chunks.length, bytes: chunks.reduce((n, c) => n + c.length, 0) };
-        if (added.chunks > 0 && replicas.storeWhole(r, added))
-          w.docChunks.push({ docId, site, agent, epoch, bytes: h.save(), whole: true });
-        else for (const bytes of chunks) w.docChunks.push({ docId, site, agent, epoch, bytes });
-      } finally {
-        replicas.close(r);
+        const m = materialise(doc, what, {
+          site,
+          agent,
+          docId,
+          now,
+          offsetMs: offsetMs ?? 0,
+          prevPlanHash: (k) => planHashes.get(k) ?? null,
+        });
+        if (m.invalid.length > 0)
+          this.d.log.warn(
+            { docId, invalid: m.invalid },
+            'skipped document entries that fail the AgentDoc schema',
+          );
+        const agentRow = agents.get(`${site}/${agent}`);
+        if (m.facts && agentRow) Object.assign(agentRow, m.facts);
+        w.runs.push(...m.runs);
+        this.d.count.merged(m.runs.length);
+        for (const next of m.cells) {
+          const cellTouched = what.cells.has(`${next.environment}/${next.component}`);
+          const prev = await prevCell(site, next.environment, next.component);
+          if (!replacesCell(prev, next, cellTouched)) continue;
+          const row: CellRow = {
+            ...next,
+            plannedAt: prev && !cellTouched ? prev.plannedAt : next.plannedAt,
+            staleNotifiedFor: prev?.staleNotifiedFor ?? null,
+          };
+          const k = cellKey(site, next.environment, next.component);
+          cells.set(k, row);
+          changedCells.set(k, row);
+          const { staleNotifiedFor: _s, planHash: _p, ...hist } = row;
+          w.history.push(hist);
+          w.webhooks.push(...webhookRows(this.d.webhookUrls, prev, row, now));
+        }
+        for (const run of m.runs) {
+          if (!requests.has(site)) requests.set(site, await store.listPlanRequests({ site, open: true }));
+          for (const req of requests.get(site) ?? []) {
+            const started = Date.parse(run.summary.startedAt) - (offsetMs ?? 0);
+            if (
+              doneRequests.has(req.requestId) ||
+              req.environment !== run.environment ||
+              req.component !== run.component
+            )
+              continue;
+            if (started < req.requestedAt) continue;
+            doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: now, runId: run.runId });
+          }
+        }
+      };
+
+      let segment = 0;
+      for (const [n, { index, id, v }] of items.entries()) {
+        const merged = out.items[n];
+        if (!merged?.ok) {
+          // What the bundles before it changed is good: read it, then go on without this one.
+          await read(out.segments[segment++]);
+          const reason = merged?.reason === 'agent-mismatch' ? 'agent-mismatch' : 'bad-bundle';
+          this.d.count.refused(reason);
+          if (merged?.reason === 'agent-mismatch') poisoned.add(docId);
+          slots[index] = {
+            bundleId: id,
+            index,
+            status: 'rejected',
+            code: reason === 'agent-mismatch' ? 'forbidden' : 'bad-bundle',
+            message:
+              merged?.reason === 'agent-mismatch'
+                ? `document '${docId}' says it belongs to '${String(merged.docSite)}/${String(merged.docAgent)}', not the signing agent '${site}/${agent}'`
+                : `the bundle's changes are not Automerge changes (${merged?.reason === 'bad-changes' ? merged.message : 'not merged'}): the agent must resend them`,
+            by,
+          };
+          continue;
+        }
+        w.bundles.push({ id, receivedAt: now });
+        if (merged.changed && !out.whole)
+          w.docChunks.push({ docId, site, agent, epoch, bytes: v.payload.changes });
+        for (const b of v.payload.blobs)
+          w.announcements.push({ sha256: b.sha256, docId, runId: b.runId ?? null });
+
+        const agentRow = v.agent;
+        const off = nextOffset(
+          { offsetMs: agentRow.clockOffsetMs, sampledAt: agentRow.offsetSampledAt },
+          v.bundle.header.created,
+          now,
+        );
+        agentRow.clockOffsetMs = off.offsetMs;
+        agentRow.offsetSampledAt = off.sampledAt;
+        agentRow.lastContactAt = now;
+        agentRow.upstream = peerName;
+        offsetMs = off.offsetMs;
+        sites.set(site, {
+          ...(sites.get(site) ?? (await store.getSite(site)) ?? { unreachableNotifiedFor: null }),
+          site,
+          lastContactAt: now,
+          upstream: peerName,
+        });
+        slots[index] = { bundleId: id, index, status: 'stored', by };
+        touchedDocs.set(docId, { site, agent, heads: out.heads });
       }
+      await read(out.segments[segment]);
+      if (out.bundles !== undefined) deliveries.push({ docId, site, agent, states: out.bundles });
+      if (out.whole) w.docChunks.push({ docId, site, agent, epoch, bytes: out.whole, whole: true });
     }
     const receipts = slots as Receipt[];
 

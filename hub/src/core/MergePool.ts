@@ -1,0 +1,100 @@
+import { Worker } from 'node:worker_threads';
+import { type MergeInput, type MergeOutput, mergeDoc } from './mergeDoc.js';
+
+/** Runs `mergeDoc` jobs: in worker threads (MergePool) or in the calling thread (`inThread`). */
+export interface Merger {
+  merge(input: MergeInput): Promise<MergeOutput>;
+  close(): Promise<void>;
+}
+
+/** Merges in the hub's own thread (tests, and `ingest.mergeWorkers: 0`). */
+export const inThread: Merger = {
+  merge: async (input) => mergeDoc(input),
+  close: async () => {},
+};
+
+interface Slot {
+  worker: Worker;
+  ready: Promise<void>;
+  jobs: Map<number, { resolve: (o: MergeOutput) => void; reject: (e: Error) => void }>;
+}
+
+/**
+ * Worker threads that merge agent documents, so that Automerge's work (about half of an ingest) runs
+ * on other cores than the hub's SQLite and HTTP, and each worker has its own WebAssembly heap: a
+ * worker whose Automerge module dies fails only its jobs and is replaced.
+ */
+export class MergePool implements Merger {
+  private readonly slots: Slot[] = [];
+  private next = 0;
+  private closed = false;
+  /** Set when a worker died before it could take jobs: respawning would only loop. */
+  private broken: Error | null = null;
+
+  constructor(
+    readonly size: number,
+    private readonly onError: (e: Error) => void = () => {},
+  ) {
+    if (!Number.isInteger(size) || size < 1)
+      throw new Error(`MergePool needs at least one worker, not ${size}`);
+    for (let i = 0; i < size; i++) this.slots.push(this.spawn());
+  }
+
+  /** Posts the job to the worker with the fewest jobs in hand. */
+  async merge(input: MergeInput): Promise<MergeOutput> {
+    if (this.closed) throw new Error('MergePool is closed');
+    if (this.broken) throw this.broken;
+    // Workers start with the first merge: a hub that never ingests never pays for them.
+    while (this.slots.length < this.size) this.slots.push(this.spawn());
+    let slot = this.slots[0] as Slot;
+    for (const s of this.slots) if (s.jobs.size < slot.jobs.size) slot = s;
+    const id = this.next++;
+    const done = new Promise<MergeOutput>((resolve, reject) => slot.jobs.set(id, { resolve, reject }));
+    // Counted against the worker at once (the next job goes elsewhere), posted once it has started.
+    void slot.ready.then(() => {
+      if (slot.jobs.has(id)) slot.worker.postMessage({ id, input });
+    });
+    return done;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(new URL('./mergeWorker.js', import.meta.url));
+    worker.unref();
+    const jobs: Slot['jobs'] = new Map();
+    let started: () => void = () => {};
+    let isReady = false;
+    let dead = false;
+    const slot: Slot = { worker, jobs, ready: new Promise<void>((r) => (started = r)) };
+    worker.on('message', (m: { ready?: true; id: number; out?: MergeOutput; error?: string }) => {
+      if (m.ready) {
+        isReady = true;
+        return started();
+      }
+      const job = jobs.get(m.id);
+      jobs.delete(m.id);
+      if (m.error !== undefined) job?.reject(new Error(`merge worker: ${m.error}`));
+      else job?.resolve(m.out as MergeOutput);
+    });
+    const fail = (e: Error) => {
+      if (dead) return;
+      dead = true;
+      if (!isReady) this.broken = new Error(`merge worker did not start: ${e.message}`);
+      for (const job of jobs.values()) job.reject(this.broken ?? e);
+      jobs.clear();
+      started();
+      if (this.closed || this.broken) return;
+      this.onError(e);
+      // Replace the worker: its Automerge module may be dead (an allocation failure is unrecoverable).
+      const i = this.slots.indexOf(slot);
+      if (i >= 0) this.slots[i] = this.spawn();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`merge worker exited with code ${code}`)));
+    return slot;
+  }
+}

@@ -1,0 +1,217 @@
+import { createHash } from 'node:crypto';
+import * as A from '@automerge/automerge';
+import { DocReader, type Touched } from './DocReader.js';
+
+/**
+ * Automerge's whole part of ingesting one document's bundles, as a function of plain data: load the
+ * stored chunks, merge each bundle's changes, read what changed, decide how to store the result. It
+ * runs in a merge worker (MergePool) or, with no workers, in the hub's thread; the caller does the
+ * rest (store lookups, materialising, commit) from the returned data.
+ */
+export interface MergeInput {
+  docId: string;
+  site: string;
+  agent: string;
+  /** The document's stored chunks, in order (HubStore.docChunks). */
+  stored: Uint8Array[];
+  /** Each accepted bundle's changes, in the order they are merged. */
+  changes: Uint8Array[];
+  /** Whether the caller holds the declared cadences as last read (see DocReader's memo). */
+  cadenceKnown: boolean;
+  /** When to store the whole document instead of appending chunks (see `storeWhole`). */
+  maxChunks: number;
+  maxGrowth: number;
+}
+
+export type MergedItem =
+  /** `changed`: the chunk changed the document or waits for dependencies, so it is stored. */
+  | { ok: true; changed: boolean }
+  /** The document says it belongs to another agent: refused, and the replica goes back to before it. */
+  | { ok: false; reason: 'agent-mismatch'; docSite: unknown; docAgent: unknown }
+  /** The changes are not Automerge changes: refused. */
+  | { ok: false; reason: 'bad-changes'; message: string };
+
+/** What changed over a stretch of merged bundles, with the changed entries as plain data. */
+export interface Segment {
+  touched: Touched;
+  runs: Record<string, unknown>;
+  cells: Record<string, unknown>;
+  /** Every cell key (only when the cadences changed: every cell's expected interval may move). */
+  cellKeys: string[] | null;
+  /** The facts; without `cadenceS` when `cadenceFromMemo` (unchanged, and the caller holds them). */
+  facts: unknown;
+  cadenceFromMemo: boolean;
+}
+
+export interface MergeOutput {
+  items: MergedItem[];
+  /**
+   * One per refused bundle (what the bundles before it changed), then one for the end; `null` where
+   * nothing changed. Segment k is read before refused item k's receipt.
+   */
+  segments: (Segment | null)[];
+  heads: string[];
+  /** The document's `bundles` map (delivery states), when a segment changed it. */
+  bundles: unknown;
+  /** The whole document to store in place of its chunks, or null: store the changed items' chunks. */
+  whole: Uint8Array | null;
+}
+
+/** A placeholder for cadences the caller already holds (DocReader reads them from its memo). */
+const KNOWN = Symbol('cadence known');
+
+export function mergeDoc(input: MergeInput): MergeOutput {
+  const stored = input.stored.reduce((n, c) => n + c.length, 0);
+  const base = input.stored[0]?.length ?? 0;
+  let h = open(input.stored);
+  const accepted: Uint8Array[] = [];
+  try {
+    let from = h.getHeads();
+    const items: MergedItem[] = [];
+    const segments: (Segment | null)[] = [];
+    let bundlesTouched = false;
+    const read = (to: A.Heads, at?: A.Heads): Segment | null => {
+      if (sameHeads(from, to)) return null;
+      const since = from;
+      from = to;
+      const memo = new Map<string, unknown>(input.cadenceKnown ? [['cadenceS', KNOWN]] : []);
+      const doc = new DocReader(h, at, memo);
+      const touched = doc.touched(since, to);
+      bundlesTouched ||= touched.bundles;
+      if (touched.cadence) doc.preload('cells');
+      const runs: Record<string, unknown> = {};
+      for (const k of touched.runs) runs[k] = doc.entry('runs', k);
+      const cellKeys = touched.cadence ? doc.keys('cells') : null;
+      const cells: Record<string, unknown> = {};
+      for (const k of cellKeys ?? touched.cells) cells[k] = doc.entry('cells', k);
+      const facts = doc.facts() as Record<string, unknown> | undefined;
+      const cadenceFromMemo = !!facts && typeof facts === 'object' && facts.cadenceS === KNOWN;
+      if (cadenceFromMemo) delete facts.cadenceS;
+      return { touched, runs, cells, cellKeys, facts, cadenceFromMemo };
+    };
+    /** Back to the stored state plus the chunks accepted so far (after a refused bundle). */
+    const restart = () => {
+      h.free();
+      h = open(input.stored);
+      for (const c of accepted) h.loadIncremental(c);
+      from = h.getHeads();
+    };
+
+    for (const changes of input.changes) {
+      const before = h.getHeads();
+      const waiting = h.getMissingDeps([]).join();
+      // Automerge skips bytes it cannot parse when merging into a non-empty document, but would fail
+      // to load them again from the store: malformed chunks are refused before they are merged.
+      const shape = chunkShapeError(changes);
+      let error: string | null = shape;
+      if (!shape) {
+        try {
+          h.loadIncremental(changes);
+        } catch (e) {
+          error = e instanceof Error ? e.message : String(e);
+        }
+      }
+      if (error !== null) {
+        segments.push(read(before, before));
+        if (!shape) restart(); // the load may have left part of the chunk merged
+        items.push({ ok: false, reason: 'bad-changes', message: error });
+        continue;
+      }
+      const root = new DocReader(h);
+      const docSite = root.root('site');
+      const docAgent = root.root('agent');
+      if (
+        (docSite !== undefined && docSite !== input.site) ||
+        (docAgent !== undefined && docAgent !== input.agent)
+      ) {
+        // What came before this bundle is good: read it as it was, then start over without it.
+        segments.push(read(before, before));
+        restart();
+        items.push({ ok: false, reason: 'agent-mismatch', docSite, docAgent });
+        continue;
+      }
+      const changed = !sameHeads(before, h.getHeads()) || h.getMissingDeps([]).join() !== waiting;
+      if (changed) accepted.push(changes);
+      items.push({ ok: true, changed });
+    }
+    segments.push(read(h.getHeads()));
+    const added = accepted.reduce((n, c) => n + c.length, 0);
+    const whole =
+      accepted.length > 0 &&
+      h.getMissingDeps([]).length === 0 &&
+      (input.stored.length + accepted.length > input.maxChunks ||
+        stored - base + added > base * input.maxGrowth);
+    return {
+      items,
+      segments,
+      heads: h.getHeads(),
+      bundles: bundlesTouched ? new DocReader(h).root('bundles') : undefined,
+      whole: whole ? h.save() : null,
+    };
+  } finally {
+    h.free();
+  }
+}
+
+/**
+ * Loads stored chunks in one call. Should that fail (a chunk stored by an older hub that did not check
+ * them), chunk by chunk, skipping what Automerge cannot parse: a document must never become unloadable.
+ */
+function open(chunks: readonly Uint8Array[]) {
+  const h = A.getBackend(A.init());
+  if (chunks.length === 0) return h;
+  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  try {
+    h.loadIncremental(all);
+    return h;
+  } catch {
+    h.free();
+  }
+  const each = A.getBackend(A.init());
+  for (const c of chunks) {
+    try {
+      each.loadIncremental(c);
+    } catch {
+      // skipped: its changes are lost to this replica until the agent sends them again
+    }
+  }
+  return each;
+}
+
+const MAGIC = [0x85, 0x6f, 0x4a, 0x83];
+
+/**
+ * Why `bytes` is not a sequence of whole, intact Automerge chunks (magic, checksum, type, LEB128
+ * length, data), or null. The checksum is the first 4 bytes of the SHA-256 of type, length and data;
+ * Automerge itself skips a bad chunk when merging into a loaded document.
+ */
+export function chunkShapeError(bytes: Uint8Array): string | null {
+  if (bytes.length === 0) return 'no changes';
+  let at = 0;
+  while (at < bytes.length) {
+    if (MAGIC.some((m, i) => bytes[at + i] !== m)) return `no Automerge chunk at byte ${at}`;
+    let p = at + 9;
+    let len = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[p++];
+      if (b === undefined || shift > 28) return `chunk at byte ${at} has a bad length`;
+      len += (b & 0x7f) * 2 ** shift;
+      if ((b & 0x80) === 0) break;
+    }
+    if (p + len > bytes.length) return `chunk at byte ${at} is cut short`;
+    const sum = createHash('sha256')
+      .update(bytes.subarray(at + 8, p + len))
+      .digest();
+    if (sum.compare(bytes, at + 4, at + 8, 0, 4) !== 0) return `chunk at byte ${at} fails its checksum`;
+    at = p + len;
+  }
+  return null;
+}
+
+const sameHeads = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
