@@ -100,13 +100,18 @@ export function plainDocValue(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(plainDocValue);
   if (value instanceof Uint8Array || value instanceof Date) return value;
-  const asJson = (value as { toJSON?: () => unknown }).toJSON;
-  if (typeof asJson === 'function' && typeof (value as { val?: unknown }).val === 'string') {
-    return (value as { val: string }).val;
-  }
+  const text = immutableText(value);
+  if (text !== null) return text;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = plainDocValue(v);
   return out;
+}
+
+/** The text of an Automerge ImmutableString as read from a document (an object with `val`), or null. */
+function immutableText(value: unknown): string | null {
+  if (value === null || typeof value !== 'object') return null;
+  const v = value as { val?: unknown; toJSON?: unknown };
+  return typeof v.val === 'string' && typeof v.toJSON === 'function' ? v.val : null;
 }
 
 /**
@@ -123,12 +128,7 @@ export function packDocEntry(value: DocRun | DocCell): string {
 
 /** An entry of `runs` or `cells` as plain data, whichever shape it was written in (see `packDocEntry`). */
 export function unpackDocEntry(value: unknown): unknown {
-  const text =
-    typeof value === 'string'
-      ? value
-      : value !== null && typeof value === 'object' && typeof (value as { val?: unknown }).val === 'string'
-        ? (value as { val: string }).val
-        : null;
+  const text = typeof value === 'string' ? value : immutableText(value);
   if (text !== null) {
     try {
       return JSON.parse(text);

@@ -1,9 +1,29 @@
 import * as A from '@automerge/automerge';
 import { packDocEntry } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
-import { DocReader, touched } from './DocReader.js';
+import { DocReader, type Touched } from './DocReader.js';
 
 const S = (s: string) => new A.ImmutableString(s);
+
+/** The oracle: what changed, classified from a whole-document diff's patches. */
+function touched(patches: readonly A.Patch[]): Touched {
+  const runs = new Set<string>();
+  const cells = new Set<string>();
+  let facts = false;
+  let cadence = false;
+  let bundles = false;
+  for (const p of patches) {
+    const [top, key] = p.path;
+    if (top === 'bundles') bundles = true;
+    else if (top === 'runs' && typeof key === 'string') runs.add(key);
+    else if (top === 'cells' && typeof key === 'string') cells.add(key);
+    else if (top === 'facts') {
+      facts = true;
+      if (key === undefined || key === 'cadenceS') cadence = true;
+    }
+  }
+  return { runs, cells, facts, cadence, bundles };
+}
 
 // biome-ignore lint/suspicious/noExplicitAny: an agent-shaped document written the way the agent writes it
 function agentDoc(): A.Doc<any> {

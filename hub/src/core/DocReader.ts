@@ -15,26 +15,6 @@ export interface Touched {
   bundles: boolean;
 }
 
-/** What changed, from Automerge patches (whole-document diff). */
-export function touched(patches: readonly A.Patch[]): Touched {
-  const runs = new Set<string>();
-  const cells = new Set<string>();
-  let facts = false;
-  let cadence = false;
-  let bundles = false;
-  for (const p of patches) {
-    const [top, key] = p.path;
-    if (top === 'bundles') bundles = true;
-    else if (top === 'runs' && typeof key === 'string') runs.add(key);
-    else if (top === 'cells' && typeof key === 'string') cells.add(key);
-    else if (top === 'facts') {
-      facts = true;
-      if (key === undefined || key === 'cadenceS') cadence = true;
-    }
-  }
-  return { runs, cells, facts, cadence, bundles };
-}
-
 /**
  * Reads an agent document straight from its Automerge handle, at given heads (default: current),
  * touching only the keys asked for: the hub never materialises whole documents in JS, whose cost
@@ -46,17 +26,9 @@ export class DocReader {
   private readonly maps = new Map<string, Record<string, unknown>>();
   private readonly cache = new Map<string, unknown>();
 
-  /** Set by `touched`: whether the declared cadences changed (undefined: not known). */
-  private cadenceTouched: boolean | undefined;
-
   constructor(
     private readonly h: Backend,
     private readonly heads?: A.Heads,
-    /**
-     * Kept with the replica between readers (DocReplicas.memo): the declared cadences as last read.
-     * Agents rarely change them, and with hundreds of cells they are most of the facts.
-     */
-    private readonly memo?: Map<string, unknown>,
   ) {}
 
   /** A scalar at the document root (`site`, `agent`), as a plain string or number. */
@@ -114,20 +86,17 @@ export class DocReader {
     return v;
   }
 
-  /** The agent's facts as plain data; the cadences from the memo when `touched` found them unchanged. */
-  facts(): unknown {
+  /**
+   * The agent's facts as plain data; without `cadenceS` when `omitCadence` (a caller that holds the
+   * declared cadences and knows they did not change: with hundreds of cells they are most of the facts).
+   */
+  facts(omitCadence = false): unknown {
     const id = this.objId('facts');
-    const cadence = this.memo?.get('cadenceS');
-    if (!id || cadence === undefined || this.cadenceTouched !== false) {
-      const all = this.root('facts') as Record<string, unknown> | undefined;
-      if (all && typeof all === 'object') this.memo?.set('cadenceS', all.cadenceS);
-      return all;
-    }
+    if (!id || !omitCadence) return this.root('facts');
     const out: Record<string, unknown> = {};
     for (const k of this.h.keys(id, this.heads)) {
       if (k !== 'cadenceS') out[k] = this.read(id, k, plainDocValue);
     }
-    out.cadenceS = cadence;
     return out;
   }
 
@@ -163,7 +132,6 @@ export class DocReader {
         if (key === undefined || key === 'cadenceS') cadence = true;
       }
     }
-    this.cadenceTouched = cadence;
     return { runs, cells, facts, cadence, bundles };
   }
 }

@@ -1,8 +1,7 @@
-import * as A from '@automerge/automerge';
 import type { HubStore } from '../ports/HubStore.js';
 import type { HeapHeadroom } from './HeapHeadroom.js';
 import { inThread, type Merger } from './MergePool.js';
-import type { MergeOutput } from './mergeDoc.js';
+import { loadStored, type MergeOutput } from './mergeDoc.js';
 
 export interface DocReplicasOptions {
   /** Merges documents: in worker threads (MergePool) or, by default, in this thread. */
@@ -65,10 +64,8 @@ export class DocReplicas {
 
   /** The document's committed heads. */
   async heads(docId: string): Promise<string[]> {
-    const chunks = await this.store.docChunks(docId);
-    const h = A.getBackend(A.init());
+    const h = loadStored(await this.store.docChunks(docId));
     try {
-      for (const c of chunks) h.loadIncremental(c);
       return h.getHeads();
     } finally {
       h.free();

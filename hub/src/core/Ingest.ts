@@ -250,18 +250,17 @@ export class Ingest {
         if (!merged?.ok) {
           // What the bundles before it changed is good: read it, then go on without this one.
           await read(out.segments[segment++]);
-          const reason = merged?.reason === 'agent-mismatch' ? 'agent-mismatch' : 'bad-bundle';
-          this.d.count.refused(reason);
-          if (merged?.reason === 'agent-mismatch') poisoned.add(docId);
+          const mismatch = merged?.reason === 'agent-mismatch' ? merged : null;
+          this.d.count.refused(mismatch ? 'agent-mismatch' : 'bad-bundle');
+          if (mismatch) poisoned.add(docId);
           slots[index] = {
             bundleId: id,
             index,
             status: 'rejected',
-            code: reason === 'agent-mismatch' ? 'forbidden' : 'bad-bundle',
-            message:
-              merged?.reason === 'agent-mismatch'
-                ? `document '${docId}' says it belongs to '${String(merged.docSite)}/${String(merged.docAgent)}', not the signing agent '${site}/${agent}'`
-                : `the bundle's changes are not Automerge changes (${merged?.reason === 'bad-changes' ? merged.message : 'not merged'}): the agent must resend them`,
+            code: mismatch ? 'forbidden' : 'bad-bundle',
+            message: mismatch
+              ? `document '${docId}' says it belongs to '${String(mismatch.docSite)}/${String(mismatch.docAgent)}', not the signing agent '${site}/${agent}'`
+              : `the bundle's changes are not Automerge changes (${merged?.reason === 'bad-changes' ? merged.message : 'not merged'}): the agent must resend them`,
             by,
           };
           continue;

@@ -2,8 +2,6 @@ import { AgentFactsSchema, DocCellSchema, DocRunSchema } from '@driftline/protoc
 import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
 import type { Touched } from './DocReader.js';
 
-export { touched } from './DocReader.js';
-
 /** What `materialise` reads: entries of the document as plain data (see `DocReader`). */
 export interface DocEntries {
   entry(top: 'runs' | 'cells', key: string): unknown;

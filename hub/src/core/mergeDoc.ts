@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as A from '@automerge/automerge';
-import { DocReader, type Touched } from './DocReader.js';
+import { concatBytes } from '@driftline/protocol';
+import { type Backend, DocReader, type Touched } from './DocReader.js';
 
 /**
  * Automerge's whole part of ingesting one document's bundles, as a function of plain data: load the
@@ -16,7 +17,7 @@ export interface MergeInput {
   stored: Uint8Array[];
   /** Each accepted bundle's changes, in the order they are merged. */
   changes: Uint8Array[];
-  /** Whether the caller holds the declared cadences as last read (see DocReader's memo). */
+  /** Whether the caller holds the declared cadences as last read (DocReplicas' memo): not read again unless changed. */
   cadenceKnown: boolean;
   /** When to store the whole document instead of appending chunks (see `storeWhole`). */
   maxChunks: number;
@@ -57,13 +58,10 @@ export interface MergeOutput {
   whole: Uint8Array | null;
 }
 
-/** A placeholder for cadences the caller already holds (DocReader reads them from its memo). */
-const KNOWN = Symbol('cadence known');
-
 export function mergeDoc(input: MergeInput): MergeOutput {
   const stored = input.stored.reduce((n, c) => n + c.length, 0);
   const base = input.stored[0]?.length ?? 0;
-  let h = open(input.stored);
+  let h = loadStored(input.stored);
   const accepted: Uint8Array[] = [];
   try {
     let from = h.getHeads();
@@ -74,8 +72,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       if (sameHeads(from, to)) return null;
       const since = from;
       from = to;
-      const memo = new Map<string, unknown>(input.cadenceKnown ? [['cadenceS', KNOWN]] : []);
-      const doc = new DocReader(h, at, memo);
+      const doc = new DocReader(h, at);
       const touched = doc.touched(since, to);
       bundlesTouched ||= touched.bundles;
       if (touched.cadence) doc.preload('cells');
@@ -84,15 +81,15 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       const cellKeys = touched.cadence ? doc.keys('cells') : null;
       const cells: Record<string, unknown> = {};
       for (const k of cellKeys ?? touched.cells) cells[k] = doc.entry('cells', k);
-      const facts = doc.facts() as Record<string, unknown> | undefined;
-      const cadenceFromMemo = !!facts && typeof facts === 'object' && facts.cadenceS === KNOWN;
-      if (cadenceFromMemo) delete facts.cadenceS;
+      const omit = input.cadenceKnown && !touched.cadence;
+      const facts = doc.facts(omit);
+      const cadenceFromMemo = omit && facts !== undefined;
       return { touched, runs, cells, cellKeys, facts, cadenceFromMemo };
     };
     /** Back to the stored state plus the chunks accepted so far (after a refused bundle). */
     const restart = () => {
       h.free();
-      h = open(input.stored);
+      h = loadStored(input.stored);
       for (const c of accepted) h.loadIncremental(c);
       from = h.getHeads();
     };
@@ -154,20 +151,15 @@ export function mergeDoc(input: MergeInput): MergeOutput {
 }
 
 /**
- * Loads stored chunks in one call. Should that fail (a chunk stored by an older hub that did not check
- * them), chunk by chunk, skipping what Automerge cannot parse: a document must never become unloadable.
+ * A replica of the stored chunks, loaded in one call. Should that fail (a chunk stored by an older hub
+ * that did not check them), chunk by chunk, skipping what Automerge cannot parse: a document must
+ * never become unloadable.
  */
-function open(chunks: readonly Uint8Array[]) {
+export function loadStored(chunks: readonly Uint8Array[]): Backend {
   const h = A.getBackend(A.init());
   if (chunks.length === 0) return h;
-  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
-  }
   try {
-    h.loadIncremental(all);
+    h.loadIncremental(concatBytes(...chunks));
     return h;
   } catch {
     h.free();

@@ -412,11 +412,9 @@ export class SqliteAgentStore implements AgentStore {
   }
 
   lockedStreak(environment: string, component: string): number {
-    const rows = this.db
-      .prepare(
-        'SELECT status FROM runs WHERE environment = ? AND component = ? ORDER BY run_id DESC LIMIT 1000',
-      )
-      .all(environment, component) as Array<{ status: string }>;
+    const rows = this.sql(
+      'SELECT status FROM runs WHERE environment = ? AND component = ? ORDER BY run_id DESC LIMIT 1000',
+    ).all(environment, component) as Array<{ status: string }>;
     let n = 0;
     for (const r of rows) {
       if (r.status !== 'locked') break;
@@ -606,11 +604,9 @@ export class SqliteAgentStore implements AgentStore {
   ): void {
     if (!A.hasHeads(doc, ack.heads)) return; // heads we never wrote: ignore, never prune on a guess
     const view = A.view(doc, ack.heads);
-    const runs = this.db
-      .prepare(
-        'SELECT run_id, environment, component, finished_at, unchanged FROM runs WHERE epoch = ? AND acked_at IS NULL',
-      )
-      .all(row.epoch) as Array<{
+    const runs = this.sql(
+      'SELECT run_id, environment, component, finished_at, unchanged FROM runs WHERE epoch = ? AND acked_at IS NULL',
+    ).all(row.epoch) as Array<{
       run_id: string;
       environment: string;
       component: string;
@@ -624,9 +620,11 @@ export class SqliteAgentStore implements AgentStore {
         : view.runs?.[r.run_id] !== undefined;
       if (atHub) result.runsAcked += mark.run(now, r.run_id).changes;
     }
-    this.db
-      .prepare('UPDATE epochs SET acked_heads = ?, acked_at = ? WHERE epoch = ?')
-      .run(JSON.stringify(ack.heads), now, row.epoch);
+    this.sql('UPDATE epochs SET acked_heads = ?, acked_at = ? WHERE epoch = ?').run(
+      JSON.stringify(ack.heads),
+      now,
+      row.epoch,
+    );
     if (row.sealed_at !== null && sameHeads(ack.heads, A.getHeads(doc))) {
       this.sql('DELETE FROM chunks WHERE epoch = ?').run(row.epoch);
       this.sql('DELETE FROM runs WHERE epoch = ? AND acked_at IS NOT NULL').run(row.epoch);

@@ -20,8 +20,8 @@ const packDocEntry = (value: DocRun | DocCell) => new A.ImmutableString(packJson
 
 /**
  * Pure operations on the agent's Automerge document (protocol's AgentDoc shape). Every function returns
- * the new document; persisting it is the store's job. Runs and cells are written packed, one CBOR value
- * per entry (protocol's `packDocEntry`, a scalar string: decision 008); facts and bundle states stay maps.
+ * the new document; persisting it is the store's job. Runs and cells are written packed, each its
+ * canonical JSON as one scalar string (an ImmutableString: decision 008); facts and bundle states stay maps.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: the document's values are Automerge proxies of AgentDoc
@@ -181,13 +181,8 @@ export function sealEpoch(doc: AgentAutomergeDoc, at: number): AgentAutomergeDoc
 export function readCell(doc: AgentAutomergeDoc, key: string): DocCell | undefined {
   const cell = doc.cells?.[key];
   if (cell === undefined) return undefined;
-  // Packed (a string, or bytes in the first packed form) decodes on its own; a map entry (an epoch
-  // written before packing) is a read-only proxy, which JSON turns into plain data without copying.
-  return (
-    A.isImmutableString(cell) || cell instanceof Uint8Array
-      ? unpackDocEntry(cell)
-      : JSON.parse(JSON.stringify(cell))
-  ) as DocCell;
+  // Packed (a string, or bytes in the first packed form), or a map entry of an epoch written before packing.
+  return unpackDocEntry(cell) as DocCell;
 }
 
 /** The document as plain, validated data. */

@@ -1,16 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { PlanSummary, Sha256 } from '@driftline/protocol';
+import { canonical, type PlanSummary, type Sha256 } from '@driftline/protocol';
 
 /** JSON with object keys sorted at every level and no whitespace: one value, one text. */
 export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(',')}]`;
-  if (typeof v === 'object' && v !== null) {
-    const keys = Object.keys(v)
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
+  return JSON.stringify(canonical(v));
 }
 
 /**
