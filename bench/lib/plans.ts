@@ -55,21 +55,27 @@ export function realPlan(
   return { component, json, summary: r.summary, canonical: r.canonical };
 }
 
+type CellState = { state: PlanState; variant: number };
+
 /**
  * One re-plan cycle of `n` components: most plans unchanged, some with new changes, a few drifted
  * (what a scheduled re-plan of a stable estate looks like). Returns each component's state per cycle.
  */
-export function cycleStates(
-  n: number,
-  cycles: number,
-  seed = 42,
-): Array<Array<{ state: PlanState; variant: number }>> {
+export function cycleStates(n: number, cycles: number, seed = 42): CellState[][] {
+  return Array.from(liveCycleStates(n, cycles, seed), (current) => current.map((c) => ({ ...c })));
+}
+
+/**
+ * The cycles of `cycleStates` one at a time, without keeping them: yields the same array each
+ * cycle, updated in place (copy what must outlive the next cycle).
+ */
+export function* liveCycleStates(n: number, cycles: number, seed = 42): Generator<CellState[]> {
   const r = rng(seed);
   const current = Array.from({ length: n }, (_, i) => ({
     state: (i % 5 === 0 ? 'changes' : 'clean') as PlanState,
     variant: 0,
   }));
-  const out = [current.map((c) => ({ ...c }))];
+  yield current;
   for (let k = 1; k < cycles; k++) {
     for (const c of current) {
       const x = r();
@@ -83,7 +89,6 @@ export function cycleStates(
         c.state = 'clean';
       }
     }
-    out.push(current.map((c) => ({ ...c })));
+    yield current;
   }
-  return out;
 }

@@ -195,15 +195,17 @@ async function plainHttp() {
 }
 
 type Run = { ok: boolean; ms: number; downMs: number; bytesSent: number };
+/** Payload over (`ms` × RATE), 0 for a failed transfer. */
+const rateRatio = (ok: boolean, ms: number) => (ok ? +(SIZE / (ms / 1000) / RATE).toFixed(3) : 0);
 /** Payload over (time the link was up during the transfer × RATE); see the header for why. */
-const goodput = (r: Run) => (r.ok ? +(SIZE / ((r.ms - r.downMs) / 1000) / RATE).toFixed(3) : 0);
+const goodput = (r: Run) => rateRatio(r.ok, r.ms - r.downMs);
 const detail = (r: Run) => ({
   ...r,
   ms: Math.round(r.ms),
   downMs: Math.round(r.downMs),
   sentOverSize: +(r.bytesSent / SIZE).toFixed(4),
   goodputRatio: goodput(r),
-  wallGoodputRatio: r.ok ? +(SIZE / (r.ms / 1000) / RATE).toFixed(3) : 0,
+  wallGoodputRatio: rateRatio(r.ok, r.ms),
 });
 log('transfer', 'link without cuts', { ratioOfRate: await uncutLinkRatio() });
 const t = await tus();

@@ -15,9 +15,11 @@
  * whose plans all finish far apart. `--quick` is 100 agents × 20 cells. `--src` measures
  * another version of hub/src/core against the same documents. `--cache` keeps the generated agents'
  * keys and bundles in a file and reuses them when it exists; `--generate-only` stops after writing it.
- * A run from the cache measures the hub in a process that never held the agents' documents (as a real
- * hub: the peak RSS is the hub's), and a profile sees only the hub. NO_HEADROOM=1 runs the hub without its
- * HeapHeadroom (see hub/src/core/HeapHeadroom.ts), to see what it saves; HUB_ONLY=1 skips the baselines.
+ * A run from the cache measures the hub in a process that never held the agents' documents, as a real
+ * hub: `rssMb`, read right after the hub's rounds (before the baselines), is then the hub's, and a
+ * profile sees only the hub. NO_HEADROOM=1 leaves out HeapHeadroom (see hub/src/core/HeapHeadroom.ts), to
+ * see what it saves: for the hub it only matters with `--workers 0` (as in app.ts, only a hub merging in
+ * its own thread keeps one), and the Automerge baseline loses its own. HUB_ONLY=1 skips the baselines.
  *
  * Prints one JSON object: results/s through the hub, and in the same run the baselines: Automerge
  * alone doing the hub's part (load each stored document, merge the same bundles, save it) and SQLite
@@ -108,9 +110,6 @@ checkAgainstAgent(factsFor('check'));
 // Agents, their documents and their signed bundles, made before anything is timed.
 const tGen = performance.now();
 const dir = mkdtempSync(join(tmpdir(), 'hub-bench-'));
-const store = new SqliteHubStore(join(dir, 'hub.db'));
-type Sim = { site: string; agent: string; doc: FastAgentDoc; key: CryptoKey; acked: A.Heads };
-const sims: Sim[] = [];
 /**
  * The signed bundles live in a file, not in memory: the hub's memory is what is measured, and 400,000
  * results' bundles are ~300 MB. `index[round][agent]` is each bundle's offset and length.
@@ -137,27 +136,31 @@ if (
   throw new Error(
     `--cache ${cacheFile} holds ${cached.agents}×${cached.cells}×${cached.rounds}, ${cached.perChange} runs per change: delete it or match it`,
   );
-const index: [number, number][][] = cached?.index ?? [];
-const agentKeys: string[] = cached?.keys ?? [];
-if (cached) {
-  for (let i = 0; i < agents; i++)
-    await enrol(store, { site: `site-${i % 100}`, agent: `a${i}`, key: agentKeys[i] as string }, clock.now());
-  clock.advance(cached.clock - clock.now());
-} else {
-  const out = openSync(cacheFile, 'w');
-  let at = 0;
+/** Agent `i`'s site and name. */
+const nameOf = (i: number) => ({ site: `site-${i % 100}`, agent: `a${i}` });
+/** Agents are enrolled before the first bundle they sign. */
+const enrolledAt = clock.now();
+
+/**
+ * Makes the agents' keys, documents and signed bundles; writes the bundles to `cacheFile` and their
+ * index, the agents' public keys and the clock to `metaFile`.
+ */
+async function generate(): Promise<Cache> {
+  const sims: { site: string; agent: string; doc: FastAgentDoc; key: CryptoKey; acked: A.Heads }[] = [];
+  const keys: string[] = [];
   for (let i = 0; i < agents; i++) {
-    const site = `site-${i % 100}`;
-    const agent = `a${i}`;
-    const keys = await generateSigningKeyPair();
-    agentKeys.push(await publicKeyToText(keys.publicKey));
-    await enrol(store, { site, agent, key: agentKeys[i] as string }, clock.now());
+    const { site, agent } = nameOf(i);
+    const pair = await generateSigningKeyPair();
+    keys.push(await publicKeyToText(pair.publicKey));
     const actor = (i + 1).toString(16).padStart(32, '0');
     const doc = new FastAgentDoc(site, agent, actor, factsFor(agent));
     doc.publishFacts(factsFor(agent)(clock.now()) as Record<string, unknown>, clock.now());
     queue.delete(agent);
-    sims.push({ site, agent, doc, key: keys.privateKey, acked: [] });
+    sims.push({ site, agent, doc, key: pair.privateKey, acked: [] });
   }
+  const out = openSync(cacheFile, 'w');
+  const index: [number, number][][] = [];
+  let at = 0;
   for (let r = 0; r < rounds; r++) {
     const list: [number, number][] = [];
     for (const s of sims) {
@@ -201,15 +204,20 @@ if (cached) {
   }
   closeSync(out);
   for (const s of sims) s.doc.h.free();
-  const meta: Cache = { perChange, agents, cells, rounds, keys: agentKeys, clock: clock.now(), index };
+  const meta: Cache = { perChange, agents, cells, rounds, keys, clock: clock.now(), index };
   writeFileSync(metaFile, cborEncode(meta));
+  return meta;
 }
+
+const { keys, index, clock: madeAt } = cached ?? (await generate());
+clock.advance(madeAt - clock.now()); // from the cache: to where its generation left the clock
 if (values['generate-only']) {
   console.error(`[ingest] ${agents}×${cells}×${rounds} bundles written to ${cacheFile}`);
-  await store.close();
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 }
+const store = new SqliteHubStore(join(dir, 'hub.db'));
+for (let i = 0; i < agents; i++) await enrol(store, { ...nameOf(i), key: keys[i] as string }, enrolledAt);
 const bundleFd = openSync(cacheFile, 'r');
 /** Bundles `from`..`to` of a round, read from the file. */
 const readBundles = (round: number, from: number, to: number): Uint8Array[] =>
@@ -232,13 +240,16 @@ const rate = (ms: number) => Math.round((agents * cells) / (ms / 1000));
 const { HeapHeadroom } = (await import(join(src, 'HeapHeadroom.ts')).catch(() => ({}))) as Partial<
   typeof import('../src/core/HeapHeadroom.js')
 >;
-const headroom = HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined;
+/** A HeapHeadroom, unless NO_HEADROOM (or the measured version has none). */
+const newHeadroom = () => (HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined);
 // Merge workers as the hub runs them (`ingest.mergeWorkers`, default 1); 0 merges in this thread.
 const workers = Number(values.workers);
 const { MergePool } = (await import(join(src, 'MergePool.ts')).catch(() => ({}))) as Partial<
   typeof import('../src/core/MergePool.js')
 >;
 const merger = workers > 0 && MergePool ? new MergePool(workers) : undefined;
+// As the hub (app.ts): heap headroom only when it merges in its own thread.
+const headroom = merger ? undefined : newHeadroom();
 const replicas = new DocReplicas(store, merger ? { merger } : { headroom });
 const ingest = new Ingest({
   store,
@@ -253,19 +264,21 @@ const ingest = new Ingest({
 const hubRounds: { round: number; ms: number; resultsPerSec: number }[] = [];
 let hubMs = 0;
 for (let r = 0; r < rounds; r++) {
-  const t0 = performance.now();
+  let ms = 0;
   for (let i = 0; i < agents; i += batch) {
-    const receipts = await ingest.accept('bench', readBundles(r, i, i + batch));
+    const bundles = readBundles(r, i, i + batch); // read from the file before timing: not the hub's work
+    const t0 = performance.now();
+    const receipts = await ingest.accept('bench', bundles);
+    ms += performance.now() - t0;
     const bad = receipts.find((x) => x.status !== 'stored');
     if (bad) throw new Error(`refused: ${JSON.stringify(bad)}`);
   }
-  const ms = performance.now() - t0;
   hubMs += ms;
   hubRounds.push({ round: r + 1, ms: Math.round(ms), resultsPerSec: rate(ms) });
 }
 const rssMb = Math.round(process.memoryUsage().rss / 1048576);
 const runRows = (await store.listCells()).length;
-const held = replicas.size();
+const { memos } = replicas.size();
 const heapMb = headroom ? Math.round(headroom.size() / 1048576) : null;
 await merger?.close();
 await store.close();
@@ -274,8 +287,9 @@ await store.close();
 // stored document (a `save()`), merge the bundle's changes, save it again, free it. Holding 1,000
 // merged replicas instead does not fit in wasm32's 4 GiB heap at 200 cells (decision 009).
 const saved = new Map<number, Uint8Array>();
-// With the same heap headroom as the hub: without it Automerge alone spends most of its time in GC.
-const baseRoom = HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined;
+// With a heap headroom, as the hub has when it merges in its own thread: without one Automerge alone
+// spends most of its time in GC.
+const baseRoom = newHeadroom();
 let automergeMs = 0;
 for (let r = 0; r < (process.env.HUB_ONLY ? 0 : rounds); r++) {
   // Read and decoded before timing: the baseline is Automerge merging, nothing else.
@@ -293,6 +307,7 @@ for (let r = 0; r < (process.env.HUB_ONLY ? 0 : rounds); r++) {
   automergeMs += performance.now() - t0;
 }
 saved.clear();
+closeSync(bundleFd);
 
 // Baseline 2: SQLite alone inserting as many run rows of the same shape, one transaction per batch.
 const db = new Database(join(dir, 'floor.db'));
@@ -325,8 +340,8 @@ console.log(
     resultsPerSec: Math.round(results / (hubMs / 1000)),
     rssMb,
     perRound: hubRounds,
-    reserves: headroom?.reserves,
-    replicas: held,
+    reserves: headroom ? headroom.reserves : null,
+    memos,
     automergeHeapMb: heapMb,
     cellsMaterialised: runRows,
     baseline: {
