@@ -14,18 +14,27 @@
  * // … later: await hop.close();
  * ```
  *
- * hop owns HTTP: bearer auth (`backend.authenticate`, 401), body limits checked from
- * Content-Length then while streaming (413), `Content-Encoding: br|gzip`, batch framing (400 with
- * the codec's code), downlink query validation (`bad-query`, `forbidden` unless the peer's `sites`
- * cover `for`), the tus endpoint (sha256 in Upload-Metadata checked on finish, 460 on mismatch),
- * Range/If-Range blob serving, `/v1/health`, `/metrics`, and one error middleware rendering
- * protocol's ERRORS. The backend owns custody: throw `WireError(code)` from it for a wire error
- * (e.g. `insufficient-storage` → 507).
+ * hop owns HTTP: bearer auth (`backend.authenticate`, 401 with `WWW-Authenticate`), connections per
+ * client address, the headers timeout, refused bodies never drained (the connection closes), body
+ * limits checked from Content-Length then while streaming, before and after decompression (413),
+ * `Content-Encoding: br|gzip`, batch framing (400 with the codec's code), downlink query validation
+ * (`bad-query`, `forbidden` unless the peer's `sites` cover `for`), the tus endpoint (sha256 in
+ * Upload-Metadata checked on finish, 460 on mismatch; an upload is visible only to the peer that
+ * created it; `uploads.admit` applies disk caps and quotas), Range/If-Range blob serving,
+ * `/v1/health`, `/metrics` (behind a token unless `metrics.public`), and one error middleware
+ * rendering protocol's ERRORS (429/503 with `Retry-After`). The backend owns custody: throw
+ * `WireError(code)` from it for a wire error (e.g. `insufficient-storage` → 507), `RetryLaterError` for
+ * a 429 with its own `Retry-After`.
  */
-export { bearerToken } from './http/auth.js';
+export { type ScopedBatch, type ScopeRefusal, scopeBatch } from './core/scope.js';
+export { actsFor, bearerToken } from './http/auth.js';
+export { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
+export { errorMiddleware } from './http/errorMiddleware.js';
+export type { MetricsAccess } from './http/metricsRoute.js';
 export { readLimitedBody } from './http/readBody.js';
+export { AUTH_CHALLENGE, RetryLaterError } from './http/refuse.js';
 export { MemoryHopBackend } from './memory/MemoryHopBackend.js';
 export { createHopMetrics, type HopMetrics } from './metrics.js';
 export type { BlobReader, FinishedUpload, HopBackend, Peer } from './ports/HopBackend.js';
 export { createHopServer, type HopServer, type HopServerOptions } from './server.js';
-export { isUploadPath, UPLOADS_PATH, type UploadOptions } from './tus/tusMount.js';
+export { isUploadPath, type Reserved, UPLOADS_PATH, type UploadOptions } from './tus/tusMount.js';

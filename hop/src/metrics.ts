@@ -7,6 +7,7 @@ export interface HopMetrics {
   bytesIn: Counter<'peer'>;
   bytesOut: Counter<'peer'>;
   uploadsInProgress: Gauge;
+  connectionsRefused: Counter;
 }
 
 export function createHopMetrics(registry: Registry = new Registry()): HopMetrics {
@@ -33,6 +34,11 @@ export function createHopMetrics(registry: Registry = new Registry()): HopMetric
     uploadsInProgress: new Gauge({
       name: 'driftline_hop_uploads_in_progress',
       help: 'tus uploads created and neither finished nor terminated since start',
+      registers: [registry],
+    }),
+    connectionsRefused: new Counter({
+      name: 'driftline_hop_connections_refused_total',
+      help: 'connections answered 429 and closed because their client address had too many open',
       registers: [registry],
     }),
   };

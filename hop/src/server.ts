@@ -9,13 +9,15 @@ import type { z } from 'zod';
 import { requirePeer } from './http/auth.js';
 import { serveBlob } from './http/blobRoute.js';
 import { getBundles, postBundles } from './http/bundleRoutes.js';
+import { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 import { errorMiddleware } from './http/errorMiddleware.js';
+import { type MetricsAccess, metricsRoute } from './http/metricsRoute.js';
 import { createHopMetrics, type HopMetrics } from './metrics.js';
 import type { HopBackend } from './ports/HopBackend.js';
 import { createTusMount, isUploadPath, type UploadOptions } from './tus/tusMount.js';
 
-/** Options of {@link createHopServer}. */
-export interface HopServerOptions {
+/** Options of {@link createHopServer}; {@link ConnectionLimits} cap sockets per client address. */
+export interface HopServerOptions extends ConnectionLimits {
   /** The tus endpoint: upload directory and limits. */
   uploads: UploadOptions;
   /** Largest `POST /v1/bundles` body, compressed and decompressed, in bytes (413 above). Default 8 MiB. */
@@ -26,6 +28,8 @@ export interface HopServerOptions {
   logger?: Logger;
   /** Registry `/metrics` serves; pass one to add your own metrics beside hop's. */
   registry?: Registry;
+  /** Who may read `/metrics`; default: any peer token. */
+  metrics?: MetricsAccess;
   /** Node's `server.requestTimeout` in ms; default 0 (off) so a long PATCH over a slow link is not cut. */
   requestTimeoutMs?: number;
   /**
@@ -53,6 +57,8 @@ export interface HopServer {
   listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
   /** Stops listening, drops open connections, stops the cleanup timer. */
   close(): Promise<void>;
+  /** The tus endpoint's in-progress uploads: bytes they reserved (whole `Upload-Length` each). */
+  uploads: { reservedBytes(): number; reservedBy(peer: string): number };
 }
 
 /**
@@ -91,10 +97,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
     ctx.status = h.ok ? 200 : 503;
     ctx.body = body;
   });
-  router.get('/metrics', async (ctx) => {
-    ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
-  });
+  router.get('/metrics', metricsRoute(metrics, backend, options.metrics));
   app.use(countRequests(metrics));
   app.use(errorMiddleware(logger));
   app.use(router.routes());
@@ -108,17 +111,22 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   options.extend?.(app);
 
   const callback = app.callback();
-  const server = createServer((req, res) => {
-    if (isUploadPath(req.url)) {
-      tus.handle(req, res).catch((err) => {
-        logger.error({ err }, 'tus request failed');
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      });
-    } else callback(req, res);
-  });
+  const headersTimeoutMs = options.headersTimeoutMs ?? 60_000;
+  const server = createServer(
+    { connectionsCheckingInterval: checkingIntervalMs(headersTimeoutMs) },
+    (req, res) => {
+      if (isUploadPath(req.url)) {
+        tus.handle(req, res).catch((err) => {
+          logger.error({ err }, 'tus request failed');
+          if (!res.headersSent) res.writeHead(500);
+          res.end();
+        });
+      } else callback(req, res);
+    },
+  );
   server.requestTimeout = options.requestTimeoutMs ?? 0;
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 3_600_000;
+  applyConnectionLimits(server, { ...options, headersTimeoutMs }, () => metrics.connectionsRefused.inc());
   const interval = options.uploadCleanupIntervalMs ?? 3_600_000;
   const timer =
     interval > 0
@@ -132,6 +140,10 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
     server,
     app,
     metrics,
+    uploads: {
+      reservedBytes: () => tus.ledger.total(),
+      reservedBy: (peer) => tus.ledger.byPeer(peer),
+    },
     listen: (port = 0, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
         server.once('error', reject);

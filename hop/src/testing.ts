@@ -10,7 +10,11 @@ import {
 let counter = 0;
 const keys = generateSigningKeyPair();
 
-/** A signed `control`-shaped bundle small enough for tests; ids are distinct per call. */
+/**
+ * A signed bundle small enough for tests; ids are distinct per call. By default a `doc-delta` from
+ * agent `ship-7/a1` to the hub (what a downstream peer of site ship-7 may post); pass `kind: 'ack'`,
+ * `source: 'hub'` and a site `destination` for downlink traffic.
+ */
 export async function makeBundle(
   over: Partial<BundleHeader> & { priority?: Priority } = {},
 ): Promise<{ id: string; bytes: Uint8Array }> {
@@ -20,18 +24,26 @@ export async function makeBundle(
   const id = over.id ?? encodeUlid(1_700_000_000_000 + counter, rnd);
   const header = {
     id,
-    kind: 'ack',
-    source: 'hub',
+    kind: 'doc-delta',
+    source: { site: 'ship-7', agent: 'a1' },
     destination: 'hub',
     created: Date.now(),
     lifetimeS: 3600,
     priority: 'status',
     ...over,
-  } as BundleHeader & { kind: 'ack' };
-  const bytes = await encodeBundle(
-    header,
-    { agent: 'a1' as never, doc: 'd', heads: [], blobs: [], committedAt: 1 },
-    (await keys).privateKey,
-  );
+  } as BundleHeader;
+  const { privateKey } = await keys;
+  const bytes =
+    header.kind === 'ack'
+      ? await encodeBundle(
+          { ...header, kind: 'ack' },
+          { agent: 'a1' as never, doc: 'd', heads: [], blobs: [], committedAt: 1 },
+          privateKey,
+        )
+      : await encodeBundle(
+          { ...header, kind: 'doc-delta', doc: header.doc ?? 'ship-7/a1/1' },
+          { epoch: 1, changes: new Uint8Array([counter & 0xff]), blobs: [] },
+          privateKey,
+        );
   return { id, bytes };
 }

@@ -210,7 +210,7 @@ describe('health, metrics, extension routes', () => {
     const h = await (await fetch(`${url}/v1/health`)).json();
     expect(h).toMatchObject({ ok: true, role: 'hub', name: 'terminal' });
     await post(encodeBatch([(await makeBundle()).bytes]));
-    const m = await (await fetch(`${url}/metrics`)).text();
+    const m = await (await fetch(`${url}/metrics`, { headers: auth })).text();
     expect(m).toContain('driftline_hop_bytes_in_total{peer="ship-7"}');
   });
 

@@ -25,6 +25,11 @@ export const ERRORS = {
     message: 'missing or wrong credentials; present the bearer token issued for this peer',
   },
   forbidden: { status: 403, message: 'this credential may not do that' },
+  csrf: {
+    status: 403,
+    message:
+      'a write with the session cookie needs header X-Driftline-CSRF; read its value from GET /api/session',
+  },
   'unknown-agent': {
     status: 403,
     message: 'the agent is not enrolled; enrol it with `hub enroll` using the line `edge-agent init` printed',
@@ -36,6 +41,14 @@ export const ERRORS = {
   },
   'not-found': { status: 404, message: 'no such resource' },
   'method-not-allowed': { status: 405, message: 'this method is not allowed on this resource' },
+  'request-timeout': {
+    status: 408,
+    message: 'the request headers did not arrive in time; send them in one go and retry',
+  },
+  'headers-too-large': {
+    status: 431,
+    message: 'the request headers are too large; send fewer or shorter headers',
+  },
   conflict: { status: 409, message: 'the request conflicts with the current state; fetch it and retry' },
   expired: { status: 410, message: 'the bundle outlived its lifetime and was dropped' },
   'checksum-mismatch': {

@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createHopServer, type HopServer } from '@driftline/hop';
+import { bearerToken, createHopServer, type HopServer } from '@driftline/hop';
+import { WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { RelayBackend } from './adapters/hop/RelayBackend.js';
@@ -38,21 +40,45 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
   const random = deps.random ?? Math.random;
   const log = deps.logger ?? pino({ level: 'silent' });
   const { custody, tokens } = openStore(cfg, clock);
-  const backend = new RelayBackend(cfg.name, custody, tokens, clock, cfg.dataDir);
+  const backend = new RelayBackend(cfg.name, custody, tokens, clock, cfg.dataDir, cfg.limits);
   const registry = new Registry();
   const hop: HopServer = createHopServer(backend, {
     uploads: {
       directory: join(cfg.dataDir, 'uploads'),
       maxSize: cfg.limits.maxUploadBytes,
       expirationMs: cfg.limits.uploadExpiryHours * 3_600_000,
+      admit: (peer, size, reserved) => backend.admitUpload(peer, size, reserved),
     },
     maxBatchBytes: cfg.limits.maxBatchBytes,
+    maxConnectionsPerClient: cfg.limits.maxConnectionsPerClient,
+    headersTimeoutMs: cfg.limits.headersTimeoutMs,
+    metrics: {
+      public: cfg.metrics.public,
+      // any peer token, or one issued with `relay token add <name> --metrics`
+      authorize: async (ctx) => {
+        const token = bearerToken(ctx.get('authorization'));
+        if (!token) throw new WireError('unauthorized', 'no bearer token in the Authorization header');
+        if (!tokens.mayReadMetrics(token))
+          throw new WireError('unauthorized', 'the bearer token is unknown or revoked');
+      },
+    },
     registry,
     logger: log,
   });
+  backend.uploads = hop.uploads;
   const metrics = createRelayMetrics(registry, custody, clock, cfg.dataDir);
+  backend.onRefused = (peer, reason, n) => {
+    metrics.peerRefusals.inc({ peer, reason }, n);
+    log.warn({ peer, reason, n }, 'refused a downstream peer');
+  };
   const slots: UpstreamSlot[] = upstreams.map((u) => ({
-    upstream: new HttpUpstream(u.name, u.url, u.token, cfg.forward.requestTimeoutMs),
+    upstream: new HttpUpstream(
+      u.name,
+      u.url,
+      u.token,
+      cfg.forward.requestTimeoutMs,
+      cfg.limits.maxResponseBytes,
+    ),
     plan: u.plan,
     failures: 0,
     retryAt: 0,
@@ -98,13 +124,15 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
   async function blobStep(): Promise<boolean> {
     for (const slot of slots) {
       if (slot.retryAt > clock.now() || !contactState(slot.plan, clock.now()).open) continue;
-      const [blob] = custody.pendingBlobs(slot.upstream.name, 1);
+      const [blob] = custody.blobs.pending(slot.upstream.name, 1);
       if (!blob) return false;
       const r = await uploader.upload(slot.upstream.name, blob, (url) =>
-        custody.setBlobUploadUrl(blob.sha256, slot.upstream.name, url),
+        custody.blobs.setUploadUrl(blob.sha256, slot.upstream.name, url),
       );
       if (r.ok) {
-        custody.blobForwarded(blob.sha256, slot.upstream.name);
+        // Custody passes on: the file goes once the upstream has it (unless a cached bundle shares it).
+        const done = custody.blobs.forwarded(blob.sha256);
+        if (done) await rm(done, { force: true });
         metrics.bytesOut.inc({ upstream: slot.upstream.name }, blob.size);
         return true;
       }

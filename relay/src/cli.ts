@@ -55,27 +55,43 @@ program
 const token = program.command('token').description('manage the bearer tokens of downstream peers');
 
 token
-  .command('add <site>')
-  .description('issue a token for a site or downstream relay; printed once, stored salted and hashed')
+  .command('add <name>')
+  .description(
+    'issue a token for a site or downstream relay (or, with --metrics, for a Prometheus scraper); printed once, stored salted and hashed',
+  )
   .requiredOption('-c, --config <file>', CONFIG_HELP)
-  .option('--sites <list>', 'comma-separated sites this peer may pull downlink for (default: <site>)')
+  .option(
+    '--sites <list>',
+    'comma-separated sites this peer acts for: posts and pulls downlink (default: <name>)',
+  )
+  .option('--metrics', 'a token that may only read /metrics (no sites, no hop API)')
   .option('--json', 'print JSON')
   .addHelpText(
     'after',
-    '\nExample:\n  relay token add ship-7 --config relay.yaml\n  relay token add relay-2 --sites ship-7,ship-8 --config relay.yaml --json',
+    '\nExample:\n  relay token add ship-7 --config relay.yaml\n  relay token add relay-2 --sites ship-7,ship-8 --config relay.yaml --json\n  relay token add prometheus --metrics --config relay.yaml',
   )
-  .action((site: string, opts: { config: string; sites?: string; json?: boolean }) => {
+  .action((name: string, opts: { config: string; sites?: string; metrics?: boolean; json?: boolean }) => {
+    if (opts.metrics && opts.sites) {
+      console.error('relay: --metrics and --sites do not go together (a metrics token acts for no site)');
+      process.exit(2);
+    }
     const { custody, tokens } = openStore(configOrExit(opts.config));
-    const sites = opts.sites
-      ? opts.sites
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : [site];
-    const t = tokens.add(site, sites);
+    const scope = opts.metrics ? 'metrics' : 'peer';
+    const sites = opts.metrics
+      ? []
+      : opts.sites
+        ? opts.sites
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : [name];
+    const t = tokens.add(name, sites, scope);
     custody.close();
-    if (opts.json) console.log(JSON.stringify({ name: site, sites, token: t }));
-    else console.log(`token for ${site} (shown once; give it to that peer):\n${t}`);
+    if (opts.json) console.log(JSON.stringify({ name, sites, scope, token: t }));
+    else
+      console.log(
+        `${scope === 'metrics' ? 'metrics-only token' : 'token'} for ${name} (shown once; give it to that ${scope === 'metrics' ? 'scraper' : 'peer'}):\n${t}`,
+      );
   });
 
 token

@@ -40,22 +40,78 @@ export const RelayConfigSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'name is a slug like relay-1'),
   dataDir: z.string().min(1),
   listen: z.strictObject({ host: z.string().default('127.0.0.1'), port: z.number().int().min(0).max(65535) }),
-  storage: z.strictObject({ maxBytes: z.number().int().positive().optional() }).default({}),
+  storage: z
+    .strictObject({
+      /**
+       * Most bytes the relay keeps on disk: its SQLite file, blobs in custody, bundles to outposts and
+       * the whole `Upload-Length` of every upload in progress. Past it a batch is answered 507
+       * `insufficient-storage` with nothing stored, and a tus creation that would pass it is refused
+       * with 507. Unset: only the disk's own size limits it.
+       */
+      maxBytes: z.number().int().positive().optional(),
+    })
+    .default({}),
   limits: z
     .strictObject({
+      /** Largest `POST /v1/bundles` body, compressed and inflated, in bytes (413 above). */
       maxBatchBytes: z
         .number()
         .int()
         .positive()
         .default(8 * 1024 * 1024),
+      /** Largest tus upload, bytes (413 at creation). */
       maxUploadBytes: z
         .number()
         .int()
         .positive()
         .default(2 * 1024 ** 3),
+      /** An upload untouched this long is removed, hours. */
       uploadExpiryHours: z.number().positive().default(168),
+      /**
+       * Most uplink bundles one downstream peer (one token name) may have held here at once. A batch that
+       * would pass it is answered 429 `too-many-requests` with `Retry-After: retryAfterS`, nothing stored;
+       * the peer retries once the relay has forwarded some. Counted in `driftline_relay_peer_refusals_total`.
+       */
+      peerMaxBundles: z.number().int().positive().default(100_000),
+      /**
+       * Most bytes one downstream peer may have held here: its uplink bundles, its blobs in custody and
+       * its uploads in progress. Past it a batch or a tus creation is answered 507 `insufficient-storage`.
+       */
+      peerMaxBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(8 * 1024 ** 3),
+      /** `Retry-After` of a 429 for a peer over `peerMaxBundles`, seconds. */
+      retryAfterS: z.number().int().positive().default(60),
+      /**
+       * Most connections open at once from one client address; the next is answered 429 and closed.
+       * Behind a reverse proxy every client shares its address: raise it there.
+       */
+      maxConnectionsPerClient: z.number().int().positive().default(64),
+      /** How long a client may take to send its request headers, ms (408 after). */
+      headersTimeoutMs: z.number().int().positive().default(60_000),
+      /**
+       * Largest response body read from an upstream (a downlink page, receipts), after decompression,
+       * in bytes: a compressed bomb from a hostile upstream stops here.
+       */
+      maxResponseBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(64 * 1024 * 1024),
     })
-    .default({ maxBatchBytes: 8 * 1024 * 1024, maxUploadBytes: 2 * 1024 ** 3, uploadExpiryHours: 168 }),
+    .prefault({}),
+  /** `GET /metrics`: Prometheus text. */
+  metrics: z
+    .strictObject({
+      /**
+       * Serve `/metrics` without credentials, for a closed network. Default false: a scraper presents a
+       * peer token or a metrics-only one (`relay token add prometheus --metrics`).
+       */
+      public: z.boolean().default(false),
+    })
+    .prefault({}),
   /** Bundles to outposts: one copy per blob for all sites, fetched with Range, within a disk quota. */
   bundles: z
     .strictObject({

@@ -3,7 +3,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { SqliteCustody } from './adapters/sqlite/SqliteCustody.js';
 import type { Clock } from './ports/Clock.js';
 
-/** The relay's metrics (issue 5): queues, ages, forwards, expiry, disk. Bytes per peer are hop's. */
+/** The relay's metrics: queues, ages, forwards, expiry, disk, what each peer holds and was refused. Bytes per peer are hop's. */
 export function createRelayMetrics(
   registry: Registry,
   custody: SqliteCustody,
@@ -43,7 +43,41 @@ export function createRelayMetrics(
       this.set(s.bavail * s.bsize);
     },
   });
+  new Gauge({
+    name: 'driftline_relay_disk_used_bytes',
+    help: 'bytes counted against storage.maxBytes: SQLite file, blobs, bundles to outposts, in-progress uploads',
+    registers: [registry],
+    collect() {
+      this.set(custody.usage().total);
+    },
+  });
+  new Gauge({
+    name: 'driftline_relay_peer_held_bundles',
+    help: 'uplink bundles held for each downstream peer (limits.peerMaxBundles)',
+    labelNames: ['peer'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const h of custody.heldByPeer()) this.set({ peer: h.peer }, h.bundles);
+    },
+  });
+  new Gauge({
+    name: 'driftline_relay_peer_held_bytes',
+    help: 'bytes of uplink bundles and blobs held for each downstream peer (limits.peerMaxBytes)',
+    labelNames: ['peer'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const h of custody.heldByPeer()) this.set({ peer: h.peer }, h.bytes);
+    },
+  });
   return {
+    peerRefusals: new Counter({
+      name: 'driftline_relay_peer_refusals_total',
+      help: 'bundles and uploads refused to a downstream peer, by peer and reason (foreign-site, not-uplink, quota-bundles, quota-bytes, storage-full)',
+      labelNames: ['peer', 'reason'],
+      registers: [registry],
+    }),
     forwards: new Counter({
       name: 'driftline_relay_forwards_total',
       help: 'batches forwarded upstream, by upstream and result (ok, failed)',

@@ -52,7 +52,12 @@ describe('relay chain: relay-a → relay-b → terminal', () => {
 
   it('brings the downlink of a served site down the chain and releases it on the next cursor', async () => {
     const { term, a, agentToken } = await chain();
-    const ack = await makeBundle({ destination: { site: 'ship-7' as never }, priority: 'control' });
+    const ack = await makeBundle({
+      kind: 'ack',
+      source: 'hub',
+      destination: { site: 'ship-7' as never },
+      priority: 'control',
+    });
     term.backend.enqueueDownlink('ship-7', ack.bytes);
     let cursor = '';
     let got: Uint8Array[] = [];
@@ -80,7 +85,8 @@ describe('relay chain: relay-a → relay-b → terminal', () => {
   });
 
   it('forwards a blob uploaded by tus up the chain, verified at each hop', async () => {
-    const { term, a, agentToken } = await chain();
+    const { term, a, b, agentToken } = await chain();
+    term.backend.failWith = new Error('hub down'); // the blob waits at relay-b
     const data = Buffer.alloc(300_000, 7);
     const sha = createHash('sha256').update(data).digest('hex');
     await new Promise<void>((resolve, reject) => {
@@ -94,13 +100,22 @@ describe('relay chain: relay-a → relay-b → terminal', () => {
       });
       u.start();
     });
-    await until(() => term.backend.blobData.has(sha), 10_000, 'blob at the terminal');
-    expect(term.backend.blobData.get(sha)?.bytes.equals(data)).toBe(true);
-    // and relay-a serves it with Range meanwhile
-    const part = await fetch(`${a.url}/v1/blobs/${sha}`, {
-      headers: { authorization: `Bearer ${agentToken}`, range: 'bytes=0-9' },
+    await until(() => b.relay.custody.blobs.pending('hub', 10).length === 1, 10_000, 'blob at relay-b');
+    // relay-b serves it with Range to the peer that uploaded it (relay-a) while it holds it
+    const bToken = b.relay.tokens.add('relay-a', ['ship-7']);
+    const part = await fetch(`${b.url}/v1/blobs/${sha}`, {
+      headers: { authorization: `Bearer ${bToken}`, range: 'bytes=0-9' },
     });
     expect(part.status).toBe(206);
+    // relay-a passed it on: custody holds nothing it has handed over
+    await until(() => a.relay.custody.blobs.pending('relay-b', 10).length === 0, 10_000, 'relay-a done');
+    const gone = await fetch(`${a.url}/v1/blobs/${sha}`, {
+      headers: { authorization: `Bearer ${agentToken}` },
+    });
+    expect(gone.status).toBe(404);
+    term.backend.failWith = null;
+    await until(() => term.backend.blobData.has(sha), 10_000, 'blob at the terminal');
+    expect(term.backend.blobData.get(sha)?.bytes.equals(data)).toBe(true);
   });
 
   it('fails over to the second upstream when the first is down', async () => {

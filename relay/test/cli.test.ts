@@ -46,6 +46,20 @@ describe('relay token and config', () => {
     expect(run('token', 'revoke', 'ship-7', '--config', cfg).status).toBe(1);
   }, 60_000);
 
+  it('issues a metrics-only token that reads /metrics and acts for no site', () => {
+    const r = run('token', 'add', 'prometheus', '--metrics', '--config', cfg, '--json');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ name: 'prometheus', sites: [], scope: 'metrics' });
+    const { custody, tokens } = openStore({ dataDir: join(dir, 'data'), storage: {} });
+    expect(tokens.authenticate(out.token)).toBeNull();
+    expect(tokens.mayReadMetrics(out.token)).toBe(true);
+    custody.close();
+    expect(run('token', 'add', 'prometheus', '--metrics', '--sites', 'ship-7', '--config', cfg).status).toBe(
+      2,
+    );
+  }, 60_000);
+
   it('exits 2 with a readable list on a bad config', () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'name: Not A Slug\nlisten: { port: -1 }\nupstreams: [{ url: nope }]\n');

@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => relay.stop());
 
-const snapshot = () => JSON.stringify([relay.custody.queueStats(0), relay.custody.pendingBlobs('x', 100)]);
+const snapshot = () => JSON.stringify([relay.custody.queueStats(0), relay.custody.blobs.pending('x', 100)]);
 
 const paths = [
   '/v1/bundles',

@@ -26,6 +26,9 @@ export function requirePeer(backend: HopBackend): Middleware {
   };
 }
 
-export function mayPullFor(peer: Peer, site: string): boolean {
+/** Whether `peer` acts for `site` (its token's sites, or `*`): may post its bundles and pull its downlink. */
+export function actsFor(peer: Peer, site: string): boolean {
   return peer.sites.includes('*') || peer.sites.includes(site);
 }
+
+export const mayPullFor = actsFor;

@@ -1,14 +1,14 @@
 import { Sha256Schema, WireError } from '@driftline/protocol';
 import type { Context } from 'koa';
 import { decideRange } from '../core/range.js';
-import type { HopBackend } from '../ports/HopBackend.js';
+import type { HopBackend, Peer } from '../ports/HopBackend.js';
 
 /** `GET|HEAD /v1/blobs/:sha256` with `Range`/`If-Range` and a strong ETag (RFC 9110 §8.8.3, §13.1.5, §14). */
 export async function serveBlob(backend: HopBackend, ctx: Context, sha: string): Promise<void> {
   if (!Sha256Schema.safeParse(sha).success) {
     throw new WireError('bad-request', `'${sha.slice(0, 80)}' is not a sha256 (64 lowercase hex characters)`);
   }
-  const stat = await backend.blobs.stat(sha);
+  const stat = await backend.blobs.stat(sha, ctx.state.peer as Peer);
   if (!stat) throw new WireError('not-found', `no complete blob ${sha} here`);
   ctx.set('ETag', stat.etag);
   ctx.set('Accept-Ranges', 'bytes');

@@ -25,7 +25,6 @@ export async function postBundles(
   const peer = ctx.state.peer as Peer;
   const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
   if (!ACCEPTED_TYPES.includes(type)) {
-    ctx.req.resume();
     throw new WireError('unsupported-media-type', `Content-Type '${type}' is not ${BATCH_CONTENT_TYPE}`);
   }
   const body = await readLimitedBody(ctx.req, limits.maxBatchBytes);

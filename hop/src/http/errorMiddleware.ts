@@ -1,14 +1,18 @@
 import { ERRORS, type ErrorCode, renderError, WireError } from '@driftline/protocol';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { bodyUnread, errorHeaders } from './refuse.js';
 
 /**
  * The one place a hop server turns errors into responses: a `WireError` renders its ERRORS entry,
  * koa/http-errors with a known status render the matching code, anything else is `internal` and logged.
- * Always `{ error: { code, message } }` (STYLE.md, Errors).
+ * Always `{ error: { code, message } }` (STYLE.md, Errors). A 401 names its scheme (`WWW-Authenticate`),
+ * a 429 or 503 says when to retry (`Retry-After`), and a refused request whose body was not read closes
+ * its connection instead of draining the body.
  */
 export function errorMiddleware(logger: Logger): Middleware {
   return async (ctx, next) => {
+    let thrown: unknown;
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
@@ -17,12 +21,17 @@ export function errorMiddleware(logger: Logger): Middleware {
         ctx.body = r.body;
       }
     } catch (e) {
+      thrown = e;
       const { code, detail } = classify(e);
       if (code === 'internal') logger.error({ err: e, path: ctx.path }, 'request failed');
       const r = renderError(code, detail);
       ctx.status = r.status;
       ctx.body = r.body;
     }
+    if (ctx.status < 400) return;
+    for (const [k, v] of Object.entries(errorHeaders(ctx.status, thrown)))
+      if (!ctx.response.get(k)) ctx.set(k, v);
+    if (bodyUnread(ctx.req)) ctx.set('Connection', 'close');
   };
 }
 

@@ -5,12 +5,13 @@ import { WireError } from '@driftline/protocol';
 /**
  * Reads a request body into memory, refusing anything over `limit` bytes: first from
  * `Content-Length` before a byte is read, then while streaming (a sender may lie or send chunked),
- * and again after decompression so a small compressed bomb cannot inflate past the limit.
+ * counting both the bytes on the wire and the bytes after decompression, so neither a small compressed
+ * bomb nor an endless stream that inflates to nothing passes the limit. A refused body is not drained:
+ * the error middleware closes the connection instead.
  */
 export async function readLimitedBody(req: IncomingMessage, limit: number): Promise<Uint8Array> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
-    req.resume();
     throw new WireError(
       'payload-too-large',
       `Content-Length ${declared} is over the limit of ${limit} bytes`,
@@ -21,26 +22,37 @@ export async function readLimitedBody(req: IncomingMessage, limit: number): Prom
   if (encoding === 'br') source = req.pipe(createBrotliDecompress());
   else if (encoding === 'gzip') source = req.pipe(createGunzip());
   else if (encoding !== 'identity') {
-    req.resume();
     throw new WireError(
       'unsupported-media-type',
       `Content-Encoding '${encoding}' is not accepted (use br or gzip)`,
     );
   }
+  const tooLarge = () => new WireError('payload-too-large', `body is over the limit of ${limit} bytes`);
+  let wire = 0;
+  const onWire = (chunk: Buffer) => {
+    wire += chunk.length;
+    if (wire > limit) {
+      req.unpipe();
+      (source as unknown as { destroy(e: Error): void }).destroy(tooLarge());
+    }
+  };
+  if (source !== req) req.on('data', onWire);
   const chunks: Buffer[] = [];
   let total = 0;
   try {
     for await (const chunk of source as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > limit) {
-        req.resume();
-        throw new WireError('payload-too-large', `body is over the limit of ${limit} bytes`);
+        req.unpipe();
+        throw tooLarge();
       }
       chunks.push(chunk);
     }
   } catch (e) {
     if (e instanceof WireError) throw e;
     throw new WireError('bad-request', `the body could not be read or decompressed: ${(e as Error).message}`);
+  } finally {
+    req.off('data', onWire);
   }
   const out = Buffer.concat(chunks, total);
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);

@@ -28,7 +28,7 @@ export class MemoryHopBackend implements HopBackend {
   private readonly down: { seq: number; site: string; bytes: Uint8Array }[] = [];
   private seq = 0;
   ready = true;
-  /** When set, `accept` throws it (simulates a full disk or a crash). */
+  /** When set, `accept` and `uploadFinished` throw it (simulates a full disk or a crash). */
   failWith: Error | null = null;
 
   constructor(opts: { name?: string; role?: 'relay' | 'hub' } = {}) {
@@ -88,6 +88,7 @@ export class MemoryHopBackend implements HopBackend {
   };
 
   async uploadFinished(_peer: Peer | null, upload: FinishedUpload): Promise<void> {
+    if (this.failWith) throw this.failWith;
     this.blobData.set(upload.sha256, {
       bytes: readFileSync(upload.path),
       metadata: upload.metadata,

@@ -44,13 +44,20 @@ export interface HopBackend {
 export interface Peer {
   /** The site (or downstream relay) the token was issued for. */
   name: string;
-  /** Sites this peer may pull downlink for; `*` for any. */
+  /**
+   * Sites this peer acts for (DESIGN S4): it may post only bundles whose source is one of them and
+   * pull downlink only for them; `*` for any.
+   */
   sites: readonly string[];
 }
 
 export interface BlobReader {
-  /** Metadata of a complete blob, or null. `etag` must be strong (RFC 9110 §8.8.3). */
-  stat(sha256: string): Promise<{ size: number; etag: string; mtimeMs: number } | null>;
+  /**
+   * Metadata of a complete blob `peer` may read, or null (404) when there is none or it is not theirs
+   * to read (a blob another peer uploaded). hop always passes the requesting peer; a backend's own
+   * callers may leave it out. `etag` must be strong (RFC 9110 §8.8.3).
+   */
+  stat(sha256: string, peer?: Peer): Promise<{ size: number; etag: string; mtimeMs: number } | null>;
   /** A readable stream of bytes `[start, end]` inclusive. */
   read(sha256: string, start: number, end: number): NodeJS.ReadableStream;
 }

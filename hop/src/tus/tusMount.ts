@@ -3,14 +3,24 @@ import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { ERRORS, type ErrorCode, renderError, Sha256Schema, WireError } from '@driftline/protocol';
-import { FileStore } from '@tus/file-store';
+import { FileConfigstore, FileStore } from '@tus/file-store';
 import { Server as TusServer } from '@tus/server';
 import type { Logger } from 'pino';
 import { authenticate } from '../http/auth.js';
+import { errorHeaders, sendError } from '../http/refuse.js';
 import type { HopMetrics } from '../metrics.js';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
+import { OWNER_KEY, UploadLedger } from './UploadLedger.js';
 
 export const UPLOADS_PATH = '/v1/uploads';
+
+/** Bytes reserved by in-progress uploads when a new one asks to be created. */
+export interface Reserved {
+  /** By every in-progress upload (each counts its whole `Upload-Length`). */
+  total: number;
+  /** By the asking peer's in-progress uploads. */
+  byPeer: number;
+}
 
 /** Options of the tus endpoint at `/v1/uploads/`. */
 export interface UploadOptions {
@@ -20,6 +30,12 @@ export interface UploadOptions {
   maxSize?: number;
   /** An upload untouched this long is expired (tus expiration extension). Default 7 days. */
   expirationMs?: number;
+  /**
+   * Decides whether `peer` may create an upload of `size` bytes, given what in-progress uploads already
+   * reserved: throw `WireError('insufficient-storage')` (507) or a `RetryLaterError` (429) to refuse.
+   * This is where a node applies its disk cap and per-peer quotas. Default: every creation is admitted.
+   */
+  admit?: (peer: Peer, size: number, reserved: Reserved) => void | Promise<void>;
 }
 
 type TusError = { status_code: number; body: string };
@@ -34,11 +50,21 @@ export function isUploadPath(url: string | undefined): boolean {
   return url === UPLOADS_PATH || url.startsWith(`${UPLOADS_PATH}/`) || url.startsWith(`${UPLOADS_PATH}?`);
 }
 
+/** The upload id of `/v1/uploads/<id>`, '' for the collection, null for an id tus never issues. */
+function uploadIdOf(url: string): string | null {
+  const rest = url.slice(UPLOADS_PATH.length).split('?')[0] ?? '';
+  if (rest === '' || rest === '/') return '';
+  const m = /^\/([A-Za-z0-9_-]{1,128})$/.exec(rest);
+  return m ? (m[1] as string) : null;
+}
+
 /**
  * tus (creation, termination, expiration) mounted beside Koa, never behind a body parser
- * (FIELD-NOTES, tus). Every request but OPTIONS needs a bearer token. On the last PATCH the bytes are
- * hashed and compared with the `sha256` announced in `Upload-Metadata` (460 and the upload deleted on a
- * mismatch); then `backend.uploadFinished` records the blob before the PATCH is answered.
+ * (FIELD-NOTES, tus). Every request but OPTIONS needs a bearer token, and an upload belongs to the peer
+ * that created it: any other peer gets 404 for it, as if it did not exist. Creations pass `admit` (disk
+ * cap, quotas) with what in-progress uploads reserved. On the last PATCH the bytes are hashed and
+ * compared with the `sha256` announced in `Upload-Metadata` (460 and the upload deleted on a mismatch);
+ * then `backend.uploadFinished` records the blob before the PATCH is answered.
  */
 export function createTusMount(
   backend: HopBackend,
@@ -47,18 +73,26 @@ export function createTusMount(
   opts: UploadOptions,
 ) {
   const peers = new WeakMap<IncomingMessage, Peer>();
+  const records = new FileConfigstore(opts.directory);
+  const ledger = new UploadLedger(opts.directory, records);
+  const loaded = ledger.load().catch((err) => logger.warn({ err }, 'reading in-progress uploads failed'));
   const store = new FileStore({
     directory: opts.directory,
+    configstore: records,
     expirationPeriodInMilliseconds: opts.expirationMs ?? 7 * 24 * 3600 * 1000,
   });
   const nodeReq = (req: unknown): IncomingMessage | undefined =>
     (req as { runtime?: { node?: { req?: IncomingMessage } } }).runtime?.node?.req;
+  const peerOf = (req: unknown): Peer | undefined => {
+    const r = nodeReq(req);
+    return r ? peers.get(r) : undefined;
+  };
   const tus = new TusServer({
     path: UPLOADS_PATH,
     datastore: store,
     relativeLocation: true,
     maxSize: opts.maxSize ?? 2 * 1024 ** 3,
-    onUploadCreate: async (_req, upload) => {
+    onUploadCreate: async (req, upload) => {
       const sha = upload.metadata?.sha256;
       if (!sha || !Sha256Schema.safeParse(sha).success) {
         throw tusError(
@@ -66,33 +100,49 @@ export function createTusMount(
           'Upload-Metadata must carry sha256 (64 lowercase hex) of the whole file',
         );
       }
-      if (upload.sizeIsDeferred)
+      if (upload.sizeIsDeferred || upload.size === undefined)
         throw tusError('bad-request', 'Upload-Length is required (no deferred length)');
-      return {};
+      const peer = peerOf(req);
+      if (!peer) throw tusError('unauthorized');
+      const reserved = { total: ledger.total(), byPeer: ledger.byPeer(peer.name) };
+      // Reserved before `admit` resolves, so a concurrent creation counts this one.
+      ledger.reserve(upload.id, peer.name, upload.size);
+      try {
+        await opts.admit?.(peer, upload.size, reserved);
+      } catch (e) {
+        ledger.release(upload.id);
+        if (e instanceof WireError) throw tusError(e.code, e.detail);
+        throw e;
+      }
+      return { metadata: { ...upload.metadata, [OWNER_KEY]: peer.name } };
     },
     onUploadFinish: async (req, upload) => {
       const path = join(opts.directory, upload.id);
       const announced = upload.metadata?.sha256 ?? '';
       const actual = await sha256File(path);
+      ledger.release(upload.id);
       if (actual !== announced) {
         await store.remove(upload.id).catch(() => undefined);
         metrics.uploadsInProgress.dec();
         throw tusError('checksum-mismatch', `upload ${upload.id} hashes to ${actual}, not ${announced}`);
       }
-      const { sha256: _s, ...metadata } = upload.metadata ?? {};
+      const { sha256: _s, [OWNER_KEY]: _o, ...metadata } = upload.metadata ?? {};
       const clean = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v != null)) as Record<
         string,
         string
       >;
-      const r = nodeReq(req);
       try {
-        await backend.uploadFinished((r && peers.get(r)) ?? null, {
+        await backend.uploadFinished(peerOf(req) ?? null, {
           path,
           size: upload.size ?? upload.offset,
           sha256: actual,
           metadata: clean,
         });
       } catch (e) {
+        // Not recorded: the upload goes, so a resuming client finds no complete upload to trust and
+        // starts over (a kept, complete one would look delivered).
+        await store.remove(upload.id).catch(() => undefined);
+        metrics.uploadsInProgress.dec();
         if (e instanceof WireError) throw tusError(e.code, e.detail);
         logger.error({ err: e, upload: upload.id }, 'recording a finished upload failed');
         throw tusError('internal');
@@ -102,10 +152,14 @@ export function createTusMount(
     },
   });
   // tus's own errors (404, 409 offset, 412 version, 400 headers, 413 size…) are rendered like every
-  // other hop error; `write` is the one place every tus response passes through.
+  // other hop error; `write` is the one place every tus response passes through. An error closes the
+  // connection: the PATCH body it refused is not read.
   const write = tus.write.bind(tus);
   tus.write = (context, headers, status, body) => {
-    if (status < 400 || body?.startsWith('{')) return write(context, headers, status, body);
+    if (status < 400) return write(context, headers, status, body);
+    for (const [k, v] of Object.entries(errorHeaders(status))) headers.set(k, v);
+    headers.set('connection', 'close');
+    if (body?.startsWith('{')) return write(context, headers, status, body);
     const code =
       (Object.keys(ERRORS) as ErrorCode[]).find((c) => ERRORS[c].status === status) ??
       (status < 500 ? 'bad-request' : 'internal');
@@ -114,26 +168,45 @@ export function createTusMount(
     return write(context, headers, status, JSON.stringify(r.body));
   };
   tus.on('POST_CREATE', () => metrics.uploadsInProgress.inc());
-  tus.on('POST_TERMINATE', () => metrics.uploadsInProgress.dec());
+  tus.on('POST_TERMINATE', (_req: unknown, _res: unknown, id: string) => {
+    ledger.release(id);
+    metrics.uploadsInProgress.dec();
+  });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    await loaded;
     if (req.method !== 'OPTIONS') {
+      let peer: Peer;
       try {
-        const peer = await authenticate(backend, req.headers.authorization);
-        peers.set(req, peer);
-        const len = Number(req.headers['content-length'] ?? 0);
-        if (req.method === 'PATCH' && len > 0) metrics.bytesIn.inc({ peer: peer.name }, len);
+        peer = await authenticate(backend, req.headers.authorization);
       } catch (e) {
-        const r = renderError(e instanceof WireError ? e.code : 'internal');
-        res.writeHead(r.status, { 'content-type': 'application/json', 'tus-resumable': '1.0.0' });
-        res.end(JSON.stringify(r.body));
-        req.resume();
+        const we = e instanceof WireError ? e : new WireError('internal');
+        sendError(req, res, we.code, we.detail, { 'tus-resumable': '1.0.0' });
         return;
       }
+      peers.set(req, peer);
+      const id = uploadIdOf(req.url ?? '');
+      const owner = id ? await ledger.owner(id) : undefined;
+      if (id === null || (owner !== undefined && owner !== peer.name)) {
+        sendError(req, res, 'not-found', 'no such upload', { 'tus-resumable': '1.0.0' });
+        return;
+      }
+      const len = Number(req.headers['content-length'] ?? 0);
+      if (req.method === 'PATCH' && len > 0) metrics.bytesIn.inc({ peer: peer.name }, len);
     }
     await tus.handle(req, res);
   }
-  return { tus, store, handle, cleanUpExpired: () => tus.cleanUpExpiredUploads() };
+  return {
+    tus,
+    store,
+    ledger,
+    handle,
+    cleanUpExpired: async () => {
+      const n = await tus.cleanUpExpiredUploads();
+      await ledger.load();
+      return n;
+    },
+  };
 }
 
 function sha256File(path: string): Promise<string> {

@@ -82,17 +82,20 @@ export async function forwardStep(
     slot.failures = 0;
     slot.retryAt = 0;
     custody.addSent(keys, r.bytes);
-    const done: string[] = [];
+    // By seq: two candidates of one id (an altered copy and the genuine one) are separate rows.
+    const done: number[] = [];
+    const refusedSeqs: number[] = [];
     const refused: Receipt[] = [];
     r.receipts.forEach((rc, i) => {
-      const id = (batch[i] as { id: string }).id;
-      if (rc.status === 'rejected')
-        refused.push({ ...rc, bundleId: rc.bundleId ?? (id as Receipt['bundleId']) });
-      else done.push(id);
+      const b = batch[i] as (typeof batch)[number];
+      if (rc.status === 'rejected') {
+        refused.push({ ...rc, bundleId: rc.bundleId ?? (b.id as Receipt['bundleId']) });
+        refusedSeqs.push(b.seq);
+      } else done.push(b.seq);
     });
     custody.forwarded(done);
     if (refused.length > 0) {
-      custody.refused(refused.map((x) => x.bundleId as string));
+      custody.refused(refusedSeqs);
       emit({ type: 'refused', upstream: slot.upstream.name, receipts: refused });
     }
     emit({ type: 'forwarded', upstream: slot.upstream.name, count: done.length, bytes: r.bytes });

@@ -14,6 +14,14 @@ export interface IncomingBundle {
 
 export type AcceptOutcome = 'stored' | 'duplicate' | 'expired';
 
+/** What one downstream peer may hold at this relay (D5): bundles and bytes (bundles and its pending blobs). */
+export interface PeerQuota {
+  maxBundles: number;
+  maxBytes: number;
+  /** Bytes the peer's in-progress uploads have reserved, counted with what it holds. */
+  reservedBytes?: number;
+}
+
 export interface QueuedBundle {
   seq: number;
   id: string;
@@ -33,16 +41,21 @@ export interface ExpiredReport {
 /**
  * The relay's custody: everything it has receipted and not yet handed on. Every write is one
  * transaction; a method returns only after the commit (D1). `OutOfSpace` is thrown when the store is
- * full, with nothing written.
+ * full, `QuotaExceeded` when a peer would hold more than its quota, with nothing written.
  */
 export interface Custody {
-  accept(from: string, items: readonly IncomingBundle[], now: number): AcceptOutcome[];
+  /**
+   * Takes uplink bundles (destination `hub`) from a downstream peer. A bundle is known by its id and
+   * content hash: the same bytes again are a `duplicate`, a different copy under a known id is held
+   * too (only the hub can tell which one its agent signed).
+   */
+  accept(from: string, items: readonly IncomingBundle[], now: number, quota?: PeerQuota): AcceptOutcome[];
   /** Uplink bundles in priority order (control, failure, status, bulk), oldest first within one. */
   nextBatch(now: number, maxBytes: number, maxCount: number): QueuedBundle[];
-  /** Removes forwarded bundles (their ids stay known, so a re-send is a duplicate). */
-  forwarded(ids: readonly string[]): void;
-  /** Removes bundles the upstream refused for good, counting them. */
-  refused(ids: readonly string[]): void;
+  /** Removes forwarded bundles by seq (their id and hash stay known, so a re-send is a duplicate). */
+  forwarded(seqs: readonly number[]): void;
+  /** Removes bundles the upstream refused for good, by seq, counting them. */
+  refused(seqs: readonly number[]): void;
   expire(now: number): ExpiredReport;
   /** Downlink for a site after `after` (rows up to `after` are released: the puller has them). */
   downlink(site: string, after: number, limit: number): { bundles: Uint8Array[]; cursor: number };
@@ -61,6 +74,17 @@ export interface Custody {
   counter(name: string): number;
   queueStats(now: number): { dest: string; priority: Priority; count: number; oldestMs: number }[];
   close(): void;
+}
+
+/** A peer's batch would take it past its quota: `bundles` (answer 429) or `bytes` (answer 507). */
+export class QuotaExceeded extends Error {
+  constructor(
+    readonly what: 'bundles' | 'bytes',
+    detail: string,
+  ) {
+    super(detail);
+    this.name = 'QuotaExceeded';
+  }
 }
 
 export class OutOfSpace extends Error {

@@ -8,6 +8,10 @@ import {
 } from '@driftline/protocol';
 import { Upload, type UrlStorage } from 'tus-js-client';
 import type { BlobToUpload, Uplink, UplinkResult } from '../../ports/Uplink.js';
+import { readCapped, readCappedText } from './readCapped.js';
+
+/** Error bodies and receipts are small JSON; more is not read. */
+const SMALL_BODY_CAP = 4 * 1024 * 1024;
 
 export interface HttpUplinkOptions {
   url: string;
@@ -22,6 +26,11 @@ export interface HttpUplinkOptions {
    * only keeps a single request below body limits of proxies in front of a hop.
    */
   chunkSize?: number;
+  /**
+   * Largest downlink page read, after fetch has inflated it (default 64 MiB): a compressed bomb from a
+   * hostile relay stops here instead of filling memory.
+   */
+  maxResponseBytes?: number;
 }
 
 /** The hop API over HTTP: fetch for bundles and downlink, tus-js-client for blobs. */
@@ -42,11 +51,12 @@ export class HttpUplink implements Uplink {
         signal: AbortSignal.timeout(this.timeout),
       });
       if (res.ok) return { ok: true, value: res };
-      const body = await res.text().catch(() => '');
-      let message = body.slice(0, 300);
+      const read = await readCappedText(res, 64 * 1024);
+      const body = read.ok ? read.text : '';
+      let message = read.ok ? body.slice(0, 300) : `(error body not read: ${read.error})`;
       try {
         const parsed = JSON.parse(body) as { error?: { code?: string; message?: string } };
-        if (parsed.error) message = `${parsed.error.code}: ${parsed.error.message}`;
+        if (parsed.error) message = `${parsed.error.code}: ${String(parsed.error.message).slice(0, 500)}`;
       } catch {}
       const retryable = res.status >= 500 || res.status === 408 || res.status === 429;
       return { ok: false, status: res.status, retryable, error: `HTTP ${res.status} ${message}` };
@@ -59,7 +69,7 @@ export class HttpUplink implements Uplink {
   async probe(): Promise<UplinkResult<void>> {
     const r = await this.request('/v1/health', { method: 'GET' });
     if (!r.ok) return r;
-    await r.value.arrayBuffer();
+    await readCapped(r.value, 64 * 1024);
     return { ok: true, value: undefined };
   }
 
@@ -71,7 +81,12 @@ export class HttpUplink implements Uplink {
       body,
     });
     if (!r.ok) return r;
-    const parsed = ReceiptsResponseSchema.safeParse(await r.value.json().catch(() => null));
+    const read = await readCappedText(r.value, SMALL_BODY_CAP);
+    let json: unknown = null;
+    try {
+      json = read.ok ? JSON.parse(read.text) : null;
+    } catch {}
+    const parsed = ReceiptsResponseSchema.safeParse(json);
     if (!parsed.success)
       return { ok: false, retryable: true, error: 'upstream answered something that is not a receipt list' };
     return { ok: true, value: parsed.data.receipts };
@@ -88,8 +103,9 @@ export class HttpUplink implements Uplink {
       headers: { accept: BATCH_CONTENT_TYPE },
     });
     if (!r.ok) return r;
-    const bytes = new Uint8Array(await r.value.arrayBuffer());
-    const batch = decodeBatch(bytes);
+    const read = await readCapped(r.value, this.opts.maxResponseBytes ?? 64 * 1024 * 1024);
+    if (!read.ok) return { ok: false, retryable: true, error: `downlink refused: ${read.error}` };
+    const batch = decodeBatch(read.bytes);
     if (!batch.ok)
       return { ok: false, retryable: true, error: `downlink is not a batch: ${batch.error.message}` };
     return {

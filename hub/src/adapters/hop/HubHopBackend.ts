@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FinishedUpload, HopBackend, Peer } from '@driftline/hop';
+import { type FinishedUpload, type HopBackend, type Peer, scopeBatch } from '@driftline/hop';
 import type { DownlinkQuery, Receipt } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
 import type { Ingest } from '../../core/Ingest.js';
@@ -24,6 +24,8 @@ export class HubHopBackend implements HopBackend {
       version: string;
       onDelivered?: (r: PlanRequestRow[]) => void;
       onExpiredDownlink?: (n: number) => void;
+      /** Counts bundles refused because their source is not one of the posting peer's sites. */
+      onForeignSite?: (peer: string, n: number) => void;
     },
   ) {}
 
@@ -39,8 +41,12 @@ export class HubHopBackend implements HopBackend {
     return row ? { name: row.name, sites: row.sites } : null;
   }
 
-  accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
-    return this.d.ingest.accept(peer.name, bundles);
+  /** A peer (a relay, or an agent posting directly) acts only for its own sites (DESIGN S4). */
+  async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
+    const scoped = scopeBatch(peer, bundles, this.name);
+    if (scoped.refused.length > 0) this.d.onForeignSite?.(peer.name, scoped.refused.length);
+    const inner = scoped.allowed.length > 0 ? await this.d.ingest.accept(peer.name, scoped.allowed) : [];
+    return scoped.complete(inner);
   }
 
   async downlink(_peer: Peer, q: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }> {

@@ -1,13 +1,37 @@
 import { createReadStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BlobReader, FinishedUpload, HopBackend, Peer } from '@driftline/hop';
+import {
+  type BlobReader,
+  type FinishedUpload,
+  type HopBackend,
+  type Peer,
+  type Reserved,
+  RetryLaterError,
+  scopeBatch,
+} from '@driftline/hop';
 import { type BundleId, type DownlinkQuery, type Receipt, WireError } from '@driftline/protocol';
 import { describeBundle } from '../../core/describeBundle.js';
 import type { Clock } from '../../ports/Clock.js';
-import { type IncomingBundle, OutOfSpace } from '../../ports/Custody.js';
+import { type IncomingBundle, OutOfSpace, QuotaExceeded } from '../../ports/Custody.js';
 import type { SqliteCustody } from '../sqlite/SqliteCustody.js';
 import type { SqliteTokens } from '../sqlite/SqliteTokens.js';
+
+/** Why the relay refused a peer's traffic: the label of `driftline_relay_peer_refusals_total`. */
+export type PeerRefusal = 'foreign-site' | 'not-uplink' | 'quota-bundles' | 'quota-bytes' | 'storage-full';
+
+/** Per-peer limits (relay.yaml `limits`). */
+export interface PeerLimits {
+  peerMaxBundles: number;
+  peerMaxBytes: number;
+  retryAfterS: number;
+}
+
+/** Bytes reserved by in-progress uploads (the hop server's tus ledger), all and by peer. */
+export interface UploadReservations {
+  reservedBytes(): number;
+  reservedBy(peer: string): number;
+}
 
 /** The relay behind the hop API: custody in SQLite, blobs as files named by their sha256. */
 export class RelayBackend implements HopBackend {
@@ -16,6 +40,10 @@ export class RelayBackend implements HopBackend {
   readonly blobDir: string;
   /** Called after a commit that added uplink work, to wake the forwarder. */
   onWork: () => void = () => {};
+  /** Called for every bundle or upload refused to a peer (counted in `/metrics`). */
+  onRefused: (peer: string, reason: PeerRefusal, n: number) => void = () => {};
+  /** The hop server's in-progress uploads, once it exists. */
+  uploads: UploadReservations = { reservedBytes: () => 0, reservedBy: () => 0 };
 
   constructor(
     readonly name: string,
@@ -23,9 +51,11 @@ export class RelayBackend implements HopBackend {
     private readonly tokens: SqliteTokens,
     private readonly clock: Clock,
     dataDir: string,
+    private readonly limits: PeerLimits,
   ) {
     this.blobDir = join(dataDir, 'blobs');
     mkdirSync(this.blobDir, { recursive: true });
+    custody.externalBytes = () => this.uploads.reservedBytes();
   }
 
   async authenticate(token: string): Promise<Peer | null> {
@@ -33,9 +63,11 @@ export class RelayBackend implements HopBackend {
   }
 
   async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
-    const receipts: Receipt[] = new Array(bundles.length);
+    const scoped = scopeBatch(peer, bundles, this.name);
+    for (const r of scoped.refused) this.onRefused(peer.name, r.reason, 1);
+    const receipts: Receipt[] = new Array(scoped.allowed.length);
     const good: { index: number; item: IncomingBundle }[] = [];
-    bundles.forEach((bytes, index) => {
+    scoped.allowed.forEach((bytes, index) => {
       const d = describeBundle(bytes);
       if (d.ok) good.push({ index, item: d.value });
       else
@@ -48,11 +80,16 @@ export class RelayBackend implements HopBackend {
           by: this.name,
         };
     });
-    const outcomes = this.guard(() =>
+    const outcomes = this.guard(peer.name, () =>
       this.custody.accept(
         peer.name,
         good.map((g) => g.item),
         this.clock.now(),
+        {
+          maxBundles: this.limits.peerMaxBundles,
+          maxBytes: this.limits.peerMaxBytes,
+          reservedBytes: this.uploads.reservedBy(peer.name),
+        },
       ),
     );
     good.forEach((g, i) => {
@@ -71,16 +108,17 @@ export class RelayBackend implements HopBackend {
           : { bundleId: id, index: g.index, status: o as 'stored' | 'duplicate', by: this.name };
     });
     if (outcomes.includes('stored')) this.onWork();
-    return receipts;
+    return scoped.complete(receipts);
   }
 
-  async downlink(_peer: Peer, q: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }> {
-    const r = this.guard(() => this.custody.downlink(q.for, Number(q.after ?? 0), q.limit));
+  async downlink(peer: Peer, q: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }> {
+    const r = this.guard(peer.name, () => this.custody.downlink(q.for, Number(q.after ?? 0), q.limit));
     return { bundles: r.bundles, cursor: String(r.cursor) };
   }
 
   readonly blobs: BlobReader = {
-    stat: async (sha) => {
+    stat: async (sha, peer) => {
+      if (!peer || !this.custody.blobs.visibleTo(sha, peer)) return null;
       try {
         const s = statSync(join(this.blobDir, sha));
         // content-addressed: the hash names exactly these bytes, a strong validator (RFC 9110 §8.8.3)
@@ -92,12 +130,41 @@ export class RelayBackend implements HopBackend {
     read: (sha, start, end) => createReadStream(join(this.blobDir, sha), { start, end }),
   };
 
-  async uploadFinished(_peer: Peer | null, upload: FinishedUpload): Promise<void> {
+  /** tus admission: the disk cap (`storage.maxBytes`) and the peer's byte quota, in-progress uploads included. */
+  admitUpload(peer: Peer, size: number, reserved: Reserved): void {
+    const cap = this.custody.maxBytes;
+    const u = this.custody.usage();
+    const used = u.dbBytes + u.blobBytes + reserved.total;
+    if (cap !== undefined && used + size > cap) {
+      this.onRefused(peer.name, 'storage-full', 1);
+      throw new WireError(
+        'insufficient-storage',
+        `relay '${this.name}' keeps ${used} bytes and an upload of ${size} would pass storage.maxBytes (${cap})`,
+      );
+    }
+    const held = this.custody.held(peer.name).bytes + reserved.byPeer;
+    if (held + size > this.limits.peerMaxBytes) {
+      this.onRefused(peer.name, 'quota-bytes', 1);
+      throw new WireError(
+        'insufficient-storage',
+        `peer '${peer.name}' holds ${held} bytes here; ${size} more would pass its quota of ${this.limits.peerMaxBytes} (limits.peerMaxBytes)`,
+      );
+    }
+  }
+
+  async uploadFinished(peer: Peer | null, upload: FinishedUpload): Promise<void> {
     const dest = join(this.blobDir, upload.sha256);
     renameSync(upload.path, dest);
     await rm(`${upload.path}.json`, { force: true });
-    this.guard(() =>
-      this.custody.recordBlob(upload.sha256, upload.size, dest, upload.metadata, this.clock.now()),
+    this.guard(peer?.name ?? '', () =>
+      this.custody.blobs.record(
+        upload.sha256,
+        upload.size,
+        dest,
+        upload.metadata,
+        peer?.name ?? '',
+        this.clock.now(),
+      ),
     );
     this.onWork();
   }
@@ -106,12 +173,29 @@ export class RelayBackend implements HopBackend {
     return { ok: true };
   }
 
-  private guard<T>(fn: () => T): T {
+  private guard<T>(peer: string, fn: () => T): T {
     try {
       return fn();
     } catch (e) {
-      if (e instanceof OutOfSpace)
-        throw new WireError('insufficient-storage', `relay '${this.name}' store is full`);
+      if (e instanceof OutOfSpace) {
+        this.onRefused(peer, 'storage-full', 1);
+        throw new WireError(
+          'insufficient-storage',
+          `relay '${this.name}' store is full (storage.maxBytes or the disk)`,
+        );
+      }
+      if (e instanceof QuotaExceeded && e.what === 'bundles') {
+        this.onRefused(peer, 'quota-bundles', 1);
+        throw new RetryLaterError(
+          'too-many-requests',
+          `${e.message} (limits.peerMaxBundles); retry once the relay has forwarded some`,
+          this.limits.retryAfterS,
+        );
+      }
+      if (e instanceof QuotaExceeded) {
+        this.onRefused(peer, 'quota-bytes', 1);
+        throw new WireError('insufficient-storage', `${e.message} (limits.peerMaxBytes)`);
+      }
       throw e;
     }
   }

@@ -7,14 +7,23 @@ import {
   ReceiptsResponseSchema,
 } from '@driftline/protocol';
 import type { Upstream, UpstreamFailure } from '../../ports/Upstream.js';
+import { readCapped, readCappedJson } from './readCapped.js';
 
-/** An upstream over HTTP: brotli-compressed batches, bearer token, a timeout per request. */
+/** Error bodies are a line of JSON; more is not read. */
+const ERROR_BODY_CAP = 64 * 1024;
+
+/**
+ * An upstream over HTTP: brotli-compressed batches, bearer token, a timeout per request. Every
+ * response body is read with a cap after inflation (`maxResponseBytes`), so a compressed bomb from a
+ * hostile upstream costs at most that much memory.
+ */
 export class HttpUpstream implements Upstream {
   constructor(
     readonly name: string,
     private readonly url: string,
     private readonly token: string,
     private readonly timeoutMs: number,
+    private readonly maxResponseBytes = 64 * 1024 * 1024,
   ) {}
 
   async postBatch(bundles: readonly Uint8Array[]) {
@@ -25,7 +34,7 @@ export class HttpUpstream implements Upstream {
       body,
     });
     if (!r.ok) return r;
-    const parsed = ReceiptsResponseSchema.safeParse(await r.res.json().catch(() => null));
+    const parsed = ReceiptsResponseSchema.safeParse(await readCappedJson(r.res, this.maxResponseBytes));
     if (!parsed.success || parsed.data.receipts.length !== bundles.length) {
       return { ok: false as const, reason: 'upstream answered without one receipt per bundle' };
     }
@@ -36,9 +45,22 @@ export class HttpUpstream implements Upstream {
     const q = new URLSearchParams({ for: site, limit: String(limit), ...(after ? { after } : {}) });
     const r = await this.request(`${this.url}/v1/bundles?${q}`, { headers: { 'accept-encoding': 'br' } });
     if (!r.ok) return r;
-    const raw = new Uint8Array(await r.res.arrayBuffer());
+    const read = await readCapped(r.res, this.maxResponseBytes);
+    if (!read.ok)
+      return {
+        ok: false as const,
+        reason: `upstream downlink unreadable: ${read.reason} (limits.maxResponseBytes)`,
+      };
+    const raw = read.bytes;
+    let bytes = raw;
     // fetch decodes br itself; a raw brotli body only arrives from a client that did not
-    const bytes = raw[0] === 0x44 ? raw : new Uint8Array(brotliDecompressSync(raw));
+    if (raw[0] !== 0x44) {
+      try {
+        bytes = new Uint8Array(brotliDecompressSync(raw, { maxOutputLength: this.maxResponseBytes }));
+      } catch (e) {
+        return { ok: false as const, reason: `upstream downlink unreadable: ${(e as Error).message}` };
+      }
+    }
     const batch = decodeBatch(bytes);
     const cursor = r.res.headers.get(CURSOR_HEADER);
     if (!batch.ok || !cursor)
@@ -60,14 +82,17 @@ export class HttpUpstream implements Upstream {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       if (res.ok) return { ok: true, res };
-      const body = (await res.json().catch(() => null)) as {
-        error?: { code?: string; message?: string };
-      } | null;
+      const read = await readCapped(res, ERROR_BODY_CAP);
+      let body: { error?: { code?: string; message?: string } } | null = null;
+      try {
+        body = read.ok ? JSON.parse(new TextDecoder().decode(read.bytes)) : null;
+      } catch {}
+      const message = body?.error?.message ? `: ${String(body.error.message).slice(0, 500)}` : '';
       return {
         ok: false,
         status: res.status,
-        code: body?.error?.code,
-        reason: `${this.name} answered ${res.status}${body?.error?.message ? `: ${body.error.message}` : ''}`,
+        code: typeof body?.error?.code === 'string' ? body.error.code : undefined,
+        reason: `${this.name} answered ${res.status}${message}${read.ok ? '' : ` (error body not read: ${read.reason})`}`,
       };
     } catch (e) {
       return { ok: false, reason: `${this.name} unreachable: ${(e as Error).message}` };

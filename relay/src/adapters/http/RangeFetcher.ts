@@ -70,12 +70,15 @@ export class RangeFetcher {
           await res.body?.cancel();
           return { ok: false, offset, bytes, reason: `upstream answered ${res.status} for the blob` };
         }
+        // Never more than the announced size: an upstream that sends more (or a body fetch inflates
+        // without end) is cut off there, and the hash check below decides.
         for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
           const room = size - offset;
           const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
           await fh.write(part);
           offset += part.length;
           bytes += chunk.length;
+          if (offset >= size) break;
         }
       } catch (e) {
         return { ok: false, offset, bytes, reason: `blob fetch interrupted: ${(e as Error).message}` };

@@ -6,20 +6,30 @@ import {
   type ExpiredReport,
   type IncomingBundle,
   OutOfSpace,
+  type PeerQuota,
   type QueuedBundle,
+  QuotaExceeded,
 } from '../../ports/Custody.js';
-import { migrate } from './schema.js';
+import { SqliteBlobs } from './SqliteBlobs.js';
+import { bundleHash, migrate } from './schema.js';
 
 type Db = Database.Database;
 
 /**
  * Custody in one SQLite file: WAL with `synchronous=FULL`, so a committed receipt survives power loss
- * (D1). `maxBytes` caps the file through `max_page_count`; past it SQLite answers SQLITE_FULL, the
- * transaction rolls back, and `OutOfSpace` is thrown: nothing half-written. A real full disk gives
- * the same error.
+ * (D1). `maxBytes` caps everything the relay keeps on disk: this file, the blobs in custody, bundles to
+ * outposts and the bytes in-progress uploads reserved (`externalBytes`). Before each write the file is
+ * allowed what the others leave (`max_page_count`); past it SQLite answers SQLITE_FULL, the transaction
+ * rolls back, and `OutOfSpace` is thrown: nothing half-written. A real full disk gives the same error.
  */
 export class SqliteCustody implements Custody {
   readonly db: Db;
+  readonly blobs: SqliteBlobs;
+  /** Bytes kept outside this file and its blobs that count against `maxBytes` (in-progress uploads). */
+  externalBytes: () => number = () => 0;
+  /** `storage.maxBytes`, when set. */
+  readonly maxBytes: number | undefined;
+  private readonly pageSize: number;
 
   constructor(path: string, opts: { maxBytes?: number } = {}) {
     this.db = new Database(path);
@@ -27,14 +37,40 @@ export class SqliteCustody implements Custody {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     migrate(this.db);
-    if (opts.maxBytes) {
-      const page = this.db.pragma('page_size', { simple: true }) as number;
-      this.db.pragma(`max_page_count = ${Math.max(8, Math.floor(opts.maxBytes / page))}`);
-    }
+    this.maxBytes = opts.maxBytes;
+    this.pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    this.blobs = new SqliteBlobs(
+      this.db,
+      (fn) => this.tx(fn),
+      (name, by) => this.bump(name, by),
+    );
+  }
+
+  /** What counts against `storage.maxBytes`, in bytes. */
+  usage(): { dbBytes: number; blobBytes: number; externalBytes: number; total: number } {
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const dbBytes = pages * this.pageSize;
+    const blobBytes = this.blobs.bytes();
+    const externalBytes = this.externalBytes();
+    return { dbBytes, blobBytes, externalBytes, total: dbBytes + blobBytes + externalBytes };
+  }
+
+  /** Bytes left under `storage.maxBytes` (Infinity without a cap). */
+  freeBytes(): number {
+    return this.maxBytes ? this.maxBytes - this.usage().total : Number.POSITIVE_INFINITY;
+  }
+
+  private capFile(): void {
+    if (!this.maxBytes) return;
+    const other = this.blobs.bytes() + this.externalBytes();
+    // SQLite keeps the file at its current size when the cap is below it: every write that grows it fails.
+    const pages = Math.max(8, Math.floor((this.maxBytes - other) / this.pageSize));
+    this.db.pragma(`max_page_count = ${pages}`);
   }
 
   private tx<T>(fn: () => T): T {
     try {
+      this.capFile();
       return this.db.transaction(fn).immediate();
     } catch (e) {
       const code = (e as { code?: string }).code;
@@ -43,32 +79,79 @@ export class SqliteCustody implements Custody {
     }
   }
 
-  accept(from: string, items: readonly IncomingBundle[], now: number): AcceptOutcome[] {
-    const seen = this.db.prepare('SELECT 1 FROM seen WHERE id = ?');
-    const addSeen = this.db.prepare('INSERT INTO seen (id, expires_at) VALUES (?, ?)');
+  accept(from: string, items: readonly IncomingBundle[], now: number, quota?: PeerQuota): AcceptOutcome[] {
+    const seen = this.db.prepare('SELECT 1 FROM seen WHERE id = ? AND sha256 = ?');
+    const addSeen = this.db.prepare('INSERT INTO seen (id, sha256, expires_at) VALUES (?, ?, ?)');
     const up = this.db.prepare(
-      `INSERT INTO uplink (id, rank, dest, kind, size, received_at, expires_at, from_peer, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO uplink (id, sha256, rank, dest, kind, size, received_at, expires_at, from_peer, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const down = this.db.prepare(
-      `INSERT OR IGNORE INTO downlink (id, site, rank, size, received_at, expires_at, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    );
-    return this.tx(() =>
-      items.map((b): AcceptOutcome => {
-        if (seen.get(b.id)) return 'duplicate';
+    return this.tx(() => {
+      const out = items.map((b): AcceptOutcome => {
+        // Only the relay's own pulls fill a site's downlink (storeDownlink); the caller refuses the rest.
+        if (b.dest !== 'hub')
+          throw new Error(`custody takes only uplink bundles from peers, not for '${b.dest}'`);
+        const sha = bundleHash(b.bytes);
+        if (seen.get(b.id, sha)) return 'duplicate';
         if (b.expiresAt <= now) {
           this.bump('expired_on_arrival', 1);
           return 'expired';
         }
-        addSeen.run(b.id, b.expiresAt);
-        const rank = PRIORITIES.indexOf(b.priority);
-        if (b.dest === 'hub') {
-          up.run(b.id, rank, b.dest, b.kind, b.bytes.length, now, b.expiresAt, from, b.bytes);
-        } else down.run(b.id, b.dest, rank, b.bytes.length, now, b.expiresAt, b.bytes);
+        addSeen.run(b.id, sha, b.expiresAt);
+        up.run(
+          b.id,
+          sha,
+          PRIORITIES.indexOf(b.priority),
+          b.dest,
+          b.kind,
+          b.bytes.length,
+          now,
+          b.expiresAt,
+          from,
+          b.bytes,
+        );
         return 'stored';
-      }),
-    );
+      });
+      if (quota && out.includes('stored')) this.checkQuota(from, quota);
+      return out;
+    });
+  }
+
+  /** What `peer` holds here: uplink bundles, and their bytes plus its blobs in custody. */
+  held(peer: string): { bundles: number; bytes: number } {
+    const r = this.db
+      .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS b FROM uplink WHERE from_peer = ?')
+      .get(peer) as { n: number; b: number };
+    return { bundles: r.n, bytes: r.b + this.blobs.peerBytes(peer) };
+  }
+
+  /** Held per peer, for metrics. */
+  heldByPeer(): { peer: string; bundles: number; bytes: number }[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT peer, SUM(n) AS n, SUM(b) AS b FROM (
+             SELECT from_peer AS peer, COUNT(*) AS n, SUM(size) AS b FROM uplink GROUP BY from_peer
+             UNION ALL SELECT from_peer, 0, SUM(size) FROM blobs GROUP BY from_peer)
+           GROUP BY peer`,
+        )
+        .all() as { peer: string; n: number; b: number }[]
+    ).map((r) => ({ peer: r.peer, bundles: r.n, bytes: r.b }));
+  }
+
+  private checkQuota(peer: string, q: PeerQuota): void {
+    const h = this.held(peer);
+    if (h.bundles > q.maxBundles)
+      throw new QuotaExceeded(
+        'bundles',
+        `peer '${peer}' would hold ${h.bundles} bundles here, over its ${q.maxBundles}`,
+      );
+    const bytes = h.bytes + (q.reservedBytes ?? 0);
+    if (bytes > q.maxBytes)
+      throw new QuotaExceeded(
+        'bytes',
+        `peer '${peer}' would hold ${bytes} bytes here, over its ${q.maxBytes}`,
+      );
   }
 
   nextBatch(now: number, maxBytes: number, maxCount: number): QueuedBundle[] {
@@ -104,19 +187,19 @@ export class SqliteCustody implements Custody {
     return out;
   }
 
-  forwarded(ids: readonly string[]): void {
-    const del = this.db.prepare('DELETE FROM uplink WHERE id = ?');
+  forwarded(seqs: readonly number[]): void {
+    const del = this.db.prepare('DELETE FROM uplink WHERE seq = ?');
     this.tx(() => {
-      for (const id of ids) del.run(id);
-      this.bump('forwarded', ids.length);
+      for (const seq of seqs) del.run(seq);
+      this.bump('forwarded', seqs.length);
     });
   }
 
-  refused(ids: readonly string[]): void {
-    const del = this.db.prepare('DELETE FROM uplink WHERE id = ?');
+  refused(seqs: readonly number[]): void {
+    const del = this.db.prepare('DELETE FROM uplink WHERE seq = ?');
     this.tx(() => {
-      for (const id of ids) del.run(id);
-      this.bump('refused_upstream', ids.length);
+      for (const seq of seqs) del.run(seq);
+      this.bump('refused_upstream', seqs.length);
     });
   }
 
@@ -234,68 +317,6 @@ export class SqliteCustody implements Custody {
       count: r.n,
       oldestMs: now - r.oldest,
     }));
-  }
-
-  /** Records a complete, verified blob; it is pending until one upstream has it. */
-  recordBlob(
-    sha256: string,
-    size: number,
-    path: string,
-    metadata: Record<string, string>,
-    now: number,
-  ): void {
-    this.tx(() => {
-      this.db
-        .prepare(
-          'INSERT OR IGNORE INTO blobs (sha256, size, path, metadata, received_at) VALUES (?, ?, ?, ?, ?)',
-        )
-        .run(sha256, size, path, JSON.stringify(metadata), now);
-    });
-  }
-
-  /** Blobs not yet uploaded to `upstream`, oldest first, with the tus URL of an upload in progress. */
-  pendingBlobs(
-    upstream: string,
-    limit: number,
-  ): { sha256: string; size: number; path: string; metadata: Record<string, string>; url: string | null }[] {
-    return (
-      this.db
-        .prepare(
-          `SELECT b.sha256, b.size, b.path, b.metadata, u.url FROM blobs b
-           LEFT JOIN blob_uploads u ON u.sha256 = b.sha256 AND u.upstream = ?
-           WHERE NOT EXISTS (SELECT 1 FROM blob_uploads d WHERE d.sha256 = b.sha256 AND d.done = 1)
-           ORDER BY b.received_at LIMIT ?`,
-        )
-        .all(upstream, limit) as {
-        sha256: string;
-        size: number;
-        path: string;
-        metadata: string;
-        url: string | null;
-      }[]
-    ).map((r) => ({ ...r, metadata: JSON.parse(r.metadata) }));
-  }
-
-  /** Persists a tus upload URL so a restarted relay resumes instead of starting over. */
-  setBlobUploadUrl(sha256: string, upstream: string, url: string | null): void {
-    this.tx(() => {
-      this.db
-        .prepare(
-          'INSERT INTO blob_uploads (sha256, upstream, url) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET url = excluded.url',
-        )
-        .run(sha256, upstream, url);
-    });
-  }
-
-  blobForwarded(sha256: string, upstream: string): void {
-    this.tx(() => {
-      this.db
-        .prepare(
-          'INSERT INTO blob_uploads (sha256, upstream, done) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET done = 1',
-        )
-        .run(sha256, upstream);
-      this.bump('blobs_forwarded', 1);
-    });
   }
 
   close(): void {

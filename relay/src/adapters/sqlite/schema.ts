@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 
 /** The relay's tables. Migrations are additive; `user_version` says which have run. */
@@ -31,11 +32,38 @@ const MIGRATIONS = [
      sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, name TEXT NOT NULL, sites TEXT NOT NULL,
      state TEXT NOT NULL, fetched INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL,
      created_at INTEGER NOT NULL, reason TEXT);`,
+  // Trust: a bundle is known by (id, content hash), so an altered copy posted first cannot make the genuine
+  // one a duplicate (both are held and forwarded; the hub's signature check tells them apart). Uplink rows
+  // are removed by seq. Blobs and tokens record who they belong to.
+  `CREATE TABLE seen_v3 (
+     id TEXT NOT NULL, sha256 TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (id, sha256)) WITHOUT ROWID;
+   INSERT INTO seen_v3 (id, sha256, expires_at)
+     SELECT s.id, COALESCE((SELECT sha256(u.bytes) FROM uplink u WHERE u.id = s.id), ''), s.expires_at FROM seen s;
+   DROP TABLE seen;
+   ALTER TABLE seen_v3 RENAME TO seen;
+   CREATE INDEX seen_expiry ON seen (expires_at);
+   CREATE TABLE uplink_v3 (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, sha256 TEXT NOT NULL, rank INTEGER NOT NULL,
+     dest TEXT NOT NULL, kind TEXT NOT NULL, size INTEGER NOT NULL, received_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL, from_peer TEXT NOT NULL, bytes BLOB NOT NULL, UNIQUE (id, sha256));
+   INSERT INTO uplink_v3 (seq, id, sha256, rank, dest, kind, size, received_at, expires_at, from_peer, bytes)
+     SELECT seq, id, sha256(bytes), rank, dest, kind, size, received_at, expires_at, from_peer, bytes FROM uplink;
+   DROP TABLE uplink;
+   ALTER TABLE uplink_v3 RENAME TO uplink;
+   CREATE INDEX uplink_order ON uplink (rank, seq);
+   CREATE INDEX uplink_peer ON uplink (from_peer);
+   ALTER TABLE blobs ADD COLUMN from_peer TEXT NOT NULL DEFAULT '';
+   ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'peer';`,
 ];
 
-export function migrate(db: Database.Database): void {
+/** The content hash bundles are told apart by (hex SHA-256 of the encoded bundle). */
+export const bundleHash = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+/** Runs the migrations not yet run, up to `upTo` (all by default; tests stop earlier to build old stores). */
+export function migrate(db: Database.Database, upTo = MIGRATIONS.length): void {
+  db.function('sha256', { deterministic: true }, (b: unknown) => bundleHash(b as Uint8Array));
   const at = db.pragma('user_version', { simple: true }) as number;
-  for (let v = at; v < MIGRATIONS.length; v++) {
+  for (let v = at; v < upTo; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v] as string);
       db.pragma(`user_version = ${v + 1}`);

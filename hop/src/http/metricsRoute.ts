@@ -1,0 +1,31 @@
+import type { Context, Middleware } from 'koa';
+import type { HopMetrics } from '../metrics.js';
+import type { HopBackend } from '../ports/HopBackend.js';
+import { authenticate } from './auth.js';
+
+/** Who may read `GET /metrics` (DESIGN S5: by default nothing that reads is open). */
+export interface MetricsAccess {
+  /** Serves `/metrics` without credentials, for a closed network. Default false. */
+  public?: boolean;
+  /**
+   * Decides from a request's credentials; throw `WireError('unauthorized' | 'forbidden')` to refuse.
+   * Default: any bearer token `backend.authenticate` accepts (a peer token).
+   */
+  authorize?: (ctx: Context) => Promise<void>;
+}
+
+/** `GET /metrics`: Prometheus text, behind {@link MetricsAccess}. */
+export function metricsRoute(
+  metrics: HopMetrics,
+  backend: HopBackend,
+  access: MetricsAccess = {},
+): Middleware {
+  return async (ctx) => {
+    if (!access.public) {
+      if (access.authorize) await access.authorize(ctx);
+      else await authenticate(backend, ctx.get('authorization'));
+    }
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  };
+}

@@ -1,0 +1,88 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { type ErrorCode, renderError, WireError } from '@driftline/protocol';
+
+/** The challenge every 401 carries (RFC 9110 §11.6.1, RFC 6750 §3). */
+export const AUTH_CHALLENGE = 'Bearer realm="driftline"';
+
+/** Seconds a 429 or 503 asks the client to wait when the thrower named none. */
+export const DEFAULT_RETRY_AFTER_S = 60;
+
+/**
+ * A wire error that says when to come back: rendered with `Retry-After: <retryAfterS>` (RFC 9110 §10.2.3).
+ * Throw it for 429 and 503; a plain `WireError` with those codes gets {@link DEFAULT_RETRY_AFTER_S}.
+ */
+export class RetryLaterError extends WireError {
+  constructor(
+    code: ErrorCode,
+    detail: string | undefined,
+    readonly retryAfterS: number,
+  ) {
+    super(code, detail);
+    this.name = 'RetryLaterError';
+  }
+}
+
+/** The `Retry-After` value for an error: its own, else the default. */
+export function retryAfterOf(e: unknown): number {
+  const s = (e as { retryAfterS?: unknown } | undefined)?.retryAfterS;
+  return typeof s === 'number' && s > 0 ? Math.ceil(s) : DEFAULT_RETRY_AFTER_S;
+}
+
+/** Headers every error response of `status` carries besides its body. */
+export function errorHeaders(status: number, e?: unknown): Record<string, string> {
+  if (status === 401) return { 'www-authenticate': AUTH_CHALLENGE };
+  if (status === 429 || status === 503) return { 'retry-after': String(retryAfterOf(e)) };
+  return {};
+}
+
+/**
+ * True when the request body has not been read to its end. A refused request's body is never drained:
+ * the response says `Connection: close` and Node closes the socket once it is sent (RFC 9112 §9.6), so
+ * an unauthenticated client cannot make the server read gigabytes it will throw away.
+ */
+export function bodyUnread(req: IncomingMessage): boolean {
+  return !req.complete;
+}
+
+/** Answers `res` with an error from the ERRORS table and closes the connection when the body is unread. */
+export function sendError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  code: ErrorCode,
+  detail?: string,
+  extra: Record<string, string> = {},
+): void {
+  const r = renderError(code, detail);
+  const body = JSON.stringify(r.body);
+  res.writeHead(r.status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    ...errorHeaders(r.status),
+    ...(bodyUnread(req) ? { connection: 'close' } : {}),
+    ...extra,
+  });
+  res.end(body);
+}
+
+/**
+ * Answers a raw socket that never reached the HTTP layer (too many connections from its address) with
+ * a complete HTTP/1.1 error response, then closes it. The socket is destroyed after `lingerMs` at the
+ * latest, so a client that never reads cannot keep it.
+ */
+export function refuseSocket(socket: Socket, code: ErrorCode, detail: string, retryAfterS: number): void {
+  const r = renderError(code, detail);
+  const body = JSON.stringify(r.body);
+  const head = [
+    `HTTP/1.1 ${r.status} ${code}`,
+    'content-type: application/json',
+    `content-length: ${Buffer.byteLength(body)}`,
+    ...(r.status === 429 || r.status === 503 ? [`retry-after: ${retryAfterS}`] : []),
+    'connection: close',
+  ].join('\r\n');
+  socket.on('error', () => {});
+  socket.end(`${head}\r\n\r\n${body}`);
+  const t = setTimeout(() => socket.destroy(), 2000);
+  t.unref();
+  socket.once('close', () => clearTimeout(t));
+}

@@ -1,0 +1,109 @@
+import type { Peer } from '@driftline/hop';
+import type Database from 'better-sqlite3';
+import type { PendingBlob } from '../../ports/BlobUploader.js';
+
+/**
+ * Blobs in the relay's custody (uploaded by tus, not yet passed upstream), in the custody's SQLite file.
+ * A blob belongs to the peer that uploaded it: only that peer reads it back here, besides the sites a
+ * cached bundle to outposts of the same hash is held for.
+ */
+export class SqliteBlobs {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly tx: <T>(fn: () => T) => T,
+    private readonly bump: (name: string, by: number) => void,
+  ) {}
+
+  /** Records a complete, verified blob uploaded by `fromPeer`; it is pending until one upstream has it. */
+  record(
+    sha256: string,
+    size: number,
+    path: string,
+    metadata: Record<string, string>,
+    fromPeer: string,
+    now: number,
+  ): void {
+    this.tx(() => {
+      this.db
+        .prepare(
+          'INSERT OR IGNORE INTO blobs (sha256, size, path, metadata, received_at, from_peer) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(sha256, size, path, JSON.stringify(metadata), now, fromPeer);
+    });
+  }
+
+  /** Blobs not yet uploaded to `upstream`, oldest first, with the tus URL of an upload in progress. */
+  pending(upstream: string, limit: number): PendingBlob[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT b.sha256, b.size, b.path, b.metadata, u.url FROM blobs b
+           LEFT JOIN blob_uploads u ON u.sha256 = b.sha256 AND u.upstream = ?
+           WHERE NOT EXISTS (SELECT 1 FROM blob_uploads d WHERE d.sha256 = b.sha256 AND d.done = 1)
+           ORDER BY b.received_at LIMIT ?`,
+        )
+        .all(upstream, limit) as (Omit<PendingBlob, 'metadata'> & { metadata: string })[]
+    ).map((r) => ({ ...r, metadata: JSON.parse(r.metadata) }));
+  }
+
+  /** Persists a tus upload URL so a restarted relay resumes instead of starting over. */
+  setUploadUrl(sha256: string, upstream: string, url: string | null): void {
+    this.tx(() => {
+      this.db
+        .prepare(
+          'INSERT INTO blob_uploads (sha256, upstream, url) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET url = excluded.url',
+        )
+        .run(sha256, upstream, url);
+    });
+  }
+
+  /**
+   * An upstream has the blob: it leaves custody (as a forwarded bundle does). Answers the file to
+   * delete, or null when a cached bundle to outposts still uses it.
+   */
+  forwarded(sha256: string): string | null {
+    return this.tx(() => {
+      const row = this.db.prepare('SELECT path FROM blobs WHERE sha256 = ?').get(sha256) as
+        | { path: string }
+        | undefined;
+      this.db.prepare('DELETE FROM blobs WHERE sha256 = ?').run(sha256);
+      this.db.prepare('DELETE FROM blob_uploads WHERE sha256 = ?').run(sha256);
+      this.bump('blobs_forwarded', 1);
+      const cached = this.db.prepare('SELECT 1 FROM bundle_cache WHERE sha256 = ?').get(sha256);
+      return row && !cached ? row.path : null;
+    });
+  }
+
+  /** Whether `peer` may read blob `sha256` here: it uploaded it, or a bundle held for one of its sites has it. */
+  visibleTo(sha256: string, peer: Peer): boolean {
+    const own = this.db.prepare('SELECT from_peer FROM blobs WHERE sha256 = ?').get(sha256) as
+      | { from_peer: string }
+      | undefined;
+    if (own?.from_peer === peer.name) return true;
+    const cached = this.db
+      .prepare("SELECT sites FROM bundle_cache WHERE sha256 = ? AND state = 'held'")
+      .get(sha256) as { sites: string } | undefined;
+    if (!cached) return false;
+    const sites = JSON.parse(cached.sites) as string[];
+    return peer.sites.includes('*') || sites.some((s) => peer.sites.includes(s));
+  }
+
+  /** Bytes on disk: blobs in custody and bundles to outposts (held or partly fetched). */
+  bytes(): number {
+    const r = this.db
+      .prepare(
+        `SELECT (SELECT COALESCE(SUM(size), 0) FROM blobs) + (SELECT COALESCE(SUM(fetched), 0) FROM bundle_cache) AS n`,
+      )
+      .get() as { n: number };
+    return r.n;
+  }
+
+  /** Bytes of blobs `peer` uploaded that are still in custody. */
+  peerBytes(peer: string): number {
+    return (
+      this.db.prepare('SELECT COALESCE(SUM(size), 0) AS n FROM blobs WHERE from_peer = ?').get(peer) as {
+        n: number;
+      }
+    ).n;
+  }
+}
