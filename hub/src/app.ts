@@ -1,20 +1,24 @@
 import { join } from 'node:path';
 import { createHopServer, type HopServer } from '@driftline/hop';
-import type { HubEvent } from '@driftline/protocol';
+import { type HubEvent, WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { FileBlobs } from './adapters/fs/FileBlobs.js';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
+import { loadOrCreateSecret } from './adapters/fs/secretFile.js';
 import { HubHopBackend } from './adapters/hop/HubHopBackend.js';
 import { apiRouter } from './adapters/http/apiRouter.js';
+import { type ApiServer, createApiServer } from './adapters/http/apiServer.js';
+import { HubAuth } from './adapters/http/auth.js';
 import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
-import { uiMiddleware } from './adapters/http/ui.js';
+import { mountPeopleSide } from './adapters/http/peopleSide.js';
+import { policyFor } from './adapters/http/policy.js';
 import { BundlePublisher } from './adapters/publish/BundlePublisher.js';
 import { bundleApi } from './adapters/publish/bundleApi.js';
 import { DeliveryObserver } from './adapters/publish/DeliveryObserver.js';
 import { SqliteBundleStore } from './adapters/publish/SqliteBundleStore.js';
 import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
-import type { HubConfig } from './config.js';
+import { type HubConfig, listenersOf } from './config.js';
 import { DocReplicas } from './core/DocReplicas.js';
 import { EventLog } from './core/EventLog.js';
 import { HeapHeadroom } from './core/HeapHeadroom.js';
@@ -32,7 +36,12 @@ import type { WebhookSender } from './ports/WebhookSender.js';
 export const HUB_VERSION = '0.1.0';
 
 export interface Hub {
+  /** The hop API server; with one listener (`listen: { host, port }`) it serves the people's side too. */
   hop: HopServer;
+  /** The people's side's own server when `listen.api` is set apart from `listen.hop`, else null. */
+  api: ApiServer | null;
+  /** Listens where the configuration says; resolves with the base URL of each side (equal when shared). */
+  listen(): Promise<{ hop: string; api: string }>;
   store: HubStore;
   ingest: Ingest;
   sweeper: Sweeper;
@@ -49,6 +58,7 @@ export interface Hub {
 export const storePath = (dataDir: string) => join(dataDir, 'hub.db');
 export const keyPath = (dataDir: string) => join(dataDir, 'hub-key.pem');
 export const bundleStorePath = (dataDir: string) => join(dataDir, 'bundles.db');
+export const csrfKeyPath = (dataDir: string) => join(dataDir, 'csrf-key');
 
 /** Wires the hub: store, key, core, hop server with /api, SSE, UI and metrics. */
 export async function createHub(
@@ -150,6 +160,7 @@ export async function createHub(
     hubPrivateKey: key.privateKey,
     clock,
     ids,
+    maxBytes: config.api.maxUploadBytes,
   });
   const observed = new DeliveryObserver(backend, {
     ingest,
@@ -157,29 +168,43 @@ export async function createHub(
     clock,
     onError: (e) => logger.error({ err: e }, 'recording bundle delivery state failed'),
   });
+  const csrfKey = await loadOrCreateSecret(csrfKeyPath(config.dataDir));
+  const auth = new HubAuth({ store, clock, config: config.api, csrfKey, logger });
+  const routers = [
+    apiRouter({
+      store,
+      queries,
+      planRequests,
+      events,
+      blobs,
+      clock,
+      version: HUB_VERSION,
+      logger,
+      onPlanRequest: (r) => publish({ type: 'plan-request-updated', request: r }),
+    }),
+    bundleApi({ bundles, publisher, maxUploadBytes: config.api.maxUploadBytes }),
+  ];
+  const people = { auth, store, clock, config: config.api, csrfKey, routers, uiDir: config.uiDir };
+  const listeners = listenersOf(config);
+  const split = !('shared' in listeners);
   const hop = createHopServer(observed, {
     uploads: { directory: join(config.dataDir, 'uploads') },
     registry,
     logger,
-    extend: (app) => {
-      const api = apiRouter({
-        store,
-        queries,
-        planRequests,
-        events,
-        blobs,
-        clock,
-        version: HUB_VERSION,
-        onPlanRequest: (r) => publish({ type: 'plan-request-updated', request: r }),
-      });
-      app.use(api.routes());
-      app.use(api.allowedMethods());
-      const bundleRoutes = bundleApi({ bundles, publisher });
-      app.use(bundleRoutes.routes());
-      app.use(bundleRoutes.allowedMethods());
-      app.use(uiMiddleware(config.uiDir));
+    metrics: {
+      authorize: split
+        ? async () => {
+            throw new WireError('not-found', '/metrics is served on the api listener (listen.api)');
+          }
+        : (ctx) => auth.check(ctx, policyFor('GET', '/metrics')),
     },
+    ...(split ? {} : { extend: (app) => mountPeopleSide(app, people) }),
   });
+  const api = split
+    ? createApiServer(observed, logger, (app) =>
+        mountPeopleSide(app, { ...people, metricsRegistry: registry }),
+      )
+    : null;
   const timers: NodeJS.Timeout[] = [];
   const sweepOnce = async (prune: boolean) => {
     const r = await sweeper.sweep({ prune });
@@ -193,6 +218,16 @@ export async function createHub(
   let sweeping = false;
   return {
     hop,
+    api,
+    async listen() {
+      if ('shared' in listeners) {
+        const { url } = await hop.listen(listeners.shared.port, listeners.shared.host);
+        return { hop: url, api: url };
+      }
+      const h = await hop.listen(listeners.hop.port, listeners.hop.host);
+      const a = await (api as ApiServer).listen(listeners.api.port, listeners.api.host);
+      return { hop: h.url, api: a.url };
+    },
     store,
     ingest,
     sweeper,
@@ -215,6 +250,7 @@ export async function createHub(
     },
     async close() {
       for (const t of timers) clearInterval(t);
+      await api?.close();
       await hop.close();
       await replicas.close();
       await bundles.close();

@@ -7,8 +7,10 @@ import { sha256Hex } from './adapters/hop/HubHopBackend.js';
 import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
 import { createHub, keyPath, storePath } from './app.js';
 import { addBundleVerbs } from './commands/bundle.js';
+import { addUserVerbs } from './commands/user.js';
 import { type HubConfig, loadConfig } from './config.js';
 import { enrol, revoke } from './core/enrolment.js';
+import { cliAudit } from './core/users.js';
 
 const out = (json: boolean, human: string, data: object) => console.log(json ? JSON.stringify(data) : human);
 
@@ -83,7 +85,11 @@ verb(
   .requiredOption('--key <key>', "the agent's public key, ed25519:<base64url> or PEM")
   .action(async (o) => {
     const c = config(o);
-    const r = await withStore(c, (s) => enrol(s, o, Date.now()));
+    const r = await withStore(c, async (s) => {
+      const e = await enrol(s, o, Date.now());
+      if (e.ok) await s.commit({ audit: [cliAudit('agent.enroll', `${o.site}/${o.agent}`, Date.now())] });
+      return e;
+    });
     if (!r.ok) {
       console.error(`hub enroll: ${r.error}`);
       process.exit(2);
@@ -104,7 +110,11 @@ verb(
   .requiredOption('--agent <agent>', 'agent id')
   .action(async (o) => {
     const c = config(o);
-    const r = await withStore(c, (s) => revoke(s, o.site, o.agent, Date.now()));
+    const r = await withStore(c, async (s) => {
+      const x = await revoke(s, o.site, o.agent, Date.now());
+      if (x.ok) await s.commit({ audit: [cliAudit('agent.revoke', `${o.site}/${o.agent}`, Date.now())] });
+      return x;
+    });
     if (!r.ok) {
       console.error(`hub revoke: ${r.error}`);
       process.exit(1);
@@ -145,7 +155,12 @@ verb(
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-    await withStore(c, (s) => s.commit({ peers: [{ tokenSha256: sha256Hex(token), name: o.name, sites }] }));
+    await withStore(c, (s) =>
+      s.commit({
+        peers: [{ tokenSha256: sha256Hex(token), name: o.name, sites }],
+        audit: [cliAudit('peer.add', o.name, Date.now(), 'ok', `sites ${sites.join(',')}`)],
+      }),
+    );
     out(o.json, `token for ${o.name} (shown once):\n${token}`, { name: o.name, sites, token });
   });
 
@@ -155,19 +170,32 @@ verb(
   'hub run --config hub.yaml',
 ).action(async (o) => {
   const c = config(o);
-  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
+  // Logs are JSON lines on stderr; stdout carries only what was asked for (DESIGN O2).
+  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const hub = await createHub(c, { logger });
   hub.startTimers();
-  const { url } = await hub.hop.listen(c.listen.port, c.listen.host);
-  logger.info({ url, publicKey: hub.publicKeyText }, 'hub listening');
-  if (!o.json) console.error(`hub listening on ${url} (dashboard at ${url}/)`);
-  else out(true, '', { url, publicKey: hub.publicKeyText });
+  const urls = await hub.listen();
+  const shared = urls.hop === urls.api;
+  logger.info({ url: urls.hop, serves: shared ? 'hop API, /api, dashboard' : 'hop API' }, 'hub listening');
+  if (!shared) logger.info({ url: urls.api, serves: '/api, dashboard, /metrics' }, 'hub listening');
+  if (c.api.public)
+    logger.warn('api.public is true: anyone who reaches the api listener can read without signing in');
+  if ((await hub.store.listUsers()).length === 0)
+    logger.warn('no users yet: nobody can sign in; add one with `hub user add NAME --role admin`');
+  if (!o.json)
+    console.error(
+      shared
+        ? `hub listening on ${urls.hop} (dashboard at ${urls.api}/)`
+        : `hub hop API on ${urls.hop}; dashboard and /api on ${urls.api}/`,
+    );
+  else out(true, '', { url: urls.hop, hopUrl: urls.hop, apiUrl: urls.api, publicKey: hub.publicKeyText });
   const stop = () => hub.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 });
 
 addBundleVerbs(program, config);
+addUserVerbs(program, config);
 
 try {
   await program.parseAsync(process.argv);

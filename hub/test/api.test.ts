@@ -19,6 +19,7 @@ import { createHub, type Hub } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
 import { enrol } from '../src/core/enrolment.js';
 import { AgentSim, TestClock } from './agentSim.js';
+import { addTestUser } from './users.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -60,6 +61,7 @@ async function startHub(extra: object = {}) {
   );
   if (!r.ok) throw new Error(r.error);
   const auth = { authorization: 'Bearer relay-token' };
+  const admin = { authorization: (await addTestUser(hub.store, 'test-admin', ['admin'])).authorization };
   const push = async () => {
     const res = await fetch(`${url}/v1/bundles`, {
       method: 'POST',
@@ -70,10 +72,10 @@ async function startHub(extra: object = {}) {
     return ((await res.json()) as { receipts: { status: string }[] }).receipts;
   };
   const get = async (path: string) => {
-    const res = await fetch(`${url}${path}`);
+    const res = await fetch(`${url}${path}`, { headers: admin });
     return { status: res.status, body: (await res.json()) as never };
   };
-  return { hub, url, clock, agent, push, get, sent, auth };
+  return { hub, url, clock, agent, push, get, sent, auth, admin };
 }
 
 describe('hub over HTTP', () => {
@@ -121,7 +123,7 @@ describe('hub over HTTP', () => {
     const post = (body: object) =>
       fetch(`${h.url}/api/plan-requests`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { ...h.admin, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
     expect((await post({ site: 'nowhere', environment: 'prod', component: 'net' })).status).toBe(404);
@@ -189,7 +191,7 @@ describe('hub over HTTP', () => {
     await h.push();
     const ctrl = new AbortController();
     const res = await fetch(`${h.url}/api/events`, {
-      headers: { 'last-event-id': '0' },
+      headers: { ...h.admin, 'last-event-id': `${h.hub.events.epoch}-0` },
       signal: ctrl.signal,
     });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
@@ -205,7 +207,7 @@ describe('hub over HTTP', () => {
       text += new TextDecoder().decode(value);
     }
     ctrl.abort();
-    expect(text).toMatch(/id: 1\nevent: run-added\n/);
+    expect(text).toContain(`id: ${h.hub.events.epoch}-1\nevent: run-added\n`);
     expect(text).toContain('event: cell-updated');
   });
 

@@ -20,6 +20,7 @@ import { createHub } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
 import { enrol } from '../src/core/enrolment.js';
 import { AgentSim, TestClock } from './agentSim.js';
+import { addTestUser } from './users.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -46,18 +47,20 @@ async function start() {
     await hub.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { hub, url, clock, agents, dir };
+  const admin = { authorization: (await addTestUser(hub.store, 'publisher', ['publisher'])).authorization };
+  return { hub, url, clock, agents, dir, admin };
 }
 
 const auth = { authorization: 'Bearer relay-token' };
 
 describe('bundles to outposts at the hub', () => {
   it('publishes a streamed file to every site, signed, at bulk, served with Range', async () => {
-    const { hub, url } = await start();
+    const { hub, url, admin } = await start();
     const file = randomBytes(300_000);
     const sha = createHash('sha256').update(file).digest('hex');
     const res = await fetch(`${url}/api/bundles?site=all&name=aws-mirror&kind=provider-mirror`, {
       method: 'POST',
+      headers: admin,
       body: file,
     });
     expect(res.status).toBe(201);
@@ -84,23 +87,30 @@ describe('bundles to outposts at the hub', () => {
     expect(part.status).toBe(206);
     expect(Buffer.from(await part.arrayBuffer()).equals(file.subarray(100_000))).toBe(true);
 
-    const list = BundlesResponseSchema.parse(await (await fetch(`${url}/api/bundles?site=ship-8`)).json());
+    const list = BundlesResponseSchema.parse(
+      await (await fetch(`${url}/api/bundles?site=ship-8`, { headers: admin })).json(),
+    );
     expect(list.bundles.map((x) => x.bundleId)).toEqual([detail.bundleId]);
   });
 
   it('refuses a publication to a malformed site and an unknown kind', async () => {
-    const { url } = await start();
-    const bad = await fetch(`${url}/api/bundles?site=Not_A_Site&name=x`, { method: 'POST', body: 'x' });
+    const { url, admin } = await start();
+    const bad = await fetch(`${url}/api/bundles?site=Not_A_Site&name=x`, {
+      method: 'POST',
+      headers: admin,
+      body: 'x',
+    });
     expect(bad.status).toBe(400);
     const kind = await fetch(`${url}/api/bundles?site=ship-7&name=x&kind=script`, {
       method: 'POST',
+      headers: admin,
       body: 'x',
     });
     expect(kind.status).toBe(400);
   });
 
   it('records the delivery state an agent reports in its document', async () => {
-    const { hub, url, agents } = await start();
+    const { hub, url, agents, admin } = await start();
     const r = await hub.publisher.publish(
       (await import('node:stream')).Readable.from([Buffer.from('hello')]),
       { sites: ['ship-7'], name: 'cfg', fileKind: 'config' },
@@ -129,17 +139,19 @@ describe('bundles to outposts at the hub', () => {
     });
     expect(post.status).toBe(200);
     const detail = BundleDetailSchema.parse(
-      await (await fetch(`${url}/api/bundles/${r.bundle.bundleId}`)).json(),
+      await (await fetch(`${url}/api/bundles/${r.bundle.bundleId}`, { headers: admin })).json(),
     );
     expect(detail.deliveries).toMatchObject([{ site: 'ship-7', agent: 'a1', state: 'placed', bytes: 5 }]);
     // The list carries the same per-site rows, so the dashboard draws bundle × site from one request.
-    const list = BundlesResponseSchema.parse(await (await fetch(`${url}/api/bundles?site=ship-7`)).json());
+    const list = BundlesResponseSchema.parse(
+      await (await fetch(`${url}/api/bundles?site=ship-7`, { headers: admin })).json(),
+    );
     expect(list.bundles[0]?.deliveries).toEqual(detail.deliveries);
-    expect((await fetch(`${url}/api/bundles/nope`)).status).toBe(404);
+    expect((await fetch(`${url}/api/bundles/nope`, { headers: admin })).status).toBe(404);
   });
 
   it('supersedes an earlier publication of the same name and kind, per site, and names it in the manifest', async () => {
-    const { hub, url, agents } = await start();
+    const { hub, url, agents, admin } = await start();
     const { Readable } = await import('node:stream');
     const pub = async (sites: string[], body: string, name = 'cfg', fileKind = 'config' as const) => {
       const r = await hub.publisher.publish(Readable.from([Buffer.from(body)]), { sites, name, fileKind });
@@ -175,7 +187,7 @@ describe('bundles to outposts at the hub', () => {
 
     const second = await pub(['ship-7'], 'v2');
     const detail = async (id: string) =>
-      BundleDetailSchema.parse(await (await fetch(`${url}/api/bundles/${id}`)).json());
+      BundleDetailSchema.parse(await (await fetch(`${url}/api/bundles/${id}`, { headers: admin })).json());
     const d1 = await detail(first);
     expect(d1.deliveries.map((d) => [d.site, d.state])).toEqual([
       ['ship-7', 'superseded'],
@@ -226,7 +238,7 @@ describe('bundles to outposts at the hub', () => {
   });
 
   it('publishes from the command line', async () => {
-    const { dir } = await start();
+    const { dir, hub } = await start();
     writeFileSync(join(dir, 'hub.yaml'), `dataDir: ${dir}\n`);
     writeFileSync(join(dir, 'f.bin'), 'abc');
     const { execFileSync } = await import('node:child_process');
@@ -249,5 +261,8 @@ describe('bundles to outposts at the hub', () => {
     const d = BundleDetailSchema.parse(JSON.parse(out));
     expect(d.sha256).toBe(createHash('sha256').update('abc').digest('hex'));
     expect(readFileSync(join(dir, 'blobs', d.sha256), 'utf8')).toBe('abc');
+    const [entry] = await hub.store.listAudit({ limit: 1 });
+    expect(entry).toMatchObject({ actor: 'cli', via: 'cli', action: 'bundle.publish', outcome: 'ok' });
+    expect(entry?.target).toContain(d.bundleId);
   });
 });

@@ -1,8 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
 import { MemoryHubStore } from '../src/adapters/memory/MemoryHubStore.js';
 import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
+import { SCHEMA_V1 } from '../src/adapters/sqlite/schema.js';
 import { runHubStoreContract } from './storeContract.js';
 
 runHubStoreContract('memory', async () => ({ store: new MemoryHubStore(), done: async () => {} }));
@@ -17,4 +20,32 @@ runHubStoreContract('sqlite', async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+describe('SqliteHubStore schema', () => {
+  it('migrates a version-1 file: keeps its rows and adds users, sessions and audit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hub-store-v1-'));
+    const path = join(dir, 'hub.db');
+    const v1 = new Database(path);
+    v1.exec(SCHEMA_V1);
+    v1.prepare('INSERT INTO peers (token_sha256, row) VALUES (?, ?)').run(
+      't',
+      JSON.stringify({ tokenSha256: 't', name: 'relay-1', sites: ['*'] }),
+    );
+    v1.close();
+    const store = new SqliteHubStore(path);
+    try {
+      expect((await store.peerByToken('t'))?.name).toBe('relay-1');
+      await store.commit({
+        users: [{ name: 'ada', roles: ['viewer'], tokenSha256: 'u', createdAt: 1, revokedAt: null }],
+      });
+      expect((await store.userByToken('u'))?.name).toBe('ada');
+    } finally {
+      await store.close();
+    }
+    const again = new Database(path, { readonly: true });
+    expect(again.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({ value: '2' });
+    again.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 });

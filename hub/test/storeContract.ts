@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CellRow, HubStore, RunRow, WebhookRow } from '../src/ports/HubStore.js';
+import { runAuthStoreContract } from './authStoreContract.js';
 
 /** One contract every HubStore adapter passes (STYLE.md, Ports and adapters). */
 export function runHubStoreContract(
@@ -206,6 +207,8 @@ export function runHubStoreContract(
         expect(r.runs).toBe(1);
       }),
     );
+
+    runAuthStoreContract(withStore);
   });
 }
 

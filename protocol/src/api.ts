@@ -151,6 +151,83 @@ export const HubEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('site-updated'), site: SiteSummarySchema }),
   z.object({ type: z.literal('run-added'), run: RunListItemSchema }),
   z.object({ type: z.literal('plan-request-updated'), request: PlanRequestSchema }),
+  /**
+   * The client cannot be caught up from its `Last-Event-ID` and must re-read everything: the hub restarted
+   * (another epoch), the client fell behind the replay window, or the id is not one this hub gave out.
+   */
+  z.object({ type: z.literal('reset'), reason: z.enum(['restarted', 'behind', 'unknown']) }),
 ]);
 export type HubEvent = z.infer<typeof HubEventSchema>;
-export const HUB_EVENT_TYPES = ['cell-updated', 'site-updated', 'run-added', 'plan-request-updated'] as const;
+export const HUB_EVENT_TYPES = [
+  'cell-updated',
+  'site-updated',
+  'run-added',
+  'plan-request-updated',
+  'reset',
+] as const;
+
+/**
+ * A person's role at the hub (DESIGN S5). `viewer` reads; `operator` also asks for plans;
+ * `publisher` also publishes bundles to outposts; `approver` also approves applies; `admin` does everything.
+ */
+export const ROLES = ['viewer', 'operator', 'publisher', 'approver', 'admin'] as const;
+export const RoleSchema = z.enum(ROLES);
+export type Role = z.infer<typeof RoleSchema>;
+
+/** How the current request was authenticated. `public` means no credential, under `api.public: true`. */
+export const AuthViaSchema = z.enum(['token', 'session', 'sso', 'public']);
+export type AuthVia = z.infer<typeof AuthViaSchema>;
+
+/** `POST /api/session` body: sign in with an operator token. */
+export const SessionCreateSchema = z.object({ token: z.string().min(1).max(512) });
+export type SessionCreate = z.infer<typeof SessionCreateSchema>;
+
+/**
+ * `GET /api/session` (and `POST /api/session`) answer: who is signed in, with which roles, and the
+ * CSRF value a cookie-authenticated write must send as header `X-Driftline-CSRF`.
+ */
+export const SessionSchema = z.object({
+  user: z.string(),
+  roles: z.array(RoleSchema),
+  /** Send as `X-Driftline-CSRF` on POST/PUT/PATCH/DELETE made with the session cookie; empty when not cookie-based. */
+  csrf: z.string(),
+  via: AuthViaSchema,
+});
+export type Session = z.infer<typeof SessionSchema>;
+
+export const AUDIT_ACTIONS = [
+  'session.create',
+  'session.delete',
+  'auth.fail',
+  'plan-request.create',
+  'bundle.publish',
+  'user.add',
+  'user.revoke',
+  'peer.add',
+  'agent.enroll',
+  'agent.revoke',
+  'approval.submit',
+] as const;
+export const AuditActionSchema = z.enum(AUDIT_ACTIONS);
+export type AuditAction = z.infer<typeof AuditActionSchema>;
+
+/** One audit log entry: who did what to which target, how it ended, when and from where. */
+export const AuditEntrySchema = z.object({
+  id: z.number().int().nonnegative(),
+  at: z.iso.datetime(),
+  /** The user name, `cli` for hub CLI verbs, or `anonymous` when no user is known. */
+  actor: z.string(),
+  /** How the actor authenticated: `token`, `session`, `sso`, `public`, `cli` or `none`. */
+  via: z.string(),
+  action: AuditActionSchema,
+  target: z.string(),
+  outcome: z.enum(['ok', 'denied', 'failed']),
+  detail: z.string().optional(),
+  /** The TCP peer address of the request; empty for CLI actions. */
+  address: z.string(),
+});
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+/** `GET /api/audit?limit=&before=`: newest first; pass the last `id` as `before` for the next page. */
+export const AuditResponseSchema = z.object({ entries: z.array(AuditEntrySchema) });
+export type AuditResponse = z.infer<typeof AuditResponseSchema>;

@@ -10,6 +10,7 @@ import { SqliteBundleStore } from '../adapters/publish/SqliteBundleStore.js';
 import { SqliteHubStore } from '../adapters/sqlite/SqliteHubStore.js';
 import { bundleStorePath, keyPath, storePath } from '../app.js';
 import type { HubConfig } from '../config.js';
+import { cliAudit } from '../core/users.js';
 import { systemClock } from '../ports/Clock.js';
 import { ulidGen } from '../ports/IdGen.js';
 
@@ -95,6 +96,9 @@ export function addBundleVerbs(program: Command, config: (o: { config?: string }
           process.exit(2);
         }
         const b = r.bundle;
+        await s.store.commit({
+          audit: [cliAudit('bundle.publish', `${b.bundleId} ${b.name} → ${b.sites.join(',')}`, Date.now())],
+        });
         if (o.json) console.log(JSON.stringify(await bundleDetail(s.bundles, b)));
         else
           console.log(

@@ -1,4 +1,4 @@
-import type { DocRun, PlanCounts, PlanStatus } from '@driftline/protocol';
+import type { AuditAction, DocRun, PlanCounts, PlanStatus, Role } from '@driftline/protocol';
 
 /** Times in every row are milliseconds since the epoch on the hub's clock unless named otherwise. */
 
@@ -139,6 +139,38 @@ export interface PeerRow {
   sites: string[];
 }
 
+/** A person (or a CI job) who uses the dashboard or `/api` (DESIGN S5). */
+export interface UserRow {
+  name: string;
+  roles: Role[];
+  /** sha256 hex of the operator token; null for a user who signs in only through the SSO proxy. */
+  tokenSha256: string | null;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/** A dashboard session; the cookie value itself is never stored. */
+export interface SessionRow {
+  /** sha256 hex of the session id the cookie carries. */
+  idSha256: string;
+  user: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** One audit log entry (who did what, how it ended, when, from where). `id` grows with every entry. */
+export interface AuditRow {
+  id: number;
+  at: number;
+  actor: string;
+  via: string;
+  action: AuditAction;
+  target: string;
+  outcome: 'ok' | 'denied' | 'failed';
+  detail: string | null;
+  address: string;
+}
+
 /**
  * Everything one ingest (or API action) writes, applied in one transaction: either all of it is
  * durable or none of it is (D1). Runs and webhooks are insert-if-absent (D2); the rest upserts.
@@ -160,6 +192,13 @@ export interface WriteSet {
   webhookUpdates?: WebhookRow[];
   blobs?: BlobRow[];
   peers?: PeerRow[];
+  /** Upserted by name (a revocation is an upsert with `revokedAt` set). */
+  users?: UserRow[];
+  sessions?: SessionRow[];
+  /** Session ids (`idSha256`) to delete. */
+  sessionDeletes?: string[];
+  /** Appended; the store assigns each its `id`. */
+  audit?: Omit<AuditRow, 'id'>[];
 }
 
 export interface RetentionPolicy {
@@ -221,7 +260,18 @@ export interface HubStore {
   dueWebhooks(now: number, limit: number): Promise<WebhookRow[]>;
   getWebhook(id: string): Promise<WebhookRow | null>;
 
-  /** Applies retention; never removes the run a cell currently shows. */
+  getUser(name: string): Promise<UserRow | null>;
+  userByToken(tokenSha256: string): Promise<UserRow | null>;
+  /** Every user, revoked ones included, by name. */
+  listUsers(): Promise<UserRow[]>;
+  getSession(idSha256: string): Promise<SessionRow | null>;
+  /** Newest first; `before` pages by `id` (entries with a lower id only). */
+  listAudit(q: { limit: number; before?: number }): Promise<AuditRow[]>;
+
+  /**
+   * Applies retention; never removes the run a cell currently shows. Also drops sessions past their
+   * expiry and audit entries older than `failureMaxAgeMs`.
+   */
   prune(policy: RetentionPolicy, now: number): Promise<{ runs: number; history: number; bundles: number }>;
 
   close(): Promise<void>;

@@ -14,6 +14,7 @@ import {
 } from '@driftline/protocol';
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { EventLog } from '../../core/EventLog.js';
 import type { PlanRequests } from '../../core/PlanRequests.js';
@@ -22,7 +23,9 @@ import { toPlanRequest, toRunItem } from '../../core/views.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
 import type { HubStore } from '../../ports/HubStore.js';
+import { readJson } from './json.js';
 import { openApiDocument } from './openapi.js';
+import { parseOr400 } from './parse.js';
 import { serveEvents } from './sse.js';
 
 export interface ApiDeps {
@@ -34,13 +37,38 @@ export interface ApiDeps {
   clock: Clock;
   version: string;
   onPlanRequest?: (r: z.infer<typeof PlanRequestSchema>) => void;
+  /** Where a detail blob that would not inflate is reported. */
+  logger?: Pick<Logger, 'warn'>;
+  /** Cap of a detail blob's inflated size, bytes; default {@link MAX_DETAIL_BYTES}. */
+  maxDetailBytes?: number;
 }
 
-function parseOr400<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
-  const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  const i = r.error.issues[0];
-  throw new WireError('bad-query', `${what} '${i?.path.join('.') || '?'}': ${i?.message}`);
+/** Largest a run's redacted detail may inflate to; a bigger one is treated as unavailable (DESIGN S8). */
+export const MAX_DETAIL_BYTES = 64 * 1024 * 1024;
+
+/** The resources of a detail blob, or null when it is over the cap or not a detail (logged). */
+function inflateDetail(
+  bytes: Uint8Array,
+  max: number,
+  log: ApiDeps['logger'],
+  blob: string,
+): z.infer<typeof PlanDetailSchema> | null {
+  let text: string;
+  try {
+    text = brotliDecompressSync(bytes, { maxOutputLength: max }).toString('utf8');
+  } catch (err) {
+    log?.warn({ blob, err: (err as Error).message }, `detail blob does not inflate within ${max} bytes`);
+    return null;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    log?.warn({ blob }, 'detail blob is not JSON');
+    return null;
+  }
+  const detail = PlanDetailSchema.safeParse(json);
+  return detail.success ? detail.data : null;
 }
 
 const PlanDetailSchema = z.looseObject({ resources: z.array(ResourceChangeSchema).optional() });
@@ -102,14 +130,14 @@ export function apiRouter(d: ApiDeps): Router {
     let detailAvailable = false;
     if (run.detailBlob) {
       const bytes = await d.blobs.readAll(run.detailBlob);
-      if (bytes) {
-        // The blob is the agent's canonical redacted detail (the summary without its volatile fields, the
-        // bytes its planHash covers): only its resources are needed here.
-        const detail = PlanDetailSchema.safeParse(JSON.parse(brotliDecompressSync(bytes).toString('utf8')));
-        if (detail.success) {
-          summary = { ...summary, resources: detail.data.resources ?? [] };
-          detailAvailable = true;
-        }
+      // The blob is the agent's canonical redacted detail (the summary without its volatile fields, the
+      // bytes its planHash covers): only its resources are needed here.
+      const detail = bytes
+        ? inflateDetail(bytes, d.maxDetailBytes ?? MAX_DETAIL_BYTES, d.logger, run.detailBlob)
+        : null;
+      if (detail) {
+        summary = { ...summary, resources: detail.resources ?? [] };
+        detailAvailable = true;
       }
     }
     send(ctx, RunDetailSchema, { ...toRunItem(run), summary, detailAvailable });
@@ -125,33 +153,20 @@ export function apiRouter(d: ApiDeps): Router {
     send(ctx, PlanRequestSchema, toPlanRequest(row));
   });
   r.post('/plan-requests', async (ctx) => {
-    const body = await readJson(ctx);
+    const body = await readJson(ctx, 64 * 1024, 'a plan request body');
     const req = PlanRequestCreateSchema.safeParse(body);
     if (!req.success) {
       const i = req.error.issues[0];
       throw new WireError('bad-request', `field '${i?.path.join('.') || '?'}': ${i?.message}`);
     }
+    ctx.state.auditTarget = `${req.data.site}/${req.data.environment}/${req.data.component}`;
     const result = await d.planRequests.create(req.data);
     if (!result.ok) throw new WireError(result.code, result.message);
     const out = toPlanRequest(result.request);
+    ctx.state.auditTarget = `${ctx.state.auditTarget} ${out.requestId}`;
     d.onPlanRequest?.(out);
     send(ctx, PlanRequestSchema, out, 201);
   });
   r.get('/events', (ctx) => serveEvents(ctx, d.events));
   return r;
-}
-
-async function readJson(ctx: Context): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of ctx.req) {
-    size += (c as Buffer).length;
-    if (size > 64 * 1024) throw new WireError('payload-too-large', 'a plan request body is at most 64 KiB');
-    chunks.push(c as Buffer);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new WireError('bad-request', 'the body is not JSON');
-  }
 }

@@ -1,6 +1,7 @@
 import { isFailure, pruneRuns } from '../../core/retention.js';
 import type {
   AgentRow,
+  AuditRow,
   BlobRow,
   CellHistoryRow,
   CellRow,
@@ -11,7 +12,9 @@ import type {
   RetentionPolicy,
   RunQuery,
   RunRow,
+  SessionRow,
   SiteRow,
+  UserRow,
   WebhookRow,
   WriteSet,
 } from '../../ports/HubStore.js';
@@ -35,6 +38,10 @@ export class MemoryHubStore implements HubStore {
   private seq = 0;
   private requests = new Map<string, PlanRequestRow>();
   private webhooks = new Map<string, WebhookRow>();
+  private users = new Map<string, UserRow>();
+  private sessions = new Map<string, SessionRow>();
+  private audit: AuditRow[] = [];
+  private auditSeq = 0;
 
   async commit(w: WriteSet): Promise<void> {
     for (const b of w.bundles ?? []) if (!this.bundles.has(b.id)) this.bundles.set(b.id, b.receivedAt);
@@ -62,6 +69,30 @@ export class MemoryHubStore implements HubStore {
     for (const h of w.webhookUpdates ?? []) this.webhooks.set(h.id, clone(h));
     for (const b of w.blobs ?? []) this.blobs.set(b.sha256, clone(b));
     for (const p of w.peers ?? []) this.peers.set(p.tokenSha256, clone(p));
+    for (const u of w.users ?? []) this.users.set(u.name, clone(u));
+    for (const x of w.sessions ?? []) this.sessions.set(x.idSha256, clone(x));
+    for (const id of w.sessionDeletes ?? []) this.sessions.delete(id);
+    for (const a of w.audit ?? []) this.audit.push({ ...clone(a), id: ++this.auditSeq });
+  }
+
+  async getUser(name: string) {
+    return clone(this.users.get(name) ?? null);
+  }
+  async userByToken(tokenSha256: string) {
+    return clone([...this.users.values()].find((u) => u.tokenSha256 === tokenSha256) ?? null);
+  }
+  async listUsers() {
+    return [...this.users.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(clone);
+  }
+  async getSession(idSha256: string) {
+    return clone(this.sessions.get(idSha256) ?? null);
+  }
+  async listAudit(q: { limit: number; before?: number }) {
+    return this.audit
+      .filter((a) => q.before === undefined || a.id < q.before)
+      .reverse()
+      .slice(0, q.limit)
+      .map(clone);
   }
 
   async getAgent(site: string, agent: string) {
@@ -185,6 +216,8 @@ export class MemoryHubStore implements HubStore {
         bundles++;
       }
     }
+    for (const [id, x] of this.sessions) if (x.expiresAt <= now) this.sessions.delete(id);
+    this.audit = this.audit.filter((a) => a.at >= now - policy.failureMaxAgeMs);
     return { runs: doomed.length, history: before - this.history.length, bundles };
   }
   async close() {}

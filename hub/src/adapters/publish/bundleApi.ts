@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import {
   type BundleDetail,
   BundleDetailSchema,
@@ -47,16 +47,31 @@ export async function bundleDetail(store: BundleStore, b: BundleRow): Promise<Bu
 /**
  * `/api/bundles`: `POST` streams a file (query: site, name, kind, ttl) and answers the bundle (201);
  * `GET` lists publications with per-state counts (`?site=` filters); `GET /:id` adds per-site delivery.
+ * A file over `maxUploadBytes` is refused from its `Content-Length` before a byte is read, else once
+ * the stream passes the cap (the publisher counts); either way 413 and nothing is stored.
  */
-export function bundleApi(d: { bundles: BundleStore; publisher: BundlePublisher }): Router {
+export function bundleApi(d: {
+  bundles: BundleStore;
+  publisher: BundlePublisher;
+  maxUploadBytes: number;
+}): Router {
   const r = new Router({ prefix: '/api/bundles' });
   r.post('/', async (ctx) => {
+    const declared = Number(ctx.get('content-length') || 0);
+    if (declared > d.maxUploadBytes)
+      throw new WireError(
+        'payload-too-large',
+        `the file is ${declared} bytes; a bundle is at most ${d.maxUploadBytes} (api.maxUploadBytes)`,
+      );
     const q = BundlePublishQuerySchema.safeParse(ctx.query);
     if (!q.success) {
       const i = q.error.issues[0];
       throw new WireError('bad-query', `query parameter '${i?.path.join('.') || '?'}': ${i?.message}`);
     }
-    const res = await d.publisher.publish(ctx.req as Readable, {
+    ctx.state.auditTarget = `${q.data.name} → ${q.data.site}`;
+    // Stopping early (over the cap) must not destroy the socket before the 413 is sent.
+    const body = Readable.from(ctx.req.iterator({ destroyOnReturn: false }), { objectMode: false });
+    const res = await d.publisher.publish(body, {
       sites: q.data.site
         .split(',')
         .map((s) => s.trim())
@@ -66,6 +81,7 @@ export function bundleApi(d: { bundles: BundleStore; publisher: BundlePublisher 
       ttlS: q.data.ttl,
     });
     if (!res.ok) throw new WireError(res.code, res.message);
+    ctx.state.auditTarget = `${res.bundle.bundleId} ${ctx.state.auditTarget}`;
     ctx.status = 201;
     ctx.body = await bundleDetail(d.bundles, res.bundle);
   });

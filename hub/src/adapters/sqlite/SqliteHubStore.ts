@@ -16,7 +16,7 @@ import type {
   WebhookRow,
   WriteSet,
 } from '../../ports/HubStore.js';
-import { SCHEMA_V1 } from './schema.js';
+import { authStatements, migrate } from './authStatements.js';
 
 type Row = { row: string };
 const parse = <T>(r: Row | undefined): T | null => (r ? (JSON.parse(r.row) as T) : null);
@@ -36,9 +36,11 @@ export class SqliteHubStore implements HubStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
-    this.db.exec(SCHEMA_V1);
+    migrate(this.db);
     this.s = prepare(this.db);
+    this.auth = authStatements(this.db);
   }
+  private readonly auth: ReturnType<typeof authStatements>;
 
   private readonly tx = (w: WriteSet): void => {
     const s = this.s;
@@ -65,6 +67,7 @@ export class SqliteHubStore implements HubStore {
     for (const h of w.webhookUpdates ?? []) s.upWebhook.run(h.id, h.state, h.nextAt, JSON.stringify(h));
     for (const b of w.blobs ?? []) s.upBlob.run(b.sha256, JSON.stringify(b));
     for (const p of w.peers ?? []) s.upPeer.run(p.tokenSha256, JSON.stringify(p));
+    this.auth.write(w);
   };
   private readonly commitTx = (w: WriteSet): void => {
     this.txn ??= this.db.transaction(this.tx);
@@ -158,6 +161,21 @@ export class SqliteHubStore implements HubStore {
   async getWebhook(id: string) {
     return parse<WebhookRow>(this.s.getWebhook.get(id) as Row | undefined);
   }
+  async getUser(name: string) {
+    return this.auth.getUser(name);
+  }
+  async userByToken(tokenSha256: string) {
+    return this.auth.userByToken(tokenSha256);
+  }
+  async listUsers() {
+    return this.auth.listUsers();
+  }
+  async getSession(idSha256: string) {
+    return this.auth.getSession(idSha256);
+  }
+  async listAudit(q: { limit: number; before?: number }) {
+    return this.auth.listAudit(q);
+  }
   async prune(policy: RetentionPolicy, now: number) {
     return this.db.transaction(() => {
       const keep = new Set((this.s.cellRunIds.all() as { run_id: string }[]).map((r) => r.run_id));
@@ -178,6 +196,7 @@ export class SqliteHubStore implements HubStore {
         )
         .run(now - policy.failureMaxAgeMs, now - policy.maxAgeMs).changes;
       const bundles = this.s.delBundles.run(now - policy.maxAgeMs).changes;
+      this.auth.prune(now, now - policy.failureMaxAgeMs);
       return { runs: doomed.length, history, bundles };
     })();
   }

@@ -44,3 +44,21 @@ CREATE TABLE IF NOT EXISTS webhooks (
 CREATE INDEX IF NOT EXISTS webhooks_due ON webhooks (state, next_at);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '1');
 `;
+
+/**
+ * Version 2: people at the hub (DESIGN S5): users with hashed tokens, sessions by hashed id, the audit log.
+ * A version-1 file gains these tables the first time a version-2 hub opens it; nothing else changes.
+ */
+export const SCHEMA_V2 = `
+CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, token_sha256 TEXT, row TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS users_token ON users (token_sha256) WHERE token_sha256 IS NOT NULL;
+CREATE TABLE IF NOT EXISTS sessions (
+  id_sha256 TEXT PRIMARY KEY, user TEXT NOT NULL, expires_at INTEGER NOT NULL, row TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions (expires_at);
+CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, row TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
+`;
+
+/** Each entry takes the store from the previous version to the next; index 0 builds version 1. */
+export const MIGRATIONS = [SCHEMA_V1, SCHEMA_V2];
