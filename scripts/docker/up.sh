@@ -71,6 +71,8 @@ compose up -d
 for _ in $(seq 1 300); do
   if node -e "fetch('http://127.0.0.1:8080/v1/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; then
     say "up in $(($(date +%s) - start)) s. Dashboard: http://127.0.0.1:8080"
+    # The set-up step created the admin user and printed the link that signs a browser in as it.
+    compose logs --no-color setup 2>/dev/null | grep -o 'Sign in: .*' | tail -1 >&2 || true
     say "results arrive as the links allow (polar and mars have outages); 'scripts/docker/up.sh down' stops it"
     exit 0
   fi

@@ -32,6 +32,7 @@ for (const s of spec.sites)
   );
 say(`Dashboard: ${topo.hubUrl}`);
 say(`Relay: ${topo.relayUrl}`);
+say(`Sign in: ${topo.signInUrl}`);
 say('Ctrl-C stops everything.');
 
 let stopping = false;

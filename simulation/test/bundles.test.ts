@@ -67,11 +67,12 @@ describe('bundles to outposts, hub → relay → agent as processes over cut lin
   }, async () => {
     dir = mkdtempSync(join(tmpdir(), 'driftline-bundles-'));
     const [hubPort, relayPort] = [await freePort(), await freePort()];
-    const hub = `http://127.0.0.1:${hubPort}`;
     const {
       config: hubConfig,
       key: hubKey,
       relayToken,
+      api,
+      url: hub,
     } = await setUpHub(dir, hubPort, {
       name: 'ground-1',
       sites: ['ship-7'],
@@ -153,7 +154,7 @@ describe('bundles to outposts, hub → relay → agent as processes over cut lin
       env: { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}` },
     });
     await until('the agent to report in', async () => {
-      const r = await fetch(`${hub}/api/sites/ship-7`);
+      const r = await api('/api/sites/ship-7');
       return (
         r.ok &&
         ((await r.json()) as { agents: Array<{ lastContactAt: string | null }> }).agents[0]?.lastContactAt
@@ -162,7 +163,7 @@ describe('bundles to outposts, hub → relay → agent as processes over cut lin
 
     const data = randomBytes(SIZE);
     const sha = createHash('sha256').update(data).digest('hex');
-    const published = await fetch(`${hub}/api/bundles?site=ship-7&name=aws-5.80.zip&kind=provider-mirror`, {
+    const published = await api('/api/bundles?site=ship-7&name=aws-5.80.zip&kind=provider-mirror', {
       method: 'POST',
       body: data,
     });
@@ -177,7 +178,7 @@ describe('bundles to outposts, hub → relay → agent as processes over cut lin
     // A plan result made while the bundle is on its way reaches the hub before the bundle is through.
     await until('the relay to be fetching', async () => downBytes(linkA) - baseA >= 2 * 1024 * 1024);
     const req = await until('the hub to accept a plan request', async () => {
-      const r = await fetch(`${hub}/api/plan-requests`, {
+      const r = await api('/api/plan-requests', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ site: 'ship-7', environment: 'prod', component: 'network' }),
@@ -185,7 +186,7 @@ describe('bundles to outposts, hub → relay → agent as processes over cut lin
       return r.ok ? ((await r.json()) as { requestId: string }) : false;
     });
     const resultArrived = until('the plan result to reach the hub', async () => {
-      const r = await fetch(`${hub}/api/plan-requests/${req.requestId}`);
+      const r = await api(`/api/plan-requests/${req.requestId}`);
       return ((await r.json()) as { state: string }).state === 'done';
     }).then(() => ({ hubRelay: downBytes(linkA) - baseA, relayAgent: downBytes(linkB) - baseB }));
 
@@ -210,7 +211,7 @@ describe('bundles to outposts, hub → relay → agent as processes over cut lin
     expect(midway.size).toBe(SIZE);
 
     const placed = await until('the hub to see the bundle placed', async () => {
-      const r = await fetch(`${hub}/api/bundles/${bundle.bundleId}`);
+      const r = await api(`/api/bundles/${bundle.bundleId}`);
       const b = BundleDetailSchema.parse(await r.json());
       return b.deliveries.find((d) => d.site === 'ship-7' && d.state === 'placed') ? b : false;
     });
@@ -247,13 +248,13 @@ describe('bundles to outposts, hub → relay → agent as processes over cut lin
     expect(totalB).toBeLessThanOrEqual(1.05);
 
     // A kind the site does not accept is refused there and reported to the hub; nothing is fetched or run.
-    const other = await fetch(`${hub}/api/bundles?site=ship-7&name=tool.sh&kind=image`, {
+    const other = await api('/api/bundles?site=ship-7&name=tool.sh&kind=image', {
       method: 'POST',
       body: '#!/bin/sh\ntouch pwned\n',
     });
     const refusedId = BundleDetailSchema.parse(await other.json()).bundleId;
     const refused = await until('the hub to see the refusal', async () => {
-      const r = await fetch(`${hub}/api/bundles/${refusedId}`);
+      const r = await api(`/api/bundles/${refusedId}`);
       const b = BundleDetailSchema.parse(await r.json());
       return b.deliveries.find((d) => d.state === 'refused');
     });

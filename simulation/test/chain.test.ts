@@ -20,6 +20,7 @@ describe('agent → relay → relay → hub, as processes', () => {
       config: hubConfig,
       key: hubKey,
       relayToken: outerToken,
+      api,
     } = await setUpHub(dir, hubPort, {
       name: 'ground-1',
       sites: ['ship-7'],
@@ -101,17 +102,16 @@ describe('agent → relay → relay → hub, as processes', () => {
       env: { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}` },
     });
 
-    const hub = `http://127.0.0.1:${hubPort}`;
     // The hub knows the cell from the agent's declared facts; ask for a plan of it: the request goes down two relays.
     await until('the agent to report in', async () => {
-      const r = await fetch(`${hub}/api/sites/ship-7`);
+      const r = await api('/api/sites/ship-7');
       return (
         r.ok &&
         ((await r.json()) as { agents: Array<{ lastContactAt: string | null }> }).agents[0]?.lastContactAt
       );
     });
     const req = await until('the hub to accept a plan request', async () => {
-      const r = await fetch(`${hub}/api/plan-requests`, {
+      const r = await api('/api/plan-requests', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ site: 'ship-7', environment: 'prod', component: 'network' }),
@@ -119,16 +119,16 @@ describe('agent → relay → relay → hub, as processes', () => {
       return r.ok ? ((await r.json()) as { requestId: string }) : false;
     });
     const done = await until('the plan request to be done', async () => {
-      const r = await fetch(`${hub}/api/plan-requests/${req.requestId}`);
+      const r = await api(`/api/plan-requests/${req.requestId}`);
       const b = (await r.json()) as { state: string; runId: string | null };
       return b.state === 'done' ? b : false;
     });
     expect(done.runId).toMatch(/^[0-9A-Z]{26}$/);
-    const matrix = (await (await fetch(`${hub}/api/matrix?site=ship-7`)).json()) as {
+    const matrix = (await (await api('/api/matrix?site=ship-7')).json()) as {
       cells: Array<{ status: string; runId: string }>;
     };
     expect(matrix.cells.map((c) => c.status)).not.toContain('no-data');
-    const run = (await (await fetch(`${hub}/api/runs/${done.runId}`)).json()) as {
+    const run = (await (await api(`/api/runs/${done.runId}`)).json()) as {
       summary: { component: string };
     };
     expect(run.summary.component).toBe('network');

@@ -129,9 +129,20 @@ const portFree = (port: number) =>
     s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 
-async function sitesWithResults(): Promise<string[]> {
+/** The sign-in URL the set-up step printed (`Sign in: …?token=…`), and its token. */
+async function signInFromLogs(compose: string[]): Promise<{ url: string; token: string }> {
+  const logs = await run([...compose, 'logs', '--no-color', 'setup'], 60_000);
+  const m = /Sign in: (\S+\?token=(\S+))/.exec(logs);
+  if (!m) throw new Error(`the setup service printed no 'Sign in:' line:\n${logs.slice(-2000)}`);
+  return { url: m[1]!, token: decodeURIComponent(m[2]!) };
+}
+
+async function sitesWithResults(token: string): Promise<string[]> {
   try {
-    const r = await fetch('http://127.0.0.1:8080/api/matrix', { signal: AbortSignal.timeout(5000) });
+    const r = await fetch(`${COMPOSE.dashboardUrl}/api/matrix`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(5000),
+    });
     if (!r.ok) return [];
     const { cells } = (await r.json()) as {
       cells: Array<{ site: string; status: string; receivedAt: string | null }>;
@@ -160,17 +171,22 @@ describe('the Compose topology', () => {
         await run([join(ROOT, 'scripts/docker/up.sh')], 11 * 60_000);
         timings.upS = (Date.now() - t) / 1000;
         t = Date.now();
+        const signIn = await signInFromLogs(compose);
         const want = spec.sites.map((s) => s.site).sort();
         let seen: string[] = [];
         const end = Date.now() + 6 * 60_000;
         while (Date.now() < end) {
-          seen = await sitesWithResults();
+          seen = await sitesWithResults(signIn.token);
           if (want.every((s) => seen.includes(s))) break;
           await new Promise((r) => setTimeout(r, 3000));
         }
         timings.allSitesS = (Date.now() - t) / 1000;
-        const dashboard = await fetch('http://127.0.0.1:8080/');
+        const dashboard = await fetch(`${COMPOSE.dashboardUrl}/`);
         expect(dashboard.status).toBe(200);
+        // The printed link signs a browser in: a session cookie and a redirect to the dashboard.
+        const link = await fetch(signIn.url, { redirect: 'manual' });
+        expect([link.status, link.headers.get('location')]).toEqual([303, '/']);
+        expect(link.headers.get('set-cookie')).toContain('driftline_session=');
         expect(seen, `sites with results after ${timings.allSitesS} s`).toEqual(want);
         console.info(`compose test timings: ${JSON.stringify(timings)}`);
       } catch (e) {

@@ -10,7 +10,8 @@ import { until } from './support.js';
 
 /**
  * The dashboard against a real hub fed by real agents through a relay and emulated links, in Debian's
- * Chromium: the matrix, a stale mark, an unreachable site, a drill-down to a run, a live update over SSE.
+ * Chromium: signing in (the page, then the printed sign-in link), the matrix, a stale mark, an
+ * unreachable site, a drill-down to a run, a live update over SSE, and the audit log.
  */
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -44,7 +45,9 @@ describe.runIf(hasChromium || required)('dashboard e2e against a real hub', { ti
       uiDir: join(ROOT, 'ui', 'dist'),
     });
     const cells = () =>
-      fetch(`${topo.hubUrl}/api/matrix`).then((r) => r.json() as Promise<{ cells: Cell[] }>);
+      fetch(`${topo.hubUrl}/api/matrix`, { headers: topo.authHeaders }).then(
+        (r) => r.json() as Promise<{ cells: Cell[] }>,
+      );
     await until('a result in every cell of both sites', async () => {
       const c = (await cells()).cells;
       return c.length === 4 && c.every((x) => x.runId);
@@ -74,8 +77,26 @@ describe.runIf(hasChromium || required)('dashboard e2e against a real hub', { ti
     await topo?.stop();
   });
 
-  it('shows the matrix from the hub, with a stale mark and the unreachable site’s last known state', async () => {
+  it('shows the sign-in page to a browser without a session, and says when a sign-in link was wrong', async () => {
     await page.goto(topo.hubUrl);
+    await page.getByRole('heading', { name: 'Sign in to Driftline' }).waitFor({ timeout: 20_000 });
+    expect(await page.getByRole('grid').count()).toBe(0);
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, 'dashboard-signin.png'), fullPage: true });
+    await page.goto(`${topo.hubUrl}/?token=not-a-real-token`);
+    await expect.poll(() => new URL(page.url()).search, { timeout: 20_000 }).toBe('?signin=failed');
+    await expect
+      .poll(() => page.getByRole('alert').allTextContents(), { timeout: 20_000 })
+      .toEqual(expect.arrayContaining([expect.stringContaining('sign-in link was wrong or has expired')]));
+  });
+
+  it('signs in through the printed link, which leaves no token in the address bar', async () => {
+    await page.goto(topo.signInUrl);
+    await expect.poll(() => page.url(), { timeout: 20_000 }).toBe(`${topo.hubUrl}/`);
+    await page.getByText('Signed in as demo-admin (admin)').waitFor({ timeout: 20_000 });
+  });
+
+  it('shows the matrix from the hub, with a stale mark and the unreachable site’s last known state', async () => {
     const grid = page.getByRole('grid');
     await grid.waitFor({ timeout: 20_000 });
     await expect.poll(() => grid.textContent(), { timeout: 20_000 }).toContain('polar-1');
@@ -127,6 +148,17 @@ describe.runIf(hasChromium || required)('dashboard e2e against a real hub', { ti
     await expect.poll(() => new URL(page.url()).search, { timeout: 20_000 }).toBe(`?view=run&run=${runId}`);
     await expect.poll(() => page.locator('main').textContent(), { timeout: 30_000 }).toMatch(/aws_|module\./);
     await page.screenshot({ path: join(SHOTS, 'dashboard-run.png'), fullPage: true });
+  });
+
+  it('lists the sign-ins in the audit log, linked from the header', async () => {
+    await page.getByRole('link', { name: 'Audit' }).click();
+    const table = page.getByRole('table', { name: /Audit log/ });
+    await table.waitFor({ timeout: 20_000 });
+    const text = (await table.textContent()) ?? '';
+    expect(text).toContain('session.create');
+    expect(text).toContain('demo-admin');
+    expect(text).toContain('auth.fail');
+    await page.screenshot({ path: join(SHOTS, 'dashboard-audit.png'), fullPage: true });
   });
 });
 

@@ -47,7 +47,10 @@ export class ProcessGroup {
   }
 }
 
-/** A hub set up through its CLI as an operator would: config, init, its public key, a relay token. */
+/**
+ * A hub set up through its CLI as an operator would: config, init, its public key, a relay token, and
+ * an admin user whose token `api` sends as `Authorization: Bearer …` on calls to the hub's `/api`.
+ */
 export async function setUpHub(dir: string, port: number, relay: { name: string; sites: string[] }) {
   const config = join(dir, 'hub.yaml');
   writeFileSync(config, stringify({ listen: { port }, dataDir: './hub-data', sweepIntervalS: 1 }));
@@ -55,5 +58,14 @@ export async function setUpHub(dir: string, port: number, relay: { name: string;
   const key = (await runProgram('hub', ['key', '--config', config])).trim();
   const args = ['peer', '--config', config, '--name', relay.name, '--sites', relay.sites.join(','), '--json'];
   const relayToken = (JSON.parse(await runProgram('hub', args)) as { token: string }).token;
-  return { config, key, relayToken, url: `http://127.0.0.1:${port}` };
+  const user = ['user', 'add', 'test-admin', '--role', 'admin', '--config', config, '--json'];
+  const adminToken = (JSON.parse(await runProgram('hub', user)) as { token: string }).token;
+  const url = `http://127.0.0.1:${port}`;
+  /** `fetch` on the hub's `/api` (`path` from `/api`) as the admin user. */
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${url}${path}`, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${adminToken}` },
+    });
+  return { config, key, relayToken, adminToken, url, api };
 }

@@ -11,6 +11,7 @@ const services = {
   clock: systemClock,
   live: new FetchEventStream({
     clock: systemClock,
+    autoStart: false,
     onInvalid: (name) =>
       console.warn(`driftline: ignored a '${name}' event this dashboard does not understand`),
   }),

@@ -1,12 +1,13 @@
 /**
- * The Compose topology's one-shot set-up step (service `setup`): keys, tokens, enrolment and every
- * node's config, written into the shared volumes through the programs' own CLIs (topology/setUp), with
- * URLs naming the link containers (`http://link-ship-7:7000`). Runs again as a no-op while the volumes
- * hold a finished set-up; `docker compose down -v` starts afresh.
+ * The Compose topology's one-shot set-up step (service `setup`): keys, tokens, enrolment, the admin
+ * user and every node's config, written into the shared volumes through the programs' own CLIs
+ * (topology/setUp), with URLs naming the link containers (`http://link-ship-7:7000`). Prints the
+ * dashboard's sign-in URL (`docker compose logs setup` shows it again). Runs again as a no-op, printing
+ * that URL once more, while the volumes hold a finished set-up; `docker compose down -v` starts afresh.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { layout, setUp } from '../topology/setup.js';
+import { layout, setUp, signInUrl } from '../topology/setup.js';
 import { COMPOSE, composeSpec } from './topology.js';
 
 const say = (s: string) => process.stdout.write(`setup: ${s}\n`);
@@ -14,10 +15,13 @@ const spec = composeSpec();
 const l = layout(spec.dir);
 const volumes = [join(spec.dir, 'hub'), join(spec.dir, 'relay'), ...spec.sites.map((s) => l.siteDir(s.site))];
 const done = (dir: string) => join(dir, COMPOSE.doneMarker);
+/** The same line `npm start` prints; the compose test and scripts/docker/up.sh read it from the logs. */
+const signIn = (token: string) => say(`Sign in: ${signInUrl(COMPOSE.dashboardUrl, token)}`);
 
 const finished = volumes.filter((v) => existsSync(done(v)));
 if (finished.length === volumes.length) {
   say(`already set up in ${spec.dir} (docker compose down -v to start afresh)`);
+  signIn(readFileSync(l.adminToken, 'utf8').trim());
   process.exit(0);
 }
 if (finished.length > 0) {
@@ -28,7 +32,7 @@ if (finished.length > 0) {
 }
 
 const siteLinks = Object.fromEntries(spec.sites.map((s) => [s.site, COMPOSE.link.port]));
-await setUp(
+const { adminToken } = await setUp(
   spec,
   { hub: COMPOSE.hub.port, relay: COMPOSE.relay.port, relayLink: COMPOSE.link.port, siteLinks },
   {
@@ -42,4 +46,5 @@ for (const s of spec.sites)
   say(
     `${s.site}: agent ${s.agent} enrolled, upstream http://${COMPOSE.siteLinkService(s.site)}:${COMPOSE.link.port} (${s.profile} ×${s.timeScale})`,
   );
+signIn(adminToken);
 say('done');

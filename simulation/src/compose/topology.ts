@@ -11,6 +11,8 @@ export const COMPOSE = {
   /** The built dashboard inside the image. */
   uiDir: '/app/ui/dist',
   hub: { service: 'hub', port: 8080 },
+  /** Where docker-compose.yml publishes the dashboard on the host. */
+  dashboardUrl: 'http://127.0.0.1:8080',
   relay: { service: 'relay', port: 8443 },
   /** Every link container listens here and serves its control API on `controlPort`. */
   link: { port: 7000, controlPort: 7001 },

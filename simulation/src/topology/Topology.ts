@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type LinkHandle, startLink } from '../link.js';
 import { freePort, waitForHttp } from './ports.js';
 import { BINS, FAKE_TERRAFORM_DIR } from './programs.js';
-import { type Layout, setUp } from './setup.js';
+import { type Layout, setUp, signInUrl } from './setup.js';
 import type { TopologySpec } from './spec.js';
 
 type NodeName = 'hub' | 'relay' | `agent:${string}`;
@@ -16,6 +16,8 @@ export class Topology {
   hubUrl = '';
   relayUrl = '';
   layout!: Layout;
+  /** Token of the hub's admin user (`demo-admin`), made by `hub user add` during set-up. */
+  adminToken = '';
   private ports = { hub: 0, relay: 0 };
 
   private constructor(readonly spec: TopologySpec) {}
@@ -50,13 +52,25 @@ export class Topology {
       siteLinks[s.site] = link.port;
     }
     log(`setting up keys, tokens and enrolment in ${spec.dir}`);
-    t.layout = await setUp(spec, { ...t.ports, relayLink: relayLink.port, siteLinks });
+    const made = await setUp(spec, { ...t.ports, relayLink: relayLink.port, siteLinks });
+    t.layout = made.layout;
+    t.adminToken = made.adminToken;
     t.startNode('hub');
     await waitForHttp(`${t.hubUrl}/v1/health`, 60_000, () => t.alive('hub'));
     t.startNode('relay');
     await waitForHttp(`${t.relayUrl}/v1/health`, 60_000, () => t.alive('relay'));
     for (const s of spec.sites) t.startNode(`agent:${s.site}`);
     return t;
+  }
+
+  /** Opening this URL signs a browser in as the admin user (the hub redirects to the dashboard). */
+  get signInUrl(): string {
+    return signInUrl(this.hubUrl, this.adminToken);
+  }
+
+  /** Headers that authenticate a request to the hub's `/api` as the admin user. */
+  get authHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.adminToken}` };
   }
 
   private alive(name: NodeName): boolean {

@@ -7,6 +7,8 @@ import type { TopologySpec } from './spec.js';
 
 export interface Layout {
   hubConfig: string;
+  /** The admin user's token, kept beside the hub's config (mode 0600) so it can be found again. */
+  adminToken: string;
   relayConfig: string;
   agentConfig(site: string): string;
   siteDir(site: string): string;
@@ -16,6 +18,7 @@ export interface Layout {
 export function layout(dir: string): Layout {
   return {
     hubConfig: join(dir, 'hub', 'hub.yaml'),
+    adminToken: join(dir, 'hub', 'admin.token'),
     relayConfig: join(dir, 'relay', 'relay.yaml'),
     agentConfig: (site) => join(dir, 'sites', site, 'agent.yaml'),
     siteDir: (site) => join(dir, 'sites', site),
@@ -24,6 +27,20 @@ export function layout(dir: string): Layout {
 }
 
 const json = <T>(text: string) => JSON.parse(text) as T;
+
+/** The user `setUp` creates at the hub, with the admin role, for the dashboard and the tests. */
+export const ADMIN_USER = 'demo-admin';
+
+/** The URL that signs a browser in with `token` (the hub sets the session cookie and redirects to `/`). */
+export function signInUrl(hubUrl: string, token: string): string {
+  return `${hubUrl}/?token=${encodeURIComponent(token)}`;
+}
+
+/** What `setUp` made: where everything is, and the admin user's token (`Authorization: Bearer …`). */
+export interface SetUpResult {
+  layout: Layout;
+  adminToken: string;
+}
 
 /** Fake terraform scenarios: each cell goes through its own sequence of plan states. */
 function scenario(component: string, environment: string, seed: number) {
@@ -70,13 +87,13 @@ export interface SetUpHosts {
 
 /**
  * Writes every node's config and creates its keys and credentials through the programs' own CLIs
- * (hub init/key/peer/enroll, relay token add, edge-agent init), exactly as an operator would.
+ * (hub init/key/peer/enroll/user add, relay token add, edge-agent init), exactly as an operator would.
  */
 export async function setUp(
   spec: TopologySpec,
   ports: { hub: number; relay: number; relayLink: number; siteLinks: Record<string, number> },
   hosts: SetUpHosts = {},
-): Promise<Layout> {
+): Promise<SetUpResult> {
   const listenHost = hosts.listen ?? '127.0.0.1';
   const relayLinkHost = hosts.relayLink ?? '127.0.0.1';
   const siteLinkHost = hosts.siteLink ?? (() => '127.0.0.1');
@@ -88,12 +105,26 @@ export async function setUp(
       listen: { host: listenHost, port: ports.hub },
       dataDir: './data',
       ...(spec.uiDir ? { uiDir: spec.uiDir } : {}),
+      ...(spec.hubApiPerMinute ? { api: { rateLimit: { perMinute: spec.hubApiPerMinute } } } : {}),
       defaultContactIntervalS: 120,
       sweepIntervalS: 2,
     }),
   );
   await runProgram('hub', ['init', '--config', l.hubConfig]);
   const hubKey = (await runProgram('hub', ['key', '--config', l.hubConfig])).trim();
+  const admin = json<{ token: string }>(
+    await runProgram('hub', [
+      'user',
+      'add',
+      ADMIN_USER,
+      '--role',
+      'admin',
+      '--config',
+      l.hubConfig,
+      '--json',
+    ]),
+  );
+  writeFileSync(l.adminToken, `${admin.token}\n`, { mode: 0o600 });
   const sites = spec.sites.map((s) => s.site);
   const peer = json<{ token: string }>(
     await runProgram('hub', [
@@ -183,7 +214,7 @@ export async function setUp(
       init.publicKey,
     ]);
   }
-  return l;
+  return { layout: l, adminToken: admin.token };
 }
 
 /** Four plans a cell cycles through (each differs from the one before) and a script that prints the next. */

@@ -21,6 +21,11 @@ export interface TopologySpec {
   agentSyncIntervalS?: number;
   /** The built dashboard to serve (absolute). */
   uiDir?: string;
+  /**
+   * The hub's `api.rateLimit.perMinute` (its default, 600, when unset). Scenarios raise it: their
+   * collector reads every cell's runs every second with the one admin token.
+   */
+  hubApiPerMinute?: number;
   seed?: number;
   /**
    * Plans from pre-generated plan JSON through the agent's command override (a few ms each) instead of

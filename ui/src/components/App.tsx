@@ -1,16 +1,26 @@
 import { NO_FILTERS } from '../core/route.js';
+import { useAuth } from '../hooks/useAuth.js';
 import { linkProps, useRoute } from '../hooks/useRoute.js';
-import { BundlesView } from './BundlesView.js';
-import { CellView } from './CellView.js';
+import { SessionContext } from '../hooks/useSession.js';
 import { LiveAnnouncer } from './LiveAnnouncer.js';
-import { MatrixView } from './MatrixView.js';
-import { RunView } from './RunView.js';
-import { SiteView } from './SiteView.js';
+import { SignIn } from './SignIn.js';
 import { ThemeToggle } from './ThemeToggle.js';
+import { UserMenu } from './UserMenu.js';
+import { Views } from './Views.js';
 
-/** The dashboard shell: header, live state, theme, and the view the URL names. */
+/**
+ * The dashboard shell: header, live state, theme, who is signed in, and the view the URL names — or the
+ * sign-in page while the hub knows no credential for this browser.
+ */
 export function App() {
   const [route, go] = useRoute();
+  const { auth, signIn, signOut, showSignIn, recheck } = useAuth();
+  const signedIn = auth.state === 'signed-in';
+  const viewLink = (view: 'bundles' | 'audit', text: string) => (
+    <a {...linkProps({ view }, go)} aria-current={route.view === view ? 'page' : undefined}>
+      {text}
+    </a>
+  );
   return (
     <>
       <a class="skip" href="#main">
@@ -20,37 +30,39 @@ export function App() {
         <a class="brand" {...linkProps({ view: 'matrix', filters: NO_FILTERS, pivot: null }, go)}>
           Driftline
         </a>
-        <nav aria-label="Breadcrumb" class="crumbs">
-          {route.view !== 'matrix' ? (
-            <a {...linkProps({ view: 'matrix', filters: NO_FILTERS, pivot: null }, go)}>Matrix</a>
-          ) : null}
-        </nav>
-        <nav aria-label="Views" class="crumbs">
-          <a
-            {...linkProps({ view: 'bundles' }, go)}
-            aria-current={route.view === 'bundles' ? 'page' : undefined}
-          >
-            Bundles
-          </a>
-        </nav>
+        {signedIn ? (
+          <>
+            <nav aria-label="Breadcrumb" class="crumbs">
+              {route.view !== 'matrix' ? (
+                <a {...linkProps({ view: 'matrix', filters: NO_FILTERS, pivot: null }, go)}>Matrix</a>
+              ) : null}
+            </nav>
+            <nav aria-label="Views" class="crumbs">
+              {viewLink('bundles', 'Bundles')} {viewLink('audit', 'Audit')}
+            </nav>
+          </>
+        ) : null}
         <span class="spacer" />
-        <LiveAnnouncer />
+        {signedIn ? <LiveAnnouncer /> : null}
+        {signedIn ? <UserMenu session={auth.session} onSignOut={signOut} onSignIn={showSignIn} /> : null}
         <ThemeToggle />
       </header>
       <main id="main">
-        {route.view === 'matrix' ? <MatrixView filters={route.filters} pivot={route.pivot} go={go} /> : null}
-        {route.view === 'site' ? <SiteView site={route.site} go={go} /> : null}
-        {route.view === 'cell' ? (
-          <CellView
-            site={route.site}
-            environment={route.environment}
-            component={route.component}
-            status={route.status}
-            go={go}
-          />
+        {auth.state === 'checking' ? <p aria-busy="true">Checking who you are signed in as…</p> : null}
+        {auth.state === 'error' ? (
+          <p class="error" role="alert">
+            Could not ask the hub who you are: {auth.message}{' '}
+            <button type="button" onClick={recheck}>
+              Try again
+            </button>
+          </p>
         ) : null}
-        {route.view === 'run' ? <RunView runId={route.runId} go={go} /> : null}
-        {route.view === 'bundles' ? <BundlesView go={go} /> : null}
+        {auth.state === 'signed-out' ? <SignIn reason={auth.reason} onSignIn={signIn} /> : null}
+        {signedIn ? (
+          <SessionContext.Provider value={auth.session}>
+            <Views route={route} go={go} />
+          </SessionContext.Provider>
+        ) : null}
       </main>
     </>
   );

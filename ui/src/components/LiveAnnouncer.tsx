@@ -7,6 +7,7 @@ const STATE_TEXT: Record<LiveState, string> = {
   connecting: 'connecting…',
   live: 'live',
   reconnecting: 'connection lost — reconnecting…',
+  'signed-out': 'not live — signed out',
   closed: 'not live',
 };
 

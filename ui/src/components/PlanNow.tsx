@@ -1,5 +1,6 @@
 import { asSiteId, type PlanRequest } from '@driftline/protocol';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useId, useState } from 'preact/hooks';
+import { useWhyNot } from '../hooks/useSession.js';
 import { useServices } from '../services.js';
 
 const STATE_TEXT: Record<PlanRequest['state'], string> = {
@@ -10,7 +11,10 @@ const STATE_TEXT: Record<PlanRequest['state'], string> = {
   refused: 'refused by the hub',
 };
 
-/** "Plan now": files a plan request and follows its state over the live stream. */
+/**
+ * "Plan now": files a plan request and follows its state over the live stream. Without the operator
+ * role the button stays focusable but inert (`aria-disabled`), and says why beside it.
+ */
 export function PlanNow({
   site,
   environment,
@@ -24,6 +28,8 @@ export function PlanNow({
   const [req, setReq] = useState<PlanRequest | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const denied = useWhyNot('plan-request');
+  const reasonId = useId();
 
   useEffect(
     () =>
@@ -36,6 +42,7 @@ export function PlanNow({
   );
 
   const file = async () => {
+    if (denied) return;
     setBusy(true);
     setError(null);
     try {
@@ -50,9 +57,20 @@ export function PlanNow({
   const open = req && (req.state === 'pending' || req.state === 'delivered');
   return (
     <div class="plan-now">
-      <button type="button" onClick={file} disabled={busy || !!open}>
+      <button
+        type="button"
+        onClick={file}
+        disabled={busy || !!open}
+        aria-disabled={denied ? 'true' : undefined}
+        aria-describedby={denied ? reasonId : undefined}
+      >
         Plan now
       </button>
+      {denied ? (
+        <span id={reasonId} class="muted small">
+          {denied}
+        </span>
+      ) : null}
       <span role="status" class="plan-state">
         {req ? `Plan request ${STATE_TEXT[req.state]}` : ''}
         {req?.state === 'done' && req.runId ? ` (run ${req.runId})` : ''}

@@ -46,6 +46,7 @@ describe('route', () => {
     { view: 'site', site: 'polar-1' },
     { view: 'cell', site: 'a', environment: 'b c', component: 'd/e', status: 'failed' },
     { view: 'run', runId: '01J0000000000000000000000A' },
+    { view: 'audit' },
   ];
   it.each(routes)('reads back what it writes: %o', (r) => {
     expect(parseRoute(formatRoute(r))).toEqual(r);

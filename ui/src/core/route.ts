@@ -23,7 +23,8 @@ export type Route =
   | { view: 'site'; site: string }
   | { view: 'cell'; site: string; environment: string; component: string; status: CellStatus | null }
   | { view: 'run'; runId: string }
-  | { view: 'bundles' };
+  | { view: 'bundles' }
+  | { view: 'audit' };
 
 export const NO_FILTERS: Filters = {
   site: '',
@@ -61,6 +62,7 @@ export function parseRoute(search: string): Route {
   }
   if (view === 'run' && p.get('run')) return { view: 'run', runId: p.get('run')! };
   if (view === 'bundles') return { view: 'bundles' };
+  if (view === 'audit') return { view: 'audit' };
   return {
     view: 'matrix',
     pivot: p.get('pivot') || null,
@@ -108,7 +110,23 @@ export function formatRoute(route: Route): string {
     case 'bundles':
       p.set('view', 'bundles');
       break;
+    case 'audit':
+      p.set('view', 'audit');
+      break;
   }
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
+
+/** Whether the hub sent the browser back from a sign-in link it refused (`/?signin=failed`). */
+export function signInFailed(search: string): boolean {
+  return new URLSearchParams(search).get('signin') === 'failed';
+}
+
+/** The query string without the hub's `signin` marker, so a reload does not repeat its message. */
+export function withoutSignInMarker(search: string): string {
+  const p = new URLSearchParams(search);
+  p.delete('signin');
   const s = p.toString();
   return s ? `?${s}` : '';
 }

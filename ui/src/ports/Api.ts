@@ -1,10 +1,12 @@
 import type {
+  AuditResponse,
   BundlesResponse,
   MatrixResponse,
   PlanRequest,
   PlanRequestCreate,
   RunDetail,
   RunsResponse,
+  Session,
   SiteDetail,
   SitesResponse,
 } from '@driftline/protocol';
@@ -24,6 +26,19 @@ export interface Api {
   createPlanRequest(body: PlanRequestCreate): Promise<PlanRequest>;
   /** Bundles to outposts with their per-site deliveries (`?site=` keeps those targeting one site). */
   bundles(site?: string): Promise<BundlesResponse>;
+  /** Who this browser is signed in as (`GET /api/session`); an `ApiError` with status 401 when nobody. */
+  session(): Promise<Session>;
+  /** Trades an operator token for a session cookie (`POST /api/session`). */
+  signIn(token: string): Promise<Session>;
+  /** Ends the session (`DELETE /api/session`). */
+  signOut(): Promise<void>;
+  /** The audit log, newest first; `before` pages back from an entry's id. */
+  audit(opts?: { before?: string | null; limit?: number }): Promise<AuditResponse>;
+  /**
+   * Calls `fn` whenever the hub answers 401 to a call other than signing in: the session expired or
+   * ended elsewhere, and the dashboard must ask for a sign-in again. Answers an unsubscribe.
+   */
+  onUnauthorized(fn: () => void): () => void;
 }
 
 /** An API call that failed, with a message a person can act on. */

@@ -31,6 +31,7 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
   const key = { site: 'ship-7', environment: 'prod', component: 'compute' };
   const run = runItem({ n: 3, ...key, status: 'changes', counts: counts({ add: 2, change: 1, destroy: 3 }) });
   hub.addRuns([run], [runDetail(run)]);
+  hub.session = null;
 
   beforeAll(async () => {
     if (!hasChromium) throw new Error(NO_CHROMIUM_REASON);
@@ -47,8 +48,18 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('shows the matrix with ages, a stale mark and an unreachable site', async () => {
+  it('signs in from the keyboard: the token field has focus, Enter submits', async () => {
     await page.goto(`${server.url}/`);
+    await page.getByRole('heading', { name: 'Sign in to Driftline' }).waitFor({ timeout: 10_000 });
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('signin-token');
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, 'e2e-signin.png'), fullPage: true });
+    await page.keyboard.type('admin-token');
+    await page.keyboard.press('Enter');
+    await page.getByText('Signed in as ada (admin)').waitFor({ timeout: 10_000 });
+  });
+
+  it('shows the matrix with ages, a stale mark and an unreachable site', async () => {
     const grid = page.getByRole('grid');
     await grid.waitFor();
     await expect.poll(() => grid.textContent(), { timeout: 10_000 }).toContain('changes +2 ~1 -3');

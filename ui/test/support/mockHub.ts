@@ -1,4 +1,6 @@
 import {
+  type AuditEntry,
+  AuditResponseSchema,
   type BundleListItem,
   BundlesResponseSchema,
   type HubEvent,
@@ -6,11 +8,14 @@ import {
   MatrixResponseSchema,
   PlanRequestCreateSchema,
   PlanRequestSchema,
+  type Role,
   type RunDetail,
   RunDetailSchema,
   type RunListItem,
   RunsResponseSchema,
   renderError,
+  type Session,
+  SessionSchema,
   SiteDetailSchema,
   type SiteSummary,
   SitesResponseSchema,
@@ -19,8 +24,14 @@ import { matrixResponse, planRequest, siteDetail, sseFrame } from './fixtures.js
 
 export interface ApiAnswer {
   status: number;
+  /** `undefined` for an answer without a body (204). */
   body: unknown;
 }
+
+/** The CSRF value the mock hub hands out with every session. */
+export const MOCK_CSRF = 'csrf-for-this-session';
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * A stand-in for the hub's `/api`, shared by the msw handlers (component tests) and the stub HTTP server
@@ -33,9 +44,22 @@ export class MockHub {
   details = new Map<string, RunDetail>();
   /** Matrices for `?at=`, by exact ISO time; anything else answers the current one. */
   history = new Map<string, MatrixCell[]>();
-  requests: { path: string; body?: unknown }[] = [];
+  /** Every call, with the CSRF header it carried (null: none). */
+  requests: { path: string; body?: unknown; csrf?: string | null }[] = [];
   /** Bundles to outposts, with their per-site deliveries, for `GET /api/bundles`. */
   bundles: BundleListItem[] = [];
+  /** Tokens `POST /api/session` accepts, and whom they sign in. */
+  tokens = new Map<string, { user: string; roles: Role[] }>([
+    ['admin-token', { user: 'ada', roles: ['admin'] }],
+    ['viewer-token', { user: 'vic', roles: ['viewer'] }],
+  ]);
+  /**
+   * The browser's session as the hub sees it (the cookie); `null` when signed out, and then every `/api`
+   * call but `POST /api/session` answers 401, as the hub does. Tests start signed in as an admin.
+   */
+  session: Session | null = { user: 'ada', roles: ['admin'], csrf: MOCK_CSRF, via: 'session' };
+  /** `GET /api/audit`, newest first. */
+  audit: AuditEntry[] = [];
   private readonly streams = new Map<(frame: string) => void, () => void>();
   private eventSeq = 0;
   private requestSeq = 0;
@@ -53,12 +77,47 @@ export class MockHub {
     for (const d of details) this.details.set(d.runId, d);
   }
 
-  handle(method: string, url: URL, body?: unknown): ApiAnswer {
-    this.requests.push({ path: `${method} ${url.pathname}${url.search}`, body });
+  /** Ends the session on the hub's side, as expiry or a sign-out in another tab would. */
+  expireSession() {
+    this.session = null;
+    this.dropStreams();
+  }
+
+  /** Whether `/api/events` may open now (the hub answers 401 without a session). */
+  get signedIn(): boolean {
+    return this.session !== null;
+  }
+
+  handle(method: string, url: URL, body?: unknown, headers: Headers = new Headers()): ApiAnswer {
+    this.requests.push({
+      path: `${method} ${url.pathname}${url.search}`,
+      body,
+      csrf: headers.get('x-driftline-csrf'),
+    });
     const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const notFound = (what: string) => renderError('not-found', what);
     if (parts[0] !== 'api') return notFound(url.pathname);
     const [, a, b, c, d, e] = parts;
+    if (a === 'session' && method === 'POST') {
+      const who = this.tokens.get((body as { token?: string } | null)?.token ?? '');
+      if (!who) return renderError('unauthorized', 'no user has this token');
+      this.session = SessionSchema.parse({ ...who, csrf: MOCK_CSRF, via: 'session' });
+      return { status: 200, body: this.session };
+    }
+    if (!this.session) return renderError('unauthorized', 'sign in first');
+    if (WRITES.has(method) && headers.get('x-driftline-csrf') !== this.session.csrf)
+      return renderError('csrf', 'send the X-Driftline-CSRF value GET /api/session gave you');
+    if (a === 'session' && method === 'GET') return { status: 200, body: SessionSchema.parse(this.session) };
+    if (a === 'session' && method === 'DELETE') {
+      this.session = null;
+      return { status: 204, body: undefined };
+    }
+    if (method === 'GET' && a === 'audit' && !b) {
+      const before = Number(url.searchParams.get('before') ?? Number.POSITIVE_INFINITY);
+      const limit = Number(url.searchParams.get('limit') ?? 100);
+      const entries = this.audit.filter((x) => x.id < before).slice(0, limit);
+      return { status: 200, body: AuditResponseSchema.parse({ entries }) };
+    }
     if (method === 'GET' && a === 'matrix' && !b) {
       const at = url.searchParams.get('at');
       const cells = at ? (this.history.get(at) ?? this.cells) : this.cells;
@@ -88,6 +147,8 @@ export class MockHub {
       return { status: 200, body: BundlesResponseSchema.parse({ bundles }) };
     }
     if (method === 'POST' && a === 'plan-requests' && !b) {
+      if (!this.session.roles.some((r) => r === 'operator' || r === 'admin'))
+        return renderError('forbidden', 'filing a plan request needs the operator role');
       const parsed = PlanRequestCreateSchema.safeParse(body);
       if (!parsed.success) return renderError('bad-request', 'site, environment and component are required');
       const known = this.cells.some(

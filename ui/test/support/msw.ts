@@ -1,3 +1,4 @@
+import { renderError } from '@driftline/protocol';
 import { HttpResponse, http } from 'msw';
 import type { MockHub } from './mockHub.js';
 
@@ -5,6 +6,10 @@ import type { MockHub } from './mockHub.js';
 export function mswHandlers(hub: MockHub, opts: { lastEventIds?: (string | null)[] } = {}) {
   return [
     http.get('*/api/events', ({ request }) => {
+      if (!hub.signedIn) {
+        const refused = renderError('unauthorized', 'sign in first');
+        return HttpResponse.json(refused.body, { status: refused.status });
+      }
       opts.lastEventIds?.push(request.headers.get('last-event-id'));
       const enc = new TextEncoder();
       let off = () => {};
@@ -25,7 +30,8 @@ export function mswHandlers(hub: MockHub, opts: { lastEventIds?: (string | null)
     }),
     http.all('*/api/*', async ({ request }) => {
       const body = request.method === 'POST' ? await request.json().catch(() => null) : undefined;
-      const answer = hub.handle(request.method, new URL(request.url), body);
+      const answer = hub.handle(request.method, new URL(request.url), body, request.headers);
+      if (answer.body === undefined) return new HttpResponse(null, { status: answer.status });
       return HttpResponse.json(answer.body as Record<string, unknown>, { status: answer.status });
     }),
   ];

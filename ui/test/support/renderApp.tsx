@@ -18,7 +18,12 @@ export function renderApp(hub: MockHub, search = '', opts: { clockStart?: number
   server.listen({ onUnhandledRequest: 'error' });
   window.history.replaceState(null, '', `/${search}`);
   const clock = new ManualClock(opts.clockStart ?? NOW);
-  const live = new FetchEventStream({ url: `${ORIGIN}/api/events`, clock, initialDelayMs: 1000 });
+  const live = new FetchEventStream({
+    url: `${ORIGIN}/api/events`,
+    clock,
+    initialDelayMs: 1000,
+    autoStart: false,
+  });
   const services: Services = { api: new HttpApi(ORIGIN), clock, live };
   const view = render(
     <ServicesContext.Provider value={services}>

@@ -23,7 +23,7 @@ export async function startStubServer(
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     try {
-      if (url.pathname === '/api/events') {
+      if (url.pathname === '/api/events' && hub.signedIn) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
         res.write(': hello\n\n');
         const off = hub.openStream(
@@ -40,7 +40,14 @@ export async function startStubServer(
           for await (const c of req) chunks.push(c as Buffer);
           body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
         }
-        const answer = hub.handle(req.method ?? 'GET', url, body);
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+        const answer = hub.handle(req.method ?? 'GET', url, body, headers);
+        if (answer.body === undefined) {
+          res.writeHead(answer.status);
+          res.end();
+          return;
+        }
         res.writeHead(answer.status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(answer.body));
         return;

@@ -38,3 +38,26 @@ describe('FetchEventStream', () => {
     expect(got[0]?.type).toBe('cell-updated');
   });
 });
+
+describe('FetchEventStream without a session', () => {
+  it('stops retrying on a 401 and connects again, at once, on reconnect', async () => {
+    const hub = new MockHub(smallWorld());
+    hub.session = null;
+    const server = setupServer(...mswHandlers(hub));
+    server.listen({ onUnhandledRequest: 'error' });
+    const clock = new ManualClock(0);
+    const live = new FetchEventStream({ url: URL_, clock });
+    stop = () => {
+      live.close();
+      server.close();
+    };
+    await until(() => live.state() === 'signed-out', 'the refusal');
+    expect(clock.pending).toBe(0);
+    hub.session = { user: 'ada', roles: ['viewer'], csrf: 'c', via: 'session' };
+    live.reconnect();
+    await until(() => hub.openStreams === 1 && live.state() === 'live', 'the stream to open');
+    live.disconnect();
+    await until(() => hub.openStreams === 0, 'the stream to close');
+    expect(live.state()).toBe('signed-out');
+  });
+});

@@ -12,11 +12,18 @@ export interface FetchEventStreamOptions {
   maxDelayMs?: number;
   /** Called with events that did not validate (a hub newer than this dashboard); never thrown. */
   onInvalid?: (name: string, data: string) => void;
+  /**
+   * Connect at once (default), or stay `signed-out` until `reconnect()`: the dashboard connects once the
+   * hub has accepted its session, so a page showing the sign-in form makes no refused request.
+   */
+  autoStart?: boolean;
 }
 
 /**
  * `/api/events` over `fetch` rather than `EventSource`: it sends `Last-Event-ID` on every reconnect,
- * including ones it starts itself after a drop, and it runs the same in browsers and in tests.
+ * including ones it starts itself after a drop, and it runs the same in browsers and in tests. When the
+ * hub cannot catch the stream up (it restarted, or the dashboard fell too far behind) it sends `reset`
+ * (an older hub: `reload`); subscribers get `{ type: 'reset' }` and must re-read everything.
  */
 export class FetchEventStream implements LiveEvents {
   private readonly listeners = new Set<(e: HubEvent) => void>();
@@ -27,9 +34,12 @@ export class FetchEventStream implements LiveEvents {
   private cancelRetry: (() => void) | null = null;
   private failures = 0;
   private closed = false;
+  /** Bumped by every (re)start: an attempt that finds it moved on was superseded and stays quiet. */
+  private generation = 0;
 
   constructor(private readonly opts: FetchEventStreamOptions) {
-    void this.connect();
+    if (opts.autoStart === false) this.current = 'signed-out';
+    else void this.connect();
   }
 
   subscribe(fn: (e: HubEvent) => void) {
@@ -43,11 +53,28 @@ export class FetchEventStream implements LiveEvents {
   state() {
     return this.current;
   }
+  reconnect() {
+    if (this.closed || this.current === 'live') return;
+    this.stop();
+    this.failures = 0;
+    void this.connect();
+  }
+  disconnect() {
+    if (this.closed) return;
+    this.stop();
+    this.setState('signed-out');
+  }
   close() {
     this.closed = true;
+    this.stop();
+    this.setState('closed');
+  }
+
+  private stop() {
+    this.generation++;
     this.abort?.abort();
     this.cancelRetry?.();
-    this.setState('closed');
+    this.cancelRetry = null;
   }
 
   private setState(s: LiveState) {
@@ -58,6 +85,8 @@ export class FetchEventStream implements LiveEvents {
 
   private async connect(): Promise<void> {
     if (this.closed) return;
+    const generation = this.generation;
+    if (this.current === 'signed-out') this.setState('connecting');
     this.abort = new AbortController();
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (this.lastEventId !== null) headers['last-event-id'] = this.lastEventId;
@@ -65,6 +94,12 @@ export class FetchEventStream implements LiveEvents {
     try {
       const fetchFn = this.opts.fetchFn ?? ((...a) => fetch(...a));
       const res = await fetchFn(this.opts.url ?? '/api/events', { headers, signal: this.abort.signal });
+      if (res.status === 401) {
+        // No credential, or it ended: retrying cannot help until someone signs in.
+        void res.body?.cancel();
+        if (generation === this.generation) this.setState('signed-out');
+        return;
+      }
       if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
       this.failures = 0;
       this.setState('live');
@@ -80,7 +115,7 @@ export class FetchEventStream implements LiveEvents {
     } catch {
       // A drop or refusal: fall through to reconnect (unless closed on purpose).
     }
-    if (this.closed) return;
+    if (this.closed || generation !== this.generation) return;
     this.setState('reconnecting');
     const base = parser.retryMs ?? this.opts.initialDelayMs ?? 1000;
     const delay = Math.min(base * 2 ** this.failures, this.opts.maxDelayMs ?? 30_000);
@@ -89,6 +124,11 @@ export class FetchEventStream implements LiveEvents {
   }
 
   private dispatch(name: string, data: string) {
+    // A hub before epoch ids said `reload` for "you missed too much": the same as `reset` (re-read all).
+    if (name === 'reload') {
+      for (const fn of this.listeners) fn({ type: 'reset', reason: 'behind' });
+      return;
+    }
     let json: unknown;
     try {
       json = JSON.parse(data);

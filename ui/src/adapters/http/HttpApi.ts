@@ -1,4 +1,5 @@
 import {
+  AuditResponseSchema,
   BundlesResponseSchema,
   ErrorBodySchema,
   MatrixResponseSchema,
@@ -6,6 +7,7 @@ import {
   PlanRequestSchema,
   RunDetailSchema,
   RunsResponseSchema,
+  SessionSchema,
   SiteDetailSchema,
   SitesResponseSchema,
 } from '@driftline/protocol';
@@ -22,17 +24,42 @@ interface Schema<T> {
     | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
 }
 
-/** `Api` over `fetch`, relative to `base` (the page's origin by default). */
+/** The header that proves a cookie-authenticated write comes from this dashboard (the hub's CSRF check). */
+export const CSRF_HEADER = 'x-driftline-csrf';
+
+const SIGN_IN = '/api/session';
+
+/**
+ * `Api` over `fetch`, relative to `base` (the page's origin by default). The browser sends the session
+ * cookie by itself; this adapter keeps the CSRF value the hub handed out with the session and sends it
+ * on every write, so no component has to.
+ */
 export class HttpApi implements Api {
+  private csrf: string | null = null;
+  private readonly unauthorized = new Set<() => void>();
+
   constructor(
     private readonly base = '',
     private readonly fetchFn: typeof fetch = (...a) => fetch(...a),
   ) {}
 
-  private async call<T>(schema: Schema<T>, path: string, init?: RequestInit): Promise<T> {
+  onUnauthorized(fn: () => void) {
+    this.unauthorized.add(fn);
+    return () => this.unauthorized.delete(fn);
+  }
+
+  private async send(path: string, method: string, json?: unknown): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (json !== undefined) headers['content-type'] = 'application/json';
+    if (method !== 'GET' && method !== 'HEAD' && this.csrf) headers[CSRF_HEADER] = this.csrf;
     let res: Response;
     try {
-      res = await this.fetchFn(`${this.base}${path}`, { headers: { accept: 'application/json' }, ...init });
+      res = await this.fetchFn(`${this.base}${path}`, {
+        method,
+        headers,
+        credentials: 'same-origin',
+        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+      });
     } catch (e) {
       throw new ApiError(
         `cannot reach the hub at ${path}: ${(e as Error).message} (check the hub is running)`,
@@ -40,12 +67,20 @@ export class HttpApi implements Api {
         'network',
       );
     }
+    if (res.ok) return res;
     const body: unknown = await res.json().catch(() => null);
-    if (!res.ok) {
-      const err = ErrorBodySchema.safeParse(body);
-      const msg = err.success ? err.data.error.message : `HTTP ${res.status}`;
-      throw new ApiError(`${path}: ${msg}`, res.status, err.success ? err.data.error.code : 'http');
+    const err = ErrorBodySchema.safeParse(body);
+    const msg = err.success ? err.data.error.message : `HTTP ${res.status}`;
+    if (res.status === 401 && !(method === 'POST' && path === SIGN_IN)) {
+      this.csrf = null;
+      for (const fn of [...this.unauthorized]) fn();
     }
+    throw new ApiError(`${path}: ${msg}`, res.status, err.success ? err.data.error.code : 'http');
+  }
+
+  private async call<T>(schema: Schema<T>, path: string, method = 'GET', json?: unknown): Promise<T> {
+    const res = await this.send(path, method, json);
+    const body: unknown = await res.json().catch(() => null);
     const parsed = schema.safeParse(body);
     if (!parsed.success) {
       const first = parsed.error.issues[0];
@@ -58,6 +93,27 @@ export class HttpApi implements Api {
     return parsed.data;
   }
 
+  async session() {
+    const s = await this.call(SessionSchema, SIGN_IN);
+    this.csrf = s.csrf;
+    return s;
+  }
+  async signIn(token: string) {
+    const s = await this.call(SessionSchema, SIGN_IN, 'POST', { token });
+    this.csrf = s.csrf;
+    return s;
+  }
+  async signOut() {
+    await this.send(SIGN_IN, 'DELETE');
+    this.csrf = null;
+  }
+  audit(opts: { before?: string | null; limit?: number } = {}) {
+    const q = new URLSearchParams();
+    if (opts.limit) q.set('limit', String(opts.limit));
+    if (opts.before) q.set('before', opts.before);
+    const qs = q.toString();
+    return this.call(AuditResponseSchema, `/api/audit${qs ? `?${qs}` : ''}`);
+  }
   matrix(at: string | null) {
     return this.call(MatrixResponseSchema, `/api/matrix${at ? `?at=${seg(at)}` : ''}`);
   }
@@ -89,10 +145,6 @@ export class HttpApi implements Api {
     return this.call(RunDetailSchema, `/api/runs/${seg(runId)}`);
   }
   createPlanRequest(body: PlanRequestCreate) {
-    return this.call(PlanRequestSchema, '/api/plan-requests', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(body),
-    });
+    return this.call(PlanRequestSchema, '/api/plan-requests', 'POST', body);
   }
 }

@@ -1,0 +1,33 @@
+import type { Route } from '../core/route.js';
+import { AuditView } from './AuditView.js';
+import { BundlesView } from './BundlesView.js';
+import { CellView } from './CellView.js';
+import { MatrixView } from './MatrixView.js';
+import { RunView } from './RunView.js';
+import { SiteView } from './SiteView.js';
+
+/** The view the URL names. */
+export function Views({ route, go }: { route: Route; go: (r: Route, opts?: { replace?: boolean }) => void }) {
+  switch (route.view) {
+    case 'matrix':
+      return <MatrixView filters={route.filters} pivot={route.pivot} go={go} />;
+    case 'site':
+      return <SiteView site={route.site} go={go} />;
+    case 'cell':
+      return (
+        <CellView
+          site={route.site}
+          environment={route.environment}
+          component={route.component}
+          status={route.status}
+          go={go}
+        />
+      );
+    case 'run':
+      return <RunView runId={route.runId} go={go} />;
+    case 'bundles':
+      return <BundlesView go={go} />;
+    case 'audit':
+      return <AuditView />;
+  }
+}
