@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { startBundles } from './adapters/bundles/startBundles.js';
 import { cadences, scheduleCells } from './adapters/cron/cronCells.js';
 import { loadAgentKey, loadHubKey, readToken } from './adapters/fs/agentKeys.js';
+import { FsVarFiles } from './adapters/fs/FsVarFiles.js';
 import { TmpScratchSpace } from './adapters/fs/TmpScratchSpace.js';
 import { CliGitProbe } from './adapters/git/CliGitProbe.js';
 import { HttpUplink } from './adapters/http/HttpUplink.js';
@@ -88,6 +89,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     proc: new NodeProcessRunner(),
     git: new CliGitProbe(),
     scratch: new TmpScratchSpace(),
+    varFiles: new FsVarFiles(),
     clock: { now },
     baseEnv: process.env,
     log,

@@ -60,6 +60,15 @@ describe('config', () => {
     );
   });
 
+  it('refuses a custom pattern with a nested quantifier, which could backtrack for ever', () => {
+    const r = parseConfig(GOOD.replace('CORP-[0-9]{8}', 'CORP-(?:[0-9]+)+$'), '/x');
+    expect(r.ok ? [] : r.problems).toEqual([
+      expect.stringMatching(
+        /^redaction\.patterns\[0\]\.regex: has a quantified group that holds a quantifier/,
+      ),
+    ]);
+  });
+
   it('refuses unknown keys, so a typo is not silently ignored', () => {
     const r = parseConfig(`${GOOD}\ncomponets: []\n`, '/x');
     expect(r.ok ? [] : r.problems).toEqual([expect.stringContaining('componets')]);

@@ -4,6 +4,7 @@ import { AgentIdSchema, FileKindSchema, SiteIdSchema } from '@driftline/protocol
 import { validate as validCron } from 'node-cron';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { nestedQuantifier } from './core/redact/rules.js';
 
 /**
  * The agent's configuration file (YAML). Paths are relative to the file's directory. Everything the
@@ -76,14 +77,20 @@ const ComponentSchema = z
 
 const PatternSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9-]{1,40}$/, 'must be a short kebab-case name'),
-  regex: z.string().refine((r) => {
-    try {
-      new RegExp(r);
-      return true;
-    } catch {
-      return false;
-    }
-  }, 'is not a valid regular expression'),
+  regex: z
+    .string()
+    .refine((r) => {
+      try {
+        new RegExp(r);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'is not a valid regular expression')
+    .refine(
+      (r) => !nestedQuantifier(r),
+      'has a quantified group that holds a quantifier (like (a+)+), which can take exponential time on some input; rewrite it without nesting',
+    ),
 });
 
 export const AgentConfigSchema = z

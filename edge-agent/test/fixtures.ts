@@ -1,10 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const fixturePath = (rel: string): string =>
   fileURLToPath(new URL(`./fixtures/${rel}`, import.meta.url));
 export const fixtureText = (rel: string): string => readFileSync(fixturePath(rel), 'utf8');
 export const fixtureJson = (rel: string): unknown => JSON.parse(fixtureText(rel));
+
+/** Every plan JSON fixture (`plans/…`, `terraform-json/…`), as paths relative to the fixtures folder. */
+export const fixturePlanFiles = (): string[] =>
+  ['plans', 'terraform-json'].flatMap((dir) =>
+    readdirSync(fixturePath(dir))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => `${dir}/${f}`),
+  );
 
 /** Every value planted as a secret in `plans/*.json`: none may appear in any summary. */
 export const PLANTED_SECRETS = [

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlanSummarySchema } from '@driftline/protocol';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { FsVarFiles } from '../src/adapters/fs/FsVarFiles.js';
 import { TmpScratchSpace } from '../src/adapters/fs/TmpScratchSpace.js';
 import { CliGitProbe } from '../src/adapters/git/CliGitProbe.js';
 import { NodeProcessRunner } from '../src/adapters/process/NodeProcessRunner.js';
@@ -50,6 +51,7 @@ function deps(scenario: string, env: Record<string, string> = {}): RunPlanDeps {
       FAKE_TF_ARGS_FILE: join(dir, `args-${scenario}`),
       ...env,
     },
+    varFiles: new FsVarFiles(),
     log,
   };
 }
@@ -75,7 +77,7 @@ describe('runPlan with a fake terraform', () => {
     expect(r.canonical).toContain('aws_db_instance.main');
     const args = readFileSync(join(dir, 'args-changes'), 'utf8').split('\n');
     expect(args[0]).toMatch(
-      /^plan -input=false -no-color -out=\S+plan\.tfplan -detailed-exitcode -lock-timeout=45s -var-file=staging\.tfvars$/,
+      /^plan -input=false -no-color -json -out=\S+plan\.tfplan -detailed-exitcode -lock-timeout=45s -var-file=staging\.tfvars$/,
     );
     expect(args[1]).toMatch(/^show -json -no-color \S+plan\.tfplan$/);
     const text = JSON.stringify(r);
@@ -109,26 +111,36 @@ describe('runPlan with a fake terraform', () => {
     });
   });
 
-  it('fails closed when stderr carries a secret shape or a configured value, logging the rule only', async () => {
+  it('keeps secrets out of a failed run: value lines dropped, a line with a known value withheld, rule logged', async () => {
     const r = await runPlan('network', 'prod', config(), deps('secret-stderr'));
-    expect(r.summary).toEqual({
-      component: 'network',
-      environment: 'prod',
-      status: 'redaction-failed',
-      reason: 'aws-access-key-id',
-      startedAt: r.summary.startedAt,
-      finishedAt: r.summary.finishedAt,
+    expect(r.summary).toMatchObject({
+      status: 'failed',
+      reason: 'exit-1',
+      errorExcerpt: 'Error: configuring provider: invalid credentials',
     });
-    expect(r.redactionHit).toBe('aws-access-key-id');
     const e = await runPlan(
       'network',
       'prod',
       config(),
       deps('env-echo', { TF_VAR_db_password: 'plain-words-pass' }),
     );
-    expect(e.summary).toMatchObject({ status: 'redaction-failed', reason: 'known-value-env' });
-    expect(JSON.stringify(logged)).not.toMatch(/AKIAIOSFODNN7EXAMPLE|plain-words-pass/);
+    expect(e.summary).toMatchObject({
+      status: 'failed',
+      reason: 'exit-1',
+      errorExcerpt: '(error output withheld: it matched the redaction rule known-value-env)',
+    });
+    expect(e.excerptWithheld).toBe('known-value-env');
+    expect(JSON.stringify([r, e, logged])).not.toMatch(/AKIAIOSFODNN7EXAMPLE|plain-words-pass/);
     expect(logged).toContainEqual(expect.objectContaining({ rule: 'known-value-env' }));
+  });
+
+  it('runs plan without -json, once refused, for a Terraform older than 0.15.3', async () => {
+    const r = await runPlan('network', 'prod', config(), deps('no-json'));
+    expect(r.summary).toMatchObject({ status: 'changes', exitCode: 2 });
+    const plans = readFileSync(join(dir, 'args-no-json'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('plan'));
+    expect(plans.map((l) => l.includes(' -json '))).toEqual([true, false]);
   });
 
   it('reports garbage from show as not-a-plan, and a failing show by its exit code', async () => {
@@ -156,6 +168,15 @@ describe('runPlan with a fake terraform', () => {
     expect((await runPlan('network', 'prod', cfg, deps('changes'))).summary).toMatchObject({
       status: 'failed',
       reason: 'plan-too-large',
+    });
+  });
+
+  it('records a run the agent itself could not carry out as failed/agent-error, not an exception', async () => {
+    const d = deps('changes');
+    d.scratch = { create: () => Promise.reject(new Error('ENOSPC: no space left on device')) };
+    expect((await runPlan('network', 'prod', config(), d)).summary).toMatchObject({
+      status: 'failed',
+      reason: 'agent-error',
     });
   });
 

@@ -7,8 +7,8 @@ import { type Outcome, planOutcome, showOutcome, versionOutcome } from './core/t
 
 /**
  * A terraform-compatible program for simulations and tests (`simulation/bin/terraform`):
- * `plan -out=<file> -detailed-exitcode`, `show -json <file>`, `version [-json]`, `init`, `validate`,
- * driven by the scenario in the working directory. Environment:
+ * `plan [-json] -out=<file> -detailed-exitcode [-var-file=<f>…]`, `show -json <file>`, `version [-json]`,
+ * `init`, `validate`, driven by the scenario in the working directory. Environment:
  *   FAKE_TERRAFORM_SCENARIO     scenario file (default: ./fake-terraform.yaml|yml|json, else a built-in cycle)
  *   FAKE_TERRAFORM_STATE_DIR    where the run counter lives (default: ./.fake-terraform)
  *   FAKE_TERRAFORM_ENVIRONMENT  environment name when the scenario has none (default: TF_WORKSPACE or "default")
@@ -48,6 +48,11 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
         environment: s.environment ?? env.FAKE_TERRAFORM_ENVIRONMENT ?? env.TF_WORKSPACE ?? 'default',
         out: cmd.out,
         detailedExitcode: cmd.detailedExitcode,
+        json: cmd.json,
+        varFiles: cmd.varFiles.flatMap((f) => {
+          const path = resolve(dir, f);
+          return existsSync(path) ? [{ path: f, text: readFileSync(path, 'utf8') }] : [];
+        }),
         timestamp:
           env.FAKE_TERRAFORM_TIMESTAMP === 'now'
             ? new Date().toISOString().replace(/\.\d+Z$/, 'Z')

@@ -54,6 +54,19 @@ describe('simulation/bin/terraform (a real executable)', () => {
     expect(tf(dir, 'version').stdout).toMatch(/^Terraform v1\.6\.6\n/);
   }, 60_000);
 
+  it('fails a variable validation rule on the value of the -var-file it is given, in text or -json', () => {
+    const dir = component('db', 'environment: staging\nsteps:\n  - state: invalid-variable\n');
+    writeFileSync(join(dir, 'staging.tfvars'), 'db_password = "correct-horse-battery-staple"\n');
+    const text = tf(dir, ...PLAN, '-var-file=staging.tfvars');
+    expect(text.code).toBe(1);
+    expect(text.stderr).toContain('var.db_password is "correct-horse-battery-staple"');
+    const json = tf(dir, 'plan', '-json', '-out=tf.plan', '-var-file=staging.tfvars');
+    expect(json.code).toBe(1);
+    const diag = JSON.parse(json.stdout.trim().split('\n').pop() as string);
+    expect(diag.diagnostic.range.filename).toBe('staging.tfvars');
+    expect(diag.diagnostic.snippet.code).toContain('correct-horse-battery-staple');
+  }, 60_000);
+
   it('refuses a broken scenario with exit 1 and a list of what is wrong', () => {
     const dir = component('broken', 'steps:\n  - state: exploded\n');
     const r = tf(dir, ...PLAN);

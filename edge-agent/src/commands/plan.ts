@@ -1,6 +1,7 @@
 import { type PlanSummary, PlanSummarySchema } from '@driftline/protocol';
 import type { Command } from 'commander';
 import pino from 'pino';
+import { FsVarFiles } from '../adapters/fs/FsVarFiles.js';
 import { TmpScratchSpace } from '../adapters/fs/TmpScratchSpace.js';
 import { CliGitProbe } from '../adapters/git/CliGitProbe.js';
 import { NodeProcessRunner } from '../adapters/process/NodeProcessRunner.js';
@@ -58,6 +59,7 @@ export function registerPlan(program: Command): void {
         proc: new NodeProcessRunner(),
         git: new CliGitProbe(),
         scratch: new TmpScratchSpace(),
+        varFiles: new FsVarFiles(),
         clock: { now: () => Date.now() },
         baseEnv: process.env,
         log,

@@ -36,6 +36,8 @@ export class HttpBlobSource implements BlobSource {
           const part = offset + chunk.length > want ? chunk.subarray(0, want - offset) : chunk;
           await out.write(part);
           offset += part.length;
+          // Stop reading at the announced size: a body that goes on (or inflates) is not ours to drain.
+          if (offset >= want) break;
         }
         if (offset >= want) return { ok: true as const, offset };
         errors.push(`${up.url}: the answer ended at ${offset} of ${want} bytes`);

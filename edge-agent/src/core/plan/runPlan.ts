@@ -2,9 +2,10 @@ import type { PlanSummary } from '@driftline/protocol';
 import type { AgentConfig, ComponentConfig, EnvironmentConfig } from '../../config.js';
 import type { GitProbe, ScratchSpace } from '../../ports/PlanWorkspace.js';
 import type { ProcessResult, ProcessRunner } from '../../ports/ProcessRunner.js';
+import type { VarFiles } from '../../ports/VarFiles.js';
 import { compileRules, type SecretRule } from '../redact/rules.js';
-import { MIN_SECRET_LENGTH, type SecretValue } from '../redact/scan.js';
-import { errorExcerpt, isLockError } from './excerpt.js';
+import { buildErrorExcerpt, isLockError, type ToolOutput } from './excerpt.js';
+import { knownValues } from './knownValues.js';
 import { parsePlanText, redactionFailed, sealSummary, summarisePlan } from './summarisePlan.js';
 
 /** The slice of a pino logger the runner uses; it logs rule names and reasons, never values. */
@@ -20,6 +21,8 @@ export interface RunPlanDeps {
   clock: { now(): number };
   /** The agent's own environment (PATH, HOME, credentials the tool needs); `process.env` in production. */
   baseEnv: Readonly<Record<string, string | undefined>>;
+  /** Reads the variable definitions files a run uses, so error output is scanned against their values. */
+  varFiles?: VarFiles;
   log?: RunLogger;
 }
 
@@ -39,6 +42,8 @@ export interface RunPlanResult {
   lockedStreak: number;
   /** The rule that made the scan fail closed, for the local log. */
   redactionHit?: string;
+  /** The rule that made a failed run's error excerpt be withheld (the run itself is still reported). */
+  excerptWithheld?: string;
 }
 
 export interface PlanTarget {
@@ -66,13 +71,6 @@ function fill(arg: string, t: PlanTarget, dir: string): string {
     .replaceAll('{workingDir}', dir);
 }
 
-/** Values of the environment variables the config passes to the tool: they must not leave either. */
-function envSecrets(env: Record<string, string>): SecretValue[] {
-  return Object.values(env)
-    .filter((v) => v.length >= MIN_SECRET_LENGTH)
-    .map((value) => ({ value, source: 'env' }));
-}
-
 function failureReason(r: ProcessResult): string {
   if (r.spawnError) return r.spawnError === 'ENOENT' ? 'tool-not-found' : 'spawn-failed';
   if (r.timedOut) return 'timeout';
@@ -81,11 +79,43 @@ function failureReason(r: ProcessResult): string {
   return `exit-${r.exitCode}`;
 }
 
+/** Go's flag package refusing `-json`: Terraform before 0.15.3 has no machine-readable plan output. */
+const NO_JSON_FLAG = /flag provided but not defined: -json/;
+
+/**
+ * `terraform plan` arguments. With `json`, diagnostics come as JSON lines on stdout (Terraform 0.15.3+,
+ * OpenTofu), so an error excerpt can be built from their fields instead of from text that quotes values.
+ */
+function planArgs(
+  c: ComponentConfig,
+  varFiles: readonly string[],
+  planFile: string,
+  json: boolean,
+): string[] {
+  return [
+    'plan',
+    '-input=false',
+    '-no-color',
+    ...(json ? ['-json'] : []),
+    `-out=${planFile}`,
+    '-detailed-exitcode',
+    `-lock-timeout=${c.lockTimeoutS}s`,
+    ...varFiles.map((f) => `-var-file=${f}`),
+  ];
+}
+
+/** The exception's class only: its message could quote input. */
+function errorName(e: unknown): string {
+  return e instanceof Error ? e.name : typeof e;
+}
+
 /**
  * Runs the plan for one configured (component, environment) and returns its redacted summary
- * (DESIGN steps 2–3). Every outcome is a summary: failures carry a reason and a scanned excerpt;
- * a lock is `locked` until `lockRetryThreshold` consecutive locks make it `failed`/`stuck-lock`;
- * a scan hit is `redaction-failed` with nothing of the plan in it.
+ * (DESIGN steps 2–3). Every outcome is a summary, never an exception: failures carry a reason and an
+ * allow-listed, scanned excerpt (`buildErrorExcerpt`); a lock is `locked` until `lockRetryThreshold`
+ * consecutive locks make it `failed`/`stuck-lock`; plan JSON past the nesting or key-length bounds is
+ * `failed` with `plan-too-deep`/`plan-key-too-long`; a scan hit on the plan is `redaction-failed` with
+ * nothing of the plan in it.
  */
 export async function runPlan(
   component: string,
@@ -96,18 +126,48 @@ export async function runPlan(
 ): Promise<RunPlanResult> {
   const t = findTarget(config, component, environment);
   if (!t) throw new Error(`no component "${component}" with environment "${environment}" in the config`);
+  const startedAt = iso(deps.clock.now());
+  try {
+    return await runTarget(t, config, deps, opts);
+  } catch (e) {
+    // Scratch space, git or the runner failing is the agent's fault, not the plan's: still a recorded
+    // `failed` run, never a cell that silently goes stale.
+    deps.log?.warn({ component, environment, error: errorName(e) }, 'the plan run threw');
+    const summary: PlanSummary = {
+      component,
+      environment,
+      status: 'failed',
+      reason: 'agent-error',
+      startedAt,
+      finishedAt: iso(deps.clock.now()),
+    };
+    return { summary, lockedStreak: 0 };
+  }
+}
+
+async function runTarget(
+  t: PlanTarget,
+  config: AgentConfig,
+  deps: RunPlanDeps,
+  opts: RunPlanOptions,
+): Promise<RunPlanResult> {
+  const component = t.component.name;
+  const environment = t.environment.name;
   const c = t.component;
   const dir = t.environment.workingDir ?? c.workingDir;
   const rules: readonly SecretRule[] = compileRules(config.redaction.patterns);
-  const extraEnv: Record<string, string> = { ...c.env, ...(t.environment.env ?? {}) };
-  if (t.environment.workspace) extraEnv.TF_WORKSPACE = t.environment.workspace;
+  const configuredEnv: Record<string, string> = { ...c.env, ...(t.environment.env ?? {}) };
   const env: Record<string, string> = { TF_IN_AUTOMATION: '1', TF_INPUT: '0' };
   for (const [k, v] of Object.entries(deps.baseEnv)) if (v !== undefined) env[k] = v;
-  Object.assign(env, extraEnv);
-  const tfVars = Object.fromEntries(
-    Object.entries(deps.baseEnv).filter(([k, v]) => k.startsWith('TF_VAR_') && v !== undefined),
-  ) as Record<string, string>;
-  const secrets = envSecrets({ ...tfVars, ...extraEnv });
+  Object.assign(env, configuredEnv);
+  if (t.environment.workspace) env.TF_WORKSPACE = t.environment.workspace;
+  // A command override is handed no -var-file, but the files the config lists are still known values.
+  const configuredVarFiles = t.environment.varFiles ?? [];
+  const passedVarFiles = c.command ? [] : configuredVarFiles;
+  const varFiles = deps.varFiles
+    ? await deps.varFiles.read(dir, configuredVarFiles, config.limits.maxLogBytes).catch(() => [])
+    : [];
+  const secrets = knownValues({ baseEnv: deps.baseEnv, configuredEnv, varFiles });
   const startedMs = deps.clock.now();
   const deadline = startedMs + c.timeoutS * 1000;
   const git = await deps.git.describe(dir).catch(() => undefined);
@@ -132,6 +192,12 @@ export async function runPlan(
         'redaction scan hit: the run is recorded as redaction-failed and nothing of it leaves',
       );
     } else {
+      if (extra.excerptWithheld) {
+        deps.log?.warn(
+          { component, environment, rule: extra.excerptWithheld },
+          'redaction scan hit in the error output: the excerpt is withheld, the failure is still reported',
+        );
+      }
       deps.log?.info(
         { component, environment, status: summary.status, reason: summary.reason },
         'plan finished',
@@ -143,17 +209,24 @@ export async function runPlan(
   const failed = (
     reason: string,
     status: 'failed' | 'locked',
-    stderr: string,
+    out: ToolOutput,
     exitCode?: number | null,
   ): RunPlanResult => {
     const s: PlanSummary = { ...base, finishedAt: iso(deps.clock.now()), status, reason };
-    const excerpt = errorExcerpt(stderr);
-    if (excerpt) s.errorExcerpt = excerpt;
+    const excerpt = buildErrorExcerpt(out, secrets, rules);
+    if (excerpt.excerpt !== undefined) s.errorExcerpt = excerpt.excerpt;
     if (git) s.git = git;
     if (typeof exitCode === 'number') s.exitCode = exitCode;
     const sealed = sealSummary(s, secrets, rules, { hash: false });
     if (!sealed.ok) return finish(redactionFailed(s, sealed.hit), { redactionHit: sealed.hit });
-    return finish(sealed.summary);
+    return finish(sealed.summary, excerpt.withheld ? { excerptWithheld: excerpt.withheld } : {});
+  };
+
+  const lockedOrStuck = (out: ToolOutput): RunPlanResult => {
+    const streak = (opts.lockedStreak ?? 0) + 1;
+    return streak >= c.lockRetryThreshold
+      ? failed('stuck-lock', 'failed', out, 1)
+      : failed('state-locked', 'locked', out, 1);
   };
 
   let planText: string;
@@ -162,8 +235,8 @@ export async function runPlan(
     const [cmd, ...args] = c.command.map((a) => fill(a, t, dir)) as [string, ...string[]];
     const r = await deps.proc.run(spec(cmd, args, config.limits.maxPlanBytes));
     if (r.spawnError || r.timedOut || r.stdoutOverflow || (r.exitCode !== 0 && r.exitCode !== 2)) {
-      if (r.exitCode === 1 && isLockError(r.stderr)) return lockedOrStuck(r.stderr);
-      return failed(failureReason(r), 'failed', r.stderr, r.exitCode);
+      if (r.exitCode === 1 && isLockError(r.stderr, r.stdout)) return lockedOrStuck(r);
+      return failed(failureReason(r), 'failed', r, r.exitCode);
     }
     planText = r.stdout;
     planExit = r.exitCode;
@@ -171,32 +244,26 @@ export async function runPlan(
     const scratch = await deps.scratch.create();
     try {
       const planFile = `${scratch.path}/plan.tfplan`;
-      const varFiles = (t.environment.varFiles ?? []).map((f) => `-var-file=${f}`);
-      const plan = await deps.proc.run(
-        spec(
-          c.tool,
-          [
-            'plan',
-            '-input=false',
-            '-no-color',
-            `-out=${planFile}`,
-            '-detailed-exitcode',
-            `-lock-timeout=${c.lockTimeoutS}s`,
-            ...varFiles,
-          ],
-          config.limits.maxLogBytes,
-        ),
-      );
-      if (plan.spawnError || plan.timedOut || (plan.exitCode !== 0 && plan.exitCode !== 2)) {
-        if (plan.exitCode === 1 && isLockError(plan.stderr)) return lockedOrStuck(plan.stderr);
-        return failed(failureReason(plan), 'failed', plan.stderr, plan.exitCode);
+      // With -json the whole UI stream comes on stdout: allow it the plan's size.
+      const runPlanStep = (json: boolean) =>
+        deps.proc.run(spec(c.tool, planArgs(c, passedVarFiles, planFile, json), config.limits.maxPlanBytes));
+      let plan = await runPlanStep(true);
+      if (plan.exitCode === 1 && NO_JSON_FLAG.test(plan.stderr)) plan = await runPlanStep(false);
+      if (
+        plan.spawnError ||
+        plan.timedOut ||
+        plan.stdoutOverflow ||
+        (plan.exitCode !== 0 && plan.exitCode !== 2)
+      ) {
+        if (plan.exitCode === 1 && isLockError(plan.stderr, plan.stdout)) return lockedOrStuck(plan);
+        return failed(failureReason(plan), 'failed', plan, plan.exitCode);
       }
       planExit = plan.exitCode;
       const show = await deps.proc.run(
         spec(c.tool, ['show', '-json', '-no-color', planFile], config.limits.maxPlanBytes),
       );
       if (show.spawnError || show.timedOut || show.stdoutOverflow || show.exitCode !== 0) {
-        return failed(failureReason(show), 'failed', show.stderr, show.exitCode);
+        return failed(failureReason(show), 'failed', { stderr: show.stderr }, show.exitCode);
       }
       planText = show.stdout;
     } finally {
@@ -204,25 +271,24 @@ export async function runPlan(
     }
   }
 
-  const parsed = parsePlanText(planText);
-  if (!parsed.ok) return failed(parsed.reason, 'failed', '');
-  const r = summarisePlan(parsed.value, {
-    ...base,
-    finishedAt: iso(deps.clock.now()),
-    ...(git ? { git } : {}),
-    exitCode: planExit,
-    sensitiveAttributes: config.redaction.sensitiveAttributes,
-    rules,
-    extraSecrets: secrets,
-  });
-  if (!r.ok) return failed(r.reason, 'failed', '');
-  if (r.redactionHit) return finish(r.summary, { redactionHit: r.redactionHit });
-  return finish(r.summary, r.canonical !== undefined ? { canonical: r.canonical } : {});
-
-  function lockedOrStuck(stderr: string): RunPlanResult {
-    const streak = (opts.lockedStreak ?? 0) + 1;
-    return streak >= c.lockRetryThreshold
-      ? failed('stuck-lock', 'failed', stderr, 1)
-      : failed('state-locked', 'locked', stderr, 1);
+  try {
+    const parsed = parsePlanText(planText);
+    if (!parsed.ok) return failed(parsed.reason, 'failed', { stderr: '' });
+    const r = summarisePlan(parsed.value, {
+      ...base,
+      finishedAt: iso(deps.clock.now()),
+      ...(git ? { git } : {}),
+      exitCode: planExit,
+      sensitiveAttributes: config.redaction.sensitiveAttributes,
+      rules,
+      extraSecrets: secrets,
+    });
+    if (!r.ok) return failed(r.reason, 'failed', { stderr: '' });
+    if (r.redactionHit) return finish(r.summary, { redactionHit: r.redactionHit });
+    return finish(r.summary, r.canonical !== undefined ? { canonical: r.canonical } : {});
+  } catch (e) {
+    // A bug, not an input: still a recorded `failed` run rather than a cell that silently goes stale.
+    deps.log?.warn({ component, environment, error: errorName(e) }, 'summarising the plan threw');
+    return failed('summarise-error', 'failed', { stderr: '' });
   }
 }

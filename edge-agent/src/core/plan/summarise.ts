@@ -1,15 +1,10 @@
-import {
-  ACTIONS,
-  type PlanCounts,
-  type PlanStatus,
-  type PlanSummary,
-  type ResourceChange,
-} from '@driftline/protocol';
+import type { PlanCounts, PlanStatus, PlanSummary, ResourceChange } from '@driftline/protocol';
 import { changedPaths } from './changedPaths.js';
 import type { PlanJson, PlanResourceChange } from './planJson.js';
+import { ACTION_REASONS, CHANGE_ACTIONS, enumerated } from './terraformEnums.js';
 
-const KNOWN_ACTIONS = new Set<string>(ACTIONS);
-const REASON = /^[a-z0-9_]{1,64}$/;
+/** A provider address (`registry.terraform.io/hashicorp/aws`, or `aws` before 0.13). */
+const PROVIDER = /^[A-Za-z0-9._/-]{1,256}$/;
 const TF_VERSION = /^\d{1,4}\.\d{1,4}\.\d{1,4}(?:-[A-Za-z0-9.]{1,32})?$/;
 const FORMAT_VERSION = /^\d{1,4}\.\d{1,4}$/;
 
@@ -23,7 +18,8 @@ export interface BuildContext {
 }
 
 function entry(rc: PlanResourceChange, drift: boolean, sensitiveNames: ReadonlySet<string>): ResourceChange {
-  const actions = (rc.change?.actions ?? []).filter((a) => typeof a === 'string' && KNOWN_ACTIONS.has(a));
+  const raw = rc.change?.actions;
+  const actions = (Array.isArray(raw) ? raw : []).map((a) => enumerated(CHANGE_ACTIONS, a));
   const r: ResourceChange = {
     address: String(rc.address ?? ''),
     type: String(rc.type ?? ''),
@@ -33,8 +29,11 @@ function entry(rc: PlanResourceChange, drift: boolean, sensitiveNames: ReadonlyS
   };
   if (typeof rc.module_address === 'string') r.module = rc.module_address;
   if (typeof rc.name === 'string') r.name = rc.name;
-  if (typeof rc.provider_name === 'string') r.provider = rc.provider_name;
-  if (typeof rc.action_reason === 'string' && REASON.test(rc.action_reason)) r.reason = rc.action_reason;
+  if (typeof rc.provider_name === 'string' && PROVIDER.test(rc.provider_name)) r.provider = rc.provider_name;
+  // Only Terraform's documented reasons leave the site; anything else says `unknown`.
+  if (rc.action_reason !== undefined && rc.action_reason !== null) {
+    r.reason = enumerated(ACTION_REASONS, rc.action_reason);
+  }
   if (typeof rc.previous_address === 'string') r.previousAddress = rc.previous_address;
   if (rc.change?.importing !== undefined && rc.change.importing !== null) r.importing = true;
   return r;
@@ -115,38 +114,15 @@ export function buildSummary(plan: PlanJson, ctx: BuildContext): PlanSummary {
   return summary;
 }
 
-/** Names the summary carries by construction (see `collectSecretValues`'s `exempt`). */
-export function structuralNames(
-  plan: PlanJson,
-  ctx: { component: string; environment: string },
-): Set<string> {
-  const names = new Set<string>([ctx.component, ctx.environment, ...Object.keys(plan.output_changes ?? {})]);
-  for (const rc of [...(plan.resource_changes ?? []), ...(plan.resource_drift ?? [])]) {
-    if (!rc || typeof rc !== 'object') continue;
-    if (typeof rc.type === 'string') names.add(rc.type);
-    if (typeof rc.name === 'string') names.add(rc.name);
-    for (const addr of [rc.address, rc.previous_address]) {
-      if (typeof addr !== 'string') continue;
-      for (const m of addr.matchAll(/module\.([A-Za-z0-9_-]+)/g)) names.add(m[1] as string);
-      for (const m of addr.matchAll(/\["((?:[^"\\]|\\.)*)"\]/g)) {
-        try {
-          names.add(JSON.parse(`"${m[1]}"`) as string);
-        } catch {
-          // an unparseable key is simply not exempted: the scan stays strict
-        }
-      }
-    }
-  }
-  return names;
-}
-
-/** The strings of a summary that came from the plan: what a leaked plan value could hide in. */
+/**
+ * The strings of a summary that came from the plan: what a leaked plan value could hide in. `reason`
+ * is left out: it is one of Terraform's documented words or `unknown`, never plan text.
+ */
 export function planDerivedText(summary: PlanSummary): string {
   const parts: string[] = [...(summary.outputChanges ?? [])];
   for (const r of summary.resources ?? []) {
     parts.push(r.address, r.type, ...r.changedAttributes);
-    for (const s of [r.module, r.name, r.provider, r.reason, r.previousAddress])
-      if (s !== undefined) parts.push(s);
+    for (const s of [r.module, r.name, r.provider, r.previousAddress]) if (s !== undefined) parts.push(s);
   }
   if (summary.errorExcerpt !== undefined) parts.push(summary.errorExcerpt);
   return parts.join('\n');

@@ -106,10 +106,10 @@ describe('summarisePlan', () => {
     });
   });
 
-  it('handles for_each keys and odd map keys in paths', () => {
+  it('keeps for_each keys in addresses and replaces map keys that are not attribute names in paths', () => {
     const s = summary('plans/v1.1-tf1.3-replace-moved.json').summary;
     expect(s.resources?.[0]?.address).toBe('aws_subnet.az["eu-west-1a"]');
-    expect(s.resources?.[1]?.changedAttributes).toEqual(['idle_timeout', 'tags["weird key/with.dots"]']);
+    expect(s.resources?.[1]?.changedAttributes).toEqual(['idle_timeout', 'tags[<key>]']);
     expect(s.resources?.[1]?.previousAddress).toBe('aws_lb.api');
   });
 

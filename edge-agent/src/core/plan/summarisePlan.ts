@@ -4,8 +4,10 @@ import { BUILTIN_RULES, type SecretRule } from '../redact/rules.js';
 import { type SecretValue, scanForSecrets } from '../redact/scan.js';
 import { collectSecretValues } from '../redact/secretValues.js';
 import { canonicalDetail, sha256Hex } from './canonical.js';
+import { summaryIdentifiers } from './identifiers.js';
 import { asPlanJson } from './planJson.js';
-import { allText, buildSummary, planDerivedText, structuralNames } from './summarise.js';
+import { checkPlanLimits } from './planLimits.js';
+import { allText, buildSummary, planDerivedText } from './summarise.js';
 
 export interface SummariseContext {
   component: string;
@@ -32,9 +34,13 @@ export type SummariseResult =
       /** The rule that hit, when the scan failed closed. Log this name, never a value. */
       redactionHit?: string;
     }
-  | { ok: false; reason: 'not-a-plan' | 'unsupported-format'; message: string };
+  | {
+      ok: false;
+      reason: 'not-a-plan' | 'unsupported-format' | 'plan-too-deep' | 'plan-key-too-long';
+      message: string;
+    };
 
-/** The only facts that leave when the scan hits (issue 3 item 4). */
+/** The only facts that leave when the scan hits. */
 export function redactionFailed(
   ctx: { component: string; environment: string; startedAt: string; finishedAt: string },
   rule: string,
@@ -51,7 +57,8 @@ export function redactionFailed(
 
 /**
  * Scans a finished summary (values from the plan and the environment against its plan-derived text,
- * shapes against all of its text) and, when clean, stamps `planHash`. Fails closed.
+ * less what only appears inside the plan's own identifiers; shapes against all of its text) and, when
+ * clean, stamps `planHash`. Fails closed.
  */
 export function sealSummary(
   summary: PlanSummary,
@@ -59,7 +66,7 @@ export function sealSummary(
   rules: readonly SecretRule[],
   opts: { hash: boolean } = { hash: true },
 ): { ok: true; summary: PlanSummary; canonical: string } | { ok: false; hit: string } {
-  const byValue = scanForSecrets(planDerivedText(summary), secrets, []);
+  const byValue = scanForSecrets(planDerivedText(summary), secrets, [], summaryIdentifiers(summary));
   if (!byValue.ok) return byValue;
   const byShape = scanForSecrets(allText(summary), [], rules);
   if (!byShape.ok) return byShape;
@@ -72,15 +79,14 @@ export function sealSummary(
 export function summarisePlan(planJson: unknown, ctx: SummariseContext): SummariseResult {
   const shaped = asPlanJson(planJson);
   if (!shaped.ok) return { ok: false, reason: shaped.reason, message: shaped.message };
+  const bounded = checkPlanLimits(planJson);
+  if (!bounded.ok) return bounded;
   const plan = shaped.plan;
   const sensitiveNames = new Set(ctx.sensitiveAttributes ?? []);
   const summary = buildSummary(plan, { ...ctx, sensitiveNames });
   if (ctx.git) summary.git = ctx.git;
   if (ctx.exitCode !== undefined) summary.exitCode = ctx.exitCode;
-  const secrets = [
-    ...collectSecretValues(plan, sensitiveNames, structuralNames(plan, ctx)),
-    ...(ctx.extraSecrets ?? []),
-  ];
+  const secrets = [...collectSecretValues(plan, sensitiveNames), ...(ctx.extraSecrets ?? [])];
   const sealed = sealSummary(summary, secrets, ctx.rules ?? BUILTIN_RULES);
   if (!sealed.ok) return { ok: true, summary: redactionFailed(ctx, sealed.hit), redactionHit: sealed.hit };
   return { ok: true, summary: sealed.summary, canonical: sealed.canonical };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_RULES } from './rules.js';
+import { BUILTIN_PATTERNS, BUILTIN_RULES, nestedQuantifier } from './rules.js';
 import { scanForSecrets } from './scan.js';
 
 const hit = (text: string) => {
@@ -34,4 +34,24 @@ describe('secret shape rules', () => {
   ])('leaves ordinary plan text alone: %s', (text) => {
     expect(hit(text)).toBeNull();
   });
+});
+
+describe('nestedQuantifier', () => {
+  it.each(['(a+)+', '(?:x*y)*', '(a|b+){2,}', '((ab)+c)*', '(\\d+)*$'])('refuses %s', (src) => {
+    expect(nestedQuantifier(src)).toBe(true);
+  });
+
+  it.each(['CORP-[0-9]{8}', '(?:ab)+', '(a+)?', '[(+)]+', '\\(a+\\)+', 'x{2}(?:y|z)'])(
+    'accepts %s',
+    (src) => {
+      expect(nestedQuantifier(src)).toBe(false);
+    },
+  );
+
+  it.each(BUILTIN_PATTERNS.map(([name, p]) => [name, p.source]))(
+    'finds none in built-in rule %s',
+    (_, src) => {
+      expect(nestedQuantifier(src)).toBe(false);
+    },
+  );
 });

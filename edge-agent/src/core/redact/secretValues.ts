@@ -5,39 +5,69 @@ function isObj(v: unknown): v is { [k: string]: Json } {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Lines of a multi-line value this long or longer are searched for on their own too (a PEM body). */
+const MIN_LINE_LENGTH = 6;
+
+/**
+ * Collects values by source. Every walk is iterative (an explicit stack), so plan JSON nested
+ * thousands deep cannot overflow the call stack.
+ */
 class Collector {
   readonly byValue = new Map<string, string>();
   constructor(readonly sensitiveNames: ReadonlySet<string>) {}
 
-  /** Every string leaf under `v` (including map keys' values, not keys). */
-  all(v: Json | undefined, source: string): void {
-    if (typeof v === 'string') {
-      // A sensitive source wins over a plain one: it is never exempted.
-      if (v.length >= MIN_SECRET_LENGTH && (!this.byValue.has(v) || source.startsWith('sensitive'))) {
-        this.byValue.set(v, source);
+  add(value: string, source: string): void {
+    if (value.length < MIN_SECRET_LENGTH) return;
+    // A sensitive source wins over a plain one: it is never exempted as an instance key.
+    if (!this.byValue.has(value) || source.startsWith('sensitive')) this.byValue.set(value, source);
+    if (value.includes('\n')) {
+      for (const line of value.split('\n')) {
+        const t = line.trim();
+        if (t.length >= MIN_LINE_LENGTH && t !== value) this.add(t, source);
       }
-    } else if (Array.isArray(v)) {
-      for (const x of v) this.all(x, source);
-    } else if (isObj(v)) {
-      for (const x of Object.values(v)) this.all(x, source);
     }
   }
 
-  /** String leaves under `v` where `marker` (Terraform's `*_sensitive` mirror) is true, or under a sensitive name. */
-  marked(v: Json | undefined, marker: Json | undefined): void {
-    if (v === undefined || v === null) return;
-    if (marker === true) {
-      this.all(v, 'sensitive-attribute');
-      return;
+  /** Every string and number under `v`, and every map key (as `<source>-key`). */
+  all(v: Json | undefined, source: string): void {
+    const stack: (Json | undefined)[] = [v];
+    while (stack.length > 0) {
+      const x = stack.pop();
+      if (typeof x === 'string') this.add(x, source);
+      else if (typeof x === 'number' && Number.isFinite(x)) this.add(String(x), source);
+      else if (Array.isArray(x)) for (const y of x) stack.push(y);
+      else if (isObj(x)) {
+        for (const [k, y] of Object.entries(x)) {
+          this.add(k, `${source}-key`);
+          stack.push(y);
+        }
+      }
     }
-    if (Array.isArray(v)) {
-      v.forEach((x, i) => {
-        this.marked(x, Array.isArray(marker) ? marker[i] : undefined);
-      });
-    } else if (isObj(v)) {
-      for (const [k, x] of Object.entries(v)) {
-        if (this.sensitiveNames.has(k)) this.all(x, 'sensitive-attribute');
-        else this.marked(x, isObj(marker) ? marker[k] : undefined);
+  }
+
+  /**
+   * Under an attribute value: everything where `marker` (Terraform's `*_sensitive` mirror) is true or
+   * the attribute's name is configured sensitive; elsewhere only the map keys below the top level
+   * (`tags["…"]`, keys of a map attribute), which are values too.
+   */
+  marked(v: Json | undefined, marker: Json | undefined): void {
+    const stack: { v: Json | undefined; m: Json | undefined; top: boolean }[] = [{ v, m: marker, top: true }];
+    while (stack.length > 0) {
+      const f = stack.pop()!;
+      if (f.v === undefined || f.v === null) continue;
+      if (f.m === true) {
+        this.all(f.v, 'sensitive-attribute');
+      } else if (Array.isArray(f.v)) {
+        const ms = Array.isArray(f.m) ? f.m : [];
+        f.v.forEach((x, i) => {
+          stack.push({ v: x, m: ms[i], top: false });
+        });
+      } else if (isObj(f.v)) {
+        for (const [k, x] of Object.entries(f.v)) {
+          if (!f.top) this.add(k, 'attribute-key');
+          if (this.sensitiveNames.has(k)) this.all(x, 'sensitive-attribute');
+          else stack.push({ v: x, m: isObj(f.m) ? f.m[k] : undefined, top: false });
+        }
       }
     }
   }
@@ -58,48 +88,58 @@ class Collector {
       for (const o of Object.values(outputs))
         if (isObj(o) && o.sensitive === true) this.all(o.value, 'sensitive-output');
     }
-    this.module(values.root_module);
-  }
-
-  private module(m: Json | undefined, depth = 0): void {
-    if (!isObj(m) || depth > 64) return;
-    if (Array.isArray(m.resources)) {
-      for (const r of m.resources) if (isObj(r)) this.marked(r.values, r.sensitive_values);
+    const modules: (Json | undefined)[] = [values.root_module];
+    while (modules.length > 0) {
+      const m = modules.pop();
+      if (!isObj(m)) continue;
+      if (Array.isArray(m.resources)) {
+        for (const r of m.resources) if (isObj(r)) this.marked(r.values, r.sensitive_values);
+      }
+      if (Array.isArray(m.child_modules)) modules.push(...m.child_modules);
     }
-    if (Array.isArray(m.child_modules)) for (const c of m.child_modules) this.module(c, depth + 1);
   }
 
   /** Literals in configuration: `constant_value` of any expression, variable `default`s. */
-  configuration(v: Json | undefined, depth = 0): void {
-    if (depth > 200) return;
-    if (Array.isArray(v)) {
-      for (const x of v) this.configuration(x, depth + 1);
-    } else if (isObj(v)) {
-      for (const [k, x] of Object.entries(v)) {
-        if (k === 'constant_value' || k === 'default') this.all(x, 'configuration');
-        else this.configuration(x, depth + 1);
+  configuration(v: Json | undefined): void {
+    const stack: (Json | undefined)[] = [v];
+    while (stack.length > 0) {
+      const x = stack.pop();
+      if (Array.isArray(x)) stack.push(...x);
+      else if (isObj(x)) {
+        for (const [k, y] of Object.entries(x)) {
+          if (k === 'constant_value' || k === 'default') this.all(y, 'configuration');
+          else stack.push(y);
+        }
       }
     }
   }
 }
 
+/** Names of root module variables the configuration declares `sensitive = true`. */
+function sensitiveVariables(plan: PlanJson): Set<string> {
+  const root = isObj(plan.configuration) ? plan.configuration.root_module : undefined;
+  const vars = isObj(root) ? root.variables : undefined;
+  const out = new Set<string>();
+  if (isObj(vars))
+    for (const [name, v] of Object.entries(vars)) if (isObj(v) && v.sensitive === true) out.add(name);
+  return out;
+}
+
 /**
- * Every string of 4+ characters in this plan that must not appear in what leaves the site
- * (issue 3 4a): all variable values, configuration literals, sensitive attributes (marked by
- * Terraform or named in config) and sensitive outputs, wherever they occur.
+ * Every string or number of 4+ characters in this plan that must not appear in what leaves the site:
+ * all variable values, configuration literals, sensitive attributes (marked by Terraform or named in
+ * config) and sensitive outputs, wherever they occur, and every map key inside those and inside
+ * attribute values and drift. Multi-line values count line by line as well.
  *
- * `exempt` are the plan's own structural names (resource names, types, instance keys, module names,
- * output names, component and environment) that the summary carries by construction. A *non-sensitive*
- * variable or literal equal to one of them is not searched for, since Terraform refuses sensitive
- * values as `for_each` keys; a sensitive value is searched for regardless.
+ * Which of them may still appear inside the plan's own identifiers is the scan's decision
+ * (`PlanIdentifiers`), made against what the summary actually carries.
  */
-export function collectSecretValues(
-  plan: PlanJson,
-  sensitiveNames: ReadonlySet<string>,
-  exempt: ReadonlySet<string> = new Set(),
-): SecretValue[] {
+export function collectSecretValues(plan: PlanJson, sensitiveNames: ReadonlySet<string>): SecretValue[] {
   const c = new Collector(sensitiveNames);
-  for (const v of Object.values(plan.variables ?? {})) if (isObj(v)) c.all(v.value, 'variable');
+  const secretVars = sensitiveVariables(plan);
+  for (const [name, v] of Object.entries(plan.variables ?? {})) {
+    if (isObj(v)) c.all(v.value, secretVars.has(name) ? 'sensitive-variable' : 'variable');
+  }
   c.configuration(plan.configuration);
   for (const rc of plan.resource_changes ?? []) c.change(rc?.change);
   for (const rc of plan.resource_drift ?? []) c.change(rc?.change);
@@ -111,10 +151,5 @@ export function collectSecretValues(
   }
   c.values(plan.planned_values);
   c.values(plan.prior_state);
-  const out: SecretValue[] = [];
-  for (const [value, source] of c.byValue) {
-    if (!source.startsWith('sensitive') && exempt.has(value)) continue;
-    out.push({ value, source });
-  }
-  return out;
+  return [...c.byValue].map(([value, source]) => ({ value, source }));
 }

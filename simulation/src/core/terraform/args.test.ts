@@ -4,12 +4,23 @@ import { parseArgs } from './args.js';
 describe('terraform arguments', () => {
   it('reads the plan flags the agent passes', () => {
     expect(
-      parseArgs(['plan', '-input=false', '-out=tf.plan', '-detailed-exitcode', '-lock-timeout=30s']),
+      parseArgs([
+        'plan',
+        '-input=false',
+        '-json',
+        '-out=tf.plan',
+        '-detailed-exitcode',
+        '-lock-timeout=30s',
+        '-var-file=staging.tfvars',
+        '-var-file=secrets.tfvars',
+      ]),
     ).toEqual({
       verb: 'plan',
       out: 'tf.plan',
       detailedExitcode: true,
       lockTimeout: '30s',
+      json: true,
+      varFiles: ['staging.tfvars', 'secrets.tfvars'],
       chdir: null,
     });
   });
@@ -19,6 +30,8 @@ describe('terraform arguments', () => {
       verb: 'plan',
       out: 'x.plan',
       detailedExitcode: false,
+      json: false,
+      varFiles: [],
       chdir: 'infra/net',
     });
   });

@@ -5,6 +5,10 @@ export type TfCommand =
       out: string | null;
       detailedExitcode: boolean;
       lockTimeout: string | null;
+      /** `-json`: the UI as JSON lines on stdout, diagnostics included (Terraform 0.15.3+). */
+      json: boolean;
+      /** Every `-var-file=<path>`, in order. */
+      varFiles: string[];
       chdir: string | null;
     }
   | { verb: 'show'; json: boolean; file: string | null; chdir: string | null }
@@ -41,6 +45,11 @@ export function parseArgs(argv: string[]): TfCommand {
         out: str(flag('out')),
         detailedExitcode: bool(flag('detailed-exitcode')),
         lockTimeout: str(flag('lock-timeout')),
+        json: bool(flag('json')),
+        varFiles: args.flatMap((a) => {
+          const m = /^--?var-file=(.+)$/.exec(a);
+          return m ? [m[1] as string] : [];
+        }),
         chdir,
       };
     case 'show': {

@@ -121,6 +121,69 @@ describe('fake terraform plan', () => {
   });
 });
 
+describe('fake terraform plan failing a variable validation rule', () => {
+  const SECRET = 'correct-horse-battery-staple';
+  const varFiles = [
+    { path: 'staging.tfvars', text: `# staging\nregion = "eu-north-1"\ndb_password = "${SECRET}"\n` },
+  ];
+  const failing = (variant = 0) => scenario([{ state: 'invalid-variable', variant }]);
+
+  it('quotes the offending -var-file line and the value on stderr, as Terraform does', () => {
+    const o = planOutcome({ ...ctx(failing()), varFiles });
+    expect(o.exitCode).toBe(1);
+    expect(o.planFile).toBeUndefined();
+    expect(o.stderr).toContain('│ Error: Invalid value for variable');
+    expect(o.stderr).toContain('│   on staging.tfvars line 2:');
+    expect(o.stderr).toContain('│   2: region = "eu-north-1"');
+    expect(o.stderr).toContain('│    │ var.region is "eu-north-1"');
+    expect(o.stderr).toContain('This was checked by the validation rule at variables.tf:4,3-13.');
+  });
+
+  it('reports the site password from variables.tf when no var file is given, and quotes it in the message in variant 1', () => {
+    const o = planOutcome(ctx(failing(1)));
+    const password = /var\.db_password is "([^"]+)"/.exec(o.stderr)?.[1] ?? '';
+    expect(password.length).toBeGreaterThan(10);
+    expect(o.stderr).toContain(`│ The value ${password} for db_password is not allowed in this environment.`);
+  });
+
+  it('gives the same error as a -json diagnostic on stdout, with the value in the snippet', () => {
+    const secretFirst = [{ path: 'secrets.tfvars', text: `db_password = "${SECRET}"\n` }];
+    const o = planOutcome({ ...ctx(failing()), json: true, varFiles: secretFirst });
+    expect(o.exitCode).toBe(1);
+    expect(o.stderr).toBe('');
+    const [version, diag] = o.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(version).toMatchObject({ type: 'version', terraform: '1.9.8' });
+    expect(diag).toMatchObject({
+      type: 'diagnostic',
+      '@level': 'error',
+      diagnostic: {
+        severity: 'error',
+        summary: 'Invalid value for variable',
+        range: { filename: 'secrets.tfvars', start: { line: 1 } },
+        snippet: {
+          code: `db_password = "${SECRET}"`,
+          values: [{ traversal: 'var.db_password', statement: `is "${SECRET}"` }],
+        },
+      },
+    });
+  });
+
+  it('prints a lock error and a plan as JSON lines under -json too', () => {
+    const locked = planOutcome({ ...ctx(scenario([{ state: 'locked' }])), json: true });
+    expect(JSON.parse(locked.stdout.trim().split('\n')[1] as string).diagnostic.summary).toBe(
+      'Error acquiring the state lock',
+    );
+    const changes = planOutcome({ ...ctx(scenario([{ state: 'changes' }])), json: true });
+    expect(changes.exitCode).toBe(2);
+    expect(JSON.parse(changes.stdout.trim().split('\n')[1] as string)).toMatchObject({
+      type: 'change_summary',
+    });
+  });
+});
+
 describe('fake terraform show', () => {
   it("answers Terraform's error for a file that is not a plan", () => {
     const o = showOutcome('nope.plan', 'garbage', true);

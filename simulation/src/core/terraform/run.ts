@@ -4,6 +4,8 @@ import { failureText, lockErrorText, planText } from './messages.js';
 import { buildPlan } from './planJson.js';
 import { pickStep, type Scenario } from './scenario.js';
 import { hex } from './secrets.js';
+import { boxToDiagnostic, changeSummaryMessage, diagnosticMessage, versionMessage } from './uiJson.js';
+import { findOffender, type VarFile, validationDiagnostic, validationErrorText } from './validation.js';
 
 /** What one fake `terraform` invocation does: output, exit code, maybe a plan file to write. */
 export interface Outcome {
@@ -30,17 +32,49 @@ export interface PlanContext {
   detailedExitcode: boolean;
   /** RFC 3339 timestamp to stamp the plan with (default: fixed, for byte-identical plans). */
   timestamp?: string;
+  /** `-json`: the UI, diagnostics included, as JSON lines on stdout. */
+  json?: boolean;
+  /** The `-var-file`s as read from disk (a file that does not exist is left out). */
+  varFiles?: VarFile[];
 }
 
 /**
  * `terraform plan`: exit 0 when clean or drift only, 2 with changes under -detailed-exitcode (0
- * without), 1 on error — a lock error prints Terraform's "Error acquiring the state lock".
+ * without), 1 on error — a lock error prints Terraform's "Error acquiring the state lock", a
+ * validation failure quotes the offending value. With `-json` everything goes to stdout as JSON lines.
  */
 export function planOutcome(p: PlanContext): Outcome & { state: string; step: number } {
+  const o = textOutcome(p);
+  if (!p.json) return o;
+  const ts = p.timestamp ?? FIXED_TIMESTAMP;
+  const head = versionMessage(p.scenario.terraformVersion, ts);
+  if (o.exitCode === 1) {
+    const diagnostic =
+      o.state === 'invalid-variable'
+        ? validationDiagnostic(offender(p), pickStep(p.scenario, p).step.variant)
+        : boxToDiagnostic(o.stderr);
+    return { ...o, stdout: head + diagnosticMessage(diagnostic, ts), stderr: '' };
+  }
+  const m = /Plan: (\d+) to add, (\d+) to change, (\d+) to destroy/.exec(o.stdout);
+  const counts = m
+    ? { add: Number(m[1]), change: Number(m[2]), remove: Number(m[3]) }
+    : { add: 0, change: 0, remove: 0 };
+  return { ...o, stdout: head + changeSummaryMessage(counts, ts) };
+}
+
+function offender(p: PlanContext) {
+  const c = infraContext(p.component, p.environment, p.scenario.seed, 0);
+  return findOffender(p.varFiles ?? [], c.secrets.dbPassword);
+}
+
+function textOutcome(p: PlanContext): Outcome & { state: string; step: number } {
   const { step, index } = pickStep(p.scenario, { run: p.run, elapsedMs: p.elapsedMs });
   const s = p.scenario;
   const base = { state: step.state, step: index, sleepMs: step.durationMs };
   const refreshing = 'Acquiring state lock. This may take a few moments...\n';
+  if (step.state === 'invalid-variable') {
+    return { ...base, exitCode: 1, stdout: '', stderr: validationErrorText(offender(p), step.variant) };
+  }
   if (step.state === 'locked') {
     const r = seededRandom(`${s.seed}/${p.component}/${p.environment}/lock/${step.variant}`);
     const lockId = `${hex(r, 8)}-${hex(r, 4)}-${hex(r, 4)}-${hex(r, 4)}-${hex(r, 12)}`;

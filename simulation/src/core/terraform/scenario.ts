@@ -1,7 +1,11 @@
 import { z } from 'zod';
 
-/** What a fake plan run finds. `drift` is drift only (exit 0 under -detailed-exitcode). */
-export const FAKE_STATES = ['clean', 'changes', 'drift', 'failed', 'locked'] as const;
+/**
+ * What a fake plan run finds. `drift` is drift only (exit 0 under -detailed-exitcode).
+ * `invalid-variable` fails a variable validation rule the way Terraform does, quoting the offending
+ * `-var-file` line and the value (a secret) in its error output.
+ */
+export const FAKE_STATES = ['clean', 'changes', 'drift', 'failed', 'locked', 'invalid-variable'] as const;
 export type FakeState = (typeof FAKE_STATES)[number];
 
 export const StepSchema = z
@@ -11,7 +15,11 @@ export const StepSchema = z
     runs: z.number().int().positive().optional(),
     /** With `by: time`: how many seconds this step lasts (default 60). */
     seconds: z.number().positive().optional(),
-    /** Another variant of the same state gives a different (but again deterministic) plan. */
+    /**
+     * Another variant of the same state gives a different (but again deterministic) plan. For
+     * `invalid-variable`, variant 1 has the rule's error message quote the value too (Terraform 1.9+
+     * lets `error_message` refer to the variable).
+     */
     variant: z.number().int().nonnegative().default(0),
     /** How long `plan` takes, to exercise the agent's timeout. */
     durationMs: z.number().int().nonnegative().max(3_600_000).default(0),

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { BUILTIN_RULES } from '../redact/rules.js';
+import type { SecretValue } from '../redact/scan.js';
+import { buildErrorExcerpt, withheldExcerpt } from './excerpt.js';
+import { valueFreeLine } from './excerptLines.js';
+
+const SECRET = 'Vault-Pa55word-q7Zr';
+/** A secret the line allow-list cannot recognise by its shape (letters only): only the scan can. */
+const WORDS = 'correct-horse-battery-staple';
+const known: SecretValue[] = [
+  { value: SECRET, source: 'var-file' },
+  { value: WORDS, source: 'var-file' },
+];
+
+/** What Terraform prints when a -var-file value fails a validation rule. */
+const VALIDATION_STDERR = `
+Planning failed. Terraform encountered an error while generating this plan.
+
+╷
+│ Error: Invalid value for variable
+│ 
+│   on staging.tfvars line 3:
+│    3: db_password = "${SECRET}"
+│     ├────────────────
+│     │ var.db_password is "${SECRET}"
+│ 
+│ The database password must be at least 24 characters.
+│ 
+│ This was checked by the validation rule at variables.tf:4,3-13.
+╵
+`;
+
+const diagnostic = (detail: string) =>
+  JSON.stringify({
+    '@level': 'error',
+    '@message': `Error: Invalid value for variable`,
+    '@module': 'terraform.ui',
+    diagnostic: {
+      severity: 'error',
+      summary: 'Invalid value for variable',
+      detail,
+      range: {
+        filename: 'staging.tfvars',
+        start: { line: 3, column: 15, byte: 40 },
+        end: { line: 3, column: 36, byte: 61 },
+      },
+      snippet: {
+        context: null,
+        code: `db_password = "${SECRET}"`,
+        start_line: 3,
+        highlight_start_offset: 14,
+        highlight_end_offset: 35,
+        values: [{ traversal: 'var.db_password', statement: `is "${SECRET}"` }],
+      },
+    },
+    type: 'diagnostic',
+  });
+
+describe('buildErrorExcerpt', () => {
+  it('keeps what a validation failure says and drops the lines that quote the value', () => {
+    const r = buildErrorExcerpt({ stderr: VALIDATION_STDERR }, [], BUILTIN_RULES);
+    expect(r.excerpt).toBe(
+      [
+        'Planning failed. Terraform encountered an error while generating this plan.',
+        ' Error: Invalid value for variable',
+        '   on staging.tfvars line 3:',
+        ' The database password must be at least 24 characters.',
+        ' This was checked by the validation rule at variables.tf:4,3-13.',
+      ].join('\n'),
+    );
+    expect(r.excerpt).not.toContain(SECRET);
+  });
+
+  it('builds the excerpt from -json diagnostics: severity, summary, range, detail without quoted values', () => {
+    const stdout = [
+      '{"@level":"info","@message":"Terraform 1.9.8","type":"version","terraform":"1.9.8","ui":"1.2"}',
+      diagnostic(
+        `The value "${SECRET}" is too short.\n\nThis was checked by the validation rule at variables.tf:4,3-13.`,
+      ),
+    ].join('\n');
+    const r = buildErrorExcerpt({ stdout, stderr: '' }, known, BUILTIN_RULES);
+    expect(r).toEqual({
+      excerpt: [
+        'Error: Invalid value for variable',
+        '  on staging.tfvars line 3',
+        '  The value … is too short.',
+        '  This was checked by the validation rule at variables.tf:4,3-13.',
+      ].join('\n'),
+    });
+  });
+
+  it('withholds the excerpt, naming the rule, when an allowed line still carries a known value', () => {
+    const stdout = diagnostic(`The password ${WORDS} is too short.`);
+    expect(buildErrorExcerpt({ stdout, stderr: '' }, known, BUILTIN_RULES)).toEqual({
+      excerpt: withheldExcerpt('known-value-var-file'),
+      withheld: 'known-value-var-file',
+    });
+    const plain = `Error: Invalid value for variable\nThe password ${WORDS.toUpperCase()} is too short.\n`;
+    expect(buildErrorExcerpt({ stderr: plain }, known, BUILTIN_RULES).withheld).toBe('known-value-var-file');
+  });
+
+  it('scans everything before cutting, so no part of a secret leaves through the cut', () => {
+    const secretLine = `Error: the password ${WORDS} was refused`;
+    const filler = Array.from({ length: 20 }, (_, i) => `Warning: line number ${i} says nothing much at all`);
+    const r = buildErrorExcerpt({ stderr: [secretLine, ...filler].join('\n') }, known, BUILTIN_RULES);
+    expect(r.withheld).toBe('known-value-var-file');
+    const long = Array.from({ length: 12 }, () => `Error: ${'word '.repeat(50)}`.trim());
+    const cut = buildErrorExcerpt({ stderr: long.join('\n') }, [], BUILTIN_RULES);
+    expect(cut.excerpt?.length).toBeLessThanOrEqual(1000);
+    expect(cut.excerpt?.split('\n').every((l) => l === long[0])).toBe(true);
+  });
+});
+
+describe('valueFreeLine', () => {
+  it.each([
+    'Error: Invalid value for variable',
+    'on staging.tfvars line 3:',
+    'This was checked by the validation rule at variables.tf:4,3-13.',
+    'Error: Error acquiring the state lock',
+    "Error message: can't reach DynamoDB: ConditionalCheckFailedException",
+    'Lock Info:',
+  ])('keeps %s', (line) => {
+    expect(valueFreeLine(line)).toBe(true);
+  });
+
+  it.each([
+    'var.db_password is "hunter2"',
+    'var.pin is 48213907',
+    'each.value is map of string with 3 elements',
+    '3: db_password = hunter2',
+    "db_password = 'x'",
+    '├────────────────',
+    'ID:        9a1b-lock-0042',
+    'Who:       ops@bastion',
+    'Path: driftline-state/prod/network/terraform.tfstate',
+    'api error: credentials AKIAIOSFODNN7EXAMPLE are not authorized',
+    'Post https://user:pw@example.com/',
+    'x'.repeat(301),
+  ])('drops %s', (line) => {
+    expect(valueFreeLine(line)).toBe(false);
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * The allow-list for lines of a tool's error output (DESIGN S7). A line leaves the site only when it
+ * has the shape of prose or of a source location, which carry no value:
+ *
+ * - no quote of any kind: Terraform quotes every value it prints (`var.x is "…"`, source snippets,
+ *   `in resource "aws_vpc" "main"`); an apostrophe between two letters (`can't`) is not a quote;
+ * - no `=`: assignments (source snippets, `key=value` in provider and HTTP errors);
+ * - not a source snippet (`  3: db_password = …`) nor a value annotation (`├──…`, `var.x is 42`,
+ *   `each.value is map of string`): a dotted reference followed by `is`;
+ * - every colon is a heading (`Error: …`, `Lock Info:`, followed by a plain word or nothing) or a
+ *   location (`variables.tf:4,3-13`); any other `label: value` pair (`ID: 9a1b…`, `Who: ops@host`,
+ *   `https://…`) marks a value;
+ * - no long token mixing letters and digits (16+ characters: ids, keys, tokens, hosts), locations
+ *   excepted;
+ * - at most `MAX_LINE` characters (longer lines are dropped whole, never cut).
+ *
+ * What passes is then scanned against every value the agent knows (`buildErrorExcerpt`). All checks
+ * are single passes or regular expressions without nested quantifiers over a bounded line.
+ */
+
+/** Longest line kept. */
+export const MAX_LINE = 300;
+
+const QUOTE = /["`\u2018\u2019\u201C\u201D\u00AB\u00BB]/;
+const SNIPPET = /^\d{1,7}:/;
+const ANNOTATION = /^[├└┌─]/;
+const LOCATION = /^[A-Za-z0-9_./@+-]{0,200}\.(?:tf|tfvars|hcl|json|tofu)(?::\d[\d,-]{0,24})?$/;
+const REFERENCE = /^[A-Za-z_][\w[\]*-]{0,100}\.[\w.[\]*-]{1,200}$/;
+// A plain word, contractions included (`can't`, `it's`).
+const LETTERS = /^[A-Za-z]+(?:'[a-z]{1,2})?$/;
+
+const TRAILING = new Set([',', '.', ';', ':', ')', '(']);
+
+function trimPunctuation(t: string): string {
+  let end = t.length;
+  while (end > 0 && TRAILING.has(t[end - 1] as string)) end--;
+  return t.slice(0, end);
+}
+
+function isLetter(c: string | undefined): boolean {
+  return c !== undefined && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+}
+
+/** Quotes, counting `'` only where it is not an apostrophe inside a word. */
+function hasQuote(line: string): boolean {
+  if (QUOTE.test(line)) return true;
+  for (let i = line.indexOf("'"); i !== -1; i = line.indexOf("'", i + 1)) {
+    if (!(isLetter(line[i - 1]) && isLetter(line[i + 1]))) return true;
+  }
+  return false;
+}
+
+function colonsAreHeadingsOrLocations(line: string, tokens: readonly string[]): boolean {
+  for (let i = line.indexOf(':'); i !== -1; i = line.indexOf(':', i + 1)) {
+    const rest = line.slice(i + 1);
+    if (rest.trim() === '') continue;
+    if (rest[0] === ' ' || rest[0] === '\t') {
+      const next = trimPunctuation(rest.trimStart().split(/\s/, 1)[0] ?? '');
+      if (LETTERS.test(next)) continue;
+      return false;
+    }
+    // `variables.tf:4,3-13`: the colon sits inside a location token.
+    const start = line.lastIndexOf(' ', i) + 1;
+    const token = trimPunctuation(line.slice(start).split(/\s/, 1)[0] ?? '');
+    if (!tokens.includes(token) || !LOCATION.test(token)) return false;
+  }
+  return true;
+}
+
+/** Whether a (trimmed, box-drawing-free) line of error output may leave the site. */
+export function valueFreeLine(line: string): boolean {
+  if (line === '' || line.length > MAX_LINE) return false;
+  if (hasQuote(line) || line.includes('=')) return false;
+  if (SNIPPET.test(line) || ANNOTATION.test(line) || line.includes('──')) return false;
+  const tokens = line.split(/\s+/).map(trimPunctuation);
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    if (tokens[i + 1] === 'is' && REFERENCE.test(tokens[i] as string)) return false;
+  }
+  if (!colonsAreHeadingsOrLocations(line, tokens)) return false;
+  for (const t of tokens) {
+    if (t.length >= 16 && /[A-Za-z]/.test(t) && /[0-9]/.test(t) && !LOCATION.test(t)) return false;
+  }
+  return true;
+}
+
+const CLOSING: Record<string, string> = {
+  '"': '"',
+  '`': '`',
+  "'": "'",
+  '\u201C': '\u201D',
+  '\u2018': '\u2019',
+};
+
+/**
+ * Every quoted part of `text` replaced by `…` (for Terraform's JSON diagnostics, whose `detail` quotes
+ * values). An unclosed quote removes the rest of the line. Apostrophes inside words are kept.
+ */
+export function stripQuoted(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    const close = CLOSING[c];
+    if (close === undefined || (c === "'" && isLetter(text[i - 1]) && isLetter(text[i + 1]))) {
+      out += c;
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < text.length && text[j] !== close && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
+    out += '…';
+    i = text[j] === close ? j + 1 : j;
+  }
+  return out;
+}
+
+// ESC [ … letter: terminal colour codes (Terraform without -no-color, wrappers).
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]{0,32}[A-Za-z]`, 'g');
+
+/** The lines of plain error output that pass `valueFreeLine`, without colour codes or box drawing. */
+export function allowedLines(stderr: string): string[] {
+  return stderr
+    .replace(ANSI, '')
+    .split(/\r?\n/)
+    .map((l) => l.replace(/[│╷╵]/g, '').trimEnd())
+    .filter((l) => valueFreeLine(l.trim()));
+}
