@@ -3,10 +3,12 @@ import { createHopServer, type HopServer } from '@driftline/hop';
 import { type HubEvent, WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Counter, Registry } from 'prom-client';
+import { DiskCap } from './adapters/fs/DiskCap.js';
 import { FileBlobs } from './adapters/fs/FileBlobs.js';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { loadOrCreateSecret } from './adapters/fs/secretFile.js';
 import { HubHopBackend } from './adapters/hop/HubHopBackend.js';
+import { peerMayRead } from './adapters/hop/peerMayRead.js';
 import { apiRouter } from './adapters/http/apiRouter.js';
 import { type ApiServer, createApiServer } from './adapters/http/apiServer.js';
 import { HubAuth } from './adapters/http/auth.js';
@@ -139,6 +141,9 @@ export async function createHub(
     for (const r of c.planRequests) publish({ type: 'plan-request-updated', request: toPlanRequest(r) });
     siteEvents(c.sites).catch((e) => logger.error({ err: e }, 'site event failed'));
   });
+  const bundles = new SqliteBundleStore(bundleStorePath(config.dataDir));
+  const uploadsDir = join(config.dataDir, 'uploads');
+  const disk = new DiskCap(config.dataDir, config.storage.maxBytes, uploadsDir, () => clock.now());
   const backend = new HubHopBackend({
     store,
     ingest,
@@ -150,8 +155,10 @@ export async function createHub(
       for (const r of rs) publish({ type: 'plan-request-updated', request: toPlanRequest(r) });
     },
     onExpiredDownlink: (n) => expiredDownlink.inc(n),
+    onForeignSite: (_peer, n) => refused.inc({ reason: 'foreign-site' }, n),
+    mayRead: (peer, sha) => peerMayRead(peer, sha, { store, bundles }),
+    checkDisk: (n) => disk.check(n),
   });
-  const bundles = new SqliteBundleStore(bundleStorePath(config.dataDir));
   const publisher = new BundlePublisher({
     store,
     bundles,
@@ -188,7 +195,14 @@ export async function createHub(
   const listeners = listenersOf(config);
   const split = !('shared' in listeners);
   const hop = createHopServer(observed, {
-    uploads: { directory: join(config.dataDir, 'uploads') },
+    uploads: {
+      directory: uploadsDir,
+      maxSize: config.limits.maxUploadBytes,
+      admit: (_peer, size, reserved) => disk.check(size, reserved.total),
+    },
+    maxBatchBytes: config.limits.maxBatchBytes,
+    maxConnectionsPerClient: config.limits.maxConnectionsPerClient,
+    headersTimeoutMs: config.limits.headersTimeoutMs,
     registry,
     logger,
     metrics: {

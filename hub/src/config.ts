@@ -122,6 +122,43 @@ export const HubConfigSchema = z.strictObject({
       mergeWorkers: z.number().int().min(0).max(16).default(1),
     })
     .default({ mergeWorkers: 1 }),
+  /** Bounds on what relays and agents send through the hop API (DESIGN S8). */
+  limits: z
+    .strictObject({
+      /** Largest `POST /v1/bundles` body, compressed and inflated, bytes (413 above). */
+      maxBatchBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(8 * 1024 * 1024),
+      /** Largest tus upload (a plan's redacted detail), bytes (413 at creation). */
+      maxUploadBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(2 * GiB),
+      /** Open connections one client address may hold; the next is answered 429 and closed. */
+      maxConnectionsPerClient: z.number().int().positive().default(64),
+      /** A request's headers must arrive within this, ms (408 and closed otherwise). */
+      headersTimeoutMs: z.number().int().positive().default(60_000),
+    })
+    .default({
+      maxBatchBytes: 8 * 1024 * 1024,
+      maxUploadBytes: 2 * GiB,
+      maxConnectionsPerClient: 64,
+      headersTimeoutMs: 60_000,
+    }),
+  /** Disk the hub may use under `dataDir`. */
+  storage: z
+    .strictObject({
+      /**
+       * Bytes of `dataDir` (store, blobs, published files, uploads in progress counted at their full
+       * length). Past it, uploads and bundle batches are refused with 507 and nothing is stored; reads go on.
+       * Unset: no cap beyond the disk itself.
+       */
+      maxBytes: z.number().int().positive().optional(),
+    })
+    .default({}),
   webhooks: z
     .strictObject({
       /** Where transitions (new drift, stale cell, unreachable site) are POSTed. */

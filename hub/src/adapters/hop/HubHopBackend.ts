@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type FinishedUpload, type HopBackend, type Peer, scopeBatch } from '@driftline/hop';
+import { type BlobReader, type FinishedUpload, type HopBackend, type Peer, scopeBatch } from '@driftline/hop';
 import type { DownlinkQuery, Receipt } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
 import type { Ingest } from '../../core/Ingest.js';
@@ -26,15 +26,28 @@ export class HubHopBackend implements HopBackend {
       onExpiredDownlink?: (n: number) => void;
       /** Counts bundles refused because their source is not one of the posting peer's sites. */
       onForeignSite?: (peer: string, n: number) => void;
+      /**
+       * Whether `peer` may read blob `sha256`: a relay reads the files published to its sites and the
+       * blobs its sites uploaded, nothing else. Default: any peer reads any blob.
+       */
+      mayRead?: (peer: Peer, sha256: string) => Promise<boolean>;
+      /** Throws `insufficient-storage` when `bytes` more would pass the hub's disk cap. */
+      checkDisk?: (bytes: number) => void;
     },
   ) {}
 
   get version() {
     return this.d.version;
   }
-  get blobs() {
-    return this.d.blobs;
-  }
+  /** The hub's blobs as hop serves them: a peer sees only the ones it may read (404 for the rest). */
+  readonly blobs: BlobReader = {
+    stat: async (sha, peer) => {
+      if (peer && this.d.mayRead && !peer.sites.includes('*') && !(await this.d.mayRead(peer, sha)))
+        return null;
+      return this.d.blobs.stat(sha);
+    },
+    read: (sha, start, end) => this.d.blobs.read(sha, start, end),
+  };
 
   async authenticate(token: string): Promise<Peer | null> {
     const row = await this.d.store.peerByToken(sha256Hex(token));
@@ -43,6 +56,7 @@ export class HubHopBackend implements HopBackend {
 
   /** A peer (a relay, or an agent posting directly) acts only for its own sites (DESIGN S4). */
   async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
+    this.d.checkDisk?.(bundles.reduce((n, b) => n + b.length, 0));
     const scoped = scopeBatch(peer, bundles, this.name);
     if (scoped.refused.length > 0) this.d.onForeignSite?.(peer.name, scoped.refused.length);
     const inner = scoped.allowed.length > 0 ? await this.d.ingest.accept(peer.name, scoped.allowed) : [];

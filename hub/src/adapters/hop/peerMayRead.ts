@@ -1,0 +1,22 @@
+import type { Peer } from '@driftline/hop';
+import type { BundleStore } from '../../ports/BundleStore.js';
+import type { HubStore } from '../../ports/HubStore.js';
+
+/**
+ * Whether a downstream peer may read a blob from the hub (DESIGN S4: a peer acts only for its own
+ * sites): a file published to one of its sites, or a blob an agent of one of its sites announced.
+ * A peer whose token covers `*` reads every blob.
+ */
+export async function peerMayRead(
+  peer: Peer,
+  sha256: string,
+  d: { store: HubStore; bundles: BundleStore },
+): Promise<boolean> {
+  if (peer.sites.includes('*')) return true;
+  for (const site of peer.sites) {
+    const published = await d.bundles.listBundles(site);
+    if (published.some((b) => b.sha256 === sha256)) return true;
+  }
+  const docs = await d.store.docsAnnouncing(sha256);
+  return docs.some((doc) => peer.sites.includes(doc.split('/')[0] ?? ''));
+}

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { makeBundle } from '@driftline/hop/testing';
+import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../src/adapters/http/credentials.js';
+import { startHub, type TestHub } from './hubFixture.js';
+import { addTestUser } from './users.js';
+
+const hubs: TestHub[] = [];
+afterEach(async () => {
+  for (const h of hubs.splice(0)) await h.close();
+});
+const start = async (extra: object = {}) => {
+  const h = await startHub(extra);
+  hubs.push(h);
+  return h;
+};
+
+async function publish(h: TestHub, site: string, text: string) {
+  const r = await h.hub.publisher.publish(Readable.from([Buffer.from(text)]), {
+    sites: [site],
+    name: `${site}.txt`,
+    fileKind: 'config',
+  });
+  if (!r.ok) throw new Error(r.message);
+  return createHash('sha256').update(text).digest('hex');
+}
+
+describe('the hub serves blobs to a peer only for its own sites', () => {
+  it("answers 404 to a relay asking for a file published to another relay's site, and 200 to its own", async () => {
+    const h = await start();
+    await h.hub.store.commit({
+      peers: [
+        { tokenSha256: sha256Hex('relay-7'), name: 'ground-7', sites: ['ship-7'] },
+        { tokenSha256: sha256Hex('relay-8'), name: 'ground-8', sites: ['ship-8'] },
+      ],
+    });
+    const sha = await publish(h, 'ship-7', 'config for ship-7 only');
+    const get = (token: string) =>
+      fetch(`${h.hopUrl}/v1/blobs/${sha}`, { headers: { authorization: `Bearer ${token}` } });
+    const own = await get('relay-7');
+    expect(own.status).toBe(200);
+    expect(await own.text()).toBe('config for ship-7 only');
+    const other = await get('relay-8');
+    expect(other.status).toBe(404);
+    expect((await other.json()).error.code).toBe('not-found');
+    // a peer for every site (`*`) reads it too
+    expect((await get('relay-token')).status).toBe(200);
+  });
+});
+
+describe("the hub's disk cap (storage.maxBytes)", () => {
+  it('refuses a tus upload that would pass the cap with 507 and a code, and stores nothing', async () => {
+    const h = await start({ storage: { maxBytes: 4 * 1024 * 1024 } });
+    const r = await fetch(`${h.hopUrl}/v1/uploads`, {
+      method: 'POST',
+      headers: {
+        ...h.relay,
+        'tus-resumable': '1.0.0',
+        'upload-length': String(8 * 1024 * 1024),
+        'upload-metadata': `sha256 ${Buffer.from('a'.repeat(64)).toString('base64')}`,
+      },
+    });
+    expect(r.status).toBe(507);
+    expect((await r.json()).error.code).toBe('insufficient-storage');
+  });
+
+  it('refuses a bundle batch with 507 once the data directory is over the cap', async () => {
+    const h = await start({ storage: { maxBytes: 16 * 1024 * 1024 } });
+    writeFileSync(join(h.dir, 'filler'), Buffer.alloc(17 * 1024 * 1024));
+    h.clock.advance(10_000); // past the walk's cache
+    const before = await h.hub.store.listRuns({
+      site: 'ship-7',
+      environment: 'prod',
+      component: 'net',
+      limit: 10,
+    });
+    const r = await fetch(`${h.hopUrl}/v1/bundles`, {
+      method: 'POST',
+      headers: { ...h.relay, 'content-type': BATCH_CONTENT_TYPE },
+      body: encodeBatch([new Uint8Array(64)]) as BodyInit,
+    });
+    expect(r.status).toBe(507);
+    expect((await r.json()).error.code).toBe('insufficient-storage');
+    const after = await h.hub.store.listRuns({
+      site: 'ship-7',
+      environment: 'prod',
+      component: 'net',
+      limit: 10,
+    });
+    expect(after).toEqual(before);
+  });
+});
+
+describe('bundles refused because their site is not the peer’s are counted', () => {
+  it('shows them in hub_bundles_refused_total{reason="foreign-site"}', async () => {
+    const h = await start();
+    await h.hub.store.commit({
+      peers: [{ tokenSha256: sha256Hex('relay-8'), name: 'ground-8', sites: ['ship-8'] }],
+    });
+    const b = await makeBundle();
+    const r = await fetch(`${h.hopUrl}/v1/bundles`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer relay-8', 'content-type': BATCH_CONTENT_TYPE },
+      body: encodeBatch([b.bytes]) as BodyInit,
+    });
+    expect(r.status).toBe(200);
+    expect((await r.json()).receipts[0].code).toBe('forbidden');
+    const viewer = await addTestUser(h.hub.store, 'prometheus', ['viewer']);
+    const metrics = await (
+      await fetch(`${h.url}/metrics`, { headers: { authorization: viewer.authorization } })
+    ).text();
+    expect(metrics).toMatch(/hub_bundles_refused_total\{reason="foreign-site"\} 1/);
+  });
+});
