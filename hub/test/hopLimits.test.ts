@@ -116,3 +116,14 @@ describe('bundles refused because their site is not the peer’s are counted', (
     expect(metrics).toMatch(/hub_bundles_refused_total\{reason="foreign-site"\} 1/);
   });
 });
+
+describe('every refusal carries a code', () => {
+  it('answers a method the hop API does not serve with 405 and a code, also beside the people side', async () => {
+    const h = await start();
+    for (const method of ['DELETE', 'PUT', 'PATCH']) {
+      const r = await fetch(`${h.hopUrl}/v1/bundles?for=ship-7`, { method });
+      expect(r.status, method).toBe(405);
+      expect((await r.json()).error.code, method).toBe('method-not-allowed');
+    }
+  });
+});

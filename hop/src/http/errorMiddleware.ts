@@ -19,6 +19,14 @@ export function errorMiddleware(logger: Logger): Middleware {
         const r = renderError('not-found', `no route for ${ctx.method} ${ctx.path}`);
         ctx.status = r.status;
         ctx.body = r.body;
+      } else if (ctx.status >= 400 && (ctx.body === undefined || ctx.body === null)) {
+        // A status set without a body (a router's 405, a 4xx from a mounted app) still gets a code.
+        const code =
+          (Object.keys(ERRORS) as ErrorCode[]).find((c) => ERRORS[c].status === ctx.status) ??
+          (ctx.status < 500 ? 'bad-request' : 'internal');
+        const r = renderError(code, code === 'method-not-allowed' ? `${ctx.method} ${ctx.path}` : undefined);
+        ctx.status = r.status;
+        ctx.body = r.body;
       }
     } catch (e) {
       thrown = e;
