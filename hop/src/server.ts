@@ -24,6 +24,11 @@ export interface HopServerOptions extends ConnectionLimits {
   maxBatchBytes?: number;
   /** Most bundles in one batch. Default 10,000. */
   maxBundlesPerBatch?: number;
+  /**
+   * Maps the backend's own errors that pass to wire errors (e.g. a busy store to 503 with `Retry-After`);
+   * anything it returns null for is `internal` (500) and logged.
+   */
+  mapError?: (e: unknown) => WireError | null;
   /** Injected logger; default silent. */
   logger?: Logger;
   /** Registry `/metrics` serves; pass one to add your own metrics beside hop's. */
@@ -99,7 +104,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   });
   router.get('/metrics', metricsRoute(metrics, backend, options.metrics));
   app.use(countRequests(metrics));
-  app.use(errorMiddleware(logger));
+  app.use(errorMiddleware(logger, options.mapError));
   app.use(router.routes());
   app.use(
     router.allowedMethods({

@@ -32,9 +32,14 @@ export async function serveBlob(backend: HopBackend, ctx: Context, sha: string):
   ctx.status = d.kind === 'partial' ? 206 : 200;
   if (d.kind === 'partial') ctx.set('Content-Range', `bytes ${start}-${end}/${stat.size}`);
   const length = stat.size === 0 ? 0 : end - start + 1;
-  if (ctx.method === 'HEAD' || length === 0) {
-    ctx.body = ctx.method === 'HEAD' ? null : '';
+  if (ctx.method === 'HEAD') {
+    // No body at all: an explicit null body would turn Koa's 200 into a 204 (RFC 9110 §9.3.2: HEAD is GET's headers).
     ctx.length = length;
+    return;
+  }
+  if (length === 0) {
+    ctx.body = '';
+    ctx.length = 0;
     return;
   }
   ctx.body = backend.blobs.read(sha, start, end);

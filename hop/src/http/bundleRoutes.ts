@@ -49,6 +49,12 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
       `peer '${peer.name}' may not pull downlink for site '${parsed.data.for}'`,
     );
   }
+  if (ctx.method === 'HEAD') {
+    // Reading the downlink hands bundles out (plan requests become `delivered`): a HEAD must not.
+    ctx.status = 200;
+    ctx.type = BATCH_CONTENT_TYPE;
+    return;
+  }
   const { bundles, cursor } = await backend.downlink(peer, parsed.data);
   let body: Uint8Array = encodeBatch(bundles);
   if (body.length > 1024 && /\bbr\b/.test(ctx.get('accept-encoding'))) {

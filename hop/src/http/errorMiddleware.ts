@@ -10,7 +10,11 @@ import { bodyUnread, errorHeaders } from './refuse.js';
  * a 429 or 503 says when to retry (`Retry-After`), and a refused request whose body was not read closes
  * its connection instead of draining the body.
  */
-export function errorMiddleware(logger: Logger): Middleware {
+export function errorMiddleware(
+  logger: Logger,
+  /** Turns a backend's own errors that pass (a busy store, a full disk) into wire errors; null for a bug. */
+  mapError: (e: unknown) => WireError | null = () => null,
+): Middleware {
   return async (ctx, next) => {
     let thrown: unknown;
     try {
@@ -28,7 +32,8 @@ export function errorMiddleware(logger: Logger): Middleware {
         ctx.status = r.status;
         ctx.body = r.body;
       }
-    } catch (e) {
+    } catch (raw) {
+      const e = raw instanceof WireError ? raw : (mapError(raw) ?? raw);
       thrown = e;
       const { code, detail } = classify(e);
       if (code === 'internal') logger.error({ err: e, path: ctx.path }, 'request failed');

@@ -5,10 +5,11 @@ import {
   decodeBatch,
   type Receipt,
   ReceiptsResponseSchema,
+  readCapped,
+  readCappedText,
 } from '@driftline/protocol';
 import { Upload, type UrlStorage } from 'tus-js-client';
 import type { BlobToUpload, Uplink, UplinkResult } from '../../ports/Uplink.js';
-import { readCapped, readCappedText } from './readCapped.js';
 
 /** Error bodies and receipts are small JSON; more is not read. */
 const SMALL_BODY_CAP = 4 * 1024 * 1024;
@@ -53,7 +54,7 @@ export class HttpUplink implements Uplink {
       if (res.ok) return { ok: true, value: res };
       const read = await readCappedText(res, 64 * 1024);
       const body = read.ok ? read.text : '';
-      let message = read.ok ? body.slice(0, 300) : `(error body not read: ${read.error})`;
+      let message = read.ok ? body.slice(0, 300) : `(error body not read: ${read.reason})`;
       try {
         const parsed = JSON.parse(body) as { error?: { code?: string; message?: string } };
         if (parsed.error) message = `${parsed.error.code}: ${String(parsed.error.message).slice(0, 500)}`;
@@ -104,7 +105,7 @@ export class HttpUplink implements Uplink {
     });
     if (!r.ok) return r;
     const read = await readCapped(r.value, this.opts.maxResponseBytes ?? 64 * 1024 * 1024);
-    if (!read.ok) return { ok: false, retryable: true, error: `downlink refused: ${read.error}` };
+    if (!read.ok) return { ok: false, retryable: true, error: `downlink refused: ${read.reason}` };
     const batch = decodeBatch(read.bytes);
     if (!batch.ok)
       return { ok: false, retryable: true, error: `downlink is not a batch: ${batch.error.message}` };

@@ -5,9 +5,10 @@ import {
   decodeBatch,
   encodeBatch,
   ReceiptsResponseSchema,
+  readCapped,
+  readCappedJson,
 } from '@driftline/protocol';
 import type { Upstream, UpstreamFailure } from '../../ports/Upstream.js';
-import { readCapped, readCappedJson } from './readCapped.js';
 
 /** Error bodies are a line of JSON; more is not read. */
 const ERROR_BODY_CAP = 64 * 1024;

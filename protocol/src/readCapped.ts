@@ -1,7 +1,8 @@
 /**
  * Reads a fetch response body into memory, refusing more than `cap` bytes. `fetch` inflates
- * `Content-Encoding: br|gzip` by itself whatever the request asked for, so a hostile upstream's few
- * compressed bytes can expand without bound: the body is read as a stream and cancelled past the cap.
+ * `Content-Encoding: br|gzip` by itself whatever the request asked for, so a hostile peer's few
+ * compressed bytes can expand without bound: the body is read as a stream and cancelled past the cap
+ * (DESIGN S8). Web streams only, so agent, relay and browser share it.
  */
 export async function readCapped(
   res: Response,
@@ -18,10 +19,7 @@ export async function readCapped(
       total += value.byteLength;
       if (total > cap) {
         await reader.cancel().catch(() => {});
-        return {
-          ok: false,
-          reason: `the response is over ${cap} bytes once inflated (limits.maxResponseBytes)`,
-        };
+        return { ok: false, reason: `the response is over ${cap} bytes once inflated; refused` };
       }
       chunks.push(value);
     }
@@ -37,12 +35,21 @@ export async function readCapped(
   return { ok: true, bytes: out };
 }
 
-/** The JSON of a capped body, or null. */
-export async function readCappedJson(res: Response, cap: number): Promise<unknown> {
+/** The text of a capped body, or why it was not read. */
+export async function readCappedText(
+  res: Response,
+  cap: number,
+): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
   const r = await readCapped(res, cap);
+  return r.ok ? { ok: true, text: new TextDecoder().decode(r.bytes) } : r;
+}
+
+/** The JSON of a capped body, or null when it is over the cap or not JSON. */
+export async function readCappedJson(res: Response, cap: number): Promise<unknown> {
+  const r = await readCappedText(res, cap);
   if (!r.ok) return null;
   try {
-    return JSON.parse(new TextDecoder().decode(r.bytes));
+    return JSON.parse(r.text);
   } catch {
     return null;
   }
