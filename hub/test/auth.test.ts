@@ -246,7 +246,7 @@ describe('who may use the hub API', () => {
       components: { securitySchemes: Record<string, { type: string }> };
       paths: Record<string, Record<string, { 'x-driftline-role': string }>>;
     };
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['bearer', 'cookie']);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['bearer', 'cookie', 'peer']);
     expect(doc.paths['/api/bundles']?.post?.['x-driftline-role']).toBe('publisher');
     expect(doc.paths['/api/plan-requests']?.post?.['x-driftline-role']).toBe('operator');
     expect(doc.paths['/api/session']?.post?.['x-driftline-role']).toBe('open');

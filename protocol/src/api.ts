@@ -145,6 +145,10 @@ export const PlanRequestSchema = PlanRequestCreateSchema.extend({
 });
 export type PlanRequest = z.infer<typeof PlanRequestSchema>;
 
+/** `GET /api/plan-requests` answer, newest first. */
+export const PlanRequestsResponseSchema = z.object({ requests: z.array(PlanRequestSchema) });
+export type PlanRequestsResponse = z.infer<typeof PlanRequestsResponseSchema>;
+
 /** Server-Sent Events on `/api/events`: the event name and its JSON `data`. */
 export const HubEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('cell-updated'), cell: MatrixCellSchema }),

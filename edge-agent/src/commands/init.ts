@@ -1,4 +1,4 @@
-import { enrolmentLine } from '@driftline/protocol';
+import { encodeEnrolment, enrolCommand } from '@driftline/protocol';
 import type { Command } from 'commander';
 import { agentKeyPath, initAgentKey } from '../adapters/fs/agentKeys.js';
 import { configOrExit } from './configOrExit.js';
@@ -9,17 +9,20 @@ export function registerInit(program: Command): void {
     .command('init')
     .description("Create this agent's signing key (once) and print the line that enrols it at the hub")
     .requiredOption('--config <file>', 'agent configuration (YAML)')
-    .option('--json', 'print { site, agent, publicKey, keyFile, created, enrol } as JSON')
+    .option('--json', 'print { site, agent, publicKey, keyFile, created, enrollment, enrollCommand } as JSON')
     .addHelpText(
       'after',
       '\nThe key is written to <dataDir>/agent-key.pem (mode 0600) and never leaves the site; an existing key is kept.\n' +
-        'Paste the printed line on the hub machine.\n\nExample:\n  edge-agent init --config /etc/driftline/agent.yaml',
+        'Paste the printed line on the hub machine, in the folder of the hub’s hub.yaml (or with its path after\n' +
+        '--config). The last word is the enrolment string: site, agent and public key in one checked token.\n\n' +
+        'Example:\n  edge-agent init --config /etc/driftline/agent.yaml',
     )
     .action(async (o: { config: string; json?: boolean }) => {
       const config = configOrExit(o.config, false);
       if (!config) return;
       const r = await initAgentKey(config.dataDir);
-      const enrol = enrolmentLine(config.site, config.agent, r.publicKey);
+      const enrollment = await encodeEnrolment({ site: config.site, agent: config.agent, key: r.publicKey });
+      const enrollCommand = enrolCommand(enrollment);
       if (o.json) {
         const out = {
           site: config.site,
@@ -27,16 +30,16 @@ export function registerInit(program: Command): void {
           publicKey: r.publicKey,
           keyFile: agentKeyPath(config.dataDir),
           created: r.created,
-          enrol,
+          enrollment,
+          enrollCommand,
         };
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
         return;
       }
       process.stderr.write(
-        r.created
-          ? `created ${agentKeyPath(config.dataDir)}; enrol this agent at the hub with:\n`
-          : `key ${agentKeyPath(config.dataDir)} already exists (kept); enrol with:\n`,
+        `${r.created ? `created ${agentKeyPath(config.dataDir)}` : `key ${agentKeyPath(config.dataDir)} already exists (kept)`}; ` +
+          `enrol ${config.site}/${config.agent} by running this on the hub machine, where its hub.yaml is:\n`,
       );
-      process.stdout.write(`${enrol}\n`);
+      process.stdout.write(`${enrollCommand}\n`);
     });
 }

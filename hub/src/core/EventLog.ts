@@ -1,36 +1,83 @@
 import type { HubEvent } from '@driftline/protocol';
 
+/** An event with its sequence number in this epoch and its wire id, `<epoch>-<seq>`. */
 export interface LoggedEvent {
-  id: number;
+  seq: number;
+  id: string;
   event: HubEvent;
 }
 
+/** Why a reconnecting client must re-read instead of being caught up. */
+export type ResetReason = Extract<HubEvent, { type: 'reset' }>['reason'];
+
+/** What a client reconnecting with a `Last-Event-ID` gets: what it missed, or a reset. */
+export type Since =
+  | { kind: 'replay'; events: LoggedEvent[] }
+  | {
+      kind: 'reset';
+      reason: ResetReason /** The id the reset carries: the latest of this epoch. */;
+      id: string;
+    };
+
+const EVENT_ID = /^([0-9a-z]{1,32})-([0-9]{1,15})$/;
+
 /**
- * Live events for `/api/events` with ids, kept in a bounded ring so a client reconnecting with
- * `Last-Event-ID` gets what it missed. A client further behind than the ring is told to reload
- * (`tooOld`), since the API holds the full state anyway.
+ * A new epoch: the start time in base36 and 32 random bits, so two runs of the hub (or two hub processes
+ * started in the same millisecond) never share one.
+ */
+export function newEpoch(now = Date.now()): string {
+  const r = globalThis.crypto.getRandomValues(new Uint32Array(1))[0] ?? 0;
+  return `${now.toString(36)}${r.toString(36).padStart(7, '0')}`;
+}
+
+/**
+ * Live events for `/api/events`, kept in a bounded ring so a client reconnecting with `Last-Event-ID` gets
+ * what it missed. Ids carry this log's epoch (`<epoch>-<seq>`, one epoch per hub process run): an id of
+ * another epoch (the hub restarted), one older than the ring, or one this log never gave out, cannot be
+ * caught up, and the client is told to reset (re-read everything; the API holds the full state).
  */
 export class EventLog {
+  readonly epoch: string;
   private ring: LoggedEvent[] = [];
-  private lastId = 0;
+  private lastSeq = 0;
+  private readonly capacity: number;
   private readonly subs = new Set<(e: LoggedEvent) => void>();
 
-  constructor(private readonly capacity = 10_000) {}
+  constructor(opts: { capacity?: number; epoch?: string } = {}) {
+    this.capacity = opts.capacity ?? 10_000;
+    this.epoch = opts.epoch ?? newEpoch();
+    if (!/^[0-9a-z]{1,32}$/.test(this.epoch))
+      throw new Error(`epoch '${this.epoch}' is not 1-32 of [0-9a-z]`);
+  }
 
   get listening(): boolean {
     return this.subs.size > 0;
   }
 
+  /** The id of the latest event (`<epoch>-0` before the first). */
+  get lastId(): string {
+    return `${this.epoch}-${this.lastSeq}`;
+  }
+
   publish(event: HubEvent): void {
-    const e = { id: ++this.lastId, event };
+    const seq = ++this.lastSeq;
+    const e = { seq, id: `${this.epoch}-${seq}`, event };
     this.ring.push(e);
     if (this.ring.length > this.capacity) this.ring = this.ring.slice(-this.capacity);
     for (const fn of this.subs) fn(e);
   }
 
-  since(lastId: number): { events: LoggedEvent[]; tooOld: boolean } {
-    const first = this.ring[0]?.id ?? this.lastId + 1;
-    return { events: this.ring.filter((e) => e.id > lastId), tooOld: lastId < first - 1 };
+  /** What a client that last saw `lastEventId` missed, or why it must reset. */
+  since(lastEventId: string): Since {
+    const reset = (reason: ResetReason): Since => ({ kind: 'reset', reason, id: this.lastId });
+    const m = EVENT_ID.exec(lastEventId);
+    if (!m) return reset('unknown');
+    if (m[1] !== this.epoch) return reset('restarted');
+    const seq = Number(m[2]);
+    if (seq > this.lastSeq) return reset('unknown');
+    const first = this.ring[0]?.seq ?? this.lastSeq + 1;
+    if (seq < first - 1) return reset('behind');
+    return { kind: 'replay', events: this.ring.filter((e) => e.seq > seq) };
   }
 
   subscribe(fn: (e: LoggedEvent) => void): () => void {

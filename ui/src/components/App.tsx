@@ -1,5 +1,6 @@
 import { NO_FILTERS } from '../core/route.js';
 import { useAuth } from '../hooks/useAuth.js';
+import { useResetKey } from '../hooks/useResetKey.js';
 import { linkProps, useRoute } from '../hooks/useRoute.js';
 import { SessionContext } from '../hooks/useSession.js';
 import { LiveAnnouncer } from './LiveAnnouncer.js';
@@ -14,6 +15,7 @@ import { Views } from './Views.js';
  */
 export function App() {
   const [route, go] = useRoute();
+  const resetKey = useResetKey();
   const { auth, signIn, signOut, showSignIn, recheck } = useAuth();
   const signedIn = auth.state === 'signed-in';
   const viewLink = (view: 'bundles' | 'audit', text: string) => (
@@ -60,7 +62,7 @@ export function App() {
         {auth.state === 'signed-out' ? <SignIn reason={auth.reason} onSignIn={signIn} /> : null}
         {signedIn ? (
           <SessionContext.Provider value={auth.session}>
-            <Views route={route} go={go} />
+            <Views key={resetKey} route={route} go={go} />
           </SessionContext.Provider>
         ) : null}
       </main>

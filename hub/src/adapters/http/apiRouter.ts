@@ -4,6 +4,7 @@ import {
   MatrixResponseSchema,
   PlanRequestCreateSchema,
   PlanRequestSchema,
+  PlanRequestsResponseSchema,
   type PlanSummarySchema,
   ResourceChangeSchema,
   RunDetailSchema,
@@ -26,6 +27,7 @@ import type { HubStore } from '../../ports/HubStore.js';
 import { readJson } from './json.js';
 import { openApiDocument } from './openapi.js';
 import { parseOr400 } from './parse.js';
+import { EventsQuery, RunsQuery, SiteFilterQuery } from './queries.js';
 import { serveEvents } from './sse.js';
 
 export interface ApiDeps {
@@ -78,14 +80,6 @@ const send = <T extends z.ZodType>(ctx: Context, schema: T, body: z.input<T>, st
   ctx.status = status;
   ctx.body = schema.parse(body);
 };
-
-const RunsQuery = z.object({
-  before: z
-    .string()
-    .regex(/^[0-9A-HJKMNP-TV-Z]{26}$/)
-    .optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-});
 
 export function apiRouter(d: ApiDeps): Router {
   const r = new Router({ prefix: '/api' });
@@ -143,13 +137,13 @@ export function apiRouter(d: ApiDeps): Router {
     send(ctx, RunDetailSchema, { ...toRunItem(run), summary, detailAvailable });
   });
   r.get('/plan-requests', async (ctx) => {
-    const site = typeof ctx.query.site === 'string' ? ctx.query.site : undefined;
+    const { site } = parseOr400(SiteFilterQuery, ctx.query, 'query parameter');
     const rows = await d.store.listPlanRequests(site ? { site } : {});
-    ctx.body = { requests: rows.map((x) => PlanRequestSchema.parse(toPlanRequest(x))) };
+    send(ctx, PlanRequestsResponseSchema, { requests: rows.map(toPlanRequest) });
   });
-  r.get('/plan-requests/:id', async (ctx) => {
-    const row = await d.store.getPlanRequest(ctx.params.id ?? '');
-    if (!row) throw new WireError('not-found', `no plan request '${ctx.params.id}'`);
+  r.get('/plan-requests/:requestId', async (ctx) => {
+    const row = await d.store.getPlanRequest(ctx.params.requestId ?? '');
+    if (!row) throw new WireError('not-found', `no plan request '${ctx.params.requestId}'`);
     send(ctx, PlanRequestSchema, toPlanRequest(row));
   });
   r.post('/plan-requests', async (ctx) => {
@@ -167,6 +161,9 @@ export function apiRouter(d: ApiDeps): Router {
     d.onPlanRequest?.(out);
     send(ctx, PlanRequestSchema, out, 201);
   });
-  r.get('/events', (ctx) => serveEvents(ctx, d.events));
+  r.get('/events', (ctx) => {
+    parseOr400(EventsQuery, ctx.query, 'query parameter');
+    serveEvents(ctx, d.events);
+  });
   return r;
 }

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { applyConnectionLimits, checkingIntervalMs, errorMiddleware, type HopBackend } from '@driftline/hop';
+import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 
@@ -21,8 +22,8 @@ export function createApiServer(backend: HopBackend, logger: Logger, mount: (app
   const app = new Koa();
   app.silent = true;
   app.use(errorMiddleware(logger));
-  app.use(async (ctx, next) => {
-    if (ctx.path !== '/v1/health' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+  const health = new Router();
+  health.get('/v1/health', async (ctx) => {
     const h = await backend.health();
     ctx.status = h.ok ? 200 : 503;
     ctx.body = {
@@ -34,6 +35,7 @@ export function createApiServer(backend: HopBackend, logger: Logger, mount: (app
       ...(h.detail ? { detail: h.detail } : {}),
     };
   });
+  app.use(health.routes());
   mount(app);
   const headersTimeoutMs = 60_000;
   const server = createServer(

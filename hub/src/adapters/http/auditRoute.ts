@@ -1,13 +1,8 @@
 import { type AuditEntry, AuditResponseSchema } from '@driftline/protocol';
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { AuditRow, HubStore } from '../../ports/HubStore.js';
 import { parseOr400 } from './parse.js';
-
-const AuditQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-  before: z.coerce.number().int().positive().optional(),
-});
+import { AuditQuery } from './queries.js';
 
 /** An audit row as `/api/audit` shows it. */
 export function toAuditEntry(a: AuditRow): AuditEntry {

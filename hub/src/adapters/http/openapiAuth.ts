@@ -1,25 +1,14 @@
+import { BundlePublishQuerySchema } from '@driftline/protocol';
+import { err, json, pathParam, queryParams, ref, retryLater, unauthorized } from './openapiShared.js';
 import { policyFor } from './policy.js';
+import { AuditQuery, SiteFilterQuery } from './queries.js';
 
-/** The component schemas these paths refer to. */
-type SchemaName =
-  | 'Session'
-  | 'SessionCreate'
-  | 'AuditResponse'
-  | 'BundleDetail'
-  | 'BundlesResponse'
-  | 'Error';
-type Ref = (name: SchemaName) => object;
-type Json = (name: SchemaName, description: string) => object;
+const notModified = { '304': { description: 'not modified: the ETag sent in If-None-Match is current' } };
 
-const q = (name: string, description: string) => ({
-  name,
-  in: 'query',
-  schema: { type: 'string' },
-  description,
-});
-const err = (json: Json, description: string) => json('Error', description);
-
-/** Security schemes of the people's side: an operator token, or the dashboard's session cookie. */
+/**
+ * Security schemes: an operator token or the dashboard's session cookie on the people's side; a peer
+ * token on the hop API.
+ */
 export const SECURITY_SCHEMES = {
   bearer: { type: 'http', scheme: 'bearer', description: 'An operator token from `hub user add`' },
   cookie: {
@@ -29,24 +18,35 @@ export const SECURITY_SCHEMES = {
     description:
       'Set by sign-in; writes also send header X-Driftline-CSRF with the value GET /api/session gives',
   },
+  peer: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A peer token from `hub peer` (a relay, or an agent talking to the hub directly)',
+  },
 };
 
 /** Paths for sign-in, the audit log and bundles to outposts. */
-export function authPaths(ref: Ref, json: Json): Record<string, object> {
+export function authPaths(): Record<string, Record<string, object>> {
   return {
     '/api/session': {
       get: {
         summary:
           'Who is signed in, with which roles and how; `csrf` is the value cookie-authenticated writes send',
-        responses: { '200': json('Session', 'signed in'), '401': err(json, 'not signed in') },
+        responses: {
+          '200': json('Session', 'signed in'),
+          ...notModified,
+          '401': unauthorized('not signed in'),
+        },
       },
       post: {
         summary: 'Sign in with an operator token: sets the session cookie',
         requestBody: { required: true, content: { 'application/json': { schema: ref('SessionCreate') } } },
         responses: {
           '200': json('Session', 'signed in; Set-Cookie carries the session'),
-          '401': err(json, 'wrong or revoked token'),
-          '429': err(json, 'too many failed sign-ins from this address'),
+          '400': err('not { "token": "…" }, or not JSON'),
+          '401': unauthorized('wrong or revoked token'),
+          '413': err('body over 4 KiB'),
+          '429': retryLater('too many failed sign-ins from this address'),
         },
       },
       delete: {
@@ -57,63 +57,77 @@ export function authPaths(ref: Ref, json: Json): Record<string, object> {
     '/api/audit': {
       get: {
         summary: 'The audit log, newest first',
-        parameters: [q('limit', '1-500, default 100'), q('before', 'an entry id: older entries only')],
-        responses: { '200': json('AuditResponse', 'entries'), '400': err(json, 'bad query') },
+        parameters: queryParams(AuditQuery),
+        responses: { '200': json('AuditResponse', 'entries'), ...notModified, '400': err('bad query') },
       },
     },
     '/api/bundles': {
       get: {
         summary: 'Published bundles with delivery counts',
-        parameters: [q('site', 'only this site')],
-        responses: { '200': json('BundlesResponse', 'bundles') },
+        parameters: queryParams(SiteFilterQuery),
+        responses: { '200': json('BundlesResponse', 'bundles'), ...notModified },
       },
       post: {
         summary:
           'Publish the request body as a signed bundle to sites (streamed; at most api.maxUploadBytes)',
-        parameters: [
-          q('site', "site ids, comma-separated, or 'all'"),
-          q('name', 'name shown and used for the placed file'),
-          q('kind', 'file kind'),
-          q('ttl', 'seconds until it expires'),
-        ],
+        parameters: queryParams(BundlePublishQuerySchema, {
+          site: "site ids, comma-separated, or 'all'",
+          name: 'name shown and used for the placed file',
+          kind: 'file kind',
+          ttl: 'seconds until it expires',
+        }),
         requestBody: {
           required: true,
           content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
         },
-        responses: { '201': json('BundleDetail', 'published'), '413': err(json, 'over api.maxUploadBytes') },
+        responses: {
+          '201': json('BundleDetail', 'published'),
+          '400': err('bad query or unknown site'),
+          '413': err('over api.maxUploadBytes'),
+        },
       },
     },
     '/api/bundles/{bundleId}': {
       get: {
         summary: 'One bundle with per-site delivery',
-        parameters: [{ name: 'bundleId', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { '200': json('BundleDetail', 'bundle'), '404': err(json, 'not found') },
+        parameters: [pathParam('bundleId')],
+        responses: { '200': json('BundleDetail', 'bundle'), ...notModified, '404': err('not found') },
       },
     },
   };
 }
 
 /**
- * Adds to every operation who may call it (`x-driftline-role`, from the route policy), its security
- * (none for the open sign-in routes) and the answers every guarded route can give (401, 403, 429).
+ * Adds to every operation of the people's side who may call it (`x-driftline-role`, from the route
+ * policy), its security (none for the open sign-in routes), the answers every guarded route can give
+ * (401, 403), and to every one the 429 of the rate limit and the 503 of a busy store. Operations that already name their role
+ * (the hop API, the dashboard's files) are kept as they are.
  */
-export function withRoles(paths: Record<string, object>, json: Json): Record<string, object> {
+export function withRoles(paths: Record<string, Record<string, object>>): Record<string, object> {
   const out: Record<string, object> = {};
   for (const [path, ops] of Object.entries(paths)) {
     const next: Record<string, object> = {};
-    for (const [method, op] of Object.entries(ops as Record<string, object>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      if ('x-driftline-role' in op) {
+        next[method] = op;
+        continue;
+      }
       const policy = policyFor(method, path.replace(/\{(\w+)\}/g, ':$1'));
-      const responses = (op as { responses?: object }).responses ?? {};
+      const responses = {
+        '429': retryLater('rate limited'),
+        ...((op as { responses?: object }).responses ?? {}),
+        '503': retryLater('the hub store is busy'),
+      };
       next[method] =
         policy.need === 'open'
-          ? { ...op, security: [], 'x-driftline-role': 'open' }
+          ? { tags: ['api'], ...op, responses, security: [], 'x-driftline-role': 'open' }
           : {
+              tags: ['api'],
               ...op,
               'x-driftline-role': policy.need,
               responses: {
-                '401': err(json, 'no or wrong credential (WWW-Authenticate: Bearer realm="driftline")'),
-                '403': err(json, 'the credential lacks the role, or a cookie write lacks X-Driftline-CSRF'),
-                '429': err(json, 'rate limited; see Retry-After'),
+                '401': unauthorized('no or wrong credential'),
+                '403': err('the credential lacks the role, or a cookie write lacks X-Driftline-CSRF'),
                 ...responses,
               },
             };

@@ -1,34 +1,42 @@
 import { PassThrough } from 'node:stream';
+import type { HubEvent } from '@driftline/protocol';
 import type { Context } from 'koa';
-import type { EventLog, LoggedEvent } from '../../core/EventLog.js';
+import type { EventLog } from '../../core/EventLog.js';
 
-const frame = (e: LoggedEvent) => `id: ${e.id}\nevent: ${e.event.type}\ndata: ${JSON.stringify(e.event)}\n\n`;
+const frame = (id: string, e: HubEvent) => `id: ${id}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
 
 /**
- * `GET /api/events` (Server-Sent Events, WHATWG HTML §9.2). Replays what a reconnecting client
- * missed after `Last-Event-ID`; a client further behind gets a `reload` event and refetches.
+ * `GET /api/events` (Server-Sent Events, WHATWG HTML §9.2). Ids are `<epoch>-<seq>`. A client that
+ * reconnects with `Last-Event-ID` (or `?lastEventId=`) gets what it missed, or, when it cannot be caught
+ * up (the hub restarted, it fell behind the replay window, or the id is not one this hub gave out), one
+ * `reset` event carrying the current id, after which it must re-read everything. `HEAD` answers the
+ * headers only and opens no stream.
  */
 export function serveEvents(ctx: Context, log: EventLog, keepAliveMs = 15_000): void {
-  const raw = ctx.get('last-event-id') || String(ctx.query.lastEventId ?? '');
-  const lastId = /^[0-9]{1,15}$/.test(raw) ? Number(raw) : null;
-  const stream = new PassThrough();
-  ctx.req.socket.setTimeout(0);
-  ctx.req.socket.setNoDelay(true);
+  const lastId =
+    ctx.get('last-event-id') || (typeof ctx.query.lastEventId === 'string' ? ctx.query.lastEventId : '');
   ctx.set({
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
-    connection: 'keep-alive',
     'x-accel-buffering': 'no',
   });
   ctx.status = 200;
+  const stream = new PassThrough();
   ctx.body = stream;
-  stream.write('retry: 5000\n\n');
-  if (lastId !== null) {
-    const { events, tooOld } = log.since(lastId);
-    if (tooOld) stream.write('event: reload\ndata: {}\n\n');
-    for (const e of events) stream.write(frame(e));
+  if (ctx.method === 'HEAD') {
+    stream.end();
+    return;
   }
-  const off = log.subscribe((e) => stream.write(frame(e)));
+  ctx.set('connection', 'keep-alive');
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  stream.write('retry: 5000\n\n');
+  if (lastId !== '') {
+    const since = log.since(lastId);
+    if (since.kind === 'reset') stream.write(frame(since.id, { type: 'reset', reason: since.reason }));
+    else for (const e of since.events) stream.write(frame(e.id, e.event));
+  }
+  const off = log.subscribe((e) => stream.write(frame(e.id, e.event)));
   const timer = setInterval(() => stream.write(': keep-alive\n\n'), keepAliveMs);
   timer.unref();
   const close = () => {

@@ -14,11 +14,14 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-/** Serves the built dashboard (`ui/dist`) at `/`, or a short page saying how to build it. */
+/**
+ * Serves the built dashboard (`ui/dist`) at `/` (`GET` and `HEAD`), or a short page saying how to build it.
+ * Any other path outside `/api/`, `/v1/` and `/metrics` that names no file answers `index.html`.
+ */
 export function uiMiddleware(dir: string | null): Middleware {
   return async (ctx, next) => {
     if (
-      ctx.method !== 'GET' ||
+      (ctx.method !== 'GET' && ctx.method !== 'HEAD') ||
       ctx.path.startsWith('/api/') ||
       ctx.path.startsWith('/v1/') ||
       ctx.path === '/metrics'

@@ -46,7 +46,7 @@ export async function bundleDetail(store: BundleStore, b: BundleRow): Promise<Bu
 
 /**
  * `/api/bundles`: `POST` streams a file (query: site, name, kind, ttl) and answers the bundle (201);
- * `GET` lists publications with per-state counts (`?site=` filters); `GET /:id` adds per-site delivery.
+ * `GET` lists publications with per-state counts (`?site=` filters); `GET /:bundleId` adds per-site delivery.
  * A file over `maxUploadBytes` is refused from its `Content-Length` before a byte is read, else once
  * the stream passes the cap (the publisher counts); either way 413 and nothing is stored.
  */
@@ -92,9 +92,9 @@ export function bundleApi(d: {
     for (const b of rows) out.push(await bundleDetail(d.bundles, b));
     ctx.body = BundlesResponseSchema.parse({ bundles: out });
   });
-  r.get('/:id', async (ctx) => {
-    const b = await d.bundles.getBundle(ctx.params.id ?? '');
-    if (!b) throw new WireError('not-found', `no bundle '${ctx.params.id}' (see GET /api/bundles)`);
+  r.get('/:bundleId', async (ctx) => {
+    const b = await d.bundles.getBundle(ctx.params.bundleId ?? '');
+    if (!b) throw new WireError('not-found', `no bundle '${ctx.params.bundleId}' (see GET /api/bundles)`);
     ctx.body = await bundleDetail(d.bundles, b);
   });
   return r;

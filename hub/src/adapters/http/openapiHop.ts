@@ -1,0 +1,213 @@
+import { BATCH_CONTENT_TYPE, CURSOR_HEADER, DownlinkQuerySchema } from '@driftline/protocol';
+import { err, header, json, pathParam, queryParams, raw, retryLater, unauthorized } from './openapiShared.js';
+import { SignInQuery } from './queries.js';
+
+const binary = { type: 'string', format: 'binary' };
+const peer = { tags: ['hop'], security: [{ peer: [] }], 'x-driftline-role': 'peer' };
+const open = { security: [], 'x-driftline-role': 'open' };
+const peerRefusals = {
+  '401': unauthorized('no or unknown peer token'),
+  '403': err('the peer does not act for that site'),
+};
+const tusHeaders = [header('Tus-Resumable', 'tus protocol version: 1.0.0')];
+const sha256 = { type: 'string', pattern: '^[0-9a-f]{64}$' };
+const uploadId = pathParam('uploadId', 'as the Location of the creation said', {
+  type: 'string',
+  pattern: '^[A-Za-z0-9_-]{1,128}$',
+});
+
+/**
+ * The hop API (`/v1/…`, DESIGN Wire) as the hub serves it, `/metrics`, and the dashboard's files with
+ * the sign-in link. tus (https://tus.io/protocols/resumable-upload, 1.0.0: creation, termination,
+ * expiration) is served beside Koa at `/v1/uploads`.
+ */
+export function hopPaths(): Record<string, Record<string, object>> {
+  return {
+    '/v1/bundles': {
+      post: {
+        ...peer,
+        summary: 'Hand over a batch of signed bundles; one receipt per bundle, each after its commit',
+        parameters: [header('Content-Encoding', 'br or gzip, or none')],
+        requestBody: {
+          required: true,
+          content: {
+            [BATCH_CONTENT_TYPE]: { schema: binary },
+            'application/octet-stream': { schema: binary },
+          },
+        },
+        responses: {
+          '200': json('ReceiptsResponse', 'receipts, in the order of the batch'),
+          '400': err('not a batch, or a bundle that does not decode'),
+          ...peerRefusals,
+          '413': err('over the batch size, compressed or inflated'),
+          '415': err('not a Driftline batch'),
+          '429': retryLater('too many connections or too much from this peer'),
+          '503': retryLater('not ready'),
+          '507': err('out of disk'),
+        },
+      },
+      get: {
+        ...peer,
+        summary: 'The downlink of a site (acks, plan requests, bundles to outposts) after a cursor',
+        parameters: [
+          header('Accept-Encoding', 'br: compress a batch over 1 KiB'),
+          ...queryParams(DownlinkQuerySchema),
+        ],
+        responses: {
+          '200': {
+            ...raw(BATCH_CONTENT_TYPE, 'a batch of bundles', binary),
+            headers: { [CURSOR_HEADER]: { description: 'send back as `after`', schema: { type: 'string' } } },
+          },
+          '400': err('bad query'),
+          ...peerRefusals,
+        },
+      },
+    },
+    '/v1/blobs/{sha256}': {
+      get: {
+        ...peer,
+        summary: 'A blob by content hash, with Range and If-Range (strong ETag)',
+        parameters: [
+          pathParam('sha256', 'lowercase hex', sha256),
+          header('Range', 'bytes=<first>-[<last>]'),
+          header('If-Range', 'the ETag the earlier ranges came from'),
+          header('If-None-Match', 'an ETag: 304 when it is current'),
+        ],
+        responses: {
+          '200': raw('application/octet-stream', 'the blob', binary),
+          '206': raw('application/octet-stream', 'the range asked for', binary),
+          '304': { description: 'not modified' },
+          '400': err('not a sha256'),
+          '401': unauthorized('no or unknown peer token'),
+          '404': err('no complete blob with that hash'),
+          '416': err('the range is outside the blob'),
+        },
+      },
+    },
+    '/v1/uploads': {
+      post: {
+        ...peer,
+        summary: 'tus creation: Upload-Length and Upload-Metadata (with sha256) required',
+        parameters: [
+          ...tusHeaders,
+          header('Upload-Length', 'size of the whole blob, bytes'),
+          header('Upload-Metadata', 'tus metadata; sha256 of the whole blob is required'),
+        ],
+        responses: {
+          '201': { description: 'created; Location names the upload' },
+          '400': err('a tus header is missing or wrong'),
+          '401': unauthorized('no or unknown peer token'),
+          '413': err('over the largest upload'),
+          '429': retryLater('over this peer’s share of in-progress uploads'),
+          '507': err('out of disk'),
+        },
+      },
+      options: {
+        tags: ['hop'],
+        ...open,
+        summary: 'tus discovery: versions, extensions, largest upload',
+        responses: { '204': { description: 'Tus-Version, Tus-Extension, Tus-Max-Size' } },
+      },
+    },
+    '/v1/uploads/{uploadId}': {
+      head: {
+        ...peer,
+        summary: 'tus: the offset to resume from',
+        parameters: [uploadId, ...tusHeaders],
+        responses: {
+          '200': { description: 'Upload-Offset and Upload-Length' },
+          '401': unauthorized('no or unknown peer token'),
+          '404': err('no such upload for this peer'),
+          '410': err('expired'),
+        },
+      },
+      patch: {
+        ...peer,
+        summary: 'tus: bytes from Upload-Offset; the last one checks the sha256 and records the blob',
+        parameters: [uploadId, ...tusHeaders, header('Upload-Offset', 'where these bytes start')],
+        requestBody: { required: true, content: { 'application/offset+octet-stream': { schema: binary } } },
+        responses: {
+          '204': { description: 'stored; Upload-Offset is the new offset' },
+          '401': unauthorized('no or unknown peer token'),
+          '404': err('no such upload for this peer'),
+          '409': err('Upload-Offset is not the current offset'),
+          '460': err('the bytes do not hash to the announced sha256; the upload is gone'),
+        },
+      },
+      delete: {
+        ...peer,
+        summary: 'tus termination',
+        parameters: [uploadId, ...tusHeaders],
+        responses: {
+          '204': { description: 'deleted' },
+          '401': unauthorized('no or unknown peer token'),
+          '404': err('no such upload for this peer'),
+        },
+      },
+      options: {
+        tags: ['hop'],
+        ...open,
+        summary: 'tus discovery',
+        parameters: [uploadId],
+        responses: { '204': { description: 'Tus-Version, Tus-Extension, Tus-Max-Size' } },
+      },
+    },
+    '/v1/health': {
+      get: {
+        tags: ['hop'],
+        ...open,
+        summary: 'Whether this hub is ready; on both listeners',
+        responses: {
+          '200': json('Health', 'ready'),
+          '503': { ...retryLater('not ready'), content: json('Health', 'not ready').content },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        tags: ['api'],
+        summary: 'Prometheus metrics (text exposition format); on the api listener when it is apart',
+        responses: {
+          '200': raw('text/plain; version=0.0.4', 'metrics'),
+          '404': err('asked on the hop listener while listen.api is apart'),
+        },
+      },
+    },
+    '/': {
+      get: {
+        tags: ['api'],
+        ...open,
+        summary:
+          'The dashboard (index.html; a short text page when it is not built). With ?token= it is the sign-in ' +
+          'link: a session cookie and 303 to /, the token gone from the address (or 303 to /?signin=failed)',
+        parameters: queryParams(SignInQuery),
+        responses: {
+          '200': {
+            description: 'the dashboard',
+            content: {
+              'text/html': { schema: { type: 'string' } },
+              'text/plain': { schema: { type: 'string' } },
+            },
+          },
+          '303': { description: 'after a sign-in link: Location / (signed in) or /?signin=failed' },
+          '304': { description: 'not modified' },
+        },
+      },
+    },
+    '/assets/{file}': {
+      get: {
+        tags: ['api'],
+        ...open,
+        summary:
+          'A file of the built dashboard. Any other path outside /api, /v1 and /metrics that names no file ' +
+          'answers index.html (client-side routes)',
+        parameters: [pathParam('file')],
+        responses: {
+          '200': raw('application/octet-stream', 'the file, typed by its extension', binary),
+          '304': { description: 'not modified' },
+          '404': err('the dashboard is not built'),
+        },
+      },
+    },
+  };
+}

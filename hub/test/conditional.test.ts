@@ -1,0 +1,133 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PLAN, postJson, startHub, type TestHub } from './hubFixture.js';
+import { type RouteOp, routerOps } from './routes.js';
+import { addTestUser } from './users.js';
+
+const hubs: TestHub[] = [];
+afterEach(async () => {
+  for (const h of hubs.splice(0)) await h.close();
+});
+const start = async (extra: object = {}) => {
+  const h = await startHub(extra);
+  hubs.push(h);
+  return h;
+};
+
+/** A hub with a built dashboard, a plan request, a published bundle and an admin. */
+async function seeded(extra: object = {}) {
+  const h = await start(extra);
+  const ui = join(h.dir, 'no-ui');
+  mkdirSync(join(ui, 'assets'), { recursive: true });
+  writeFileSync(join(ui, 'index.html'), '<!doctype html><title>Driftline</title>');
+  writeFileSync(join(ui, 'assets', 'app.js'), 'console.log("dashboard")');
+  const admin = { authorization: (await addTestUser(h.hub.store, 'ada', ['admin'])).authorization };
+  const req = (await (await postJson(`${h.url}/api/plan-requests`, PLAN, admin)).json()) as {
+    requestId: string;
+  };
+  const pub = await fetch(`${h.url}/api/bundles?site=ship-7&name=n.txt`, {
+    method: 'POST',
+    headers: admin,
+    body: 'x',
+  });
+  const { bundleId } = (await pub.json()) as { bundleId: string };
+  const values: Record<string, string> = {
+    site: 'ship-7',
+    environment: 'prod',
+    component: 'net',
+    runId: h.runId,
+    requestId: req.requestId,
+    bundleId,
+  };
+  const urlOf = (r: RouteOp) => r.path.replace(/:(\w+)/g, (_, p: string) => values[p] ?? p);
+  return { h, admin, urlOf };
+}
+
+/** GET routes answered from memory: the event stream and the hop API's own routes are checked apart. */
+const peopleGets = (ops: RouteOp[]) =>
+  ops.filter((r) => r.method === 'GET' && !r.path.startsWith('/v1/') && r.path !== '/api/events');
+
+describe('HEAD', () => {
+  it('answers every GET route of the people’s side as GET does: 200, Content-Length, ETag, no body', async () => {
+    for (const extra of [
+      {},
+      { listen: { hop: { host: '127.0.0.1', port: 0 }, api: { host: '127.0.0.1', port: 0 } } },
+    ]) {
+      const { h, admin, urlOf } = await seeded(extra);
+      const app = h.hub.api?.app ?? h.hub.hop.app;
+      const paths = [...peopleGets(routerOps(app)).map(urlOf), '/assets/app.js', '/runs/01HZZZ'];
+      expect(paths).toContain('/api/matrix');
+      for (const path of paths) {
+        const get = await fetch(`${h.url}${path}`, { headers: admin });
+        const bytes = (await get.arrayBuffer()).byteLength;
+        const head = await fetch(`${h.url}${path}`, { method: 'HEAD', headers: admin });
+        expect([get.status, head.status], path).toEqual([200, 200]);
+        expect(head.headers.get('content-type'), path).toBe(get.headers.get('content-type'));
+        // A scrape counts the request before it: a fresh reading each time, with no validator.
+        if (path === '/metrics') continue;
+        expect(head.headers.get('content-length'), path).toBe(String(bytes));
+        expect(get.headers.get('etag'), path).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+        expect(head.headers.get('etag'), path).toBe(get.headers.get('etag'));
+      }
+    }
+  });
+
+  it('answers HEAD of the event stream with its headers and closes', async () => {
+    const { h, admin } = await seeded();
+    const head = await fetch(`${h.url}/api/events`, { method: 'HEAD', headers: admin });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('text/event-stream');
+    expect(h.hub.events.listening).toBe(false);
+  });
+
+  it('answers HEAD of the hop API’s reads as GET does', async () => {
+    const { h } = await seeded();
+    for (const path of ['/v1/health']) {
+      const get = await fetch(`${h.hopUrl}${path}`);
+      const bytes = (await get.arrayBuffer()).byteLength;
+      const head = await fetch(`${h.hopUrl}${path}`, { method: 'HEAD' });
+      expect([get.status, head.status], path).toEqual([200, 200]);
+      expect(head.headers.get('content-length'), path).toBe(String(bytes));
+    }
+  });
+});
+
+describe('ETags on /api reads', () => {
+  it('answers 304 with no body to If-None-Match of the current tag, and 200 once the data changed', async () => {
+    const { h, admin } = await seeded();
+    const first = await fetch(`${h.url}/api/plan-requests`, { headers: admin });
+    const tag = first.headers.get('etag') as string;
+    expect(tag).toMatch(/^"/); // strong: no W/
+    expect(first.headers.get('cache-control')).toBe('private, no-cache');
+    for (const inm of [tag, `"other", ${tag}`, `W/${tag}`, '*']) {
+      const again = await fetch(`${h.url}/api/plan-requests`, {
+        headers: { ...admin, 'if-none-match': inm },
+      });
+      expect(again.status, inm).toBe(304);
+      expect(await again.text()).toBe('');
+      expect(again.headers.get('etag')).toBe(tag);
+    }
+    const head = await fetch(`${h.url}/api/plan-requests`, {
+      method: 'HEAD',
+      headers: { ...admin, 'if-none-match': tag },
+    });
+    expect(head.status).toBe(304);
+    await postJson(`${h.url}/api/plan-requests`, PLAN, admin);
+    const changed = await fetch(`${h.url}/api/plan-requests`, {
+      headers: { ...admin, 'if-none-match': tag },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(tag);
+    expect(((await changed.json()) as { requests: unknown[] }).requests).toHaveLength(2);
+  });
+
+  it('gives the same bytes the same tag and answers a stale If-None-Match in full', async () => {
+    const { h, admin } = await seeded();
+    const a = await fetch(`${h.url}/api/sites/ship-7`, { headers: admin });
+    const b = await fetch(`${h.url}/api/sites/ship-7`, { headers: { ...admin, 'if-none-match': '"stale"' } });
+    expect(b.status).toBe(200);
+    expect(await b.text()).toBe(await a.text());
+    expect(b.headers.get('etag')).toBe(a.headers.get('etag'));
+  });
+});
