@@ -113,6 +113,28 @@ export class AgentSim {
     return runId;
   }
 
+  /**
+   * The agent found the same plan again: as the real agent does, it sends no new run, only moves the
+   * cell's `plannedAt` and counts the confirmation.
+   */
+  confirm(environment: string, component: string): void {
+    const key = `${environment}/${component}`;
+    const at = this.clock.now();
+    this.doc = A.change(this.doc, (d) => {
+      const raw = d.cells[key] as unknown;
+      const cell = (
+        raw instanceof A.ImmutableString ? JSON.parse(raw.val) : JSON.parse(JSON.stringify(raw))
+      ) as { plannedAt: number; confirmations: number; unchangedSince?: number };
+      const next = {
+        ...cell,
+        unchangedSince: cell.unchangedSince ?? cell.plannedAt,
+        plannedAt: at,
+        confirmations: cell.confirmations + 1,
+      };
+      d.cells[key] = (this.packed ? new A.ImmutableString(packDocEntry(next as never)) : next) as never;
+    });
+  }
+
   /** A signed doc-delta of everything since the acknowledged heads (or since `from`). */
   async delta(
     opts: {

@@ -142,7 +142,9 @@ describe('hub over HTTP', () => {
     if (!control?.ok) throw new Error('no control bundle on the downlink');
     expect(await verifyBundle(control.value, await publicKeyFromText(h.hub.publicKeyText))).toBe(true);
     const payload = decodePayload('control', control.value.payload);
-    expect(payload.ok && payload.value.requestId).toBe(created.requestId);
+    expect(payload.ok && payload.value.type === 'plan-request' && payload.value.requestId).toBe(
+      created.requestId,
+    );
     expect(((await h.get(`/api/plan-requests/${created.requestId}`)).body as { state: string }).state).toBe(
       'delivered',
     );
@@ -161,6 +163,25 @@ describe('hub over HTTP', () => {
     h.clock.advance(601_000);
     await h.hub.sweeper.sweep();
     expect((await h.get(`/api/plan-requests/${late.requestId}`)).body).toMatchObject({ state: 'expired' });
+  });
+
+  it('marks a plan request done when the plan came out unchanged (a confirmation, no new run)', async () => {
+    const h = await startHub();
+    const first = h.agent.plan('prod', 'net');
+    await h.push();
+    const res = await fetch(`${h.url}/api/plan-requests`, {
+      method: 'POST',
+      headers: { ...h.admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ site: 'ship-7', environment: 'prod', component: 'net' }),
+    });
+    const created = PlanRequestSchema.parse(await res.json());
+    h.clock.advance(2_000);
+    h.agent.confirm('prod', 'net');
+    await h.push();
+    expect((await h.get(`/api/plan-requests/${created.requestId}`)).body).toMatchObject({
+      state: 'done',
+      runId: first,
+    });
   });
 
   it('notifies a webhook once per transition', async () => {

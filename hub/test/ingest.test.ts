@@ -205,7 +205,7 @@ describe('ingest', () => {
     expect(pooled.refused['agent-mismatch']).toBe(1);
   });
 
-  describe('refuses, counts and stores nothing', () => {
+  describe('refuses, counts, stores nothing and answers with one signed rejection', () => {
     async function refusedCase(
       make: (h: Harness, a: AgentSim, b: AgentSim) => Promise<Uint8Array>,
       code: string,
@@ -220,8 +220,20 @@ describe('ingest', () => {
       expect(r).toMatchObject({ status: 'rejected', code });
       expect(await h.store.listCells()).toEqual([]);
       expect(await h.store.docChunks(a.docId)).toEqual([]);
-      expect(await h.store.readDownlink('ship-7', 0, 10)).toEqual([]);
       expect(await h.store.getSite('ship-7')).toBeNull();
+      // The only thing stored: a rejection for the agent the header named, signed by the hub.
+      const sender = decodeBundle(bytes);
+      if (!sender.ok) throw sender.error;
+      const [row, ...more] = await h.store.readDownlink('ship-7', 0, 10);
+      expect(more).toEqual([]);
+      const d = decodeBundle(row!.bytes);
+      if (!d.ok) throw d.error;
+      expect(await verifyBundle(d.value, h.hubKeys.publicKey)).toBe(true);
+      expect(d.value.header).toMatchObject({ kind: 'control', source: 'hub' });
+      expect(d.value.header.destination).toEqual(sender.value.header.source);
+      const p = decodePayload('control', d.value.payload);
+      if (!p.ok) throw p.error;
+      expect(p.value).toMatchObject({ type: 'rejection', code, bundleIds: [r!.bundleId], count: 1 });
       return h;
     }
 

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { MemoryHubStore } from '../src/adapters/memory/MemoryHubStore.js';
 import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
-import { SCHEMA_V1 } from '../src/adapters/sqlite/schema.js';
+import { MIGRATIONS, SCHEMA_V1 } from '../src/adapters/sqlite/schema.js';
 import { runHubStoreContract } from './storeContract.js';
 
 runHubStoreContract('memory', async () => ({ store: new MemoryHubStore(), done: async () => {} }));
@@ -32,10 +32,16 @@ describe('SqliteHubStore schema', () => {
       't',
       JSON.stringify({ tokenSha256: 't', name: 'relay-1', sites: ['*'] }),
     );
+    v1.prepare(
+      "INSERT INTO downlink (site, agent, kind, bytes, expires_at) VALUES ('ship-7', 'a1', 'control', x'01', 9)",
+    ).run();
     v1.close();
     const store = new SqliteHubStore(path);
     try {
       expect((await store.peerByToken('t'))?.name).toBe('relay-1');
+      expect(await store.readDownlink('ship-7', 0, 10)).toMatchObject([
+        { kind: 'control', replaceKey: null },
+      ]);
       await store.commit({
         users: [{ name: 'ada', roles: ['viewer'], tokenSha256: 'u', createdAt: 1, revokedAt: null }],
       });
@@ -44,7 +50,9 @@ describe('SqliteHubStore schema', () => {
       await store.close();
     }
     const again = new Database(path, { readonly: true });
-    expect(again.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({ value: '2' });
+    expect(again.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({
+      value: String(MIGRATIONS.length),
+    });
     again.close();
     rmSync(dir, { recursive: true, force: true });
   });

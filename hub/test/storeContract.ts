@@ -107,6 +107,27 @@ export function runHubStoreContract(
     );
 
     it(
+      'keeps one downlink row per replace key, the latest, after the others',
+      withStore(async (s) => {
+        const dl = (b: number, replaceKey: string | null) => ({
+          site: 'ship-7',
+          agent: 'a9',
+          kind: 'control' as const,
+          docId: null,
+          requestId: null,
+          replaceKey,
+          bytes: Uint8Array.of(b),
+          expiresAt: 1000,
+        });
+        await s.commit({ downlink: [dl(1, 'k'), dl(2, null), dl(3, 'other')] });
+        for (let b = 4; b < 40; b++) await s.commit({ downlink: [dl(b, 'k')] });
+        const rows = await s.readDownlink('ship-7', 0, 100);
+        expect(rows.map((r) => r.bytes[0])).toEqual([2, 3, 39]);
+        expect(rows.map((r) => r.replaceKey)).toEqual([null, 'other', 'k']);
+      }),
+    );
+
+    it(
       'inserts a webhook once per id and returns due ones',
       withStore(async (s) => {
         await s.commit({ webhooks: [hook('drift:x', 10)] });

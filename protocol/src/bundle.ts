@@ -82,7 +82,10 @@ export const AckPayloadSchema = z.strictObject({
 });
 export type AckPayload = z.infer<typeof AckPayloadSchema>;
 
-/** `control`: a hub request, signed with the hub key the agent pins (S3, S4). */
+/** Most bundle ids one rejection names (D5: an agent refused 10,000 times gets one bounded message). */
+export const MAX_REJECTED_IDS = 100;
+
+/** `control`: a hub request or refusal, signed with the hub key the agent pins (S3, S4). */
 export const ControlPayloadSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('plan-request'),
@@ -93,8 +96,32 @@ export const ControlPayloadSchema = z.discriminatedUnion('type', [
     requestedAt: z.number().int().nonnegative(),
     expiresAt: z.number().int().nonnegative(),
   }),
+  /**
+   * The hub refused bundles of this agent (DESIGN step 8: refusals are answered like acks). Addressed to
+   * the site and agent the refused bundles' header named: an unknown agent's signature cannot be checked,
+   * so a rejection reveals only the code, the bundle ids and the times, never the hub's message. The hub
+   * keeps at most one undelivered rejection per (site, agent, code); a newer one replaces it.
+   */
+  z.strictObject({
+    type: z.literal('rejection'),
+    site: SiteIdSchema,
+    agent: AgentIdSchema,
+    /** A code of the `ERRORS` table (`unknown-agent`, `revoked-agent`, `bad-signature`, …). */
+    code: z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'an error code is lowercase words joined by -'),
+    /** The refused bundles, oldest first: the latest `MAX_REJECTED_IDS` when more were refused. */
+    bundleIds: z.array(BundleIdSchema).min(1).max(MAX_REJECTED_IDS),
+    /** How many bundles were refused with this code between `firstAt` and `lastAt`. */
+    count: z.number().int().positive(),
+    /** Hub time of the first and the latest refusal reported, milliseconds since the epoch. */
+    firstAt: z.number().int().nonnegative(),
+    lastAt: z.number().int().nonnegative(),
+  }),
 ]);
 export type ControlPayload = z.infer<typeof ControlPayloadSchema>;
+/** A hub refusal of an agent's bundles, as it travels on the site's downlink. */
+export type RejectionPayload = Extract<ControlPayload, { type: 'rejection' }>;
+/** A hub request to plan one cell now (S3: only a cell the agent's own config lists). */
+export type PlanRequestPayload = Extract<ControlPayload, { type: 'plan-request' }>;
 
 /** `blob`: a manifest of a content-addressed file (plan detail up, a published bundle down). */
 export const BlobManifestSchema = z.strictObject({

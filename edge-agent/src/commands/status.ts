@@ -2,13 +2,18 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { SqliteAgentStore } from '../adapters/sqlite/SqliteAgentStore.js';
-import type { StoreStatus } from '../ports/AgentStore.js';
+import type { AgentRejection, StoreStatus } from '../ports/AgentStore.js';
 import { readBundles, renderBundles } from './bundleStatus.js';
 import { configOrExit } from './configOrExit.js';
 
 const ago = (t: number | null) =>
   t === null ? 'never' : `${new Date(t).toISOString()} (${Math.round((Date.now() - t) / 60_000)} min ago)`;
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(2)} MiB`;
+const at = (t: number) => (t <= Date.now() ? 'at the next push' : `at ${new Date(t).toISOString()}`);
+
+/** One line per hub rejection: what the hub said, since when, and when the results go up again. */
+const rejectionLine = (r: AgentRejection) =>
+  `hub            ${r.state} (${r.code}) since ${ago(r.receivedAt)}: ${r.count} bundle(s) refused, results kept and sent again ${at(r.retryAt)}`;
 
 export function renderStatus(s: StoreStatus): string {
   const lines = [
@@ -17,6 +22,7 @@ export function renderStatus(s: StoreStatus): string {
     `bytes pending  ${mb(s.bytesPending)} (${s.blobsPending} blob(s) to upload)`,
     `last push      ${s.lastPush ? `${s.lastPush.ok ? 'ok' : 'FAILED'} ${ago(s.lastPush.at)} via ${s.lastPush.upstream ?? '-'}${s.lastPush.ok ? '' : `: ${s.lastPush.detail}`}` : 'never'}`,
     `last hub ack   ${ago(s.lastAckAt)}`,
+    ...s.rejections.map(rejectionLine),
     `epoch          ${s.epoch}, document ${mb(s.docBytes)}`,
     `disk queue     ${mb(s.queueBytes)} of ${mb(s.maxQueueBytes)}${s.boundInForce ? ` — BOUND IN FORCE: ${s.dropped.blobs} detail blob(s) dropped (results kept)` : ''}`,
     'upstreams',
@@ -57,6 +63,7 @@ export function registerStatus(program: Command): void {
           site: config.site,
           agent: config.agent,
           maxQueueBytes: config.sync.maxQueueBytes,
+          rejectedRetryMs: config.sync.rejectedRetryS * 1000,
         });
       } catch (e) {
         process.stderr.write(`edge-agent status: ${(e as Error).message}\n`);

@@ -4,6 +4,7 @@ import type {
   BlobAnnouncement,
   ControlPayload,
   PlanSummary,
+  RejectionPayload,
 } from '@driftline/protocol';
 import type { BlobToUpload } from './Uplink.js';
 
@@ -57,6 +58,28 @@ export interface AckResult {
   blobsDeleted: number;
   /** The ack named an epoch this store does not hold (already pruned, or not ours). */
   unknownEpoch: boolean;
+  /** Rejections this ack outdated: the hub takes this agent's bundles now (enrolment took effect). */
+  rejectionsCleared: number;
+}
+
+/**
+ * A refusal of this agent's bundles by the hub (DESIGN step 8), kept until a hub ack newer than it
+ * shows the hub takes them. One per code.
+ */
+export interface AgentRejection {
+  /** `waiting for enrolment` when the hub does not know this agent (`unknown-agent`), else `rejected`. */
+  state: 'waiting for enrolment' | 'rejected';
+  /** A code of protocol's ERRORS table. */
+  code: string;
+  /** Bundles the hub refused with this code, and the latest of their ids. */
+  count: number;
+  bundleIds: string[];
+  /** When the hub refused the latest of them (hub clock). */
+  rejectedAt: number;
+  /** When the rejection reached this agent (agent clock). */
+  receivedAt: number;
+  /** When the refused changes go up again (agent clock): at once if a hub ack comes first. */
+  retryAt: number;
 }
 
 export interface StoreStatus {
@@ -70,6 +93,8 @@ export interface StoreStatus {
   blobsPending: number;
   lastPush: { at: number; ok: boolean; upstream: string | null; detail: string | null } | null;
   lastAckAt: number | null;
+  /** The hub's refusals not yet outdated by an ack, newest first (empty when the hub takes every bundle). */
+  rejections: AgentRejection[];
   queueBytes: number;
   maxQueueBytes: number;
   boundInForce: boolean;
@@ -96,7 +121,11 @@ export interface AgentStore {
   /** Consecutive locked results recorded for a cell (to carry over into the next run). */
   lockedStreak(environment: string, component: string): number;
   pending(): PendingDelta[];
-  /** A bundle carrying `heads` of `epoch` was pushed; `receipt` is the upstream's answer (or null when none came). */
+  /**
+   * A bundle carrying `heads` of `epoch` was pushed; `receipt` is the upstream's answer (or null when
+   * none came). `sentAt` is when the bundle was built: a receipt for one built before the latest
+   * rejection does not count, since the rejection already asked for its changes again.
+   */
   recordPush(p: {
     bundleId: string;
     epoch: number;
@@ -105,9 +134,20 @@ export interface AgentStore {
     upstream: string;
     receipt: string | null;
     blobs: string[];
+    sentAt?: number;
   }): void;
   recordPushFailure(upstream: string, error: string): void;
   applyAck(ack: AckPayload): AckResult;
+  /**
+   * Records a hub rejection of this agent's bundles and forgets what relays receipted, so the next push
+   * carries everything the hub has not acknowledged. false (nothing recorded) when a hub ack newer than
+   * it arrived already, or when it is about another agent.
+   */
+  recordRejection(rejection: RejectionPayload): boolean;
+  /** The hub took a bundle (its own receipt): every rejection is outdated. Returns how many were cleared. */
+  clearRejections(): number;
+  /** The rejections not yet outdated, newest first. */
+  rejections(): AgentRejection[];
   downlinkCursor(upstream: string): string | undefined;
   setDownlinkCursor(upstream: string, cursor: string): void;
   /** Records a hub plan request once; false when this request id was seen before (at-least-once downlink). */

@@ -94,6 +94,32 @@ export class TestHub {
     this.backend.enqueueDownlink('ship-7', await encodeBundle(header, payload as never, key));
   }
 
+  /** Queues a rejection of bundles of ship-7/a1 (what the hub sends for a bundle it refuses). */
+  async queueRejection(
+    code: string,
+    bundleIds: string[],
+    opts: { key?: CryptoKey; at?: number; agent?: string } = {},
+  ): Promise<void> {
+    this.seq++;
+    const agent = opts.agent ?? 'a1';
+    const header = this.header('control', this.seq, { site: 'ship-7', agent });
+    const at = opts.at ?? Date.now();
+    const payload = {
+      type: 'rejection',
+      site: 'ship-7',
+      agent,
+      code,
+      bundleIds,
+      count: bundleIds.length,
+      firstAt: at,
+      lastAt: at,
+    };
+    this.backend.enqueueDownlink(
+      'ship-7',
+      await encodeBundle(header, payload as never, opts.key ?? this.keys.privateKey),
+    );
+  }
+
   private header(kind: 'ack' | 'control', seq: number, destination: object, doc?: string, heads?: string[]) {
     return {
       id: `01JD${String(seq).padStart(22, '0')}`,

@@ -15,6 +15,7 @@ import type { DocReplicas } from './DocReplicas.js';
 import type { DocEntries } from './materialise.js';
 import { materialise, replacesCell } from './materialise.js';
 import type { Segment } from './mergeDoc.js';
+import { type Refusal, Rejections } from './rejections.js';
 import { KeyCache, type RefusalReason, type Verified, verifyDocDelta } from './verify.js';
 import { webhookRows } from './webhooks.js';
 
@@ -75,8 +76,11 @@ export class Ingest {
   private chain: Promise<unknown> = Promise.resolve();
   private readonly keys = new KeyCache();
   private readonly listeners = new Set<(c: Committed) => void>();
+  private readonly rejections: Rejections;
 
-  constructor(private readonly d: IngestDeps) {}
+  constructor(private readonly d: IngestDeps) {
+    this.rejections = new Rejections({ ids: d.ids, hubPrivateKey: d.hubPrivateKey });
+  }
 
   onCommitted(fn: (c: Committed) => void): () => void {
     this.listeners.add(fn);
@@ -113,6 +117,8 @@ export class Ingest {
     const deliveries: Committed['deliveries'] = [];
     const poisoned = new Set<string>();
     const seen = new Set<string>();
+    // Refusals of bundles that name their agent: answered on the downlink (DESIGN step 8).
+    const refusals: Refusal[] = [];
     const by = 'hub';
 
     // One lookup per agent per batch, shared by its bundles: they update the same row.
@@ -142,6 +148,7 @@ export class Ingest {
     for (const [index, v] of verified.entries()) {
       if (!v.ok) {
         this.d.count.refused(v.reason);
+        if (v.source && v.bundleId) refusals.push({ ...v.source, code: v.code, bundleId: v.bundleId });
         slots[index] = {
           bundleId: v.bundleId as never,
           index,
@@ -228,20 +235,22 @@ export class Ingest {
           w.history.push(hist);
           w.webhooks.push(...webhookRows(this.d.webhookUrls, prev, row, now));
         }
-        for (const run of m.runs) {
+        // A request is answered by a run that started after it, or, when the plan came out the same
+        // as before, by the cell's confirmation (no new run is sent for an unchanged plan).
+        const answer = async (environment: string, component: string, at: number, runId: string) => {
           if (!requests.has(site)) requests.set(site, await store.listPlanRequests({ site, open: true }));
           for (const req of requests.get(site) ?? []) {
-            const started = Date.parse(run.summary.startedAt) - (offsetMs ?? 0);
-            if (
-              doneRequests.has(req.requestId) ||
-              req.environment !== run.environment ||
-              req.component !== run.component
-            )
-              continue;
-            if (started < req.requestedAt) continue;
-            doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: now, runId: run.runId });
+            if (doneRequests.has(req.requestId) || req.environment !== environment) continue;
+            if (req.component !== component || at < req.requestedAt) continue;
+            doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: now, runId });
           }
+        };
+        for (const run of m.runs) {
+          const started = Date.parse(run.summary.startedAt) - (offsetMs ?? 0);
+          await answer(run.environment, run.component, started, run.runId);
         }
+        for (const cell of m.cells)
+          await answer(cell.environment, cell.component, cell.plannedAt, cell.runId);
       };
 
       let segment = 0;
@@ -253,6 +262,7 @@ export class Ingest {
           const mismatch = merged?.reason === 'agent-mismatch' ? merged : null;
           this.d.count.refused(mismatch ? 'agent-mismatch' : 'bad-bundle');
           if (mismatch) poisoned.add(docId);
+          refusals.push({ site, agent, code: mismatch ? 'forbidden' : 'bad-bundle', bundleId: id });
           slots[index] = {
             bundleId: id,
             index,
@@ -298,7 +308,9 @@ export class Ingest {
     const receipts = slots as Receipt[];
 
     const acks: Promise<void>[] = [];
+    w.downlink.push(...(await this.rejections.rows(refusals, now)));
     for (const [docId, who] of touchedDocs) {
+      this.rejections.accepted(who.site, who.agent);
       if (poisoned.has(docId)) continue;
       const heads = who.heads;
       const held = new Set(await store.heldBlobsFor(docId));

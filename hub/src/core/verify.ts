@@ -29,7 +29,15 @@ export type Verified =
       agent: AgentRow;
       doc: { id: string; site: string; agent: string; epoch: number };
     }
-  | { ok: false; bundleId: string | null; reason: RefusalReason; code: ErrorCode; message: string };
+  | {
+      ok: false;
+      bundleId: string | null;
+      reason: RefusalReason;
+      code: ErrorCode;
+      message: string;
+      /** The agent the header names as source, when it names one: where a rejection goes. */
+      source: { site: string; agent: string } | null;
+    };
 
 const CODE: Record<RefusalReason, ErrorCode> = {
   'bad-bundle': 'bad-bundle',
@@ -42,8 +50,13 @@ const CODE: Record<RefusalReason, ErrorCode> = {
   'agent-mismatch': 'forbidden',
 };
 
-export function refuse(bundleId: string | null, reason: RefusalReason, message: string): Verified {
-  return { ok: false, bundleId, reason, code: CODE[reason], message };
+export function refuse(
+  bundleId: string | null,
+  reason: RefusalReason,
+  message: string,
+  source: { site: string; agent: string } | null = null,
+): Verified {
+  return { ok: false, bundleId, reason, code: CODE[reason], message, source };
 }
 
 /** Imported public keys, by their one-line text (a re-enrolled key is a new entry). */
@@ -80,20 +93,22 @@ export async function verifyDocDelta(
     return refuse(id, 'agent-mismatch', 'a doc-delta must name its agent as source {site, agent}');
   }
   const who = `${src.site}/${src.agent}`;
+  const from = { site: src.site as string, agent: src.agent as string };
   const agent = await lookup(src.site, src.agent);
-  if (!agent) return refuse(id, 'unknown-agent', `agent '${who}' is not enrolled`);
-  if (agent.revokedAt !== null) return refuse(id, 'revoked-agent', `agent '${who}' was revoked`);
+  if (!agent) return refuse(id, 'unknown-agent', `agent '${who}' is not enrolled`, from);
+  if (agent.revokedAt !== null) return refuse(id, 'revoked-agent', `agent '${who}' was revoked`, from);
   if (!(await verifyBundle(b, await keys.get(agent.publicKey)))) {
-    return refuse(id, 'bad-signature', `signature does not match enrolled key for agent '${who}'`);
+    return refuse(id, 'bad-signature', `signature does not match enrolled key for agent '${who}'`, from);
   }
   const payload = decodePayload('doc-delta', b.payload);
-  if (!payload.ok) return refuse(id, 'bad-bundle', payload.error.message);
+  if (!payload.ok) return refuse(id, 'bad-bundle', payload.error.message, from);
   const doc = b.header.doc ? parseDocId(b.header.doc) : null;
   if (!doc || doc.site !== src.site || doc.agent !== src.agent || doc.epoch !== payload.value.epoch) {
     return refuse(
       id,
       'agent-mismatch',
       `agent '${who}' may not write document '${b.header.doc ?? '(none)'}' epoch ${payload.value.epoch}`,
+      from,
     );
   }
   return { ok: true, bundle: b, payload: payload.value, agent, doc: { id: b.header.doc as string, ...doc } };

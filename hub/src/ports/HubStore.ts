@@ -91,6 +91,11 @@ export interface DownlinkRow {
   /** For acks: an older undelivered ack for the same document is superseded. */
   docId: string | null;
   requestId: string | null;
+  /**
+   * A later row with the same key replaces this one, so a queue that a sender could grow without
+   * end holds one row instead (a rejection per site, agent and code). Null or absent: never replaced.
+   */
+  replaceKey?: string | null;
   bytes: Uint8Array;
   expiresAt: number;
 }
@@ -184,7 +189,10 @@ export interface WriteSet {
   agents?: AgentRow[];
   sites?: SiteRow[];
   announcements?: { sha256: string; docId: string; runId: string | null }[];
-  /** Appended to the downlink; an ack replaces any older ack for the same `docId`. */
+  /**
+   * Appended to the downlink; an ack replaces any older ack for the same `docId`, and a row with a
+   * `replaceKey` any older row with the same key.
+   */
   downlink?: Omit<DownlinkRow, 'seq'>[];
   planRequests?: PlanRequestRow[];
   /** Inserted only when no row with the same id exists. */

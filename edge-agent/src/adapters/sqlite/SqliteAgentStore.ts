@@ -6,6 +6,7 @@ import {
   type DocBundleState,
   docId,
   parseDocId,
+  type RejectionPayload,
 } from '@driftline/protocol';
 import type Database from 'better-sqlite3';
 import {
@@ -22,6 +23,7 @@ import {
 import { canonicalJson } from '../../core/plan/canonical.js';
 import type {
   AckResult,
+  AgentRejection,
   AgentStore,
   PendingDelta,
   RecordRunInput,
@@ -33,6 +35,7 @@ import type { BlobToUpload } from '../../ports/Uplink.js';
 import { AGENT_MIGRATIONS } from './agentSchema.js';
 import { openDatabase, StoreOpenError } from './openDatabase.js';
 import { enforceQueueBound, queueBytes } from './queueBound.js';
+import { ackOutdates, clearRejections, readRejections, recordRejection } from './rejections.js';
 import { readStatus } from './storeStatus.js';
 
 export interface SqliteAgentStoreOptions {
@@ -50,8 +53,13 @@ export interface SqliteAgentStoreOptions {
   maxDocChanges?: number;
   /** Rewrite an epoch's incremental chunks as one snapshot after this many (loading a snapshot is fast). */
   compactAfterChunks?: number;
-  /** Re-send changes a relay receipted but the hub never acknowledged after this long. */
+  /**
+   * Re-send changes a relay receipted but the hub never acknowledged after this long (a relay that lost
+   * what it receipted). Default 6 hours.
+   */
   resendAfterMs?: number;
+  /** Re-send changes the hub rejected this long after the rejection arrived. Default 5 minutes. */
+  rejectedRetryMs?: number;
   /** SQLite page cache of this store's connection, in KiB. */
   cacheKiB?: number;
   now?: () => number;
@@ -96,6 +104,7 @@ export class SqliteAgentStore implements AgentStore {
       maxDocChanges: 2000,
       compactAfterChunks: 16,
       resendAfterMs: 6 * 3600_000,
+      rejectedRetryMs: 300_000,
       cacheKiB: 4096,
       now: Date.now,
       ...options,
@@ -516,8 +525,10 @@ export class SqliteAgentStore implements AgentStore {
     upstream: string;
     receipt: string | null;
     blobs: string[];
+    sentAt?: number;
   }): void {
     const now = this.opts.now();
+    const sentAt = p.sentAt ?? now;
     this.db.transaction(() => {
       this.db
         .prepare(
@@ -533,10 +544,14 @@ export class SqliteAgentStore implements AgentStore {
           p.receipt,
           p.receipt ? now : null,
         );
-      if (p.receipt === 'stored' || p.receipt === 'duplicate') {
-        this.db
-          .prepare('UPDATE epochs SET receipted_heads = ?, receipted_at = ? WHERE epoch = ?')
-          .run(JSON.stringify(p.heads), now, p.epoch);
+      // A receipt for a bundle built before the latest rejection does not count: the rejection asked
+      // for its changes again, and the relay's custody of them ends at a hub that refused them.
+      const receipted =
+        (p.receipt === 'stored' || p.receipt === 'duplicate') &&
+        this.sql(
+          'UPDATE epochs SET receipted_heads = ?, receipted_at = ? WHERE epoch = ? AND (rejected_at IS NULL OR rejected_at < ?)',
+        ).run(JSON.stringify(p.heads), now, p.epoch, sentAt).changes > 0;
+      if (receipted) {
         const announce = this.sql('UPDATE blobs SET announced_at = ? WHERE sha256 = ?');
         for (const sha of p.blobs) announce.run(now, sha);
       }
@@ -567,7 +582,13 @@ export class SqliteAgentStore implements AgentStore {
   applyAck(ack: AckPayload): AckResult {
     const now = this.opts.now();
     const parsed = parseDocId(ack.doc);
-    const result: AckResult = { runsAcked: 0, epochsPruned: [], blobsDeleted: 0, unknownEpoch: false };
+    const result: AckResult = {
+      runsAcked: 0,
+      epochsPruned: [],
+      blobsDeleted: 0,
+      unknownEpoch: false,
+      rejectionsCleared: 0,
+    };
     const row =
       parsed && parsed.site === this.opts.site && parsed.agent === this.opts.agent
         ? (this.db
@@ -582,6 +603,8 @@ export class SqliteAgentStore implements AgentStore {
           'UPDATE blobs SET data = NULL, acked_at = ? WHERE sha256 = ? AND acked_at IS NULL',
         );
         for (const sha of ack.blobs) result.blobsDeleted += del.run(now, sha).changes;
+        if (parsed?.site === this.opts.site && parsed.agent === this.opts.agent)
+          result.rejectionsCleared = ackOutdates(this.db, ack.committedAt);
         if (!row || row.pruned_at !== null) {
           result.unknownEpoch = !row;
           return;
@@ -632,6 +655,24 @@ export class SqliteAgentStore implements AgentStore {
       result.epochsPruned.push(row.epoch);
       this.sealedPendingBytes.delete(row.epoch);
     }
+  }
+
+  recordRejection(rejection: RejectionPayload): boolean {
+    if (rejection.site !== this.opts.site || rejection.agent !== this.opts.agent) return false;
+    let recorded = false;
+    this.commit(() => {
+      recorded = recordRejection(this.db, rejection, this.opts.now());
+    });
+    if (recorded) this.sealedPendingBytes.clear(); // their `since` heads went back to the hub's ack
+    return recorded;
+  }
+
+  clearRejections(): number {
+    return clearRejections(this.db);
+  }
+
+  rejections(): AgentRejection[] {
+    return readRejections(this.db, this.opts.rejectedRetryMs);
   }
 
   downlinkCursor(upstream: string): string | undefined {
@@ -698,6 +739,7 @@ export class SqliteAgentStore implements AgentStore {
       maxQueueBytes: this.opts.maxQueueBytes,
       queueBytes: queueBytes(this.db),
       pendingChangeBytes: this.pendingChangeBytes(),
+      rejections: this.rejections(),
     });
   }
 

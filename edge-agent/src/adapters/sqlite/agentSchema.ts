@@ -92,4 +92,17 @@ export const AGENT_MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX runs_epoch ON runs (epoch, acked_at);
   `,
+  // Hub rejections (one per code) until an ack outdates them; an epoch's `rejected_at` keeps a receipt
+  // for a bundle built before the rejection from counting (its changes are asked for again).
+  `
+  ALTER TABLE epochs ADD COLUMN rejected_at INTEGER;
+  CREATE TABLE rejections (
+    code TEXT PRIMARY KEY,
+    bundle_ids TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    first_at INTEGER NOT NULL,
+    last_at INTEGER NOT NULL,
+    received_at INTEGER NOT NULL
+  );
+  `,
 ];

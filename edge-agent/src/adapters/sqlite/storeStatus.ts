@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { StoreStatus } from '../../ports/AgentStore.js';
+import type { AgentRejection, StoreStatus } from '../../ports/AgentStore.js';
 
 export function readStatus(
   db: Database.Database,
@@ -11,6 +11,7 @@ export function readStatus(
     queueBytes: number;
     /** Bytes of document changes the hub has not acknowledged (what the next pushes carry). */
     pendingChangeBytes: number;
+    rejections: AgentRejection[];
   },
 ): StoreStatus {
   const runs = db
@@ -67,6 +68,7 @@ export function readStatus(
     blobsPending: blobs.n,
     lastPush,
     lastAckAt: ack.at,
+    rejections: base.rejections,
     queueBytes: base.queueBytes,
     maxQueueBytes: base.maxQueueBytes,
     boundInForce: base.queueBytes >= base.maxQueueBytes || (dropped?.value ?? 0) > 0,

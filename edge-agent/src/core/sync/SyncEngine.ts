@@ -1,12 +1,13 @@
 import {
   type BundleHeader,
-  type ControlPayload,
   decodeBundle,
   decodePayload,
   encodeBatch,
   encodeBundle,
   type PayloadOf,
+  type PlanRequestPayload,
   type Receipt,
+  type RejectionPayload,
   verifyBundle,
 } from '@driftline/protocol';
 import type { AgentStore, PendingDelta } from '../../ports/AgentStore.js';
@@ -28,7 +29,7 @@ export interface SyncDeps {
   hubPublicKey: CryptoKey;
   /** true when the local config lists this cell: the hub cannot make the agent run anything else (S3). */
   allowsCell(environment: string, component: string): boolean;
-  onPlanRequest(request: Extract<ControlPayload, { type: 'plan-request' }>): void;
+  onPlanRequest(request: PlanRequestPayload): void;
   newBundleId(): string;
   now(): number;
   log: SyncLogger;
@@ -41,13 +42,19 @@ export interface SyncDeps {
 export type PushOutcome =
   | { kind: 'idle' }
   | { kind: 'pushed'; upstream: string; receipts: Receipt[]; bytes: number }
-  | { kind: 'unreachable'; errors: string[] };
+  | { kind: 'unreachable'; errors: string[] }
+  /** The hub rejected this agent's bundles: nothing goes up for `retryInMs`, unless a hub ack comes first. */
+  | { kind: 'held'; code: string; retryInMs: number };
 
 export interface PullOutcome {
   upstream: string | null;
   acks: number;
   planRequests: number;
   refused: number;
+  /** Hub rejections of this agent's bundles recorded. */
+  rejections: number;
+  /** A hub ack outdated the rejections: the refused changes may go up at once. */
+  resumed: boolean;
   errors: string[];
 }
 
@@ -58,8 +65,15 @@ export class SyncEngine {
 
   constructor(private readonly deps: SyncDeps) {}
 
-  /** Signs what the hub has not acknowledged and pushes it to the first upstream that answers. */
+  /**
+   * Signs what the hub has not acknowledged and pushes it to the first upstream that answers. After a
+   * hub rejection, nothing goes up until its retry time (the hub would refuse it again): then everything
+   * since the hub's ack goes up once more.
+   */
   async pushOnce(): Promise<PushOutcome> {
+    const [rejection] = this.deps.store.rejections();
+    const wait = rejection ? rejection.retryAt - this.deps.now() : 0;
+    if (rejection && wait > 0) return { kind: 'held', code: rejection.code, retryInMs: wait };
     const pending = this.deps.store.pending();
     if (pending.length === 0) return { kind: 'idle' };
     // Failures first: a relay forwards by priority, and so does the batch order.
@@ -94,7 +108,11 @@ export class SyncEngine {
             'upstream rejected a bundle',
           );
         }
+        // Pushed straight to the hub and merged: the hub takes this agent's bundles now.
+        if (receipt?.by === 'hub' && receipt.status !== 'rejected' && this.deps.store.clearRejections() > 0)
+          this.deps.log.info({ upstream: up.url }, 'the hub takes this agent’s bundles again');
         this.deps.store.recordPush({
+          sentAt: b.sentAt,
           bundleId: b.id,
           epoch: b.delta.epoch,
           heads: b.delta.heads,
@@ -109,14 +127,17 @@ export class SyncEngine {
     return { kind: 'unreachable', errors };
   }
 
-  private async sign(delta: PendingDelta): Promise<{ id: string; bytes: Uint8Array; delta: PendingDelta }> {
+  private async sign(
+    delta: PendingDelta,
+  ): Promise<{ id: string; bytes: Uint8Array; delta: PendingDelta; sentAt: number }> {
     const id = this.deps.newBundleId();
+    const sentAt = this.deps.now();
     const header: BundleHeader & { kind: 'doc-delta' } = {
       id: id as BundleHeader['id'],
       kind: 'doc-delta',
       source: { site: this.deps.site, agent: this.deps.agent } as BundleHeader['source'],
       destination: 'hub',
-      created: this.deps.now(),
+      created: sentAt,
       lifetimeS: this.deps.lifetimeS ?? 30 * 86_400,
       priority: delta.hasFailure ? 'failure' : 'status',
       doc: delta.docId,
@@ -128,12 +149,20 @@ export class SyncEngine {
       blobs: delta.blobs,
       sealed: delta.sealed || undefined,
     };
-    return { id, bytes: await encodeBundle(header, payload, this.deps.privateKey), delta };
+    return { id, bytes: await encodeBundle(header, payload, this.deps.privateKey), delta, sentAt };
   }
 
   /** Fetches this site's downlink: hub acks prune, plan requests for listed cells run, others are refused. */
   async pullOnce(): Promise<PullOutcome> {
-    const out: PullOutcome = { upstream: null, acks: 0, planRequests: 0, refused: 0, errors: [] };
+    const out: PullOutcome = {
+      upstream: null,
+      acks: 0,
+      planRequests: 0,
+      refused: 0,
+      rejections: 0,
+      resumed: false,
+      errors: [],
+    };
     for (const up of this.deps.uplinks) {
       const cursor = this.deps.store.downlinkCursor(up.url);
       const r = await up.pullDownlink(this.deps.site, cursor);
@@ -176,6 +205,10 @@ export class SyncEngine {
       const r = this.deps.store.applyAck(p.value);
       this.deps.log.info({ doc: p.value.doc, ...r }, 'hub acknowledged');
       out.acks++;
+      if (r.rejectionsCleared > 0) {
+        this.deps.log.info({ doc: p.value.doc }, 'the hub takes this agent’s bundles again');
+        out.resumed = true;
+      }
     } else if (header.kind === 'blob') {
       const p = decodePayload('blob', d.value.payload);
       if (!p.ok) {
@@ -187,6 +220,10 @@ export class SyncEngine {
       const p = decodePayload('control', d.value.payload);
       if (!p.ok) {
         out.refused++;
+        return;
+      }
+      if (p.value.type === 'rejection') {
+        this.onRejection(p.value, out);
         return;
       }
       const req = p.value;
@@ -204,6 +241,20 @@ export class SyncEngine {
         out.planRequests++;
       }
     }
+  }
+
+  /** A hub refusal of this agent's bundles: recorded for `status`, and the refused changes go up again later. */
+  private onRejection(r: RejectionPayload, out: PullOutcome): void {
+    if (r.site !== this.deps.site || r.agent !== this.deps.agent) return;
+    if (!this.deps.store.recordRejection(r)) return; // a hub ack since then outdated it
+    out.rejections++;
+    const [held] = this.deps.store.rejections();
+    this.deps.log.warn(
+      { code: r.code, refused: r.count, bundleIds: r.bundleIds.slice(-5), retryAt: held?.retryAt },
+      r.code === 'unknown-agent'
+        ? 'the hub does not know this agent: waiting for enrolment (enrol it with the line `edge-agent init` printed); results are kept and sent again'
+        : `the hub rejected this agent's bundles (${r.code}); results are kept and sent again`,
+    );
   }
 
   /** Uploads detail blobs the upstream does not hold yet, lowest priority: call after push and pull. */

@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import type { PushOutcome } from './SyncEngine.js';
+import type { PullOutcome, PushOutcome } from './SyncEngine.js';
 import { SyncLoop } from './SyncLoop.js';
 
-function harness(outcomes: PushOutcome[]) {
+const pulledNothing: PullOutcome = {
+  upstream: 'u',
+  acks: 0,
+  planRequests: 0,
+  refused: 0,
+  rejections: 0,
+  resumed: false,
+  errors: [],
+};
+
+function harness(outcomes: PushOutcome[], pulls: Partial<PullOutcome>[] = []) {
   const timers: Array<{ ms: number; fn: () => void; cancelled: boolean }> = [];
   const calls: string[] = [];
   const loop = new SyncLoop({
@@ -13,7 +23,7 @@ function harness(outcomes: PushOutcome[]) {
       },
       pullOnce: async () => {
         calls.push('pull');
-        return { upstream: 'u', acks: 0, planRequests: 0, refused: 0, errors: [] };
+        return { ...pulledNothing, ...pulls.shift() };
       },
       uploadBlobsOnce: async () => {
         calls.push('upload');
@@ -67,6 +77,26 @@ describe('SyncLoop', () => {
     // The first attempt went out with its pull (the link was believed up); from then on, one push attempt a cycle.
     expect(h.calls.slice(0, 2)).toEqual(['push', 'pull']);
     expect(h.calls.slice(2)).toEqual(['push', 'push', 'push', 'push']);
+  });
+
+  it('waits only until the retry time of a hub rejection, then pushes again', async () => {
+    const h = harness([{ kind: 'held', code: 'unknown-agent', retryInMs: 4_000 }]);
+    h.loop.start();
+    await h.fire();
+    expect(h.calls).toEqual(['push', 'pull', 'upload']); // acks and plan requests still come down
+    expect(h.timers.at(-1)?.ms).toBe(4_000);
+    await h.fire();
+    expect(h.timers.at(-1)?.ms).toBe(30_000);
+  });
+
+  it('cycles at once when a hub ack shows the hub takes the agent’s bundles again', async () => {
+    const h = harness(
+      [{ kind: 'held', code: 'unknown-agent', retryInMs: 200_000 }],
+      [{ acks: 1, resumed: true }],
+    );
+    h.loop.start();
+    await h.fire();
+    expect(h.timers.at(-1)?.ms).toBe(0);
   });
 
   it('does not let kick() break the backoff of a down link', async () => {

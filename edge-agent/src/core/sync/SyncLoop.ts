@@ -15,7 +15,8 @@ export interface SyncLoopDeps {
 }
 
 /**
- * Push, pull, then upload blobs (lowest priority), over and over. While no upstream answers, each
+ * Push, pull, then upload blobs (lowest priority), over and over. After a hub rejection the push waits
+ * for its retry time (the pull goes on). While no upstream answers, each
  * cycle is one probe per upstream and the wait grows with jitter to a cap; `kick()` asks for a cycle
  * soon (after a new result), without breaking the backoff of a link that is down.
  */
@@ -72,6 +73,10 @@ export class SyncLoop {
         const pull = pulled ?? (wasDown ? await this.deps.engine.pullOnce() : null);
         if (pull && pull.errors.length > 0)
           this.deps.log.warn({ errors: pull.errors }, 'downlink pull failed');
+        // A rejected agent pushes again at the rejection's retry time, or at once when a hub ack shows
+        // that the hub takes its bundles now (its enrolment took effect).
+        if (pushed.kind === 'held') next = Math.min(next, pushed.retryInMs);
+        if (pull?.resumed) next = 0;
         if (!this.stopped)
           await this.deps.engine.uploadBlobsOnce(this.deps.onUploadProgress, this.abort.signal);
       }

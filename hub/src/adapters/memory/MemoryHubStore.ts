@@ -62,7 +62,8 @@ export class MemoryHubStore implements HubStore {
     for (const d of w.downlink ?? []) {
       if (d.kind === 'ack' && d.docId)
         this.downlink = this.downlink.filter((x) => !(x.kind === 'ack' && x.docId === d.docId));
-      this.downlink.push({ ...clone(d), seq: ++this.seq });
+      if (d.replaceKey) this.downlink = this.downlink.filter((x) => x.replaceKey !== d.replaceKey);
+      this.downlink.push({ ...clone(d), replaceKey: d.replaceKey ?? null, seq: ++this.seq });
     }
     for (const p of w.planRequests ?? []) this.requests.set(p.requestId, clone(p));
     for (const h of w.webhooks ?? []) if (!this.webhooks.has(h.id)) this.webhooks.set(h.id, clone(h));

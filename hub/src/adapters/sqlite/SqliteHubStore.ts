@@ -60,7 +60,17 @@ export class SqliteHubStore implements HubStore {
     for (const a of w.announcements ?? []) s.insAnnouncement.run(a.sha256, a.docId, a.runId);
     for (const d of w.downlink ?? []) {
       if (d.kind === 'ack' && d.docId) s.delAck.run(d.docId);
-      s.insDownlink.run(d.site, d.agent, d.kind, d.docId, d.requestId, Buffer.from(d.bytes), d.expiresAt);
+      if (d.replaceKey) s.delReplaced.run(d.replaceKey);
+      s.insDownlink.run(
+        d.site,
+        d.agent,
+        d.kind,
+        d.docId,
+        d.requestId,
+        d.replaceKey ?? null,
+        Buffer.from(d.bytes),
+        d.expiresAt,
+      );
     }
     for (const p of w.planRequests ?? []) s.upRequest.run(p.requestId, p.site, p.state, JSON.stringify(p));
     for (const h of w.webhooks ?? []) s.insWebhook.run(h.id, h.state, h.nextAt, JSON.stringify(h));
@@ -133,6 +143,7 @@ export class SqliteHubStore implements HubStore {
       kind: 'ack' | 'control';
       doc_id: string | null;
       request_id: string | null;
+      replace_key: string | null;
       bytes: Buffer;
       expires_at: number;
     }[];
@@ -143,6 +154,7 @@ export class SqliteHubStore implements HubStore {
       kind: r.kind,
       docId: r.doc_id,
       requestId: r.request_id,
+      replaceKey: r.replace_key,
       bytes: bytes(r.bytes),
       expiresAt: r.expires_at,
     }));
@@ -272,8 +284,9 @@ function prepare(db: Database.Database) {
     ),
     getBlob: p('SELECT row FROM blobs WHERE sha256 = ?'),
     delAck: p("DELETE FROM downlink WHERE kind = 'ack' AND doc_id = ?"),
+    delReplaced: p('DELETE FROM downlink WHERE replace_key = ?'),
     insDownlink: p(
-      'INSERT INTO downlink (site, agent, kind, doc_id, request_id, bytes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO downlink (site, agent, kind, doc_id, request_id, replace_key, bytes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     downlink: p('SELECT * FROM downlink WHERE site = ? AND seq > ? ORDER BY seq LIMIT ?'),
     upRequest: p(

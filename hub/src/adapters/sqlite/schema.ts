@@ -60,5 +60,14 @@ CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEG
 CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
 `;
 
+/**
+ * Version 3: a downlink row may name a key that a later row replaces (one undelivered rejection per
+ * site, agent and code), so an agent refused 10,000 times fills one row, not 10,000.
+ */
+export const SCHEMA_V3 = `
+ALTER TABLE downlink ADD COLUMN replace_key TEXT;
+CREATE INDEX IF NOT EXISTS downlink_replace ON downlink (replace_key) WHERE replace_key IS NOT NULL;
+`;
+
 /** Each entry takes the store from the previous version to the next; index 0 builds version 1. */
-export const MIGRATIONS = [SCHEMA_V1, SCHEMA_V2];
+export const MIGRATIONS = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
