@@ -14,7 +14,7 @@ import { HttpUplink } from './adapters/http/HttpUplink.js';
 import { NodeProcessRunner } from './adapters/process/NodeProcessRunner.js';
 import { SqliteAgentStore } from './adapters/sqlite/SqliteAgentStore.js';
 import { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
-import type { AgentConfig } from './config.js';
+import { type AgentConfig, configWarnings } from './config.js';
 import { findTarget, runPlan } from './core/plan/runPlan.js';
 import { RecordBatcher } from './core/record/RecordBatcher.js';
 import { type CellRef, CellScheduler, type TriggerReason } from './core/schedule/CellScheduler.js';
@@ -72,6 +72,8 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     maxDocBytes: config.sync.maxDocBytes,
     maxDocChanges: config.sync.maxDocChanges,
     maxQueueBytes: config.sync.maxQueueBytes,
+    resendAfterMs: config.sync.resendAfterS * 1000,
+    rejectedRetryMs: config.sync.rejectedRetryS * 1000,
     now,
   });
   const urlStorage = new SqliteUrlStorage(store.db);
@@ -169,15 +171,16 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
       ? () => {}
       : scheduleCells(config, (cell) => scheduler.trigger(cell, 'schedule', config.sync.jitterS * 1000));
   loop.start();
-  log.info(
-    {
-      site: config.site,
-      agent: config.agent,
-      upstreams: uplinks.map((u) => u.url),
-      epoch: store.status().epoch,
-    },
-    'agent started',
-  );
+  for (const w of configWarnings(config)) log.warn({}, w);
+  // A new agent shows its first results within a minute rather than at the next cron firing; the
+  // scheduler runs them `maxParallelRuns` at a time, like any other firing.
+  if (opts.schedule !== false && config.sync.planOnStart)
+    for (const c of config.components)
+      for (const e of c.environments)
+        scheduler.trigger({ component: c.name, environment: e.name }, 'schedule');
+  // `site` and `agent` are the daemon logger's bindings (edge-agent run): repeated here, they would
+  // appear twice in the line.
+  log.info({ upstreams: uplinks.map((u) => u.url), epoch: store.status().epoch }, 'agent started');
 
   return {
     store,

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseConfig } from './config.js';
+import { configWarnings, loadConfig, parseConfig } from './config.js';
 
 const GOOD = `
 site: ship-7
@@ -37,6 +37,23 @@ describe('config', () => {
     expect(c).toMatchObject({ tool: 'terraform', timeoutS: 1800, lockTimeoutS: 60, lockRetryThreshold: 3 });
     expect(r.config.limits.maxPlanBytes).toBe(128 * 1024 * 1024);
     expect(r.config.upstreams[0]?.tokenFile).toBe('/etc/driftline/relay.token');
+  });
+
+  it('plans on start by default, and warns that no bundle kind is accepted until one is listed', () => {
+    const r = parseConfig(GOOD, '/etc/driftline');
+    if (!r.ok) throw new Error(r.problems.join('; '));
+    expect(r.config.sync.planOnStart).toBe(true);
+    expect(configWarnings(r.config)).toEqual([
+      expect.stringMatching(/^bundles\.accept: no kind is accepted/),
+    ]);
+    const off = parseConfig(
+      `${GOOD}sync: { planOnStart: false }\nbundles: { accept: { module: { dir: ./modules } } }\n`,
+      '/etc/driftline',
+    );
+    if (!off.ok) throw new Error(off.problems.join('; '));
+    expect(off.config.sync.planOnStart).toBe(false);
+    expect(off.config.bundles.accept.module?.dir).toBe('/etc/driftline/modules');
+    expect(configWarnings(off.config)).toEqual([]);
   });
 
   it('names the key path of every problem', () => {

@@ -143,13 +143,16 @@ describe('edge-agent plan and config check', { timeout: 30_000 }, () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/- site: site id must be/);
     expect(bad.stderr).toMatch(/- components: /);
-    const good = run(['config', 'check', '--config', join(dir, 'agent.yaml'), '--json']);
+    // config check also parses the pinned key and finds the tool: a real key, and the fake on PATH.
+    writeFileSync(join(dir, 'hub.pub'), 'ed25519:lrF3pwuGnJ6mZQsKmoWVHO3zn1Yi683wSjDanFjASqs\n');
+    const good = run(['config', 'check', '--config', join(dir, 'agent.yaml'), '--json'], { env: env() });
     expect(good.status).toBe(0);
-    expect(JSON.parse(good.stdout)).toEqual({
+    expect(JSON.parse(good.stdout)).toMatchObject({
       ok: true,
       site: 'ship-7',
       agent: 'a1',
       cells: ['prod/network', 'staging/network'],
+      problems: [],
     });
   });
 });

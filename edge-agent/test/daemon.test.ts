@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { exportPublicKeyPem, publicKeyFromText } from '@driftline/protocol';
+import { decodeEnrolment, exportPublicKeyPem, publicKeyFromText } from '@driftline/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/storeFixtures.js';
 import { TestHub } from './helpers/testHub.js';
@@ -60,10 +60,13 @@ sync:
     const init = cli(['init', '--config', config]);
     expect(init.status).toBe(0);
     const enrol = init.stdout.trim();
-    expect(enrol).toMatch(/^hub enroll --site ship-7 --agent a1 --key ed25519:[A-Za-z0-9_-]{43}$/);
+    expect(enrol).toMatch(/^hub enroll --config hub\.yaml dle1\.[A-Za-z0-9_-]+\.[0-9a-f]{8}$/);
+    const enrolment = await decodeEnrolment(enrol.split(' ').at(-1) as string);
+    if (!enrolment.ok) throw new Error(enrolment.error);
+    expect(enrolment.value).toMatchObject({ site: 'ship-7', agent: 'a1' });
     expect(cli(['init', '--config', config]).stdout.trim()).toBe(enrol);
 
-    hub = await TestHub.start(await publicKeyFromText(enrol.split('--key ')[1] as string));
+    hub = await TestHub.start(await publicKeyFromText(enrolment.value.key));
     writeFileSync(join(dir, 'hub.pub'), await exportPublicKeyPem(hub.keys.publicKey));
     writeFileSync(config, yaml(hub.url));
 

@@ -15,6 +15,7 @@ import { HubAuth } from './adapters/http/auth.js';
 import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
 import { mountPeopleSide } from './adapters/http/peopleSide.js';
 import { policyFor } from './adapters/http/policy.js';
+import { storeErrorToWire } from './adapters/http/storeErrors.js';
 import { BundlePublisher } from './adapters/publish/BundlePublisher.js';
 import { bundleApi } from './adapters/publish/bundleApi.js';
 import { DeliveryObserver } from './adapters/publish/DeliveryObserver.js';
@@ -200,6 +201,7 @@ export async function createHub(
       maxSize: config.limits.maxUploadBytes,
       admit: (_peer, size, reserved) => disk.check(size, reserved.total),
     },
+    mapError: storeErrorToWire,
     maxBatchBytes: config.limits.maxBatchBytes,
     maxConnectionsPerClient: config.limits.maxConnectionsPerClient,
     headersTimeoutMs: config.limits.headersTimeoutMs,

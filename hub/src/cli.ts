@@ -7,9 +7,11 @@ import { sha256Hex } from './adapters/hop/HubHopBackend.js';
 import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
 import { createHub, keyPath, storePath } from './app.js';
 import { addBundleVerbs } from './commands/bundle.js';
+import { addConfigVerbs } from './commands/config.js';
+import { addEnrollVerb } from './commands/enroll.js';
 import { addUserVerbs } from './commands/user.js';
-import { type HubConfig, loadConfig } from './config.js';
-import { enrol, revoke } from './core/enrolment.js';
+import { configWarnings, type HubConfig, loadConfig } from './config.js';
+import { revoke } from './core/enrolment.js';
 import { cliAudit } from './core/users.js';
 
 const out = (json: boolean, human: string, data: object) => console.log(json ? JSON.stringify(data) : human);
@@ -67,39 +69,15 @@ verb(
 
 verb(
   'key',
-  'print the public key agents pin (hub.publicKey in edge-agent config)',
-  'hub key --config hub.yaml',
+  "print the hub's Ed25519 public key, which agents pin as hubPublicKeyFile (it signs acks, plan requests, bundles)",
+  'hub key --config hub.yaml > hub.pub   # then hubPublicKeyFile: ./hub.pub in each agent.yaml',
 ).action(async (o) => {
   const c = config(o);
   const key = await loadOrCreateHubKey(keyPath(c.dataDir));
   out(o.json, key.publicKeyText, { publicKey: key.publicKeyText });
 });
 
-verb(
-  'enroll',
-  'pin an agent public key (paste the line `edge-agent init` printed)',
-  'hub enroll --site ship-7 --agent a1 --key ed25519:AbC…',
-)
-  .requiredOption('--site <site>', 'site id')
-  .requiredOption('--agent <agent>', 'agent id')
-  .requiredOption('--key <key>', "the agent's public key, ed25519:<base64url> or PEM")
-  .action(async (o) => {
-    const c = config(o);
-    const r = await withStore(c, async (s) => {
-      const e = await enrol(s, o, Date.now());
-      if (e.ok) await s.commit({ audit: [cliAudit('agent.enroll', `${o.site}/${o.agent}`, Date.now())] });
-      return e;
-    });
-    if (!r.ok) {
-      console.error(`hub enroll: ${r.error}`);
-      process.exit(2);
-    }
-    out(o.json, `${r.replaced ? 're-enrolled' : 'enrolled'} ${o.site}/${o.agent}`, {
-      site: o.site,
-      agent: o.agent,
-      replaced: r.replaced,
-    });
-  });
+addEnrollVerb(program, config);
 
 verb(
   'revoke',
@@ -178,17 +156,12 @@ verb(
   const shared = urls.hop === urls.api;
   logger.info({ url: urls.hop, serves: shared ? 'hop API, /api, dashboard' : 'hop API' }, 'hub listening');
   if (!shared) logger.info({ url: urls.api, serves: '/api, dashboard, /metrics' }, 'hub listening');
-  if (c.api.public)
-    logger.warn('api.public is true: anyone who reaches the api listener can read without signing in');
+  for (const w of configWarnings(c)) logger.warn(w);
   if ((await hub.store.listUsers()).length === 0)
     logger.warn('no users yet: nobody can sign in; add one with `hub user add NAME --role admin`');
-  if (!o.json)
-    console.error(
-      shared
-        ? `hub listening on ${urls.hop} (dashboard at ${urls.api}/)`
-        : `hub hop API on ${urls.hop}; dashboard and /api on ${urls.api}/`,
-    );
-  else out(true, '', { url: urls.hop, hopUrl: urls.hop, apiUrl: urls.api, publicKey: hub.publicKeyText });
+  // The addresses are in the 'hub listening' log lines; `--json` prints them on stdout for scripts.
+  if (o.json)
+    out(true, '', { url: urls.hop, hopUrl: urls.hop, apiUrl: urls.api, publicKey: hub.publicKeyText });
   const stop = () => hub.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -196,6 +169,7 @@ verb(
 
 addBundleVerbs(program, config);
 addUserVerbs(program, config);
+addConfigVerbs(program);
 
 try {
   await program.parseAsync(process.argv);

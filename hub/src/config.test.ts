@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { listenersOf, parseConfig } from './config.js';
 
@@ -28,5 +29,15 @@ describe('hub config', () => {
     expect(parse({ api: { sso: { header: 'X-Forwarded-User', proxies: ['10.0.0.0/8'] } } }).ok).toBe(true);
     expect(parse({ api: { unknown: 1 } }).ok).toBe(false);
     expect(parse({ listen: { host: '::', port: 1, hop: { port: 2 } } }).ok).toBe(false);
+  });
+
+  it('resolves dataDir and uiDir from the config folder, and defaults uiDir to the dashboard shipped with the hub', () => {
+    const c = parse({});
+    if (!c.ok) throw new Error(c.errors.join('; '));
+    expect(c.config.dataDir).toBe('/etc/driftline/hub-data');
+    expect(c.config.uiDir).toBe(fileURLToPath(new URL('../../ui/dist', import.meta.url)));
+    const set = parse({ dataDir: 'state', uiDir: '../www/dashboard' });
+    if (!set.ok) throw new Error(set.errors.join('; '));
+    expect(set.config).toMatchObject({ dataDir: '/etc/driftline/state', uiDir: '/etc/www/dashboard' });
   });
 });

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { RoleSchema } from '@driftline/protocol';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -7,10 +8,8 @@ import { isAddressOrCidr } from './adapters/http/addresses.js';
 
 /** One address to listen on. */
 const AddressSchema = z.strictObject({
-  /** Interface to bind; `0.0.0.0` or `::` for every interface. */
-  host: z.string().default('127.0.0.1'),
-  /** TCP port; 0 picks a free one. */
-  port: z.number().int().min(0).max(65535).default(8080),
+  host: z.string().default('127.0.0.1').describe('Interface to bind; 0.0.0.0 or :: for every interface.'),
+  port: z.number().int().min(0).max(65535).default(8080).describe('TCP port; 0 picks a free one.'),
 });
 export type ListenAddress = z.infer<typeof AddressSchema>;
 
@@ -19,156 +18,229 @@ export type ListenAddress = z.infer<typeof AddressSchema>;
  * people's side (`{ hop, api }`) so relays can be given an address that serves nothing else.
  */
 const ListenSchema = z.union([
-  AddressSchema,
-  z.strictObject({
-    /** The hop API relays and agents use: `/v1/bundles`, `/v1/uploads`, `/v1/blobs`, `/v1/health`. */
-    hop: AddressSchema,
-    /** `/api`, `/api/events`, the dashboard, sign-in, `/metrics` and `/v1/health`. */
-    api: AddressSchema,
-  }),
+  AddressSchema.describe('One address for the hop API, /api, the dashboard and /metrics.'),
+  z
+    .strictObject({
+      hop: AddressSchema.describe(
+        'The hop API relays and agents reach: /v1/bundles, /v1/uploads, /v1/blobs, /v1/health.',
+      ),
+      api: AddressSchema.describe('People: /api, /api/events, the dashboard, sign-in, /metrics, /v1/health.'),
+    })
+    .describe("Two addresses: the hop API apart from the people's side."),
 ]);
 
 const GiB = 1024 ** 3;
 
 /** How people authenticate and what `/api` accepts (DESIGN S5, S8). */
 const ApiSchema = z.strictObject({
-  /**
-   * Opens reads (`GET /api/…`, `/api/events`, `/metrics`) without a credential, as a viewer named
-   * `public`. Writes still need a role. Only for a closed network. Default false.
-   */
-  public: z.boolean().default(false),
-  /** Largest file `POST /api/bundles` accepts, bytes (413 above). Default 2 GiB. */
+  public: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Open reads (GET /api, /api/events, /metrics) without a credential; writes still need a role. Closed networks only.',
+    ),
   maxUploadBytes: z
     .number()
     .int()
     .positive()
-    .default(2 * GiB),
-  /** How long a dashboard session lasts after sign-in, hours. Default 12. */
+    .default(2 * GiB)
+    .describe('Largest file POST /api/bundles accepts, bytes (413 above).'),
   sessionTtlH: z
     .number()
     .positive()
     .max(24 * 90)
-    .default(12),
+    .default(12)
+    .describe('How long a dashboard session lasts after sign-in, hours.'),
   rateLimit: z
     .strictObject({
-      /** Requests per minute one credential (or, without one, one client address) may make. Default 600. */
-      perMinute: z.number().int().positive().default(600),
-      /**
-       * Failed sign-ins (wrong or revoked token, unknown SSO user) per minute from one client address;
-       * past it every sign-in attempt from there answers 429 until the minute is over. Default 30.
-       */
-      failuresPerMinute: z.number().int().positive().default(30),
+      perMinute: z
+        .number()
+        .int()
+        .positive()
+        .default(600)
+        .describe(
+          'Requests per minute one credential (or, without one, one client address) may make; 429 past it.',
+        ),
+      failuresPerMinute: z
+        .number()
+        .int()
+        .positive()
+        .default(30)
+        .describe(
+          'Failed sign-ins per minute from one client address before every attempt from there gets 429.',
+        ),
     })
-    .default({ perMinute: 600, failuresPerMinute: 30 }),
+    .default({ perMinute: 600, failuresPerMinute: 30 })
+    .describe('Rate limits of /api.'),
   sso: z
     .strictObject({
-      /** The identity header the SSO proxy sets, e.g. `X-Forwarded-User` (oauth2-proxy). Unset: no SSO. */
       header: z
         .string()
         .regex(/^[A-Za-z0-9-]{1,64}$/, 'an HTTP header name')
-        .optional(),
-      /**
-       * Addresses (IPs or CIDRs) the proxy connects from. The header is believed only when the TCP peer
-       * of the request is one of them (never from X-Forwarded-For); from anywhere else it is ignored.
-       */
+        .optional()
+        .describe('Identity header the SSO proxy sets, e.g. X-Forwarded-User (oauth2-proxy); unset: no SSO.'),
       proxies: z
         .array(z.string().refine(isAddressOrCidr, 'an IP address or CIDR, e.g. 10.0.0.5 or 10.0.0.0/24'))
-        .default([]),
-      /** Role given to an SSO user who was not added with `hub user add NAME --sso`. Unset: such users get 401. */
-      defaultRole: RoleSchema.optional(),
+        .default([])
+        .describe('IPs or CIDRs the proxy connects from; the header is ignored from every other address.'),
+      defaultRole: RoleSchema.optional().describe(
+        'Role of an SSO user not added with `hub user add NAME --sso`; unset: such users get 401.',
+      ),
     })
-    .default({ proxies: [] }),
+    .default({ proxies: [] })
+    .describe('Sign-in through a reverse proxy that sets an identity header.'),
 });
 export type ApiConfig = z.infer<typeof ApiSchema>;
 
-/** `hub.yaml`. Paths are relative to the file. Environment: HUB_WEBHOOK_SECRET, LOG_LEVEL. */
-export const HubConfigSchema = z.strictObject({
-  /** Where to listen; see {@link ListenSchema}. Default one address, 127.0.0.1:8080. */
-  listen: ListenSchema.default({ host: '127.0.0.1', port: 8080 }),
-  /** Authentication, limits and SSO of the people's side. */
-  api: ApiSchema.default({
-    public: false,
-    maxUploadBytes: 2 * GiB,
-    sessionTtlH: 12,
-    rateLimit: { perMinute: 600, failuresPerMinute: 30 },
-    sso: { proxies: [] },
-  }),
-  /** The store, the hub key, the CSRF key, blobs and uploads. */
-  dataDir: z.string().default('./hub-data'),
-  /** The built dashboard; served at `/` when it exists. */
-  uiDir: z.string().default('../ui/dist'),
-  /** Expected contact interval for sites whose agents declare none, seconds. */
-  defaultContactIntervalS: z.number().positive().nullable().default(3600),
-  /** How long a plan request waits for its site before it expires, seconds. */
-  planRequestTtlS: z.number().int().positive().default(3600),
-  /** How often staleness, expiry, webhooks and retention are checked, seconds. */
-  sweepIntervalS: z.number().positive().default(15),
-  retention: z
-    .strictObject({
-      /** Runs kept per cell, newest first (failures within `failureMaxAgeDays` are kept regardless). */
-      maxRunsPerCell: z.number().int().positive().default(500),
-      /** Runs and cell history older than this go. */
-      maxAgeDays: z.number().positive().default(90),
-      /** Failures, and audit log entries, are kept this long. */
-      failureMaxAgeDays: z.number().positive().default(365),
-    })
-    .default({ maxRunsPerCell: 500, maxAgeDays: 90, failureMaxAgeDays: 365 }),
-  ingest: z
-    .strictObject({
-      /**
-       * Worker threads that merge agent documents (Automerge), beside the thread that verifies, writes
-       * SQLite and serves HTTP. 0 merges in that thread.
-       */
-      mergeWorkers: z.number().int().min(0).max(16).default(1),
-    })
-    .default({ mergeWorkers: 1 }),
-  /** Bounds on what relays and agents send through the hop API (DESIGN S8). */
-  limits: z
-    .strictObject({
-      /** Largest `POST /v1/bundles` body, compressed and inflated, bytes (413 above). */
-      maxBatchBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(8 * 1024 * 1024),
-      /** Largest tus upload (a plan's redacted detail), bytes (413 at creation). */
-      maxUploadBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(2 * GiB),
-      /** Open connections one client address may hold; the next is answered 429 and closed. */
-      maxConnectionsPerClient: z.number().int().positive().default(64),
-      /** A request's headers must arrive within this, ms (408 and closed otherwise). */
-      headersTimeoutMs: z.number().int().positive().default(60_000),
-    })
-    .default({
-      maxBatchBytes: 8 * 1024 * 1024,
+/** The dashboard that ships with this hub: `ui/dist` beside the hub package, wherever it is installed. */
+export const BUNDLED_UI_DIR = fileURLToPath(new URL('../../ui/dist', import.meta.url));
+
+/** `hub.yaml`. Paths are relative to the file (DESIGN O1). Environment: HUB_WEBHOOK_SECRET, LOG_LEVEL. */
+export const HubConfigSchema = z
+  .strictObject({
+    listen: ListenSchema.default({ host: '127.0.0.1', port: 8080 }).describe(
+      'Where to listen: { host, port } for everything, or { hop, api } apart; default 127.0.0.1:8080 for both.',
+    ),
+    api: ApiSchema.default({
+      public: false,
       maxUploadBytes: 2 * GiB,
-      maxConnectionsPerClient: 64,
-      headersTimeoutMs: 60_000,
-    }),
-  /** Disk the hub may use under `dataDir`. */
-  storage: z
-    .strictObject({
-      /**
-       * Bytes of `dataDir` (store, blobs, published files, uploads in progress counted at their full
-       * length). Past it, uploads and bundle batches are refused with 507 and nothing is stored; reads go on.
-       * Unset: no cap beyond the disk itself.
-       */
-      maxBytes: z.number().int().positive().optional(),
-    })
-    .default({}),
-  webhooks: z
-    .strictObject({
-      /** Where transitions (new drift, stale cell, unreachable site) are POSTed. */
-      urls: z.array(z.url()).default([]),
-      /** HMAC key of webhook bodies (or HUB_WEBHOOK_SECRET); needed when `urls` is not empty. */
-      secret: z.string().min(16).optional(),
-    })
-    .default({ urls: [] }),
-});
-export type HubConfig = z.infer<typeof HubConfigSchema> & { configDir: string; webhookSecret: string | null };
+      sessionTtlH: 12,
+      rateLimit: { perMinute: 600, failuresPerMinute: 30 },
+      sso: { proxies: [] },
+    }).describe("Authentication, limits and SSO of the people's side (/api, dashboard, /metrics)."),
+    dataDir: z
+      .string()
+      .default('./hub-data')
+      .describe('The store, the hub key, blobs and uploads, relative to this file.'),
+    uiDir: z
+      .string()
+      .optional()
+      .describe(
+        'The built dashboard served at /, relative to this file; default the one that ships with the hub (ui/dist).',
+      ),
+    defaultContactIntervalS: z
+      .number()
+      .positive()
+      .nullable()
+      .default(3600)
+      .describe(
+        'Expected contact interval of sites whose agents declare none, seconds; null never marks them unreachable.',
+      ),
+    planRequestTtlS: z
+      .number()
+      .int()
+      .positive()
+      .default(3600)
+      .describe('How long a plan request waits for its site before it expires, seconds.'),
+    sweepIntervalS: z
+      .number()
+      .positive()
+      .default(15)
+      .describe('How often staleness, expiry, webhooks and retention are checked, seconds.'),
+    retention: z
+      .strictObject({
+        maxRunsPerCell: z
+          .number()
+          .int()
+          .positive()
+          .default(500)
+          .describe('Runs kept per cell, newest first (recent failures are kept regardless).'),
+        maxAgeDays: z
+          .number()
+          .positive()
+          .default(90)
+          .describe('Runs and cell history older than this go, days.'),
+        failureMaxAgeDays: z
+          .number()
+          .positive()
+          .default(365)
+          .describe('Failures, and audit log entries, are kept this long, days.'),
+      })
+      .default({ maxRunsPerCell: 500, maxAgeDays: 90, failureMaxAgeDays: 365 })
+      .describe('How much history the hub keeps.'),
+    ingest: z
+      .strictObject({
+        mergeWorkers: z
+          .number()
+          .int()
+          .min(0)
+          .max(16)
+          .default(1)
+          .describe('Worker threads that merge agent documents; 0 merges in the thread that serves HTTP.'),
+      })
+      .default({ mergeWorkers: 1 })
+      .describe('How bundles from agents are merged.'),
+    limits: z
+      .strictObject({
+        maxBatchBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(8 * 1024 * 1024)
+          .describe('Largest POST /v1/bundles body, compressed and inflated, bytes (413 above).'),
+        maxUploadBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(2 * GiB)
+          .describe("Largest tus upload (a plan's redacted detail), bytes (413 at creation)."),
+        maxConnectionsPerClient: z
+          .number()
+          .int()
+          .positive()
+          .default(64)
+          .describe('Connections open at once from one client address; more get 429 and are closed.'),
+        headersTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(60_000)
+          .describe("A request's headers must arrive within this, ms (408 and closed otherwise)."),
+      })
+      .default({
+        maxBatchBytes: 8 * 1024 * 1024,
+        maxUploadBytes: 2 * GiB,
+        maxConnectionsPerClient: 64,
+        headersTimeoutMs: 60_000,
+      })
+      .describe('Bounds on what relays and agents send through the hop API (DESIGN S8).'),
+    storage: z
+      .strictObject({
+        maxBytes: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe(
+            'Most bytes of dataDir (store, blobs, published files, uploads at full length); past it uploads and batches get 507. Default: the disk.',
+          ),
+      })
+      .default({})
+      .describe('Disk the hub may use under dataDir.'),
+    webhooks: z
+      .strictObject({
+        urls: z
+          .array(z.url())
+          .default([])
+          .describe('Where transitions (new drift, stale cell, unreachable site) are POSTed.'),
+        secret: z
+          .string()
+          .min(16)
+          .optional()
+          .describe(
+            'HMAC key of webhook bodies (or HUB_WEBHOOK_SECRET), 16+ characters; needed when urls is not empty.',
+          ),
+      })
+      .default({ urls: [] })
+      .describe('Notifications of transitions to other systems.'),
+  })
+  .describe('Driftline hub configuration (hub.yaml).');
+export type HubConfig = Omit<z.infer<typeof HubConfigSchema>, 'uiDir'> & {
+  /** Absolute: the configured one, or {@link BUNDLED_UI_DIR}. */
+  uiDir: string;
+  configDir: string;
+  webhookSecret: string | null;
+};
 
 /** The listeners a configuration asks for: one shared address, or the hop API apart from the rest. */
 export function listenersOf(
@@ -179,38 +251,38 @@ export function listenersOf(
 
 export type ConfigResult = { ok: true; config: HubConfig } | { ok: false; errors: string[] };
 
+/**
+ * Validates a parsed hub.yaml; every problem is one line with its key path. Relative paths resolve from
+ * `configDir`, the folder of the file (DESIGN O1); `uiDir` defaults to {@link BUNDLED_UI_DIR}.
+ */
 export function parseConfig(raw: unknown, configDir: string, env: NodeJS.ProcessEnv): ConfigResult {
   const r = HubConfigSchema.safeParse(raw ?? {});
   if (!r.success)
     return { ok: false, errors: r.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`) };
-  const sso = r.data.api.sso;
-  if (sso.header && sso.proxies.length === 0)
-    return {
-      ok: false,
-      errors: ['api.sso.proxies: list the addresses the SSO proxy connects from, or remove api.sso.header'],
-    };
-  if (!sso.header && (sso.proxies.length > 0 || sso.defaultRole))
-    return { ok: false, errors: ['api.sso.header: name the identity header the SSO proxy sets'] };
-  const secret = env.HUB_WEBHOOK_SECRET ?? r.data.webhooks.secret ?? null;
-  if (r.data.webhooks.urls.length > 0 && !secret) {
-    return {
-      ok: false,
-      errors: ['webhooks.secret: set it (16+ characters) or HUB_WEBHOOK_SECRET, to sign webhook bodies'],
-    };
-  }
   const c = r.data;
+  const errors: string[] = [];
+  const sso = c.api.sso;
+  if (sso.header && sso.proxies.length === 0)
+    errors.push('api.sso.proxies: list the addresses the SSO proxy connects from, or remove api.sso.header');
+  if (!sso.header && (sso.proxies.length > 0 || sso.defaultRole))
+    errors.push('api.sso.header: name the identity header the SSO proxy sets');
+  const secret = env.HUB_WEBHOOK_SECRET ?? c.webhooks.secret ?? null;
+  if (c.webhooks.urls.length > 0 && !secret)
+    errors.push('webhooks.secret: set it (16+ characters) or HUB_WEBHOOK_SECRET, to sign webhook bodies');
+  if (errors.length) return { ok: false, errors };
   return {
     ok: true,
     config: {
       ...c,
       dataDir: resolve(configDir, c.dataDir),
-      uiDir: resolve(configDir, c.uiDir),
+      uiDir: c.uiDir === undefined ? BUNDLED_UI_DIR : resolve(configDir, c.uiDir),
       configDir,
       webhookSecret: secret,
     },
   };
 }
 
+/** Reads hub.yaml (or, without a file, the defaults with paths from the working directory). */
 export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv): ConfigResult {
   if (!path) return parseConfig({}, process.cwd(), env);
   let raw: unknown;
@@ -220,4 +292,19 @@ export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv): Co
     return { ok: false, errors: [`${path}: ${(e as Error).message}`] };
   }
   return parseConfig(raw, dirname(resolve(path)), env);
+}
+
+/**
+ * Defaults and settings that leave a function off or open (DESIGN O3): `hub run` logs each as a
+ * warning and `hub config check` prints it. None is an error.
+ */
+export function configWarnings(c: HubConfig): string[] {
+  const w: string[] = [];
+  if (!existsSync(join(c.uiDir, 'index.html')))
+    w.push(
+      `uiDir: no dashboard at ${c.uiDir}, so / answers only a page saying how to build it (npm run build -w @driftline/ui, or point uiDir at a built one)`,
+    );
+  if (c.api.public)
+    w.push('api.public is true: anyone who reaches the api listener can read without signing in');
+  return w;
 }

@@ -3,9 +3,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { makeBundle } from '@driftline/hop/testing';
-import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
+import { BATCH_CONTENT_TYPE, CURSOR_HEADER, encodeBatch } from '@driftline/protocol';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/adapters/http/credentials.js';
+import { storePath } from '../src/app.js';
+import { enrol } from '../src/core/enrolment.js';
+import { AgentSim } from './agentSim.js';
 import { startHub, type TestHub } from './hubFixture.js';
 import { addTestUser } from './users.js';
 
@@ -125,5 +129,64 @@ describe('every refusal carries a code', () => {
       expect(r.status, method).toBe(405);
       expect((await r.json()).error.code, method).toBe('method-not-allowed');
     }
+  });
+});
+
+describe('the hop side when the store is busy or the request only asks for headers', () => {
+  it('answers 503 with Retry-After, not 500, while another process holds the store’s write lock', async () => {
+    const h = await start();
+    const agent = await AgentSim.create('ship-7', 'a2', h.clock);
+    const e = await enrol(
+      h.hub.store,
+      { site: 'ship-7', agent: 'a2', key: await agent.publicKeyText() },
+      h.clock.now(),
+    );
+    if (!e.ok) throw new Error(e.error);
+    agent.plan('prod', 'dns', 'clean');
+    const other = new Database(storePath(h.dir));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const r = await fetch(`${h.hopUrl}/v1/bundles`, {
+        method: 'POST',
+        headers: { ...h.relay, 'content-type': BATCH_CONTENT_TYPE },
+        body: encodeBatch([await agent.delta()]) as BodyInit,
+      });
+      expect(r.status).toBe(503);
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await r.json()).error.code).toBe('unavailable');
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+  }, 60_000);
+
+  it('answers HEAD of a blob with 200 and its length, and HEAD of the downlink without handing anything out', async () => {
+    const h = await start();
+    const sha = await publish(h, 'ship-7', 'twelve bytes');
+    const head = await fetch(`${h.hopUrl}/v1/blobs/${sha}`, { method: 'HEAD', headers: h.relay });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe('12');
+    expect(head.headers.get('etag')).toBe(`"${sha}"`);
+    const op = await addTestUser(h.hub.store, 'otto', ['operator']);
+    const created = await fetch(`${h.url}/api/plan-requests`, {
+      method: 'POST',
+      headers: { authorization: op.authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ site: 'ship-7', environment: 'prod', component: 'net' }),
+    });
+    expect(created.status).toBe(201);
+    const { requestId } = (await created.json()) as { requestId: string };
+    const state = async () =>
+      (
+        (await (await fetch(`${h.url}/api/plan-requests/${requestId}`, { headers: op })).json()) as {
+          state: string;
+        }
+      ).state;
+    const dl = await fetch(`${h.hopUrl}/v1/bundles?for=ship-7`, { method: 'HEAD', headers: h.relay });
+    expect(dl.status).toBe(200);
+    expect(await state()).toBe('pending');
+    const get = await fetch(`${h.hopUrl}/v1/bundles?for=ship-7`, { headers: h.relay });
+    expect(get.status).toBe(200);
+    expect(get.headers.get(CURSOR_HEADER)).toBeTruthy();
+    expect(await state()).toBe('delivered');
   });
 });

@@ -1,7 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { createRelay, openStore } from './app.js';
-import { loadConfigFile, type RelayConfig, resolveUpstreams } from './config.js';
+import { addConfigVerbs } from './commands/config.js';
+import { configWarnings, loadConfigFile, type RelayConfig, resolveUpstreams } from './config.js';
 
 const CONFIG_HELP = 'relay config file (YAML)';
 
@@ -29,21 +30,24 @@ program
   .command('run')
   .description('serve the hop API and forward upstream until stopped (SIGINT/SIGTERM)')
   .requiredOption('-c, --config <file>', CONFIG_HELP)
+  .option('--json', 'print { listening, name } on stdout once listening (logs are JSON lines on stderr)')
   .addHelpText('after', '\nExample:\n  LOG_LEVEL=info relay run --config /etc/driftline/relay.yaml')
-  .action(async (opts: { config: string }) => {
+  .action(async (opts: { config: string; json?: boolean }) => {
     const cfg = configOrExit(opts.config);
     const ups = resolveUpstreams(cfg, process.env);
     if (!ups.ok) {
       console.error(`relay: ${opts.config}:\n${ups.errors.map((e) => `  - ${e}`).join('\n')}`);
       process.exit(2);
     }
-    const logger = pino({
-      level: process.env.LOG_LEVEL ?? 'info',
-      base: { service: 'relay', name: cfg.name },
-    });
+    // Logs are JSON lines on stderr; stdout carries only what was asked for (DESIGN O2).
+    const logger = pino(
+      { level: process.env.LOG_LEVEL ?? 'info', base: { service: 'relay', name: cfg.name } },
+      pino.destination(2),
+    );
+    for (const w of configWarnings(cfg)) logger.warn(w);
     const relay = createRelay(cfg, ups.value, { logger });
     const addr = await relay.start();
-    console.log(JSON.stringify({ listening: addr.url, name: cfg.name }));
+    if (opts.json) console.log(JSON.stringify({ listening: addr.url, name: cfg.name }));
     const stop = async () => {
       await relay.stop();
       process.exit(0);
@@ -108,6 +112,8 @@ token
     else console.log(n ? `revoked ${n} token(s) of ${site}` : `no live token for ${site}`);
     if (n === 0) process.exitCode = 1;
   });
+
+addConfigVerbs(program);
 
 try {
   await program.parseAsync(process.argv);

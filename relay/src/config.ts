@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { SiteIdSchema } from '@driftline/protocol';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -16,145 +17,264 @@ const Cron = z.string().transform((s, ctx) => {
 
 const UpstreamSchema = z
   .strictObject({
-    name: z.string().min(1).optional(),
-    url: z.url().transform((u) => u.replace(/\/+$/, '')),
-    /** The bearer token the upstream issued for this relay, inline or from a file or variable. */
-    token: z.string().min(1).optional(),
-    tokenFile: z.string().optional(),
-    tokenEnv: z.string().optional(),
+    name: z.string().min(1).optional().describe("Name in logs and metrics; default the URL's host:port."),
+    url: z
+      .url()
+      .transform((u) => u.replace(/\/+$/, ''))
+      .describe("Base URL of the hub's hop API (listen.hop in hub.yaml) or of another relay."),
+    token: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'The bearer token that upstream issued for this relay (`hub peer`), inline; prefer tokenFile.',
+      ),
+    tokenFile: z.string().optional().describe('File holding that token, relative to this file.'),
+    tokenEnv: z.string().optional().describe('Environment variable holding that token.'),
     contact: z
       .strictObject({
         windows: z
-          .array(z.strictObject({ cron: Cron, durationMinutes: z.number().int().min(1).max(1440) }))
-          .default([]),
-        bytesPerWindow: z.number().int().positive().optional(),
-        bytesPerDay: z.number().int().positive().optional(),
+          .array(
+            z
+              .strictObject({
+                cron: Cron.describe(
+                  'When a window opens: cron, 5 fields (minute hour day month weekday), UTC.',
+                ),
+                durationMinutes: z
+                  .number()
+                  .int()
+                  .min(1)
+                  .max(1440)
+                  .describe('How long the window stays open, minutes.'),
+              })
+              .describe('One contact window.'),
+          )
+          .prefault([])
+          .describe(
+            'When the link to this upstream is expected up; none means always (forwarding is tried at any time).',
+          ),
+        bytesPerWindow: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe('Most bytes forwarded per window; default no cap.'),
+        bytesPerDay: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe('Most bytes forwarded per UTC day; default no cap.'),
       })
-      .default({ windows: [] }),
+      .prefault({})
+      .describe('Contact plan: windows and byte budgets of a costly or scheduled link.'),
   })
   .refine((u) => [u.token, u.tokenFile, u.tokenEnv].filter(Boolean).length === 1, {
     message: 'give exactly one of token, tokenFile, tokenEnv',
-  });
+  })
+  .describe('One upstream; give exactly one of token, tokenFile, tokenEnv.');
 
-export const RelayConfigSchema = z.strictObject({
-  name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'name is a slug like relay-1'),
-  dataDir: z.string().min(1),
-  listen: z.strictObject({ host: z.string().default('127.0.0.1'), port: z.number().int().min(0).max(65535) }),
-  storage: z
-    .strictObject({
-      /**
-       * Most bytes the relay keeps on disk: its SQLite file, blobs in custody, bundles to outposts and
-       * the whole `Upload-Length` of every upload in progress. Past it a batch is answered 507
-       * `insufficient-storage` with nothing stored, and a tus creation that would pass it is refused
-       * with 507. Unset: only the disk's own size limits it.
-       */
-      maxBytes: z.number().int().positive().optional(),
-    })
-    .default({}),
-  limits: z
-    .strictObject({
-      /** Largest `POST /v1/bundles` body, compressed and inflated, in bytes (413 above). */
-      maxBatchBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(8 * 1024 * 1024),
-      /** Largest tus upload, bytes (413 at creation). */
-      maxUploadBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(2 * 1024 ** 3),
-      /** An upload untouched this long is removed, hours. */
-      uploadExpiryHours: z.number().positive().default(168),
-      /**
-       * Most uplink bundles one downstream peer (one token name) may have held here at once. A batch that
-       * would pass it is answered 429 `too-many-requests` with `Retry-After: retryAfterS`, nothing stored;
-       * the peer retries once the relay has forwarded some. Counted in `driftline_relay_peer_refusals_total`.
-       */
-      peerMaxBundles: z.number().int().positive().default(100_000),
-      /**
-       * Most bytes one downstream peer may have held here: its uplink bundles, its blobs in custody and
-       * its uploads in progress. Past it a batch or a tus creation is answered 507 `insufficient-storage`.
-       */
-      peerMaxBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(8 * 1024 ** 3),
-      /** `Retry-After` of a 429 for a peer over `peerMaxBundles`, seconds. */
-      retryAfterS: z.number().int().positive().default(60),
-      /**
-       * Most connections open at once from one client address; the next is answered 429 and closed.
-       * Behind a reverse proxy every client shares its address: raise it there.
-       */
-      maxConnectionsPerClient: z.number().int().positive().default(64),
-      /** How long a client may take to send its request headers, ms (408 after). */
-      headersTimeoutMs: z.number().int().positive().default(60_000),
-      /**
-       * Largest response body read from an upstream (a downlink page, receipts), after decompression,
-       * in bytes: a compressed bomb from a hostile upstream stops here.
-       */
-      maxResponseBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(64 * 1024 * 1024),
-    })
-    .prefault({}),
-  /** `GET /metrics`: Prometheus text. */
-  metrics: z
-    .strictObject({
-      /**
-       * Serve `/metrics` without credentials, for a closed network. Default false: a scraper presents a
-       * peer token or a metrics-only one (`relay token add prometheus --metrics`).
-       */
-      public: z.boolean().default(false),
-    })
-    .prefault({}),
-  /** Bundles to outposts: one copy per blob for all sites, fetched with Range, within a disk quota. */
-  bundles: z
-    .strictObject({
-      quotaBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(20 * 1024 ** 3),
-      chunkBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(1024 * 1024),
-      intervalMs: z.number().int().positive().default(5000),
-    })
-    .default({ quotaBytes: 20 * 1024 ** 3, chunkBytes: 1024 * 1024, intervalMs: 5000 }),
-  /** Sites whose downlink this relay pulls from upstream and holds. */
-  sites: z.array(SiteIdSchema).default([]),
-  upstreams: z.array(UpstreamSchema).default([]),
-  forward: z
-    .strictObject({
-      batchBytes: z
-        .number()
-        .int()
-        .positive()
-        .default(1024 * 1024),
-      batchCount: z.number().int().positive().default(500),
-      backoffBaseMs: z.number().int().positive().default(1000),
-      backoffMaxMs: z.number().int().positive().default(300_000),
-      idleMs: z.number().int().positive().default(5000),
-      requestTimeoutMs: z.number().int().positive().default(120_000),
-      pullIntervalMs: z.number().int().positive().default(10_000),
-    })
-    .default({
-      batchBytes: 1024 * 1024,
-      batchCount: 500,
-      backoffBaseMs: 1000,
-      backoffMaxMs: 300_000,
-      idleMs: 5000,
-      requestTimeoutMs: 120_000,
-      pullIntervalMs: 10_000,
-    }),
-});
+const LimitsSchema = z
+  .strictObject({
+    maxBatchBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024 * 1024)
+      .describe('Largest POST /v1/bundles body, compressed and inflated, bytes (413 above).'),
+    maxUploadBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(2 * 1024 ** 3)
+      .describe('Largest tus upload (a blob), bytes (413 at creation).'),
+    uploadExpiryHours: z
+      .number()
+      .positive()
+      .default(168)
+      .describe('An upload untouched this long is removed, hours.'),
+    peerMaxBundles: z
+      .number()
+      .int()
+      .positive()
+      .default(100_000)
+      .describe(
+        'Most uplink bundles one downstream peer may have held here; past it batches get 429 with Retry-After.',
+      ),
+    peerMaxBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024 ** 3)
+      .describe('Most bytes one downstream peer may have held here (bundles, blobs, uploads); past it 507.'),
+    retryAfterS: z
+      .number()
+      .int()
+      .positive()
+      .default(60)
+      .describe('Retry-After of a 429 for a peer over peerMaxBundles, seconds.'),
+    maxConnectionsPerClient: z
+      .number()
+      .int()
+      .positive()
+      .default(64)
+      .describe('Connections open at once from one client address; more get 429 (raise it behind a proxy).'),
+    headersTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe('How long a client may take to send its request headers, ms (408 after).'),
+    maxResponseBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(64 * 1024 * 1024)
+      .describe(
+        'Largest response read from an upstream after decompression, bytes (stops a compressed bomb).',
+      ),
+  })
+  .prefault({})
+  .describe('Bounds on what peers may send and hold (DESIGN S8).');
+
+const ForwardSchema = z
+  .strictObject({
+    batchBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024)
+      .describe('Most bytes forwarded upstream in one POST, bytes.'),
+    batchCount: z.number().int().positive().default(500).describe('Most bundles forwarded in one POST.'),
+    backoffBaseMs: z
+      .number()
+      .int()
+      .positive()
+      .default(1000)
+      .describe('First retry after a failed forward, ms; doubles (with jitter) up to backoffMaxMs.'),
+    backoffMaxMs: z
+      .number()
+      .int()
+      .positive()
+      .default(300_000)
+      .describe('Longest wait between retries of a failing upstream, ms.'),
+    idleMs: z
+      .number()
+      .int()
+      .positive()
+      .default(5000)
+      .describe('How often to look for bundles to forward when there were none, ms.'),
+    requestTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(120_000)
+      .describe('A request to an upstream that takes longer is abandoned and retried, ms.'),
+    pullIntervalMs: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe('How often the downlink of `sites` is pulled from upstream, ms.'),
+  })
+  .default({
+    batchBytes: 1024 * 1024,
+    batchCount: 500,
+    backoffBaseMs: 1000,
+    backoffMaxMs: 300_000,
+    idleMs: 5000,
+    requestTimeoutMs: 120_000,
+    pullIntervalMs: 10_000,
+  })
+  .describe('How custody is forwarded upstream and the downlink pulled.');
+
+/** `relay.yaml`. Relative paths resolve from the file's folder (DESIGN O1). Environment: LOG_LEVEL. */
+export const RelayConfigSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'name is a slug like relay-1')
+      .describe("This relay's name (a slug like relay-1), in receipts, logs and metrics."),
+    dataDir: z
+      .string()
+      .min(1)
+      .describe('Where the relay keeps its SQLite store, blobs and uploads, relative to this file.'),
+    listen: z
+      .strictObject({
+        host: z
+          .string()
+          .default('127.0.0.1')
+          .describe('Interface to bind; 0.0.0.0 or :: for every interface.'),
+        port: z
+          .number()
+          .int()
+          .min(0)
+          .max(65535)
+          .describe('TCP port agents and downstream relays reach; 0 picks one.'),
+      })
+      .describe('Where the hop API listens for agents and downstream relays.'),
+    storage: z
+      .strictObject({
+        maxBytes: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe(
+            'Most bytes on disk (store, blobs, bundles to outposts, uploads at full length); past it 507. Default: the disk.',
+          ),
+      })
+      .default({})
+      .describe('Disk the relay may use.'),
+    limits: LimitsSchema,
+    metrics: z
+      .strictObject({
+        public: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Serve /metrics without a token (closed networks only); default a peer token or `relay token add NAME --metrics`.',
+          ),
+      })
+      .prefault({})
+      .describe('GET /metrics (Prometheus text).'),
+    bundles: z
+      .strictObject({
+        quotaBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(20 * 1024 ** 3)
+          .describe('Disk for bundles from headquarters held for sites, bytes.'),
+        chunkBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(1024 * 1024)
+          .describe('Size of each Range request when fetching a bundle from upstream, bytes.'),
+        intervalMs: z
+          .number()
+          .int()
+          .positive()
+          .default(5000)
+          .describe('How often pending bundle fetches are retried, ms.'),
+      })
+      .default({ quotaBytes: 20 * 1024 ** 3, chunkBytes: 1024 * 1024, intervalMs: 5000 })
+      .describe('Bundles to outposts: fetched once with Range, kept for the sites within a quota.'),
+    sites: z
+      .array(SiteIdSchema)
+      .default([])
+      .describe(
+        'Sites whose downlink (acks, plan requests, bundles, approvals) this relay pulls from upstream and holds; empty holds none.',
+      ),
+    upstreams: z
+      .array(UpstreamSchema)
+      // prefault, not default: a default is an output value, which JSON Schema cannot show past a transform
+      .prefault([])
+      .describe('Where custody goes: the hub, or another relay; tried in order.'),
+    forward: ForwardSchema,
+  })
+  .describe('Driftline relay configuration (relay.yaml).');
 export type RelayConfigInput = z.input<typeof RelayConfigSchema>;
 export type RelayConfig = z.output<typeof RelayConfigSchema>;
 
@@ -165,15 +285,32 @@ export interface ResolvedUpstream {
   plan: ContactPlan;
 }
 
-/** Parses a config object; errors are a readable list, one line per problem. */
+/**
+ * Parses a config object; errors are a readable list, one line per problem. Relative paths (`dataDir`,
+ * `upstreams[].tokenFile`) resolve from `configDir`, the folder of the file they came from (DESIGN O1);
+ * a caller without a file passes the folder it means.
+ */
 export function parseConfig(
   raw: unknown,
+  configDir: string = process.cwd(),
 ): { ok: true; value: RelayConfig } | { ok: false; errors: string[] } {
-  const r = RelayConfigSchema.safeParse(raw);
-  if (r.success) return { ok: true, value: r.data };
-  return { ok: false, errors: r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) };
+  const r = RelayConfigSchema.safeParse(raw ?? {});
+  if (!r.success)
+    return { ok: false, errors: r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) };
+  const c = r.data;
+  return {
+    ok: true,
+    value: {
+      ...c,
+      dataDir: resolve(configDir, c.dataDir),
+      upstreams: c.upstreams.map((u) =>
+        u.tokenFile ? { ...u, tokenFile: resolve(configDir, u.tokenFile) } : u,
+      ),
+    },
+  };
 }
 
+/** Reads `relay.yaml` and parses it, paths resolved from its folder. */
 export function loadConfigFile(
   path: string,
 ): { ok: true; value: RelayConfig } | { ok: false; errors: string[] } {
@@ -183,7 +320,24 @@ export function loadConfigFile(
   } catch (e) {
     return { ok: false, errors: [`${path}: ${(e as Error).message}`] };
   }
-  return parseConfig(raw);
+  return parseConfig(raw, dirname(resolve(path)));
+}
+
+/**
+ * Defaults and settings that leave a function off (DESIGN O3): `relay run` logs each as a warning and
+ * `relay config check` prints it. None is an error.
+ */
+export function configWarnings(cfg: RelayConfig): string[] {
+  const w: string[] = [];
+  if (cfg.sites.length === 0)
+    w.push(
+      'sites is empty: this relay holds no downlink, so acks, plan requests, bundles from headquarters and approvals will not reach agents behind it (agents then resend what the hub already has); list the sites it serves',
+    );
+  if (cfg.upstreams.length === 0)
+    w.push(
+      'upstreams is empty: bundles taken into custody here are never forwarded; name the hub or a relay',
+    );
+  return w;
 }
 
 export function resolveUpstreams(
@@ -196,6 +350,10 @@ export function resolveUpstreams(
     if (u.tokenFile) {
       try {
         token = readFileSync(u.tokenFile, 'utf8').trim();
+        if (!token)
+          errors.push(
+            `upstreams.${i}.tokenFile: ${u.tokenFile} is empty (put the token \`hub peer\` printed in it)`,
+          );
       } catch (e) {
         errors.push(`upstreams.${i}.tokenFile: ${(e as Error).message}`);
       }

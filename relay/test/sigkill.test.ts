@@ -10,7 +10,7 @@ import { makeBundle, startTerminal, tmp, until } from './helpers.js';
 const bin = fileURLToPath(new URL('../bin/relay.js', import.meta.url));
 
 function startProcess(config: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [bin, 'run', '--config', config], {
+  const child = spawn(process.execPath, [bin, 'run', '--config', config, '--json'], {
     env: { ...process.env, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

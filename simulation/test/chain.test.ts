@@ -72,7 +72,8 @@ describe('agent → relay → relay → hub, as processes', () => {
         dataDir: './data',
         hubPublicKeyFile: './hub.pub',
         upstreams: [{ url: `http://127.0.0.1:${innerPort}`, tokenFile: './token' }],
-        // A schedule that will not fire during the test: the only plans are the first one and the request.
+        // A schedule that will not fire during the test: the plans are the one at start and the request's
+        // (which, when it finds the same plan, only confirms the cell; the hub counts that as done).
         components: [
           { name: 'network', workingDir: './infra/network', environments: ['prod'], schedule: '0 0 1 1 *' },
         ],

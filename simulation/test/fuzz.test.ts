@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import {
+  asAgentId,
+  asSiteId,
   BATCH_CONTENT_TYPE,
   type BundleHeader,
   encodeBatch,
@@ -165,8 +167,8 @@ describe('fuzzing a running hub and relay with hostile requests', () => {
 
     // Material for bodies: signed bundles of a site neither credential covers, downlink traffic a
     // downstream peer must not inject, garbage, compressed bombs and lying lengths.
-    const otherSite = await signedBundle({ site: 'other-site', agent: 'x1' }, 'hub');
-    const fakeAck = await signedBundle('hub', { site: 'ship-7', agent: 'a1' }, 'ack');
+    const otherSite = await signedBundle({ site: asSiteId('other-site'), agent: asAgentId('x1') }, 'hub');
+    const fakeAck = await signedBundle('hub', { site: asSiteId('ship-7'), agent: asAgentId('a1') }, 'ack');
     const bomb = brotliCompressSync(Buffer.alloc(64 * 1024 * 1024));
     const gzBomb = gzipSync(Buffer.alloc(32 * 1024 * 1024));
     const garbage = (r: () => number, n: number) =>

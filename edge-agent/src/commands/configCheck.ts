@@ -1,37 +1,115 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { z } from 'zod';
+import { configWarnings, fileProblems, loadConfig } from '../config.js';
+import { AgentConfigSchema } from '../configSchema.js';
+import { probeUpstreams, type UpstreamReport } from './configOnline.js';
+import { type FileReport, probeFiles, probeTools, type ToolReport } from './configProbe.js';
 
-/** `edge-agent config check --config f.yaml`. */
+/** The JSON Schema of `agent.yaml` (what the file may hold, before defaults), from the zod schema. */
+export function agentConfigJsonSchema(): object {
+  return z.toJSONSchema(AgentConfigSchema, { io: 'input', target: 'draft-7' });
+}
+
+interface CheckReport {
+  ok: boolean;
+  site?: string;
+  agent?: string;
+  cells?: string[];
+  problems: string[];
+  warnings: string[];
+  tools?: ToolReport[];
+  files?: FileReport[];
+  upstreams?: UpstreamReport[];
+}
+
+async function check(path: string, online: boolean): Promise<CheckReport> {
+  const r = loadConfig(path, { checkFiles: false });
+  if (!r.ok) return { ok: false, problems: r.problems, warnings: [] };
+  const c = r.config;
+  const tools = probeTools(c, process.env);
+  const files = await probeFiles(c);
+  // A file that cannot be read is already said by probeFiles; keep the directory problems.
+  const dirs = fileProblems(c).filter((p) => p.startsWith('components['));
+  const problems = [...dirs, ...files.problems, ...tools.problems];
+  const warnings = [...tools.warnings, ...configWarnings(c)];
+  const upstreams = online ? await probeUpstreams(c) : undefined;
+  for (const [i, u] of (upstreams ?? []).entries())
+    if (u.tokenAccepted === false) problems.push(`upstreams[${i}].tokenFile: ${u.url} ${u.error}`);
+  return {
+    ok: problems.length === 0,
+    site: c.site,
+    agent: c.agent,
+    cells: c.components.flatMap((comp) => comp.environments.map((e) => `${e.name}/${comp.name}`)),
+    problems,
+    warnings,
+    tools: tools.tools,
+    files: files.files,
+    ...(upstreams ? { upstreams } : {}),
+  };
+}
+
+function human(path: string, r: CheckReport): { out: string; err: string } {
+  const lines: string[] = [];
+  if (r.site)
+    lines.push(
+      `${path}: ${r.ok ? 'OK' : 'not usable'} — site ${r.site}, agent ${r.agent}, ${r.cells?.length} cell(s): ${r.cells?.join(', ')}`,
+    );
+  for (const t of r.tools ?? [])
+    lines.push(
+      `  ${t.component}: ${t.program} ${t.path ? `at ${t.path}${t.version ? `, ${t.version}` : ''}` : 'NOT FOUND'}`,
+    );
+  for (const f of r.files ?? []) lines.push(`  ${f.key}: ${f.file} ${f.ok ? 'readable' : 'NOT USABLE'}`);
+  for (const u of r.upstreams ?? [])
+    lines.push(
+      `  upstream ${u.url}: ${u.answers ? `answers${u.server ? ` (${u.server})` : ''}` : 'does not answer'}` +
+        (u.tokenAccepted === true ? ', token accepted' : u.tokenAccepted === false ? ', token REFUSED' : '') +
+        (u.error ? ` — ${u.error}` : ''),
+    );
+  for (const w of r.warnings) lines.push(`warning: ${w}`);
+  const err = r.ok
+    ? ''
+    : `${path}: ${r.problems.length} problem(s):\n${r.problems.map((p) => `  - ${p}`).join('\n')}\n`;
+  return { out: lines.length ? `${lines.join('\n')}\n` : '', err };
+}
+
+/** `edge-agent config check|schema`. */
 export function registerConfig(program: Command): void {
-  const config = program.command('config').description('Work with the agent configuration file');
+  const config = program
+    .command('config')
+    .description('Check the agent configuration file, or print its schema');
   config
     .command('check')
-    .description('Validate a configuration file and list every problem with its key path')
+    .description(
+      'Validate a configuration file: every problem with its key path, whether each component’s terraform/tofu (or command) is there and which version answers, whether the hub key and token files parse',
+    )
     .requiredOption('--config <file>', 'agent configuration (YAML)')
-    .option('--json', 'print { ok, problems | cells } as JSON')
+    .option(
+      '--online',
+      'also try each upstream: GET /v1/health, and whether it accepts the token for this site',
+    )
+    .option('--json', 'print { ok, site, agent, cells, problems, warnings, tools, files, upstreams } as JSON')
     .addHelpText(
       'after',
-      '\nExit codes: 0 valid, 2 invalid.\n\nExample:\n  edge-agent config check --config /etc/driftline/agent.yaml',
+      '\nExit codes: 0 usable (warnings are printed, not counted), 2 a problem (including a token an upstream\n' +
+        'refuses), 1 with --online when an upstream does not answer as it should.\n\n' +
+        'Example:\n  edge-agent config check --config /etc/driftline/agent.yaml --online',
     )
-    .action((o: { config: string; json?: boolean }) => {
-      const r = loadConfig(o.config);
-      if (!r.ok) {
-        if (o.json) process.stdout.write(`${JSON.stringify({ ok: false, problems: r.problems }, null, 2)}\n`);
-        else
-          process.stderr.write(
-            `${o.config}: ${r.problems.length} problem(s):\n${r.problems.map((p) => `  - ${p}`).join('\n')}\n`,
-          );
-        process.exitCode = 2;
-        return;
+    .action(async (o: { config: string; online?: boolean; json?: boolean }) => {
+      const r = await check(o.config, o.online === true);
+      if (o.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      else {
+        const { out, err } = human(o.config, r);
+        process.stdout.write(out);
+        process.stderr.write(err);
       }
-      const cells = r.config.components.flatMap((c) => c.environments.map((e) => `${e.name}/${c.name}`));
-      if (o.json)
-        process.stdout.write(
-          `${JSON.stringify({ ok: true, site: r.config.site, agent: r.config.agent, cells }, null, 2)}\n`,
-        );
-      else
-        process.stdout.write(
-          `${o.config}: OK — site ${r.config.site}, agent ${r.config.agent}, ${cells.length} cell(s): ${cells.join(', ')}\n`,
-        );
+      if (!r.ok) process.exitCode = 2;
+      else if (r.upstreams?.some((u) => u.error !== undefined)) process.exitCode = 1;
+    });
+  config
+    .command('schema')
+    .description('Print the JSON Schema of agent.yaml (for editors: # yaml-language-server: $schema=<file>)')
+    .addHelpText('after', '\nExample:\n  edge-agent config schema > agent.schema.json')
+    .action(() => {
+      process.stdout.write(`${JSON.stringify(agentConfigJsonSchema(), null, 2)}\n`);
     });
 }

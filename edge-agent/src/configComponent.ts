@@ -1,0 +1,127 @@
+import { validate as validCron } from 'node-cron';
+import { z } from 'zod';
+import { nestedQuantifier } from './core/redact/rules.js';
+
+/** The parts of `agent.yaml` that describe what the agent runs: components, environments, secret shapes. */
+
+const NAME = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, "must be 1-63 characters of letters, digits, '.', '_' or '-'");
+
+const EnvVars = z.record(
+  z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
+  z.string(),
+);
+
+const EnvironmentObjectSchema = z.strictObject({
+  name: NAME.describe('Environment name, as the dashboard shows it (e.g. prod).'),
+  workingDir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "This environment's own working directory, relative to the component's; default the component's.",
+    ),
+  varFiles: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Files passed as -var-file=, relative to the working directory; their values are never sent.'),
+  workspace: z.string().min(1).optional().describe('Terraform workspace to plan in (sets TF_WORKSPACE).'),
+  env: EnvVars.optional().describe("Extra environment variables for this environment's runs."),
+});
+
+/** An environment is a name, or an object with a name and its own directory, var files, workspace, env. */
+const EnvironmentSchema = z
+  .union([
+    NAME.transform((name): z.infer<typeof EnvironmentObjectSchema> => ({ name })),
+    EnvironmentObjectSchema,
+  ])
+  .describe('An environment: its name, or { name, workingDir, varFiles, workspace, env }.');
+
+/** One component: a Terraform root module planned in each of its environments. */
+export const ComponentSchema = z
+  .strictObject({
+    name: NAME.describe('Component name, as the dashboard shows it (e.g. network).'),
+    workingDir: z
+      .string()
+      .min(1)
+      .describe("Directory holding the component's Terraform code, relative to this file."),
+    environments: z
+      .array(EnvironmentSchema)
+      .min(1, 'list at least one environment')
+      .describe('Environments planned for this component; each is one cell of the dashboard.'),
+    tool: z
+      .enum(['terraform', 'tofu'])
+      .default('terraform')
+      .describe('Program that plans, looked up on PATH: terraform or tofu (OpenTofu).'),
+    command: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe(
+        'A program (on PATH, or a path from the working directory) printing plan JSON on stdout instead of plan + show; {component}, {environment}, {workingDir} are filled in; exit 0 or 2 is success.',
+      ),
+    env: EnvVars.default({}).describe('Extra environment variables for every run of this component.'),
+    schedule: z
+      .string()
+      .refine((s) => validCron(s), {
+        error: (iss) => `"${String(iss.input)}" is not a valid cron expression (e.g. "*/30 * * * *")`,
+      })
+      .default('0 */6 * * *')
+      .describe('When to plan: a cron expression (5 fields, or 6 with seconds first), local time.'),
+    timeoutS: z
+      .number()
+      .positive()
+      .max(86_400)
+      .default(1800)
+      .describe('A run taking longer is stopped and recorded as failed (timeout), seconds.'),
+    lockTimeoutS: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(3600)
+      .default(60)
+      .describe("How long plan waits for the state lock (Terraform's -lock-timeout), seconds."),
+    lockRetryThreshold: z
+      .number()
+      .int()
+      .positive()
+      .max(1000)
+      .default(3)
+      .describe('After this many locked runs in a row the cell becomes failed (stuck-lock).'),
+  })
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    c.environments.forEach((e, i) => {
+      if (seen.has(e.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['environments', i],
+          message: `environment "${e.name}" is listed twice`,
+        });
+      seen.add(e.name);
+    });
+  });
+
+/** One extra secret shape for the final scan. */
+export const PatternSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[a-z0-9-]{1,40}$/, 'must be a short kebab-case name')
+    .describe('Rule name, the only thing ever reported on a hit (kebab-case).'),
+  regex: z
+    .string()
+    .refine((r) => {
+      try {
+        new RegExp(r);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'is not a valid regular expression')
+    .refine(
+      (r) => !nestedQuantifier(r),
+      'has a quantified group that holds a quantifier (like (a+)+), which can take exponential time on some input; rewrite it without nesting',
+    )
+    .describe('JavaScript regular expression of a secret shape; no nested quantifiers like (a+)+.'),
+});

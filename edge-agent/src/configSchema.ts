@@ -1,0 +1,275 @@
+import { AgentIdSchema, FileKindSchema, SiteIdSchema } from '@driftline/protocol';
+import { z } from 'zod';
+import { ComponentSchema, PatternSchema } from './configComponent.js';
+
+/**
+ * The agent's configuration file (`agent.yaml`) as a zod schema. Every key carries a one-line
+ * `.describe()`: `edge-agent config schema` prints it as JSON Schema, and docs/configuration.md is
+ * generated from that, so the text here is what an operator reads.
+ *
+ * Everything the agent may run is listed here: the hub can ask for a plan only of a (component,
+ * environment) named here (DESIGN S3).
+ */
+
+const SyncSchema = z
+  .strictObject({
+    intervalS: z
+      .number()
+      .positive()
+      .max(86_400)
+      .default(30)
+      .describe('Seconds between push/pull cycles while the link works.'),
+    backoffBaseS: z
+      .number()
+      .positive()
+      .max(3600)
+      .default(5)
+      .describe('First retry after a failed cycle, seconds; doubles (with jitter) up to backoffCapS.'),
+    backoffCapS: z
+      .number()
+      .positive()
+      .max(86_400)
+      .default(900)
+      .describe('Longest wait between retries of a failing link, seconds.'),
+    /**
+     * After the hub rejects this agent's bundles (not enrolled yet, revoked, bad signature, …), seconds
+     * before everything it has not acknowledged goes up again; at once when a hub ack shows it takes them.
+     */
+    rejectedRetryS: z
+      .number()
+      .positive()
+      .max(86_400)
+      .default(300)
+      .describe(
+        'Seconds after a hub rejection (e.g. the agent is not enrolled yet) before its results are sent again; at once when a hub ack shows the hub takes them.',
+      ),
+    /**
+     * Seconds after which changes a relay receipted but the hub never acknowledged go up again, in case
+     * the relay lost them: a relay holds what it receipted, so resending earlier only costs link bytes.
+     */
+    resendAfterS: z
+      .number()
+      .positive()
+      .max(30 * 86_400)
+      .default(6 * 3600)
+      .describe(
+        'Seconds after which results a relay took but the hub never acknowledged are sent again (a relay that lost them).',
+      ),
+    bundleLifetimeS: z
+      .number()
+      .int()
+      .positive()
+      .default(30 * 86_400)
+      .describe("How long relays keep this agent's bundles before dropping (and counting) them, seconds."),
+    maxDocBytes: z
+      .number()
+      .int()
+      .min(4096)
+      .default(512 * 1024)
+      .describe('Start a new document epoch past this size, bytes (bounded load and merge cost).'),
+    maxDocChanges: z
+      .number()
+      .int()
+      .min(100)
+      .max(1_000_000)
+      .default(2000)
+      .describe('Start a new document epoch after this many changes as well.'),
+    maxQueueBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .default(512 * 1024 * 1024)
+      .describe(
+        'Bound on unsent bytes on disk; past it detail blobs of clean results go first, counted (never failures).',
+      ),
+    recordWindowS: z
+      .number()
+      .nonnegative()
+      .max(60)
+      .default(5)
+      .describe(
+        'Longest a finished result waits so results finishing together are written in one transaction, seconds.',
+      ),
+    maxParallelRuns: z
+      .number()
+      .int()
+      .positive()
+      .max(64)
+      .default(2)
+      .describe('Plans that may run at the same time.'),
+    jitterS: z
+      .number()
+      .nonnegative()
+      .max(3600)
+      .default(30)
+      .describe(
+        'Random delay before a scheduled plan, so cells and agents do not all start together, seconds.',
+      ),
+    planOnStart: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Plan every cell once when the daemon starts, so first results come within a minute (not with run --no-schedule); false waits for each schedule.',
+      ),
+    contactIntervalS: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        'Seconds between contacts the hub expects before calling the site unreachable; default 2 × (shortest cadence + jitterS) + intervalS.',
+      ),
+    contactWindows: z
+      .array(z.string())
+      .default([])
+      .describe(
+        "Contact windows the agent expects (free text, e.g. cron-like), shown in the dashboard's site view.",
+      ),
+  })
+  .prefault({})
+  .describe('How results travel upstream and when plans run.');
+
+const BundlesSchema = z
+  .strictObject({
+    accept: z
+      .partialRecord(
+        FileKindSchema,
+        z
+          .strictObject({
+            dir: z
+              .string()
+              .min(1)
+              .describe('Directory files of this kind are placed in, relative to this file.'),
+            maxBytes: z
+              .number()
+              .int()
+              .positive()
+              .optional()
+              .describe('Largest file of this kind accepted, bytes; default no limit beyond quotaBytes.'),
+          })
+          .describe('Where files of this kind go.'),
+      )
+      .default({})
+      .describe(
+        'Kinds accepted (provider-mirror, module, image, config, file) and where each goes; others are refused and reported.',
+      ),
+    quotaBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(10 * 1024 ** 3)
+      .describe('Disk the agent may use for bundles from headquarters, bytes.'),
+    chunkBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024)
+      .describe('Size of each Range request when fetching a bundle, bytes.'),
+    retryMs: z
+      .number()
+      .int()
+      .positive()
+      .default(15_000)
+      .describe('Wait after a failed fetch (link down, relay does not hold it yet) before the next try, ms.'),
+  })
+  .prefault({})
+  .describe('Files from headquarters: which kinds this site accepts and where they go; nothing is executed.');
+
+const LimitsSchema = z
+  .strictObject({
+    maxPlanBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(128 * 1024 * 1024)
+      .describe('Plan JSON larger than this is refused before parsing, bytes (bounded memory).'),
+    maxLogBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024)
+      .describe("Bytes of a run's stderr (and a command's non-plan stdout) kept for its error excerpt."),
+  })
+  .default({ maxPlanBytes: 128 * 1024 * 1024, maxLogBytes: 256 * 1024 })
+  .describe('Bounds on what a plan run may produce.');
+
+/** `agent.yaml`. Paths are relative to the file's folder (DESIGN O1). */
+export const AgentConfigSchema = z
+  .strictObject({
+    site: SiteIdSchema.describe(
+      "This site's id (lowercase slug, e.g. ship-7); the relay token must be for it.",
+    ),
+    agent: AgentIdSchema.describe(
+      "This agent's id within the site (e.g. a1); enrolled at the hub with its key.",
+    ),
+    dataDir: z
+      .string()
+      .min(1)
+      .describe(
+        'Where the agent keeps its SQLite database, its key and scratch space, relative to this file.',
+      ),
+    hubPublicKeyFile: z
+      .string()
+      .min(1)
+      .describe(
+        "File holding the hub's public key (what `hub key` prints, PEM or ed25519:…), pinned for control traffic; relative to this file.",
+      ),
+    upstreams: z
+      .array(
+        z
+          .strictObject({
+            url: z
+              .url({ protocol: /^https?$/ })
+              .describe("Base URL of a relay's (or the hub's) hop API, e.g. http://127.0.0.1:7000."),
+            tokenFile: z
+              .string()
+              .min(1)
+              .describe(
+                'File holding the token that upstream issued for this site (`relay token add`); relative to this file.',
+              ),
+          })
+          .describe('One upstream: URL and token file.'),
+      )
+      .min(1, 'list at least one upstream (relay or hub)')
+      .describe('Where results go: relays (or the hub), in order of preference.'),
+    components: z
+      .array(
+        ComponentSchema.describe(
+          'One component: a Terraform root module planned in each of its environments.',
+        ),
+      )
+      .min(1, 'list at least one component')
+      .describe('What this agent plans; the hub can ask only for cells listed here.'),
+    redaction: z
+      .strictObject({
+        patterns: z
+          .array(PatternSchema.describe('One secret shape.'))
+          .default([])
+          .describe(
+            'Extra secret shapes to scan for, besides the built-in ones; a hit withholds the result.',
+          ),
+        sensitiveAttributes: z
+          .array(z.string().min(1))
+          .default([])
+          .describe(
+            'Attribute names whose values count as secrets even when the provider does not mark them.',
+          ),
+      })
+      .default({ patterns: [], sensitiveAttributes: [] })
+      .describe('What the final scan treats as secret, besides every value the plan and its var files hold.'),
+    sync: SyncSchema,
+    bundles: BundlesSchema,
+    limits: LimitsSchema,
+  })
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    c.components.forEach((comp, i) => {
+      if (seen.has(comp.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['components', i, 'name'],
+          message: `component "${comp.name}" is listed twice`,
+        });
+      seen.add(comp.name);
+    });
+  })
+  .describe('Driftline edge agent configuration (agent.yaml).');

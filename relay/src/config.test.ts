@@ -1,0 +1,53 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { configWarnings, loadConfigFile, parseConfig, resolveUpstreams } from './config.js';
+
+const BASE = { name: 'relay-1', dataDir: './data', listen: { port: 7000 } };
+
+describe('relay config', () => {
+  it('resolves dataDir and token files from the folder of the config file, not the working directory', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relay-cfg-'));
+    writeFileSync(join(dir, 'up.token'), 'tok\n');
+    writeFileSync(
+      join(dir, 'relay.yaml'),
+      'name: relay-1\ndataDir: ./data\nlisten: { port: 7000 }\nsites: [ship-7]\nupstreams: [{ url: "http://127.0.0.1:8443/", tokenFile: ./up.token }]\n',
+    );
+    const r = loadConfigFile(join(dir, 'relay.yaml'));
+    if (!r.ok) throw new Error(r.errors.join('; '));
+    expect(r.value.dataDir).toBe(join(dir, 'data'));
+    expect(r.value.upstreams[0]?.tokenFile).toBe(join(dir, 'up.token'));
+    expect(r.value.upstreams[0]?.contact).toEqual({ windows: [] });
+    const ups = resolveUpstreams(r.value, {});
+    expect(ups.ok && ups.value).toEqual([
+      { name: '127.0.0.1:8443', url: 'http://127.0.0.1:8443', token: 'tok', plan: { windows: [] } },
+    ]);
+    expect(configWarnings(r.value)).toEqual([]);
+  });
+
+  it('says an empty token file is a problem, by key path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relay-cfg-'));
+    writeFileSync(join(dir, 'empty.token'), '\n');
+    const r = parseConfig({ ...BASE, upstreams: [{ url: 'http://h:1', tokenFile: './empty.token' }] }, dir);
+    if (!r.ok) throw new Error(r.errors.join('; '));
+    const ups = resolveUpstreams(r.value, {});
+    expect(!ups.ok && ups.errors).toEqual([
+      expect.stringMatching(/^upstreams\.0\.tokenFile: .*empty\.token is empty/),
+    ]);
+  });
+
+  it('warns that a relay without sites holds no downlink, naming what will not reach agents', () => {
+    const r = parseConfig({ ...BASE, upstreams: [{ url: 'http://h:1', token: 't' }] }, '/etc/driftline');
+    if (!r.ok) throw new Error(r.errors.join('; '));
+    const [w, ...more] = configWarnings(r.value);
+    expect(more).toEqual([]);
+    expect(w).toMatch(/^sites is empty: this relay holds no downlink/);
+    for (const what of ['acks', 'plan requests', 'bundles', 'approvals']) expect(w).toContain(what);
+    const none = parseConfig(BASE, '/etc/driftline');
+    expect(none.ok && configWarnings(none.value)).toEqual([
+      expect.stringMatching(/^sites is empty/),
+      expect.stringMatching(/^upstreams is empty: bundles taken into custody here are never forwarded/),
+    ]);
+  });
+});
