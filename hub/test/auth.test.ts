@@ -100,7 +100,14 @@ describe('who may use the hub API', () => {
       await (await fetch(`${proxied.url}/api/session`, { headers: ada })).json(),
     );
     expect(me).toMatchObject({ user: 'sso-ada', roles: ['operator'], via: 'sso' });
-    expect((await postJson(`${proxied.url}/api/plan-requests`, PLAN, ada)).status).toBe(201);
+    // The proxy's cookie rides along with cross-site requests too: a write needs the CSRF value.
+    const forged = await postJson(`${proxied.url}/api/plan-requests`, PLAN, ada);
+    expect([forged.status, (await code(forged)).code]).toEqual([403, 'csrf']);
+    expect(me.csrf).not.toBe('');
+    expect(
+      (await postJson(`${proxied.url}/api/plan-requests`, PLAN, { ...ada, 'x-driftline-csrf': me.csrf }))
+        .status,
+    ).toBe(201);
     const stranger = { 'x-forwarded-user': 'bob@example.org' };
     expect((await fetch(`${proxied.url}/api/matrix`, { headers: stranger })).status).toBe(200);
     expect((await postJson(`${proxied.url}/api/plan-requests`, PLAN, stranger)).status).toBe(403);
@@ -136,7 +143,14 @@ describe('who may use the hub API', () => {
     });
     expect(ok.status).toBe(201);
 
-    const out = await fetch(`${h.url}/api/session`, { method: 'DELETE', headers: cookie });
+    // Signing out is a write too: another page cannot sign the person out.
+    const forcedOut = await fetch(`${h.url}/api/session`, { method: 'DELETE', headers: cookie });
+    expect([forcedOut.status, (await code(forcedOut)).code]).toEqual([403, 'csrf']);
+    expect((await fetch(`${h.url}/api/matrix`, { headers: cookie })).status).toBe(200);
+    const out = await fetch(`${h.url}/api/session`, {
+      method: 'DELETE',
+      headers: { ...cookie, 'x-driftline-csrf': session.csrf },
+    });
     expect(out.status).toBe(204);
     expect(out.headers.get('set-cookie')).toContain('Max-Age=0');
     expect((await fetch(`${h.url}/api/matrix`, { headers: cookie })).status).toBe(401);
@@ -168,6 +182,13 @@ describe('who may use the hub API', () => {
     expect(res.headers.get('location')).toBe('/');
     const cookie = { cookie: cookieOf(res) };
     expect((await fetch(`${h.url}/api/matrix`, { headers: cookie })).status).toBe(200);
+    // A link on another site would sign the browser in as whoever made it (login CSRF): not followed.
+    const crossSite = await fetch(`${h.url}/?token=${v.token}`, {
+      redirect: 'manual',
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
+    expect([crossSite.status, crossSite.headers.get('location')]).toEqual([303, '/?signin=failed']);
+    expect(crossSite.headers.get('set-cookie')).toBeNull();
     const bad = await fetch(`${h.url}/?token=nope`, { redirect: 'manual' });
     expect(bad.status).toBe(303);
     expect(bad.headers.get('location')).toBe('/?signin=failed');
@@ -252,4 +273,36 @@ describe('who may use the hub API', () => {
     expect(doc.paths['/api/session']?.post?.['x-driftline-role']).toBe('open');
     expect(doc.paths['/api/audit']?.get?.['x-driftline-role']).toBe('viewer');
   });
+});
+
+describe('what an anonymous client cannot make the hub keep', () => {
+  it('writes no audit entry once an address is over its failure limit, and keeps each entry short', async () => {
+    const h = await start({ api: { rateLimit: { perMinute: 100_000, failuresPerMinute: 5 } } });
+    const path = `/api/${'a'.repeat(8_000)}`;
+    for (let i = 0; i < 50; i++) await fetch(`${h.url}${path}`, { headers: { authorization: 'Basic x' } });
+    // (read from the store: this address is now locked out of token checks for a while, admins included)
+    const entries = await h.hub.store.listAudit({ limit: 500 });
+    const fails = entries.filter((e) => e.action === 'auth.fail');
+    expect(fails.length).toBeLessThanOrEqual(6);
+    for (const e of fails) expect(e.target.length).toBeLessThanOrEqual(201);
+  });
+
+  it('closes a sign-in whose body never arrives instead of holding the socket', async () => {
+    const { connect } = await import('node:net');
+    const h = await start();
+    const { port } = new URL(h.url);
+    const closed = await new Promise<string>((resolve) => {
+      const s = connect(Number(port), '127.0.0.1', () =>
+        s.write(
+          'POST /api/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{',
+        ),
+      );
+      s.resume();
+      s.on('close', () => resolve('closed'));
+      s.on('error', () => {});
+      // the test's own bound, far past the hub's deadline
+      setTimeout(() => resolve('still open'), 60_000).unref();
+    });
+    expect(closed).toBe('closed');
+  }, 90_000);
 });

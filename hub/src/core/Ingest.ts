@@ -79,7 +79,12 @@ export class Ingest {
   private readonly rejections: Rejections;
 
   constructor(private readonly d: IngestDeps) {
-    this.rejections = new Rejections({ ids: d.ids, hubPrivateKey: d.hubPrivateKey });
+    this.rejections = new Rejections({
+      ids: d.ids,
+      hubPrivateKey: d.hubPrivateKey,
+      onDropped: (site, n) =>
+        d.log.warn({ site, refusals: n }, 'no rejection sent: the site has the most agents with one already'),
+    });
   }
 
   onCommitted(fn: (c: Committed) => void): () => void {

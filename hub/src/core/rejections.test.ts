@@ -63,4 +63,34 @@ describe('Rejections', () => {
     const [again] = await payloads(await refuse('a', 7, 7));
     expect([again?.count, again?.bundleIds]).toEqual([1, [id(7)]]);
   });
+
+  it('answers at most maxAgentsPerSite made-up agents of one site, and counts the rest', async () => {
+    const dropped: [string, number][] = [];
+    const r = new Rejections({
+      ids,
+      hubPrivateKey: (await generateSigningKeyPair()).privateKey,
+      maxAgentsPerSite: 3,
+      onDropped: (site, n) => dropped.push([site, n]),
+    });
+    const refusals = Array.from({ length: 2_000 }, (_, i) => ({
+      site: 'ship-7',
+      agent: `z${i}`,
+      code: 'unknown-agent',
+      bundleId: id(i + 1),
+    }));
+    const rows = await r.rows(refusals, 1);
+    expect(rows.map((x) => x.agent)).toEqual(['z0', 'z1', 'z2']);
+    expect(dropped).toEqual([['ship-7', 1_997]]);
+    // another site is not starved by it, and an agent that has one keeps getting it
+    expect(
+      (await r.rows([{ site: 'ship-8', agent: 'a1', code: 'unknown-agent', bundleId: id(5000) }], 2)).length,
+    ).toBe(1);
+    expect(
+      (await r.rows([{ site: 'ship-7', agent: 'z1', code: 'unknown-agent', bundleId: id(5001) }], 3)).length,
+    ).toBe(1);
+    r.accepted('ship-7', 'z0');
+    expect(
+      (await r.rows([{ site: 'ship-7', agent: 'z9', code: 'unknown-agent', bundleId: id(5002) }], 4)).length,
+    ).toBe(1);
+  });
 });

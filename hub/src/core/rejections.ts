@@ -19,6 +19,14 @@ export interface RejectionsDeps {
   lifetimeS?: number;
   /** Agents whose refusals are remembered, to fold them into one rejection. Default 10,000. */
   maxAgents?: number;
+  /**
+   * Agents of one site that may have a rejection at once. Default 32. The agent a refused bundle names
+   * is unproven (its key is unknown), so without this a peer could fill a site's downlink, and the link
+   * to it, with one signed rejection per made-up agent name. Refusals past it get no rejection.
+   */
+  maxAgentsPerSite?: number;
+  /** Called once per site and call with the refusals that got no rejection (past `maxAgentsPerSite`). */
+  onDropped?: (site: string, n: number) => void;
 }
 
 interface Open {
@@ -50,16 +58,27 @@ export const rejectionKey = (site: string, agent: string, code: string) =>
  */
 export class Rejections {
   private readonly open = new Map<string, Map<string, Open>>();
+  /** How many agents of each site are in `open`. */
+  private readonly perSite = new Map<string, number>();
 
   constructor(private readonly d: RejectionsDeps) {}
 
   /** One signed rejection row per (site, agent, code) among `refusals`, each replacing its predecessor. */
   async rows(refusals: readonly Refusal[], now: number): Promise<Omit<DownlinkRow, 'seq'>[]> {
     const touched = new Map<string, { site: string; agent: string; code: string; state: Open }>();
+    const dropped = new Map<string, number>();
     for (const r of refusals) {
+      if (
+        !this.open.has(`${r.site}/${r.agent}`) &&
+        this.agentsOf(r.site) >= (this.d.maxAgentsPerSite ?? 32)
+      ) {
+        dropped.set(r.site, (dropped.get(r.site) ?? 0) + 1);
+        continue;
+      }
       const state = this.fold(r, now);
       touched.set(rejectionKey(r.site, r.agent, r.code), { ...r, state });
     }
+    for (const [site, n] of dropped) this.d.onDropped?.(site, n);
     const lifetimeS = this.d.lifetimeS ?? 7 * 86_400;
     return Promise.all(
       [...touched].map(async ([key, { site, agent, code, state }]) => ({
@@ -77,18 +96,26 @@ export class Rejections {
 
   /** The agent's bundles were accepted: forget its refusals, so a later rejection starts afresh. */
   accepted(site: string, agent: string): void {
-    this.open.delete(`${site}/${agent}`);
+    if (this.open.delete(`${site}/${agent}`)) this.perSite.set(site, this.agentsOf(site) - 1);
+  }
+
+  private agentsOf(site: string): number {
+    return this.perSite.get(site) ?? 0;
   }
 
   private fold(r: Refusal, now: number): Open {
     const who = `${r.site}/${r.agent}`;
-    const codes = this.open.get(who) ?? new Map<string, Open>();
+    const known = this.open.get(who);
+    const codes = known ?? new Map<string, Open>();
+    if (!known) this.perSite.set(r.site, this.agentsOf(r.site) + 1);
     // Re-inserted on every refusal: the map's order is then least recently refused first.
     this.open.delete(who);
     this.open.set(who, codes);
     for (const oldest of this.open.keys()) {
       if (this.open.size <= (this.d.maxAgents ?? 10_000)) break;
       this.open.delete(oldest);
+      const site = oldest.slice(0, oldest.indexOf('/'));
+      this.perSite.set(site, this.agentsOf(site) - 1);
     }
     const state = codes.get(r.code) ?? { ids: [], count: 0, firstAt: now };
     if (!state.ids.includes(r.bundleId)) {

@@ -97,6 +97,30 @@ describe('summarisePlan: values leave in no form', () => {
   });
 
   it.each([
+    ['a resource name', (v: string) => ({ address: `aws_s3_bucket.${v}`, type: 'aws_s3_bucket', name: v })],
+    [
+      'a map key of an attribute',
+      (v: string) => ({
+        address: 'aws_s3_bucket.logs',
+        type: 'aws_s3_bucket',
+        name: 'logs',
+        change: { actions: ['update'], before: { tags: {} }, after: { tags: { [v]: 'x' } } },
+      }),
+    ],
+  ])(
+    'fails closed on a sensitive value the plan puts into %s (names are the plan’s, not trusted)',
+    (_, at) => {
+      const value = 'correct_horse_battery_staple';
+      const r = run(sensitive(plan(at(value), { password: value })));
+      expect(r.summary).toEqual({
+        ...ctx,
+        status: 'redaction-failed',
+        reason: 'known-value-sensitive-variable',
+      });
+    },
+  );
+
+  it.each([
     ['base64', Buffer.from(SPACED).toString('base64')],
     ['hex', Buffer.from(SPACED).toString('hex')],
     ['URL-encoded', encodeURIComponent(SPACED)],

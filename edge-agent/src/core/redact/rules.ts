@@ -116,9 +116,10 @@ export function firstRuleHit(text: string, rules: readonly SecretRule[]): string
 const BRACE_QUANTIFIER = /^\{\d+(?:,\d*)?\}/;
 
 /**
- * Whether a regular expression source quantifies a group that itself holds a quantifier (`(a+)+`,
- * `(?:x*y)*`, `(a|b+){2,}`): the shape that makes backtracking engines take exponential time. A
- * configured pattern with one is refused. `?` alone outside is harmless and allowed.
+ * Whether a regular expression source repeats (`*`, `+`, `{n,}`) a group that itself holds a quantifier
+ * (`(a+)+`, `(?:x*y)*`) or an alternation (`(a|aa)+`, whose alternatives may overlap): the shapes that
+ * make backtracking engines take exponential time. A configured pattern with one is refused; a character
+ * class (`[ab]+`) says the same without the risk. `?` alone outside is harmless and allowed.
  */
 export function nestedQuantifier(source: string): boolean {
   const groups: boolean[] = [false];
@@ -156,7 +157,7 @@ export function nestedQuantifier(source: string): boolean {
       if (inner) groups[groups.length - 1] = true;
       continue;
     }
-    if (quantifierAt(i) !== null) groups[groups.length - 1] = true;
+    if (c === '|' || quantifierAt(i) !== null) groups[groups.length - 1] = true;
     i++;
   }
   return false;

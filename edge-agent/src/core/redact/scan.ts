@@ -74,12 +74,17 @@ function isSensitive(source: string): boolean {
   return source.startsWith('sensitive');
 }
 
-/** A value equal to or inside one of the plan's identifiers does not leak by appearing there. */
+/**
+ * A plain value equal to or inside one of the plan's identifiers does not leak by appearing there
+ * (`ami = "primary"` on `aws_instance.test_primary`). A sensitive value is never exempt: the names come
+ * from the same untrusted plan, and a module can put a secret into a resource name, an output name or a
+ * map key (`nonsensitive()`), which must withhold the summary.
+ */
 function exempt(value: string, source: string, ids: PlanIdentifiers | undefined): boolean {
-  if (!ids) return false;
+  if (!ids || isSensitive(source)) return false;
   const v = value.toLowerCase();
   if (v.includes('\0')) return false;
-  return ids.names.includes(v) || (!isSensitive(source) && ids.instanceKeys.includes(v));
+  return ids.names.includes(v) || ids.instanceKeys.includes(v);
 }
 
 function found(v: Views, needle: string, caseless: boolean): boolean {

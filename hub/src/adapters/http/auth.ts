@@ -11,7 +11,7 @@ import { AddressSet, plainAddress } from './addresses.js';
 import {
   CSRF_HEADER,
   clearedCookie,
-  csrfFor,
+  csrfOf,
   readCookie,
   SESSION_COOKIE,
   sameSecret,
@@ -39,6 +39,9 @@ export interface AuthDeps {
 }
 
 /** The `public` viewer `api.public: true` lets read without a credential. */
+/** Longest audit text kept from a request (paths and names are the caller's to choose). */
+const AUDIT_TEXT_MAX = 200;
+
 const PUBLIC: Principal = { user: 'public', roles: ['viewer'], via: 'public' };
 
 const unauthorized = (ctx: Context, detail: string) => {
@@ -116,19 +119,26 @@ export class HubAuth {
     const who = found ?? (this.d.config.public && isRead(ctx.method) ? PUBLIC : null);
     ctx.state.principal = who;
     await this.limits.take(ctx, who && who.via !== 'public' ? `u:${who.user}` : `a:${address}`);
+    // A browser sends the session cookie, and an SSO proxy's own cookie, with cross-site requests too:
+    // every write made with either must prove it comes from the dashboard. Signing in with a token in
+    // the body is the one write that cannot (it has no session yet) and needs none (it sets one).
+    const signIn = policy.path === '/api/session' && policy.method === 'POST';
+    if (who && (who.via === 'session' || who.via === 'sso') && !isRead(ctx.method) && !signIn) {
+      const sent = ctx.get(CSRF_HEADER);
+      if (!sent || !sameSecret(sent, csrfOf(this.d.csrfKey, who))) {
+        if (policy.audit) await this.record(ctx, policy.audit, 'denied', 'csrf');
+        throw new WireError(
+          'csrf',
+          `${ctx.method} ${ctx.path} came with a browser credential (${who.via}) but without ${CSRF_HEADER}`,
+        );
+      }
+    }
     if (policy.need === 'open') return;
     if (!who)
       throw unauthorized(
         ctx,
         'no credential: send Authorization: Bearer <token> (from `hub user add`), or sign in at /',
       );
-    if (who.via === 'session' && !isRead(ctx.method)) {
-      const sent = ctx.get(CSRF_HEADER);
-      if (!sent || !sameSecret(sent, csrfFor(this.d.csrfKey, who.sessionId ?? ''))) {
-        if (policy.audit) await this.record(ctx, policy.audit, 'denied', 'csrf');
-        throw new WireError('csrf', `${ctx.method} ${ctx.path} was sent with the session cookie only`);
-      }
-    }
     if (!hasRole(who.roles, policy.need as Role)) {
       if (policy.audit) await this.record(ctx, policy.audit, 'denied', `needs ${policy.need}`);
       throw new WireError(
@@ -202,9 +212,13 @@ export class HubAuth {
     if (wait !== null) throw tooMany(ctx, wait, this.limits.blockedMessage());
   }
 
-  /** Records a failed sign-in and throws 401 (429 once the address is over its limit). */
+  /**
+   * Records a failed sign-in and throws 401 (429 once the address is over its limit). An address
+   * already over its limit gets the 429 without a new audit entry, so nobody can fill the audit log.
+   */
   private async fail(ctx: Context, via: string, actor: string, detail: string): Promise<never> {
     const address = this.address(ctx);
+    await this.notBlocked(ctx);
     const wait = await this.limits.failed(address);
     await this.write({
       at: this.d.clock.now(),
@@ -242,8 +256,15 @@ export class HubAuth {
   }
 
   private async write(row: Omit<AuditRow, 'id'>): Promise<void> {
+    // What a request names is the attacker's to choose: keep a bounded part of it.
+    const cut = (t: string | null) =>
+      t !== null && t.length > AUDIT_TEXT_MAX ? `${t.slice(0, AUDIT_TEXT_MAX)}…` : t;
     try {
-      await this.d.store.commit({ audit: [row] });
+      await this.d.store.commit({
+        audit: [
+          { ...row, target: cut(row.target) ?? '', detail: cut(row.detail), actor: cut(row.actor) ?? '' },
+        ],
+      });
     } catch (err) {
       this.d.logger.error({ err, action: row.action }, 'writing an audit entry failed');
     }

@@ -16,6 +16,14 @@ export function csrfFor(key: Uint8Array, sessionId: string): string {
   return createHmac('sha256', key).update(`csrf:${sessionId}`).digest('base64url');
 }
 
+/**
+ * The CSRF value of a browser principal: bound to its session, or, for a person signed in through the
+ * SSO proxy (who has no session of ours), to their name.
+ */
+export function csrfOf(key: Uint8Array, p: { via: string; user: string; sessionId?: string }): string {
+  return p.via === 'session' ? csrfFor(key, p.sessionId ?? '') : csrfFor(key, `sso:${p.user}`);
+}
+
 /** Compares two secrets in time independent of where they differ. */
 export function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());

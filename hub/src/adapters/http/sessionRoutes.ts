@@ -8,6 +8,7 @@ import type { HubAuth, Principal } from './auth.js';
 import {
   clearedCookie,
   csrfFor,
+  csrfOf,
   newSecret,
   readCookie,
   SESSION_COOKIE,
@@ -65,7 +66,7 @@ export function sessionRoutes(d: SessionDeps): Router {
     ctx.body = SessionSchema.parse({
       user: p.user,
       roles: p.roles,
-      csrf: p.via === 'session' && p.sessionId ? csrfFor(d.csrfKey, p.sessionId) : '',
+      csrf: p.via === 'session' || p.via === 'sso' ? csrfOf(d.csrfKey, p) : '',
       via: p.via,
     });
   });
@@ -86,6 +87,13 @@ export function sessionRoutes(d: SessionDeps): Router {
     if (typeof token !== 'string') return next();
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.set('Cache-Control', 'no-store');
+    // A sign-in link followed from another site would sign the browser in as whoever made the link
+    // (login CSRF): only a link opened by the person (typed, pasted, from a terminal) signs in.
+    if (ctx.get('sec-fetch-site') === 'cross-site') {
+      ctx.redirect('/?signin=failed');
+      ctx.status = 303;
+      return;
+    }
     try {
       await signIn(ctx, token);
       ctx.redirect('/');

@@ -15,6 +15,8 @@ import { bundleHash, migrate } from './schema.js';
 
 type Db = Database.Database;
 
+/** Longest a relay remembers a bundle it took, for deduplication, whatever its lifetime says. */
+export const SEEN_MAX_MS = 45 * 86_400_000;
 /**
  * Custody in one SQLite file: WAL with `synchronous=FULL`, so a committed receipt survives power loss
  * (D1). `maxBytes` caps everything the relay keeps on disk: this file, the blobs in custody, bundles to
@@ -97,7 +99,9 @@ export class SqliteCustody implements Custody {
           this.bump('expired_on_arrival', 1);
           return 'expired';
         }
-        addSeen.run(b.id, sha, b.expiresAt);
+        // The sender chooses the lifetime; the dedup memory of it is bounded, so a peer cannot grow
+        // `seen` without end. A copy arriving later still converges: the hub deduplicates too (D2).
+        addSeen.run(b.id, sha, Math.min(b.expiresAt, now + SEEN_MAX_MS));
         up.run(
           b.id,
           sha,
