@@ -30,9 +30,11 @@ export { type ScopedBatch, type ScopeRefusal, scopeBatch } from './core/scope.js
 export { actsFor, bearerToken } from './http/auth.js';
 export { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 export { errorMiddleware } from './http/errorMiddleware.js';
+export { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
 export type { MetricsAccess } from './http/metricsRoute.js';
 export { readLimitedBody } from './http/readBody.js';
 export { AUTH_CHALLENGE, RetryLaterError } from './http/refuse.js';
+export { hopLimitFields } from './limitsSchema.js';
 export { MemoryHopBackend } from './memory/MemoryHopBackend.js';
 export { createHopMetrics, type HopMetrics } from './metrics.js';
 export type { BlobReader, FinishedUpload, HopBackend, Peer } from './ports/HopBackend.js';

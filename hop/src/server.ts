@@ -1,16 +1,15 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type HealthSchema, WireError } from '@driftline/protocol';
+import { WireError } from '@driftline/protocol';
 import { Router } from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { z } from 'zod';
 import { requirePeer } from './http/auth.js';
 import { serveBlob } from './http/blobRoute.js';
 import { getBundles, postBundles } from './http/bundleRoutes.js';
 import { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 import { errorMiddleware } from './http/errorMiddleware.js';
+import { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
 import { type MetricsAccess, metricsRoute } from './http/metricsRoute.js';
 import { createHopMetrics, type HopMetrics } from './metrics.js';
 import type { HopBackend } from './ports/HopBackend.js';
@@ -89,19 +88,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   router.post('/v1/bundles', auth, (ctx) => postBundles(backend, metrics, limits, ctx));
   router.get('/v1/bundles', auth, (ctx) => getBundles(backend, metrics, ctx));
   router.get('/v1/blobs/:sha256', auth, (ctx) => serveBlob(backend, ctx, ctx.params.sha256 ?? ''));
-  router.get('/v1/health', async (ctx) => {
-    const h = await backend.health();
-    const body: z.infer<typeof HealthSchema> & { detail?: string } = {
-      ok: h.ok,
-      role: backend.role,
-      name: backend.name,
-      version: backend.version,
-      time: Date.now(),
-      ...(h.detail ? { detail: h.detail } : {}),
-    };
-    ctx.status = h.ok ? 200 : 503;
-    ctx.body = body;
-  });
+  router.get('/v1/health', healthHandler(backend));
   router.get('/metrics', metricsRoute(metrics, backend, options.metrics));
   app.use(countRequests(metrics));
   app.use(errorMiddleware(logger, options.mapError));
@@ -149,20 +136,11 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
       reservedBytes: () => tus.ledger.total(),
       reservedBy: (peer) => tus.ledger.byPeer(peer),
     },
-    listen: (port = 0, host = '127.0.0.1') =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          const a = server.address() as AddressInfo;
-          resolve({ port: a.port, url: `http://${host.includes(':') ? `[${host}]` : host}:${a.port}` });
-        });
-      }),
-    close: () =>
-      new Promise((resolve) => {
-        if (timer) clearInterval(timer);
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    listen: (port, host) => listenOn(server, port, host),
+    close: () => {
+      if (timer) clearInterval(timer);
+      return closeServer(server);
+    },
   };
 }
 

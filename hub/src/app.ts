@@ -217,8 +217,14 @@ export async function createHub(
     ...(split ? {} : { extend: (app) => mountPeopleSide(app, people) }),
   });
   const api = split
-    ? createApiServer(observed, logger, (app) =>
-        mountPeopleSide(app, { ...people, metricsRegistry: registry }),
+    ? createApiServer(
+        observed,
+        logger,
+        (app) => mountPeopleSide(app, { ...people, metricsRegistry: registry }),
+        {
+          maxConnectionsPerClient: config.limits.maxConnectionsPerClient,
+          headersTimeoutMs: config.limits.headersTimeoutMs,
+        },
       )
     : null;
   const timers: NodeJS.Timeout[] = [];

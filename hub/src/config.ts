@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hopLimitFields } from '@driftline/hop';
 import { RoleSchema } from '@driftline/protocol';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -171,38 +172,8 @@ export const HubConfigSchema = z
       .default({ mergeWorkers: 1 })
       .describe('How bundles from agents are merged.'),
     limits: z
-      .strictObject({
-        maxBatchBytes: z
-          .number()
-          .int()
-          .positive()
-          .default(8 * 1024 * 1024)
-          .describe('Largest POST /v1/bundles body, compressed and inflated, bytes (413 above).'),
-        maxUploadBytes: z
-          .number()
-          .int()
-          .positive()
-          .default(2 * GiB)
-          .describe("Largest tus upload (a plan's redacted detail), bytes (413 at creation)."),
-        maxConnectionsPerClient: z
-          .number()
-          .int()
-          .positive()
-          .default(64)
-          .describe('Connections open at once from one client address; more get 429 and are closed.'),
-        headersTimeoutMs: z
-          .number()
-          .int()
-          .positive()
-          .default(60_000)
-          .describe("A request's headers must arrive within this, ms (408 and closed otherwise)."),
-      })
-      .default({
-        maxBatchBytes: 8 * 1024 * 1024,
-        maxUploadBytes: 2 * GiB,
-        maxConnectionsPerClient: 64,
-        headersTimeoutMs: 60_000,
-      })
+      .strictObject(hopLimitFields)
+      .prefault({})
       .describe('Bounds on what relays and agents send through the hop API (DESIGN S8).'),
     storage: z
       .strictObject({

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { hopLimitFields } from '@driftline/hop';
 import { SiteIdSchema } from '@driftline/protocol';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -76,18 +77,7 @@ const UpstreamSchema = z
 
 const LimitsSchema = z
   .strictObject({
-    maxBatchBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(8 * 1024 * 1024)
-      .describe('Largest POST /v1/bundles body, compressed and inflated, bytes (413 above).'),
-    maxUploadBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(2 * 1024 ** 3)
-      .describe('Largest tus upload (a blob), bytes (413 at creation).'),
+    ...hopLimitFields,
     uploadExpiryHours: z
       .number()
       .positive()
@@ -113,18 +103,6 @@ const LimitsSchema = z
       .positive()
       .default(60)
       .describe('Retry-After of a 429 for a peer over peerMaxBundles, seconds.'),
-    maxConnectionsPerClient: z
-      .number()
-      .int()
-      .positive()
-      .default(64)
-      .describe('Connections open at once from one client address; more get 429 (raise it behind a proxy).'),
-    headersTimeoutMs: z
-      .number()
-      .int()
-      .positive()
-      .default(60_000)
-      .describe('How long a client may take to send its request headers, ms (408 after).'),
     maxResponseBytes: z
       .number()
       .int()

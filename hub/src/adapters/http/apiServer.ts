@@ -1,6 +1,14 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { applyConnectionLimits, checkingIntervalMs, errorMiddleware, type HopBackend } from '@driftline/hop';
+import {
+  applyConnectionLimits,
+  type ConnectionLimits,
+  checkingIntervalMs,
+  closeServer,
+  errorMiddleware,
+  type HopBackend,
+  healthHandler,
+  listenOn,
+} from '@driftline/hop';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
@@ -18,49 +26,33 @@ export interface ApiServer {
  * `mount`) and `GET /v1/health`; nothing else of the hop API. Same error rendering and per-client
  * connection limits as the hop server.
  */
-export function createApiServer(backend: HopBackend, logger: Logger, mount: (app: Koa) => void): ApiServer {
+export function createApiServer(
+  backend: HopBackend,
+  logger: Logger,
+  mount: (app: Koa) => void,
+  /** The same per-client connection cap and header time as the hop listener (hub.yaml `limits`). */
+  limits: ConnectionLimits = {},
+): ApiServer {
   const app = new Koa();
   app.silent = true;
   app.use(errorMiddleware(logger));
   const health = new Router();
-  health.get('/v1/health', async (ctx) => {
-    const h = await backend.health();
-    ctx.status = h.ok ? 200 : 503;
-    ctx.body = {
-      ok: h.ok,
-      role: backend.role,
-      name: backend.name,
-      version: backend.version,
-      time: Date.now(),
-      ...(h.detail ? { detail: h.detail } : {}),
-    };
-  });
+  health.get('/v1/health', healthHandler(backend));
   app.use(health.routes());
   mount(app);
-  const headersTimeoutMs = 60_000;
+  const headersTimeoutMs = limits.headersTimeoutMs ?? 60_000;
   const server = createServer(
     { connectionsCheckingInterval: checkingIntervalMs(headersTimeoutMs) },
     app.callback(),
   );
-  // A bundle upload over a slow link may take long: no overall request timeout (as on the hop server).
+  // No overall request timeout, as on the hop server; slow bodies are bounded where they are read.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 65_000;
-  applyConnectionLimits(server, { headersTimeoutMs });
+  applyConnectionLimits(server, { ...limits, headersTimeoutMs });
   return {
     server,
     app,
-    listen: (port = 0, host = '127.0.0.1') =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          const a = server.address() as AddressInfo;
-          resolve({ port: a.port, url: `http://${host.includes(':') ? `[${host}]` : host}:${a.port}` });
-        });
-      }),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    listen: (port, host) => listenOn(server, port, host),
+    close: () => closeServer(server),
   };
 }
