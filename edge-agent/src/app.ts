@@ -4,17 +4,19 @@ import { join } from 'node:path';
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { cryptoRandomBytes, monotonicUlid, PLAN_DETAIL_CONTENT_TYPE } from '@driftline/protocol';
 import type { Logger } from 'pino';
+import { FsBundleFiles } from './adapters/bundles/FsBundleFiles.js';
 import { startBundles } from './adapters/bundles/startBundles.js';
 import { cadences, scheduleCells } from './adapters/cron/cronCells.js';
 import { loadAgentKey, loadHubKey, readToken } from './adapters/fs/agentKeys.js';
-import { FsVarFiles } from './adapters/fs/FsVarFiles.js';
-import { TmpScratchSpace } from './adapters/fs/TmpScratchSpace.js';
-import { CliGitProbe } from './adapters/git/CliGitProbe.js';
 import { HttpUplink } from './adapters/http/HttpUplink.js';
-import { NodeProcessRunner } from './adapters/process/NodeProcessRunner.js';
+import { PLATFORM, planDeps } from './adapters/planDeps.js';
+import { scanMirror } from './adapters/providers/mirror.js';
+import { providerSink } from './adapters/providers/providerSink.js';
+import { gitSink } from './adapters/sources/gitSink.js';
 import { SqliteAgentStore } from './adapters/sqlite/SqliteAgentStore.js';
 import { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
 import { type AgentConfig, configWarnings } from './config.js';
+import { allowsRef, cellRefOf, cellsForNewHeads, refFacts } from './core/plan/refPolicy.js';
 import { findTarget, runPlan } from './core/plan/runPlan.js';
 import { RecordBatcher } from './core/record/RecordBatcher.js';
 import { type CellRef, CellScheduler, type TriggerReason } from './core/schedule/CellScheduler.js';
@@ -80,30 +82,55 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   const uplinkTokens = (c: AgentConfig) =>
     c.upstreams.map((u) => ({ url: u.url, token: readToken(u.tokenFile) }));
   const uplinks = config.upstreams.map(
-    (u) => new HttpUplink({ url: u.url, token: readToken(u.tokenFile), urlStorage }),
+    (u) =>
+      new HttpUplink({
+        url: u.url,
+        token: readToken(u.tokenFile),
+        urlStorage,
+        // Exchanges are timed with the agent's clock port, the one its results are stamped with.
+        now,
+        source: `${config.site}/${config.agent}`,
+        trustedClock: config.clock === 'trusted',
+      }),
   );
   const newId = monotonicUlid(now, cryptoRandomBytes);
   const cadenceS = cadences(config);
   const contactIntervalS =
     config.sync.contactIntervalS ??
     2 * (Math.min(...Object.values(cadenceS)) + config.sync.jitterS) + config.sync.intervalS;
-  const runDeps = {
-    proc: new NodeProcessRunner(),
-    git: new CliGitProbe(),
-    scratch: new TmpScratchSpace(),
-    varFiles: new FsVarFiles(),
-    clock: { now },
-    baseEnv: process.env,
-    log,
-  };
+  const runDeps = planDeps(config, log, now);
+  const { mirror, providerMirrors } = runDeps;
+  const platform = PLATFORM;
 
-  const facts = {
+  const refs = refFacts(config);
+  const repos = [...new Set(config.components.flatMap((c) => (c.source ? [c.source.repo] : [])))];
+  const facts: Parameters<typeof store.updateFacts>[0] = {
     version: AGENT_VERSION,
     cadenceS,
     contactIntervalS,
     contactWindows: config.sync.contactWindows,
     upstream: config.upstreams[0]?.url,
+    platform,
+    ...(repos.length > 0 ? { refs } : {}),
   };
+  /**
+   * Heads of the site's mirrors and the provider builds it holds, into the facts: a publisher sends only
+   * what the site lacks.
+   */
+  const refreshSources = async () => {
+    if (repos.length === 0 && providerMirrors.length === 0) return;
+    const sources: Record<string, Record<string, string>> = {};
+    for (const r of repos) sources[r] = await mirror.heads(r);
+    if (repos.length > 0) facts.sources = sources;
+    if (providerMirrors.length > 0)
+      facts.providers = (await scanMirror([...providerMirrors], { maxEntries: 20_000 })).builds
+        .map((b) => b.build)
+        .slice(0, 5000);
+    store.updateFacts(facts);
+    loop?.kick();
+  };
+  /** Cells whose last plan was blocked for want of a provider: planned again when one arrives (not kept across restarts). */
+  const blockedOnProviders = new Map<string, CellRef>();
   // The hub learns this agent's cells and cadences at once, before the first plan finishes.
   store.updateFacts(facts);
 
@@ -123,8 +150,11 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     setTimer: timer,
     onError: (cell, e) => log.error({ ...cell, err: (e as Error).message }, 'plan run failed unexpectedly'),
     runCell: async (cell, reason) => {
-      const lockedStreak = store.lockedStreak(cell.environment, cell.component);
-      const r = await runPlan(cell.component, cell.environment, config, runDeps, { lockedStreak });
+      const lockedStreak = store.lockedStreak(cell.environment, cell.component, cell.ref);
+      const r = await runPlan(cell.component, cell.environment, config, runDeps, {
+        lockedStreak,
+        source: { ref: cell.ref, commit: cell.commit },
+      });
       const runId = newId();
       const canonical = r.summary.status !== 'redaction-failed' ? r.canonical : undefined;
       const recorded = await batcher.record({
@@ -132,14 +162,46 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
         summary: r.summary,
         detail: canonical ? () => packDetail(canonical) : undefined,
         lockedStreak: r.lockedStreak,
+        ...(cell.ref ? { cellRef: cell.ref } : {}),
         facts,
       });
       log.info({ ...cell, runId, reason, status: r.summary.status, ...recorded }, 'result recorded');
+      const blockedKey = `${cell.environment}/${cell.component}@${cell.ref ?? ''}`;
+      if (r.summary.status === 'blocked' && r.summary.reason === 'providers-missing')
+        blockedOnProviders.set(blockedKey, {
+          ...cell,
+          ...(r.summary.git ? { commit: r.summary.git.commit } : {}),
+        });
+      else blockedOnProviders.delete(blockedKey);
       loop.kick();
     },
   });
 
-  const bundles = startBundles(config, store, uplinkTokens(config), now, log);
+  const onHeads = (repo: string, updated: Record<string, string>) => {
+    log.info({ repo, updated }, 'git bundle fetched into the mirror');
+    void refreshSources();
+    if (config.sources.planNewHeads)
+      for (const cell of cellsForNewHeads(config, repo, updated)) scheduler.trigger(cell, 'source');
+  };
+  const onProvider = (path: string) => {
+    log.info({ path }, 'provider build placed in the mirror');
+    void refreshSources();
+    for (const cell of blockedOnProviders.values()) scheduler.trigger(cell, 'source');
+  };
+  const providerDir = config.bundles.accept['provider-mirror']?.dir;
+  const bundles = startBundles(config, store, uplinkTokens(config), now, log, config.bundles.retryMs, {
+    git: gitSink(config, mirror, onHeads),
+    ...(providerDir
+      ? {
+          'provider-mirror': providerSink(
+            providerDir,
+            new FsBundleFiles(join(config.dataDir, 'bundles-partial')),
+            onProvider,
+          ),
+        }
+      : {}),
+  });
+  void refreshSources();
   const engine = new SyncEngine({
     site: config.site,
     agent: config.agent,
@@ -147,9 +209,21 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     uplinks,
     privateKey,
     hubPublicKey,
-    allowsCell: (environment, component) => findTarget(config, component, environment) !== undefined,
-    onPlanRequest: (req) =>
-      scheduler.trigger({ component: req.component, environment: req.environment }, 'request'),
+    allowsCell: (environment, component, ref) =>
+      findTarget(config, component, environment) !== undefined &&
+      allowsRef(config, environment, component, ref),
+    onPlanRequest: (req) => {
+      const ref = cellRefOf(findTarget(config, req.component, req.environment)?.component, req.ref);
+      scheduler.trigger(
+        {
+          component: req.component,
+          environment: req.environment,
+          ...(ref ? { ref } : {}),
+          ...(req.commit ? { commit: req.commit } : {}),
+        },
+        'request',
+      );
+    },
     newBundleId: newId,
     now,
     lifetimeS: config.sync.bundleLifetimeS,

@@ -34,13 +34,23 @@ function absolutise(c: AgentConfig, base: string): AgentConfig {
     dataDir: abs(c.dataDir),
     hubPublicKeyFile: abs(c.hubPublicKeyFile),
     upstreams: c.upstreams.map((u) => ({ ...u, tokenFile: abs(u.tokenFile) })),
-    components: c.components.map((comp) => ({
-      ...comp,
-      workingDir: abs(comp.workingDir),
-      environments: comp.environments.map((e) =>
-        e.workingDir ? { ...e, workingDir: resolve(abs(comp.workingDir), e.workingDir) } : e,
-      ),
-    })),
+    components: c.components.map((comp) => {
+      // A delivered component's directories are inside its repository: they resolve at plan time.
+      const dir = comp.workingDir;
+      if (dir === undefined) return comp;
+      return {
+        ...comp,
+        workingDir: abs(dir),
+        environments: comp.environments.map((e) =>
+          e.workingDir ? { ...e, workingDir: resolve(abs(dir), e.workingDir) } : e,
+        ),
+      };
+    }),
+    sources: { ...c.sources, dir: c.sources.dir ? abs(c.sources.dir) : resolve(abs(c.dataDir), 'git') },
+    providerMirrors: (
+      c.providerMirrors ??
+      (c.bundles.accept['provider-mirror'] ? [c.bundles.accept['provider-mirror'].dir] : [])
+    ).map(abs),
     bundles: {
       ...c.bundles,
       accept: Object.fromEntries(
@@ -63,7 +73,8 @@ export function fileProblems(c: AgentConfig): string[] {
     need(`upstreams[${i}].tokenFile`, u.tokenFile, 'token file');
   });
   c.components.forEach((comp, i) => {
-    need(`components[${i}].workingDir`, comp.workingDir, 'working directory', true);
+    if (comp.workingDir !== undefined)
+      need(`components[${i}].workingDir`, comp.workingDir, 'working directory', true);
     comp.environments.forEach((e, j) => {
       if (e.workingDir)
         need(`components[${i}].environments[${j}].workingDir`, e.workingDir, 'working directory', true);

@@ -1,3 +1,4 @@
+import { RefPatternSchema, refNameProblem } from '@driftline/protocol';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { nestedQuantifier } from './core/redact/rules.js';
@@ -38,6 +39,41 @@ const EnvironmentSchema = z
   ])
   .describe('An environment: its name, or { name, workingDir, varFiles, workspace, env }.');
 
+/** A path inside a repository: relative, no `..`, no leading `/`. */
+const REPO_PATH = z
+  .string()
+  .min(1)
+  .max(500)
+  .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), {
+    message: 'must be a relative path inside the repository, without ".."',
+  });
+
+/** Where a component's code comes from when headquarters delivers it as git bundles. */
+export const SourceSchema = z
+  .strictObject({
+    repo: NAME.describe(
+      'Repository name: the name headquarters publishes its git bundles under (`hub source publish --name`).',
+    ),
+    path: REPO_PATH.default('.').describe("The component's directory inside the repository."),
+    refs: z
+      .array(RefPatternSchema)
+      .min(1)
+      .max(50)
+      .default(['main'])
+      .describe(
+        'Refs this component may plan (branches, tags, pr/<n>; * matches anything); the first is its default ref, shown in the main view.',
+      ),
+  })
+  .superRefine((s, ctx) => {
+    const first = s.refs[0];
+    if (first !== undefined && (first.includes('*') || refNameProblem(first)))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['refs', 0],
+        message: 'the first ref (the default) must be a plain ref name, without *',
+      });
+  });
+
 /** One component: a Terraform root module planned in each of its environments. */
 export const ComponentSchema = z
   .strictObject({
@@ -45,7 +81,19 @@ export const ComponentSchema = z
     workingDir: z
       .string()
       .min(1)
-      .describe("Directory holding the component's Terraform code, relative to this file."),
+      .optional()
+      .describe(
+        "Directory holding the component's Terraform code, relative to this file (or give source instead).",
+      ),
+    source: SourceSchema.optional().describe(
+      "Plan code headquarters delivers as git bundles: the repository, the component's path in it and the refs it may plan (instead of workingDir).",
+    ),
+    init: z
+      .boolean()
+      .optional()
+      .describe(
+        'Run `terraform init` (providers only from the delivered mirrors, never the network) before each plan; default true with source, false with workingDir.',
+      ),
     environments: z
       .array(EnvironmentSchema)
       .min(1, 'list at least one environment')
@@ -91,6 +139,18 @@ export const ComponentSchema = z
       .describe('After this many locked runs in a row the cell becomes failed (stuck-lock).'),
   })
   .superRefine((c, ctx) => {
+    if ((c.workingDir === undefined) === (c.source === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['workingDir'],
+        message: 'give either workingDir (code on this machine) or source (code delivered as git bundles)',
+      });
+    if (c.source && c.command)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message: 'command cannot be used with source: a delivered repository is planned with terraform/tofu',
+      });
     const seen = new Set<string>();
     c.environments.forEach((e, i) => {
       if (seen.has(e.name))

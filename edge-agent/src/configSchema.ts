@@ -256,8 +256,38 @@ export const AgentConfigSchema = z
       })
       .default({ patterns: [], sensitiveAttributes: [] })
       .describe('What the final scan treats as secret, besides every value the plan and its var files hold.'),
+    clock: z
+      .enum(['trusted', 'untrusted'])
+      .default('untrusted')
+      .describe(
+        'trusted: this machine keeps its clock disciplined (GPS/NTP), so the hub does not correct its times; untrusted: the hub estimates its offset from round trips.',
+      ),
     sync: SyncSchema,
     bundles: BundlesSchema,
+    sources: z
+      .strictObject({
+        dir: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'Where the agent keeps its bare git mirrors, relative to this file; default <dataDir>/git.',
+          ),
+        planNewHeads: z
+          .boolean()
+          .default(true)
+          .describe(
+            "Plan a component's ref as soon as a git bundle brings a new commit of it (only refs the component lists).",
+          ),
+      })
+      .default({ planNewHeads: true })
+      .describe('Code delivered as git bundles (kind git): mirrors kept per repository; hooks never run.'),
+    providerMirrors: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "Directories `terraform init` installs providers from (Terraform's filesystem mirror layout), relative to this file; default bundles.accept.provider-mirror.dir.",
+      ),
     limits: LimitsSchema,
   })
   .superRefine((c, ctx) => {

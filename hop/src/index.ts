@@ -22,12 +22,15 @@
  * Upload-Metadata checked on finish, 460 on mismatch; an upload is visible only to the peer that
  * created it; `uploads.admit` applies disk caps and quotas), Range/If-Range blob serving,
  * `/v1/health`, `/metrics` (behind a token unless `metrics.public`), and one error middleware
- * rendering protocol's ERRORS (429/503 with `Retry-After`). The backend owns custody: throw
+ * rendering protocol's ERRORS (429/503 with `Retry-After`), and clock offsets per hop (`options.now` stamps
+ * each timed exchange; each bundle source's clock reaches `backend.accept` composed with the peer's:
+ * docs/decisions/070-clock-offsets.md). The backend owns custody: throw
  * `WireError(code)` from it for a wire error (e.g. `insufficient-storage` → 507), `RetryLaterError` for
  * a 429 with its own `Retry-After`.
  */
 export { type ScopedBatch, type ScopeRefusal, scopeBatch } from './core/scope.js';
 export { actsFor, bearerToken } from './http/auth.js';
+export { exchangeTimes, PeerClocks } from './http/clocks.js';
 export { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 export { errorMiddleware } from './http/errorMiddleware.js';
 export { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
@@ -37,6 +40,6 @@ export { AUTH_CHALLENGE, RetryLaterError } from './http/refuse.js';
 export { hopLimitFields } from './limitsSchema.js';
 export { MemoryHopBackend } from './memory/MemoryHopBackend.js';
 export { createHopMetrics, type HopMetrics } from './metrics.js';
-export type { BlobReader, FinishedUpload, HopBackend, Peer } from './ports/HopBackend.js';
+export type { BlobReader, FinishedUpload, HopBackend, Peer, SourceClocks } from './ports/HopBackend.js';
 export { createHopServer, type HopServer, type HopServerOptions } from './server.js';
 export { isUploadPath, type Reserved, UPLOADS_PATH, type UploadOptions } from './tus/tusMount.js';

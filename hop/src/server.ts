@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import { requirePeer } from './http/auth.js';
 import { serveBlob } from './http/blobRoute.js';
 import { getBundles, postBundles } from './http/bundleRoutes.js';
+import { exchangeTimes, PeerClocks } from './http/clocks.js';
 import { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 import { errorMiddleware } from './http/errorMiddleware.js';
 import { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
@@ -50,6 +51,8 @@ export interface HopServerOptions extends ConnectionLimits {
    * error middleware as `{ error: { code, message } }`.
    */
   extend?: (app: Koa) => void;
+  /** The node's clock (ms since the epoch) stamped on exchanges for the peers' offset estimates; default `Date.now`. */
+  now?: () => number;
 }
 
 /** A hop API server, not yet listening. */
@@ -84,13 +87,16 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   const app = new Koa();
   app.silent = true;
   const router = new Router();
+  const peerClocks = new PeerClocks();
   const auth = requirePeer(backend);
-  router.post('/v1/bundles', auth, (ctx) => postBundles(backend, metrics, limits, ctx));
-  router.get('/v1/bundles', auth, (ctx) => getBundles(backend, metrics, ctx));
+  const clocks = peerClocks.middleware();
+  router.post('/v1/bundles', auth, clocks, (ctx) => postBundles(backend, metrics, limits, ctx, peerClocks));
+  router.get('/v1/bundles', auth, clocks, (ctx) => getBundles(backend, metrics, ctx));
   router.get('/v1/blobs/:sha256', auth, (ctx) => serveBlob(backend, ctx, ctx.params.sha256 ?? ''));
   router.get('/v1/health', healthHandler(backend));
   router.get('/metrics', metricsRoute(metrics, backend, options.metrics));
   app.use(countRequests(metrics));
+  app.use(exchangeTimes(options.now ?? Date.now));
   app.use(errorMiddleware(logger, options.mapError));
   app.use(router.routes());
   app.use(

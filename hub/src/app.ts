@@ -12,9 +12,11 @@ import { peerMayRead } from './adapters/hop/peerMayRead.js';
 import { apiRouter } from './adapters/http/apiRouter.js';
 import { type ApiServer, createApiServer } from './adapters/http/apiServer.js';
 import { HubAuth } from './adapters/http/auth.js';
+import { fleetRouter } from './adapters/http/fleetRouter.js';
 import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
 import { mountPeopleSide } from './adapters/http/peopleSide.js';
 import { policyFor } from './adapters/http/policy.js';
+import { refsRouter } from './adapters/http/refsRouter.js';
 import { storeErrorToWire } from './adapters/http/storeErrors.js';
 import { BundlePublisher } from './adapters/publish/BundlePublisher.js';
 import { bundleApi } from './adapters/publish/bundleApi.js';
@@ -98,6 +100,12 @@ export async function createHub(
     help: 'Downlink bundles past their lifetime, not sent',
     registers: [registry],
   });
+  const refsExpired = new Counter({
+    name: 'hub_ref_plans_expired_total',
+    help: 'Cells and runs of refs other than the default removed after retention.refRetentionDays',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
   const ingest = new Ingest({
     store,
     clock,
@@ -128,6 +136,12 @@ export async function createHub(
       maxRunsPerCell: config.retention.maxRunsPerCell,
       maxAgeMs: config.retention.maxAgeDays * 86_400_000,
       failureMaxAgeMs: config.retention.failureMaxAgeDays * 86_400_000,
+      refMaxAgeMs: config.retention.refRetentionDays * 86_400_000,
+    },
+    log: logger,
+    countRefsExpired: (cells, runs) => {
+      refsExpired.inc({ kind: 'cells' }, cells);
+      refsExpired.inc({ kind: 'runs' }, runs);
     },
   });
   const siteEvents = async (sites: string[]) => {
@@ -191,6 +205,8 @@ export async function createHub(
       onPlanRequest: (r) => publish({ type: 'plan-request-updated', request: r }),
     }),
     bundleApi({ bundles, publisher, maxUploadBytes: config.api.maxUploadBytes }),
+    refsRouter({ refs: queries.refs }),
+    fleetRouter({ store, queries, clock }),
   ];
   const people = { auth, store, clock, config: config.api, csrfKey, routers, uiDir: config.uiDir };
   const listeners = listenersOf(config);
@@ -207,6 +223,8 @@ export async function createHub(
     headersTimeoutMs: config.limits.headersTimeoutMs,
     registry,
     logger,
+    // Exchanges are stamped with the hub's clock: the one agents' offsets are estimated against.
+    now: () => clock.now(),
     metrics: {
       authorize: split
         ? async () => {

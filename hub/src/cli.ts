@@ -9,6 +9,9 @@ import { createHub, keyPath, storePath } from './app.js';
 import { addBundleVerbs } from './commands/bundle.js';
 import { addConfigVerbs } from './commands/config.js';
 import { addEnrollVerb } from './commands/enroll.js';
+import { addMirrorVerbs } from './commands/mirror.js';
+import { addRefsVerbs } from './commands/refs.js';
+import { addSourceVerbs } from './commands/source.js';
 import { addUserVerbs } from './commands/user.js';
 import { configWarnings, type HubConfig, loadConfig } from './config.js';
 import { revoke } from './core/enrolment.js';
@@ -168,8 +171,11 @@ verb(
 });
 
 addBundleVerbs(program, config);
+addSourceVerbs(program);
+addMirrorVerbs(program);
 addUserVerbs(program, config);
 addConfigVerbs(program);
+addRefsVerbs(program);
 
 try {
   await program.parseAsync(process.argv);

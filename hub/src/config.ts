@@ -156,8 +156,15 @@ export const HubConfigSchema = z
           .positive()
           .default(365)
           .describe('Failures, and audit log entries, are kept this long, days.'),
+        refRetentionDays: z
+          .number()
+          .positive()
+          .default(30)
+          .describe(
+            "Plans of refs other than a component's default (pr/42, branches) go, with their runs, once not updated for this long, days.",
+          ),
       })
-      .default({ maxRunsPerCell: 500, maxAgeDays: 90, failureMaxAgeDays: 365 })
+      .default({ maxRunsPerCell: 500, maxAgeDays: 90, failureMaxAgeDays: 365, refRetentionDays: 30 })
       .describe('How much history the hub keeps.'),
     ingest: z
       .strictObject({

@@ -15,7 +15,7 @@ const start = async (extra: object = {}) => {
   return h;
 };
 
-/** A hub with a built dashboard, a plan request, a published bundle and an admin. */
+/** A hub with a built dashboard, a plan request, a published bundle, a plan of a ref and an admin. */
 async function seeded(extra: object = {}) {
   const h = await start(extra);
   const ui = join(h.dir, 'no-ui');
@@ -32,7 +32,13 @@ async function seeded(extra: object = {}) {
     body: 'x',
   });
   const { bundleId } = (await pub.json()) as { bundleId: string };
+  // A plan of ref pr/1 at commit aaaa…, so the ref gate answers 200.
+  const commit = 'a'.repeat(40);
+  const cell = (await h.hub.store.getCell('ship-7', 'prod', 'net'))!;
+  await h.hub.store.commit({ cells: [{ ...cell, ref: 'pr/1', atRef: 'pr/1', commit }] });
+  const queries: Record<string, string> = { '/api/refs/:ref/status': `?commit=${commit}` };
   const values: Record<string, string> = {
+    ref: 'pr%2F1',
     site: 'ship-7',
     environment: 'prod',
     component: 'net',
@@ -40,7 +46,8 @@ async function seeded(extra: object = {}) {
     requestId: req.requestId,
     bundleId,
   };
-  const urlOf = (r: RouteOp) => r.path.replace(/:(\w+)/g, (_, p: string) => values[p] ?? p);
+  const urlOf = (r: RouteOp) =>
+    r.path.replace(/:(\w+)/g, (_, p: string) => values[p] ?? p) + (queries[r.path] ?? '');
   return { h, admin, urlOf };
 }
 

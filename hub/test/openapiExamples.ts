@@ -68,11 +68,36 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
   const batch = encodeBatch([await stranger.delta()]) as Uint8Array<ArrayBuffer>;
   const H = h.url;
   const V = h.hopUrl;
+  const commitId = (c: string) => c.repeat(40);
+  await h.hub.store.commit({
+    cells: [
+      {
+        site: 'ship-7',
+        environment: 'prod',
+        component: 'net',
+        agent: 'a1',
+        status: 'blocked',
+        counts: null,
+        reason: null,
+        runId: h.runId,
+        plannedAt: h.clock.now(),
+        receivedAt: h.clock.now(),
+        expectedIntervalS: null,
+        planHash: null,
+        staleNotifiedFor: null,
+        ref: 'pr/1',
+        atRef: 'pr/1',
+        commit: commitId('a'),
+        needs: ['registry.terraform.io/hashicorp/aws 5.31.0 linux_amd64'],
+      },
+    ],
+  });
   const list: Example[] = [
     { op: 'GET /api/openapi.json', url: `${H}/api/openapi.json`, status: 200 },
     { op: 'GET /api/matrix', url: `${H}/api/matrix?site=ship-7&stale=false`, status: 200 },
     { op: 'GET /api/matrix', url: `${H}/api/matrix?at=yesterday`, status: 400 },
     { op: 'GET /api/sites', url: `${H}/api/sites`, status: 200 },
+    { op: 'GET /api/fleet', url: `${H}/api/fleet`, status: 200 },
     { op: 'GET /api/sites/{site}', url: `${H}/api/sites/ship-7`, status: 200 },
     { op: 'GET /api/sites/{site}', url: `${H}/api/sites/nowhere`, status: 404 },
     {
@@ -103,6 +128,24 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
     },
     { op: 'GET /api/plan-requests/{requestId}', url: `${H}/api/plan-requests/${requestId}`, status: 200 },
     { op: 'GET /api/events', url: `${H}/api/events`, status: 200 },
+    { op: 'GET /api/refs', url: `${H}/api/refs?limit=5`, status: 200 },
+    { op: 'GET /api/refs', url: `${H}/api/refs?limit=0`, status: 400 },
+    {
+      op: 'GET /api/refs/{ref}/status',
+      url: `${H}/api/refs/pr%2F1/status?commit=${commitId('a')}`,
+      status: 200,
+    },
+    { op: 'GET /api/refs/{ref}/status', url: `${H}/api/refs/pr%2F1/status?commit=abc`, status: 400 },
+    {
+      op: 'GET /api/refs/{ref}/status',
+      url: `${H}/api/refs/pr%2F9/status?commit=${commitId('b')}`,
+      status: 404,
+    },
+    { op: 'GET /api/needs', url: `${H}/api/needs?site=ship-7`, status: 200 },
+    { op: 'GET /api/needs', url: `${H}/api/needs?site=`, status: 400 },
+    { op: 'GET /api/sources', url: `${H}/api/sources?site=ship-7`, status: 200 },
+    { op: 'GET /api/sources', url: `${H}/api/sources?site=no%20such`, status: 400 },
+    { op: 'GET /api/sources', url: `${H}/api/sources?site=nowhere`, status: 404 },
     { op: 'GET /api/events', url: `${H}/api/events?lastEventId=a&lastEventId=b`, status: 400 },
     { op: 'GET /api/session', url: `${H}/api/session`, status: 200 },
     { op: 'POST /api/session', url: `${H}/api/session`, init: jsonPost({ token: admin.token }), status: 200 },

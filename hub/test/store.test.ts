@@ -56,4 +56,67 @@ describe('SqliteHubStore schema', () => {
     again.close();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('migrates a version-3 file: its runs read as default-cell runs and @ref cells can be stored', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hub-store-v3-'));
+    const path = join(dir, 'hub.db');
+    const v3 = new Database(path);
+    for (const m of MIGRATIONS.slice(0, 3)) v3.exec(m);
+    v3.prepare("UPDATE meta SET value = '3' WHERE key = 'schema'").run();
+    const old = {
+      runId: '01J00000000000000000000001',
+      site: 'ship-7',
+      agent: 'a1',
+      environment: 'prod',
+      component: 'net',
+      status: 'clean',
+      counts: null,
+      reason: null,
+      plannedAt: 1,
+      receivedAt: 1,
+      unchanged: false,
+      summary: { component: 'net', environment: 'prod', status: 'clean', startedAt: '', finishedAt: '' },
+      detailBlob: null,
+      docId: 'd',
+    };
+    v3.prepare(
+      'INSERT INTO runs (run_id, site, environment, component, status, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(old.runId, 'ship-7', 'prod', 'net', 'clean', 1, JSON.stringify(old));
+    v3.close();
+    const store = new SqliteHubStore(path);
+    try {
+      const q = { site: 'ship-7', environment: 'prod', component: 'net', limit: 10 };
+      expect((await store.listRuns(q)).map((r) => r.runId)).toEqual([old.runId]);
+      expect(await store.listRuns({ ...q, ref: 'main' })).toEqual([]);
+      await store.commit({
+        cells: [
+          {
+            site: 'ship-7',
+            environment: 'prod',
+            component: 'net',
+            agent: 'a1',
+            status: 'changes',
+            counts: null,
+            reason: null,
+            runId: '01J00000000000000000000002',
+            plannedAt: 2,
+            receivedAt: 2,
+            expectedIntervalS: null,
+            planHash: null,
+            staleNotifiedFor: null,
+            ref: 'pr/1',
+            atRef: 'pr/1',
+          },
+        ],
+      });
+      expect((await store.getRefCell('ship-7', 'prod', 'net', 'pr/1'))?.status).toBe('changes');
+      expect(await store.getCell('ship-7', 'prod', 'net')).toBeNull();
+    } finally {
+      await store.close();
+    }
+    const again = new Database(path, { readonly: true });
+    expect(again.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({ value: '4' });
+    again.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 });

@@ -229,6 +229,111 @@ export function runHubStoreContract(
       }),
     );
 
+    it(
+      'keeps @ref cells apart from the default cells, and lists runs per ref',
+      withStore(async (s) => {
+        const main = { ...cell('01J00000000000000000000001', 10), ref: 'main', commit: 'a'.repeat(40) };
+        const pr = {
+          ...cell('01J00000000000000000000002', 20, 'blocked'),
+          ref: 'pr/42',
+          atRef: 'pr/42',
+          needs: ['registry.terraform.io/hashicorp/aws 5.31.0 linux_amd64'],
+        };
+        const other = { ...pr, component: 'dns', atRef: 'pr/7', ref: 'pr/7', status: 'changes' as const };
+        await s.commit({
+          cells: [main, pr, other],
+          runs: [
+            { ...run('01J00000000000000000000001', 10), ref: 'main' },
+            {
+              ...run('01J00000000000000000000002', 20, 'blocked'),
+              ref: 'pr/42',
+              atRef: 'pr/42',
+              commit: 'b'.repeat(40),
+            },
+            run('01J00000000000000000000003', 30),
+            {
+              ...run('01J00000000000000000000004', 40),
+              component: 'dns',
+              ref: 'pr/42',
+              commit: 'b'.repeat(40),
+            },
+          ],
+        });
+        expect((await s.getCell('ship-7', 'prod', 'net'))?.runId).toBe(main.runId);
+        expect(await s.getRefCell('ship-7', 'prod', 'net', 'pr/42')).toMatchObject({
+          status: 'blocked',
+          needs: pr.needs,
+        });
+        expect(await s.getRefCell('ship-7', 'prod', 'net', 'pr/7')).toBeNull();
+        expect((await s.listCells()).map((c) => c.runId)).toEqual([main.runId]);
+        expect((await s.cellsAt(100)).length).toBe(0);
+        const all = await s.listRefCells({ limit: 10 });
+        expect(all.map((c) => `${c.component}@${c.atRef}`)).toEqual(['dns@pr/7', 'net@pr/42']);
+        expect((await s.listRefCells({ ref: 'pr/42', limit: 10 })).map((c) => c.component)).toEqual(['net']);
+        expect((await s.listRefCells({ status: 'blocked', limit: 10 })).map((c) => c.atRef)).toEqual([
+          'pr/42',
+        ]);
+        expect(await s.listRefCells({ site: 'other', limit: 10 })).toEqual([]);
+        expect(await s.listRefCells({ limit: 1 })).toHaveLength(1);
+        const q = { site: 'ship-7', environment: 'prod', component: 'net', limit: 10 };
+        expect((await s.listRuns(q)).map((r) => r.runId.slice(-1))).toEqual(['3', '1']);
+        expect((await s.listRuns({ ...q, ref: 'pr/42' })).map((r) => r.runId.slice(-1))).toEqual(['2']);
+        expect((await s.listRuns({ ...q, ref: 'main' })).map((r) => r.runId.slice(-1))).toEqual(['1']);
+        expect((await s.runsAt('pr/42', 'b'.repeat(40), 10)).map((r) => r.runId.slice(-1))).toEqual([
+          '4',
+          '2',
+        ]);
+        expect(await s.runsAt('pr/42', 'b'.repeat(40), 1)).toHaveLength(1);
+        expect(await s.runsAt('pr/42', 'c'.repeat(40), 10)).toEqual([]);
+      }),
+    );
+
+    it(
+      'expires @ref cells past refMaxAgeMs with all their runs, counted, and never a default cell',
+      withStore(async (s) => {
+        const day = 86_400_000;
+        const now = 100 * day;
+        const refCell = (runId: string, ref: string, at: number) => ({
+          ...cell(runId, at),
+          ref,
+          atRef: ref,
+        });
+        const refRun = (runId: string, ref: string, at: number) => ({ ...run(runId, at), ref, atRef: ref });
+        await s.commit({
+          cells: [
+            { ...cell('01J00000000000000000000001', now - 60 * day), ref: 'main' },
+            refCell('01J00000000000000000000003', 'pr/1', now - 40 * day),
+            refCell('01J00000000000000000000005', 'pr/2', now - 1 * day),
+          ],
+          runs: [
+            { ...run('01J00000000000000000000001', now - 60 * day), ref: 'main' },
+            refRun('01J00000000000000000000002', 'pr/1', now - 45 * day),
+            refRun('01J00000000000000000000003', 'pr/1', now - 40 * day),
+            refRun('01J00000000000000000000004', 'pr/2', now - 2 * day),
+            refRun('01J00000000000000000000005', 'pr/2', now - 1 * day),
+          ],
+        });
+        const policy = {
+          maxRunsPerCell: 1,
+          maxAgeMs: 90 * day,
+          failureMaxAgeMs: 90 * day,
+          refMaxAgeMs: 30 * day,
+        };
+        const r = await s.prune(policy, now);
+        expect(r).toMatchObject({ refCells: 1, refRuns: 2, runs: 1 });
+        expect(await s.getRefCell('ship-7', 'prod', 'net', 'pr/1')).toBeNull();
+        expect(await s.getRefCell('ship-7', 'prod', 'net', 'pr/2')).not.toBeNull();
+        const q = { site: 'ship-7', environment: 'prod', component: 'net', limit: 10 };
+        expect(await s.listRuns({ ...q, ref: 'pr/1' })).toEqual([]);
+        // Count retention per cell: pr/2's older run goes, the one its cell shows stays; main's stays.
+        expect((await s.listRuns({ ...q, ref: 'pr/2' })).map((x) => x.runId.slice(-1))).toEqual(['5']);
+        expect((await s.listRuns(q)).map((x) => x.runId.slice(-1))).toEqual(['1']);
+        expect(await s.getCell('ship-7', 'prod', 'net')).not.toBeNull();
+        const without = await s.prune({ ...policy, refMaxAgeMs: undefined }, now + 365 * day);
+        expect(without).toMatchObject({ refCells: 0, refRuns: 0 });
+      }),
+    );
+
     runAuthStoreContract(withStore);
   });
 }

@@ -19,16 +19,27 @@ export const DocRunSchema = z.object({
   environment: z.string(),
   component: z.string(),
   summary: PlanSummarySchema.omit({ resources: true }),
+  /** The ref planned, when the component's source comes from the site's git mirror. */
+  ref: z.string().max(200).optional(),
   /** sha256 of the compressed redacted detail (full PlanSummary as JSON, brotli), when one exists. */
   detailBlob: Sha256Schema.optional(),
   recordedAt: z.number().int().nonnegative(),
 });
 export type DocRun = z.infer<typeof DocRunSchema>;
 
-/** The latest fact per cell (`environment/component`). */
+/**
+ * The latest fact per cell: keyed `environment/component` for the component's default ref,
+ * `environment/component@ref` for any other ref (`cellKey`).
+ */
 export const DocCellSchema = z.object({
   environment: z.string(),
   component: z.string(),
+  /** The ref planned (absent for a component without a repository). */
+  ref: z.string().max(200).optional(),
+  /** The commit planned, when known. */
+  commit: z.string().max(64).optional(),
+  /** For `blocked`: what the site needs. */
+  needs: z.array(z.string().max(300)).max(50).optional(),
   /** The run that produced the current result. */
   runId: RunIdSchema,
   status: PlanStatusSchema,
@@ -59,6 +70,14 @@ export const AgentFactsSchema = z.object({
   oldestUnsentAt: z.number().int().nonnegative().optional(),
   /** The relay URL the agent currently pushes to (for the site view). */
   upstream: z.string().optional(),
+  /** Ref patterns each cell key may plan (`["main", "pr/*"]`), for components with a repository. */
+  refs: z.record(z.string(), z.array(z.string().max(200)).max(50)).optional(),
+  /** Heads of the agent's git mirrors: repository → ref → commit. */
+  sources: z.record(z.string(), z.record(z.string(), z.string().max(64))).optional(),
+  /** Provider builds in the agent's filesystem mirror (`host/ns/type version os_arch`). */
+  providers: z.array(z.string().max(300)).max(5000).optional(),
+  /** The agent's `os_arch` as Terraform names it (`linux_amd64`). */
+  platform: z.string().max(50).optional(),
   reportedAt: z.number().int().nonnegative(),
 });
 export type AgentFacts = z.infer<typeof AgentFactsSchema>;

@@ -25,6 +25,12 @@ export const MatrixCellSchema = z.object({
   stale: z.boolean(),
   siteUnreachable: z.boolean(),
   reason: z.string().nullable().optional(),
+  /** The ref the cell's plan is of (absent or null: a component without a repository). */
+  ref: z.string().nullable().optional(),
+  /** The commit planned, when known. */
+  commit: z.string().nullable().optional(),
+  /** For `blocked`: what the site needs. */
+  needs: z.array(z.string()).optional(),
 });
 export type MatrixCell = z.infer<typeof MatrixCellSchema>;
 
@@ -45,6 +51,8 @@ export const MatrixQuerySchema = z.object({
     .transform((s) => s === 'true')
     .optional(),
   at: z.iso.datetime().optional(),
+  /** Plans of this ref (`pr/42`); default the main view (each component's default ref). */
+  ref: z.string().max(200).optional(),
 });
 export type MatrixQuery = z.infer<typeof MatrixQuerySchema>;
 
@@ -63,6 +71,11 @@ export const AgentInfoSchema = z.object({
   oldestUnsentAt: z.iso.datetime().nullable(),
   /** Estimated agent clock minus hub clock, milliseconds (T2). */
   clockOffsetMs: z.number().nullable(),
+  /**
+   * The offset is known within ± this many milliseconds (half the round trips of its path, composed per
+   * hop); null when it is only a one-way bound (no round-trip estimate yet); absent from older hubs.
+   */
+  clockOffsetUncertaintyMs: z.number().nonnegative().nullable().optional(),
 });
 export type AgentInfo = z.infer<typeof AgentInfoSchema>;
 
@@ -74,6 +87,8 @@ export const SiteSummarySchema = z.object({
   unreachable: z.boolean(),
   /** Estimated clock offset of the site's agents (mean), milliseconds. */
   clockOffsetMs: z.number().nullable(),
+  /** ± milliseconds around `clockOffsetMs` that cover every agent's own estimate; null when one is unknown. */
+  clockOffsetUncertaintyMs: z.number().nonnegative().nullable().optional(),
   cells: z.number().int().nonnegative(),
   /** Count of cells per status. */
   statusCounts: z.record(z.string(), z.number().int().nonnegative()),
@@ -107,6 +122,8 @@ export const RunListItemSchema = z.object({
   receivedAt: z.iso.datetime(),
   /** true when the run only confirmed the previous plan ("unchanged as of"). */
   unchanged: z.boolean(),
+  ref: z.string().nullable().optional(),
+  commit: z.string().nullable().optional(),
 });
 export type RunListItem = z.infer<typeof RunListItemSchema>;
 
@@ -116,10 +133,22 @@ export const RunsResponseSchema = z.object({
 });
 export type RunsResponse = z.infer<typeof RunsResponseSchema>;
 
+/** Where a run's per-resource detail stands at the hub (`RunDetail.detailState`). */
+export const RUN_DETAIL_STATES = ['none', 'pending', 'arrived', 'unreadable'] as const;
+export type RunDetailState = (typeof RUN_DETAIL_STATES)[number];
+
 export const RunDetailSchema = RunListItemSchema.extend({
   summary: PlanSummarySchema,
   /** true once the redacted detail blob has arrived and verified; resources come from it. */
   detailAvailable: z.boolean(),
+  /**
+   * Where the per-resource detail stands at the hub: `none` (the run has none: failed, locked,
+   * redaction-failed, blocked, or `unchanged`, whose detail is the earlier identical plan's), `pending`
+   * (announced, still at the site or on its way: blobs travel after the summary, at lower priority),
+   * `arrived`, `unreadable` (at the hub but over its size cap or not a detail). Absent from hubs that
+   * predate it: read `detailAvailable`.
+   */
+  detailState: z.enum(RUN_DETAIL_STATES).optional(),
 });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 
@@ -130,6 +159,10 @@ export const PlanRequestCreateSchema = z.object({
   site: SiteIdSchema,
   environment: z.string().min(1),
   component: z.string().min(1),
+  /** The ref to plan (`pr/42`); default the component's default ref. */
+  ref: z.string().max(200).optional(),
+  /** Plan this commit of the ref (full id) once the site holds it. */
+  commit: z.string().max(64).optional(),
 });
 export type PlanRequestCreate = z.infer<typeof PlanRequestCreateSchema>;
 

@@ -93,6 +93,10 @@ export const ControlPayloadSchema = z.discriminatedUnion('type', [
     site: SiteIdSchema,
     environment: z.string().min(1),
     component: z.string().min(1),
+    /** The ref to plan (default: the component's default ref). */
+    ref: z.string().max(200).optional(),
+    /** Plan this commit of the ref once the site holds it (default: the ref's head when the request runs). */
+    commit: z.string().max(64).optional(),
     requestedAt: z.number().int().nonnegative(),
     expiresAt: z.number().int().nonnegative(),
   }),

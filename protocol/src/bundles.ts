@@ -7,8 +7,12 @@ import { SiteIdSchema } from './ids.js';
  * (`BlobManifestSchema` with `bundleId`, `fileKind`, `name`) queued on each target site's downlink at `bulk`.
  */
 
-/** What a published file is for; the agent's local config names a directory per accepted kind. */
-export const FILE_KINDS = ['provider-mirror', 'module', 'image', 'config', 'file'] as const;
+/**
+ * What a published file is for; the agent's local config names a directory per accepted kind. `git` is
+ * a `git bundle` of a repository a component plans from (its `name` is the repository's): the agent
+ * fetches it into its mirror instead of placing it.
+ */
+export const FILE_KINDS = ['provider-mirror', 'module', 'image', 'config', 'file', 'git'] as const;
 export const FileKindSchema = z.enum(FILE_KINDS);
 export type FileKind = z.infer<typeof FileKindSchema>;
 

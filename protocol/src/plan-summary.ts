@@ -6,7 +6,19 @@ import { Sha256Schema } from './ids.js';
  * names, counts and actions, never attribute, variable or output values.
  */
 
-export const PLAN_STATUSES = ['clean', 'changes', 'drift', 'failed', 'locked', 'redaction-failed'] as const;
+/**
+ * `blocked`: the plan could not run because the site lacks something headquarters can send (a provider
+ * build, the ref's commit); `needs` says exactly what.
+ */
+export const PLAN_STATUSES = [
+  'clean',
+  'changes',
+  'drift',
+  'failed',
+  'locked',
+  'redaction-failed',
+  'blocked',
+] as const;
 export const PlanStatusSchema = z.enum(PLAN_STATUSES);
 export type PlanStatus = z.infer<typeof PlanStatusSchema>;
 
@@ -15,12 +27,35 @@ export const FailureReasonSchema = z
   .string()
   .regex(/^[a-z0-9-]{1,64}$/, 'reason must be a short kebab-case code');
 
+/**
+ * How many resources a plan touches. `add`, `change` and `destroy` are the numbers of Terraform's
+ * "Plan: N to add, N to change, N to destroy." line, counted the same way; the other fields say more
+ * about them and are never to be added to them.
+ */
 export const PlanCountsSchema = z.object({
+  /**
+   * Resource instances to create: actions `["create"]` or `["create","forget"]`, and every replacement
+   * (`["delete","create"]`, `["create","delete"]`), which Terraform counts once here and once in `destroy`.
+   */
   add: z.number().int().nonnegative(),
+  /** Resource instances to update in place: actions exactly `["update"]` (an import with changes included). */
   change: z.number().int().nonnegative(),
+  /**
+   * Managed resource instances to destroy: actions `["delete"]`, and every replacement (also counted in
+   * `add`). Deleted data sources and `forget` (removed from state, left running) are not counted.
+   */
   destroy: z.number().int().nonnegative(),
+  /**
+   * How many of the instances in `add` are replacements, each also one of `destroy`. A breakdown, not a
+   * further change: `{ add: 1, destroy: 1, replace: 1 }` is one resource replaced.
+   */
   replace: z.number().int().nonnegative(),
+  /** Resource instances to import (Terraform's "N to import"); each may also be in `change`. */
   import: z.number().int().nonnegative(),
+  /**
+   * Entries of `resource_drift`: objects changed outside Terraform since the last apply. Apart from the
+   * proposed changes above; the plan may or may not propose to undo them.
+   */
   drift: z.number().int().nonnegative(),
 });
 export type PlanCounts = z.infer<typeof PlanCountsSchema>;
@@ -74,6 +109,10 @@ export const PlanSummarySchema = z.object({
   terraformVersion: z.string().optional(),
   formatVersion: z.string().optional(),
   git: GitInfoSchema.optional(),
+  /** The ref planned (`main`, `pr/42`) when the source came from the site's git mirror. */
+  ref: z.string().max(200).optional(),
+  /** For `blocked`: what the site needs, e.g. `registry.terraform.io/hashicorp/aws 5.31.0 linux_amd64`. */
+  needs: z.array(z.string().max(300)).max(50).optional(),
   exitCode: z.number().int().optional(),
   startedAt: z.iso.datetime(),
   finishedAt: z.iso.datetime(),

@@ -15,7 +15,10 @@ export const RunRecordSchema = z.object({
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
-/** `environment/component`: how a cell is keyed inside one site. */
-export function cellKey(environment: string, component: string): string {
-  return `${environment}/${component}`;
+/**
+ * How a cell is keyed inside one site: `environment/component` for the component's default ref (or a
+ * component without a repository), `environment/component@ref` for plans of any other ref.
+ */
+export function cellKey(environment: string, component: string, ref?: string | null): string {
+  return ref ? `${environment}/${component}@${ref}` : `${environment}/${component}`;
 }

@@ -64,6 +64,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     },
     registry,
     logger: log,
+    now: () => clock.now(),
   });
   backend.uploads = hop.uploads;
   const metrics = createRelayMetrics(registry, custody, clock, cfg.dataDir);
@@ -78,6 +79,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
       u.token,
       cfg.forward.requestTimeoutMs,
       cfg.limits.maxResponseBytes,
+      () => clock.now(),
     ),
     plan: u.plan,
     failures: 0,

@@ -1,12 +1,14 @@
 /**
- * `npm start`: the Driftline demo. Hub (with dashboard), one relay, three agents at three sites on
- * different time-compressed links, fake terraform producing changing plans; all on 127.0.0.1.
+ * `npm start`: the Driftline demo. Hub (with dashboard), one relay, and a fleet: three sites on
+ * different time-compressed links, each planning every component of `DEMO_COMPONENTS` in every
+ * environment (topology/spec.ts lists them) with the fake terraform's changing plans; all on 127.0.0.1.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { publishDemoSource } from './topology/demoSource.js';
 import { ROOT } from './topology/programs.js';
-import { demoSpec } from './topology/spec.js';
+import { DEMO_COMPONENTS, DEMO_ENVIRONMENTS, DEMO_PR_REF, DEMO_SOURCE, demoSpec } from './topology/spec.js';
 import { Topology } from './topology/Topology.js';
 
 const dir = resolve(process.env.DRIFTLINE_DEMO_DIR ?? join(ROOT, '.driftline', 'demo'));
@@ -24,7 +26,11 @@ if (build.status !== 0 && !existsSync(join(uiDir, 'index.html'))) {
 }
 rmSync(dir, { recursive: true, force: true });
 const spec = { ...demoSpec(dir), uiDir, hubPort: Number(process.env.DRIFTLINE_HUB_PORT ?? 0) };
+const cells = spec.sites.reduce((n, s) => n + s.components.reduce((m, c) => m + c.environments.length, 0), 0);
 say(`starting the demo in ${dir} (logs in ${join(dir, 'logs')})…`);
+say(
+  `fleet: ${cells} cells (${DEMO_COMPONENTS.length} components × ${DEMO_ENVIRONMENTS.length} environments at ${spec.sites.length} sites, and ${DEMO_SOURCE.name} at ${DEMO_SOURCE.site} from headquarters' git)`,
+);
 const topo = await Topology.start(spec, say);
 for (const s of spec.sites)
   say(
@@ -33,6 +39,16 @@ for (const s of spec.sites)
 say(`Dashboard: ${topo.hubUrl}`);
 say(`Relay: ${topo.relayUrl}`);
 say(`Sign in: ${topo.signInUrl}`);
+try {
+  const repo = await publishDemoSource(dir, topo.layout.hubConfig, topo.hubUrl);
+  say(
+    `PR plans: ${topo.hubUrl}/?ref=${DEMO_PR_REF} (${DEMO_SOURCE.name}: main and ${DEMO_PR_REF} of ${repo}, sent to ${DEMO_SOURCE.site} as a git bundle)`,
+  );
+} catch (e) {
+  say(
+    `warning: publishing the demo repository failed (${(e as Error).message.split('\n')[0]}); the PR view stays empty`,
+  );
+}
 say('Ctrl-C stops everything.');
 
 let stopping = false;

@@ -1,18 +1,40 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LOCK_FILE_MAX_CHARS, parseLockFile, terraformPlatform } from '@driftline/protocol';
+import {
+  configurationDigest,
+  fsMirror,
+  readInstalled,
+  readTextFile,
+  recordInstalled,
+} from './adapters/fs/providerFiles.js';
 import { loadScenario, nextRun } from './adapters/fs/scenarioFiles.js';
 import { parseArgs } from './core/terraform/args.js';
+import { type InstallMethod, parseCliConfig } from './core/terraform/cliConfig.js';
+import {
+  initOutcome,
+  pluginsProblem,
+  type RequiredProvider,
+  requiredProviders,
+} from './core/terraform/init.js';
+import { box } from './core/terraform/messages.js';
 import { type Outcome, planOutcome, showOutcome, versionOutcome } from './core/terraform/run.js';
+import type { Scenario } from './core/terraform/scenario.js';
 
 /**
  * A terraform-compatible program for simulations and tests (`simulation/bin/terraform`):
  * `plan [-json] -out=<file> -detailed-exitcode [-var-file=<f>…]`, `show -json <file>`, `version [-json]`,
- * `init`, `validate`, driven by the scenario in the working directory. Environment:
+ * `init [-plugin-dir=<dir>…]` (providers from mirrors, offline), `validate`, driven by the scenario in the
+ * working directory. Environment:
  *   FAKE_TERRAFORM_SCENARIO     scenario file (default: ./fake-terraform.yaml|yml|json, else a built-in cycle)
  *   FAKE_TERRAFORM_STATE_DIR    where the run counter lives (default: ./.fake-terraform)
  *   FAKE_TERRAFORM_ENVIRONMENT  environment name when the scenario has none (default: TF_WORKSPACE or "default")
  *   FAKE_TERRAFORM_TIMESTAMP    "now" stamps plans with the real time (default: a fixed time, byte-identical plans)
+ *   FAKE_TERRAFORM_NETWORK      "1": a registry is reachable (default: offline, as at a site)
+ *   FAKE_TERRAFORM_PLATFORM     the platform providers are installed for (default: this machine's, e.g. linux_amd64)
+ *   TF_CLI_CONFIG_FILE          CLI configuration whose provider_installation block `init` follows
+ *   TF_DATA_DIR                 where `init` records installed providers (default: ./.terraform)
  */
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
   const cmd = parseArgs(argv);
@@ -29,8 +51,32 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
   switch (cmd.verb) {
     case 'version':
       return versionOutcome(s.terraformVersion, cmd.json);
-    case 'init':
-      return { exitCode: 0, stdout: '\nTerraform has been successfully initialized!\n', stderr: '' };
+    case 'init': {
+      const req = required(dir, s);
+      if (!req.ok) return req.outcome;
+      let methods: InstallMethod[] | null;
+      if (cmd.pluginDirs.length)
+        methods = cmd.pluginDirs.map((path) => ({
+          kind: 'filesystem_mirror',
+          path,
+          include: [],
+          exclude: [],
+        }));
+      else {
+        const c = cliConfig(env);
+        if (!c.ok) return c.outcome;
+        methods = c.methods;
+      }
+      const o = initOutcome({
+        required: req.providers,
+        methods,
+        platform: platformOf(env),
+        network: env.FAKE_TERRAFORM_NETWORK === '1',
+        mirror: fsMirror(dir),
+      });
+      if (o.installed.length) recordInstalled(dataDir(dir, env), o.installed);
+      return o;
+    }
     case 'validate':
       return { exitCode: 0, stdout: 'Success! The configuration is valid.\n', stderr: '' };
     case 'show': {
@@ -39,7 +85,11 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
       return showOutcome(cmd.file, existsSync(path) ? readFileSync(path, 'utf8') : null, cmd.json);
     }
     case 'plan': {
-      const { run, elapsedMs } = nextRun(dir, env, Date.now());
+      const req = required(dir, s);
+      if (!req.ok) return req.outcome;
+      const preflightError =
+        pluginsProblem(req.providers, readInstalled(dataDir(dir, env)), platformOf(env)) ?? undefined;
+      const { run, elapsedMs } = preflightError ? { run: 0, elapsedMs: 0 } : nextRun(dir, env, Date.now());
       const o = planOutcome({
         scenario: s,
         run,
@@ -53,6 +103,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
           const path = resolve(dir, f);
           return existsSync(path) ? [{ path: f, text: readFileSync(path, 'utf8') }] : [];
         }),
+        configDigest: configurationDigest(dir),
+        preflightError,
         timestamp:
           env.FAKE_TERRAFORM_TIMESTAMP === 'now'
             ? new Date().toISOString().replace(/\.\d+Z$/, 'Z')
@@ -69,6 +121,53 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
         stderr: `Terraform has no command named "${cmd.name}" (this fake knows plan, show, version, init, validate).\n`,
       };
   }
+}
+
+const fail = (stderr: string): Outcome => ({ exitCode: 1, stdout: '', stderr });
+
+const platformOf = (env: NodeJS.ProcessEnv) =>
+  env.FAKE_TERRAFORM_PLATFORM || terraformPlatform(process.platform, process.arch);
+
+const dataDir = (dir: string, env: NodeJS.ProcessEnv) => resolve(dir, env.TF_DATA_DIR || '.terraform');
+
+/** The providers the working directory requires: its lock file's and the scenario's `providers`. */
+function required(
+  dir: string,
+  s: Scenario,
+): { ok: true; providers: RequiredProvider[] } | { ok: false; outcome: Outcome } {
+  let text: string | null;
+  try {
+    text = readTextFile(join(dir, '.terraform.lock.hcl'), LOCK_FILE_MAX_CHARS);
+  } catch (e) {
+    return { ok: false, outcome: fail(box('Failed to read dependency lock file', [(e as Error).message])) };
+  }
+  if (text === null) return { ok: true, providers: requiredProviders([], s.providers) };
+  const lock = parseLockFile(text);
+  if (!lock.ok)
+    return {
+      ok: false,
+      outcome: fail(box('Invalid dependency lock file', [`.terraform.lock.hcl ${lock.problem}`])),
+    };
+  return { ok: true, providers: requiredProviders(lock.providers, s.providers) };
+}
+
+/** The `provider_installation` methods of `TF_CLI_CONFIG_FILE`, null when there is no such file or block. */
+function cliConfig(
+  env: NodeJS.ProcessEnv,
+): { ok: true; methods: InstallMethod[] | null } | { ok: false; outcome: Outcome } {
+  const path = env.TF_CLI_CONFIG_FILE;
+  if (!path) return { ok: true, methods: null };
+  let text: string | null;
+  try {
+    text = readTextFile(path, 256 * 1024);
+  } catch (e) {
+    return { ok: false, outcome: fail(box('Failed to read CLI configuration', [(e as Error).message])) };
+  }
+  // Terraform reads the file only when it exists (a missing one is as good as none).
+  if (text === null) return { ok: true, methods: null };
+  const c = parseCliConfig(text);
+  if (!c.ok) return { ok: false, outcome: fail(box('Invalid CLI configuration', [`${path} ${c.problem}`])) };
+  return { ok: true, methods: c.methods };
 }
 
 const o = await main(process.argv.slice(2), process.env);

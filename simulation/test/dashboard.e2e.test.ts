@@ -97,6 +97,9 @@ describe.runIf(hasChromium || required)('dashboard e2e against a real hub', { ti
   });
 
   it('shows the matrix from the hub, with a stale mark and the unreachable site’s last known state', async () => {
+    // The landing view is the fleet overview; the matrix is one link away.
+    await page.getByRole('heading', { name: /Fleet overview/ }).waitFor({ timeout: 20_000 });
+    await page.getByRole('link', { name: 'Matrix', exact: true }).click();
     const grid = page.getByRole('grid');
     await grid.waitFor({ timeout: 20_000 });
     await expect.poll(() => grid.textContent(), { timeout: 20_000 }).toContain('polar-1');

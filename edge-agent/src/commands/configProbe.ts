@@ -88,7 +88,8 @@ export function probeTools(config: AgentConfig, env: NodeJS.ProcessEnv): Finding
   const tools = config.components.map((c: ComponentConfig, i): ToolReport => {
     const key = c.command ? 'command' : 'tool';
     const program = c.command ? (c.command[0] as string) : c.tool;
-    const path = findProgram(program, env, c.workingDir);
+    const cwd = c.workingDir ?? process.cwd();
+    const path = findProgram(program, env, cwd);
     const report: ToolReport = { component: c.name, key, program, path, version: null };
     if (!path) {
       problems.push(
@@ -99,7 +100,7 @@ export function probeTools(config: AgentConfig, env: NodeJS.ProcessEnv): Finding
       return report;
     }
     if (c.command) return report;
-    const v = asked.get(path) ?? askVersion(path, c.tool, c.workingDir, env);
+    const v = asked.get(path) ?? askVersion(path, c.tool, cwd, env);
     asked.set(path, v);
     report.version = v.version;
     if (!v.version)

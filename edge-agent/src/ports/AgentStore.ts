@@ -26,6 +26,8 @@ export interface RecordRunInput {
    */
   detail?: StoredDetail | (() => StoredDetail);
   lockedStreak?: number;
+  /** A ref other than the component's default: recorded in the cell `environment/component@ref`. */
+  cellRef?: string;
   facts?: Omit<AgentFacts, 'queueDepth' | 'oldestUnsentAt' | 'reportedAt'>;
 }
 
@@ -119,7 +121,7 @@ export interface AgentStore {
   /** Publishes the agent's facts without a run (start-up); writes nothing when they have not changed. */
   updateFacts(facts: NonNullable<RecordRunInput['facts']>): boolean;
   /** Consecutive locked results recorded for a cell (to carry over into the next run). */
-  lockedStreak(environment: string, component: string): number;
+  lockedStreak(environment: string, component: string, cellRef?: string): number;
   pending(): PendingDelta[];
   /**
    * A bundle carrying `heads` of `epoch` was pushed; `receipt` is the upstream's answer (or null when

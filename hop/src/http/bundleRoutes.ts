@@ -11,6 +11,7 @@ import type { Context } from 'koa';
 import type { HopMetrics } from '../metrics.js';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
 import { mayPullFor } from './auth.js';
+import type { PeerClocks } from './clocks.js';
 import { readLimitedBody } from './readBody.js';
 
 const ACCEPTED_TYPES = [BATCH_CONTENT_TYPE, 'application/octet-stream'];
@@ -21,6 +22,7 @@ export async function postBundles(
   metrics: HopMetrics,
   limits: { maxBatchBytes: number; maxBundlesPerBatch: number },
   ctx: Context,
+  clocks?: PeerClocks,
 ): Promise<void> {
   const peer = ctx.state.peer as Peer;
   const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
@@ -31,7 +33,7 @@ export async function postBundles(
   metrics.bytesIn.inc({ peer: peer.name }, body.length);
   const batch = decodeBatch(body, limits.maxBundlesPerBatch);
   if (!batch.ok) throw new WireError(batch.error.code, batch.error.message);
-  const receipts = await backend.accept(peer, batch.value);
+  const receipts = await backend.accept(peer, batch.value, clocks?.sourcesOf(peer, ctx));
   ctx.body = { receipts };
 }
 

@@ -8,7 +8,7 @@ import {
   endpointText,
   type Receipt,
 } from '@driftline/protocol';
-import type { BlobReader, FinishedUpload, HopBackend, Peer } from '../ports/HopBackend.js';
+import type { BlobReader, FinishedUpload, HopBackend, Peer, SourceClocks } from '../ports/HopBackend.js';
 
 /**
  * An in-memory `HopBackend`: accepts every well-framed bundle, deduplicates by id, serves downlink
@@ -48,7 +48,11 @@ export class MemoryHopBackend implements HopBackend {
     return this.tokens.get(token) ?? null;
   }
 
-  async accept(_peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
+  /** The source clocks the last batch came with (what the path said of each source's clock). */
+  lastClocks: SourceClocks | undefined;
+
+  async accept(_peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]> {
+    this.lastClocks = clocks;
     if (this.failWith) throw this.failWith;
     return bundles.map((bytes, index) => {
       const d = decodeBundle(bytes);

@@ -1,4 +1,4 @@
-import type { DownlinkQuery, Receipt } from '@driftline/protocol';
+import type { ClockEstimate, DownlinkQuery, Receipt } from '@driftline/protocol';
 
 /**
  * What a node (relay or hub) must provide for `@driftline/hop` to serve the hop API
@@ -19,9 +19,10 @@ export interface HopBackend {
    * Takes custody of a batch (already framed-decoded; each element is one encoded bundle, untrusted).
    * Resolves only after the node's durable commit (D1): one receipt per bundle, in order.
    * Duplicates answer `duplicate`, never a second copy (D2). Out of disk: throw `WireError('insufficient-storage')`
-   * with nothing half-written.
+   * with nothing half-written. `clocks` gives each bundle source's clock minus this node's, when the
+   * path told it (docs/decisions/070-clock-offsets.md); a backend may ignore it.
    */
-  accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]>;
+  accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]>;
 
   /** Bundles addressed to `query.for` after `query.after`, at least once; `cursor` goes back as `after` next time. */
   downlink(peer: Peer, query: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }>;
@@ -39,6 +40,12 @@ export interface HopBackend {
   /** Readiness for `/v1/health` (e.g. false while the store is migrating). */
   health(): Promise<{ ok: boolean; detail?: string }>;
 }
+
+/**
+ * The clock of a bundle's source (`site/agent`) minus this node's clock, composed along the path the
+ * bundle came (docs/decisions/070-clock-offsets.md), or null when some hop of it gave no estimate.
+ */
+export type SourceClocks = (source: string) => ClockEstimate | null;
 
 /** A downstream peer, identified by its token. */
 export interface Peer {

@@ -1,70 +1,26 @@
-import { type AckPayload, encodeBundle, type Receipt } from '@driftline/protocol';
-import type { Clock } from '../ports/Clock.js';
-import type {
-  AgentRow,
-  CellRow,
-  HubStore,
-  PlanRequestRow,
-  RunRow,
-  SiteRow,
-  WriteSet,
-} from '../ports/HubStore.js';
-import type { IdGen } from '../ports/IdGen.js';
+import {
+  type AckPayload,
+  type ClockEstimate,
+  cellKey as docCellKey,
+  encodeBundle,
+  endpointText,
+  type Receipt,
+} from '@driftline/protocol';
+import type { AgentRow, CellRow, PlanRequestRow, SiteRow, WriteSet } from '../ports/HubStore.js';
 import { nextOffset } from './clockOffset.js';
-import type { DocReplicas } from './DocReplicas.js';
-import type { DocEntries } from './materialise.js';
+import type { Committed, IngestDeps } from './ingestTypes.js';
 import { materialise, replacesCell } from './materialise.js';
 import type { Segment } from './mergeDoc.js';
+import { answersRequest, type PlanAnswer, RunCells, readCell } from './refCells.js';
 import { type Refusal, Rejections } from './rejections.js';
-import { KeyCache, type RefusalReason, type Verified, verifyDocDelta } from './verify.js';
+import { SegmentEntries } from './segmentEntries.js';
+import { KeyCache, type Verified, verifyDocDelta } from './verify.js';
 import { webhookRows } from './webhooks.js';
 
-export interface IngestDeps {
-  store: HubStore;
-  clock: Clock;
-  ids: IdGen;
-  replicas: DocReplicas;
-  hubPrivateKey: CryptoKey;
-  webhookUrls: readonly string[];
-  log: { warn(obj: object, msg: string): void };
-  /** Counts refusals by reason, and results merged. */
-  count: { refused(reason: RefusalReason): void; merged(runs: number): void };
-  ackLifetimeS?: number;
-}
+export type { Committed, IngestDeps } from './ingestTypes.js';
 
-/** What one batch changed, after its commit: for live events. */
-export interface Committed {
-  cells: CellRow[];
-  runs: RunRow[];
-  sites: string[];
-  planRequests: PlanRequestRow[];
-  /** The `bundles` map (the agent's delivery states) of each document whose map changed. */
-  deliveries: { docId: string; site: string; agent: string; states: unknown }[];
-}
-
-const cellKey = (site: string, env: string, comp: string) => `${site}\u0000${env}\u0000${comp}`;
-/** A merge's segment read as a document (for `materialise`); the cadences from the memo when unchanged. */
-class SegmentEntries implements DocEntries {
-  constructor(
-    private readonly seg: Segment,
-    private readonly memo: Map<string, unknown>,
-  ) {}
-  entry(top: 'runs' | 'cells', key: string): unknown {
-    return this.seg[top][key];
-  }
-  keys(top: 'runs' | 'cells'): string[] {
-    return top === 'cells' && this.seg.cellKeys ? this.seg.cellKeys : Object.keys(this.seg[top]);
-  }
-  facts(): unknown {
-    const f = this.seg.facts as Record<string, unknown> | undefined;
-    if (!this.seg.cadenceFromMemo) {
-      if (f && typeof f === 'object') this.memo.set('cadenceS', f.cadenceS);
-      return f;
-    }
-    return { ...f, cadenceS: this.memo.get('cadenceS') };
-  }
-}
-
+const cellKey = (site: string, env: string, comp: string, ref?: string | null) =>
+  `${site}\u0000${env}\u0000${comp}\u0000${ref ?? ''}`;
 type Ok = Extract<Verified, { ok: true }>;
 type Accepted = { index: number; id: Ok['bundle']['header']['id']; v: Ok };
 
@@ -92,13 +48,25 @@ export class Ingest {
     return () => this.listeners.delete(fn);
   }
 
-  accept(peerName: string, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
-    const next = this.chain.then(() => this.acceptNow(peerName, bundles));
+  /**
+   * `clocks`: each bundle source's clock minus the hub's, as its path composed it from round trips per hop
+   * (docs/decisions/070-clock-offsets.md); without it the offset falls back to one-way transit.
+   */
+  accept(
+    peerName: string,
+    bundles: readonly Uint8Array[],
+    clocks?: (source: string) => ClockEstimate | null,
+  ): Promise<Receipt[]> {
+    const next = this.chain.then(() => this.acceptNow(peerName, bundles, clocks));
     this.chain = next.catch(() => undefined);
     return next;
   }
 
-  private async acceptNow(peerName: string, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
+  private async acceptNow(
+    peerName: string,
+    bundles: readonly Uint8Array[],
+    clocks?: (source: string) => ClockEstimate | null,
+  ): Promise<Receipt[]> {
     const { store, clock, replicas } = this.d;
     const now = clock.now();
     const w: Required<
@@ -140,9 +108,9 @@ export class Ingest {
       }
       return p;
     };
-    const prevCell = async (site: string, env: string, comp: string) => {
-      const k = cellKey(site, env, comp);
-      if (!cells.has(k)) cells.set(k, await store.getCell(site, env, comp));
+    const prevCell = async (site: string, env: string, comp: string, ref?: string | null) => {
+      const k = cellKey(site, env, comp, ref);
+      if (!cells.has(k)) cells.set(k, await readCell(store, site, env, comp, ref));
       return cells.get(k) ?? null;
     };
 
@@ -200,12 +168,14 @@ export class Ingest {
         const what = seg.touched;
         const doc = new SegmentEntries(seg, memo);
         const planHashes = new Map<string, string | null>();
+        const runCells = new RunCells(doc, what.cells);
         for (const k of what.runs) {
           const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
           if (!r) continue;
           const env = String(r.environment);
           const comp = String(r.component);
-          planHashes.set(`${env}/${comp}`, (await prevCell(site, env, comp))?.planHash ?? null);
+          const at = runCells.atRef(r);
+          planHashes.set(docCellKey(env, comp, at), (await prevCell(site, env, comp, at))?.planHash ?? null);
         }
         const m = materialise(doc, what, {
           site,
@@ -214,6 +184,7 @@ export class Ingest {
           now,
           offsetMs: offsetMs ?? 0,
           prevPlanHash: (k) => planHashes.get(k) ?? null,
+          runCells,
         });
         if (m.invalid.length > 0)
           this.d.log.warn(
@@ -225,37 +196,36 @@ export class Ingest {
         w.runs.push(...m.runs);
         this.d.count.merged(m.runs.length);
         for (const next of m.cells) {
-          const cellTouched = what.cells.has(`${next.environment}/${next.component}`);
-          const prev = await prevCell(site, next.environment, next.component);
+          const cellTouched = what.cells.has(docCellKey(next.environment, next.component, next.atRef));
+          const prev = await prevCell(site, next.environment, next.component, next.atRef);
           if (!replacesCell(prev, next, cellTouched)) continue;
           const row: CellRow = {
             ...next,
             plannedAt: prev && !cellTouched ? prev.plannedAt : next.plannedAt,
             staleNotifiedFor: prev?.staleNotifiedFor ?? null,
           };
-          const k = cellKey(site, next.environment, next.component);
+          const k = cellKey(site, next.environment, next.component, next.atRef);
           cells.set(k, row);
           changedCells.set(k, row);
+          if (row.atRef) continue; // `@ref` cells: no history (the point-in-time matrix) and no webhooks
           const { staleNotifiedFor: _s, planHash: _p, ...hist } = row;
           w.history.push(hist);
           w.webhooks.push(...webhookRows(this.d.webhookUrls, prev, row, now));
         }
         // A request is answered by a run that started after it, or, when the plan came out the same
         // as before, by the cell's confirmation (no new run is sent for an unchanged plan).
-        const answer = async (environment: string, component: string, at: number, runId: string) => {
+        const answer = async (a: PlanAnswer, runId: string) => {
           if (!requests.has(site)) requests.set(site, await store.listPlanRequests({ site, open: true }));
           for (const req of requests.get(site) ?? []) {
-            if (doneRequests.has(req.requestId) || req.environment !== environment) continue;
-            if (req.component !== component || at < req.requestedAt) continue;
+            if (doneRequests.has(req.requestId) || !answersRequest(req, a)) continue;
             doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: now, runId });
           }
         };
         for (const run of m.runs) {
           const started = Date.parse(run.summary.startedAt) - (offsetMs ?? 0);
-          await answer(run.environment, run.component, started, run.runId);
+          await answer({ ...run, at: started }, run.runId);
         }
-        for (const cell of m.cells)
-          await answer(cell.environment, cell.component, cell.plannedAt, cell.runId);
+        for (const cell of m.cells) await answer({ ...cell, at: cell.plannedAt }, cell.runId);
       };
 
       let segment = 0;
@@ -288,11 +258,17 @@ export class Ingest {
 
         const agentRow = v.agent;
         const off = nextOffset(
-          { offsetMs: agentRow.clockOffsetMs, sampledAt: agentRow.offsetSampledAt },
+          {
+            offsetMs: agentRow.clockOffsetMs,
+            uncertaintyMs: agentRow.clockOffsetUncertaintyMs ?? null,
+            sampledAt: agentRow.offsetSampledAt,
+          },
           v.bundle.header.created,
           now,
+          clocks?.(endpointText(v.bundle.header.source)),
         );
         agentRow.clockOffsetMs = off.offsetMs;
+        agentRow.clockOffsetUncertaintyMs = off.uncertaintyMs;
         agentRow.offsetSampledAt = off.sampledAt;
         agentRow.lastContactAt = now;
         agentRow.upstream = peerName;

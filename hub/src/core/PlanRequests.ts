@@ -1,6 +1,12 @@
-import { encodeBundle, type PlanRequestCreate } from '@driftline/protocol';
+import {
+  CommitSchema,
+  encodeBundle,
+  type PlanRequestCreate,
+  refMatches,
+  refNameProblem,
+} from '@driftline/protocol';
 import type { Clock } from '../ports/Clock.js';
-import type { HubStore, PlanRequestRow } from '../ports/HubStore.js';
+import type { AgentRow, HubStore, PlanRequestRow } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';
 
 export type CreateResult =
@@ -23,8 +29,12 @@ export class PlanRequests {
     if (agents.length === 0)
       return { ok: false, code: 'not-found', message: `site '${req.site}' has no enrolled agent` };
     const key = `${req.environment}/${req.component}`;
+    const refProblem = checkRef(req, agents);
+    if (refProblem) return { ok: false, code: 'unprocessable', message: refProblem };
     const cell = await store.getCell(req.site, req.environment, req.component);
-    const agent = cell?.agent ?? agents.find((a) => key in a.cadenceS)?.agent;
+    const agent = req.ref
+      ? agents.find((a) => a.revokedAt === null && allows(a, key, req.ref as string))?.agent
+      : (cell?.agent ?? agents.find((a) => key in a.cadenceS)?.agent);
     if (!agent) {
       return {
         ok: false,
@@ -48,6 +58,8 @@ export class PlanRequests {
       deliveredAt: null,
       doneAt: null,
       runId: null,
+      ...(req.ref ? { ref: req.ref } : {}),
+      ...(req.commit ? { commit: req.commit } : {}),
     };
     const bytes = await encodeBundle(
       {
@@ -65,6 +77,8 @@ export class PlanRequests {
         site: req.site,
         environment: req.environment,
         component: req.component,
+        ...(req.ref ? { ref: req.ref } : {}),
+        ...(req.commit ? { commit: req.commit } : {}),
         requestedAt: now,
         expiresAt: row.expiresAt,
       },
@@ -86,4 +100,31 @@ export class PlanRequests {
     });
     return { ok: true, request: row };
   }
+}
+
+const allows = (a: AgentRow, key: string, ref: string) =>
+  (a.refs?.[key] ?? []).some((p) => refMatches(p, ref));
+
+/**
+ * Why a request's `ref` or `commit` cannot be asked for, or null: a ref must be a ref name the
+ * component's ref patterns (as its agents report them) allow; a commit, a full commit id of a component
+ * with a repository. The agent checks the same against its own config (DESIGN S3).
+ */
+function checkRef(req: PlanRequestCreate, agents: readonly AgentRow[]): string | null {
+  if (req.ref === undefined && req.commit === undefined) return null;
+  if (req.ref !== undefined) {
+    const problem = refNameProblem(req.ref);
+    if (problem) return `field 'ref': ${problem}`;
+  }
+  if (req.commit !== undefined && !CommitSchema.safeParse(req.commit).success)
+    return `field 'commit': '${req.commit}' is not a full commit id (40 or 64 hex digits, lower case)`;
+  const key = `${req.environment}/${req.component}`;
+  const patterns = [
+    ...new Set(agents.filter((a) => a.revokedAt === null).flatMap((a) => a.refs?.[key] ?? [])),
+  ];
+  if (patterns.length === 0)
+    return `component '${req.component}' (${req.environment}) at site '${req.site}' plans no refs: its agent reports no git source for it (source.refs in agent.yaml)`;
+  if (req.ref !== undefined && !patterns.some((p) => refMatches(p, req.ref as string)))
+    return `component '${req.component}' (${req.environment}) at site '${req.site}' may plan only refs [${patterns.join(', ')}], not '${req.ref}' (its source.refs in agent.yaml)`;
+  return null;
 }

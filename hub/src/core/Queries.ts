@@ -1,5 +1,6 @@
 import type { MatrixCell, MatrixQuery, SiteDetail, SiteSummary } from '@driftline/protocol';
 import type { AgentRow, HubStore, SiteRow } from '../ports/HubStore.js';
+import { RefQueries } from './RefQueries.js';
 import {
   isUnreachable,
   noDataCells,
@@ -11,10 +12,15 @@ import {
 
 /** Read models for the API, built from the store at `now` (or `at`). */
 export class Queries {
+  /** Plans of refs: the gate, the ref's matrix, needs, sources. */
+  readonly refs: RefQueries;
+
   constructor(
     private readonly store: HubStore,
     private readonly defaultContactIntervalS: number | null,
-  ) {}
+  ) {
+    this.refs = new RefQueries(store);
+  }
 
   private ctx(now: number): ViewContext {
     return { now, defaultContactIntervalS: this.defaultContactIntervalS };
@@ -30,10 +36,19 @@ export class Queries {
     return { bySite, sites };
   }
 
+  /**
+   * The matrix: the default cells now (or at `at`), or with `ref` the cells whose plans are of that ref
+   * (`at` is not combined with `ref`), each with `no-data` for cells declared but not planned yet.
+   */
   async matrix(q: Omit<MatrixQuery, 'at'>, now: number, at?: number): Promise<MatrixCell[]> {
     const ctx = this.ctx(at ?? now);
     const { bySite, sites } = await this.context(q.site);
-    const rows = at !== undefined ? await this.store.cellsAt(at) : await this.store.listCells(q.site);
+    const rows =
+      q.ref !== undefined
+        ? await this.refs.cellsOf(q.ref, q.site)
+        : at !== undefined
+          ? await this.store.cellsAt(at)
+          : await this.store.listCells(q.site);
     const unreachable = (site: string) =>
       at !== undefined ? false : isUnreachable(sites.get(site) ?? null, bySite.get(site) ?? [], ctx);
     const cells = rows
@@ -41,7 +56,12 @@ export class Queries {
       .map((c) => toMatrixCell(c, ctx, unreachable(c.site)));
     if (at === undefined) {
       const have = new Set(cells.map((c) => `${c.site}/${c.environment}/${c.component}`));
-      for (const [site, agents] of bySite) cells.push(...noDataCells(agents, have, unreachable(site)));
+      for (const [site, agents] of bySite)
+        cells.push(
+          ...(q.ref !== undefined
+            ? this.refs.noData(agents, q.ref, have, unreachable)
+            : noDataCells(agents, have, unreachable(site))),
+        );
     }
     return cells
       .filter(

@@ -4,6 +4,7 @@ import type {
   CellRow,
   HubStore,
   PlanRequestRow,
+  PruneResult,
   RetentionPolicy,
   SiteRow,
   WebhookRow,
@@ -16,7 +17,7 @@ export interface SweepResult {
   expired: PlanRequestRow[];
   staleCells: CellRow[];
   unreachableSites: string[];
-  pruned: { runs: number; history: number; bundles: number } | null;
+  pruned: PruneResult | null;
 }
 
 /**
@@ -32,6 +33,9 @@ export class Sweeper {
       sender: WebhookSender;
       defaultContactIntervalS: number | null;
       retention: RetentionPolicy;
+      /** Where removals of expired refs' plans are logged and counted. */
+      log?: { info(obj: object, msg: string): void };
+      countRefsExpired?: (cells: number, runs: number) => void;
     },
   ) {}
 
@@ -75,6 +79,14 @@ export class Sweeper {
       await store.commit({ planRequests: expired, cells: staleCells, sites, webhooks });
     }
     const pruned = opts.prune ? await store.prune(this.d.retention, now) : null;
+    if (pruned && pruned.refCells > 0) {
+      const days = (this.d.retention.refMaxAgeMs ?? 0) / 86_400_000;
+      this.d.log?.info(
+        { refCells: pruned.refCells, refRuns: pruned.refRuns, refRetentionDays: days },
+        `removed the plans of ${pruned.refCells} ref cell(s) not updated for ${days} days, with ${pruned.refRuns} run(s)`,
+      );
+      this.d.countRefsExpired?.(pruned.refCells, pruned.refRuns);
+    }
     return { expired, staleCells, unreachableSites: sites.map((s) => s.site), pruned };
   }
 

@@ -1,6 +1,7 @@
-import { AgentFactsSchema, DocCellSchema, DocRunSchema } from '@driftline/protocol';
+import { AgentFactsSchema, cellKey, DocCellSchema, DocRunSchema } from '@driftline/protocol';
 import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
 import type { Touched } from './DocReader.js';
+import { RunCells, splitCellKey } from './refCells.js';
 
 /** What `materialise` reads: entries of the document as plain data (see `DocReader`). */
 export interface DocEntries {
@@ -31,12 +32,16 @@ export function materialise(
     docId: string;
     now: number;
     offsetMs: number;
+    /** The cell's current plan hash, by document cell key (`environment/component[@ref]`). */
     prevPlanHash: (key: string) => string | null;
+    /** Which cell each run belongs to (made here when not given). */
+    runCells?: RunCells;
   },
 ): Materialised {
   const invalid: string[] = [];
   const toHub = (t: number) => t - ctx.offsetMs;
   const runs: RunRow[] = [];
+  const runCells = ctx.runCells ?? new RunCells(doc, what.cells);
   for (const id of what.runs) {
     const value = doc.entry('runs', id);
     const parsed = DocRunSchema.safeParse(value);
@@ -46,6 +51,7 @@ export function materialise(
     }
     const r = parsed.data;
     const planHash = r.summary.planHash ?? null;
+    const atRef = runCells.atRef(r);
     runs.push({
       runId: r.runId,
       site: ctx.site,
@@ -57,10 +63,14 @@ export function materialise(
       reason: r.summary.reason ?? null,
       plannedAt: toHub(Date.parse(r.summary.finishedAt)),
       receivedAt: ctx.now,
-      unchanged: planHash !== null && planHash === ctx.prevPlanHash(`${r.environment}/${r.component}`),
+      unchanged:
+        planHash !== null && planHash === ctx.prevPlanHash(cellKey(r.environment, r.component, atRef)),
       summary: r.summary,
       detailBlob: r.detailBlob ?? null,
       docId: ctx.docId,
+      ref: RunCells.refOf(r),
+      commit: r.summary.git?.commit ?? null,
+      atRef,
     });
   }
   const factsValue = doc.facts();
@@ -71,9 +81,12 @@ export function materialise(
   // Only the declared cadences feed cells other than the touched ones (their expected interval).
   const cellKeys = what.cadence ? new Set([...what.cells, ...doc.keys('cells')]) : what.cells;
   for (const key of cellKeys) {
+    const split = splitCellKey(key);
+    // An `@ref` cell is only read when it changed: a cadence change must not bring back an expired one.
+    if (split?.atRef && !what.cells.has(key)) continue;
     const value = doc.entry('cells', key);
     const parsed = DocCellSchema.safeParse(value);
-    if (!parsed.success) {
+    if (!parsed.success || !split) {
       if (value !== undefined) invalid.push(`cells.${key}`);
       continue;
     }
@@ -91,6 +104,10 @@ export function materialise(
       receivedAt: ctx.now,
       expectedIntervalS: facts?.cadenceS[key] ?? null,
       planHash: c.planHash ?? null,
+      ref: c.ref ?? split.atRef,
+      commit: c.commit ?? null,
+      ...(c.needs ? { needs: [...c.needs] } : {}),
+      atRef: split.atRef,
     });
   }
   return {
@@ -106,6 +123,11 @@ export function materialise(
             queueDepth: facts.queueDepth,
             oldestUnsentAt: facts.oldestUnsentAt !== undefined ? toHub(facts.oldestUnsentAt) : null,
             upstream: facts.upstream ?? null,
+            refs: facts.refs ? structuredClone(facts.refs) : {},
+            sources: facts.sources ? structuredClone(facts.sources) : {},
+            providers: [...(facts.providers ?? [])],
+            platform: facts.platform ?? null,
+            factsReportedAt: toHub(facts.reportedAt),
           }
         : null,
     invalid,

@@ -11,10 +11,12 @@ interface RunLike {
   component: string;
   status: PlanStatus;
   receivedAt: number;
+  /** Runs of an `@ref` cell count apart from the default cell's. */
+  atRef?: string | null;
 }
 
 /**
- * RunIds to delete under `policy`: per cell, runs beyond the newest `maxRunsPerCell` or older than
+ * RunIds to delete under `policy`: per cell (an `@ref` cell apart from its default one), runs beyond the newest `maxRunsPerCell` or older than
  * `maxAgeMs` go, except failures younger than `failureMaxAgeMs` and the runs in `keep` (cells show them).
  */
 export function pruneRuns(
@@ -25,7 +27,7 @@ export function pruneRuns(
 ): string[] {
   const byCell = new Map<string, RunLike[]>();
   for (const r of runs) {
-    const k = `${r.site}\u0000${r.environment}\u0000${r.component}`;
+    const k = `${r.site}\u0000${r.environment}\u0000${r.component}\u0000${r.atRef ?? ''}`;
     const list = byCell.get(k) ?? [];
     list.push(r);
     byCell.set(k, list);

@@ -1,5 +1,13 @@
-import type { AgentInfo, MatrixCell, PlanRequest, RunListItem, SiteSummary } from '@driftline/protocol';
+import type {
+  AgentInfo,
+  MatrixCell,
+  PlanRequest,
+  RunDetailState,
+  RunListItem,
+  SiteSummary,
+} from '@driftline/protocol';
 import type { AgentRow, CellHistoryRow, PlanRequestRow, RunRow, SiteRow } from '../ports/HubStore.js';
+import { siteOffsetUncertainty } from './clockOffset.js';
 
 const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
 
@@ -46,6 +54,9 @@ export function toMatrixCell(c: CellHistoryRow, ctx: ViewContext, siteUnreachabl
     stale: isStale(c, ctx.now),
     siteUnreachable,
     reason: c.reason,
+    ...(c.ref ? { ref: c.ref } : {}),
+    ...(c.commit ? { commit: c.commit } : {}),
+    ...(c.needs?.length ? { needs: [...c.needs] } : {}),
   };
 }
 
@@ -59,7 +70,8 @@ export function noDataCells(
   for (const a of agents) {
     for (const [key, cadence] of Object.entries(a.cadenceS)) {
       const [environment, component] = key.split('/') as [string, string];
-      if (!component || have.has(`${a.site}/${key}`)) continue;
+      // `@ref` keys are plans of other refs: the main matrix shows only default cells.
+      if (!component || key.includes('@') || have.has(`${a.site}/${key}`)) continue;
       out.push({
         site: a.site as MatrixCell['site'],
         environment,
@@ -98,6 +110,7 @@ export function toSiteSummary(
     expectedContactIntervalS: expectedContactS(agents, ctx),
     unreachable: isUnreachable(site, agents, ctx),
     clockOffsetMs: meanOffset(agents),
+    clockOffsetUncertaintyMs: siteOffsetUncertainty(agents, meanOffset(agents)),
     cells: cells.length,
     statusCounts,
   };
@@ -114,6 +127,7 @@ export function toAgentInfo(a: AgentRow): AgentInfo {
     queueDepth: a.queueDepth,
     oldestUnsentAt: iso(a.oldestUnsentAt),
     clockOffsetMs: a.clockOffsetMs,
+    clockOffsetUncertaintyMs: a.clockOffsetUncertaintyMs ?? null,
   };
 }
 
@@ -130,7 +144,22 @@ export function toRunItem(r: RunRow): RunListItem {
     plannedAt: iso(r.plannedAt) as string,
     receivedAt: iso(r.receivedAt) as string,
     unchanged: r.unchanged,
+    ...(r.ref ? { ref: r.ref } : {}),
+    ...(r.commit ? { commit: r.commit } : {}),
   };
+}
+
+/**
+ * Where a run's detail stands (`RunDetail.detailState`): the run names no blob, the blob is not at the hub
+ * yet, or it is here and did (or did not) read as a detail within the cap.
+ */
+export function detailStateOf(
+  detailBlob: string | null,
+  blob: 'missing' | 'read' | 'unreadable',
+): RunDetailState {
+  if (!detailBlob) return 'none';
+  if (blob === 'missing') return 'pending';
+  return blob === 'read' ? 'arrived' : 'unreadable';
 }
 
 export function toPlanRequest(r: PlanRequestRow): PlanRequest {
@@ -145,5 +174,7 @@ export function toPlanRequest(r: PlanRequestRow): PlanRequest {
     deliveredAt: iso(r.deliveredAt),
     doneAt: iso(r.doneAt),
     runId: r.runId as PlanRequest['runId'],
+    ...(r.ref ? { ref: r.ref } : {}),
+    ...(r.commit ? { commit: r.commit } : {}),
   };
 }

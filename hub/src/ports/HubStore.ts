@@ -16,12 +16,24 @@ export interface AgentRow {
   oldestUnsentAt: number | null;
   /** Estimated agent clock minus hub clock (T2). */
   clockOffsetMs: number | null;
+  /** Half-width of the interval the offset is known in; null: a one-way bound only (or a row from before). */
+  clockOffsetUncertaintyMs?: number | null;
   offsetSampledAt: number | null;
   upstream: string | null;
   /** Declared plan interval per cell key `environment/component`, seconds. */
   cadenceS: Record<string, number>;
   contactIntervalS: number | null;
   contactWindows: string[];
+  /** Ref patterns each cell key (`environment/component`) may plan; the first is its default ref. */
+  refs?: Record<string, string[]>;
+  /** Heads of the agent's git mirrors: repository → ref → commit. */
+  sources?: Record<string, Record<string, string>>;
+  /** Provider builds in the agent's filesystem mirror (`host/ns/type version os_arch`). */
+  providers?: string[];
+  /** The agent's `os_arch` (`linux_amd64`). */
+  platform?: string | null;
+  /** When the agent reported these facts, corrected to hub time. */
+  factsReportedAt?: number | null;
 }
 
 /** The latest fact for one cell of the matrix. */
@@ -41,6 +53,18 @@ export interface CellRow {
   planHash: string | null;
   /** The run id for which a `stale` webhook was queued, so each transition notifies once. */
   staleNotifiedFor: string | null;
+  /** The ref the plan is of; absent or null for a component without a repository. */
+  ref?: string | null;
+  /** The commit planned, when known. */
+  commit?: string | null;
+  /** For `blocked`: what the site needs. */
+  needs?: string[];
+  /**
+   * The `@ref` of the document's key: null (or absent) for the cell of the component's default ref
+   * (`environment/component`), the ref for `environment/component@ref`. Such cells are kept apart from
+   * the default ones (`getRefCell`, `listRefCells`): they are never in `getCell`, `listCells` or history.
+   */
+  atRef?: string | null;
 }
 
 /** One version of a cell as the hub learnt it; the point-in-time matrix reads these. */
@@ -62,6 +86,12 @@ export interface RunRow {
   summary: DocRun['summary'];
   detailBlob: string | null;
   docId: string;
+  /** The ref planned; absent or null for a component without a repository. */
+  ref?: string | null;
+  /** The commit planned, when known. */
+  commit?: string | null;
+  /** The run's cell is `environment/component@atRef` (a ref other than the default); null: the default cell. */
+  atRef?: string | null;
 }
 
 export interface SiteRow {
@@ -114,6 +144,10 @@ export interface PlanRequestRow {
   deliveredAt: number | null;
   doneAt: number | null;
   runId: string | null;
+  /** The ref asked for; absent or null: the component's default ref. */
+  ref?: string | null;
+  /** The commit asked for, when one was named. */
+  commit?: string | null;
 }
 
 export interface WebhookRow {
@@ -215,6 +249,31 @@ export interface RetentionPolicy {
   maxAgeMs: number;
   /** Failures (`failed`, `locked`, `redaction-failed`) are kept this long regardless of count. */
   failureMaxAgeMs: number;
+  /**
+   * Plans of a ref other than a component's default (`@ref` cells) whose cell was last updated longer
+   * ago than this go, with all their runs. Absent: kept (then only the rules above apply to their runs).
+   */
+  refMaxAgeMs?: number;
+}
+
+/** What one `prune` removed. */
+export interface PruneResult {
+  runs: number;
+  history: number;
+  bundles: number;
+  /** `@ref` cells removed by `refMaxAgeMs`. */
+  refCells: number;
+  /** Runs of those cells removed with them (not counted in `runs`). */
+  refRuns: number;
+}
+
+/** `listRefCells`: which `@ref` cells, at most `limit`. */
+export interface RefCellQuery {
+  ref?: string;
+  site?: string;
+  /** Only cells with this status (`blocked` for the needs view). */
+  status?: PlanStatus;
+  limit: number;
 }
 
 export interface RunQuery {
@@ -223,6 +282,11 @@ export interface RunQuery {
   component: string;
   /** Only runs with a RunId lower than this (paging, newest first). */
   before?: string;
+  /**
+   * Only runs of this ref (the default cell's and the `@ref` cell's alike). Absent: the runs of the
+   * default cell (`atRef` null), as before refs existed.
+   */
+  ref?: string;
   limit: number;
 }
 
@@ -246,10 +310,16 @@ export interface HubStore {
   listCells(site?: string): Promise<CellRow[]>;
   /** The latest history row per cell with `receivedAt <= at`. */
   cellsAt(at: number): Promise<CellHistoryRow[]>;
+  /** The `environment/component@ref` cell of a site (a ref other than the component's default). */
+  getRefCell(site: string, environment: string, component: string, ref: string): Promise<CellRow | null>;
+  /** `@ref` cells by site, environment, component, ref. */
+  listRefCells(q: RefCellQuery): Promise<CellRow[]>;
 
   getRun(runId: string): Promise<RunRow | null>;
   /** Newest first by RunId. */
   listRuns(q: RunQuery): Promise<RunRow[]>;
+  /** Runs of `ref` at `commit` over every site and cell, newest first (the ref gate). */
+  runsAt(ref: string, commit: string, limit: number): Promise<RunRow[]>;
 
   getSite(site: string): Promise<SiteRow | null>;
   listSites(): Promise<SiteRow[]>;
@@ -277,10 +347,10 @@ export interface HubStore {
   listAudit(q: { limit: number; before?: number }): Promise<AuditRow[]>;
 
   /**
-   * Applies retention; never removes the run a cell currently shows. Also drops sessions past their
-   * expiry and audit entries older than `failureMaxAgeMs`.
+   * Applies retention; never removes the run a cell currently shows (but an expired `@ref` cell goes
+   * with all its runs). Also drops sessions past their expiry and audit entries older than `failureMaxAgeMs`.
    */
-  prune(policy: RetentionPolicy, now: number): Promise<{ runs: number; history: number; bundles: number }>;
+  prune(policy: RetentionPolicy, now: number): Promise<PruneResult>;
 
   close(): Promise<void>;
 }

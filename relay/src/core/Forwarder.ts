@@ -1,4 +1,4 @@
-import type { Receipt } from '@driftline/protocol';
+import type { ClockEstimate, Receipt } from '@driftline/protocol';
 import type { Custody } from '../ports/Custody.js';
 import type { Upstream } from '../ports/Upstream.js';
 import { backoffDelay } from './backoff.js';
@@ -27,6 +27,22 @@ export type ForwardEvent =
   | { type: 'refused'; upstream: string; receipts: Receipt[] }
   | { type: 'failed'; upstream: string; reason: string; retryInMs: number }
   | { type: 'expired'; direction: 'uplink' | 'downlink'; id: string; dest: string; priority: string };
+
+/**
+ * Each source's clock minus this relay's, for the sources of a batch that came with an estimate; of two
+ * bundles of one source, the estimate with the least uncertainty.
+ */
+export function sourceClocks(
+  batch: readonly { source?: string | null; clock?: ClockEstimate | null }[],
+): Map<string, ClockEstimate> {
+  const out = new Map<string, ClockEstimate>();
+  for (const b of batch) {
+    if (!b.source || !b.clock) continue;
+    const had = out.get(b.source);
+    if (!had || b.clock.uncertaintyMs < had.uncertaintyMs) out.set(b.source, b.clock);
+  }
+  return out;
+}
 
 /**
  * One forwarding step: expire what outlived its lifetime, take the most urgent batch (priority
@@ -70,7 +86,10 @@ export async function forwardStep(
       batch.push(b);
     }
     if (batch.length === 0) continue; // budget spent: wait for the next window or day
-    const r = await slot.upstream.postBatch(batch.map((b) => b.bytes));
+    const r = await slot.upstream.postBatch(
+      batch.map((b) => b.bytes),
+      sourceClocks(batch),
+    );
     if (!r.ok) {
       slot.failures++;
       const delay = backoffDelay(slot.failures, opts.backoffBaseMs, opts.backoffMaxMs, random);

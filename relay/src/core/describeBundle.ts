@@ -1,4 +1,4 @@
-import { decodeBundle, type Receipt } from '@driftline/protocol';
+import { decodeBundle, endpointText, type Receipt } from '@driftline/protocol';
 import type { IncomingBundle } from '../ports/Custody.js';
 
 /**
@@ -21,6 +21,7 @@ export function describeBundle(
       kind: h.kind,
       expiresAt: h.created + h.lifetimeS * 1000,
       bytes,
+      source: endpointText(h.source),
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { Priority } from '@driftline/protocol';
+import type { ClockEstimate, Priority } from '@driftline/protocol';
 
 /** One incoming bundle after framing decode: what custody needs to know about it. */
 export interface IncomingBundle {
@@ -10,6 +10,10 @@ export interface IncomingBundle {
   /** ms since the epoch on the relay's clock when the bundle may be dropped. */
   expiresAt: number;
   bytes: Uint8Array;
+  /** `site/agent` that made it (uplink bundles). */
+  source?: string;
+  /** Its source's clock minus the relay's, as the path so far told it (null: no estimate). */
+  clock?: ClockEstimate | null;
 }
 
 export type AcceptOutcome = 'stored' | 'duplicate' | 'expired';
@@ -30,6 +34,10 @@ export interface QueuedBundle {
   size: number;
   receivedAt: number;
   bytes: Uint8Array;
+  /** `site/agent` that made it, when known. */
+  source?: string | null;
+  /** Its source's clock minus the relay's, taken in with it (null: none). */
+  clock?: ClockEstimate | null;
 }
 
 /** What expired and was removed, by direction, so it can be counted and logged (D5). */

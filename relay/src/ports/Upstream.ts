@@ -1,12 +1,14 @@
-import type { Receipt } from '@driftline/protocol';
+import type { ClockEstimate, Receipt } from '@driftline/protocol';
 
 export type UpstreamFailure = { ok: false; reason: string; status?: number; code?: string };
 
 /** The next hop toward the hub (another relay or the hub), spoken to over the hop API. */
 export interface Upstream {
   readonly name: string;
+  /** `clocks`: each source's clock minus this relay's, sent along so the upstream can compose it with its own. */
   postBatch(
     bundles: readonly Uint8Array[],
+    clocks?: ReadonlyMap<string, ClockEstimate>,
   ): Promise<{ ok: true; receipts: Receipt[]; bytes: number } | UpstreamFailure>;
   pullDownlink(
     site: string,

@@ -39,18 +39,7 @@ export class Topology {
     });
     t.links.set('relay->hub', relayLink);
     const siteLinks: Record<string, number> = {};
-    for (const s of spec.sites) {
-      const link = await startLink({
-        name: `${s.site}->relay`,
-        target: { port: t.ports.relay },
-        profile: s.profile,
-        timeScale: s.timeScale,
-        controlPort: 0,
-        seed: spec.seed,
-      });
-      t.links.set(s.site, link);
-      siteLinks[s.site] = link.port;
-    }
+    for (const s of spec.sites) siteLinks[s.site] = await freePort();
     log(`setting up keys, tokens and enrolment in ${spec.dir}`);
     const made = await setUp(spec, { ...t.ports, relayLink: relayLink.port, siteLinks });
     t.layout = made.layout;
@@ -59,7 +48,21 @@ export class Topology {
     await waitForHttp(`${t.hubUrl}/v1/health`, 60_000, () => t.alive('hub'));
     t.startNode('relay');
     await waitForHttp(`${t.relayUrl}/v1/health`, 60_000, () => t.alive('relay'));
-    for (const s of spec.sites) t.startNode(`agent:${s.site}`);
+    // Each site's link starts with its agent, so its schedule's first window (polar, Mars: open at 0)
+    // is the one the agent's first results travel in, however long the set-up took.
+    for (const s of spec.sites) {
+      const link = await startLink({
+        name: `${s.site}->relay`,
+        listen: { port: siteLinks[s.site] },
+        target: { port: t.ports.relay },
+        profile: s.profile,
+        timeScale: s.timeScale,
+        controlPort: 0,
+        seed: spec.seed,
+      });
+      t.links.set(s.site, link);
+      t.startNode(`agent:${s.site}`);
+    }
     return t;
   }
 

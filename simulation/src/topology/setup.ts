@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { buildPlan } from '../core/terraform/planJson.js';
 import { runProgram } from './programs.js';
-import type { TopologySpec } from './spec.js';
+import { writeRecordedPlans } from './recordedPlans.js';
+import type { SiteSpec, TopologySpec } from './spec.js';
 
 export interface Layout {
   hubConfig: string;
@@ -68,6 +69,16 @@ function scenario(component: string, environment: string, seed: number) {
       { state: 'clean', runs: 3 },
       { state: 'changes', runs: 2 },
     ],
+    [
+      { state: 'changes', variant: 1, runs: 3 },
+      { state: 'clean', runs: 4 },
+    ],
+    [
+      { state: 'clean', runs: 2 },
+      { state: 'failed', runs: 2 },
+      { state: 'changes', runs: 2 },
+      { state: 'clean', runs: 2 },
+    ],
   ];
   return { component, environment, seed, by: 'runs', loop: true, steps: sequences[seed % sequences.length] };
 }
@@ -111,23 +122,12 @@ export async function setUp(
     }),
   );
   await runProgram('hub', ['init', '--config', l.hubConfig]);
-  const hubKey = (await runProgram('hub', ['key', '--config', l.hubConfig])).trim();
-  const admin = json<{ token: string }>(
-    await runProgram('hub', [
-      'user',
-      'add',
-      ADMIN_USER,
-      '--role',
-      'admin',
-      '--config',
-      l.hubConfig,
-      '--json',
-    ]),
-  );
-  writeFileSync(l.adminToken, `${admin.token}\n`, { mode: 0o600 });
   const sites = spec.sites.map((s) => s.site);
-  const peer = json<{ token: string }>(
-    await runProgram('hub', [
+  // Independent steps run side by side: each is a process start.
+  const [hubKeyText, adminText, peerText] = await Promise.all([
+    runProgram('hub', ['key', '--config', l.hubConfig]),
+    runProgram('hub', ['user', 'add', ADMIN_USER, '--role', 'admin', '--config', l.hubConfig, '--json']),
+    runProgram('hub', [
       'peer',
       '--config',
       l.hubConfig,
@@ -137,7 +137,11 @@ export async function setUp(
       sites.join(','),
       '--json',
     ]),
-  );
+  ]);
+  const hubKey = hubKeyText.trim();
+  const admin = json<{ token: string }>(adminText);
+  writeFileSync(l.adminToken, `${admin.token}\n`, { mode: 0o600 });
+  const peer = json<{ token: string }>(peerText);
   writeFileSync(
     l.relayConfig,
     stringify({
@@ -149,8 +153,16 @@ export async function setUp(
       forward: { idleMs: 500, pullIntervalMs: 2000, backoffBaseMs: 500, backoffMaxMs: 10_000 },
     }),
   );
-  let seed = spec.seed ?? 1;
+  // Each cell's scenario seed, in spec order, whatever order the sites finish in.
+  const firstSeed = new Map<string, number>();
+  let next = spec.seed ?? 1;
   for (const site of spec.sites) {
+    firstSeed.set(site.site, next);
+    next += site.components.reduce((n, c) => n + c.environments.length, 0);
+  }
+  // The sites are set up side by side (each CLI run is a process start; SQLite waits out the others).
+  const setUpSite = async (site: SiteSpec) => {
+    let seed = firstSeed.get(site.site) ?? 1;
     const dir = l.siteDir(site.site);
     mkdirSync(dir, { recursive: true });
     const token = json<{ token: string }>(
@@ -159,11 +171,22 @@ export async function setUp(
     writeFileSync(join(dir, 'relay.token'), `${token.token}\n`, { mode: 0o600 });
     writeFileSync(join(dir, 'hub.pub'), `${hubKey}\n`);
     const components = site.components.map((c) => {
+      // Delivered code: the repository's commits bring the scenario; the real fake terraform plans them.
+      if (c.source)
+        return {
+          name: c.name,
+          source: c.source,
+          environments: c.environments,
+          schedule: c.schedule,
+          timeoutS: 300,
+        };
       for (const env of c.environments) {
         const wd = join(dir, 'infra', c.name, env);
         mkdirSync(wd, { recursive: true });
-        writeFileSync(join(wd, 'fake-terraform.json'), JSON.stringify(scenario(c.name, env, seed)));
+        const sc = scenario(c.name, env, seed);
+        writeFileSync(join(wd, 'fake-terraform.json'), JSON.stringify(sc));
         if (spec.fastPlans) writeFastPlans(wd, c.name, env, seed);
+        else if (spec.recordedPlans) writeRecordedPlans(wd, sc, c.name, env);
         seed++;
       }
       return {
@@ -171,7 +194,7 @@ export async function setUp(
         workingDir: `./infra/${c.name}`,
         environments: c.environments.map((e) => ({ name: e, workingDir: e })),
         schedule: c.schedule,
-        ...(spec.fastPlans ? { command: ['sh', '{workingDir}/plan.sh'] } : {}),
+        ...(spec.fastPlans || spec.recordedPlans ? { command: ['sh', '{workingDir}/plan.sh'] } : {}),
         timeoutS: 300,
         lockRetryThreshold: 3,
       };
@@ -196,6 +219,7 @@ export async function setUp(
           backoffBaseS: 2,
           backoffCapS: 30,
           maxParallelRuns: 1,
+          ...(spec.agentRecordWindowS !== undefined ? { recordWindowS: spec.agentRecordWindowS } : {}),
         },
       }),
     );
@@ -213,7 +237,8 @@ export async function setUp(
       '--key',
       init.publicKey,
     ]);
-  }
+  };
+  await Promise.all(spec.sites.map(setUpSite));
   return { layout: l, adminToken: admin.token };
 }
 

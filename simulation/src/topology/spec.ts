@@ -5,7 +5,13 @@ export interface SiteSpec {
   /** Link profile between this site's agent and the relay. */
   profile: string;
   timeScale: number;
-  components: Array<{ name: string; environments: string[]; schedule: string }>;
+  components: Array<{
+    name: string;
+    environments: string[];
+    schedule: string;
+    /** Code headquarters delivers as git bundles, instead of a working directory the set-up writes. */
+    source?: { repo: string; path: string; refs: string[] };
+  }>;
 }
 
 export interface TopologySpec {
@@ -19,6 +25,8 @@ export interface TopologySpec {
   relayPort?: number;
   /** Seconds between the agents' push/pull cycles. */
   agentSyncIntervalS?: number;
+  /** The agents' `sync.recordWindowS` (their default, 5 s, when unset): how long a result waits to share a write. */
+  agentRecordWindowS?: number;
   /** The built dashboard to serve (absolute). */
   uiDir?: string;
   /**
@@ -32,36 +40,77 @@ export interface TopologySpec {
    * the fake terraform program (about a second of CPU each): for scenarios that need many results.
    */
   fastPlans?: boolean;
+  /**
+   * Plans replay what the fake terraform answers for each cell's scenario, recorded at set-up (a few ms
+   * each instead of about a second of CPU): the same plans, failures and locks, for a whole fleet.
+   */
+  recordedPlans?: boolean;
 }
 
-/** The `npm start` demo: three sites on different, time-compressed links. */
+/**
+ * The demo fleet's components, each planned in every `DEMO_ENVIRONMENTS` entry at every demo site: the one
+ * place to add a component (one with a git repository included).
+ */
+export const DEMO_COMPONENTS: ReadonlyArray<{ name: string }> = [
+  { name: 'network' },
+  { name: 'database' },
+  { name: 'compute' },
+  { name: 'storage' },
+  { name: 'dns' },
+  { name: 'monitoring' },
+];
+
+export const DEMO_ENVIRONMENTS: readonly string[] = ['prod', 'staging', 'dev'];
+
+/**
+ * One component whose code headquarters delivers: the demo publishes its repository's `main` and an
+ * open PR (`DEMO_PR_REF`) as git bundles, and the site plans both (the dashboard's ref selector).
+ */
+export const DEMO_SOURCE = {
+  site: 'ship-7',
+  name: 'edge-app',
+  environments: ['prod'],
+  source: { repo: 'infra', path: 'stacks/edge-app', refs: ['main', 'pr/*'] },
+} as const;
+export const DEMO_PR_REF = 'pr/7';
+
+/**
+ * The demo's sites: each link as harsh as its profile says, time-compressed; `schedule` is every cell's
+ * cadence there. The polar and Mars windows open when the site's agent starts (Topology starts each link
+ * with its agent), so every site's first results arrive in the first minutes.
+ */
+export const DEMO_SITES: ReadonlyArray<Omit<SiteSpec, 'components'> & { schedule: string }> = [
+  { site: 'ship-7', agent: 'a1', profile: 'geo', timeScale: 1, schedule: '*/30 * * * * *' },
+  // A polar day in 4 minutes: in contact 40 s of every 240 s.
+  { site: 'polar-1', agent: 'a1', profile: 'polar', timeScale: 360, schedule: '*/40 * * * * *' },
+  // Mars at 1/60: 12 s one way, contact windows of 8 minutes every ~25.
+  { site: 'mars-base', agent: 'a1', profile: 'mars', timeScale: 60, schedule: '0 * * * * *' },
+];
+
+/** The `npm start` demo: a fleet of `DEMO_COMPONENTS` × `DEMO_ENVIRONMENTS` at three sites on different links. */
 export function demoSpec(dir: string): TopologySpec {
-  const components = (schedule: string) => [
-    { name: 'network', environments: ['prod', 'staging'], schedule },
-    { name: 'database', environments: ['prod', 'staging'], schedule },
-  ];
   return {
     dir,
-    sites: [
-      { site: 'ship-7', agent: 'a1', profile: 'geo', timeScale: 1, components: components('*/30 * * * * *') },
-      // A polar day in 4 minutes: the station is out of contact for most of it.
-      {
-        site: 'polar-1',
-        agent: 'a1',
-        profile: 'polar',
-        timeScale: 360,
-        components: components('*/40 * * * * *'),
-      },
-      // Mars at 1/60: 4–24 s one way, contact windows of minutes.
-      {
-        site: 'mars-base',
-        agent: 'a1',
-        profile: 'mars',
-        timeScale: 60,
-        components: components('0 * * * * *'),
-      },
-    ],
+    sites: DEMO_SITES.map(({ schedule, ...site }) => ({
+      ...site,
+      components: [
+        ...DEMO_COMPONENTS.map((c) => ({ ...c, environments: [...DEMO_ENVIRONMENTS], schedule })),
+        ...(site.site === DEMO_SOURCE.site
+          ? [
+              {
+                name: DEMO_SOURCE.name,
+                environments: [...DEMO_SOURCE.environments],
+                schedule,
+                source: { ...DEMO_SOURCE.source, refs: [...DEMO_SOURCE.source.refs] },
+              },
+            ]
+          : []),
+      ],
+    })),
     relayLink: { profile: 'lan', timeScale: 1 },
     agentSyncIntervalS: 5,
+    // Recorded plans take milliseconds: a site's first round of 18 plans fills its cells in seconds.
+    agentRecordWindowS: 1,
+    recordedPlans: true,
   };
 }

@@ -8,6 +8,10 @@ import type { BundleFiles } from '../../core/bundles/ports.js';
 export class FsBundleFiles implements BundleFiles {
   constructor(private readonly partialDir: string) {}
 
+  pathOf(sha: string): string {
+    return this.path(sha);
+  }
+
   private path(sha: string): string {
     if (!/^[0-9a-f]{64}$/.test(sha)) throw new Error(`not a sha256: ${sha}`);
     return join(this.partialDir, sha);

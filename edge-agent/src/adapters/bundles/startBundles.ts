@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { BlobManifest } from '@driftline/protocol';
 import type { AgentConfig } from '../../config.js';
 import { BundleReceiver } from '../../core/bundles/BundleReceiver.js';
+import type { BundleSink } from '../../core/bundles/ports.js';
 import type { SqliteAgentStore } from '../sqlite/SqliteAgentStore.js';
 import { FsBundleFiles } from './FsBundleFiles.js';
 import { HttpBlobSource } from './HttpBlobSource.js';
@@ -25,12 +26,14 @@ export function startBundles(
   now: () => number,
   log: { info(o: object, m: string): void; warn(o: object, m: string): void },
   retryMs = config.bundles.retryMs,
+  sinks: Partial<Record<string, BundleSink>> = {},
 ): RunningBundles {
   const receiver = new BundleReceiver({
     ledger: new SqliteBundleLedger(store.db),
     files: new FsBundleFiles(join(config.dataDir, 'bundles-partial')),
     source: new HttpBlobSource(upstreams),
     policy: { accept: config.bundles.accept, quotaBytes: config.bundles.quotaBytes },
+    sinks,
     chunkBytes: config.bundles.chunkBytes,
     now,
     onStates: (states) => store.setBundleStates(states),

@@ -1,15 +1,26 @@
 import { brotliCompressSync } from 'node:zlib';
 import {
+  answerSample,
   BATCH_CONTENT_TYPE,
+  CLOCK_HEADER,
+  CLOCK_SENT_HEADER,
+  type ClockEstimate,
+  ClockFilter,
   CURSOR_HEADER,
   decodeBatch,
+  formatClock,
+  formatSourceClocks,
   type Receipt,
   ReceiptsResponseSchema,
   readCapped,
   readCappedText,
+  SOURCE_CLOCKS_HEADER,
+  TRUSTED_CLOCK,
 } from '@driftline/protocol';
 import { Upload, type UrlStorage } from 'tus-js-client';
 import type { BlobToUpload, Uplink, UplinkResult } from '../../ports/Uplink.js';
+
+const ZERO: ClockEstimate = { offsetMs: 0, uncertaintyMs: 0 };
 
 /** Error bodies and receipts are small JSON; more is not read. */
 const SMALL_BODY_CAP = 4 * 1024 * 1024;
@@ -32,25 +43,50 @@ export interface HttpUplinkOptions {
    * hostile relay stops here instead of filling memory.
    */
   maxResponseBytes?: number;
+  /** The agent's clock (its `Clock` port); default `Date.now`. Exchanges are timed with it. */
+  now?: () => number;
+  /** `site/agent`: the source of this agent's bundles, named in `driftline-source-clocks`. */
+  source?: string;
+  /** The agent's clock is disciplined (config `clock: trusted`): it reports `trusted`, never an offset. */
+  trustedClock?: boolean;
 }
 
 /** The hop API over HTTP: fetch for bundles and downlink, tus-js-client for blobs. */
 export class HttpUplink implements Uplink {
   readonly url: string;
   private readonly timeout: number;
+  private readonly now: () => number;
+  /** This agent's clock minus the upstream's, from the times of every exchange (NTP's clock filter). */
+  private readonly filter = new ClockFilter();
 
   constructor(private readonly opts: HttpUplinkOptions) {
     this.url = opts.url.replace(/\/+$/, '');
     this.timeout = opts.requestTimeoutMs ?? 30 * 60_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** This agent's clock minus the upstream's (docs/decisions/070-clock-offsets.md); null before an exchange. */
+  clock(): ClockEstimate | null {
+    return this.opts.trustedClock ? TRUSTED_CLOCK : this.filter.best(this.now());
   }
 
   private async request(path: string, init: RequestInit): Promise<UplinkResult<Response>> {
     try {
+      const own = this.clock();
+      const t0 = this.now();
       const res = await fetch(`${this.url}${path}`, {
         ...init,
-        headers: { authorization: `Bearer ${this.opts.token}`, ...(init.headers ?? {}) },
+        headers: {
+          authorization: `Bearer ${this.opts.token}`,
+          [CLOCK_SENT_HEADER]: String(t0),
+          ...(own ? { [CLOCK_HEADER]: formatClock(own) } : {}),
+          ...(init.headers ?? {}),
+        },
         signal: AbortSignal.timeout(this.timeout),
       });
+      // fetch resolves when the answer's headers arrive: t3, before any body is read.
+      const sample = answerSample(t0, res.headers, this.now());
+      if (sample) this.filter.add(sample);
       if (res.ok) return { ok: true, value: res };
       const read = await readCappedText(res, 64 * 1024);
       const body = read.ok ? read.text : '';
@@ -78,7 +114,18 @@ export class HttpUplink implements Uplink {
     const body = brotliCompressSync(batch);
     const r = await this.request('/v1/bundles', {
       method: 'POST',
-      headers: { 'content-type': BATCH_CONTENT_TYPE, 'content-encoding': 'br' },
+      headers: {
+        'content-type': BATCH_CONTENT_TYPE,
+        'content-encoding': 'br',
+        // The bundles' source is this agent: its clock minus the sender's is nothing (or trusted).
+        ...(this.opts.source
+          ? {
+              [SOURCE_CLOCKS_HEADER]: formatSourceClocks(
+                new Map([[this.opts.source, this.opts.trustedClock ? TRUSTED_CLOCK : ZERO]]),
+              ),
+            }
+          : {}),
+      },
       body,
     });
     if (!r.ok) return r;

@@ -271,6 +271,7 @@ export class SqliteAgentStore implements AgentStore {
           },
           recordedAt: now,
           lockedStreak: input.lockedStreak,
+          cellRef: input.cellRef,
         })),
         facts,
         this.facts,
@@ -280,8 +281,8 @@ export class SqliteAgentStore implements AgentStore {
       if (facts) nextFacts = mergeFacts(this.facts, facts);
       this.appendChunk(this.epoch, before, nextDoc, inputs.length);
       const insertRun = this.sql(
-        `INSERT INTO runs (run_id, epoch, environment, component, status, plan_hash, finished_at, recorded_at, unchanged, detail_blob)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO runs (run_id, epoch, environment, component, status, plan_hash, finished_at, recorded_at, unchanged, detail_blob, cell_ref)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const insertBlob = this.sql(
         `INSERT OR IGNORE INTO blobs (sha256, size, content_type, data, run_id, status, created_at)
@@ -303,6 +304,7 @@ export class SqliteAgentStore implements AgentStore {
           now,
           same ? 1 : 0,
           detail?.sha256 ?? null,
+          input.cellRef ?? null,
         );
         if (detail) {
           insertBlob.run(
@@ -420,10 +422,10 @@ export class SqliteAgentStore implements AgentStore {
     return { count: this.unacked, oldest: r.oldest };
   }
 
-  lockedStreak(environment: string, component: string): number {
+  lockedStreak(environment: string, component: string, cellRef?: string): number {
     const rows = this.sql(
-      'SELECT status FROM runs WHERE environment = ? AND component = ? ORDER BY run_id DESC LIMIT 1000',
-    ).all(environment, component) as Array<{ status: string }>;
+      "SELECT status FROM runs WHERE environment = ? AND component = ? AND coalesce(cell_ref, '') = ? ORDER BY run_id DESC LIMIT 1000",
+    ).all(environment, component, cellRef ?? '') as Array<{ status: string }>;
     let n = 0;
     for (const r of rows) {
       if (r.status !== 'locked') break;
@@ -628,18 +630,19 @@ export class SqliteAgentStore implements AgentStore {
     if (!A.hasHeads(doc, ack.heads)) return; // heads we never wrote: ignore, never prune on a guess
     const view = A.view(doc, ack.heads);
     const runs = this.sql(
-      'SELECT run_id, environment, component, finished_at, unchanged FROM runs WHERE epoch = ? AND acked_at IS NULL',
+      'SELECT run_id, environment, component, cell_ref, finished_at, unchanged FROM runs WHERE epoch = ? AND acked_at IS NULL',
     ).all(row.epoch) as Array<{
       run_id: string;
       environment: string;
       component: string;
+      cell_ref: string | null;
       finished_at: number;
       unchanged: number;
     }>;
     const mark = this.sql('UPDATE runs SET acked_at = ? WHERE run_id = ?');
     for (const r of runs) {
       const atHub = r.unchanged
-        ? (readCell(view, cellKey(r.environment, r.component))?.plannedAt ?? 0) >= r.finished_at
+        ? (readCell(view, cellKey(r.environment, r.component, r.cell_ref))?.plannedAt ?? 0) >= r.finished_at
         : view.runs?.[r.run_id] !== undefined;
       if (atHub) result.runsAcked += mark.run(now, r.run_id).changes;
     }

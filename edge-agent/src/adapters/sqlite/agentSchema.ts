@@ -105,4 +105,8 @@ export const AGENT_MIGRATIONS: readonly string[] = [
     received_at INTEGER NOT NULL
   );
   `,
+  // Plans of a ref other than the component's default are cells of their own (`environment/component@ref`).
+  `
+  ALTER TABLE runs ADD COLUMN cell_ref TEXT;
+  `,
 ];

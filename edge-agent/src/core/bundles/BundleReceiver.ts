@@ -1,5 +1,5 @@
 import type { BlobManifest, BundleDeliveryState, DocBundleState } from '@driftline/protocol';
-import type { BlobSource, BundleEntry, BundleFiles, BundleLedger } from './ports.js';
+import type { BlobSource, BundleEntry, BundleFiles, BundleLedger, BundleSink } from './ports.js';
 
 /** `bundles:` of the local config: which kinds this site accepts and where they go. */
 export interface BundlesPolicy {
@@ -13,6 +13,8 @@ export interface ReceiverDeps {
   files: BundleFiles;
   source: BlobSource;
   policy: BundlesPolicy;
+  /** Kinds handled by a sink instead of being placed in `policy.accept[kind].dir`. */
+  sinks?: Partial<Record<string, BundleSink>>;
   now(): number;
   /** Called when states change, so they flow to the hub as facts in the agent document. */
   onStates(states: Record<string, DocBundleState>): void;
@@ -66,8 +68,12 @@ export class BundleReceiver {
       .all()
       .filter((e) => e.state === 'announced' || e.state === 'downloading' || e.state === 'verified')
       .reduce((n, e) => n + e.size, 0);
-    if (!accept) entry.reason = `kind '${m.fileKind}' is not accepted by the local config (bundles.accept)`;
-    else if (accept.maxBytes !== undefined && m.size > accept.maxBytes)
+    const sink = this.d.sinks?.[m.fileKind];
+    const sinkRefusal = sink?.refuse(entry.name);
+    if (sinkRefusal) entry.reason = sinkRefusal;
+    else if (!accept && !sink)
+      entry.reason = `kind '${m.fileKind}' is not accepted by the local config (bundles.accept)`;
+    else if (accept && accept.maxBytes !== undefined && m.size > accept.maxBytes)
       entry.reason = `${m.size} bytes is over bundles.accept.${m.fileKind}.maxBytes (${accept.maxBytes})`;
     else if (inFlight + m.size > this.d.policy.quotaBytes)
       entry.reason = `over bundles.quotaBytes (${inFlight} + ${m.size} > ${this.d.policy.quotaBytes})`;
@@ -159,6 +165,26 @@ export class BundleReceiver {
       const reason = `the received bytes hash to ${digest.slice(0, 12)}…, not the signed sha256 (tampered or corrupt)`;
       this.d.ledger.put({ ...next, state: 'refused', bytes: 0, reason, updatedAt: this.d.now() });
       this.d.log.warn({ bundleId: next.bundleId, reason }, 'bundle refused');
+      this.report();
+      return true;
+    }
+    const sink = this.d.sinks?.[next.fileKind];
+    if (sink) {
+      const r = await sink
+        .apply({ sha256: next.sha256, name: next.name, path: this.d.files.pathOf(next.sha256) })
+        .catch((e: unknown) => ({
+          ok: false as const,
+          reason: `could not take it: ${(e as Error).message}`,
+        }));
+      await this.d.files.discard(next.sha256);
+      if (!this.stillActive(next.bundleId)) return true;
+      if (r.ok) {
+        this.d.ledger.put({ ...next, state: 'placed', bytes: next.size, updatedAt: this.d.now() });
+        this.d.log.info({ bundleId: next.bundleId, name: next.name, kind: next.fileKind }, 'bundle taken');
+      } else {
+        this.d.ledger.put({ ...next, state: 'refused', bytes: 0, reason: r.reason, updatedAt: this.d.now() });
+        this.d.log.warn({ bundleId: next.bundleId, reason: r.reason }, 'bundle refused');
+      }
       this.report();
       return true;
     }

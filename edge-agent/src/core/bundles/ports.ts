@@ -28,6 +28,23 @@ export interface BundleFiles {
   /** Moves the verified partial file into `dir` as `name` atomically (fsync, rename, fsync dir). */
   place(sha256: string, dir: string, name: string): Promise<string>;
   discard(sha256: string): Promise<void>;
+  /** Where the verified partial file is, for a sink that reads it (a git bundle is fetched from, not placed). */
+  pathOf(sha256: string): string;
+}
+
+/**
+ * A kind of bundle the agent does something with instead of placing it in a directory: `git` bundles
+ * are fetched into the site's mirror; packed provider archives go to their place in the provider mirror.
+ */
+export interface BundleSink {
+  /** Why a bundle of this name is refused before any byte is fetched, or null to take it. */
+  refuse(name: string): string | null;
+  /** Takes the verified file; the receiver discards it afterwards. A refusal's reason is reported to the hub. */
+  apply(b: {
+    sha256: string;
+    name: string;
+    path: string;
+  }): Promise<{ ok: true } | { ok: false; reason: string }>;
 }
 
 /** `GET /v1/blobs/:sha256` with Range at the agent's upstreams, appending to the partial file. */

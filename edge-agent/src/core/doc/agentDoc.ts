@@ -35,6 +35,8 @@ export interface RunInput {
   recordedAt: number;
   /** Consecutive locked results for this cell, this one included. */
   lockedStreak?: number;
+  /** A ref other than the component's default: the run's cell is `environment/component@ref`. */
+  cellRef?: string;
 }
 
 export function newEpochDoc(
@@ -98,7 +100,7 @@ export function recordRuns(
     },
     (d) => {
       for (const input of inputs) {
-        const key = cellKey(input.summary.environment, input.summary.component);
+        const key = cellKey(input.summary.environment, input.summary.component, input.cellRef);
         const current = written.has(key) ? written.get(key) : readCell(doc, key);
         const same = isUnchanged(current, input.summary);
         unchanged.push(same);
@@ -119,6 +121,8 @@ function confirmed(current: DocCell, input: RunInput): DocCell {
     unchangedSince: current.unchangedSince ?? current.plannedAt,
     plannedAt: Date.parse(input.summary.finishedAt),
     confirmations: current.confirmations + 1,
+    // Another commit can plan the same: the cell says which commit was planned last (a ref gate asks).
+    ...(input.summary.git?.commit ? { commit: input.summary.git.commit } : {}),
   };
 }
 
@@ -129,6 +133,7 @@ function docRun(input: RunInput): DocRun {
     environment: input.summary.environment,
     component: input.summary.component,
     summary,
+    ref: input.summary.ref,
     detailBlob: input.detailBlob as DocRun['detailBlob'],
     recordedAt: input.recordedAt,
   };
@@ -140,6 +145,9 @@ function replaced(input: RunInput): DocCell {
     component: input.summary.component,
     runId: input.runId as DocRun['runId'],
     status: input.summary.status,
+    ref: input.summary.ref,
+    commit: input.summary.git?.commit,
+    needs: input.summary.needs,
     counts: input.summary.counts,
     reason: input.summary.reason,
     planHash: input.summary.planHash,

@@ -1,12 +1,22 @@
 import type { PlanSummary } from '@driftline/protocol';
 import type { AgentConfig, ComponentConfig, EnvironmentConfig } from '../../config.js';
-import type { GitProbe, ScratchSpace } from '../../ports/PlanWorkspace.js';
-import type { ProcessResult, ProcessRunner } from '../../ports/ProcessRunner.js';
+import type { GitInfo, GitProbe, ScratchSpace } from '../../ports/PlanWorkspace.js';
+import type { ProcessRunner } from '../../ports/ProcessRunner.js';
+import type { SourceMirror } from '../../ports/SourceMirror.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
 import { compileRules, type SecretRule } from '../redact/rules.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from './excerpt.js';
 import { knownValues } from './knownValues.js';
+import {
+  initArgs,
+  initNeeds,
+  offlineCliConfig,
+  type PlanSource,
+  type ProviderNeeds,
+  prepareSource,
+} from './prepareSource.js';
 import { parsePlanText, redactionFailed, sealSummary, summarisePlan } from './summarisePlan.js';
+import { errorName, failureReason, fill, NO_JSON_FLAG, planArgs } from './toolArgs.js';
 
 /** The slice of a pino logger the runner uses; it logs rule names and reasons, never values. */
 export interface RunLogger {
@@ -24,6 +34,16 @@ export interface RunPlanDeps {
   /** Reads the variable definitions files a run uses, so error output is scanned against their values. */
   varFiles?: VarFiles;
   log?: RunLogger;
+  /** The site's git mirrors, for components whose code comes as git bundles (`source`). */
+  mirror?: SourceMirror;
+  /** Checks a working directory's lock file against the provider mirrors before `init`. */
+  providers?: ProviderNeeds;
+  /** Filesystem mirrors `init` installs providers from. */
+  providerMirrors?: readonly string[];
+  /** Writes the generated CLI configuration. */
+  writeFile?(path: string, text: string): Promise<void>;
+  /** Whether a file exists (the lock file). */
+  exists?(path: string): Promise<boolean>;
 }
 
 export interface RunPlanOptions {
@@ -31,6 +51,8 @@ export interface RunPlanOptions {
   lockedStreak?: number;
   /** Time between SIGTERM and SIGKILL on timeout. */
   killGraceMs?: number;
+  /** The ref (and commit) to plan, for a component with `source`; default its default ref's head. */
+  source?: PlanSource;
 }
 
 export interface RunPlanResult {
@@ -63,51 +85,6 @@ export function findTarget(
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-function fill(arg: string, t: PlanTarget, dir: string): string {
-  return arg
-    .replaceAll('{component}', t.component.name)
-    .replaceAll('{environment}', t.environment.name)
-    .replaceAll('{workingDir}', dir);
-}
-
-function failureReason(r: ProcessResult): string {
-  if (r.spawnError) return r.spawnError === 'ENOENT' ? 'tool-not-found' : 'spawn-failed';
-  if (r.timedOut) return 'timeout';
-  if (r.stdoutOverflow) return 'plan-too-large';
-  if (r.exitCode === null) return `signal-${(r.signal ?? 'unknown').toLowerCase()}`;
-  return `exit-${r.exitCode}`;
-}
-
-/** Go's flag package refusing `-json`: Terraform before 0.15.3 has no machine-readable plan output. */
-const NO_JSON_FLAG = /flag provided but not defined: -json/;
-
-/**
- * `terraform plan` arguments. With `json`, diagnostics come as JSON lines on stdout (Terraform 0.15.3+,
- * OpenTofu), so an error excerpt can be built from their fields instead of from text that quotes values.
- */
-function planArgs(
-  c: ComponentConfig,
-  varFiles: readonly string[],
-  planFile: string,
-  json: boolean,
-): string[] {
-  return [
-    'plan',
-    '-input=false',
-    '-no-color',
-    ...(json ? ['-json'] : []),
-    `-out=${planFile}`,
-    '-detailed-exitcode',
-    `-lock-timeout=${c.lockTimeoutS}s`,
-    ...varFiles.map((f) => `-var-file=${f}`),
-  ];
-}
-
-/** The exception's class only: its message could quote input. */
-function errorName(e: unknown): string {
-  return e instanceof Error ? e.name : typeof e;
-}
 
 /**
  * Runs the plan for one configured (component, environment) and returns its redacted summary
@@ -151,10 +128,66 @@ async function runTarget(
   deps: RunPlanDeps,
   opts: RunPlanOptions,
 ): Promise<RunPlanResult> {
+  const scratch = await deps.scratch.create();
+  try {
+    const prep = await prepareSource(t.component, t.environment, opts.source ?? {}, scratch.path, {
+      mirror: deps.mirror,
+      providers: deps.providers,
+      providerMirrors: deps.providerMirrors ?? [],
+      writeFile: deps.writeFile ?? (async () => {}),
+    });
+    if (!prep.ok) {
+      const summary: PlanSummary = {
+        component: t.component.name,
+        environment: t.environment.name,
+        status: prep.status,
+        reason: prep.reason,
+        startedAt: iso(deps.clock.now()),
+        finishedAt: iso(deps.clock.now()),
+        ...(prep.ref ? { ref: prep.ref } : {}),
+        ...(prep.needs ? { needs: prep.needs } : {}),
+      };
+      deps.log?.warn(
+        {
+          component: summary.component,
+          environment: summary.environment,
+          reason: prep.reason,
+          needs: prep.needs,
+        },
+        'the plan could not run here',
+      );
+      return { summary, lockedStreak: 0 };
+    }
+    try {
+      return await runIn(
+        t,
+        config,
+        deps,
+        opts,
+        { dir: prep.dir, ref: prep.ref, git: prep.git },
+        scratch.path,
+      );
+    } finally {
+      await prep.release().catch(() => {});
+    }
+  } finally {
+    await scratch.dispose();
+  }
+}
+
+/** Plans in `where.dir` (the working directory or a checked-out commit), using `scratchPath` for files. */
+async function runIn(
+  t: PlanTarget,
+  config: AgentConfig,
+  deps: RunPlanDeps,
+  opts: RunPlanOptions,
+  where: { dir: string; ref?: string; git?: GitInfo },
+  scratchPath: string,
+): Promise<RunPlanResult> {
   const component = t.component.name;
   const environment = t.environment.name;
   const c = t.component;
-  const dir = t.environment.workingDir ?? c.workingDir;
+  const dir = where.dir;
   const rules: readonly SecretRule[] = compileRules(config.redaction.patterns);
   const configuredEnv: Record<string, string> = { ...c.env, ...(t.environment.env ?? {}) };
   const env: Record<string, string> = { TF_IN_AUTOMATION: '1', TF_INPUT: '0' };
@@ -170,8 +203,13 @@ async function runTarget(
   const secrets = knownValues({ baseEnv: deps.baseEnv, configuredEnv, varFiles });
   const startedMs = deps.clock.now();
   const deadline = startedMs + c.timeoutS * 1000;
-  const git = await deps.git.describe(dir).catch(() => undefined);
-  const base = { component, environment, startedAt: iso(startedMs) };
+  const git = where.git ?? (await deps.git.describe(dir).catch(() => undefined));
+  const base = {
+    component,
+    environment,
+    startedAt: iso(startedMs),
+    ...(where.ref ? { ref: where.ref } : {}),
+  };
   const spec = (command: string, args: string[], maxStdoutBytes: number) => ({
     command,
     args,
@@ -229,6 +267,43 @@ async function runTarget(
       : failed('state-locked', 'locked', out, 1);
   };
 
+  const blocked = (reason: string, needs: string[]): RunPlanResult => {
+    const summary: PlanSummary = {
+      ...base,
+      finishedAt: iso(deps.clock.now()),
+      status: 'blocked',
+      reason,
+      needs,
+    };
+    if (git) summary.git = git;
+    deps.log?.warn({ component, environment, needs }, 'the plan is blocked: the site lacks what it needs');
+    return { summary, lockedStreak: 0 };
+  };
+
+  /**
+   * `init` with providers only from the delivered mirrors: a lock file's providers missing from them
+   * make the run `blocked` with those needs before anything runs; an `init` that cannot find one in the
+   * mirrors is `blocked` too; any other `init` failure is `failed`. Undefined when the directory is ready.
+   */
+  const runInit = async (dir: string): Promise<RunPlanResult | undefined> => {
+    const lockFile = deps.exists ? await deps.exists(`${dir}/.terraform.lock.hcl`) : false;
+    if (lockFile && deps.providers) {
+      const check = await deps.providers.check(dir);
+      if (!check.ok) return failed('lock-file-invalid', 'failed', { stderr: `Error: ${check.problem}` });
+      if (check.needs.length > 0) return blocked('providers-missing', check.needs);
+    }
+    const cliConfig = `${scratchPath}/terraform.rc`;
+    await deps.writeFile?.(cliConfig, offlineCliConfig(deps.providerMirrors ?? []));
+    env.TF_CLI_CONFIG_FILE = cliConfig;
+    env.TF_DATA_DIR = `${scratchPath}/tf-data`;
+    delete env.TF_PLUGIN_CACHE_DIR;
+    const r = await deps.proc.run(spec(c.tool, initArgs(lockFile), config.limits.maxLogBytes));
+    if (!r.spawnError && !r.timedOut && r.exitCode === 0) return undefined;
+    const needs = initNeeds(r);
+    if (needs.length > 0) return blocked('providers-missing', needs);
+    return failed(`init-${failureReason(r)}`, 'failed', r, r.exitCode);
+  };
+
   let planText: string;
   let planExit: number | undefined;
   if (c.command) {
@@ -241,34 +316,33 @@ async function runTarget(
     planText = r.stdout;
     planExit = r.exitCode;
   } else {
-    const scratch = await deps.scratch.create();
-    try {
-      const planFile = `${scratch.path}/plan.tfplan`;
-      // With -json the whole UI stream comes on stdout: allow it the plan's size.
-      const runPlanStep = (json: boolean) =>
-        deps.proc.run(spec(c.tool, planArgs(c, passedVarFiles, planFile, json), config.limits.maxPlanBytes));
-      let plan = await runPlanStep(true);
-      if (plan.exitCode === 1 && NO_JSON_FLAG.test(plan.stderr)) plan = await runPlanStep(false);
-      if (
-        plan.spawnError ||
-        plan.timedOut ||
-        plan.stdoutOverflow ||
-        (plan.exitCode !== 0 && plan.exitCode !== 2)
-      ) {
-        if (plan.exitCode === 1 && isLockError(plan.stderr, plan.stdout)) return lockedOrStuck(plan);
-        return failed(failureReason(plan), 'failed', plan, plan.exitCode);
-      }
-      planExit = plan.exitCode;
-      const show = await deps.proc.run(
-        spec(c.tool, ['show', '-json', '-no-color', planFile], config.limits.maxPlanBytes),
-      );
-      if (show.spawnError || show.timedOut || show.stdoutOverflow || show.exitCode !== 0) {
-        return failed(failureReason(show), 'failed', { stderr: show.stderr }, show.exitCode);
-      }
-      planText = show.stdout;
-    } finally {
-      await scratch.dispose();
+    if (c.init ?? c.source !== undefined) {
+      const ready = await runInit(dir);
+      if (ready) return ready;
     }
+    const planFile = `${scratchPath}/plan.tfplan`;
+    // With -json the whole UI stream comes on stdout: allow it the plan's size.
+    const runPlanStep = (json: boolean) =>
+      deps.proc.run(spec(c.tool, planArgs(c, passedVarFiles, planFile, json), config.limits.maxPlanBytes));
+    let plan = await runPlanStep(true);
+    if (plan.exitCode === 1 && NO_JSON_FLAG.test(plan.stderr)) plan = await runPlanStep(false);
+    if (
+      plan.spawnError ||
+      plan.timedOut ||
+      plan.stdoutOverflow ||
+      (plan.exitCode !== 0 && plan.exitCode !== 2)
+    ) {
+      if (plan.exitCode === 1 && isLockError(plan.stderr, plan.stdout)) return lockedOrStuck(plan);
+      return failed(failureReason(plan), 'failed', plan, plan.exitCode);
+    }
+    planExit = plan.exitCode;
+    const show = await deps.proc.run(
+      spec(c.tool, ['show', '-json', '-no-color', planFile], config.limits.maxPlanBytes),
+    );
+    if (show.spawnError || show.timedOut || show.stdoutOverflow || show.exitCode !== 0) {
+      return failed(failureReason(show), 'failed', { stderr: show.stderr }, show.exitCode);
+    }
+    planText = show.stdout;
   }
 
   try {

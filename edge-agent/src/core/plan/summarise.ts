@@ -60,6 +60,15 @@ export function countChanges(changes: readonly ResourceChange[], drift: number):
   return counts;
 }
 
+/**
+ * Terraform 0.12 planned `["delete"]` for a data source gone from the configuration; Terraform neither
+ * shows nor counts it ("Don't render anything for deleted data sources", command/jsonformat/plan.go).
+ */
+function isDataSourceDelete(rc: PlanResourceChange): boolean {
+  const a = rc.change?.actions;
+  return rc.mode === 'data' && Array.isArray(a) && a.length === 1 && a[0] === 'delete';
+}
+
 function proposes(r: ResourceChange): boolean {
   return (
     r.actions.some((a) => a !== 'no-op' && a !== 'read') ||
@@ -75,7 +84,7 @@ function proposes(r: ResourceChange): boolean {
  */
 export function buildSummary(plan: PlanJson, ctx: BuildContext): PlanSummary {
   const changes = (plan.resource_changes ?? [])
-    .filter((rc) => rc && typeof rc === 'object')
+    .filter((rc) => rc && typeof rc === 'object' && !isDataSourceDelete(rc))
     .map((rc) => entry(rc, false, ctx.sensitiveNames))
     .filter((r) => proposes(r) || r.actions.includes('read'));
   const drift = (plan.resource_drift ?? [])

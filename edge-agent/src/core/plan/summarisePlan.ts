@@ -15,6 +15,8 @@ export interface SummariseContext {
   startedAt: string;
   finishedAt: string;
   git?: z.infer<typeof GitInfoSchema>;
+  /** The ref planned, for code from the site's git mirror. */
+  ref?: string;
   exitCode?: number;
   /** Attribute names to treat as sensitive on top of Terraform's markers (config `redaction.sensitiveAttributes`). */
   sensitiveAttributes?: readonly string[];
@@ -85,6 +87,7 @@ export function summarisePlan(planJson: unknown, ctx: SummariseContext): Summari
   const sensitiveNames = new Set(ctx.sensitiveAttributes ?? []);
   const summary = buildSummary(plan, { ...ctx, sensitiveNames });
   if (ctx.git) summary.git = ctx.git;
+  if (ctx.ref) summary.ref = ctx.ref;
   if (ctx.exitCode !== undefined) summary.exitCode = ctx.exitCode;
   const secrets = [...collectSecretValues(plan, sensitiveNames), ...(ctx.extraSecrets ?? [])];
   const sealed = sealSummary(summary, secrets, ctx.rules ?? BUILTIN_RULES);

@@ -6,9 +6,14 @@
 export interface CellRef {
   component: string;
   environment: string;
+  /** A ref other than the component's default (its plans share the cell's state, so never run alongside). */
+  ref?: string;
+  /** A commit of that ref to plan. */
+  commit?: string;
 }
 
-export type TriggerReason = 'schedule' | 'request' | 'manual';
+/** `source`: a git bundle brought a new commit of a ref the component plans. */
+export type TriggerReason = 'schedule' | 'request' | 'manual' | 'source';
 export type TriggerResult = 'queued' | 'coalesced' | 'stopped';
 
 export interface SchedulerDeps {
@@ -20,7 +25,10 @@ export interface SchedulerDeps {
   onError(cell: CellRef, error: unknown): void;
 }
 
+/** Runs of one environment/component share its state: one at a time, whatever the ref. */
 const key = (c: CellRef) => `${c.environment}/${c.component}`;
+/** Triggers coalesce per environment/component, ref and commit. */
+const pendingKey = (c: CellRef) => `${key(c)}@${c.ref ?? ''}#${c.commit ?? ''}`;
 
 export class CellScheduler {
   private readonly waiting: Array<{ cell: CellRef; reason: TriggerReason }> = [];
@@ -35,7 +43,7 @@ export class CellScheduler {
   /** Asks for a run of `cell`, after up to `jitterMs` of random delay. */
   trigger(cell: CellRef, reason: TriggerReason, jitterMs = 0): TriggerResult {
     if (this.stopped) return 'stopped';
-    const k = key(cell);
+    const k = pendingKey(cell);
     if (this.pendingKeys.has(k)) return 'coalesced';
     this.pendingKeys.add(k);
     const delay = Math.floor(this.deps.random() * jitterMs);
@@ -64,7 +72,7 @@ export class CellScheduler {
       const [next] = this.waiting.splice(i, 1);
       if (!next) return;
       const k = key(next.cell);
-      this.pendingKeys.delete(k);
+      this.pendingKeys.delete(pendingKey(next.cell));
       this.runningKeys.add(k);
       const p: Promise<void> = this.deps
         .runCell(next.cell, next.reason)

@@ -27,8 +27,11 @@ export interface SyncDeps {
   privateKey: CryptoKey;
   /** The hub's key pinned in the local config: acks and plan requests must carry its signature (S4). */
   hubPublicKey: CryptoKey;
-  /** true when the local config lists this cell: the hub cannot make the agent run anything else (S3). */
-  allowsCell(environment: string, component: string): boolean;
+  /**
+   * true when the local config lists this cell (and, for a ref, the component's `source.refs` allow it):
+   * the hub cannot make the agent run anything else (S3).
+   */
+  allowsCell(environment: string, component: string, ref?: string): boolean;
   onPlanRequest(request: PlanRequestPayload): void;
   newBundleId(): string;
   now(): number;
@@ -227,12 +230,18 @@ export class SyncEngine {
         return;
       }
       const req = p.value;
-      if (req.site !== this.deps.site || !this.deps.allowsCell(req.environment, req.component)) {
+      if (req.site !== this.deps.site || !this.deps.allowsCell(req.environment, req.component, req.ref)) {
         this.deps.log.warn(
-          { requestId: req.requestId, environment: req.environment, component: req.component },
-          'plan request refused: the local config does not list this component and environment',
+          { requestId: req.requestId, environment: req.environment, component: req.component, ref: req.ref },
+          req.ref
+            ? 'plan request refused: the local config does not list this component and environment, or its source.refs do not allow this ref'
+            : 'plan request refused: the local config does not list this component and environment',
         );
-        this.deps.store.recordPlanRequest(req, 'refused', 'not in the local config');
+        this.deps.store.recordPlanRequest(
+          req,
+          'refused',
+          req.ref ? 'ref not allowed by the local config' : 'not in the local config',
+        );
         out.refused++;
       } else if (req.expiresAt < this.deps.now()) {
         this.deps.store.recordPlanRequest(req, 'expired', null);
@@ -261,10 +270,12 @@ export class SyncEngine {
   async uploadBlobsOnce(
     onProgress?: (sha256: string, sent: number, total: number) => void,
     signal?: AbortSignal,
+    /** Asked before each blob: true when a result waits to be pushed first, and the uploads stop. */
+    yieldToResults?: () => boolean,
   ): Promise<number> {
     let done = 0;
     for (const blob of this.deps.store.blobsToUpload()) {
-      if (signal?.aborted) break;
+      if (signal?.aborted || yieldToResults?.()) break;
       for (const up of this.deps.uplinks) {
         const r = await up.uploadBlob(blob, (sent, total) => onProgress?.(blob.sha256, sent, total), signal);
         if (r.ok) {

@@ -24,6 +24,10 @@ export class SyncLoop {
   private failures = 0;
   private cancelTimer: (() => void) | null = null;
   private cycling: Promise<void> | null = null;
+  /** A result was recorded during the current cycle (see `kick`). */
+  private resultWaiting = false;
+  /** Cycles in a row whose blob uploads gave way to results; after one, a blob goes first (no starving). */
+  private blobsWaited = 0;
   private stopped = false;
   private readonly abort = new AbortController();
   lastOutcome: PushOutcome | null = null;
@@ -35,6 +39,9 @@ export class SyncLoop {
   }
 
   kick(): void {
+    // During a cycle, a new result stops the blob uploads (before the next blob) and brings the next
+    // cycle forward: over a minutes-long round trip, a result never waits behind a queue of blobs.
+    if (this.cycling) this.resultWaiting = true;
     if (this.failures === 0 && !this.cycling) this.schedule(0);
   }
 
@@ -51,6 +58,7 @@ export class SyncLoop {
 
   private async cycle(): Promise<void> {
     let next = this.deps.intervalMs;
+    this.resultWaiting = false;
     try {
       // Push and pull travel together: over a long delay that is one round trip per cycle, not two.
       // While the link is down only the push (a probe) goes out.
@@ -77,8 +85,20 @@ export class SyncLoop {
         // that the hub takes its bundles now (its enrolment took effect).
         if (pushed.kind === 'held') next = Math.min(next, pushed.retryInMs);
         if (pull?.resumed) next = 0;
-        if (!this.stopped)
-          await this.deps.engine.uploadBlobsOnce(this.deps.onUploadProgress, this.abort.signal);
+        if (!this.stopped) {
+          let asked = 0;
+          const yieldToResults = () => {
+            const first = asked++ === 0;
+            return this.resultWaiting && (!first || this.blobsWaited === 0);
+          };
+          const sent = await this.deps.engine.uploadBlobsOnce(
+            this.deps.onUploadProgress,
+            this.abort.signal,
+            yieldToResults,
+          );
+          this.blobsWaited = sent === 0 && this.resultWaiting ? this.blobsWaited + 1 : 0;
+        }
+        if (this.resultWaiting && pushed.kind !== 'held') next = 0;
       }
     } catch (e) {
       next = backoffDelay(this.failures++, this.deps.backoffBaseMs, this.deps.backoffCapMs, this.deps.random);

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type BlobReader, type FinishedUpload, type HopBackend, type Peer, scopeBatch } from '@driftline/hop';
+import {
+  type BlobReader,
+  type FinishedUpload,
+  type HopBackend,
+  type Peer,
+  type SourceClocks,
+  scopeBatch,
+} from '@driftline/hop';
 import type { DownlinkQuery, Receipt } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
 import type { Ingest } from '../../core/Ingest.js';
@@ -55,11 +62,12 @@ export class HubHopBackend implements HopBackend {
   }
 
   /** A peer (a relay, or an agent posting directly) acts only for its own sites (DESIGN S4). */
-  async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
+  async accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]> {
     this.d.checkDisk?.(bundles.reduce((n, b) => n + b.length, 0));
     const scoped = scopeBatch(peer, bundles, this.name);
     if (scoped.refused.length > 0) this.d.onForeignSite?.(peer.name, scoped.refused.length);
-    const inner = scoped.allowed.length > 0 ? await this.d.ingest.accept(peer.name, scoped.allowed) : [];
+    const inner =
+      scoped.allowed.length > 0 ? await this.d.ingest.accept(peer.name, scoped.allowed, clocks) : [];
     return scoped.complete(inner);
   }
 

@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { EventLog } from '../../core/EventLog.js';
 import type { PlanRequests } from '../../core/PlanRequests.js';
 import type { Queries } from '../../core/Queries.js';
-import { toPlanRequest, toRunItem } from '../../core/views.js';
+import { detailStateOf, toPlanRequest, toRunItem } from '../../core/views.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
 import type { HubStore } from '../../ports/HubStore.js';
@@ -28,6 +28,7 @@ import { readJson } from './json.js';
 import { openApiDocument } from './openapi.js';
 import { parseOr400 } from './parse.js';
 import { EventsQuery, RunsQuery, SiteFilterQuery } from './queries.js';
+import { checkRefQuery } from './refsRouter.js';
 import { serveEvents } from './sse.js';
 
 export interface ApiDeps {
@@ -88,6 +89,7 @@ export function apiRouter(d: ApiDeps): Router {
   });
   r.get('/matrix', async (ctx) => {
     const q = parseOr400(MatrixQuerySchema, ctx.query, 'query parameter');
+    checkRefQuery(q);
     const now = d.clock.now();
     const at = q.at ? Date.parse(q.at) : undefined;
     const cells = await d.queries.matrix(q, now, at);
@@ -109,6 +111,7 @@ export function apiRouter(d: ApiDeps): Router {
       environment,
       component,
       before: q.before,
+      ...(q.ref !== undefined ? { ref: q.ref } : {}),
       limit: q.limit + 1,
     });
     const page = runs.slice(0, q.limit);
@@ -122,8 +125,10 @@ export function apiRouter(d: ApiDeps): Router {
     if (!run) throw new WireError('not-found', `no run '${ctx.params.runId}'`);
     let summary: z.infer<typeof PlanSummarySchema> = { ...run.summary };
     let detailAvailable = false;
+    let blob: 'missing' | 'read' | 'unreadable' = 'missing';
     if (run.detailBlob) {
       const bytes = await d.blobs.readAll(run.detailBlob);
+      if (bytes) blob = 'unreadable';
       // The blob is the agent's canonical redacted detail (the summary without its volatile fields, the
       // bytes its planHash covers): only its resources are needed here.
       const detail = bytes
@@ -132,9 +137,11 @@ export function apiRouter(d: ApiDeps): Router {
       if (detail) {
         summary = { ...summary, resources: detail.resources ?? [] };
         detailAvailable = true;
+        blob = 'read';
       }
     }
-    send(ctx, RunDetailSchema, { ...toRunItem(run), summary, detailAvailable });
+    const detailState = detailStateOf(run.detailBlob, blob);
+    send(ctx, RunDetailSchema, { ...toRunItem(run), summary, detailAvailable, detailState });
   });
   r.get('/plan-requests', async (ctx) => {
     const { site } = parseOr400(SiteFilterQuery, ctx.query, 'query parameter');

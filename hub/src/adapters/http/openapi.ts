@@ -1,6 +1,7 @@
 import { MatrixQuerySchema } from '@driftline/protocol';
 import { authPaths, SECURITY_SCHEMES, withRoles } from './openapiAuth.js';
 import { hopPaths } from './openapiHop.js';
+import { refPaths } from './openapiRefs.js';
 import { componentSchemas, err, header, json, pathParam, queryParams, raw, ref } from './openapiShared.js';
 import { EventsQuery, RunsQuery, SiteFilterQuery } from './queries.js';
 
@@ -31,7 +32,7 @@ export function openApiDocument(version: string): object {
       { name: 'hop', description: 'the hop API relays and directly connected agents use' },
     ],
     security: [{ bearer: [] }, { cookie: [] }],
-    paths: withRoles({ ...apiPaths(), ...authPaths(), ...hopPaths() }),
+    paths: withRoles({ ...apiPaths(), ...refPaths(), ...authPaths(), ...hopPaths() }),
     components: { securitySchemes: SECURITY_SCHEMES, schemas: componentSchemas() },
   };
 }
@@ -57,12 +58,20 @@ function apiPaths(): Record<string, Record<string, object>> {
           status: 'only cells with this status',
           stale: 'only stale (true) or fresh (false) cells',
           at: 'ISO 8601 time: the matrix as the hub knew it then',
+          ref: "plans of this ref (pr/42): its cells and no-data for cells that may plan it; default each component's default ref; not with at",
         }),
         responses: { '200': json('MatrixResponse', 'cells'), ...notModified, '400': err('bad query') },
       },
     },
     '/api/sites': {
       get: { summary: 'Every site', responses: { '200': json('SitesResponse', 'sites'), ...notModified } },
+    },
+    '/api/fleet': {
+      get: {
+        summary:
+          'The fleet at a glance: counts by status, stale and unreachable per site and environment, link facts, worst cells first',
+        responses: { '200': json('FleetResponse', 'fleet summary'), ...notModified },
+      },
     },
     '/api/sites/{site}': {
       get: {
@@ -101,7 +110,8 @@ function apiPaths(): Record<string, Record<string, object>> {
         },
       },
       post: {
-        summary: "Ask a site's agent to plan one cell it already plans",
+        summary:
+          "Ask a site's agent to plan one cell it already plans, optionally a ref (and commit) its ref patterns allow",
         requestBody: {
           required: true,
           content: { 'application/json': { schema: ref('PlanRequestCreate') } },
@@ -110,7 +120,7 @@ function apiPaths(): Record<string, Record<string, object>> {
           '201': json('PlanRequest', 'created'),
           ...errors,
           '413': err('body over 64 KiB'),
-          '422': err('cell not planned by that site'),
+          '422': err('cell not planned by that site, a bad ref or commit, or a ref it may not plan'),
         },
       },
     },

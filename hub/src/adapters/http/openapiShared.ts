@@ -3,19 +3,24 @@ import {
   BundleDetailSchema,
   BundlesResponseSchema,
   ErrorBodySchema,
+  FleetResponseSchema,
   HealthSchema,
   HubEventSchema,
   MatrixResponseSchema,
+  NeedsResponseSchema,
   PlanRequestCreateSchema,
   PlanRequestSchema,
   PlanRequestsResponseSchema,
   ReceiptsResponseSchema,
+  RefStatusResponseSchema,
+  RefsResponseSchema,
   RunDetailSchema,
   RunsResponseSchema,
   SessionCreateSchema,
   SessionSchema,
   SiteDetailSchema,
   SitesResponseSchema,
+  SourcesResponseSchema,
 } from '@driftline/protocol';
 import { z } from 'zod';
 
@@ -26,6 +31,7 @@ import { z } from 'zod';
 export const API_SCHEMAS = {
   MatrixResponse: MatrixResponseSchema,
   SitesResponse: SitesResponseSchema,
+  FleetResponse: FleetResponseSchema,
   SiteDetail: SiteDetailSchema,
   RunsResponse: RunsResponseSchema,
   RunDetail: RunDetailSchema,
@@ -39,6 +45,10 @@ export const API_SCHEMAS = {
   BundleDetail: BundleDetailSchema,
   BundlesResponse: BundlesResponseSchema,
   ReceiptsResponse: ReceiptsResponseSchema,
+  RefsResponse: RefsResponseSchema,
+  RefStatusResponse: RefStatusResponseSchema,
+  NeedsResponse: NeedsResponseSchema,
+  SourcesResponse: SourcesResponseSchema,
   Health: HealthSchema.extend({ detail: z.string().optional() }),
   Error: ErrorBodySchema,
 } as const;

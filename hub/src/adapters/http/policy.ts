@@ -21,6 +21,7 @@ export const ROUTE_POLICIES: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/openapi.json', need: 'viewer' },
   { method: 'GET', path: '/api/matrix', need: 'viewer' },
   { method: 'GET', path: '/api/sites', need: 'viewer' },
+  { method: 'GET', path: '/api/fleet', need: 'viewer' },
   { method: 'GET', path: '/api/sites/:site', need: 'viewer' },
   { method: 'GET', path: '/api/cells/:site/:environment/:component/runs', need: 'viewer' },
   { method: 'GET', path: '/api/runs/:runId', need: 'viewer' },
@@ -31,6 +32,12 @@ export const ROUTE_POLICIES: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/bundles/:bundleId', need: 'viewer' },
   { method: 'POST', path: '/api/bundles', need: 'publisher', audit: 'bundle.publish' },
   { method: 'GET', path: '/api/events', need: 'viewer' },
+  { method: 'GET', path: '/api/refs', need: 'viewer' },
+  // A ref's slashes are percent-encoded (pr%2F42); decoded, such a path falls back to viewer for reads too.
+  { method: 'GET', path: '/api/refs/:ref/status', need: 'viewer' },
+  { method: 'GET', path: '/api/needs', need: 'viewer' },
+  // Publishers read what sites hold; every role implies viewer.
+  { method: 'GET', path: '/api/sources', need: 'viewer' },
   { method: 'GET', path: '/api/audit', need: 'viewer' },
   { method: 'GET', path: '/metrics', need: 'viewer' },
 ];

@@ -1,3 +1,4 @@
+import { RefNameSchema } from '@driftline/protocol';
 import { z } from 'zod';
 
 /**
@@ -13,6 +14,9 @@ export const RunsQuery = z.object({
     .optional()
     .describe('a run id: older runs only (the previous page’s nextBefore)'),
   limit: z.coerce.number().int().min(1).max(500).default(100).describe('runs per page'),
+  ref: RefNameSchema.optional().describe(
+    "only runs of this ref (pr/42); default the runs of the component's default ref",
+  ),
 });
 
 /** `GET /api/audit` */

@@ -9,6 +9,8 @@ import type {
   HubStore,
   PeerRow,
   PlanRequestRow,
+  PruneResult,
+  RefCellQuery,
   RetentionPolicy,
   RunQuery,
   RunRow,
@@ -19,7 +21,7 @@ import type {
   WriteSet,
 } from '../../ports/HubStore.js';
 
-const cellId = (s: string, e: string, c: string) => `${s}\u0000${e}\u0000${c}`;
+const cellId = (s: string, e: string, c: string, ref = '') => `${s}\u0000${e}\u0000${c}\u0000${ref}`;
 const clone = <T>(v: T): T => structuredClone(v);
 
 /** The in-memory HubStore: for tests and as the reference the contract suite pins the SQLite one to. */
@@ -29,6 +31,8 @@ export class MemoryHubStore implements HubStore {
   private bundles = new Map<string, number>();
   private chunks = new Map<string, Uint8Array[]>();
   private cells = new Map<string, CellRow>();
+  /** `@ref` cells, apart from the default ones. */
+  private refCells = new Map<string, CellRow>();
   private history: CellHistoryRow[] = [];
   private runs = new Map<string, RunRow>();
   private sites = new Map<string, SiteRow>();
@@ -51,7 +55,10 @@ export class MemoryHubStore implements HubStore {
       this.chunks.set(c.docId, list);
     }
     for (const r of w.runs ?? []) if (!this.runs.has(r.runId)) this.runs.set(r.runId, clone(r));
-    for (const c of w.cells ?? []) this.cells.set(cellId(c.site, c.environment, c.component), clone(c));
+    for (const c of w.cells ?? []) {
+      if (c.atRef) this.refCells.set(cellId(c.site, c.environment, c.component, c.atRef), clone(c));
+      else this.cells.set(cellId(c.site, c.environment, c.component), clone(c));
+    }
     for (const h of w.history ?? []) this.history.push(clone(h));
     for (const a of w.agents ?? []) this.agents.set(`${a.site}/${a.agent}`, clone(a));
     for (const s of w.sites ?? []) this.sites.set(s.site, clone(s));
@@ -133,6 +140,28 @@ export class MemoryHubStore implements HubStore {
     }
     return [...latest.values()].sort(byCell).map(clone);
   }
+  async getRefCell(site: string, environment: string, component: string, ref: string) {
+    return clone(this.refCells.get(cellId(site, environment, component, ref)) ?? null);
+  }
+  async listRefCells(q: RefCellQuery) {
+    return [...this.refCells.values()]
+      .filter(
+        (c) =>
+          (!q.ref || c.atRef === q.ref) &&
+          (!q.site || c.site === q.site) &&
+          (!q.status || c.status === q.status),
+      )
+      .sort((a, b) => byCell(a, b) || ((a.atRef ?? '') < (b.atRef ?? '') ? -1 : 1))
+      .slice(0, q.limit)
+      .map(clone);
+  }
+  async runsAt(ref: string, commit: string, limit: number) {
+    return [...this.runs.values()]
+      .filter((r) => r.ref === ref && r.commit === commit)
+      .sort((a, b) => (a.runId < b.runId ? 1 : -1))
+      .slice(0, limit)
+      .map(clone);
+  }
   async getRun(runId: string) {
     return clone(this.runs.get(runId) ?? null);
   }
@@ -143,6 +172,7 @@ export class MemoryHubStore implements HubStore {
           r.site === q.site &&
           r.environment === q.environment &&
           r.component === q.component &&
+          (q.ref === undefined ? !r.atRef : r.ref === q.ref) &&
           (!q.before || r.runId < q.before),
       )
       .sort((a, b) => (a.runId < b.runId ? 1 : -1))
@@ -192,8 +222,23 @@ export class MemoryHubStore implements HubStore {
   async getWebhook(id: string) {
     return clone(this.webhooks.get(id) ?? null);
   }
-  async prune(policy: RetentionPolicy, now: number) {
-    const keep = new Set([...this.cells.values()].map((c) => c.runId));
+  async prune(policy: RetentionPolicy, now: number): Promise<PruneResult> {
+    let refCells = 0;
+    let refRuns = 0;
+    if (policy.refMaxAgeMs !== undefined) {
+      for (const [k, c] of this.refCells) {
+        if (c.receivedAt >= now - policy.refMaxAgeMs) continue;
+        this.refCells.delete(k);
+        refCells++;
+        for (const [id, r] of this.runs) {
+          if (r.site !== c.site || r.environment !== c.environment || r.component !== c.component) continue;
+          if (r.atRef !== c.atRef) continue;
+          this.runs.delete(id);
+          refRuns++;
+        }
+      }
+    }
+    const keep = new Set([...this.cells.values(), ...this.refCells.values()].map((c) => c.runId));
     const doomed = pruneRuns([...this.runs.values()], keep, policy, now);
     for (const id of doomed) this.runs.delete(id);
     // History: drop rows past maxAge, but keep the newest row per cell so `cellsAt` stays answerable.
@@ -219,7 +264,7 @@ export class MemoryHubStore implements HubStore {
     }
     for (const [id, x] of this.sessions) if (x.expiresAt <= now) this.sessions.delete(id);
     this.audit = this.audit.filter((a) => a.at >= now - policy.failureMaxAgeMs);
-    return { runs: doomed.length, history: before - this.history.length, bundles };
+    return { runs: doomed.length, history: before - this.history.length, bundles, refCells, refRuns };
   }
   async close() {}
 }

@@ -1,4 +1,4 @@
-import type { FinishedUpload, HopBackend, Peer } from '@driftline/hop';
+import type { FinishedUpload, HopBackend, Peer, SourceClocks } from '@driftline/hop';
 import type { DocBundleState, DownlinkQuery, Receipt } from '@driftline/protocol';
 import type { Committed, Ingest } from '../../core/Ingest.js';
 import { deliveryRows } from '../../core/publish/manifests.js';
@@ -53,8 +53,8 @@ export class DeliveryObserver implements HopBackend {
     return this.inner.health();
   }
 
-  async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
-    const receipts = await this.inner.accept(peer, bundles);
+  async accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]> {
+    const receipts = await this.inner.accept(peer, bundles, clocks);
     await this.reporting;
     return receipts;
   }

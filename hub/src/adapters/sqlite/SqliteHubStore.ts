@@ -9,6 +9,8 @@ import type {
   HubStore,
   PeerRow,
   PlanRequestRow,
+  PruneResult,
+  RefCellQuery,
   RetentionPolicy,
   RunQuery,
   RunRow,
@@ -17,6 +19,7 @@ import type {
   WriteSet,
 } from '../../ports/HubStore.js';
 import { authStatements, migrate } from './authStatements.js';
+import { refStatements } from './refStatements.js';
 
 type Row = { row: string };
 const parse = <T>(r: Row | undefined): T | null => (r ? (JSON.parse(r.row) as T) : null);
@@ -39,8 +42,10 @@ export class SqliteHubStore implements HubStore {
     migrate(this.db);
     this.s = prepare(this.db);
     this.auth = authStatements(this.db);
+    this.refs = refStatements(this.db);
   }
   private readonly auth: ReturnType<typeof authStatements>;
+  private readonly refs: ReturnType<typeof refStatements>;
 
   private readonly tx = (w: WriteSet): void => {
     const s = this.s;
@@ -49,9 +54,7 @@ export class SqliteHubStore implements HubStore {
       if (c.whole) s.delChunks.run(c.docId);
       s.insChunk.run(c.docId, c.site, c.agent, c.epoch, Buffer.from(c.bytes));
     }
-    for (const r of w.runs ?? [])
-      s.insRun.run(r.runId, r.site, r.environment, r.component, r.status, r.receivedAt, JSON.stringify(r));
-    for (const c of w.cells ?? [])
+    for (const c of this.refs.write(w))
       s.upCell.run(c.site, c.environment, c.component, c.runId, JSON.stringify(c));
     for (const h of w.history ?? [])
       s.insHistory.run(h.site, h.environment, h.component, h.status, h.receivedAt, JSON.stringify(h));
@@ -115,10 +118,17 @@ export class SqliteHubStore implements HubStore {
   async getRun(runId: string) {
     return parse<RunRow>(this.s.getRun.get(runId) as Row | undefined);
   }
-  async listRuns(q: RunQuery) {
-    return parseAll<RunRow>(
-      this.s.runs.all(q.site, q.environment, q.component, q.before ?? '\uffff', q.limit) as Row[],
-    );
+  async listRuns(q: RunQuery): Promise<RunRow[]> {
+    return this.refs.listRuns(q.site, q.environment, q.component, q.ref, q.before ?? '\uffff', q.limit);
+  }
+  async getRefCell(site: string, environment: string, component: string, ref: string) {
+    return this.refs.getCell(site, environment, component, ref);
+  }
+  async listRefCells(q: RefCellQuery) {
+    return this.refs.listCells(q);
+  }
+  async runsAt(ref: string, commit: string, limit: number) {
+    return this.refs.runsAt(ref, commit, limit);
   }
   async getSite(site: string) {
     return parse<SiteRow>(this.s.getSite.get(site) as Row | undefined);
@@ -188,9 +198,11 @@ export class SqliteHubStore implements HubStore {
   async listAudit(q: { limit: number; before?: number }) {
     return this.auth.listAudit(q);
   }
-  async prune(policy: RetentionPolicy, now: number) {
+  async prune(policy: RetentionPolicy, now: number): Promise<PruneResult> {
     return this.db.transaction(() => {
+      const expired = this.refs.expire(policy, now);
       const keep = new Set((this.s.cellRunIds.all() as { run_id: string }[]).map((r) => r.run_id));
+      for (const id of this.refs.cellRunIds()) keep.add(id);
       const runs = (this.s.runKeys.all() as RunKey[]).map((r) => ({
         runId: r.run_id,
         site: r.site,
@@ -198,6 +210,7 @@ export class SqliteHubStore implements HubStore {
         component: r.component,
         status: r.status as RunRow['status'],
         receivedAt: r.received_at,
+        atRef: r.at_ref,
       }));
       const doomed = pruneRuns(runs, keep, policy, now);
       for (const id of doomed) this.s.delRun.run(id);
@@ -209,7 +222,7 @@ export class SqliteHubStore implements HubStore {
         .run(now - policy.failureMaxAgeMs, now - policy.maxAgeMs).changes;
       const bundles = this.s.delBundles.run(now - policy.maxAgeMs).changes;
       this.auth.prune(now, now - policy.failureMaxAgeMs);
-      return { runs: doomed.length, history, bundles };
+      return { runs: doomed.length, history, bundles, ...expired };
     })();
   }
   async close() {
@@ -224,6 +237,7 @@ type RunKey = {
   component: string;
   status: string;
   received_at: number;
+  at_ref: string | null;
 };
 
 function prepare(db: Database.Database) {
@@ -235,14 +249,8 @@ function prepare(db: Database.Database) {
     insChunk: p('INSERT INTO doc_chunks (doc_id, site, agent, epoch, bytes) VALUES (?, ?, ?, ?, ?)'),
     chunks: p('SELECT bytes FROM doc_chunks WHERE doc_id = ? ORDER BY seq'),
     delChunks: p('DELETE FROM doc_chunks WHERE doc_id = ?'),
-    insRun: p(
-      'INSERT OR IGNORE INTO runs (run_id, site, environment, component, status, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    ),
     getRun: p('SELECT row FROM runs WHERE run_id = ?'),
-    runs: p(
-      'SELECT row FROM runs WHERE site = ? AND environment = ? AND component = ? AND run_id < ? ORDER BY run_id DESC LIMIT ?',
-    ),
-    runKeys: p('SELECT run_id, site, environment, component, status, received_at FROM runs'),
+    runKeys: p('SELECT run_id, site, environment, component, status, received_at, at_ref FROM runs'),
     delRun: p('DELETE FROM runs WHERE run_id = ?'),
     upCell: p(
       'INSERT INTO cells (site, environment, component, run_id, row) VALUES (?, ?, ?, ?, ?) ON CONFLICT (site, environment, component) DO UPDATE SET run_id = excluded.run_id, row = excluded.row',

@@ -69,5 +69,26 @@ ALTER TABLE downlink ADD COLUMN replace_key TEXT;
 CREATE INDEX IF NOT EXISTS downlink_replace ON downlink (replace_key) WHERE replace_key IS NOT NULL;
 `;
 
+/**
+ * Version 4: plans of refs. Runs say which ref they planned and whether their cell is an `@ref` cell
+ * (a ref other than the component's default); those cells live in `ref_cells`, apart from the default
+ * cells, so the main matrix, its history and staleness stay as they were. Rows written by an earlier
+ * version read as default-cell runs without a ref.
+ */
+export const SCHEMA_V4 = `
+ALTER TABLE runs ADD COLUMN ref TEXT;
+ALTER TABLE runs ADD COLUMN at_ref TEXT;
+ALTER TABLE runs ADD COLUMN git_commit TEXT;
+CREATE INDEX IF NOT EXISTS runs_ref ON runs (site, environment, component, ref, run_id) WHERE ref IS NOT NULL;
+CREATE INDEX IF NOT EXISTS runs_ref_commit ON runs (ref, git_commit) WHERE ref IS NOT NULL;
+CREATE TABLE IF NOT EXISTS ref_cells (
+  site TEXT NOT NULL, environment TEXT NOT NULL, component TEXT NOT NULL, ref TEXT NOT NULL,
+  run_id TEXT NOT NULL, status TEXT NOT NULL, received_at INTEGER NOT NULL, row TEXT NOT NULL,
+  PRIMARY KEY (site, environment, component, ref)
+);
+CREATE INDEX IF NOT EXISTS ref_cells_ref ON ref_cells (ref);
+CREATE INDEX IF NOT EXISTS ref_cells_received ON ref_cells (received_at);
+`;
+
 /** Each entry takes the store from the previous version to the next; index 0 builds version 1. */
-export const MIGRATIONS = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+export const MIGRATIONS = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];

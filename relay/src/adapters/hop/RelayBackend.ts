@@ -8,6 +8,7 @@ import {
   type Peer,
   type Reserved,
   RetryLaterError,
+  type SourceClocks,
   scopeBatch,
 } from '@driftline/hop';
 import { type BundleId, type DownlinkQuery, type Receipt, WireError } from '@driftline/protocol';
@@ -62,14 +63,19 @@ export class RelayBackend implements HopBackend {
     return this.tokens.authenticate(token);
   }
 
-  async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
+  /** Takes a batch into custody, each bundle with its source's clock minus this relay's (when known). */
+  async accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]> {
     const scoped = scopeBatch(peer, bundles, this.name);
     for (const r of scoped.refused) this.onRefused(peer.name, r.reason, 1);
     const receipts: Receipt[] = new Array(scoped.allowed.length);
     const good: { index: number; item: IncomingBundle }[] = [];
     scoped.allowed.forEach((bytes, index) => {
       const d = describeBundle(bytes);
-      if (d.ok) good.push({ index, item: d.value });
+      if (d.ok)
+        good.push({
+          index,
+          item: { ...d.value, clock: d.value.source && clocks ? clocks(d.value.source) : null },
+        });
       else
         receipts[index] = {
           bundleId: null,

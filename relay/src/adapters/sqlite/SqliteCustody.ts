@@ -1,4 +1,4 @@
-import { PRIORITIES, type Priority } from '@driftline/protocol';
+import { formatClock, PRIORITIES, type Priority, parseClock } from '@driftline/protocol';
 import Database from 'better-sqlite3';
 import {
   type AcceptOutcome,
@@ -85,8 +85,8 @@ export class SqliteCustody implements Custody {
     const seen = this.db.prepare('SELECT 1 FROM seen WHERE id = ? AND sha256 = ?');
     const addSeen = this.db.prepare('INSERT INTO seen (id, sha256, expires_at) VALUES (?, ?, ?)');
     const up = this.db.prepare(
-      `INSERT INTO uplink (id, sha256, rank, dest, kind, size, received_at, expires_at, from_peer, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO uplink (id, sha256, rank, dest, kind, size, received_at, expires_at, from_peer, bytes, source, clock)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     return this.tx(() => {
       const out = items.map((b): AcceptOutcome => {
@@ -113,6 +113,8 @@ export class SqliteCustody implements Custody {
           b.expiresAt,
           from,
           b.bytes,
+          b.source ?? null,
+          b.clock ? formatClock(b.clock) : null,
         );
         return 'stored';
       });
@@ -161,7 +163,7 @@ export class SqliteCustody implements Custody {
   nextBatch(now: number, maxBytes: number, maxCount: number): QueuedBundle[] {
     const rows = this.db
       .prepare(
-        `SELECT seq, id, dest, rank, size, received_at, bytes FROM uplink
+        `SELECT seq, id, dest, rank, size, received_at, bytes, source, clock FROM uplink
          WHERE expires_at > ? ORDER BY rank, seq LIMIT ?`,
       )
       .all(now, maxCount) as {
@@ -172,6 +174,8 @@ export class SqliteCustody implements Custody {
       size: number;
       received_at: number;
       bytes: Buffer;
+      source: string | null;
+      clock: string | null;
     }[];
     const out: QueuedBundle[] = [];
     let total = 0;
@@ -186,6 +190,8 @@ export class SqliteCustody implements Custody {
         size: r.size,
         receivedAt: r.received_at,
         bytes: new Uint8Array(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength),
+        source: r.source,
+        clock: parseClock(r.clock),
       });
     }
     return out;

@@ -54,6 +54,10 @@ const MIGRATIONS = [
    CREATE INDEX uplink_peer ON uplink (from_peer);
    ALTER TABLE blobs ADD COLUMN from_peer TEXT NOT NULL DEFAULT '';
    ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'peer';`,
+  // Clock offsets per hop: each uplink bundle keeps its source and that source's clock minus this
+  // relay's (docs/decisions/070-clock-offsets.md), NULL when the path gave none.
+  `ALTER TABLE uplink ADD COLUMN source TEXT;
+   ALTER TABLE uplink ADD COLUMN clock TEXT;`,
 ];
 
 /** The content hash bundles are told apart by (hex SHA-256 of the encoded bundle). */

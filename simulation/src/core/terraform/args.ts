@@ -13,7 +13,13 @@ export type TfCommand =
     }
   | { verb: 'show'; json: boolean; file: string | null; chdir: string | null }
   | { verb: 'version'; json: boolean; chdir: string | null }
-  | { verb: 'init' | 'validate'; chdir: string | null }
+  | {
+      verb: 'init';
+      /** Every `-plugin-dir=<dir>`: when given, the only places providers are installed from. */
+      pluginDirs: string[];
+      chdir: string | null;
+    }
+  | { verb: 'validate'; chdir: string | null }
   | { verb: 'unknown'; name: string; chdir: string | null };
 
 /** Terraform's flags: one dash, `-name=value` (the Go flag package also takes `-name value` and two dashes). */
@@ -59,6 +65,14 @@ export function parseArgs(argv: string[]): TfCommand {
     case 'version':
       return { verb, json: bool(flag('json')), chdir };
     case 'init':
+      return {
+        verb,
+        pluginDirs: args.flatMap((a) => {
+          const m = /^--?plugin-dir=(.+)$/.exec(a);
+          return m ? [m[1] as string] : [];
+        }),
+        chdir,
+      };
     case 'validate':
       return { verb, chdir };
     default:

@@ -39,7 +39,7 @@ export function planText(state: 'clean' | 'changes' | 'drift', counts: PlanCount
 }
 
 /** Terraform's diagnostics box (stderr). */
-function box(summary: string, body: string[]): string {
+export function box(summary: string, body: string[]): string {
   return `╷\n│ Error: ${summary}\n│ \n${body.map((l) => `│ ${l}`.trimEnd()).join('\n')}\n╵\n`;
 }
 

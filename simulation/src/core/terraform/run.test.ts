@@ -184,6 +184,27 @@ describe('fake terraform plan failing a variable validation rule', () => {
   });
 });
 
+describe('fake terraform plan of checked-out content', () => {
+  it('plans differently when the configuration differs, the same when it does not', () => {
+    const s = scenario([{ state: 'changes' }]);
+    const main = planOutcome({ ...ctx(s), configDigest: 17 }).planFile;
+    expect(planOutcome({ ...ctx(s), configDigest: 17 }).planFile).toBe(main);
+    expect(planOutcome({ ...ctx(s), configDigest: 4242 }).planFile).not.toBe(main);
+  });
+
+  it('stops before planning on a preflight error, in text and in -json', () => {
+    const s = scenario([{ state: 'changes' }]);
+    const err = '╷\n│ Error: Required plugins are not installed\n│ \n│ run terraform init\n╵\n';
+    const o = planOutcome({ ...ctx(s), preflightError: err });
+    expect(o).toMatchObject({ exitCode: 1, stderr: err, state: 'init-required' });
+    expect(o.planFile).toBeUndefined();
+    const j = planOutcome({ ...ctx(s), json: true, preflightError: err });
+    expect(JSON.parse(j.stdout.trim().split('\n')[1] as string).diagnostic.summary).toBe(
+      'Required plugins are not installed',
+    );
+  });
+});
+
 describe('fake terraform show', () => {
   it("answers Terraform's error for a file that is not a plan", () => {
     const o = showOutcome('nope.plan', 'garbage', true);

@@ -36,6 +36,13 @@ export interface PlanContext {
   json?: boolean;
   /** The `-var-file`s as read from disk (a file that does not exist is left out). */
   varFiles?: VarFile[];
+  /**
+   * A number folded from the working directory's configuration files (0 when there are none): it
+   * picks which changes and drift a plan finds, so a commit that changes the configuration plans differently.
+   */
+  configDigest?: number;
+  /** An error that stops the plan before it starts (providers `init` has not installed), as stderr. */
+  preflightError?: string;
 }
 
 /**
@@ -72,6 +79,8 @@ function textOutcome(p: PlanContext): Outcome & { state: string; step: number } 
   const s = p.scenario;
   const base = { state: step.state, step: index, sleepMs: step.durationMs };
   const refreshing = 'Acquiring state lock. This may take a few moments...\n';
+  if (p.preflightError)
+    return { state: 'init-required', step: index, exitCode: 1, stdout: '', stderr: p.preflightError };
   if (step.state === 'invalid-variable') {
     return { ...base, exitCode: 1, stdout: '', stderr: validationErrorText(offender(p), step.variant) };
   }
@@ -100,7 +109,7 @@ function textOutcome(p: PlanContext): Outcome & { state: string; step: number } 
     component: p.component,
     environment: p.environment,
     state: step.state,
-    variant: step.variant,
+    variant: step.variant + (p.configDigest ?? 0),
     seed: s.seed,
     extraResources: s.extraResources,
     terraformVersion: s.terraformVersion,

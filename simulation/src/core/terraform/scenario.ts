@@ -43,6 +43,22 @@ export const ScenarioSchema = z
     /** Extra `aws_instance.fleet[n]` resources, for bigger plans. */
     extraResources: z.number().int().min(0).max(5000).default(0),
     steps: z.array(StepSchema).min(1, 'a scenario needs at least one step'),
+    /**
+     * Providers the configuration requires (its `required_providers`), `[<host>/]<namespace>/<type> <version>`:
+     * `init` installs them (with those of `.terraform.lock.hcl`) and `plan` refuses to run without them.
+     */
+    providers: z
+      .array(
+        z
+          .string()
+          .max(300)
+          .regex(
+            /^([a-z0-9.-]{1,100}\/)?[a-z0-9_-]{1,64}\/[a-z0-9_-]{1,64} [0-9][0-9A-Za-z.+-]{0,63}$/,
+            'must be "[<host>/]<namespace>/<type> <version>", e.g. "hashicorp/aws 5.31.0"',
+          ),
+      )
+      .max(100)
+      .default([]),
   })
   .strict();
 export type Scenario = z.infer<typeof ScenarioSchema>;

@@ -1,0 +1,44 @@
+import { access, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { terraformPlatform } from '@driftline/protocol';
+import type { AgentConfig } from '../config.js';
+import type { RunLogger, RunPlanDeps } from '../core/plan/runPlan.js';
+import { FsVarFiles } from './fs/FsVarFiles.js';
+import { TmpScratchSpace } from './fs/TmpScratchSpace.js';
+import { CliGitMirror } from './git/CliGitMirror.js';
+import { CliGitProbe } from './git/CliGitProbe.js';
+import { NodeProcessRunner } from './process/NodeProcessRunner.js';
+import { lockFileNeeds } from './providers/providerSink.js';
+
+/** Terraform's name for this machine's platform (`linux_amd64`). */
+export const PLATFORM = terraformPlatform(process.platform, process.arch);
+
+/**
+ * What a plan run uses on this machine, for the daemon and `edge-agent plan` alike: processes, git
+ * (probe and the site's mirrors), scratch space, var files, provider mirrors for the offline `init`.
+ */
+export function planDeps(
+  config: AgentConfig,
+  log: RunLogger,
+  now: () => number,
+): RunPlanDeps & { mirror: CliGitMirror; providerMirrors: readonly string[] } {
+  const providerMirrors = config.providerMirrors ?? [];
+  return {
+    mirror: new CliGitMirror(config.sources.dir ?? join(config.dataDir, 'git')),
+    providers: lockFileNeeds(providerMirrors, PLATFORM),
+    providerMirrors,
+    writeFile: (path, text) => writeFile(path, text, { mode: 0o600 }),
+    exists: (path) =>
+      access(path).then(
+        () => true,
+        () => false,
+      ),
+    proc: new NodeProcessRunner(),
+    git: new CliGitProbe(),
+    scratch: new TmpScratchSpace(),
+    varFiles: new FsVarFiles(),
+    clock: { now },
+    baseEnv: process.env,
+    log,
+  };
+}

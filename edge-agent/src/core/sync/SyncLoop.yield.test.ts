@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import type { PullOutcome } from './SyncEngine.js';
+import { SyncLoop } from './SyncLoop.js';
+
+const pulledNothing: PullOutcome = {
+  upstream: 'u',
+  acks: 0,
+  planRequests: 0,
+  refused: 0,
+  rejections: 0,
+  resumed: false,
+  errors: [],
+};
+
+/** A loop whose push sees a result recorded while it is on its way; uploads note what they are told. */
+function harness() {
+  const timers: Array<{ ms: number; fn: () => void; cancelled: boolean }> = [];
+  const told: boolean[][] = [];
+  let loop: SyncLoop | null = null;
+  loop = new SyncLoop({
+    engine: {
+      pushOnce: async () => {
+        await new Promise((r) => setImmediate(r));
+        loop?.kick(); // a plan finishes while the push travels
+        return { kind: 'pushed', upstream: 'u', receipts: [], bytes: 10 };
+      },
+      pullOnce: async () => pulledNothing,
+      uploadBlobsOnce: async (_progress, _signal, yieldToResults) => {
+        // Three blobs wait; each is sent unless told to yield before it.
+        const answers: boolean[] = [];
+        for (let i = 0; i < 3; i++) {
+          const y = yieldToResults?.() ?? false;
+          answers.push(y);
+          if (y) break;
+        }
+        told.push(answers);
+        return answers.filter((y) => !y).length;
+      },
+    },
+    intervalMs: 30_000,
+    backoffBaseMs: 1000,
+    backoffCapMs: 8000,
+    setTimer: (ms, fn) => {
+      const t = { ms, fn, cancelled: false };
+      timers.push(t);
+      return () => {
+        t.cancelled = true;
+      };
+    },
+    random: () => 1,
+    log: { info: () => {}, warn: () => {} },
+  });
+  const fire = async () => {
+    const t = timers.filter((x) => !x.cancelled).at(-1)!;
+    t.cancelled = true;
+    t.fn();
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    return timers.filter((x) => !x.cancelled).at(-1)?.ms;
+  };
+  return { loop, told, fire };
+}
+
+describe('SyncLoop and results recorded while it cycles', () => {
+  it('lets a waiting result go before the blobs and starts the next cycle at once', async () => {
+    const h = harness();
+    h.loop.start();
+    expect(await h.fire()).toBe(0);
+    expect(h.told[0]).toEqual([true]);
+  });
+
+  it('sends one blob first when the blobs already gave way a cycle, so they never starve', async () => {
+    const h = harness();
+    h.loop.start();
+    await h.fire();
+    expect(await h.fire()).toBe(0);
+    expect(h.told[1]).toEqual([false, true]);
+    await h.fire();
+    expect(h.told[2]).toEqual([true]);
+  });
+});

@@ -1,0 +1,170 @@
+import type { MatrixCell, PlanCounts, RefStatusResponse } from '@driftline/protocol';
+
+/** Groups of a PR comment, in the order they are shown. */
+export const REPORT_GROUPS = ['failed', 'blocked', 'changes', 'drift', 'pending', 'clean'] as const;
+export type ReportGroup = (typeof REPORT_GROUPS)[number];
+
+/** One cell of a report: where, what the plan said, how old it is, and its dashboard link. */
+export interface ReportCell {
+  site: string;
+  environment: string;
+  component: string;
+  status: string;
+  commit: string | null;
+  counts: PlanCounts | null;
+  reason: string | null;
+  needs: string[];
+  plannedAt: string | null;
+  link: string;
+}
+
+export interface RefReport {
+  ref: string;
+  commit: string | null;
+  asOf: string;
+  /** The gate when a commit was named. */
+  gate: Pick<RefStatusResponse, 'state' | 'counts'> | null;
+  groups: Record<ReportGroup, ReportCell[]>;
+}
+
+/** The dashboard's URL of a cell in the ref's view (the UI keeps its view in the query string). */
+export function cellLink(
+  hub: string,
+  ref: string,
+  c: { site: string; environment: string; component: string },
+) {
+  const p = new URLSearchParams({ view: 'cell', site: c.site, env: c.environment, comp: c.component, ref });
+  return `${hub}/?${p.toString()}`;
+}
+
+function groupOf(status: string): ReportGroup {
+  if (status === 'clean' || status === 'changes' || status === 'drift' || status === 'blocked') return status;
+  if (status === 'no-data' || status === 'locked') return 'pending';
+  return 'failed';
+}
+
+/**
+ * A report of a ref's plans from its matrix and, with a commit, its gate: cells of other commits and
+ * the gate's pending cells count as pending, so the report shows what the commit's plans said.
+ */
+export function buildReport(
+  hub: string,
+  ref: string,
+  commit: string | null,
+  matrix: { cells: MatrixCell[]; asOf?: string },
+  gate: RefStatusResponse | null,
+): RefReport {
+  const groups = Object.fromEntries(REPORT_GROUPS.map((g) => [g, [] as ReportCell[]])) as RefReport['groups'];
+  const byCell = new Map(gate?.cells.map((c) => [`${c.site}/${c.environment}/${c.component}`, c]) ?? []);
+  const seen = new Set<string>();
+  for (const m of matrix.cells) {
+    const id = `${m.site}/${m.environment}/${m.component}`;
+    seen.add(id);
+    const g = byCell.get(id);
+    const of = commit && g ? (g.state === 'pending' ? null : g) : null;
+    const status = commit ? (of?.planStatus ?? 'no-data') : m.status;
+    groups[groupOf(status)].push({
+      site: m.site,
+      environment: m.environment,
+      component: m.component,
+      status,
+      commit: of ? commit : (m.commit ?? null),
+      counts: of ? of.counts : commit ? null : m.counts,
+      reason: of ? of.reason : commit ? null : (m.reason ?? null),
+      needs: of ? of.needs : commit ? [] : (m.needs ?? []),
+      plannedAt: of ? of.plannedAt : commit ? null : m.plannedAt,
+      link: cellLink(hub, ref, m),
+    });
+  }
+  // Gate cells the matrix did not list (a plan of the commit the cell has since moved on from).
+  for (const g of gate?.cells ?? []) {
+    const id = `${g.site}/${g.environment}/${g.component}`;
+    if (seen.has(id)) continue;
+    const status = g.state === 'pending' ? 'no-data' : (g.planStatus ?? 'no-data');
+    groups[groupOf(status)].push({
+      site: g.site,
+      environment: g.environment,
+      component: g.component,
+      status,
+      commit: g.commit,
+      counts: g.counts,
+      reason: g.reason,
+      needs: g.needs,
+      plannedAt: g.plannedAt,
+      link: cellLink(hub, ref, g),
+    });
+  }
+  return {
+    ref,
+    commit,
+    asOf: matrix.asOf ?? new Date().toISOString(),
+    gate: gate ? { state: gate.state, counts: gate.counts } : null,
+    groups,
+  };
+}
+
+/** "5 min ago", "3 h ago", "2 d ago" from `at` to `now`. */
+export function age(at: string | null, now: string): string {
+  if (!at) return '—';
+  const s = Math.max(0, (Date.parse(now) - Date.parse(at)) / 1000);
+  if (s < 90) return `${Math.round(s)} s ago`;
+  if (s < 90 * 60) return `${Math.round(s / 60)} min ago`;
+  if (s < 36 * 3600) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86_400)} d ago`;
+}
+
+const TITLES: Record<ReportGroup, string> = {
+  failed: 'Failed',
+  blocked: 'Blocked: the site lacks something headquarters can send',
+  changes: 'Changes',
+  drift: 'Drift: changed outside Terraform, not by this ref (kept apart from its changes)',
+  pending: 'Pending: no plan of this commit yet',
+  clean: 'No changes',
+};
+
+const md = (s: string) => s.replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`);
+
+function row(c: ReportCell, g: ReportGroup, now: string): string {
+  const where = `[${md(c.site)} · ${md(c.environment)}/${md(c.component)}](${c.link})`;
+  const n = c.counts;
+  const detail =
+    g === 'changes'
+      ? n
+        ? `+${n.add} ~${n.change} −${n.destroy}${n.replace ? ` ±${n.replace}` : ''}${n.import ? ` ⇢${n.import}` : ''}`
+        : ''
+      : g === 'drift'
+        ? `${n?.drift ?? 0} drifted`
+        : g === 'blocked'
+          ? c.needs.map((x) => `needs \`${x.replace(/`/g, '')}\``).join('<br>')
+          : g === 'failed'
+            ? md(c.reason ?? c.status)
+            : g === 'pending'
+              ? c.commit
+                ? `latest plan is of ${c.commit.slice(0, 12)}`
+                : 'not planned yet'
+              : '';
+  return `| ${where} | ${detail} | ${age(c.plannedAt, now)} |`;
+}
+
+/** The report as a PR comment (GitHub/GitLab Markdown). */
+export function reportMarkdown(r: RefReport): string {
+  const lines: string[] = [];
+  const at = r.commit ? ` at \`${r.commit.slice(0, 12)}\`` : '';
+  lines.push(`### Driftline plans of \`${r.ref.replace(/`/g, '')}\`${at}`);
+  if (r.gate) {
+    const c = r.gate.counts;
+    lines.push(
+      '',
+      `**Gate: ${r.gate.state}** — ${c.complete} complete, ${c.pending} pending, ${c.blocked} blocked, ${c.failed} failed of ${c.total} cell(s)`,
+    );
+  }
+  const total = REPORT_GROUPS.reduce((n, g) => n + r.groups[g].length, 0);
+  if (total === 0) lines.push('', 'No site has planned this ref yet.');
+  for (const g of REPORT_GROUPS) {
+    const cells = r.groups[g];
+    if (cells.length === 0) continue;
+    lines.push('', `#### ${TITLES[g]} (${cells.length})`, '', '| Cell | | Planned |', '|---|---|---|');
+    for (const c of cells) lines.push(row(c, g, r.asOf));
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,269 @@
+import {
+  type MatrixCell,
+  type Need,
+  type NeedsResponse,
+  type RefCellStatus,
+  type RefGateState,
+  type RefStatusResponse,
+  type RefsResponse,
+  refMatches,
+  type SiteSources,
+  type SourcesResponse,
+} from '@driftline/protocol';
+import type { AgentRow, CellRow, HubStore, RunRow } from '../ports/HubStore.js';
+
+/** Most `@ref` cells one answer reads; past it the answer covers the first ones by site, cell, ref. */
+export const MAX_REF_CELLS = 20_000;
+/** Most runs of the gate's commit one answer reads (several per cell when a plan was repeated). */
+const MAX_COMMIT_RUNS = 50_000;
+
+const iso = (t: number | null | undefined): string | null =>
+  t === null || t === undefined ? null : new Date(t).toISOString();
+/** Code-unit order: cheap for thousands of cells, and ids are ASCII. */
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const cellId = (site: string, environment: string, component: string) =>
+  `${site}/${environment}/${component}`;
+
+/** A cell's part of a ref gate from its plan's status: clean, changes and drift complete it. */
+export function gateState(status: string): RefGateState {
+  if (status === 'clean' || status === 'changes' || status === 'drift') return 'complete';
+  if (status === 'blocked') return 'blocked';
+  // A locked plan is retried by the agent (a stuck lock becomes `failed`): not yet a result.
+  if (status === 'locked') return 'pending';
+  return 'failed';
+}
+
+/** The gate over every touched cell: failed > blocked > pending > complete. */
+export function overallState(states: readonly RefGateState[]): RefGateState {
+  for (const s of ['failed', 'blocked', 'pending'] as const) if (states.includes(s)) return s;
+  return 'complete';
+}
+
+/** Cells (`site/environment/component`) whose agents may plan `ref` by their ref patterns. */
+export function cellsAllowing(
+  agents: readonly AgentRow[],
+  ref: string,
+): Map<string, [string, string, string]> {
+  const out = new Map<string, [string, string, string]>();
+  for (const a of agents) {
+    if (a.revokedAt !== null) continue;
+    for (const [key, patterns] of Object.entries(a.refs ?? {})) {
+      const slash = key.indexOf('/');
+      if (slash < 1 || key.includes('@') || !patterns.some((p) => refMatches(p, ref))) continue;
+      const env = key.slice(0, slash);
+      const comp = key.slice(slash + 1);
+      out.set(cellId(a.site, env, comp), [a.site, env, comp]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Read models of plans of refs (the CI gate, the ref's matrix, what sites need, what they hold), built
+ * from the store: default cells whose plan is of the ref, and `@ref` cells.
+ */
+export class RefQueries {
+  constructor(private readonly store: HubStore) {}
+
+  /** Cells whose latest plan is of `ref`: default cells of that ref and `@ref` cells. */
+  async cellsOf(ref: string, site?: string): Promise<CellRow[]> {
+    const main = (await this.store.listCells(site)).filter((c) => c.ref === ref);
+    const other = await this.store.listRefCells({ ref, ...(site ? { site } : {}), limit: MAX_REF_CELLS });
+    return [...main, ...other];
+  }
+
+  /** Placeholders of the ref's matrix: cells whose agents may plan it that have no plan of it yet. */
+  noData(
+    agents: readonly AgentRow[],
+    ref: string,
+    have: ReadonlySet<string>,
+    unreachable: (site: string) => boolean,
+  ): MatrixCell[] {
+    const out: MatrixCell[] = [];
+    for (const [id, [site, environment, component]] of cellsAllowing(agents, ref)) {
+      if (have.has(id)) continue;
+      out.push({
+        site: site as MatrixCell['site'],
+        environment,
+        component,
+        status: 'no-data',
+        counts: null,
+        plannedAt: null,
+        receivedAt: null,
+        runId: null,
+        expectedIntervalS: null,
+        stale: false,
+        siteUnreachable: unreachable(site),
+        reason: null,
+        ref,
+      });
+    }
+    return out;
+  }
+
+  /** Refs with plans, newest plan first, at most `limit`. */
+  async refs(limit: number): Promise<RefsResponse> {
+    const main = (await this.store.listCells()).filter((c) => c.ref);
+    const other = await this.store.listRefCells({ limit: MAX_REF_CELLS });
+    const by = new Map<string, RefsResponse['refs'][number] & { planned: number; received: number }>();
+    for (const c of [...main, ...other]) {
+      const ref = c.ref ?? c.atRef ?? '';
+      const r = by.get(ref) ?? {
+        ref,
+        cells: 0,
+        lastPlannedAt: null,
+        lastReceivedAt: null,
+        planned: 0,
+        received: 0,
+      };
+      r.cells++;
+      r.planned = Math.max(r.planned, c.plannedAt);
+      r.received = Math.max(r.received, c.receivedAt);
+      by.set(ref, r);
+    }
+    const refs = [...by.values()]
+      .sort((a, b) => b.planned - a.planned || a.ref.localeCompare(b.ref))
+      .slice(0, limit)
+      .map(({ planned, received, ...r }) => ({
+        ...r,
+        lastPlannedAt: iso(planned),
+        lastReceivedAt: iso(received),
+      }));
+    return { refs };
+  }
+
+  /**
+   * Whether every cell `ref` touches has a plan of `commit`; null when no cell touches the ref (no
+   * agent's patterns allow it and no plan of it exists).
+   */
+  async status(ref: string, commit: string): Promise<RefStatusResponse | null> {
+    const touched = cellsAllowing(await this.store.listAgents(), ref);
+    const planned = new Map<string, CellRow>();
+    for (const c of await this.cellsOf(ref)) {
+      const id = cellId(c.site, c.environment, c.component);
+      // A component whose default ref is this one has no `@ref` cell of it; one would win if both existed.
+      if (!planned.has(id) || c.atRef) planned.set(id, c);
+      touched.set(id, [c.site, c.environment, c.component]);
+    }
+    if (touched.size === 0) return null;
+    // Plans of the commit a cell has since moved on from: the newest run of it per cell, in one read.
+    const ofCommit = new Map<string, RunRow>();
+    const moved = [...planned.values()].some((c) => c.commit !== commit);
+    for (const r of moved ? await this.store.runsAt(ref, commit, MAX_COMMIT_RUNS) : []) {
+      const id = cellId(r.site, r.environment, r.component);
+      if (!ofCommit.has(id)) ofCommit.set(id, r);
+    }
+    const cells: RefCellStatus[] = [];
+    for (const [id, [site, environment, component]] of [...touched].sort((a, b) => byText(a[0], b[0]))) {
+      const cell = planned.get(id) ?? null;
+      const plan = cell && cell.commit === commit ? cell : (ofCommit.get(id) ?? null);
+      cells.push(this.cellStatus({ site, environment, component }, cell, plan, commit));
+    }
+    const count = (s: RefGateState) => cells.filter((c) => c.state === s).length;
+    return {
+      ref,
+      commit,
+      state: overallState(cells.map((c) => c.state)),
+      counts: {
+        complete: count('complete'),
+        pending: count('pending'),
+        blocked: count('blocked'),
+        failed: count('failed'),
+        total: cells.length,
+      },
+      cells,
+    };
+  }
+
+  private cellStatus(
+    at: { site: string; environment: string; component: string },
+    cell: CellRow | null,
+    plan: CellRow | RunRow | null,
+    commit: string,
+  ): RefCellStatus {
+    const base = {
+      site: at.site as RefCellStatus['site'],
+      environment: at.environment,
+      component: at.component,
+    };
+    if (!plan)
+      return {
+        ...base,
+        state: 'pending',
+        planStatus: null,
+        counts: null,
+        commit: cell?.commit ?? null,
+        plannedAt: null,
+        receivedAt: null,
+        runId: null,
+        reason: null,
+        needs: [],
+      };
+    const needs =
+      'needs' in plan && plan.needs ? plan.needs : 'summary' in plan ? (plan.summary.needs ?? []) : [];
+    return {
+      ...base,
+      state: gateState(plan.status),
+      planStatus: plan.status,
+      counts: plan.counts,
+      commit,
+      plannedAt: iso(plan.plannedAt),
+      receivedAt: iso(plan.receivedAt),
+      runId: plan.runId,
+      reason: plan.reason,
+      needs: [...needs],
+    };
+  }
+
+  /** What sites lack to plan, from blocked cells (default and `@ref`), by site and need. */
+  async needs(site?: string): Promise<NeedsResponse> {
+    const blocked = [
+      ...(await this.store.listCells(site)).filter((c) => c.status === 'blocked'),
+      ...(await this.store.listRefCells({
+        status: 'blocked',
+        ...(site ? { site } : {}),
+        limit: MAX_REF_CELLS,
+      })),
+    ];
+    const by = new Map<string, Need>();
+    for (const c of blocked) {
+      for (const need of new Set(c.needs ?? [])) {
+        const k = `${c.site}\u0000${need}`;
+        const n = by.get(k) ?? { site: c.site as Need['site'], need, cells: [], since: null };
+        n.cells.push({ environment: c.environment, component: c.component, ref: c.ref ?? c.atRef ?? null });
+        const at = iso(c.plannedAt);
+        if (at && (!n.since || at < n.since)) n.since = at;
+        by.set(k, n);
+      }
+    }
+    const needs = [...by.values()].sort((a, b) => byText(a.site, b.site) || byText(a.need, b.need));
+    return { needs };
+  }
+
+  /** What each site reported holding (mirror heads, provider builds, platforms), merged over its agents. */
+  async sources(sites: readonly string[] | null): Promise<SourcesResponse> {
+    const agents = (await this.store.listAgents()).filter(
+      (a) => a.revokedAt === null && (!sites || sites.includes(a.site)),
+    );
+    const by = new Map<string, AgentRow[]>();
+    for (const a of agents) by.set(a.site, [...(by.get(a.site) ?? []), a]);
+    const out: SiteSources[] = [];
+    for (const [site, list] of [...by].sort((a, b) => a[0].localeCompare(b[0]))) {
+      // The newest report wins where two agents name the same repository and ref.
+      const ordered = [...list].sort((a, b) => (a.factsReportedAt ?? 0) - (b.factsReportedAt ?? 0));
+      const repos: Record<string, Record<string, string>> = {};
+      for (const a of ordered)
+        for (const [repo, heads] of Object.entries(a.sources ?? {}))
+          repos[repo] = { ...repos[repo], ...heads };
+      const reported = ordered.map((a) => a.factsReportedAt ?? null).filter((t): t is number => t !== null);
+      out.push({
+        site: site as SiteSources['site'],
+        repos,
+        providers: [...new Set(list.flatMap((a) => a.providers ?? []))].sort(),
+        platforms: [...new Set(list.map((a) => a.platform).filter((p): p is string => !!p))].sort(),
+        reportedAt: reported.length ? iso(Math.max(...reported)) : null,
+      });
+    }
+    return { sites: out };
+  }
+}

@@ -1,0 +1,30 @@
+import type { Clock } from '../ports/Clock.js';
+import type { CellRow, HubStore, PlanRequestRow, RunRow } from '../ports/HubStore.js';
+import type { IdGen } from '../ports/IdGen.js';
+import type { DocReplicas } from './DocReplicas.js';
+import type { RefusalReason } from './verify.js';
+
+/** What ingest needs, and what it tells listeners after each commit. */
+
+export interface IngestDeps {
+  store: HubStore;
+  clock: Clock;
+  ids: IdGen;
+  replicas: DocReplicas;
+  hubPrivateKey: CryptoKey;
+  webhookUrls: readonly string[];
+  log: { warn(obj: object, msg: string): void };
+  /** Counts refusals by reason, and results merged. */
+  count: { refused(reason: RefusalReason): void; merged(runs: number): void };
+  ackLifetimeS?: number;
+}
+
+/** What one batch changed, after its commit: for live events. */
+export interface Committed {
+  cells: CellRow[];
+  runs: RunRow[];
+  sites: string[];
+  planRequests: PlanRequestRow[];
+  /** The `bundles` map (the agent's delivery states) of each document whose map changed. */
+  deliveries: { docId: string; site: string; agent: string; states: unknown }[];
+}

@@ -1,0 +1,169 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { type LinkHandle, startLink } from '../src/index.js';
+import { freePort, waitForHttp } from '../src/topology/ports.js';
+import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.js';
+import { ProcessGroup, setUpHub, until } from './support.js';
+
+const group = new ProcessGroup();
+const links: LinkHandle[] = [];
+afterAll(async () => {
+  await group.stopAll();
+  for (const l of links) await l.close();
+});
+
+const AGENT_SKEW_MS = 7 * 60_000;
+const RELAY_SKEW_MS = -90_000;
+const SKEW_PRELOAD = fileURLToPath(new URL('./skewClock.mjs', import.meta.url));
+/** Environment that moves a program's wall clock (a machine whose clock is wrong). */
+const skewed = (ms: number) => ({
+  NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${SKEW_PRELOAD}`.trim(),
+  DRIFTLINE_TEST_CLOCK_SKEW_MS: String(ms),
+});
+
+interface Cell {
+  environment: string;
+  component: string;
+  runId: string | null;
+  plannedAt: string | null;
+  receivedAt: string | null;
+}
+interface Site {
+  clockOffsetMs: number | null;
+  clockOffsetUncertaintyMs: number | null;
+  agents: { clockOffsetMs: number | null; clockOffsetUncertaintyMs: number | null }[];
+  matrix: Cell[];
+}
+
+describe('clock offsets over an emulated Mars link', () => {
+  it('keeps ages and arrival lags within their uncertainty of the truth, over symmetric and asymmetric links', {
+    timeout: 300_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'driftline-clock-'));
+    const [hubPort, relayPort] = [await freePort(), await freePort()];
+    const sites = ['mars-sym', 'mars-asym'];
+    const hub = await setUpHub(dir, hubPort, { name: 'ground-1', sites });
+    const relayConfig = join(dir, 'relay.yaml');
+    writeFileSync(
+      relayConfig,
+      stringify({
+        name: 'ground-1',
+        dataDir: join(dir, 'relay'),
+        listen: { port: relayPort },
+        sites,
+        upstreams: [{ url: hub.url, token: hub.relayToken }],
+        forward: { idleMs: 300, pullIntervalMs: 1000, backoffBaseMs: 300, backoffMaxMs: 3000 },
+      }),
+    );
+    // The Mars profile compressed 360 times: 12 min one way becomes 2 s; the asymmetric link is 1.5 s
+    // toward headquarters and 3 s back. Always up: the contact windows are not the point here.
+    const delays = { 'mars-sym': [2000, 2000], 'mars-asym': [1500, 3000] } as const;
+    const agents: Record<string, string> = {};
+    for (const site of sites) {
+      const [up, down] = delays[site as keyof typeof delays];
+      const link = await startLink({
+        name: site,
+        target: { port: relayPort },
+        profile: 'mars',
+        timeScale: 360,
+        settings: { uplink: { delayMs: up }, downlink: { delayMs: down }, schedule: null },
+        controlPort: false,
+      });
+      links.push(link);
+      const token = JSON.parse(
+        await runProgram('relay', ['token', 'add', site, '--config', relayConfig, '--json']),
+      ).token;
+      const home = join(dir, site);
+      mkdirSync(join(home, 'infra', 'network'), { recursive: true });
+      writeFileSync(join(home, 'token'), token);
+      writeFileSync(join(home, 'hub.pub'), hub.key);
+      const config = join(home, 'agent.yaml');
+      writeFileSync(
+        config,
+        stringify({
+          site,
+          agent: 'a1',
+          dataDir: './data',
+          hubPublicKeyFile: './hub.pub',
+          upstreams: [{ url: `http://127.0.0.1:${link.port}`, tokenFile: './token' }],
+          components: [
+            { name: 'network', workingDir: './infra/network', environments: ['prod'], schedule: '0 0 1 1 *' },
+          ],
+          sync: { intervalS: 1, jitterS: 0, recordWindowS: 0 },
+        }),
+      );
+      const init = JSON.parse(await runProgram('agent', ['init', '--config', config, '--json']));
+      await runProgram('hub', [
+        'enroll',
+        '--config',
+        hub.config,
+        '--site',
+        site,
+        '--agent',
+        'a1',
+        '--key',
+        init.publicKey,
+      ]);
+      agents[site] = config;
+    }
+
+    group.start(BINS.hub, ['run', '--config', hub.config]);
+    await waitForHttp(`${hub.url}/v1/health`, 60_000);
+    group.start(BINS.relay, ['run', '--config', relayConfig], { env: skewed(RELAY_SKEW_MS) });
+    await waitForHttp(`http://127.0.0.1:${relayPort}/v1/health`, 60_000);
+    for (const site of sites)
+      group.start(BINS.agent, ['run', '--config', agents[site] as string], {
+        cwd: join(dir, site),
+        env: { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}`, ...skewed(AGENT_SKEW_MS) },
+      });
+
+    for (const site of sites) {
+      const [up, down] = delays[site as keyof typeof delays];
+      const { s, cell } = await until(`a result from ${site} with a round-trip offset`, async () => {
+        const r = await hub.api(`/api/sites/${site}`);
+        const s = (await r.json()) as Site;
+        const cell = s.matrix.find((c) => c.runId && c.plannedAt);
+        return cell && s.clockOffsetUncertaintyMs != null ? { s, cell } : undefined;
+      });
+      const run = (await (await hub.api(`/api/runs/${cell.runId}`)).json()) as {
+        plannedAt: string;
+        receivedAt: string;
+        summary: { finishedAt: string };
+      };
+      // The agent stamped the run with its own clock: the truth is that time minus its skew.
+      const truePlanned = Date.parse(run.summary.finishedAt) - AGENT_SKEW_MS;
+      const unc = s.clockOffsetUncertaintyMs as number;
+      const offsetError = (s.clockOffsetMs as number) - AGENT_SKEW_MS;
+      const plannedError = Date.parse(run.plannedAt) - truePlanned;
+      const trueLag = Date.parse(run.receivedAt) - truePlanned;
+      const lagError = Date.parse(run.receivedAt) - Date.parse(run.plannedAt) - trueLag;
+      console.log(
+        JSON.stringify({
+          site,
+          oneWayMs: { up, down },
+          offsetMs: s.clockOffsetMs,
+          uncertaintyMs: unc,
+          offsetErrorMs: offsetError,
+          plannedErrorMs: plannedError,
+          trueLagMs: trueLag,
+          shownLagMs: trueLag + lagError,
+        }),
+      );
+      expect(s.agents[0]?.clockOffsetUncertaintyMs).toBe(unc);
+      // The estimate holds within its uncertainty; ages and lags within the uncertainty and a second.
+      expect(Math.abs(offsetError)).toBeLessThanOrEqual(unc);
+      expect(Math.abs(plannedError)).toBeLessThanOrEqual(unc + 1000);
+      expect(Math.abs(lagError)).toBeLessThanOrEqual(unc + 1000);
+      // Half the round trip of the Mars hop (and a little for the relay's hop and processing).
+      expect(unc).toBeGreaterThanOrEqual((up + down) / 2);
+      expect(unc).toBeLessThan((up + down) / 2 + 1000);
+      // The link delay is no longer read as clock error (one-way transit would be `up` ms off, too
+      // young): what is left is the link's asymmetry, half the difference of its delays.
+      expect(Math.abs(offsetError - (down - up) / 2)).toBeLessThan(500);
+    }
+  });
+});
