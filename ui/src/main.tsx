@@ -5,6 +5,7 @@ import { HttpApi } from './adapters/http/HttpApi.js';
 import { App } from './components/App.js';
 import { ServicesContext } from './services.js';
 import './styles.css';
+import './dense.css';
 
 const services = {
   api: new HttpApi(),

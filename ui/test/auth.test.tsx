@@ -44,7 +44,7 @@ describe('signing in', () => {
     expect(document.activeElement).toBe(field);
 
     await signInWith('admin-token');
-    await screen.findByRole('grid');
+    await screen.findByRole('heading', { name: /Fleet overview/ });
     expect(document.querySelector('.who')?.textContent).toContain('Signed in as ada (admin)');
     expect(hub.requests.filter((r) => r.path === 'POST /api/session').map((r) => r.body)).toEqual([
       { token: 'not-a-token' },
@@ -65,7 +65,7 @@ describe('signing in', () => {
   it('signs out with the CSRF header, closes the live stream and shows the sign-in page', async () => {
     const hub = new MockHub(smallWorld());
     const r = start(hub);
-    await screen.findByRole('grid');
+    await screen.findByRole('heading', { name: /Fleet overview/ });
     await waitFor(() => expect(hub.openStreams).toBe(1));
     fireEvent.click(screen.getByRole('button', { name: 'Sign out' }));
     await screen.findByText('You have signed out.');
@@ -123,7 +123,7 @@ describe('a session that ends mid-way', () => {
   it('notices through the live stream when the session ends in a quiet dashboard', async () => {
     const hub = new MockHub(smallWorld());
     const r = start(hub);
-    await screen.findByRole('grid');
+    await screen.findByRole('heading', { name: /Fleet overview/ });
     await waitFor(() => expect(hub.openStreams).toBe(1));
     act(() => hub.expireSession());
     await screen.findByText(/reconnecting/);
@@ -161,7 +161,7 @@ describe('audit view', () => {
       entry(90, { actor: 'cli', via: 'cli', action: 'user.add', target: 'demo-admin', address: '' }),
     ];
     start(hub);
-    await screen.findByRole('grid');
+    await screen.findByRole('heading', { name: /Fleet overview/ });
     fireEvent.click(screen.getByRole('link', { name: 'Audit' }));
     const table = await screen.findByRole('table', { name: /Audit log/ });
     expect(window.location.search).toBe('?view=audit');

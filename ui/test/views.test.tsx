@@ -1,4 +1,4 @@
-import { act, fireEvent, screen, waitFor } from '@testing-library/preact';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/preact';
 import { afterEach, describe, expect, it } from 'vitest';
 import { counts, planRequest, runDetail, runId, runItem, smallWorld } from './support/fixtures.js';
 import { MockHub } from './support/mockHub.js';
@@ -55,9 +55,9 @@ describe('cell view', () => {
   it('lists the history of runs and filters it by status in the URL', async () => {
     const { hub } = hubWithRuns();
     start(hub, '?view=cell&site=ship-7&env=prod&comp=compute');
-    await screen.findByText(/changes \+2 ~1 -3/);
+    await screen.findByText(/changes \+2 ~1 -3/, { selector: '.badge' });
     expect(screen.getAllByRole('row')).toHaveLength(4);
-    expect(screen.getByText(/failed: timeout/)).toBeTruthy();
+    expect(screen.getByText(/failed: timeout/, { selector: '.badge' })).toBeTruthy();
     expect(screen.getByText('(unchanged)')).toBeTruthy();
     fireEvent.change(screen.getByLabelText(/Show runs with status/), { target: { value: 'failed' } });
     await waitFor(() => expect(screen.getAllByRole('row')).toHaveLength(2));
@@ -70,7 +70,7 @@ describe('cell view', () => {
   it('adds runs that arrive live to the top of the history', async () => {
     const { hub } = hubWithRuns();
     start(hub, '?view=cell&site=ship-7&env=prod&comp=compute');
-    await screen.findByText(/changes \+2 ~1 -3/);
+    await screen.findByText(/changes \+2 ~1 -3/, { selector: '.badge' });
     await waitFor(() => expect(hub.openStreams).toBe(1));
     act(() =>
       hub.emit({
@@ -85,14 +85,15 @@ describe('cell view', () => {
         }),
       }),
     );
-    await screen.findByText(/drift \(2\)/);
-    expect(screen.getAllByRole('row')[1]?.textContent).toContain('drift (2)');
+    await screen.findByText(/drift \(2\)/, { selector: '.badge' });
+    const runsTable = screen.getByRole('table', { name: 'Runs, newest first' });
+    expect(within(runsTable).getAllByRole('row')[1]?.textContent).toContain('drift (2)');
   });
 
   it('files a plan request and follows its state to done', async () => {
     const { hub } = hubWithRuns();
     start(hub, '?view=cell&site=ship-7&env=prod&comp=compute');
-    await screen.findByText(/changes \+2 ~1 -3/);
+    await screen.findByText(/changes \+2 ~1 -3/, { selector: '.badge' });
     fireEvent.click(screen.getByRole('button', { name: 'Plan now' }));
     await screen.findByText(/Plan request pending/);
     expect(hub.requests.find((r) => r.path === 'POST /api/plan-requests')?.body).toEqual({
@@ -152,7 +153,7 @@ describe('run view', () => {
 
   it('drills from the matrix to a cell and on to a run with links that work as URLs', async () => {
     const { hub, runs } = hubWithRuns();
-    start(hub, '');
+    start(hub, '?view=matrix');
     await screen.findByRole('grid');
     fireEvent.click(screen.getAllByRole('gridcell').find((c) => /changes \+2/.test(c.textContent ?? ''))!);
     await screen.findByRole('link', { name: runs[0]!.runId });

@@ -18,7 +18,7 @@ export function App() {
   const resetKey = useResetKey();
   const { auth, signIn, signOut, showSignIn, recheck } = useAuth();
   const signedIn = auth.state === 'signed-in';
-  const viewLink = (view: 'bundles' | 'audit', text: string) => (
+  const viewLink = (view: 'overview' | 'links' | 'needs' | 'bundles' | 'audit', text: string) => (
     <a {...linkProps({ view }, go)} aria-current={route.view === view ? 'page' : undefined}>
       {text}
     </a>
@@ -29,20 +29,21 @@ export function App() {
         Skip to content
       </a>
       <header class="top">
-        <a class="brand" {...linkProps({ view: 'matrix', filters: NO_FILTERS, pivot: null }, go)}>
+        <a class="brand" {...linkProps({ view: 'overview' }, go)}>
           Driftline
         </a>
         {signedIn ? (
-          <>
-            <nav aria-label="Breadcrumb" class="crumbs">
-              {route.view !== 'matrix' ? (
-                <a {...linkProps({ view: 'matrix', filters: NO_FILTERS, pivot: null }, go)}>Matrix</a>
-              ) : null}
-            </nav>
-            <nav aria-label="Views" class="crumbs">
-              {viewLink('bundles', 'Bundles')} {viewLink('audit', 'Audit')}
-            </nav>
-          </>
+          <nav aria-label="Views" class="crumbs">
+            {viewLink('overview', 'Overview')}{' '}
+            <a
+              {...linkProps({ view: 'matrix', filters: NO_FILTERS, pivot: null }, go)}
+              aria-current={route.view === 'matrix' ? 'page' : undefined}
+            >
+              Matrix
+            </a>{' '}
+            {viewLink('links', 'Links')} {viewLink('needs', 'Needs')} {viewLink('bundles', 'Bundles')}{' '}
+            {viewLink('audit', 'Audit')}
+          </nav>
         ) : null}
         <span class="spacer" />
         {signedIn ? <LiveAnnouncer /> : null}

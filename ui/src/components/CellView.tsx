@@ -7,6 +7,7 @@ import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
+import { CellHistory, matrixThen } from './CellHistory.js';
 import { PlanNow } from './PlanNow.js';
 import { RelTime } from './RelTime.js';
 import { StatusBadge } from './StatusBadge.js';
@@ -16,16 +17,18 @@ interface Props {
   environment: string;
   component: string;
   status: CellStatus | null;
+  /** The ref whose runs to show; null or absent: the default ref. */
+  cellRef?: string | null;
   go: (r: Route) => void;
 }
 
 /** One cell's history of runs, filterable by status, with "plan now". */
-export function CellView({ site, environment, component, status, go }: Props) {
+export function CellView({ site, environment, component, status, cellRef = null, go }: Props) {
   const { api, live } = useServices();
   const now = useNow();
   const [loaded] = useLoad(
-    () => api.runs(site, environment, component, { status }),
-    [api, site, environment, component, status],
+    () => api.runs(site, environment, component, { status, ref: cellRef }),
+    [api, site, environment, component, status, cellRef],
   );
   const [extra, setExtra] = useState<RunListItem[]>([]);
   const [older, setOlder] = useState<{ runs: RunListItem[]; next: string | null } | null>(null);
@@ -38,9 +41,10 @@ export function CellView({ site, environment, component, status, go }: Props) {
       const r = e.run;
       if (r.site !== site || r.environment !== environment || r.component !== component) return;
       if (status && r.status !== status) return;
+      if (cellRef && r.ref !== cellRef) return;
       setExtra((xs) => [r, ...xs.filter((x) => x.runId !== r.runId)]);
     });
-  }, [live, site, environment, component, status]);
+  }, [live, site, environment, component, status, cellRef]);
 
   const base = loaded.state === 'ok' ? loaded.data.runs : [];
   const seen = new Set(extra.map((r) => r.runId));
@@ -49,7 +53,7 @@ export function CellView({ site, environment, component, status, go }: Props) {
 
   const loadOlder = async () => {
     if (!next) return;
-    const page = await api.runs(site, environment, component, { status, before: next });
+    const page = await api.runs(site, environment, component, { status, before: next, ref: cellRef });
     setOlder((o) => ({ runs: [...(o?.runs ?? []), ...page.runs], next: page.nextBefore }));
   };
 
@@ -57,6 +61,7 @@ export function CellView({ site, environment, component, status, go }: Props) {
     <section aria-labelledby="cell-title">
       <h1 id="cell-title" class="view-title">
         <a {...linkProps({ view: 'site', site }, go)}>{site}</a> / {environment} / {component}
+        {cellRef ? <span class="ref-chip"> @ {cellRef}</span> : null}
       </h1>
       <PlanNow site={site} environment={environment} component={component} />
       <label>
@@ -71,6 +76,7 @@ export function CellView({ site, environment, component, status, go }: Props) {
               environment,
               component,
               status: PLAN_STATUSES.find((s) => s === v) ?? null,
+              ...(cellRef ? { ref: cellRef } : {}),
             });
           }}
         >
@@ -82,6 +88,7 @@ export function CellView({ site, environment, component, status, go }: Props) {
           ))}
         </select>
       </label>
+      {status ? null : <CellHistory runs={runs} site={site} component={component} now={now} go={go} />}
       {loaded.state === 'loading' ? <p aria-busy="true">Loading runs…</p> : null}
       {loaded.state === 'error' ? (
         <p class="error" role="alert">
@@ -101,6 +108,9 @@ export function CellView({ site, environment, component, status, go }: Props) {
               <th scope="col">received</th>
               <th scope="col">agent</th>
               <th scope="col">run</th>
+              <th scope="col">
+                <span class="sr-only">matrix as known then</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -117,6 +127,11 @@ export function CellView({ site, environment, component, status, go }: Props) {
                 <td>{r.agent}</td>
                 <td>
                   <a {...linkProps({ view: 'run', runId: r.runId }, go)}>{r.runId}</a>
+                </td>
+                <td>
+                  <a class="small" {...linkProps(matrixThen(r.receivedAt, site, component), go)}>
+                    matrix then
+                  </a>
                 </td>
               </tr>
             ))}

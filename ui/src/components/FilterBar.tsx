@@ -2,6 +2,7 @@ import { type CellStatus, PLAN_STATUSES } from '@driftline/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import type { Filters } from '../core/route.js';
 import { statusLook } from '../core/status.js';
+import { RefSelect } from './RefSelect.js';
 
 interface Props {
   filters: Filters;
@@ -24,12 +25,13 @@ export function FilterBar({ filters, onChange, sites, environments, components, 
   useEffect(() => setQ(filters.q), [filters.q]);
   return (
     <form class="filters" aria-label="Filter the matrix" onSubmit={(e) => e.preventDefault()}>
+      <RefSelect value={filters.ref} onChange={(ref) => onChange({ ...filters, ref })} />
       <label>
-        Component
+        Search
         <input
           type="search"
           value={q}
-          placeholder="search components"
+          placeholder="component or site"
           onInput={(e) => {
             const v = (e.currentTarget as HTMLInputElement).value;
             setQ(v);

@@ -1,13 +1,14 @@
-import type { HubEvent, SiteSummary } from '@driftline/protocol';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { CellStore } from '../core/cellStore.js';
+import { useMemo } from 'preact/hooks';
 import { layoutMatrix } from '../core/matrix.js';
 import type { Filters, Route } from '../core/route.js';
-import { useLoad } from '../hooks/useLoad.js';
+import { useMatrixData } from '../hooks/useMatrixData.js';
 import { useNow } from '../hooks/useNow.js';
-import { useServices } from '../services.js';
 import { FilterBar } from './FilterBar.js';
-import { MatrixGrid } from './MatrixGrid.js';
+import { COL_W, MatrixGrid, ROWHEAD_W } from './MatrixGrid.js';
+
+/** How many tile columns the window has room for (at least a dozen where it cannot be measured). */
+const visibleColumns = () =>
+  Math.max(12, Math.ceil(((typeof window === 'undefined' ? 0 : window.innerWidth) - ROWHEAD_W) / COL_W));
 
 interface Props {
   filters: Filters;
@@ -15,57 +16,22 @@ interface Props {
   go: (r: Route, opts?: { replace?: boolean }) => void;
 }
 
-/** The matrix: filters, point in time, pivot, and the live, windowed grid. */
+/** The dense matrix: filters, search, ref, point in time, pivot, and the live, windowed grid. */
 export function MatrixView({ filters, pivot, go }: Props) {
-  const { api, live } = useServices();
   const now = useNow();
-  const at = filters.at;
-  const [loaded] = useLoad(async () => {
-    const [m, s] = await Promise.all([api.matrix(at), api.sites()]);
-    return { store: new CellStore(m.cells), asOf: m.asOf ?? null, sites: s.sites };
-  }, [api, at]);
-  const [version, setVersion] = useState(0);
-  const [layoutVersion, setLayoutVersion] = useState(0);
-  const loadedSites = useMemo(
-    () =>
-      new Map<string, SiteSummary>(loaded.state === 'ok' ? loaded.data.sites.map((s) => [s.site, s]) : []),
-    [loaded],
-  );
-  const [siteUpdates, setSiteUpdates] = useState<Map<string, SiteSummary>>(new Map());
-
-  // Live updates apply to "now" only; a point-in-time view is a fixed picture. The subscription starts
-  // with the load, and events that arrive before the matrix does wait for it, so none fall in the gap.
-  const early = useRef<HubEvent[]>([]);
-  const storeRef = useRef<CellStore | null>(null);
-  const apply = (store: CellStore, e: HubEvent) => {
-    if (e.type === 'cell-updated') {
-      if (store.upsert(e.cell) === 'added') setLayoutVersion(store.layoutVersion);
-      setVersion(store.version);
-    } else if (e.type === 'site-updated') {
-      setSiteUpdates((m) => new Map(m).set(e.site.site, e.site));
-    }
-  };
-  useEffect(() => {
-    if (at) return;
-    early.current = [];
-    return live.subscribe((e) => {
-      if (storeRef.current) apply(storeRef.current, e);
-      else early.current.push(e);
-    });
-  }, [at, live]);
-  useEffect(() => {
-    storeRef.current = loaded.state === 'ok' ? loaded.data.store : null;
-    if (!storeRef.current) return;
-    for (const e of early.current) apply(storeRef.current, e);
-    early.current = [];
-  }, [loaded]);
-
+  const { at, ref } = filters;
+  const data = useMatrixData(at, ref, {
+    environment: filters.environment || null,
+    site: filters.site || null,
+    pivot,
+    visibleSites: visibleColumns(),
+  });
   const clockNow = at ? Date.parse(at) : now;
   const layout = useMemo(
-    () => (loaded.state === 'ok' ? layoutMatrix(loaded.data.store, filters, pivot, clockNow) : null),
-    [loaded, filters, pivot, layoutVersion, filters.staleOnly ? clockNow : 0],
+    () => layoutMatrix(data.store, filters, pivot, clockNow),
+    [data.store, data.layoutVersion, filters, pivot, filters.staleOnly ? clockNow : 0],
   );
-
+  const loading = data.progress.done < data.progress.total;
   const setFilters = (f: Filters, replace = false) => go({ view: 'matrix', filters: f, pivot }, { replace });
 
   return (
@@ -83,15 +49,16 @@ export function MatrixView({ filters, pivot, go }: Props) {
             </button>
           </>
         ) : (
-          'Plan status: components × environments by site'
+          'Plan status: components × environments and sites'
         )}
+        {ref ? <span class="ref-chip"> ref {ref}</span> : null}
       </h1>
       <FilterBar
         filters={filters}
         onChange={setFilters}
-        sites={layout?.sites ?? []}
-        environments={layout?.environments ?? []}
-        components={layout?.components ?? []}
+        sites={layout.sites}
+        environments={layout.environments}
+        components={layout.components}
         pivot={pivot}
         onPivot={(c) => go({ view: 'matrix', filters, pivot: c || null })}
       />
@@ -104,35 +71,42 @@ export function MatrixView({ filters, pivot, go }: Props) {
           </button>
         </p>
       ) : null}
-      {loaded.state === 'loading' ? <p aria-busy="true">Loading the matrix…</p> : null}
-      {loaded.state === 'error' ? (
+      {data.error ? (
         <p class="error" role="alert">
-          Could not load the matrix: {loaded.message}
+          Could not load the matrix: {data.error}
         </p>
       ) : null}
-      {loaded.state === 'ok' && layout ? (
+      {loading && layout.cellCount === 0 && !data.error ? <p aria-busy="true">Loading the matrix…</p> : null}
+      {!loading || layout.cellCount > 0 ? (
         <>
           <p class="muted small" aria-live="off">
-            {layout.cellCount.toLocaleString('en')} cells ·{' '}
-            {layout.rows.filter((r) => r.kind === 'site').length || layout.rows.length} sites
+            {layout.cellCount.toLocaleString('en')} cells · {layout.rows.length}{' '}
+            {pivot ? 'sites' : 'components'} · {layout.columns.length} columns
+            {loading ? (
+              <span aria-busy="true">
+                {' '}
+                · reading the matrix, part {data.progress.done + 1} of {data.progress.total}…
+              </span>
+            ) : null}
+            <span class="legend"> · ◔ stale · ⌁ site unreachable · hover or focus a tile for its detail</span>
           </p>
           {layout.cellCount === 0 ? (
-            <p>No cells match these filters.</p>
+            <p>{ref ? `No cells plan ref ${ref} with these filters.` : 'No cells match these filters.'}</p>
           ) : (
             <MatrixGrid
               layout={layout}
-              store={loaded.data.store}
-              version={version}
+              store={data.store}
+              filters={filters}
+              version={data.version}
               now={clockNow}
               pivot={pivot}
-              unreachableSince={(site) =>
-                (siteUpdates.get(site) ?? loadedSites.get(site))?.lastContactAt ?? null
-              }
+              unreachableSince={(site) => data.sites.get(site)?.lastContactAt ?? null}
               onOpenCell={(site, environment, component) =>
-                go({ view: 'cell', site, environment, component, status: null })
+                go({ view: 'cell', site, environment, component, status: null, ...(ref ? { ref } : {}) })
               }
-              onOpenSite={(site) => go({ view: 'site', site })}
-              onPivot={(component) => go({ view: 'matrix', filters, pivot: component })}
+              onOpenRow={(key) =>
+                pivot ? go({ view: 'site', site: key }) : go({ view: 'matrix', filters, pivot: key })
+              }
             />
           )}
         </>

@@ -1,5 +1,6 @@
 import type { ResourceChange } from '@driftline/protocol';
 import type { Route } from '../core/route.js';
+import { countsSentence } from '../core/status.js';
 import { formatLag } from '../core/time.js';
 import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
@@ -7,6 +8,7 @@ import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
 import { PlanNow } from './PlanNow.js';
 import { RelTime } from './RelTime.js';
+import { detailStateOf, RunDetailNote } from './RunDetailNote.js';
 import { StatusBadge } from './StatusBadge.js';
 
 function ResourceTable({
@@ -53,7 +55,10 @@ function ResourceTable({
   );
 }
 
-/** One run: drift apart from proposed changes, actions, changed attribute names, failure reason and excerpt. */
+/**
+ * One run: drift apart from proposed changes, actions, changed attribute names, failure reason and excerpt;
+ * while the per-resource detail is not here, what the summary says and where the detail stands.
+ */
 export function RunView({ runId, go }: { runId: string; go: (r: Route) => void }) {
   const { api } = useServices();
   const now = useNow();
@@ -68,6 +73,7 @@ export function RunView({ runId, go }: { runId: string; go: (r: Route) => void }
   const r = loaded.data;
   const s = r.summary;
   const resources = s.resources ?? [];
+  const detail = detailStateOf(r);
   return (
     <section aria-labelledby="run-title">
       <h1 id="run-title" class="view-title">
@@ -88,6 +94,12 @@ export function RunView({ runId, go }: { runId: string; go: (r: Route) => void }
         <StatusBadge status={r.status} counts={r.counts} reason={r.reason} />
       </p>
       <dl class="facts">
+        {r.counts ? (
+          <>
+            <dt>Plan</dt>
+            <dd>{countsSentence(r.counts)}</dd>
+          </>
+        ) : null}
         <dt>Planned</dt>
         <dd>
           <RelTime iso={r.plannedAt} now={now} focusable /> by {r.agent}
@@ -126,21 +138,22 @@ export function RunView({ runId, go }: { runId: string; go: (r: Route) => void }
           {s.errorExcerpt ? <pre class="excerpt">{s.errorExcerpt}</pre> : null}
         </section>
       ) : null}
-      {!r.detailAvailable ? (
-        <p class="banner" role="note">
-          The resource detail has not arrived from the site yet; counts above are from the summary.
-        </p>
-      ) : null}
-      <ResourceTable
-        title="Drift (changed outside Terraform)"
-        resources={resources.filter((x) => x.drift)}
-        empty="No drift found."
-      />
-      <ResourceTable
-        title="Proposed changes"
-        resources={resources.filter((x) => !x.drift)}
-        empty="No changes proposed."
-      />
+      {detail === 'arrived' ? (
+        <>
+          <ResourceTable
+            title="Drift (changed outside Terraform)"
+            resources={resources.filter((x) => x.drift)}
+            empty="No drift found."
+          />
+          <ResourceTable
+            title="Proposed changes"
+            resources={resources.filter((x) => !x.drift)}
+            empty="No changes proposed."
+          />
+        </>
+      ) : (
+        <RunDetailNote state={detail} summary={s} unchanged={r.unchanged} />
+      )}
       {s.outputChanges?.length ? (
         <>
           <h2>Outputs that change</h2>

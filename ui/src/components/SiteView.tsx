@@ -1,10 +1,11 @@
+import { formatClockOffset } from '../core/clockText.js';
 import type { Route } from '../core/route.js';
-import { formatOffset } from '../core/time.js';
 import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
 import { CellBody } from './CellBody.js';
+import { SiteLink } from './LinksView.js';
 import { PendingBundles } from './PendingBundles.js';
 import { RelTime } from './RelTime.js';
 
@@ -44,12 +45,13 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
           {s.expectedContactIntervalS !== null ? `${Math.round(s.expectedContactIntervalS / 60)} min` : dash}
         </dd>
         <dt>Clock offset</dt>
-        <dd>{formatOffset(s.clockOffsetMs)}</dd>
+        <dd>{formatClockOffset(s.clockOffsetMs, s.clockOffsetUncertaintyMs)}</dd>
         <dt>Upstream</dt>
         <dd>{s.upstream ?? dash}</dd>
         <dt>Contact windows</dt>
         <dd>{s.contactWindows.length ? s.contactWindows.join('; ') : dash}</dd>
       </dl>
+      <SiteLink detail={s} now={now} />
       <h2>Agents</h2>
       <table class="table">
         <thead>
@@ -73,7 +75,7 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
               <td>{a.lastContactAt ? <RelTime iso={a.lastContactAt} now={now} focusable /> : 'never'}</td>
               <td>{a.queueDepth ?? dash}</td>
               <td>{a.oldestUnsentAt ? <RelTime iso={a.oldestUnsentAt} now={now} focusable /> : dash}</td>
-              <td>{formatOffset(a.clockOffsetMs)}</td>
+              <td>{formatClockOffset(a.clockOffsetMs, a.clockOffsetUncertaintyMs)}</td>
             </tr>
           ))}
         </tbody>

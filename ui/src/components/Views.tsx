@@ -2,13 +2,22 @@ import type { Route } from '../core/route.js';
 import { AuditView } from './AuditView.js';
 import { BundlesView } from './BundlesView.js';
 import { CellView } from './CellView.js';
+import { LinksView } from './LinksView.js';
 import { MatrixView } from './MatrixView.js';
+import { NeedsView } from './NeedsView.js';
+import { OverviewView } from './OverviewView.js';
 import { RunView } from './RunView.js';
 import { SiteView } from './SiteView.js';
 
 /** The view the URL names. */
 export function Views({ route, go }: { route: Route; go: (r: Route, opts?: { replace?: boolean }) => void }) {
   switch (route.view) {
+    case 'overview':
+      return <OverviewView go={go} />;
+    case 'links':
+      return <LinksView go={go} />;
+    case 'needs':
+      return <NeedsView go={go} />;
     case 'matrix':
       return <MatrixView filters={route.filters} pivot={route.pivot} go={go} />;
     case 'site':
@@ -20,6 +29,7 @@ export function Views({ route, go }: { route: Route; go: (r: Route, opts?: { rep
           environment={route.environment}
           component={route.component}
           status={route.status}
+          cellRef={route.ref ?? null}
           go={go}
         />
       );

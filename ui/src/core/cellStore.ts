@@ -42,6 +42,25 @@ export class CellStore {
     return known ? 'updated' : 'added';
   }
 
+  /**
+   * Adds a fetched part of the matrix: a cell the store already holds from a later live event stays.
+   * Answers how many cells were new (the layout changes once for the whole part).
+   */
+  addAll(cells: readonly MatrixCell[]): number {
+    let added = 0;
+    for (const c of cells) {
+      const id = cellId(c.site, c.environment, c.component);
+      const current = this.cells.get(id);
+      if (current?.receivedAt && c.receivedAt && Date.parse(c.receivedAt) < Date.parse(current.receivedAt))
+        continue;
+      if (!current) added++;
+      this.cells.set(id, c);
+    }
+    this.version++;
+    if (added > 0) this.layoutVersion++;
+    return added;
+  }
+
   all(): IterableIterator<MatrixCell> {
     return this.cells.values();
   }

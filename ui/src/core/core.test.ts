@@ -21,8 +21,8 @@ describe('time', () => {
 });
 
 describe('status', () => {
-  it('counts replacements as an add and a destroy, like Terraform', () => {
-    expect(countsText(counts({ add: 1, change: 2, destroy: 0, replace: 3 }))).toBe('+4 ~2 -3');
+  it("shows Terraform's numbers as they are, replacements apart", () => {
+    expect(countsText(counts({ add: 4, change: 2, destroy: 3, replace: 3 }))).toBe('+4 ~2 -3 (3 replaced)');
     expect(statusText('failed', null, 'exit-1')).toBe('failed: exit-1');
     expect(statusText('no-data', null)).toBe('no data');
   });
@@ -41,10 +41,16 @@ describe('route', () => {
         status: 'drift',
         staleOnly: true,
         at: iso(HOUR),
+        ref: 'pr/42',
       },
     },
+    { view: 'matrix', filters: { ...NO_FILTERS, ref: 'pr/42' }, pivot: null },
+    { view: 'overview' },
+    { view: 'links' },
+    { view: 'needs' },
     { view: 'site', site: 'polar-1' },
     { view: 'cell', site: 'a', environment: 'b c', component: 'd/e', status: 'failed' },
+    { view: 'cell', site: 'a', environment: 'b', component: 'c', status: null, ref: 'pr/7' },
     { view: 'run', runId: '01J0000000000000000000000A' },
     { view: 'audit' },
   ];

@@ -16,12 +16,25 @@ export interface Filters {
   staleOnly: boolean;
   /** ISO time for the point-in-time matrix, or null for now. */
   at: string | null;
+  /** The ref whose plans the matrix shows (`pr/42`), or null for each component's default ref. */
+  ref: string | null;
 }
 
 export type Route =
+  | { view: 'overview' }
   | { view: 'matrix'; filters: Filters; pivot: string | null }
+  | { view: 'links' }
+  | { view: 'needs' }
   | { view: 'site'; site: string }
-  | { view: 'cell'; site: string; environment: string; component: string; status: CellStatus | null }
+  | {
+      view: 'cell';
+      site: string;
+      environment: string;
+      component: string;
+      status: CellStatus | null;
+      /** The ref of the cell's plans; absent or null: the default ref. */
+      ref?: string | null;
+    }
   | { view: 'run'; runId: string }
   | { view: 'bundles' }
   | { view: 'audit' };
@@ -33,7 +46,11 @@ export const NO_FILTERS: Filters = {
   status: null,
   staleOnly: false,
   at: null,
+  ref: null,
 };
+
+/** Query parameters that belong to the matrix: any of them without `view` names the matrix. */
+const MATRIX_PARAMS = ['pivot', 'site', 'env', 'q', 'status', 'stale', 'at', 'ref'];
 
 function statusParam(v: string | null): CellStatus | null {
   const parsed = CellStatusSchema.safeParse(v);
@@ -46,10 +63,17 @@ function atParam(v: string | null): string | null {
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
-/** Reads a route from a query string; unknown or malformed parameters fall back to defaults. */
+/**
+ * Reads a route from a query string; unknown or malformed parameters fall back to defaults. No
+ * parameters at all is the fleet overview (the landing view); matrix parameters alone name the matrix,
+ * so `/?ref=pr/42` and `/?status=failed` are matrices.
+ */
 export function parseRoute(search: string): Route {
   const p = new URLSearchParams(search);
-  const view = p.get('view') ?? 'matrix';
+  const view = p.get('view') ?? (MATRIX_PARAMS.some((k) => p.has(k)) ? 'matrix' : 'overview');
+  if (view === 'overview') return { view: 'overview' };
+  if (view === 'links') return { view: 'links' };
+  if (view === 'needs') return { view: 'needs' };
   if (view === 'site' && p.get('site')) return { view: 'site', site: p.get('site')! };
   if (view === 'cell' && p.get('site') && p.get('env') && p.get('comp')) {
     return {
@@ -58,6 +82,7 @@ export function parseRoute(search: string): Route {
       environment: p.get('env')!,
       component: p.get('comp')!,
       status: statusParam(p.get('status')),
+      ...(p.get('ref') ? { ref: p.get('ref') } : {}),
     };
   }
   if (view === 'run' && p.get('run')) return { view: 'run', runId: p.get('run')! };
@@ -73,6 +98,7 @@ export function parseRoute(search: string): Route {
       status: statusParam(p.get('status')),
       staleOnly: p.get('stale') === '1',
       at: atParam(p.get('at')),
+      ref: p.get('ref') || null,
     },
   };
 }
@@ -90,8 +116,17 @@ export function formatRoute(route: Route): string {
       if (f.status) p.set('status', f.status);
       if (f.staleOnly) p.set('stale', '1');
       if (f.at) p.set('at', f.at);
+      if (f.ref) p.set('ref', f.ref);
+      // The matrix without parameters must say so: no parameters at all is the overview.
+      if (p.toString() === '') p.set('view', 'matrix');
       break;
     }
+    case 'overview':
+      break;
+    case 'links':
+    case 'needs':
+      p.set('view', route.view);
+      break;
     case 'site':
       p.set('view', 'site');
       p.set('site', route.site);
@@ -102,6 +137,7 @@ export function formatRoute(route: Route): string {
       p.set('env', route.environment);
       p.set('comp', route.component);
       if (route.status) p.set('status', route.status);
+      if (route.ref) p.set('ref', route.ref);
       break;
     case 'run':
       p.set('view', 'run');

@@ -1,9 +1,12 @@
 import type {
   AuditResponse,
   BundlesResponse,
+  FleetResponse,
   MatrixResponse,
+  NeedsResponse,
   PlanRequest,
   PlanRequestCreate,
+  RefsResponse,
   RunDetail,
   RunsResponse,
   Session,
@@ -12,15 +15,30 @@ import type {
 } from '@driftline/protocol';
 
 /** The hub's `/api`, as the dashboard uses it. Every answer is validated against the protocol schemas. */
+/** Which part of the matrix to read: as known at `at`, of one ref, site, environment or component. */
+export interface MatrixPart {
+  at?: string | null;
+  ref?: string | null;
+  site?: string | null;
+  environment?: string | null;
+  component?: string | null;
+}
+
 export interface Api {
-  matrix(at: string | null): Promise<MatrixResponse>;
+  matrix(part?: MatrixPart): Promise<MatrixResponse>;
+  /** The fleet at a glance (`GET /api/fleet`): counts, link facts, the worst cells first. */
+  fleet(): Promise<FleetResponse>;
+  /** Refs the hub holds plans of, newest first (`GET /api/refs`). */
+  refs(): Promise<RefsResponse>;
+  /** What sites lack to plan, with the cells waiting for it (`GET /api/needs`). */
+  needs(): Promise<NeedsResponse>;
   sites(): Promise<SitesResponse>;
   site(site: string): Promise<SiteDetail>;
   runs(
     site: string,
     environment: string,
     component: string,
-    opts?: { status?: string | null; before?: string | null },
+    opts?: { status?: string | null; before?: string | null; ref?: string | null; limit?: number },
   ): Promise<RunsResponse>;
   run(runId: string): Promise<RunDetail>;
   createPlanRequest(body: PlanRequestCreate): Promise<PlanRequest>;

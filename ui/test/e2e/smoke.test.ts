@@ -12,7 +12,7 @@ import { startStubServer } from '../support/stubServer.js';
 
 /**
  * Builds the dashboard, serves it with a schema-validated /api stub, and drives Debian's Chromium through
- * the matrix, a stale mark, an unreachable site, a drill-down to a run and a live update over SSE.
+ * the fleet overview, the matrix, a stale mark, an unreachable site, a drill-down to a run and a live update over SSE.
  * (The lead will later point this at a real hub with seeded data.)
  */
 const required = process.env.DRIFTLINE_REQUIRE_BROWSER === '1';
@@ -59,7 +59,17 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
     await page.getByText('Signed in as ada (admin)').waitFor({ timeout: 10_000 });
   });
 
+  it('opens on the fleet overview, worst cells first, each a link', async () => {
+    await page.getByRole('heading', { name: /Fleet overview/ }).waitFor({ timeout: 10_000 });
+    const attention = page.getByRole('region', { name: /Needs attention/ });
+    await expect
+      .poll(() => attention.textContent(), { timeout: 10_000 })
+      .toContain('ship-7 · staging / compute');
+    await page.screenshot({ path: join(SHOTS, 'e2e-overview.png'), fullPage: true });
+  });
+
   it('shows the matrix with ages, a stale mark and an unreachable site', async () => {
+    await page.getByRole('link', { name: 'Matrix', exact: true }).click();
     const grid = page.getByRole('grid');
     await grid.waitFor();
     await expect.poll(() => grid.textContent(), { timeout: 10_000 }).toContain('changes +2 ~1 -3');

@@ -3,11 +3,15 @@ import {
   AuditResponseSchema,
   type BundleListItem,
   BundlesResponseSchema,
+  FleetResponseSchema,
   type HubEvent,
   type MatrixCell,
   MatrixResponseSchema,
+  type Need,
+  NeedsResponseSchema,
   PlanRequestCreateSchema,
   PlanRequestSchema,
+  RefsResponseSchema,
   type Role,
   type RunDetail,
   RunDetailSchema,
@@ -19,8 +23,9 @@ import {
   SiteDetailSchema,
   type SiteSummary,
   SitesResponseSchema,
+  summariseFleet,
 } from '@driftline/protocol';
-import { matrixResponse, planRequest, siteDetail, sseFrame } from './fixtures.js';
+import { HOUR, iso, matrixResponse, planRequest, siteDetail, sseFrame } from './fixtures.js';
 
 export interface ApiAnswer {
   status: number;
@@ -42,6 +47,8 @@ export class MockHub {
   sites: SiteSummary[];
   runs = new Map<string, RunListItem[]>();
   details = new Map<string, RunDetail>();
+  /** Cells of refs other than the default (`@ref` cells), answered by `/api/matrix?ref=`. */
+  refCells: MatrixCell[] = [];
   /** Matrices for `?at=`, by exact ISO time; anything else answers the current one. */
   history = new Map<string, MatrixCell[]>();
   /** Every call, with the CSRF header it carried (null: none). */
@@ -119,9 +126,67 @@ export class MockHub {
       return { status: 200, body: AuditResponseSchema.parse({ entries }) };
     }
     if (method === 'GET' && a === 'matrix' && !b) {
-      const at = url.searchParams.get('at');
-      const cells = at ? (this.history.get(at) ?? this.cells) : this.cells;
+      const q = url.searchParams;
+      const at = q.get('at');
+      const ref = q.get('ref');
+      let cells = at ? (this.history.get(at) ?? this.cells) : this.cells;
+      if (ref) cells = [...cells, ...this.refCells].filter((c) => c.ref === ref);
+      const site = q.get('site');
+      const env = q.get('environment');
+      const comp = q.get('component');
+      if (site || env || comp)
+        cells = cells.filter(
+          (c) =>
+            (!site || c.site === site) && (!env || c.environment === env) && (!comp || c.component === comp),
+        );
       return { status: 200, body: MatrixResponseSchema.parse(matrixResponse(cells, at ?? undefined)) };
+    }
+    if (method === 'GET' && a === 'fleet' && !b) {
+      const sites = this.sites.map((s) => ({
+        ...s,
+        agents: 1,
+        agentsHeardFrom: s.lastContactAt ? 1 : 0,
+        queueDepth: 4,
+        oldestUnsentAt: iso(2 * HOUR),
+        upstream: 'relay-dmz',
+        contactWindows: ['*/90 * * * *'],
+      }));
+      return { status: 200, body: FleetResponseSchema.parse(summariseFleet(this.cells, sites, iso(0))) };
+    }
+    if (method === 'GET' && a === 'refs' && !b) {
+      const byRef = new Map<string, MatrixCell[]>();
+      for (const c of [...this.cells, ...this.refCells])
+        if (c.ref) byRef.set(c.ref, [...(byRef.get(c.ref) ?? []), c]);
+      const refs = [...byRef].map(([ref, cs]) => ({
+        ref,
+        cells: cs.length,
+        lastPlannedAt:
+          cs
+            .map((c) => c.plannedAt ?? '')
+            .sort()
+            .at(-1) || null,
+        lastReceivedAt:
+          cs
+            .map((c) => c.receivedAt ?? '')
+            .sort()
+            .at(-1) || null,
+      }));
+      refs.sort((x, y) => ((x.lastPlannedAt ?? '') < (y.lastPlannedAt ?? '') ? 1 : -1));
+      return { status: 200, body: RefsResponseSchema.parse({ refs }) };
+    }
+    if (method === 'GET' && a === 'needs' && !b) {
+      const needs = new Map<string, Need>();
+      for (const c of [...this.cells, ...this.refCells]) {
+        if (c.status !== 'blocked') continue;
+        for (const need of c.needs ?? []) {
+          const k = `${c.site} ${need}`;
+          const n = needs.get(k) ?? { site: c.site, need, cells: [], since: c.plannedAt };
+          n.cells.push({ environment: c.environment, component: c.component, ref: c.ref ?? null });
+          if (c.plannedAt && (!n.since || c.plannedAt < n.since)) n.since = c.plannedAt;
+          needs.set(k, n);
+        }
+      }
+      return { status: 200, body: NeedsResponseSchema.parse({ needs: [...needs.values()] }) };
     }
     if (method === 'GET' && a === 'sites' && !b) {
       return { status: 200, body: SitesResponseSchema.parse({ sites: this.sites }) };
@@ -133,7 +198,10 @@ export class MockHub {
     }
     if (method === 'GET' && a === 'cells' && b && c && d && e === 'runs') {
       const status = url.searchParams.get('status');
-      const runs = (this.runs.get(`${b}/${c}/${d}`) ?? []).filter((r) => !status || r.status === status);
+      const ref = url.searchParams.get('ref');
+      const runs = (this.runs.get(`${b}/${c}/${d}`) ?? []).filter(
+        (r) => (!status || r.status === status) && (!ref || r.ref === ref),
+      );
       return { status: 200, body: RunsResponseSchema.parse({ runs, nextBefore: null }) };
     }
     if (method === 'GET' && a === 'runs' && b) {

@@ -2,16 +2,19 @@ import {
   AuditResponseSchema,
   BundlesResponseSchema,
   ErrorBodySchema,
+  FleetResponseSchema,
   MatrixResponseSchema,
+  NeedsResponseSchema,
   type PlanRequestCreate,
   PlanRequestSchema,
+  RefsResponseSchema,
   RunDetailSchema,
   RunsResponseSchema,
   SessionSchema,
   SiteDetailSchema,
   SitesResponseSchema,
 } from '@driftline/protocol';
-import { type Api, ApiError } from '../../ports/Api.js';
+import { type Api, ApiError, type MatrixPart } from '../../ports/Api.js';
 
 const seg = encodeURIComponent;
 
@@ -114,8 +117,24 @@ export class HttpApi implements Api {
     const qs = q.toString();
     return this.call(AuditResponseSchema, `/api/audit${qs ? `?${qs}` : ''}`);
   }
-  matrix(at: string | null) {
-    return this.call(MatrixResponseSchema, `/api/matrix${at ? `?at=${seg(at)}` : ''}`);
+  matrix(part: MatrixPart = {}) {
+    const q = new URLSearchParams();
+    if (part.site) q.set('site', part.site);
+    if (part.environment) q.set('environment', part.environment);
+    if (part.component) q.set('component', part.component);
+    if (part.ref) q.set('ref', part.ref);
+    if (part.at) q.set('at', part.at);
+    const qs = q.toString();
+    return this.call(MatrixResponseSchema, `/api/matrix${qs ? `?${qs}` : ''}`);
+  }
+  fleet() {
+    return this.call(FleetResponseSchema, '/api/fleet');
+  }
+  refs() {
+    return this.call(RefsResponseSchema, '/api/refs');
+  }
+  needs() {
+    return this.call(NeedsResponseSchema, '/api/needs');
   }
   sites() {
     return this.call(SitesResponseSchema, '/api/sites');
@@ -130,10 +149,12 @@ export class HttpApi implements Api {
     site: string,
     environment: string,
     component: string,
-    opts: { status?: string | null; before?: string | null } = {},
+    opts: { status?: string | null; before?: string | null; ref?: string | null; limit?: number } = {},
   ) {
     const q = new URLSearchParams();
     if (opts.status) q.set('status', opts.status);
+    if (opts.ref) q.set('ref', opts.ref);
+    if (opts.limit) q.set('limit', String(opts.limit));
     if (opts.before) q.set('before', opts.before);
     const qs = q.toString();
     return this.call(

@@ -1,0 +1,170 @@
+import type { BundleListItem, FleetSite, SiteDetail } from '@driftline/protocol';
+import { formatBytes, pendingAt } from '../core/bundles.js';
+import { linkFromDetail, linkSentence, nextWindow } from '../core/link.js';
+import type { Route } from '../core/route.js';
+import { formatAbsolute, formatAgo, formatDuration } from '../core/time.js';
+import { useFleet } from '../hooks/useFleet.js';
+import { useLoad } from '../hooks/useLoad.js';
+import { useNow } from '../hooks/useNow.js';
+import { linkProps } from '../hooks/useRoute.js';
+import { useServices } from '../services.js';
+import { RelTime } from './RelTime.js';
+
+const dash = '—';
+
+/** Bytes of bundles still on their way to `site`, or null while the bundles are not known. */
+export function bytesPendingDown(bundles: readonly BundleListItem[] | null, site: string): number | null {
+  if (!bundles) return null;
+  return pendingAt(bundles, site).reduce((n, r) => n + Math.max(0, r.size - r.bytes), 0);
+}
+
+/** The next contact window as text: `in 12 min (at …)`, the declared text when not cron, or unknown. */
+export function NextWindow({ windows, now }: { windows: readonly string[]; now: number }) {
+  if (windows.length === 0) return <span class="muted">not declared</span>;
+  const next = nextWindow(windows, now);
+  if (next === null) return <span>as declared: {windows.join('; ')}</span>;
+  const iso = new Date(next).toISOString();
+  return (
+    <time dateTime={iso} title={`${formatAbsolute(iso)} (declared: ${windows.join('; ')})`}>
+      {formatAgo(iso, now)}
+    </time>
+  );
+}
+
+/** One site's link facts as table cells, shared by the links view and the site view. */
+export function LinkCells({
+  s,
+  now,
+  pendingDown,
+}: {
+  s: FleetSite;
+  now: number;
+  pendingDown: number | null;
+}) {
+  return (
+    <>
+      <td class={s.link === 'ok' ? undefined : 'link-why'}>{linkSentence(s, now)}</td>
+      <td>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} /> : 'never'}</td>
+      <td>
+        {s.expectedContactIntervalS !== null
+          ? `every ${formatDuration(s.expectedContactIntervalS * 1000)}`
+          : dash}
+      </td>
+      <td>
+        <NextWindow windows={s.contactWindows} now={now} />
+      </td>
+      <td>
+        {s.agentsHeardFrom} of {s.agents}
+      </td>
+      <td>{s.queueDepth ?? dash}</td>
+      <td>{s.oldestUnsentAt ? <RelTime iso={s.oldestUnsentAt} now={now} /> : dash}</td>
+      <td>{pendingDown === null ? dash : formatBytes(pendingDown)}</td>
+      <td>{s.upstream ?? dash}</td>
+    </>
+  );
+}
+
+export const LINK_HEADINGS = [
+  'why',
+  'last contact',
+  'expected contact',
+  'next declared window',
+  'agents heard from',
+  'results queued at site',
+  'oldest unsent result',
+  'bundles pending down',
+  'upstream',
+];
+
+/** What the hub does not know about links, said once under every link table. */
+export function LinkNotes() {
+  return (
+    <p class="muted small">
+      Next windows are the agents' declared contact windows; the relay's own contact plan is not known to the
+      hub. Bytes waiting to go up are not reported by agents: "results queued" counts them instead. Bundles
+      pending down are files published to the site and not yet placed there.
+    </p>
+  );
+}
+
+/** Every site's link: the wall-screen answer to "can we hear them, and what is waiting". */
+export function LinksView({ go }: { go: (r: Route) => void }) {
+  const { api } = useServices();
+  const now = useNow();
+  const fleet = useFleet();
+  const [bundles] = useLoad(() => api.bundles(), [api]);
+  if (fleet.state === 'loading') return <p aria-busy="true">Loading links…</p>;
+  if (fleet.state === 'error')
+    return (
+      <p class="error" role="alert">
+        Could not load the links: {fleet.message}
+      </p>
+    );
+  const b = bundles.state === 'ok' ? bundles.data.bundles : null;
+  const rank = (s: FleetSite) => ['link-down', 'never-heard', 'no-plan-yet', 'ok'].indexOf(s.link);
+  const sites = [...fleet.data.sites].sort((x, y) => rank(x) - rank(y) || (x.site < y.site ? -1 : 1));
+  return (
+    <section aria-labelledby="links-title">
+      <h1 id="links-title" class="view-title">
+        Links to the sites
+      </h1>
+      <table class="table links">
+        <caption class="sr-only">Each site's link, sites without data first</caption>
+        <thead>
+          <tr>
+            <th scope="col">site</th>
+            {LINK_HEADINGS.map((h) => (
+              <th scope="col" key={h}>
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {sites.map((s) => (
+            <tr key={s.site} class={`link-${s.link}`}>
+              <th scope="row">
+                <a {...linkProps({ view: 'site', site: s.site }, go)}>{s.site}</a>
+              </th>
+              <LinkCells s={s} now={now} pendingDown={bytesPendingDown(b, s.site)} />
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <LinkNotes />
+    </section>
+  );
+}
+
+/** The site view's "Link" table: one site's facts as the links view shows them. */
+export function SiteLink({ detail, now }: { detail: SiteDetail; now: number }) {
+  const { api } = useServices();
+  const [bundles] = useLoad(() => api.bundles(detail.site), [api, detail.site]);
+  const s = linkFromDetail(detail);
+  return (
+    <>
+      <h2>Link</h2>
+      <table class="table links">
+        <thead>
+          <tr>
+            {LINK_HEADINGS.map((h) => (
+              <th scope="col" key={h}>
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          <tr class={`link-${s.link}`}>
+            <LinkCells
+              s={s}
+              now={now}
+              pendingDown={bytesPendingDown(bundles.state === 'ok' ? bundles.data.bundles : null, s.site)}
+            />
+          </tr>
+        </tbody>
+      </table>
+      <LinkNotes />
+    </>
+  );
+}

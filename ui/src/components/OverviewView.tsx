@@ -1,0 +1,190 @@
+import {
+  ATTENTION_KINDS,
+  type AttentionItem,
+  type AttentionKind,
+  type CellStatus,
+  type FleetResponse,
+} from '@driftline/protocol';
+import { type Filters, NO_FILTERS, type Route } from '../core/route.js';
+import { statusLook, statusText } from '../core/status.js';
+import { formatAbsolute, formatAgo } from '../core/time.js';
+import { useFleet } from '../hooks/useFleet.js';
+import { useNow } from '../hooks/useNow.js';
+import { linkProps } from '../hooks/useRoute.js';
+import { EnvironmentTable, SiteTable } from './FleetTables.js';
+
+type Go = (r: Route) => void;
+
+/** The order statuses are counted in: the ones that need a person first. */
+export const STATUS_ORDER: readonly CellStatus[] = [
+  'failed',
+  'redaction-failed',
+  'blocked',
+  'drift',
+  'changes',
+  'locked',
+  'clean',
+  'no-data',
+];
+
+export const matrixRoute = (f: Partial<Filters>): Route => ({
+  view: 'matrix',
+  filters: { ...NO_FILTERS, ...f },
+  pivot: null,
+});
+
+const KIND_TEXT: Record<
+  AttentionKind,
+  { icon: string; label: string; tone: string; filter: Partial<Filters> }
+> = {
+  failed: { icon: '✕', label: 'failed', tone: 'st-failed', filter: { status: 'failed' } },
+  'stuck-lock': { icon: '⊘', label: 'stuck lock (failed)', tone: 'st-locked', filter: { status: 'failed' } },
+  drift: { icon: '≈', label: 'drift', tone: 'st-drift', filter: { status: 'drift' } },
+  stale: { icon: '◔', label: 'stale', tone: 'st-changes', filter: { staleOnly: true } },
+  blocked: { icon: '⧖', label: 'blocked', tone: 'st-blocked', filter: { status: 'blocked' } },
+};
+
+/** The landing view: what a wall screen at headquarters shows — totals, the worst cells, sites, environments. */
+export function OverviewView({ go }: { go: Go }) {
+  const now = useNow();
+  const fleet = useFleet();
+  if (fleet.state === 'loading') return <p aria-busy="true">Loading the fleet overview…</p>;
+  if (fleet.state === 'error')
+    return (
+      <p class="error" role="alert">
+        Could not load the fleet overview: {fleet.message}
+      </p>
+    );
+  const f = fleet.data;
+  return (
+    <section class="overview" aria-labelledby="overview-title">
+      <h1 id="overview-title" class="view-title">
+        Fleet overview{' '}
+        <span class="muted small">
+          {f.totals.cells.toLocaleString('en')} cells at {f.totals.sites} sites · as of{' '}
+          <time dateTime={f.asOf} title={formatAbsolute(f.asOf)}>
+            {formatAgo(f.asOf, now)}
+          </time>
+        </span>
+      </h1>
+      <Totals f={f} go={go} />
+      <Attention f={f} now={now} go={go} />
+      <div class="ov-tables">
+        <SiteTable sites={f.sites} now={now} go={go} />
+        <EnvironmentTable environments={f.environments} go={go} />
+      </div>
+    </section>
+  );
+}
+
+function Totals({ f, go }: { f: FleetResponse; go: Go }) {
+  const t = f.totals;
+  return (
+    <ul class="ov-totals" aria-label="Cells by status">
+      {STATUS_ORDER.filter((s) => (t.statusCounts[s] ?? 0) > 0 || s === 'failed').map((s) => {
+        const look = statusLook(s);
+        return (
+          <li key={s} class={`ov-total ${look.tone}`}>
+            <a {...linkProps(matrixRoute({ status: s }), go)}>
+              <span class="ov-icon" aria-hidden="true">
+                {look.icon}
+              </span>
+              <span class="ov-n">{(t.statusCounts[s] ?? 0).toLocaleString('en')}</span>{' '}
+              <span class="ov-label">{look.label}</span>
+            </a>
+          </li>
+        );
+      })}
+      <li class="ov-total st-changes">
+        <a {...linkProps(matrixRoute({ staleOnly: true }), go)}>
+          <span class="ov-icon" aria-hidden="true">
+            ◔
+          </span>
+          <span class="ov-n">{t.stale.toLocaleString('en')}</span> <span class="ov-label">stale</span>
+        </a>
+      </li>
+      <li class={`ov-total ${t.unreachableSites > 0 ? 'st-failed' : 'st-nodata'}`}>
+        <a {...linkProps({ view: 'links' }, go)}>
+          <span class="ov-icon" aria-hidden="true">
+            ⌁
+          </span>
+          <span class="ov-n">
+            {t.unreachableSites} of {t.sites}
+          </span>{' '}
+          <span class="ov-label">sites unreachable</span>
+        </a>
+      </li>
+    </ul>
+  );
+}
+
+function Attention({ f, now, go }: { f: FleetResponse; now: number; go: Go }) {
+  const shown = new Map<AttentionKind, number>();
+  for (const a of f.attention) shown.set(a.kind, (shown.get(a.kind) ?? 0) + 1);
+  const total = ATTENTION_KINDS.reduce((n, k) => n + f.attentionCounts[k], 0);
+  return (
+    <section aria-labelledby="attention-title" class="ov-attention">
+      <h2 id="attention-title">
+        Needs attention <span class="muted small">({total.toLocaleString('en')}, worst first)</span>
+      </h2>
+      {total === 0 ? (
+        <p>Nothing failed, stuck, drifted, stale or blocked.</p>
+      ) : (
+        <ol class="attention">
+          {f.attention.slice(0, 30).map((a) => (
+            <AttentionRow
+              key={`${a.kind}/${a.site}/${a.environment}/${a.component}`}
+              a={a}
+              now={now}
+              go={go}
+            />
+          ))}
+        </ol>
+      )}
+      <p class="ov-more">
+        {ATTENTION_KINDS.filter((k) => f.attentionCounts[k] > 0).map((k) => (
+          <a key={k} {...linkProps(matrixRoute(KIND_TEXT[k].filter), go)} class={KIND_TEXT[k].tone}>
+            <span aria-hidden="true">{KIND_TEXT[k].icon}</span> {KIND_TEXT[k].label} in the matrix
+          </a>
+        ))}
+      </p>
+    </section>
+  );
+}
+
+function AttentionRow({ a, now, go }: { a: AttentionItem; now: number; go: Go }) {
+  const k = KIND_TEXT[a.kind];
+  const status = a.status as CellStatus;
+  return (
+    <li class={`att att-${a.kind}`}>
+      <span class={`att-kind ${k.tone}`}>
+        <span aria-hidden="true">{k.icon}</span> {k.label}
+      </span>{' '}
+      <a
+        {...linkProps(
+          {
+            view: 'cell',
+            site: a.site,
+            environment: a.environment,
+            component: a.component,
+            status: null,
+            ...(a.ref && a.ref !== 'main' ? { ref: a.ref } : {}),
+          },
+          go,
+        )}
+      >
+        {a.site} · {a.environment} / {a.component}
+      </a>{' '}
+      <span class="att-what">
+        {statusText(status, null, a.reason)}
+        {a.needs.length ? ` · needs ${a.needs.join('; ')}` : ''}
+        {a.siteUnreachable ? ' · site unreachable' : ''}
+      </span>{' '}
+      {a.plannedAt ? (
+        <time class="att-age muted" dateTime={a.plannedAt} title={formatAbsolute(a.plannedAt)}>
+          planned {formatAgo(a.plannedAt, now)}
+        </time>
+      ) : null}
+    </li>
+  );
+}
