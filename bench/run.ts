@@ -104,6 +104,30 @@ const parts: Record<string, Part> = {
     run: async () =>
       lastJsonLine((await runTs('bench/parts/transfer.ts', flag, (quick ? 3 : 15) * min)).stdout),
   },
+  sourceBundles: {
+    keys: {
+      timeScale: 0,
+      oneWayDelayMs: 0,
+      treeBytes: 0,
+      gitIncrementalBundle: 0,
+      gitFullBundle: 0,
+      tarball: 0,
+      publishedBundle: 0,
+      linkBytes: 0,
+      bundleFetchBytes: 0,
+      syncBytes: 0,
+      pollingBytes: 0,
+      deliveryBytes: 0,
+      ratioToGitBundle: 0,
+      ratioToGitBundleWithPolling: 0,
+      tarballOverLink: 0,
+      publishToPlanMs: 0,
+      lightTimeFloors: 0,
+      pass: { bytesVsGitBundle: 0, bytesVsTarball: 0 },
+    },
+    run: async () =>
+      lastJsonLine((await runTs('bench/parts/sourceBundles.ts', flag, (quick ? 8 : 12) * min)).stdout),
+  },
   hubIngest: {
     keys: { agents: 0, cells: 0, resultsPerSec: 0, rssMb: 0 },
     run: async () => {
@@ -134,16 +158,18 @@ const parts: Record<string, Part> = {
     },
   },
   ui: {
-    keys: { cells: 0, firstRenderMs: 0, updateLatencyMs: 0 },
+    keys: { cells: 0, firstRenderMs: 0, overviewFirstRenderMs: 0, updateLatencyMs: 0 },
     run: async () => {
       const r = await runTs('ui/bench/render.ts', [], (quick ? 5 : 10) * min);
       const j = JSON.parse(r.stdout.slice(r.stdout.indexOf('{'))) as {
         big: { cells: number; firstRenderMs: number };
+        overview: { firstRenderMs: number };
         eventToPaint: { medianMs: number };
       };
       return {
         cells: j.big.cells,
         firstRenderMs: j.big.firstRenderMs,
+        overviewFirstRenderMs: j.overview.firstRenderMs,
         updateLatencyMs: j.eventToPaint.medianMs,
       };
     },

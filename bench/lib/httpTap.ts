@@ -1,0 +1,94 @@
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One response that went back through the tap: what was asked, when, and its bytes (head + body). */
+export interface TappedResponse {
+  /** When the request arrived at the tap, and when its response was finished. */
+  start: number;
+  at: number;
+  /** Bytes of the request's body. */
+  reqBytes: number;
+  method: string;
+  path: string;
+  status: number;
+  bytes: number;
+}
+
+/**
+ * A plain HTTP/1.1 forwarder in front of `targetPort` that records each response's size (status line,
+ * headers as the target sent them, body), so bytes on a link can be told apart by request (a bundle
+ * fetch vs sync polling). Headers and bodies go through unchanged; a request that fails is kept with
+ * status 0.
+ */
+export async function startHttpTap(targetPort: number, now: () => number = () => performance.now()) {
+  const responses: TappedResponse[] = [];
+  const server = createServer((req, res) => {
+    const start = now();
+    let reqBytes = 0;
+    req.on('data', (c: Buffer) => {
+      reqBytes += c.length;
+    });
+    const up = request(
+      {
+        host: '127.0.0.1',
+        port: targetPort,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (ur) => {
+        let bytes = `HTTP/1.1 ${ur.statusCode} ${ur.statusMessage ?? ''}\r\n`.length + 2;
+        for (let i = 0; i + 1 < ur.rawHeaders.length; i += 2)
+          bytes += `${ur.rawHeaders[i]}: ${ur.rawHeaders[i + 1]}\r\n`.length;
+        res.writeHead(ur.statusCode ?? 502, ur.statusMessage, ur.rawHeaders);
+        ur.on('data', (c: Buffer) => {
+          bytes += c.length;
+        });
+        ur.on('end', () =>
+          responses.push({
+            start,
+            at: now(),
+            reqBytes,
+            method: req.method ?? '',
+            path: req.url ?? '',
+            status: ur.statusCode ?? 0,
+            bytes,
+          }),
+        );
+        ur.pipe(res);
+      },
+    );
+    up.on('error', () => {
+      responses.push({
+        start,
+        at: now(),
+        reqBytes,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        status: 0,
+        bytes: 0,
+      });
+      res.destroy();
+    });
+    req.on('aborted', () => up.destroy());
+    req.pipe(up);
+  });
+  // As the relay's hop server (hop/src/server.ts): idle connections kept an hour, no request timeout.
+  // Node's default 5 s would close them before a request crossing a 12 s link arrives.
+  server.keepAliveTimeout = 3_600_000;
+  server.requestTimeout = 0;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    responses,
+    /** Bytes of responses finished in (from, to], by a predicate on the request. */
+    bytes(from: number, to: number, f: (r: TappedResponse) => boolean): number {
+      return responses.filter((r) => r.at > from && r.at <= to && f(r)).reduce((n, r) => n + r.bytes, 0);
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

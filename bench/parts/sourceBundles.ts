@@ -1,0 +1,397 @@
+/**
+ * sourceBundles: one new commit (a few lines of one file) of a ~10 MB repository, delivered to a site
+ * as an incremental git bundle by `hub source publish`, as processes: hub → lan link → relay → the demo's
+ * Mars link (profile mars, time scale 60: 12 s one way) → agent. Measured: the bytes that cross the Mars
+ * link toward the site from the publish until the agent's mirror holds the commit, and the time from the
+ * publish command's start until the hub shows the PR's plan of that commit. Baselines, in the same run:
+ * git's own incremental bundle of the commit, a full bundle, and a tarball of the tree.
+ */
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type LinkHandle, startLink } from '@driftline/simulation';
+import { freePort, waitForHttp } from '../../simulation/src/topology/ports.js';
+import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../../simulation/src/topology/programs.js';
+import { ProcessGroup, setUpHub } from '../../simulation/test/support.js';
+import { emit, isQuick, log, sleep, tmp, until } from '../lib/agent.js';
+import { changeLines, gitFileBytes, makeRepo } from '../lib/gitRepo.js';
+import { startHttpTap } from '../lib/httpTap.js';
+import {
+  agentLogLines,
+  downlinkSampler,
+  SOURCE_SETTINGS,
+  writeAgentConfig,
+  writeRelayConfig,
+} from '../lib/sourceSite.js';
+
+const TIME_SCALE = 60;
+const FILES = 200;
+const FILE_BYTES = 50_000;
+/** The window with no publish that measures an empty sync poll, in round trips of the Mars link. */
+const IDLE_ROUND_TRIPS = isQuick ? 2 : 4;
+const WAIT_MS = 300_000;
+
+const dir = tmp('source');
+const group = new ProcessGroup();
+const links: LinkHandle[] = [];
+let tap: Awaited<ReturnType<typeof startHttpTap>> | null = null;
+let agent: ChildProcess | null = null;
+const stopAll = async () => {
+  if (agent && agent.exitCode === null) {
+    const gone = new Promise((r) => agent?.once('exit', r));
+    agent.kill('SIGTERM');
+    await gone;
+  }
+  await group.stopAll();
+  for (const l of links) await l.close();
+  await tap?.close();
+  rmSync(dir, { recursive: true, force: true });
+};
+
+try {
+  // 1. Sizes, with git alone.
+  const repo = makeRepo(join(dir, 'infra'), FILES, FILE_BYTES);
+  const prSha = changeLines(repo, 'pr/1', repo.files[17]!, 100, 3);
+  const prMainSha = repo.mainSha;
+  const file = (n: string) => join(dir, n);
+  const gitIncremental = gitFileBytes(
+    repo.dir,
+    file('inc.bundle'),
+    'bundle',
+    'create',
+    file('inc.bundle'),
+    'pr/1',
+    `^${prMainSha}`,
+  );
+  const gitFull = gitFileBytes(
+    repo.dir,
+    file('full.bundle'),
+    'bundle',
+    'create',
+    file('full.bundle'),
+    'main',
+    'pr/1',
+  );
+  const tarball = gitFileBytes(
+    repo.dir,
+    file('tree.tgz'),
+    'archive',
+    '--format=tar.gz',
+    '-o',
+    file('tree.tgz'),
+    'pr/1',
+  );
+  log('sourceBundles', 'git sizes', { treeBytes: repo.treeBytes, gitIncremental, gitFull, tarball });
+  // The site first gets main alone: the PR branch waits until then.
+  execFileSync('git', ['-C', repo.dir, 'checkout', '-q', 'main']);
+  execFileSync('git', ['-C', repo.dir, 'branch', '-q', '-m', 'pr/1', 'later/pr-1']);
+
+  // 2. Hub, relay and agent as processes, over the lan and Mars links.
+  const [hubPort, relayPort] = [await freePort(), await freePort()];
+  const hub = await setUpHub(dir, hubPort, { name: 'ground-1', sites: ['mars-base'] });
+  const user = ['user', 'add', 'ci', '--role', 'publisher', '--config', hub.config, '--json'];
+  const tokenFile = file('publisher.token');
+  writeFileSync(tokenFile, (JSON.parse(await runProgram('hub', user)) as { token: string }).token);
+  const hubRelay = await startLink({
+    name: 'hub-relay',
+    target: { port: hubPort },
+    profile: 'lan',
+    controlPort: false,
+  });
+  // Between the Mars link and the relay, a tap that sizes each response by request (bundle fetch or sync).
+  tap = await startHttpTap(relayPort);
+  const mars = await startLink({
+    name: 'mars',
+    target: { port: tap.port },
+    profile: 'mars',
+    timeScale: TIME_SCALE,
+    controlPort: false,
+  });
+  links.push(hubRelay, mars);
+  const marsSettings = mars.control.settings();
+  const oneWayDelayMs = marsSettings.downlink.delayMs;
+  // Up for the whole run (its contact window, 8 min of every 24.7 at this scale, is not what is measured);
+  // main's full bundle goes out undelayed as a warm-up, the measured PR over the Mars delays.
+  mars.control.force('up');
+  mars.control.update({ uplink: { delayMs: 0 }, downlink: { delayMs: 0 } });
+
+  const relayConfig = file('relay.yaml');
+  writeRelayConfig(relayConfig, {
+    dataDir: file('relay'),
+    port: relayPort,
+    site: 'mars-base',
+    upstreamUrl: `http://127.0.0.1:${hubRelay.port}`,
+    token: hub.relayToken,
+  });
+  const site = file('mars-base');
+  mkdirSync(site, { recursive: true });
+  const relayToken = ['token', 'add', 'mars-base', '--config', relayConfig, '--json'];
+  writeFileSync(
+    join(site, 'token'),
+    (JSON.parse(await runProgram('relay', relayToken)) as { token: string }).token,
+  );
+  writeFileSync(join(site, 'hub.pub'), hub.key);
+  const agentConfig = join(site, 'agent.yaml');
+  writeAgentConfig(agentConfig, { site: 'mars-base', upstreamUrl: `http://127.0.0.1:${mars.port}` });
+  const init = JSON.parse(await runProgram('agent', ['init', '--config', agentConfig, '--json'])) as {
+    publicKey: string;
+  };
+  await runProgram('hub', [
+    'enroll',
+    '--config',
+    hub.config,
+    '--site',
+    'mars-base',
+    '--agent',
+    'a1',
+    '--key',
+    init.publicKey,
+  ]);
+  const hubProc = group.start(BINS.hub, ['run', '--config', hub.config]);
+  await waitForHttp(`${hub.url}/v1/health`, 60_000, () => hubProc.exitCode === null);
+  const relay = group.start(BINS.relay, ['run', '--config', relayConfig]);
+  await waitForHttp(`http://127.0.0.1:${relayPort}/v1/health`, 60_000, () => relay.exitCode === null);
+  const env = { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}`, FAKE_TERRAFORM_NETWORK: '0' };
+  // The agent's own log (info) says when the bundle reached its mirror and when the plan was recorded.
+  const agentLog = join(site, 'agent.log');
+  const logFd = openSync(agentLog, 'a');
+  agent = spawn(process.execPath, [BINS.agent, 'run', '--config', agentConfig], {
+    cwd: site,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', logFd, logFd],
+  });
+  closeSync(logFd);
+  // What crosses the Mars link toward the site, sampled: each burst is about one HTTP response.
+  const sampler = downlinkSampler(mars);
+
+  const json = async <T>(path: string): Promise<T | null> => {
+    const r = await hub.api(path).catch(() => null);
+    return r?.ok ? ((await r.json()) as T) : null;
+  };
+  const reported = async () =>
+    (
+      await json<{
+        sites: Array<{ site: string; platforms: string[]; repos: Record<string, Record<string, string>> }>;
+      }>('/api/sources')
+    )?.sites.find((s) => s.site === 'mars-base');
+  const planned = async (ref: string) =>
+    (
+      await json<{ cells: Array<{ site: string; commit?: string | null }> }>(
+        `/api/matrix?ref=${encodeURIComponent(ref)}`,
+      )
+    )?.cells.find((c) => c.site === 'mars-base')?.commit ?? null;
+  const publish = () =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const args = [
+        'source',
+        'publish',
+        '--repo',
+        repo.dir,
+        '--ref',
+        'main',
+        '--ref',
+        'pr/*',
+        '--site',
+        'mars-base',
+      ];
+      const remote = ['--name', 'infra', '--json', '--hub', hub.url, '--token-file', tokenFile];
+      execFile(
+        process.execPath,
+        [BINS.hub, ...args, ...remote],
+        { timeout: WAIT_MS },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const mirrorHas = (sha: string) =>
+    new Promise<boolean>((resolve) =>
+      execFile(
+        'git',
+        [
+          '--git-dir',
+          join(site, 'data/git/infra.git'),
+          'rev-parse',
+          '-q',
+          '--verify',
+          'refs/remotes/hq/pr/1',
+        ],
+        (err, out) => resolve(!err && out.trim() === sha),
+      ),
+    );
+  const must = async (what: string, cond: () => Promise<boolean>) => {
+    if (!(await until(cond, WAIT_MS, 200))) throw new Error(`timed out waiting for ${what}`);
+  };
+
+  // Warm-up: main as a full bundle over the undelayed link, planned on arrival, its head reported.
+  await must(
+    'the agent to report its (empty) sources',
+    async () => ((await reported())?.platforms.length ?? 0) > 0,
+  );
+  const first = await publish();
+  if (first.code !== 0)
+    throw new Error(`hub source publish (main) exited ${first.code}: ${first.stderr.trim()}`);
+  const firstOut = JSON.parse(first.stdout) as { published: Array<{ size: number; incremental: boolean }> };
+  await must('main to be planned', async () => (await planned('main')) === prMainSha);
+  await must('the site to report main', async () => (await reported())?.repos.infra?.main === prMainSha);
+  log('sourceBundles', 'warm-up done: main delivered (full bundle) and planned', {
+    fullPublished: firstOut.published[0],
+  });
+
+  // Mars delays from here; the link settles (requests in flight drain), then a window with no publish.
+  mars.control.update({ uplink: { delayMs: oneWayDelayMs }, downlink: { delayMs: oneWayDelayMs } });
+  // Settled: for two round trips nothing but sync polls (the warm-up's detail uploads are done).
+  const rtt = 2 * oneWayDelayMs;
+  const settled = await until(
+    () => {
+      const busy = tap!.responses.filter((r) => !(r.method === 'GET' && r.path.startsWith('/v1/bundles')));
+      const last = busy.at(-1)?.start ?? 0;
+      return performance.now() - last > 2 * rtt + 2000;
+    },
+    WAIT_MS,
+    500,
+  );
+  if (!settled) log('sourceBundles', 'the link did not settle (still uploads or pushes); measuring anyway');
+  const idleMs = IDLE_ROUND_TRIPS * rtt + 1000;
+  const idle0 = mars.stats().downlink.bytes;
+  const idleT0 = performance.now();
+  await sleep(idleMs);
+  const idleT1 = performance.now();
+  const pollingRate = (mars.stats().downlink.bytes - idle0) / (idleT1 - idleT0);
+  // Sync responses reach the site one way after the tap saw them.
+  const isSync = (r: { path: string }) => r.path.startsWith('/v1/bundles');
+  // An empty poll: the smallest sync response of the idle window (nothing new for the site).
+  const idleSync = tap.responses.filter(
+    (r) => isSync(r) && r.at > idleT0 - oneWayDelayMs && r.at <= idleT1 - oneWayDelayMs,
+  );
+  const emptyPollBytes = Math.min(...idleSync.map((r) => r.bytes));
+  log('sourceBundles', 'idle window: sync responses', {
+    bytes: idleSync.map((r) => r.bytes),
+    emptyPollBytes,
+  });
+  log('sourceBundles', 'idle window (no publish): bursts toward the site', {
+    bursts: sampler.bursts(idleT0, idleT1),
+  });
+
+  // The PR: only its commit should cross the link.
+  execFileSync('git', ['-C', repo.dir, 'branch', '-q', '-m', 'later/pr-1', 'pr/1']);
+  const down0 = mars.stats().downlink.bytes;
+  const t0 = performance.now();
+  const wall0 = Date.now();
+  const second = await publish();
+  if (second.code !== 0)
+    throw new Error(`hub source publish (pr/1) exited ${second.code}: ${second.stderr.trim()}`);
+  const publishedMs = performance.now() - t0;
+  const out = JSON.parse(second.stdout) as {
+    published: Array<{ size: number; incremental: boolean; prerequisites: string[] }>;
+  };
+  const pub = out.published[0];
+  if (!pub?.incremental)
+    throw new Error(`the PR went out as ${JSON.stringify(out.published)}, not one incremental bundle`);
+  let inMirrorMs: number | null = null;
+  let linkBytes: number | null = null;
+  const planWait = until(async () => (await planned('pr/1')) === prSha, WAIT_MS, 100);
+  const mirrorWait = until(() => mirrorHas(prSha), WAIT_MS, 100).then((ok) => {
+    if (!ok) return;
+    inMirrorMs = performance.now() - t0;
+    linkBytes = mars.stats().downlink.bytes - down0;
+  });
+  const [planOk] = await Promise.all([planWait, mirrorWait]);
+  const planMs = planOk ? performance.now() - t0 : null;
+  if (linkBytes === null || inMirrorMs === null) throw new Error('the PR commit never reached the mirror');
+  const tEnd = t0 + (inMirrorMs as number);
+  const inWindow = (f: (r: { path: string }) => boolean) =>
+    tap!.bytes(t0 - oneWayDelayMs, tEnd - oneWayDelayMs, f);
+  // The bundle's own Range fetch(es), exact; sync responses in the window carry its announcement and
+  // the polling that goes on anyway (estimated from the idle window's sync bytes per ms).
+  const bundleFetchBytes = inWindow((r) => r.path.startsWith('/v1/blobs/'));
+  const syncBytes = inWindow(isSync);
+  // Each sync response in the window would have cost at least an empty poll anyway.
+  const pollingBytes = tap.responses
+    .filter((r) => isSync(r) && r.at > t0 - oneWayDelayMs && r.at <= tEnd - oneWayDelayMs)
+    .reduce((n, r) => n + Math.min(r.bytes, emptyPollBytes), 0);
+  const announceBytes = Math.max(0, syncBytes - pollingBytes);
+  const deliveryBytes = bundleFetchBytes + announceBytes;
+  log('sourceBundles', 'delivery window by request', {
+    bundleFetchBytes,
+    syncBytes,
+    pollingBytesEstimate: pollingBytes,
+    linkPollingRateBps: Math.round(pollingRate * 1000),
+    responses: tap.responses
+      .filter((r) => r.at > t0 - oneWayDelayMs && r.at <= tEnd - oneWayDelayMs)
+      .map((r) => ({
+        atMs: Math.round(r.at + oneWayDelayMs - t0),
+        req: `${r.method} ${r.path.slice(0, 24)}`,
+        bytes: r.bytes,
+      })),
+  });
+  sampler.stop();
+  log('sourceBundles', 'delivery window: bursts toward the site', {
+    bursts: sampler.bursts(t0, t0 + (inMirrorMs as number)),
+  });
+  // Stages from the agent's own log.
+  const lines = agentLogLines(agentLog, wall0);
+  const stage = (msg: string, f: (o: Record<string, unknown>) => boolean) => {
+    const o = lines.find((x) => x.msg === msg && f(x));
+    return o ? (o.time as number) - wall0 : null;
+  };
+  const stages = {
+    publishedMs: Math.round(publishedMs),
+    bundleTakenMs: stage('bundle taken', (o) => o.kind === 'git'),
+    inMirrorMs: Math.round(inMirrorMs as number),
+    resultRecordedMs: stage('result recorded', (o) => o.ref === 'pr/1'),
+    atHubMs: planMs === null ? null : Math.round(planMs),
+  };
+  log('sourceBundles', "stages from the publish command's start (ms)", stages);
+  const warnings = lines
+    .filter((o) => (o.level as number) >= 40)
+    .map((o) => ({ atMs: (o.time as number) - wall0, msg: o.msg, errors: o.errors ?? o.err }));
+  if (warnings.length > 0) log('sourceBundles', 'agent warnings after the publish', { warnings });
+  log('sourceBundles', 'requests at the relay after the publish (tap times, ms from the start)', {
+    requests: tap.responses
+      .filter((r) => r.start > t0 && r.start <= (planMs ?? 0) + t0)
+      .map((r) => ({
+        startMs: Math.round(r.start - t0),
+        endMs: Math.round(r.at - t0),
+        req: `${r.method} ${r.path.slice(0, 24)}`,
+        status: r.status,
+        up: r.reqBytes,
+        down: r.bytes,
+      })),
+  });
+  const floors = (ms: number | null) => (ms === null ? null : Math.round((ms / oneWayDelayMs) * 100) / 100);
+  const r2 = (x: number) => Math.round(x * 100) / 100;
+  const result = {
+    timeScale: TIME_SCALE,
+    oneWayDelayMs,
+    treeBytes: repo.treeBytes,
+    gitIncrementalBundle: gitIncremental,
+    gitFullBundle: gitFull,
+    tarball,
+    publishedBundle: pub.size,
+    linkBytes,
+    bundleFetchBytes,
+    syncBytes,
+    pollingBytes,
+    deliveryBytes,
+    ratioToGitBundle: r2(deliveryBytes / gitIncremental),
+    ratioToGitBundleWithPolling: r2((linkBytes as number) / gitIncremental),
+    tarballOverLink: r2(tarball / Math.max(1, deliveryBytes)),
+    tarballOverLinkWithPolling: r2(tarball / (linkBytes as number)),
+    stages,
+    publishToPlanMs: planMs === null ? null : Math.round(planMs),
+    lightTimeFloors: floors(planMs),
+    settings: SOURCE_SETTINGS,
+    pass: {
+      bytesVsGitBundle: deliveryBytes <= 1.1 * gitIncremental,
+      bytesVsTarball: tarball >= 20 * deliveryBytes,
+    },
+  };
+  log('sourceBundles', 'goals: link bytes <= 1.1 x git incremental bundle, >= 20 x below the tarball', {
+    note: `Mars link at time scale ${TIME_SCALE}: ${oneWayDelayMs} ms one way; delivery = the bundle's Range responses + sync responses beyond an empty poll (smallest sync response of a ${idleMs} ms idle window)`,
+    inMirrorFloors: floors(inMirrorMs),
+  });
+  emit(result);
+} finally {
+  await stopAll();
+}
+process.exit(0);
