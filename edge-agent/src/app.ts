@@ -8,6 +8,7 @@ import { FsBundleFiles } from './adapters/bundles/FsBundleFiles.js';
 import { startBundles } from './adapters/bundles/startBundles.js';
 import { cadences, scheduleCells } from './adapters/cron/cronCells.js';
 import { loadAgentKey, loadHubKey, readToken } from './adapters/fs/agentKeys.js';
+import { FsPlanFiles } from './adapters/fs/FsPlanFiles.js';
 import { HttpUplink } from './adapters/http/HttpUplink.js';
 import { PLATFORM, planDeps } from './adapters/planDeps.js';
 import { scanMirror } from './adapters/providers/mirror.js';
@@ -16,6 +17,7 @@ import { gitSink } from './adapters/sources/gitSink.js';
 import { SqliteAgentStore } from './adapters/sqlite/SqliteAgentStore.js';
 import { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
 import { type AgentConfig, configWarnings } from './config.js';
+import { ApplyCoordinator, hubKeyProblem } from './core/apply/ApplyCoordinator.js';
 import { allowsRef, cellRefOf, cellsForNewHeads, refFacts } from './core/plan/refPolicy.js';
 import { findTarget, runPlan } from './core/plan/runPlan.js';
 import { RecordBatcher } from './core/record/RecordBatcher.js';
@@ -41,6 +43,8 @@ export interface StartOptions {
   schedule?: boolean;
   now?: () => number;
   onUploadProgress?(sha256: string, sent: number, total: number): void;
+  /** The plan and apply tools' base environment (default `process.env`). */
+  toolEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 const timer = (ms: number, fn: () => void) => {
@@ -98,7 +102,23 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   const contactIntervalS =
     config.sync.contactIntervalS ??
     2 * (Math.min(...Object.values(cadenceS)) + config.sync.jitterS) + config.sync.intervalS;
-  const runDeps = planDeps(config, log, now);
+  const hubKeyInApprovers = await hubKeyProblem(config, hubPublicKey);
+  if (hubKeyInApprovers) {
+    store.close();
+    throw new Error(hubKeyInApprovers);
+  }
+  const runDeps = planDeps(config, log, now, opts.toolEnv);
+  runDeps.planFiles = new FsPlanFiles(join(config.dataDir, 'plans'), 3, now);
+  const applies: ApplyCoordinator = new ApplyCoordinator({
+    site: config.site,
+    config,
+    store,
+    planFiles: runDeps.planFiles,
+    runDeps,
+    now,
+    log,
+    trigger: (cell) => scheduler.trigger(cell, 'apply'),
+  });
   const { mirror, providerMirrors } = runDeps;
   const platform = PLATFORM;
 
@@ -150,10 +170,13 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     setTimer: timer,
     onError: (cell, e) => log.error({ ...cell, err: (e as Error).message }, 'plan run failed unexpectedly'),
     runCell: async (cell, reason) => {
+      // An approved plan of this cell waiting for its slot is applied first; the plan then shows the result.
+      const applied = await applies.applyFirst(cell);
       const lockedStreak = store.lockedStreak(cell.environment, cell.component, cell.ref);
       const r = await runPlan(cell.component, cell.environment, config, runDeps, {
         lockedStreak,
         source: { ref: cell.ref, commit: cell.commit },
+        keepPlanFile: applies.keepsPlanFile(cell),
       });
       const runId = newId();
       const canonical = r.summary.status !== 'redaction-failed' ? r.canonical : undefined;
@@ -166,6 +189,13 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
         facts,
       });
       log.info({ ...cell, runId, reason, status: r.summary.status, ...recorded }, 'result recorded');
+      // The result goes up first; keeping its plan file for an approval must not hold it back.
+      loop.kick();
+      await applies
+        .planRecorded(cell, runId, r, recorded.unchanged, applied)
+        .catch((e: unknown) =>
+          log.warn({ ...cell, runId, err: (e as Error).message }, 'keeping the plan file failed'),
+        );
       const blockedKey = `${cell.environment}/${cell.component}@${cell.ref ?? ''}`;
       if (r.summary.status === 'blocked' && r.summary.reason === 'providers-missing')
         blockedOnProviders.set(blockedKey, {
@@ -173,7 +203,6 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
           ...(r.summary.git ? { commit: r.summary.git.commit } : {}),
         });
       else blockedOnProviders.delete(blockedKey);
-      loop.kick();
     },
   });
 
@@ -229,6 +258,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     lifetimeS: config.sync.bundleLifetimeS,
     log,
     onBlobManifest: (m) => bundles.announce(m),
+    onApproval: (a) => applies.receive(a),
   });
   loop = new SyncLoop({
     engine,
@@ -245,6 +275,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
       ? () => {}
       : scheduleCells(config, (cell) => scheduler.trigger(cell, 'schedule', config.sync.jitterS * 1000));
   loop.start();
+  applies.resume();
   for (const w of configWarnings(config)) log.warn({}, w);
   // A new agent shows its first results within a minute rather than at the next cron firing; the
   // scheduler runs them `maxParallelRuns` at a time, like any other firing.

@@ -74,6 +74,62 @@ export const SourceSchema = z
       });
   });
 
+/** An approver's public key as the agent pins it: `ed25519:` and 43 base64url characters. */
+const APPROVER_KEY = z
+  .string()
+  .regex(
+    /^ed25519:[A-Za-z0-9_-]{43}$/,
+    "must be 'ed25519:' and 43 base64url characters (`hub approver keygen` prints it)",
+  );
+
+/**
+ * Applying approved plans (DESIGN S6): off unless given. The agent applies a run's saved plan only with a
+ * quorum of approvals signed by the keys pinned here, never the hub's.
+ */
+export const ApplySchema = z
+  .strictObject({
+    environments: z
+      .array(NAME)
+      .min(1)
+      .optional()
+      .describe("Environments of this component that may be applied; default all of the component's."),
+    refs: z
+      .array(RefPatternSchema)
+      .min(1)
+      .max(50)
+      .default(['main'])
+      .describe('Refs whose plans may be applied (* matches anything); for a workingDir component use main.'),
+    approvers: z
+      .array(APPROVER_KEY)
+      .min(1, 'pin at least one approver key')
+      .max(50)
+      .describe(
+        "Approvers' public keys (`ed25519:…`): only approvals signed by these count; never put the hub's key here.",
+      ),
+    quorum: z
+      .number()
+      .int()
+      .positive()
+      .max(50)
+      .default(1)
+      .describe('Distinct approvers whose approvals of the same run are needed before it is applied.'),
+    maxApprovalAgeS: z
+      .number()
+      .int()
+      .positive()
+      .max(30 * 86_400)
+      .default(86_400)
+      .describe('An approval signed longer ago than this (agent clock) is refused as expired, seconds.'),
+  })
+  .superRefine((a, ctx) => {
+    if (a.quorum > new Set(a.approvers).size)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['quorum'],
+        message: `quorum ${a.quorum} can never be met by ${new Set(a.approvers).size} distinct approver key(s): pin more keys or lower the quorum`,
+      });
+  });
+
 /** One component: a Terraform root module planned in each of its environments. */
 export const ComponentSchema = z
   .strictObject({
@@ -130,6 +186,9 @@ export const ComponentSchema = z
       .max(3600)
       .default(60)
       .describe("How long plan waits for the state lock (Terraform's -lock-timeout), seconds."),
+    apply: ApplySchema.optional().describe(
+      'Apply plans approved at headquarters: refs, pinned approver keys, quorum, approval age; off when absent.',
+    ),
     lockRetryThreshold: z
       .number()
       .int()
@@ -151,6 +210,19 @@ export const ComponentSchema = z
         path: ['command'],
         message: 'command cannot be used with source: a delivered repository is planned with terraform/tofu',
       });
+    if (c.apply && c.command)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['apply'],
+        message: 'apply cannot be used with command: only a terraform/tofu plan saves a plan file to apply',
+      });
+    for (const [i, name] of (c.apply?.environments ?? []).entries())
+      if (!c.environments.some((e) => e.name === name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['apply', 'environments', i],
+          message: `environment "${name}" is not one of this component's environments`,
+        });
     const seen = new Set<string>();
     c.environments.forEach((e, i) => {
       if (seen.has(e.name))

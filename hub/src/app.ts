@@ -11,6 +11,7 @@ import { HubHopBackend } from './adapters/hop/HubHopBackend.js';
 import { peerMayRead } from './adapters/hop/peerMayRead.js';
 import { apiRouter } from './adapters/http/apiRouter.js';
 import { type ApiServer, createApiServer } from './adapters/http/apiServer.js';
+import { approvalsRouter } from './adapters/http/approvalsRouter.js';
 import { HubAuth } from './adapters/http/auth.js';
 import { fleetRouter } from './adapters/http/fleetRouter.js';
 import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
@@ -24,6 +25,7 @@ import { DeliveryObserver } from './adapters/publish/DeliveryObserver.js';
 import { SqliteBundleStore } from './adapters/publish/SqliteBundleStore.js';
 import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
 import { type HubConfig, listenersOf } from './config.js';
+import { Approvals } from './core/Approvals.js';
 import { DocReplicas } from './core/DocReplicas.js';
 import { EventLog } from './core/EventLog.js';
 import { HeapHeadroom } from './core/HeapHeadroom.js';
@@ -207,6 +209,10 @@ export async function createHub(
     bundleApi({ bundles, publisher, maxUploadBytes: config.api.maxUploadBytes }),
     refsRouter({ refs: queries.refs }),
     fleetRouter({ store, queries, clock }),
+    approvalsRouter({
+      store,
+      approvals: new Approvals({ store, clock, ids, hubPrivateKey: key.privateKey }),
+    }),
   ];
   const people = { auth, store, clock, config: config.api, csrfKey, routers, uiDir: config.uiDir };
   const listeners = listenersOf(config);

@@ -6,6 +6,8 @@ import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { sha256Hex } from './adapters/hop/HubHopBackend.js';
 import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
 import { createHub, keyPath, storePath } from './app.js';
+import { addApproveVerb } from './commands/approve.js';
+import { addApproverVerbs } from './commands/approver.js';
 import { addBundleVerbs } from './commands/bundle.js';
 import { addConfigVerbs } from './commands/config.js';
 import { addEnrollVerb } from './commands/enroll.js';
@@ -176,6 +178,8 @@ addMirrorVerbs(program);
 addUserVerbs(program, config);
 addConfigVerbs(program);
 addRefsVerbs(program);
+addApproverVerbs(program, config);
+addApproveVerb(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
 import { AgentSim } from './agentSim.js';
 import { PLAN, type TestHub } from './hubFixture.js';
+import { approvalExamples } from './openapiApprovalExamples.js';
 import { addTestUser } from './users.js';
 
 /** One request to send, and the status it must get. */
@@ -233,6 +234,7 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
       init: { method: 'OPTIONS', headers: tus },
       status: 204,
     },
+    ...(await approvalExamples(h)),
   ];
   return { list, admin: admin.authorization, token: admin.token };
 }

@@ -115,7 +115,29 @@ describe('SqliteHubStore schema', () => {
       await store.close();
     }
     const again = new Database(path, { readonly: true });
-    expect(again.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({ value: '4' });
+    expect(again.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({
+      value: String(MIGRATIONS.length),
+    });
+    again.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('migrates a version-4 file: approvers, approvals and applies can be stored', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hub-store-v4-'));
+    const path = join(dir, 'hub.db');
+    const v4 = new Database(path);
+    for (const m of MIGRATIONS.slice(0, 4)) v4.exec(m);
+    v4.prepare("UPDATE meta SET value = '4' WHERE key = 'schema'").run();
+    v4.close();
+    const store = new SqliteHubStore(path);
+    try {
+      await store.commit({ approvers: [{ name: 'ada', key: `ed25519:${'A'.repeat(43)}`, addedAt: 1 }] });
+      expect((await store.listApprovers()).map((a) => a.name)).toEqual(['ada']);
+    } finally {
+      await store.close();
+    }
+    const again = new Database(path, { readonly: true });
+    expect(again.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({ value: '5' });
     again.close();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CellRow, HubStore, RunRow, WebhookRow } from '../src/ports/HubStore.js';
+import { runApprovalStoreContract } from './approvalStoreContract.js';
 import { runAuthStoreContract } from './authStoreContract.js';
 
 /** One contract every HubStore adapter passes (STYLE.md, Ports and adapters). */
@@ -335,6 +336,7 @@ export function runHubStoreContract(
     );
 
     runAuthStoreContract(withStore);
+    runApprovalStoreContract(withStore);
   });
 }
 

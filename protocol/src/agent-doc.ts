@@ -57,6 +57,32 @@ export const DocCellSchema = z.object({
 });
 export type DocCell = z.infer<typeof DocCellSchema>;
 
+/** Where an approval of a run stands at the agent: the apply run's record. Times on the agent clock, ms. */
+export const APPLY_STATES = ['waiting-quorum', 'applying', 'applied', 'apply-failed', 'refused'] as const;
+export const DocApplySchema = z.object({
+  /** The approved plan run. */
+  runId: RunIdSchema,
+  environment: z.string(),
+  component: z.string(),
+  ref: z.string().max(200).optional(),
+  state: z.enum(APPLY_STATES),
+  /** Why it was refused (`unknown approver …`, `expired`, `superseded by <runId>`, …) or failed. */
+  reason: z.string().max(300).optional(),
+  /** Approval ids counted so far, and the distinct approvers they came from. */
+  approvalIds: z.array(z.string().max(64)).max(50),
+  approvers: z.array(z.string().max(60)).max(50),
+  quorum: z.number().int().positive().optional(),
+  receivedAt: z.number().int().nonnegative(),
+  startedAt: z.number().int().nonnegative().optional(),
+  finishedAt: z.number().int().nonnegative().optional(),
+  /** A short, secret-scanned excerpt of the apply's error output. */
+  errorExcerpt: z.string().max(2000).optional(),
+  /** The plan run the agent made after applying, so the cell shows the result. */
+  nextRunId: RunIdSchema.optional(),
+  updatedAt: z.number().int().nonnegative(),
+});
+export type DocApply = z.infer<typeof DocApplySchema>;
+
 /** The agent's own facts, refreshed when it records or pushes. */
 export const AgentFactsSchema = z.object({
   version: z.string(),
@@ -93,6 +119,8 @@ export const AgentDocSchema = z.object({
   facts: AgentFactsSchema.optional(),
   /** Bundles from headquarters and their delivery state at this agent, keyed by bundle id. */
   bundles: z.record(z.string(), DocBundleStateSchema).optional(),
+  /** Approvals received and what became of them, keyed by the approved run id (one apply per run). */
+  applies: z.record(z.string(), DocApplySchema).optional(),
   /** Set when the agent sealed this epoch; nothing follows in it. */
   sealedAt: z.number().int().nonnegative().optional(),
 });

@@ -268,3 +268,53 @@ export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 /** `GET /api/audit?limit=&before=`: newest first; pass the last `id` as `before` for the next page. */
 export const AuditResponseSchema = z.object({ entries: z.array(AuditEntrySchema) });
 export type AuditResponse = z.infer<typeof AuditResponseSchema>;
+
+/** `hub approver add`: a person and the public key they approve with, so the dashboard names them. */
+export const ApproverSchema = z.object({
+  name: z.string(),
+  key: z.string(),
+  addedAt: z.iso.datetime(),
+});
+export type Approver = z.infer<typeof ApproverSchema>;
+export const ApproversResponseSchema = z.object({ approvers: z.array(ApproverSchema) });
+
+/**
+ * `GET /api/approvals`: each approval's journey with its times, ISO 8601: approved at headquarters →
+ * submitted to the hub → taken by the site's relay → received by the agent → applying → applied,
+ * apply-failed or refused (with the reason), and the cell's next plan.
+ */
+export const ApprovalJourneySchema = z.object({
+  approvalId: z.string(),
+  site: SiteIdSchema,
+  environment: z.string(),
+  component: z.string(),
+  ref: z.string(),
+  commit: z.string(),
+  runId: z.string(),
+  approver: z.string(),
+  /** The approver's name from `hub approver add`, when the hub knows the key. */
+  approverName: z.string().nullable(),
+  approvedAt: z.iso.datetime(),
+  expiresAt: z.iso.datetime(),
+  submittedAt: z.iso.datetime(),
+  /** When a relay (or the agent) pulled it from the hub's downlink. */
+  deliveredAt: z.iso.datetime().nullable(),
+  /** The agent's state for the approved run (absent until the agent reports). */
+  state: z.enum([
+    'submitted',
+    'delivered',
+    'waiting-quorum',
+    'applying',
+    'applied',
+    'apply-failed',
+    'refused',
+  ]),
+  reason: z.string().nullable(),
+  receivedAt: z.iso.datetime().nullable(),
+  startedAt: z.iso.datetime().nullable(),
+  finishedAt: z.iso.datetime().nullable(),
+  nextRunId: z.string().nullable(),
+});
+export type ApprovalJourney = z.infer<typeof ApprovalJourneySchema>;
+export const ApprovalsResponseSchema = z.object({ approvals: z.array(ApprovalJourneySchema) });
+export type ApprovalsResponse = z.infer<typeof ApprovalsResponseSchema>;

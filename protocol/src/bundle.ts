@@ -120,6 +120,16 @@ export const ControlPayloadSchema = z.discriminatedUnion('type', [
     firstAt: z.number().int().nonnegative(),
     lastAt: z.number().int().nonnegative(),
   }),
+  /**
+   * An approver-signed approval to apply one saved plan (`ApprovalSchema`), relayed by the hub. The hub's
+   * signature only says the hub relayed it; the agent checks the approver's own signature against the keys
+   * its config pins, so the value stays opaque here and every problem is the agent's refusal to report.
+   */
+  z.strictObject({
+    type: z.literal('approval'),
+    site: SiteIdSchema,
+    approval: z.unknown(),
+  }),
 ]);
 export type ControlPayload = z.infer<typeof ControlPayloadSchema>;
 /** A hub refusal of an agent's bundles, as it travels on the site's downlink. */

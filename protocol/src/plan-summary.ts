@@ -118,5 +118,10 @@ export const PlanSummarySchema = z.object({
   finishedAt: z.iso.datetime(),
   /** sha256 of the canonical redacted detail: equal plans give equal hashes. */
   planHash: Sha256Schema.optional(),
+  /**
+   * sha256 of the saved plan file a run of an apply-enabled cell keeps at the site (never sent): what an
+   * approval names, and what the agent checks before `terraform apply <planfile>`.
+   */
+  planFileSha256: Sha256Schema.optional(),
 });
 export type PlanSummary = z.infer<typeof PlanSummarySchema>;

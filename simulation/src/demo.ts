@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { publishDemoSource } from './topology/demoSource.js';
+import { addDemoApprover, demoApproverKey, publishDemoSource } from './topology/demoSource.js';
 import { ROOT } from './topology/programs.js';
 import { DEMO_COMPONENTS, DEMO_ENVIRONMENTS, DEMO_PR_REF, DEMO_SOURCE, demoSpec } from './topology/spec.js';
 import { Topology } from './topology/Topology.js';
@@ -25,7 +25,16 @@ if (build.status !== 0 && !existsSync(join(uiDir, 'index.html'))) {
   say('warning: the dashboard build failed; the hub serves its API and a text page at /');
 }
 rmSync(dir, { recursive: true, force: true });
-const spec = { ...demoSpec(dir), uiDir, hubPort: Number(process.env.DRIFTLINE_HUB_PORT ?? 0) };
+// The approver's key exists before the agents start: ship-7 pins it for the component it may apply.
+const approver = await demoApproverKey(dir).catch((e: Error) => {
+  say(`warning: no approver key (${e.message.split('\n')[0]}); apply stays off in the demo`);
+  return null;
+});
+const spec = {
+  ...demoSpec(dir, { approverKey: approver?.publicKey }),
+  uiDir,
+  hubPort: Number(process.env.DRIFTLINE_HUB_PORT ?? 0),
+};
 const cells = spec.sites.reduce((n, s) => n + s.components.reduce((m, c) => m + c.environments.length, 0), 0);
 say(`starting the demo in ${dir} (logs in ${join(dir, 'logs')})…`);
 say(
@@ -44,6 +53,12 @@ try {
   say(
     `PR plans: ${topo.hubUrl}/?ref=${DEMO_PR_REF} (${DEMO_SOURCE.name}: main and ${DEMO_PR_REF} of ${repo}, sent to ${DEMO_SOURCE.site} as a git bundle)`,
   );
+  if (approver) {
+    const tokenFile = await addDemoApprover(dir, topo.layout.hubConfig, approver.publicKey);
+    say(
+      `Approve: npx hub approve --key ${approver.keyFile} --run <runId> --hub ${topo.hubUrl} --token-file ${tokenFile}   (${DEMO_SOURCE.name}/prod at ${DEMO_SOURCE.site} applies what you approve; its run id is in the run view)`,
+    );
+  }
 } catch (e) {
   say(
     `warning: publishing the demo repository failed (${(e as Error).message.split('\n')[0]}); the PR view stays empty`,

@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LOCK_FILE_MAX_CHARS, parseLockFile, terraformPlatform } from '@driftline/protocol';
 import {
@@ -10,6 +10,7 @@ import {
   recordInstalled,
 } from './adapters/fs/providerFiles.js';
 import { loadScenario, nextRun } from './adapters/fs/scenarioFiles.js';
+import { applyOutcome, type FakeState } from './core/terraform/apply.js';
 import { parseArgs } from './core/terraform/args.js';
 import { type InstallMethod, parseCliConfig } from './core/terraform/cliConfig.js';
 import {
@@ -25,10 +26,12 @@ import type { Scenario } from './core/terraform/scenario.js';
 /**
  * A terraform-compatible program for simulations and tests (`simulation/bin/terraform`):
  * `plan [-json] -out=<file> -detailed-exitcode [-var-file=<f>…]`, `show -json <file>`, `version [-json]`,
- * `init [-plugin-dir=<dir>…]` (providers from mirrors, offline), `validate`, driven by the scenario in the
- * working directory. Environment:
+ * `init [-plugin-dir=<dir>…]` (providers from mirrors, offline), `validate`, `apply <planfile>` (a saved
+ * plan only: stale once the state serial moved, failing mid-apply for an `apply-error` step), driven by
+ * the scenario in the working directory. Environment:
  *   FAKE_TERRAFORM_SCENARIO     scenario file (default: ./fake-terraform.yaml|yml|json, else a built-in cycle)
- *   FAKE_TERRAFORM_STATE_DIR    where the run counter lives (default: ./.fake-terraform)
+ *   FAKE_TERRAFORM_STATE_DIR    where the run counter and state serial live (default: ./.fake-terraform)
+ *   FAKE_TERRAFORM_APPLY        "error": every apply fails part-way through
  *   FAKE_TERRAFORM_ENVIRONMENT  environment name when the scenario has none (default: TF_WORKSPACE or "default")
  *   FAKE_TERRAFORM_TIMESTAMP    "now" stamps plans with the real time (default: a fixed time, byte-identical plans)
  *   FAKE_TERRAFORM_NETWORK      "1": a registry is reachable (default: offline, as at a site)
@@ -90,6 +93,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
       const preflightError =
         pluginsProblem(req.providers, readInstalled(dataDir(dir, env)), platformOf(env)) ?? undefined;
       const { run, elapsedMs } = preflightError ? { run: 0, elapsedMs: 0 } : nextRun(dir, env, Date.now());
+      const fake = readFakeState(dir, env);
       const o = planOutcome({
         scenario: s,
         run,
@@ -105,6 +109,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
         }),
         configDigest: configurationDigest(dir),
         preflightError,
+        serial: fake.serial,
+        ...(fake.appliedInstance !== undefined ? { appliedInstance: fake.appliedInstance } : {}),
         timestamp:
           env.FAKE_TERRAFORM_TIMESTAMP === 'now'
             ? new Date().toISOString().replace(/\.\d+Z$/, 'Z')
@@ -114,16 +120,54 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
       if (o.planFile !== undefined && cmd.out) writeFileSync(resolve(dir, cmd.out), o.planFile);
       return o;
     }
+    case 'apply': {
+      if (!cmd.file)
+        return fail(
+          box('No saved plan file given', ['This fake applies only saved plans: terraform apply <planfile>']),
+        );
+      const path = resolve(dir, cmd.file);
+      const o = applyOutcome({
+        file: cmd.file,
+        content: existsSync(path) ? readFileSync(path, 'utf8') : null,
+        state: readFakeState(dir, env),
+        mode: env.FAKE_TERRAFORM_APPLY,
+        seed: s.seed,
+      });
+      if (o.nextState) writeFakeState(dir, env, o.nextState);
+      return o;
+    }
     default:
       return {
         exitCode: 1,
         stdout: '',
-        stderr: `Terraform has no command named "${cmd.name}" (this fake knows plan, show, version, init, validate).\n`,
+        stderr: `Terraform has no command named "${cmd.name}" (this fake knows plan, show, apply, version, init, validate).\n`,
       };
   }
 }
 
 const fail = (stderr: string): Outcome => ({ exitCode: 1, stdout: '', stderr });
+
+const stateFile = (dir: string, env: NodeJS.ProcessEnv) =>
+  join(env.FAKE_TERRAFORM_STATE_DIR || join(dir, '.fake-terraform'), 'state.json');
+
+/** The fake's state serial (0 before any apply) and the step instance applied last. */
+function readFakeState(dir: string, env: NodeJS.ProcessEnv): FakeState {
+  try {
+    const s = JSON.parse(readFileSync(stateFile(dir, env), 'utf8')) as FakeState;
+    if (Number.isInteger(s.serial)) return s;
+  } catch {
+    // No apply yet.
+  }
+  return { serial: 0 };
+}
+
+/** Written through a temporary file and rename, like the run counter. */
+function writeFakeState(dir: string, env: NodeJS.ProcessEnv, state: FakeState): void {
+  const file = stateFile(dir, env);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(`${file}.${process.pid}.tmp`, JSON.stringify(state));
+  renameSync(`${file}.${process.pid}.tmp`, file);
+}
 
 const platformOf = (env: NodeJS.ProcessEnv) =>
   env.FAKE_TERRAFORM_PLATFORM || terraformPlatform(process.platform, process.arch);

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,7 +121,26 @@ describe('npm start (the demo)', { timeout: 900_000 }, () => {
       1000,
     );
     expect(pr).toMatchObject({ ref: DEMO_PR_REF, status: 'changes' });
-    expect(main).toMatchObject({ ref: 'main', status: 'clean' });
+    expect(main).toMatchObject({ ref: 'main', status: 'changes' });
     expect(pr.commit).not.toBe(main.commit);
+
+    // The printed command approves main's plan; ship-7 applies it and plans clean.
+    const approve = /^Approve: npx hub approve (.+?) {3}\(/m.exec(out)?.[1];
+    expect(approve).toBeTruthy();
+    const args = (approve as string).split(' ').map((a) => (a === '<runId>' ? (main.runId as string) : a));
+    const r = spawnSync(process.execPath, [join(ROOT, 'hub', 'bin', 'hub.js'), 'approve', ...args], {
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    await until(
+      'the approved plan to be applied and the cell to plan clean',
+      async () =>
+        (await get('/api/matrix')).some(
+          (c) => c.component === DEMO_SOURCE.name && c.ref === 'main' && c.status === 'clean',
+        ),
+      600_000,
+      1000,
+    );
   });
 });

@@ -21,6 +21,8 @@ export function planDeps(
   config: AgentConfig,
   log: RunLogger,
   now: () => number,
+  /** The tool's base environment; `process.env` unless given. */
+  baseEnv: Readonly<Record<string, string | undefined>> = process.env,
 ): RunPlanDeps & { mirror: CliGitMirror; providerMirrors: readonly string[] } {
   const providerMirrors = config.providerMirrors ?? [];
   return {
@@ -38,7 +40,7 @@ export function planDeps(
     scratch: new TmpScratchSpace(),
     varFiles: new FsVarFiles(),
     clock: { now },
-    baseEnv: process.env,
+    baseEnv,
     log,
   };
 }

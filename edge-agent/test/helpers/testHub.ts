@@ -120,6 +120,17 @@ export class TestHub {
     );
   }
 
+  /** Queues a relayed approval for ship-7 (the hub's signature says only that the hub relayed it). */
+  async queueApproval(approval: unknown, opts: { key?: CryptoKey; site?: string } = {}): Promise<void> {
+    this.seq++;
+    const header = this.header('control', this.seq, { site: 'ship-7' });
+    const payload = { type: 'approval', site: opts.site ?? 'ship-7', approval };
+    this.backend.enqueueDownlink(
+      'ship-7',
+      await encodeBundle(header, payload as never, opts.key ?? this.keys.privateKey),
+    );
+  }
+
   private header(kind: 'ack' | 'control', seq: number, destination: object, doc?: string, heads?: string[]) {
     return {
       id: `01JD${String(seq).padStart(22, '0')}`,

@@ -12,9 +12,11 @@ function touched(patches: readonly A.Patch[]): Touched {
   let facts = false;
   let cadence = false;
   let bundles = false;
+  let applies = false;
   for (const p of patches) {
     const [top, key] = p.path;
     if (top === 'bundles') bundles = true;
+    else if (top === 'applies') applies = true;
     else if (top === 'runs' && typeof key === 'string') runs.add(key);
     else if (top === 'cells' && typeof key === 'string') cells.add(key);
     else if (top === 'facts') {
@@ -22,7 +24,7 @@ function touched(patches: readonly A.Patch[]): Touched {
       if (key === undefined || key === 'cadenceS') cadence = true;
     }
   }
-  return { runs, cells, facts, cadence, bundles };
+  return { runs, cells, facts, cadence, bundles, applies };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: an agent-shaped document written the way the agent writes it
@@ -64,6 +66,9 @@ describe('DocReader', () => {
       (d) => {
         d.bundles = { b1: { state: S('sent') } };
       },
+      (d) => {
+        d.applies = { r1: { runId: S('r1'), state: S('applying') } };
+      },
     ];
     for (const step of steps) {
       const before = A.getHeads(doc);
@@ -79,6 +84,7 @@ describe('DocReader', () => {
       facts: true,
       cadence: true,
       bundles: true,
+      applies: true,
     });
   });
 
@@ -138,6 +144,7 @@ describe('DocReader', () => {
       facts: true,
       cadence: true,
       bundles: false,
+      applies: false,
     });
     const readsForTouched = reads;
     expect(reader.entry('cells', 'prod/c1')).toEqual(cell);

@@ -13,6 +13,8 @@ export interface Touched {
   cadence: boolean;
   /** The agent's delivery states (`bundles`) changed. */
   bundles: boolean;
+  /** The agent's apply records (`applies`) changed. */
+  applies: boolean;
 }
 
 /**
@@ -113,9 +115,11 @@ export class DocReader {
     let facts = false;
     let cadence = false;
     let bundles = false;
+    let applies = false;
     for (const p of this.h.diff(before, after)) {
       const [top, key] = p.path;
       if (top === 'bundles') bundles = true;
+      else if (top === 'applies') applies = true;
       else if (top === 'runs' || top === 'cells') {
         if (typeof key !== 'string') {
           // The map itself was (re)created: everything in it is new.
@@ -132,6 +136,6 @@ export class DocReader {
         if (key === undefined || key === 'cadenceS') cadence = true;
       }
     }
-    return { runs, cells, facts, cadence, bundles };
+    return { runs, cells, facts, cadence, bundles, applies };
   }
 }

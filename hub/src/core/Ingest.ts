@@ -7,6 +7,7 @@ import {
   type Receipt,
 } from '@driftline/protocol';
 import type { AgentRow, CellRow, PlanRequestRow, SiteRow, WriteSet } from '../ports/HubStore.js';
+import { applyRows } from './applyRows.js';
 import { nextOffset } from './clockOffset.js';
 import type { Committed, IngestDeps } from './ingestTypes.js';
 import { materialise, replacesCell } from './materialise.js';
@@ -88,6 +89,7 @@ export class Ingest {
     const doneRequests = new Map<string, PlanRequestRow>();
     const touchedDocs = new Map<string, { site: string; agent: string; heads: string[] }>();
     const deliveries: Committed['deliveries'] = [];
+    const applies: NonNullable<WriteSet['applies']> = [];
     const poisoned = new Set<string>();
     const seen = new Set<string>();
     // Refusals of bundles that name their agent: answered on the downlink (DESIGN step 8).
@@ -284,6 +286,12 @@ export class Ingest {
       }
       await read(out.segments[segment]);
       if (out.bundles !== undefined) deliveries.push({ docId, site, agent, states: out.bundles });
+      if (out.applies !== undefined) {
+        const a = applyRows(site, agent, out.applies, offsetMs ?? 0);
+        applies.push(...a.rows);
+        if (a.invalid.length > 0)
+          this.d.log.warn({ docId, invalid: a.invalid }, 'skipped apply records that fail their schema');
+      }
       if (out.whole) w.docChunks.push({ docId, site, agent, epoch, bytes: out.whole, whole: true });
     }
     const receipts = slots as Receipt[];
@@ -323,6 +331,7 @@ export class Ingest {
         cells: [...changedCells.values()],
         sites: [...sites.values()],
         planRequests: [...doneRequests.values()],
+        applies,
       });
     } catch (e) {
       replicas.forget(touchedDocs.keys());

@@ -54,6 +54,8 @@ export interface MergeOutput {
   heads: string[];
   /** The document's `bundles` map (delivery states), when a segment changed it. */
   bundles: unknown;
+  /** The document's `applies` map (apply records), when a segment changed it. */
+  applies: unknown;
   /** The whole document to store in place of its chunks, or null: store the changed items' chunks. */
   whole: Uint8Array | null;
 }
@@ -68,6 +70,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
     const items: MergedItem[] = [];
     const segments: (Segment | null)[] = [];
     let bundlesTouched = false;
+    let appliesTouched = false;
     const read = (to: A.Heads, at?: A.Heads): Segment | null => {
       if (sameHeads(from, to)) return null;
       const since = from;
@@ -75,6 +78,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       const doc = new DocReader(h, at);
       const touched = doc.touched(since, to);
       bundlesTouched ||= touched.bundles;
+      appliesTouched ||= touched.applies;
       if (touched.cadence) doc.preload('cells');
       const runs: Record<string, unknown> = {};
       for (const k of touched.runs) runs[k] = doc.entry('runs', k);
@@ -143,6 +147,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       segments,
       heads: h.getHeads(),
       bundles: bundlesTouched ? new DocReader(h).root('bundles') : undefined,
+      applies: appliesTouched ? new DocReader(h).root('applies') : undefined,
       whole: whole ? h.save() : null,
     };
   } finally {

@@ -210,6 +210,53 @@ export interface AuditRow {
   address: string;
 }
 
+/** `hub approver add`: who holds which approver key, so the dashboard names people. */
+export interface ApproverRow {
+  name: string;
+  /** `ed25519:<base64url>`. */
+  key: string;
+  addedAt: number;
+}
+
+/** An approval submitted at the hub (`POST /api/approvals`) and queued on the site's downlink. */
+export interface ApprovalRow {
+  approvalId: string;
+  site: string;
+  runId: string;
+  environment: string;
+  component: string;
+  ref: string;
+  commit: string;
+  planFileSha256: string;
+  approver: string;
+  approvedAt: number;
+  expiresAt: number;
+  /** The user who submitted it. */
+  submittedBy: string;
+  submittedAt: number;
+  /** When a relay (or the agent) pulled its control bundle from the downlink; null until then. */
+  deliveredAt: number | null;
+}
+
+/** The agent's `applies[runId]` as the hub last read it; agent times corrected to hub time. */
+export interface ApplyRow {
+  site: string;
+  agent: string;
+  runId: string;
+  environment: string;
+  component: string;
+  state: 'waiting-quorum' | 'applying' | 'applied' | 'apply-failed' | 'refused';
+  reason: string | null;
+  approvalIds: string[];
+  approvers: string[];
+  receivedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  errorExcerpt: string | null;
+  nextRunId: string | null;
+  updatedAt: number;
+}
+
 /**
  * Everything one ingest (or API action) writes, applied in one transaction: either all of it is
  * durable or none of it is (D1). Runs and webhooks are insert-if-absent (D2); the rest upserts.
@@ -241,6 +288,14 @@ export interface WriteSet {
   sessionDeletes?: string[];
   /** Appended; the store assigns each its `id`. */
   audit?: Omit<AuditRow, 'id'>[];
+  /** Upserted by name. */
+  approvers?: ApproverRow[];
+  /** Approver names to remove. */
+  approverDeletes?: string[];
+  /** Upserted by `approvalId`. */
+  approvals?: ApprovalRow[];
+  /** Upserted by (site, runId). */
+  applies?: ApplyRow[];
 }
 
 export interface RetentionPolicy {
@@ -345,6 +400,14 @@ export interface HubStore {
   getSession(idSha256: string): Promise<SessionRow | null>;
   /** Newest first; `before` pages by `id` (entries with a lower id only). */
   listAudit(q: { limit: number; before?: number }): Promise<AuditRow[]>;
+
+  /** Approvers by name. */
+  listApprovers(): Promise<ApproverRow[]>;
+  getApproval(approvalId: string): Promise<ApprovalRow | null>;
+  /** Approvals of one site (and run), oldest first, at most `limit`. */
+  listApprovals(q: { site: string; runId?: string; limit: number }): Promise<ApprovalRow[]>;
+  /** The agent's apply records of a site (for `runIds` only, when given). */
+  listApplies(site: string, runIds?: readonly string[]): Promise<ApplyRow[]>;
 
   /**
    * Applies retention; never removes the run a cell currently shows (but an expired `@ref` cell goes

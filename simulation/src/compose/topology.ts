@@ -25,9 +25,15 @@ export const COMPOSE = {
   doneMarker: '.setup-done',
 } as const;
 
+/**
+ * The demo's fleet in containers, without the component headquarters delivers as git bundles: nothing
+ * publishes its repository in Compose, so it would only ever be blocked.
+ */
 export function composeSpec(): TopologySpec {
+  const demo = demoSpec(COMPOSE.dataDir);
   return {
-    ...demoSpec(COMPOSE.dataDir),
+    ...demo,
+    sites: demo.sites.map((s) => ({ ...s, components: s.components.filter((c) => !c.source) })),
     uiDir: COMPOSE.uiDir,
     hubPort: COMPOSE.hub.port,
     relayPort: COMPOSE.relay.port,

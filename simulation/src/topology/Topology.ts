@@ -100,6 +100,8 @@ export class Topology {
       args = ['run', '--config', this.layout.agentConfig(site)];
       cwd = this.layout.siteDir(site);
       env.PATH = `${FAKE_TERRAFORM_DIR}:${process.env.PATH ?? ''}`;
+      if (this.spec.sites.find((s) => s.site === site)?.toolState)
+        env.FAKE_TERRAFORM_STATE_DIR = join(this.layout.siteDir(site), 'fake-terraform-state');
     }
     const p = spawn(process.execPath, [bin, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     p.stdout?.pipe(out, { end: false });

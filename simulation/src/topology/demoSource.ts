@@ -25,12 +25,14 @@ export async function publishDemoSource(dir: string, hubConfig: string, hubUrl: 
     join(stack, 'main.tf'),
     `# ${DEMO_SOURCE.name}: planned by the site from headquarters' git bundles\n`,
   );
-  const scenario = (state: string) => `${JSON.stringify({ seed: 77, steps: [{ state }] }, null, 2)}\n`;
-  writeFileSync(join(stack, 'fake-terraform.json'), scenario('clean'));
+  const scenario = (variant: number) =>
+    `${JSON.stringify({ seed: 77, loop: false, steps: [{ state: 'changes', variant }] }, null, 2)}\n`;
+  // main proposes a change to approve and apply (then plans clean); the PR proposes another one.
+  writeFileSync(join(stack, 'fake-terraform.json'), scenario(0));
   git(repo, 'add', '.');
   git(repo, 'commit', '-q', '-m', `${DEMO_SOURCE.name}: first version`);
   git(repo, 'checkout', '-q', '-b', DEMO_PR_REF);
-  writeFileSync(join(stack, 'fake-terraform.json'), scenario('changes'));
+  writeFileSync(join(stack, 'fake-terraform.json'), scenario(1));
   git(repo, 'commit', '-q', '-am', `${DEMO_SOURCE.name}: a proposed change`);
   git(repo, 'checkout', '-q', 'main');
   const user = JSON.parse(
@@ -50,4 +52,34 @@ export async function publishDemoSource(dir: string, hubConfig: string, hubUrl: 
   const args = ['source', 'publish', '--repo', repo, '--ref', 'main', '--ref', 'pr/*'];
   await runProgram('hub', [...args, '--site', DEMO_SOURCE.site, '--hub', hubUrl, '--token-file', tokenFile]);
   return repo;
+}
+
+/** The demo approver's key pair (`hub approver keygen`), made before the agents start: they pin it. */
+export async function demoApproverKey(dir: string): Promise<{ keyFile: string; publicKey: string }> {
+  const keyFile = join(dir, 'hq', 'approver.pem');
+  mkdirSync(join(dir, 'hq'), { recursive: true });
+  const out = await runProgram('hub', ['approver', 'keygen', '--out', keyFile]);
+  const publicKey = /ed25519:[A-Za-z0-9_-]{43}/.exec(out)?.[0];
+  if (!publicKey) throw new Error(`hub approver keygen printed no public key: ${out.slice(0, 200)}`);
+  return { keyFile, publicKey };
+}
+
+/** Names the demo approver at the hub and gives them a token to submit approvals with. */
+export async function addDemoApprover(dir: string, hubConfig: string, publicKey: string): Promise<string> {
+  await runProgram('hub', ['approver', 'add', 'demo-approver', '--key', publicKey, '--config', hubConfig]);
+  const user = JSON.parse(
+    await runProgram('hub', [
+      'user',
+      'add',
+      'demo-approver',
+      '--role',
+      'approver',
+      '--config',
+      hubConfig,
+      '--json',
+    ]),
+  ) as { token: string };
+  const tokenFile = join(dir, 'hq', 'approver.token');
+  writeFileSync(tokenFile, `${user.token}\n`, { mode: 0o600 });
+  return tokenFile;
 }

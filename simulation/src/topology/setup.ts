@@ -179,6 +179,7 @@ export async function setUp(
           environments: c.environments,
           schedule: c.schedule,
           timeoutS: 300,
+          ...(c.apply ? { apply: c.apply } : {}),
         };
       for (const env of c.environments) {
         const wd = join(dir, 'infra', c.name, env);

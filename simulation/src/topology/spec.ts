@@ -11,7 +11,14 @@ export interface SiteSpec {
     schedule: string;
     /** Code headquarters delivers as git bundles, instead of a working directory the set-up writes. */
     source?: { repo: string; path: string; refs: string[] };
+    /** Apply approved plans (the agent's `apply` block). */
+    apply?: { refs: string[]; approvers: string[]; quorum: number };
   }>;
+  /**
+   * Keep the fake terraform's state (run count, applied plans) in one directory for the site, so it
+   * survives the scratch checkouts of delivered code (FAKE_TERRAFORM_STATE_DIR).
+   */
+  toolState?: boolean;
 }
 
 export interface TopologySpec {
@@ -88,11 +95,12 @@ export const DEMO_SITES: ReadonlyArray<Omit<SiteSpec, 'components'> & { schedule
 ];
 
 /** The `npm start` demo: a fleet of `DEMO_COMPONENTS` × `DEMO_ENVIRONMENTS` at three sites on different links. */
-export function demoSpec(dir: string): TopologySpec {
+export function demoSpec(dir: string, opts: { approverKey?: string } = {}): TopologySpec {
   return {
     dir,
     sites: DEMO_SITES.map(({ schedule, ...site }) => ({
       ...site,
+      ...(site.site === DEMO_SOURCE.site && opts.approverKey ? { toolState: true } : {}),
       components: [
         ...DEMO_COMPONENTS.map((c) => ({ ...c, environments: [...DEMO_ENVIRONMENTS], schedule })),
         ...(site.site === DEMO_SOURCE.site
@@ -100,8 +108,12 @@ export function demoSpec(dir: string): TopologySpec {
               {
                 name: DEMO_SOURCE.name,
                 environments: [...DEMO_SOURCE.environments],
-                schedule,
+                // Planned when headquarters publishes (and after an apply), not on the fleet's cadence.
+                schedule: '0 0 * * * *',
                 source: { ...DEMO_SOURCE.source, refs: [...DEMO_SOURCE.source.refs] },
+                ...(opts.approverKey
+                  ? { apply: { refs: ['main'], approvers: [opts.approverKey], quorum: 1 } }
+                  : {}),
               },
             ]
           : []),

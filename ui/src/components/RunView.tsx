@@ -8,6 +8,7 @@ import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
 import { PlanNow } from './PlanNow.js';
 import { RelTime } from './RelTime.js';
+import { RunApprovals } from './RunApprovals.js';
 import { detailStateOf, RunDetailNote } from './RunDetailNote.js';
 import { StatusBadge } from './StatusBadge.js';
 
@@ -161,6 +162,7 @@ export function RunView({ runId, go }: { runId: string; go: (r: Route) => void }
         </>
       ) : null}
       <PlanNow site={r.site} environment={r.environment} component={r.component} />
+      <RunApprovals run={r} now={now} go={go} />
     </section>
   );
 }

@@ -10,6 +10,12 @@ describe('roles', () => {
     expect(can([], 'plan-request')).toBe(false);
   });
 
+  it('lets approvers and admins approve plans, and nobody else', () => {
+    expect(can(['approver'], 'approve')).toBe(true);
+    expect(can(['admin'], 'approve')).toBe(true);
+    expect(can(['viewer', 'operator', 'publisher'], 'approve')).toBe(false);
+  });
+
   it('says which role is missing and which ones the person has', () => {
     expect(whyNot(['operator'], 'plan-request')).toBeNull();
     expect(whyNot(['viewer', 'publisher'], 'plan-request')).toBe(

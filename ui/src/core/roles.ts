@@ -1,12 +1,15 @@
 import type { Role } from '@driftline/protocol';
 
 /** Something the dashboard can ask the hub to do that changes state. */
-export type WriteAction = 'plan-request';
+export type WriteAction = 'plan-request' | 'approve';
 
 /** The role each write needs (the hub's rule; `admin` implies every role). */
-const NEEDS: Record<WriteAction, Role> = { 'plan-request': 'operator' };
+const NEEDS: Record<WriteAction, Role> = { 'plan-request': 'operator', approve: 'approver' };
 
-const WHAT: Record<WriteAction, string> = { 'plan-request': 'Filing a plan request' };
+const WHAT: Record<WriteAction, string> = {
+  'plan-request': 'Filing a plan request',
+  approve: 'Approving a plan',
+};
 
 /** Whether someone holding `roles` may do `action`. */
 export function can(roles: readonly Role[], action: WriteAction): boolean {

@@ -1,4 +1,8 @@
 import type {
+  Approval,
+  ApprovalJourney,
+  ApprovalsResponse,
+  Approver,
   AuditResponse,
   BundlesResponse,
   FleetResponse,
@@ -42,6 +46,12 @@ export interface Api {
   ): Promise<RunsResponse>;
   run(runId: string): Promise<RunDetail>;
   createPlanRequest(body: PlanRequestCreate): Promise<PlanRequest>;
+  /** Approvals of one run with their journeys (`GET /api/approvals?site=&runId=`). */
+  approvals(site: string, runId: string): Promise<ApprovalsResponse>;
+  /** Who holds which approver key (`GET /api/approvers`). */
+  approvers(): Promise<{ approvers: Approver[] }>;
+  /** Submits an approval signed in this browser (`POST /api/approvals`); the private key is never sent. */
+  submitApproval(approval: Approval): Promise<ApprovalJourney>;
   /** Bundles to outposts with their per-site deliveries (`?site=` keeps those targeting one site). */
   bundles(site?: string): Promise<BundlesResponse>;
   /** Who this browser is signed in as (`GET /api/session`); an `ApiError` with status 401 when nobody. */

@@ -1,4 +1,10 @@
 import {
+  type ApprovalJourney,
+  ApprovalJourneySchema,
+  ApprovalSchema,
+  ApprovalsResponseSchema,
+  type Approver,
+  ApproversResponseSchema,
   type AuditEntry,
   AuditResponseSchema,
   type BundleListItem,
@@ -67,6 +73,10 @@ export class MockHub {
   session: Session | null = { user: 'ada', roles: ['admin'], csrf: MOCK_CSRF, via: 'session' };
   /** `GET /api/audit`, newest first. */
   audit: AuditEntry[] = [];
+  /** Approvals' journeys (`GET /api/approvals`); `POST /api/approvals` adds to them. */
+  approvals: ApprovalJourney[] = [];
+  /** `GET /api/approvers`. */
+  approvers: Approver[] = [];
   private readonly streams = new Map<(frame: string) => void, () => void>();
   private eventSeq = 0;
   private requestSeq = 0;
@@ -233,7 +243,53 @@ export class MockHub {
       const req = planRequest({ ...parsed.data, requestId: `pr-${++this.requestSeq}` });
       return { status: 201, body: PlanRequestSchema.parse(req) };
     }
+    const approvals = this.handleApprovals(method, a, b, url, body);
+    if (approvals) return approvals;
     return notFound(`${method} ${url.pathname}`);
+  }
+
+  /** `/api/approvers` and `/api/approvals`, as the hub answers them (signatures are the test's to check). */
+  private handleApprovals(
+    method: string,
+    a: string | undefined,
+    b: string | undefined,
+    url: URL,
+    body: unknown,
+  ): ApiAnswer | null {
+    if (b) return null;
+    if (method === 'GET' && a === 'approvers')
+      return { status: 200, body: ApproversResponseSchema.parse({ approvers: this.approvers }) };
+    if (method === 'GET' && a === 'approvals') {
+      const site = url.searchParams.get('site');
+      const runId = url.searchParams.get('runId');
+      const approvals = this.approvals.filter((x) => x.site === site && (!runId || x.runId === runId));
+      return { status: 200, body: ApprovalsResponseSchema.parse({ approvals }) };
+    }
+    if (method === 'POST' && a === 'approvals') {
+      if (!this.session?.roles.some((r) => r === 'approver' || r === 'admin'))
+        return renderError('forbidden', 'approving needs the approver role');
+      const parsed = ApprovalSchema.safeParse(body);
+      if (!parsed.success) return renderError('unprocessable', 'approval refused: malformed');
+      const c = parsed.data.claims;
+      const journey = ApprovalJourneySchema.parse({
+        ...c,
+        approver: parsed.data.approver,
+        approverName: this.approvers.find((x) => x.key === parsed.data.approver)?.name ?? null,
+        approvedAt: new Date(c.approvedAt).toISOString(),
+        expiresAt: new Date(c.expiresAt).toISOString(),
+        submittedAt: new Date(c.approvedAt).toISOString(),
+        deliveredAt: null,
+        state: 'submitted',
+        reason: null,
+        receivedAt: null,
+        startedAt: null,
+        finishedAt: null,
+        nextRunId: null,
+      });
+      this.approvals.push(journey);
+      return { status: 201, body: journey };
+    }
+    return null;
   }
 
   /** Opens an event stream; `close` ends it from the server side. Answers an unsubscribe. */

@@ -19,6 +19,7 @@ import {
   recordRuns,
   sealEpoch,
   updateFacts,
+  writeApply,
 } from '../../core/doc/agentDoc.js';
 import { canonicalJson } from '../../core/plan/canonical.js';
 import type {
@@ -31,8 +32,10 @@ import type {
   StoredDetail,
   StoreStatus,
 } from '../../ports/AgentStore.js';
+import type { ApplyRecord, ApplyStore } from '../../ports/ApplyStore.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
 import { AGENT_MIGRATIONS } from './agentSchema.js';
+import { appliesIn, laterRun, readApply, saveApply } from './applies.js';
 import { openDatabase, StoreOpenError } from './openDatabase.js';
 import { enforceQueueBound, queueBytes } from './queueBound.js';
 import { ackOutdates, clearRejections, readRejections, recordRejection } from './rejections.js';
@@ -66,7 +69,7 @@ export interface SqliteAgentStoreOptions {
 }
 
 /** The agent's store: its Automerge epochs, runs and blobs in one SQLite file. */
-export class SqliteAgentStore implements AgentStore {
+export class SqliteAgentStore implements AgentStore, ApplyStore {
   readonly db: Database.Database;
   private readonly opts: Required<SqliteAgentStoreOptions>;
   private epoch: number;
@@ -379,6 +382,42 @@ export class SqliteAgentStore implements AgentStore {
       throw e;
     }
     this.doc = next;
+  }
+
+  /** Records where an approval of a run stands: its row in `applies` and the document's `applies` (applies.ts). */
+  setApply(rec: ApplyRecord): void {
+    const before = this.doc;
+    const next = writeApply(before, rec.apply, this.opts.now());
+    try {
+      this.commit(() => {
+        saveApply(this.db, rec, this.opts.now());
+        this.appendChunk(this.epoch, before, next);
+      });
+    } catch (e) {
+      this.reloadCurrent(before);
+      throw e;
+    }
+    this.doc = next;
+  }
+
+  applyRecord(runId: string): ApplyRecord | undefined {
+    return readApply(this.db, runId);
+  }
+
+  appliesIn(state: ApplyRecord['apply']['state']): ApplyRecord[] {
+    return appliesIn(this.db, state);
+  }
+
+  /** A later run of the cell with a different plan: from the runs kept, else the cell the document shows. */
+  laterRun(
+    environment: string,
+    component: string,
+    cellRef: string | undefined,
+    runId: string,
+  ): string | undefined {
+    const cell = readCell(this.doc, cellKey(environment, component, cellRef));
+    const shown = cell && cell.runId > runId ? cell.runId : undefined;
+    return laterRun(this.db, environment, component, cellRef, runId) ?? shown;
   }
 
   updateFacts(facts: NonNullable<RecordRunInput['facts']>): boolean {

@@ -109,4 +109,15 @@ export const AGENT_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN cell_ref TEXT;
   `,
+  // Approvals received per approved run and what became of them (the document's `applies` travels to
+  // the hub; this table is the agent's own memory of them, across epochs: a replay changes nothing).
+  `
+  CREATE TABLE applies (
+    run_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    record TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX applies_state ON applies (state);
+  `,
 ];

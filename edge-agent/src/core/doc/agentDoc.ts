@@ -4,6 +4,7 @@ import {
   AgentDocSchema,
   type AgentFacts,
   cellKey,
+  type DocApply,
   type DocCell,
   DocCellSchema,
   type DocRun,
@@ -178,6 +179,17 @@ export function mergeFacts(
 /** Writes the agent's facts alone (at start-up: the hub learns its cells and cadences before any run). */
 export function updateFacts(doc: AgentAutomergeDoc, facts: AgentFacts, at: number): AgentAutomergeDoc {
   return A.change(doc, { message: 'facts', time: Math.floor(at / 1000) }, (d) => writeFacts(d, facts));
+}
+
+/**
+ * Writes where the approvals of one run stand (`applies[runId]`), a plain map like the bundle states: it
+ * is small, and the hub shows its journey.
+ */
+export function writeApply(doc: AgentAutomergeDoc, apply: DocApply, at: number): AgentAutomergeDoc {
+  return A.change(doc, { message: `apply ${apply.runId}`, time: Math.floor(at / 1000) }, (d) => {
+    if (!d.applies) d.applies = {};
+    d.applies[apply.runId] = toDocValue(apply);
+  });
 }
 
 export function sealEpoch(doc: AgentAutomergeDoc, at: number): AgentAutomergeDoc {

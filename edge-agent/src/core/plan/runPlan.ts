@@ -1,22 +1,15 @@
 import type { PlanSummary } from '@driftline/protocol';
 import type { AgentConfig, ComponentConfig, EnvironmentConfig } from '../../config.js';
+import type { PlanFiles, StashedPlan } from '../../ports/PlanFiles.js';
 import type { GitInfo, GitProbe, ScratchSpace } from '../../ports/PlanWorkspace.js';
 import type { ProcessRunner } from '../../ports/ProcessRunner.js';
 import type { SourceMirror } from '../../ports/SourceMirror.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
-import { compileRules, type SecretRule } from '../redact/rules.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from './excerpt.js';
-import { knownValues } from './knownValues.js';
-import {
-  initArgs,
-  initNeeds,
-  offlineCliConfig,
-  type PlanSource,
-  type ProviderNeeds,
-  prepareSource,
-} from './prepareSource.js';
+import { type PlanSource, type ProviderNeeds, prepareSource } from './prepareSource.js';
 import { parsePlanText, redactionFailed, sealSummary, summarisePlan } from './summarisePlan.js';
 import { errorName, failureReason, fill, NO_JSON_FLAG, planArgs } from './toolArgs.js';
+import { offlineInit, toolSetup } from './toolSetup.js';
 
 /** The slice of a pino logger the runner uses; it logs rule names and reasons, never values. */
 export interface RunLogger {
@@ -44,6 +37,8 @@ export interface RunPlanDeps {
   writeFile?(path: string, text: string): Promise<void>;
   /** Whether a file exists (the lock file). */
   exists?(path: string): Promise<boolean>;
+  /** Where a run of an apply-enabled cell keeps its saved plan file (copied out of scratch space). */
+  planFiles?: PlanFiles;
 }
 
 export interface RunPlanOptions {
@@ -53,6 +48,8 @@ export interface RunPlanOptions {
   killGraceMs?: number;
   /** The ref (and commit) to plan, for a component with `source`; default its default ref's head. */
   source?: PlanSource;
+  /** Keep the saved plan file (an apply-enabled cell) and report its sha256 as `planFileSha256`. */
+  keepPlanFile?: boolean;
 }
 
 export interface RunPlanResult {
@@ -66,6 +63,8 @@ export interface RunPlanResult {
   redactionHit?: string;
   /** The rule that made a failed run's error excerpt be withheld (the run itself is still reported). */
   excerptWithheld?: string;
+  /** The saved plan file, kept out of scratch space (`keepPlanFile`): adopt it under the run's id or discard it. */
+  keptPlan?: StashedPlan;
 }
 
 export interface PlanTarget {
@@ -188,19 +187,7 @@ async function runIn(
   const environment = t.environment.name;
   const c = t.component;
   const dir = where.dir;
-  const rules: readonly SecretRule[] = compileRules(config.redaction.patterns);
-  const configuredEnv: Record<string, string> = { ...c.env, ...(t.environment.env ?? {}) };
-  const env: Record<string, string> = { TF_IN_AUTOMATION: '1', TF_INPUT: '0' };
-  for (const [k, v] of Object.entries(deps.baseEnv)) if (v !== undefined) env[k] = v;
-  Object.assign(env, configuredEnv);
-  if (t.environment.workspace) env.TF_WORKSPACE = t.environment.workspace;
-  // A command override is handed no -var-file, but the files the config lists are still known values.
-  const configuredVarFiles = t.environment.varFiles ?? [];
-  const passedVarFiles = c.command ? [] : configuredVarFiles;
-  const varFiles = deps.varFiles
-    ? await deps.varFiles.read(dir, configuredVarFiles, config.limits.maxLogBytes).catch(() => [])
-    : [];
-  const secrets = knownValues({ baseEnv: deps.baseEnv, configuredEnv, varFiles });
+  const { env, rules, secrets, passedVarFiles } = await toolSetup(t, config, deps, dir);
   const startedMs = deps.clock.now();
   const deadline = startedMs + c.timeoutS * 1000;
   const git = where.git ?? (await deps.git.describe(dir).catch(() => undefined));
@@ -280,32 +267,18 @@ async function runIn(
     return { summary, lockedStreak: 0 };
   };
 
-  /**
-   * `init` with providers only from the delivered mirrors: a lock file's providers missing from them
-   * make the run `blocked` with those needs before anything runs; an `init` that cannot find one in the
-   * mirrors is `blocked` too; any other `init` failure is `failed`. Undefined when the directory is ready.
-   */
+  /** `init` from the delivered mirrors only (`offlineInit`); undefined when the directory is ready. */
   const runInit = async (dir: string): Promise<RunPlanResult | undefined> => {
-    const lockFile = deps.exists ? await deps.exists(`${dir}/.terraform.lock.hcl`) : false;
-    if (lockFile && deps.providers) {
-      const check = await deps.providers.check(dir);
-      if (!check.ok) return failed('lock-file-invalid', 'failed', { stderr: `Error: ${check.problem}` });
-      if (check.needs.length > 0) return blocked('providers-missing', check.needs);
-    }
-    const cliConfig = `${scratchPath}/terraform.rc`;
-    await deps.writeFile?.(cliConfig, offlineCliConfig(deps.providerMirrors ?? []));
-    env.TF_CLI_CONFIG_FILE = cliConfig;
-    env.TF_DATA_DIR = `${scratchPath}/tf-data`;
-    delete env.TF_PLUGIN_CACHE_DIR;
-    const r = await deps.proc.run(spec(c.tool, initArgs(lockFile), config.limits.maxLogBytes));
-    if (!r.spawnError && !r.timedOut && r.exitCode === 0) return undefined;
-    const needs = initNeeds(r);
-    if (needs.length > 0) return blocked('providers-missing', needs);
-    return failed(`init-${failureReason(r)}`, 'failed', r, r.exitCode);
+    const r = await offlineInit(dir, scratchPath, env, deps, (args) =>
+      deps.proc.run(spec(c.tool, args, config.limits.maxLogBytes)),
+    );
+    if (r.ok) return undefined;
+    return r.kind === 'blocked' ? blocked(r.reason, r.needs) : failed(r.reason, 'failed', r.out, r.exitCode);
   };
 
   let planText: string;
   let planExit: number | undefined;
+  let planFile: string | undefined;
   if (c.command) {
     const [cmd, ...args] = c.command.map((a) => fill(a, t, dir)) as [string, ...string[]];
     const r = await deps.proc.run(spec(cmd, args, config.limits.maxPlanBytes));
@@ -320,10 +293,11 @@ async function runIn(
       const ready = await runInit(dir);
       if (ready) return ready;
     }
-    const planFile = `${scratchPath}/plan.tfplan`;
+    planFile = `${scratchPath}/plan.tfplan`;
+    const out = planFile;
     // With -json the whole UI stream comes on stdout: allow it the plan's size.
     const runPlanStep = (json: boolean) =>
-      deps.proc.run(spec(c.tool, planArgs(c, passedVarFiles, planFile, json), config.limits.maxPlanBytes));
+      deps.proc.run(spec(c.tool, planArgs(c, passedVarFiles, out, json), config.limits.maxPlanBytes));
     let plan = await runPlanStep(true);
     if (plan.exitCode === 1 && NO_JSON_FLAG.test(plan.stderr)) plan = await runPlanStep(false);
     if (
@@ -337,7 +311,7 @@ async function runIn(
     }
     planExit = plan.exitCode;
     const show = await deps.proc.run(
-      spec(c.tool, ['show', '-json', '-no-color', planFile], config.limits.maxPlanBytes),
+      spec(c.tool, ['show', '-json', '-no-color', out], config.limits.maxPlanBytes),
     );
     if (show.spawnError || show.timedOut || show.stdoutOverflow || show.exitCode !== 0) {
       return failed(failureReason(show), 'failed', { stderr: show.stderr }, show.exitCode);
@@ -359,7 +333,23 @@ async function runIn(
     });
     if (!r.ok) return failed(r.reason, 'failed', { stderr: '' });
     if (r.redactionHit) return finish(r.summary, { redactionHit: r.redactionHit });
-    return finish(r.summary, r.canonical !== undefined ? { canonical: r.canonical } : {});
+    // An apply-enabled cell keeps the file the plan was saved to (it never leaves the site): its hash is
+    // what an approval names.
+    const keptPlan =
+      opts.keepPlanFile && planFile
+        ? await deps.planFiles?.stash(planFile).catch((e) => {
+            deps.log?.warn(
+              { component, environment, error: errorName(e) },
+              'the saved plan could not be kept',
+            );
+            return undefined;
+          })
+        : undefined;
+    if (keptPlan) r.summary.planFileSha256 = keptPlan.sha256 as PlanSummary['planFileSha256'];
+    return finish(r.summary, {
+      ...(r.canonical !== undefined ? { canonical: r.canonical } : {}),
+      ...(keptPlan ? { keptPlan } : {}),
+    });
   } catch (e) {
     // A bug, not an input: still a recorded `failed` run rather than a cell that silently goes stale.
     deps.log?.warn({ component, environment, error: errorName(e) }, 'summarising the plan threw');

@@ -12,8 +12,8 @@ export interface CellRef {
   commit?: string;
 }
 
-/** `source`: a git bundle brought a new commit of a ref the component plans. */
-export type TriggerReason = 'schedule' | 'request' | 'manual' | 'source';
+/** `source`: a git bundle brought a new commit of a ref the component plans; `apply`: an approved plan waits. */
+export type TriggerReason = 'schedule' | 'request' | 'manual' | 'source' | 'apply';
 export type TriggerResult = 'queued' | 'coalesced' | 'stopped';
 
 export interface SchedulerDeps {

@@ -1,5 +1,6 @@
 import {
   type BundleHeader,
+  type ControlPayload,
   decodeBundle,
   decodePayload,
   encodeBatch,
@@ -12,6 +13,9 @@ import {
 } from '@driftline/protocol';
 import type { AgentStore, PendingDelta } from '../../ports/AgentStore.js';
 import type { Uplink } from '../../ports/Uplink.js';
+
+/** A hub-relayed approval as it arrives on the downlink: the approval itself is unchecked here. */
+export type ApprovalPayload = Extract<ControlPayload, { type: 'approval' }>;
 
 export interface SyncLogger {
   info(obj: object, msg: string): void;
@@ -40,6 +44,11 @@ export interface SyncDeps {
   lifetimeS?: number;
   /** A hub-signed `blob` manifest (bundles to outposts); unset: such manifests are ignored. */
   onBlobManifest?(manifest: PayloadOf<'blob'>): void;
+  /**
+   * A hub-relayed approval (the hub's signature checked; the approver's is the handler's to check against
+   * the keys the local config pins). Awaited before the downlink cursor moves on; unset: refused.
+   */
+  onApproval?(approval: ApprovalPayload): Promise<void>;
 }
 
 export type PushOutcome =
@@ -53,6 +62,8 @@ export interface PullOutcome {
   upstream: string | null;
   acks: number;
   planRequests: number;
+  /** Approvals handed to `onApproval` (each counted, applied or refused there). */
+  approvals: number;
   refused: number;
   /** Hub rejections of this agent's bundles recorded. */
   rejections: number;
@@ -161,6 +172,7 @@ export class SyncEngine {
       upstream: null,
       acks: 0,
       planRequests: 0,
+      approvals: 0,
       refused: 0,
       rejections: 0,
       resumed: false,
@@ -227,6 +239,16 @@ export class SyncEngine {
       }
       if (p.value.type === 'rejection') {
         this.onRejection(p.value, out);
+        return;
+      }
+      if (p.value.type === 'approval') {
+        if (!this.deps.onApproval) {
+          this.deps.log.warn({ bundleId: header.id }, 'approval refused: this agent does not apply plans');
+          out.refused++;
+          return;
+        }
+        await this.deps.onApproval(p.value);
+        out.approvals++;
         return;
       }
       const req = p.value;

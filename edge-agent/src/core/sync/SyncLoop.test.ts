@@ -6,6 +6,7 @@ const pulledNothing: PullOutcome = {
   upstream: 'u',
   acks: 0,
   planRequests: 0,
+  approvals: 0,
   refused: 0,
   rejections: 0,
   resumed: false,

@@ -12,7 +12,7 @@ import type { DocReplicas } from '../../core/DocReplicas.js';
 import type { Ingest } from '../../core/Ingest.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
-import type { HubStore, PlanRequestRow } from '../../ports/HubStore.js';
+import type { ApprovalRow, HubStore, PlanRequestRow } from '../../ports/HubStore.js';
 
 export const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -79,14 +79,18 @@ export class HubHopBackend implements HopBackend {
     const live = rows.filter((r) => r.expiresAt > now);
     if (live.length < rows.length) this.d.onExpiredDownlink?.(rows.length - live.length);
     const delivered: PlanRequestRow[] = [];
+    const approvals: ApprovalRow[] = [];
     for (const r of live) {
       if (!r.requestId) continue;
       const req = await store.getPlanRequest(r.requestId);
       if (req?.state === 'pending') delivered.push({ ...req, state: 'delivered', deliveredAt: now });
+      // An approval's control bundle carries its approval id as the row's request id.
+      const approval = req ? null : await store.getApproval(r.requestId);
+      if (approval && approval.deliveredAt === null) approvals.push({ ...approval, deliveredAt: now });
     }
-    if (delivered.length > 0) {
-      await store.commit({ planRequests: delivered });
-      this.d.onDelivered?.(delivered);
+    if (delivered.length + approvals.length > 0) {
+      await store.commit({ planRequests: delivered, approvals });
+      if (delivered.length > 0) this.d.onDelivered?.(delivered);
     }
     const last = rows.at(-1);
     return { bundles: live.map((r) => r.bytes), cursor: String(last ? last.seq : after) };

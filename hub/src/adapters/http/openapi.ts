@@ -1,4 +1,5 @@
 import { MatrixQuerySchema } from '@driftline/protocol';
+import { approvalPaths } from './openapiApprovals.js';
 import { authPaths, SECURITY_SCHEMES, withRoles } from './openapiAuth.js';
 import { hopPaths } from './openapiHop.js';
 import { refPaths } from './openapiRefs.js';
@@ -32,7 +33,7 @@ export function openApiDocument(version: string): object {
       { name: 'hop', description: 'the hop API relays and directly connected agents use' },
     ],
     security: [{ bearer: [] }, { cookie: [] }],
-    paths: withRoles({ ...apiPaths(), ...refPaths(), ...authPaths(), ...hopPaths() }),
+    paths: withRoles({ ...apiPaths(), ...refPaths(), ...approvalPaths(), ...authPaths(), ...hopPaths() }),
     components: { securitySchemes: SECURITY_SCHEMES, schemas: componentSchemas() },
   };
 }

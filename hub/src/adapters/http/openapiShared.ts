@@ -1,4 +1,8 @@
 import {
+  ApprovalJourneySchema,
+  ApprovalSchema,
+  ApprovalsResponseSchema,
+  ApproversResponseSchema,
   AuditResponseSchema,
   BundleDetailSchema,
   BundlesResponseSchema,
@@ -49,6 +53,10 @@ export const API_SCHEMAS = {
   RefStatusResponse: RefStatusResponseSchema,
   NeedsResponse: NeedsResponseSchema,
   SourcesResponse: SourcesResponseSchema,
+  Approval: ApprovalSchema,
+  ApprovalJourney: ApprovalJourneySchema,
+  ApprovalsResponse: ApprovalsResponseSchema,
+  ApproversResponse: ApproversResponseSchema,
   Health: HealthSchema.extend({ detail: z.string().optional() }),
   Error: ErrorBodySchema,
 } as const;

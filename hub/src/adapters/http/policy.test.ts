@@ -7,12 +7,13 @@ describe('route policy', () => {
     expect(policyFor('post', '/API//Plan-Requests/').need).toBe('operator');
     expect(policyFor('HEAD', '/api/sites/ship-7').need).toBe('viewer');
     expect(policyFor('DELETE', '/api/session').need).toBe('open');
+    expect(policyFor('POST', '/api/approvals')).toMatchObject({ need: 'approver', audit: 'approval.submit' });
   });
 
   it('asks viewer to read and admin to write on a route it does not list', () => {
     expect(policyFor('GET', '/api/not-yet').need).toBe('viewer');
     expect(policyFor('PUT', '/api/sites/ship-7').need).toBe('admin');
-    expect(policyFor('POST', '/api/approvals').need).toBe('admin');
+    expect(policyFor('POST', '/api/approvers').need).toBe('admin');
   });
 
   it('guards /api and /metrics however they are spelt, and nothing else', () => {

@@ -39,6 +39,10 @@ export const ROUTE_POLICIES: readonly RoutePolicy[] = [
   // Publishers read what sites hold; every role implies viewer.
   { method: 'GET', path: '/api/sources', need: 'viewer' },
   { method: 'GET', path: '/api/audit', need: 'viewer' },
+  { method: 'GET', path: '/api/approvers', need: 'viewer' },
+  { method: 'GET', path: '/api/approvals', need: 'viewer' },
+  // The role only lets a person submit: the agent applies nothing without its pinned approvers' signatures.
+  { method: 'POST', path: '/api/approvals', need: 'approver', audit: 'approval.submit' },
   { method: 'GET', path: '/metrics', need: 'viewer' },
 ];
 

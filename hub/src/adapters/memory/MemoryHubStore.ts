@@ -1,6 +1,9 @@
 import { isFailure, pruneRuns } from '../../core/retention.js';
 import type {
   AgentRow,
+  ApplyRow,
+  ApprovalRow,
+  ApproverRow,
   AuditRow,
   BlobRow,
   CellHistoryRow,
@@ -46,6 +49,9 @@ export class MemoryHubStore implements HubStore {
   private sessions = new Map<string, SessionRow>();
   private audit: AuditRow[] = [];
   private auditSeq = 0;
+  private approvers = new Map<string, ApproverRow>();
+  private approvals = new Map<string, ApprovalRow>();
+  private applies = new Map<string, ApplyRow>();
 
   async commit(w: WriteSet): Promise<void> {
     for (const b of w.bundles ?? []) if (!this.bundles.has(b.id)) this.bundles.set(b.id, b.receivedAt);
@@ -81,6 +87,30 @@ export class MemoryHubStore implements HubStore {
     for (const x of w.sessions ?? []) this.sessions.set(x.idSha256, clone(x));
     for (const id of w.sessionDeletes ?? []) this.sessions.delete(id);
     for (const a of w.audit ?? []) this.audit.push({ ...clone(a), id: ++this.auditSeq });
+    for (const a of w.approvers ?? []) this.approvers.set(a.name, clone(a));
+    for (const n of w.approverDeletes ?? []) this.approvers.delete(n);
+    for (const a of w.approvals ?? []) this.approvals.set(a.approvalId, clone(a));
+    for (const a of w.applies ?? []) this.applies.set(`${a.site}\u0000${a.runId}`, clone(a));
+  }
+
+  async listApprovers() {
+    return [...this.approvers.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(clone);
+  }
+  async getApproval(approvalId: string) {
+    return clone(this.approvals.get(approvalId) ?? null);
+  }
+  async listApprovals(q: { site: string; runId?: string; limit: number }) {
+    return [...this.approvals.values()]
+      .filter((a) => a.site === q.site && (q.runId === undefined || a.runId === q.runId))
+      .sort((a, b) => (a.approvalId < b.approvalId ? -1 : 1))
+      .slice(0, q.limit)
+      .map(clone);
+  }
+  async listApplies(site: string, runIds?: readonly string[]) {
+    return [...this.applies.values()]
+      .filter((a) => a.site === site && (!runIds || runIds.includes(a.runId)))
+      .sort((a, b) => (a.runId < b.runId ? -1 : 1))
+      .map(clone);
   }
 
   async getUser(name: string) {

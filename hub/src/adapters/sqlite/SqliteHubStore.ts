@@ -18,6 +18,7 @@ import type {
   WebhookRow,
   WriteSet,
 } from '../../ports/HubStore.js';
+import { approvalStatements } from './approvalStatements.js';
 import { authStatements, migrate } from './authStatements.js';
 import { refStatements } from './refStatements.js';
 
@@ -43,7 +44,9 @@ export class SqliteHubStore implements HubStore {
     this.s = prepare(this.db);
     this.auth = authStatements(this.db);
     this.refs = refStatements(this.db);
+    this.approvals = approvalStatements(this.db);
   }
+  private readonly approvals: ReturnType<typeof approvalStatements>;
   private readonly auth: ReturnType<typeof authStatements>;
   private readonly refs: ReturnType<typeof refStatements>;
 
@@ -81,6 +84,7 @@ export class SqliteHubStore implements HubStore {
     for (const b of w.blobs ?? []) s.upBlob.run(b.sha256, JSON.stringify(b));
     for (const p of w.peers ?? []) s.upPeer.run(p.tokenSha256, JSON.stringify(p));
     this.auth.write(w);
+    this.approvals.write(w);
   };
   private readonly commitTx = (w: WriteSet): void => {
     this.txn ??= this.db.transaction(this.tx);
@@ -197,6 +201,18 @@ export class SqliteHubStore implements HubStore {
   }
   async listAudit(q: { limit: number; before?: number }) {
     return this.auth.listAudit(q);
+  }
+  async listApprovers() {
+    return this.approvals.listApprovers();
+  }
+  async getApproval(approvalId: string) {
+    return this.approvals.getApproval(approvalId);
+  }
+  async listApprovals(q: { site: string; runId?: string; limit: number }) {
+    return this.approvals.listApprovals(q);
+  }
+  async listApplies(site: string, runIds?: readonly string[]) {
+    return this.approvals.listApplies(site, runIds);
   }
   async prune(policy: RetentionPolicy, now: number): Promise<PruneResult> {
     return this.db.transaction(() => {

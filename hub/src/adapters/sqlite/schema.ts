@@ -90,5 +90,20 @@ CREATE INDEX IF NOT EXISTS ref_cells_ref ON ref_cells (ref);
 CREATE INDEX IF NOT EXISTS ref_cells_received ON ref_cells (received_at);
 `;
 
+/**
+ * Version 5: approve at headquarters, apply at the outpost. Approvers (who holds which key), the
+ * approvals submitted and queued on a site's downlink, and the agents' apply records as last reported.
+ */
+export const SCHEMA_V5 = `
+CREATE TABLE IF NOT EXISTS approvers (name TEXT PRIMARY KEY, row TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS approvals (
+  approval_id TEXT PRIMARY KEY, site TEXT NOT NULL, run_id TEXT NOT NULL, row TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS approvals_run ON approvals (site, run_id, approval_id);
+CREATE TABLE IF NOT EXISTS applies (
+  site TEXT NOT NULL, run_id TEXT NOT NULL, row TEXT NOT NULL, PRIMARY KEY (site, run_id)
+);
+`;
+
 /** Each entry takes the store from the previous version to the next; index 0 builds version 1. */
-export const MIGRATIONS = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+export const MIGRATIONS = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];

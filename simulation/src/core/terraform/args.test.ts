@@ -44,6 +44,6 @@ describe('terraform arguments', () => {
       chdir: null,
     });
     expect(parseArgs(['version', '-json'])).toEqual({ verb: 'version', json: true, chdir: null });
-    expect(parseArgs(['apply'])).toEqual({ verb: 'unknown', name: 'apply', chdir: null });
+    expect(parseArgs(['destroy'])).toEqual({ verb: 'unknown', name: 'destroy', chdir: null });
   });
 });

@@ -12,6 +12,8 @@ export type TfCommand =
       chdir: string | null;
     }
   | { verb: 'show'; json: boolean; file: string | null; chdir: string | null }
+  /** `apply <planfile>`: only a saved plan (the agent never applies anything else). */
+  | { verb: 'apply'; file: string | null; lockTimeout: string | null; chdir: string | null }
   | { verb: 'version'; json: boolean; chdir: string | null }
   | {
       verb: 'init';
@@ -61,6 +63,10 @@ export function parseArgs(argv: string[]): TfCommand {
     case 'show': {
       const file = args.filter((a) => !a.startsWith('-')).pop() ?? null;
       return { verb, json: bool(flag('json')), file, chdir };
+    }
+    case 'apply': {
+      const file = args.filter((a) => !a.startsWith('-')).pop() ?? null;
+      return { verb, file, lockTimeout: str(flag('lock-timeout')), chdir };
     }
     case 'version':
       return { verb, json: bool(flag('json')), chdir };

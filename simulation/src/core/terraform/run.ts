@@ -2,7 +2,7 @@ import { seededRandom } from '../rng.js';
 import { infraContext } from './infra.js';
 import { failureText, lockErrorText, planText } from './messages.js';
 import { buildPlan } from './planJson.js';
-import { pickStep, type Scenario } from './scenario.js';
+import { pickStep, type Scenario, stepInstance } from './scenario.js';
 import { hex } from './secrets.js';
 import { boxToDiagnostic, changeSummaryMessage, diagnosticMessage, versionMessage } from './uiJson.js';
 import { findOffender, type VarFile, validationDiagnostic, validationErrorText } from './validation.js';
@@ -43,6 +43,10 @@ export interface PlanContext {
   configDigest?: number;
   /** An error that stops the plan before it starts (providers `init` has not installed), as stderr. */
   preflightError?: string;
+  /** The state serial now, written into the saved plan (`apply` refuses it once the state moved on). */
+  serial?: number;
+  /** The step instance applied last: a plan in the same instance finds everything done (clean). */
+  appliedInstance?: number;
 }
 
 /**
@@ -105,23 +109,28 @@ function textOutcome(p: PlanContext): Outcome & { state: string; step: number } 
       stderr: failureText({ region: c.region, accessKey: c.secrets.awsAccessKey, component: p.component }),
     };
   }
+  const instance = stepInstance(s, { run: p.run, elapsedMs: p.elapsedMs });
+  // An applied plan's changes are in the state: until the scenario moves on, nothing is left to do.
+  const found =
+    p.appliedInstance === instance ? 'clean' : step.state === 'apply-error' ? 'changes' : step.state;
   const { plan, counts } = buildPlan({
     component: p.component,
     environment: p.environment,
-    state: step.state,
+    state: found,
     variant: step.variant + (p.configDigest ?? 0),
     seed: s.seed,
     extraResources: s.extraResources,
     terraformVersion: s.terraformVersion,
     timestamp: p.timestamp ?? FIXED_TIMESTAMP,
   });
-  const exitCode = step.state === 'changes' && p.detailedExitcode ? 2 : 0;
+  const exitCode = found === 'changes' && p.detailedExitcode ? 2 : 0;
+  const saved = { serial: p.serial ?? 0, state: step.state, instance };
   return {
     ...base,
     exitCode,
-    stdout: refreshing + planText(step.state, counts, p.out ?? undefined),
+    stdout: refreshing + planText(found, counts, p.out ?? undefined),
     stderr: '',
-    ...(p.out ? { planFile: JSON.stringify({ [PLAN_FILE_MARK]: 1, plan }) } : {}),
+    ...(p.out ? { planFile: JSON.stringify({ [PLAN_FILE_MARK]: 1, ...saved, plan }) } : {}),
   };
 }
 

@@ -3,9 +3,18 @@ import { z } from 'zod';
 /**
  * What a fake plan run finds. `drift` is drift only (exit 0 under -detailed-exitcode).
  * `invalid-variable` fails a variable validation rule the way Terraform does, quoting the offending
- * `-var-file` line and the value (a secret) in its error output.
+ * `-var-file` line and the value (a secret) in its error output. `apply-error` plans like `changes`, and
+ * applying that plan fails part-way through.
  */
-export const FAKE_STATES = ['clean', 'changes', 'drift', 'failed', 'locked', 'invalid-variable'] as const;
+export const FAKE_STATES = [
+  'clean',
+  'changes',
+  'drift',
+  'failed',
+  'locked',
+  'invalid-variable',
+  'apply-error',
+] as const;
 export type FakeState = (typeof FAKE_STATES)[number];
 
 export const StepSchema = z
@@ -100,4 +109,17 @@ export function pickStep(s: Scenario, at: { run: number; elapsedMs: number }): {
     pos -= lengths[i]!;
   }
   return { step: s.steps[s.steps.length - 1]!, index: s.steps.length - 1 };
+}
+
+/**
+ * Which pass over which step `at` falls in (cycle × steps + index): once a plan of it is applied, plans in
+ * the same instance find nothing left to do.
+ */
+export function stepInstance(s: Scenario, at: { run: number; elapsedMs: number }): number {
+  const { index } = pickStep(s, at);
+  const lengths = s.steps.map((st) => (s.by === 'runs' ? (st.runs ?? 1) : (st.seconds ?? 60) * 1000));
+  const total = lengths.reduce((a, b) => a + b, 0);
+  const pos = s.by === 'runs' ? at.run : at.elapsedMs;
+  const cycle = s.loop && total > 0 ? Math.floor(pos / total) : 0;
+  return cycle * s.steps.length + index;
 }

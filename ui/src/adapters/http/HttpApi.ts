@@ -1,4 +1,8 @@
 import {
+  type Approval,
+  ApprovalJourneySchema,
+  ApprovalsResponseSchema,
+  ApproversResponseSchema,
   AuditResponseSchema,
   BundlesResponseSchema,
   ErrorBodySchema,
@@ -167,5 +171,14 @@ export class HttpApi implements Api {
   }
   createPlanRequest(body: PlanRequestCreate) {
     return this.call(PlanRequestSchema, '/api/plan-requests', 'POST', body);
+  }
+  approvals(site: string, runId: string) {
+    return this.call(ApprovalsResponseSchema, `/api/approvals?site=${seg(site)}&runId=${seg(runId)}`);
+  }
+  approvers() {
+    return this.call(ApproversResponseSchema, '/api/approvers');
+  }
+  submitApproval(approval: Approval) {
+    return this.call(ApprovalJourneySchema, '/api/approvals', 'POST', approval);
   }
 }

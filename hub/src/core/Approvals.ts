@@ -1,0 +1,151 @@
+import {
+  type Approval,
+  type ApprovalJourney,
+  DEFAULT_REF,
+  encodeBundle,
+  verifyApproval,
+} from '@driftline/protocol';
+import type { Clock } from '../ports/Clock.js';
+import type { ApprovalRow, HubStore, RunRow } from '../ports/HubStore.js';
+import type { IdGen } from '../ports/IdGen.js';
+import { toJourney } from './approvalJourney.js';
+
+/** Longest an approval may stay on the downlink: its expiry may be at most this far ahead. */
+export const MAX_APPROVAL_LIFETIME_MS = 90 * 86_400_000;
+/** Most journeys one `GET /api/approvals` answers. */
+export const MAX_JOURNEYS = 200;
+
+export type SubmitResult =
+  | { ok: true; journey: ApprovalJourney; created: boolean }
+  | { ok: false; code: 'unprocessable' | 'conflict'; message: string };
+
+type Fail = Extract<SubmitResult, { ok: false }>;
+const fail = (message: string, code: Fail['code'] = 'unprocessable'): Fail => ({ ok: false, code, message });
+
+/**
+ * Approvals relayed to sites (DESIGN S3: the hub cannot make a site change anything). The hub checks
+ * what it can, so that a person learns at once what the agent would refuse: the approver's signature,
+ * the site, the run and its saved plan file. It then queues the approval, signed by the hub as relayed
+ * control traffic, on the site's downlink; the agent decides with the approver keys it pins.
+ */
+export class Approvals {
+  constructor(private readonly d: { store: HubStore; clock: Clock; ids: IdGen; hubPrivateKey: CryptoKey }) {}
+
+  /** Checks and queues `value` (an `Approval` as JSON data) submitted by the user `by`. */
+  async submit(value: unknown, by: string): Promise<SubmitResult> {
+    const { store, clock } = this.d;
+    const named = (value as { approver?: unknown } | null)?.approver;
+    const check = await verifyApproval(value, typeof named === 'string' ? [named] : []);
+    if (!check.ok) return fail(`approval refused: ${check.reason}`);
+    const a = check.approval;
+    const c = a.claims;
+    const now = clock.now();
+    if (c.expiresAt <= now)
+      return fail(`approval refused: expired at ${new Date(c.expiresAt).toISOString()}; sign a new one`);
+    if (c.expiresAt <= c.approvedAt)
+      return fail('approval refused: claims.expiresAt must be after claims.approvedAt');
+    if (c.expiresAt - now > MAX_APPROVAL_LIFETIME_MS)
+      return fail(
+        'approval refused: claims.expiresAt is more than 90 days away; sign one that expires sooner',
+      );
+    const existing = await store.getApproval(c.approvalId);
+    if (existing) {
+      if (existing.approver !== a.approver || existing.runId !== c.runId || existing.site !== c.site)
+        return fail(`approval id ${c.approvalId} is already used by another approval`, 'conflict');
+      return { ok: true, journey: await this.journeyOf(existing), created: false };
+    }
+    if ((await store.listAgents(c.site)).length === 0)
+      return fail(`approval refused: site '${c.site}' has no enrolled agent`);
+    const run = await store.getRun(c.runId);
+    if (!run || run.site !== c.site)
+      return fail(`approval refused: no run '${c.runId}' at site '${c.site}' (see GET /api/runs/${c.runId})`);
+    const problem = mismatch(a, run);
+    if (problem) return fail(`approval refused: ${problem}`);
+    const row: ApprovalRow = {
+      approvalId: c.approvalId,
+      site: c.site,
+      runId: c.runId,
+      environment: c.environment,
+      component: c.component,
+      ref: c.ref,
+      commit: c.commit,
+      planFileSha256: c.planFileSha256,
+      approver: a.approver,
+      approvedAt: c.approvedAt,
+      expiresAt: c.expiresAt,
+      submittedBy: by,
+      submittedAt: now,
+      deliveredAt: null,
+    };
+    const bytes = await encodeBundle(
+      {
+        id: this.d.ids.next() as never,
+        kind: 'control',
+        source: 'hub',
+        destination: { site: c.site, agent: run.agent as never },
+        created: now,
+        lifetimeS: Math.max(1, Math.ceil((c.expiresAt - now) / 1000)),
+        priority: 'control',
+      },
+      { type: 'approval', site: c.site, approval: a },
+      this.d.hubPrivateKey,
+    );
+    await store.commit({
+      approvals: [row],
+      downlink: [
+        {
+          site: c.site,
+          agent: run.agent,
+          kind: 'control',
+          docId: null,
+          requestId: c.approvalId,
+          // The same approval queued twice (a race past the check above) stays one row.
+          replaceKey: `approval:${c.approvalId}`,
+          bytes,
+          expiresAt: c.expiresAt,
+        },
+      ],
+    });
+    return { ok: true, journey: await this.journeyOf(row), created: true };
+  }
+
+  /** The journeys of a site's approvals (of one run when given), oldest first. */
+  async journeys(site: string, runId?: string): Promise<ApprovalJourney[]> {
+    const { store } = this.d;
+    const rows = await store.listApprovals({ site, ...(runId ? { runId } : {}), limit: MAX_JOURNEYS });
+    if (rows.length === 0) return [];
+    const applies = await store.listApplies(site, [...new Set(rows.map((r) => r.runId))]);
+    const approvers = await store.listApprovers();
+    return rows.map((r) =>
+      toJourney(
+        r,
+        applies.find((x) => x.runId === r.runId),
+        approvers,
+      ),
+    );
+  }
+
+  private async journeyOf(row: ApprovalRow): Promise<ApprovalJourney> {
+    const [apply] = await this.d.store.listApplies(row.site, [row.runId]);
+    return toJourney(row, apply, await this.d.store.listApprovers());
+  }
+}
+
+/** What in the claims does not match the run the hub holds, or null. */
+function mismatch(a: Approval, run: RunRow): string | null {
+  const c = a.claims;
+  if (run.environment !== c.environment || run.component !== c.component)
+    return `run '${run.runId}' is of ${run.environment}/${run.component}, not ${c.environment}/${c.component}`;
+  const ref = run.ref ?? DEFAULT_REF;
+  if (ref !== c.ref) return `run '${run.runId}' planned ref '${ref}', not '${c.ref}'`;
+  if (!run.commit) return `run '${run.runId}' names no commit; only a plan of a known commit can be approved`;
+  if (run.commit !== c.commit) return `run '${run.runId}' planned commit ${run.commit}, not ${c.commit}`;
+  const sha = run.summary.planFileSha256;
+  if (!sha)
+    return `run '${run.runId}' kept no saved plan file: apply is not enabled for ${c.environment}/${c.component} at site '${c.site}' (apply in its agent.yaml)`;
+  if (sha !== c.planFileSha256)
+    return `plan file hash mismatch: run '${run.runId}' saved a plan with sha256 ${sha}, the approval names ${c.planFileSha256}`;
+  if (run.status !== 'changes' && run.status !== 'drift' && run.status !== 'clean')
+    return `run '${run.runId}' ended '${run.status}': only a finished plan can be applied`;
+  return null;
+}

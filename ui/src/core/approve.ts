@@ -1,0 +1,67 @@
+import {
+  type Approval,
+  type ApprovalClaims,
+  cryptoRandomBytes,
+  DEFAULT_REF,
+  importPrivateKeyPem,
+  monotonicUlid,
+  publicKeyOf,
+  type RunDetail,
+  signApproval,
+} from '@driftline/protocol';
+
+/** How long an approval made in the dashboard stays valid: the choices offered, in ms. */
+export const APPROVAL_LIFETIMES: readonly { label: string; ms: number }[] = [
+  { label: '1 hour', ms: 3_600_000 },
+  { label: '24 hours', ms: 86_400_000 },
+  { label: '3 days', ms: 3 * 86_400_000 },
+  { label: '7 days', ms: 7 * 86_400_000 },
+];
+
+/** Whether a run can be approved at all: a finished plan that kept its plan file, of a known commit. */
+export function approvable(run: RunDetail): boolean {
+  const commit = run.commit ?? run.summary.git?.commit;
+  return !!run.summary.planFileSha256 && !!commit && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(commit);
+}
+
+export type Signed = { ok: true; approval: Approval } | { ok: false; reason: string };
+
+/**
+ * Signs an approval of `run` with the approver's private key, given as the text of a PKCS#8 PEM file
+ * the person chose. Everything happens here, with WebCrypto Ed25519: the key is imported for signing
+ * and dropped; only the signed approval leaves the browser.
+ */
+export async function signRunApproval(
+  pem: string,
+  run: RunDetail,
+  o: { now: number; lifetimeMs: number },
+): Promise<Signed> {
+  const planFileSha256 = run.summary.planFileSha256;
+  const commit = run.commit ?? run.summary.git?.commit;
+  if (!planFileSha256 || !commit || !approvable(run))
+    return { ok: false, reason: 'this run kept no saved plan file of a known commit: it cannot be applied' };
+  let privateKey: CryptoKey;
+  try {
+    privateKey = await importPrivateKeyPem(pem);
+  } catch {
+    return {
+      ok: false,
+      reason:
+        'the chosen file is not an Ed25519 private key in PKCS#8 PEM (make one with `hub approver keygen --out approver.pem`)',
+    };
+  }
+  const claims: ApprovalClaims = {
+    v: 1,
+    approvalId: monotonicUlid(() => o.now, cryptoRandomBytes)(),
+    site: run.site,
+    environment: run.environment,
+    component: run.component,
+    ref: run.ref ?? DEFAULT_REF,
+    commit,
+    runId: run.runId,
+    planFileSha256,
+    approvedAt: o.now,
+    expiresAt: o.now + o.lifetimeMs,
+  };
+  return { ok: true, approval: await signApproval(claims, privateKey, await publicKeyOf(privateKey)) };
+}
