@@ -189,13 +189,14 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
         facts,
       });
       log.info({ ...cell, runId, reason, status: r.summary.status, ...recorded }, 'result recorded');
-      // The result goes up first; keeping its plan file for an approval must not hold it back.
-      loop.kick();
+      // The plan file is kept under the run's id before the result goes up (an approval names it);
+      // a failure to keep it must not hold the result back.
       await applies
         .planRecorded(cell, runId, r, recorded.unchanged, applied)
         .catch((e: unknown) =>
           log.warn({ ...cell, runId, err: (e as Error).message }, 'keeping the plan file failed'),
         );
+      loop.kick();
       const blockedKey = `${cell.environment}/${cell.component}@${cell.ref ?? ''}`;
       if (r.summary.status === 'blocked' && r.summary.reason === 'providers-missing')
         blockedOnProviders.set(blockedKey, {

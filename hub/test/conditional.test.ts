@@ -36,7 +36,10 @@ async function seeded(extra: object = {}) {
   const commit = 'a'.repeat(40);
   const cell = (await h.hub.store.getCell('ship-7', 'prod', 'net'))!;
   await h.hub.store.commit({ cells: [{ ...cell, ref: 'pr/1', atRef: 'pr/1', commit }] });
-  const queries: Record<string, string> = { '/api/refs/:ref/status': `?commit=${commit}` };
+  const queries: Record<string, string> = {
+    '/api/refs/:ref/status': `?commit=${commit}`,
+    '/api/approvals': '?site=ship-7',
+  };
   const values: Record<string, string> = {
     ref: 'pr%2F1',
     site: 'ship-7',
