@@ -14,7 +14,8 @@ import { cliAudit } from '../core/users.js';
 import { systemClock } from '../ports/Clock.js';
 import { ulidGen } from '../ports/IdGen.js';
 
-const fmtBytes = (n: number) =>
+/** Bytes as people read them: `12.3 KiB`, `1.5 MiB`. */
+export const fmtBytes = (n: number) =>
   n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
 
 /** `hub bundle publish|list|show`: files to outposts (DESIGN, "Bundles to outposts"). */

@@ -13,10 +13,8 @@ import {
   zipHashes,
 } from '@driftline/protocol';
 import type { Command } from 'commander';
+import { fmtBytes } from './bundle.js';
 import { remoteAction, remoteHub, remoteOptions } from './remote.js';
-
-const fmtBytes = (n: number) =>
-  n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
 
 /** A provider build the lock file needs for a platform, and its zip in `--dir`. */
 interface Wanted {

@@ -4,13 +4,11 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { BundleInfoSchema, BundlesResponseSchema, SourcesResponseSchema } from '@driftline/protocol';
 import type { Command } from 'commander';
+import { fmtBytes } from './bundle.js';
 import { type RemoteHub, remoteAction, remoteHub, remoteOptions } from './remote.js';
 import { createBundle, knownCommits, selectBranches } from './sourceBundle.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
-
-const fmtBytes = (n: number) =>
-  n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
 
 /** One publication: the sites that get the same bundle (they hold the same commits). */
 interface Group {
