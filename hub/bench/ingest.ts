@@ -244,9 +244,10 @@ const { HeapHeadroom } = (await import(join(src, 'HeapHeadroom.ts')).catch(() =>
 const newHeadroom = () => (HeapHeadroom && !process.env.NO_HEADROOM ? new HeapHeadroom() : undefined);
 // Merge workers as the hub runs them (`ingest.mergeWorkers`, default 1); 0 merges in this thread.
 const workers = Number(values.workers);
-const { MergePool } = (await import(join(src, 'MergePool.ts')).catch(() => ({}))) as Partial<
-  typeof import('../src/core/MergePool.js')
->;
+// MergePool lives in adapters/threads (older versions: core).
+const { MergePool } = (await import(join(src, '../adapters/threads/MergePool.ts'))
+  .catch(() => import(join(src, 'MergePool.ts')))
+  .catch(() => ({}))) as Partial<typeof import('../src/adapters/threads/MergePool.js')>;
 const merger = workers > 0 && MergePool ? new MergePool(workers) : undefined;
 // As the hub (app.ts): heap headroom only when it merges in its own thread.
 const headroom = merger ? undefined : newHeadroom();

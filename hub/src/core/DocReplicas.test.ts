@@ -1,8 +1,7 @@
 import * as A from '@automerge/automerge';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryHubStore } from '../adapters/memory/MemoryHubStore.js';
 import { DocReplicas } from './DocReplicas.js';
-import { inThread, MergePool } from './MergePool.js';
 import { type MergeInput, mergeDoc } from './mergeDoc.js';
 
 type Doc = { site: string; agent: string; runs: Record<string, string> };
@@ -96,29 +95,6 @@ describe('mergeDoc', () => {
     // One segment before each refusal (what came before it), one for the end.
     expect(out.segments.map((s) => (s ? Object.keys(s.runs) : null))).toEqual([['r1'], null, null, ['r3']]);
     expect(out.heads).toEqual(A.getHeads(after.next));
-  });
-});
-
-describe('MergePool', () => {
-  const pools: MergePool[] = [];
-  afterEach(async () => {
-    for (const p of pools.splice(0)) await p.close();
-  });
-
-  it('merges in worker threads exactly as in this thread, and replaces a worker that dies', async () => {
-    const pool = new MergePool(2);
-    pools.push(pool);
-    const doc = start();
-    const one = put(doc, 'r1', text(300));
-    const input = job([A.save(doc)], [one.delta]);
-    const expected = await inThread.merge(input);
-    // Two at once: one for each worker.
-    expect(await Promise.all([pool.merge(input), pool.merge(input)])).toEqual([expected, expected]);
-    // A worker whose Automerge module died takes its jobs with it; the pool starts another.
-    const slots = (pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }).slots;
-    await slots[0]?.worker.terminate();
-    await slots[1]?.worker.terminate();
-    expect(await pool.merge(input)).toEqual(expected);
   });
 });
 

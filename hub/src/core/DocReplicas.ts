@@ -1,6 +1,7 @@
 import type { HubStore } from '../ports/HubStore.js';
+import type { Merger } from '../ports/Merger.js';
 import type { HeapHeadroom } from './HeapHeadroom.js';
-import { inThread, type Merger } from './MergePool.js';
+import { inThread } from './inThread.js';
 import { loadStored, type MergeOutput } from './mergeDoc.js';
 
 export interface DocReplicasOptions {

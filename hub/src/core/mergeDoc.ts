@@ -6,7 +6,7 @@ import { type Backend, DocReader, type Touched } from './DocReader.js';
 /**
  * Automerge's whole part of ingesting one document's bundles, as a function of plain data: load the
  * stored chunks, merge each bundle's changes, read what changed, decide how to store the result. It
- * runs in a merge worker (MergePool) or, with no workers, in the hub's thread; the caller does the
+ * runs in a merge worker (adapters/threads/MergePool) or, with no workers, in the hub's thread; the caller does the
  * rest (store lookups, materialising, commit) from the returned data.
  */
 export interface MergeInput {

@@ -117,15 +117,9 @@ export class HubHopBackend implements HopBackend {
       const [site, agent] = docId.split('/') as [string, string];
       const heads = await this.d.replicas.heads(docId);
       const held = await store.heldBlobsFor(docId);
-      downlink.push({
-        site,
-        agent,
-        kind: 'ack' as const,
-        docId,
-        requestId: null,
-        expiresAt: now + 30 * 86_400_000,
-        bytes: await this.d.ingest.ack({ site, agent }, docId, heads, held, now),
-      });
+      const { row, signed } = this.d.ingest.acks.row({ site, agent }, docId, heads, held, now);
+      await signed;
+      downlink.push(row);
     }
     if (downlink.length > 0) await store.commit({ downlink });
   }

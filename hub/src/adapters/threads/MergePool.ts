@@ -1,17 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { type MergeInput, type MergeOutput, mergeDoc } from './mergeDoc.js';
-
-/** Runs `mergeDoc` jobs: in worker threads (MergePool) or in the calling thread (`inThread`). */
-export interface Merger {
-  merge(input: MergeInput): Promise<MergeOutput>;
-  close(): Promise<void>;
-}
-
-/** Merges in the hub's own thread (tests, and `ingest.mergeWorkers: 0`). */
-export const inThread: Merger = {
-  merge: async (input) => mergeDoc(input),
-  close: async () => {},
-};
+import type { MergeInput, MergeOutput } from '../../core/mergeDoc.js';
+import type { Merger } from '../../ports/Merger.js';
 
 interface Slot {
   worker: Worker;

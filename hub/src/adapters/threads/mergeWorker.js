@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
 register();
-const { mergeDoc } = await import('./mergeDoc.ts');
+const { mergeDoc } = await import('../../core/mergeDoc.ts');
 
 parentPort.on('message', ({ id, input }) => {
   let out;

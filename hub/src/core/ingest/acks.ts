@@ -1,0 +1,81 @@
+import { type AckPayload, encodeBundle } from '@driftline/protocol';
+import type { DownlinkRow } from '../../ports/HubStore.js';
+import type { IdGen } from '../../ports/IdGen.js';
+
+/** How long an ack lives on the downlink by default: an agent offline for a month still gets it. */
+export const DEFAULT_ACK_LIFETIME_S = 30 * 86_400;
+
+export type AckRow = Omit<DownlinkRow, 'seq'>;
+
+/**
+ * The one place acks are built (DESIGN step 8, D4): a hub-signed `ack` bundle of the hub's heads for
+ * one document epoch and the blobs it holds, and the downlink row that carries it. Ingest acks the
+ * documents a batch changed; a finished blob upload re-acks the documents that announced the blob.
+ */
+export class AckSigner {
+  readonly lifetimeS: number;
+
+  constructor(
+    private readonly d: { ids: IdGen; hubPrivateKey: CryptoKey; ackLifetimeS?: number | undefined },
+  ) {
+    this.lifetimeS = d.ackLifetimeS ?? DEFAULT_ACK_LIFETIME_S;
+  }
+
+  /** The signed ack bundle. Its id is taken when this is called, before any await (ids stay in call order). */
+  sign(
+    who: { site: string; agent: string },
+    docId: string,
+    heads: string[],
+    blobs: readonly string[],
+    now: number,
+  ): Promise<Uint8Array> {
+    const payload: AckPayload = {
+      agent: who.agent as never,
+      doc: docId,
+      heads,
+      blobs: [...blobs] as never,
+      committedAt: now,
+    };
+    return encodeBundle(
+      {
+        id: this.d.ids.next() as never,
+        kind: 'ack',
+        source: 'hub',
+        destination: { site: who.site as never, agent: who.agent as never },
+        created: now,
+        lifetimeS: this.lifetimeS,
+        priority: 'control',
+        doc: docId,
+        heads,
+      },
+      payload,
+      this.d.hubPrivateKey,
+    );
+  }
+
+  /**
+   * The downlink row for an ack, returned at once (so rows keep their order) with its bytes filled in
+   * when `signed` settles.
+   */
+  row(
+    who: { site: string; agent: string },
+    docId: string,
+    heads: string[],
+    blobs: readonly string[],
+    now: number,
+  ): { row: AckRow; signed: Promise<void> } {
+    const row: AckRow = {
+      site: who.site,
+      agent: who.agent,
+      kind: 'ack',
+      docId,
+      requestId: null,
+      expiresAt: now + this.lifetimeS * 1000,
+      bytes: new Uint8Array(0),
+    };
+    const signed = this.sign(who, docId, heads, blobs, now).then((bytes) => {
+      row.bytes = bytes;
+    });
+    return { row, signed };
+  }
+}

@@ -1,0 +1,87 @@
+import type { Receipt } from '@driftline/protocol';
+import type { AgentRow, CellRow, HubStore, PlanRequestRow, SiteRow, WriteSet } from '../../ports/HubStore.js';
+import type { Committed } from '../ingestTypes.js';
+import { readCell } from '../refCells.js';
+import type { Refusal } from '../rejections.js';
+
+/** The parts of the write set every batch fills (the rest come from the maps below at commit). */
+export type BatchWrites = Required<
+  Pick<WriteSet, 'bundles' | 'docChunks' | 'runs' | 'history' | 'announcements' | 'webhooks' | 'downlink'>
+>;
+
+/** The key of a site's cell in the batch's maps (a document's own cell keys omit the site). */
+export const batchCellKey = (site: string, env: string, comp: string, ref?: string | null) =>
+  `${site}\u0000${env}\u0000${comp}\u0000${ref ?? ''}`;
+
+/**
+ * What one ingest batch has read and decided so far. Each step adds to it; `commit` writes it in one
+ * transaction (D1) and `events` tells listeners what changed. Rows read from the store are cached here
+ * so that every bundle of the batch sees the writes of the bundles before it.
+ */
+export class Batch {
+  readonly w: BatchWrites = {
+    bundles: [],
+    docChunks: [],
+    runs: [],
+    history: [],
+    announcements: [],
+    webhooks: [],
+    downlink: [],
+  };
+  /** Agent rows read (and updated in place) by `site/agent`. */
+  readonly agents = new Map<string, AgentRow>();
+  /** Cells as the batch knows them (null: none stored), by `batchCellKey`. */
+  readonly cells = new Map<string, CellRow | null>();
+  /** Cells this batch replaces, by `batchCellKey`. */
+  readonly changedCells = new Map<string, CellRow>();
+  readonly sites = new Map<string, SiteRow>();
+  /** Open plan requests of a site, read once per batch. */
+  readonly openRequests = new Map<string, PlanRequestRow[]>();
+  /** Requests this batch answers, by request id. */
+  readonly doneRequests = new Map<string, PlanRequestRow>();
+  /** Documents that took at least one bundle, with the heads after the merge (they are acked). */
+  readonly touchedDocs = new Map<string, { site: string; agent: string; heads: string[] }>();
+  /** Documents whose bundles claimed another agent: not acked. */
+  readonly poisoned = new Set<string>();
+  readonly deliveries: Committed['deliveries'] = [];
+  readonly applies: NonNullable<WriteSet['applies']> = [];
+  /** Refusals of bundles that name their agent: answered on the downlink (DESIGN step 8). */
+  readonly refusals: Refusal[] = [];
+  /** One receipt per bundle, by its index in the batch; null until a step decides. */
+  readonly receipts: (Receipt | null)[];
+  private readonly lookups = new Map<string, Promise<AgentRow | null>>();
+
+  constructor(
+    readonly store: HubStore,
+    readonly now: number,
+    size: number,
+  ) {
+    this.receipts = Array.from({ length: size }, () => null);
+  }
+
+  /** One lookup per agent per batch, shared by its bundles: they update the same row. */
+  agent(site: string, agent: string): Promise<AgentRow | null> {
+    const k = `${site}/${agent}`;
+    let p = this.lookups.get(k);
+    if (!p) {
+      p = this.store.getAgent(site, agent).then((row) => {
+        if (row) this.agents.set(k, row);
+        return row;
+      });
+      this.lookups.set(k, p);
+    }
+    return p;
+  }
+
+  /** The cell as stored before this batch, or as an earlier document of this batch left it. */
+  async cell(site: string, env: string, comp: string, ref?: string | null): Promise<CellRow | null> {
+    const k = batchCellKey(site, env, comp, ref);
+    if (!this.cells.has(k)) this.cells.set(k, await readCell(this.store, site, env, comp, ref));
+    return this.cells.get(k) ?? null;
+  }
+
+  /** The site's row as this batch left it (a default one when the site is new). */
+  async site(site: string): Promise<SiteRow | { unreachableNotifiedFor: null }> {
+    return this.sites.get(site) ?? (await this.store.getSite(site)) ?? { unreachableNotifiedFor: null };
+  }
+}

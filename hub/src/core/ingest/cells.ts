@@ -1,0 +1,36 @@
+import { cellKey } from '@driftline/protocol';
+import type { CellRow } from '../../ports/HubStore.js';
+import { type Materialised, replacesCell } from '../materialise.js';
+import { webhookRows } from '../webhooks.js';
+import { type Batch, batchCellKey } from './batch.js';
+
+/**
+ * Step 5, cells and history: each cell row a document segment produced replaces the hub's current one
+ * when `replacesCell` says so. A default-ref cell that changes also gets a history row (the
+ * point-in-time matrix) and the webhooks its change calls for; `@ref` cells get neither.
+ */
+export async function recordCells(
+  b: Batch,
+  site: string,
+  cells: Materialised['cells'],
+  touchedCellKeys: ReadonlySet<string>,
+  webhookUrls: readonly string[],
+): Promise<void> {
+  for (const next of cells) {
+    const cellTouched = touchedCellKeys.has(cellKey(next.environment, next.component, next.atRef));
+    const prev = await b.cell(site, next.environment, next.component, next.atRef);
+    if (!replacesCell(prev, next, cellTouched)) continue;
+    const row: CellRow = {
+      ...next,
+      plannedAt: prev && !cellTouched ? prev.plannedAt : next.plannedAt,
+      staleNotifiedFor: prev?.staleNotifiedFor ?? null,
+    };
+    const k = batchCellKey(site, next.environment, next.component, next.atRef);
+    b.cells.set(k, row);
+    b.changedCells.set(k, row);
+    if (row.atRef) continue;
+    const { staleNotifiedFor: _s, planHash: _p, ...hist } = row;
+    b.w.history.push(hist);
+    b.w.webhooks.push(...webhookRows(webhookUrls, prev, row, b.now));
+  }
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { KeyCache } from '../verify.js';
+import { recordContact } from './contact.js';
+import { stepFixture } from './testBatch.js';
+import { verifyAll } from './verifyAll.js';
+
+describe('ingest steps: clock and contact', () => {
+  it('updates the agent offset, last contact and upstream, and the site row, on the hub clock', async () => {
+    const f = await stepFixture();
+    f.sim.plan('prod', 'net', 'clean');
+    const bytes = await f.sim.delta(); // created now on the agent's clock
+    f.clock.advance(4_000); // received 4 s later: one-way transit says the agent is at most 4 s behind
+    const b = f.batch(1);
+    const [a] = await verifyAll(b, [bytes], new KeyCache(), f.deps.count);
+    const offset = await recordContact(b, a!.v, 'relay-1', undefined);
+    expect(offset).toBe(-4_000);
+    expect(b.agents.get('ship-7/a1')).toMatchObject({
+      lastContactAt: b.now,
+      upstream: 'relay-1',
+      clockOffsetMs: -4_000,
+    });
+    expect(b.sites.get('ship-7')).toMatchObject({
+      site: 'ship-7',
+      lastContactAt: b.now,
+      upstream: 'relay-1',
+    });
+  });
+
+  it('takes the path clock composed per hop when the relay gives one', async () => {
+    const f = await stepFixture();
+    f.sim.plan('prod', 'net', 'clean');
+    const bytes = await f.sim.delta();
+    f.clock.advance(4_000);
+    const b = f.batch(1);
+    const [a] = await verifyAll(b, [bytes], new KeyCache(), f.deps.count);
+    const offset = await recordContact(b, a!.v, 'relay-1', () => ({ offsetMs: 250, uncertaintyMs: 40 }));
+    expect(offset).toBe(250);
+    expect(b.agents.get('ship-7/a1')?.clockOffsetUncertaintyMs).toBe(40);
+  });
+});

@@ -1,0 +1,67 @@
+import { applyRows } from '../applyRows.js';
+import type { IngestDeps } from '../ingestTypes.js';
+import type { Batch } from './batch.js';
+import { type PathClocks, recordContact } from './contact.js';
+import type { MergeJob } from './mergeDocs.js';
+import { readSegment } from './segment.js';
+
+/**
+ * One document's part of a batch, after its merge: each bundle the merge took is stored (its changes
+ * as a chunk unless the merge compacted the document, its blob announcements) and updates the agent's
+ * contact (step 7); each one it refused splits the document into segments, each read as far as it got
+ * (step 4). Delivery states, apply records and a compacted whole document come last.
+ */
+export async function ingestDocument(
+  b: Batch,
+  d: Pick<IngestDeps, 'log' | 'count' | 'webhookUrls'>,
+  doc: MergeJob,
+  peerName: string,
+  clocks: PathClocks | undefined,
+): Promise<void> {
+  const { docId, site, agent, epoch } = doc;
+  const { out, memo } = await doc.job;
+  let offsetMs: number | null = null;
+  const read = (n: number) =>
+    readSegment(b, d, { site, agent, docId, memo, offsetMs: offsetMs ?? 0 }, out.segments[n]);
+  let segment = 0;
+  for (const [n, { index, id, v }] of doc.items.entries()) {
+    const merged = out.items[n];
+    if (!merged?.ok) {
+      // What the bundles before it changed is good: read it, then go on without this one.
+      await read(segment++);
+      const mismatch = merged?.reason === 'agent-mismatch' ? merged : null;
+      d.count.refused(mismatch ? 'agent-mismatch' : 'bad-bundle');
+      if (mismatch) b.poisoned.add(docId);
+      const code = mismatch ? 'forbidden' : 'bad-bundle';
+      b.refusals.push({ site, agent, code, bundleId: id });
+      b.receipts[index] = {
+        bundleId: id,
+        index,
+        status: 'rejected',
+        code,
+        message: mismatch
+          ? `document '${docId}' says it belongs to '${String(mismatch.docSite)}/${String(mismatch.docAgent)}', not the signing agent '${site}/${agent}'`
+          : `the bundle's changes are not Automerge changes (${merged?.reason === 'bad-changes' ? merged.message : 'not merged'}): the agent must resend them`,
+        by: 'hub',
+      };
+      continue;
+    }
+    b.w.bundles.push({ id, receivedAt: b.now });
+    if (merged.changed && !out.whole)
+      b.w.docChunks.push({ docId, site, agent, epoch, bytes: v.payload.changes });
+    for (const blob of v.payload.blobs)
+      b.w.announcements.push({ sha256: blob.sha256, docId, runId: blob.runId ?? null });
+    offsetMs = await recordContact(b, v, peerName, clocks);
+    b.receipts[index] = { bundleId: id, index, status: 'stored', by: 'hub' };
+    b.touchedDocs.set(docId, { site, agent, heads: out.heads });
+  }
+  await read(segment);
+  if (out.bundles !== undefined) b.deliveries.push({ docId, site, agent, states: out.bundles });
+  if (out.applies !== undefined) {
+    const a = applyRows(site, agent, out.applies, offsetMs ?? 0);
+    b.applies.push(...a.rows);
+    if (a.invalid.length > 0)
+      d.log.warn({ docId, invalid: a.invalid }, 'skipped apply records that fail their schema');
+  }
+  if (out.whole) b.w.docChunks.push({ docId, site, agent, epoch, bytes: out.whole, whole: true });
+}

@@ -1,0 +1,62 @@
+import { cellKey } from '@driftline/protocol';
+import type { IngestDeps } from '../ingestTypes.js';
+import { materialise } from '../materialise.js';
+import type { Segment } from '../mergeDoc.js';
+import { RunCells } from '../refCells.js';
+import { SegmentEntries } from '../segmentEntries.js';
+import type { Batch } from './batch.js';
+import { recordCells } from './cells.js';
+import { answerRequests } from './planRequests.js';
+
+/** The document a segment belongs to, and its clock offset as known when the segment is read. */
+export interface SegmentContext {
+  site: string;
+  agent: string;
+  docId: string;
+  memo: Map<string, unknown>;
+  offsetMs: number;
+}
+
+/**
+ * Step 4, materialise: what one merged segment of a document changed becomes runs, cells (step 5),
+ * agent facts and answered plan requests (step 6).
+ */
+export async function readSegment(
+  b: Batch,
+  d: Pick<IngestDeps, 'log' | 'count' | 'webhookUrls'>,
+  ctx: SegmentContext,
+  seg: Segment | null | undefined,
+): Promise<void> {
+  if (!seg) return;
+  const { site, agent, docId, offsetMs } = ctx;
+  const what = seg.touched;
+  const doc = new SegmentEntries(seg, ctx.memo);
+  const runCells = new RunCells(doc, what.cells);
+  // A run is `new-drift` or not against the plan hash its cell had before this batch.
+  const planHashes = new Map<string, string | null>();
+  for (const k of what.runs) {
+    const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
+    if (!r) continue;
+    const env = String(r.environment);
+    const comp = String(r.component);
+    const at = runCells.atRef(r);
+    planHashes.set(cellKey(env, comp, at), (await b.cell(site, env, comp, at))?.planHash ?? null);
+  }
+  const m = materialise(doc, what, {
+    site,
+    agent,
+    docId,
+    now: b.now,
+    offsetMs,
+    prevPlanHash: (k) => planHashes.get(k) ?? null,
+    runCells,
+  });
+  if (m.invalid.length > 0)
+    d.log.warn({ docId, invalid: m.invalid }, 'skipped document entries that fail the AgentDoc schema');
+  const agentRow = b.agents.get(`${site}/${agent}`);
+  if (m.facts && agentRow) Object.assign(agentRow, m.facts);
+  b.w.runs.push(...m.runs);
+  d.count.merged(m.runs.length);
+  await recordCells(b, site, m.cells, what.cells, d.webhookUrls);
+  await answerRequests(b, site, m, offsetMs);
+}

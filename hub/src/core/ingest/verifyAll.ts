@@ -1,0 +1,42 @@
+import type { IngestDeps } from '../ingestTypes.js';
+import { type KeyCache, type Verified, verifyDocDelta } from '../verify.js';
+import type { Batch } from './batch.js';
+
+type Ok = Extract<Verified, { ok: true }>;
+/** A bundle that passed verification, with its place in the batch. */
+export type Accepted = { index: number; id: Ok['bundle']['header']['id']; v: Ok };
+
+/**
+ * Step 1, verify: decodes each bundle and checks its signature against the enrolled agent's key.
+ * Signatures are checked by WebCrypto, asynchronously: verifying the whole batch at once overlaps them.
+ * A refused bundle gets its `rejected` receipt here; one that names its agent is also answered on the
+ * downlink.
+ */
+export async function verifyAll(
+  b: Batch,
+  bundles: readonly Uint8Array[],
+  keys: KeyCache,
+  count: IngestDeps['count'],
+): Promise<Accepted[]> {
+  const verified = await Promise.all(
+    bundles.map((bytes) => verifyDocDelta(bytes, (site, agent) => b.agent(site, agent), keys)),
+  );
+  const accepted: Accepted[] = [];
+  for (const [index, v] of verified.entries()) {
+    if (v.ok) {
+      accepted.push({ index, id: v.bundle.header.id, v });
+      continue;
+    }
+    count.refused(v.reason);
+    if (v.source && v.bundleId) b.refusals.push({ ...v.source, code: v.code, bundleId: v.bundleId });
+    b.receipts[index] = {
+      bundleId: v.bundleId as never,
+      index,
+      status: 'rejected',
+      code: v.code,
+      message: v.message,
+      by: 'hub',
+    };
+  }
+  return accepted;
+}

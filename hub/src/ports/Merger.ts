@@ -1,0 +1,10 @@
+import type { MergeInput, MergeOutput } from '../core/mergeDoc.js';
+
+/**
+ * Runs `mergeDoc` jobs: in the calling thread (`inThread`, core) or in worker threads (`MergePool`,
+ * adapters/threads), so that Automerge's work can run on other cores than the hub's store and HTTP.
+ */
+export interface Merger {
+  merge(input: MergeInput): Promise<MergeOutput>;
+  close(): Promise<void>;
+}
