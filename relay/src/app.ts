@@ -1,23 +1,21 @@
-import { mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bearerToken, createHopServer, type HopServer } from '@driftline/hop';
+import { Ticker } from '@driftline/hop/timing';
 import { WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { RelayBackend } from './adapters/hop/RelayBackend.js';
 import { HttpUpstream } from './adapters/http/HttpUpstream.js';
 import { RangeFetcher } from './adapters/http/RangeFetcher.js';
-import { SqliteBundleCache } from './adapters/sqlite/SqliteBundleCache.js';
-import { SqliteCustody } from './adapters/sqlite/SqliteCustody.js';
-import { SqliteTokens } from './adapters/sqlite/SqliteTokens.js';
+import { openRelayStore } from './adapters/sqlite/openRelayStore.js';
 import { TusBlobUploader } from './adapters/tus/TusBlobUploader.js';
 import type { RelayConfig, ResolvedUpstream } from './config.js';
-import { backoffDelay } from './core/backoff.js';
 import { announcedBlobs, bundleFetchStep } from './core/bundles/bundleFetch.js';
-import { contactState } from './core/contactPlan.js';
-import { type ForwardEvent, forwardStep, type UpstreamSlot } from './core/Forwarder.js';
+import type { UpstreamSlot } from './core/Forwarder.js';
+import { forwardRound } from './core/forwardRound.js';
 import { pullStep } from './core/pullStep.js';
+import { forwardEvents } from './forwardEvents.js';
 import { createRelayMetrics } from './metrics.js';
 import { type Clock, systemClock } from './ports/Clock.js';
 
@@ -29,17 +27,19 @@ export interface RelayDeps {
 
 /** Opens the relay's store (also used by `relay token …` without starting a server). */
 export function openStore(cfg: Pick<RelayConfig, 'dataDir' | 'storage'>, clock: Clock = systemClock) {
-  mkdirSync(cfg.dataDir, { recursive: true });
-  const custody = new SqliteCustody(join(cfg.dataDir, 'relay.sqlite'), { maxBytes: cfg.storage.maxBytes });
-  return { custody, tokens: new SqliteTokens(custody.db, () => clock.now()) };
+  return openRelayStore(cfg.dataDir, { maxBytes: cfg.storage.maxBytes }, () => clock.now());
 }
 
-/** Wires a relay: hop server over SQLite custody, a forwarding loop and a downlink pull loop. */
+/**
+ * Wires a relay: the hop server over SQLite custody, and three loops (tickers) per the upstreams:
+ * forwarding (bundles, then blobs), the downlink pull, and fetching bundles to outposts.
+ */
 export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], deps: RelayDeps = {}) {
   const clock = deps.clock ?? systemClock;
+  const now = () => clock.now();
   const random = deps.random ?? Math.random;
   const log = deps.logger ?? pino({ level: 'silent' });
-  const { custody, tokens } = openStore(cfg, clock);
+  const { custody, tokens, bundleCache: openCache } = openStore(cfg, clock);
   const backend = new RelayBackend(cfg.name, custody, tokens, clock, cfg.dataDir, cfg.limits);
   const registry = new Registry();
   const hop: HopServer = createHopServer(backend, {
@@ -64,7 +64,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     },
     registry,
     logger: log,
-    now: () => clock.now(),
+    now,
   });
   backend.uploads = hop.uploads;
   const metrics = createRelayMetrics(registry, custody, clock, cfg.dataDir);
@@ -72,166 +72,90 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     metrics.peerRefusals.inc({ peer, reason }, n);
     log.warn({ peer, reason, n }, 'refused a downstream peer');
   };
-  const slots: UpstreamSlot[] = upstreams.map((u) => ({
-    upstream: new HttpUpstream(
-      u.name,
-      u.url,
-      u.token,
-      cfg.forward.requestTimeoutMs,
-      cfg.limits.maxResponseBytes,
-      () => clock.now(),
-    ),
+  const http = upstreams.map(
+    (u) =>
+      new HttpUpstream(
+        u.name,
+        u.url,
+        u.token,
+        cfg.forward.requestTimeoutMs,
+        cfg.limits.maxResponseBytes,
+        now,
+      ),
+  );
+  const slots: UpstreamSlot[] = upstreams.map((u, i) => ({
+    upstream: http[i] as HttpUpstream,
     plan: u.plan,
     failures: 0,
     retryAt: 0,
   }));
-  const uploader = new TusBlobUploader(
-    new Map(upstreams.map((u) => [u.name, { url: u.url, token: u.token }])),
-  );
 
-  const emit = (e: ForwardEvent) => {
-    if (e.type === 'forwarded') {
-      metrics.forwards.inc({ upstream: e.upstream, result: 'ok' });
-      metrics.bytesOut.inc({ upstream: e.upstream }, e.bytes);
-      log.debug(e, 'forwarded');
-    } else if (e.type === 'failed') {
-      metrics.forwards.inc({ upstream: e.upstream, result: 'failed' });
-      log.warn(e, 'forwarding failed; backing off');
-    } else if (e.type === 'refused') {
-      for (const r of e.receipts) metrics.refused.inc({ code: r.code ?? 'unknown' });
-      log.error(
-        { upstream: e.upstream, receipts: e.receipts },
-        'upstream refused bundles for good; dropped and counted',
-      );
-    } else {
-      metrics.expired.inc({ direction: e.direction, priority: e.priority });
-      log.warn({ ...e, reason: 'lifetime ended before delivery' }, 'bundle expired; dropped and counted');
-    }
-  };
-
-  let running = false;
-  let wake: () => void = () => {};
-  backend.onWork = () => wake();
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        wake = () => {};
-        resolve();
-      }
-      wake = done;
-    });
-
-  async function blobStep(): Promise<boolean> {
-    for (const slot of slots) {
-      if (slot.retryAt > clock.now() || !contactState(slot.plan, clock.now()).open) continue;
-      const [blob] = custody.blobs.pending(slot.upstream.name, 1);
-      if (!blob) return false;
-      const r = await uploader.upload(slot.upstream.name, blob, (url) =>
-        custody.blobs.setUploadUrl(blob.sha256, slot.upstream.name, url),
-      );
-      if (r.ok) {
-        // Custody passes on: the file goes once the upstream has it (unless a cached bundle shares it).
-        const done = custody.blobs.forwarded(blob.sha256);
-        if (done) await rm(done, { force: true });
-        metrics.bytesOut.inc({ upstream: slot.upstream.name }, blob.size);
-        return true;
-      }
-      slot.failures++;
-      const delay = backoffDelay(slot.failures, cfg.forward.backoffBaseMs, cfg.forward.backoffMaxMs, random);
-      slot.retryAt = clock.now() + delay;
-      emit({ type: 'failed', upstream: slot.upstream.name, reason: r.reason, retryInMs: delay });
-    }
-    return false;
-  }
-
-  async function forwardLoop(): Promise<void> {
-    while (running) {
-      try {
-        const r = await forwardStep(custody, slots, cfg.forward, () => clock.now(), random, emit);
-        if (r.sent > 0) continue;
-        if (custody.nextBatch(clock.now(), 1, 1).length === 0 && (await blobStep())) continue;
-        await sleep(r.waitMs);
-      } catch (err) {
-        log.error({ err }, 'forwarding step failed');
-        await sleep(cfg.forward.idleMs);
-      }
-    }
-  }
+  const uploader = new TusBlobUploader(new Map(http.map((h) => [h.name, h.client])));
+  const emit = forwardEvents(metrics, log);
+  const forwarding = new Ticker({
+    step: () =>
+      forwardRound({
+        custody,
+        slots,
+        uploader,
+        opts: cfg.forward,
+        now,
+        random,
+        emit,
+        removeFile: (path) => rm(path, { force: true }),
+      }),
+    restMs: cfg.forward.idleMs,
+    onError: (err) => void log.error({ err }, 'forwarding step failed'),
+  });
+  backend.onWork = () => forwarding.kick();
 
   // Bundles to outposts: one copy per blob, fetched with Range from the upstream, lowest priority.
-  const bundleCache = new SqliteBundleCache(
-    custody.db,
-    cfg.bundles.quotaBytes,
-    () => clock.now(),
-    (name, by) =>
-      custody.db
-        .prepare(
-          'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = value + excluded.value',
-        )
-        .run(name, by),
-  );
+  const bundleCache = openCache(cfg.bundles.quotaBytes);
   const fetcher = new RangeFetcher(backend.blobDir, cfg.forward.requestTimeoutMs);
   const fetchUpstreams = upstreams.map((u, i) => ({ ...u, retryAt: () => slots[i]?.retryAt ?? 0 }));
-  let bundleTimer: NodeJS.Timeout | undefined;
-  let bundleRunning: Promise<void> | null = null;
-  function bundleLoop(): Promise<void> {
-    if (!running || bundleRunning) return bundleRunning ?? Promise.resolve();
-    bundleRunning = bundleRun();
-    return bundleRunning;
-  }
-  async function bundleRun(): Promise<void> {
-    if (bundleTimer) clearTimeout(bundleTimer);
-    try {
-      for (let i = 0; i < 10_000 && running; i++) {
-        const moved = await bundleFetchStep({
-          cache: bundleCache,
-          fetcher,
-          upstreams: fetchUpstreams,
-          now: () => clock.now(),
-          uplinkBusy: () => custody.nextBatch(clock.now(), 1, 1).length > 0,
-          chunkBytes: cfg.bundles.chunkBytes,
-          emit: (e) => {
-            if (e.type === 'failed') log.warn(e, 'bundle fetch interrupted; resumes from the partial file');
-            else if (e.type === 'refused') log.error(e, 'bundle refused');
-            else if (e.type === 'held') log.info(e, 'bundle held for downstream sites');
-          },
-        });
-        if (!moved) break;
-      }
-    } catch (err) {
-      log.error({ err }, 'bundle fetch step failed');
-    }
-    bundleRunning = null;
-    if (running) bundleTimer = setTimeout(() => void bundleLoop(), cfg.bundles.intervalMs);
-  }
+  const fetching = new Ticker({
+    step: async () => {
+      const moved = await bundleFetchStep({
+        cache: bundleCache,
+        fetcher,
+        upstreams: fetchUpstreams,
+        now,
+        uplinkBusy: () => custody.nextBatch(now(), 1, 1).length > 0,
+        chunkBytes: cfg.bundles.chunkBytes,
+        emit: (e) => {
+          if (e.type === 'failed') log.warn(e, 'bundle fetch interrupted; resumes from the partial file');
+          else if (e.type === 'refused') log.error(e, 'bundle refused');
+          else if (e.type === 'held') log.info(e, 'bundle held for downstream sites');
+        },
+      });
+      return moved ? 0 : cfg.bundles.intervalMs;
+    },
+    restMs: cfg.bundles.intervalMs,
+    onError: (err) => void log.error({ err }, 'bundle fetch step failed'),
+  });
 
-  let pullTimer: NodeJS.Timeout | undefined;
-  async function pullLoop(): Promise<void> {
-    if (!running) return;
-    try {
+  const pulling = new Ticker({
+    step: async () => {
       await pullStep(
         custody,
         slots,
         cfg.sites,
-        () => clock.now(),
+        now,
         { pageSize: 200, maxPages: 10 },
         (u, s, reason) => log.warn({ upstream: u, site: s, reason }, 'downlink pull failed'),
         (site, items) => {
           const blobs = announcedBlobs(site, items);
           if (blobs.length === 0) return;
           bundleCache.note(blobs);
-          void bundleLoop();
+          fetching.kick();
         },
       );
-    } catch (err) {
-      log.error({ err }, 'downlink pull failed');
-    }
-    if (running) pullTimer = setTimeout(pullLoop, cfg.forward.pullIntervalMs);
-  }
+      return cfg.forward.pullIntervalMs;
+    },
+    restMs: cfg.forward.pullIntervalMs,
+    onError: (err) => void log.error({ err }, 'downlink pull failed'),
+  });
 
-  let loop: Promise<void> | undefined;
   return {
     hop,
     backend,
@@ -242,26 +166,21 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     /** Listens and starts the loops. */
     async start(): Promise<{ url: string; port: number }> {
       const addr = await hop.listen(cfg.listen.port, cfg.listen.host);
-      running = true;
       if (slots.length > 0) {
-        loop = forwardLoop();
-        void pullLoop();
-        void bundleLoop();
+        forwarding.start();
+        pulling.start();
+        fetching.start();
       }
       log.info({ url: addr.url, upstreams: upstreams.map((u) => u.name) }, 'relay listening');
       return addr;
     },
     /** Wakes the forwarder now (tests; a new bundle does it by itself). */
-    poke: () => wake(),
+    poke: () => forwarding.kick(),
     async stop(): Promise<void> {
-      running = false;
-      wake();
-      if (pullTimer) clearTimeout(pullTimer);
-      if (bundleTimer) clearTimeout(bundleTimer);
+      const loops = [forwarding.stop(), pulling.stop(), fetching.stop()];
       fetcher.abort();
-      await bundleRunning;
-      await hop.close();
-      await loop;
+      for (const h of http) h.client.abort();
+      await Promise.all([...loops, hop.close()]);
       custody.close();
     },
   };

@@ -1,15 +1,10 @@
 import { statfsSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { SqliteCustody } from './adapters/sqlite/SqliteCustody.js';
 import type { Clock } from './ports/Clock.js';
+import type { Custody } from './ports/Custody.js';
 
 /** The relay's metrics: queues, ages, forwards, expiry, disk, what each peer holds and was refused. Bytes per peer are hop's. */
-export function createRelayMetrics(
-  registry: Registry,
-  custody: SqliteCustody,
-  clock: Clock,
-  dataDir: string,
-) {
+export function createRelayMetrics(registry: Registry, custody: Custody, clock: Clock, dataDir: string) {
   new Gauge({
     name: 'driftline_relay_queue_depth',
     help: 'bundles held, by destination (hub or site) and priority',

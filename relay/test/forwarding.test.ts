@@ -14,7 +14,7 @@ class RecordingUpstream implements Upstream {
   down = false;
   constructor(readonly name = 'up') {}
   async postBatch(bundles: readonly Uint8Array[]) {
-    if (this.down) return { ok: false as const, reason: 'down' };
+    if (this.down) return { ok: false as const, code: 'unreachable', message: 'down', retryable: true };
     const receipts = bundles.map((b, index): Receipt => {
       const d = decodeBundle(b);
       const id = d.ok ? d.value.header.id : null;

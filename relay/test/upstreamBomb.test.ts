@@ -36,14 +36,14 @@ describe('responses from a hostile upstream are read with an inflate cap', () =>
     const up = new HttpUpstream('evil', url, 't', 30_000, 4 * MiB);
     const r = await up.pullDownlink('ship-7', undefined, 10);
     expect(r.ok).toBe(false);
-    expect(!r.ok && r.reason).toContain('maxResponseBytes');
+    expect(!r.ok && r.message).toContain('maxResponseBytes');
   });
 
   it('refuses a raw brotli downlink body that would inflate past the cap', async () => {
     const up = new HttpUpstream('evil', `${url}/raw=1`, 't', 30_000, 4 * MiB);
     const r = await up.pullDownlink('ship-7', undefined, 10);
     expect(r.ok).toBe(false);
-    expect(!r.ok && r.reason).toMatch(/unreadable: .*(maxOutputLength|larger than|buffer)/i);
+    expect(!r.ok && r.message).toMatch(/unreadable: .*(maxOutputLength|larger than|buffer)/i);
   });
 
   it('reads no more than a small error body, and survives a bombed answer to a post', async () => {
@@ -51,7 +51,7 @@ describe('responses from a hostile upstream are read with an inflate cap', () =>
     const up = new HttpUpstream('evil', url, 't', 30_000, 4 * MiB);
     const r = await up.postBatch([(await makeBundle()).bytes]);
     expect(r).toMatchObject({ ok: false, status: 500 });
-    expect(!r.ok && r.reason).toContain(
+    expect(!r.ok && r.message).toContain(
       'error body not read: the response is over 65536 bytes once inflated',
     );
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * MiB);

@@ -1,31 +1,33 @@
 import type { ClockEstimate, Receipt } from '@driftline/protocol';
 import type { Custody } from '../ports/Custody.js';
-import type { Upstream } from '../ports/Upstream.js';
-import { backoffDelay } from './backoff.js';
-import { budgetLeft, type ContactPlan, contactState } from './contactPlan.js';
+import { budgetLeft } from './contactPlan.js';
+import {
+  type BackoffOptions,
+  slotFailed,
+  slotState,
+  slotSucceeded,
+  type UpstreamSlot,
+} from './upstreamSlot.js';
 
-/** An upstream with its contact plan and retry state. Failover goes down the list in order. */
-export interface UpstreamSlot {
-  upstream: Upstream;
-  plan: ContactPlan;
-  failures: number;
-  retryAt: number;
-}
+export type { UpstreamSlot } from './upstreamSlot.js';
 
-export interface ForwarderOptions {
+export interface ForwarderOptions extends BackoffOptions {
   batchBytes: number;
   batchCount: number;
-  backoffBaseMs: number;
-  backoffMaxMs: number;
   /** Longest sleep when idle or waiting, so new work and clock changes are noticed. */
   idleMs: number;
 }
 
-/** What happened, for metrics and logs (the forwarder itself does no I/O but through its ports). */
+/**
+ * What happened, for metrics and logs (the forwarder itself does no I/O but through its ports).
+ * `failed` with `retryable: false` will fail the same way until someone fixes the cause (a token, a size
+ * limit upstream): custody keeps the bundles and backs off as for any failure, and says so loudly.
+ */
 export type ForwardEvent =
   | { type: 'forwarded'; upstream: string; count: number; bytes: number }
+  | { type: 'blob-forwarded'; upstream: string; sha256: string; bytes: number }
   | { type: 'refused'; upstream: string; receipts: Receipt[] }
-  | { type: 'failed'; upstream: string; reason: string; retryInMs: number }
+  | { type: 'failed'; upstream: string; code: string; reason: string; retryable: boolean; retryInMs: number }
   | { type: 'expired'; direction: 'uplink' | 'downlink'; id: string; dest: string; priority: string };
 
 /**
@@ -67,13 +69,9 @@ export async function forwardStep(
   const first = custody.nextBatch(t, opts.batchBytes, opts.batchCount);
   if (first.length === 0) return { sent: 0, waitMs: wait };
   for (const slot of slots) {
-    if (slot.retryAt > t) {
-      wait = Math.min(wait, slot.retryAt - t);
-      continue;
-    }
-    const c = contactState(slot.plan, t);
-    if (!c.open) {
-      if (c.opensAt !== null) wait = Math.min(wait, c.opensAt - t);
+    const c = slotState(slot, t);
+    if (!c.ready) {
+      if (c.wakeAt !== null) wait = Math.min(wait, c.wakeAt - t);
       continue;
     }
     const keys = [`${slot.upstream.name}|w|${c.windowKey}`, `${slot.upstream.name}|d|${c.dayKey}`];
@@ -91,15 +89,13 @@ export async function forwardStep(
       sourceClocks(batch),
     );
     if (!r.ok) {
-      slot.failures++;
-      const delay = backoffDelay(slot.failures, opts.backoffBaseMs, opts.backoffMaxMs, random);
-      slot.retryAt = now() + delay;
+      const delay = slotFailed(slot, now(), opts, random);
       wait = Math.min(wait, delay);
-      emit({ type: 'failed', upstream: slot.upstream.name, reason: r.reason, retryInMs: delay });
+      const { code, message: reason, retryable } = r;
+      emit({ type: 'failed', upstream: slot.upstream.name, code, reason, retryable, retryInMs: delay });
       continue;
     }
-    slot.failures = 0;
-    slot.retryAt = 0;
+    slotSucceeded(slot);
     custody.addSent(keys, r.bytes);
     // By seq: two candidates of one id (an altered copy and the genuine one) are separate rows.
     const done: number[] = [];

@@ -1,8 +1,7 @@
 import type { Custody, IncomingBundle } from '../ports/Custody.js';
 import type { Upstream } from '../ports/Upstream.js';
-import { contactState } from './contactPlan.js';
 import { describeBundle } from './describeBundle.js';
-import type { UpstreamSlot } from './Forwarder.js';
+import { firstReady, type UpstreamSlot } from './upstreamSlot.js';
 
 /**
  * Pulls the downlink of each served site from the first reachable upstream, a bounded number of
@@ -20,7 +19,7 @@ export async function pullStep(
   onStored?: (site: string, items: readonly IncomingBundle[]) => void,
 ): Promise<number> {
   let pulled = 0;
-  const slot = slots.find((s) => s.retryAt <= now() && contactState(s.plan, now()).open);
+  const slot = firstReady(slots, now());
   if (!slot) return 0;
   const up: Upstream = slot.upstream;
   for (const site of sites) {
@@ -28,7 +27,7 @@ export async function pullStep(
       const after = custody.upstreamCursor(up.name, site);
       const r = await up.pullDownlink(site, after, opts.pageSize);
       if (!r.ok) {
-        onError(up.name, site, r.reason);
+        onError(up.name, site, r.message);
         return pulled;
       }
       const items = [];

@@ -1,3 +1,5 @@
+import type { HopFailure } from '@driftline/hop/client';
+
 /** A complete, verified blob waiting to go upstream. */
 export interface PendingBlob {
   sha256: string;
@@ -14,5 +16,5 @@ export interface BlobUploader {
     upstream: string,
     blob: PendingBlob,
     onUrl: (url: string) => void,
-  ): Promise<{ ok: true } | { ok: false; reason: string }>;
+  ): Promise<{ ok: true } | HopFailure>;
 }

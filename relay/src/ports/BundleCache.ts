@@ -1,3 +1,5 @@
+import type { HopFailure } from '@driftline/hop/client';
+
 /** A blob announced by a `blob` manifest on the downlink, as the relay tracks it. */
 export interface CachedBundle {
   sha256: string;
@@ -51,7 +53,10 @@ export interface BundleCache {
   list(): CachedBundle[];
 }
 
-/** Range fetching into the relay's blob directory (adapter: `RangeFetcher`). */
+/**
+ * Range fetching into the relay's blob directory (adapter: `RangeFetcher`). Bytes that do not hash to
+ * the announced sha256 fail with code `hash-mismatch` (not retryable) and are discarded.
+ */
 export interface BlobFetcher {
   fetchChunk(
     upstream: { url: string; token: string },
@@ -60,7 +65,7 @@ export interface BlobFetcher {
     chunkBytes: number,
   ): Promise<
     | { ok: true; offset: number; complete: boolean; bytes: number }
-    | { ok: false; offset: number; bytes: number; reason: string; hashMismatch?: boolean }
+    | (HopFailure & { offset: number; bytes: number })
   >;
   remove(sha256: string): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import type { ClockEstimate, Priority } from '@driftline/protocol';
+import type { PendingBlob } from './BlobUploader.js';
 
 /** One incoming bundle after framing decode: what custody needs to know about it. */
 export interface IncomingBundle {
@@ -46,12 +47,56 @@ export interface ExpiredReport {
   downlink: { id: string; dest: string; priority: Priority }[];
 }
 
+/** What counts against `storage.maxBytes`, in bytes. */
+export interface StorageUsage {
+  /** The store itself (the SQLite file; bundles held, in memory). */
+  dbBytes: number;
+  /** Blobs in custody and bundles to outposts on disk. */
+  blobBytes: number;
+  /** Bytes outside custody that count too (in-progress uploads). */
+  externalBytes: number;
+  total: number;
+}
+
+/**
+ * Blobs in custody: uploaded by tus, complete and verified, not yet passed upstream. A blob belongs to
+ * the peer that uploaded it; it leaves custody once one upstream has it (as a forwarded bundle does).
+ */
+export interface BlobCustody {
+  /** Records a blob uploaded by `fromPeer` (idempotent by sha256); it is pending until one upstream has it. */
+  record(
+    sha256: string,
+    size: number,
+    path: string,
+    metadata: Record<string, string>,
+    fromPeer: string,
+    now: number,
+  ): void;
+  /** Blobs not yet uploaded to any upstream, oldest first, with the URL of an upload to `upstream` begun earlier. */
+  pending(upstream: string, limit: number): PendingBlob[];
+  /** Keeps an upload's URL so a restarted relay resumes instead of starting over (null forgets it). */
+  setUploadUrl(sha256: string, upstream: string, url: string | null): void;
+  /**
+   * An upstream has the blob: it leaves custody, counted. Answers the file to delete, or null when a
+   * cached bundle to outposts still uses it.
+   */
+  forwarded(sha256: string): string | null;
+  /** Whether `peer` may read the blob here: it uploaded it, or a bundle held for one of its sites has it. */
+  visibleTo(sha256: string, peer: { name: string; sites: readonly string[] }): boolean;
+}
+
 /**
  * The relay's custody: everything it has receipted and not yet handed on. Every write is one
  * transaction; a method returns only after the commit (D1). `OutOfSpace` is thrown when the store is
  * full, `QuotaExceeded` when a peer would hold more than its quota, with nothing written.
+ * Adapters: `SqliteCustody` (the relay), `MemoryCustody` (tests); both pass `runCustodyContract`.
  */
 export interface Custody {
+  readonly blobs: BlobCustody;
+  /** `storage.maxBytes`, when set. */
+  readonly maxBytes: number | undefined;
+  /** Bytes kept outside custody that count against `maxBytes` (in-progress uploads); the wiring sets it. */
+  externalBytes: () => number;
   /**
    * Takes uplink bundles (destination `hub`) from a downstream peer. A bundle is known by its id and
    * content hash: the same bytes again are a `duplicate`, a different copy under a known id is held
@@ -76,10 +121,17 @@ export interface Custody {
     now: number,
   ): void;
   upstreamCursor(upstream: string, site: string): string | undefined;
+  /** What `peer` holds here: uplink bundles, and their bytes plus its blobs in custody. */
+  held(peer: string): { bundles: number; bytes: number };
+  /** Held per peer, for metrics. */
+  heldByPeer(): { peer: string; bundles: number; bytes: number }[];
+  usage(): StorageUsage;
   /** Adds to byte counters keyed by window/day; returns nothing. */
   addSent(keys: readonly string[], bytes: number): void;
   sent(key: string): number;
   counter(name: string): number;
+  /** Adds `by` to the counter `name` (what was dropped or passed on, D5). */
+  count(name: string, by: number): void;
   queueStats(now: number): { dest: string; priority: Priority; count: number; oldestMs: number }[];
   close(): void;
 }
@@ -93,6 +145,21 @@ export class QuotaExceeded extends Error {
     super(detail);
     this.name = 'QuotaExceeded';
   }
+}
+
+/**
+ * The quota rule every adapter applies after staging a peer's batch: `held` is what the peer would hold
+ * with it (bundles, and bytes of bundles and blobs); in-progress uploads' `reservedBytes` count too.
+ */
+export function checkQuota(peer: string, held: { bundles: number; bytes: number }, q: PeerQuota): void {
+  if (held.bundles > q.maxBundles)
+    throw new QuotaExceeded(
+      'bundles',
+      `peer '${peer}' would hold ${held.bundles} bundles here, over its ${q.maxBundles}`,
+    );
+  const bytes = held.bytes + (q.reservedBytes ?? 0);
+  if (bytes > q.maxBytes)
+    throw new QuotaExceeded('bytes', `peer '${peer}' would hold ${bytes} bytes here, over its ${q.maxBytes}`);
 }
 
 export class OutOfSpace extends Error {

@@ -1,6 +1,5 @@
+import type { HopFailure } from '@driftline/hop/client';
 import type { ClockEstimate, Receipt } from '@driftline/protocol';
-
-export type UpstreamFailure = { ok: false; reason: string; status?: number; code?: string };
 
 /** The next hop toward the hub (another relay or the hub), spoken to over the hop API. */
 export interface Upstream {
@@ -9,10 +8,10 @@ export interface Upstream {
   postBatch(
     bundles: readonly Uint8Array[],
     clocks?: ReadonlyMap<string, ClockEstimate>,
-  ): Promise<{ ok: true; receipts: Receipt[]; bytes: number } | UpstreamFailure>;
+  ): Promise<{ ok: true; receipts: Receipt[]; bytes: number } | HopFailure>;
   pullDownlink(
     site: string,
     after: string | undefined,
     limit: number,
-  ): Promise<{ ok: true; bundles: Uint8Array[]; cursor: string; bytes: number } | UpstreamFailure>;
+  ): Promise<{ ok: true; bundles: Uint8Array[]; cursor: string; bytes: number } | HopFailure>;
 }

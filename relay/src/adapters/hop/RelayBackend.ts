@@ -14,8 +14,7 @@ import {
 import { type BundleId, type DownlinkQuery, type Receipt, WireError } from '@driftline/protocol';
 import { describeBundle } from '../../core/describeBundle.js';
 import type { Clock } from '../../ports/Clock.js';
-import { type IncomingBundle, OutOfSpace, QuotaExceeded } from '../../ports/Custody.js';
-import type { SqliteCustody } from '../sqlite/SqliteCustody.js';
+import { type Custody, type IncomingBundle, OutOfSpace, QuotaExceeded } from '../../ports/Custody.js';
 import type { SqliteTokens } from '../sqlite/SqliteTokens.js';
 
 /** Why the relay refused a peer's traffic: the label of `driftline_relay_peer_refusals_total`. */
@@ -48,7 +47,7 @@ export class RelayBackend implements HopBackend {
 
   constructor(
     readonly name: string,
-    private readonly custody: SqliteCustody,
+    private readonly custody: Custody,
     private readonly tokens: SqliteTokens,
     private readonly clock: Clock,
     dataDir: string,

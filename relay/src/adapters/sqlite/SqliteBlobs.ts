@@ -1,13 +1,13 @@
-import type { Peer } from '@driftline/hop';
 import type Database from 'better-sqlite3';
 import type { PendingBlob } from '../../ports/BlobUploader.js';
+import type { BlobCustody } from '../../ports/Custody.js';
 
 /**
  * Blobs in the relay's custody (uploaded by tus, not yet passed upstream), in the custody's SQLite file.
  * A blob belongs to the peer that uploaded it: only that peer reads it back here, besides the sites a
  * cached bundle to outposts of the same hash is held for.
  */
-export class SqliteBlobs {
+export class SqliteBlobs implements BlobCustody {
   constructor(
     private readonly db: Database.Database,
     private readonly tx: <T>(fn: () => T) => T,
@@ -75,7 +75,7 @@ export class SqliteBlobs {
   }
 
   /** Whether `peer` may read blob `sha256` here: it uploaded it, or a bundle held for one of its sites has it. */
-  visibleTo(sha256: string, peer: Peer): boolean {
+  visibleTo(sha256: string, peer: { name: string; sites: readonly string[] }): boolean {
     const own = this.db.prepare('SELECT from_peer FROM blobs WHERE sha256 = ?').get(sha256) as
       | { from_peer: string }
       | undefined;

@@ -3,12 +3,13 @@ import Database from 'better-sqlite3';
 import {
   type AcceptOutcome,
   type Custody,
+  checkQuota,
   type ExpiredReport,
   type IncomingBundle,
   OutOfSpace,
   type PeerQuota,
   type QueuedBundle,
-  QuotaExceeded,
+  type StorageUsage,
 } from '../../ports/Custody.js';
 import { SqliteBlobs } from './SqliteBlobs.js';
 import { bundleHash, migrate } from './schema.js';
@@ -44,12 +45,12 @@ export class SqliteCustody implements Custody {
     this.blobs = new SqliteBlobs(
       this.db,
       (fn) => this.tx(fn),
-      (name, by) => this.bump(name, by),
+      (name, by) => this.count(name, by),
     );
   }
 
   /** What counts against `storage.maxBytes`, in bytes. */
-  usage(): { dbBytes: number; blobBytes: number; externalBytes: number; total: number } {
+  usage(): StorageUsage {
     const pages = this.db.pragma('page_count', { simple: true }) as number;
     const dbBytes = pages * this.pageSize;
     const blobBytes = this.blobs.bytes();
@@ -96,7 +97,7 @@ export class SqliteCustody implements Custody {
         const sha = bundleHash(b.bytes);
         if (seen.get(b.id, sha)) return 'duplicate';
         if (b.expiresAt <= now) {
-          this.bump('expired_on_arrival', 1);
+          this.count('expired_on_arrival', 1);
           return 'expired';
         }
         // The sender chooses the lifetime; the dedup memory of it is bounded, so a peer cannot grow
@@ -118,7 +119,7 @@ export class SqliteCustody implements Custody {
         );
         return 'stored';
       });
-      if (quota && out.includes('stored')) this.checkQuota(from, quota);
+      if (quota && out.includes('stored')) checkQuota(from, this.held(from), quota);
       return out;
     });
   }
@@ -143,21 +144,6 @@ export class SqliteCustody implements Custody {
         )
         .all() as { peer: string; n: number; b: number }[]
     ).map((r) => ({ peer: r.peer, bundles: r.n, bytes: r.b }));
-  }
-
-  private checkQuota(peer: string, q: PeerQuota): void {
-    const h = this.held(peer);
-    if (h.bundles > q.maxBundles)
-      throw new QuotaExceeded(
-        'bundles',
-        `peer '${peer}' would hold ${h.bundles} bundles here, over its ${q.maxBundles}`,
-      );
-    const bytes = h.bytes + (q.reservedBytes ?? 0);
-    if (bytes > q.maxBytes)
-      throw new QuotaExceeded(
-        'bytes',
-        `peer '${peer}' would hold ${bytes} bytes here, over its ${q.maxBytes}`,
-      );
   }
 
   nextBatch(now: number, maxBytes: number, maxCount: number): QueuedBundle[] {
@@ -201,7 +187,7 @@ export class SqliteCustody implements Custody {
     const del = this.db.prepare('DELETE FROM uplink WHERE seq = ?');
     this.tx(() => {
       for (const seq of seqs) del.run(seq);
-      this.bump('forwarded', seqs.length);
+      this.count('forwarded', seqs.length);
     });
   }
 
@@ -209,7 +195,7 @@ export class SqliteCustody implements Custody {
     const del = this.db.prepare('DELETE FROM uplink WHERE seq = ?');
     this.tx(() => {
       for (const seq of seqs) del.run(seq);
-      this.bump('refused_upstream', seqs.length);
+      this.count('refused_upstream', seqs.length);
     });
   }
 
@@ -222,8 +208,8 @@ export class SqliteCustody implements Custody {
             .all(now) as { id: string; dest: string; rank: number }[]
         ).map((r) => ({ id: r.id, dest: r.dest, priority: PRIORITIES[r.rank] as Priority }));
       const report = { uplink: pick('uplink', 'dest'), downlink: pick('downlink', 'site') };
-      this.bump('expired_uplink', report.uplink.length);
-      this.bump('expired_downlink', report.downlink.length);
+      this.count('expired_uplink', report.uplink.length);
+      this.count('expired_downlink', report.downlink.length);
       // ids of expired bundles are kept a day longer: a late copy is then refused as expired, not re-queued
       this.db.prepare('DELETE FROM seen WHERE expires_at <= ?').run(now - 86_400_000);
       return report;
@@ -258,7 +244,7 @@ export class SqliteCustody implements Custody {
     this.tx(() => {
       for (const b of items) {
         if (b.expiresAt <= now) {
-          this.bump('expired_on_arrival', 1);
+          this.count('expired_on_arrival', 1);
           continue;
         }
         down.run(b.id, site, PRIORITIES.indexOf(b.priority), b.bytes.length, now, b.expiresAt, b.bytes);
@@ -304,7 +290,7 @@ export class SqliteCustody implements Custody {
     );
   }
 
-  private bump(name: string, by: number): void {
+  count(name: string, by: number): void {
     if (by === 0) return;
     this.db
       .prepare(

@@ -1,7 +1,8 @@
 import { decodeBundle, decodePayload } from '@driftline/protocol';
 import type { AnnouncedBlob, BlobFetcher, BundleCache } from '../../ports/BundleCache.js';
 import type { IncomingBundle } from '../../ports/Custody.js';
-import { type ContactPlan, contactState } from '../contactPlan.js';
+import type { ContactPlan } from '../contactPlan.js';
+import { slotState } from '../upstreamSlot.js';
 
 /** Blobs announced by `blob` manifests from the hub in pulled downlink, for `BundleCache.note`. */
 export function announcedBlobs(site: string, items: readonly IncomingBundle[]) {
@@ -37,7 +38,7 @@ export interface FetchUpstream {
 export type FetchEvent =
   | { type: 'chunk'; sha256: string; offset: number; size: number; bytes: number }
   | { type: 'held'; sha256: string; size: number }
-  | { type: 'failed'; sha256: string; reason: string }
+  | { type: 'failed'; sha256: string; reason: string; retryable: boolean }
   | { type: 'refused'; sha256: string; reason: string };
 
 /**
@@ -59,15 +60,15 @@ export async function bundleFetchStep(d: {
   if (d.uplinkBusy()) return false;
   const next = d.cache.nextToFetch();
   if (!next) return false;
-  const up = d.upstreams.find((u) => u.retryAt() <= d.now() && contactState(u.plan, d.now()).open);
+  const up = d.upstreams.find((u) => slotState({ plan: u.plan, retryAt: u.retryAt() }, d.now()).ready);
   if (!up) return false;
   const r = await d.fetcher.fetchChunk(up, next.sha256, next.size, d.chunkBytes);
   d.cache.setFetched(next.sha256, r.offset);
   if (!r.ok) {
-    if (r.hashMismatch) {
-      d.cache.refuse(next.sha256, r.reason);
-      d.emit({ type: 'refused', sha256: next.sha256, reason: r.reason });
-    } else d.emit({ type: 'failed', sha256: next.sha256, reason: r.reason });
+    if (r.code === 'hash-mismatch') {
+      d.cache.refuse(next.sha256, r.message);
+      d.emit({ type: 'refused', sha256: next.sha256, reason: r.message });
+    } else d.emit({ type: 'failed', sha256: next.sha256, reason: r.message, retryable: r.retryable });
     return false;
   }
   d.emit({ type: 'chunk', sha256: next.sha256, offset: r.offset, size: next.size, bytes: r.bytes });

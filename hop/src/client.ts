@@ -1,0 +1,13 @@
+/**
+ * `@driftline/hop/client`: the hop API, client side, for the agent and relays (no Koa, no server).
+ *
+ * ```ts
+ * const up = new HopClient({ url, token, timeoutMs: 120_000 });
+ * const r = await up.postBatch(encodeBatch(bundles), { count: bundles.length });
+ * if (!r.ok) log[r.retryable ? 'warn' : 'error']({ code: r.code }, r.message);
+ * ```
+ */
+export type { RangeResult, RangeSink } from './client/fetchRange.js';
+export { HopClient, type HopClientOptions } from './client/HopClient.js';
+export { type ClientCode, type HopFailure, type HopResult, retryableStatus } from './client/result.js';
+export type { TusUpload } from './client/tusUpload.js';

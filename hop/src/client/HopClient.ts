@@ -1,0 +1,207 @@
+import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
+import {
+  answerSample,
+  BATCH_CONTENT_TYPE,
+  CLOCK_HEADER,
+  CLOCK_SENT_HEADER,
+  type ClockEstimate,
+  ClockFilter,
+  CURSOR_HEADER,
+  decodeBatch,
+  formatClock,
+  formatSourceClocks,
+  type Receipt,
+  ReceiptsResponseSchema,
+  readCapped,
+  readCappedText,
+  SOURCE_CLOCKS_HEADER,
+  TRUSTED_CLOCK,
+} from '@driftline/protocol';
+import { fetchRange, type RangeSink } from './fetchRange.js';
+import { answered, failure, type HopResult, thrown } from './result.js';
+import { type TusUpload, tusUpload } from './tusUpload.js';
+
+/** Error bodies are a line of JSON; more is not read. */
+const ERROR_BODY_CAP = 64 * 1024;
+
+export interface HopClientOptions {
+  /** Base URL of the upstream's hop API (a relay or the hub). */
+  url: string;
+  token: string;
+  /** Per request. Must exceed the link's round trip (minutes on some links); default 30 minutes. */
+  timeoutMs?: number;
+  /**
+   * Largest answer read, after fetch has inflated it (default 64 MiB): a compressed bomb from a hostile
+   * upstream stops here instead of filling memory.
+   */
+  maxResponseBytes?: number;
+  /** The caller's clock; every exchange is timed with it (docs/decisions/070-clock-offsets.md). */
+  now?: () => number;
+  /** The caller's clock is disciplined: it reports `trusted`, never a measured offset. */
+  trustedClock?: boolean;
+}
+
+/**
+ * The hop API, client side, for the agent and for relays: batches (brotli, one receipt per bundle),
+ * the downlink, tus uploads and `Range` fetches of blobs. Every answer is read with a cap, every
+ * exchange is timed (the caller's clock minus the upstream's goes up with each request), and every
+ * outcome is a {@link HopResult}: callers read `retryable`, never parse messages.
+ */
+export class HopClient {
+  readonly url: string;
+  private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly now: () => number;
+  /** The caller's clock minus the upstream's, from the times of every exchange (NTP's clock filter). */
+  private readonly filter = new ClockFilter();
+  private readonly stopping = new AbortController();
+
+  constructor(private readonly opts: HopClientOptions) {
+    this.url = opts.url.replace(/\/+$/, '');
+    this.timeoutMs = opts.timeoutMs ?? 30 * 60_000;
+    this.maxResponseBytes = opts.maxResponseBytes ?? 64 * 1024 * 1024;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The caller's clock minus the upstream's; null before the first timed exchange. */
+  clock(): ClockEstimate | null {
+    return this.opts.trustedClock ? TRUSTED_CLOCK : this.filter.best(this.now());
+  }
+
+  /** Ends every request in progress and refuses new ones (shutdown): they fail `aborted`. */
+  abort(): void {
+    this.stopping.abort();
+  }
+
+  /** The signal a request runs under: the client's timeout, `abort()`, and the caller's own. */
+  private signal(extra?: AbortSignal): AbortSignal {
+    return AbortSignal.any([
+      AbortSignal.timeout(this.timeoutMs),
+      this.stopping.signal,
+      ...(extra ? [extra] : []),
+    ]);
+  }
+
+  private async request(path: string, init: RequestInit, signal?: AbortSignal): Promise<HopResult<Response>> {
+    try {
+      const own = this.clock();
+      const t0 = this.now();
+      const res = await fetch(`${this.url}${path}`, {
+        ...init,
+        headers: {
+          authorization: `Bearer ${this.opts.token}`,
+          [CLOCK_SENT_HEADER]: String(t0),
+          ...(own ? { [CLOCK_HEADER]: formatClock(own) } : {}),
+          ...(init.headers as Record<string, string> | undefined),
+        },
+        signal: this.signal(signal),
+      });
+      // fetch resolves when the answer's headers arrive: t3, before any body is read.
+      const sample = answerSample(t0, res.headers, this.now());
+      if (sample) this.filter.add(sample);
+      if (res.ok) return { ok: true, value: res };
+      return answered(res.status, await readCappedText(res, ERROR_BODY_CAP));
+    } catch (e) {
+      return thrown(e);
+    }
+  }
+
+  /** `GET /v1/health`: a cheap reachability check (a down link costs this and nothing else). */
+  async probe(): Promise<HopResult<void>> {
+    const r = await this.request('/v1/health', { method: 'GET' });
+    if (!r.ok) return r;
+    await readCapped(r.value, ERROR_BODY_CAP);
+    return { ok: true, value: undefined };
+  }
+
+  /**
+   * `POST /v1/bundles` with an encoded batch (protocol's `encodeBatch`), brotli-compressed. `sources`:
+   * each bundle source's clock minus the caller's, for the upstream to compose with its own. `count`,
+   * when given, is how many receipts the answer must hold. `bytes` is what went on the wire.
+   */
+  async postBatch(
+    batch: Uint8Array,
+    opts: { sources?: ReadonlyMap<string, ClockEstimate>; count?: number } = {},
+  ): Promise<HopResult<{ receipts: Receipt[]; bytes: number }>> {
+    const body = brotliCompressSync(batch);
+    const sources = opts.sources && opts.sources.size > 0 ? formatSourceClocks(opts.sources) : '';
+    const r = await this.request('/v1/bundles', {
+      method: 'POST',
+      headers: {
+        'content-type': BATCH_CONTENT_TYPE,
+        'content-encoding': 'br',
+        ...(sources ? { [SOURCE_CLOCKS_HEADER]: sources } : {}),
+      },
+      body,
+    });
+    if (!r.ok) return r;
+    const read = await readCappedText(r.value, this.maxResponseBytes);
+    let json: unknown = null;
+    try {
+      json = read.ok ? JSON.parse(read.text) : null;
+    } catch {}
+    const parsed = ReceiptsResponseSchema.safeParse(json);
+    if (!parsed.success || (opts.count !== undefined && parsed.data.receipts.length !== opts.count))
+      return failure(
+        'bad-answer',
+        'upstream answered something that is not a receipt list, one per bundle',
+        true,
+      );
+    return { ok: true, value: { receipts: parsed.data.receipts, bytes: body.length } };
+  }
+
+  /** `GET /v1/bundles?for=<site>&after=<cursor>`: one page of a site's downlink and the cursor after it. */
+  async pullDownlink(
+    site: string,
+    after: string | undefined,
+    limit?: number,
+  ): Promise<HopResult<{ bundles: Uint8Array[]; cursor: string; bytes: number }>> {
+    const q = new URLSearchParams({ for: site });
+    if (limit !== undefined) q.set('limit', String(limit));
+    if (after) q.set('after', after);
+    const r = await this.request(`/v1/bundles?${q}`, {
+      method: 'GET',
+      headers: { accept: BATCH_CONTENT_TYPE, 'accept-encoding': 'br' },
+    });
+    if (!r.ok) return r;
+    const unreadable = (why: string) =>
+      failure('bad-answer', `downlink unreadable: ${why} (maxResponseBytes)`, true);
+    const read = await readCapped(r.value, this.maxResponseBytes);
+    if (!read.ok) return unreadable(read.reason);
+    let bytes = read.bytes;
+    // fetch decodes br itself; a raw brotli body (no Content-Encoding) does not start with the batch magic
+    if (bytes.length > 0 && bytes[0] !== 0x44) {
+      try {
+        bytes = new Uint8Array(brotliDecompressSync(bytes, { maxOutputLength: this.maxResponseBytes }));
+      } catch (e) {
+        return unreadable((e as Error).message);
+      }
+    }
+    const batch = decodeBatch(bytes);
+    if (!batch.ok) return unreadable(`not a batch: ${batch.error.message}`);
+    const cursor = r.value.headers.get(CURSOR_HEADER);
+    if (!cursor) return unreadable(`no ${CURSOR_HEADER} header`);
+    return { ok: true, value: { bundles: batch.value, cursor, bytes: read.bytes.length } };
+  }
+
+  /** Resumable upload of one blob to `/v1/uploads/` (tus); see {@link TusUpload}. */
+  upload(blob: TusUpload): Promise<HopResult<void>> {
+    return tusUpload(this.url, this.opts.token, blob, this.stopping.signal);
+  }
+
+  /**
+   * `GET /v1/blobs/<sha256>` for bytes `start`..`end` (inclusive) into `sink`, each chunk written before
+   * the next is read; see {@link fetchRange}.
+   */
+  fetchRange(sha256: string, start: number, end: number, sink: RangeSink, signal?: AbortSignal) {
+    return fetchRange(
+      `${this.url}/v1/blobs/${sha256}`,
+      this.opts.token,
+      sha256,
+      start,
+      end,
+      sink,
+      this.signal(signal),
+    );
+  }
+}

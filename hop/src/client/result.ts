@@ -1,0 +1,59 @@
+/**
+ * Codes the client gives a failure the server did not name: `unreachable` (no answer: refused, reset,
+ * timed out), `bad-answer` (an answer that is not what the hop API sends: not receipts, not a batch,
+ * over the size cap), `http-error` (an error status without the `{ error: { code } }` body), `aborted`
+ * (the caller stopped it), `hash-mismatch` (fetched bytes that do not hash to the blob's name).
+ * Any other code is the one the server sent from protocol's ERRORS table.
+ */
+export type ClientCode = 'unreachable' | 'bad-answer' | 'http-error' | 'aborted' | 'hash-mismatch';
+
+/**
+ * A request that did not do what it was asked. `retryable` false means: sending the same request
+ * unchanged will fail the same way (a 4xx other than 408/429, bytes that do not match their hash), so a
+ * caller says so loudly instead of only backing off; true means a later attempt may succeed.
+ */
+export interface HopFailure {
+  ok: false;
+  code: ClientCode | (string & {});
+  message: string;
+  retryable: boolean;
+  /** The HTTP status, when the server answered. */
+  status?: number;
+}
+
+/** The outcome of one hop-API request. */
+export type HopResult<T> = { ok: true; value: T } | HopFailure;
+
+/** Whether a request answered with `status` may succeed when sent again unchanged. */
+export const retryableStatus = (status: number): boolean => status >= 500 || status === 408 || status === 429;
+
+export const failure = (
+  code: HopFailure['code'],
+  message: string,
+  retryable: boolean,
+  status?: number,
+): HopFailure => ({ ok: false, code, message, retryable, ...(status === undefined ? {} : { status }) });
+
+/** A thrown fetch or stream error as a failure: the cause's code (ECONNREFUSED…) is kept in the message. */
+export function thrown(e: unknown, prefix = 'unreachable'): HopFailure {
+  const err = e as Error & { cause?: { code?: string } };
+  if (err.name === 'AbortError') return failure('aborted', `${prefix}: aborted`, true);
+  const cause = err.cause?.code ? ` (${err.cause.code})` : '';
+  return failure('unreachable', `${prefix}: ${err.message}${cause}`, true);
+}
+
+/** The failure for an error answer, from its `{ error: { code, message } }` body when it has one. */
+export function answered(status: number, body: { ok: true; text: string } | { ok: false; reason: string }) {
+  let code = 'http-error';
+  let detail = body.ok ? body.text.slice(0, 300) : `(error body not read: ${body.reason})`;
+  if (body.ok) {
+    try {
+      const parsed = JSON.parse(body.text) as { error?: { code?: unknown; message?: unknown } };
+      if (parsed.error && typeof parsed.error.code === 'string') {
+        code = parsed.error.code;
+        detail = `${code}: ${String(parsed.error.message).slice(0, 500)}`;
+      }
+    } catch {}
+  }
+  return failure(code, `HTTP ${status} ${detail}`.trimEnd(), retryableStatus(status), status);
+}

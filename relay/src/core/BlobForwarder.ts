@@ -1,0 +1,50 @@
+import type { BlobUploader } from '../ports/BlobUploader.js';
+import type { Custody } from '../ports/Custody.js';
+import type { ForwardEvent } from './Forwarder.js';
+import {
+  type BackoffOptions,
+  slotFailed,
+  slotState,
+  slotSucceeded,
+  type UpstreamSlot,
+} from './upstreamSlot.js';
+
+export interface BlobForwarderDeps {
+  custody: Custody;
+  slots: UpstreamSlot[];
+  uploader: BlobUploader;
+  opts: BackoffOptions;
+  now: () => number;
+  random: () => number;
+  emit: (e: ForwardEvent) => void;
+  /** Deletes a blob's file once it has left custody. */
+  removeFile: (path: string) => Promise<void>;
+}
+
+/**
+ * One blob upstream: the oldest pending blob goes to the first upstream that is ready (out of backoff,
+ * inside a contact window: the same rules and the same backoff as bundles). The upload resumes from a
+ * URL kept in custody; the blob leaves custody once the upstream has it. Answers whether one went.
+ */
+export async function forwardBlob(d: BlobForwarderDeps): Promise<boolean> {
+  for (const slot of d.slots) {
+    if (!slotState(slot, d.now()).ready) continue;
+    const [blob] = d.custody.blobs.pending(slot.upstream.name, 1);
+    if (!blob) return false;
+    const r = await d.uploader.upload(slot.upstream.name, blob, (url) =>
+      d.custody.blobs.setUploadUrl(blob.sha256, slot.upstream.name, url),
+    );
+    if (r.ok) {
+      slotSucceeded(slot);
+      // Custody passes on: the file goes once the upstream has it (unless a cached bundle shares it).
+      const file = d.custody.blobs.forwarded(blob.sha256);
+      if (file) await d.removeFile(file);
+      d.emit({ type: 'blob-forwarded', upstream: slot.upstream.name, sha256: blob.sha256, bytes: blob.size });
+      return true;
+    }
+    const delay = slotFailed(slot, d.now(), d.opts, d.random);
+    const { code, message: reason, retryable } = r;
+    d.emit({ type: 'failed', upstream: slot.upstream.name, code, reason, retryable, retryInMs: delay });
+  }
+  return false;
+}
