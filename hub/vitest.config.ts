@@ -5,5 +5,8 @@ export default defineProject({
     name: 'hub',
     environment: 'node',
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // A hang guard, not a speed check: on two cores a full run (PostgreSQL, Chromium and process
+    // topologies beside it) stretches route-by-route tests past vitest's default 5 s.
+    testTimeout: 30_000,
   },
 });

@@ -19,11 +19,10 @@ import { mountPeopleSide } from './adapters/http/peopleSide.js';
 import { policyFor } from './adapters/http/policy.js';
 import { refsRouter } from './adapters/http/refsRouter.js';
 import { storeErrorToWire } from './adapters/http/storeErrors.js';
+import { openStores } from './adapters/openStores.js';
 import { BundlePublisher } from './adapters/publish/BundlePublisher.js';
 import { bundleApi } from './adapters/publish/bundleApi.js';
 import { DeliveryObserver } from './adapters/publish/DeliveryObserver.js';
-import { SqliteBundleStore } from './adapters/publish/SqliteBundleStore.js';
-import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
 import { MergePool } from './adapters/threads/MergePool.js';
 import { type HubConfig, listenersOf } from './config.js';
 import { Approvals } from './core/Approvals.js';
@@ -35,6 +34,7 @@ import { PlanRequests } from './core/PlanRequests.js';
 import { Queries } from './core/Queries.js';
 import { Sweeper } from './core/Sweeper.js';
 import { toMatrixCell, toPlanRequest, toRunItem } from './core/views.js';
+import type { BundleStore } from './ports/BundleStore.js';
 import { type Clock, systemClock } from './ports/Clock.js';
 import type { HubStore } from './ports/HubStore.js';
 import { ulidGen } from './ports/IdGen.js';
@@ -56,7 +56,7 @@ export interface Hub {
   publicKeyText: string;
   /** Bundles to outposts: publish files to sites, read their delivery state. */
   publisher: BundlePublisher;
-  bundles: SqliteBundleStore;
+  bundles: BundleStore;
   /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
   startTimers(): void;
   close(): Promise<void>;
@@ -76,7 +76,11 @@ export async function createHub(
   const clock = opts.clock ?? systemClock;
   const ids = ulidGen(clock);
   const key = await loadOrCreateHubKey(keyPath(config.dataDir));
-  const store = opts.store ?? new SqliteHubStore(storePath(config.dataDir));
+  const { store, bundles } = await openStores(config, {
+    ...(opts.store ? { store: opts.store } : {}),
+    onUnavailable: (e) => logger.warn({ err: e }, 'the store is unreachable; answering 503 until it is back'),
+    onIdleError: (e) => logger.warn({ err: e }, 'a store connection broke; it is replaced on next use'),
+  });
   const blobs = new FileBlobs(join(config.dataDir, 'blobs'));
   const merger =
     config.ingest.mergeWorkers > 0
@@ -158,7 +162,6 @@ export async function createHub(
     for (const r of c.planRequests) publish({ type: 'plan-request-updated', request: toPlanRequest(r) });
     siteEvents(c.sites).catch((e) => logger.error({ err: e }, 'site event failed'));
   });
-  const bundles = new SqliteBundleStore(bundleStorePath(config.dataDir));
   const uploadsDir = join(config.dataDir, 'uploads');
   const disk = new DiskCap(config.dataDir, config.storage.maxBytes, uploadsDir, () => clock.now());
   const backend = new HubHopBackend({

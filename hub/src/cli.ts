@@ -4,20 +4,23 @@ import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { sha256Hex } from './adapters/hop/HubHopBackend.js';
-import { SqliteHubStore } from './adapters/sqlite/SqliteHubStore.js';
-import { createHub, keyPath, storePath } from './app.js';
+import { openHubStore } from './adapters/openStores.js';
+import { createHub, keyPath } from './app.js';
 import { addApproveVerb } from './commands/approve.js';
 import { addApproverVerbs } from './commands/approver.js';
 import { addBundleVerbs } from './commands/bundle.js';
 import { addConfigVerbs } from './commands/config.js';
 import { addEnrollVerb } from './commands/enroll.js';
+import { addMigrateVerb } from './commands/migrate.js';
 import { addMirrorVerbs } from './commands/mirror.js';
 import { addRefsVerbs } from './commands/refs.js';
+import { addReleaseVerbs } from './commands/release.js';
 import { addSourceVerbs } from './commands/source.js';
 import { addUserVerbs } from './commands/user.js';
 import { configWarnings, type HubConfig, loadConfig } from './config.js';
 import { revoke } from './core/enrolment.js';
 import { cliAudit } from './core/users.js';
+import type { HubStore } from './ports/HubStore.js';
 
 const out = (json: boolean, human: string, data: object) => console.log(json ? JSON.stringify(data) : human);
 
@@ -31,8 +34,8 @@ function config(opts: { config?: string }): HubConfig {
   return r.config;
 }
 
-async function withStore<T>(c: HubConfig, fn: (s: SqliteHubStore) => Promise<T>): Promise<T> {
-  const s = new SqliteHubStore(storePath(c.dataDir));
+async function withStore<T>(c: HubConfig, fn: (s: HubStore) => Promise<T>): Promise<T> {
+  const s = await openHubStore(c);
   try {
     return await fn(s);
   } finally {
@@ -162,7 +165,8 @@ verb(
   logger.info({ url: urls.hop, serves: shared ? 'hop API, /api, dashboard' : 'hop API' }, 'hub listening');
   if (!shared) logger.info({ url: urls.api, serves: '/api, dashboard, /metrics' }, 'hub listening');
   for (const w of configWarnings(c)) logger.warn(w);
-  if ((await hub.store.listUsers()).length === 0)
+  const users = await hub.store.listUsers().catch(() => null); // store unreachable: already logged
+  if (users?.length === 0)
     logger.warn('no users yet: nobody can sign in; add one with `hub user add NAME --role admin`');
   // The addresses are in the 'hub listening' log lines; `--json` prints them on stdout for scripts.
   if (o.json)
@@ -175,11 +179,13 @@ verb(
 addBundleVerbs(program, config);
 addSourceVerbs(program);
 addMirrorVerbs(program);
+addReleaseVerbs(program);
 addUserVerbs(program, config);
 addConfigVerbs(program);
 addRefsVerbs(program);
 addApproverVerbs(program, config);
 addApproveVerb(program);
+addMigrateVerb(program, config);
 
 try {
   await program.parseAsync(process.argv);

@@ -32,6 +32,38 @@ const ListenSchema = z.union([
 
 const GiB = 1024 ** 3;
 
+/** Where the hub keeps its state (DESIGN C2). */
+const StoreSchema = z.strictObject({
+  kind: z
+    .enum(['sqlite', 'postgres'])
+    .default('sqlite')
+    .describe(
+      'sqlite: hub.db and bundles.db in dataDir, for one hub process; postgres: a PostgreSQL 15+ database at url.',
+    ),
+  url: z
+    .string()
+    .regex(
+      /^postgres(ql)?:\/\//,
+      'a postgres:// URL, e.g. postgres://driftline@db.example.org:5432/driftline',
+    )
+    .optional()
+    .describe(
+      'postgres://user@host:port/database (kind postgres), no password: it comes from passwordFile or passwordEnv.',
+    ),
+  passwordFile: z
+    .string()
+    .optional()
+    .describe("File holding the database user's password (its first line), relative to this file."),
+  passwordEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+    .optional()
+    .describe(
+      "Environment variable holding the database user's password. Neither set: PGPASSWORD or ~/.pgpass, as libpq.",
+    ),
+});
+export type StoreConfig = z.infer<typeof StoreSchema>;
+
 /** How people authenticate and what `/api` accepts (DESIGN S5, S8). */
 const ApiSchema = z.strictObject({
   public: z
@@ -113,6 +145,9 @@ export const HubConfigSchema = z
       .string()
       .default('./hub-data')
       .describe('The store, the hub key, blobs and uploads, relative to this file.'),
+    store: StoreSchema.default({ kind: 'sqlite' }).describe(
+      'The database: SQLite files in dataDir (the default) or PostgreSQL, where several hub processes can share it.',
+    ),
     uiDir: z
       .string()
       .optional()
@@ -247,17 +282,43 @@ export function parseConfig(raw: unknown, configDir: string, env: NodeJS.Process
   const secret = env.HUB_WEBHOOK_SECRET ?? c.webhooks.secret ?? null;
   if (c.webhooks.urls.length > 0 && !secret)
     errors.push('webhooks.secret: set it (16+ characters) or HUB_WEBHOOK_SECRET, to sign webhook bodies');
+  errors.push(...storeProblems(c.store));
   if (errors.length) return { ok: false, errors };
   return {
     ok: true,
     config: {
       ...c,
+      store: c.store.passwordFile
+        ? { ...c.store, passwordFile: resolve(configDir, c.store.passwordFile) }
+        : c.store,
       dataDir: resolve(configDir, c.dataDir),
       uiDir: c.uiDir === undefined ? BUNDLED_UI_DIR : resolve(configDir, c.uiDir),
       configDir,
       webhookSecret: secret,
     },
   };
+}
+
+/** What is wrong with `store`, one line per problem. A password in the URL is refused: it would sit in hub.yaml. */
+function storeProblems(s: StoreConfig): string[] {
+  if (s.kind === 'sqlite')
+    return s.url || s.passwordFile || s.passwordEnv
+      ? ['store: url, passwordFile and passwordEnv are for kind postgres; set kind: postgres or remove them']
+      : [];
+  if (!s.url) return ['store.url: kind postgres needs url: postgres://user@host:port/database'];
+  const problems: string[] = [];
+  let url: URL | null = null;
+  try {
+    url = new URL(s.url);
+  } catch {
+    problems.push('store.url: not a URL; write postgres://user@host:port/database');
+  }
+  if (url && (url.password || url.searchParams.has('password')))
+    problems.push(
+      'store.url: holds a password; remove it from hub.yaml and give it in a file (store.passwordFile) or an environment variable (store.passwordEnv)',
+    );
+  if (s.passwordFile && s.passwordEnv) problems.push('store: set passwordFile or passwordEnv, not both');
+  return problems;
 }
 
 /** Reads hub.yaml (or, without a file, the defaults with paths from the working directory). */

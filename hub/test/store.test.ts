@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { MemoryHubStore } from '../src/adapters/memory/MemoryHubStore.js';
+import { SqliteBundleStore } from '../src/adapters/publish/SqliteBundleStore.js';
 import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
 import { MIGRATIONS, SCHEMA_V1 } from '../src/adapters/sqlite/schema.js';
+import { runBundleStoreContract } from './bundleStoreContract.js';
 import { runHubStoreContract } from './storeContract.js';
 
 runHubStoreContract('memory', async () => ({ store: new MemoryHubStore(), done: async () => {} }));
@@ -17,6 +19,18 @@ runHubStoreContract('sqlite', async () => {
     store,
     done: async () => {
       await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+runBundleStoreContract('sqlite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hub-bundles-'));
+  const bundles = new SqliteBundleStore(join(dir, 'bundles.db'));
+  return {
+    bundles,
+    done: async () => {
+      await bundles.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -68,6 +68,11 @@ export const ERRORS = {
   'too-many-requests': { status: 429, message: 'slow down; retry after the interval in Retry-After' },
   internal: { status: 500, message: 'an internal error occurred; the server log has the details' },
   unavailable: { status: 503, message: 'the service is not ready; retry later' },
+  'store-unavailable': {
+    status: 503,
+    message:
+      'the hub cannot reach its database; nothing was stored: keep what was sent and retry after Retry-After (the hub reconnects by itself)',
+  },
   'insufficient-storage': {
     status: 507,
     message: 'the node is out of disk space; nothing was stored, retry when space is freed',

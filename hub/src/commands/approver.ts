@@ -7,9 +7,9 @@ import {
   publicKeyToText,
 } from '@driftline/protocol';
 import type { Command } from 'commander';
-import { SqliteHubStore } from '../adapters/sqlite/SqliteHubStore.js';
-import { storePath } from '../app.js';
+import { openHubStore } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
+import type { HubStore } from '../ports/HubStore.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@'-]{0,99}$/;
 const KEY = /^ed25519:[A-Za-z0-9_-]{43}$/;
@@ -27,8 +27,8 @@ export function addApproverVerbs(program: Command, config: (o: { config?: string
       'after',
       '\nExample:\n  hub approver keygen --out ~/.driftline/approver.pem\n  hub approver add "Ada Lovelace" --key ed25519:…',
     );
-  const withStore = async <T>(o: { config?: string }, fn: (s: SqliteHubStore) => Promise<T>): Promise<T> => {
-    const s = new SqliteHubStore(storePath(config(o).dataDir));
+  const withStore = async <T>(o: { config?: string }, fn: (s: HubStore) => Promise<T>): Promise<T> => {
+    const s = await openHubStore(config(o));
     try {
       return await fn(s);
     } finally {

@@ -4,11 +4,10 @@ import { FILE_KINDS, FileKindSchema } from '@driftline/protocol';
 import type { Command } from 'commander';
 import { FileBlobs } from '../adapters/fs/FileBlobs.js';
 import { loadOrCreateHubKey } from '../adapters/fs/hubKey.js';
+import { openStores } from '../adapters/openStores.js';
 import { BundlePublisher } from '../adapters/publish/BundlePublisher.js';
 import { bundleDetail } from '../adapters/publish/bundleApi.js';
-import { SqliteBundleStore } from '../adapters/publish/SqliteBundleStore.js';
-import { SqliteHubStore } from '../adapters/sqlite/SqliteHubStore.js';
-import { bundleStorePath, keyPath, storePath } from '../app.js';
+import { keyPath } from '../app.js';
 import type { HubConfig } from '../config.js';
 import { cliAudit } from '../core/users.js';
 import { systemClock } from '../ports/Clock.js';
@@ -30,8 +29,7 @@ export function addBundleVerbs(program: Command, config: (o: { config?: string }
       '\nExample:\n  hub bundle publish --site ship-7 --name aws-5.80 --kind provider-mirror ./mirror.tar',
     );
   const open = async (c: HubConfig) => {
-    const store = new SqliteHubStore(storePath(c.dataDir));
-    const bundles = new SqliteBundleStore(bundleStorePath(c.dataDir));
+    const { store, bundles } = await openStores(c);
     return {
       store,
       bundles,

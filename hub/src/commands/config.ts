@@ -1,8 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { SqliteHubStore } from '../adapters/sqlite/SqliteHubStore.js';
-import { storePath } from '../app.js';
+import { checkStore } from '../adapters/openStores.js';
 import { configWarnings, HubConfigSchema, listenersOf, loadConfig } from '../config.js';
 
 /** The JSON Schema of `hub.yaml` (what the file may hold, before defaults), from the zod schema. */
@@ -34,17 +33,11 @@ export async function checkHubConfig(path: string, env: NodeJS.ProcessEnv): Prom
   let users: number | undefined;
   if (existsSync(c.dataDir) && !statSync(c.dataDir).isDirectory())
     problems.push(`dataDir: ${c.dataDir} exists and is not a directory`);
-  else if (!existsSync(storePath(c.dataDir)))
-    warnings.push(
-      `dataDir: no store at ${storePath(c.dataDir)} yet; \`hub init\` (or the first \`hub run\`) makes it`,
-    );
   else {
-    const store = new SqliteHubStore(storePath(c.dataDir));
-    try {
-      users = (await store.listUsers()).filter((u) => u.revokedAt === null).length;
-    } finally {
-      await store.close();
-    }
+    const s = await checkStore(c, env);
+    problems.push(...s.problems);
+    warnings.push(...s.warnings);
+    users = s.users;
     if (users === 0 && !c.api.sso.defaultRole)
       warnings.push('no users: nobody can sign in; add one with `hub user add NAME --role admin`');
   }

@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { decodeEnrolment, type Enrolment } from '@driftline/protocol';
 import type { Command } from 'commander';
-import { SqliteHubStore } from '../adapters/sqlite/SqliteHubStore.js';
-import { storePath } from '../app.js';
+import { openHubStore, storeLabel } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
 import { enrol } from '../core/enrolment.js';
 import { cliAudit } from '../core/users.js';
@@ -70,7 +69,7 @@ export function addEnrollVerb(program: Command, config: (o: { config?: string })
           `no file ${resolve(o.config)}: run this where the hub's hub.yaml is, or put its path after --config`,
         );
       const c = config(o);
-      const s = new SqliteHubStore(storePath(c.dataDir));
+      const s = await openHubStore(c);
       let r: Awaited<ReturnType<typeof enrol>>;
       try {
         r = await enrol(s, e, Date.now());
@@ -83,7 +82,7 @@ export function addEnrollVerb(program: Command, config: (o: { config?: string })
       if (o.json) console.log(JSON.stringify({ site: e.site, agent: e.agent, replaced, dataDir: c.dataDir }));
       else
         console.log(
-          `${replaced ? 're-enrolled' : 'enrolled'} ${e.site}/${e.agent} in ${storePath(c.dataDir)}; its bundles are accepted from now on`,
+          `${replaced ? 're-enrolled' : 'enrolled'} ${e.site}/${e.agent} in ${storeLabel(c)}; its bundles are accepted from now on`,
         );
     });
 }

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { newSecret, sha256Hex } from '../adapters/http/credentials.js';
-import { SqliteHubStore } from '../adapters/sqlite/SqliteHubStore.js';
-import { storePath } from '../app.js';
+import { openHubStore } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
 import { parseRoles } from '../core/roles.js';
 import { addUser, revokeUser } from '../core/users.js';
+import type { HubStore } from '../ports/HubStore.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -14,8 +14,8 @@ export function addUserVerbs(program: Command, config: (o: { config?: string }) 
     .command('user')
     .description('add, revoke and list the people (and CI jobs) who may use the dashboard and /api')
     .addHelpText('after', '\nExample:\n  hub user add ada --role operator,publisher');
-  const withStore = async <T>(o: { config?: string }, fn: (s: SqliteHubStore) => Promise<T>): Promise<T> => {
-    const s = new SqliteHubStore(storePath(config(o).dataDir));
+  const withStore = async <T>(o: { config?: string }, fn: (s: HubStore) => Promise<T>): Promise<T> => {
+    const s = await openHubStore(config(o));
     try {
       return await fn(s);
     } finally {

@@ -1,6 +1,7 @@
 import {
   type Approval,
   type ApprovalJourney,
+  asAgentId,
   DEFAULT_REF,
   encodeBundle,
   verifyApproval,
@@ -79,10 +80,10 @@ export class Approvals {
     };
     const bytes = await encodeBundle(
       {
-        id: this.d.ids.next() as never,
+        id: this.d.ids.next(),
         kind: 'control',
         source: 'hub',
-        destination: { site: c.site, agent: run.agent as never },
+        destination: { site: c.site, agent: asAgentId(run.agent) },
         created: now,
         lifetimeS: Math.max(1, Math.ceil((c.expiresAt - now) / 1000)),
         priority: 'control',

@@ -1,5 +1,7 @@
 import {
+  asAgentId,
   CommitSchema,
+  cellKey,
   encodeBundle,
   type PlanRequestCreate,
   refMatches,
@@ -28,7 +30,7 @@ export class PlanRequests {
     const agents = await store.listAgents(req.site);
     if (agents.length === 0)
       return { ok: false, code: 'not-found', message: `site '${req.site}' has no enrolled agent` };
-    const key = `${req.environment}/${req.component}`;
+    const key = cellKey(req.environment, req.component);
     const refProblem = checkRef(req, agents);
     if (refProblem) return { ok: false, code: 'unprocessable', message: refProblem };
     const cell = await store.getCell(req.site, req.environment, req.component);
@@ -63,10 +65,10 @@ export class PlanRequests {
     };
     const bytes = await encodeBundle(
       {
-        id: this.d.ids.next() as never,
+        id: this.d.ids.next(),
         kind: 'control',
         source: 'hub',
-        destination: { site: req.site, agent: agent as never },
+        destination: { site: req.site, agent: asAgentId(agent) },
         created: now,
         lifetimeS: this.d.ttlS,
         priority: 'control',
@@ -118,7 +120,7 @@ function checkRef(req: PlanRequestCreate, agents: readonly AgentRow[]): string |
   }
   if (req.commit !== undefined && !CommitSchema.safeParse(req.commit).success)
     return `field 'commit': '${req.commit}' is not a full commit id (40 or 64 hex digits, lower case)`;
-  const key = `${req.environment}/${req.component}`;
+  const key = cellKey(req.environment, req.component);
   const patterns = [
     ...new Set(agents.filter((a) => a.revokedAt === null).flatMap((a) => a.refs?.[key] ?? [])),
   ];

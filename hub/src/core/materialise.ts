@@ -1,4 +1,4 @@
-import { AgentFactsSchema, cellKey, DocCellSchema, DocRunSchema } from '@driftline/protocol';
+import { AgentFactsSchema, cellKey, DocCellSchema, DocRunSchema, isUnchangedPlan } from '@driftline/protocol';
 import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
 import type { Touched } from './DocReader.js';
 import { RunCells, splitCellKey } from './refCells.js';
@@ -32,8 +32,8 @@ export function materialise(
     docId: string;
     now: number;
     offsetMs: number;
-    /** The cell's current plan hash, by document cell key (`environment/component[@ref]`). */
-    prevPlanHash: (key: string) => string | null;
+    /** The cell's current plan (hash and status), by document cell key (`environment/component[@ref]`). */
+    prevPlan: (key: string) => { planHash: string | null; status: string } | null;
     /** Which cell each run belongs to (made here when not given). */
     runCells?: RunCells;
   },
@@ -63,8 +63,10 @@ export function materialise(
       reason: r.summary.reason ?? null,
       plannedAt: toHub(Date.parse(r.summary.finishedAt)),
       receivedAt: ctx.now,
-      unchanged:
-        planHash !== null && planHash === ctx.prevPlanHash(cellKey(r.environment, r.component, atRef)),
+      unchanged: isUnchangedPlan(ctx.prevPlan(cellKey(r.environment, r.component, atRef)), {
+        planHash,
+        status: r.summary.status,
+      }),
       summary: r.summary,
       detailBlob: r.detailBlob ?? null,
       docId: ctx.docId,

@@ -1,4 +1,5 @@
 import {
+  asBundleId,
   decodeBundle,
   decodePayload,
   generateSigningKeyPair,
@@ -10,7 +11,7 @@ import { Rejections, rejectionKey } from './rejections.js';
 
 const id = (n: number) => `01JC${String(n).padStart(22, '0')}`;
 let seq = 0;
-const ids = { next: () => id(900_000 + seq++) };
+const ids = { next: () => asBundleId(id(900_000 + seq++)) };
 
 async function payloads(rows: { bytes: Uint8Array }[]): Promise<RejectionPayload[]> {
   return rows.map((r) => {

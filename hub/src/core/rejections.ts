@@ -144,7 +144,7 @@ export class Rejections {
     };
     return encodeBundle(
       {
-        id: this.d.ids.next() as never,
+        id: this.d.ids.next(),
         kind: 'control',
         source: 'hub',
         destination: { site: payload.site, agent: payload.agent },

@@ -1,8 +1,8 @@
-import type { PlanStatus } from '@driftline/protocol';
+import { isFailureStatus, type PlanStatus } from '@driftline/protocol';
 import type { RetentionPolicy } from '../ports/HubStore.js';
 
-const FAILURES: readonly string[] = ['failed', 'locked', 'redaction-failed'];
-export const isFailure = (s: PlanStatus | string): boolean => FAILURES.includes(s);
+/** A failure is kept past the run count (protocol's `FAILURE_STATUSES`). */
+export const isFailure = isFailureStatus;
 
 interface RunLike {
   runId: string;

@@ -1,4 +1,6 @@
 import {
+  agentRef,
+  type BundleId,
   type DecodedBundle,
   type DocDeltaPayload,
   decodeBundle,
@@ -31,7 +33,7 @@ export type Verified =
     }
   | {
       ok: false;
-      bundleId: string | null;
+      bundleId: BundleId | null;
       reason: RefusalReason;
       code: ErrorCode;
       message: string;
@@ -51,7 +53,7 @@ const CODE: Record<RefusalReason, ErrorCode> = {
 };
 
 export function refuse(
-  bundleId: string | null,
+  bundleId: BundleId | null,
   reason: RefusalReason,
   message: string,
   source: { site: string; agent: string } | null = null,
@@ -92,7 +94,7 @@ export async function verifyDocDelta(
   if (src === 'hub' || !src.agent) {
     return refuse(id, 'agent-mismatch', 'a doc-delta must name its agent as source {site, agent}');
   }
-  const who = `${src.site}/${src.agent}`;
+  const who = agentRef(src.site, src.agent);
   const from = { site: src.site as string, agent: src.agent as string };
   const agent = await lookup(src.site, src.agent);
   if (!agent) return refuse(id, 'unknown-agent', `agent '${who}' is not enrolled`, from);

@@ -1,3 +1,4 @@
+import { cellKey } from '@driftline/protocol';
 import type { Route } from '../core/route.js';
 import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
@@ -54,7 +55,7 @@ export function NeedsView({ go }: { go: (r: Route) => void }) {
                   <td>
                     <ul class="plain">
                       {n.cells.map((c) => (
-                        <li key={`${c.environment}/${c.component}@${c.ref ?? ''}`}>
+                        <li key={cellKey(c.environment, c.component, c.ref)}>
                           <a
                             {...linkProps(
                               {

@@ -1,3 +1,4 @@
+import { cellKey } from '@driftline/protocol';
 import { formatClockOffset } from '../core/clockText.js';
 import type { Route } from '../core/route.js';
 import { useLoad } from '../hooks/useLoad.js';
@@ -25,7 +26,7 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
     );
   const s = loaded.data;
   const cells = [...s.matrix].sort((a, b) =>
-    `${a.environment}/${a.component}` < `${b.environment}/${b.component}` ? -1 : 1,
+    cellKey(a.environment, a.component) < cellKey(b.environment, b.component) ? -1 : 1,
   );
   return (
     <section aria-labelledby="site-title">
@@ -84,7 +85,7 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
       <h2>Cells</h2>
       <ul class="cell-list">
         {cells.map((c) => (
-          <li key={`${c.environment}/${c.component}`}>
+          <li key={cellKey(c.environment, c.component)}>
             <a
               {...linkProps(
                 {

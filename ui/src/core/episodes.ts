@@ -1,4 +1,4 @@
-import type { RunListItem } from '@driftline/protocol';
+import { FAILURE_STATUSES, type RunListItem } from '@driftline/protocol';
 
 /**
  * A drift episode of one cell: from the first run that found drift to the last one, and the first later
@@ -18,7 +18,8 @@ export interface DriftEpisode {
   firstReceivedAt: string;
 }
 
-const SILENT = new Set(['failed', 'locked', 'redaction-failed', 'blocked']);
+/** Runs that say nothing about drift: failures, and plans that could not run. */
+const SILENT = new Set<string>([...FAILURE_STATUSES, 'blocked']);
 
 const driftOf = (r: RunListItem): number => {
   if (r.status === 'drift') return Math.max(1, r.counts?.drift ?? 0);

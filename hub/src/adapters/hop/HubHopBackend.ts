@@ -7,7 +7,7 @@ import {
   type SourceClocks,
   scopeBatch,
 } from '@driftline/hop';
-import type { DownlinkQuery, Receipt } from '@driftline/protocol';
+import { type DownlinkQuery, parseDocId, type Receipt } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
 import type { Ingest } from '../../core/Ingest.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
@@ -114,7 +114,9 @@ export class HubHopBackend implements HopBackend {
     // A newly held blob lets the agent delete its copy: re-ack each document that announced it.
     const downlink = [];
     for (const docId of await store.docsAnnouncing(upload.sha256)) {
-      const [site, agent] = docId.split('/') as [string, string];
+      const parts = parseDocId(docId);
+      if (!parts) continue; // announcements are stored only for documents ingest took
+      const { site, agent } = parts;
       const heads = await this.d.replicas.heads(docId);
       const held = await store.heldBlobsFor(docId);
       const { row, signed } = this.d.ingest.acks.row({ site, agent }, docId, heads, held, now);

@@ -1,3 +1,4 @@
+import { FAILURE_STATUSES } from '@driftline/protocol';
 import Database from 'better-sqlite3';
 import { pruneRuns } from '../../core/retention.js';
 import type {
@@ -21,6 +22,9 @@ import type {
 import { approvalStatements } from './approvalStatements.js';
 import { authStatements, migrate } from './authStatements.js';
 import { refStatements } from './refStatements.js';
+
+/** protocol's failure statuses as an SQL list (constants, not input). */
+const FAILURES_SQL = `(${FAILURE_STATUSES.map((f) => `'${f}'`).join(', ')})`;
 
 type Row = { row: string };
 const parse = <T>(r: Row | undefined): T | null => (r ? (JSON.parse(r.row) as T) : null);
@@ -233,7 +237,7 @@ export class SqliteHubStore implements HubStore {
       const history = this.db
         .prepare(
           `DELETE FROM cell_history WHERE seq NOT IN (SELECT MAX(seq) FROM cell_history GROUP BY site, environment, component)
-           AND ((status IN ('failed','locked','redaction-failed') AND received_at < ?) OR (status NOT IN ('failed','locked','redaction-failed') AND received_at < ?))`,
+           AND ((status IN ${FAILURES_SQL} AND received_at < ?) OR (status NOT IN ${FAILURES_SQL} AND received_at < ?))`,
         )
         .run(now - policy.failureMaxAgeMs, now - policy.maxAgeMs).changes;
       const bundles = this.s.delBundles.run(now - policy.maxAgeMs).changes;

@@ -1,4 +1,4 @@
-import { type AckPayload, encodeBundle } from '@driftline/protocol';
+import { type AckPayload, asAgentId, asSha256, asSiteId, encodeBundle } from '@driftline/protocol';
 import type { DownlinkRow } from '../../ports/HubStore.js';
 import type { IdGen } from '../../ports/IdGen.js';
 
@@ -30,18 +30,18 @@ export class AckSigner {
     now: number,
   ): Promise<Uint8Array> {
     const payload: AckPayload = {
-      agent: who.agent as never,
+      agent: asAgentId(who.agent),
       doc: docId,
       heads,
-      blobs: [...blobs] as never,
+      blobs: blobs.map(asSha256),
       committedAt: now,
     };
     return encodeBundle(
       {
-        id: this.d.ids.next() as never,
+        id: this.d.ids.next(),
         kind: 'ack',
         source: 'hub',
-        destination: { site: who.site as never, agent: who.agent as never },
+        destination: { site: asSiteId(who.site), agent: asAgentId(who.agent) },
         created: now,
         lifetimeS: this.lifetimeS,
         priority: 'control',

@@ -1,4 +1,4 @@
-import type { Receipt } from '@driftline/protocol';
+import { type Receipt, siteCellKey } from '@driftline/protocol';
 import type { AgentRow, CellRow, HubStore, PlanRequestRow, SiteRow, WriteSet } from '../../ports/HubStore.js';
 import type { Committed } from '../ingestTypes.js';
 import { readCell } from '../refCells.js';
@@ -10,8 +10,7 @@ export type BatchWrites = Required<
 >;
 
 /** The key of a site's cell in the batch's maps (a document's own cell keys omit the site). */
-export const batchCellKey = (site: string, env: string, comp: string, ref?: string | null) =>
-  `${site}\u0000${env}\u0000${comp}\u0000${ref ?? ''}`;
+export const batchCellKey = siteCellKey;
 
 /**
  * What one ingest batch has read and decided so far. Each step adds to it; `commit` writes it in one

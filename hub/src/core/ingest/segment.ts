@@ -32,15 +32,16 @@ export async function readSegment(
   const what = seg.touched;
   const doc = new SegmentEntries(seg, ctx.memo);
   const runCells = new RunCells(doc, what.cells);
-  // A run is `new-drift` or not against the plan hash its cell had before this batch.
-  const planHashes = new Map<string, string | null>();
+  // A run is `unchanged` (and not `new-drift`) against the plan its cell had before this batch.
+  const prevPlans = new Map<string, { planHash: string | null; status: string } | null>();
   for (const k of what.runs) {
     const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
     if (!r) continue;
     const env = String(r.environment);
     const comp = String(r.component);
     const at = runCells.atRef(r);
-    planHashes.set(cellKey(env, comp, at), (await b.cell(site, env, comp, at))?.planHash ?? null);
+    const prev = await b.cell(site, env, comp, at);
+    prevPlans.set(cellKey(env, comp, at), prev ? { planHash: prev.planHash, status: prev.status } : null);
   }
   const m = materialise(doc, what, {
     site,
@@ -48,7 +49,7 @@ export async function readSegment(
     docId,
     now: b.now,
     offsetMs,
-    prevPlanHash: (k) => planHashes.get(k) ?? null,
+    prevPlan: (k) => prevPlans.get(k) ?? null,
     runCells,
   });
   if (m.invalid.length > 0)

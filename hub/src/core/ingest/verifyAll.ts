@@ -30,7 +30,7 @@ export async function verifyAll(
     count.refused(v.reason);
     if (v.source && v.bundleId) b.refusals.push({ ...v.source, code: v.code, bundleId: v.bundleId });
     b.receipts[index] = {
-      bundleId: v.bundleId as never,
+      bundleId: v.bundleId,
       index,
       status: 'rejected',
       code: v.code,

@@ -1,0 +1,166 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { bundleStorePath, storePath } from '../app.js';
+import type { HubConfig } from '../config.js';
+import type { BundleStore } from '../ports/BundleStore.js';
+import type { HubStore } from '../ports/HubStore.js';
+import { isUnavailable } from './postgres/errors.js';
+import { LATEST_VERSION, type MigrateResult, SchemaTooNewError } from './postgres/migrate.js';
+import { PgDatabase } from './postgres/PgDatabase.js';
+import { PostgresBundleStore } from './postgres/PostgresBundleStore.js';
+import { PostgresHubStore } from './postgres/PostgresHubStore.js';
+import { SqliteBundleStore } from './publish/SqliteBundleStore.js';
+import { SqliteHubStore } from './sqlite/SqliteHubStore.js';
+import { MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/schema.js';
+
+/** The hub's two stores, on the database `hub.yaml`'s `store` names. */
+export interface Stores {
+  store: HubStore;
+  bundles: BundleStore;
+}
+
+/** Where the store is, for messages: the SQLite file, or the database URL (it holds no password). */
+export const storeLabel = (c: HubConfig): string =>
+  c.store.kind === 'postgres' ? (c.store.url as string) : storePath(c.dataDir);
+
+/** The database password from `store.passwordFile` (its first line) or `store.passwordEnv`, if set. */
+export function storePassword(c: HubConfig, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const { passwordFile, passwordEnv } = c.store;
+  if (passwordFile) {
+    try {
+      return readFileSync(passwordFile, 'utf8').split(/\r?\n/)[0] ?? '';
+    } catch (e) {
+      throw new Error(`store.passwordFile: cannot read ${passwordFile} (${(e as Error).message})`);
+    }
+  }
+  if (passwordEnv) {
+    const v = env[passwordEnv];
+    if (v === undefined) throw new Error(`store.passwordEnv: ${passwordEnv} is not set in the environment`);
+    return v;
+  }
+  return undefined;
+}
+
+function openDatabase(c: HubConfig, onIdleError?: (e: Error) => void, env = process.env): PgDatabase {
+  return new PgDatabase({
+    url: c.store.url as string,
+    password: storePassword(c, env),
+    ...(onIdleError ? { onIdleError } : {}),
+  });
+}
+
+/**
+ * Opens the stores `hub.yaml` names (`store.kind`). PostgreSQL is migrated first; when it cannot be
+ * reached the stores are returned all the same and `onUnavailable` is told: every call fails as
+ * unavailable (503 on the wire) until the database answers, then the schema is migrated and the hub
+ * goes on by itself. `store` replaces the hub store (tests); the bundle store is opened anyway.
+ */
+export async function openStores(
+  c: HubConfig,
+  opts: { store?: HubStore; onUnavailable?: (e: Error) => void; onIdleError?: (e: Error) => void } = {},
+): Promise<Stores> {
+  if (c.store.kind === 'sqlite')
+    return {
+      store: opts.store ?? new SqliteHubStore(storePath(c.dataDir)),
+      bundles: new SqliteBundleStore(bundleStorePath(c.dataDir)),
+    };
+  const db = openDatabase(c, opts.onIdleError);
+  const stores = { store: opts.store ?? new PostgresHubStore(db), bundles: new PostgresBundleStore(db) };
+  try {
+    await db.ready();
+  } catch (e) {
+    if (!isUnavailable(e)) {
+      await stores.bundles.close();
+      if (!opts.store) await stores.store.close();
+      throw e;
+    }
+    opts.onUnavailable?.(e as Error);
+  }
+  return stores;
+}
+
+/** The hub store alone, migrated and reachable (or an error saying why not): for command-line verbs. */
+export async function openHubStore(c: HubConfig): Promise<HubStore> {
+  if (c.store.kind === 'sqlite') return new SqliteHubStore(storePath(c.dataDir));
+  const store = new PostgresHubStore(openDatabase(c));
+  try {
+    await store.listUsers();
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  return store;
+}
+
+/** `hub migrate`: what was applied now, and the version the store is at. */
+export async function migrateStore(
+  c: HubConfig,
+): Promise<MigrateResult & { kind: HubConfig['store']['kind']; where: string }> {
+  if (c.store.kind === 'sqlite') {
+    // The SQLite store migrates whenever it is opened; report the version it is at.
+    await new SqliteHubStore(storePath(c.dataDir)).close();
+    await new SqliteBundleStore(bundleStorePath(c.dataDir)).close();
+    return { kind: 'sqlite', where: storeLabel(c), applied: [], version: SQLITE_MIGRATIONS.length };
+  }
+  const db = openDatabase(c).retain();
+  try {
+    return { kind: 'postgres', where: storeLabel(c), ...(await db.migrateNow()) };
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * `hub config check` on the store, creating nothing: for SQLite whether the file is there, for
+ * PostgreSQL whether the database answers and is migrated; then how many users may sign in.
+ */
+export async function checkStore(
+  c: HubConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ problems: string[]; warnings: string[]; users?: number }> {
+  const active = async (s: HubStore) => {
+    try {
+      return (await s.listUsers()).filter((u) => u.revokedAt === null).length;
+    } finally {
+      await s.close();
+    }
+  };
+  if (c.store.kind === 'sqlite') {
+    if (!existsSync(storePath(c.dataDir)))
+      return {
+        problems: [],
+        warnings: [
+          `dataDir: no store at ${storePath(c.dataDir)} yet; \`hub init\` (or the first \`hub run\`) makes it`,
+        ],
+      };
+    return { problems: [], warnings: [], users: await active(new SqliteHubStore(storePath(c.dataDir))) };
+  }
+  let db: PgDatabase;
+  try {
+    db = openDatabase(c, undefined, env).retain();
+  } catch (e) {
+    return { problems: [(e as Error).message], warnings: [] };
+  }
+  let version: number;
+  try {
+    version = await db.schemaVersion();
+  } catch (e) {
+    await db.close();
+    return { problems: [`store.url: ${(e as Error).message}`], warnings: [] };
+  }
+  if (version > LATEST_VERSION) {
+    await db.close();
+    return { problems: [`store: ${new SchemaTooNewError(version).message}`], warnings: [] };
+  }
+  if (version < LATEST_VERSION) {
+    await db.close();
+    return {
+      problems: [],
+      warnings: [
+        `store: the database is at schema version ${version} of ${LATEST_VERSION}; \`hub migrate\` (or the first \`hub run\`) brings it up to date`,
+      ],
+    };
+  }
+  const users = await active(new PostgresHubStore(db));
+  await db.close();
+  return { problems: [], warnings: [], users };
+}

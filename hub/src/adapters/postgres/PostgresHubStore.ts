@@ -1,0 +1,235 @@
+import { pruneRuns } from '../../core/retention.js';
+import type {
+  AgentRow,
+  ApplyRow,
+  ApprovalRow,
+  ApproverRow,
+  AuditRow,
+  BlobRow,
+  CellHistoryRow,
+  CellRow,
+  DownlinkRow,
+  HubStore,
+  PeerRow,
+  PlanRequestRow,
+  PruneResult,
+  RefCellQuery,
+  RetentionPolicy,
+  RunQuery,
+  RunRow,
+  SessionRow,
+  SiteRow,
+  UserRow,
+  WebhookRow,
+  WriteSet,
+} from '../../ports/HubStore.js';
+import type { PgDatabase, Stmt } from './PgDatabase.js';
+import { P, R } from './readStatements.js';
+import { writeSteps } from './writeStatements.js';
+
+type Row<T> = { row: T };
+const bytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();
+
+interface DownlinkDbRow {
+  seq: number;
+  site: string;
+  agent: string | null;
+  kind: DownlinkRow['kind'];
+  doc_id: string | null;
+  request_id: string | null;
+  replace_key: string | null;
+  bytes: Buffer;
+  expires_at: number;
+}
+
+/**
+ * HubStore on PostgreSQL 15+. Same tables and semantics as the SQLite store (rows as json beside the
+ * indexed columns); every `commit` is one transaction sent as one pipeline (D1), and `prune` one more.
+ * Several stores may share one {@link PgDatabase} (and its pool); `close` releases this one's share.
+ */
+export class PostgresHubStore implements HubStore {
+  constructor(private readonly db: PgDatabase) {
+    db.retain();
+  }
+
+  private async one<T>(s: Stmt, values: unknown[]): Promise<T | null> {
+    const rows = await this.db.query<Row<T>>(s, values);
+    return rows[0]?.row ?? null;
+  }
+  private async all<T>(s: Stmt, values: unknown[] = []): Promise<T[]> {
+    return (await this.db.query<Row<T>>(s, values)).map((r) => r.row);
+  }
+
+  commit(w: WriteSet): Promise<void> {
+    return this.db.pipeline(writeSteps(w));
+  }
+  getAgent(site: string, agent: string) {
+    return this.one<AgentRow>(R.getAgent, [site, agent]);
+  }
+  listAgents(site?: string) {
+    return site ? this.all<AgentRow>(R.agentsOf, [site]) : this.all<AgentRow>(R.agents);
+  }
+  peerByToken(tokenSha256: string) {
+    return this.one<PeerRow>(R.getPeer, [tokenSha256]);
+  }
+  async hasBundle(id: string) {
+    return (await this.db.query(R.hasBundle, [id])).length > 0;
+  }
+  async docChunks(docId: string) {
+    return (await this.db.query<{ bytes: Buffer }>(R.chunks, [docId])).map((r) => bytes(r.bytes));
+  }
+  getCell(site: string, environment: string, component: string) {
+    return this.one<CellRow>(R.getCell, [site, environment, component]);
+  }
+  listCells(site?: string) {
+    return site ? this.all<CellRow>(R.cellsOf, [site]) : this.all<CellRow>(R.cells);
+  }
+  cellsAt(at: number) {
+    return this.all<CellHistoryRow>(R.cellsAt, [at]);
+  }
+  getRefCell(site: string, environment: string, component: string, ref: string) {
+    return this.one<CellRow>(R.getRefCell, [site, environment, component, ref]);
+  }
+  listRefCells(q: RefCellQuery) {
+    return this.all<CellRow>(R.refCells, [q.ref ?? null, q.site ?? null, q.status ?? null, q.limit]);
+  }
+  getRun(runId: string) {
+    return this.one<RunRow>(R.getRun, [runId]);
+  }
+  listRuns(q: RunQuery): Promise<RunRow[]> {
+    const cell = [q.site, q.environment, q.component];
+    const before = q.before ?? '\uffff';
+    return q.ref === undefined
+      ? this.all<RunRow>(R.runsDefault, [...cell, before, q.limit])
+      : this.all<RunRow>(R.runsOfRef, [...cell, q.ref, before, q.limit]);
+  }
+  runsAt(ref: string, commit: string, limit: number) {
+    return this.all<RunRow>(R.runsAt, [ref, commit, limit]);
+  }
+  getSite(site: string) {
+    return this.one<SiteRow>(R.getSite, [site]);
+  }
+  listSites() {
+    return this.all<SiteRow>(R.sites);
+  }
+  getBlob(sha256: string) {
+    return this.one<BlobRow>(R.getBlob, [sha256]);
+  }
+  async heldBlobsFor(docId: string) {
+    return (await this.db.query<{ sha256: string }>(R.heldBlobs, [docId])).map((r) => r.sha256);
+  }
+  async docsAnnouncing(sha256: string) {
+    return (await this.db.query<{ doc_id: string }>(R.docsAnnouncing, [sha256])).map((r) => r.doc_id);
+  }
+  async readDownlink(site: string, after: number, limit: number): Promise<DownlinkRow[]> {
+    const rows = await this.db.query<DownlinkDbRow>(R.downlink, [site, after, limit]);
+    return rows.map((r) => ({
+      seq: r.seq,
+      site: r.site,
+      agent: r.agent,
+      kind: r.kind,
+      docId: r.doc_id,
+      requestId: r.request_id,
+      replaceKey: r.replace_key,
+      bytes: bytes(r.bytes),
+      expiresAt: r.expires_at,
+    }));
+  }
+  getPlanRequest(requestId: string) {
+    return this.one<PlanRequestRow>(R.getRequest, [requestId]);
+  }
+  listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
+    return this.all<PlanRequestRow>(R.requests, [filter.site ?? null, filter.open === true]);
+  }
+  dueWebhooks(now: number, limit: number) {
+    return this.all<WebhookRow>(R.dueWebhooks, [now, limit]);
+  }
+  getWebhook(id: string) {
+    return this.one<WebhookRow>(R.getWebhook, [id]);
+  }
+  getUser(name: string) {
+    return this.one<UserRow>(R.getUser, [name]);
+  }
+  userByToken(tokenSha256: string) {
+    return this.one<UserRow>(R.userByToken, [tokenSha256]);
+  }
+  listUsers() {
+    return this.all<UserRow>(R.users);
+  }
+  getSession(idSha256: string) {
+    return this.one<SessionRow>(R.getSession, [idSha256]);
+  }
+  async listAudit(q: { limit: number; before?: number }): Promise<AuditRow[]> {
+    const rows = await this.db.query<{ id: number; row: Omit<AuditRow, 'id'> }>(R.audit, [
+      q.before ?? Number.MAX_SAFE_INTEGER,
+      q.limit,
+    ]);
+    return rows.map((r) => ({ ...r.row, id: r.id }));
+  }
+  listApprovers() {
+    return this.all<ApproverRow>(R.approvers);
+  }
+  getApproval(approvalId: string) {
+    return this.one<ApprovalRow>(R.getApproval, [approvalId]);
+  }
+  listApprovals(q: { site: string; runId?: string; limit: number }) {
+    return q.runId !== undefined
+      ? this.all<ApprovalRow>(R.approvalsOfRun, [q.site, q.runId, q.limit])
+      : this.all<ApprovalRow>(R.approvalsOfSite, [q.site, q.limit]);
+  }
+  async listApplies(site: string, runIds?: readonly string[]) {
+    if (!runIds) return this.all<ApplyRow>(R.applies, [site]);
+    if (runIds.length === 0) return [];
+    const found = new Map((await this.all<ApplyRow>(R.appliesOf, [site, runIds])).map((a) => [a.runId, a]));
+    // In the order asked, as the other stores answer.
+    return runIds.flatMap((id) => {
+      const a = found.get(id);
+      return a ? [a] : [];
+    });
+  }
+
+  prune(policy: RetentionPolicy, now: number): Promise<PruneResult> {
+    return this.db.tx(async (c) => {
+      const q = async <T>(s: Stmt, values: unknown[] = []) => (await c.query({ ...s, values })).rows as T[];
+      const expired =
+        policy.refMaxAgeMs === undefined
+          ? { refCells: 0, refRuns: 0 }
+          : await q<{ cells: number; runs: number }>(P.expireRefs, [now - policy.refMaxAgeMs]).then(
+              ([r]) => ({ refCells: r?.cells ?? 0, refRuns: r?.runs ?? 0 }),
+            );
+      const keep = new Set((await q<{ run_id: string }>(P.shownRunIds)).map((r) => r.run_id));
+      const runs = (await q<RunKey>(P.runKeys)).map((r) => ({
+        runId: r.run_id,
+        site: r.site,
+        environment: r.environment,
+        component: r.component,
+        status: r.status as RunRow['status'],
+        receivedAt: r.received_at,
+        atRef: r.at_ref,
+      }));
+      const doomed = pruneRuns(runs, keep, policy, now);
+      if (doomed.length > 0) await q(P.delRuns, [doomed]);
+      const history = (
+        await c.query({ ...P.history, values: [now - policy.failureMaxAgeMs, now - policy.maxAgeMs] })
+      ).rowCount;
+      const bundles = (await c.query({ ...P.bundles, values: [now - policy.maxAgeMs] })).rowCount;
+      await q(P.sessions, [now]);
+      await q(P.audit, [now - policy.failureMaxAgeMs]);
+      return { runs: doomed.length, history: history ?? 0, bundles: bundles ?? 0, ...expired };
+    });
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
+
+type RunKey = {
+  run_id: string;
+  site: string;
+  environment: string;
+  component: string;
+  status: string;
+  received_at: number;
+  at_ref: string | null;
+};

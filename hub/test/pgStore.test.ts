@@ -1,0 +1,169 @@
+import { expect, it, vi } from 'vitest';
+import { LATEST_VERSION, migrate, SchemaTooNewError } from '../src/adapters/postgres/migrate.js';
+import { MIGRATIONS } from '../src/adapters/postgres/migrations.js';
+import { PgDatabase } from '../src/adapters/postgres/PgDatabase.js';
+import { PostgresBundleStore } from '../src/adapters/postgres/PostgresBundleStore.js';
+import { PostgresHubStore } from '../src/adapters/postgres/PostgresHubStore.js';
+import { runBundleStoreContract } from './bundleStoreContract.js';
+import { describePg } from './postgres.js';
+import { runHubStoreContract } from './storeContract.js';
+
+// A fresh database per test on a machine shared with other work: give each more than the default 5 s.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 180_000 });
+
+describePg('PostgreSQL stores', (server) => {
+  const database = async () =>
+    new PgDatabase({ url: await server().createDatabase(), password: server().password });
+
+  runHubStoreContract('postgres', async () => {
+    const store = new PostgresHubStore(await database());
+    return { store, done: () => store.close() };
+  });
+
+  runBundleStoreContract('postgres', async () => {
+    const bundles = new PostgresBundleStore(await database());
+    return { bundles, done: () => bundles.close() };
+  });
+
+  it('applies every migration once, in order, recorded in schema_migrations', async () => {
+    const url = await server().createDatabase();
+    const c = await server().client(url);
+    try {
+      const first = await migrate(c);
+      expect(first.applied.map((m) => m.version)).toEqual(MIGRATIONS.map((m) => m.version));
+      expect(first.version).toBe(LATEST_VERSION);
+      expect((await migrate(c)).applied).toEqual([]);
+      const rows = await c.query('SELECT version, name FROM schema_migrations ORDER BY version');
+      expect(rows.rows).toEqual(MIGRATIONS.map(({ version, name }) => ({ version, name })));
+    } finally {
+      await c.end();
+    }
+  });
+
+  it('lets two hubs starting at once migrate the same database: one applies, the other finds it done', async () => {
+    const url = await server().createDatabase();
+    const clients = await Promise.all([0, 1].map(() => server().client(url)));
+    try {
+      const results = await Promise.all(clients.map((c) => migrate(c)));
+      const applied = results.map((r) => r.applied.length).sort();
+      expect(applied).toEqual([0, MIGRATIONS.length]);
+    } finally {
+      await Promise.all(clients.map((c) => c.end()));
+    }
+  });
+
+  it('migrates a database at an earlier version and keeps its rows', async () => {
+    const url = await server().createDatabase();
+    const c = await server().client(url);
+    try {
+      await migrate(c, MIGRATIONS.slice(0, 1));
+      await c.query(
+        `INSERT INTO peers (token_sha256, row) VALUES ('t', '{"tokenSha256":"t","name":"relay-1","sites":["*"]}')`,
+      );
+    } finally {
+      await c.end();
+    }
+    const db = new PgDatabase({ url, password: server().password });
+    const store = new PostgresHubStore(db);
+    const bundles = new PostgresBundleStore(db);
+    try {
+      expect((await store.peerByToken('t'))?.name).toBe('relay-1');
+      expect(await bundles.listBundles()).toEqual([]);
+    } finally {
+      await store.close();
+      await bundles.close();
+    }
+  });
+
+  it('refuses a database migrated by a newer hub, naming both versions', async () => {
+    const url = await server().createDatabase();
+    const c = await server().client(url);
+    try {
+      const future = [...MIGRATIONS, { version: LATEST_VERSION + 1, name: 'future', sql: 'SELECT 1' }];
+      await migrate(c, future);
+      await expect(migrate(c)).rejects.toBeInstanceOf(SchemaTooNewError);
+      await expect(migrate(c)).rejects.toThrow(`version ${LATEST_VERSION + 1}, newer than this hub knows`);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it('keeps one row per bundle id however many commits (or hubs) store it', async () => {
+    const db = new PgDatabase({ url: await server().createDatabase(), password: server().password });
+    const [a, b] = [new PostgresHubStore(db), new PostgresHubStore(db)];
+    try {
+      await Promise.all([a, b, a, b].map((s) => s.commit({ bundles: [{ id: 'B1', receivedAt: 1 }] })));
+      const n = await db.pool.query('SELECT count(*)::int AS n FROM bundles');
+      expect(n.rows[0].n).toBe(1);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('orders runs by byte value whatever the database collation, as SQLite does', async () => {
+    const url = await server().createDatabase({ icuLocale: 'en-US' });
+    const c = await server().client(url);
+    // The database's own order is a language's (a, b, B): the store's must not be.
+    const order = await c.query("SELECT x FROM unnest(ARRAY['b', 'B', 'a', '_']) x ORDER BY x");
+    await c.end();
+    expect(order.rows.map((r) => r.x)).not.toEqual(['B', '_', 'a', 'b']);
+    const store = new PostgresHubStore(new PgDatabase({ url, password: server().password }));
+    try {
+      const run = (runId: string) => ({
+        runId,
+        site: 's',
+        agent: 'a',
+        environment: 'e',
+        component: 'c',
+        status: 'clean' as const,
+        counts: null,
+        reason: null,
+        plannedAt: 1,
+        receivedAt: 1,
+        unchanged: false,
+        summary: {
+          component: 'c',
+          environment: 'e',
+          status: 'clean' as const,
+          startedAt: '',
+          finishedAt: '',
+        },
+        detailBlob: null,
+        docId: 'd',
+      });
+      await store.commit({ runs: ['a', 'B', '_', 'b'].map(run) });
+      const q = { site: 's', environment: 'e', component: 'c', limit: 10 };
+      expect((await store.listRuns(q)).map((r) => r.runId)).toEqual(['b', 'a', '_', 'B']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('rolls a commit back whole when one of its writes fails', async () => {
+    const store = new PostgresHubStore(await database());
+    try {
+      const user = {
+        name: 'ada',
+        roles: ['viewer' as const],
+        tokenSha256: 'u',
+        createdAt: 1,
+        revokedAt: null,
+      };
+      await store.commit({ users: [user] });
+      // A second user with the same token hash breaks the unique index: nothing of the commit stays.
+      await expect(
+        store.commit({
+          peers: [{ tokenSha256: 'p', name: 'r', sites: [] }],
+          users: [{ ...user, name: 'bob' }],
+        }),
+      ).rejects.toThrow();
+      expect(await store.peerByToken('p')).toBeNull();
+      expect(await store.getUser('bob')).toBeNull();
+      await store.commit({ peers: [{ tokenSha256: 'p', name: 'r', sites: [] }] });
+      expect((await store.peerByToken('p'))?.name).toBe('r');
+    } finally {
+      await store.close();
+    }
+  });
+});
