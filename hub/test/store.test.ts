@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { MemoryBundleStore } from '../src/adapters/memory/MemoryBundleStore.js';
 import { MemoryHubStore } from '../src/adapters/memory/MemoryHubStore.js';
 import { SqliteBundleStore } from '../src/adapters/publish/SqliteBundleStore.js';
 import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
@@ -23,6 +24,8 @@ runHubStoreContract('sqlite', async () => {
     },
   };
 });
+
+runBundleStoreContract('memory', async () => ({ bundles: new MemoryBundleStore(), done: async () => {} }));
 
 runBundleStoreContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hub-bundles-'));
