@@ -20,7 +20,7 @@ import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.j
 import { ProcessGroup, setUpHub, until } from './support.js';
 
 /**
- * Bundles to outposts end to end (issue 10): a file published at the hub goes hub → link A → relay →
+ * Bundles to outposts end to end (decision 050): a file published at the hub goes hub → link A → relay →
  * link B → agent, as processes, while the links are cut every few MB and the relay is killed mid-fetch.
  */
 const SIZE = 24 * 1024 * 1024;

@@ -355,7 +355,7 @@ describe('fuzzing a running hub and relay with hostile requests', () => {
       }),
     ];
 
-    /** At least 10,000 (the bar); DRIFTLINE_FUZZ_REQUESTS raises it for a longer soak. */
+    /** At least 10,000 (enough to reach every route and body shape many times); DRIFTLINE_FUZZ_REQUESTS raises it for a longer soak. */
     const TOTAL = Math.max(10_000, Number(process.env.DRIFTLINE_FUZZ_REQUESTS ?? 0));
     const failures: string[] = [];
     const counts = new Map<string, number>();

@@ -21,7 +21,7 @@ export interface SweepResult {
 }
 
 /**
- * Time-driven transitions (issue 6, items 5, 7, 8): expiring plan requests, cells going stale,
+ * Time-driven transitions, which no arriving bundle would trigger: expiring plan requests, cells going stale,
  * sites going unreachable (each queues its webhook once), retention, and webhook delivery with backoff.
  */
 export class Sweeper {

@@ -24,7 +24,10 @@ export function expectedContactS(agents: readonly AgentRow[], ctx: ViewContext):
   return declared.length > 0 ? Math.min(...declared) : ctx.defaultContactIntervalS;
 }
 
-/** Unreachable: nothing has arrived for longer than the expected contact interval (issue 6, item 7). */
+/**
+ * Unreachable: nothing has arrived for longer than the expected contact interval (the shortest one the
+ * site's agents declared, else the hub's default), so a site that calls in weekly is not flagged daily.
+ */
 export function isUnreachable(site: SiteRow | null, agents: readonly AgentRow[], ctx: ViewContext): boolean {
   const expected = expectedContactS(agents, ctx);
   if (!site || site.lastContactAt === null || expected === null) return false;

@@ -6,7 +6,7 @@ import { Topology } from '../topology/Topology.js';
 import { deliveredAtHub, HubRefused, percentile, producedFromLog } from './collect.js';
 import type { Scenario } from './scenarios.js';
 
-/** The scenario report; these field names are read by the team's checks (issue 8). */
+/** The scenario report; these field names are read by the team's checks: keep them as they are. */
 export interface ScenarioReport {
   scenario: string;
   profile: string;

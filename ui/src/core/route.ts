@@ -1,7 +1,7 @@
 import { type CellStatus, CellStatusSchema } from '@driftline/protocol';
 
 /**
- * Every view is a URL (issue 7.4): the hub serves the UI at `/`, so the view and its filters live in the
+ * Every view is a URL (so a view can be bookmarked, shared and reloaded): the hub serves the UI at `/`, so the view and its filters live in the
  * query string (`/?view=site&site=ship-7`), which any static server answers with index.html.
  */
 

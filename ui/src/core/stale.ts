@@ -1,7 +1,7 @@
 import type { MatrixCell } from '@driftline/protocol';
 
 /**
- * A cell is stale once its plan is older than twice its expected interval (issue 7.1). The hub says so
+ * A cell is stale once its plan is older than twice its expected interval (one missed plan is noise, two are a fact). The hub says so
  * when it answers; the dashboard keeps checking as time passes without a new answer.
  */
 export function isStale(cell: MatrixCell, nowMs: number): boolean {

@@ -1,6 +1,6 @@
 import type { CellStatus, PlanCounts } from '@driftline/protocol';
 
-/** How a status is shown: never colour alone (issue 7) — a word, an icon and a colour class. */
+/** How a status is shown: never colour alone (colour-blind readers, monochrome screens) — a word, an icon and a colour class. */
 export interface StatusLook {
   label: string;
   icon: string;

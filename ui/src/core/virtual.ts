@@ -1,5 +1,5 @@
 /**
- * Windowing for the matrix (issue 7.6: 50,000 cells): rows have one of a few fixed heights, so their
+ * Windowing for the matrix (a fleet of 50,000 cells must paint in about a second): rows have one of a few fixed heights, so their
  * offsets are a prefix sum and the visible slice is two binary searches.
  */
 export function prefixOffsets(heights: ArrayLike<number>): Float64Array {

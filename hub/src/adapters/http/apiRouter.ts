@@ -76,7 +76,7 @@ function inflateDetail(
 
 const PlanDetailSchema = z.looseObject({ resources: z.array(ResourceChangeSchema).optional() });
 
-/** Every answer is checked against protocol's schema before it leaves (issue 6, item 6). */
+/** Every answer is checked against protocol's schema before it leaves, so the OpenAPI document and the dashboard's parser can trust it. */
 const send = <T extends z.ZodType>(ctx: Context, schema: T, body: z.input<T>, status = 200) => {
   ctx.status = status;
   ctx.body = schema.parse(body);
