@@ -3,106 +3,23 @@
  * sites, malformed, oversized and compressed-bomb bodies, slow clients. Every answer must be a 4xx with
  * an error code, neither process may die, and nothing stored may change.
  */
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import {
-  asAgentId,
-  asSiteId,
-  BATCH_CONTENT_TYPE,
-  type BundleHeader,
-  encodeBatch,
-  encodeBundle,
-  encodeUlid,
-  generateSigningKeyPair,
-} from '@driftline/protocol';
+import { asAgentId, asSiteId, BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { freePort, waitForHttp } from '../src/topology/ports.js';
 import { BINS, runProgram } from '../src/topology/programs.js';
+import { allRefused, files, type Req, rng, signedBundle } from './fuzzHelpers.js';
 import { ProcessGroup, setUpHub } from './support.js';
 
 const group = new ProcessGroup();
 /** The hub's per-client connection cap in this test's hub.yaml. */
 const CONNECTIONS_PER_CLIENT = 32;
 afterAll(() => group.stopAll());
-
-/** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-interface Req {
-  label: string;
-  base: 'hub' | 'relay';
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: Uint8Array;
-}
-
-/** A signed bundle from `source` to `destination` (an agent's doc-delta, or downlink traffic such as an ack). */
-async function signedBundle(
-  source: BundleHeader['source'],
-  destination: BundleHeader['destination'],
-  kind: 'doc-delta' | 'ack' = 'doc-delta',
-) {
-  const { privateKey } = await generateSigningKeyPair();
-  const header = {
-    id: encodeUlid(Date.now(), crypto.getRandomValues(new Uint8Array(10))),
-    kind,
-    source,
-    destination,
-    created: Date.now(),
-    lifetimeS: 3600,
-    priority: 'status',
-  } as BundleHeader;
-  return kind === 'ack'
-    ? encodeBundle(
-        { ...header, kind: 'ack' },
-        { agent: 'a1' as never, doc: 'd', heads: [], blobs: [], committedAt: 1 },
-        privateKey,
-      )
-    : encodeBundle(
-        { ...header, kind: 'doc-delta', doc: 'other-site/x1/1' },
-        { epoch: 1, changes: new Uint8Array([1, 2, 3]), blobs: [] },
-        privateKey,
-      );
-}
-
-/** True for a receipts answer in which every bundle was refused with a code. */
-function allRefused(text: string): boolean {
-  try {
-    const { receipts } = JSON.parse(text) as { receipts: { status: string; code?: string }[] };
-    return receipts.length > 0 && receipts.every((r) => r.status === 'rejected' && !!r.code);
-  } catch {
-    return false;
-  }
-}
-
-/** Every file under `dir` with its size, except SQLite's own files (the audit log grows on purpose). */
-function files(dir: string): string[] {
-  const out: string[] = [];
-  const stack = [dir];
-  while (stack.length > 0) {
-    const d = stack.pop() as string;
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) stack.push(p);
-      else if (!/\.(db|sqlite)(-wal|-shm|-journal)?$/.test(e.name)) out.push(`${p}:${statSync(p).size}`);
-    }
-  }
-  return out.sort();
-}
 
 describe('fuzzing a running hub and relay with hostile requests', () => {
   it('answers every one with a 4xx and an error code, stays up, and stores nothing', {
