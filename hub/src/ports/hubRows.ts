@@ -1,0 +1,261 @@
+import type { AuditAction, DocRun, PlanCounts, PlanStatus, Role } from '@driftline/protocol';
+
+/**
+ * The rows the hub stores (the `HubStore` port's vocabulary). Times in every row are milliseconds since
+ * the epoch on the hub's clock unless named otherwise.
+ */
+
+export interface AgentRow {
+  site: string;
+  agent: string;
+  /** `ed25519:<base64url>` pinned at enrolment. */
+  publicKey: string;
+  enrolledAt: number;
+  revokedAt: number | null;
+  version: string | null;
+  lastContactAt: number | null;
+  queueDepth: number | null;
+  /** Agent clock, corrected to hub time. */
+  oldestUnsentAt: number | null;
+  /** Estimated agent clock minus hub clock (T2). */
+  clockOffsetMs: number | null;
+  /** Half-width of the interval the offset is known in; null: a one-way bound only (or a row from before). */
+  clockOffsetUncertaintyMs?: number | null;
+  offsetSampledAt: number | null;
+  upstream: string | null;
+  /** Declared plan interval per cell key `environment/component`, seconds. */
+  cadenceS: Record<string, number>;
+  contactIntervalS: number | null;
+  contactWindows: string[];
+  /** Ref patterns each cell key (`environment/component`) may plan; the first is its default ref. */
+  refs?: Record<string, string[]>;
+  /** Heads of the agent's git mirrors: repository → ref → commit. */
+  sources?: Record<string, Record<string, string>>;
+  /** Provider builds in the agent's filesystem mirror (`host/ns/type version os_arch`). */
+  providers?: string[];
+  /** The agent's `os_arch` (`linux_amd64`). */
+  platform?: string | null;
+  /** When the agent reported these facts, corrected to hub time. */
+  factsReportedAt?: number | null;
+}
+
+/** The latest fact for one cell of the matrix. */
+export interface CellRow {
+  site: string;
+  environment: string;
+  component: string;
+  agent: string;
+  status: PlanStatus;
+  counts: PlanCounts | null;
+  reason: string | null;
+  runId: string;
+  /** When the plan ran at the site, corrected to hub time by the offset estimate. */
+  plannedAt: number;
+  receivedAt: number;
+  expectedIntervalS: number | null;
+  planHash: string | null;
+  /** The run id for which a `stale` webhook was queued, so each transition notifies once. */
+  staleNotifiedFor: string | null;
+  /** The ref the plan is of; absent or null for a component without a repository. */
+  ref?: string | null;
+  /** The commit planned, when known. */
+  commit?: string | null;
+  /** For `blocked`: what the site needs. */
+  needs?: string[];
+  /**
+   * The `@ref` of the document's key: null (or absent) for the cell of the component's default ref
+   * (`environment/component`), the ref for `environment/component@ref`. Such cells are kept apart from
+   * the default ones (`getRefCell`, `listRefCells`): they are never in `getCell`, `listCells` or history.
+   */
+  atRef?: string | null;
+}
+
+/** One version of a cell as the hub learnt it; the point-in-time matrix reads these. */
+export type CellHistoryRow = Omit<CellRow, 'staleNotifiedFor' | 'planHash'>;
+
+export interface RunRow {
+  runId: string;
+  site: string;
+  agent: string;
+  environment: string;
+  component: string;
+  status: PlanStatus;
+  counts: PlanCounts | null;
+  reason: string | null;
+  plannedAt: number;
+  receivedAt: number;
+  /** true when the run found the same plan as the cell's previous run. */
+  unchanged: boolean;
+  summary: DocRun['summary'];
+  detailBlob: string | null;
+  docId: string;
+  /** The ref planned; absent or null for a component without a repository. */
+  ref?: string | null;
+  /** The commit planned, when known. */
+  commit?: string | null;
+  /** The run's cell is `environment/component@atRef` (a ref other than the default); null: the default cell. */
+  atRef?: string | null;
+}
+
+export interface SiteRow {
+  site: string;
+  lastContactAt: number | null;
+  /** The peer the last bundle of the site came through (`direct` when no relay). */
+  upstream: string | null;
+  /** `lastContactAt` for which an `unreachable` webhook was queued. */
+  unreachableNotifiedFor: number | null;
+}
+
+export interface DocChunk {
+  docId: string;
+  site: string;
+  agent: string;
+  epoch: number;
+  bytes: Uint8Array;
+  /** The whole document (a `save()`): replaces the document's earlier chunks. */
+  whole?: boolean;
+}
+
+export interface DownlinkRow {
+  seq: number;
+  site: string;
+  agent: string | null;
+  kind: 'ack' | 'control' | 'blob';
+  /** For acks: an older undelivered ack for the same document is superseded. */
+  docId: string | null;
+  requestId: string | null;
+  /**
+   * A later row with the same key replaces this one, so a queue that a sender could grow without
+   * end holds one row instead (a rejection per site, agent and code). Null or absent: never replaced.
+   */
+  replaceKey?: string | null;
+  bytes: Uint8Array;
+  expiresAt: number;
+}
+
+export type PlanRequestState = 'pending' | 'delivered' | 'done' | 'expired' | 'refused';
+
+export interface PlanRequestRow {
+  requestId: string;
+  site: string;
+  agent: string;
+  environment: string;
+  component: string;
+  state: PlanRequestState;
+  requestedAt: number;
+  expiresAt: number;
+  deliveredAt: number | null;
+  doneAt: number | null;
+  runId: string | null;
+  /** The ref asked for; absent or null: the component's default ref. */
+  ref?: string | null;
+  /** The commit asked for, when one was named. */
+  commit?: string | null;
+}
+
+export interface WebhookRow {
+  /** Dedupe key: one row per transition, so a transition notifies at most once. */
+  id: string;
+  url: string;
+  event: string;
+  body: string;
+  attempts: number;
+  nextAt: number;
+  state: 'pending' | 'sent' | 'failed';
+  lastError: string | null;
+}
+
+export interface BlobRow {
+  sha256: string;
+  size: number;
+  contentType: string;
+  /** Where the adapter keeps the bytes (file path). */
+  path: string;
+  receivedAt: number;
+}
+
+export interface PeerRow {
+  /** sha256 hex of the bearer token; the token itself is never stored. */
+  tokenSha256: string;
+  name: string;
+  sites: string[];
+}
+
+/** A person (or a CI job) who uses the dashboard or `/api` (DESIGN S5). */
+export interface UserRow {
+  name: string;
+  roles: Role[];
+  /** sha256 hex of the operator token; null for a user who signs in only through the SSO proxy. */
+  tokenSha256: string | null;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/** A dashboard session; the cookie value itself is never stored. */
+export interface SessionRow {
+  /** sha256 hex of the session id the cookie carries. */
+  idSha256: string;
+  user: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** One audit log entry (who did what, how it ended, when, from where). `id` grows with every entry. */
+export interface AuditRow {
+  id: number;
+  at: number;
+  actor: string;
+  via: string;
+  action: AuditAction;
+  target: string;
+  outcome: 'ok' | 'denied' | 'failed';
+  detail: string | null;
+  address: string;
+}
+
+/** `hub approver add`: who holds which approver key, so the dashboard names people. */
+export interface ApproverRow {
+  name: string;
+  /** `ed25519:<base64url>`. */
+  key: string;
+  addedAt: number;
+}
+
+/** An approval submitted at the hub (`POST /api/approvals`) and queued on the site's downlink. */
+export interface ApprovalRow {
+  approvalId: string;
+  site: string;
+  runId: string;
+  environment: string;
+  component: string;
+  ref: string;
+  commit: string;
+  planFileSha256: string;
+  approver: string;
+  approvedAt: number;
+  expiresAt: number;
+  /** The user who submitted it. */
+  submittedBy: string;
+  submittedAt: number;
+  /** When a relay (or the agent) pulled its control bundle from the downlink; null until then. */
+  deliveredAt: number | null;
+}
+
+/** The agent's `applies[runId]` as the hub last read it; agent times corrected to hub time. */
+export interface ApplyRow {
+  site: string;
+  agent: string;
+  runId: string;
+  environment: string;
+  component: string;
+  state: 'waiting-quorum' | 'applying' | 'applied' | 'apply-failed' | 'refused';
+  reason: string | null;
+  approvalIds: string[];
+  approvers: string[];
+  receivedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  errorExcerpt: string | null;
+  nextRunId: string | null;
+  updatedAt: number;
+}
