@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cryptoRandomBytes, monotonicUlid, type SigningKeyPair } from '@driftline/protocol';
 import { HttpUplink } from '../../edge-agent/src/adapters/http/HttpUplink.js';
-import { SqliteAgentStore } from '../../edge-agent/src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../../edge-agent/src/adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from '../../edge-agent/src/adapters/tus/SqliteUrlStorage.js';
 import { packDetail } from '../../edge-agent/src/app.js';
+import type { AgentLedger } from '../../edge-agent/src/core/ledger/AgentLedger.js';
 import { SyncEngine } from '../../edge-agent/src/core/sync/SyncEngine.js';
 import type { Uplink } from '../../edge-agent/src/ports/Uplink.js';
 import type { RealPlan } from './plans.js';
@@ -15,29 +16,31 @@ export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `driftline-ben
 export const SITE = 'ship-7';
 export const AGENT = 'a1';
 
-/** The agent's real store in a fresh directory; `now` may be synthetic. */
-export function agentStore(now: () => number = Date.now, over: { maxDocBytes?: number } = {}) {
-  return new SqliteAgentStore({
-    path: join(tmp('agent'), 'agent.sqlite'),
-    site: SITE,
-    agent: AGENT,
-    now,
-    ...over,
-  });
+/** The agent's real ledger over SQLite in a fresh directory; `now` may be synthetic. */
+export function agentStore(now: () => number = Date.now, over: { maxDocBytes?: number } = {}): AgentLedger {
+  const path = join(tmp('agent'), 'agent.sqlite');
+  const { ledger, db } = openSqliteLedger({ path, site: SITE, agent: AGENT, now, ...over });
+  urlStorages.set(ledger, new SqliteUrlStorage(db));
+  return ledger;
 }
 
-export function httpUplink(store: SqliteAgentStore, url: string, token: string): HttpUplink {
+/** tus resume memory over each ledger's file (the same connection, as `edge-agent run` wires it). */
+const urlStorages = new WeakMap<AgentLedger, SqliteUrlStorage>();
+
+export function httpUplink(store: AgentLedger, url: string, token: string): HttpUplink {
+  const urlStorage = urlStorages.get(store);
+  if (!urlStorage) throw new Error('httpUplink: pass a ledger agentStore opened');
   return new HttpUplink({
     url,
     token,
-    urlStorage: new SqliteUrlStorage(store.db),
+    urlStorage,
     requestTimeoutMs: 120_000,
   });
 }
 
 /** The agent's real sync engine (the same one `edge-agent run` wires). */
 export function syncEngine(
-  store: SqliteAgentStore,
+  store: AgentLedger,
   uplinks: Uplink[],
   keys: SigningKeyPair,
   hubPublicKey: CryptoKey,
@@ -61,12 +64,7 @@ export function syncEngine(
 export const newRunId = (now: () => number = Date.now) => monotonicUlid(now, cryptoRandomBytes);
 
 /** Records a plan the way the daemon does (app.ts): detail packed as a blob, agent facts refreshed. */
-export function recordPlan(
-  store: SqliteAgentStore,
-  runId: string,
-  p: RealPlan,
-  cadenceS: Record<string, number>,
-) {
+export function recordPlan(store: AgentLedger, runId: string, p: RealPlan, cadenceS: Record<string, number>) {
   return store.record({
     runId,
     summary: p.summary,

@@ -5,6 +5,7 @@ import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { cryptoRandomBytes, monotonicUlid, PLAN_DETAIL_CONTENT_TYPE } from '@driftline/protocol';
 import type { Logger } from 'pino';
 import { FsBundleFiles } from './adapters/bundles/FsBundleFiles.js';
+import { SqliteBundleLedger } from './adapters/bundles/SqliteBundleLedger.js';
 import { startBundles } from './adapters/bundles/startBundles.js';
 import { cadences, scheduleCells } from './adapters/cron/cronCells.js';
 import { loadAgentKey, loadHubKey, readToken } from './adapters/fs/agentKeys.js';
@@ -14,21 +15,26 @@ import { PLATFORM, planDeps } from './adapters/planDeps.js';
 import { scanMirror } from './adapters/providers/mirror.js';
 import { providerSink } from './adapters/providers/providerSink.js';
 import { gitSink } from './adapters/sources/gitSink.js';
-import { SqliteAgentStore } from './adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from './adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
 import { type AgentConfig, configWarnings } from './config.js';
 import { ApplyCoordinator, hubKeyProblem } from './core/apply/ApplyCoordinator.js';
+import type { AgentLedger } from './core/ledger/AgentLedger.js';
 import { allowsRef, cellRefOf, cellsForNewHeads, refFacts } from './core/plan/refPolicy.js';
 import { findTarget, runPlan } from './core/plan/runPlan.js';
 import { RecordBatcher } from './core/record/RecordBatcher.js';
 import { type CellRef, CellScheduler, type TriggerReason } from './core/schedule/CellScheduler.js';
 import { SyncEngine } from './core/sync/SyncEngine.js';
 import { SyncLoop } from './core/sync/SyncLoop.js';
+import type { AgentStorage } from './ports/AgentStorage.js';
 
 export const AGENT_VERSION = '0.1.0';
 
 export interface RunningAgent {
-  store: SqliteAgentStore;
+  /** The agent's ledger (record, push, ack, prune, epochs) over its storage. */
+  store: AgentLedger;
+  /** What the ledger keeps its rows in (tests read runs from it). */
+  storage: AgentStorage;
   scheduler: CellScheduler;
   loop: SyncLoop;
   /** Runs one cell now (as a hub plan request or `--once` would). */
@@ -71,7 +77,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     loadAgentKey(config.dataDir),
     loadHubKey(config.hubPublicKeyFile),
   ]);
-  const store = new SqliteAgentStore({
+  const { ledger: store, db } = openSqliteLedger({
     path: join(config.dataDir, 'agent.sqlite'),
     site: config.site,
     agent: config.agent,
@@ -82,7 +88,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     rejectedRetryMs: config.sync.rejectedRetryS * 1000,
     now,
   });
-  const urlStorage = new SqliteUrlStorage(store.db);
+  const urlStorage = new SqliteUrlStorage(db);
   const uplinkTokens = (c: AgentConfig) =>
     c.upstreams.map((u) => ({ url: u.url, token: readToken(u.tokenFile) }));
   const uplinks = config.upstreams.map(
@@ -219,18 +225,27 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     for (const cell of blockedOnProviders.values()) scheduler.trigger(cell, 'source');
   };
   const providerDir = config.bundles.accept['provider-mirror']?.dir;
-  const bundles = startBundles(config, store, uplinkTokens(config), now, log, config.bundles.retryMs, {
-    git: gitSink(config, mirror, onHeads),
-    ...(providerDir
-      ? {
-          'provider-mirror': providerSink(
-            providerDir,
-            new FsBundleFiles(join(config.dataDir, 'bundles-partial')),
-            onProvider,
-          ),
-        }
-      : {}),
-  });
+  const bundleLedger = new SqliteBundleLedger(db);
+  const bundles = startBundles(
+    config,
+    { ledger: bundleLedger, onStates: (states) => store.setBundleStates(states) },
+    uplinkTokens(config),
+    now,
+    log,
+    config.bundles.retryMs,
+    {
+      git: gitSink(config, mirror, onHeads),
+      ...(providerDir
+        ? {
+            'provider-mirror': providerSink(
+              providerDir,
+              new FsBundleFiles(join(config.dataDir, 'bundles-partial')),
+              onProvider,
+            ),
+          }
+        : {}),
+    },
+  );
   void refreshSources();
   const engine = new SyncEngine({
     site: config.site,
@@ -290,6 +305,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
 
   return {
     store,
+    storage: store.storage,
     scheduler,
     loop,
     trigger: (cell, reason) => scheduler.trigger(cell, reason),

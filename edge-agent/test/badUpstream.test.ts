@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { cryptoRandomBytes, generateSigningKeyPair, monotonicUlid } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
-import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
 import { SyncEngine } from '../src/core/sync/SyncEngine.js';
 import { runId, summary, tempDir } from './helpers/storeFixtures.js';
@@ -29,13 +29,13 @@ async function badUpstream(status: number, body: string): Promise<string> {
   return `http://127.0.0.1:${a.port}`;
 }
 
-async function engineFor(url: string, store: SqliteAgentStore) {
+async function engineFor(url: string, { ledger: store, db }: ReturnType<typeof openSqliteLedger>) {
   const keys = await generateSigningKeyPair();
   return new SyncEngine({
     site: 'ship-7',
     agent: 'a1',
     store,
-    uplinks: [new HttpUplink({ url, token: 't', urlStorage: new SqliteUrlStorage(store.db) })],
+    uplinks: [new HttpUplink({ url, token: 't', urlStorage: new SqliteUrlStorage(db) })],
     privateKey: keys.privateKey,
     hubPublicKey: keys.publicKey,
     allowsCell: () => true,
@@ -53,9 +53,10 @@ describe('bad upstreams and a full disk', () => {
     [500, '{"error":{"code":"internal","message":"boom"}}', /HTTP 500 internal: boom/],
   ] as const) {
     it(`keeps everything and says why when the upstream answers ${status} ${body.slice(0, 20)}`, async () => {
-      const store = new SqliteAgentStore({ path: join(tempDir(), 'a.sqlite'), site: 'ship-7', agent: 'a1' });
+      const opened = openSqliteLedger({ path: join(tempDir(), 'a.sqlite'), site: 'ship-7', agent: 'a1' });
+      const store = opened.ledger;
       store.record({ runId: runId(), summary: summary() });
-      const engine = await engineFor(await badUpstream(status, body), store);
+      const engine = await engineFor(await badUpstream(status, body), opened);
       const r = await engine.pushOnce();
       expect(r.kind).toBe('unreachable');
       const st = store.status();
@@ -68,17 +69,21 @@ describe('bad upstreams and a full disk', () => {
   }
 
   it('refuses a run on a full disk with nothing half-written, and carries on when space returns', () => {
-    const store = new SqliteAgentStore({ path: join(tempDir(), 'a.sqlite'), site: 'ship-7', agent: 'a1' });
+    const { ledger: store, db } = openSqliteLedger({
+      path: join(tempDir(), 'a.sqlite'),
+      site: 'ship-7',
+      agent: 'a1',
+    });
     store.record({ runId: runId(), summary: summary({ component: 'kept' }) });
-    const pages = store.db.pragma('page_count', { simple: true }) as number;
-    store.db.pragma(`max_page_count = ${pages + 1}`); // the disk is full now
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages + 1}`); // the disk is full now
     const big = { sha256: 'f'.repeat(64), bytes: new Uint8Array(64 * 1024).fill(7), contentType: 'x' };
     expect(() =>
       store.record({ runId: runId(), summary: summary({ component: 'lost' }), detail: big }),
     ).toThrow(/full/);
     expect(store.status().unackedRuns).toBe(1);
     expect(store.pending()).toHaveLength(1);
-    store.db.pragma('max_page_count = 1073741823'); // space returns
+    db.pragma('max_page_count = 1073741823'); // space returns
     store.record({ runId: runId(), summary: summary({ component: 'after' }) });
     expect(store.status().unackedRuns).toBe(2);
     store.close();

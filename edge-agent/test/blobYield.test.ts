@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { cryptoRandomBytes, generateSigningKeyPair, monotonicUlid } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
-import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
 import { SyncEngine } from '../src/core/sync/SyncEngine.js';
 import { runId, summary, tempDir } from './helpers/storeFixtures.js';
@@ -28,7 +28,7 @@ describe('blob uploads yield to results', () => {
     const keys = await generateSigningKeyPair();
     const hub = await TestHub.start(keys.publicKey);
     cleanup.push(() => hub.close());
-    const store = new SqliteAgentStore({
+    const { ledger: store, db } = openSqliteLedger({
       path: join(tempDir(), 'agent.sqlite'),
       site: 'ship-7',
       agent: 'a1',
@@ -38,9 +38,7 @@ describe('blob uploads yield to results', () => {
       site: 'ship-7',
       agent: 'a1',
       store,
-      uplinks: [
-        new HttpUplink({ url: hub.url, token: 'agent-token', urlStorage: new SqliteUrlStorage(store.db) }),
-      ],
+      uplinks: [new HttpUplink({ url: hub.url, token: 'agent-token', urlStorage: new SqliteUrlStorage(db) })],
       privateKey: keys.privateKey,
       hubPublicKey: hub.keys.publicKey,
       allowsCell: () => true,

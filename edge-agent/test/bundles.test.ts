@@ -19,7 +19,7 @@ import { FsBundleFiles } from '../src/adapters/bundles/FsBundleFiles.js';
 import { HttpBlobSource } from '../src/adapters/bundles/HttpBlobSource.js';
 import { SqliteBundleLedger } from '../src/adapters/bundles/SqliteBundleLedger.js';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
-import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
 import { BundleReceiver } from '../src/core/bundles/BundleReceiver.js';
 import { SyncEngine } from '../src/core/sync/SyncEngine.js';
@@ -325,7 +325,11 @@ describe('bundle manifests from the downlink', () => {
     cleanup.push(() => hub.close());
     const dir = mkdtempSync(join(tmpdir(), 'agent-manifests-'));
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const store = new SqliteAgentStore({ path: join(dir, 'agent.sqlite'), site: 'ship-7', agent: 'a1' });
+    const { ledger: store, db } = openSqliteLedger({
+      path: join(dir, 'agent.sqlite'),
+      site: 'ship-7',
+      agent: 'a1',
+    });
     cleanup.push(() => store.close());
     const announced: BlobManifest[] = [];
     const warnings: string[] = [];
@@ -333,9 +337,7 @@ describe('bundle manifests from the downlink', () => {
       site: 'ship-7',
       agent: 'a1',
       store,
-      uplinks: [
-        new HttpUplink({ url: hub.url, token: 'agent-token', urlStorage: new SqliteUrlStorage(store.db) }),
-      ],
+      uplinks: [new HttpUplink({ url: hub.url, token: 'agent-token', urlStorage: new SqliteUrlStorage(db) })],
       privateKey: agentKeys.privateKey,
       hubPublicKey: hub.keys.publicKey,
       allowsCell: () => false,

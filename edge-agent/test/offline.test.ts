@@ -4,7 +4,7 @@ import * as A from '@automerge/automerge';
 import { cryptoRandomBytes, encodeUlid, generateSigningKeyPair, plainAgentDoc } from '@driftline/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
-import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
 import { SyncEngine } from '../src/core/sync/SyncEngine.js';
 import { summary, tempDir } from './helpers/storeFixtures.js';
@@ -21,7 +21,7 @@ describe('weeks without a link (synthetic time)', () => {
     hub = await TestHub.start(agentKeys.publicKey);
     let now = Date.parse('2026-10-01T00:00:00Z');
     const maxQueueBytes = 256 * 1024;
-    const store = new SqliteAgentStore({
+    const { ledger: store, db } = openSqliteLedger({
       path: join(tempDir(), 'agent.sqlite'),
       site: 'ship-7',
       agent: 'a1',
@@ -37,7 +37,7 @@ describe('weeks without a link (synthetic time)', () => {
         new HttpUplink({
           url: 'http://127.0.0.1:9',
           token: 'agent-token',
-          urlStorage: new SqliteUrlStorage(store.db),
+          urlStorage: new SqliteUrlStorage(db),
         }),
       ],
       privateKey: agentKeys.privateKey,
@@ -91,9 +91,7 @@ describe('weeks without a link (synthetic time)', () => {
     // The link returns: the agent pushes everything, the hub acks, the agent prunes.
     const live = new SyncEngine({
       ...(engine as unknown as { deps: ConstructorParameters<typeof SyncEngine>[0] }).deps,
-      uplinks: [
-        new HttpUplink({ url: hub.url, token: 'agent-token', urlStorage: new SqliteUrlStorage(store.db) }),
-      ],
+      uplinks: [new HttpUplink({ url: hub.url, token: 'agent-token', urlStorage: new SqliteUrlStorage(db) })],
     });
     for (let round = 0; round < 10 && store.status().unackedRuns > 0; round++) {
       await live.pushOnce();
@@ -104,10 +102,8 @@ describe('weeks without a link (synthetic time)', () => {
     const after = store.status();
     expect(after.unackedRuns).toBe(0);
     expect(store.pending()).toEqual([]);
-    const pruned = store.db.prepare('SELECT count(*) AS n FROM epochs WHERE pruned_at IS NOT NULL').get() as {
-      n: number;
-    };
-    expect(pruned.n).toBe(offline.epoch - 1); // every sealed epoch deleted locally after the hub held it
+    const pruned = store.storage.epochs('all').filter((e) => e.prunedAt !== null).length;
+    expect(pruned).toBe(offline.epoch - 1); // every sealed epoch deleted locally after the hub held it
 
     // The hub holds every failure record, and the latest result of every cell.
     const latest = [...hub.replicas.entries()]

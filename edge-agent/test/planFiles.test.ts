@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { DocApply } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { FsPlanFiles } from '../src/adapters/fs/FsPlanFiles.js';
-import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { parseConfig } from '../src/config.js';
 import { ApplyCoordinator } from '../src/core/apply/ApplyCoordinator.js';
 import { readDoc } from '../src/core/doc/agentDoc.js';
@@ -52,7 +52,11 @@ describe('kept plan files', () => {
 describe('an agent that stopped during an apply', () => {
   it('records it apply-failed at start, never runs it again; a queued apply is triggered again', () => {
     const dir = tempDir();
-    const store = new SqliteAgentStore({ path: join(dir, 'agent.sqlite'), site: 'ship-7', agent: 'a1' });
+    const { ledger: store } = openSqliteLedger({
+      path: join(dir, 'agent.sqlite'),
+      site: 'ship-7',
+      agent: 'a1',
+    });
     const key = `ed25519:${'A'.repeat(43)}`;
     const r = parseConfig(
       `site: ship-7\nagent: a1\ndataDir: ./d\nhubPublicKeyFile: ./k\nupstreams: [{ url: "http://x", tokenFile: ./t }]\ncomponents:\n  - name: net\n    workingDir: ./net\n    environments: [prod]\n    apply: { approvers: ["${key}"] }\n`,

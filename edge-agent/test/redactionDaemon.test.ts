@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import * as A from '@automerge/automerge';
 import { AgentDocSchema, plainAgentDoc } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
-import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { tempDir } from './helpers/storeFixtures.js';
 
 const bin = fileURLToPath(new URL('../bin/edge-agent.js', import.meta.url));
@@ -78,7 +78,7 @@ sync: { intervalS: 60, jitterS: 0, recordWindowS: 0 }
     }
     expect(await new Promise((r) => agent.on('exit', r)), stderr).toBe(0);
 
-    const store = new SqliteAgentStore({
+    const { ledger: store } = openSqliteLedger({
       path: join(dir, 'data', 'agent.sqlite'),
       site: 'ship-7',
       agent: 'a1',

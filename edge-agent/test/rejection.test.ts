@@ -10,7 +10,7 @@ import {
 } from '@driftline/protocol';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
-import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
 import { renderStatus } from '../src/commands/status.js';
 import { SyncEngine } from '../src/core/sync/SyncEngine.js';
@@ -33,7 +33,7 @@ async function setup() {
   cleanup.push(() => hub.close());
   const clock = { t: Date.now() };
   const now = () => clock.t;
-  const store = new SqliteAgentStore({
+  const { ledger: store, db } = openSqliteLedger({
     path: join(tempDir(), 'agent.sqlite'),
     site: 'ship-7',
     agent: 'a1',
@@ -46,9 +46,7 @@ async function setup() {
     site: 'ship-7',
     agent: 'a1',
     store,
-    uplinks: [
-      new HttpUplink({ url: hub.url, token: 'agent-token', urlStorage: new SqliteUrlStorage(store.db) }),
-    ],
+    uplinks: [new HttpUplink({ url: hub.url, token: 'agent-token', urlStorage: new SqliteUrlStorage(db) })],
     privateKey: agentKeys.privateKey,
     hubPublicKey: hub.keys.publicKey,
     allowsCell: () => true,
@@ -171,7 +169,7 @@ describe('a hub rejection on the downlink', () => {
     const dir = tempDir();
     const path = join(dir, 'agent.sqlite');
     const t = Date.now();
-    const a = new SqliteAgentStore({ path, site: 'ship-7', agent: 'a1', now: () => t });
+    const a = openSqliteLedger({ path, site: 'ship-7', agent: 'a1', now: () => t }).ledger;
     a.record({ runId: runId(), summary: summary() });
     expect(
       a.recordRejection({
@@ -186,13 +184,13 @@ describe('a hub rejection on the downlink', () => {
       }),
     ).toBe(true);
     a.close();
-    const b = new SqliteAgentStore({
+    const b = openSqliteLedger({
       path,
       site: 'ship-7',
       agent: 'a1',
       rejectedRetryMs: 5_000,
       now: () => t,
-    });
+    }).ledger;
     cleanup.push(() => b.close());
     expect(b.rejections()).toMatchObject([{ code: 'unknown-agent', retryAt: t + 5_000 }]);
     expect(b.pending()).toHaveLength(1);

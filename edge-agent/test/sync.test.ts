@@ -8,7 +8,7 @@ import {
 } from '@driftline/protocol';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
-import { SqliteAgentStore } from '../src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
 import { SyncEngine } from '../src/core/sync/SyncEngine.js';
 import { runId, summary, tempDir } from './helpers/storeFixtures.js';
@@ -30,7 +30,11 @@ async function setup(opts: { upstreams?: string[]; dir?: string; hub?: TestHub }
   const hub = opts.hub ?? (await TestHub.start(agentKeys.publicKey));
   if (!opts.hub) cleanup.push(() => hub.close());
   const dir = opts.dir ?? tempDir();
-  const store = new SqliteAgentStore({ path: join(dir, 'agent.sqlite'), site: 'ship-7', agent: 'a1' });
+  const { ledger: store, db } = openSqliteLedger({
+    path: join(dir, 'agent.sqlite'),
+    site: 'ship-7',
+    agent: 'a1',
+  });
   cleanup.push(() => store.close());
   const requests: string[] = [];
   const warnings: string[] = [];
@@ -39,7 +43,7 @@ async function setup(opts: { upstreams?: string[]; dir?: string; hub?: TestHub }
       new HttpUplink({
         url,
         token: 'agent-token',
-        urlStorage: new SqliteUrlStorage(store.db),
+        urlStorage: new SqliteUrlStorage(db),
         chunkSize: 64 * 1024,
       }),
   );

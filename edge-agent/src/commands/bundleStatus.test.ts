@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteBundleLedger } from '../adapters/bundles/SqliteBundleLedger.js';
+import { readBundleEntries, SqliteBundleLedger } from '../adapters/bundles/SqliteBundleLedger.js';
 import type { BundleEntry } from '../core/bundles/ports.js';
 import { progressBar, readBundles, renderBundles } from './bundleStatus.js';
 
@@ -37,7 +37,7 @@ describe('edge-agent status: bundles', () => {
     );
     mkdirSync(join(dir, 'bundles-partial'));
     writeFileSync(join(dir, 'bundles-partial', 'a'.repeat(64)), Buffer.alloc(2 * 1024 * 1024));
-    const list = readBundles(db, dir);
+    const list = readBundles(readBundleEntries(db), dir);
     db.close();
     expect(list.map((b) => [b.bundleId, b.state, b.offset])).toEqual([
       ['b1', 'downloading', 2 * 1024 * 1024],
@@ -49,7 +49,7 @@ describe('edge-agent status: bundles', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bundle-status-'));
     dirs.push(dir);
     const db = new Database(join(dir, 'agent.sqlite'));
-    expect(readBundles(db, dir)).toEqual([]);
+    expect(readBundles(readBundleEntries(db), dir)).toEqual([]);
     db.close();
   });
 

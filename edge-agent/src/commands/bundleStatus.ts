@@ -1,6 +1,5 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
 import type { BundleEntry } from '../core/bundles/ports.js';
 
 /** A bundle from headquarters as `edge-agent status` shows it. */
@@ -18,17 +17,11 @@ export interface BundleProgress {
 const IN_PROGRESS: readonly string[] = ['queued', 'announced', 'downloading', 'verified'];
 
 /**
- * Bundles at this agent, read without writing (the daemon may be running): the ledger's rows, with
+ * Bundles at this agent (the ledger's entries, read without writing: the daemon may be running), with
  * the partial file's length as the offset when it is further along than the last recorded chunk.
  */
-export function readBundles(db: Database.Database, dataDir: string): BundleProgress[] {
-  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bundles_in'").get();
-  if (!table) return [];
-  const rows = db.prepare('SELECT row FROM bundles_in ORDER BY announced_at, bundle_id').all() as {
-    row: string;
-  }[];
-  return rows.map(({ row }) => {
-    const e = JSON.parse(row) as BundleEntry;
+export function readBundles(entries: readonly BundleEntry[], dataDir: string): BundleProgress[] {
+  return entries.map((e) => {
     let offset = e.bytes;
     if (IN_PROGRESS.includes(e.state) && /^[0-9a-f]{64}$/.test(e.sha256)) {
       try {

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { SqliteAgentStore } from '../adapters/sqlite/SqliteAgentStore.js';
+import { readBundleEntries } from '../adapters/bundles/SqliteBundleLedger.js';
+import { openSqliteLedger } from '../adapters/sqlite/openSqliteLedger.js';
 import type { AgentRejection, StoreStatus } from '../ports/AgentStore.js';
 import { readBundles, renderBundles } from './bundleStatus.js';
 import { configOrExit } from './configOrExit.js';
@@ -56,9 +57,9 @@ export function registerStatus(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      let store: SqliteAgentStore;
+      let opened: ReturnType<typeof openSqliteLedger>;
       try {
-        store = new SqliteAgentStore({
+        opened = openSqliteLedger({
           path,
           site: config.site,
           agent: config.agent,
@@ -70,9 +71,9 @@ export function registerStatus(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      const s = store.status();
-      const bundles = readBundles(store.db, config.dataDir);
-      store.close();
+      const s = opened.ledger.status();
+      const bundles = readBundles(readBundleEntries(opened.db), config.dataDir);
+      opened.ledger.close();
       process.stdout.write(
         o.json
           ? `${JSON.stringify({ ...s, bundles }, null, 2)}\n`

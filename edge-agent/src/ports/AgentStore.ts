@@ -110,7 +110,10 @@ export interface StoreStatus {
   }>;
 }
 
-/** The agent's durable store (DESIGN steps 4–8). */
+/**
+ * The agent's durable store (DESIGN steps 4–8) as the sync engine and the daemon use it. Implemented by
+ * core's `AgentLedger` over an `AgentStorage` (decision 120).
+ */
 export interface AgentStore {
   record(input: RecordRunInput): RecordRunResult;
   /**

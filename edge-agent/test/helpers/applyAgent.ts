@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   type ApprovalClaims,
@@ -157,22 +157,25 @@ sync: { intervalS: 1, jitterS: 0 }
 
 /** The latest run of a component's prod cell, from the agent's store. */
 export function latestRun(h: ApplyHarness, component: string): string | undefined {
-  const row = h.agent.store.db
-    .prepare(
-      "SELECT run_id FROM runs WHERE component = ? AND environment = 'prod' ORDER BY run_id DESC LIMIT 1",
-    )
-    .get(component) as { run_id: string } | undefined;
-  return row?.run_id;
+  return h.agent.storage.cellRuns('prod', component, null, 1)[0]?.runId;
 }
 
-/** Plans the component's prod cell now and returns the run's id once it is recorded. */
+/**
+ * Plans the component's prod cell now and returns the run's id once it is recorded and its saved plan
+ * kept or discarded (the agent does that just after the commit: no `pending-*` plan file is left).
+ */
 export async function planNow(h: ApplyHarness, component: string): Promise<string> {
   const before = latestRun(h, component) ?? '';
   h.agent.trigger({ component, environment: 'prod' }, 'manual');
-  return until(`a plan of ${component}`, () => {
+  const runId = await until(`a plan of ${component}`, () => {
     const r = latestRun(h, component);
     return r && r > before ? r : undefined;
   });
+  const plans = join(h.dir, 'data', 'plans');
+  await until(`the saved plan of ${runId} kept`, () =>
+    !existsSync(plans) || readdirSync(plans).every((f) => !f.startsWith('pending-')) ? true : undefined,
+  );
+  return runId;
 }
 
 /** The agent's current document, as plain data. */

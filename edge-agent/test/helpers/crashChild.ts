@@ -11,13 +11,13 @@ import {
   monotonicUlid,
 } from '@driftline/protocol';
 import { HttpUplink } from '../../src/adapters/http/HttpUplink.js';
-import { SqliteAgentStore } from '../../src/adapters/sqlite/SqliteAgentStore.js';
+import { openSqliteLedger } from '../../src/adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from '../../src/adapters/tus/SqliteUrlStorage.js';
 import { SyncEngine } from '../../src/core/sync/SyncEngine.js';
 import { summary } from './storeFixtures.js';
 
 const env = process.env as Record<string, string>;
-const store = new SqliteAgentStore({
+const { ledger: store, db } = openSqliteLedger({
   path: join(env.DIR!, 'agent.sqlite'),
   site: 'ship-7',
   agent: 'a1',
@@ -28,9 +28,7 @@ const engine = new SyncEngine({
   site: 'ship-7',
   agent: 'a1',
   store,
-  uplinks: [
-    new HttpUplink({ url: env.HUB!, token: 'agent-token', urlStorage: new SqliteUrlStorage(store.db) }),
-  ],
+  uplinks: [new HttpUplink({ url: env.HUB!, token: 'agent-token', urlStorage: new SqliteUrlStorage(db) })],
   privateKey: await importPrivateKeyPem(env.AGENT_KEY!),
   hubPublicKey: await importPublicKeyPem(env.HUB_KEY!),
   allowsCell: () => true,

@@ -32,3 +32,15 @@ export class SqliteBundleLedger implements BundleLedger {
     ).map((r) => JSON.parse(r.row) as BundleEntry);
   }
 }
+
+/**
+ * The ledger's entries read without writing (`edge-agent status`, while the daemon may run): none
+ * when no bundle ever arrived (the table is created by the first `SqliteBundleLedger`).
+ */
+export function readBundleEntries(db: Database.Database): BundleEntry[] {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bundles_in'").get();
+  if (!table) return [];
+  return (
+    db.prepare('SELECT row FROM bundles_in ORDER BY announced_at, bundle_id').all() as { row: string }[]
+  ).map((r) => JSON.parse(r.row) as BundleEntry);
+}

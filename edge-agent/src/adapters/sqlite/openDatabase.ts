@@ -1,13 +1,8 @@
 import Database from 'better-sqlite3';
+import { StoreOpenError } from '../../ports/AgentStorage.js';
+import { AGENT_MIGRATIONS } from './agentSchema.js';
 
-/** A store file that cannot be opened or is not an agent store; the message says what to do. */
-export class StoreOpenError extends Error {
-  readonly code = 'store-unusable';
-  constructor(message: string) {
-    super(message);
-    this.name = 'StoreOpenError';
-  }
-}
+export { StoreOpenError };
 
 /**
  * Opens a SQLite file in WAL mode with `synchronous=FULL` (what backs a receipt or an ack must survive
@@ -35,5 +30,19 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
       db.pragma(`user_version = ${v + 1}`);
     })();
   }
+  return db;
+}
+
+/**
+ * Opens the agent's file (`<dataDir>/agent.sqlite`) with its migrations. The adapters over it
+ * (`SqliteAgentStorage`, `SqliteUrlStorage`, `SqliteBundleLedger`) share this one connection;
+ * `SqliteAgentStorage.close()` closes it.
+ */
+export function openAgentDatabase(path: string, opts: { cacheKiB?: number } = {}): Database.Database {
+  const db = openDatabase(path, AGENT_MIGRATIONS);
+  // better-sqlite3 builds SQLite with a 16 MB page cache per connection, which a store of hundreds of
+  // MB after weeks offline fills. The agent's working set (the current epoch's chunks, the recent runs
+  // and their index pages) fits in a few MB; the OS page cache holds the rest.
+  db.pragma(`cache_size = -${opts.cacheKiB ?? 4096}`);
   return db;
 }

@@ -8,6 +8,7 @@ import {
   type DocCell,
   DocCellSchema,
   type DocRun,
+  isUnchangedPlan,
   type PlanSummary,
   packDocEntry as packJson,
   plainAgentDoc,
@@ -57,9 +58,12 @@ export function newEpochDoc(
   });
 }
 
-/** true when `summary` finds exactly what the cell already holds: only a confirmation is recorded. */
+/**
+ * true when `summary` finds exactly what the cell already holds (protocol's `isUnchangedPlan`, the rule
+ * the hub applies too): only a confirmation is recorded.
+ */
 export function isUnchanged(cell: DocCell | undefined, summary: PlanSummary): boolean {
-  return !!cell && !!summary.planHash && cell.planHash === summary.planHash && cell.status === summary.status;
+  return isUnchangedPlan(cell, summary);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { RecordRunInput, RecordRunResult } from '../../ports/AgentStore.js'
  * before it is durable. Timers are a port, as in CellScheduler.
  */
 export interface RecordBatcherDeps {
-  /** Records the batch atomically (SqliteAgentStore.recordMany). */
+  /** Records the batch atomically (AgentLedger.recordMany). */
   recordMany(inputs: RecordRunInput[]): RecordRunResult[];
   /** Runs `fn` after `ms`; returns a cancel function. */
   setTimer(ms: number, fn: () => void): () => void;

@@ -1,4 +1,4 @@
-import { backoffDelay } from './backoff.js';
+import { backoffDelay } from '@driftline/hop/timing';
 import type { PushOutcome, SyncEngine } from './SyncEngine.js';
 
 export interface SyncLoopDeps {
@@ -69,7 +69,7 @@ export class SyncLoop {
       this.lastOutcome = pushed;
       if (pushed.kind === 'unreachable') {
         next = backoffDelay(
-          this.failures++,
+          ++this.failures,
           this.deps.backoffBaseMs,
           this.deps.backoffCapMs,
           this.deps.random,
@@ -101,7 +101,7 @@ export class SyncLoop {
         if (this.resultWaiting && pushed.kind !== 'held') next = 0;
       }
     } catch (e) {
-      next = backoffDelay(this.failures++, this.deps.backoffBaseMs, this.deps.backoffCapMs, this.deps.random);
+      next = backoffDelay(++this.failures, this.deps.backoffBaseMs, this.deps.backoffCapMs, this.deps.random);
       this.deps.log.warn({ err: (e as Error).message, retryInMs: next }, 'sync cycle failed; will retry');
     }
     this.schedule(next);

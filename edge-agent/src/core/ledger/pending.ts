@@ -1,0 +1,88 @@
+import * as A from '@automerge/automerge';
+import { docId } from '@driftline/protocol';
+import type { AgentStorage, EpochRow } from '../../ports/AgentStorage.js';
+import type { PendingDelta } from '../../ports/AgentStore.js';
+import type { EpochDocs } from './EpochDocs.js';
+import { sameHeads } from './epochs.js';
+import { sinceHeads } from './resend.js';
+
+/**
+ * What the next push carries, per unpruned epoch: `saveSince` the heads resend.ts picks, and the blobs
+ * not announced yet. A delta holding a failure goes up at `failure` priority.
+ */
+
+/** Results whose delta is pushed first (a relay forwards by priority): a failure is news. */
+export const FAILURE_STATUSES = ['failed', 'locked', 'redaction-failed'] as const;
+
+export interface PendingContext {
+  storage: AgentStorage;
+  docs: EpochDocs;
+  site: string;
+  agent: string;
+  now: number;
+  resendAfterMs: number;
+}
+
+export function pendingDeltas(c: PendingContext): PendingDelta[] {
+  const out: PendingDelta[] = [];
+  for (const e of c.storage.epochs('unpruned')) {
+    const since = sinceHeads(e, c.now, c.resendAfterMs);
+    const delta = c.docs.with(e.epoch, (doc) => {
+      const heads = A.getHeads(doc);
+      return { heads, changes: sameHeads(since, heads) ? new Uint8Array(0) : A.saveSince(doc, since) };
+    });
+    const blobs = c.storage.unannouncedBlobs(e.epoch);
+    if (delta.changes.length === 0 && blobs.length === 0) continue;
+    out.push({
+      epoch: e.epoch,
+      docId: docId(c.site, c.agent, e.epoch),
+      changes: delta.changes,
+      heads: delta.heads,
+      sealed: e.sealedAt !== null,
+      blobs: blobs.map((b) => ({
+        sha256: b.sha256 as never,
+        size: b.size,
+        contentType: b.contentType,
+        runId: b.runId as never,
+      })),
+      hasFailure: c.storage.hasUnackedRun(e.epoch, FAILURE_STATUSES),
+    });
+  }
+  return out;
+}
+
+/**
+ * Bytes of changes the next pushes would carry, for `status`. A sealed epoch never changes, so its count
+ * is kept per `since` heads: status does not load every sealed epoch again (weeks offline leave hundreds).
+ */
+export class PendingBytes {
+  private readonly sealed = new Map<number, { since: string; bytes: number }>();
+
+  total(c: PendingContext): number {
+    let total = 0;
+    for (const e of c.storage.epochs('unpruned')) total += this.ofEpoch(c, e);
+    return total;
+  }
+
+  private ofEpoch(c: PendingContext, e: EpochRow): number {
+    const since = sinceHeads(e, c.now, c.resendAfterMs);
+    const key = since.join();
+    const cached = e.sealedAt !== null ? this.sealed.get(e.epoch) : undefined;
+    if (cached?.since === key) return cached.bytes;
+    const bytes = c.docs.with(e.epoch, (doc) =>
+      sameHeads(since, A.getHeads(doc)) ? 0 : A.saveSince(doc, since).length,
+    );
+    if (e.sealedAt !== null) this.sealed.set(e.epoch, { since: key, bytes });
+    return bytes;
+  }
+
+  /** An epoch was pruned: nothing of it is pending any more. */
+  forget(epoch: number): void {
+    this.sealed.delete(epoch);
+  }
+
+  /** Every epoch's `since` heads went back to the hub's ack (a rejection). */
+  clear(): void {
+    this.sealed.clear();
+  }
+}

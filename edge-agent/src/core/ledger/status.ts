@@ -1,0 +1,54 @@
+import type { AgentStorage } from '../../ports/AgentStorage.js';
+import type { AgentRejection, StoreStatus } from '../../ports/AgentStore.js';
+import { DROPPED_BLOBS } from './queueBound.js';
+import { isCustody } from './resend.js';
+
+/** `edge-agent status` from the storage's rows and what the ledger knows besides. */
+export function readStatus(
+  storage: AgentStorage,
+  base: {
+    site: string;
+    agent: string;
+    epoch: number;
+    maxQueueBytes: number;
+    queueBytes: number;
+    /** Bytes of document changes the hub has not acknowledged (what the next pushes carry). */
+    pendingChangeBytes: number;
+    rejections: AgentRejection[];
+  },
+): StoreStatus {
+  const epochs = storage.epochs('all');
+  const blobs = storage.blobTotals(true);
+  const push = storage.lastPush();
+  const upstreams = storage.upstreams();
+  let lastPush: StoreStatus['lastPush'] = push
+    ? { at: push.createdAt, ok: isCustody(push.receipt), upstream: push.upstream, detail: push.receipt }
+    : null;
+  // A failure newer than the last push (no receipt at all) is what the last push attempt was.
+  const failure = upstreams.reduce<(typeof upstreams)[number] | undefined>(
+    (a, u) => (u.lastErrorAt !== null && (!a || u.lastErrorAt > (a.lastErrorAt ?? 0)) ? u : a),
+    undefined,
+  );
+  if (failure?.lastErrorAt && (!lastPush || failure.lastErrorAt > lastPush.at))
+    lastPush = { at: failure.lastErrorAt, ok: false, upstream: failure.url, detail: failure.lastError };
+  const acks = epochs.flatMap((e) => (e.ackedAt === null ? [] : [e.ackedAt]));
+  const dropped = storage.counter(DROPPED_BLOBS);
+  return {
+    site: base.site,
+    agent: base.agent,
+    epoch: base.epoch,
+    docBytes: epochs.find((e) => e.epoch === base.epoch)?.bytes ?? 0,
+    unackedRuns: storage.unackedRunCount(),
+    oldestUnackedAt: storage.oldestUnackedFinish(),
+    bytesPending: base.pendingChangeBytes + blobs.bytes,
+    blobsPending: blobs.count,
+    lastPush,
+    lastAckAt: acks.length === 0 ? null : Math.max(...acks),
+    rejections: base.rejections,
+    queueBytes: base.queueBytes,
+    maxQueueBytes: base.maxQueueBytes,
+    boundInForce: base.queueBytes >= base.maxQueueBytes || dropped > 0,
+    dropped: { blobs: dropped },
+    upstreams: upstreams.map(({ cursor: _cursor, ...u }) => u),
+  };
+}

@@ -1,0 +1,36 @@
+import type { AgentWriteSet, UpstreamRow } from '../../ports/AgentStorage.js';
+
+/**
+ * Upstream health (what `status` shows and the last-push line reads) and the downlink cursor per
+ * upstream, in one row per upstream url.
+ */
+
+export const newUpstream = (url: string): UpstreamRow => ({
+  url,
+  cursor: null,
+  lastOkAt: null,
+  lastErrorAt: null,
+  lastError: null,
+  consecutiveFailures: 0,
+});
+
+/** Adds to `w` the outcome of talking to `url`: ok (`error` null) or the error, kept to 500 characters. */
+export function upstreamResult(
+  w: AgentWriteSet,
+  current: UpstreamRow | undefined,
+  url: string,
+  error: string | null,
+  now: number,
+): void {
+  const row = current ?? newUpstream(url);
+  const next: UpstreamRow =
+    error === null
+      ? { ...row, lastOkAt: now, consecutiveFailures: 0 }
+      : {
+          ...row,
+          lastErrorAt: now,
+          lastError: error.slice(0, 500),
+          consecutiveFailures: row.consecutiveFailures + 1,
+        };
+  w.upstreams = [...(w.upstreams ?? []).filter((u) => u.url !== url), next];
+}
