@@ -1,4 +1,4 @@
-import { backoffDelay } from '@driftline/hop/timing';
+import { backoffDelay, Ticker } from '@driftline/hop/timing';
 import type { PushOutcome, SyncEngine } from './SyncEngine.js';
 
 export interface SyncLoopDeps {
@@ -22,41 +22,43 @@ export interface SyncLoopDeps {
  */
 export class SyncLoop {
   private failures = 0;
-  private cancelTimer: (() => void) | null = null;
-  private cycling: Promise<void> | null = null;
   /** A result was recorded during the current cycle (see `kick`). */
   private resultWaiting = false;
   /** Cycles in a row whose blob uploads gave way to results; after one, a blob goes first (no starving). */
   private blobsWaited = 0;
   private stopped = false;
   private readonly abort = new AbortController();
+  /** Runs `cycle` one at a time, each after the wait the last one answered (hop's one kick-and-timer loop). */
+  private readonly ticker: Ticker;
   lastOutcome: PushOutcome | null = null;
 
-  constructor(private readonly deps: SyncLoopDeps) {}
+  constructor(private readonly deps: SyncLoopDeps) {
+    this.ticker = new Ticker({
+      step: () => this.cycle(),
+      restMs: deps.intervalMs,
+      setTimer: deps.setTimer,
+      onError: (e) => {
+        const next = backoffDelay(++this.failures, deps.backoffBaseMs, deps.backoffCapMs, deps.random);
+        deps.log.warn({ err: (e as Error).message, retryInMs: next }, 'sync cycle failed; will retry');
+        return next;
+      },
+    });
+  }
 
   start(): void {
-    this.schedule(0);
+    this.ticker.start(0);
   }
 
   kick(): void {
     // During a cycle, a new result stops the blob uploads (before the next blob) and brings the next
     // cycle forward: over a minutes-long round trip, a result never waits behind a queue of blobs.
-    if (this.cycling) this.resultWaiting = true;
-    if (this.failures === 0 && !this.cycling) this.schedule(0);
+    // While no upstream answers, a kick does not break the backoff.
+    if (this.ticker.busy) this.resultWaiting = true;
+    else if (this.failures === 0) this.ticker.kick();
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    this.cancelTimer?.();
-    this.cancelTimer = this.deps.setTimer(ms, () => {
-      this.cancelTimer = null;
-      this.cycling = this.cycle().finally(() => {
-        this.cycling = null;
-      });
-    });
-  }
-
-  private async cycle(): Promise<void> {
+  /** One cycle; answers the wait before the next, ms. */
+  private async cycle(): Promise<number> {
     let next = this.deps.intervalMs;
     this.resultWaiting = false;
     try {
@@ -104,14 +106,13 @@ export class SyncLoop {
       next = backoffDelay(++this.failures, this.deps.backoffBaseMs, this.deps.backoffCapMs, this.deps.random);
       this.deps.log.warn({ err: (e as Error).message, retryInMs: next }, 'sync cycle failed; will retry');
     }
-    this.schedule(next);
+    return next;
   }
 
   /** Stops after the current cycle; an upload in progress is paused (it resumes on the next start). */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.cancelTimer?.();
     this.abort.abort();
-    await this.cycling;
+    await this.ticker.stop();
   }
 }
