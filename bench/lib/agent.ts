@@ -1,14 +1,15 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AgentLedger, Uplink } from '@driftline/edge-agent';
+import {
+  HttpUplink,
+  openSqliteLedger,
+  packDetail,
+  SqliteUrlStorage,
+  SyncEngine,
+} from '@driftline/edge-agent';
 import { cryptoRandomBytes, monotonicUlid, type SigningKeyPair } from '@driftline/protocol';
-import { HttpUplink } from '../../edge-agent/src/adapters/http/HttpUplink.js';
-import { openSqliteLedger } from '../../edge-agent/src/adapters/sqlite/openSqliteLedger.js';
-import { SqliteUrlStorage } from '../../edge-agent/src/adapters/tus/SqliteUrlStorage.js';
-import { packDetail } from '../../edge-agent/src/app.js';
-import type { AgentLedger } from '../../edge-agent/src/core/ledger/AgentLedger.js';
-import { SyncEngine } from '../../edge-agent/src/core/sync/SyncEngine.js';
-import type { Uplink } from '../../edge-agent/src/ports/Uplink.js';
 import type { RealPlan } from './plans.js';
 
 export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `driftline-bench-${prefix}-`));

@@ -1,6 +1,6 @@
+import { summarisePlan } from '@driftline/edge-agent';
 import type { PlanSummary } from '@driftline/protocol';
 import { buildPlan, FIXED_TIMESTAMP } from '@driftline/simulation';
-import { summarisePlan } from '../../edge-agent/src/core/plan/summarisePlan.js';
 
 /** A small seeded PRNG (mulberry32), so every run of a part sees the same mix. */
 export function rng(seed: number): () => number {

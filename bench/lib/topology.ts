@@ -1,12 +1,8 @@
 import { join } from 'node:path';
+import { createHub, enrol, parseConfig as hubConfig, sha256Hex } from '@driftline/hub';
 import { publicKeyFromText, publicKeyToText } from '@driftline/protocol';
+import { createRelay, parseConfig as relayConfig } from '@driftline/relay';
 import { type LinkHandle, type LinkSettingsInput, startLink } from '@driftline/simulation';
-import { sha256Hex } from '../../hub/src/adapters/hop/HubHopBackend.js';
-import { createHub } from '../../hub/src/app.js';
-import { parseConfig as hubConfig } from '../../hub/src/config.js';
-import { enrol } from '../../hub/src/core/enrolment.js';
-import { createRelay } from '../../relay/src/app.js';
-import { parseConfig as relayConfig } from '../../relay/src/config.js';
 import { AGENT, SITE, tmp } from './agent.js';
 
 /**

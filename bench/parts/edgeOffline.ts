@@ -21,10 +21,8 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as A from '@automerge/automerge';
+import { AgentConfigSchema, packDetail, RecordBatcher } from '@driftline/edge-agent';
 import { generateSigningKeyPair, publicKeyToText, type Sha256 } from '@driftline/protocol';
-import { packDetail } from '../../edge-agent/src/app.js';
-import { AgentConfigSchema } from '../../edge-agent/src/config.js';
-import { RecordBatcher } from '../../edge-agent/src/core/record/RecordBatcher.js';
 import { agentStore, emit, isQuick, log, newRunId, tmp } from '../lib/agent.js';
 import { liveCycleStates, type RealPlan, realPlan } from '../lib/plans.js';
 

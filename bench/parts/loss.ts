@@ -7,9 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import * as A from '@automerge/automerge';
+import type { Uplink } from '@driftline/edge-agent';
 import { generateSigningKeyPair, type Sha256 } from '@driftline/protocol';
 import { startLink } from '@driftline/simulation';
-import type { Uplink } from '../../edge-agent/src/ports/Uplink.js';
 import {
   agentStore,
   emit,

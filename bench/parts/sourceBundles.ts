@@ -9,9 +9,15 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type LinkHandle, startLink } from '@driftline/simulation';
-import { freePort, waitForHttp } from '../../simulation/src/topology/ports.js';
-import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../../simulation/src/topology/programs.js';
+import {
+  BINS,
+  FAKE_TERRAFORM_DIR,
+  freePort,
+  type LinkHandle,
+  runProgram,
+  startLink,
+  waitForHttp,
+} from '@driftline/simulation';
 import { ProcessGroup, setUpHub } from '../../simulation/test/support.js';
 import { emit, isQuick, log, sleep, tmp, until } from '../lib/agent.js';
 import { changeLines, gitFileBytes, makeRepo } from '../lib/gitRepo.js';

@@ -10,10 +10,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HttpUplink } from '@driftline/edge-agent';
 import { createHopServer, MemoryHopBackend } from '@driftline/hop';
 import { type LinkHandle, startLink } from '@driftline/simulation';
 import type { PreviousUpload, UrlStorage } from 'tus-js-client';
-import { HttpUplink } from '../../edge-agent/src/adapters/http/HttpUplink.js';
 import { emit, isQuick, log, sleep, tmp } from '../lib/agent.js';
 
 const MB = 1024 * 1024;

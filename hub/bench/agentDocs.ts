@@ -7,9 +7,8 @@
  * proves the bytes are identical to the agent's own functions.
  */
 import * as A from '@automerge/automerge';
+import { newEpochDoc, recordRun, recordRuns, toDocValue, updateFacts } from '@driftline/edge-agent';
 import { type DocCell, packDocEntry } from '@driftline/protocol';
-import { newEpochDoc, recordRun, recordRuns, updateFacts } from '../../edge-agent/src/core/doc/agentDoc.js';
-import { toDocValue } from '../../edge-agent/src/core/doc/docValues.js';
 
 type Backend = ReturnType<typeof A.getBackend>;
 const ZERO = { add: 0, change: 0, destroy: 0, replace: 0, import: 0, drift: 0 };
