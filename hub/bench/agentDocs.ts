@@ -90,6 +90,8 @@ export class FastAgentDoc {
         unchangedSince: cur.unchangedSince ?? cur.plannedAt,
         plannedAt: r.at,
         confirmations: cur.confirmations + 1,
+        // As the agent: the cell names the commit planned last.
+        commit: summary(r).git.commit as DocCell['commit'],
       };
       this.h.put(this.cellsId, key, packDocEntry(next), 'str');
       this.cells.set(key, next);
@@ -112,6 +114,7 @@ export class FastAgentDoc {
         component: r.component,
         runId: r.runId as DocCell['runId'],
         status: r.status,
+        commit: s.git.commit as DocCell['commit'],
         counts: s.counts,
         planHash: r.planHash as DocCell['planHash'],
         plannedAt: r.at,
