@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeEnrolment, exportPublicKeyPem, publicKeyFromText } from '@driftline/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
-import { latestCells } from '../src/core/doc/agentDoc.js';
+import { type AgentAutomergeDoc, latestCells } from '../src/core/doc/agentDoc.js';
 import { tempDir } from './helpers/storeFixtures.js';
 import { TestHub } from './helpers/testHub.js';
 
@@ -80,7 +80,9 @@ sync: { intervalS: 1, jitterS: 0 }
     try {
       const cells = await until('a result of both cells at the hub', async () => {
         await hub!.processArrivals();
-        const keys = [...hub!.replicas.values()].flatMap((r) => Object.keys(latestCells(r)));
+        const keys = [...hub!.replicas.values()].flatMap((r) =>
+          Object.keys(latestCells(r as AgentAutomergeDoc)),
+        );
         return keys.includes('prod/network') && keys.includes('staging/network') ? keys : false;
       });
       expect((cells as string[]).sort()).toEqual(['prod/network', 'staging/network']);

@@ -27,9 +27,9 @@ function touched(patches: readonly A.Patch[]): Touched {
   return { runs, cells, facts, cadence, bundles, applies };
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: an agent-shaped document written the way the agent writes it
-function agentDoc(): A.Doc<any> {
-  return A.change(A.init(), (d: Record<string, unknown>) => {
+/** An agent-shaped document written the way the agent writes it. */
+function agentDoc(): A.Doc<Record<string, unknown>> {
+  return A.change(A.init<Record<string, unknown>>(), (d) => {
     d.site = S('s1');
     d.agent = S('a1');
     d.epoch = 1;

@@ -26,8 +26,23 @@ const packDocEntry = (value: DocRun | DocCell) => new A.ImmutableString(packJson
  * canonical JSON as one scalar string (an ImmutableString: decision 008); facts and bundle states stay maps.
  */
 
-// biome-ignore lint/suspicious/noExplicitAny: the document's values are Automerge proxies of AgentDoc
-export type AgentAutomergeDoc = A.Doc<any>;
+/**
+ * The agent's document as Automerge holds it (protocol's AgentDoc once unpacked): runs and cells are
+ * packed strings (maps in documents written before decision 008), facts, bundle states and apply
+ * records are maps of plain values.
+ */
+export interface StoredAgentDoc {
+  site: A.ImmutableString | string;
+  agent: A.ImmutableString | string;
+  epoch: number;
+  cells: Record<string, A.ImmutableString | DocCell>;
+  runs: Record<string, A.ImmutableString | DocRun>;
+  facts?: Record<string, unknown>;
+  bundles?: Record<string, unknown>;
+  applies?: Record<string, unknown>;
+  sealedAt?: number;
+}
+export type AgentAutomergeDoc = A.Doc<StoredAgentDoc>;
 
 export interface RunInput {
   runId: string;
@@ -48,10 +63,10 @@ export function newEpochDoc(
   seedCells: Record<string, DocCell> = {},
   actor?: string,
 ): AgentAutomergeDoc {
-  const init = A.init<unknown>(actor ? { actor } : undefined);
-  return A.change(init, { message: `epoch ${epoch}`, time: 0 }, (d: Record<string, unknown>) => {
-    d.site = toDocValue(site);
-    d.agent = toDocValue(agent);
+  const init = A.init<StoredAgentDoc>(actor ? { actor } : undefined);
+  return A.change(init, { message: `epoch ${epoch}`, time: 0 }, (d) => {
+    d.site = new A.ImmutableString(site);
+    d.agent = new A.ImmutableString(agent);
     d.epoch = epoch;
     d.cells = Object.fromEntries(Object.entries(seedCells).map(([k, c]) => [k, packDocEntry(c)]));
     d.runs = {};

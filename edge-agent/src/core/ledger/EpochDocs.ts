@@ -1,6 +1,6 @@
 import * as A from '@automerge/automerge';
 import { type AgentStorage, StoreOpenError } from '../../ports/AgentStorage.js';
-import { type AgentAutomergeDoc, plainFacts } from '../doc/agentDoc.js';
+import { type AgentAutomergeDoc, plainFacts, type StoredAgentDoc } from '../doc/agentDoc.js';
 
 /** What the ledger has done so far (what `stats()` reports and tests assert on). */
 export interface LedgerStats {
@@ -54,7 +54,7 @@ export class EpochDocs {
     if (!first) throw new StoreOpenError(`epoch ${epoch} has no stored document (the store is damaged)`);
     // load + loadIncremental: a snapshot with 16 chunks appended loads about twice as fast this way as
     // one A.load of the concatenation.
-    const doc = A.load(first);
+    const doc = A.load<StoredAgentDoc>(first);
     this.stats.docsLoaded++;
     return rest.length === 0 ? doc : A.loadIncremental(doc, concat(rest));
   }
