@@ -15,6 +15,7 @@ import {
 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/adapters/hop/HubHopBackend.js';
+import { MemoryWebhookSender } from '../src/adapters/memory/MemoryWebhookSender.js';
 import { createHub, type Hub } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
 import { enrol } from '../src/core/enrolment.js';
@@ -35,16 +36,8 @@ async function startHub(extra: object = {}) {
   );
   if (!cfg.ok) throw new Error(cfg.errors.join('; '));
   const clock = new TestClock();
-  const sent: { url: string; event: string; body: string }[] = [];
-  const hub: Hub = await createHub(cfg.config, {
-    clock,
-    sender: {
-      send: async (url, event, body) => {
-        sent.push({ url, event, body });
-        return { ok: true };
-      },
-    },
-  });
+  const sender = new MemoryWebhookSender();
+  const hub: Hub = await createHub(cfg.config, { clock, sender });
   const { url } = await hub.hop.listen(0, '127.0.0.1');
   await hub.store.commit({
     peers: [{ tokenSha256: sha256Hex('relay-token'), name: 'relay-1', sites: ['*'] }],
@@ -75,7 +68,7 @@ async function startHub(extra: object = {}) {
     const res = await fetch(`${url}${path}`, { headers: admin });
     return { status: res.status, body: (await res.json()) as never };
   };
-  return { hub, url, clock, agent, push, get, sent, auth, admin };
+  return { hub, url, clock, agent, push, get, sent: sender.sent, auth, admin };
 }
 
 describe('hub over HTTP', () => {

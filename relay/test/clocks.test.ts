@@ -1,28 +1,11 @@
 import { join } from 'node:path';
-import { type ClockEstimate, decodeBundle, type Receipt, TRUSTED_CLOCK } from '@driftline/protocol';
+import { type ClockEstimate, TRUSTED_CLOCK } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryUpstream } from '../src/adapters/memory/MemoryUpstream.js';
 import { SqliteCustody } from '../src/adapters/sqlite/SqliteCustody.js';
 import { describeBundle } from '../src/core/describeBundle.js';
 import { forwardStep, sourceClocks, type UpstreamSlot } from '../src/core/Forwarder.js';
-import type { Upstream } from '../src/ports/Upstream.js';
 import { makeBundle, tmp } from './helpers.js';
-
-/** An upstream that records the source clocks each batch came with. */
-class ClockRecordingUpstream implements Upstream {
-  readonly name = 'hub';
-  readonly clocks: (ReadonlyMap<string, ClockEstimate> | undefined)[] = [];
-  async postBatch(bundles: readonly Uint8Array[], clocks?: ReadonlyMap<string, ClockEstimate>) {
-    this.clocks.push(clocks);
-    const receipts = bundles.map((b, index): Receipt => {
-      const d = decodeBundle(b);
-      return { bundleId: d.ok ? d.value.header.id : null, index, status: 'stored', by: this.name };
-    });
-    return { ok: true as const, receipts, bytes: 1 };
-  }
-  async pullDownlink() {
-    return { ok: true as const, bundles: [], cursor: '0', bytes: 0 };
-  }
-}
 
 const stores: SqliteCustody[] = [];
 afterEach(() => {
@@ -51,7 +34,7 @@ describe('source clocks through custody', () => {
     const queued = s.nextBatch(T0, 1 << 20, 10);
     expect(queued.map((q) => q.clock)).toEqual(clocks);
 
-    const up = new ClockRecordingUpstream();
+    const up = new MemoryUpstream('hub');
     const slot: UpstreamSlot = { upstream: up, plan: { windows: [] }, failures: 0, retryAt: 0 };
     const opts = { batchBytes: 1 << 20, batchCount: 10, backoffBaseMs: 1, backoffMaxMs: 1, idleMs: 1 };
     const r = await forwardStep(
@@ -64,7 +47,9 @@ describe('source clocks through custody', () => {
     );
     expect(r.sent).toBe(3);
     // Of two bundles of one source, the more certain estimate; a source without one is not named.
-    expect(up.clocks[0]).toEqual(new Map([['ship-7/a1', { offsetMs: 509_000, uncertaintyMs: 900 }]]));
+    expect(up.batches[0]?.clocks).toEqual(
+      new Map([['ship-7/a1', { offsetMs: 509_000, uncertaintyMs: 900 }]]),
+    );
   });
 
   it('prefers a trusted clock and leaves out bundles whose source is unknown', () => {

@@ -1,32 +1,11 @@
 import { join } from 'node:path';
-import { decodeBundle, type Receipt } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryUpstream } from '../src/adapters/memory/MemoryUpstream.js';
 import { SqliteCustody } from '../src/adapters/sqlite/SqliteCustody.js';
 import { parseCron } from '../src/core/cron.js';
 import { describeBundle } from '../src/core/describeBundle.js';
 import { type ForwardEvent, forwardStep, type UpstreamSlot } from '../src/core/Forwarder.js';
-import type { Upstream } from '../src/ports/Upstream.js';
 import { makeBundle, tmp } from './helpers.js';
-
-/** An upstream that records what it got, or fails while `down`. */
-class RecordingUpstream implements Upstream {
-  readonly got: string[] = [];
-  down = false;
-  constructor(readonly name = 'up') {}
-  async postBatch(bundles: readonly Uint8Array[]) {
-    if (this.down) return { ok: false as const, code: 'unreachable', message: 'down', retryable: true };
-    const receipts = bundles.map((b, index): Receipt => {
-      const d = decodeBundle(b);
-      const id = d.ok ? d.value.header.id : null;
-      if (id) this.got.push(id);
-      return { bundleId: id, index, status: 'stored', by: this.name };
-    });
-    return { ok: true as const, receipts, bytes: bundles.reduce((n, b) => n + b.length, 0) };
-  }
-  async pullDownlink() {
-    return { ok: true as const, bundles: [], cursor: '0', bytes: 0 };
-  }
-}
 
 const opts = { batchBytes: 1 << 20, batchCount: 2, backoffBaseMs: 1000, backoffMaxMs: 60_000, idleMs: 5000 };
 const stores: SqliteCustody[] = [];
@@ -60,7 +39,7 @@ describe('forwarding order and lifetime', () => {
     const status2 = await makeBundle({ priority: 'status', created: T0 });
     const control = await makeBundle({ priority: 'control', created: T0 });
     await accept(s, T0, bulk, status1, failure, status2, control);
-    const up = new RecordingUpstream();
+    const up = new MemoryUpstream('up');
     const slots: UpstreamSlot[] = [{ upstream: up, plan: { windows: [] }, failures: 0, retryAt: 0 }];
     for (let i = 0; i < 5; i++)
       await forwardStep(
@@ -71,7 +50,7 @@ describe('forwarding order and lifetime', () => {
         Math.random,
         () => {},
       );
-    expect(up.got).toEqual([control.id, failure.id, status1.id, status2.id, bulk.id]);
+    expect(up.received).toEqual([control.id, failure.id, status1.id, status2.id, bulk.id]);
   });
 
   it('drops expired bundles, counts them and reports them with a reason, never forwards them', async () => {
@@ -80,7 +59,7 @@ describe('forwarding order and lifetime', () => {
     const long = await makeBundle({ created: T0, lifetimeS: 3600 });
     await accept(s, T0, short, long);
     const events: ForwardEvent[] = [];
-    const up = new RecordingUpstream();
+    const up = new MemoryUpstream('up');
     const slots = [{ upstream: up, plan: { windows: [] }, failures: 0, retryAt: 0 }];
     await forwardStep(
       s,
@@ -90,7 +69,7 @@ describe('forwarding order and lifetime', () => {
       Math.random,
       (e) => events.push(e),
     );
-    expect(up.got).toEqual([long.id]);
+    expect(up.received).toEqual([long.id]);
     expect(events).toContainEqual({
       type: 'expired',
       direction: 'uplink',
@@ -109,7 +88,7 @@ describe('forwarding order and lifetime', () => {
     const s = store();
     const b = await makeBundle({ created: T0 });
     await accept(s, T0, b);
-    const up = new RecordingUpstream();
+    const up = new MemoryUpstream('up');
     up.down = true;
     const slots = [{ upstream: up, plan: { windows: [] }, failures: 0, retryAt: 0 }];
     const r1 = await forwardStep(
@@ -140,7 +119,7 @@ describe('forwarding order and lifetime', () => {
       () => {},
     );
     expect(r3.sent).toBe(1);
-    expect(up.got).toEqual([b.id]);
+    expect(up.received).toEqual([b.id]);
   });
 });
 
@@ -153,7 +132,7 @@ describe('contact plan', () => {
     const s = store();
     const b = await makeBundle({ created: T0, lifetimeS: 86_400 });
     await accept(s, T0, b);
-    const up = new RecordingUpstream();
+    const up = new MemoryUpstream('up');
     const slots = [{ upstream: up, plan, failures: 0, retryAt: 0 }];
     const outside = T0 + 30 * 60_000; // 00:30, next window 02:00
     const r = await forwardStep(
@@ -165,7 +144,7 @@ describe('contact plan', () => {
       () => {},
     );
     expect(r).toEqual({ sent: 0, waitMs: 90 * 60_000 });
-    expect(up.got).toEqual([]);
+    expect(up.received).toEqual([]);
     await forwardStep(
       s,
       slots,
@@ -174,7 +153,7 @@ describe('contact plan', () => {
       Math.random,
       () => {},
     );
-    expect(up.got).toEqual([b.id]);
+    expect(up.received).toEqual([b.id]);
   });
 
   it('stops at the byte budget of a window and resumes in the next', async () => {
@@ -182,7 +161,7 @@ describe('contact plan', () => {
     const bs = await Promise.all([1, 2, 3].map(() => makeBundle({ created: T0, lifetimeS: 86_400 })));
     await accept(s, T0, ...bs);
     const size = bs[0]!.bytes.length;
-    const up = new RecordingUpstream();
+    const up = new MemoryUpstream('up');
     const slots = [
       { upstream: up, plan: { ...plan, bytesPerWindow: size * 2 + 1 }, failures: 0, retryAt: 0 },
     ];
@@ -196,7 +175,7 @@ describe('contact plan', () => {
         Math.random,
         () => {},
       );
-    expect(up.got.length).toBe(2);
+    expect(up.received.length).toBe(2);
     for (let i = 0; i < 4; i++)
       await forwardStep(
         s,
@@ -206,14 +185,14 @@ describe('contact plan', () => {
         Math.random,
         () => {},
       );
-    expect(up.got.length).toBe(3);
+    expect(up.received.length).toBe(3);
   });
 });
 
 describe('disk full', () => {
   it('refuses with OutOfSpace, writes nothing of the failing batch, and recovers when space returns', async () => {
     const s = store(256 * 1024);
-    const up = new RecordingUpstream();
+    const up = new MemoryUpstream('up');
     const slots = [{ upstream: up, plan: { windows: [] }, failures: 0, retryAt: 0 }];
     const accepted: string[] = [];
     let full = false;
@@ -240,7 +219,7 @@ describe('disk full', () => {
         () => {},
       );
     }
-    expect(up.got).toEqual(accepted); // every receipted bundle forwarded, in order
+    expect(up.received).toEqual(accepted); // every receipted bundle forwarded, in order
     const after = await makeBundle({ created: T0 });
     expect(await accept(s, T0, after)).toEqual(['stored']);
   });

@@ -1,9 +1,8 @@
-import type { HopFailure } from '@driftline/hop/client';
 import { makeBundle } from '@driftline/hop/testing';
 import { describe, expect, it } from 'vitest';
+import { MemoryBlobUploader } from '../adapters/memory/MemoryBlobUploader.js';
 import { MemoryCustody } from '../adapters/memory/MemoryCustody.js';
-import type { BlobUploader, PendingBlob } from '../ports/BlobUploader.js';
-import type { Upstream } from '../ports/Upstream.js';
+import { MemoryUpstream } from '../adapters/memory/MemoryUpstream.js';
 import { forwardBlob } from './BlobForwarder.js';
 import { parseCron } from './cron.js';
 import { describeBundle } from './describeBundle.js';
@@ -14,36 +13,15 @@ import type { UpstreamSlot } from './upstreamSlot.js';
 const T0 = Date.parse('2025-01-01T00:30:00Z');
 const opts = { batchBytes: 1 << 20, batchCount: 10, backoffBaseMs: 1000, backoffMaxMs: 60_000, idleMs: 5000 };
 
-/** An upload port that records what went, or fails with `failWith`. */
-class Uploads implements BlobUploader {
-  readonly sent: string[] = [];
-  failWith: HopFailure | null = null;
-  async upload(upstream: string, blob: PendingBlob, onUrl: (url: string) => void) {
-    onUrl(`http://${upstream}/v1/uploads/${blob.sha256.slice(0, 4)}`);
-    if (this.failWith) return this.failWith;
-    this.sent.push(`${upstream}:${blob.sha256[0]}`);
-    return { ok: true as const };
-  }
-}
-
-const upstream = (name: string, log: string[] = []): Upstream => ({
-  name,
-  postBatch: async (bundles) => {
-    log.push(`batch of ${bundles.length}`);
-    return {
-      ok: true,
-      receipts: bundles.map((_, index) => ({ bundleId: null, index, status: 'stored' as const, by: name })),
-      bytes: 1,
-    };
-  },
-  pullDownlink: async () => ({ ok: true, bundles: [], cursor: '0', bytes: 0 }),
-});
+/** What the uploader sent, as `<upstream>:<first letter of the sha256>`. */
+const sent = (u: MemoryBlobUploader) => u.uploaded.map((x) => `${x.upstream}:${x.sha256[0]}`);
+const upstream = (name: string) => new MemoryUpstream(name);
 
 function setup(slots: UpstreamSlot[]) {
   const custody = new MemoryCustody();
   custody.blobs.record('a'.repeat(64), 10, '/blobs/a', {}, 'ship-7', T0);
   custody.blobs.record('b'.repeat(64), 10, '/blobs/b', {}, 'ship-7', T0 + 1);
-  const uploader = new Uploads();
+  const uploader = new MemoryBlobUploader();
   const events: ForwardEvent[] = [];
   const removed: string[] = [];
   const deps = {
@@ -63,7 +41,7 @@ describe('forwarding blobs', () => {
   it('uploads the oldest blob to the first ready upstream; it leaves custody and its file goes', async () => {
     const s = setup([{ upstream: upstream('hub'), plan: { windows: [] }, failures: 2, retryAt: 0 }]);
     expect(await forwardBlob(s.deps)).toBe(true);
-    expect(s.uploader.sent).toEqual(['hub:a']);
+    expect(sent(s.uploader)).toEqual(['hub:a']);
     expect(s.removed).toEqual(['/blobs/a']);
     expect(s.events).toEqual([
       { type: 'blob-forwarded', upstream: 'hub', sha256: 'a'.repeat(64), bytes: 10 },
@@ -85,11 +63,11 @@ describe('forwarding blobs', () => {
       ['relay-b', true],
       ['hub', true],
     ]);
-    expect(s.custody.blobs.pending('hub', 1)[0]?.url).toBe(`http://hub/v1/uploads/${'a'.repeat(4)}`);
+    expect(s.custody.blobs.pending('hub', 1)[0]?.url).toBe(`http://hub/v1/uploads/${'a'.repeat(64)}`);
     s.uploader.failWith = null;
     expect(await forwardBlob(s.deps)).toBe(false); // both still backing off
     expect(await forwardBlob({ ...s.deps, now: () => T0 + 500 })).toBe(true);
-    expect(s.uploader.sent).toEqual(['relay-b:a']);
+    expect(sent(s.uploader)).toEqual(['relay-b:a']);
   });
 
   it('holds blobs outside the contact window, as it holds bundles', async () => {
@@ -102,16 +80,16 @@ describe('forwarding blobs', () => {
   });
 
   it('sends waiting bundles first, then blobs, one round at a time', async () => {
-    const log: string[] = [];
-    const s = setup([{ upstream: upstream('hub', log), plan: { windows: [] }, failures: 0, retryAt: 0 }]);
+    const hub = upstream('hub');
+    const s = setup([{ upstream: hub, plan: { windows: [] }, failures: 0, retryAt: 0 }]);
     const d = describeBundle((await makeBundle({ created: T0 })).bytes);
     if (!d.ok) throw new Error(d.message);
     s.custody.accept('ship-7', [d.value], T0);
     expect(await forwardRound(s.deps)).toBe(0);
-    expect([log, s.uploader.sent]).toEqual([['batch of 1'], []]);
+    expect([hub.batches.map((b) => b.ids.length), sent(s.uploader)]).toEqual([[1], []]);
     expect(await forwardRound(s.deps)).toBe(0);
     expect(await forwardRound(s.deps)).toBe(0);
-    expect(s.uploader.sent).toEqual(['hub:a', 'hub:b']);
+    expect(sent(s.uploader)).toEqual(['hub:a', 'hub:b']);
     expect(await forwardRound(s.deps)).toBe(opts.idleMs);
   });
 });

@@ -33,6 +33,7 @@ export interface AnnouncedBlob {
 /**
  * The relay's cache of bundles to outposts: one copy per sha256 for all its sites, fetched from the
  * upstream with Range, bounded by a disk quota; expired and superseded ones are removed and counted (D5).
+ * Adapters: `SqliteBundleCache` (the relay), `MemoryBundleCache` (tests); both pass `runBundleCacheContract`.
  */
 export interface BundleCache {
   /**
@@ -46,10 +47,11 @@ export interface BundleCache {
   setFetched(sha256: string, bytes: number): void;
   held(sha256: string): void;
   refuse(sha256: string, reason: string): void;
-  /** Removes expired entries (their files too, by the adapter); answers what went. */
+  /** Removes entries expired at `now`, counted; answers what went (the caller removes their files). */
   expire(now: number): CachedBundle[];
   /** Removes `superseded` entries; answers what went (the caller removes their files). */
   removeSuperseded(): CachedBundle[];
+  /** Every entry, oldest announcement first. */
   list(): CachedBundle[];
 }
 
