@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { seededRandom } from '@driftline/simulation';
 
 /** Runs the system `git` in `cwd` with a fixed identity and no hooks; answers trimmed stdout. */
 export const git = (cwd: string, ...args: string[]): string =>
@@ -10,17 +11,8 @@ export const git = (cwd: string, ...args: string[]): string =>
     { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
   ).trim();
 
-/** mulberry32: a small seeded generator, so every run makes the same repository. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded (mulberry32, simulation's), so every run makes the same repository. */
+const seeded = (seed: number) => seededRandom(seed);
 
 /**
  * Text that compresses roughly like source code: lines of indented words from a fixed vocabulary of

@@ -1,18 +1,9 @@
 import { summarisePlan } from '@driftline/edge-agent';
 import type { PlanSummary } from '@driftline/protocol';
-import { buildPlan, FIXED_TIMESTAMP } from '@driftline/simulation';
+import { buildPlan, FIXED_TIMESTAMP, seededRandom } from '@driftline/simulation';
 
-/** A small seeded PRNG (mulberry32), so every run of a part sees the same mix. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (simulation's mulberry32), so every run of a part sees the same mix. */
+export const rng = (seed: number) => seededRandom(seed);
 
 export type PlanState = 'clean' | 'changes' | 'drift';
 

@@ -30,5 +30,6 @@ export { type LinkConfig, type LinkHandle, resolveSettings, startLink } from './
 
 /** Absolute path of the fake `terraform` executable: prepend its directory to PATH, or run it directly. */
 export const FAKE_TERRAFORM_BIN = new URL('../bin/terraform', import.meta.url).pathname;
+export { hashText, type Random, seededRandom } from './core/rng.js';
 export { freePort, waitForHttp } from './topology/ports.js';
 export { BINS, FAKE_TERRAFORM_DIR, runProgram } from './topology/programs.js';

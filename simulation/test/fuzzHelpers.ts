@@ -1,20 +1,12 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BundleHeader, encodeBundle, encodeUlid, generateSigningKeyPair } from '@driftline/protocol';
+import { seededRandom } from '../src/core/rng.js';
 
 /** Helpers of the fuzz test (simulation/test/fuzz.test.ts): replayable randomness, hostile bundles, checks. */
 
-/** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
-export function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic pseudo-random numbers (simulation's mulberry32), so a failure can be replayed. */
+export const rng = (seed: number) => seededRandom(seed);
 
 export interface Req {
   label: string;
