@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
-import { cryptoRandomBytes, monotonicUlid, PLAN_DETAIL_CONTENT_TYPE } from '@driftline/protocol';
+import { cellKey, cryptoRandomBytes, monotonicUlid, PLAN_DETAIL_CONTENT_TYPE } from '@driftline/protocol';
 import type { Logger } from 'pino';
 import { FsBundleFiles } from './adapters/bundles/FsBundleFiles.js';
 import { SqliteBundleLedger } from './adapters/bundles/SqliteBundleLedger.js';
@@ -203,7 +203,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
           log.warn({ ...cell, runId, err: (e as Error).message }, 'keeping the plan file failed'),
         );
       loop.kick();
-      const blockedKey = `${cell.environment}/${cell.component}@${cell.ref ?? ''}`;
+      const blockedKey = cellKey(cell.environment, cell.component, cell.ref);
       if (r.summary.status === 'blocked' && r.summary.reason === 'providers-missing')
         blockedOnProviders.set(blockedKey, {
           ...cell,

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cellKey } from '@driftline/protocol';
 import type { KeptPlan, KeptPlanMeta, PlanFiles, StashedPlan } from '../../ports/PlanFiles.js';
 
 const RUN_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -14,7 +15,7 @@ async function sha256Of(path: string): Promise<string> {
   return h.digest('hex');
 }
 
-const cellOf = (m: KeptPlanMeta) => `${m.environment}/${m.component}@${m.cellRef ?? ''}`;
+const cellOf = (m: KeptPlanMeta) => cellKey(m.environment, m.component, m.cellRef);
 
 /**
  * Saved plan files in `<dataDir>/plans`: `<runId>.tfplan` (0600) and its `<runId>.json` (what the

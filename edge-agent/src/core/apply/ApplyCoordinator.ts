@@ -1,4 +1,4 @@
-import { type DocApply, publicKeyToText, refMatches } from '@driftline/protocol';
+import { cellKey, type DocApply, publicKeyToText, refMatches } from '@driftline/protocol';
 import type { AgentConfig } from '../../config.js';
 import type { ApplyRecord, ApplyStore, CountedApproval } from '../../ports/ApplyStore.js';
 import type { PlanFiles } from '../../ports/PlanFiles.js';
@@ -31,7 +31,7 @@ export interface ApplyCoordinatorDeps {
 const MAX_REASON = 300;
 const cut = (s: string) => (s.length > MAX_REASON ? `${s.slice(0, MAX_REASON - 1)}…` : s);
 const queueKey = (environment: string, component: string, cellRef?: string) =>
-  `${environment}/${component}@${cellRef ?? ''}`;
+  cellKey(environment, component, cellRef);
 
 /** The ref a run of the cell plans: the cell's, the component's default, or `main` for a working directory. */
 function refOfCell(config: AgentConfig, cell: CellRef): string {

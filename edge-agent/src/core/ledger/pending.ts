@@ -1,5 +1,5 @@
 import * as A from '@automerge/automerge';
-import { docId } from '@driftline/protocol';
+import { docId, FAILURE_STATUSES } from '@driftline/protocol';
 import type { AgentStorage, EpochRow } from '../../ports/AgentStorage.js';
 import type { PendingDelta } from '../../ports/AgentStore.js';
 import type { EpochDocs } from './EpochDocs.js';
@@ -11,8 +11,8 @@ import { sinceHeads } from './resend.js';
  * not announced yet. A delta holding a failure goes up at `failure` priority.
  */
 
-/** Results whose delta is pushed first (a relay forwards by priority): a failure is news. */
-export const FAILURE_STATUSES = ['failed', 'locked', 'redaction-failed'] as const;
+/** Results whose delta is pushed first (a relay forwards by priority): a failure is news (protocol's list). */
+export { FAILURE_STATUSES };
 
 export interface PendingContext {
   storage: AgentStorage;

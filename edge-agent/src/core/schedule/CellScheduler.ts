@@ -1,3 +1,4 @@
+import { cellKey } from '@driftline/protocol';
 /**
  * Decides when each cell (environment/component) runs: never two runs of one cell at once, at most
  * `maxParallel` runs in all, scheduled runs spread by random jitter, a trigger for a cell already
@@ -26,7 +27,7 @@ export interface SchedulerDeps {
 }
 
 /** Runs of one environment/component share its state: one at a time, whatever the ref. */
-const key = (c: CellRef) => `${c.environment}/${c.component}`;
+const key = (c: CellRef) => cellKey(c.environment, c.component);
 /** Triggers coalesce per environment/component, ref and commit. */
 const pendingKey = (c: CellRef) => `${key(c)}@${c.ref ?? ''}#${c.commit ?? ''}`;
 
