@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { createHopServer, type HopServer, MemoryHopBackend } from '@driftline/hop';
-import type { PreviousUpload, UrlStorage } from 'tus-js-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
+import { memoryUrlStorage } from './helpers/memoryUrlStorage.js';
 import { tempDir } from './helpers/storeFixtures.js';
 
 const MiB = 1024 * 1024;
@@ -54,22 +54,6 @@ class CuttingProxy {
     for (const s of this.sockets) s.destroy();
     return new Promise((r) => this.server.close(() => r()));
   }
-}
-
-function memoryUrlStorage(): UrlStorage {
-  const stored = new Map<string, PreviousUpload & { urlStorageKey: string }>();
-  let n = 0;
-  return {
-    findAllUploads: async () => [...stored.values()],
-    findUploadsByFingerprint: async (fp) =>
-      [...stored.entries()].filter(([k]) => k.startsWith(`tus::${fp}::`)).map(([, u]) => u),
-    removeUpload: async (k) => void stored.delete(k),
-    addUpload: async (fp, u) => {
-      const key = `tus::${fp}::${n++}`;
-      stored.set(key, { ...u, urlStorageKey: key });
-      return key;
-    },
-  };
 }
 
 const cleanup: Array<() => unknown> = [];

@@ -28,6 +28,7 @@ export interface KeptPlan {
 /**
  * The saved plan files of apply-enabled cells (`<dataDir>/plans/<runId>.tfplan`, mode 0600 in a 0700
  * directory). They hold every value of the plan in clear and never leave the site.
+ * Adapters: `FsPlanFiles`, `MemoryPlanFiles`; both pass `runPlanFilesContract` (test/planFilesContract.ts).
  */
 export interface PlanFiles {
   /** Copies a run's saved plan out of scratch space before it is disposed. */

@@ -25,7 +25,11 @@ export interface ProcessResult {
   spawnError?: string;
 }
 
-/** Runs external programs (terraform, tofu, wrappers) with bounded time and memory. */
+/**
+ * Runs external programs (terraform, tofu, wrappers) with bounded time and memory. Adapter:
+ * `NodeProcessRunner`, held to `runProcessRunnerContract` (test/processRunnerContract.ts) with real
+ * programs; no memory adapter (docs/decisions/120-agent-ledger.md).
+ */
 export interface ProcessRunner {
   run(spec: ProcessSpec): Promise<ProcessResult>;
 }

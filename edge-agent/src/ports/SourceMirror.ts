@@ -8,7 +8,10 @@ export type ApplyResult =
 
 /**
  * The site's git mirrors of the repositories headquarters delivers (one bare repository each). Only
- * the `git` program touches them; hooks never run and nothing is fetched from a network.
+ * the `git` program touches them; hooks never run and nothing is fetched from a network. `repo` is a
+ * plain name (letters, digits, `._-`); any other throws. Adapter: `CliGitMirror`, held to
+ * `runSourceMirrorContract` (test/sourceMirrorContract.ts); no memory adapter, since one would be a
+ * second git (docs/decisions/120-agent-ledger.md).
  */
 export interface SourceMirror {
   /** Verifies a git bundle against the repository's mirror and fetches its branches into it. */

@@ -13,7 +13,11 @@ export interface BlobToUpload {
   data: Uint8Array;
 }
 
-/** One upstream (a relay, or the hub directly) as the agent sees it: the hop API, client side. */
+/**
+ * One upstream (a relay, or the hub directly) as the agent sees it: the hop API, client side.
+ * Adapters: `HttpUplink` (through a hop server), `MemoryUplink` (straight to a `HopBackend`); both pass
+ * `runUplinkContract` (test/uplinkContract.ts).
+ */
 export interface Uplink {
   readonly url: string;
   /** Cheap reachability check (`GET /v1/health`): a down link costs this and nothing else. */

@@ -1,0 +1,4 @@
+import { CliGitMirror } from '../src/adapters/git/CliGitMirror.js';
+import { runSourceMirrorContract } from './sourceMirrorContract.js';
+
+runSourceMirrorContract('CliGitMirror', (dir) => new CliGitMirror(dir));
