@@ -9,6 +9,11 @@
  *                               [--runs-per-change 10] [--src <dir with Ingest.ts and DocReplicas.ts>]
  *                               [--cache <file> [--generate-only]] [--workers 1]
  *
+ * `--store postgres --url postgres://… --password-file <f>` runs the hub on PostgreSQL (the baselines are
+ * skipped), and `--shard i/n` takes only the agents whose index is `i` modulo `n`: n such processes on one
+ * database are n hubs (hub/bench/ingestStores.ts runs them). `--skip-agent-check` does not compare the
+ * bench documents with what edge-agent writes (for when the agent's code is mid-change).
+ *
  * `--workers` is the hub's merge worker threads (`ingest.mergeWorkers`; 0: merge in the hub's thread).
  * `--runs-per-change` is how many results the agent writes as one Automerge change: its RecordBatcher
  * commits results that finish within a few seconds of each other together (decision 007); 1 is an agent
@@ -54,8 +59,11 @@ import {
   publicKeyToText,
 } from '@driftline/protocol';
 import Database from 'better-sqlite3';
+import { PgDatabase } from '../src/adapters/postgres/PgDatabase.js';
+import { PostgresHubStore } from '../src/adapters/postgres/PostgresHubStore.js';
 import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
 import { enrol } from '../src/core/enrolment.js';
+import type { HubStore } from '../src/ports/HubStore.js';
 import { ulidGen } from '../src/ports/IdGen.js';
 import { TestClock } from '../test/agentSim.js';
 import { checkAgainstAgent, FastAgentDoc, type RunSpec } from './agentDocs.js';
@@ -71,6 +79,11 @@ const { values, positionals } = parseArgs({
     cache: { type: 'string' },
     'generate-only': { type: 'boolean', default: false },
     workers: { type: 'string', default: '1' },
+    store: { type: 'string', default: 'sqlite' },
+    url: { type: 'string' },
+    'password-file': { type: 'string' },
+    shard: { type: 'string', default: '0/1' },
+    'skip-agent-check': { type: 'boolean', default: false },
   },
 });
 const [agents, cells] = values.quick
@@ -105,7 +118,11 @@ const factsFor = (who: string) => (at: number) => {
     reportedAt: at,
   };
 };
-checkAgainstAgent(factsFor('check'));
+if (!values['skip-agent-check']) checkAgainstAgent(factsFor('check'));
+const onPostgres = values.store === 'postgres';
+const [shard, shards] = (values.shard ?? '0/1').split('/').map(Number) as [number, number];
+/** The agents this process ingests: every one, or its shard's. */
+const mine = Array.from({ length: agents }, (_, i) => i).filter((i) => i % shards === shard);
 
 // Agents, their documents and their signed bundles, made before anything is timed.
 const tGen = performance.now();
@@ -216,16 +233,29 @@ if (values['generate-only']) {
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 }
-const store = new SqliteHubStore(join(dir, 'hub.db'));
-for (let i = 0; i < agents; i++) await enrol(store, { ...nameOf(i), key: keys[i] as string }, enrolledAt);
+const store: HubStore = onPostgres
+  ? new PostgresHubStore(
+      new PgDatabase({
+        url: values.url as string,
+        password: values['password-file']
+          ? readFileSync(values['password-file'], 'utf8').split('\n')[0]
+          : undefined,
+      }),
+    )
+  : new SqliteHubStore(join(dir, 'hub.db'));
+for (const i of mine) await enrol(store, { ...nameOf(i), key: keys[i] as string }, enrolledAt);
 const bundleFd = openSync(cacheFile, 'r');
 /** Bundles `from`..`to` of a round, read from the file. */
 const readBundles = (round: number, from: number, to: number): Uint8Array[] =>
-  (index[round] ?? []).slice(from, to).map(([offset, length]) => {
-    const b = new Uint8Array(length);
-    readSync(bundleFd, b, 0, length, offset);
-    return b;
-  });
+  (index[round] ?? []).slice(from, to).map(read);
+/** This process's bundles `from`..`to` (of its agents) of a round. */
+const readMine = (round: number, from: number, to: number): Uint8Array[] =>
+  mine.slice(from, to).map((i) => read((index[round] ?? [])[i] as [number, number]));
+function read([offset, length]: [number, number]): Uint8Array {
+  const b = new Uint8Array(length);
+  readSync(bundleFd, b, 0, length, offset);
+  return b;
+}
 const changesOf = (bytes: Uint8Array): Uint8Array => {
   const b = decodeBundle(bytes);
   const p = b.ok ? decodePayload('doc-delta', b.value.payload) : null;
@@ -234,7 +264,7 @@ const changesOf = (bytes: Uint8Array): Uint8Array => {
 };
 const genS = (performance.now() - tGen) / 1000;
 
-const rate = (ms: number) => Math.round((agents * cells) / (ms / 1000));
+const rate = (ms: number) => Math.round((mine.length * cells) / (ms / 1000));
 
 // The hub: verify + merge + materialise + commit.
 const { HeapHeadroom } = (await import(join(src, 'HeapHeadroom.ts')).catch(() => ({}))) as Partial<
@@ -251,7 +281,8 @@ const { MergePool } = (await import(join(src, '../adapters/threads/MergePool.ts'
 const merger = workers > 0 && MergePool ? new MergePool(workers) : undefined;
 // As the hub (app.ts): heap headroom only when it merges in its own thread.
 const headroom = merger ? undefined : newHeadroom();
-const replicas = new DocReplicas(store, merger ? { merger } : { headroom });
+// On PostgreSQL other hubs may share the store (as app.ts: the memo is not relied on).
+const replicas = new DocReplicas(store, { ...(merger ? { merger } : { headroom }), shared: onPostgres });
 const ingest = new Ingest({
   store,
   clock,
@@ -264,10 +295,11 @@ const ingest = new Ingest({
 });
 const hubRounds: { round: number; ms: number; resultsPerSec: number }[] = [];
 let hubMs = 0;
+const startedAt = Date.now();
 for (let r = 0; r < rounds; r++) {
   let ms = 0;
-  for (let i = 0; i < agents; i += batch) {
-    const bundles = readBundles(r, i, i + batch); // read from the file before timing: not the hub's work
+  for (let i = 0; i < mine.length; i += batch) {
+    const bundles = readMine(r, i, i + batch); // read from the file before timing: not the hub's work
     const t0 = performance.now();
     const receipts = await ingest.accept('bench', bundles);
     ms += performance.now() - t0;
@@ -277,8 +309,11 @@ for (let r = 0; r < rounds; r++) {
   hubMs += ms;
   hubRounds.push({ round: r + 1, ms: Math.round(ms), resultsPerSec: rate(ms) });
 }
+const endedAt = Date.now();
 const rssMb = Math.round(process.memoryUsage().rss / 1048576);
 const runRows = (await store.listCells()).length;
+/** On PostgreSQL only the hub is measured (the baselines are SQLite's run's). */
+const baselines = !process.env.HUB_ONLY && !onPostgres;
 const { memos } = replicas.size();
 const heapMb = headroom ? Math.round(headroom.size() / 1048576) : null;
 await merger?.close();
@@ -292,7 +327,7 @@ const saved = new Map<number, Uint8Array>();
 // spends most of its time in GC.
 const baseRoom = newHeadroom();
 let automergeMs = 0;
-for (let r = 0; r < (process.env.HUB_ONLY ? 0 : rounds); r++) {
+for (let r = 0; r < (baselines ? rounds : 0); r++) {
   // Read and decoded before timing: the baseline is Automerge merging, nothing else.
   const list = readBundles(r, 0, agents).map(changesOf);
   const t0 = performance.now();
@@ -321,16 +356,20 @@ const insertBatch = db.transaction((from: number, n: number) => {
   for (let k = from; k < from + n; k++) ins.run(`run-${k}`, 'site', 'prod', `comp-${k % cells}`, row);
 });
 const tSql = performance.now();
-const total = agents * cells * rounds;
+const total = baselines ? agents * cells * rounds : 0;
 for (let k = 0; k < total; k += batch * cells) insertBatch(k, Math.min(batch * cells, total - k));
 const sqliteMs = performance.now() - tSql;
 db.close();
 rmSync(dir, { recursive: true, force: true });
 
-const results = agents * cells * rounds;
+const results = mine.length * cells * rounds;
 console.log(
   JSON.stringify({
     bench: 'hub-ingest',
+    store: onPostgres ? 'postgres' : 'sqlite',
+    shard: `${shard}/${shards}`,
+    startedAt,
+    endedAt,
     agents,
     cells,
     rounds,
@@ -345,11 +384,13 @@ console.log(
     memos,
     automergeHeapMb: heapMb,
     cellsMaterialised: runRows,
-    baseline: {
-      automergeMergeOnlyPerSec: Math.round(results / (automergeMs / 1000)),
-      sqliteInsertOnlyPerSec: Math.round(results / (sqliteMs / 1000)),
-      hubVsAutomerge: +(automergeMs / hubMs).toFixed(2),
-    },
+    baseline: baselines
+      ? {
+          automergeMergeOnlyPerSec: Math.round(results / (automergeMs / 1000)),
+          sqliteInsertOnlyPerSec: Math.round(results / (sqliteMs / 1000)),
+          hubVsAutomerge: +(automergeMs / hubMs).toFixed(2),
+        }
+      : null,
     bundleMb: +(index.flat().reduce((n, [, len]) => n + len, 0) / 1048576).toFixed(1),
     generateS: +genS.toFixed(1),
     loadavg: loadavg().map((x) => +x.toFixed(2)),

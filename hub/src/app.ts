@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createHopServer, type HopServer } from '@driftline/hop';
 import { type HubEvent, WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { DiskCap } from './adapters/fs/DiskCap.js';
 import { FileBlobs } from './adapters/fs/FileBlobs.js';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
@@ -20,6 +20,8 @@ import { policyFor } from './adapters/http/policy.js';
 import { refsRouter } from './adapters/http/refsRouter.js';
 import { storeErrorToWire } from './adapters/http/storeErrors.js';
 import { openStores } from './adapters/openStores.js';
+import { PgEvents } from './adapters/postgres/PgEvents.js';
+import { PgLeader } from './adapters/postgres/PgLeader.js';
 import { BundlePublisher } from './adapters/publish/BundlePublisher.js';
 import { bundleApi } from './adapters/publish/bundleApi.js';
 import { DeliveryObserver } from './adapters/publish/DeliveryObserver.js';
@@ -30,6 +32,7 @@ import { DocReplicas } from './core/DocReplicas.js';
 import { EventLog } from './core/EventLog.js';
 import { HeapHeadroom } from './core/HeapHeadroom.js';
 import { Ingest } from './core/Ingest.js';
+import { type Leadership, soleLeader } from './core/leader.js';
 import { PlanRequests } from './core/PlanRequests.js';
 import { Queries } from './core/Queries.js';
 import { Sweeper } from './core/Sweeper.js';
@@ -76,7 +79,7 @@ export async function createHub(
   const clock = opts.clock ?? systemClock;
   const ids = ulidGen(clock);
   const key = await loadOrCreateHubKey(keyPath(config.dataDir));
-  const { store, bundles } = await openStores(config, {
+  const { store, bundles, postgres } = await openStores(config, {
     ...(opts.store ? { store: opts.store } : {}),
     onUnavailable: (e) => logger.warn({ err: e }, 'the store is unreachable; answering 503 until it is back'),
     onIdleError: (e) => logger.warn({ err: e }, 'a store connection broke; it is replaced on next use'),
@@ -88,7 +91,12 @@ export async function createHub(
           logger.error({ err: e }, 'a merge worker died; replaced'),
         )
       : undefined;
-  const replicas = new DocReplicas(store, merger ? { merger } : { headroom: new HeapHeadroom() });
+  // Other hub processes may share a PostgreSQL store: merges lock, events and the sweeps' leader go through it.
+  const shared = postgres !== undefined;
+  const replicas = new DocReplicas(store, {
+    ...(merger ? { merger } : { headroom: new HeapHeadroom() }),
+    shared,
+  });
   const registry = new Registry();
   const refused = new Counter({
     name: 'hub_bundles_refused_total',
@@ -124,7 +132,15 @@ export async function createHub(
   });
   const queries = new Queries(store, config.defaultContactIntervalS);
   const events = new EventLog();
-  const publish = (e: HubEvent) => events.publish(e);
+  const sharedEvents = postgres
+    ? new PgEvents(postgres, events, { onError: (e, what) => logger.warn({ err: e }, what) })
+    : null;
+  const publish = (e: HubEvent) => (sharedEvents ? sharedEvents.publish(e) : events.publish(e));
+  const leaderGauge = new Gauge({
+    name: 'hub_leader',
+    help: '1 while this hub runs the sweeps and webhook delivery (one hub of those sharing a database)',
+    registers: [registry],
+  });
   const planRequests = new PlanRequests({
     store,
     clock,
@@ -151,7 +167,8 @@ export async function createHub(
     },
   });
   const siteEvents = async (sites: string[]) => {
-    if (!events.listening || sites.length === 0) return;
+    // Shared: a dashboard of another hub may be listening.
+    if ((!shared && !events.listening) || sites.length === 0) return;
     const all = await queries.sites(clock.now());
     for (const s of all) if (sites.includes(s.site)) publish({ type: 'site-updated', site: s });
   };
@@ -265,6 +282,7 @@ export async function createHub(
   };
   let sweeps = 0;
   let sweeping = false;
+  let leader: Leadership = soleLeader;
   return {
     hop,
     api,
@@ -285,8 +303,18 @@ export async function createHub(
     publisher,
     bundles,
     startTimers() {
+      leader = postgres
+        ? new PgLeader(postgres, {
+            onChange: (leads, err) => {
+              leaderGauge.set(leads ? 1 : 0);
+              if (leads) logger.info('this hub leads now: it runs the sweeps and sends the webhooks');
+              else logger.warn({ err }, 'this hub no longer leads; another hub on the database takes over');
+            },
+          })
+        : soleLeader;
+      leaderGauge.set(leader.isLeader() ? 1 : 0);
       const t = setInterval(() => {
-        if (sweeping) return;
+        if (sweeping || !leader.isLeader()) return;
         sweeping = true;
         sweepOnce(sweeps++ % 240 === 0)
           .catch((e) => logger.error({ err: e }, 'sweep failed'))
@@ -299,6 +327,8 @@ export async function createHub(
     },
     async close() {
       for (const t of timers) clearInterval(t);
+      await leader.close();
+      await sharedEvents?.close();
       await api?.close();
       await hop.close();
       await replicas.close();

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CellRow, HubStore, RunRow, WebhookRow } from '../src/ports/HubStore.js';
 import { runApprovalStoreContract } from './approvalStoreContract.js';
 import { runAuthStoreContract } from './authStoreContract.js';
+import { runSharedStoreContract } from './sharedStoreContract.js';
 
 /** One contract every HubStore adapter passes (STYLE.md, Ports and adapters). */
 export function runHubStoreContract(
@@ -337,6 +338,7 @@ export function runHubStoreContract(
 
     runAuthStoreContract(withStore);
     runApprovalStoreContract(withStore);
+    runSharedStoreContract(withStore);
   });
 }
 

@@ -16,6 +16,8 @@ import { MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/schema.js';
 export interface Stores {
   store: HubStore;
   bundles: BundleStore;
+  /** The PostgreSQL database both stores are on (other hubs may share it); absent for SQLite. */
+  postgres?: PgDatabase;
 }
 
 /** Where the store is, for messages: the SQLite file, or the database URL (it holds no password). */
@@ -64,7 +66,11 @@ export async function openStores(
       bundles: new SqliteBundleStore(bundleStorePath(c.dataDir)),
     };
   const db = openDatabase(c, opts.onIdleError);
-  const stores = { store: opts.store ?? new PostgresHubStore(db), bundles: new PostgresBundleStore(db) };
+  const stores = {
+    store: opts.store ?? new PostgresHubStore(db),
+    bundles: new PostgresBundleStore(db),
+    postgres: db,
+  };
   try {
     await db.ready();
   } catch (e) {

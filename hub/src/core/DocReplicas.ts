@@ -15,6 +15,11 @@ export interface DocReplicasOptions {
   maxGrowth?: number;
   /** Documents whose memo is kept (least recently used dropped). */
   maxMemos?: number;
+  /**
+   * Other hub processes merge into the same store (PostgreSQL): a document may have changed since this
+   * one last merged it, so the memo is not relied on (the cadences are read from the document each time).
+   */
+  shared?: boolean;
 }
 
 /**
@@ -56,7 +61,7 @@ export class DocReplicas {
       agent,
       stored: await this.store.docChunks(docId),
       changes,
-      cadenceKnown: memo.has('cadenceS'),
+      cadenceKnown: !this.opts.shared && memo.has('cadenceS'),
       maxChunks: this.opts.maxChunks ?? 8,
       maxGrowth: this.opts.maxGrowth ?? 0.25,
     });

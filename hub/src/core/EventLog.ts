@@ -37,7 +37,7 @@ export function newEpoch(now = Date.now()): string {
  * caught up, and the client is told to reset (re-read everything; the API holds the full state).
  */
 export class EventLog {
-  readonly epoch: string;
+  private currentEpoch: string;
   private ring: LoggedEvent[] = [];
   private lastSeq = 0;
   private readonly capacity: number;
@@ -45,9 +45,38 @@ export class EventLog {
 
   constructor(opts: { capacity?: number; epoch?: string } = {}) {
     this.capacity = opts.capacity ?? 10_000;
-    this.epoch = opts.epoch ?? newEpoch();
-    if (!/^[0-9a-z]{1,32}$/.test(this.epoch))
-      throw new Error(`epoch '${this.epoch}' is not 1-32 of [0-9a-z]`);
+    this.currentEpoch = checkEpoch(opts.epoch ?? newEpoch());
+  }
+
+  /** The epoch of the ids given out: this process's run, or the shared event table's (`adopt`). */
+  get epoch(): string {
+    return this.currentEpoch;
+  }
+
+  /**
+   * Set by a log shared between hub processes: brings this one up to date before a reconnecting
+   * client is answered (its `Last-Event-ID` may come from another hub, a little ahead of this one).
+   */
+  catchUp: (() => Promise<void>) | null = null;
+
+  /**
+   * Takes the numbering of a shared event table (one epoch for every hub on it): the ring restarts
+   * with `recent` (oldest first, ending at `lastSeq`), so a client of another hub resumes here.
+   */
+  adopt(epoch: string, lastSeq: number, recent: readonly { seq: number; event: HubEvent }[] = []): void {
+    this.currentEpoch = checkEpoch(epoch);
+    this.lastSeq = lastSeq;
+    this.ring = recent.slice(-this.capacity).map((e) => ({ ...e, id: `${epoch}-${e.seq}` }));
+  }
+
+  /**
+   * An event numbered by the shared table (`seq` above every one before): kept and sent to subscribers
+   * like a published one. One already seen is ignored.
+   */
+  append(seq: number, event: HubEvent): void {
+    if (seq <= this.lastSeq) return;
+    this.lastSeq = seq;
+    this.keep({ seq, id: `${this.currentEpoch}-${seq}`, event });
   }
 
   get listening(): boolean {
@@ -56,12 +85,15 @@ export class EventLog {
 
   /** The id of the latest event (`<epoch>-0` before the first). */
   get lastId(): string {
-    return `${this.epoch}-${this.lastSeq}`;
+    return `${this.currentEpoch}-${this.lastSeq}`;
   }
 
   publish(event: HubEvent): void {
     const seq = ++this.lastSeq;
-    const e = { seq, id: `${this.epoch}-${seq}`, event };
+    this.keep({ seq, id: `${this.currentEpoch}-${seq}`, event });
+  }
+
+  private keep(e: LoggedEvent): void {
     this.ring.push(e);
     if (this.ring.length > this.capacity) this.ring = this.ring.slice(-this.capacity);
     for (const fn of this.subs) fn(e);
@@ -72,7 +104,7 @@ export class EventLog {
     const reset = (reason: ResetReason): Since => ({ kind: 'reset', reason, id: this.lastId });
     const m = EVENT_ID.exec(lastEventId);
     if (!m) return reset('unknown');
-    if (m[1] !== this.epoch) return reset('restarted');
+    if (m[1] !== this.currentEpoch) return reset('restarted');
     const seq = Number(m[2]);
     if (seq > this.lastSeq) return reset('unknown');
     const first = this.ring[0]?.seq ?? this.lastSeq + 1;
@@ -84,4 +116,9 @@ export class EventLog {
     this.subs.add(fn);
     return () => this.subs.delete(fn);
   }
+}
+
+function checkEpoch(epoch: string): string {
+  if (!/^[0-9a-z]{1,32}$/.test(epoch)) throw new Error(`epoch '${epoch}' is not 1-32 of [0-9a-z]`);
+  return epoch;
 }

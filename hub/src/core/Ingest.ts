@@ -3,7 +3,7 @@ import { AckSigner } from './ingest/acks.js';
 import { Batch } from './ingest/batch.js';
 import { commitBatch } from './ingest/commit.js';
 import type { PathClocks } from './ingest/contact.js';
-import { dedupe } from './ingest/dedupe.js';
+import { claimedDocIds, dedupe } from './ingest/dedupe.js';
 import { ingestDocument } from './ingest/document.js';
 import { answerOnDownlink } from './ingest/downlink.js';
 import { committedEvent } from './ingest/events.js';
@@ -60,13 +60,19 @@ export class Ingest {
     clocks: PathClocks | undefined,
   ): Promise<Receipt[]> {
     const { store, replicas } = this.d;
-    const b = new Batch(store, this.d.clock.now(), bundles.length);
-    const accepted = await verifyAll(b, bundles, this.keys, this.d.count);
-    const docs = startMerges(replicas, await dedupe(b, accepted));
-    // Merged concurrently, read one document at a time, in order: later documents see earlier cells.
-    for (const doc of docs) await ingestDocument(b, this.d, doc, peerName, clocks);
-    await answerOnDownlink(b, this.rejections, this.acks);
-    await commitBatch(store, replicas, b);
+    // Another hub on the same store may be merging these documents: from reading their agents' rows
+    // and the duplicate check to the commit, they are this process's alone (a no-op for a store of one
+    // process). Verification then only accepts bundles of the documents locked.
+    const b = await store.lockDocs(claimedDocIds(bundles), async () => {
+      const b = new Batch(store, this.d.clock.now(), bundles.length);
+      const accepted = await verifyAll(b, bundles, this.keys, this.d.count);
+      const docs = startMerges(replicas, await dedupe(b, accepted));
+      // Merged concurrently, read one document at a time, in order: later documents see earlier cells.
+      for (const doc of docs) await ingestDocument(b, this.d, doc, peerName, clocks);
+      await answerOnDownlink(b, this.rejections, this.acks);
+      await commitBatch(store, replicas, b);
+      return b;
+    });
     const event = committedEvent(b);
     if (event) for (const fn of this.listeners) fn(event);
     return b.receipts as Receipt[];

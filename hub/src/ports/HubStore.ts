@@ -96,6 +96,22 @@ export interface RefCellQuery {
   limit: number;
 }
 
+/** One cell of `getCells`: a default cell (`atRef` null or absent) or an `environment/component@ref` cell. */
+export interface CellKeyQuery {
+  site: string;
+  environment: string;
+  component: string;
+  atRef?: string | null;
+}
+
+/** `markDelivered`: rows as they read once delivered; what the call wrote of them. */
+export interface Deliveries {
+  /** Plan requests with `state: 'delivered'`: written only where the stored one is still `pending`. */
+  requests: PlanRequestRow[];
+  /** Approvals with `deliveredAt` set: written only where the stored one has none yet. */
+  approvals: ApprovalRow[];
+}
+
 export interface RunQuery {
   site: string;
   environment: string;
@@ -127,6 +143,8 @@ export interface HubStore {
   docChunks(docId: string): Promise<Uint8Array[]>;
 
   getCell(site: string, environment: string, component: string): Promise<CellRow | null>;
+  /** Several cells (default or `@ref`) in one read, in the order asked; null where none is stored. */
+  getCells(keys: readonly CellKeyQuery[]): Promise<(CellRow | null)[]>;
   listCells(site?: string): Promise<CellRow[]>;
   /** The latest history row per cell with `receivedAt <= at`. */
   cellsAt(at: number): Promise<CellHistoryRow[]>;
@@ -153,6 +171,13 @@ export interface HubStore {
   readDownlink(site: string, after: number, limit: number): Promise<DownlinkRow[]>;
 
   getPlanRequest(requestId: string): Promise<PlanRequestRow | null>;
+  /**
+   * A pull handed these out: each plan request goes `pending` → `delivered` and each approval gets its
+   * `deliveredAt`, atomically and only if no one did it first (another hub serving another relay of the
+   * site, or an ingest that answered the request meanwhile). Answers the rows written: the pull that
+   * delivered them first.
+   */
+  markDelivered(d: Deliveries): Promise<Deliveries>;
   listPlanRequests(filter?: { site?: string; open?: boolean }): Promise<PlanRequestRow[]>;
 
   dueWebhooks(now: number, limit: number): Promise<WebhookRow[]>;
@@ -179,6 +204,14 @@ export interface HubStore {
    * with all its runs). Also drops sessions past their expiry and audit entries older than `failureMaxAgeMs`.
    */
   prune(policy: RetentionPolicy, now: number): Promise<PruneResult>;
+
+  /**
+   * Runs `fn` while no other hub process on this store merges any of `docIds`: reading a document's
+   * chunks, merging and committing happen under it, so one process's compacted document never replaces
+   * chunks another just appended. Stores of one process (SQLite, memory) run `fn` at once; PostgreSQL
+   * takes a session advisory lock per document.
+   */
+  lockDocs<T>(docIds: readonly string[], fn: () => Promise<T>): Promise<T>;
 
   close(): Promise<void>;
 }

@@ -89,8 +89,9 @@ export class HubHopBackend implements HopBackend {
       if (approval && approval.deliveredAt === null) approvals.push({ ...approval, deliveredAt: now });
     }
     if (delivered.length + approvals.length > 0) {
-      await store.commit({ planRequests: delivered, approvals });
-      if (delivered.length > 0) this.d.onDelivered?.(delivered);
+      // Only the first pull moves them (another hub may serve another relay of the site): announced once.
+      const moved = await store.markDelivered({ requests: delivered, approvals });
+      if (moved.requests.length > 0) this.d.onDelivered?.(moved.requests);
     }
     const last = rows.at(-1);
     return { bundles: live.map((r) => r.bytes), cursor: String(last ? last.seq : after) };

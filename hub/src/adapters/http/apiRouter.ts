@@ -168,9 +168,9 @@ export function apiRouter(d: ApiDeps): Router {
     d.onPlanRequest?.(out);
     send(ctx, PlanRequestSchema, out, 201);
   });
-  r.get('/events', (ctx) => {
+  r.get('/events', async (ctx) => {
     parseOr400(EventsQuery, ctx.query, 'query parameter');
-    serveEvents(ctx, d.events);
+    await serveEvents(ctx, d.events);
   });
   return r;
 }

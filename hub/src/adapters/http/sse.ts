@@ -12,7 +12,7 @@ const frame = (id: string, e: HubEvent) => `id: ${id}\nevent: ${e.type}\ndata: $
  * `reset` event carrying the current id, after which it must re-read everything. `HEAD` answers the
  * headers only and opens no stream.
  */
-export function serveEvents(ctx: Context, log: EventLog, keepAliveMs = 15_000): void {
+export async function serveEvents(ctx: Context, log: EventLog, keepAliveMs = 15_000): Promise<void> {
   const lastId =
     ctx.get('last-event-id') || (typeof ctx.query.lastEventId === 'string' ? ctx.query.lastEventId : '');
   ctx.set({
@@ -32,6 +32,8 @@ export function serveEvents(ctx: Context, log: EventLog, keepAliveMs = 15_000): 
   ctx.req.socket.setNoDelay(true);
   stream.write('retry: 5000\n\n');
   if (lastId !== '') {
+    // Shared between hubs: the id may be another hub's, a moment ahead of this one's ring.
+    await log.catchUp?.().catch(() => {});
     const since = log.since(lastId);
     if (since.kind === 'reset') stream.write(frame(since.id, { type: 'reset', reason: since.reason }));
     else for (const e of since.events) stream.write(frame(e.id, e.event));

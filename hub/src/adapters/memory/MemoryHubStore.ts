@@ -7,7 +7,9 @@ import type {
   AuditRow,
   BlobRow,
   CellHistoryRow,
+  CellKeyQuery,
   CellRow,
+  Deliveries,
   DownlinkRow,
   HubStore,
   PeerRow,
@@ -173,6 +175,15 @@ export class MemoryHubStore implements HubStore {
   async getRefCell(site: string, environment: string, component: string, ref: string) {
     return clone(this.refCells.get(cellId(site, environment, component, ref)) ?? null);
   }
+  async getCells(keys: readonly CellKeyQuery[]) {
+    return keys.map((k) =>
+      clone(
+        (k.atRef
+          ? this.refCells.get(cellId(k.site, k.environment, k.component, k.atRef))
+          : this.cells.get(cellId(k.site, k.environment, k.component))) ?? null,
+      ),
+    );
+  }
   async listRefCells(q: RefCellQuery) {
     return [...this.refCells.values()]
       .filter(
@@ -235,6 +246,14 @@ export class MemoryHubStore implements HubStore {
   async getPlanRequest(requestId: string) {
     return clone(this.requests.get(requestId) ?? null);
   }
+  async markDelivered(d: Deliveries): Promise<Deliveries> {
+    // No await before the writes: nothing runs between the check and the write.
+    const requests = d.requests.filter((r) => this.requests.get(r.requestId)?.state === 'pending');
+    const approvals = d.approvals.filter((a) => this.approvals.get(a.approvalId)?.deliveredAt === null);
+    for (const r of requests) this.requests.set(r.requestId, clone(r));
+    for (const a of approvals) this.approvals.set(a.approvalId, clone(a));
+    return clone({ requests, approvals });
+  }
   async listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
     return [...this.requests.values()]
       .filter((r) => !filter.site || r.site === filter.site)
@@ -296,6 +315,11 @@ export class MemoryHubStore implements HubStore {
     this.audit = this.audit.filter((a) => a.at >= now - policy.failureMaxAgeMs);
     return { runs: doomed.length, history: before - this.history.length, bundles, refCells, refRuns };
   }
+  /** One process: nothing to take. */
+  lockDocs<T>(_docIds: readonly string[], fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+
   async close() {}
 }
 

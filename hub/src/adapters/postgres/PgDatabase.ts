@@ -42,6 +42,8 @@ const TX_ATTEMPTS = 5;
  */
 export class PgDatabase {
   readonly pool: pg.Pool;
+  /** How to open a connection of one's own (a listener, the leader's lock): the pool's settings. */
+  readonly clientConfig: pg.ClientConfig;
   /** `host:port/database` of the URL, for messages (never the password). */
   readonly where: string;
   private migrated: Promise<MigrateResult> | null = null;
@@ -53,15 +55,18 @@ export class PgDatabase {
     this.where = `${url.host || url.searchParams.get('host') || 'localhost'}${url.pathname}`;
     // pg reads a password in the query over the one of the URL's user part (absent here by config rule).
     if (opts.password !== undefined) url.searchParams.set('password', opts.password);
-    this.pool = new pg.Pool({
+    this.clientConfig = {
       connectionString: url.toString(),
-      max: opts.max ?? 10,
       connectionTimeoutMillis: 5000,
-      idleTimeoutMillis: 30_000,
       keepAlive: true,
       application_name: 'driftline-hub',
-      pipeline: true,
       types,
+    };
+    this.pool = new pg.Pool({
+      ...this.clientConfig,
+      max: opts.max ?? 10,
+      idleTimeoutMillis: 30_000,
+      pipeline: true,
     });
     const onIdleError = opts.onIdleError ?? (() => {});
     this.pool.on('error', onIdleError);
@@ -143,6 +148,52 @@ export class PgDatabase {
         throw failed.reason;
       }
     });
+  }
+
+  /**
+   * Runs `fn` on one pooled connection of its own (session advisory locks live as long as it does).
+   * A failure of `fn` destroys the connection rather than returning it: whatever the session held goes.
+   */
+  async session<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    await this.ready();
+    let c: pg.PoolClient;
+    try {
+      c = await this.pool.connect();
+    } catch (e) {
+      throw toStoreError(e, this.where);
+    }
+    // Held between queries (while a merge runs): a cut connection says so here, not as an uncaught error.
+    let broken: Error | null = null;
+    const onError = (e: Error) => {
+      broken = e;
+    };
+    c.on('error', onError);
+    try {
+      const r = await fn(c);
+      if (broken) throw broken;
+      c.off('error', onError);
+      c.release();
+      return r;
+    } catch (e) {
+      c.off('error', onError);
+      c.release(e instanceof Error ? e : new Error(String(e)));
+      throw toStoreError(e, this.where);
+    }
+  }
+
+  /** `pipeline` on a connection the caller holds (inside `session`); retried on a lost serialization race. */
+  async pipelineOn(c: pg.PoolClient, steps: readonly Step[]): Promise<void> {
+    for (let attempt = 1; steps.length > 0; attempt++) {
+      const sent = [
+        c.query('BEGIN'),
+        ...steps.map(([s, values]) => c.query({ ...s, values })),
+        c.query('COMMIT'),
+      ];
+      const failed = (await Promise.allSettled(sent)).find((r) => r.status === 'rejected');
+      if (!failed) return;
+      await rollback(c, failed.reason);
+      if (attempt >= TX_ATTEMPTS || !isRetryable(failed.reason)) throw failed.reason;
+    }
   }
 
   private async retrying<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {

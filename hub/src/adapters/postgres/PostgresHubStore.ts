@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type pg from 'pg';
 import { pruneRuns } from '../../core/retention.js';
 import type {
   AgentRow,
@@ -7,7 +9,9 @@ import type {
   AuditRow,
   BlobRow,
   CellHistoryRow,
+  CellKeyQuery,
   CellRow,
+  Deliveries,
   DownlinkRow,
   HubStore,
   PeerRow,
@@ -24,10 +28,11 @@ import type {
   WriteSet,
 } from '../../ports/HubStore.js';
 import type { PgDatabase, Stmt } from './PgDatabase.js';
-import { P, R } from './readStatements.js';
+import { L, P, R } from './readStatements.js';
 import { writeSteps } from './writeStatements.js';
 
 type Row<T> = { row: T };
+const json = (v: unknown) => JSON.stringify(v);
 const bytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();
 
 interface DownlinkDbRow {
@@ -48,6 +53,9 @@ interface DownlinkDbRow {
  * Several stores may share one {@link PgDatabase} (and its pool); `close` releases this one's share.
  */
 export class PostgresHubStore implements HubStore {
+  /** Inside `lockDocs`: the connection holding the documents' locks, on which `commit` then runs. */
+  private readonly locked = new AsyncLocalStorage<{ client: pg.PoolClient; open: boolean }>();
+
   constructor(private readonly db: PgDatabase) {
     db.retain();
   }
@@ -60,8 +68,33 @@ export class PostgresHubStore implements HubStore {
     return (await this.db.query<Row<T>>(s, values)).map((r) => r.row);
   }
 
+  /**
+   * One transaction. Inside `lockDocs` it runs on the connection holding the locks: should that
+   * session have died (and its locks gone with it), the commit fails rather than land unguarded.
+   */
   commit(w: WriteSet): Promise<void> {
+    const held = this.locked.getStore();
+    if (held?.open) return this.db.pipelineOn(held.client, writeSteps(w));
     return this.db.pipeline(writeSteps(w));
+  }
+
+  /**
+   * Session advisory locks on the documents (namespace `LOCK.document`, keyed by `hashtext(docId)`),
+   * taken in key order in one statement on a connection of their own, so two hubs locking overlapping
+   * sets never wait on each other in a cycle; released when `fn` settles (or with the session).
+   */
+  async lockDocs<T>(docIds: readonly string[], fn: () => Promise<T>): Promise<T> {
+    if (docIds.length === 0) return fn();
+    return this.db.session(async (client) => {
+      await client.query({ ...L.lockDocs, values: [[...new Set(docIds)]] });
+      const held = { client, open: true };
+      try {
+        return await this.locked.run(held, fn);
+      } finally {
+        held.open = false;
+        await client.query(L.unlockAll);
+      }
+    });
   }
   getAgent(site: string, agent: string) {
     return this.one<AgentRow>(R.getAgent, [site, agent]);
@@ -80,6 +113,26 @@ export class PostgresHubStore implements HubStore {
   }
   getCell(site: string, environment: string, component: string) {
     return this.one<CellRow>(R.getCell, [site, environment, component]);
+  }
+  async getCells(keys: readonly CellKeyQuery[]): Promise<(CellRow | null)[]> {
+    const plain = keys.filter((k) => !k.atRef);
+    const refs = keys.filter((k) => k.atRef);
+    const col = (ks: readonly CellKeyQuery[], f: keyof CellKeyQuery) => ks.map((k) => k[f] as string);
+    const cols = (ks: readonly CellKeyQuery[]) => [
+      col(ks, 'site'),
+      col(ks, 'environment'),
+      col(ks, 'component'),
+    ];
+    const [a, b] = await Promise.all([
+      plain.length > 0 ? this.db.query<{ row: CellRow | null }>(R.cellsByKey, cols(plain)) : [],
+      refs.length > 0
+        ? this.db.query<{ row: CellRow | null }>(R.refCellsByKey, [...cols(refs), col(refs, 'atRef')])
+        : [],
+    ]);
+    const found = new Map<CellKeyQuery, CellRow | null>();
+    for (const [i, k] of plain.entries()) found.set(k, a[i]?.row ?? null);
+    for (const [i, k] of refs.entries()) found.set(k, b[i]?.row ?? null);
+    return keys.map((k) => found.get(k) ?? null);
   }
   listCells(site?: string) {
     return site ? this.all<CellRow>(R.cellsOf, [site]) : this.all<CellRow>(R.cells);
@@ -137,6 +190,20 @@ export class PostgresHubStore implements HubStore {
   }
   getPlanRequest(requestId: string) {
     return this.one<PlanRequestRow>(R.getRequest, [requestId]);
+  }
+  markDelivered(d: Deliveries): Promise<Deliveries> {
+    if (d.requests.length + d.approvals.length === 0) return Promise.resolve({ requests: [], approvals: [] });
+    return this.db.tx(async (c) => {
+      const run = (s: Stmt, values: unknown[]) => c.query({ ...s, values }).then((r) => r.rowCount === 1);
+      const [reqs, apps] = await Promise.all([
+        Promise.all(d.requests.map((r) => run(R.deliverRequest, [r.requestId, json(r)]))),
+        Promise.all(d.approvals.map((a) => run(R.deliverApproval, [a.approvalId, json(a)]))),
+      ]);
+      return {
+        requests: d.requests.filter((_, i) => reqs[i]),
+        approvals: d.approvals.filter((_, i) => apps[i]),
+      };
+    });
   }
   listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
     return this.all<PlanRequestRow>(R.requests, [filter.site ?? null, filter.open === true]);

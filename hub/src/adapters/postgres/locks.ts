@@ -1,7 +1,7 @@
 /**
  * Advisory lock namespaces: the first key of `pg_advisory_xact_lock(namespace, hashtext(key))`. One
- * table so two features never pick the same number. Transaction-scoped locks only: they go with the
- * transaction, whatever happens to the process holding them.
+ * table so two features never pick the same number. Transaction-scoped where possible; the two that a
+ * session holds (documents, leader) go with the session, whatever happens to the process holding them.
  */
 export const LOCK = {
   /** Schema migrations (key 0): two hubs starting at once apply them one after the other. */
@@ -10,10 +10,12 @@ export const LOCK = {
   downlink: 2,
   /** A publication's name and kind (key: `name\0kind`): supersession decided by one publisher at a time. */
   publication: 3,
-  /** Reserved: one merge of a document at a time across hubs (key: the document id). */
+  /** One merge of a document at a time across hubs (key: the document id); session-scoped (`lockDocs`). */
   document: 4,
-  /** Reserved: the one hub that sweeps and sends webhooks. */
+  /** The one hub that sweeps and sends webhooks (key 0); session-scoped, held while it leads (PgLeader). */
   leader: 5,
+  /** Appends to the shared event table (key 0), so event ids follow commit order (PgEvents). */
+  events: 6,
 } as const;
 
 /** SQL taking the lock of `namespace` for the text key in parameter `$n` until the transaction ends. */

@@ -102,8 +102,20 @@ CREATE TABLE bundle_supersessions (
 );
 `;
 
+/**
+ * Live events shared by every hub on the database: numbered by the table (ids follow commit order: they
+ * are inserted under an advisory lock), so `Last-Event-ID` means the same at every hub; `epoch` names
+ * this database's numbering (a new database, a new epoch: clients of the old one reset).
+ */
+const SHARED_EVENTS = `
+CREATE TABLE hub_events (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at bigint NOT NULL, event json NOT NULL);
+CREATE TABLE hub_meta (key text PRIMARY KEY, value text NOT NULL);
+INSERT INTO hub_meta (key, value) VALUES ('events_epoch', 'p' || substr(md5(random()::text || clock_timestamp()::text), 1, 15));
+`;
+
 /** Every migration, oldest first; versions are 1, 2, 3… without gaps. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'hub store', sql: HUB_STORE },
   { version: 2, name: 'published bundles', sql: BUNDLE_STORE },
+  { version: 3, name: 'shared live events', sql: SHARED_EVENTS },
 ];

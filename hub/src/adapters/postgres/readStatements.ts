@@ -1,4 +1,5 @@
 import { FAILURE_STATUSES } from '@driftline/protocol';
+import { LOCK } from './locks.js';
 import type { Stmt } from './PgDatabase.js';
 
 const st = (name: string, text: string): Stmt => ({ name: `hub_r_${name}`, text });
@@ -16,6 +17,20 @@ export const R = {
   hasBundle: st('has_bundle', 'SELECT 1 AS one FROM bundles WHERE id = $1'),
   chunks: st('chunks', 'SELECT bytes FROM doc_chunks WHERE doc_id = $1 ORDER BY seq'),
   getCell: st('cell', `SELECT row FROM cells WHERE ${CELL}`),
+  /** Default cells by (site, environment, component) arrays, one row per key in order (row null: none). */
+  cellsByKey: st(
+    'cells_by_key',
+    `SELECT c.row FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(s, e, c, n)
+     LEFT JOIN cells c ON c.site = k.s COLLATE "C" AND c.environment = k.e COLLATE "C" AND c.component = k.c COLLATE "C"
+     ORDER BY k.n`,
+  ),
+  refCellsByKey: st(
+    'ref_cells_by_key',
+    `SELECT c.row FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(s, e, c, r, n)
+     LEFT JOIN ref_cells c ON c.site = k.s COLLATE "C" AND c.environment = k.e COLLATE "C"
+       AND c.component = k.c COLLATE "C" AND c.ref = k.r COLLATE "C"
+     ORDER BY k.n`,
+  ),
   cells: st('cells', 'SELECT row FROM cells ORDER BY site, environment, component'),
   cellsOf: st('cells_of', 'SELECT row FROM cells WHERE site = $1 ORDER BY site, environment, component'),
   cellsAt: st(
@@ -59,6 +74,15 @@ export const R = {
     `SELECT seq, site, agent, kind, doc_id, request_id, replace_key, bytes, expires_at
      FROM downlink WHERE site = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
   ),
+  /** pending → delivered, only if still pending (another hub's pull, or an answer, may have moved it). */
+  deliverRequest: st(
+    'deliver_request',
+    "UPDATE plan_requests SET state = 'delivered', row = $2 WHERE request_id = $1 AND state = 'pending'",
+  ),
+  deliverApproval: st(
+    'deliver_approval',
+    "UPDATE approvals SET row = $2 WHERE approval_id = $1 AND (row->>'deliveredAt') IS NULL",
+  ),
   getRequest: st('request', 'SELECT row FROM plan_requests WHERE request_id = $1'),
   requests: st(
     'requests',
@@ -90,6 +114,17 @@ export const R = {
     'applies_of',
     'SELECT row FROM applies WHERE site = $1 AND run_id = ANY($2::text[]) ORDER BY run_id',
   ),
+};
+
+/** The per-document merge locks (`lockDocs`), on a session of their own. */
+export const L = {
+  /** Every document's lock, in key order, in one statement (a hash collision only serialises more). */
+  lockDocs: st(
+    'lock_docs',
+    `SELECT count(pg_advisory_lock(${LOCK.document}, k))::int AS n
+     FROM (SELECT DISTINCT hashtext(d) AS k FROM unnest($1::text[]) AS d ORDER BY k) s`,
+  ),
+  unlockAll: st('unlock_all', 'SELECT pg_advisory_unlock_all()'),
 };
 
 /** The statements of `prune`, run in order in one transaction. */

@@ -5,7 +5,9 @@ import type {
   AgentRow,
   BlobRow,
   CellHistoryRow,
+  CellKeyQuery,
   CellRow,
+  Deliveries,
   DownlinkRow,
   HubStore,
   PeerRow,
@@ -132,6 +134,13 @@ export class SqliteHubStore implements HubStore {
   async getRefCell(site: string, environment: string, component: string, ref: string) {
     return this.refs.getCell(site, environment, component, ref);
   }
+  async getCells(keys: readonly CellKeyQuery[]) {
+    return keys.map((k) =>
+      k.atRef
+        ? this.refs.getCell(k.site, k.environment, k.component, k.atRef)
+        : parse<CellRow>(this.s.getCell.get(k.site, k.environment, k.component) as Row | undefined),
+    );
+  }
   async listRefCells(q: RefCellQuery) {
     return this.refs.listCells(q);
   }
@@ -179,6 +188,20 @@ export class SqliteHubStore implements HubStore {
   }
   async getPlanRequest(requestId: string) {
     return parse<PlanRequestRow>(this.s.getRequest.get(requestId) as Row | undefined);
+  }
+  async markDelivered(d: Deliveries): Promise<Deliveries> {
+    // One transaction: the states read are the ones written over.
+    return this.db.transaction(() => {
+      const requests = d.requests.filter(
+        (r) =>
+          parse<PlanRequestRow>(this.s.getRequest.get(r.requestId) as Row | undefined)?.state === 'pending',
+      );
+      const approvals = d.approvals.filter(
+        (a) => this.approvals.getApproval(a.approvalId)?.deliveredAt === null,
+      );
+      this.tx({ planRequests: requests, approvals });
+      return { requests, approvals };
+    })();
   }
   async listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
     return parseAll<PlanRequestRow>(
@@ -245,6 +268,11 @@ export class SqliteHubStore implements HubStore {
       return { runs: doomed.length, history, bundles, ...expired };
     })();
   }
+  /** One process owns the file: nothing to take. */
+  lockDocs<T>(_docIds: readonly string[], fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+
   async close() {
     this.db.close();
   }

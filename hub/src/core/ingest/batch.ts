@@ -1,5 +1,13 @@
 import { type Receipt, siteCellKey } from '@driftline/protocol';
-import type { AgentRow, CellRow, HubStore, PlanRequestRow, SiteRow, WriteSet } from '../../ports/HubStore.js';
+import type {
+  AgentRow,
+  CellKeyQuery,
+  CellRow,
+  HubStore,
+  PlanRequestRow,
+  SiteRow,
+  WriteSet,
+} from '../../ports/HubStore.js';
 import type { Committed } from '../ingestTypes.js';
 import { readCell } from '../refCells.js';
 import type { Refusal } from '../rejections.js';
@@ -77,6 +85,32 @@ export class Batch {
     const k = batchCellKey(site, env, comp, ref);
     if (!this.cells.has(k)) this.cells.set(k, await readCell(this.store, site, env, comp, ref));
     return this.cells.get(k) ?? null;
+  }
+
+  /**
+   * Reads in one go the cells of `site` the batch does not know yet, so that `cell` then answers from
+   * memory: a document's results name many cells, and a database store answers one read per round trip.
+   */
+  async prefetchCells(
+    site: string,
+    keys: readonly { environment: string; component: string; atRef?: string | null }[],
+  ) {
+    const missing = new Map<string, CellKeyQuery>();
+    for (const k of keys) {
+      const key = batchCellKey(site, k.environment, k.component, k.atRef);
+      if (!this.cells.has(key))
+        missing.set(key, {
+          site,
+          environment: k.environment,
+          component: k.component,
+          atRef: k.atRef ?? null,
+        });
+    }
+    if (missing.size === 0) return;
+    const rows = await this.store.getCells([...missing.values()]);
+    [...missing.keys()].forEach((key, i) => {
+      if (!this.cells.has(key)) this.cells.set(key, rows[i] ?? null);
+    });
   }
 
   /** The site's row as this batch left it (a default one when the site is new). */

@@ -16,6 +16,7 @@ export async function recordCells(
   touchedCellKeys: ReadonlySet<string>,
   webhookUrls: readonly string[],
 ): Promise<void> {
+  await b.prefetchCells(site, cells);
   for (const next of cells) {
     const cellTouched = touchedCellKeys.has(cellKey(next.environment, next.component, next.atRef));
     const prev = await b.cell(site, next.environment, next.component, next.atRef);

@@ -1,3 +1,4 @@
+import { decodeBundle } from '@driftline/protocol';
 import type { Batch } from './batch.js';
 import type { Accepted } from './verifyAll.js';
 
@@ -11,14 +12,17 @@ export interface DocGroup {
 }
 
 /**
- * Step 2, dedupe: a bundle already stored (or met earlier in this batch) gets a `duplicate` receipt and
+ * Step 2, dedupe (under the documents' lock, so a bundle that reached two hubs at once is stored by one
+ * and a `duplicate` at the other): a bundle already stored (or met earlier in this batch) gets a `duplicate` receipt and
  * goes no further (D2: a resend changes nothing). The rest are grouped by document.
  */
 export async function dedupe(b: Batch, accepted: readonly Accepted[]): Promise<DocGroup[]> {
   const seen = new Set<string>();
   const groups = new Map<string, DocGroup>();
-  for (const a of accepted) {
-    if (seen.has(a.id) || (await b.store.hasBundle(a.id))) {
+  // Asked all at once: one wait for the batch, not one per bundle (a database store answers in parallel).
+  const stored = await Promise.all(accepted.map((a) => b.store.hasBundle(a.id)));
+  for (const [i, a] of accepted.entries()) {
+    if (seen.has(a.id) || stored[i]) {
       b.receipts[a.index] = { bundleId: a.id, index: a.index, status: 'duplicate', by: 'hub' };
       continue;
     }
@@ -32,4 +36,18 @@ export async function dedupe(b: Batch, accepted: readonly Accepted[]): Promise<D
     g.items.push(a);
   }
   return [...groups.values()];
+}
+
+/**
+ * The documents a batch's bundles name in their headers, before anything is verified: the ones the
+ * batch locks against other hubs (`HubStore.lockDocs`). A bundle verifies only for the document its
+ * header names, so every accepted bundle's document is among them.
+ */
+export function claimedDocIds(bundles: readonly Uint8Array[]): string[] {
+  const ids = new Set<string>();
+  for (const bytes of bundles) {
+    const d = decodeBundle(bytes);
+    if (d.ok && d.value.header.kind === 'doc-delta' && d.value.header.doc) ids.add(d.value.header.doc);
+  }
+  return [...ids];
 }

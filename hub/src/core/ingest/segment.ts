@@ -34,12 +34,19 @@ export async function readSegment(
   const runCells = new RunCells(doc, what.cells);
   // A run is `unchanged` (and not `new-drift`) against the plan its cell had before this batch.
   const prevPlans = new Map<string, { planHash: string | null; status: string } | null>();
+  const runCellKeys = [];
   for (const k of what.runs) {
     const r = doc.entry('runs', k) as { environment?: unknown; component?: unknown } | undefined;
-    if (!r) continue;
-    const env = String(r.environment);
-    const comp = String(r.component);
-    const at = runCells.atRef(r);
+    if (r)
+      runCellKeys.push({
+        environment: String(r.environment),
+        component: String(r.component),
+        atRef: runCells.atRef(r),
+      });
+  }
+  // The cells of all of them in one read.
+  await b.prefetchCells(site, runCellKeys);
+  for (const { environment: env, component: comp, atRef: at } of runCellKeys) {
     const prev = await b.cell(site, env, comp, at);
     prevPlans.set(cellKey(env, comp, at), prev ? { planHash: prev.planHash, status: prev.status } : null);
   }

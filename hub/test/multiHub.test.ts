@@ -1,0 +1,209 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import * as A from '@automerge/automerge';
+import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
+import { afterAll, expect, it, vi } from 'vitest';
+import { stringify } from 'yaml';
+import { sha256Hex } from '../src/adapters/http/credentials.js';
+import { PgDatabase } from '../src/adapters/postgres/PgDatabase.js';
+import { PostgresHubStore } from '../src/adapters/postgres/PostgresHubStore.js';
+import { enrol } from '../src/core/enrolment.js';
+import { AgentSim } from './agentSim.js';
+import { BIN, openEvents, type Proc, Procs } from './multiHubProcesses.js';
+import { describePg } from './postgres.js';
+import { addTestUser } from './users.js';
+
+vi.setConfig({ testTimeout: 600_000, hookTimeout: 180_000 });
+const run = promisify(execFile);
+const procs = new Procs();
+afterAll(() => procs.stopAll());
+
+/** Polls `fn` until it answers something truthy: bounded in tries, each try bounded by its own request. */
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, tries = 600): Promise<T> {
+  let last: unknown;
+  for (let i = 0; i < tries; i++) {
+    const v = await fn().catch((e: unknown) => {
+      last = e;
+      return undefined;
+    });
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`gave up waiting for ${what}${last ? ` (${String(last)})` : ''}`);
+}
+
+const freePort = async () => {
+  const { createServer } = await import('node:net');
+  return new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+};
+
+describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
+  it('loses nothing, stores nothing twice, and keeps every dashboard updating when one hub is SIGKILLed mid-ingest', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'driftline-multihub-'));
+    const url = await server().createDatabase();
+    const ports = [await freePort(), await freePort(), await freePort()] as const;
+    const hubUrl = (i: 0 | 1) => `http://127.0.0.1:${ports[i]}`;
+    // Both hubs share one data directory (the hub key that signs acks, the CSRF key, blobs) and the database.
+    const hubConfig = (i: 0 | 1) => {
+      const path = join(dir, `hub-${i}.yaml`);
+      const store = { kind: 'postgres', url, passwordFile: join(server().dir, 'pw') };
+      writeFileSync(
+        path,
+        stringify({ listen: { port: ports[i] }, dataDir: './hub-data', sweepIntervalS: 1, store }),
+      );
+      return path;
+    };
+    const configs = [hubConfig(0), hubConfig(1)];
+    await run(process.execPath, [BIN.hub, 'init', '--config', configs[0] as string], { timeout: 120_000 });
+
+    // Peers, a user and the agents go straight into the shared store.
+    const db = new PgDatabase({ url, password: server().password });
+    const store = new PostgresHubStore(db);
+    const sites = ['ship-7', 'ship-8'];
+    const agents = [
+      await AgentSim.create('ship-7', 'a1', Date),
+      await AgentSim.create('ship-7', 'a2', Date),
+      await AgentSim.create('ship-8', 'a1', Date),
+    ];
+    try {
+      await store.commit({ peers: [{ tokenSha256: sha256Hex('relay-token'), name: 'relay-1', sites }] });
+      for (const a of agents) {
+        const e = await enrol(
+          store,
+          { site: a.site, agent: a.agent, key: await a.publicKeyText() },
+          Date.now(),
+        );
+        if (!e.ok) throw new Error(e.error);
+      }
+      const { authorization } = await addTestUser(store, 'dashboard', ['admin']);
+
+      const hubs: Proc[] = configs.map((c, i) =>
+        procs.start(BIN.hub, ['run', '--config', c], join(dir, `hub-${i}.log`)),
+      );
+      for (const i of [0, 1] as const)
+        await until(`hub ${i} up`, async () => (await fetch(`${hubUrl(i)}/v1/health`)).ok);
+
+      const relayConfig = join(dir, 'relay.yaml');
+      writeFileSync(
+        relayConfig,
+        stringify({
+          name: 'relay-1',
+          dataDir: './relay-data',
+          listen: { port: ports[2] },
+          sites,
+          // The relay fails over down this list: hub 0 first, hub 1 while hub 0 does not answer.
+          upstreams: [0, 1].map((i) => ({ url: hubUrl(i as 0 | 1), token: 'relay-token' })),
+          forward: {
+            idleMs: 100,
+            pullIntervalMs: 500,
+            backoffBaseMs: 100,
+            backoffMaxMs: 1000,
+            requestTimeoutMs: 10_000,
+          },
+        }),
+      );
+      const tokens = new Map<string, string>();
+      for (const site of sites) {
+        const out = await run(process.execPath, [
+          BIN.relay,
+          'token',
+          'add',
+          site,
+          '--config',
+          relayConfig,
+          '--json',
+        ]);
+        tokens.set(site, JSON.parse(out.stdout).token);
+      }
+      procs.start(BIN.relay, ['run', '--config', relayConfig], join(dir, 'relay.log'));
+      const relayUrl = `http://127.0.0.1:${ports[2]}`;
+      await until('relay up', async () => (await fetch(`${relayUrl}/v1/health`)).ok);
+
+      // One dashboard on each hub.
+      const onKilled = openEvents(hubUrl(0), authorization);
+      const onSurvivor = openEvents(hubUrl(1), authorization);
+      await Promise.all([onKilled.open, onSurvivor.open]);
+
+      /** Each agent plans its cell `prod/net-<agent>` once and sends what is new to the relay. */
+      const planned = new Map<string, string[]>();
+      const round = async (n: number) => {
+        for (const a of agents) {
+          const comp = `net-${a.agent}`;
+          const runId = a.plan('prod', comp, n % 3 === 0 ? 'drift' : 'clean');
+          planned.set(`${a.site}/${comp}`, [...(planned.get(`${a.site}/${comp}`) ?? []), runId]);
+          const r = await fetch(`${relayUrl}/v1/bundles`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${tokens.get(a.site)}`, 'content-type': BATCH_CONTENT_TYPE },
+            body: encodeBatch([await a.delta()]) as Uint8Array<ArrayBuffer>,
+          });
+          expect(r.status).toBe(200);
+          a.acked = A.getHeads(a.doc); // the relay holds it in custody: the agent moves on
+        }
+      };
+      const runsAt = async (hub: 0 | 1, key: string) => {
+        const [site, comp] = key.split('/');
+        const r = await fetch(`${hubUrl(hub)}/api/cells/${site}/prod/${comp}/runs?limit=100`, {
+          headers: { authorization },
+        });
+        if (!r.ok) return undefined;
+        return ((await r.json()) as { runs: { runId: string }[] }).runs.map((x) => x.runId);
+      };
+
+      for (let n = 0; n < 3; n++) await round(n);
+      // Hub 0 has started taking them: the relay is mid-way when it is killed.
+      await until('hub 0 ingesting', async () => ((await runsAt(0, 'ship-7/net-a1')) ?? []).length > 0);
+      for (let n = 3; n < 5; n++) await round(n);
+      await procs.stop(hubs[0] as Proc, 'SIGKILL');
+      for (let n = 5; n < 8; n++) await round(n);
+
+      // Nothing lost, nothing twice: every run of every cell at the surviving hub, once.
+      for (const [key, ids] of planned) {
+        const got = await until(`all runs of ${key} at hub 1`, async () => {
+          const at = await runsAt(1, key);
+          return at && at.length >= ids.length ? at : undefined;
+        });
+        expect([...got].sort()).toEqual([...ids].sort());
+      }
+
+      // The dashboard on the surviving hub kept receiving: runs of the rounds after the kill reached it.
+      const late = [...planned.values()].map((ids) => ids.at(-1) as string);
+      await until('the surviving dashboard sees the last runs', async () =>
+        late.every((id) => onSurvivor.frames.some((f) => f.data.run?.runId === id)),
+      );
+      // The one on the killed hub was cut; it resumes at the other hub from its last id, without a reset.
+      await onKilled.ended;
+      const last = onKilled.lastId();
+      expect(last).toBeDefined();
+      const resumed = openEvents(hubUrl(1), authorization, last);
+      await resumed.open;
+      const expected = onSurvivor.frames.filter(
+        (f) => Number(f.id.split('-')[1]) > Number(last?.split('-')[1]),
+      );
+      expect(expected.length).toBeGreaterThan(0);
+      await until('the resumed dashboard is caught up', async () => resumed.frames.length >= expected.length);
+      expect(resumed.frames.some((f) => f.event === 'reset')).toBe(false);
+      expect(resumed.frames.slice(0, expected.length).map((f) => f.id)).toEqual(expected.map((f) => f.id));
+      expect(onKilled.frames.length).toBeGreaterThan(0);
+      expect(onKilled.frames.every((f) => f.id.split('-')[0] === expected[0]?.id.split('-')[0])).toBe(true);
+      onSurvivor.close();
+      resumed.close();
+      // Exactly one hub leads the sweeps now: the survivor (it took over or led all along).
+      await until('hub 1 leads', async () => {
+        const m = await fetch(`${hubUrl(1)}/metrics`, { headers: { authorization } });
+        return /^hub_leader 1$/m.test(await m.text());
+      });
+    } finally {
+      await procs.stopAll();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,121 @@
+import { expect, it } from 'vitest';
+import type { CellRow, HubStore, PlanRequestRow } from '../src/ports/HubStore.js';
+import { approvalRow } from './approvalStoreContract.js';
+
+/**
+ * The part of the HubStore contract that several hubs on one store rely on: batched cell reads,
+ * deliveries handed out once, and the per-document merge lock (a no-op for one-process stores; the
+ * PostgreSQL-only test that two lockers serialise is in pgMultiHub.test.ts).
+ */
+export function runSharedStoreContract(
+  withStore: (fn: (s: HubStore) => Promise<void>) => () => Promise<void>,
+) {
+  it(
+    'reads several cells at once, default and @ref alike, in the order asked, null where none is stored',
+    withStore(async (s) => {
+      await s.commit({
+        cells: [cell('net', 'R1'), cell('dns', 'R2'), { ...cell('net', 'R3'), atRef: 'pr/1' }],
+      });
+      const got = await s.getCells([
+        { site: 'ship-7', environment: 'prod', component: 'dns' },
+        { site: 'ship-7', environment: 'prod', component: 'net', atRef: 'pr/1' },
+        { site: 'ship-7', environment: 'prod', component: 'gone' },
+        { site: 'ship-7', environment: 'prod', component: 'net', atRef: null },
+        { site: 'ship-7', environment: 'prod', component: 'net', atRef: 'pr/2' },
+      ]);
+      expect(got.map((c) => c?.runId ?? null)).toEqual(['R2', 'R3', null, 'R1', null]);
+      expect(await s.getCells([])).toEqual([]);
+    }),
+  );
+
+  it(
+    'marks a plan request delivered only while it is pending, and an approval only once',
+    withStore(async (s) => {
+      const pending = request('R1', 'pending');
+      await s.commit({
+        planRequests: [pending, request('R2', 'done'), request('R3', 'pending')],
+        approvals: [approvalRow('A1', 'RUN1', 5)],
+      });
+      const delivered = (r: PlanRequestRow): PlanRequestRow => ({ ...r, state: 'delivered', deliveredAt: 9 });
+      const first = await s.markDelivered({
+        requests: [
+          delivered(pending),
+          delivered(request('R2', 'pending')),
+          delivered(request('R3', 'pending')),
+        ],
+        approvals: [{ ...approvalRow('A1', 'RUN1', 5), deliveredAt: 9 }],
+      });
+      expect(first.requests.map((r) => r.requestId)).toEqual(['R1', 'R3']);
+      expect(first.approvals.map((a) => a.approvalId)).toEqual(['A1']);
+      // A done request stays done: a late pull does not take it back.
+      expect((await s.getPlanRequest('R2'))?.state).toBe('done');
+      expect(await s.getPlanRequest('R1')).toMatchObject({ state: 'delivered', deliveredAt: 9 });
+      expect((await s.getApproval('A1'))?.deliveredAt).toBe(9);
+      // A second pull (another relay of the site, through another hub) delivers nothing new.
+      const again = await s.markDelivered({
+        requests: [{ ...delivered(pending), deliveredAt: 10 }],
+        approvals: [{ ...approvalRow('A1', 'RUN1', 5), deliveredAt: 10 }],
+      });
+      expect(again).toEqual({ requests: [], approvals: [] });
+      expect((await s.getPlanRequest('R1'))?.deliveredAt).toBe(9);
+      expect((await s.getApproval('A1'))?.deliveredAt).toBe(9);
+    }),
+  );
+
+  it(
+    'runs a function under the documents’ merge lock and answers what it answers, commits included',
+    withStore(async (s) => {
+      const got = await s.lockDocs(
+        ['ship-7/a1/epoch-1', 'ship-7/a2/epoch-1', 'ship-7/a1/epoch-1'],
+        async () => {
+          await s.commit({ bundles: [{ id: 'B1', receivedAt: 1 }] });
+          return 42;
+        },
+      );
+      expect(got).toBe(42);
+      expect(await s.hasBundle('B1')).toBe(true);
+      expect(await s.lockDocs([], async () => 'none')).toBe('none');
+      await expect(
+        s.lockDocs(['ship-7/a1/epoch-1'], async () => {
+          throw new Error('refused');
+        }),
+      ).rejects.toThrow('refused');
+      // Released after a failure: the same documents lock again.
+      expect(await s.lockDocs(['ship-7/a1/epoch-1'], async () => 'again')).toBe('again');
+    }),
+  );
+}
+
+function cell(component: string, runId: string): CellRow {
+  return {
+    site: 'ship-7',
+    environment: 'prod',
+    component,
+    agent: 'a1',
+    status: 'clean',
+    counts: null,
+    reason: null,
+    runId,
+    plannedAt: 1,
+    receivedAt: 1,
+    expectedIntervalS: 60,
+    planHash: null,
+    staleNotifiedFor: null,
+  };
+}
+
+function request(requestId: string, state: PlanRequestRow['state']): PlanRequestRow {
+  return {
+    requestId,
+    site: 'ship-7',
+    agent: 'a1',
+    environment: 'prod',
+    component: 'net',
+    state,
+    requestedAt: 1,
+    expiresAt: 2,
+    deliveredAt: null,
+    doneAt: null,
+    runId: null,
+  };
+}
