@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { CellRow, HubStore, PlanRequestRow } from '../src/ports/HubStore.js';
+import type { CellRow, HubStore, PlanRequestRow, SiteRow } from '../src/ports/HubStore.js';
 import { approvalRow } from './approvalStoreContract.js';
 
 /**
@@ -82,6 +82,65 @@ export function runSharedStoreContract(
       ).rejects.toThrow('refused');
       // Released after a failure: the same documents lock again.
       expect(await s.lockDocs(['ship-7/a1/epoch-1'], async () => 'again')).toBe('again');
+    }),
+  );
+
+  it(
+    'writes a sweep’s marks only where they still hold, each row otherwise as stored, with their webhooks',
+    withStore(async (s) => {
+      const site = (lastContactAt: number): SiteRow => ({
+        site: 'ship-7',
+        lastContactAt,
+        upstream: 'relay-1',
+        unreachableNotifiedFor: null,
+      });
+      await s.commit({
+        cells: [cell('net', 'R1'), cell('dns', 'R2')],
+        planRequests: [request('Q1', 'pending'), request('Q2', 'delivered')],
+        sites: [site(100)],
+      });
+      // What the sweep read and decided…
+      const marks = {
+        expired: [request('Q1', 'expired'), request('Q2', 'expired')],
+        staleCells: [
+          { ...cell('net', 'R1'), staleNotifiedFor: 'R1' },
+          { ...cell('dns', 'R2'), staleNotifiedFor: 'R2' },
+        ],
+        sites: [{ ...site(100), unreachableNotifiedFor: 100 }],
+      };
+      // …while an ingest answered Q2, replaced dns with a new run and heard from the site again.
+      await s.commit({
+        planRequests: [{ ...request('Q2', 'done'), runId: 'R9', doneAt: 5 }],
+        cells: [{ ...cell('dns', 'R3'), expectedIntervalS: 120 }],
+        sites: [site(200)],
+      });
+      const hooksFor: string[][] = [];
+      const written = await s.markSwept(marks, (w) => {
+        hooksFor.push([...w.staleCells.map((c) => c.component), ...w.sites.map((x) => x.site)]);
+        return w.staleCells.map((c) => ({
+          id: `stale:${c.component}`,
+          url: 'http://127.0.0.1:1/',
+          event: 'cell-stale',
+          body: '{}',
+          attempts: 0,
+          nextAt: 10,
+          state: 'pending' as const,
+          lastError: null,
+        }));
+      });
+      expect(written.expired.map((r) => [r.requestId, r.state])).toEqual([['Q1', 'expired']]);
+      expect(written.staleCells.map((c) => c.component)).toEqual(['net']);
+      expect(written.sites).toEqual([]);
+      expect(hooksFor).toEqual([['net']]);
+      expect((await s.getPlanRequest('Q2'))?.state).toBe('done');
+      expect((await s.getPlanRequest('Q1'))?.state).toBe('expired');
+      expect(await s.getCell('ship-7', 'prod', 'dns')).toMatchObject({ runId: 'R3', staleNotifiedFor: null });
+      expect(await s.getCell('ship-7', 'prod', 'net')).toMatchObject({ runId: 'R1', staleNotifiedFor: 'R1' });
+      expect(await s.getSite('ship-7')).toMatchObject({ lastContactAt: 200, unreachableNotifiedFor: null });
+      expect((await s.getWebhook('stale:net'))?.event).toBe('cell-stale');
+      expect(await s.getWebhook('stale:dns')).toBeNull();
+      // Marking again changes nothing: the marks are written.
+      expect(await s.markSwept(marks, () => [])).toMatchObject({ expired: [], staleCells: [], sites: [] });
     }),
   );
 }

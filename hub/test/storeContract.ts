@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { CellRow, HubStore, RunRow, WebhookRow } from '../src/ports/HubStore.js';
+import type { HubStore } from '../src/ports/HubStore.js';
 import { runApprovalStoreContract } from './approvalStoreContract.js';
 import { runAuthStoreContract } from './authStoreContract.js';
 import { runSharedStoreContract } from './sharedStoreContract.js';
+import { cell, hist, hook, run } from './storeFixtures.js';
 
 /** One contract every HubStore adapter passes (STYLE.md, Ports and adapters). */
 export function runHubStoreContract(
@@ -340,62 +341,4 @@ export function runHubStoreContract(
     runApprovalStoreContract(withStore);
     runSharedStoreContract(withStore);
   });
-}
-
-function run(runId: string, receivedAt: number, status: RunRow['status'] = 'clean'): RunRow {
-  return {
-    runId,
-    site: 'ship-7',
-    agent: 'a1',
-    environment: 'prod',
-    component: 'net',
-    status,
-    counts: null,
-    reason: null,
-    plannedAt: receivedAt,
-    receivedAt,
-    unchanged: false,
-    docId: 'ship-7/a1/epoch-1',
-    detailBlob: null,
-    summary: {
-      component: 'net',
-      environment: 'prod',
-      status,
-      startedAt: '2025-01-01T00:00:00.000Z',
-      finishedAt: '2025-01-01T00:00:01.000Z',
-    },
-  };
-}
-function cell(runId: string, receivedAt: number, status: CellRow['status'] = 'clean'): CellRow {
-  return {
-    site: 'ship-7',
-    environment: 'prod',
-    component: 'net',
-    agent: 'a1',
-    status,
-    counts: null,
-    reason: null,
-    runId,
-    plannedAt: receivedAt,
-    receivedAt,
-    expectedIntervalS: 60,
-    planHash: null,
-    staleNotifiedFor: null,
-  };
-}
-function hist(c: CellRow) {
-  const { staleNotifiedFor: _s, planHash: _p, ...h } = c;
-  return h;
-}
-function hook(id: string, nextAt: number): WebhookRow {
-  return {
-    id,
-    url: 'http://127.0.0.1:1/',
-    event: 'drift',
-    body: '{}',
-    attempts: 0,
-    nextAt,
-    state: 'pending',
-    lastError: null,
-  };
 }

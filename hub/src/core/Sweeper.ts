@@ -7,6 +7,7 @@ import type {
   PruneResult,
   RetentionPolicy,
   SiteRow,
+  SweepMarks,
   WebhookRow,
 } from '../ports/HubStore.js';
 import type { WebhookSender } from '../ports/WebhookSender.js';
@@ -46,21 +47,9 @@ export class Sweeper {
       .filter((r) => r.expiresAt <= now)
       .map((r) => ({ ...r, state: 'expired' as const }));
     const staleCells: CellRow[] = [];
-    const webhooks: WebhookRow[] = [];
     for (const c of await store.listCells()) {
       if (c.staleNotifiedFor === c.runId || !isStale(c, now)) continue;
       staleCells.push({ ...c, staleNotifiedFor: c.runId });
-      const subject = `${c.site}/${c.environment}/${c.component}`;
-      const body = {
-        site: c.site,
-        environment: c.environment,
-        component: c.component,
-        runId: c.runId,
-        plannedAt: new Date(c.plannedAt).toISOString(),
-        expectedIntervalS: c.expectedIntervalS,
-      };
-      for (const u of this.d.webhookUrls)
-        webhooks.push(webhookRow(u, 'cell-stale', subject, `${c.runId}@${c.plannedAt}`, body, now));
     }
     const ctx: ViewContext = { now, defaultContactIntervalS: this.d.defaultContactIntervalS };
     const agents = await store.listAgents();
@@ -71,13 +60,13 @@ export class Sweeper {
       if (s.lastContactAt === null || s.unreachableNotifiedFor === s.lastContactAt) continue;
       if (!isUnreachable(s, bySite.get(s.site) ?? [], ctx)) continue;
       sites.push({ ...s, unreachableNotifiedFor: s.lastContactAt });
-      const body = { site: s.site, lastContactAt: new Date(s.lastContactAt).toISOString() };
-      for (const u of this.d.webhookUrls)
-        webhooks.push(webhookRow(u, 'site-unreachable', s.site, s.lastContactAt, body, now));
     }
-    if (expired.length + staleCells.length + sites.length > 0) {
-      await store.commit({ planRequests: expired, cells: staleCells, sites, webhooks });
-    }
+    // Written only where still true (an ingest may have replaced a cell or heard from a site since it
+    // was read here), each with its webhook in the same transaction.
+    const written =
+      expired.length + staleCells.length + sites.length > 0
+        ? await store.markSwept({ expired, staleCells, sites }, (w) => this.webhooksFor(w, now))
+        : { expired, staleCells, sites };
     const pruned = opts.prune ? await store.prune(this.d.retention, now) : null;
     if (pruned && pruned.refCells > 0) {
       const days = (this.d.retention.refMaxAgeMs ?? 0) / 86_400_000;
@@ -87,7 +76,37 @@ export class Sweeper {
       );
       this.d.countRefsExpired?.(pruned.refCells, pruned.refRuns);
     }
-    return { expired, staleCells, unreachableSites: sites.map((s) => s.site), pruned };
+    return {
+      expired: written.expired,
+      staleCells: written.staleCells,
+      unreachableSites: written.sites.map((s) => s.site),
+      pruned,
+    };
+  }
+
+  /** The webhooks of the marks a sweep wrote: one per URL and transition (the id names it). */
+  private webhooksFor(w: SweepMarks, now: number): WebhookRow[] {
+    const out: WebhookRow[] = [];
+    for (const c of w.staleCells) {
+      const body = {
+        site: c.site,
+        environment: c.environment,
+        component: c.component,
+        runId: c.runId,
+        plannedAt: new Date(c.plannedAt).toISOString(),
+        expectedIntervalS: c.expectedIntervalS,
+      };
+      const subject = `${c.site}/${c.environment}/${c.component}`;
+      for (const u of this.d.webhookUrls)
+        out.push(webhookRow(u, 'cell-stale', subject, `${c.runId}@${c.plannedAt}`, body, now));
+    }
+    for (const s of w.sites) {
+      if (s.lastContactAt === null) continue;
+      const body = { site: s.site, lastContactAt: new Date(s.lastContactAt).toISOString() };
+      for (const u of this.d.webhookUrls)
+        out.push(webhookRow(u, 'site-unreachable', s.site, s.lastContactAt, body, now));
+    }
+    return out;
   }
 
   /** Sends due webhooks once each; failures are retried later with backoff. Returns how many were tried. */

@@ -104,6 +104,18 @@ export interface CellKeyQuery {
   atRef?: string | null;
 }
 
+/**
+ * `markSwept`: a sweep's time-driven marks, as the rows read when the sweep decided them. Each is written
+ * only while the stored row is still what the sweep saw (a plan request still open, a cell still showing
+ * the run `staleNotifiedFor` names, a site whose last contact is still `unreachableNotifiedFor`), so a
+ * sweep never puts back an older row an ingest replaced meanwhile.
+ */
+export interface SweepMarks {
+  expired: PlanRequestRow[];
+  staleCells: CellRow[];
+  sites: SiteRow[];
+}
+
 /** `markDelivered`: rows as they read once delivered; what the call wrote of them. */
 export interface Deliveries {
   /** Plan requests with `state: 'delivered'`: written only where the stored one is still `pending`. */
@@ -178,6 +190,12 @@ export interface HubStore {
    * delivered them first.
    */
   markDelivered(d: Deliveries): Promise<Deliveries>;
+  /**
+   * Writes the marks still true (see `SweepMarks`) and, in the same transaction, the webhooks
+   * `webhooksOf` names for what was written; answers what was written. Only the mark fields change
+   * (`state`, `staleNotifiedFor`, `unreachableNotifiedFor`): the rest of each row stays as stored.
+   */
+  markSwept(m: SweepMarks, webhooksOf: (written: SweepMarks) => WebhookRow[]): Promise<SweepMarks>;
   listPlanRequests(filter?: { site?: string; open?: boolean }): Promise<PlanRequestRow[]>;
 
   dueWebhooks(now: number, limit: number): Promise<WebhookRow[]>;

@@ -1,4 +1,5 @@
 import { isFailure, pruneRuns } from '../../core/retention.js';
+import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
   AgentRow,
   ApplyRow,
@@ -21,6 +22,7 @@ import type {
   RunRow,
   SessionRow,
   SiteRow,
+  SweepMarks,
   UserRow,
   WebhookRow,
   WriteSet,
@@ -56,6 +58,11 @@ export class MemoryHubStore implements HubStore {
   private applies = new Map<string, ApplyRow>();
 
   async commit(w: WriteSet): Promise<void> {
+    this.applyNow(w);
+  }
+
+  /** The whole write set, with no await in between (one transaction for a one-threaded store). */
+  private applyNow(w: WriteSet): void {
     for (const b of w.bundles ?? []) if (!this.bundles.has(b.id)) this.bundles.set(b.id, b.receivedAt);
     for (const c of w.docChunks ?? []) {
       const list = c.whole ? [] : (this.chunks.get(c.docId) ?? []);
@@ -253,6 +260,21 @@ export class MemoryHubStore implements HubStore {
     for (const r of requests) this.requests.set(r.requestId, clone(r));
     for (const a of approvals) this.approvals.set(a.approvalId, clone(a));
     return clone({ requests, approvals });
+  }
+  async markSwept(m: SweepMarks, webhooksOf: (written: SweepMarks) => WebhookRow[]): Promise<SweepMarks> {
+    // No await before the writes: nothing runs between the check and the write.
+    const written = marksStillTrue(m, {
+      request: (id) => this.requests.get(id) ?? null,
+      cell: (site, env, comp) => this.cells.get(cellId(site, env, comp)) ?? null,
+      site: (site) => this.sites.get(site) ?? null,
+    });
+    this.applyNow({
+      planRequests: written.expired,
+      cells: written.staleCells,
+      sites: written.sites,
+      webhooks: webhooksOf(written),
+    });
+    return clone(written);
   }
   async listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
     return [...this.requests.values()]

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { pruneRuns } from '../../core/retention.js';
+import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
   AgentRow,
   ApplyRow,
@@ -23,6 +24,7 @@ import type {
   RunRow,
   SessionRow,
   SiteRow,
+  SweepMarks,
   UserRow,
   WebhookRow,
   WriteSet,
@@ -203,6 +205,40 @@ export class PostgresHubStore implements HubStore {
         requests: d.requests.filter((_, i) => reqs[i]),
         approvals: d.approvals.filter((_, i) => apps[i]),
       };
+    });
+  }
+  markSwept(m: SweepMarks, webhooksOf: (written: SweepMarks) => WebhookRow[]): Promise<SweepMarks> {
+    if (m.expired.length + m.staleCells.length + m.sites.length === 0)
+      return Promise.resolve({ expired: [], staleCells: [], sites: [] });
+    return this.db.tx(async (c) => {
+      // The rows the marks name, locked until the commit: checked and written in one transaction.
+      const read = async <T>(text: string, values: unknown[]) =>
+        ((await c.query<Row<T>>({ text: `${text} FOR UPDATE`, values })).rows[0]?.row ?? null) as T | null;
+      const requests = new Map<string, PlanRequestRow | null>();
+      for (const r of m.expired)
+        requests.set(r.requestId, await read<PlanRequestRow>(R.getRequest.text, [r.requestId]));
+      const cells = new Map<string, CellRow | null>();
+      const cellKey = (s: string, e: string, k: string) => JSON.stringify([s, e, k]);
+      for (const x of m.staleCells)
+        cells.set(
+          cellKey(x.site, x.environment, x.component),
+          await read<CellRow>(R.getCell.text, [x.site, x.environment, x.component]),
+        );
+      const sites = new Map<string, SiteRow | null>();
+      for (const x of m.sites) sites.set(x.site, await read<SiteRow>(R.getSite.text, [x.site]));
+      const written = marksStillTrue(m, {
+        request: (id) => requests.get(id) ?? null,
+        cell: (s, e, k) => cells.get(cellKey(s, e, k)) ?? null,
+        site: (s) => sites.get(s) ?? null,
+      });
+      const steps = writeSteps({
+        planRequests: written.expired,
+        cells: written.staleCells,
+        sites: written.sites,
+        webhooks: webhooksOf(written),
+      });
+      for (const [s, values] of steps) await c.query({ ...s, values });
+      return written;
     });
   }
   listPlanRequests(filter: { site?: string; open?: boolean } = {}) {

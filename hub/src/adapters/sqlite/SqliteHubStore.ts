@@ -1,6 +1,7 @@
 import { FAILURE_STATUSES } from '@driftline/protocol';
 import Database from 'better-sqlite3';
 import { pruneRuns } from '../../core/retention.js';
+import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
   AgentRow,
   BlobRow,
@@ -18,6 +19,7 @@ import type {
   RunQuery,
   RunRow,
   SiteRow,
+  SweepMarks,
   WebhookRow,
   WriteSet,
 } from '../../ports/HubStore.js';
@@ -201,6 +203,23 @@ export class SqliteHubStore implements HubStore {
       );
       this.tx({ planRequests: requests, approvals });
       return { requests, approvals };
+    })();
+  }
+  async markSwept(m: SweepMarks, webhooksOf: (written: SweepMarks) => WebhookRow[]): Promise<SweepMarks> {
+    // One transaction: the rows checked are the ones written over.
+    return this.db.transaction(() => {
+      const written = marksStillTrue(m, {
+        request: (id) => parse<PlanRequestRow>(this.s.getRequest.get(id) as Row | undefined),
+        cell: (site, env, comp) => parse<CellRow>(this.s.getCell.get(site, env, comp) as Row | undefined),
+        site: (site) => parse<SiteRow>(this.s.getSite.get(site) as Row | undefined),
+      });
+      this.tx({
+        planRequests: written.expired,
+        cells: written.staleCells,
+        sites: written.sites,
+        webhooks: webhooksOf(written),
+      });
+      return written;
     })();
   }
   async listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
