@@ -1,5 +1,8 @@
 # Driftline: one image for every part of the Compose topology (hub, relay, edge-agent, link emulator,
-# set-up step). TypeScript runs from source through tsx (docs/decisions/001); nothing is compiled.
+# set-up step). The relay and the agents run the offline package that ships to outposts (`npm run
+# package`, unpacked in /opt/driftline-edge: bundled code, its own Node, the launchers bin/relay and
+# bin/edge-agent); the hub, the link emulator and the set-up step run from source through tsx
+# (docs/decisions/001).
 #
 #   docker build -t driftline:local .                                  # base: node:20-bookworm-slim
 #   docker build --build-arg BASE_IMAGE=my-mirror/node:20-bookworm-slim -t driftline:local .
@@ -22,7 +25,9 @@ RUN cd /src && mkdir /manifests \
       && if [ -d "$w/bin" ]; then cp -a "$w/bin" "/manifests/$w/"; fi; \
     done
 
-# ---- build: every dependency (better-sqlite3 compiles from source), the dashboard, then dev deps pruned.
+# ---- build: every dependency (better-sqlite3 compiles from source), the dashboard, the offline package
+# (unpacked from its tarball, as an operator would), then dev deps pruned. Everything the runtime takes is
+# moved under /out, so that it is one COPY (one layer) there.
 FROM ${BASE_IMAGE} AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 make g++ \
@@ -32,10 +37,17 @@ COPY --from=manifests /manifests /app
 RUN cd /app && npm_config_nodedir=/usr/local npm ci --no-audit --no-fund --no-update-notifier
 COPY . /app
 RUN cd /app && npm run build -w @driftline/ui \
+ && npm run package -- --out /tmp/package \
+ && mkdir -p /out/opt/driftline-edge \
+ && tar xzf /tmp/package/driftline-edge-*-linux-*.tar.gz -C /out/opt/driftline-edge \
+ && cd /out/opt/driftline-edge && sha256sum -c --quiet --strict SHA256SUMS && cd /app \
+ && rm -rf /tmp/package \
  && npm prune --omit=dev --no-audit --no-fund \
- && rm -rf /root/.npm
+ && rm -rf /root/.npm \
+ && mv /app /out/app && chmod 0755 /out /out/opt
 
-# ---- runtime: Node and the pruned tree (tsx included: a runtime dependency of every program).
+# ---- runtime: Node and the pruned tree (tsx included: a runtime dependency of every program), and the
+# unpacked package in /opt/driftline-edge.
 FROM ${BASE_IMAGE} AS runtime
 # Volumes mounted under /data start out owned by `node` (uid 1000), who runs every service.
 RUN mkdir -p /data && chown node:node /data
@@ -44,4 +56,4 @@ ENV NODE_ENV=production \
     PATH=/app/node_modules/.bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 WORKDIR /app
 USER node
-COPY --from=build /app /app
+COPY --from=build /out /

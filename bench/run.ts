@@ -129,22 +129,60 @@ const parts: Record<string, Part> = {
       lastJsonLine((await runTs('bench/parts/sourceBundles.ts', flag, (quick ? 8 : 12) * min)).stdout),
   },
   hubIngest: {
-    keys: { agents: 0, cells: 0, resultsPerSec: 0, rssMb: 0 },
+    keys: {
+      agents: 0,
+      cells: 0,
+      resultsPerSec: 0,
+      rssMb: 0,
+      pgResultsPerSec: 0,
+      pgRssMb: 0,
+      pg2ResultsPerSec: 0,
+      pg2RssMb: 0,
+      pgDatabaseMb: 0,
+    },
     run: async () => {
       // The hub's own benchmark (hub/bench/ingest.ts): signed doc-deltas through verify + merge +
-      // materialise + commit on a SQLite file; two rounds (first plans, then a re-plan of every cell).
-      // The agents' bundles are made by a first process, so that the measured one is only a hub.
+      // materialise + commit; two rounds (first plans, then a re-plan of every cell). The agents' bundles
+      // are made by a first process, so that the measured ones are only hubs. hub/bench/ingestStores.ts
+      // runs the same bundles on SQLite (with the in-run baselines), on PostgreSQL with one hub, and with
+      // two hub processes on one database (pg2: results/s of both together; RSS of the larger hub, each on
+      // stderr).
       const [agents, cells] = quick ? [50, 20] : [1000, 200];
       const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
       const args = [String(agents), String(cells), '--batch', '100', '--cache', join(dir, 'bundles')];
       try {
         await runTs('hub/bench/ingest.ts', [...args, '--generate-only'], (quick ? 4 : 30) * min);
-        const r = await runTs('hub/bench/ingest.ts', args, (quick ? 4 : 30) * min);
+        const r = await runTs('hub/bench/ingestStores.ts', args, (quick ? 10 : 90) * min);
+        const j = lastJsonLine(r.stdout) as {
+          sqlite: { resultsPerSec: number; rssMb: number; baseline?: unknown };
+          postgres: {
+            oneHub: { resultsPerSec: number; rssMb: number; databaseMb: number };
+            twoHubs: { resultsPerSec: number; perHub: { rssMb: number }[]; databaseMb: number };
+            oneHubVsSqlite: number;
+            twoHubsVsOne: number;
+          } | null;
+          postgresSkipped?: string;
+        };
         // The hub bench prints its own rate and two in-run baselines (Automerge merge alone, SQLite alone).
-        const j = lastJsonLine(r.stdout) as { resultsPerSec: number; rssMb: number; baseline?: unknown };
-        process.stderr.write(`[bench:hubIngest] baseline ${JSON.stringify(j.baseline)}\n`);
-        // rssMb: the process's RSS right after the hub phase, before the in-run baselines add their own.
-        return { agents, cells, resultsPerSec: j.resultsPerSec, rssMb: j.rssMb };
+        process.stderr.write(`[bench:hubIngest] baseline ${JSON.stringify(j.sqlite.baseline)}\n`);
+        const pg = j.postgres;
+        process.stderr.write(
+          pg
+            ? `[bench:hubIngest] postgres: 1 hub ${pg.oneHubVsSqlite} × SQLite (goal ≥ 0.7), 2 hubs ${pg.twoHubsVsOne} × 1 hub (goal ≥ 1.5), RSS per hub ${JSON.stringify(pg.twoHubs.perHub.map((h) => h.rssMb))} MB, database ${pg.oneHub.databaseMb} MB\n`
+            : `[bench:hubIngest] postgres skipped: ${j.postgresSkipped}\n`,
+        );
+        // rssMb: each hub process's RSS right after its hub phase, before the in-run baselines add their own.
+        return {
+          agents,
+          cells,
+          resultsPerSec: j.sqlite.resultsPerSec,
+          rssMb: j.sqlite.rssMb,
+          pgResultsPerSec: pg?.oneHub.resultsPerSec ?? null,
+          pgRssMb: pg?.oneHub.rssMb ?? null,
+          pg2ResultsPerSec: pg?.twoHubs.resultsPerSec ?? null,
+          pg2RssMb: pg ? Math.max(...pg.twoHubs.perHub.map((h) => h.rssMb)) : null,
+          pgDatabaseMb: pg?.oneHub.databaseMb ?? null,
+        };
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -165,6 +203,27 @@ const parts: Record<string, Part> = {
       const j = lastJsonLine(r.stdout);
       return { ...j, rssMb: packaged ? j.rssMb : (r.peakRssMb ?? j.rssMb) };
     },
+  },
+  relayCustody: {
+    keys: {
+      sites: 0,
+      custodyMb: 0,
+      bundles: 0,
+      blobs: 0,
+      rssMb: 0,
+      idleRssMb: 0,
+      fillPeakRssMb: 0,
+      heldRssMb: 0,
+      fillMBps: 0,
+      bundlesPerSec: 0,
+      drainMBps: 0,
+      drainedAll: false,
+      packaged: false,
+    },
+    // The relay (packaged unless DRIFTLINE_EDGE_PACKAGE=source) holding 1 GB for 100 sites, then
+    // forwarding it; rssMb is the relay process's own peak, measured by the part.
+    run: async () =>
+      lastJsonLine((await runTs('bench/parts/relayCustody.ts', flag, (quick ? 12 : 60) * min)).stdout),
   },
   ui: {
     keys: { cells: 0, firstRenderMs: 0, overviewFirstRenderMs: 0, updateLatencyMs: 0 },

@@ -14,6 +14,7 @@ import { HttpUplink } from './adapters/http/HttpUplink.js';
 import { PLATFORM, planDeps } from './adapters/planDeps.js';
 import { scanMirror } from './adapters/providers/mirror.js';
 import { providerSink } from './adapters/providers/providerSink.js';
+import { releaseSink } from './adapters/releases/releaseSink.js';
 import { gitSink } from './adapters/sources/gitSink.js';
 import { openSqliteLedger } from './adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
@@ -235,6 +236,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     config.bundles.retryMs,
     {
       git: gitSink(config, mirror, onHeads),
+      'agent-release': releaseSink({ config: config.releases, runningVersion: AGENT_VERSION, log }),
       ...(providerDir
         ? {
             'provider-mirror': providerSink(

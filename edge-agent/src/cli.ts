@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { registerConfig } from './commands/configCheck.js';
 import { registerInit } from './commands/init.js';
 import { registerPlan } from './commands/plan.js';
+import { registerReleases } from './commands/releases.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
 import { registerSummarize } from './commands/summarize.js';
@@ -21,6 +22,7 @@ registerConfig(program);
 registerInit(program);
 registerRun(program);
 registerStatus(program);
+registerReleases(program);
 
 try {
   await program.parseAsync(process.argv);

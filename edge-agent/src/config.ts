@@ -51,6 +51,7 @@ function absolutise(c: AgentConfig, base: string): AgentConfig {
       c.providerMirrors ??
       (c.bundles.accept['provider-mirror'] ? [c.bundles.accept['provider-mirror'].dir] : [])
     ).map(abs),
+    releases: { ...c.releases, dir: abs(c.releases.dir) },
     bundles: {
       ...c.bundles,
       accept: Object.fromEntries(

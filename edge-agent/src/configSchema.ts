@@ -1,6 +1,7 @@
 import { AgentIdSchema, FileKindSchema, SiteIdSchema } from '@driftline/protocol';
 import { z } from 'zod';
 import { ComponentSchema, PatternSchema } from './configComponent.js';
+import { ReleasesSchema } from './configReleases.js';
 
 /**
  * The agent's configuration file (`agent.yaml`) as a zod schema. Every key carries a one-line
@@ -289,6 +290,7 @@ export const AgentConfigSchema = z
         "Directories `terraform init` installs providers from (Terraform's filesystem mirror layout), relative to this file; default bundles.accept.provider-mirror.dir.",
       ),
     limits: LimitsSchema,
+    releases: ReleasesSchema,
   })
   .superRefine((c, ctx) => {
     const seen = new Set<string>();

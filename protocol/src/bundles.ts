@@ -10,9 +10,19 @@ import { SiteIdSchema } from './ids.js';
 /**
  * What a published file is for; the agent's local config names a directory per accepted kind. `git` is
  * a `git bundle` of a repository a component plans from (its `name` is the repository's): the agent
- * fetches it into its mirror instead of placing it.
+ * fetches it into its mirror instead of placing it. `agent-release` is an offline package
+ * (`driftline-edge-<version>-linux-<arch>.tar.gz`, `hub release publish`): an agent whose config has
+ * `releases.install` verifies it and unpacks it next to the running version.
  */
-export const FILE_KINDS = ['provider-mirror', 'module', 'image', 'config', 'file', 'git'] as const;
+export const FILE_KINDS = [
+  'provider-mirror',
+  'module',
+  'image',
+  'config',
+  'file',
+  'git',
+  'agent-release',
+] as const;
 export const FileKindSchema = z.enum(FILE_KINDS);
 export type FileKind = z.infer<typeof FileKindSchema>;
 

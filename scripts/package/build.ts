@@ -106,7 +106,12 @@ export async function buildPackage(
           NODE_FLAGS: NODE_FLAGS.join(' '),
         }),
       );
-    for (const u of ['driftline-edge-agent.service', 'driftline-relay.service'])
+    for (const u of [
+      'driftline-edge-agent.service',
+      'driftline-relay.service',
+      'driftline-edge-agent-switch.path',
+      'driftline-edge-agent-switch.service',
+    ])
       copyFileSync(join(root, 'packaging/systemd', u), join(stage, 'systemd', u));
     for (const c of ['agent', 'relay']) {
       copyFileSync(join(root, 'examples', `${c}.yaml`), join(stage, 'examples', `${c}.yaml`));

@@ -65,6 +65,16 @@ describe('docker-compose.yml', () => {
     expect(built.map(([n]) => n)).toEqual(['setup']);
     for (const s of Object.values(file.services)) expect(s.image).toBe('driftline:local');
   });
+
+  it('runs the relay and every agent from the offline package in the image, the hub from source', () => {
+    const program = (s: Service | undefined) => s?.command?.find((c) => c.includes('/bin/'));
+    expect(program(file.services[COMPOSE.relay.service])).toBe('/opt/driftline-edge/bin/relay');
+    for (const site of spec.sites)
+      expect(program(file.services[COMPOSE.agentService(site.site)])).toBe(
+        '/opt/driftline-edge/bin/edge-agent',
+      );
+    expect(program(file.services[COMPOSE.hub.service])).toBe('hub/bin/hub.js');
+  });
 });
 
 // ---- the real thing, where an engine answers

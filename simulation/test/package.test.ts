@@ -105,7 +105,8 @@ beforeAll(async () => {
   mkdirSync(work);
   mkdirSync(tools);
   symlinkSync(join(FAKE_TERRAFORM_DIR, 'terraform'), join(tools, 'terraform'));
-  let tarball = process.env.DRIFTLINE_PACKAGE;
+  // Else the tarball the global set-up built for this run (edgePackage.setup.ts), else a new one.
+  let tarball = process.env.DRIFTLINE_PACKAGE ?? process.env.DRIFTLINE_EDGE_TARBALL;
   if (!tarball) {
     const target = TARGETS.find((t) => t.nodeArch === process.arch);
     if (!target) throw new Error(`no package target for ${process.arch}`);

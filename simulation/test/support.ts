@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { runProgram } from '../src/topology/programs.js';
+import { commandFor, runProgram } from '../src/topology/programs.js';
 
 /** Polls `f` until it returns something truthy, at most `ms`; errors inside count as "not yet". */
 export async function until<T>(
@@ -25,7 +25,8 @@ export class ProcessGroup {
   private readonly procs = new Set<ChildProcess>();
 
   start(bin: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
-    const p = spawn(process.execPath, [bin, ...args], {
+    const c = commandFor(bin); // the packaged agent and relay when the global set-up unpacked one
+    const p = spawn(c.cmd, [...c.args, ...args], {
       ...opts,
       env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
       stdio: 'ignore',

@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type LinkHandle, startLink } from '../link.js';
 import { freePort, waitForHttp } from './ports.js';
-import { BINS, FAKE_TERRAFORM_DIR } from './programs.js';
+import { BINS, commandFor, FAKE_TERRAFORM_DIR } from './programs.js';
 import { type Layout, setUp, signInUrl } from './setup.js';
 import type { TopologySpec } from './spec.js';
 
@@ -103,7 +103,8 @@ export class Topology {
       if (this.spec.sites.find((s) => s.site === site)?.toolState)
         env.FAKE_TERRAFORM_STATE_DIR = join(this.layout.siteDir(site), 'fake-terraform-state');
     }
-    const p = spawn(process.execPath, [bin, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = commandFor(bin);
+    const p = spawn(c.cmd, [...c.args, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     p.stdout?.pipe(out, { end: false });
     p.stderr?.pipe(out, { end: false });
     this.procs.set(name, p);

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The Driftline programs this simulation starts (never imported: DESIGN, Parts). */
@@ -10,6 +11,27 @@ export const BINS = {
 } as const;
 export const FAKE_TERRAFORM_DIR = `${ROOT}simulation/bin`;
 
+/**
+ * The unpacked offline package (`npm run package`) the agent and the relay run from when
+ * `DRIFTLINE_EDGE_PACKAGE` names its folder (the end-to-end tests' global set-up does), else undefined:
+ * they run from source, as `npm start` does. `DRIFTLINE_EDGE_PACKAGE=source` says so explicitly.
+ */
+export function edgePackage(): string | undefined {
+  const dir = process.env.DRIFTLINE_EDGE_PACKAGE;
+  return dir && dir !== 'source' ? dir : undefined;
+}
+
+/**
+ * How to start `bin` (one of `BINS`): the package's launcher for the agent and the relay when
+ * `edgePackage()` names one, else this Node on the source file.
+ */
+export function commandFor(bin: string): { cmd: string; args: string[] } {
+  const pkg = edgePackage();
+  if (pkg && bin === BINS.agent) return { cmd: join(pkg, 'bin', 'edge-agent'), args: [] };
+  if (pkg && bin === BINS.relay) return { cmd: join(pkg, 'bin', 'relay'), args: [] };
+  return { cmd: process.execPath, args: [bin] };
+}
+
 /** Runs a program to completion; resolves with stdout, rejects with its stderr on a non-zero exit. */
 export function runProgram(
   program: keyof typeof BINS,
@@ -17,7 +39,8 @@ export function runProgram(
   opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [BINS[program], ...args], {
+    const c = commandFor(BINS[program]);
+    const p = spawn(c.cmd, [...c.args, ...args], {
       cwd: opts.cwd,
       env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
