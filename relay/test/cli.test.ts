@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,4 +69,24 @@ describe('relay token and config', () => {
     expect(r.stderr).toContain('dataDir');
     expect(r.stderr).toContain('upstreams.0.url');
   }, 30_000);
+});
+
+describe('a fresh relay store opened by several processes at once', () => {
+  it('migrates once: three `token add` started together all succeed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relay-race-'));
+    const cfg = join(dir, 'relay.yaml');
+    writeFileSync(cfg, `name: relay-1\ndataDir: ${join(dir, 'data')}\nlisten: { port: 0 }\n`);
+    const once = (site: string) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const p = spawn(process.execPath, [bin, 'token', 'add', site, '--config', cfg, '--json']);
+        let stderr = '';
+        p.stderr.on('data', (d) => {
+          stderr += d;
+        });
+        p.on('close', (code) => resolve({ code, stderr }));
+      });
+    const results = await Promise.all(['ship-7', 'ship-8', 'ship-9'].map(once));
+    expect(results).toEqual(results.map(() => ({ code: 0, stderr: expect.any(String) })));
+    expect(results.map((r) => r.stderr).join('')).not.toContain('duplicate column');
+  }, 60_000);
 });

@@ -13,6 +13,7 @@ import { ROOT } from '../src/topology/programs.js';
 
 interface Service {
   image?: string;
+  profiles?: string[];
   build?: unknown;
   command?: string[];
   networks?: string[];
@@ -61,9 +62,17 @@ describe('docker-compose.yml', () => {
 
   it('publishes the dashboard on 127.0.0.1:8080 only, and builds one image once', () => {
     expect(file.services.hub?.ports).toEqual([`127.0.0.1:8080:${COMPOSE.hub.port}`]);
-    const built = Object.entries(file.services).filter(([, s]) => s.build);
-    expect(built.map(([n]) => n)).toEqual(['setup']);
-    for (const s of Object.values(file.services)) expect(s.image).toBe('driftline:local');
+    const demo = Object.entries(file.services).filter(([, s]) => !s.profiles);
+    expect(demo.filter(([, s]) => s.build).map(([n]) => n)).toEqual(['setup']);
+    for (const [, s] of demo) expect(s.image).toBe('driftline:local');
+  });
+
+  it('keeps the PostgreSQL headquarters in the `pg` profile: one more image, published on 127.0.0.1 only', () => {
+    const pg = Object.entries(file.services).filter(([, s]) => s.profiles?.includes('pg'));
+    expect(pg.map(([n]) => n).sort()).toEqual(['hub-pg-1', 'hub-pg-2', 'hub-pg-init', 'lb', 'postgres']);
+    expect(pg.filter(([, s]) => s.build).map(([n]) => n)).toEqual(['postgres']);
+    for (const [, s] of pg) expect(['driftline:local', 'driftline-pg:local']).toContain(s.image);
+    expect(file.services.lb?.ports).toEqual(['127.0.0.1:8090:8080']);
   });
 
   it('runs the relay and every agent from the offline package in the image, the hub from source', () => {

@@ -1,4 +1,4 @@
-import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
+import { brotliDecompressSync } from 'node:zlib';
 import {
   answerSample,
   BATCH_CONTENT_TYPE,
@@ -17,6 +17,7 @@ import {
   SOURCE_CLOCKS_HEADER,
   TRUSTED_CLOCK,
 } from '@driftline/protocol';
+import { compressBatch } from '../wire/compress.js';
 import { fetchRange, type RangeSink } from './fetchRange.js';
 import { answered, failure, type HopResult, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
@@ -123,7 +124,7 @@ export class HopClient {
     batch: Uint8Array,
     opts: { sources?: ReadonlyMap<string, ClockEstimate>; count?: number } = {},
   ): Promise<HopResult<{ receipts: Receipt[]; bytes: number }>> {
-    const body = brotliCompressSync(batch);
+    const body = compressBatch(batch);
     const sources = opts.sources && opts.sources.size > 0 ? formatSourceClocks(opts.sources) : '';
     const r = await this.request('/v1/bundles', {
       method: 'POST',

@@ -1,4 +1,3 @@
-import { brotliCompressSync } from 'node:zlib';
 import {
   BATCH_CONTENT_TYPE,
   CURSOR_HEADER,
@@ -10,6 +9,7 @@ import {
 import type { Context } from 'koa';
 import type { HopMetrics } from '../metrics.js';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
+import { compressBatch } from '../wire/compress.js';
 import { mayPullFor } from './auth.js';
 import type { PeerClocks } from './clocks.js';
 import { readLimitedBody } from './readBody.js';
@@ -60,7 +60,7 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
   const { bundles, cursor } = await backend.downlink(peer, parsed.data);
   let body: Uint8Array = encodeBatch(bundles);
   if (body.length > 1024 && /\bbr\b/.test(ctx.get('accept-encoding'))) {
-    body = brotliCompressSync(body);
+    body = compressBatch(body);
     ctx.set('Content-Encoding', 'br');
   }
   ctx.set(CURSOR_HEADER, cursor);
