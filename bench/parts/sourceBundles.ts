@@ -1,10 +1,8 @@
 /**
- * sourceBundles: one new commit (a few lines of one file) of a ~10 MB repository, delivered to a site
- * as an incremental git bundle by `hub source publish`, as processes: hub → lan link → relay → the demo's
- * Mars link (profile mars, time scale 60: 12 s one way) → agent. Measured: the bytes that cross the Mars
- * link toward the site from the publish until the agent's mirror holds the commit, and the time from the
- * publish command's start until the hub shows the PR's plan of that commit. Baselines, in the same run:
- * git's own incremental bundle of the commit, a full bundle, and a tarball of the tree.
+ * sourceBundles: a few-line commit of a ~10 MB repository sent as an incremental git bundle by `hub source
+ * publish` (hub → lan → relay → Mars link ×60 → agent, as processes). Measured: bytes over the Mars link
+ * toward the site until the mirror holds the commit, and ms from the publish to the PR's plan at the hub.
+ * Baselines in the same run: git's incremental bundle of the commit, a full bundle, a tarball of the tree.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,14 +27,12 @@ import {
   writeAgentConfig,
   writeRelayConfig,
 } from '../lib/sourceSite.js';
-
 const TIME_SCALE = 60;
 const FILES = 200;
 const FILE_BYTES = 50_000;
 /** The window with no publish that measures an empty sync poll, in round trips of the Mars link. */
 const IDLE_ROUND_TRIPS = isQuick ? 2 : 4;
 const WAIT_MS = 300_000;
-
 const dir = tmp('source');
 const group = new ProcessGroup();
 const links: LinkHandle[] = [];
