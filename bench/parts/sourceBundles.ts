@@ -27,6 +27,7 @@ import {
   writeAgentConfig,
   writeRelayConfig,
 } from '../lib/sourceSite.js';
+
 const TIME_SCALE = 60;
 const FILES = 200;
 const FILE_BYTES = 50_000;
@@ -49,7 +50,6 @@ const stopAll = async () => {
   await tap?.close();
   rmSync(dir, { recursive: true, force: true });
 };
-
 try {
   // 1. Sizes, with git alone.
   const repo = makeRepo(join(dir, 'infra'), FILES, FILE_BYTES);
