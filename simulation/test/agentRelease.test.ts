@@ -72,7 +72,7 @@ function hubCli(args: string[]): Promise<{ code: number | null; out: string }> {
       out += d;
     });
     p.on('error', reject);
-    p.on('exit', (code) => resolve({ code, out }));
+    p.on('close', (code) => resolve({ code, out }));
   });
 }
 

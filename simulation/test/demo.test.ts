@@ -37,18 +37,25 @@ describe('npm start (the demo)', { timeout: 900_000 }, () => {
     dir = mkdtempSync(join(tmpdir(), 'driftline-demo-'));
     demo = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'simulation', 'src', 'demo.ts')], {
       cwd: ROOT,
-      env: { ...process.env, DRIFTLINE_DEMO_DIR: dir, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'ignore'],
+      // As a person runs `npm start`: from source, not the offline package the other end-to-end tests use.
+      env: { ...process.env, DRIFTLINE_DEMO_DIR: dir, LOG_LEVEL: 'warn', DRIFTLINE_EDGE_PACKAGE: 'source' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     demo.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
     });
+    // The last of stderr, to say why when the demo dies before it is up.
+    let err = '';
+    demo.stderr?.on('data', (d: Buffer) => {
+      err = (err + d.toString()).slice(-4000);
+    });
     await until(
-      'the demo to print its sign-in link',
-      async () => !exited() && /^(PR plans|warning: publishing): .*$/m.test(out),
+      'the demo to print its sign-in link (or exit)',
+      async () => exited() || /^(PR plans|warning: publishing): .*$/m.test(out),
       300_000,
       500,
     );
+    if (exited()) throw new Error(`the demo exited (${demo.exitCode ?? demo.signalCode}):\n${out}\n${err}`);
   }, 320_000);
 
   afterAll(async () => {

@@ -65,7 +65,7 @@ function pkg(
       stderr += d.toString();
     });
     p.on('error', reject);
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
@@ -96,7 +96,7 @@ function run(cmd: string, args: string[], cwd: string): Promise<Ran> {
       stderr += d.toString();
     });
     p.on('error', reject);
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 

@@ -54,7 +54,8 @@ export function runProgram(
       err += d.toString();
     });
     p.on('error', reject);
-    p.on('exit', (code) =>
+    // 'close', not 'exit': a quick program can exit before its stdout is read to the end.
+    p.on('close', (code) =>
       code === 0
         ? resolve(out)
         : reject(new Error(`${program} ${args.join(' ')} exited ${code}: ${err.trim()}`)),
