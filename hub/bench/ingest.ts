@@ -11,8 +11,7 @@
  *
  * `--store postgres --url postgres://… --password-file <f>` runs the hub on PostgreSQL (the baselines are
  * skipped), and `--shard i/n` takes only the agents whose index is `i` modulo `n`: n such processes on one
- * database are n hubs (hub/bench/ingestStores.ts runs them). `--skip-agent-check` does not compare the
- * bench documents with what edge-agent writes (for when the agent's code is mid-change).
+ * database are n hubs (hub/bench/ingestStores.ts runs them).
  *
  * `--workers` is the hub's merge worker threads (`ingest.mergeWorkers`; 0: merge in the hub's thread).
  * `--runs-per-change` is how many results the agent writes as one Automerge change: its RecordBatcher
@@ -83,7 +82,6 @@ const { values, positionals } = parseArgs({
     url: { type: 'string' },
     'password-file': { type: 'string' },
     shard: { type: 'string', default: '0/1' },
-    'skip-agent-check': { type: 'boolean', default: false },
   },
 });
 const [agents, cells] = values.quick
@@ -118,7 +116,7 @@ const factsFor = (who: string) => (at: number) => {
     reportedAt: at,
   };
 };
-if (!values['skip-agent-check']) checkAgainstAgent(factsFor('check'));
+checkAgainstAgent(factsFor('check'));
 const onPostgres = values.store === 'postgres';
 const [shard, shards] = (values.shard ?? '0/1').split('/').map(Number) as [number, number];
 /** The agents this process ingests: every one, or its shard's. */

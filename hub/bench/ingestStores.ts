@@ -3,7 +3,7 @@
  * on SQLite (hub/bench/ingest.ts, with its in-run baselines), one hub on PostgreSQL, and two hub
  * processes on one PostgreSQL database (each taking every other agent, both at once).
  *
- *   npx tsx hub/bench/ingestStores.ts <agents> <cells> --cache <file> [--batch 100] [--skip-agent-check]
+ *   npx tsx hub/bench/ingestStores.ts <agents> <cells> --cache <file> [--batch 100]
  *
  * The cache must exist (`ingest.ts … --generate-only`). PostgreSQL is Debian's, started in a temp dir
  * by the tests' harness (hub/test/postgres.ts) with fsync on; without it the PostgreSQL parts report
@@ -20,13 +20,11 @@ const { values, positionals } = parseArgs({
   options: {
     cache: { type: 'string' },
     batch: { type: 'string', default: '100' },
-    'skip-agent-check': { type: 'boolean', default: false },
   },
 });
 if (!values.cache) throw new Error('--cache <file> is required (make it with ingest.ts --generate-only)');
 const [agents, cells] = [positionals[0] ?? '1000', positionals[1] ?? '200'];
 const common = [agents, cells, '--batch', values.batch as string, '--cache', values.cache];
-if (values['skip-agent-check']) common.push('--skip-agent-check');
 const ingest = join(import.meta.dirname, 'ingest.ts');
 
 interface Part {
