@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import { openWalDatabase } from '@driftline/hop/sqlite';
+import type Database from 'better-sqlite3';
 import { StoreOpenError } from '../../ports/AgentStorage.js';
 import { AGENT_MIGRATIONS } from './agentSchema.js';
 
@@ -11,10 +12,7 @@ export { StoreOpenError };
 export function openDatabase(path: string, migrations: readonly string[]): Database.Database {
   let db: Database.Database;
   try {
-    db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('busy_timeout = 5000');
+    db = openWalDatabase(path, { synchronous: 'FULL' });
     const check = db.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new Error(`integrity check: ${String(check)}`);
   } catch (e) {
@@ -23,14 +21,20 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
         '(the file is corrupt or not a Driftline store; move it aside and restart to begin a fresh one)',
     );
   }
-  const version = db.pragma('user_version', { simple: true }) as number;
-  for (let v = version; v < migrations.length; v++) {
-    db.transaction(() => {
-      db.exec(migrations[v] as string);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
+  // Each step re-reads the version inside an immediate (write-locked) transaction, so two processes
+  // opening a fresh store at once never run one migration twice.
+  for (;;) {
+    const ran = db
+      .transaction(() => {
+        const v = db.pragma('user_version', { simple: true }) as number;
+        if (v >= migrations.length) return false;
+        db.exec(migrations[v] as string);
+        db.pragma(`user_version = ${v + 1}`);
+        return true;
+      })
+      .immediate();
+    if (!ran) return db;
   }
-  return db;
 }
 
 /**

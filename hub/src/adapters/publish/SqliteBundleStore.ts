@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import { openWalDatabase } from '@driftline/hop/sqlite';
+import type Database from 'better-sqlite3';
 import type { BundleRow, BundleStore, DeliveryRow } from '../../ports/BundleStore.js';
 
 const SCHEMA = `
@@ -31,9 +32,7 @@ export class SqliteBundleStore implements BundleStore {
   private readonly db: Database.Database;
 
   constructor(path: string) {
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
+    this.db = openWalDatabase(path, { synchronous: 'NORMAL' });
     this.db.exec(SCHEMA);
   }
 

@@ -1,5 +1,6 @@
+import { openWalDatabase } from '@driftline/hop/sqlite';
 import { FAILURE_STATUSES } from '@driftline/protocol';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
@@ -44,9 +45,7 @@ export class SqliteHubStore implements HubStore {
   private readonly s: ReturnType<typeof prepare>;
 
   constructor(path: string) {
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
+    this.db = openWalDatabase(path, { synchronous: 'NORMAL' });
     this.db.pragma('foreign_keys = ON');
     migrate(this.db);
     this.s = prepare(this.db);

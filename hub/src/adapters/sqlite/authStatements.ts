@@ -11,12 +11,20 @@ const parse = <T>(r: Row | undefined): T | null => (r ? (JSON.parse(r.row) as T)
  */
 export function migrate(db: Database.Database): void {
   db.exec(MIGRATIONS[0] as string);
-  const row = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string };
-  for (let v = Number(row.value); v < MIGRATIONS.length; v++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[v] as string);
-      db.prepare("UPDATE meta SET value = ? WHERE key = 'schema'").run(String(v + 1));
-    })();
+  // Each step re-reads the version inside an immediate (write-locked) transaction, so two processes
+  // opening a fresh store at once (`hub key` and `hub user add` side by side) never run one twice.
+  const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'");
+  for (;;) {
+    const ran = db
+      .transaction(() => {
+        const v = Number((version.get() as { value: string }).value);
+        if (v >= MIGRATIONS.length) return false;
+        db.exec(MIGRATIONS[v] as string);
+        db.prepare("UPDATE meta SET value = ? WHERE key = 'schema'").run(String(v + 1));
+        return true;
+      })
+      .immediate();
+    if (!ran) return;
   }
 }
 

@@ -1,5 +1,6 @@
+import { openWalDatabase } from '@driftline/hop/sqlite';
 import { formatClock, PRIORITIES, type Priority, parseClock } from '@driftline/protocol';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import {
   type AcceptOutcome,
   type Custody,
@@ -35,10 +36,7 @@ export class SqliteCustody implements Custody {
   private readonly pageSize: number;
 
   constructor(path: string, opts: { maxBytes?: number } = {}) {
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openWalDatabase(path, { synchronous: 'FULL' });
     migrate(this.db);
     this.maxBytes = opts.maxBytes;
     this.pageSize = this.db.pragma('page_size', { simple: true }) as number;
