@@ -36,6 +36,7 @@ import { type Leadership, soleLeader } from './core/leader.js';
 import { PlanRequests } from './core/PlanRequests.js';
 import { Queries } from './core/Queries.js';
 import { Sweeper } from './core/Sweeper.js';
+import { sharedHealthCheck } from './core/storeHealth.js';
 import { toMatrixCell, toPlanRequest, toRunItem } from './core/views.js';
 import type { BundleStore } from './ports/BundleStore.js';
 import { type Clock, systemClock } from './ports/Clock.js';
@@ -91,6 +92,14 @@ export async function createHub(
           logger.error({ err: e }, 'a merge worker died; replaced'),
         )
       : undefined;
+  // PostgreSQL may be down while the hub runs: /v1/health says so (asked at most once a second).
+  const storeHealth = postgres
+    ? sharedHealthCheck(
+        () => postgres.ping(),
+        1000,
+        () => performance.now(),
+      )
+    : undefined;
   // Other hub processes may share a PostgreSQL store: merges lock, events and the sweeps' leader go through it.
   const shared = postgres !== undefined;
   const replicas = new DocReplicas(store, {
@@ -183,6 +192,7 @@ export async function createHub(
   const disk = new DiskCap(config.dataDir, config.storage.maxBytes, uploadsDir, () => clock.now());
   const backend = new HubHopBackend({
     store,
+    ...(storeHealth ? { health: storeHealth } : {}),
     ingest,
     replicas,
     blobs,

@@ -64,6 +64,20 @@ async function startPgHub(server: PgServer, url: string) {
   };
 }
 
+/** `GET /v1/health` once it answers `status` (asked every 100 ms, at most 100 times). */
+async function healthWhen(
+  hop: string,
+  status: number,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  let last = { status: 0, body: {} as Record<string, unknown> };
+  for (let i = 0; i < 100 && last.status !== status; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 100));
+    const r = await fetch(`${hop}/v1/health`);
+    last = { status: r.status, body: (await r.json()) as Record<string, unknown> };
+  }
+  return last;
+}
+
 describePg('hub on PostgreSQL while the database goes down', (server) => {
   it('answers 503 store-unavailable while it is down mid-run, then 200 when it is back, losing nothing receipted', async () => {
     const url = await server().createDatabase();
@@ -86,8 +100,13 @@ describePg('hub on PostgreSQL while the database goes down', (server) => {
       // The downlink a relay pulls says the same.
       const pull = await fetch(`${h.hop}/v1/bundles?for=ship-7`, { headers: RELAY });
       expect(pull.status).toBe(503);
+      // A load balancer's health check sees it too, and why (the check is asked at most once a second).
+      const sick = await healthWhen(h.hop, 503);
+      expect(sick.body).toMatchObject({ ok: false, role: 'hub' });
+      expect(sick.body.detail).toMatch(/PostgreSQL at 127\.0\.0\.1:\d+\/\w+ is unavailable/);
 
       await server().start();
+      expect((await healthWhen(h.hop, 200)).body).toMatchObject({ ok: true });
       // The relay kept custody of the batch and sends it again: stored now, once.
       const after = await h.post(batch);
       expect(after.status).toBe(200);

@@ -10,6 +10,7 @@ import {
 import { type DownlinkQuery, parseDocId, type Receipt } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
 import type { Ingest } from '../../core/Ingest.js';
+import type { StoreHealth } from '../../core/storeHealth.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
 import type { ApprovalRow, HubStore, PlanRequestRow } from '../../ports/HubStore.js';
@@ -24,6 +25,8 @@ export class HubHopBackend implements HopBackend {
   constructor(
     private readonly d: {
       store: HubStore;
+      /** Whether the store answers; absent: always healthy (an embedded SQLite file). */
+      health?: () => Promise<StoreHealth>;
       ingest: Ingest;
       replicas: DocReplicas;
       blobs: BlobFiles;
@@ -127,7 +130,8 @@ export class HubHopBackend implements HopBackend {
     if (downlink.length > 0) await store.commit({ downlink });
   }
 
-  async health() {
-    return { ok: true };
+  /** `GET /v1/health`: 503 with the reason while the store cannot be reached (a load balancer routes around it). */
+  async health(): Promise<StoreHealth> {
+    return this.d.health ? this.d.health() : { ok: true };
   }
 }
