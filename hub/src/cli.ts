@@ -5,6 +5,7 @@ import pino from 'pino';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { sha256Hex } from './adapters/hop/HubHopBackend.js';
 import { openHubStore } from './adapters/openStores.js';
+import { StoreRefusedError, StoreUnavailableError } from './adapters/postgres/errors.js';
 import { createHub, keyPath } from './app.js';
 import { addApproveVerb } from './commands/approve.js';
 import { addApproverVerbs } from './commands/approver.js';
@@ -191,5 +192,10 @@ try {
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);
+  // The store refusing or out of reach is the operator's to fix: one line naming what, no stack trace.
+  if (e instanceof StoreRefusedError || e instanceof StoreUnavailableError) {
+    console.error(`hub: ${e.message}`);
+    process.exit(1);
+  }
   throw e;
 }

@@ -127,6 +127,15 @@ describePg('hub migrate and config check on PostgreSQL', (server) => {
       expect(JSON.parse(wrong.stdout).problems).toEqual([
         expect.stringMatching(/password authentication failed/),
       ]);
+      // `hub run` and the store's CLI verbs say it in one line, no stack trace, and exit 1.
+      for (const args of [['run'], ['user', 'list'], ['migrate']]) {
+        const r = await hub([...args, '--config', cfg], { HUB_TEST_DB_PW: 'not-it' });
+        expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(1);
+        expect(r.stderr).toMatch(
+          /password authentication failed for user .*store\.passwordFile or store\.passwordEnv/,
+        );
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      }
       const unset = await hub(['config', 'check', '--config', cfg, '--json']);
       expect(JSON.parse(unset.stdout).problems).toEqual([
         'store.passwordEnv: HUB_TEST_DB_PW is not set in the environment',

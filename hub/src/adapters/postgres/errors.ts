@@ -13,6 +13,22 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** The `code` of {@link StoreRefusedError}. */
+export const STORE_REFUSED = 'STORE_REFUSED';
+
+/**
+ * The database answered but refused this hub: a wrong user or password (SQLSTATE class 28) or no such
+ * database (3D000). A configuration mistake, not an outage: `hub run` stops at start with it in one line;
+ * mid-run (a password rotated under it) the hop API answers 503 so relays keep custody and retry.
+ */
+export class StoreRefusedError extends Error {
+  readonly code = STORE_REFUSED;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreRefusedError';
+  }
+}
+
 /** Node socket errors a connection to the database fails with while it is down or unreachable. */
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
@@ -54,9 +70,26 @@ export const isRetryable = (e: unknown): boolean => {
   return code === '40001' || code === '40P01';
 };
 
-/** `e` as a {@link StoreUnavailableError} naming `where` when it is one, else `e` unchanged. */
+/**
+ * `e` as a {@link StoreUnavailableError} or {@link StoreRefusedError} naming `where` (and what to fix)
+ * when it is one, else `e` unchanged.
+ */
 export function toStoreError(e: unknown, where: string): unknown {
-  if (e instanceof StoreUnavailableError || !isUnavailable(e)) return e;
+  if (e instanceof StoreUnavailableError || e instanceof StoreRefusedError) return e;
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && e instanceof Error) {
+    if (code.startsWith('28'))
+      return new StoreRefusedError(
+        `PostgreSQL at ${where} refused the hub (${e.message}): fix the user in store.url or the password in store.passwordFile or store.passwordEnv`,
+        { cause: e },
+      );
+    if (code === '3D000')
+      return new StoreRefusedError(
+        `PostgreSQL at ${where} has no such database (${e.message}): create it (createdb) or fix store.url`,
+        { cause: e },
+      );
+  }
+  if (!isUnavailable(e)) return e;
   const why = (e as { code?: string }).code ?? (e as Error).message;
   return new StoreUnavailableError(
     `PostgreSQL at ${where} is unavailable (${why}): start the database or fix store.url; the hub reconnects by itself`,
