@@ -61,6 +61,15 @@ const StoreSchema = z.strictObject({
     .describe(
       "Environment variable holding the database user's password. Neither set: PGPASSWORD or ~/.pgpass, as libpq.",
     ),
+  maxConnections: z
+    .number()
+    .int()
+    .min(2)
+    .max(500)
+    .optional()
+    .describe(
+      "Most pooled connections this hub process opens (kind postgres; default 10). Keep the sum over all hubs, plus one listener and one leader connection each, under the server's max_connections.",
+    ),
 });
 export type StoreConfig = z.infer<typeof StoreSchema>;
 
@@ -302,8 +311,10 @@ export function parseConfig(raw: unknown, configDir: string, env: NodeJS.Process
 /** What is wrong with `store`, one line per problem. A password in the URL is refused: it would sit in hub.yaml. */
 function storeProblems(s: StoreConfig): string[] {
   if (s.kind === 'sqlite')
-    return s.url || s.passwordFile || s.passwordEnv
-      ? ['store: url, passwordFile and passwordEnv are for kind postgres; set kind: postgres or remove them']
+    return s.url || s.passwordFile || s.passwordEnv || s.maxConnections
+      ? [
+          'store: url, passwordFile, passwordEnv and maxConnections are for kind postgres; set kind: postgres or remove them',
+        ]
       : [];
   if (!s.url) return ['store.url: kind postgres needs url: postgres://user@host:port/database'];
   const problems: string[] = [];

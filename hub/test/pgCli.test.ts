@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
+import { openStores } from '../src/adapters/openStores.js';
 import { LATEST_VERSION } from '../src/adapters/postgres/migrate.js';
 import { MIGRATIONS } from '../src/adapters/postgres/migrations.js';
 import { loadConfig, parseConfig } from '../src/config.js';
@@ -68,6 +69,32 @@ describe('hub.yaml store', () => {
       passwordFile: '/etc/driftline/db-password',
     });
     expect(parse({}).ok && parseConfig({}, '/x', {}).ok).toBe(true);
+  });
+
+  it('sizes the connection pool from store.maxConnections, for kind postgres only', async () => {
+    const errors = (r: ReturnType<typeof parse>) => (r.ok ? [] : r.errors);
+    expect(errors(parse({ maxConnections: 4 }))).toEqual([
+      expect.stringMatching(/maxConnections are for kind postgres/),
+    ]);
+    expect(errors(parse({ kind: 'postgres', url: 'postgres://hub@db/d', maxConnections: 1 })).join()).toMatch(
+      /store\.maxConnections/,
+    );
+    // Nothing listens on port 1: the stores open all the same (503 until the database answers).
+    const r = parse({ kind: 'postgres', url: 'postgres://hub@127.0.0.1:1/d', maxConnections: 4 });
+    if (!r.ok) throw new Error(r.errors.join('; '));
+    let unavailable = '';
+    const stores = await openStores(r.config, {
+      onUnavailable: (e) => {
+        unavailable = e.message;
+      },
+    });
+    try {
+      expect(stores.postgres?.pool.options.max).toBe(4);
+      expect(unavailable).toMatch(/is unavailable \(ECONNREFUSED\)/);
+    } finally {
+      await stores.store.close();
+      await stores.bundles.close();
+    }
   });
 
   it('prints help for migrate with an example', async () => {

@@ -46,6 +46,7 @@ function openDatabase(c: HubConfig, onIdleError?: (e: Error) => void, env = proc
   return new PgDatabase({
     url: c.store.url as string,
     password: storePassword(c, env),
+    ...(c.store.maxConnections ? { max: c.store.maxConnections } : {}),
     ...(onIdleError ? { onIdleError } : {}),
   });
 }
