@@ -12,6 +12,12 @@ export function forwardEvents(metrics: RelayMetrics, log: Logger) {
     } else if (e.type === 'blob-forwarded') {
       metrics.bytesOut.inc({ upstream: e.upstream }, e.bytes);
       log.debug(e, 'blob forwarded');
+    } else if (e.type === 'blob-set-aside') {
+      metrics.forwards.inc({ upstream: e.upstream, result: 'blob-set-aside' });
+      log.error(
+        { ...e, retryAt: new Date(e.retryAt).toISOString() },
+        'upstream refused a blob for good; set aside for that upstream (still held), the blobs behind it go on',
+      );
     } else if (e.type === 'failed') {
       metrics.forwards.inc({ upstream: e.upstream, result: 'failed' });
       if (e.retryable) log.warn(e, 'forwarding failed; backing off');

@@ -184,6 +184,27 @@ export function runCustodyContract(name: string, setup: CustodySetup): void {
       expect(s.c.held('ship-7').bytes).toBe(0);
     });
 
+    it('sets a blob aside for one upstream until a time, with the reason, keeping it for every other', async () => {
+      const s = open();
+      const [a, b] = ['a'.repeat(64), 'b'.repeat(64)];
+      s.c.blobs.record(a, 100, '/blobs/a', {}, 'ship-7', T0);
+      s.c.blobs.record(b, 50, '/blobs/b', {}, 'ship-7', T0 + 1);
+      s.c.blobs.setUploadUrl(a, 'hub', 'http://hub/v1/uploads/1');
+      s.c.blobs.setAside(a, 'hub', T0 + 3_600_000, 'HTTP 413 payload-too-large');
+      expect(s.c.blobs.pending('hub', 10, T0).map((p) => p.sha256)).toEqual([b]);
+      expect(s.c.blobs.pending('relay-b', 10, T0).map((p) => p.sha256)).toEqual([a, b]);
+      expect(s.c.blobs.setAsideFor('hub', T0)).toEqual([
+        { sha256: a, until: T0 + 3_600_000, reason: 'HTTP 413 payload-too-large' },
+      ]);
+      // Its time over, it is tried again, resuming where it was; still held and counted meanwhile.
+      expect(s.c.blobs.pending('hub', 10, T0 + 3_600_000)).toEqual([
+        expect.objectContaining({ sha256: a, url: 'http://hub/v1/uploads/1' }),
+        expect.objectContaining({ sha256: b }),
+      ]);
+      expect(s.c.held('ship-7').bytes).toBe(150);
+      expect(s.c.blobs.setAsideFor('hub', T0 + 3_600_000)).toEqual([]);
+    });
+
     it('counts outside bytes against maxBytes, and refuses a batch once full with nothing half-written', async () => {
       const s = open({ maxBytes: 256 * 1024 });
       expect(s.c.maxBytes).toBe(256 * 1024);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBlobUploader } from '../adapters/memory/MemoryBlobUploader.js';
 import { MemoryCustody } from '../adapters/memory/MemoryCustody.js';
 import { MemoryUpstream } from '../adapters/memory/MemoryUpstream.js';
-import { forwardBlob } from './BlobForwarder.js';
+import { BLOB_ASIDE_MS, forwardBlob } from './BlobForwarder.js';
 import { parseCron } from './cron.js';
 import { describeBundle } from './describeBundle.js';
 import type { ForwardEvent } from './Forwarder.js';
@@ -68,6 +68,49 @@ describe('forwarding blobs', () => {
     expect(await forwardBlob(s.deps)).toBe(false); // both still backing off
     expect(await forwardBlob({ ...s.deps, now: () => T0 + 500 })).toBe(true);
     expect(sent(s.uploader)).toEqual(['relay-b:a']);
+  });
+
+  it('sets aside a blob the upstream refuses for good and goes on with the next, without backing off', async () => {
+    const s = setup([{ upstream: upstream('hub'), plan: { windows: [] }, failures: 0, retryAt: 0 }]);
+    s.uploader.failWith = {
+      ok: false,
+      code: 'payload-too-large',
+      message: 'HTTP 413 payload-too-large: over the cap',
+      retryable: false,
+      status: 413,
+    };
+    expect(await forwardBlob(s.deps)).toBe(true);
+    expect(s.deps.slots[0]?.retryAt).toBe(0);
+    expect(s.events).toEqual([
+      {
+        type: 'blob-set-aside',
+        upstream: 'hub',
+        sha256: 'a'.repeat(64),
+        code: 'payload-too-large',
+        reason: 'HTTP 413 payload-too-large: over the cap',
+        retryAt: T0 + BLOB_ASIDE_MS,
+      },
+    ]);
+    s.uploader.failWith = null;
+    expect(await forwardBlob(s.deps)).toBe(true);
+    expect(sent(s.uploader)).toEqual(['hub:b']);
+    expect(await forwardBlob(s.deps)).toBe(false); // a is aside, nothing else pending
+    expect(await forwardBlob({ ...s.deps, now: () => T0 + BLOB_ASIDE_MS })).toBe(true);
+    expect(sent(s.uploader)).toEqual(['hub:b', 'hub:a']);
+  });
+
+  it('backs off rather than setting aside when the upstream refuses the relay itself (401, 403)', async () => {
+    const s = setup([{ upstream: upstream('hub'), plan: { windows: [] }, failures: 0, retryAt: 0 }]);
+    s.uploader.failWith = {
+      ok: false,
+      code: 'unauthorized',
+      message: 'HTTP 401',
+      retryable: false,
+      status: 401,
+    };
+    expect(await forwardBlob(s.deps)).toBe(false);
+    expect(s.deps.slots[0]?.retryAt).toBeGreaterThan(T0);
+    expect(s.custody.blobs.pending('hub', 10, T0).map((b) => b.sha256[0])).toEqual(['a', 'b']);
   });
 
   it('holds blobs outside the contact window, as it holds bundles', async () => {

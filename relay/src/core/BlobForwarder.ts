@@ -21,15 +21,27 @@ export interface BlobForwarderDeps {
   removeFile: (path: string) => Promise<void>;
 }
 
+/** How long a blob an upstream refused for good waits before that upstream is asked again (its limit may change). */
+export const BLOB_ASIDE_MS = 3_600_000;
+
+/**
+ * Whether a failed upload refused this blob rather than this relay: not retryable, and not 401/403 (a
+ * token the upstream no longer takes fails every blob alike; backing off is right there).
+ */
+const refusesBlob = (r: { retryable: boolean; status?: number }) =>
+  !r.retryable && r.status !== undefined && r.status !== 401 && r.status !== 403;
+
 /**
  * One blob upstream: the oldest pending blob goes to the first upstream that is ready (out of backoff,
  * inside a contact window: the same rules and the same backoff as bundles). The upload resumes from a
- * URL kept in custody; the blob leaves custody once the upstream has it. Answers whether one went.
+ * URL kept in custody; the blob leaves custody once the upstream has it. A blob the upstream refuses for
+ * good (too large, bad metadata) is set aside for that upstream for {@link BLOB_ASIDE_MS} instead of
+ * blocking every blob behind it. Answers whether it did something (sent one or set one aside).
  */
 export async function forwardBlob(d: BlobForwarderDeps): Promise<boolean> {
   for (const slot of d.slots) {
     if (!slotState(slot, d.now()).ready) continue;
-    const [blob] = d.custody.blobs.pending(slot.upstream.name, 1);
+    const [blob] = d.custody.blobs.pending(slot.upstream.name, 1, d.now());
     if (!blob) return false;
     const r = await d.uploader.upload(slot.upstream.name, blob, (url) =>
       d.custody.blobs.setUploadUrl(blob.sha256, slot.upstream.name, url),
@@ -40,6 +52,20 @@ export async function forwardBlob(d: BlobForwarderDeps): Promise<boolean> {
       const file = d.custody.blobs.forwarded(blob.sha256);
       if (file) await d.removeFile(file);
       d.emit({ type: 'blob-forwarded', upstream: slot.upstream.name, sha256: blob.sha256, bytes: blob.size });
+      return true;
+    }
+    if (refusesBlob(r)) {
+      const retryAt = d.now() + BLOB_ASIDE_MS;
+      d.custody.blobs.setAside(blob.sha256, slot.upstream.name, retryAt, r.message);
+      const { code, message: reason } = r;
+      d.emit({
+        type: 'blob-set-aside',
+        upstream: slot.upstream.name,
+        sha256: blob.sha256,
+        code,
+        reason,
+        retryAt,
+      });
       return true;
     }
     const delay = slotFailed(slot, d.now(), d.opts, d.random);

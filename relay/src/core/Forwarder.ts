@@ -26,6 +26,14 @@ export interface ForwarderOptions extends BackoffOptions {
 export type ForwardEvent =
   | { type: 'forwarded'; upstream: string; count: number; bytes: number }
   | { type: 'blob-forwarded'; upstream: string; sha256: string; bytes: number }
+  | {
+      type: 'blob-set-aside';
+      upstream: string;
+      sha256: string;
+      code: string;
+      reason: string;
+      retryAt: number;
+    }
   | { type: 'refused'; upstream: string; receipts: Receipt[] }
   | { type: 'failed'; upstream: string; code: string; reason: string; retryable: boolean; retryInMs: number }
   | { type: 'expired'; direction: 'uplink' | 'downlink'; id: string; dest: string; priority: string };

@@ -72,8 +72,18 @@ export interface BlobCustody {
     fromPeer: string,
     now: number,
   ): void;
-  /** Blobs not yet uploaded to any upstream, oldest first, with the URL of an upload to `upstream` begun earlier. */
-  pending(upstream: string, limit: number): PendingBlob[];
+  /**
+   * Blobs not yet uploaded to any upstream, oldest first, with the URL of an upload to `upstream` begun
+   * earlier; with `now`, without those set aside for `upstream` until after `now`.
+   */
+  pending(upstream: string, limit: number, now?: number): PendingBlob[];
+  /**
+   * `upstream` refused the blob in a way sending it again unchanged will not fix (too large, bad
+   * metadata): skip it for that upstream until `until` (ms), so the blobs behind it go. It stays held.
+   */
+  setAside(sha256: string, upstream: string, until: number, reason: string): void;
+  /** The blobs set aside for `upstream` whose time is not over at `now`, oldest first. */
+  setAsideFor(upstream: string, now: number): { sha256: string; until: number; reason: string }[];
   /** Keeps an upload's URL so a restarted relay resumes instead of starting over (null forgets it). */
   setUploadUrl(sha256: string, upstream: string, url: string | null): void;
   /**

@@ -18,6 +18,7 @@ interface Blob {
 export class MemoryBlobs implements BlobCustody {
   private readonly rows = new Map<string, Blob>();
   private readonly uploads = new Map<string, string | null>();
+  private readonly aside = new Map<string, { until: number; reason: string }>();
   private order = 0;
 
   constructor(
@@ -48,8 +49,9 @@ export class MemoryBlobs implements BlobCustody {
     this.rows.set(sha256, row);
   }
 
-  pending(upstream: string, limit: number): PendingBlob[] {
+  pending(upstream: string, limit: number, now = Number.MAX_SAFE_INTEGER): PendingBlob[] {
     return [...this.rows.values()]
+      .filter((b) => (this.aside.get(`${b.sha256}\n${upstream}`)?.until ?? 0) <= now)
       .sort((a, b) => a.receivedAt - b.receivedAt || a.order - b.order)
       .slice(0, limit)
       .map((b) => ({
@@ -65,10 +67,24 @@ export class MemoryBlobs implements BlobCustody {
     this.uploads.set(`${sha256}\n${upstream}`, url);
   }
 
+  setAside(sha256: string, upstream: string, until: number, reason: string): void {
+    this.aside.set(`${sha256}\n${upstream}`, { until, reason: reason.slice(0, 500) });
+  }
+
+  setAsideFor(upstream: string, now: number): { sha256: string; until: number; reason: string }[] {
+    return [...this.rows.values()]
+      .sort((a, b) => a.receivedAt - b.receivedAt || a.order - b.order)
+      .flatMap((b) => {
+        const a = this.aside.get(`${b.sha256}\n${upstream}`);
+        return a && a.until > now ? [{ sha256: b.sha256, ...a }] : [];
+      });
+  }
+
   forwarded(sha256: string): string | null {
     const row = this.rows.get(sha256);
     this.rows.delete(sha256);
     for (const k of [...this.uploads.keys()]) if (k.startsWith(`${sha256}\n`)) this.uploads.delete(k);
+    for (const k of [...this.aside.keys()]) if (k.startsWith(`${sha256}\n`)) this.aside.delete(k);
     this.count('blobs_forwarded', 1);
     return row && !this.cached(sha256) ? row.path : null;
   }

@@ -33,17 +33,39 @@ export class SqliteBlobs implements BlobCustody {
   }
 
   /** Blobs not yet uploaded to `upstream`, oldest first, with the tus URL of an upload in progress. */
-  pending(upstream: string, limit: number): PendingBlob[] {
+  pending(upstream: string, limit: number, now = Number.MAX_SAFE_INTEGER): PendingBlob[] {
     return (
       this.db
         .prepare(
           `SELECT b.sha256, b.size, b.path, b.metadata, u.url FROM blobs b
            LEFT JOIN blob_uploads u ON u.sha256 = b.sha256 AND u.upstream = ?
            WHERE NOT EXISTS (SELECT 1 FROM blob_uploads d WHERE d.sha256 = b.sha256 AND d.done = 1)
+             AND (u.aside_until IS NULL OR u.aside_until <= ?)
            ORDER BY b.received_at LIMIT ?`,
         )
-        .all(upstream, limit) as (Omit<PendingBlob, 'metadata'> & { metadata: string })[]
+        .all(upstream, now, limit) as (Omit<PendingBlob, 'metadata'> & { metadata: string })[]
     ).map((r) => ({ ...r, metadata: JSON.parse(r.metadata) }));
+  }
+
+  setAside(sha256: string, upstream: string, until: number, reason: string): void {
+    this.tx(() => {
+      this.db
+        .prepare(
+          `INSERT INTO blob_uploads (sha256, upstream, aside_until, aside_reason) VALUES (?, ?, ?, ?)
+           ON CONFLICT DO UPDATE SET aside_until = excluded.aside_until, aside_reason = excluded.aside_reason`,
+        )
+        .run(sha256, upstream, until, reason.slice(0, 500));
+    });
+  }
+
+  setAsideFor(upstream: string, now: number): { sha256: string; until: number; reason: string }[] {
+    return this.db
+      .prepare(
+        `SELECT u.sha256, u.aside_until AS until, u.aside_reason AS reason FROM blob_uploads u
+         JOIN blobs b ON b.sha256 = u.sha256
+         WHERE u.upstream = ? AND u.aside_until > ? ORDER BY b.received_at`,
+      )
+      .all(upstream, now) as { sha256: string; until: number; reason: string }[];
   }
 
   /** Persists a tus upload URL so a restarted relay resumes instead of starting over. */

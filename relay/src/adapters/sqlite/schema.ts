@@ -58,6 +58,10 @@ const MIGRATIONS = [
   // relay's (docs/decisions/070-clock-offsets.md), NULL when the path gave none.
   `ALTER TABLE uplink ADD COLUMN source TEXT;
    ALTER TABLE uplink ADD COLUMN clock TEXT;`,
+  // A blob an upstream refused for good (too large, bad metadata) is set aside for that upstream until a
+  // time, so the blobs behind it still go.
+  `ALTER TABLE blob_uploads ADD COLUMN aside_until INTEGER;
+   ALTER TABLE blob_uploads ADD COLUMN aside_reason TEXT;`,
 ];
 
 /** The content hash bundles are told apart by (hex SHA-256 of the encoded bundle). */
