@@ -39,4 +39,11 @@ if [ "$have_major" -lt "$need_major" ] || { [ "$have_major" -eq "$need_major" ] 
   exit 2
 fi
 
+# glibc's malloc, unless set already: two arenas, not eight per core for Node's threads; blocks of 64 KiB
+# and more (socket reads, payloads) mapped on their own and returned to the system when freed, rather
+# than left between live blocks in the heap, which then cannot shrink; free memory at the top of the heap
+# given back above 128 KiB.
+: "${MALLOC_ARENA_MAX:=2}" "${MALLOC_MMAP_THRESHOLD_:=65536}" "${MALLOC_TRIM_THRESHOLD_:=131072}"
+export MALLOC_ARENA_MAX MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_
+
 exec "$root/node/bin/node" @NODE_FLAGS@ "$root/lib/@BUNDLE@" "$@"

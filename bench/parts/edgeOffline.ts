@@ -13,7 +13,8 @@
  *
  * `--packaged` runs all of it on the offline package (docs/decisions/110-packaging.md): the tarball
  * (`DRIFTLINE_PACKAGE`, else built now) is unpacked, this file is bundled into its `lib/` like the
- * programs, and run by the package's Node with its launcher's flags; the idle daemon is `bin/edge-agent`.
+ * programs, and run by the package's Node with its launcher's flags and malloc settings; the idle daemon
+ * is `bin/edge-agent`.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -320,12 +321,22 @@ async function runPackaged(): Promise<void> {
       .match(/exec "\$root\/node\/bin\/node" (.*?)\s*"\$root\/lib\//)?.[1]
       ?.split(/\s+/)
       .filter(Boolean) ?? [];
-  log('edgeOffline', 'running on the package', { tarball, node: join(inst, 'node/bin/node'), flags });
+  // And the malloc settings it exports (`: "${NAME:=value}"`), unless this environment sets them.
+  const launcherEnv = Object.fromEntries(
+    [...launcher.matchAll(/"\$\{(\w+):=([^}]*)\}"/g)].map((m) => [m[1]!, process.env[m[1]!] ?? m[2]!]),
+  );
+  log('edgeOffline', 'running on the package', {
+    tarball,
+    node: join(inst, 'node/bin/node'),
+    flags,
+    env: launcherEnv,
+  });
   const child = spawn(
     join(inst, 'node/bin/node'),
     [...flags, self, '--in-package', inst, ...(isQuick ? ['--quick'] : [])],
     {
       cwd: inst,
+      env: { ...process.env, ...launcherEnv },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
