@@ -144,8 +144,13 @@ describe('the offline package', () => {
       'better_sqlite3.node',
       'cbor_extract.node',
       'edge-agent.mjs',
+      'edge-agent.mjs.map',
       'relay.mjs',
+      'relay.mjs.map',
     ]);
+    // One-byte source (V8 would keep a bundle with any non-ASCII character as two-byte text in memory).
+    for (const b of ['edge-agent.mjs', 'relay.mjs'])
+      expect(/[^\x00-\x7f]/.test(readFileSync(join(inst, 'lib', b), 'latin1')), b).toBe(false);
     const sums = await run('sha256sum', ['-c', '--strict', 'SHA256SUMS'], inst);
     expect(sums.stderr).toBe('');
     expect(sums.code).toBe(0);
@@ -159,6 +164,44 @@ describe('the offline package', () => {
     expect(agent).toMatchObject({ code: 0, stdout: `${version}\n` });
     const relay = await pkg('relay', ['--version']);
     expect(relay).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+
+  it("runs Node with the launchers' flags and malloc settings; the relay alone exposes gc", async () => {
+    const probe = [
+      '-e',
+      'process.stdout.write(JSON.stringify({ gc: typeof gc, arenas: process.env.MALLOC_ARENA_MAX, mmap: process.env.MALLOC_MMAP_THRESHOLD_ }))',
+    ];
+    // `-e` after the bundle's path is the program's argument: read the launchers instead, and run their Node
+    for (const [program, gc] of [
+      ['edge-agent', false],
+      ['relay', true],
+    ] as const) {
+      const launcher = readFileSync(join(inst, 'bin', program), 'utf8');
+      const flags = launcher.match(/exec "\$root\/node\/bin\/node" (.*?)\s*"\$root\/lib\//)?.[1] ?? '';
+      expect(flags.split(' ')).toEqual(
+        expect.arrayContaining(['--max-semi-space-size=1', '--v8-pool-size=1']),
+      );
+      expect(flags.includes('--expose-gc')).toBe(gc);
+      expect(launcher).toMatch(/MALLOC_ARENA_MAX:=2/);
+    }
+    const wrapped = join(dir, 'env-probe.sh');
+    writeFileSync(
+      wrapped,
+      readFileSync(join(inst, 'bin/relay'), 'utf8')
+        .replace(/^here=.*$/m, `here='${join(inst, 'bin')}'`)
+        .replace(/"\$root\/lib\/relay\.mjs" "\$@"/, `${probe.map((a) => `'${a}'`).join(' ')}`),
+      { mode: 0o755 },
+    );
+    const r = await new Promise<Ran>((resolve, reject) => {
+      const p = spawn(wrapped, [], { cwd: work, env: ENV });
+      let stdout = '';
+      p.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+      });
+      p.on('error', reject);
+      p.on('close', (code) => resolve({ code, stdout, stderr: '' }));
+    });
+    expect(JSON.parse(r.stdout)).toEqual({ gc: 'function', arenas: '2', mmap: '65536' });
   });
 
   it('refuses another CPU and an older or missing glibc in one line, exit 2, before starting Node', async () => {

@@ -23,7 +23,9 @@ export const MAX_LINE = 300;
 
 const QUOTE = /["`\u2018\u2019\u201C\u201D\u00AB\u00BB]/;
 const SNIPPET = /^\d{1,7}:/;
-const ANNOTATION = /^[├└┌─]/;
+// Box-drawing characters written as escapes: a bundled program with any non-ASCII character keeps its
+// whole source as two-byte text in memory.
+const ANNOTATION = /^[\u251C\u2514\u250C\u2500]/; // ├ └ ┌ ─
 const LOCATION = /^[A-Za-z0-9_./@+-]{0,200}\.(?:tf|tfvars|hcl|json|tofu)(?::\d[\d,-]{0,24})?$/;
 const REFERENCE = /^[A-Za-z_][\w[\]*-]{0,100}\.[\w.[\]*-]{1,200}$/;
 // A plain word, contractions included (`can't`, `it's`).
@@ -122,6 +124,6 @@ export function allowedLines(stderr: string): string[] {
   return stderr
     .replace(ANSI, '')
     .split(/\r?\n/)
-    .map((l) => l.replace(/[│╷╵]/g, '').trimEnd())
+    .map((l) => l.replace(/[\u2502\u2577\u2575]/g, '').trimEnd()) // │ ╷ ╵
     .filter((l) => valueFreeLine(l.trim()));
 }

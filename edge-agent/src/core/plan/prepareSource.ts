@@ -123,7 +123,7 @@ export function initNeeds(r: ProcessResult): string[] {
   const raw = `${r.stdout.slice(0, 256 * 1024)}\n${r.stderr.slice(0, 256 * 1024)}`;
   const text = raw
     .split('\n')
-    .map((l) => l.replace(/^[│╷╵]\s?/, '').trim())
+    .map((l) => l.replace(/^[\u2502\u2577\u2575]\s?/, '').trim()) // │ ╷ ╵ (escaped: one-byte bundle source)
     .join(' ');
   const needs = new Set<string>();
   for (const re of NEED_PATTERNS) for (const m of text.matchAll(re)) needs.add(fullAddress(`${m[1]}`));
