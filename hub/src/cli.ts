@@ -8,11 +8,11 @@ import { openHubStore } from './adapters/openStores.js';
 import { createHub, keyPath } from './app.js';
 import { addApproveVerb } from './commands/approve.js';
 import { addApproverVerbs } from './commands/approver.js';
-import { addBundleVerbs } from './commands/bundle.js';
 import { addConfigVerbs } from './commands/config.js';
 import { addEnrollVerb } from './commands/enroll.js';
 import { addMigrateVerb } from './commands/migrate.js';
 import { addMirrorVerbs } from './commands/mirror.js';
+import { addPublicationVerbs } from './commands/publication.js';
 import { addRefsVerbs } from './commands/refs.js';
 import { addReleaseVerbs } from './commands/release.js';
 import { addSourceVerbs } from './commands/source.js';
@@ -77,7 +77,7 @@ verb(
 
 verb(
   'key',
-  "print the hub's Ed25519 public key, which agents pin as hubPublicKeyFile (it signs acks, plan requests, bundles)",
+  "print the hub's Ed25519 public key, which agents pin as hubPublicKeyFile (it signs acks, plan requests, publication manifests)",
   'hub key --config hub.yaml > hub.pub   # then hubPublicKeyFile: ./hub.pub in each agent.yaml',
 ).action(async (o) => {
   const c = config(o);
@@ -176,7 +176,7 @@ verb(
   process.once('SIGTERM', stop);
 });
 
-addBundleVerbs(program, config);
+addPublicationVerbs(program, config);
 addSourceVerbs(program);
 addMirrorVerbs(program);
 addReleaseVerbs(program);
