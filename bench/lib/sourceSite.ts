@@ -29,7 +29,7 @@ export function writeRelayConfig(
         backoffBaseMs: 300,
         backoffMaxMs: 1000,
       },
-      bundles: { intervalMs: SOURCE_SETTINGS.relayBundleIntervalMs },
+      publications: { intervalMs: SOURCE_SETTINGS.relayBundleIntervalMs },
     }),
   );
 }
@@ -59,7 +59,7 @@ export function writeAgentConfig(path: string, o: { site: string; upstreamUrl: s
         backoffCapS: 2,
         planOnStart: false,
       },
-      bundles: { retryMs: SOURCE_SETTINGS.agentBundleRetryMs },
+      publications: { retryMs: SOURCE_SETTINGS.agentBundleRetryMs },
     }),
   );
 }

@@ -4,9 +4,6 @@ import { join } from 'node:path';
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { cellKey, cryptoRandomBytes, monotonicUlid, PLAN_DETAIL_CONTENT_TYPE } from '@driftline/protocol';
 import type { Logger } from 'pino';
-import { FsBundleFiles } from './adapters/bundles/FsBundleFiles.js';
-import { SqliteBundleLedger } from './adapters/bundles/SqliteBundleLedger.js';
-import { startBundles } from './adapters/bundles/startBundles.js';
 import { cadences, scheduleCells } from './adapters/cron/cronCells.js';
 import { loadAgentKey, loadHubKey, readToken } from './adapters/fs/agentKeys.js';
 import { FsPlanFiles } from './adapters/fs/FsPlanFiles.js';
@@ -14,6 +11,9 @@ import { HttpUplink } from './adapters/http/HttpUplink.js';
 import { PLATFORM, planDeps } from './adapters/planDeps.js';
 import { scanMirror } from './adapters/providers/mirror.js';
 import { providerSink } from './adapters/providers/providerSink.js';
+import { FsPublicationFiles, partialDirOf } from './adapters/publications/FsPublicationFiles.js';
+import { SqlitePublicationLedger } from './adapters/publications/SqlitePublicationLedger.js';
+import { startPublications } from './adapters/publications/startPublications.js';
 import { releaseSink } from './adapters/releases/releaseSink.js';
 import { gitSink } from './adapters/sources/gitSink.js';
 import { openSqliteLedger } from './adapters/sqlite/openSqliteLedger.js';
@@ -225,15 +225,15 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     void refreshSources();
     for (const cell of blockedOnProviders.values()) scheduler.trigger(cell, 'source');
   };
-  const providerDir = config.bundles.accept['provider-mirror']?.dir;
-  const bundleLedger = new SqliteBundleLedger(db);
-  const bundles = startBundles(
+  const providerDir = config.publications.accept['provider-mirror']?.dir;
+  const publicationLedger = new SqlitePublicationLedger(db);
+  const publications = startPublications(
     config,
-    { ledger: bundleLedger, onStates: (states) => store.setBundleStates(states) },
+    { ledger: publicationLedger, onStates: (states) => store.setPublicationStates(states) },
     uplinkTokens(config),
     now,
     log,
-    config.bundles.retryMs,
+    config.publications.retryMs,
     {
       git: gitSink(config, mirror, onHeads),
       'agent-release': releaseSink({ config: config.releases, runningVersion: AGENT_VERSION, log }),
@@ -241,7 +241,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
         ? {
             'provider-mirror': providerSink(
               providerDir,
-              new FsBundleFiles(join(config.dataDir, 'bundles-partial')),
+              new FsPublicationFiles(partialDirOf(config.dataDir)),
               onProvider,
             ),
           }
@@ -275,7 +275,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     now,
     lifetimeS: config.sync.bundleLifetimeS,
     log,
-    onBlobManifest: (m) => bundles.announce(m),
+    onBlobManifest: (m) => publications.announce(m),
     onApproval: (a) => applies.receive(a),
   });
   loop = new SyncLoop({
@@ -313,7 +313,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     trigger: (cell, reason) => scheduler.trigger(cell, reason),
     stop: async () => {
       stopCron();
-      await bundles.stop();
+      await publications.stop();
       await scheduler.stop();
       batcher.flush();
       await loop.stop();

@@ -39,21 +39,35 @@ describe('config', () => {
     expect(r.config.upstreams[0]?.tokenFile).toBe('/etc/driftline/relay.token');
   });
 
-  it('plans on start by default, and warns that no bundle kind is accepted until one is listed', () => {
+  it('plans on start by default, and warns that no publication kind is accepted until one is listed', () => {
     const r = parseConfig(GOOD, '/etc/driftline');
     if (!r.ok) throw new Error(r.problems.join('; '));
     expect(r.config.sync.planOnStart).toBe(true);
     expect(configWarnings(r.config)).toEqual([
-      expect.stringMatching(/^bundles\.accept: no kind is accepted/),
+      expect.stringMatching(/^publications\.accept: no kind is accepted/),
     ]);
     const off = parseConfig(
-      `${GOOD}sync: { planOnStart: false }\nbundles: { accept: { module: { dir: ./modules } } }\n`,
+      `${GOOD}sync: { planOnStart: false }\npublications: { accept: { module: { dir: ./modules } } }\n`,
       '/etc/driftline',
     );
     if (!off.ok) throw new Error(off.problems.join('; '));
     expect(off.config.sync.planOnStart).toBe(false);
-    expect(off.config.bundles.accept.module?.dir).toBe('/etc/driftline/modules');
+    expect(off.config.publications.accept.module?.dir).toBe('/etc/driftline/modules');
     expect(configWarnings(off.config)).toEqual([]);
+  });
+
+  it('reads bundles:, the name of publications: before decision 170, with a warning', () => {
+    const old = parseConfig(`${GOOD}bundles: { accept: { module: { dir: ./modules } } }\n`, '/etc/driftline');
+    if (!old.ok) throw new Error(old.problems.join('; '));
+    expect(old.config.publications.accept.module?.dir).toBe('/etc/driftline/modules');
+    expect(old.config.publications.quotaBytes).toBe(10 * 1024 ** 3);
+    expect(configWarnings(old.config)).toEqual([
+      expect.stringMatching(/^bundles: is deprecated .*publications:/),
+    ]);
+    const both = parseConfig(`${GOOD}bundles: {}\npublications: {}\n`, '/etc/driftline');
+    expect(!both.ok && both.problems).toEqual([
+      expect.stringMatching(/^bundles: is the old name of publications:/),
+    ]);
   });
 
   it('names the key path of every problem', () => {

@@ -8,7 +8,7 @@ import { AgentConfigSchema } from './configSchema.js';
  * Reads and validates the agent's configuration file (YAML); the schema is in configSchema.ts. Every
  * relative path resolves from the folder of the file, never from the process's working directory
  * (DESIGN O1): `dataDir`, `hubPublicKeyFile`, upstream `tokenFile`s, component `workingDir`s (an
- * environment's `workingDir` from its component's) and `bundles.accept.*.dir`.
+ * environment's `workingDir` from its component's) and `publications.accept.*.dir`.
  */
 export { AgentConfigSchema };
 
@@ -29,6 +29,12 @@ function keyPath(path: readonly PropertyKey[]): string {
 
 function absolutise(c: AgentConfig, base: string): AgentConfig {
   const abs = (p: string) => resolve(base, p);
+  // `bundles:` (the name before decision 170) stands for `publications:` when given; both read the same.
+  const given = c.bundles ?? c.publications;
+  const publications = {
+    ...given,
+    accept: Object.fromEntries(Object.entries(given.accept).map(([k, v]) => [k, { ...v, dir: abs(v.dir) }])),
+  };
   return {
     ...c,
     dataDir: abs(c.dataDir),
@@ -48,16 +54,11 @@ function absolutise(c: AgentConfig, base: string): AgentConfig {
     }),
     sources: { ...c.sources, dir: c.sources.dir ? abs(c.sources.dir) : resolve(abs(c.dataDir), 'git') },
     providerMirrors: (
-      c.providerMirrors ??
-      (c.bundles.accept['provider-mirror'] ? [c.bundles.accept['provider-mirror'].dir] : [])
+      c.providerMirrors ?? (given.accept['provider-mirror'] ? [given.accept['provider-mirror'].dir] : [])
     ).map(abs),
     releases: { ...c.releases, dir: abs(c.releases.dir) },
-    bundles: {
-      ...c.bundles,
-      accept: Object.fromEntries(
-        Object.entries(c.bundles.accept).map(([k, v]) => [k, { ...v, dir: abs(v.dir) }]),
-      ),
-    },
+    publications,
+    ...(c.bundles ? { bundles: publications } : {}),
   };
 }
 
@@ -99,6 +100,8 @@ export function parseConfig(text: string, base: string): LoadConfigResult {
   if (!parsed.success) {
     return { ok: false, problems: parsed.error.issues.map((i) => `${keyPath(i.path)}: ${i.message}`) };
   }
+  if (parsed.data.bundles && raw && typeof raw === 'object' && 'publications' in raw)
+    return { ok: false, problems: ['bundles: is the old name of publications:; keep only publications:'] };
   return { ok: true, config: absolutise(parsed.data, base) };
 }
 
@@ -128,9 +131,13 @@ export function loadConfig(path: string, opts: { checkFiles?: boolean } = {}): L
  */
 export function configWarnings(c: AgentConfig): string[] {
   const warnings: string[] = [];
-  if (Object.keys(c.bundles.accept).length === 0)
+  if (c.bundles)
     warnings.push(
-      `bundles.accept: no kind is accepted, so every file headquarters publishes for ${c.site} is refused (and reported); list the kinds this site takes (provider-mirror, module, image, config, file) and their directories`,
+      'bundles: is deprecated (decision 170); rename it to publications: (same keys), read as such for now',
+    );
+  if (Object.keys(c.publications.accept).length === 0)
+    warnings.push(
+      `publications.accept: no kind is accepted, so every file headquarters publishes for ${c.site} is refused (and reported); list the kinds this site takes (provider-mirror, module, image, config, file) and their directories`,
     );
   return warnings;
 }

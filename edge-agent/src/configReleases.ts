@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * `releases:` of `agent.yaml`: what the agent does with `agent-release` bundles (offline packages of a
+ * `releases:` of `agent.yaml`: what the agent does with `agent-release` publications (offline packages of a
  * newer agent headquarters publishes with `hub release publish`). Nothing is taken unless `install`
  * is true, and nothing switches unless `switch` is.
  */
@@ -11,7 +11,7 @@ export const ReleasesSchema = z
       .boolean()
       .default(false)
       .describe(
-        'Take agent-release bundles: verify each (hub signature, sha256, this CPU, newer than the running version, SHA256SUMS) and unpack it into <dir>/releases/<version>/; false refuses them and reports why.',
+        'Take agent-release publications: verify each (hub signature, sha256, this CPU, newer than the running version, SHA256SUMS) and unpack it into <dir>/releases/<version>/; false refuses them and reports why.',
       ),
     dir: z
       .string()
@@ -42,7 +42,7 @@ export const ReleasesSchema = z
   })
   .prefault({})
   .describe(
-    'Updates of this agent delivered as agent-release bundles: placed next to the running version, never run by themselves.',
+    'Updates of this agent delivered as agent-release publications: placed next to the running version, never run by themselves.',
   );
 
 export type ReleasesConfig = z.infer<typeof ReleasesSchema>;

@@ -129,51 +129,53 @@ const SyncSchema = z
   .prefault({})
   .describe('How results travel upstream and when plans run.');
 
-const BundlesSchema = z
-  .strictObject({
-    accept: z
-      .partialRecord(
-        FileKindSchema,
-        z
-          .strictObject({
-            dir: z
-              .string()
-              .min(1)
-              .describe('Directory files of this kind are placed in, relative to this file.'),
-            maxBytes: z
-              .number()
-              .int()
-              .positive()
-              .optional()
-              .describe('Largest file of this kind accepted, bytes; default no limit beyond quotaBytes.'),
-          })
-          .describe('Where files of this kind go.'),
-      )
-      .default({})
-      .describe(
-        'Kinds accepted (provider-mirror, module, image, config, file) and where each goes; others are refused and reported.',
-      ),
-    quotaBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(10 * 1024 ** 3)
-      .describe('Disk the agent may use for bundles from headquarters, bytes.'),
-    chunkBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(1024 * 1024)
-      .describe('Size of each Range request when fetching a bundle, bytes.'),
-    retryMs: z
-      .number()
-      .int()
-      .positive()
-      .default(15_000)
-      .describe('Wait after a failed fetch (link down, relay does not hold it yet) before the next try, ms.'),
-  })
-  .prefault({})
-  .describe('Files from headquarters: which kinds this site accepts and where they go; nothing is executed.');
+/** `publications:` of `agent.yaml` (and its deprecated name `bundles:`). */
+const PublicationsFields = z.strictObject({
+  accept: z
+    .partialRecord(
+      FileKindSchema,
+      z
+        .strictObject({
+          dir: z
+            .string()
+            .min(1)
+            .describe('Directory files of this kind are placed in, relative to this file.'),
+          maxBytes: z
+            .number()
+            .int()
+            .positive()
+            .optional()
+            .describe('Largest file of this kind accepted, bytes; default no limit beyond quotaBytes.'),
+        })
+        .describe('Where files of this kind go.'),
+    )
+    .default({})
+    .describe(
+      'Kinds accepted (provider-mirror, module, image, config, file) and where each goes; others are refused and reported.',
+    ),
+  quotaBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 ** 3)
+    .describe('Disk the agent may use for publications (files from headquarters), bytes.'),
+  chunkBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024)
+    .describe('Size of each Range request when fetching a publication, bytes.'),
+  retryMs: z
+    .number()
+    .int()
+    .positive()
+    .default(15_000)
+    .describe('Wait after a failed fetch (link down, relay does not hold it yet) before the next try, ms.'),
+});
+
+const PublicationsSchema = PublicationsFields.prefault({}).describe(
+  'Publications (files from headquarters): which kinds this site accepts and where they go; nothing is executed.',
+);
 
 const LimitsSchema = z
   .strictObject({
@@ -264,7 +266,10 @@ export const AgentConfigSchema = z
         'trusted: this machine keeps its clock disciplined (GPS/NTP), so the hub does not correct its times; untrusted: the hub estimates its offset from round trips.',
       ),
     sync: SyncSchema,
-    bundles: BundlesSchema,
+    publications: PublicationsSchema,
+    bundles: PublicationsFields.optional().describe(
+      'Deprecated: the name of `publications` before decision 170, read for one version with a warning.',
+    ),
     sources: z
       .strictObject({
         dir: z
@@ -287,7 +292,7 @@ export const AgentConfigSchema = z
       .array(z.string().min(1))
       .optional()
       .describe(
-        "Directories `terraform init` installs providers from (Terraform's filesystem mirror layout), relative to this file; default bundles.accept.provider-mirror.dir.",
+        "Directories `terraform init` installs providers from (Terraform's filesystem mirror layout), relative to this file; default publications.accept.provider-mirror.dir.",
       ),
     limits: LimitsSchema,
     releases: ReleasesSchema,

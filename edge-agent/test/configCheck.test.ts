@@ -139,11 +139,11 @@ describe('edge-agent config check', { timeout: 60_000 }, () => {
     expect(r.stdout).toMatch(/network: tofu NOT FOUND/);
   });
 
-  it('warns, without failing, that no bundle kind is accepted', () => {
+  it('warns, without failing, that no publication kind is accepted', () => {
     const file = config('plain.yaml', '  - { name: network, workingDir: ./infra, environments: [prod] }\n');
     const r = check(file, [], `${tools}:${process.env.PATH}`);
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/^warning: bundles\.accept: no kind is accepted/m);
+    expect(r.stdout).toMatch(/^warning: publications\.accept: no kind is accepted/m);
   });
 
   it('with --online, says whether each upstream answers and accepts the token', async () => {

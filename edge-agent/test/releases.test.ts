@@ -1,5 +1,5 @@
 /**
- * The `agent-release` bundle kind at the agent: which releases it refuses before fetching a byte, how it
+ * The `agent-release` publication kind at the agent: which releases it refuses before fetching a byte, how it
  * unpacks one it takes (safely, next to the running version), and `current` switched only when asked.
  */
 import {

@@ -22,9 +22,9 @@ import { storeErrorToWire } from './adapters/http/storeErrors.js';
 import { openStores } from './adapters/openStores.js';
 import { PgEvents } from './adapters/postgres/PgEvents.js';
 import { PgLeader } from './adapters/postgres/PgLeader.js';
-import { BundlePublisher } from './adapters/publish/BundlePublisher.js';
-import { bundleApi } from './adapters/publish/bundleApi.js';
 import { DeliveryObserver } from './adapters/publish/DeliveryObserver.js';
+import { Publisher } from './adapters/publish/Publisher.js';
+import { publicationApi } from './adapters/publish/publicationApi.js';
 import { MergePool } from './adapters/threads/MergePool.js';
 import { type HubConfig, listenersOf } from './config.js';
 import { Approvals } from './core/Approvals.js';
@@ -38,10 +38,10 @@ import { Queries } from './core/Queries.js';
 import { Sweeper } from './core/Sweeper.js';
 import { sharedHealthCheck } from './core/storeHealth.js';
 import { toMatrixCell, toPlanRequest, toRunItem } from './core/views.js';
-import type { BundleStore } from './ports/BundleStore.js';
 import { type Clock, systemClock } from './ports/Clock.js';
 import type { HubStore } from './ports/HubStore.js';
 import { ulidGen } from './ports/IdGen.js';
+import type { PublicationStore } from './ports/PublicationStore.js';
 import type { WebhookSender } from './ports/WebhookSender.js';
 
 export const HUB_VERSION = '0.1.0';
@@ -58,9 +58,9 @@ export interface Hub {
   sweeper: Sweeper;
   events: EventLog;
   publicKeyText: string;
-  /** Bundles to outposts: publish files to sites, read their delivery state. */
-  publisher: BundlePublisher;
-  bundles: BundleStore;
+  /** Publications: publish files to sites, read their delivery state. */
+  publisher: Publisher;
+  publications: PublicationStore;
   /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
   startTimers(): void;
   close(): Promise<void>;
@@ -68,7 +68,8 @@ export interface Hub {
 
 export const storePath = (dataDir: string) => join(dataDir, 'hub.db');
 export const keyPath = (dataDir: string) => join(dataDir, 'hub-key.pem');
-export const bundleStorePath = (dataDir: string) => join(dataDir, 'bundles.db');
+/** The file keeps its name from before decision 170, so hubs in the field keep their publications. */
+export const publicationStorePath = (dataDir: string) => join(dataDir, 'bundles.db');
 export const csrfKeyPath = (dataDir: string) => join(dataDir, 'csrf-key');
 
 /** Wires the hub: store, key, core, hop server with /api, SSE, UI and metrics. */
@@ -80,7 +81,7 @@ export async function createHub(
   const clock = opts.clock ?? systemClock;
   const ids = ulidGen(clock);
   const key = await loadOrCreateHubKey(keyPath(config.dataDir));
-  const { store, bundles, postgres } = await openStores(config, {
+  const { store, publications, postgres } = await openStores(config, {
     ...(opts.store ? { store: opts.store } : {}),
     onUnavailable: (e) => logger.warn({ err: e }, 'the store is unreachable; answering 503 until it is back'),
     onIdleError: (e) => logger.warn({ err: e }, 'a store connection broke; it is replaced on next use'),
@@ -203,12 +204,12 @@ export async function createHub(
     },
     onExpiredDownlink: (n) => expiredDownlink.inc(n),
     onForeignSite: (_peer, n) => refused.inc({ reason: 'foreign-site' }, n),
-    mayRead: (peer, sha) => peerMayRead(peer, sha, { store, bundles }),
+    mayRead: (peer, sha) => peerMayRead(peer, sha, { store, publications }),
     checkDisk: (n) => disk.check(n),
   });
-  const publisher = new BundlePublisher({
+  const publisher = new Publisher({
     store,
-    bundles,
+    publications,
     blobs,
     tmpDir: join(config.dataDir, 'publish-tmp'),
     hubPrivateKey: key.privateKey,
@@ -218,9 +219,9 @@ export async function createHub(
   });
   const observed = new DeliveryObserver(backend, {
     ingest,
-    bundles,
+    publications,
     clock,
-    onError: (e) => logger.error({ err: e }, 'recording bundle delivery state failed'),
+    onError: (e) => logger.error({ err: e }, 'recording publication delivery state failed'),
   });
   const csrfKey = await loadOrCreateSecret(csrfKeyPath(config.dataDir));
   const auth = new HubAuth({ store, clock, config: config.api, csrfKey, logger });
@@ -236,7 +237,7 @@ export async function createHub(
       logger,
       onPlanRequest: (r) => publish({ type: 'plan-request-updated', request: r }),
     }),
-    bundleApi({ bundles, publisher, maxUploadBytes: config.api.maxUploadBytes }),
+    ...publicationApi({ publications, publisher, maxUploadBytes: config.api.maxUploadBytes }),
     refsRouter({ refs: queries.refs }),
     fleetRouter({ store, queries, clock }),
     approvalsRouter({
@@ -311,7 +312,7 @@ export async function createHub(
     events,
     publicKeyText: key.publicKeyText,
     publisher,
-    bundles,
+    publications,
     startTimers() {
       leader = postgres
         ? new PgLeader(postgres, {
@@ -342,7 +343,7 @@ export async function createHub(
       await api?.close();
       await hop.close();
       await replicas.close();
-      await bundles.close();
+      await publications.close();
       await store.close();
     },
   };

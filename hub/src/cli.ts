@@ -9,11 +9,11 @@ import { StoreRefusedError, StoreUnavailableError } from './adapters/postgres/er
 import { createHub, keyPath } from './app.js';
 import { addApproveVerb } from './commands/approve.js';
 import { addApproverVerbs } from './commands/approver.js';
-import { addBundleVerbs } from './commands/bundle.js';
 import { addConfigVerbs } from './commands/config.js';
 import { addEnrollVerb } from './commands/enroll.js';
 import { addMigrateVerb } from './commands/migrate.js';
 import { addMirrorVerbs } from './commands/mirror.js';
+import { addPublicationVerbs } from './commands/publication.js';
 import { addRefsVerbs } from './commands/refs.js';
 import { addReleaseVerbs } from './commands/release.js';
 import { addSourceVerbs } from './commands/source.js';
@@ -78,7 +78,7 @@ verb(
 
 verb(
   'key',
-  "print the hub's Ed25519 public key, which agents pin as hubPublicKeyFile (it signs acks, plan requests, bundles)",
+  "print the hub's Ed25519 public key, which agents pin as hubPublicKeyFile (it signs acks, plan requests, publication manifests)",
   'hub key --config hub.yaml > hub.pub   # then hubPublicKeyFile: ./hub.pub in each agent.yaml',
 ).action(async (o) => {
   const c = config(o);
@@ -177,7 +177,7 @@ verb(
   process.once('SIGTERM', stop);
 });
 
-addBundleVerbs(program, config);
+addPublicationVerbs(program, config);
 addSourceVerbs(program);
 addMirrorVerbs(program);
 addReleaseVerbs(program);

@@ -38,7 +38,7 @@ const StoreSchema = z.strictObject({
     .enum(['sqlite', 'postgres'])
     .default('sqlite')
     .describe(
-      'sqlite: hub.db and bundles.db in dataDir, for one hub process; postgres: a PostgreSQL 15+ database at url.',
+      'sqlite: hub.db and bundles.db (publications) in dataDir, for one hub process; postgres: a PostgreSQL 15+ database at url.',
     ),
   url: z
     .string()
@@ -86,7 +86,7 @@ const ApiSchema = z.strictObject({
     .int()
     .positive()
     .default(2 * GiB)
-    .describe('Largest file POST /api/bundles accepts, bytes (413 above).'),
+    .describe('Largest file POST /api/publications accepts, bytes (413 above).'),
   sessionTtlH: z
     .number()
     .positive()

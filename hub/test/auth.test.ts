@@ -25,10 +25,10 @@ describe('who may use the hub API', () => {
     expect(plan.status).toBe(401);
     expect(plan.headers.get('www-authenticate')).toBe('Bearer realm="driftline"');
     expect((await code(plan)).code).toBe('unauthorized');
-    const pub = await fetch(`${h.url}/api/bundles?site=ship-7&name=evil`, { method: 'POST', body: 'x' });
+    const pub = await fetch(`${h.url}/api/publications?site=ship-7&name=evil`, { method: 'POST', body: 'x' });
     expect(pub.status).toBe(401);
     expect(await h.hub.store.listPlanRequests()).toEqual([]);
-    expect(await h.hub.bundles.listBundles()).toEqual([]);
+    expect(await h.hub.publications.listPublications()).toEqual([]);
   });
 
   it('refuses every read without a credential, however the path is spelt', async () => {
@@ -53,7 +53,7 @@ describe('who may use the hub API', () => {
     const viewer = await addTestUser(h.hub.store, 'vera', ['viewer']);
     expect((await fetch(`${h.url}/api/matrix`, { headers: viewer })).status).toBe(200);
     expect((await fetch(`${h.url}/metrics`, { headers: viewer })).status).toBe(200);
-    const pub = await fetch(`${h.url}/api/bundles?site=ship-7&name=x`, {
+    const pub = await fetch(`${h.url}/api/publications?site=ship-7&name=x`, {
       method: 'POST',
       headers: viewer,
       body: 'x',
@@ -62,7 +62,7 @@ describe('who may use the hub API', () => {
     const e = await code(pub);
     expect(e.code).toBe('forbidden');
     expect(e.message).toContain('publisher');
-    expect(await h.hub.bundles.listBundles()).toEqual([]);
+    expect(await h.hub.publications.listPublications()).toEqual([]);
     expect((await postJson(`${h.url}/api/plan-requests`, PLAN, viewer)).status).toBe(403);
   });
 
@@ -237,13 +237,17 @@ describe('who may use the hub API', () => {
     await postJson(`${h.url}/api/session`, { token: 'wrong' });
     await postJson(`${h.url}/api/session`, { token: admin.token });
     await postJson(`${h.url}/api/plan-requests`, PLAN, admin);
-    await fetch(`${h.url}/api/bundles?site=ship-7&name=x`, { method: 'POST', headers: viewer, body: 'x' });
+    await fetch(`${h.url}/api/publications?site=ship-7&name=x`, {
+      method: 'POST',
+      headers: viewer,
+      body: 'x',
+    });
     const res = await fetch(`${h.url}/api/audit?limit=50`, { headers: viewer });
     expect(res.status).toBe(200);
     const { entries } = AuditResponseSchema.parse(await res.json());
     const seen = entries.map((e) => [e.action, e.actor, e.outcome]);
     expect(seen).toEqual([
-      ['bundle.publish', 'vera', 'denied'],
+      ['publication.publish', 'vera', 'denied'],
       ['plan-request.create', 'ada', 'ok'],
       ['session.create', 'ada', 'ok'],
       ['auth.fail', 'anonymous', 'denied'],
@@ -268,6 +272,7 @@ describe('who may use the hub API', () => {
       paths: Record<string, Record<string, { 'x-driftline-role': string }>>;
     };
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['bearer', 'cookie', 'peer']);
+    expect(doc.paths['/api/publications']?.post?.['x-driftline-role']).toBe('publisher');
     expect(doc.paths['/api/bundles']?.post?.['x-driftline-role']).toBe('publisher');
     expect(doc.paths['/api/plan-requests']?.post?.['x-driftline-role']).toBe('operator');
     expect(doc.paths['/api/session']?.post?.['x-driftline-role']).toBe('open');

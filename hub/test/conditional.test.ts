@@ -15,7 +15,7 @@ const start = async (extra: object = {}) => {
   return h;
 };
 
-/** A hub with a built dashboard, a plan request, a published bundle, a plan of a ref and an admin. */
+/** A hub with a built dashboard, a plan request, a publication, a plan of a ref and an admin. */
 async function seeded(extra: object = {}) {
   const h = await start(extra);
   const ui = join(h.dir, 'no-ui');
@@ -26,12 +26,12 @@ async function seeded(extra: object = {}) {
   const req = (await (await postJson(`${h.url}/api/plan-requests`, PLAN, admin)).json()) as {
     requestId: string;
   };
-  const pub = await fetch(`${h.url}/api/bundles?site=ship-7&name=n.txt`, {
+  const pub = await fetch(`${h.url}/api/publications?site=ship-7&name=n.txt`, {
     method: 'POST',
     headers: admin,
     body: 'x',
   });
-  const { bundleId } = (await pub.json()) as { bundleId: string };
+  const { publicationId } = (await pub.json()) as { publicationId: string };
   // A plan of ref pr/1 at commit aaaa…, so the ref gate answers 200.
   const commit = 'a'.repeat(40);
   const cell = (await h.hub.store.getCell('ship-7', 'prod', 'net'))!;
@@ -47,7 +47,8 @@ async function seeded(extra: object = {}) {
     component: 'net',
     runId: h.runId,
     requestId: req.requestId,
-    bundleId,
+    publicationId,
+    bundleId: publicationId,
   };
   const urlOf = (r: RouteOp) =>
     r.path.replace(/:(\w+)/g, (_, p: string) => values[p] ?? p) + (queries[r.path] ?? '');

@@ -74,20 +74,24 @@ describe('hub listeners and input limits', () => {
     expect((await fetch(`${h.url}/v1/uploads`, { method: 'POST', headers: h.relay })).status).toBe(404);
   });
 
-  it('refuses a bundle over api.maxUploadBytes from its Content-Length and while streaming, storing nothing', async () => {
+  it('refuses a file over api.maxUploadBytes from its Content-Length and while streaming, storing nothing', async () => {
     const h = await start({ api: { maxUploadBytes: 1000 } });
     const pub = await addTestUser(h.hub.store, 'pia', ['publisher']);
-    const declared = await fetch(`${h.url}/api/bundles?site=ship-7&name=big`, {
+    const declared = await fetch(`${h.url}/api/publications?site=ship-7&name=big`, {
       method: 'POST',
       headers: pub,
       body: Buffer.alloc(5000),
     });
     expect(declared.status).toBe(413);
     expect(((await declared.json()) as { error: { code: string } }).error.code).toBe('payload-too-large');
-    const streamed = await postChunked(`${h.url}/api/bundles?site=ship-7&name=big`, pub, Buffer.alloc(5000));
+    const streamed = await postChunked(
+      `${h.url}/api/publications?site=ship-7&name=big`,
+      pub,
+      Buffer.alloc(5000),
+    );
     expect(streamed).toBe(413);
-    expect(await h.hub.bundles.listBundles()).toEqual([]);
-    const small = await fetch(`${h.url}/api/bundles?site=ship-7&name=ok`, {
+    expect(await h.hub.publications.listPublications()).toEqual([]);
+    const small = await fetch(`${h.url}/api/publications?site=ship-7&name=ok`, {
       method: 'POST',
       headers: pub,
       body: Buffer.alloc(1000),

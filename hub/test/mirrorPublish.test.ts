@@ -56,9 +56,9 @@ function lockFile(name: string, entries: [string, string, Buffer[]][]): string {
   return path;
 }
 
-const bundleNames = async () => {
-  const r = await fetch(`${t.url}/api/bundles`, { headers: { authorization: `Bearer ${token}` } });
-  return ((await r.json()) as { bundles: { name: string }[] }).bundles.map((b) => b.name);
+const publicationNames = async () => {
+  const r = await fetch(`${t.url}/api/publications`, { headers: { authorization: `Bearer ${token}` } });
+  return ((await r.json()) as { publications: { name: string }[] }).publications.map((p) => p.name);
 };
 
 beforeAll(async () => {
@@ -114,21 +114,21 @@ describe('hub mirror publish (a real process against a real hub)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^published registry\.terraform\.io\/hashicorp\/aws 5\.31\.0 linux_amd64 → ship-7 \(bundle \S+, 25 B\)$/m,
+      /^published registry\.terraform\.io\/hashicorp\/aws 5\.31\.0 linux_amd64 → ship-7 \(publication \S+, 25 B\)$/m,
     );
     expect(r.stdout).toContain(
       'skipped registry.terraform.io/hashicorp/random 3.6.2 linux_amd64 → ship-7: the site reported having it',
     );
-    const list = await fetch(`${t.url}/api/bundles?site=ship-7`, {
+    const list = await fetch(`${t.url}/api/publications?site=ship-7`, {
       headers: { authorization: `Bearer ${token}` },
     });
-    const bundles = (
+    const publications = (
       (await list.json()) as {
-        bundles: { name: string; fileKind: string; sha256: string; sites: string[] }[];
+        publications: { name: string; fileKind: string; sha256: string; sites: string[] }[];
       }
-    ).bundles;
-    expect(bundles).toHaveLength(1);
-    expect(bundles[0]).toMatchObject({
+    ).publications;
+    expect(publications).toHaveLength(1);
+    expect(publications[0]).toMatchObject({
       name: 'registry.terraform.io/hashicorp/aws/terraform-provider-aws_5.31.0_linux_amd64.zip',
       fileKind: 'provider-mirror',
       sha256: sha(zips.aws!),
@@ -169,7 +169,7 @@ describe('hub mirror publish (a real process against a real hub)', () => {
   }, 120_000);
 
   it("refuses a zip whose sha256 is not among the lock file's zh: hashes, and sends nothing", async () => {
-    const before = await bundleNames();
+    const before = await publicationNames();
     const dir = mirrorDir('tampered', [
       [AWS, '5.31.0', 'linux_amd64', Buffer.from('PK tampered')],
       [RANDOM, '3.6.2', 'linux_amd64', zips.random!],
@@ -190,11 +190,11 @@ describe('hub mirror publish (a real process against a real hub)', () => {
     expect(r.stderr).toMatch(
       /^hub mirror publish: registry\.terraform\.io\/hashicorp\/aws 5\.31\.0 linux_amd64: .* has sha256 [0-9a-f]{64}, which is not among the lock file's zh: hashes/,
     );
-    expect(await bundleNames()).toEqual(before);
+    expect(await publicationNames()).toEqual(before);
   }, 120_000);
 
   it('exits 2 with a clear message, sending nothing, for a bad lock file, a missing zip or a bad --dir', async () => {
-    const before = await bundleNames();
+    const before = await publicationNames();
     const dir = mirrorDir('partial', [[AWS, '5.31.0', 'linux_amd64', zips.aws!]]);
     const broken = join(work, 'broken.lock.hcl');
     writeFileSync(broken, `provider "${AWS}" {\n  version = 5.31.0\n}\n`);
@@ -242,7 +242,7 @@ describe('hub mirror publish (a real process against a real hub)', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(want);
     }
-    expect(await bundleNames()).toEqual(before);
+    expect(await publicationNames()).toEqual(before);
   }, 180_000);
 
   it("asks for --platform when a site has not reported one, and passes on the hub's word on an unknown site", async () => {

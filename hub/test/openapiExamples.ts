@@ -42,12 +42,12 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
     headers: { ...a, 'content-type': 'application/json' },
   });
   const requestId = ((await made.json()) as { requestId: string }).requestId;
-  const pub = await fetch(`${h.url}/api/bundles?site=ship-7&name=notes.txt`, {
+  const pub = await fetch(`${h.url}/api/publications?site=ship-7&name=notes.txt`, {
     method: 'POST',
     headers: a,
     body: 'hello outpost',
   });
-  const bundleId = ((await pub.json()) as { bundleId: string }).bundleId;
+  const publicationId = ((await pub.json()) as { publicationId: string }).publicationId;
   const blob = 'blob bytes for the tus example';
   const sha = createHash('sha256').update(blob).digest('hex');
   const create = async () => {
@@ -154,10 +154,30 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
     { op: 'DELETE /api/session', url: `${H}/api/session`, init: { method: 'DELETE' }, status: 204 },
     { op: 'GET /api/audit', url: `${H}/api/audit?limit=2`, status: 200 },
     { op: 'GET /api/audit', url: `${H}/api/audit?before=x`, status: 400 },
+    { op: 'GET /api/publications', url: `${H}/api/publications?site=ship-7`, status: 200 },
+    {
+      op: 'POST /api/publications',
+      url: `${H}/api/publications?site=ship-7&name=b.txt`,
+      init: { method: 'POST', body: 'x' },
+      status: 201,
+    },
+    {
+      op: 'POST /api/publications',
+      url: `${H}/api/publications?site=ship-7`,
+      init: { method: 'POST', body: 'x' },
+      status: 400,
+    },
+    {
+      op: 'GET /api/publications/{publicationId}',
+      url: `${H}/api/publications/${publicationId}`,
+      status: 200,
+    },
+    { op: 'GET /api/publications/{publicationId}', url: `${H}/api/publications/nope`, status: 404 },
+    // The deprecated names (decision 170): the same answers with the old field names.
     { op: 'GET /api/bundles', url: `${H}/api/bundles?site=ship-7`, status: 200 },
     {
       op: 'POST /api/bundles',
-      url: `${H}/api/bundles?site=ship-7&name=b.txt`,
+      url: `${H}/api/bundles?site=ship-7&name=c.txt`,
       init: { method: 'POST', body: 'x' },
       status: 201,
     },
@@ -167,7 +187,7 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
       init: { method: 'POST', body: 'x' },
       status: 400,
     },
-    { op: 'GET /api/bundles/{bundleId}', url: `${H}/api/bundles/${bundleId}`, status: 200 },
+    { op: 'GET /api/bundles/{bundleId}', url: `${H}/api/bundles/${publicationId}`, status: 200 },
     { op: 'GET /api/bundles/{bundleId}', url: `${H}/api/bundles/nope`, status: 404 },
     { op: 'GET /metrics', url: `${H}/metrics`, status: 200 },
     { op: 'GET /', url: `${H}/`, status: 200 },

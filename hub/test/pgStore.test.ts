@@ -2,10 +2,10 @@ import { expect, it, vi } from 'vitest';
 import { LATEST_VERSION, migrate, SchemaTooNewError } from '../src/adapters/postgres/migrate.js';
 import { MIGRATIONS } from '../src/adapters/postgres/migrations.js';
 import { PgDatabase } from '../src/adapters/postgres/PgDatabase.js';
-import { PostgresBundleStore } from '../src/adapters/postgres/PostgresBundleStore.js';
 import { PostgresHubStore } from '../src/adapters/postgres/PostgresHubStore.js';
-import { runBundleStoreContract } from './bundleStoreContract.js';
+import { PostgresPublicationStore } from '../src/adapters/postgres/PostgresPublicationStore.js';
 import { describePg } from './postgres.js';
+import { runPublicationStoreContract } from './publicationStoreContract.js';
 import { runHubStoreContract } from './storeContract.js';
 
 // A fresh database per test on a machine shared with other work: give each more than the default 5 s.
@@ -20,9 +20,9 @@ describePg('PostgreSQL stores', (server) => {
     return { store, done: () => store.close() };
   });
 
-  runBundleStoreContract('postgres', async () => {
-    const bundles = new PostgresBundleStore(await database());
-    return { bundles, done: () => bundles.close() };
+  runPublicationStoreContract('postgres', async () => {
+    const publications = new PostgresPublicationStore(await database());
+    return { publications, done: () => publications.close() };
   });
 
   it('applies every migration once, in order, recorded in schema_migrations', async () => {
@@ -65,10 +65,10 @@ describePg('PostgreSQL stores', (server) => {
     }
     const db = new PgDatabase({ url, password: server().password });
     const store = new PostgresHubStore(db);
-    const bundles = new PostgresBundleStore(db);
+    const bundles = new PostgresPublicationStore(db);
     try {
       expect((await store.peerByToken('t'))?.name).toBe('relay-1');
-      expect(await bundles.listBundles()).toEqual([]);
+      expect(await bundles.listPublications()).toEqual([]);
     } finally {
       await store.close();
       await bundles.close();

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { MemoryBundleStore } from '../src/adapters/memory/MemoryBundleStore.js';
 import { MemoryHubStore } from '../src/adapters/memory/MemoryHubStore.js';
-import { SqliteBundleStore } from '../src/adapters/publish/SqliteBundleStore.js';
+import { MemoryPublicationStore } from '../src/adapters/memory/MemoryPublicationStore.js';
+import { SqlitePublicationStore } from '../src/adapters/publish/SqlitePublicationStore.js';
 import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
 import { MIGRATIONS, SCHEMA_V1 } from '../src/adapters/sqlite/schema.js';
-import { runBundleStoreContract } from './bundleStoreContract.js';
+import { runPublicationStoreContract } from './publicationStoreContract.js';
 import { runHubStoreContract } from './storeContract.js';
 
 runHubStoreContract('memory', async () => ({ store: new MemoryHubStore(), done: async () => {} }));
@@ -25,18 +25,76 @@ runHubStoreContract('sqlite', async () => {
   };
 });
 
-runBundleStoreContract('memory', async () => ({ bundles: new MemoryBundleStore(), done: async () => {} }));
+runPublicationStoreContract('memory', async () => ({
+  publications: new MemoryPublicationStore(),
+  done: async () => {},
+}));
 
-runBundleStoreContract('sqlite', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hub-bundles-'));
-  const bundles = new SqliteBundleStore(join(dir, 'bundles.db'));
+runPublicationStoreContract('sqlite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hub-publications-'));
+  const publications = new SqlitePublicationStore(join(dir, 'bundles.db'));
   return {
-    bundles,
+    publications,
     done: async () => {
-      await bundles.close();
+      await publications.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+describe('SqlitePublicationStore and rows written before decision 170', () => {
+  it('reads rows stored with `bundleId` and answers them with `publicationId`', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hub-publications-old-'));
+    const path = join(dir, 'bundles.db');
+    try {
+      await new SqlitePublicationStore(path).close();
+      const db = new Database(path);
+      const old = {
+        bundleId: 'B0',
+        name: 'n',
+        fileKind: 'file',
+        sha256: 'a'.repeat(64),
+        size: 1,
+        sites: ['ship-7'],
+      };
+      db.prepare('INSERT INTO published_bundles (bundle_id, published_at, row) VALUES (?, ?, ?)').run(
+        'B0',
+        1,
+        JSON.stringify({ ...old, publishedAt: 1, expiresAt: null }),
+      );
+      const delivery = {
+        bundleId: 'B0',
+        site: 'ship-7',
+        agent: null,
+        state: 'queued',
+        bytes: 0,
+        reason: null,
+      };
+      db.prepare('INSERT INTO bundle_deliveries (bundle_id, site, agent, row) VALUES (?, ?, ?, ?)').run(
+        'B0',
+        'ship-7',
+        '',
+        JSON.stringify({ ...delivery, updatedAt: 1 }),
+      );
+      db.close();
+      const s = new SqlitePublicationStore(path);
+      expect(await s.getPublication('B0')).toMatchObject({ publicationId: 'B0', name: 'n' });
+      expect(await s.getPublication('B0')).not.toHaveProperty('bundleId');
+      const placed = {
+        site: 'ship-7',
+        agent: 'a1',
+        state: 'placed',
+        bytes: 1,
+        reason: null,
+        updatedAt: 2,
+      } as const;
+      await s.report([{ publicationId: 'B0', ...placed }]);
+      expect(await s.deliveries('B0')).toEqual([{ publicationId: 'B0', ...placed }]);
+      await s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('SqliteHubStore schema', () => {

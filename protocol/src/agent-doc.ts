@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { DocBundleStateSchema } from './bundles.js';
 import { canonical, cborDecode } from './cbor.js';
 import { AgentIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
 import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
+import { DocPublicationStateSchema } from './publications.js';
 
 /**
  * The agent's Automerge document: one per agent per epoch (DESIGN C1). The agent writes it; the hub
@@ -117,8 +117,11 @@ export const AgentDocSchema = z.object({
   /** Keyed by RunId; runs of this epoch (the first epoch-seed cells point at runs of earlier epochs). */
   runs: z.record(z.string(), DocRunSchema),
   facts: AgentFactsSchema.optional(),
-  /** Bundles from headquarters and their delivery state at this agent, keyed by bundle id. */
-  bundles: z.record(z.string(), DocBundleStateSchema).optional(),
+  /**
+   * Publications from headquarters and their delivery state at this agent, keyed by publication id. The
+   * field keeps its name from before decision 170 (renaming it would migrate every document).
+   */
+  bundles: z.record(z.string(), DocPublicationStateSchema).optional(),
   /** Approvals received and what became of them, keyed by the approved run id (one apply per run). */
   applies: z.record(z.string(), DocApplySchema).optional(),
   /** Set when the agent sealed this epoch; nothing follows in it. */

@@ -205,7 +205,7 @@ export const HUB_EVENT_TYPES = [
 
 /**
  * A person's role at the hub (DESIGN S5). `viewer` reads; `operator` also asks for plans;
- * `publisher` also publishes bundles to outposts; `approver` also approves applies; `admin` does everything.
+ * `publisher` also publishes files to outposts (publications); `approver` also approves applies; `admin` does everything.
  */
 export const ROLES = ['viewer', 'operator', 'publisher', 'approver', 'admin'] as const;
 export const RoleSchema = z.enum(ROLES);
@@ -237,6 +237,8 @@ export const AUDIT_ACTIONS = [
   'session.delete',
   'auth.fail',
   'plan-request.create',
+  'publication.publish',
+  /** Written before decision 170 for what is now `publication.publish`; kept so older entries read. */
   'bundle.publish',
   'user.add',
   'user.revoke',

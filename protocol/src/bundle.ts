@@ -137,7 +137,7 @@ export type RejectionPayload = Extract<ControlPayload, { type: 'rejection' }>;
 /** A hub request to plan one cell now (S3: only a cell the agent's own config lists). */
 export type PlanRequestPayload = Extract<ControlPayload, { type: 'plan-request' }>;
 
-/** `blob`: a manifest of a content-addressed file (plan detail up, a published bundle down). */
+/** `blob`: a manifest of a content-addressed file (plan detail up, a publication down). */
 export const BlobManifestSchema = z.strictObject({
   sha256: Sha256Schema,
   size: z.number().int().nonnegative(),
@@ -146,13 +146,17 @@ export const BlobManifestSchema = z.strictObject({
   /** For files from headquarters: `provider-mirror`, `module`, `image`, `config`, `file`. */
   fileKind: z.string().max(40).optional(),
   expiresAt: z.number().int().nonnegative().optional(),
-  /** For files from headquarters: the publication this manifest belongs to (one per publish, all sites). */
+  /**
+   * For files from headquarters: the publication this manifest belongs to (one per publish, all sites).
+   * The name is from before decision 170: signed payloads are strict objects, so an older agent would
+   * refuse a manifest with a new field name.
+   */
   bundleId: z.string().min(1).max(64).optional(),
   /** For files from headquarters: the sites the publication targets. */
   sites: z.array(SiteIdSchema).optional(),
   /**
    * For files from headquarters: earlier publications (`bundleId`s) of the same name and kind for this
-   * site that this one replaces. Relays drop their blobs unless a live bundle still needs them; agents
+   * site that this one replaces. Relays drop their blobs unless a live publication still needs them; agents
    * stop fetching them and never delete a file already placed (only an atomic rename at the same path replaces it).
    */
   supersedes: z.array(z.string().min(1).max(64)).max(1000).optional(),

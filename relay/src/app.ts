@@ -11,9 +11,9 @@ import { RangeFetcher } from './adapters/http/RangeFetcher.js';
 import { openRelayStore } from './adapters/sqlite/openRelayStore.js';
 import { TusBlobUploader } from './adapters/tus/TusBlobUploader.js';
 import type { RelayConfig, ResolvedUpstream } from './config.js';
-import { announcedBlobs, bundleFetchStep } from './core/bundles/bundleFetch.js';
 import type { UpstreamSlot } from './core/Forwarder.js';
 import { forwardRound } from './core/forwardRound.js';
+import { announcedBlobs, publicationFetchStep } from './core/publications/publicationFetch.js';
 import { pullStep } from './core/pullStep.js';
 import { forwardEvents } from './forwardEvents.js';
 import { exposedGc, memoryRelief } from './memoryRelief.js';
@@ -33,14 +33,14 @@ export function openStore(cfg: Pick<RelayConfig, 'dataDir' | 'storage'>, clock: 
 
 /**
  * Wires a relay: the hop server over SQLite custody, and three loops (tickers) per the upstreams:
- * forwarding (bundles, then blobs), the downlink pull, and fetching bundles to outposts.
+ * forwarding (bundles, then blobs), the downlink pull, and fetching publications.
  */
 export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], deps: RelayDeps = {}) {
   const clock = deps.clock ?? systemClock;
   const now = () => clock.now();
   const random = deps.random ?? Math.random;
   const log = deps.logger ?? pino({ level: 'silent' });
-  const { custody, tokens, bundleCache: openCache } = openStore(cfg, clock);
+  const { custody, tokens, publicationCache: openCache } = openStore(cfg, clock);
   const backend = new RelayBackend(cfg.name, custody, tokens, clock, cfg.dataDir, cfg.limits);
   const registry = new Registry();
   const hop: HopServer = createHopServer(backend, {
@@ -118,29 +118,30 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     forwarding.kick();
   };
 
-  // Bundles to outposts: one copy per blob, fetched with Range from the upstream, lowest priority.
-  const bundleCache = openCache(cfg.bundles.quotaBytes);
+  // Publications: one copy per blob, fetched with Range from the upstream, lowest priority.
+  const publicationCache = openCache(cfg.publications.quotaBytes);
   const fetcher = new RangeFetcher(backend.blobDir, cfg.forward.requestTimeoutMs);
   const fetchUpstreams = upstreams.map((u, i) => ({ ...u, retryAt: () => slots[i]?.retryAt ?? 0 }));
   const fetching = new Ticker({
     step: async () => {
-      const moved = await bundleFetchStep({
-        cache: bundleCache,
+      const moved = await publicationFetchStep({
+        cache: publicationCache,
         fetcher,
         upstreams: fetchUpstreams,
         now,
         uplinkBusy: () => custody.nextBatch(now(), 1, 1).length > 0,
-        chunkBytes: cfg.bundles.chunkBytes,
+        chunkBytes: cfg.publications.chunkBytes,
         emit: (e) => {
-          if (e.type === 'failed') log.warn(e, 'bundle fetch interrupted; resumes from the partial file');
-          else if (e.type === 'refused') log.error(e, 'bundle refused');
-          else if (e.type === 'held') log.info(e, 'bundle held for downstream sites');
+          if (e.type === 'failed')
+            log.warn(e, 'publication fetch interrupted; resumes from the partial file');
+          else if (e.type === 'refused') log.error(e, 'publication refused');
+          else if (e.type === 'held') log.info(e, 'publication held for downstream sites');
         },
       });
-      return moved ? 0 : cfg.bundles.intervalMs;
+      return moved ? 0 : cfg.publications.intervalMs;
     },
-    restMs: cfg.bundles.intervalMs,
-    onError: (err) => void log.error({ err }, 'bundle fetch step failed'),
+    restMs: cfg.publications.intervalMs,
+    onError: (err) => void log.error({ err }, 'publication fetch step failed'),
   });
 
   const pulling = new Ticker({
@@ -155,7 +156,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
         (site, items) => {
           const blobs = announcedBlobs(site, items);
           if (blobs.length === 0) return;
-          bundleCache.note(blobs);
+          publicationCache.note(blobs);
           fetching.kick();
         },
       );
@@ -171,7 +172,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     custody,
     tokens,
     registry,
-    bundleCache,
+    publicationCache,
     /** Listens and starts the loops. */
     async start(): Promise<{ url: string; port: number }> {
       const addr = await hop.listen(cfg.listen.port, cfg.listen.host);

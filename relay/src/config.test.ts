@@ -43,11 +43,31 @@ describe('relay config', () => {
     const [w, ...more] = configWarnings(r.value);
     expect(more).toEqual([]);
     expect(w).toMatch(/^sites is empty: this relay holds no downlink/);
-    for (const what of ['acks', 'plan requests', 'bundles', 'approvals']) expect(w).toContain(what);
+    for (const what of ['acks', 'plan requests', 'publications', 'approvals']) expect(w).toContain(what);
     const none = parseConfig(BASE, '/etc/driftline');
     expect(none.ok && configWarnings(none.value)).toEqual([
       expect.stringMatching(/^sites is empty/),
       expect.stringMatching(/^upstreams is empty: bundles taken into custody here are never forwarded/),
+    ]);
+  });
+
+  it('reads bundles:, the name of publications: before decision 170, with a warning', () => {
+    const up = { sites: ['ship-7'], upstreams: [{ url: 'http://h:1', token: 't' }] };
+    const old = parseConfig({ ...BASE, ...up, bundles: { chunkBytes: 4096 } }, '/etc/driftline');
+    if (!old.ok) throw new Error(old.errors.join('; '));
+    expect(old.value.publications).toEqual({
+      quotaBytes: 20 * 1024 ** 3,
+      chunkBytes: 4096,
+      intervalMs: 5000,
+    });
+    expect(configWarnings(old.value)).toEqual([
+      expect.stringMatching(/^bundles: is deprecated .*publications:/),
+    ]);
+    const now = parseConfig({ ...BASE, ...up, publications: { chunkBytes: 4096 } }, '/etc/driftline');
+    expect(now.ok && [now.value.publications.chunkBytes, configWarnings(now.value)]).toEqual([4096, []]);
+    const both = parseConfig({ ...BASE, ...up, publications: {}, bundles: {} }, '/etc/driftline');
+    expect(!both.ok && both.errors).toEqual([
+      expect.stringMatching(/^bundles: is the old name of publications:/),
     ]);
   });
 });

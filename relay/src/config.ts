@@ -166,6 +166,28 @@ const ForwardSchema = z
   })
   .describe('How custody is forwarded upstream and the downlink pulled.');
 
+/** `publications:` of `relay.yaml` (and its deprecated name `bundles:`). */
+const PublicationsSchema = z.strictObject({
+  quotaBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(20 * 1024 ** 3)
+    .describe('Disk for publications (files from headquarters) held for sites, bytes.'),
+  chunkBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024)
+    .describe('Size of each Range request when fetching a publication from upstream, bytes.'),
+  intervalMs: z
+    .number()
+    .int()
+    .positive()
+    .default(5000)
+    .describe('How often pending publication fetches are retried, ms.'),
+});
+
 /** `relay.yaml`. Relative paths resolve from the file's folder (DESIGN O1). Environment: LOG_LEVEL. */
 export const RelayConfigSchema = z
   .strictObject({
@@ -199,7 +221,7 @@ export const RelayConfigSchema = z
           .positive()
           .optional()
           .describe(
-            'Most bytes on disk (store, blobs, bundles to outposts, uploads at full length); past it 507. Default: the disk.',
+            'Most bytes on disk (store, blobs, publications, uploads at full length); past it 507. Default: the disk.',
           ),
       })
       .default({})
@@ -216,34 +238,21 @@ export const RelayConfigSchema = z
       })
       .prefault({})
       .describe('GET /metrics (Prometheus text).'),
-    bundles: z
-      .strictObject({
-        quotaBytes: z
-          .number()
-          .int()
-          .positive()
-          .default(20 * 1024 ** 3)
-          .describe('Disk for bundles from headquarters held for sites, bytes.'),
-        chunkBytes: z
-          .number()
-          .int()
-          .positive()
-          .default(1024 * 1024)
-          .describe('Size of each Range request when fetching a bundle from upstream, bytes.'),
-        intervalMs: z
-          .number()
-          .int()
-          .positive()
-          .default(5000)
-          .describe('How often pending bundle fetches are retried, ms.'),
-      })
-      .default({ quotaBytes: 20 * 1024 ** 3, chunkBytes: 1024 * 1024, intervalMs: 5000 })
-      .describe('Bundles to outposts: fetched once with Range, kept for the sites within a quota.'),
+    publications: PublicationsSchema.default({
+      quotaBytes: 20 * 1024 ** 3,
+      chunkBytes: 1024 * 1024,
+      intervalMs: 5000,
+    }).describe(
+      'Publications (files from headquarters): fetched once with Range, kept for the sites within a quota.',
+    ),
+    bundles: PublicationsSchema.optional().describe(
+      'Deprecated: the name of `publications` before decision 170, read for one version with a warning.',
+    ),
     sites: z
       .array(SiteIdSchema)
       .default([])
       .describe(
-        'Sites whose downlink (acks, plan requests, bundles, approvals) this relay pulls from upstream and holds; empty holds none.',
+        'Sites whose downlink (acks, plan requests, publications, approvals) this relay pulls from upstream and holds; empty holds none.',
       ),
     upstreams: z
       .array(UpstreamSchema)
@@ -276,10 +285,14 @@ export function parseConfig(
   if (!r.success)
     return { ok: false, errors: r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) };
   const c = r.data;
+  // `bundles:` is the name of `publications:` before decision 170; both at once is ambiguous.
+  if (c.bundles && raw && typeof raw === 'object' && 'publications' in raw)
+    return { ok: false, errors: ['bundles: is the old name of publications:; keep only publications:'] };
   return {
     ok: true,
     value: {
       ...c,
+      publications: c.bundles ?? c.publications,
       dataDir: resolve(configDir, c.dataDir),
       upstreams: c.upstreams.map((u) =>
         u.tokenFile ? { ...u, tokenFile: resolve(configDir, u.tokenFile) } : u,
@@ -307,9 +320,13 @@ export function loadConfigFile(
  */
 export function configWarnings(cfg: RelayConfig): string[] {
   const w: string[] = [];
+  if (cfg.bundles)
+    w.push(
+      'bundles: is deprecated (decision 170); rename it to publications: (same keys), read as such for now',
+    );
   if (cfg.sites.length === 0)
     w.push(
-      'sites is empty: this relay holds no downlink, so acks, plan requests, bundles from headquarters and approvals will not reach agents behind it (agents then resend what the hub already has); list the sites it serves',
+      'sites is empty: this relay holds no downlink, so acks, plan requests, publications and approvals will not reach agents behind it (agents then resend what the hub already has); list the sites it serves',
     );
   if (cfg.upstreams.length === 0)
     w.push(

@@ -40,7 +40,7 @@ export function createRelayMetrics(registry: Registry, custody: Custody, clock: 
   });
   new Gauge({
     name: 'driftline_relay_disk_used_bytes',
-    help: 'bytes counted against storage.maxBytes: SQLite file, blobs, bundles to outposts, in-progress uploads',
+    help: 'bytes counted against storage.maxBytes: SQLite file, blobs, publications, in-progress uploads',
     registers: [registry],
     collect() {
       this.set(custody.usage().total);

@@ -30,7 +30,7 @@ describe('relay config check and schema', { timeout: 60_000 }, () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain(`OK — relay relay-1 on 127.0.0.1:0, data in ${join(dir, 'data')}`);
     expect(r.stdout).toMatch(
-      /^warning: sites is empty: this relay holds no downlink, so acks, plan requests, bundles from headquarters and approvals will not reach agents behind it/m,
+      /^warning: sites is empty: this relay holds no downlink, so acks, plan requests, publications and approvals will not reach agents behind it/m,
     );
     const json = JSON.parse(run(['config', 'check', '--config', config, '--json']).stdout);
     expect(json).toMatchObject({
@@ -66,7 +66,7 @@ describe('relay config check and schema', { timeout: 60_000 }, () => {
     const s = JSON.parse(r.stdout);
     expect(s.required).toEqual(['name', 'dataDir', 'listen']);
     expect(s.properties.sites).toMatchObject({ type: 'array', default: [] });
-    expect(s.properties.sites.description).toContain('acks, plan requests, bundles, approvals');
+    expect(s.properties.sites.description).toContain('acks, plan requests, publications, approvals');
   });
 });
 
@@ -104,7 +104,8 @@ describe('relay from another working directory', { timeout: 60_000 }, () => {
     const line = out.split('\n').find((l) => l.includes('sites is empty')) ?? '';
     const entry = JSON.parse(line) as { level: number; msg: string };
     expect(entry.level).toBe(40);
-    for (const what of ['acks', 'plan requests', 'bundles', 'approvals']) expect(entry.msg).toContain(what);
+    for (const what of ['acks', 'plan requests', 'publications', 'approvals'])
+      expect(entry.msg).toContain(what);
     expect(await new Promise((r) => p.once('exit', r))).toBe(0);
   });
 });

@@ -19,7 +19,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BundleListItem, BundlesResponseSchema } from '@driftline/protocol';
+import { type PublicationListItem, PublicationsResponseSchema } from '@driftline/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { deterministicTarGz, writeSums } from '../../scripts/package/tarball.js';
@@ -76,7 +76,7 @@ function hubCli(args: string[]): Promise<{ code: number | null; out: string }> {
   });
 }
 
-describe('agent releases as bundles to outposts', () => {
+describe('agent releases as publications', () => {
   it('places and switches to a newer release, and refuses an older one, another CPU’s and a tampered one, saying why', {
     timeout: 300_000,
   }, async () => {
@@ -92,7 +92,7 @@ describe('agent releases as bundles to outposts', () => {
         sites: ['ship-7'],
         upstreams: [{ url: hub.url, token: hub.relayToken }],
         forward: { idleMs: 300, pullIntervalMs: 1000, backoffBaseMs: 300, backoffMaxMs: 1000 },
-        bundles: { intervalMs: 500 },
+        publications: { intervalMs: 500 },
       }),
     );
     const agentToken = JSON.parse(
@@ -116,7 +116,7 @@ describe('agent releases as bundles to outposts', () => {
           { name: 'network', workingDir: './infra/network', environments: ['prod'], schedule: '0 0 1 1 *' },
         ],
         sync: { intervalS: 1, jitterS: 0 },
-        bundles: { retryMs: 500 },
+        publications: { retryMs: 500 },
         releases: { install: true, dir: './opt', switch: true },
       }),
     );
@@ -140,7 +140,7 @@ describe('agent releases as bundles to outposts', () => {
     const publish = async (file: string) => {
       const r = await hubCli(['release', 'publish', file, ...remote]);
       expect(r.code, r.out).toBe(0);
-      return (JSON.parse(r.out) as { bundleId: string }).bundleId;
+      return (JSON.parse(r.out) as { publicationId: string }).publicationId;
     };
     const good = await publish(await release('0.2.0', ARCH));
     const older = await publish(await release('0.0.9', ARCH));
@@ -151,22 +151,24 @@ describe('agent releases as bundles to outposts', () => {
     const refusedAtHq = await hubCli(['release', 'publish', tamperedFile, ...remote]);
     expect(refusedAtHq.code).toBe(2);
     expect(refusedAtHq.out).toMatch(/do not match SHA256SUMS.*nothing was sent/s);
-    // …and the agent refuses one that got past it (published as a plain bundle of that kind).
+    // …and the agent refuses one that got past it (published as a plain publication of that kind).
     const name = `driftline-edge-0.4.0-linux-${ARCH}.tar.gz`;
-    const plain = await hub.api(`/api/bundles?site=ship-7&name=${name}&kind=agent-release`, {
+    const plain = await hub.api(`/api/publications?site=ship-7&name=${name}&kind=agent-release`, {
       method: 'POST',
       body: readFileSync(tamperedFile),
     });
     expect(plain.status).toBe(201);
-    const tampered = ((await plain.json()) as { bundleId: string }).bundleId;
+    const tampered = ((await plain.json()) as { publicationId: string }).publicationId;
 
     const deliveries = await until(
       'the agent’s word on all four releases at the hub',
       async () => {
-        const list = BundlesResponseSchema.parse(await (await hub.api('/api/bundles?site=ship-7')).json());
+        const list = PublicationsResponseSchema.parse(
+          await (await hub.api('/api/publications?site=ship-7')).json(),
+        );
         const at = (id: string) =>
-          list.bundles
-            .find((b: BundleListItem) => b.bundleId === id)
+          list.publications
+            .find((p: PublicationListItem) => p.publicationId === id)
             ?.deliveries?.find((d) => d.site === 'ship-7');
         const all = [good, older, otherCpu, tampered].map(at);
         return all.every((d) => d && (d.state === 'placed' || d.state === 'refused')) ? all : undefined;

@@ -123,7 +123,7 @@ describe('approve at headquarters, apply at Mars', () => {
         sites: ['mars-base'],
         upstreams: [{ url: `http://127.0.0.1:${hubRelay.port}`, token: relayToken }],
         forward: { idleMs: 300, pullIntervalMs: 1000, backoffBaseMs: 300, backoffMaxMs: 1000 },
-        bundles: { intervalMs: 500 },
+        publications: { intervalMs: 500 },
       }),
     );
     const site = join(dir, 'mars-base');
@@ -152,7 +152,7 @@ describe('approve at headquarters, apply at Mars', () => {
           },
         ],
         sync: { intervalS: 1, jitterS: 0, backoffBaseS: 0.5, backoffCapS: 2, planOnStart: false },
-        bundles: { retryMs: 500 },
+        publications: { retryMs: 500 },
       }),
     );
     const init = JSON.parse(await runProgram('agent', ['init', '--config', agentConfig, '--json']));

@@ -71,7 +71,7 @@ describe('fuzzing a running hub and relay with hostile requests', () => {
     await waitForHttp(`${relayUrl}/v1/health`, 60_000, () => relayProc.exitCode === null);
 
     const snapshot = async () => {
-      const reads = ['/api/matrix', '/api/sites', '/api/plan-requests', '/api/bundles'];
+      const reads = ['/api/matrix', '/api/sites', '/api/plan-requests', '/api/publications'];
       // `asOf` is the time of the answer, not stored state.
       const api = await Promise.all(
         reads.map(async (p) => (await (await hub.api(p)).text()).replace(/"asOf":"[^"]*"/, '')),
@@ -99,7 +99,7 @@ describe('fuzzing a running hub and relay with hostile requests', () => {
       '/api/cells/ship-7/prod/network/runs',
       '/api/runs/01HZZZZZZZZZZZZZZZZZZZZZZZ',
       '/api/plan-requests',
-      '/api/bundles',
+      '/api/publications',
       '/api/audit',
       '/api/events',
       '/api/session',
@@ -133,7 +133,11 @@ describe('fuzzing a running hub and relay with hostile requests', () => {
         label: 'no credential (hub write)',
         base: 'hub',
         method: 'POST',
-        path: pick(['/api/plan-requests', '/api/bundles?site=ship-7&name=x&kind=config', '/api/approvals']),
+        path: pick([
+          '/api/plan-requests',
+          '/api/publications?site=ship-7&name=x&kind=config',
+          '/api/approvals',
+        ]),
         headers: { 'content-type': 'application/json', ...badAuth() },
         body: Buffer.from('{"site":"ship-7","environment":"prod","component":"network"}'),
       }),
@@ -154,7 +158,7 @@ describe('fuzzing a running hub and relay with hostile requests', () => {
         label: 'wrong role',
         base: 'hub',
         method: 'POST',
-        path: pick(['/api/plan-requests', '/api/bundles?site=ship-7&name=x&kind=config']),
+        path: pick(['/api/plan-requests', '/api/publications?site=ship-7&name=x&kind=config']),
         headers: { authorization: `Bearer ${viewer}`, 'content-type': 'application/json' },
         body: Buffer.from('{"site":"ship-7","environment":"prod","component":"network"}'),
       }),
@@ -162,7 +166,7 @@ describe('fuzzing a running hub and relay with hostile requests', () => {
         label: 'operator publishing',
         base: 'hub',
         method: 'POST',
-        path: '/api/bundles?site=ship-7&name=x&kind=config',
+        path: '/api/publications?site=ship-7&name=x&kind=config',
         headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/octet-stream' },
         body: garbage(r, 100),
       }),

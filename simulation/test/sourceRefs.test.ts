@@ -121,7 +121,7 @@ describe('plans of what headquarters proposes, over the demo links', () => {
         sites: ['mars-base', 'ship-7'],
         upstreams: [{ url: `http://127.0.0.1:${hubRelay.port}`, token: relayToken }],
         forward: { idleMs: 300, pullIntervalMs: 1000, backoffBaseMs: 300, backoffMaxMs: 1000 },
-        bundles: { intervalMs: 500 },
+        publications: { intervalMs: 500 },
       }),
     );
     const site = async (name: string, link: LinkHandle, component: string) => {
@@ -150,7 +150,7 @@ describe('plans of what headquarters proposes, over the demo links', () => {
             },
           ],
           sync: { intervalS: 1, jitterS: 0, backoffBaseS: 0.5, backoffCapS: 2, planOnStart: false },
-          bundles: { accept: { 'provider-mirror': { dir: './providers' } }, retryMs: 500 },
+          publications: { accept: { 'provider-mirror': { dir: './providers' } }, retryMs: 500 },
         }),
       );
       const init = JSON.parse(await runProgram('agent', ['init', '--config', config, '--json']));

@@ -54,12 +54,12 @@ describe('signing in', () => {
   });
 
   it('says the sign-in link was wrong or expired, and drops the marker once signed in', async () => {
-    start(signedOutHub(), '?view=bundles&signin=failed');
+    start(signedOutHub(), '?view=publications&signin=failed');
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toContain('That sign-in link was wrong or has expired');
     await signInWith('admin-token');
-    await screen.findByRole('heading', { name: 'Bundles to outposts' });
-    expect(window.location.search).toBe('?view=bundles');
+    await screen.findByRole('heading', { name: 'Publications to outposts' });
+    expect(window.location.search).toBe('?view=publications');
   });
 
   it('signs out with the CSRF header, closes the live stream and shows the sign-in page', async () => {
@@ -154,7 +154,7 @@ describe('audit view', () => {
         actor: 'anonymous',
         via: 'none',
         action: 'auth.fail',
-        target: '/api/bundles',
+        target: '/api/publications',
         outcome: 'denied',
         detail: 'no credential',
       }),
@@ -173,7 +173,7 @@ describe('audit view', () => {
     expect(rows[0]?.textContent).toContain('plan-request.create');
     expect(rows[0]?.textContent).toContain('ship-7/prod/network');
     expect(rows[1]?.textContent).toMatch(
-      /anonymous.*none.*auth\.fail.*\/api\/bundles.*denied — no credential/,
+      /anonymous.*none.*auth\.fail.*\/api\/publications.*denied — no credential/,
     );
     expect(rows[2]?.textContent).toContain('1 h ago');
     expect(table.textContent).toContain('user.add');

@@ -129,7 +129,7 @@ describe('fleet overview', () => {
 });
 
 describe('links, needs and refs', () => {
-  it('shows each site’s link: why, last contact, next declared window, queue, oldest unsent, bundles pending', async () => {
+  it('shows each site’s link: why, last contact, next declared window, queue, oldest unsent, publications pending', async () => {
     start(fleetHub(), '?view=links');
     const table = await screen.findByRole('table', { name: /Each site's link/ });
     const polar = within(table).getByRole('row', { name: /polar-1/ });

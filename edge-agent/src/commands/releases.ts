@@ -14,7 +14,7 @@ export function registerReleases(program: Command): void {
     .option('--json', 'print as JSON')
     .addHelpText(
       'after',
-      '\nDelivery states and refusal reasons of agent-release bundles are in `edge-agent status`.\n\nExample:\n  edge-agent releases --config /etc/driftline/agent.yaml',
+      '\nDelivery states and refusal reasons of agent-release publications are in `edge-agent status`.\n\nExample:\n  edge-agent releases --config /etc/driftline/agent.yaml',
     )
     .action((o: { config: string; json?: boolean }) => {
       const config = configOrExit(o.config);

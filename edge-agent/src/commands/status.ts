@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { asLegacyBundle } from '@driftline/protocol';
 import type { Command } from 'commander';
-import { readBundleEntries } from '../adapters/bundles/SqliteBundleLedger.js';
+import { readPublicationEntries } from '../adapters/publications/SqlitePublicationLedger.js';
 import { openSqliteLedger } from '../adapters/sqlite/openSqliteLedger.js';
 import type { AgentRejection, StoreStatus } from '../ports/AgentStore.js';
-import { readBundles, renderBundles } from './bundleStatus.js';
 import { configOrExit } from './configOrExit.js';
+import { readPublications, renderPublications } from './publicationStatus.js';
 
 const ago = (t: number | null) =>
   t === null ? 'never' : `${new Date(t).toISOString()} (${Math.round((Date.now() - t) / 60_000)} min ago)`;
@@ -72,12 +73,13 @@ export function registerStatus(program: Command): void {
         return;
       }
       const s = opened.ledger.status();
-      const bundles = readBundles(readBundleEntries(opened.db), config.dataDir);
+      const publications = readPublications(readPublicationEntries(opened.db), config.dataDir);
       opened.ledger.close();
+      // `bundles` repeats `publications` for scripts written before decision 170 (one version).
       process.stdout.write(
         o.json
-          ? `${JSON.stringify({ ...s, bundles }, null, 2)}\n`
-          : renderStatus(s) + renderBundles(bundles, process.stdout.isTTY === true),
+          ? `${JSON.stringify({ ...s, publications, bundles: publications.map(asLegacyBundle) }, null, 2)}\n`
+          : renderStatus(s) + renderPublications(publications, process.stdout.isTTY === true),
       );
     });
 }

@@ -1,21 +1,21 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { bundleStorePath, storePath } from '../app.js';
+import { publicationStorePath, storePath } from '../app.js';
 import type { HubConfig } from '../config.js';
-import type { BundleStore } from '../ports/BundleStore.js';
 import type { HubStore } from '../ports/HubStore.js';
+import type { PublicationStore } from '../ports/PublicationStore.js';
 import { isUnavailable } from './postgres/errors.js';
 import { LATEST_VERSION, type MigrateResult, SchemaTooNewError } from './postgres/migrate.js';
 import { PgDatabase } from './postgres/PgDatabase.js';
-import { PostgresBundleStore } from './postgres/PostgresBundleStore.js';
 import { PostgresHubStore } from './postgres/PostgresHubStore.js';
-import { SqliteBundleStore } from './publish/SqliteBundleStore.js';
+import { PostgresPublicationStore } from './postgres/PostgresPublicationStore.js';
+import { SqlitePublicationStore } from './publish/SqlitePublicationStore.js';
 import { SqliteHubStore } from './sqlite/SqliteHubStore.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/schema.js';
 
 /** The hub's two stores, on the database `hub.yaml`'s `store` names. */
 export interface Stores {
   store: HubStore;
-  bundles: BundleStore;
+  publications: PublicationStore;
   /** The PostgreSQL database both stores are on (other hubs may share it); absent for SQLite. */
   postgres?: PgDatabase;
 }
@@ -55,7 +55,7 @@ function openDatabase(c: HubConfig, onIdleError?: (e: Error) => void, env = proc
  * Opens the stores `hub.yaml` names (`store.kind`). PostgreSQL is migrated first; when it cannot be
  * reached the stores are returned all the same and `onUnavailable` is told: every call fails as
  * unavailable (503 on the wire) until the database answers, then the schema is migrated and the hub
- * goes on by itself. `store` replaces the hub store (tests); the bundle store is opened anyway.
+ * goes on by itself. `store` replaces the hub store (tests); the publication store is opened anyway.
  */
 export async function openStores(
   c: HubConfig,
@@ -64,19 +64,19 @@ export async function openStores(
   if (c.store.kind === 'sqlite')
     return {
       store: opts.store ?? new SqliteHubStore(storePath(c.dataDir)),
-      bundles: new SqliteBundleStore(bundleStorePath(c.dataDir)),
+      publications: new SqlitePublicationStore(publicationStorePath(c.dataDir)),
     };
   const db = openDatabase(c, opts.onIdleError);
   const stores = {
     store: opts.store ?? new PostgresHubStore(db),
-    bundles: new PostgresBundleStore(db),
+    publications: new PostgresPublicationStore(db),
     postgres: db,
   };
   try {
     await db.ready();
   } catch (e) {
     if (!isUnavailable(e)) {
-      await stores.bundles.close();
+      await stores.publications.close();
       if (!opts.store) await stores.store.close();
       throw e;
     }
@@ -105,7 +105,7 @@ export async function migrateStore(
   if (c.store.kind === 'sqlite') {
     // The SQLite store migrates whenever it is opened; report the version it is at.
     await new SqliteHubStore(storePath(c.dataDir)).close();
-    await new SqliteBundleStore(bundleStorePath(c.dataDir)).close();
+    await new SqlitePublicationStore(publicationStorePath(c.dataDir)).close();
     return { kind: 'sqlite', where: storeLabel(c), applied: [], version: SQLITE_MIGRATIONS.length };
   }
   const db = openDatabase(c).retain();

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
-  BundleInfoSchema,
   isTerraformPlatform,
   LOCK_FILE_MAX_CHARS,
   type LockedProvider,
+  PublicationInfoSchema,
   packedZipPath,
   parseLockFile,
   providerBuild,
@@ -13,7 +13,7 @@ import {
   zipHashes,
 } from '@driftline/protocol';
 import type { Command } from 'commander';
-import { fmtBytes } from './bundle.js';
+import { fmtBytes } from './publication.js';
 import { remoteAction, remoteHub, remoteOptions } from './remote.js';
 
 /** A provider build the lock file needs for a platform, and its zip in `--dir`. */
@@ -21,7 +21,7 @@ interface Wanted {
   build: string;
   provider: LockedProvider;
   platform: string;
-  /** Path relative to the mirror: the bundle's name, and where the site places it. */
+  /** Path relative to the mirror: the publication's name, and where the site places it. */
   name: string;
   file: string;
 }
@@ -174,7 +174,15 @@ async function publish(o: {
     checked.push({ ...w, size: st.size, sha256 });
   }
 
-  const published: { build: string; sites: string[]; bundleId: string; size: number; sha256: string }[] = [];
+  const published: {
+    build: string;
+    sites: string[];
+    publicationId: string;
+    /** `publicationId` again, for scripts written before decision 170 (one version). */
+    bundleId: string;
+    size: number;
+    sha256: string;
+  }[] = [];
   for (const w of checked) {
     const q = new URLSearchParams({
       site: w.sites.join(','),
@@ -182,16 +190,23 @@ async function publish(o: {
       kind: 'provider-mirror',
       ...(o.ttl ? { ttl: o.ttl } : {}),
     });
-    const b = await hub.upload(
-      `/api/bundles?${q}`,
+    const p = await hub.upload(
+      `/api/publications?${q}`,
       createReadStream(w.file),
       w.size,
-      BundleInfoSchema.passthrough(),
+      PublicationInfoSchema.passthrough(),
     );
-    published.push({ build: w.build, sites: w.sites, bundleId: b.bundleId, size: w.size, sha256: w.sha256 });
+    published.push({
+      build: w.build,
+      sites: w.sites,
+      publicationId: p.publicationId,
+      bundleId: p.publicationId,
+      size: w.size,
+      sha256: w.sha256,
+    });
     if (!o.json)
       for (const site of w.sites)
-        console.log(`published ${w.build} → ${site} (bundle ${b.bundleId}, ${fmtBytes(w.size)})`);
+        console.log(`published ${w.build} → ${site} (publication ${p.publicationId}, ${fmtBytes(w.size)})`);
   }
   if (o.json) console.log(JSON.stringify({ published, skipped }));
   else for (const s of skipped) console.log(`skipped ${s.build} → ${s.site}: the site reported having it`);

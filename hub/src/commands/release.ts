@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { createReadStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { BundleInfoSchema } from '@driftline/protocol';
+import { PublicationInfoSchema } from '@driftline/protocol';
 import type { Command } from 'commander';
-import { fmtBytes } from './bundle.js';
+import { fmtBytes } from './publication.js';
 import { remoteAction, remoteHub, remoteOptions } from './remote.js';
 
 /** `driftline-edge-<version>-linux-<arch>.tar.gz`, as `npm run package` names it. */
@@ -54,7 +54,7 @@ export function releaseTarballProblem(file: string): string | null {
   }
 }
 
-/** `hub release publish`: an offline package of the agent, to sites as an `agent-release` bundle. */
+/** `hub release publish`: an offline package of the agent, to sites as an `agent-release` publication. */
 export function addReleaseVerbs(program: Command): void {
   const release = program
     .command('release')
@@ -63,7 +63,7 @@ export function addReleaseVerbs(program: Command): void {
     release
       .command('publish')
       .description(
-        'check a release tarball (name, VERSION, CPU, SHA256SUMS) and queue it to sites as an agent-release bundle; agents with releases.install unpack it next to the running version',
+        'check a release tarball (name, VERSION, CPU, SHA256SUMS) and queue it to sites as an agent-release publication; agents with releases.install unpack it next to the running version',
       )
       .argument('<tarball>', 'dist/driftline-edge-<version>-linux-<arch>.tar.gz')
       .requiredOption('--site <sites>', "target site id(s), comma-separated, or 'all'")
@@ -103,15 +103,16 @@ async function publish(
     ...(o.ttl ? { ttl: o.ttl } : {}),
   });
   const b = await hub.upload(
-    `/api/bundles?${q}`,
+    `/api/publications?${q}`,
     createReadStream(file),
     st.size,
-    BundleInfoSchema.passthrough(),
+    PublicationInfoSchema.passthrough(),
   );
-  if (o.json) console.log(JSON.stringify(b));
+  // `bundleId` repeats `publicationId` for scripts written before decision 170 (one version).
+  if (o.json) console.log(JSON.stringify({ ...b, bundleId: b.publicationId }));
   else
     console.log(
-      `published ${name} (bundle ${b.bundleId}, ${fmtBytes(b.size)}, sha256 ${b.sha256}) to ${b.sites.join(', ')}`,
+      `published ${name} (publication ${b.publicationId}, ${fmtBytes(b.size)}, sha256 ${b.sha256}) to ${b.sites.join(', ')}`,
     );
   return 0;
 }

@@ -2,15 +2,19 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { BundleInfoSchema, BundlesResponseSchema, SourcesResponseSchema } from '@driftline/protocol';
+import {
+  PublicationInfoSchema,
+  PublicationsResponseSchema,
+  SourcesResponseSchema,
+} from '@driftline/protocol';
 import type { Command } from 'commander';
-import { fmtBytes } from './bundle.js';
+import { fmtBytes } from './publication.js';
 import { type RemoteHub, remoteAction, remoteHub, remoteOptions } from './remote.js';
 import { createBundle, knownCommits, selectBranches } from './sourceBundle.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
-/** One publication: the sites that get the same bundle (they hold the same commits). */
+/** One publication: the sites that get the same git bundle (they hold the same commits). */
 interface Group {
   sites: string[];
   prerequisites: string[];
@@ -21,9 +25,13 @@ interface Group {
  * is full (the site's reported heads are not what its mirror holds).
  */
 async function needsFull(hub: RemoteHub, site: string, name: string): Promise<boolean> {
-  const list = await hub.json('GET', `/api/bundles?site=${encodeURIComponent(site)}`, BundlesResponseSchema);
-  const last = list.bundles
-    .filter((b) => b.fileKind === 'git' && b.name === name)
+  const list = await hub.json(
+    'GET',
+    `/api/publications?site=${encodeURIComponent(site)}`,
+    PublicationsResponseSchema,
+  );
+  const last = list.publications
+    .filter((p) => p.fileKind === 'git' && p.name === name)
     .sort((a, b) => b.publishedAt.localeCompare(a.publishedAt))[0];
   const d = last?.deliveries?.find((x) => x.site === site);
   return d?.state === 'refused' && /prerequisite/i.test(d.reason ?? '');
@@ -135,24 +143,26 @@ async function publish(o: {
         kind: 'git',
         ...(o.ttl ? { ttl: o.ttl } : {}),
       });
-      const b = await hub.upload(
-        `/api/bundles?${q}`,
+      const p = await hub.upload(
+        `/api/publications?${q}`,
         await readFile(file),
         size,
-        BundleInfoSchema.passthrough(),
+        PublicationInfoSchema.passthrough(),
       );
       const what = g.prerequisites.length > 0 ? `incremental on ${g.prerequisites.length} commit(s)` : 'full';
       published.push({
-        bundleId: b.bundleId,
+        publicationId: p.publicationId,
+        /** `publicationId` again, for scripts written before decision 170 (one version). */
+        bundleId: p.publicationId,
         sites: g.sites,
         size,
-        sha256: b.sha256,
+        sha256: p.sha256,
         incremental: g.prerequisites.length > 0,
         prerequisites: g.prerequisites,
       });
       if (!o.json)
         console.log(
-          `published ${b.bundleId} ${name} (git, ${fmtBytes(size)}, ${what}) to ${g.sites.join(', ')}`,
+          `published ${p.publicationId} ${name} (git, ${fmtBytes(size)}, ${what}) to ${g.sites.join(', ')}`,
         );
     }
   } finally {

@@ -11,11 +11,11 @@ function touched(patches: readonly A.Patch[]): Touched {
   const cells = new Set<string>();
   let facts = false;
   let cadence = false;
-  let bundles = false;
+  let publications = false;
   let applies = false;
   for (const p of patches) {
     const [top, key] = p.path;
-    if (top === 'bundles') bundles = true;
+    if (top === 'bundles') publications = true;
     else if (top === 'applies') applies = true;
     else if (top === 'runs' && typeof key === 'string') runs.add(key);
     else if (top === 'cells' && typeof key === 'string') cells.add(key);
@@ -24,7 +24,7 @@ function touched(patches: readonly A.Patch[]): Touched {
       if (key === undefined || key === 'cadenceS') cadence = true;
     }
   }
-  return { runs, cells, facts, cadence, bundles, applies };
+  return { runs, cells, facts, cadence, publications, applies };
 }
 
 /** An agent-shaped document written the way the agent writes it. */
@@ -83,7 +83,7 @@ describe('DocReader', () => {
       cells: new Set(['prod/c1', 'prod/c2']),
       facts: true,
       cadence: true,
-      bundles: true,
+      publications: true,
       applies: true,
     });
   });
@@ -143,7 +143,7 @@ describe('DocReader', () => {
       cells: new Set(['prod/c1']),
       facts: true,
       cadence: true,
-      bundles: false,
+      publications: false,
       applies: false,
     });
     const readsForTouched = reads;

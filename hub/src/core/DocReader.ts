@@ -11,8 +11,8 @@ export interface Touched {
   facts: boolean;
   /** The declared cadences changed: every cell's expected interval may have moved. */
   cadence: boolean;
-  /** The agent's delivery states (`bundles`) changed. */
-  bundles: boolean;
+  /** The agent's publication delivery states (the document's `bundles` map) changed. */
+  publications: boolean;
   /** The agent's apply records (`applies`) changed. */
   applies: boolean;
 }
@@ -114,11 +114,11 @@ export class DocReader {
     const cells = new Set<string>();
     let facts = false;
     let cadence = false;
-    let bundles = false;
+    let publications = false;
     let applies = false;
     for (const p of this.h.diff(before, after)) {
       const [top, key] = p.path;
-      if (top === 'bundles') bundles = true;
+      if (top === 'bundles') publications = true;
       else if (top === 'applies') applies = true;
       else if (top === 'runs' || top === 'cells') {
         if (typeof key !== 'string') {
@@ -136,6 +136,6 @@ export class DocReader {
         if (key === undefined || key === 'cadenceS') cadence = true;
       }
     }
-    return { runs, cells, facts, cadence, bundles, applies };
+    return { runs, cells, facts, cadence, publications, applies };
   }
 }

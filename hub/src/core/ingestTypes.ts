@@ -25,6 +25,6 @@ export interface Committed {
   runs: RunRow[];
   sites: string[];
   planRequests: PlanRequestRow[];
-  /** The `bundles` map (the agent's delivery states) of each document whose map changed. */
+  /** The `bundles` map (the agent's publication delivery states) of each document whose map changed. */
   deliveries: { docId: string; site: string; agent: string; states: unknown }[];
 }

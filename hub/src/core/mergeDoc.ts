@@ -52,8 +52,8 @@ export interface MergeOutput {
    */
   segments: (Segment | null)[];
   heads: string[];
-  /** The document's `bundles` map (delivery states), when a segment changed it. */
-  bundles: unknown;
+  /** The document's `bundles` map (publication delivery states), when a segment changed it. */
+  publications: unknown;
   /** The document's `applies` map (apply records), when a segment changed it. */
   applies: unknown;
   /** The whole document to store in place of its chunks, or null: store the changed items' chunks. */
@@ -69,7 +69,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
     let from = h.getHeads();
     const items: MergedItem[] = [];
     const segments: (Segment | null)[] = [];
-    let bundlesTouched = false;
+    let publicationsTouched = false;
     let appliesTouched = false;
     const read = (to: A.Heads, at?: A.Heads): Segment | null => {
       if (sameHeads(from, to)) return null;
@@ -77,7 +77,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       from = to;
       const doc = new DocReader(h, at);
       const touched = doc.touched(since, to);
-      bundlesTouched ||= touched.bundles;
+      publicationsTouched ||= touched.publications;
       appliesTouched ||= touched.applies;
       if (touched.cadence) doc.preload('cells');
       const runs: Record<string, unknown> = {};
@@ -146,7 +146,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       items,
       segments,
       heads: h.getHeads(),
-      bundles: bundlesTouched ? new DocReader(h).root('bundles') : undefined,
+      publications: publicationsTouched ? new DocReader(h).root('bundles') : undefined,
       applies: appliesTouched ? new DocReader(h).root('applies') : undefined,
       whole: whole ? h.save() : null,
     };

@@ -48,7 +48,7 @@ export async function forwardBlob(d: BlobForwarderDeps): Promise<boolean> {
     );
     if (r.ok) {
       slotSucceeded(slot);
-      // Custody passes on: the file goes once the upstream has it (unless a cached bundle shares it).
+      // Custody passes on: the file goes once the upstream has it (unless a cached publication shares it).
       const file = d.custody.blobs.forwarded(blob.sha256);
       if (file) await d.removeFile(file);
       d.emit({ type: 'blob-forwarded', upstream: slot.upstream.name, sha256: blob.sha256, bytes: blob.size });

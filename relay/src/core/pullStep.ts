@@ -15,7 +15,7 @@ export async function pullStep(
   now: () => number,
   opts: { pageSize: number; maxPages: number },
   onError: (upstream: string, site: string, reason: string) => void,
-  /** Sees each committed page (bundles to outposts note `blob` manifests here). */
+  /** Sees each committed page (the publication cache notes `blob` manifests here). */
   onStored?: (site: string, items: readonly IncomingBundle[]) => void,
 ): Promise<number> {
   let pulled = 0;

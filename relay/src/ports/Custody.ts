@@ -51,7 +51,7 @@ export interface ExpiredReport {
 export interface StorageUsage {
   /** The store itself (the SQLite file; bundles held, in memory). */
   dbBytes: number;
-  /** Blobs in custody and bundles to outposts on disk. */
+  /** Blobs in custody and publications on disk. */
   blobBytes: number;
   /** Bytes outside custody that count too (in-progress uploads). */
   externalBytes: number;
@@ -88,7 +88,7 @@ export interface BlobCustody {
   setUploadUrl(sha256: string, upstream: string, url: string | null): void;
   /**
    * An upstream has the blob: it leaves custody, counted. Answers the file to delete, or null when a
-   * cached bundle to outposts still uses it.
+   * cached publication still uses it.
    */
   forwarded(sha256: string): string | null;
   /** Whether `peer` may read the blob here: it uploaded it, or a bundle held for one of its sites has it. */

@@ -18,7 +18,7 @@ export function App() {
   const resetKey = useResetKey();
   const { auth, signIn, signOut, showSignIn, recheck } = useAuth();
   const signedIn = auth.state === 'signed-in';
-  const viewLink = (view: 'overview' | 'links' | 'needs' | 'bundles' | 'audit', text: string) => (
+  const viewLink = (view: 'overview' | 'links' | 'needs' | 'publications' | 'audit', text: string) => (
     <a {...linkProps({ view }, go)} aria-current={route.view === view ? 'page' : undefined}>
       {text}
     </a>
@@ -41,8 +41,8 @@ export function App() {
             >
               Matrix
             </a>{' '}
-            {viewLink('links', 'Links')} {viewLink('needs', 'Needs')} {viewLink('bundles', 'Bundles')}{' '}
-            {viewLink('audit', 'Audit')}
+            {viewLink('links', 'Links')} {viewLink('needs', 'Needs')}{' '}
+            {viewLink('publications', 'Publications')} {viewLink('audit', 'Audit')}
           </nav>
         ) : null}
         <span class="spacer" />

@@ -1,6 +1,6 @@
-import type { BundleListItem, FleetSite, SiteDetail } from '@driftline/protocol';
-import { formatBytes, pendingAt } from '../core/bundles.js';
+import type { FleetSite, PublicationListItem, SiteDetail } from '@driftline/protocol';
 import { linkFromDetail, linkSentence, nextWindow } from '../core/link.js';
+import { formatBytes, pendingAt } from '../core/publications.js';
 import type { Route } from '../core/route.js';
 import { formatAbsolute, formatAgo, formatDuration } from '../core/time.js';
 import { useFleet } from '../hooks/useFleet.js';
@@ -12,10 +12,13 @@ import { RelTime } from './RelTime.js';
 
 const dash = '—';
 
-/** Bytes of bundles still on their way to `site`, or null while the bundles are not known. */
-export function bytesPendingDown(bundles: readonly BundleListItem[] | null, site: string): number | null {
-  if (!bundles) return null;
-  return pendingAt(bundles, site).reduce((n, r) => n + Math.max(0, r.size - r.bytes), 0);
+/** Bytes of publications still on their way to `site`, or null while the publications are not known. */
+export function bytesPendingDown(
+  publications: readonly PublicationListItem[] | null,
+  site: string,
+): number | null {
+  if (!publications) return null;
+  return pendingAt(publications, site).reduce((n, r) => n + Math.max(0, r.size - r.bytes), 0);
 }
 
 /** The next contact window as text: `in 12 min (at …)`, the declared text when not cron, or unknown. */
@@ -72,7 +75,7 @@ export const LINK_HEADINGS = [
   'agents heard from',
   'results queued at site',
   'oldest unsent result',
-  'bundles pending down',
+  'publications pending down',
   'upstream',
 ];
 
@@ -81,8 +84,8 @@ export function LinkNotes() {
   return (
     <p class="muted small">
       Next windows are the agents' declared contact windows; the relay's own contact plan is not known to the
-      hub. Bytes waiting to go up are not reported by agents: "results queued" counts them instead. Bundles
-      pending down are files published to the site and not yet placed there.
+      hub. Bytes waiting to go up are not reported by agents: "results queued" counts them instead.
+      Publications pending down are files published to the site and not yet placed there.
     </p>
   );
 }
@@ -92,7 +95,7 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
   const { api } = useServices();
   const now = useNow();
   const fleet = useFleet();
-  const [bundles] = useLoad(() => api.bundles(), [api]);
+  const [publications] = useLoad(() => api.publications(), [api]);
   if (fleet.state === 'loading') return <p aria-busy="true">Loading links…</p>;
   if (fleet.state === 'error')
     return (
@@ -100,7 +103,7 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
         Could not load the links: {fleet.message}
       </p>
     );
-  const b = bundles.state === 'ok' ? bundles.data.bundles : null;
+  const b = publications.state === 'ok' ? publications.data.publications : null;
   const rank = (s: FleetSite) => ['link-down', 'never-heard', 'no-plan-yet', 'ok'].indexOf(s.link);
   const sites = [...fleet.data.sites].sort((x, y) => rank(x) - rank(y) || (x.site < y.site ? -1 : 1));
   return (
@@ -139,7 +142,7 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
 /** The site view's "Link" table: one site's facts as the links view shows them. */
 export function SiteLink({ detail, now }: { detail: SiteDetail; now: number }) {
   const { api } = useServices();
-  const [bundles] = useLoad(() => api.bundles(detail.site), [api, detail.site]);
+  const [publications] = useLoad(() => api.publications(detail.site), [api, detail.site]);
   const s = linkFromDetail(detail);
   return (
     <>
@@ -159,7 +162,10 @@ export function SiteLink({ detail, now }: { detail: SiteDetail; now: number }) {
             <LinkCells
               s={s}
               now={now}
-              pendingDown={bytesPendingDown(bundles.state === 'ok' ? bundles.data.bundles : null, s.site)}
+              pendingDown={bytesPendingDown(
+                publications.state === 'ok' ? publications.data.publications : null,
+                s.site,
+              )}
             />
           </tr>
         </tbody>

@@ -82,8 +82,9 @@ export function NeedsView({ go }: { go: (r: Route) => void }) {
             </tbody>
           </table>
           <p class="muted small">
-            Send a provider build with <code>hub bundle publish --kind provider-mirror</code>, a repository's
-            commits with a <code>git</code> bundle; the blocked cells plan again once the site holds them.
+            Send a provider build with <code>hub publication publish --kind provider-mirror</code>, a
+            repository's commits with <code>hub source publish</code> (a git bundle); the blocked cells plan
+            again once the site holds them.
           </p>
         </>
       ) : null}

@@ -7,7 +7,7 @@ import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
 import { CellBody } from './CellBody.js';
 import { SiteLink } from './LinksView.js';
-import { PendingBundles } from './PendingBundles.js';
+import { PendingPublications } from './PendingPublications.js';
 import { RelTime } from './RelTime.js';
 
 const dash = '—';
@@ -81,7 +81,7 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
           ))}
         </tbody>
       </table>
-      <PendingBundles site={s.site} now={now} go={go} />
+      <PendingPublications site={s.site} now={now} go={go} />
       <h2>Cells</h2>
       <ul class="cell-list">
         {cells.map((c) => (

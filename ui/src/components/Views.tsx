@@ -1,11 +1,11 @@
 import type { Route } from '../core/route.js';
 import { AuditView } from './AuditView.js';
-import { BundlesView } from './BundlesView.js';
 import { CellView } from './CellView.js';
 import { LinksView } from './LinksView.js';
 import { MatrixView } from './MatrixView.js';
 import { NeedsView } from './NeedsView.js';
 import { OverviewView } from './OverviewView.js';
+import { PublicationsView } from './PublicationsView.js';
 import { RunView } from './RunView.js';
 import { SiteView } from './SiteView.js';
 
@@ -35,8 +35,8 @@ export function Views({ route, go }: { route: Route; go: (r: Route, opts?: { rep
       );
     case 'run':
       return <RunView runId={route.runId} go={go} />;
-    case 'bundles':
-      return <BundlesView go={go} />;
+    case 'publications':
+      return <PublicationsView go={go} />;
     case 'audit':
       return <AuditView />;
   }

@@ -36,7 +36,7 @@ export type Route =
       ref?: string | null;
     }
   | { view: 'run'; runId: string }
-  | { view: 'bundles' }
+  | { view: 'publications' }
   | { view: 'audit' };
 
 export const NO_FILTERS: Filters = {
@@ -86,7 +86,8 @@ export function parseRoute(search: string): Route {
     };
   }
   if (view === 'run' && p.get('run')) return { view: 'run', runId: p.get('run')! };
-  if (view === 'bundles') return { view: 'bundles' };
+  // `bundles` is the view's name before decision 170: links saved then still open it.
+  if (view === 'publications' || view === 'bundles') return { view: 'publications' };
   if (view === 'audit') return { view: 'audit' };
   return {
     view: 'matrix',
@@ -143,8 +144,8 @@ export function formatRoute(route: Route): string {
       p.set('view', 'run');
       p.set('run', route.runId);
       break;
-    case 'bundles':
-      p.set('view', 'bundles');
+    case 'publications':
+      p.set('view', 'publications');
       break;
     case 'audit':
       p.set('view', 'audit');

@@ -4,12 +4,12 @@ import type {
   ApprovalsResponse,
   Approver,
   AuditResponse,
-  BundlesResponse,
   FleetResponse,
   MatrixResponse,
   NeedsResponse,
   PlanRequest,
   PlanRequestCreate,
+  PublicationsResponse,
   RefsResponse,
   RunDetail,
   RunsResponse,
@@ -52,8 +52,8 @@ export interface Api {
   approvers(): Promise<{ approvers: Approver[] }>;
   /** Submits an approval signed in this browser (`POST /api/approvals`); the private key is never sent. */
   submitApproval(approval: Approval): Promise<ApprovalJourney>;
-  /** Bundles to outposts with their per-site deliveries (`?site=` keeps those targeting one site). */
-  bundles(site?: string): Promise<BundlesResponse>;
+  /** Publications with their per-site deliveries (`?site=` keeps those targeting one site). */
+  publications(site?: string): Promise<PublicationsResponse>;
   /** Who this browser is signed in as (`GET /api/session`); an `ApiError` with status 401 when nobody. */
   session(): Promise<Session>;
   /** Trades an operator token for a session cookie (`POST /api/session`). */

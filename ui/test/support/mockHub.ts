@@ -7,8 +7,6 @@ import {
   ApproversResponseSchema,
   type AuditEntry,
   AuditResponseSchema,
-  type BundleListItem,
-  BundlesResponseSchema,
   FleetResponseSchema,
   type HubEvent,
   type MatrixCell,
@@ -17,6 +15,8 @@ import {
   NeedsResponseSchema,
   PlanRequestCreateSchema,
   PlanRequestSchema,
+  type PublicationListItem,
+  PublicationsResponseSchema,
   RefsResponseSchema,
   type Role,
   type RunDetail,
@@ -59,8 +59,8 @@ export class MockHub {
   history = new Map<string, MatrixCell[]>();
   /** Every call, with the CSRF header it carried (null: none). */
   requests: { path: string; body?: unknown; csrf?: string | null }[] = [];
-  /** Bundles to outposts, with their per-site deliveries, for `GET /api/bundles`. */
-  bundles: BundleListItem[] = [];
+  /** Publications, with their per-site deliveries, for `GET /api/publications`. */
+  publications: PublicationListItem[] = [];
   /** Tokens `POST /api/session` accepts, and whom they sign in. */
   tokens = new Map<string, { user: string; roles: Role[] }>([
     ['admin-token', { user: 'ada', roles: ['admin'] }],
@@ -219,10 +219,10 @@ export class MockHub {
       if (!r) return notFound(`no run '${b}'`);
       return { status: 200, body: RunDetailSchema.parse(r) };
     }
-    if (method === 'GET' && a === 'bundles' && !b) {
+    if (method === 'GET' && a === 'publications' && !b) {
       const site = url.searchParams.get('site');
-      const bundles = this.bundles.filter((x) => !site || x.sites.includes(site as never));
-      return { status: 200, body: BundlesResponseSchema.parse({ bundles }) };
+      const publications = this.publications.filter((x) => !site || x.sites.includes(site as never));
+      return { status: 200, body: PublicationsResponseSchema.parse({ publications }) };
     }
     if (method === 'POST' && a === 'plan-requests' && !b) {
       if (!this.session.roles.some((r) => r === 'operator' || r === 'admin'))

@@ -1,20 +1,24 @@
 import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { LOCK_FILE_MAX_CHARS, parseLockFile, parsePackedZipPath } from '@driftline/protocol';
-import { safeName } from '../../core/bundles/BundleReceiver.js';
-import type { BundleFiles, BundleSink } from '../../core/bundles/ports.js';
 import type { ProviderNeeds } from '../../core/plan/prepareSource.js';
+import { safeName } from '../../core/publications/PublicationReceiver.js';
+import type { PublicationFiles, PublicationSink } from '../../core/publications/ports.js';
 import { checkProviderZip } from './checkProviderZip.js';
 import { missingProviders } from './mirror.js';
 
 /**
- * `provider-mirror` bundles. One named as Terraform's packed layout
+ * `provider-mirror` publications. One named as Terraform's packed layout
  * (`registry.terraform.io/hashicorp/aws/terraform-provider-aws_5.31.0_linux_amd64.zip`, what
  * `hub mirror publish` sends) is checked (a zip whose entries stay inside it, no symbolic links) and
  * placed at that path under the mirror directory, where `terraform init` finds it; any other name is
  * placed flat in the directory as before. `onPlaced` hears of each provider build placed.
  */
-export function providerSink(dir: string, files: BundleFiles, onPlaced: (path: string) => void): BundleSink {
+export function providerSink(
+  dir: string,
+  files: PublicationFiles,
+  onPlaced: (path: string) => void,
+): PublicationSink {
   return {
     refuse: () => null,
     apply: async ({ sha256, name, path }) => {

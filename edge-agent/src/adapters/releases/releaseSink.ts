@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ReleasesConfig } from '../../configReleases.js';
-import type { BundleSink } from '../../core/bundles/ports.js';
+import type { PublicationSink } from '../../core/publications/ports.js';
 import { compareVersions, parseReleaseName, releaseProblem } from './checks.js';
 import { UnsafeTarball, unpackTarGz } from './untar.js';
 
@@ -46,16 +46,16 @@ export async function switchCurrent(dir: string, version: string): Promise<strin
 }
 
 /**
- * The `agent-release` bundle kind: an offline package of a newer agent, verified and unpacked into
+ * The `agent-release` publication kind: an offline package of a newer agent, verified and unpacked into
  * `<releases.dir>/releases/<version>/` next to the running version; `<releases.dir>/current` is
  * repointed only when `releases.switch` is true. Nothing in it is run here.
  */
-export function releaseSink(d: ReleaseSinkDeps): BundleSink {
+export function releaseSink(d: ReleaseSinkDeps): PublicationSink {
   const arch = d.arch ?? process.arch;
   const { dir } = d.config;
   const refuse = (name: string): string | null => {
     if (!d.config.install)
-      return 'releases.install is not true in agent.yaml: this agent takes no agent-release bundles';
+      return 'releases.install is not true in agent.yaml: this agent takes no agent-release publications';
     const r = parseReleaseName(name);
     if (!r) return `${name} is not a driftline-edge release (driftline-edge-<version>-linux-<arch>.tar.gz)`;
     if (r.arch !== arch) return `it is built for linux-${r.arch}, this machine is linux-${arch}`;

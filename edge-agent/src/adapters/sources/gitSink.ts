@@ -1,16 +1,16 @@
 import type { AgentConfig } from '../../config.js';
-import type { BundleSink } from '../../core/bundles/ports.js';
+import type { PublicationSink } from '../../core/publications/ports.js';
 import type { SourceMirror } from '../../ports/SourceMirror.js';
 
 /**
- * `git` bundles: named after the repository they carry, taken only for a repository a component plans
+ * `git` publications (git bundles): named after the repository they carry, taken only for a repository a component plans
  * from (`components[].source.repo`), verified and fetched into its mirror. `onHeads` hears which refs moved.
  */
 export function gitSink(
   config: AgentConfig,
   mirror: SourceMirror,
   onHeads: (repo: string, updated: Record<string, string>) => void,
-): BundleSink {
+): PublicationSink {
   const repos = new Set(config.components.flatMap((c) => (c.source ? [c.source.repo] : [])));
   return {
     refuse: (name) =>

@@ -39,7 +39,7 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
 
 /**
  * Opens the agent's file (`<dataDir>/agent.sqlite`) with its migrations. The adapters over it
- * (`SqliteAgentStorage`, `SqliteUrlStorage`, `SqliteBundleLedger`) share this one connection;
+ * (`SqliteAgentStorage`, `SqliteUrlStorage`, `SqlitePublicationLedger`) share this one connection;
  * `SqliteAgentStorage.close()` closes it.
  */
 export function openAgentDatabase(path: string, opts: { cacheKiB?: number } = {}): Database.Database {

@@ -12,7 +12,7 @@ export interface SqliteLedgerOptions extends AgentLedgerOptions {
 
 /**
  * The agent's ledger over its SQLite file: what `edge-agent run` and `status` open. `db` is the one
- * connection for the other adapters over the same file (`SqliteUrlStorage`, `SqliteBundleLedger`);
+ * connection for the other adapters over the same file (`SqliteUrlStorage`, `SqlitePublicationLedger`);
  * closing the ledger closes it.
  */
 export function openSqliteLedger(options: SqliteLedgerOptions): {

@@ -3,7 +3,7 @@ import {
   type AckPayload,
   type ControlPayload,
   cellKey,
-  type DocBundleState,
+  type DocPublicationState,
   type RejectionPayload,
 } from '@driftline/protocol';
 import { type AgentStorage, type AgentWriteSet, StoreOpenError } from '../../ports/AgentStorage.js';
@@ -222,11 +222,11 @@ export class AgentLedger implements AgentStore, ApplyStore {
     }));
   }
 
-  /** Writes the bundles-to-outposts delivery states into the document, so they travel as facts. */
-  setBundleStates(states: Record<string, DocBundleState>): void {
+  /** Writes the publications' delivery states into the document's `bundles` map, so they travel as facts. */
+  setPublicationStates(states: Record<string, DocPublicationState>): void {
     const before = this.docs.doc;
     const next = A.change(before, { message: 'bundles', time: Math.floor(this.opts.now() / 1000) }, (d) => {
-      const want = JSON.parse(JSON.stringify(states)) as Record<string, DocBundleState>;
+      const want = JSON.parse(JSON.stringify(states)) as Record<string, DocPublicationState>;
       if (!d.bundles) d.bundles = {};
       for (const [id, v] of Object.entries(want))
         if (JSON.stringify(d.bundles[id]) !== JSON.stringify(v)) d.bundles[id] = v;

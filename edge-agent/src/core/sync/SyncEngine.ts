@@ -42,7 +42,7 @@ export interface SyncDeps {
   log: SyncLogger;
   /** Bundle lifetime at relays, seconds. */
   lifetimeS?: number;
-  /** A hub-signed `blob` manifest (bundles to outposts); unset: such manifests are ignored. */
+  /** A hub-signed `blob` manifest (a publication); unset: such manifests are ignored. */
   onBlobManifest?(manifest: PayloadOf<'blob'>): void;
   /**
    * A hub-relayed approval (the hub's signature checked; the approver's is the handler's to check against

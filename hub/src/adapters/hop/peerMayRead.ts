@@ -1,6 +1,6 @@
 import type { Peer } from '@driftline/hop';
-import type { BundleStore } from '../../ports/BundleStore.js';
 import type { HubStore } from '../../ports/HubStore.js';
+import type { PublicationStore } from '../../ports/PublicationStore.js';
 
 /**
  * Whether a downstream peer may read a blob from the hub (DESIGN S4: a peer acts only for its own
@@ -10,12 +10,12 @@ import type { HubStore } from '../../ports/HubStore.js';
 export async function peerMayRead(
   peer: Peer,
   sha256: string,
-  d: { store: HubStore; bundles: BundleStore },
+  d: { store: HubStore; publications: PublicationStore },
 ): Promise<boolean> {
   if (peer.sites.includes('*')) return true;
   for (const site of peer.sites) {
-    const published = await d.bundles.listBundles(site);
-    if (published.some((b) => b.sha256 === sha256)) return true;
+    const published = await d.publications.listPublications(site);
+    if (published.some((p) => p.sha256 === sha256)) return true;
   }
   const docs = await d.store.docsAnnouncing(sha256);
   return docs.some((doc) => peer.sites.includes(doc.split('/')[0] ?? ''));

@@ -1,4 +1,4 @@
-import { BundlePublishQuerySchema } from '@driftline/protocol';
+import { PublishQuerySchema } from '@driftline/protocol';
 import { err, json, pathParam, queryParams, ref, retryLater, unauthorized } from './openapiShared.js';
 import { policyFor } from './policy.js';
 import { AuditQuery, SiteFilterQuery } from './queries.js';
@@ -25,7 +25,7 @@ export const SECURITY_SCHEMES = {
   },
 };
 
-/** Paths for sign-in, the audit log and bundles to outposts. */
+/** Paths for sign-in, the audit log and publications. */
 export function authPaths(): Record<string, Record<string, object>> {
   return {
     '/api/session': {
@@ -61,39 +61,8 @@ export function authPaths(): Record<string, Record<string, object>> {
         responses: { '200': json('AuditResponse', 'entries'), ...notModified, '400': err('bad query') },
       },
     },
-    '/api/bundles': {
-      get: {
-        summary: 'Published bundles with delivery counts',
-        parameters: queryParams(SiteFilterQuery),
-        responses: { '200': json('BundlesResponse', 'bundles'), ...notModified },
-      },
-      post: {
-        summary:
-          'Publish the request body as a signed bundle to sites (streamed; at most api.maxUploadBytes)',
-        parameters: queryParams(BundlePublishQuerySchema, {
-          site: "site ids, comma-separated, or 'all'",
-          name: 'name shown and used for the placed file',
-          kind: 'file kind',
-          ttl: 'seconds until it expires',
-        }),
-        requestBody: {
-          required: true,
-          content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
-        },
-        responses: {
-          '201': json('BundleDetail', 'published'),
-          '400': err('bad query or unknown site'),
-          '413': err('over api.maxUploadBytes'),
-        },
-      },
-    },
-    '/api/bundles/{bundleId}': {
-      get: {
-        summary: 'One bundle with per-site delivery',
-        parameters: [pathParam('bundleId')],
-        responses: { '200': json('BundleDetail', 'bundle'), ...notModified, '404': err('not found') },
-      },
-    },
+    ...publicationPaths(false),
+    ...publicationPaths(true),
   };
 }
 
@@ -135,4 +104,57 @@ export function withRoles(paths: Record<string, Record<string, object>>): Record
     out[path] = next;
   }
   return out;
+}
+
+/**
+ * `/api/publications`, or with `legacy` its deprecated name `/api/bundles` (decision 170): the same
+ * routes answering the old field names (`bundleId`, `bundles`), with `Deprecation` and `Link` headers.
+ */
+function publicationPaths(legacy: boolean): Record<string, Record<string, object>> {
+  const base = legacy ? '/api/bundles' : '/api/publications';
+  const id = legacy ? 'bundleId' : 'publicationId';
+  const detail = legacy ? 'LegacyBundleDetail' : 'PublicationDetail';
+  const old = legacy
+    ? { deprecated: true, description: 'Deprecated: use /api/publications (same answer, new field names).' }
+    : {};
+  return {
+    [base]: {
+      get: {
+        ...old,
+        summary: 'Publications (files published to sites) with delivery counts',
+        parameters: queryParams(SiteFilterQuery),
+        responses: {
+          '200': json(legacy ? 'LegacyBundlesResponse' : 'PublicationsResponse', 'publications'),
+          ...notModified,
+        },
+      },
+      post: {
+        ...old,
+        summary: 'Publish the request body to sites as a publication (streamed; at most api.maxUploadBytes)',
+        parameters: queryParams(PublishQuerySchema, {
+          site: "site ids, comma-separated, or 'all'",
+          name: 'name shown and used for the placed file',
+          kind: 'file kind',
+          ttl: 'seconds until it expires',
+        }),
+        requestBody: {
+          required: true,
+          content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+        },
+        responses: {
+          '201': json(detail, 'published'),
+          '400': err('bad query or unknown site'),
+          '413': err('over api.maxUploadBytes'),
+        },
+      },
+    },
+    [`${base}/{${id}}`]: {
+      get: {
+        ...old,
+        summary: 'One publication with per-site delivery',
+        parameters: [pathParam(id)],
+        responses: { '200': json(detail, 'publication'), ...notModified, '404': err('not found') },
+      },
+    },
+  };
 }

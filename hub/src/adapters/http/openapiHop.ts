@@ -48,7 +48,7 @@ export function hopPaths(): Record<string, Record<string, object>> {
       },
       get: {
         ...peer,
-        summary: 'The downlink of a site (acks, plan requests, bundles to outposts) after a cursor',
+        summary: 'The downlink of a site (acks, plan requests, publication manifests) after a cursor',
         parameters: [
           header('Accept-Encoding', 'br: compress a batch over 1 KiB'),
           ...queryParams(DownlinkQuerySchema),

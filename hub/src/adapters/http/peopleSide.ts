@@ -18,7 +18,7 @@ export interface PeopleSideDeps {
   clock: Clock;
   config: ApiConfig;
   csrfKey: Uint8Array;
-  /** `/api/…` routers (matrix, runs, plan requests, events, bundles), mounted in this order. */
+  /** `/api/…` routers (matrix, runs, plan requests, events, publications), mounted in this order. */
   routers: Router[];
   uiDir: string | null;
   /** Serve `/metrics` from this registry here (when the hop server does not serve it). */

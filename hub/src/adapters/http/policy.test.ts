@@ -3,7 +3,16 @@ import { isGuardedPath, policyFor } from './policy.js';
 
 describe('route policy', () => {
   it('names the role of each route, ignoring letter case, empty segments and HEAD', () => {
-    expect(policyFor('POST', '/api/bundles').need).toBe('publisher');
+    expect(policyFor('POST', '/api/publications')).toMatchObject({
+      need: 'publisher',
+      audit: 'publication.publish',
+    });
+    // The deprecated alias asks for the same role and records the same action.
+    expect(policyFor('POST', '/api/bundles')).toMatchObject({
+      need: 'publisher',
+      audit: 'publication.publish',
+    });
+    expect(policyFor('GET', '/api/bundles/01J').need).toBe('viewer');
     expect(policyFor('post', '/API//Plan-Requests/').need).toBe('operator');
     expect(policyFor('HEAD', '/api/sites/ship-7').need).toBe('viewer');
     expect(policyFor('DELETE', '/api/session').need).toBe('open');

@@ -28,9 +28,13 @@ export const ROUTE_POLICIES: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/plan-requests', need: 'viewer' },
   { method: 'GET', path: '/api/plan-requests/:requestId', need: 'viewer' },
   { method: 'POST', path: '/api/plan-requests', need: 'operator', audit: 'plan-request.create' },
+  { method: 'GET', path: '/api/publications', need: 'viewer' },
+  { method: 'GET', path: '/api/publications/:publicationId', need: 'viewer' },
+  { method: 'POST', path: '/api/publications', need: 'publisher', audit: 'publication.publish' },
+  // The deprecated names of the three above (decision 170): the same roles, the same audit action.
   { method: 'GET', path: '/api/bundles', need: 'viewer' },
   { method: 'GET', path: '/api/bundles/:bundleId', need: 'viewer' },
-  { method: 'POST', path: '/api/bundles', need: 'publisher', audit: 'bundle.publish' },
+  { method: 'POST', path: '/api/bundles', need: 'publisher', audit: 'publication.publish' },
   { method: 'GET', path: '/api/events', need: 'viewer' },
   { method: 'GET', path: '/api/refs', need: 'viewer' },
   // A ref's slashes are percent-encoded (pr%2F42); decoded, such a path falls back to viewer for reads too.

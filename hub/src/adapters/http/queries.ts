@@ -25,7 +25,7 @@ export const AuditQuery = z.object({
   before: z.coerce.number().int().positive().optional().describe('an entry id: older entries only'),
 });
 
-/** `GET /api/plan-requests` and `GET /api/bundles` */
+/** `GET /api/plan-requests` and `GET /api/publications` */
 export const SiteFilterQuery = z.object({
   site: z.string().min(1).optional().describe('only this site'),
 });

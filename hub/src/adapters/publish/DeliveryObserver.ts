@@ -1,12 +1,12 @@
 import type { FinishedUpload, HopBackend, Peer, SourceClocks } from '@driftline/hop';
-import type { DocBundleState, DownlinkQuery, Receipt } from '@driftline/protocol';
+import type { DocPublicationState, DownlinkQuery, Receipt } from '@driftline/protocol';
 import type { Committed, Ingest } from '../../core/Ingest.js';
 import { deliveryRows } from '../../core/publish/manifests.js';
-import type { BundleStore } from '../../ports/BundleStore.js';
 import type { Clock } from '../../ports/Clock.js';
+import type { PublicationStore } from '../../ports/PublicationStore.js';
 
 /**
- * Wraps the hub's hop backend: records the agents' delivery states (each document's `bundles` map,
+ * Wraps the hub's hop backend: records the agents' publication delivery states (each document's `bundles` map,
  * which Ingest reads when a batch changed it) before the batch's receipts are returned. A failure
  * here is logged and never fails the receipt (the next change to the map reports the states again).
  */
@@ -17,10 +17,10 @@ export class DeliveryObserver implements HopBackend {
     private readonly inner: HopBackend,
     private readonly d: {
       ingest: Pick<Ingest, 'onCommitted'>;
-      bundles: BundleStore;
+      publications: PublicationStore;
       clock: Clock;
       onError: (e: unknown) => void;
-      onReported?: (bundleIds: string[]) => void;
+      onReported?: (publicationIds: string[]) => void;
     },
   ) {
     d.ingest.onCommitted((c) => {
@@ -69,11 +69,11 @@ export class DeliveryObserver implements HopBackend {
           const rows = deliveryRows(
             site,
             agent,
-            states as Record<string, DocBundleState>,
+            states as Record<string, DocPublicationState>,
             this.d.clock.now(),
           );
-          await this.d.bundles.report(rows);
-          for (const r of rows) ids.add(r.bundleId);
+          await this.d.publications.report(rows);
+          for (const r of rows) ids.add(r.publicationId);
         }
         if (ids.size > 0) this.d.onReported?.([...ids]);
       } catch (e) {

@@ -56,7 +56,7 @@ export async function ingestDocument(
     b.touchedDocs.set(docId, { site, agent, heads: out.heads });
   }
   await read(segment);
-  if (out.bundles !== undefined) b.deliveries.push({ docId, site, agent, states: out.bundles });
+  if (out.publications !== undefined) b.deliveries.push({ docId, site, agent, states: out.publications });
   if (out.applies !== undefined) {
     const a = applyRows(site, agent, out.applies, offsetMs ?? 0);
     b.applies.push(...a.rows);

@@ -1,18 +1,18 @@
 import {
   type BlobManifest,
   type BundleHeader,
-  type DocBundleState,
+  type DocPublicationState,
   encodeBundle,
   type FileKind,
 } from '@driftline/protocol';
-import type { BundleRow, DeliveryRow } from '../../ports/BundleStore.js';
 import type { DownlinkRow } from '../../ports/HubStore.js';
+import type { DeliveryRow, PublicationRow } from '../../ports/PublicationStore.js';
 
-/** Default lifetime of a published bundle's manifest at relays and sites. */
-export const DEFAULT_BUNDLE_TTL_S = 30 * 86_400;
+/** Default lifetime of a publication's manifest at relays and sites. */
+export const DEFAULT_PUBLICATION_TTL_S = 30 * 86_400;
 
 export interface PublishInput {
-  bundleId: string;
+  publicationId: string;
   name: string;
   fileKind: FileKind;
   sha256: string;
@@ -24,30 +24,31 @@ export interface PublishInput {
   supersedes?: Record<string, string[]>;
 }
 
-/** The publication's record (what `BundleStore.publish` keeps). */
-export function bundleRow(input: PublishInput): BundleRow {
+/** The publication's record (what `PublicationStore.publish` keeps). */
+export function publicationRow(input: PublishInput): PublicationRow {
   return {
-    bundleId: input.bundleId,
+    publicationId: input.publicationId,
     name: input.name,
     fileKind: input.fileKind,
     sha256: input.sha256,
     size: input.size,
     sites: input.sites,
     publishedAt: input.now,
-    expiresAt: input.now + (input.ttlS ?? DEFAULT_BUNDLE_TTL_S) * 1000,
+    expiresAt: input.now + (input.ttlS ?? DEFAULT_PUBLICATION_TTL_S) * 1000,
   };
 }
 
 /**
  * The signed `blob` manifests of one publication, one per target site, queued at `bulk` (DESIGN,
- * "Bundles to outposts"): the hub's key signs name, kind, size, sha256, target sites and expiry.
+ * "Bundles to outposts"): the hub's key signs name, kind, size, sha256, target sites and expiry. The
+ * manifest's `bundleId` is the publication id (its wire name; decision 170).
  */
 export async function buildManifests(
   input: PublishInput,
   hubPrivateKey: CryptoKey,
   newId: () => string,
-): Promise<{ bundle: BundleRow; downlink: Omit<DownlinkRow, 'seq'>[] }> {
-  const ttlS = input.ttlS ?? DEFAULT_BUNDLE_TTL_S;
+): Promise<{ publication: PublicationRow; downlink: Omit<DownlinkRow, 'seq'>[] }> {
+  const ttlS = input.ttlS ?? DEFAULT_PUBLICATION_TTL_S;
   const expiresAt = input.now + ttlS * 1000;
   const manifest: BlobManifest = {
     sha256: input.sha256 as BlobManifest['sha256'],
@@ -56,7 +57,7 @@ export async function buildManifests(
     name: input.name,
     fileKind: input.fileKind,
     expiresAt,
-    bundleId: input.bundleId,
+    bundleId: input.publicationId,
     sites: input.sites as BlobManifest['sites'],
   };
   const downlink: Omit<DownlinkRow, 'seq'>[] = [];
@@ -83,23 +84,23 @@ export async function buildManifests(
       bytes: await encodeBundle(header, payload, hubPrivateKey),
     });
   }
-  return { bundle: bundleRow(input), downlink };
+  return { publication: publicationRow(input), downlink };
 }
 
-/** Delivery rows from an agent document's `bundles` map (plain data), stamped with hub time. */
+/** Delivery rows from an agent document's `bundles` map (publications; plain data), stamped with hub time. */
 export function deliveryRows(
   site: string,
   agent: string,
-  bundles: Record<string, DocBundleState> | undefined,
+  states: Record<string, DocPublicationState> | undefined,
   now: number,
 ): DeliveryRow[] {
-  return Object.values(bundles ?? {}).map((b) => ({
-    bundleId: b.bundleId,
+  return Object.values(states ?? {}).map((p) => ({
+    publicationId: p.bundleId,
     site,
     agent,
-    state: b.state,
-    bytes: b.bytes,
-    reason: b.reason ?? null,
+    state: p.state,
+    bytes: p.bytes,
+    reason: p.reason ?? null,
     updatedAt: now,
   }));
 }

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HopClient, type HopFailure } from '@driftline/hop/client';
-import type { BlobFetcher } from '../../ports/BundleCache.js';
+import type { BlobFetcher } from '../../ports/PublicationCache.js';
 
 export type ChunkResult =
   | { ok: true; offset: number; complete: boolean; bytes: number }

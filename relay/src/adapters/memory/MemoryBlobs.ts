@@ -1,7 +1,7 @@
 import type { PendingBlob } from '../../ports/BlobUploader.js';
 import type { BlobCustody } from '../../ports/Custody.js';
 
-/** What a cached bundle to outposts tells custody about a blob of the same hash (null: none). */
+/** What a cached publication tells custody about a blob of the same hash (null: none). */
 export type CachedLookup = (sha256: string) => { state: string; sites: readonly string[] } | null;
 
 interface Blob {

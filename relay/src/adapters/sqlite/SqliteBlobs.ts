@@ -5,7 +5,7 @@ import type { BlobCustody } from '../../ports/Custody.js';
 /**
  * Blobs in the relay's custody (uploaded by tus, not yet passed upstream), in the custody's SQLite file.
  * A blob belongs to the peer that uploaded it: only that peer reads it back here, besides the sites a
- * cached bundle to outposts of the same hash is held for.
+ * cached publication of the same hash is held for.
  */
 export class SqliteBlobs implements BlobCustody {
   constructor(
@@ -81,7 +81,7 @@ export class SqliteBlobs implements BlobCustody {
 
   /**
    * An upstream has the blob: it leaves custody (as a forwarded bundle does). Answers the file to
-   * delete, or null when a cached bundle to outposts still uses it.
+   * delete, or null when a cached publication still uses it.
    */
   forwarded(sha256: string): string | null {
     return this.tx(() => {
@@ -110,7 +110,7 @@ export class SqliteBlobs implements BlobCustody {
     return peer.sites.includes('*') || sites.some((s) => peer.sites.includes(s));
   }
 
-  /** Bytes on disk: blobs in custody and bundles to outposts (held or partly fetched). */
+  /** Bytes on disk: blobs in custody and publications (held or partly fetched). */
   bytes(): number {
     const r = this.db
       .prepare(

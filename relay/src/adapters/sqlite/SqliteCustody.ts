@@ -27,8 +27,8 @@ export const SEEN_MAX_MS = 45 * 86_400_000;
 export const CUSTODY_CACHE_KIB = 4096;
 /**
  * Custody in one SQLite file: WAL with `synchronous=FULL`, so a committed receipt survives power loss
- * (D1). `maxBytes` caps everything the relay keeps on disk: this file, the blobs in custody, bundles to
- * outposts and the bytes in-progress uploads reserved (`externalBytes`). Before each write the file is
+ * (D1). `maxBytes` caps everything the relay keeps on disk: this file, the blobs in custody,
+ * publications and the bytes in-progress uploads reserved (`externalBytes`). Before each write the file is
  * allowed what the others leave (`max_page_count`); past it SQLite answers SQLITE_FULL, the transaction
  * rolls back, and `OutOfSpace` is thrown: nothing half-written. A real full disk gives the same error.
  */

@@ -27,7 +27,7 @@ const MIGRATIONS = [
    CREATE TABLE blob_uploads (
      sha256 TEXT NOT NULL, upstream TEXT NOT NULL, url TEXT, done INTEGER NOT NULL DEFAULT 0,
      PRIMARY KEY (sha256, upstream));`,
-  // Bundles to outposts: blobs announced on the downlink this relay fetches once for all its sites.
+  // Publications (named before decision 170): blobs announced on the downlink this relay fetches once for all its sites.
   `CREATE TABLE bundle_cache (
      sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, name TEXT NOT NULL, sites TEXT NOT NULL,
      state TEXT NOT NULL, fetched INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL,

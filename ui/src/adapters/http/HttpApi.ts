@@ -4,13 +4,13 @@ import {
   ApprovalsResponseSchema,
   ApproversResponseSchema,
   AuditResponseSchema,
-  BundlesResponseSchema,
   ErrorBodySchema,
   FleetResponseSchema,
   MatrixResponseSchema,
   NeedsResponseSchema,
   type PlanRequestCreate,
   PlanRequestSchema,
+  PublicationsResponseSchema,
   RefsResponseSchema,
   RunDetailSchema,
   RunsResponseSchema,
@@ -143,8 +143,8 @@ export class HttpApi implements Api {
   sites() {
     return this.call(SitesResponseSchema, '/api/sites');
   }
-  bundles(site?: string) {
-    return this.call(BundlesResponseSchema, `/api/bundles${site ? `?site=${seg(site)}` : ''}`);
+  publications(site?: string) {
+    return this.call(PublicationsResponseSchema, `/api/publications${site ? `?site=${seg(site)}` : ''}`);
   }
   site(site: string) {
     return this.call(SiteDetailSchema, `/api/sites/${seg(site)}`);

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { type FileKind, SiteIdSchema } from '@driftline/protocol';
+import { buildManifests, publicationRow } from '../../core/publish/manifests.js';
+import type { BlobFiles } from '../../ports/BlobFiles.js';
+import type { Clock } from '../../ports/Clock.js';
+import type { HubStore } from '../../ports/HubStore.js';
+import type { IdGen } from '../../ports/IdGen.js';
+import type { PublicationRow, PublicationStore } from '../../ports/PublicationStore.js';
+
+export interface PublishRequest {
+  /** Site ids, or `['all']` for every site with an enrolled agent. */
+  sites: string[];
+  name: string;
+  fileKind: FileKind;
+  ttlS?: number;
+}
+
+export type PublishResult =
+  | { ok: true; publication: PublicationRow }
+  | { ok: false; code: 'bad-request' | 'payload-too-large'; message: string };
+
+/**
+ * Publishes a file to sites: streams it to disk while hashing (never held in memory), stores it
+ * content-addressed in the hub's blob directory (served by hop's `GET /v1/blobs/:sha256` with Range),
+ * then queues one signed manifest per site on the downlink and records the publication.
+ */
+export class Publisher {
+  constructor(
+    private readonly d: {
+      store: HubStore;
+      publications: PublicationStore;
+      blobs: BlobFiles;
+      tmpDir: string;
+      hubPrivateKey: CryptoKey;
+      clock: Clock;
+      ids: IdGen;
+      maxBytes?: number;
+    },
+  ) {}
+
+  async resolveSites(
+    requested: string[],
+  ): Promise<{ ok: true; sites: string[] } | { ok: false; message: string }> {
+    if (requested.length === 1 && requested[0] === 'all') {
+      const sites = [
+        ...new Set((await this.d.store.listAgents()).filter((a) => !a.revokedAt).map((a) => a.site)),
+      ];
+      if (sites.length === 0) return { ok: false, message: 'no enrolled sites yet (enrol an agent first)' };
+      return { ok: true, sites: sites.sort() };
+    }
+    for (const s of requested) {
+      if (!SiteIdSchema.safeParse(s).success) return { ok: false, message: `'${s}' is not a site id` };
+    }
+    return { ok: true, sites: [...new Set(requested)] };
+  }
+
+  async publish(body: Readable, req: PublishRequest): Promise<PublishResult> {
+    const sites = await this.resolveSites(req.sites);
+    if (!sites.ok) return { ok: false, code: 'bad-request', message: sites.message };
+    await mkdir(this.d.tmpDir, { recursive: true });
+    const publicationId = this.d.ids.next();
+    const tmp = join(this.d.tmpDir, `publish-${publicationId}`);
+    const hash = createHash('sha256');
+    let size = 0;
+    const max = this.d.maxBytes ?? Number.POSITIVE_INFINITY;
+    try {
+      await pipeline(
+        body,
+        async function* (source) {
+          for await (const chunk of source as AsyncIterable<Buffer>) {
+            size += chunk.length;
+            if (size > max) throw new TooLarge();
+            hash.update(chunk);
+            yield chunk;
+          }
+        },
+        createWriteStream(tmp, { flush: true }),
+      );
+    } catch (e) {
+      await rm(tmp, { force: true });
+      if (e instanceof TooLarge)
+        return { ok: false, code: 'payload-too-large', message: `a publication is at most ${max} bytes` };
+      throw e;
+    }
+    const sha256 = hash.digest('hex');
+    if (await this.d.blobs.stat(sha256)) await rm(tmp, { force: true });
+    else await this.d.blobs.adopt(sha256, tmp);
+    const now = this.d.clock.now();
+    const input = {
+      publicationId,
+      name: req.name,
+      fileKind: req.fileKind,
+      sha256,
+      size,
+      sites: sites.sites,
+      now,
+      ttlS: req.ttlS,
+    };
+    // The publication is recorded before it is queued: a crash between the two leaves a listed publication
+    // still `queued` (visible, re-publishable), never an announced one the hub does not know. Recording
+    // it also supersedes earlier publications of the same name and kind, per site, in one transaction.
+    const supersedes = await this.d.publications.publish(publicationRow(input));
+    const { publication, downlink } = await buildManifests(
+      { ...input, supersedes },
+      this.d.hubPrivateKey,
+      () => this.d.ids.next(),
+    );
+    await this.d.store.commit({ downlink });
+    return { ok: true, publication };
+  }
+}
+
+class TooLarge extends Error {}
