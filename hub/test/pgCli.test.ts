@@ -93,7 +93,7 @@ describe('hub.yaml store', () => {
       expect(unavailable).toMatch(/is unavailable \(ECONNREFUSED\)/);
     } finally {
       await stores.store.close();
-      await stores.bundles.close();
+      await stores.publications.close();
     }
   });
 
