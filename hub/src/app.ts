@@ -20,6 +20,7 @@ import { policyFor } from './adapters/http/policy.js';
 import { refsRouter } from './adapters/http/refsRouter.js';
 import { storeErrorToWire } from './adapters/http/storeErrors.js';
 import { openStores } from './adapters/openStores.js';
+import { StoreRefusedError } from './adapters/postgres/errors.js';
 import { PgEvents } from './adapters/postgres/PgEvents.js';
 import { PgLeader } from './adapters/postgres/PgLeader.js';
 import { DeliveryObserver } from './adapters/publish/DeliveryObserver.js';
@@ -93,13 +94,19 @@ export async function createHub(
           logger.error({ err: e }, 'a merge worker died; replaced'),
         )
       : undefined;
-  // PostgreSQL may be down while the hub runs: /v1/health says so (asked at most once a second).
+  // PostgreSQL may be down while the hub runs: /v1/health says so (asked at most once a second, down
+  // after 3 s without an answer), in a fixed phrase; the error itself goes to the log.
   const storeHealth = postgres
-    ? sharedHealthCheck(
-        () => postgres.ping(),
-        1000,
-        () => performance.now(),
-      )
+    ? sharedHealthCheck(() => postgres.ping(), {
+        ttlMs: 1000,
+        timeoutMs: 3000,
+        now: () => performance.now(),
+        describe: (e) =>
+          e instanceof StoreRefusedError
+            ? 'the store refused this hub (see its log)'
+            : 'the store is unavailable',
+        onFailure: (err) => logger.warn({ err }, 'health check: the store did not answer'),
+      })
     : undefined;
   // Other hub processes may share a PostgreSQL store: merges lock, events and the sweeps' leader go through it.
   const shared = postgres !== undefined;

@@ -103,7 +103,8 @@ describePg('hub on PostgreSQL while the database goes down', (server) => {
       // A load balancer's health check sees it too, and why (the check is asked at most once a second).
       const sick = await healthWhen(h.hop, 503);
       expect(sick.body).toMatchObject({ ok: false, role: 'hub' });
-      expect(sick.body.detail).toMatch(/PostgreSQL at 127\.0\.0\.1:\d+\/\w+ is unavailable/);
+      // A fixed phrase: the health check answers anyone, the database's own text goes to the log only.
+      expect(sick.body.detail).toBe('the store is unavailable');
 
       await server().start();
       expect((await healthWhen(h.hop, 200)).body).toMatchObject({ ok: true });
