@@ -28,7 +28,9 @@ export function memoryRelief(opts: MemoryReliefOptions = {}): () => boolean {
   const now = opts.now ?? Date.now;
   const slack = opts.slackBytes ?? 24 * 1024 * 1024;
   const minInterval = opts.minIntervalMs ?? 250;
-  const base = external();
+  // What was live after the last collection (at first: at start); the slack is counted from there, so
+  // buffers that stay live (uploads in flight) do not make every check collect.
+  let base = external();
   let interval = minInterval;
   let last = Number.NEGATIVE_INFINITY;
   return () => {
@@ -38,7 +40,9 @@ export function memoryRelief(opts: MemoryReliefOptions = {}): () => boolean {
     if (before - base < slack || t - last < interval) return false;
     gc();
     last = t;
-    interval = before - external() < slack / 4 ? Math.min(interval * 2, 1000) : minInterval;
+    const after = external();
+    interval = before - after < slack / 4 ? Math.min(interval * 2, 1000) : minInterval;
+    base = after;
     return true;
   };
 }

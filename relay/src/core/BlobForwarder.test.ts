@@ -99,6 +99,18 @@ describe('forwarding blobs', () => {
     expect(sent(s.uploader)).toEqual(['hub:b', 'hub:a']);
   });
 
+  it('offers a blob one upstream set aside to the next upstream', async () => {
+    const slots: UpstreamSlot[] = [
+      { upstream: upstream('hub-a'), plan: { windows: [] }, failures: 0, retryAt: 0 },
+      { upstream: upstream('hub-b'), plan: { windows: [] }, failures: 0, retryAt: 0 },
+    ];
+    const s = setup(slots);
+    s.custody.blobs.setAside('a'.repeat(64), 'hub-a', T0 + BLOB_ASIDE_MS, 'HTTP 413');
+    s.custody.blobs.setAside('b'.repeat(64), 'hub-a', T0 + BLOB_ASIDE_MS, 'HTTP 413');
+    expect(await forwardBlob(s.deps)).toBe(true);
+    expect(sent(s.uploader)).toEqual(['hub-b:a']);
+  });
+
   it('backs off rather than setting aside when the upstream refuses the relay itself (401, 403)', async () => {
     const s = setup([{ upstream: upstream('hub'), plan: { windows: [] }, failures: 0, retryAt: 0 }]);
     s.uploader.failWith = {

@@ -42,7 +42,8 @@ export async function forwardBlob(d: BlobForwarderDeps): Promise<boolean> {
   for (const slot of d.slots) {
     if (!slotState(slot, d.now()).ready) continue;
     const [blob] = d.custody.blobs.pending(slot.upstream.name, 1, d.now());
-    if (!blob) return false;
+    // Nothing for this upstream (what is left may be set aside for it only): the next may take it.
+    if (!blob) continue;
     const r = await d.uploader.upload(slot.upstream.name, blob, (url) =>
       d.custody.blobs.setUploadUrl(blob.sha256, slot.upstream.name, url),
     );
