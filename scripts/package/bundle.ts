@@ -10,9 +10,9 @@
  * - cbor-x loads cbor-extract (an optional native string decoder) when present; it is replaced the same
  *   way, so the packaged programs decode as fast as the source ones.
  */
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
 /** The programs packed, by the file name of their bundle in `lib/`. */
@@ -101,7 +101,26 @@ export async function bundleEntry(root: string, entry: string, outfile: string):
     logLevel: 'error',
     metafile: true,
   });
-  return Object.values(r.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
+  rootRelativeSources(`${outfile}.map`, root);
+  return Object.entries(r.metafile.outputs)
+    .filter(([name]) => !name.endsWith('.map'))
+    .reduce((n, [, o]) => n + o.bytes, 0);
+}
+
+/**
+ * esbuild writes a map's `sources` relative to the output folder (a temporary stage), which would put
+ * the builder's paths in the package and make its bytes depend on where it was built: relative to the
+ * checkout instead (`edge-agent/src/cli.ts`).
+ */
+function rootRelativeSources(mapFile: string, root: string): void {
+  if (!existsSync(mapFile)) return;
+  const map = JSON.parse(readFileSync(mapFile, 'utf8')) as { sources?: string[] };
+  map.sources = (map.sources ?? []).map((s) => {
+    const r = relative(root, resolve(dirname(mapFile), s));
+    // Modules made up by a plugin (`dl-native:bindings`) have no file: their name alone.
+    return r.startsWith('..') || isAbsolute(r) ? basename(s) : r;
+  });
+  writeFileSync(mapFile, JSON.stringify(map));
 }
 
 /** Bundles both programs into `libDir` and copies their native and wasm parts there; returns sizes. */

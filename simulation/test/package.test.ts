@@ -154,6 +154,16 @@ describe('the offline package', () => {
         readFileSync(join(inst, 'lib', b)).every((byte) => byte < 0x80),
         b,
       ).toBe(true);
+    // Source maps name files of the checkout, not the builder's temporary folders.
+    for (const m of ['edge-agent.mjs.map', 'relay.mjs.map']) {
+      const sources = (JSON.parse(readFileSync(join(inst, 'lib', m), 'utf8')) as { sources: string[] })
+        .sources;
+      expect(
+        sources.filter((s) => s.startsWith('..') || s.startsWith('/')),
+        m,
+      ).toEqual([]);
+      expect(sources, m).toContain(m.startsWith('relay') ? 'relay/src/cli.ts' : 'edge-agent/src/cli.ts');
+    }
     const sums = await run('sha256sum', ['-c', '--strict', 'SHA256SUMS'], inst);
     expect(sums.stderr).toBe('');
     expect(sums.code).toBe(0);
