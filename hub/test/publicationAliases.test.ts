@@ -37,7 +37,7 @@ async function start() {
 }
 
 const deprecation = (res: Response) => [res.headers.get('deprecation'), res.headers.get('link')];
-const SUCCESSOR = ['true', '</api/publications>; rel="successor-version"'];
+const SUCCESSOR = ['@1795651200', '</api/publications>; rel="successor-version"'];
 
 describe('/api/bundles, the deprecated name of /api/publications', () => {
   it('answers as before, with the old field names, and says where to go', async () => {

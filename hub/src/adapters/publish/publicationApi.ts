@@ -137,8 +137,11 @@ function publicationRoutes(d: Deps, legacy: boolean): Router {
   return r;
 }
 
+/** When the `/api/bundles` routes were deprecated (2026-11-26), as RFC 9745 writes it: `@` and Unix seconds. */
+export const BUNDLES_DEPRECATED_AT = '@1795651200';
+
 /** RFC 9745's `Deprecation` and RFC 8288's successor link on every answer of the old routes. */
 function deprecated(ctx: Context): void {
-  ctx.set('Deprecation', 'true');
+  ctx.set('Deprecation', BUNDLES_DEPRECATED_AT);
   ctx.set('Link', `<${PUBLICATIONS_PATH}>; rel="successor-version"`);
 }
