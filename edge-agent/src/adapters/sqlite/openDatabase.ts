@@ -16,11 +16,20 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
     const check = db.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new Error(`integrity check: ${String(check)}`);
   } catch (e) {
+    // Still locked after the busy timeout: another process holds it, which moving the file aside would
+    // not fix and would lose what it holds.
+    if (String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY'))
+      throw new StoreOpenError(
+        `cannot open the store at ${path}: another process has held it locked for 30 s (another edge-agent on the same dataDir?); stop it or try again`,
+      );
     throw new StoreOpenError(
       `cannot open the store at ${path}: ${(e as Error).message} ` +
         '(the file is corrupt or not a Driftline store; move it aside and restart to begin a fresh one)',
     );
   }
+  // Up to date (the usual case): no write lock taken, so a reader such as `edge-agent status` does not
+  // wait behind the daemon's writes.
+  if ((db.pragma('user_version', { simple: true }) as number) >= migrations.length) return db;
   // Each step re-reads the version inside an immediate (write-locked) transaction, so two processes
   // opening a fresh store at once never run one migration twice.
   for (;;) {

@@ -14,6 +14,8 @@ export function migrate(db: Database.Database): void {
   // Each step re-reads the version inside an immediate (write-locked) transaction, so two processes
   // opening a fresh store at once (`hub key` and `hub user add` side by side) never run one twice.
   const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'");
+  // Up to date (the usual case): no write lock taken, so a CLI read does not wait behind `hub run`.
+  if (Number((version.get() as { value: string }).value) >= MIGRATIONS.length) return;
   for (;;) {
     const ran = db
       .transaction(() => {
