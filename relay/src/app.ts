@@ -68,7 +68,13 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     now,
   });
   backend.uploads = hop.uploads;
-  const metrics = createRelayMetrics(registry, custody, clock, cfg.dataDir);
+  const metrics = createRelayMetrics(
+    registry,
+    custody,
+    clock,
+    cfg.dataDir,
+    upstreams.map((u) => u.name),
+  );
   backend.onRefused = (peer, reason, n) => {
     metrics.peerRefusals.inc({ peer, reason }, n);
     log.warn({ peer, reason, n }, 'refused a downstream peer');

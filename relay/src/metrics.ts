@@ -4,7 +4,23 @@ import type { Clock } from './ports/Clock.js';
 import type { Custody } from './ports/Custody.js';
 
 /** The relay's metrics: queues, ages, forwards, expiry, disk, what each peer holds and was refused. Bytes per peer are hop's. */
-export function createRelayMetrics(registry: Registry, custody: Custody, clock: Clock, dataDir: string) {
+export function createRelayMetrics(
+  registry: Registry,
+  custody: Custody,
+  clock: Clock,
+  dataDir: string,
+  upstreams: readonly string[] = [],
+) {
+  new Gauge({
+    name: 'driftline_relay_blobs_set_aside',
+    help: 'blobs an upstream refused for good (too large, bad metadata), held and not offered to it again yet',
+    labelNames: ['upstream'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const u of upstreams) this.set({ upstream: u }, custody.blobs.setAsideFor(u, clock.now()).length);
+    },
+  });
   new Gauge({
     name: 'driftline_relay_queue_depth',
     help: 'bundles held, by destination (hub or site) and priority',
