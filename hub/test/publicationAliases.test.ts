@@ -18,9 +18,9 @@ afterEach(async () => {
   for (const f of cleanup.splice(0)) await f();
 });
 
-async function start() {
+async function start(extra: Record<string, unknown> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hub-publication-aliases-'));
-  const cfg = parseConfig({ dataDir: dir, uiDir: join(dir, 'no-ui') }, dir, {});
+  const cfg = parseConfig({ dataDir: dir, uiDir: join(dir, 'no-ui'), ...extra }, dir, {});
   if (!cfg.ok) throw new Error(cfg.errors.join('; '));
   const clock = new TestClock();
   const hub = await createHub(cfg.config, { clock });
@@ -73,6 +73,22 @@ describe('/api/bundles, the deprecated name of /api/publications', () => {
     const missing = await fetch(`${url}/api/bundles/nope`, { headers: publisher });
     expect(missing.status).toBe(404);
     expect(deprecation(missing)).toEqual(SUCCESSOR);
+  });
+
+  it('refuses the same hostile input on both names, storing nothing', async () => {
+    const { hub, url, publisher } = await start({ api: { maxUploadBytes: 1000 } });
+    for (const base of ['/api/publications', '/api/bundles']) {
+      const post = (query: string, body: BodyInit) =>
+        fetch(`${url}${base}?${query}`, { method: 'POST', headers: publisher, body });
+      expect((await post('site=Not_A_Site&name=x', 'x')).status, base).toBe(400);
+      expect((await post('site=ship-7&name=x&kind=script', 'x')).status, base).toBe(400);
+      expect((await post('site=ship-7', 'x')).status, base).toBe(400);
+      expect((await post('site=ship-7&name=big', Buffer.alloc(5000))).status, base).toBe(413);
+      const detail = await fetch(`${url}${base}/${'%2e%2e%2f'.repeat(8)}etc`, { headers: publisher });
+      expect(detail.status, base).toBeGreaterThanOrEqual(400);
+      expect(detail.status, base).toBeLessThan(500);
+    }
+    expect(await hub.publications.listPublications()).toEqual([]);
   });
 
   it('asks for the same roles on both names and audits both as publication.publish', async () => {
