@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWalDatabase, retryBusy } from './openWal.js';
+import { migrateLocked, openWalDatabase, retryBusy, userVersion } from './openWal.js';
 
 const busy = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
 
@@ -75,6 +75,24 @@ describe('openWalDatabase', () => {
     holder.close();
     const db = openWalDatabase(path, { synchronous: 'NORMAL', timeoutMs: 50 });
     expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 1 });
+    db.close();
+  });
+
+  it('migrates step by step to the version asked, then takes no write lock once up to date', () => {
+    dir = mkdtempSync(join(tmpdir(), 'driftline-wal-'));
+    const path = join(dir, 's.db');
+    const steps = ['CREATE TABLE a (x)', 'CREATE TABLE b (x)', 'CREATE TABLE c (x)'];
+    const db = openWalDatabase(path, { synchronous: 'NORMAL', timeoutMs: 50 });
+    migrateLocked(db, steps, userVersion(db), 2);
+    expect(userVersion(db).get()).toBe(2);
+    migrateLocked(db, steps);
+    expect(userVersion(db).get()).toBe(3);
+    const writer = openWalDatabase(path, { synchronous: 'NORMAL', timeoutMs: 50 });
+    writer.exec('BEGIN IMMEDIATE');
+    expect(() => migrateLocked(db, steps)).not.toThrow(); // up to date: no lock needed
+    expect(() => migrateLocked(db, [...steps, 'CREATE TABLE d (x)'])).toThrow(/locked/);
+    writer.exec('ROLLBACK');
+    writer.close();
     db.close();
   });
 

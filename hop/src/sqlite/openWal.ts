@@ -10,7 +10,8 @@ export const BUSY_TIMEOUT_MS = 30_000;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 const sleepSync = (ms: number) => Atomics.wait(sleeper, 0, 0, ms);
 
-const isBusy = (e: unknown) => {
+/** Whether `e` is SQLite's SQLITE_BUSY (or one of its extended codes): another connection holds the lock. */
+export const isBusy = (e: unknown): boolean => {
   const code = (e as { code?: unknown }).code;
   return code === 'SQLITE_BUSY' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY_'));
 };
@@ -54,4 +55,43 @@ export function openWalDatabase(path: string, opts: OpenWalOptions): Database.Da
     throw e;
   }
   return db;
+}
+
+/** Where a store keeps its schema version (`PRAGMA user_version` unless it has a table of its own). */
+export interface SchemaVersion {
+  get: () => number;
+  set: (version: number) => void;
+}
+
+/** `PRAGMA user_version`: the schema version of most stores. */
+export const userVersion = (db: Database.Database): SchemaVersion => ({
+  get: () => db.pragma('user_version', { simple: true }) as number,
+  set: (v) => db.pragma(`user_version = ${v}`),
+});
+
+/**
+ * Runs `steps[version]`, `steps[version + 1]`… up to `upTo`, each in its own transaction with the version
+ * it reaches. Each step re-reads the version inside an immediate (write-locked) transaction, so two
+ * processes opening a fresh store at once never run one twice; an up-to-date store (the usual case) takes
+ * no write lock, so a reader such as a CLI verb does not wait behind the daemon's writes.
+ */
+export function migrateLocked(
+  db: Database.Database,
+  steps: readonly string[],
+  version: SchemaVersion = userVersion(db),
+  upTo = steps.length,
+): void {
+  if (version.get() >= upTo) return;
+  for (;;) {
+    const ran = db
+      .transaction(() => {
+        const at = version.get();
+        if (at >= upTo) return false;
+        db.exec(steps[at] as string);
+        version.set(at + 1);
+        return true;
+      })
+      .immediate();
+    if (!ran) return;
+  }
 }

@@ -1,4 +1,4 @@
-import { openWalDatabase } from '@driftline/hop/sqlite';
+import { BUSY_TIMEOUT_MS, isBusy, migrateLocked, openWalDatabase } from '@driftline/hop/sqlite';
 import type Database from 'better-sqlite3';
 import { StoreOpenError } from '../../ports/AgentStorage.js';
 import { AGENT_MIGRATIONS } from './agentSchema.js';
@@ -18,32 +18,17 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
   } catch (e) {
     // Still locked after the busy timeout: another process holds it, which moving the file aside would
     // not fix and would lose what it holds.
-    if (String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY'))
+    if (isBusy(e))
       throw new StoreOpenError(
-        `cannot open the store at ${path}: another process has held it locked for 30 s (another edge-agent on the same dataDir?); stop it or try again`,
+        `cannot open the store at ${path}: another process has held it locked for ${BUSY_TIMEOUT_MS / 1000} s (another edge-agent on the same dataDir?); stop it or try again`,
       );
     throw new StoreOpenError(
       `cannot open the store at ${path}: ${(e as Error).message} ` +
         '(the file is corrupt or not a Driftline store; move it aside and restart to begin a fresh one)',
     );
   }
-  // Up to date (the usual case): no write lock taken, so a reader such as `edge-agent status` does not
-  // wait behind the daemon's writes.
-  if ((db.pragma('user_version', { simple: true }) as number) >= migrations.length) return db;
-  // Each step re-reads the version inside an immediate (write-locked) transaction, so two processes
-  // opening a fresh store at once never run one migration twice.
-  for (;;) {
-    const ran = db
-      .transaction(() => {
-        const v = db.pragma('user_version', { simple: true }) as number;
-        if (v >= migrations.length) return false;
-        db.exec(migrations[v] as string);
-        db.pragma(`user_version = ${v + 1}`);
-        return true;
-      })
-      .immediate();
-    if (!ran) return db;
-  }
+  migrateLocked(db, migrations);
+  return db;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { migrateLocked } from '@driftline/hop/sqlite';
 import type Database from 'better-sqlite3';
 import type { AuditRow, SessionRow, UserRow, WriteSet } from '../../ports/HubStore.js';
 import { MIGRATIONS } from './schema.js';
@@ -11,23 +12,13 @@ const parse = <T>(r: Row | undefined): T | null => (r ? (JSON.parse(r.row) as T)
  */
 export function migrate(db: Database.Database): void {
   db.exec(MIGRATIONS[0] as string);
-  // Each step re-reads the version inside an immediate (write-locked) transaction, so two processes
-  // opening a fresh store at once (`hub key` and `hub user add` side by side) never run one twice.
-  const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'");
-  // Up to date (the usual case): no write lock taken, so a CLI read does not wait behind `hub run`.
-  if (Number((version.get() as { value: string }).value) >= MIGRATIONS.length) return;
-  for (;;) {
-    const ran = db
-      .transaction(() => {
-        const v = Number((version.get() as { value: string }).value);
-        if (v >= MIGRATIONS.length) return false;
-        db.exec(MIGRATIONS[v] as string);
-        db.prepare("UPDATE meta SET value = ? WHERE key = 'schema'").run(String(v + 1));
-        return true;
-      })
-      .immediate();
-    if (!ran) return;
-  }
+  // `hub key` and `hub user add` side by side may open a fresh store at once: see migrateLocked.
+  const read = db.prepare("SELECT value FROM meta WHERE key = 'schema'");
+  const write = db.prepare("UPDATE meta SET value = ? WHERE key = 'schema'");
+  migrateLocked(db, MIGRATIONS, {
+    get: () => Number((read.get() as { value: string }).value),
+    set: (v) => write.run(String(v)),
+  });
 }
 
 /** Statements and row mapping for users, sessions and the audit log. */

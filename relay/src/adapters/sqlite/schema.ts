@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { migrateLocked, userVersion } from '@driftline/hop/sqlite';
 import type Database from 'better-sqlite3';
 
 /** The relay's tables. Migrations are additive; `user_version` says which have run. */
@@ -70,18 +71,6 @@ export const bundleHash = (bytes: Uint8Array): string => createHash('sha256').up
 /** Runs the migrations not yet run, up to `upTo` (all by default; tests stop earlier to build old stores). */
 export function migrate(db: Database.Database, upTo = MIGRATIONS.length): void {
   db.function('sha256', { deterministic: true }, (b: unknown) => bundleHash(b as Uint8Array));
-  // Each step re-reads the version inside an immediate (write-locked) transaction: two processes opening
-  // a fresh store at once (three `relay token add` in a set-up step) must not run one migration twice.
-  for (;;) {
-    const ran = db
-      .transaction(() => {
-        const at = db.pragma('user_version', { simple: true }) as number;
-        if (at >= upTo) return false;
-        db.exec(MIGRATIONS[at] as string);
-        db.pragma(`user_version = ${at + 1}`);
-        return true;
-      })
-      .immediate();
-    if (!ran) return;
-  }
+  // Three `relay token add` in a set-up step may open a fresh store at once: see migrateLocked.
+  migrateLocked(db, MIGRATIONS, userVersion(db), upTo);
 }
