@@ -9,5 +9,11 @@
  */
 export type { RangeResult, RangeSink } from './client/fetchRange.js';
 export { HopClient, type HopClientOptions } from './client/HopClient.js';
-export { type ClientCode, type HopFailure, type HopResult, retryableStatus } from './client/result.js';
+export {
+  type ClientCode,
+  type HopFailure,
+  type HopResult,
+  refusesRequest,
+  retryableStatus,
+} from './client/result.js';
 export type { TusUpload } from './client/tusUpload.js';

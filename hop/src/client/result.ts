@@ -27,6 +27,14 @@ export type HopResult<T> = { ok: true; value: T } | HopFailure;
 /** Whether a request answered with `status` may succeed when sent again unchanged. */
 export const retryableStatus = (status: number): boolean => status >= 500 || status === 408 || status === 429;
 
+/**
+ * Whether a failure refused this request's content (too large, malformed): not retryable, and not the
+ * caller itself (401/403: a token the server no longer takes fails every request alike; back off there).
+ * Sending the same content again will fail the same way; other content may go.
+ */
+export const refusesRequest = (f: Pick<HopFailure, 'retryable' | 'status'>): boolean =>
+  !f.retryable && f.status !== undefined && f.status !== 401 && f.status !== 403;
+
 export const failure = (
   code: HopFailure['code'],
   message: string,

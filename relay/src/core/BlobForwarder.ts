@@ -1,3 +1,4 @@
+import { refusesRequest } from '@driftline/hop/client';
 import type { BlobUploader } from '../ports/BlobUploader.js';
 import type { Custody } from '../ports/Custody.js';
 import type { ForwardEvent } from './Forwarder.js';
@@ -25,13 +26,6 @@ export interface BlobForwarderDeps {
 export const BLOB_ASIDE_MS = 3_600_000;
 
 /**
- * Whether a failed upload refused this blob rather than this relay: not retryable, and not 401/403 (a
- * token the upstream no longer takes fails every blob alike; backing off is right there).
- */
-const refusesBlob = (r: { retryable: boolean; status?: number }) =>
-  !r.retryable && r.status !== undefined && r.status !== 401 && r.status !== 403;
-
-/**
  * One blob upstream: the oldest pending blob goes to the first upstream that is ready (out of backoff,
  * inside a contact window: the same rules and the same backoff as bundles). The upload resumes from a
  * URL kept in custody; the blob leaves custody once the upstream has it. A blob the upstream refuses for
@@ -55,7 +49,7 @@ export async function forwardBlob(d: BlobForwarderDeps): Promise<boolean> {
       d.emit({ type: 'blob-forwarded', upstream: slot.upstream.name, sha256: blob.sha256, bytes: blob.size });
       return true;
     }
-    if (refusesBlob(r)) {
+    if (refusesRequest(r)) {
       const retryAt = d.now() + BLOB_ASIDE_MS;
       d.custody.blobs.setAside(blob.sha256, slot.upstream.name, retryAt, r.message);
       const { code, message: reason } = r;
