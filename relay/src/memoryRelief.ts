@@ -36,8 +36,9 @@ export function memoryRelief(opts: MemoryReliefOptions = {}): () => boolean {
   return () => {
     if (!gc) return false;
     const t = now();
+    if (t - last < interval) return false; // the cheap test first: this runs on every request
     const before = external();
-    if (before - base < slack || t - last < interval) return false;
+    if (before - base < slack) return false;
     gc();
     last = t;
     const after = external();
