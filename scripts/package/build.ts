@@ -32,12 +32,6 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
  */
 export const NODE_FLAGS: string[] = ['--max-semi-space-size=1', '--v8-pool-size=1'];
 
-/**
- * Flags one program adds: the relay exposes `gc` so that it can free the dead buffers of the payloads it
- * took in or forwarded at once (relay/src/memoryRelief.ts) rather than 64 MiB of them later.
- */
-export const PROGRAM_FLAGS: Record<string, string[]> = { relay: ['--expose-gc'] };
-
 /** What `buildPackage` made. */
 export interface PackageResult {
   name: string;
@@ -109,7 +103,7 @@ export async function buildPackage(
           BUNDLE: p.bundle,
           ARCH: target.unameM,
           GLIBC_MIN: glibcMin,
-          NODE_FLAGS: [...NODE_FLAGS, ...(PROGRAM_FLAGS[p.name] ?? [])].join(' '),
+          NODE_FLAGS: [...NODE_FLAGS, ...p.flags].join(' '),
         }),
       );
     for (const u of [
