@@ -210,7 +210,7 @@ export class PgDatabase {
 
   /** Resolves when the database answers (migrated first, as every call); throws `StoreUnavailableError` when not. */
   async ping(): Promise<void> {
-    await this.retrying((c) => c.query('SELECT 1'));
+    await this.query({ name: 'ping', text: 'SELECT 1' });
   }
 
   /** Ends the pool once every store that retained it has closed. */
