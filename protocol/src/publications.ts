@@ -122,12 +122,12 @@ export type PublishQuery = z.infer<typeof PublishQuerySchema>;
  * The deprecated `/api/bundles` answers (decision 170), kept for one version: the same shapes with the
  * old field names, `bundleId` for `publicationId` and `bundles` for `publications`.
  */
-export const LegacyBundleDetailSchema = PublicationDetailSchema.omit({ publicationId: true }).extend({
-  bundleId: z.string(),
-});
+const withBundleId = <S extends z.ZodObject<{ publicationId: z.ZodString }>>(s: S) =>
+  s.omit({ publicationId: true }).extend({ bundleId: z.string() });
+export const LegacyBundleDetailSchema = withBundleId(PublicationDetailSchema);
 export type LegacyBundleDetail = z.infer<typeof LegacyBundleDetailSchema>;
 export const LegacyBundlesResponseSchema = z.object({
-  bundles: z.array(PublicationListItemSchema.omit({ publicationId: true }).extend({ bundleId: z.string() })),
+  bundles: z.array(withBundleId(PublicationListItemSchema)),
 });
 export type LegacyBundlesResponse = z.infer<typeof LegacyBundlesResponseSchema>;
 

@@ -1,4 +1,4 @@
-import type { FileKind, PublicationDeliveryState } from '@driftline/protocol';
+import { asLegacyBundle, type FileKind, type PublicationDeliveryState } from '@driftline/protocol';
 
 /** A publication: one file published to all its target sites. Times: hub clock, ms. */
 export interface PublicationRow {
@@ -54,12 +54,7 @@ export const supersededReason = (by: string) => `superseded by publication ${by}
  * A row as the SQL adapters store it (JSON): `bundleId` for `publicationId`, the name of before decision
  * 170, so rows written by either version read the same.
  */
-export function toStoredRow<T extends { publicationId: string }>(
-  r: T,
-): Omit<T, 'publicationId'> & { bundleId: string } {
-  const { publicationId, ...rest } = r;
-  return { bundleId: publicationId, ...rest };
-}
+export const toStoredRow = asLegacyBundle;
 
 /** Reads a stored row back (see `toStoredRow`); takes the parsed JSON or its text. */
 export function fromStoredRow<T extends { publicationId: string }>(stored: unknown): T {
