@@ -6,7 +6,7 @@ import { FileBlobs } from '../adapters/fs/FileBlobs.js';
 import { loadOrCreateHubKey } from '../adapters/fs/hubKey.js';
 import { openStores } from '../adapters/openStores.js';
 import { Publisher } from '../adapters/publish/Publisher.js';
-import { publicationDetail } from '../adapters/publish/publicationApi.js';
+import { publicationDetail, publicationDetails } from '../adapters/publish/publicationApi.js';
 import { keyPath } from '../app.js';
 import type { HubConfig } from '../config.js';
 import { cliAudit } from '../core/users.js';
@@ -142,9 +142,7 @@ function publicationCommand(program: Command, name: 'publication' | 'bundle', co
     .action(async (o) => {
       const s = await open(config(o));
       try {
-        const out = [];
-        for (const p of await s.publications.listPublications())
-          out.push(await publicationDetail(s.publications, p));
+        const out = await publicationDetails(s.publications);
         if (o.json)
           console.log(JSON.stringify(legacy ? { bundles: out.map(asLegacyBundle) } : { publications: out }));
         else

@@ -84,7 +84,7 @@ export class Publisher {
     } catch (e) {
       await rm(tmp, { force: true });
       if (e instanceof TooLarge)
-        return { ok: false, code: 'payload-too-large', message: `a publication is at most ${max} bytes` };
+        return { ok: false, code: 'payload-too-large', message: `the file is over ${max} bytes` };
       throw e;
     }
     const sha256 = hash.digest('hex');

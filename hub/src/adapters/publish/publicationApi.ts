@@ -31,6 +31,16 @@ function info(p: PublicationRow, deliveries: DeliveryRow[]): PublicationInfo {
   };
 }
 
+/** Every publication (to `site` only, when given) with its deliveries, newest first. */
+export async function publicationDetails(
+  store: PublicationStore,
+  site?: string,
+): Promise<PublicationDetail[]> {
+  const out: PublicationDetail[] = [];
+  for (const p of await store.listPublications(site)) out.push(await publicationDetail(store, p));
+  return out;
+}
+
 export async function publicationDetail(
   store: PublicationStore,
   p: PublicationRow,
@@ -104,8 +114,7 @@ function publicationRoutes(d: Deps, legacy: boolean): Router {
       fileKind: q.data.kind,
       ttlS: q.data.ttl,
     });
-    if (!res.ok)
-      throw new WireError(res.code, legacy ? res.message.replace('publication', 'bundle') : res.message);
+    if (!res.ok) throw new WireError(res.code, res.message);
     ctx.state.auditTarget = `${res.publication.publicationId} ${ctx.state.auditTarget}`;
     ctx.status = 201;
     const detail = await publicationDetail(d.publications, res.publication);
@@ -113,9 +122,7 @@ function publicationRoutes(d: Deps, legacy: boolean): Router {
   });
   r.get('/', async (ctx) => {
     const site = typeof ctx.query.site === 'string' ? ctx.query.site : undefined;
-    const rows = await d.publications.listPublications(site);
-    const out = [];
-    for (const p of rows) out.push(await publicationDetail(d.publications, p));
+    const out = await publicationDetails(d.publications, site);
     ctx.body = legacy
       ? { bundles: out.map(asLegacyBundle) }
       : PublicationsResponseSchema.parse({ publications: out });
