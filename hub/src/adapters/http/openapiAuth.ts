@@ -1,4 +1,5 @@
 import { PublishQuerySchema } from '@driftline/protocol';
+import { LEGACY_PATH, PUBLICATIONS_PATH } from '../publish/publicationApi.js';
 import { err, json, pathParam, queryParams, ref, retryLater, unauthorized } from './openapiShared.js';
 import { policyFor } from './policy.js';
 import { AuditQuery, SiteFilterQuery } from './queries.js';
@@ -111,7 +112,7 @@ export function withRoles(paths: Record<string, Record<string, object>>): Record
  * routes answering the old field names (`bundleId`, `bundles`), with `Deprecation` and `Link` headers.
  */
 function publicationPaths(legacy: boolean): Record<string, Record<string, object>> {
-  const base = legacy ? '/api/bundles' : '/api/publications';
+  const base = legacy ? LEGACY_PATH : PUBLICATIONS_PATH;
   const id = legacy ? 'bundleId' : 'publicationId';
   const detail = legacy ? 'LegacyBundleDetail' : 'PublicationDetail';
   const old = legacy
