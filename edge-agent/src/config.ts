@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { PUBLICATIONS_KEY, renamedKeyProblem, renamedKeyWarning } from '@driftline/hop/config';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { AgentConfigSchema } from './configSchema.js';
@@ -100,8 +101,8 @@ export function parseConfig(text: string, base: string): LoadConfigResult {
   if (!parsed.success) {
     return { ok: false, problems: parsed.error.issues.map((i) => `${keyPath(i.path)}: ${i.message}`) };
   }
-  if (parsed.data.bundles && raw && typeof raw === 'object' && 'publications' in raw)
-    return { ok: false, problems: ['bundles: is the old name of publications:; keep only publications:'] };
+  const both = renamedKeyProblem(raw, PUBLICATIONS_KEY);
+  if (both) return { ok: false, problems: [both] };
   return { ok: true, config: absolutise(parsed.data, base) };
 }
 
@@ -131,10 +132,7 @@ export function loadConfig(path: string, opts: { checkFiles?: boolean } = {}): L
  */
 export function configWarnings(c: AgentConfig): string[] {
   const warnings: string[] = [];
-  if (c.bundles)
-    warnings.push(
-      'bundles: is deprecated (decision 170); rename it to publications: (same keys), read as such for now',
-    );
+  if (c.bundles) warnings.push(renamedKeyWarning(PUBLICATIONS_KEY));
   if (Object.keys(c.publications.accept).length === 0)
     warnings.push(
       `publications.accept: no kind is accepted, so every file headquarters publishes for ${c.site} is refused (and reported); list the kinds this site takes (provider-mirror, module, image, config, file) and their directories`,

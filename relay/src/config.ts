@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { hopLimitFields } from '@driftline/hop';
+import { PUBLICATIONS_KEY, renamedKeyProblem, renamedKeyWarning } from '@driftline/hop/config';
 import { SiteIdSchema } from '@driftline/protocol';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -285,9 +286,8 @@ export function parseConfig(
   if (!r.success)
     return { ok: false, errors: r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) };
   const c = r.data;
-  // `bundles:` is the name of `publications:` before decision 170; both at once is ambiguous.
-  if (c.bundles && raw && typeof raw === 'object' && 'publications' in raw)
-    return { ok: false, errors: ['bundles: is the old name of publications:; keep only publications:'] };
+  const both = renamedKeyProblem(raw, PUBLICATIONS_KEY);
+  if (both) return { ok: false, errors: [both] };
   return {
     ok: true,
     value: {
@@ -320,10 +320,7 @@ export function loadConfigFile(
  */
 export function configWarnings(cfg: RelayConfig): string[] {
   const w: string[] = [];
-  if (cfg.bundles)
-    w.push(
-      'bundles: is deprecated (decision 170); rename it to publications: (same keys), read as such for now',
-    );
+  if (cfg.bundles) w.push(renamedKeyWarning(PUBLICATIONS_KEY));
   if (cfg.sites.length === 0)
     w.push(
       'sites is empty: this relay holds no downlink, so acks, plan requests, publications and approvals will not reach agents behind it (agents then resend what the hub already has); list the sites it serves',
