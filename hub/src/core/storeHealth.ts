@@ -21,9 +21,10 @@ export interface HealthCheckOptions {
 const TIMED_OUT = Symbol('timed out');
 
 /**
- * Asks `check` at most once per `ttlMs` and never twice at once: a load balancer polling `/v1/health`
- * every second on each hub must not become a query storm, nor pile up behind a database that hangs
- * (a check past `timeoutMs` is reported down; it finishes in the background).
+ * Asks `check` at most once per `ttlMs`, one check for every caller at that moment: a load balancer
+ * polling `/v1/health` every second on each hub must not become a query storm, nor pile up behind a
+ * database that hangs (a check past `timeoutMs` is reported down and finishes in the background, so
+ * checks overlap only while the database hangs, bounded by the pool's connection timeout).
  */
 export function sharedHealthCheck(
   check: () => Promise<void>,
