@@ -32,6 +32,16 @@ export function runAgentStorageContract(
     );
 
     it(
+      'starts the first epoch once: commitFirst writes only while no epoch is stored',
+      withStorage((s) => {
+        expect(s.commitFirst({ epochs: [epoch(1)], chunks: [chunk(1, 1)] })).toBe(true);
+        expect(s.commitFirst({ epochs: [epoch(1)], chunks: [chunk(1, 2)], meta: { k: 'v' } })).toBe(false);
+        expect(s.chunks(1)).toEqual([bytes(1)]);
+        expect(s.meta('k')).toBeUndefined();
+      }),
+    );
+
+    it(
       'appends chunks in order, and a reset replaces them by what the same write set appends',
       withStorage((s) => {
         s.commit({ epochs: [epoch(1)], chunks: [chunk(1, 1), chunk(1, 2)] });

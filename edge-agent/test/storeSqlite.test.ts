@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import * as A from '@automerge/automerge';
 import { AgentDocSchema, plainAgentDoc } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
+import { openAgentDatabase } from '../src/adapters/sqlite/openDatabase.js';
 import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
+import { SqliteAgentStorage } from '../src/adapters/sqlite/SqliteAgentStorage.js';
+import { AgentLedger } from '../src/core/ledger/AgentLedger.js';
 import { sqliteLedger } from './agentStorageFixtures.js';
 import { detail, runId, summary, tempDir } from './helpers/storeFixtures.js';
 
@@ -23,6 +26,32 @@ describe('AgentLedger on SQLite', () => {
     const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(again.loadEpoch(1))));
     expect(Object.keys(doc.runs).sort()).toEqual([...ids].sort());
     expect(again.status().unackedRuns).toBe(3);
+  });
+
+  it('lets two processes open one fresh store at once: one starts epoch 1, the other records into it', () => {
+    const dir = tempDir();
+    const path = join(dir, 'agent.sqlite');
+    // The daemon reads "no epoch yet"; before it writes one, `status` opens the same file and starts it.
+    class Interleaved extends SqliteAgentStorage {
+      private raced = false;
+      override latestEpoch(): number | null {
+        if (this.raced) return super.latestEpoch();
+        this.raced = true;
+        sqliteLedger(dir).ledger.close();
+        return null;
+      }
+    }
+    const daemon = new AgentLedger(new Interleaved(openAgentDatabase(path), path), {
+      site: 'ship-7',
+      agent: 'a1',
+    });
+    const id = runId();
+    daemon.record({ runId: id, summary: summary({ component: 'db' }) });
+    daemon.close();
+    const { ledger: again } = sqliteLedger(dir);
+    expect(again.storage.chunks(1)).toHaveLength(2);
+    const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(again.loadEpoch(again.status().epoch))));
+    expect(Object.keys(doc.runs)).toEqual([id]);
   });
 
   it('refuses a corrupt store file with a message that says what to do, and a store of another agent', () => {

@@ -160,6 +160,12 @@ export interface AgentStorage {
   readonly location: string;
   /** Applies `writes` in one transaction; throws (and keeps nothing of it) when it cannot. */
   commit(writes: AgentWriteSet): void;
+  /**
+   * Applies `writes` only if no epoch is stored yet, deciding inside the transaction under the write
+   * lock; false (nothing written) when one is. Two processes opening one fresh store (the daemon and
+   * `status`) must not both start epoch 1: the second snapshot would hide the first one's changes.
+   */
+  commitFirst(writes: AgentWriteSet): boolean;
 
   meta(key: string): string | undefined;
 

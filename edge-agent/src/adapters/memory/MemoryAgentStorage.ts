@@ -35,6 +35,12 @@ export class MemoryAgentStorage implements AgentStorage {
   private readonly applyRows = new Map<string, ApplyRecord>();
   private closed = false;
 
+  commitFirst(w: AgentWriteSet): boolean {
+    if (this.latestEpoch() !== null) return false;
+    this.commit(w);
+    return true;
+  }
+
   commit(w: AgentWriteSet): void {
     this.open();
     // Check everything that can refuse first, so a refused write set leaves nothing behind.

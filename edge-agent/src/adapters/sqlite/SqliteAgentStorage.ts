@@ -106,6 +106,16 @@ export class SqliteAgentStorage implements AgentStorage {
     this.db.transaction(() => applyWrites(this.sql, writes)).immediate();
   }
 
+  commitFirst(writes: AgentWriteSet): boolean {
+    return this.db
+      .transaction(() => {
+        if (this.latestEpoch() !== null) return false;
+        applyWrites(this.sql, writes);
+        return true;
+      })
+      .immediate();
+  }
+
   meta(key: string): string | undefined {
     return (this.sql('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)
       ?.value;

@@ -87,17 +87,23 @@ export class AgentLedger implements AgentStore, ApplyStore {
       ...options,
     };
     this.checkIdentity();
-    const current = storage.latestEpoch();
-    if (current === null) {
-      const doc = newEpochDoc(this.opts.site, this.opts.agent, 1);
-      const { row: _row, ...writes } = startEpoch(1, doc, this.opts.now());
-      this.commit(writes);
-      this.docs = new EpochDocs(storage, this.counts, 1, doc);
-    } else {
-      this.docs = new EpochDocs(storage, this.counts, current);
-    }
+    this.docs = this.openCurrentEpoch();
     this.unacked = storage.unackedRunCount();
     this.queueEstimate = queueBytes(storage);
+  }
+
+  /** The current epoch's document; on a fresh store epoch 1, unless another process started it first. */
+  private openCurrentEpoch(): EpochDocs {
+    const current = this.storage.latestEpoch();
+    if (current !== null) return new EpochDocs(this.storage, this.counts, current);
+    const doc = newEpochDoc(this.opts.site, this.opts.agent, 1);
+    const { row: _row, ...writes } = startEpoch(1, doc, this.opts.now());
+    if (!this.storage.commitFirst(writes)) {
+      A.free(doc);
+      return new EpochDocs(this.storage, this.counts, this.storage.latestEpoch() ?? 1);
+    }
+    this.counts.commits++;
+    return new EpochDocs(this.storage, this.counts, 1, doc);
   }
 
   private checkIdentity(): void {
