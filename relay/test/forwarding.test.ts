@@ -101,6 +101,13 @@ describe('forwarding order and lifetime', () => {
     );
     expect(r1).toEqual({ sent: 0, waitMs: 500 });
     up.down = false;
+    // A step runs on every request taken in: while the upstream backs off it reads no batch at all.
+    let batchesRead = 0;
+    const nextBatch = s.nextBatch.bind(s);
+    s.nextBatch = (...a) => {
+      batchesRead++;
+      return nextBatch(...a);
+    };
     const r2 = await forwardStep(
       s,
       slots,
@@ -109,7 +116,8 @@ describe('forwarding order and lifetime', () => {
       () => 0.5,
       () => {},
     );
-    expect(r2.sent).toBe(0); // still backing off
+    expect(r2).toEqual({ sent: 0, waitMs: 400 }); // still backing off, awake when it ends
+    expect(batchesRead).toBe(0);
     const r3 = await forwardStep(
       s,
       slots,
