@@ -29,24 +29,25 @@ describe('memoryRelief', () => {
     expect(s.external).toBe(4 * MiB);
   });
 
-  it('waits minIntervalMs between collections, longer when they free little, and counts the slack from what stayed live', () => {
+  it('counts the slack from the lowest reading since the last collection, which V8 frees while sweeping', () => {
     const { s, relieve } = fake(0);
     s.external = 40 * MiB;
-    s.freed = 1 * MiB; // live uploads: little to free
-    expect(relieve()).toBe(true); // 39 MiB stay live: the slack now counts from there
-    s.t = 300;
-    expect(relieve()).toBe(false); // still 39 MiB: nothing piled up since, no collection for nothing
-    s.external = 60 * MiB; // +21 MiB: under the slack
-    expect(relieve()).toBe(false);
-    s.external = 64 * MiB; // +25 MiB
-    s.t = 400;
-    expect(relieve()).toBe(false); // the interval doubled to 500 ms
-    s.t = 600;
-    s.freed = 30 * MiB;
-    expect(relieve()).toBe(true); // freed much: back to 250 ms, 34 MiB live
-    s.external = 60 * MiB;
-    s.t = 850;
     expect(relieve()).toBe(true);
+    s.t = 300;
+    s.external = 30 * MiB; // swept after the collection: 30 MiB stay live (uploads in flight)
+    expect(relieve()).toBe(false);
+    s.external = 50 * MiB; // +20 MiB over what stayed live: under the slack
+    expect(relieve()).toBe(false);
+    s.external = 55 * MiB; // +25 MiB
+    expect(relieve()).toBe(true);
+    s.t = 320;
+    s.external = 90 * MiB; // a collection that freed nothing counts again from where it ran...
+    expect(relieve()).toBe(false); // ...and the next waits minIntervalMs
+    s.t = 600;
+    expect(relieve()).toBe(true);
+    s.t = 900;
+    s.external = 100 * MiB; // live buffers grew by less than the slack: no collection for nothing
+    expect(relieve()).toBe(false);
     expect(s.gcs).toBe(3);
   });
 
