@@ -303,7 +303,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
         scheduler.trigger({ component: c.name, environment: e.name }, 'schedule');
   // `site` and `agent` are the daemon logger's bindings (edge-agent run): repeated here, they would
   // appear twice in the line.
-  log.info({ upstreams: uplinks.map((u) => u.url), epoch: store.status().epoch }, 'agent started');
+  log.info({ upstreams: uplinks.map((u) => u.url), epoch: store.currentEpoch() }, 'agent started');
 
   return {
     store,

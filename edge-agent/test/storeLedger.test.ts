@@ -2,6 +2,7 @@ import * as A from '@automerge/automerge';
 import { AgentDocSchema, plainAgentDoc } from '@driftline/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { AgentLedger } from '../src/core/ledger/AgentLedger.js';
 import { ackFor, hubApply, memoryLedger } from './agentStorageFixtures.js';
 import { detail, runId, summary } from './helpers/storeFixtures.js';
 
@@ -195,6 +196,50 @@ describe('AgentLedger', () => {
     });
     expect(s.updateFacts(facts)).toBe(false);
     expect(s.pending()).toEqual([]);
+  });
+});
+
+describe('the document, opened at its first use', () => {
+  const facts = { version: '0.1.0', cadenceS: { 'prod/network': 900 }, contactIntervalS: 1830 };
+
+  it('writes nothing on a fresh store until there is something to write; facts given before wait for it', () => {
+    const { ledger: s, storage } = memoryLedger();
+    expect(s.updateFacts(facts)).toBe(true);
+    expect(s.status()).toMatchObject({ epoch: 1, unackedRuns: 0, docBytes: 0 });
+    expect(s.documentOpen()).toBe(false);
+    expect(storage.latestEpoch()).toBeNull();
+    const id = runId();
+    s.record({ runId: id, summary: summary() });
+    expect(s.documentOpen()).toBe(true);
+    const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(s.loadEpoch(1))));
+    expect(doc.facts?.cadenceS).toEqual({ 'prod/network': 900 });
+    expect(Object.keys(doc.runs)).toEqual([id]);
+  });
+
+  it('loads a stored document only when it is read, and sends facts given before it with the next push', () => {
+    const { ledger: first, storage } = memoryLedger();
+    first.record({ runId: runId(), summary: summary() });
+    const sent = first.pending()[0]!;
+    first.recordPush({
+      bundleId: 'b',
+      epoch: 1,
+      heads: sent.heads,
+      bytes: 1,
+      upstream: 'u',
+      receipt: 'stored',
+      blobs: [],
+    });
+    const s = new AgentLedger(storage, { site: 'ship-7', agent: 'a1' });
+    expect(s.stats().docsLoaded).toBe(0);
+    expect(s.updateFacts(facts)).toBe(true);
+    expect(s.documentOpen()).toBe(false);
+    const [delta] = s.pending();
+    expect(s.documentOpen()).toBe(true);
+    expect(s.stats().docsLoaded).toBe(1);
+    const replica = hubApply(A.load(A.save(first.loadEpoch(1))), delta!.changes);
+    expect((A.toJS(replica) as { facts?: { cadenceS?: unknown } }).facts?.cadenceS).toEqual({
+      'prod/network': 900,
+    });
   });
 });
 

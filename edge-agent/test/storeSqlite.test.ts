@@ -31,14 +31,14 @@ describe('AgentLedger on SQLite', () => {
   it('lets two processes open one fresh store at once: one starts epoch 1, the other records into it', () => {
     const dir = tempDir();
     const path = join(dir, 'agent.sqlite');
-    // The daemon reads "no epoch yet"; before it writes one, `status` opens the same file and starts it.
+    const first = runId();
+    // Both found no epoch; before the daemon writes one, the other process starts it and records.
     class Interleaved extends SqliteAgentStorage {
-      private raced = false;
-      override latestEpoch(): number | null {
-        if (this.raced) return super.latestEpoch();
-        this.raced = true;
-        sqliteLedger(dir).ledger.close();
-        return null;
+      override commitFirst(writes: Parameters<SqliteAgentStorage['commitFirst']>[0]): boolean {
+        const other = sqliteLedger(dir).ledger;
+        other.record({ runId: first, summary: summary({ component: 'web' }) });
+        other.close();
+        return super.commitFirst(writes);
       }
     }
     const daemon = new AgentLedger(new Interleaved(openAgentDatabase(path), path), {
@@ -49,9 +49,9 @@ describe('AgentLedger on SQLite', () => {
     daemon.record({ runId: id, summary: summary({ component: 'db' }) });
     daemon.close();
     const { ledger: again } = sqliteLedger(dir);
-    expect(again.storage.chunks(1)).toHaveLength(2);
+    expect(again.storage.chunks(1)).toHaveLength(3); // one snapshot, two changes
     const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(again.loadEpoch(again.status().epoch))));
-    expect(Object.keys(doc.runs)).toEqual([id]);
+    expect(Object.keys(doc.runs).sort()).toEqual([first, id].sort());
   });
 
   it('refuses a corrupt store file with a message that says what to do, and a store of another agent', () => {
@@ -68,9 +68,10 @@ describe('AgentLedger on SQLite', () => {
   it('records a batch in one transaction and one document change, and keeps all of it across a reopen', () => {
     const dir = tempDir();
     const { ledger: s, storage } = sqliteLedger(dir);
+    // Loading it starts a fresh store's first epoch (the ledger opens its document at the first use).
+    const changesBefore = A.getBackend(s.loadEpoch(1)).stats().numChanges;
     const commits = s.stats().commits;
     const chunksBefore = storage.chunkCount(1);
-    const changesBefore = A.getBackend(s.loadEpoch(1)).stats().numChanges;
     const batch = Array.from({ length: 200 }, (_, i) => ({
       runId: runId(),
       summary: summary({ component: `c${i}`, planHash: i.toString(16).padStart(64, '0') as never }),

@@ -140,6 +140,23 @@ describe('agent sync over the hop API', () => {
     expect(ok.kind === 'pushed' && ok.upstream).toBe(hub.url);
   });
 
+  it('probes before building a batch while idle since start: the document stays closed until an upstream answers', async () => {
+    const { hub, store, engine } = await setup({ upstreams: ['http://127.0.0.1:9'] });
+    store.updateFacts({ version: '0.1.0', cadenceS: { 'prod/network': 900 } });
+    expect(store.documentOpen()).toBe(false);
+    expect((await engine.pushOnce()).kind).toBe('unreachable');
+    // Building the batch would have opened the document (compiling Automerge) for nothing.
+    expect(store.documentOpen()).toBe(false);
+    expect(store.status().upstreams[0]?.consecutiveFailures).toBe(1);
+    const two = await setup({ upstreams: ['http://127.0.0.1:9', hub.url], hub });
+    two.store.updateFacts({ version: '0.1.0', cadenceS: { 'prod/network': 900 } });
+    const ok = await two.engine.pushOnce();
+    expect(ok.kind === 'pushed' && ok.upstream).toBe(hub.url);
+    expect(two.store.documentOpen()).toBe(true);
+    expect(await hub.processArrivals()).toBe(1); // the facts, written just before the batch was built
+    expect(await two.engine.pushOnce()).toEqual({ kind: 'idle' });
+  });
+
   it('uploads detail blobs by tus; the hop server verifies their sha256', async () => {
     const { hub, store, engine } = await setup();
     const blob = blobOf('{"resources":[]}'.repeat(1000));

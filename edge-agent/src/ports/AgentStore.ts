@@ -121,8 +121,13 @@ export interface AgentStore {
    * results in input order. Nothing of the batch is recorded unless all of it is.
    */
   recordMany(inputs: readonly RecordRunInput[]): RecordRunResult[];
-  /** Publishes the agent's facts without a run (start-up); writes nothing when they have not changed. */
+  /**
+   * Publishes the agent's facts without a run (start-up); writes nothing when they have not changed.
+   * Before the document is open they are kept, and written with the next change or `pending()`.
+   */
   updateFacts(facts: NonNullable<RecordRunInput['facts']>): boolean;
+  /** Whether the document is in memory yet (an agent idle since it started has not compiled Automerge). */
+  documentOpen(): boolean;
   /** Consecutive locked results recorded for a cell (to carry over into the next run). */
   lockedStreak(environment: string, component: string, cellRef?: string): number;
   pending(): PendingDelta[];

@@ -18,19 +18,12 @@ import type {
 } from '../../ports/AgentStore.js';
 import type { ApplyRecord, ApplyStore } from '../../ports/ApplyStore.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
-import {
-  type AgentAutomergeDoc,
-  mergeFacts,
-  newEpochDoc,
-  readCell,
-  updateFacts,
-  writeApply,
-} from '../doc/agentDoc.js';
-import { canonicalJson } from '../plan/canonical.js';
+import { type AgentAutomergeDoc, mergeFacts, readCell, updateFacts, writeApply } from '../doc/agentDoc.js';
 import { ackWrites } from './acks.js';
 import { blobsToUpload, planRequestWrites } from './blobQueue.js';
 import { EpochDocs, type LedgerStats } from './EpochDocs.js';
-import { appendChange, type EpochLimits, sealOrCompact, startEpoch } from './epochs.js';
+import { appendChange, type EpochLimits, sealOrCompact } from './epochs.js';
+import { factsToWrite, type GivenFacts } from './facts.js';
 import { PendingBytes, type PendingContext, pendingDeltas } from './pending.js';
 import { enforceQueueBound, queueBytes } from './queueBound.js';
 import { recordBatch } from './recordBatch.js';
@@ -67,6 +60,8 @@ export class AgentLedger implements AgentStore, ApplyStore {
   private readonly docs: EpochDocs;
   private readonly counts: LedgerStats = { commits: 0, docsLoaded: 0, docsHeld: 1 };
   private readonly pendingBytes = new PendingBytes();
+  /** Facts given before the document was open (`updateFacts`), not written yet. */
+  private deferredFacts: GivenFacts | undefined;
   /** Unacknowledged runs, kept in memory (counting them per record would grow with weeks offline). */
   private unacked: number;
   /** Queue bytes as last measured plus what was added since; the bound is re-measured exactly when near. */
@@ -87,23 +82,9 @@ export class AgentLedger implements AgentStore, ApplyStore {
       ...options,
     };
     this.checkIdentity();
-    this.docs = this.openCurrentEpoch();
+    this.docs = EpochDocs.open(storage, this.counts, this.opts, this.opts.now);
     this.unacked = storage.unackedRunCount();
     this.queueEstimate = queueBytes(storage);
-  }
-
-  /** The current epoch's document; on a fresh store epoch 1, unless another process started it first. */
-  private openCurrentEpoch(): EpochDocs {
-    const current = this.storage.latestEpoch();
-    if (current !== null) return new EpochDocs(this.storage, this.counts, current);
-    const doc = newEpochDoc(this.opts.site, this.opts.agent, 1);
-    const { row: _row, ...writes } = startEpoch(1, doc, this.opts.now());
-    if (!this.storage.commitFirst(writes)) {
-      A.free(doc);
-      return new EpochDocs(this.storage, this.counts, this.storage.latestEpoch() ?? 1);
-    }
-    this.counts.commits++;
-    return new EpochDocs(this.storage, this.counts, 1, doc);
   }
 
   private checkIdentity(): void {
@@ -156,6 +137,7 @@ export class AgentLedger implements AgentStore, ApplyStore {
 
   /** Loads an epoch's document; the caller owns it (free it with `A.free`). */
   loadEpoch(epoch: number): AgentAutomergeDoc {
+    if (epoch === this.docs.epoch && !this.docs.open) void this.docs.doc; // a fresh store's first epoch: started
     return this.docs.load(epoch);
   }
 
@@ -174,6 +156,7 @@ export class AgentLedger implements AgentStore, ApplyStore {
    */
   recordMany(inputs: readonly RecordRunInput[]): RecordRunResult[] {
     if (inputs.length === 0) return [];
+    this.flushFacts();
     const now = this.opts.now();
     const before = this.docs.doc;
     const recordedIn = this.docs.epoch;
@@ -230,6 +213,7 @@ export class AgentLedger implements AgentStore, ApplyStore {
 
   /** Writes the publications' delivery states into the document's `bundles` map, so they travel as facts. */
   setPublicationStates(states: Record<string, DocPublicationState>): void {
+    this.flushFacts();
     const before = this.docs.doc;
     const next = A.change(before, { message: 'bundles', time: Math.floor(this.opts.now() / 1000) }, (d) => {
       const want = JSON.parse(JSON.stringify(states)) as Record<string, DocPublicationState>;
@@ -243,6 +227,7 @@ export class AgentLedger implements AgentStore, ApplyStore {
 
   /** Records where an approval of a run stands: its record, and the document's `applies` (it travels). */
   setApply(rec: ApplyRecord): void {
+    this.flushFacts();
     const now = this.opts.now();
     const before = this.docs.doc;
     this.commitChange(before, writeApply(before, rec.apply, now), {
@@ -270,18 +255,40 @@ export class AgentLedger implements AgentStore, ApplyStore {
     return this.storage.latestChangedRunAfter(environment, component, cellRef ?? null, runId) ?? shown;
   }
 
-  updateFacts(facts: NonNullable<RecordRunInput['facts']>): boolean {
+  updateFacts(facts: GivenFacts): boolean {
+    if (!this.docs.open) {
+      // Not worth opening the document (compiling Automerge) for: written with the next change or push.
+      this.deferredFacts = facts;
+      return true;
+    }
+    this.deferredFacts = undefined;
+    return this.writeFacts(facts);
+  }
+
+  /** The current epoch's number, without opening its document (`status()` measures what it would send). */
+  currentEpoch(): number {
+    return this.docs.epoch;
+  }
+
+  /** Whether the current document is in memory: an agent idle since it started has not opened it. */
+  documentOpen(): boolean {
+    return this.docs.open;
+  }
+
+  /** Writes facts given before the document was open, ahead of the change or push that opens it. */
+  private flushFacts(): void {
+    const facts = this.deferredFacts;
+    if (!facts) return;
+    this.deferredFacts = undefined;
+    this.writeFacts(facts);
+  }
+
+  private writeFacts(facts: GivenFacts): boolean {
     const now = this.opts.now();
     const before = this.docs.doc;
-    const oldest = this.storage.oldestUnackedFinish();
-    const full = { ...facts, queueDepth: this.unacked, oldestUnsentAt: oldest ?? undefined };
-    // Nothing to tell when only the report time would change.
-    const current = this.docs.facts;
-    if (current) {
-      const { reportedAt: _r, ...was } = current;
-      if (canonicalJson(was) === canonicalJson(full)) return false;
-    }
-    const written = { ...full, reportedAt: now };
+    const queue = { depth: this.unacked, oldest: this.storage.oldestUnackedFinish() };
+    const written = factsToWrite(this.docs.facts, facts, queue, now);
+    if (!written) return false;
     const next = updateFacts(before, written, now);
     if (A.getHeads(next).join() === A.getHeads(before).join()) return false;
     this.commitChange(before, next);
@@ -304,6 +311,7 @@ export class AgentLedger implements AgentStore, ApplyStore {
   }
 
   pending(): PendingDelta[] {
+    this.flushFacts();
     return pendingDeltas(this.context());
   }
 

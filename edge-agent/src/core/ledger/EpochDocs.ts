@@ -1,6 +1,7 @@
 import * as A from '@automerge/automerge';
 import { type AgentStorage, StoreOpenError } from '../../ports/AgentStorage.js';
-import { type AgentAutomergeDoc, plainFacts, type StoredAgentDoc } from '../doc/agentDoc.js';
+import { type AgentAutomergeDoc, newEpochDoc, plainFacts, type StoredAgentDoc } from '../doc/agentDoc.js';
+import { startEpoch } from './epochs.js';
 
 /** What the ledger has done so far (what `stats()` reports and tests assert on). */
 export interface LedgerStats {
@@ -26,23 +27,79 @@ const concat = (parts: readonly Uint8Array[]) => {
  * The current epoch's document in memory, and every other one loaded only while it is read. Automerge's
  * WASM heap never shrinks and its finalizer runs only when V8 happens to collect, so every document
  * loaded for a moment is freed with `A.free` at once.
+ *
+ * The current document is loaded (or, on a fresh store, started by `start`) at its first use, not when
+ * the ledger opens: an agent with nothing to record and no upstream answering never compiles Automerge
+ * (the packaged agent compiles it on the first call, ~27 MB).
  */
 export class EpochDocs {
   epoch: number;
-  doc: AgentAutomergeDoc;
-  /** The current document's facts as plain data, so recording never reads them back through proxies. */
-  facts: Record<string, unknown> | null;
+  private held: AgentAutomergeDoc | undefined;
+  private plain: Record<string, unknown> | null | undefined;
 
   constructor(
     private readonly storage: AgentStorage,
     /** The ledger's counters: documents loaded and held are counted here. */
     readonly stats: LedgerStats,
     epoch: number,
-    doc?: AgentAutomergeDoc,
+    /** On a fresh store: starts the first epoch and answers it (another process may have started it). */
+    private readonly start?: () => { epoch: number; doc: AgentAutomergeDoc },
   ) {
     this.epoch = epoch;
-    this.doc = doc ?? this.load(epoch);
-    this.facts = plainFacts(this.doc);
+  }
+
+  /** The current epoch's documents; on a fresh store epoch 1 is started at the first use. */
+  static open(
+    storage: AgentStorage,
+    stats: LedgerStats,
+    ids: { site: string; agent: string },
+    now: () => number,
+  ): EpochDocs {
+    const current = storage.latestEpoch();
+    if (current !== null) return new EpochDocs(storage, stats, current);
+    const docs: EpochDocs = new EpochDocs(storage, stats, 1, () => {
+      const doc = newEpochDoc(ids.site, ids.agent, 1);
+      const { row: _row, ...writes } = startEpoch(1, doc, now());
+      if (storage.commitFirst(writes)) {
+        stats.commits++;
+        return { epoch: 1, doc };
+      }
+      // Another process started it first (`status` while the daemon starts): its latest one, loaded.
+      A.free(doc);
+      const epoch = storage.latestEpoch() ?? 1;
+      return { epoch, doc: docs.load(epoch) };
+    });
+    return docs;
+  }
+
+  /** The current epoch's document, loaded or started at the first use. */
+  get doc(): AgentAutomergeDoc {
+    if (this.held) return this.held;
+    if (this.start) {
+      const first = this.start();
+      this.epoch = first.epoch;
+      this.held = first.doc;
+    } else this.held = this.load(this.epoch);
+    return this.held;
+  }
+
+  set doc(doc: AgentAutomergeDoc) {
+    this.held = doc;
+  }
+
+  /** Whether the current document is in memory yet. */
+  get open(): boolean {
+    return this.held !== undefined;
+  }
+
+  /** The current document's facts as plain data, so recording never reads them back through proxies. */
+  get facts(): Record<string, unknown> | null {
+    if (this.plain === undefined) this.plain = plainFacts(this.doc);
+    return this.plain;
+  }
+
+  set facts(facts: Record<string, unknown> | null) {
+    this.plain = facts;
   }
 
   /**
@@ -88,8 +145,8 @@ export class EpochDocs {
    */
   reload(advanced: AgentAutomergeDoc): void {
     this.release(advanced);
-    this.doc = this.load(this.epoch);
+    this.held = this.load(this.epoch);
     this.stats.docsHeld++;
-    this.facts = plainFacts(this.doc);
+    this.plain = undefined;
   }
 }

@@ -88,14 +88,22 @@ export class SyncEngine {
     const [rejection] = this.deps.store.rejections();
     const wait = rejection ? rejection.retryAt - this.deps.now() : 0;
     if (rejection && wait > 0) return { kind: 'held', code: rejection.code, retryInMs: wait };
+    const errors: string[] = [];
+    let uplinks = this.deps.uplinks;
+    if (!this.deps.store.documentOpen()) {
+      // Idle since it started (nothing recorded): building the batch would open the document and compile
+      // Automerge (~27 MB) only to find the link down, so an upstream that answers a probe comes first.
+      const at = await this.firstAnswering(errors);
+      if (at < 0) return { kind: 'unreachable', errors };
+      uplinks = uplinks.slice(at);
+    }
     const pending = this.deps.store.pending();
     if (pending.length === 0) return { kind: 'idle' };
     // Failures first: a relay forwards by priority, and so does the batch order.
     pending.sort((a, b) => Number(b.hasFailure) - Number(a.hasFailure) || a.epoch - b.epoch);
     const bundles = await Promise.all(pending.map((p) => this.sign(p)));
     const batch = encodeBatch(bundles.map((b) => b.bytes));
-    const errors: string[] = [];
-    for (const up of this.deps.uplinks) {
+    for (const up of uplinks) {
       // A link that worked last time gets the batch straight away (one round trip, which is what a
       // minutes-long delay makes precious); one that failed gets a small probe first.
       if (this.suspect.has(up.url)) {
@@ -139,6 +147,21 @@ export class SyncEngine {
       return { kind: 'pushed', upstream: up.url, receipts: r.value, bytes: batch.length };
     }
     return { kind: 'unreachable', errors };
+  }
+
+  /** The index of the first upstream answering a probe, or -1; those that do not are suspect. */
+  private async firstAnswering(errors: string[]): Promise<number> {
+    for (const [i, up] of this.deps.uplinks.entries()) {
+      const probe = await up.probe();
+      if (probe.ok) {
+        this.suspect.delete(up.url);
+        return i;
+      }
+      this.suspect.add(up.url);
+      this.deps.store.recordPushFailure(up.url, probe.error);
+      errors.push(`${up.url}: ${probe.error}`);
+    }
+    return -1;
   }
 
   private async sign(

@@ -1,0 +1,23 @@
+import type { AgentFacts } from '@driftline/protocol';
+import type { RecordRunInput } from '../../ports/AgentStore.js';
+import { canonicalJson } from '../plan/canonical.js';
+
+export type GivenFacts = NonNullable<RecordRunInput['facts']>;
+
+/**
+ * The facts to write into the document: those given, with the queue's depth, its oldest unsent result
+ * and the report time; null when only the report time would change (nothing to tell the hub).
+ */
+export function factsToWrite(
+  current: Record<string, unknown> | null,
+  given: GivenFacts,
+  queue: { depth: number; oldest: number | null },
+  now: number,
+): AgentFacts | null {
+  const full = { ...given, queueDepth: queue.depth, oldestUnsentAt: queue.oldest ?? undefined };
+  if (current) {
+    const { reportedAt: _r, ...was } = current;
+    if (canonicalJson(was) === canonicalJson(full)) return null;
+  }
+  return { ...full, reportedAt: now };
+}
