@@ -74,24 +74,21 @@ export async function forwardStep(
   for (const e of expired.downlink) emit({ type: 'expired', direction: 'downlink', ...e });
 
   let wait = opts.idleMs;
+  const states = slots.map((s) => slotState(s, t));
+  // When the next not-ready upstream wakes (its backoff ends or its window opens).
+  const wakeAt = Math.min(
+    ...states.map((c) => (!c.ready && c.wakeAt !== null ? c.wakeAt : Number.POSITIVE_INFINITY)),
+  );
   // A step runs on every request taken in: while every upstream backs off or waits for its window, the
   // batch is not read at all (reading ~1 MiB of bundles per request only to drop it made garbage faster
   // than V8 collected it).
-  if (!slots.some((s) => slotState(s, t).ready)) {
-    for (const s of slots) {
-      const c = slotState(s, t);
-      if (!c.ready && c.wakeAt !== null) wait = Math.min(wait, c.wakeAt - t);
-    }
-    return { sent: 0, waitMs: Math.max(0, wait) };
-  }
+  if (!states.some((c) => c.ready)) return { sent: 0, waitMs: Math.max(0, Math.min(wait, wakeAt - t)) };
   const first = custody.nextBatch(t, opts.batchBytes, opts.batchCount);
   if (first.length === 0) return { sent: 0, waitMs: wait };
-  for (const slot of slots) {
-    const c = slotState(slot, t);
-    if (!c.ready) {
-      if (c.wakeAt !== null) wait = Math.min(wait, c.wakeAt - t);
-      continue;
-    }
+  wait = Math.min(wait, wakeAt - t);
+  for (const [i, slot] of slots.entries()) {
+    const c = states[i] as (typeof states)[number];
+    if (!c.ready) continue;
     const keys = [`${slot.upstream.name}|w|${c.windowKey}`, `${slot.upstream.name}|d|${c.dayKey}`];
     const left = budgetLeft(slot.plan, custody.sent(keys[0] as string), custody.sent(keys[1] as string));
     const batch: typeof first = [];

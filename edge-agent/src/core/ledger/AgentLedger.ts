@@ -137,7 +137,7 @@ export class AgentLedger implements AgentStore, ApplyStore {
 
   /** Loads an epoch's document; the caller owns it (free it with `A.free`). */
   loadEpoch(epoch: number): AgentAutomergeDoc {
-    if (epoch === this.docs.epoch && !this.docs.open) void this.docs.doc; // a fresh store's first epoch: started
+    this.docs.startIfFresh();
     return this.docs.load(epoch);
   }
 

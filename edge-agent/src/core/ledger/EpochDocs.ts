@@ -83,6 +83,11 @@ export class EpochDocs {
     return this.held;
   }
 
+  /** On a fresh store, starts epoch 1 now (a stored epoch is not loaded: the caller loads what it reads). */
+  startIfFresh(): void {
+    if (this.start && !this.held) void this.doc;
+  }
+
   set doc(doc: AgentAutomergeDoc) {
     this.held = doc;
   }
