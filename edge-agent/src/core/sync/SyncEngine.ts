@@ -106,14 +106,7 @@ export class SyncEngine {
     for (const up of uplinks) {
       // A link that worked last time gets the batch straight away (one round trip, which is what a
       // minutes-long delay makes precious); one that failed gets a small probe first.
-      if (this.suspect.has(up.url)) {
-        const probe = await up.probe();
-        if (!probe.ok) {
-          this.deps.store.recordPushFailure(up.url, probe.error);
-          errors.push(`${up.url}: ${probe.error}`);
-          continue;
-        }
-      }
+      if (this.suspect.has(up.url) && !(await this.answers(up, errors))) continue;
       const r = await up.postBundles(batch);
       if (!r.ok) {
         this.suspect.add(up.url);
@@ -149,19 +142,23 @@ export class SyncEngine {
     return { kind: 'unreachable', errors };
   }
 
-  /** The index of the first upstream answering a probe, or -1; those that do not are suspect. */
+  /** The index of the first upstream answering a probe, or -1. */
   private async firstAnswering(errors: string[]): Promise<number> {
-    for (const [i, up] of this.deps.uplinks.entries()) {
-      const probe = await up.probe();
-      if (probe.ok) {
-        this.suspect.delete(up.url);
-        return i;
-      }
-      this.suspect.add(up.url);
-      this.deps.store.recordPushFailure(up.url, probe.error);
-      errors.push(`${up.url}: ${probe.error}`);
-    }
+    for (const [i, up] of this.deps.uplinks.entries()) if (await this.answers(up, errors)) return i;
     return -1;
+  }
+
+  /** Probes an upstream: one that answers is no longer suspect; one that does not is, with the failure recorded. */
+  private async answers(up: Uplink, errors: string[]): Promise<boolean> {
+    const probe = await up.probe();
+    if (probe.ok) {
+      this.suspect.delete(up.url);
+      return true;
+    }
+    this.suspect.add(up.url);
+    this.deps.store.recordPushFailure(up.url, probe.error);
+    errors.push(`${up.url}: ${probe.error}`);
+    return false;
   }
 
   private async sign(
