@@ -132,7 +132,7 @@ async function measure(): Promise<void> {
       );
       results++;
       if (results % SAMPLE_EVERY === 0) {
-        loads.push(await sampler.load(store.status().epoch));
+        loads.push(await sampler.load(store.currentEpoch()));
         if (performance.now() - t0 > TIME_BOUND_MS) {
           batcher.flush(); // commits the cycle's results still waiting for their window
           truncated = true;
@@ -149,6 +149,9 @@ async function measure(): Promise<void> {
   const p99 = sorted.length
     ? sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!
     : null;
+  // The agent's peak: read before `status()`, which measures every unsent epoch (the daemon never calls
+  // it; `edge-agent status` does, in a process of its own).
+  const peakMb = Math.round(process.resourceUsage().maxRSS / 1024);
   const st = store.status();
   const dir = store.storage.location.replace(/\/agent\.sqlite$/, '');
   const size = (f: string) => {
@@ -176,7 +179,7 @@ async function measure(): Promise<void> {
   log('edgeOffline', 'this process after the loop', memory);
   emit({
     results,
-    rssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    rssMb: peakMb,
     idleRssMb: idle.rssMb,
     diskMb: +(diskBytes / 1048576).toFixed(1),
     docLoadP99Ms: p99 === null ? null : +p99.toFixed(1),
@@ -213,6 +216,7 @@ function loadSampler(path: string): { load(epoch: number): Promise<number>; stop
 /** The child of `loadSampler`: the agent's file opened as `edge-agent status` opens it, one load per message. */
 function runLoadSampler(path: string): void {
   const { ledger } = openSqliteLedger({ path, site: SITE, agent: AGENT });
+  A.free(A.init()); // Automerge compiled before the first timed load (the package compiles it at first use)
   process.on('message', (m: { epoch: number }) => {
     const s = performance.now();
     const doc = ledger.loadEpoch(m.epoch);
@@ -401,7 +405,8 @@ async function runPackaged(): Promise<void> {
     .at(-1);
   if (!line) throw new Error('the packaged edgeOffline printed no JSON');
   const r = JSON.parse(line) as Record<string, unknown>;
-  emit({ ...r, rssMb: peak || r.rssMb });
+  // The copy's own peak, read before its final `status()`; polled VmHWM when it printed none.
+  emit({ ...r, rssMb: r.rssMb ?? peak });
 }
 
 // Last: everything above (the helpers' constants included) is initialised by now.
