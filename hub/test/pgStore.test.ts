@@ -25,6 +25,32 @@ describePg('PostgreSQL stores', (server) => {
     return { publications, done: () => publications.close() };
   });
 
+  it('answers a query whose connection is cut with a store error, not an uncaught exception', async () => {
+    const url = await server().createDatabase();
+    const db = new PgDatabase({ url, password: server().password }).retain();
+    const admin = await server().client(url);
+    try {
+      await db.ping();
+      const slow = db.query({ name: 'slow', text: "SELECT pg_sleep(30), 'driftline-cut-me' AS tag" }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      // The query sees the cut as its rejection; the pool then hands out a fresh connection.
+      for (let i = 0; i < 50; i++) {
+        const r = await admin.query(
+          "SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE query LIKE '%driftline-cut-me%' AND pid <> pg_backend_pid()",
+        );
+        if (r.rows.length > 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await slow).toBeInstanceOf(Error);
+      await db.ping(); // the pool gives a fresh connection
+    } finally {
+      await admin.end();
+      await db.close();
+    }
+  });
+
   it('applies every migration once, in order, recorded in schema_migrations', async () => {
     const url = await server().createDatabase();
     const c = await server().client(url);

@@ -226,12 +226,22 @@ export class PgDatabase {
    */
   private async connected<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     const c = await this.pool.connect();
+    // pg emits a cut connection (EPIPE, "terminated unexpectedly") as an 'error' event on the client as
+    // well as rejecting its queries; on a checked-out client with no listener that event is an uncaught
+    // exception that ends the hub. The rejection is what callers see; the event only marks it broken.
+    let broken: Error | undefined;
+    const onError = (e: Error) => {
+      broken = e;
+    };
+    c.on('error', onError);
     try {
       const r = await fn(c);
-      c.release();
+      c.off('error', onError);
+      c.release(broken);
       return r;
     } catch (e) {
-      c.release(e instanceof BrokenConnection || isUnavailable(e) ? (e as Error) : undefined);
+      c.off('error', onError);
+      c.release(broken ?? (e instanceof BrokenConnection || isUnavailable(e) ? (e as Error) : undefined));
       throw e;
     }
   }
