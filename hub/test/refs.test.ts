@@ -134,6 +134,88 @@ describe('plans of refs at the hub', { timeout: 60_000 }, () => {
     expect((await s.get('/api/refs/pr%2F42/status')).status).toBe(400);
   });
 
+  it('holds a cell blocked on a need that a publication on its way answers as pending, and blocked again once the site placed it and still lacks it', async () => {
+    const h = await start();
+    const s = await refSites(h);
+    const gate = async () =>
+      RefStatusResponseSchema.parse((await s.get(`/api/refs/pr%2F42/status?commit=${sha('3')}`)).body);
+    await s.plan('ship-8', {
+      component: 'app',
+      ref: 'pr/42',
+      commit: sha('3'),
+      status: 'blocked',
+      needs: [AWS],
+    });
+    await s.plan('ship-9', { component: 'app', ref: 'pr/42', commit: sha('3'), status: 'clean' });
+    expect((await gate()).state).toBe('blocked');
+
+    // The mirror is published after the blocked plan reached the hub: it is on its way to ship-8.
+    h.clock.advance(1000);
+    const publication = {
+      publicationId: 'pub-aws',
+      name: 'registry.terraform.io/hashicorp/aws/terraform-provider-aws_5.31.0_linux_amd64.zip',
+      fileKind: 'provider-mirror' as const,
+      sha256: 'a'.repeat(64),
+      size: 10,
+      sites: ['ship-8'],
+      publishedAt: h.clock.now(),
+      expiresAt: null,
+    };
+    await h.hub.publications.publish(publication);
+    let g = await gate();
+    expect(g.state).toBe('pending');
+    expect(g.cells[0]).toMatchObject({
+      state: 'pending',
+      planStatus: 'blocked',
+      needs: [AWS],
+      onTheWay: ['pub-aws'],
+    });
+    expect(g.counts).toMatchObject({ pending: 1, blocked: 0, complete: 1 });
+
+    // A publication of another build, or to another site, answers nothing.
+    await h.hub.publications.publish({ ...publication, publicationId: 'pub-other', sites: ['ship-9'] });
+    expect((await gate()).cells[0]?.onTheWay).toEqual(['pub-aws']);
+
+    // The site placed it, and its next plan (received after that) is still blocked: a real block.
+    h.clock.advance(1000);
+    await h.hub.publications.report([
+      {
+        publicationId: 'pub-aws',
+        site: 'ship-8',
+        agent: 'b1',
+        state: 'placed',
+        bytes: 10,
+        reason: null,
+        updatedAt: h.clock.now(),
+      },
+    ]);
+    h.clock.advance(1000);
+    await s.plan('ship-8', {
+      component: 'app',
+      ref: 'pr/42',
+      commit: sha('3'),
+      status: 'blocked',
+      needs: [AWS],
+    });
+    g = await gate();
+    expect(g.state).toBe('blocked');
+    expect(g.cells[0]?.onTheWay ?? []).toEqual([]);
+
+    // Refused at the site: not on its way.
+    await h.hub.publications.report([
+      {
+        publicationId: 'pub-aws',
+        site: 'ship-8',
+        agent: 'b1',
+        state: 'refused',
+        bytes: 0,
+        reason: 'kind not accepted',
+        updatedAt: h.clock.now(),
+      },
+    ]);
+    expect((await gate()).state).toBe('blocked');
+  });
+
   it('lists what sites need from blocked cells, default and ref cells alike, by site and need', async () => {
     const h = await start();
     const s = await refSites(h);

@@ -99,4 +99,38 @@ describe('hub refs helpers', () => {
     expect(text).toContain('exit-1 \\| \\<script\\>');
     expect(text).toContain('| 60 min ago |');
   });
+  it('says a blocked cell whose need is on its way is pending, naming the need and the publication', () => {
+    const aws = 'registry.terraform.io/hashicorp/aws 5.31.0 linux_amd64';
+    const gate: RefStatusResponse = {
+      ref: 'pr/42',
+      commit: sha('3'),
+      state: 'pending',
+      counts: { complete: 0, pending: 1, blocked: 0, failed: 0, total: 1 },
+      cells: [
+        {
+          site: 'ship-8' as MatrixCell['site'],
+          environment: 'prod',
+          component: 'app',
+          state: 'pending',
+          planStatus: 'blocked',
+          counts: null,
+          commit: sha('3'),
+          plannedAt: '2025-06-01T11:00:00.000Z',
+          receivedAt: null,
+          runId: null,
+          reason: null,
+          needs: [aws],
+          onTheWay: ['01PUB'],
+        },
+      ],
+    };
+    const matrix = {
+      cells: [cell({ status: 'blocked', commit: sha('3') })],
+      asOf: '2025-06-01T12:00:00.000Z',
+    };
+    const r = buildReport('https://hub.example', 'pr/42', sha('3'), matrix, gate);
+    expect(r.groups.blocked).toEqual([]);
+    expect(r.groups.pending.map((c) => [c.site, c.onTheWay])).toEqual([['ship-8', ['01PUB']]]);
+    expect(reportMarkdown(r)).toContain(`blocked until \`${aws}\` arrives: publication 01PUB is on its way`);
+  });
 });

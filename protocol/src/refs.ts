@@ -99,6 +99,11 @@ export const RefCellStatusSchema = z.object({
   runId: z.string().nullable(),
   reason: z.string().nullable(),
   needs: z.array(z.string()),
+  /**
+   * Publications on their way to the site that answer every need of a `blocked` plan: the cell is then
+   * `pending` (the site plans again when they are placed), not blocked. Absent or empty otherwise.
+   */
+  onTheWay: z.array(z.string()).optional(),
 });
 export type RefCellStatus = z.infer<typeof RefCellStatusSchema>;
 

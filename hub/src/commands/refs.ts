@@ -48,7 +48,9 @@ const transient = (e: unknown) =>
 
 function progress(s: RefStatusResponse, leftMs: number): string {
   const c = s.counts;
-  return `${s.state}: ${c.complete}/${c.total} complete, ${c.pending} pending, ${c.blocked} blocked, ${c.failed} failed (${Math.ceil(leftMs / 1000)} s left)`;
+  const coming = s.cells.filter((x) => x.onTheWay?.length).length;
+  const waiting = coming ? ` (${coming} waiting for a publication on its way)` : '';
+  return `${s.state}: ${c.complete}/${c.total} complete, ${c.pending} pending${waiting}, ${c.blocked} blocked, ${c.failed} failed (${Math.ceil(leftMs / 1000)} s left)`;
 }
 
 /** Polls the gate until it is decided or `timeoutMs` passes; returns the exit code. */
@@ -85,7 +87,7 @@ async function waitFor(
     console.log(`ref ${o.ref} at ${o.commit.slice(0, 12)}: ${done}`);
     for (const c of last.cells.filter((x) => x.state !== 'complete'))
       console.log(
-        `  ${c.state}\t${c.site} ${c.environment}/${c.component}${c.needs.length ? `\tneeds ${c.needs.join(', ')}` : ''}${c.reason ? `\t${c.reason}` : ''}`,
+        `  ${c.state}\t${c.site} ${c.environment}/${c.component}${c.needs.length ? `\tneeds ${c.needs.join(', ')}` : ''}${c.onTheWay?.length ? `\ton its way: publication ${c.onTheWay.join(', ')}` : ''}${c.reason ? `\t${c.reason}` : ''}`,
       );
   }
   return WAIT_EXIT[last.state];

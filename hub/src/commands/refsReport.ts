@@ -14,6 +14,8 @@ export interface ReportCell {
   counts: PlanCounts | null;
   reason: string | null;
   needs: string[];
+  /** Publications on their way that answer `needs` (a blocked plan held as pending). */
+  onTheWay?: string[];
   plannedAt: string | null;
   link: string;
 }
@@ -61,6 +63,7 @@ export function buildReport(
     const id = `${m.site}/${m.environment}/${m.component}`;
     seen.add(id);
     const g = byCell.get(id);
+    const coming = commit && g?.onTheWay?.length ? g : null;
     const of = commit && g ? (g.state === 'pending' ? null : g) : null;
     const status = commit ? (of?.planStatus ?? 'no-data') : m.status;
     groups[groupOf(status)].push({
@@ -71,7 +74,8 @@ export function buildReport(
       commit: of ? commit : (m.commit ?? null),
       counts: of ? of.counts : commit ? null : m.counts,
       reason: of ? of.reason : commit ? null : (m.reason ?? null),
-      needs: of ? of.needs : commit ? [] : (m.needs ?? []),
+      needs: coming ? coming.needs : of ? of.needs : commit ? [] : (m.needs ?? []),
+      ...(coming ? { onTheWay: coming.onTheWay } : {}),
       plannedAt: of ? of.plannedAt : commit ? null : m.plannedAt,
       link: cellLink(hub, ref, m),
     });
@@ -90,6 +94,7 @@ export function buildReport(
       counts: g.counts,
       reason: g.reason,
       needs: g.needs,
+      ...(g.onTheWay?.length ? { onTheWay: g.onTheWay } : {}),
       plannedAt: g.plannedAt,
       link: cellLink(hub, ref, g),
     });
@@ -139,9 +144,11 @@ function row(c: ReportCell, g: ReportGroup, now: string): string {
           : g === 'failed'
             ? md(c.reason ?? c.status)
             : g === 'pending'
-              ? c.commit
-                ? `latest plan is of ${c.commit.slice(0, 12)}`
-                : 'not planned yet'
+              ? c.onTheWay?.length
+                ? `blocked until ${c.needs.map((x) => `\`${x.replace(/`/g, '')}\``).join(', ')} arrives: publication ${c.onTheWay.map(md).join(', ')} is on its way`
+                : c.commit
+                  ? `latest plan is of ${c.commit.slice(0, 12)}`
+                  : 'not planned yet'
               : '';
   return `| ${where} | ${detail} | ${age(c.plannedAt, now)} |`;
 }

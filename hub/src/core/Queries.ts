@@ -1,5 +1,6 @@
 import type { MatrixCell, MatrixQuery, SiteDetail, SiteSummary } from '@driftline/protocol';
 import type { AgentRow, HubStore, SiteRow } from '../ports/HubStore.js';
+import type { PublicationReader } from './onTheWay.js';
 import { RefQueries } from './RefQueries.js';
 import {
   isUnreachable,
@@ -18,8 +19,9 @@ export class Queries {
   constructor(
     private readonly store: HubStore,
     private readonly defaultContactIntervalS: number | null,
+    publications: PublicationReader | null = null,
   ) {
-    this.refs = new RefQueries(store);
+    this.refs = new RefQueries(store, publications);
   }
 
   private ctx(now: number): ViewContext {

@@ -11,6 +11,7 @@ import {
   type SourcesResponse,
 } from '@driftline/protocol';
 import type { AgentRow, CellRow, HubStore, RunRow } from '../ports/HubStore.js';
+import { OnTheWay, type PublicationReader } from './onTheWay.js';
 
 /** Most `@ref` cells one answer reads; past it the answer covers the first ones by site, cell, ref. */
 export const MAX_REF_CELLS = 20_000;
@@ -63,7 +64,14 @@ export function cellsAllowing(
  * from the store: default cells whose plan is of the ref, and `@ref` cells.
  */
 export class RefQueries {
-  constructor(private readonly store: HubStore) {}
+  /**
+   * @param publications where the gate looks for publications on their way that answer a blocked
+   *   plan's needs (then the cell is pending, not blocked); without it, blocked is blocked.
+   */
+  constructor(
+    private readonly store: HubStore,
+    private readonly publications: PublicationReader | null = null,
+  ) {}
 
   /** Cells whose latest plan is of `ref`: default cells of that ref and `@ref` cells. */
   async cellsOf(ref: string, site?: string): Promise<CellRow[]> {
@@ -136,7 +144,7 @@ export class RefQueries {
    * Whether every cell `ref` touches has a plan of `commit`; null when no cell touches the ref (no
    * agent's patterns allow it and no plan of it exists).
    */
-  async status(ref: string, commit: string): Promise<RefStatusResponse | null> {
+  async status(ref: string, commit: string, now = Date.now()): Promise<RefStatusResponse | null> {
     const touched = cellsAllowing(await this.store.listAgents(), ref);
     const planned = new Map<string, CellRow>();
     for (const c of await this.cellsOf(ref)) {
@@ -154,10 +162,16 @@ export class RefQueries {
       if (!ofCommit.has(id)) ofCommit.set(id, r);
     }
     const cells: RefCellStatus[] = [];
+    const onTheWay = this.publications ? new OnTheWay(this.publications, now) : null;
     for (const [id, [site, environment, component]] of [...touched].sort((a, b) => byText(a[0], b[0]))) {
       const cell = planned.get(id) ?? null;
       const plan = cell && cell.commit === commit ? cell : (ofCommit.get(id) ?? null);
-      cells.push(this.cellStatus({ site, environment, component }, cell, plan, commit));
+      const status = this.cellStatus({ site, environment, component }, cell, plan, commit);
+      if (status.state === 'blocked' && plan && onTheWay) {
+        const ids = await onTheWay.answering(site, status.needs, plan.receivedAt);
+        if (ids.length > 0) Object.assign(status, { state: 'pending', onTheWay: ids });
+      }
+      cells.push(status);
     }
     const count = (s: RefGateState) => cells.filter((c) => c.state === s).length;
     return {

@@ -55,7 +55,7 @@ export function checkRefQuery(q: { ref?: string; at?: string }): void {
 }
 
 /** `/api/refs`, `/api/refs/{ref}/status`, `/api/needs`, `/api/sources`: plans of refs and what sites need. */
-export function refsRouter(d: { refs: RefQueries }): Router {
+export function refsRouter(d: { refs: RefQueries; clock: { now(): number } }): Router {
   const r = new Router({ prefix: '/api' });
   r.get('/refs', async (ctx) => {
     const q = parseOr400(RefsQuery, ctx.query, 'query parameter');
@@ -69,7 +69,7 @@ export function refsRouter(d: { refs: RefQueries }): Router {
         `path parameter 'ref': ${ref.error.issues[0]?.message} (percent-encode a slash: pr%2F42)`,
       );
     const q = parseOr400(RefStatusQuery, ctx.query, 'query parameter');
-    const status = await d.refs.status(ref.data, q.commit);
+    const status = await d.refs.status(ref.data, q.commit, d.clock.now());
     if (!status)
       throw new WireError(
         'not-found',
