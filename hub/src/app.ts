@@ -147,7 +147,7 @@ export async function createHub(
     log: logger,
     count: { refused: (r) => refused.inc({ reason: r }), merged: (n) => merged.inc(n) },
   });
-  const queries = new Queries(store, config.defaultContactIntervalS);
+  const queries = new Queries(store, config.defaultContactIntervalS, publications);
   const events = new EventLog();
   const sharedEvents = postgres
     ? new PgEvents(postgres, events, { onError: (e, what) => logger.warn({ err: e }, what) })
@@ -245,7 +245,7 @@ export async function createHub(
       onPlanRequest: (r) => publish({ type: 'plan-request-updated', request: r }),
     }),
     ...publicationApi({ publications, publisher, maxUploadBytes: config.api.maxUploadBytes }),
-    refsRouter({ refs: queries.refs }),
+    refsRouter({ refs: queries.refs, clock }),
     fleetRouter({ store, queries, clock }),
     approvalsRouter({
       store,
