@@ -1,0 +1,143 @@
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A hostile hop: an HTTP proxy on 127.0.0.1:0 that sits where a relay would (between agents and an honest
+ * relay, or between a relay and its upstream) and forwards every request to `target`, letting attacks
+ * read and rewrite each request and response on the way. It holds whole bodies in memory (capped), so it
+ * sees a batch, a tus PATCH or a downlink page as one piece.
+ *
+ * How to add an attack: write an `Attack` (a name plus `onRequest` and/or `onResponse`) and pass it to
+ * `proxy.use(attack)`; `proxy.use(null)` makes the hop honest again (the "honest path exists" moment).
+ * - `onRequest` returns `undefined` to forward unchanged, `{ forward: req }` to forward a changed request
+ *   (method, path, headers, body), or `{ answer: res }` to answer itself without forwarding anything
+ *   (fake a tus completion, eat a downlink pull).
+ * - `onResponse` sees the upstream's answer and returns `undefined` or a changed response.
+ * - Count what the attack did in the attack itself (a closure), and assert it in the test: an attack that
+ *   never fired proves nothing.
+ * Headers are lower-case (node's); `content-length` and `transfer-encoding` are recomputed by the proxy.
+ */
+
+export interface HopRequest {
+  method: string;
+  /** Path and query, as sent (`/v1/bundles?for=ship-7&after=…`). */
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface HopResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export type RequestVerdict = undefined | { forward: HopRequest } | { answer: HopResponse };
+
+export interface Attack {
+  name: string;
+  onRequest?(req: HopRequest): RequestVerdict | Promise<RequestVerdict>;
+  onResponse?(req: HopRequest, res: HopResponse): HopResponse | undefined | Promise<HopResponse | undefined>;
+}
+
+/** Largest body the proxy holds (request or response): tests move small plans. */
+const MAX_BODY = 64 * 1024 * 1024;
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host']);
+
+export interface HostileProxy {
+  url: string;
+  port: number;
+  /** The attack in force (null: honest). */
+  use(attack: Attack | null): void;
+  /** Every request seen, in order (method and path only). */
+  seen: Array<{ method: string; path: string; status: number }>;
+  close(): Promise<void>;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of stream) {
+    const b = chunk as Buffer;
+    n += b.length;
+    if (n > MAX_BODY) throw new Error(`hostile proxy: a body over ${MAX_BODY} bytes (raise MAX_BODY)`);
+    parts.push(b);
+  }
+  return Buffer.concat(parts);
+}
+
+function cleanHeaders(h: IncomingHttpHeaders, bodyLength: number): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const [k, v] of Object.entries(h)) if (!HOP_BY_HOP.has(k) && v !== undefined) out[k] = v;
+  out['content-length'] = String(bodyLength);
+  return out;
+}
+
+function forward(target: URL, req: HopRequest): Promise<HopResponse> {
+  return new Promise((resolve, reject) => {
+    const r = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.path,
+        headers: { ...cleanHeaders(req.headers, req.body.length), host: target.host },
+      },
+      (res) => {
+        readAll(res)
+          .then((body) => resolve({ status: res.statusCode ?? 502, headers: res.headers, body }))
+          .catch(reject);
+      },
+    );
+    r.on('error', reject);
+    r.end(req.body);
+  });
+}
+
+/** Starts a proxy to `target` (`http://127.0.0.1:<port>`), honest until `use` gives it an attack. */
+export async function startHostileProxy(target: string): Promise<HostileProxy> {
+  const to = new URL(target);
+  let attack: Attack | null = null;
+  const seen: HostileProxy['seen'] = [];
+  const server: Server = createServer((inc, out) => {
+    const reply = (res: HopResponse) => {
+      seen.push({ method: inc.method ?? '', path: inc.url ?? '', status: res.status });
+      out.writeHead(res.status, cleanHeaders(res.headers, res.body.length));
+      out.end(res.body);
+    };
+    (async () => {
+      const req: HopRequest = {
+        method: inc.method ?? 'GET',
+        path: inc.url ?? '/',
+        headers: inc.headers,
+        body: await readAll(inc),
+      };
+      const a = attack;
+      const verdict = await a?.onRequest?.(req);
+      if (verdict && 'answer' in verdict) return reply(verdict.answer);
+      const sent = verdict?.forward ?? req;
+      const res = await forward(to, sent);
+      reply((await a?.onResponse?.(sent, res)) ?? res);
+    })().catch((e: unknown) => {
+      // An unreachable target looks like a hop that is down: a 502 the client treats as a failure.
+      if (!out.headersSent) reply({ status: 502, headers: {}, body: Buffer.from(String(e)) });
+      else out.destroy();
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    use: (a) => {
+      attack = a;
+    },
+    seen,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

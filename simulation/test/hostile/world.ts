@@ -1,0 +1,255 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { freePort, waitForHttp } from '../../src/topology/ports.js';
+import { BINS, commandFor, FAKE_TERRAFORM_DIR, runProgram } from '../../src/topology/programs.js';
+import { setUpHub, until } from '../support.js';
+import { type HostileProxy, startHostileProxy } from './hostileProxy.js';
+
+/**
+ * The hostile-relay topology, as real processes on 127.0.0.1: a hub, one honest relay (`relay-1`) and
+ * agents, with hostile proxies (`hostileProxy.ts`) where the options put them:
+ *
+ *   agent ──► [agentSide proxy] ──► relay-1 ──► [upstream proxies] ──► hub
+ *
+ * `agentsVia: 'proxy'` puts one proxy between every agent and relay-1 (the "hostile relay below an
+ * honest one"); `relayUpstreams` lists relay-1's upstreams in order, each the hub directly or a proxy in
+ * front of it (two entries = "a relay with two upstreams"). Every program's stderr is kept (`logs`) so a
+ * test can assert that a refusal was logged; relay-1's `/metrics` is public for `relayMetric`.
+ */
+
+export interface WorldOptions {
+  /** One agent per site (`ship-1`/`a1`, …). */
+  sites?: string[];
+  agentsVia?: 'proxy' | 'relay';
+  relayUpstreams?: Array<'hub' | 'proxy'>;
+  /** Agent `sync` settings merged over short test defaults (intervalS 1, resendAfterS 4). */
+  agentSync?: Record<string, unknown>;
+}
+
+export interface Program {
+  name: string;
+  child: ChildProcess;
+  stderr: string;
+}
+
+export interface World {
+  dir: string;
+  sites: string[];
+  api: (path: string, init?: RequestInit) => Promise<Response>;
+  /** The proxy between the agents and relay-1 (when `agentsVia: 'proxy'`). */
+  agentSide: HostileProxy | null;
+  /** relay-1's upstream proxies, in the order of `relayUpstreams` (null where the entry is 'hub'). */
+  upstreamSide: Array<HostileProxy | null>;
+  relayUrl: string;
+  relayDataDir: string;
+  programs: Map<string, Program>;
+  /** The sum of a relay-1 metric's samples whose labels include `labels` (0 when absent). */
+  relayMetric(name: string, labels?: Record<string, string>): Promise<number>;
+  /** `edge-agent status --json` of a site's agent. */
+  agentStatus(site: string): Promise<Record<string, unknown>>;
+  /** Log lines (parsed JSON) of a program whose `msg` matches. */
+  logLines(program: string, msg: RegExp): Array<Record<string, unknown>>;
+  /** Starts (again) a stopped program. */
+  start(program: string): void;
+  stopProgram(program: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startWorld(o: WorldOptions = {}): Promise<World> {
+  const sites = o.sites ?? ['ship-1'];
+  const dir = mkdtempSync(join(tmpdir(), 'driftline-hostile-'));
+  const [hubPort, relayPort] = [await freePort(), await freePort()];
+  const hubUrl = `http://127.0.0.1:${hubPort}`;
+  const relayUrl = `http://127.0.0.1:${relayPort}`;
+  const hub = await setUpHub(dir, hubPort, { name: 'relay-1', sites });
+  const upstreamSide: Array<HostileProxy | null> = [];
+  for (const u of o.relayUpstreams ?? ['hub'])
+    upstreamSide.push(u === 'proxy' ? await startHostileProxy(hubUrl) : null);
+  const relayDataDir = join(dir, 'relay-1');
+  const relayConfig = join(dir, 'relay-1.yaml');
+  writeFileSync(
+    relayConfig,
+    stringify({
+      name: 'relay-1',
+      dataDir: relayDataDir,
+      listen: { port: relayPort },
+      sites,
+      metrics: { public: true },
+      upstreams: upstreamSide.map((p, i) => ({
+        name: p ? `up-${i}-proxy` : `up-${i}-hub`,
+        url: p ? p.url : hubUrl,
+        token: hub.relayToken,
+      })),
+      forward: { idleMs: 300, pullIntervalMs: 500, backoffBaseMs: 300, backoffMaxMs: 2000 },
+    }),
+  );
+  const agentSide = o.agentsVia === 'proxy' ? await startHostileProxy(relayUrl) : null;
+  const agentConfigs = new Map<string, { config: string; cwd: string }>();
+  for (const site of sites) {
+    const token = JSON.parse(
+      await runProgram('relay', ['token', 'add', site, '--sites', site, '--config', relayConfig, '--json']),
+    ).token as string;
+    const cwd = join(dir, site);
+    mkdirSync(join(cwd, 'infra', 'network'), { recursive: true });
+    writeFileSync(join(cwd, 'token'), token);
+    writeFileSync(join(cwd, 'hub.pub'), hub.key);
+    const config = join(cwd, 'agent.yaml');
+    writeFileSync(
+      config,
+      stringify({
+        site,
+        agent: 'a1',
+        dataDir: './data',
+        hubPublicKeyFile: './hub.pub',
+        upstreams: [{ url: agentSide ? agentSide.url : relayUrl, tokenFile: './token' }],
+        // Plans at start and on request only: a schedule that does not fire during a test.
+        components: [
+          { name: 'network', workingDir: './infra/network', environments: ['prod'], schedule: '0 0 1 1 *' },
+        ],
+        sync: {
+          intervalS: 1,
+          jitterS: 0,
+          backoffBaseS: 0.5,
+          backoffCapS: 2,
+          resendAfterS: 4,
+          ...o.agentSync,
+        },
+      }),
+    );
+    const init = JSON.parse(await runProgram('agent', ['init', '--config', config, '--json']));
+    const enroll = [
+      'enroll',
+      '--config',
+      hub.config,
+      '--site',
+      site,
+      '--agent',
+      'a1',
+      '--key',
+      init.publicKey,
+    ];
+    await runProgram('hub', enroll);
+    agentConfigs.set(site, { config, cwd });
+  }
+
+  const programs = new Map<string, Program>();
+  const launch = new Map<string, () => ChildProcess>();
+  const spawnKept = (name: string, bin: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv) => {
+    const c = commandFor(bin);
+    const child = spawn(c.cmd, [...c.args, ...args], {
+      cwd,
+      env: { ...process.env, LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const p: Program = { name, child, stderr: programs.get(name)?.stderr ?? '' };
+    child.stderr?.on('data', (d: Buffer) => {
+      p.stderr += d.toString();
+    });
+    programs.set(name, p);
+    return child;
+  };
+  launch.set('hub', () => spawnKept('hub', BINS.hub, ['run', '--config', hub.config]));
+  launch.set('relay-1', () => spawnKept('relay-1', BINS.relay, ['run', '--config', relayConfig]));
+  for (const [site, a] of agentConfigs) {
+    launch.set(site, () =>
+      spawnKept(site, BINS.agent, ['run', '--config', a.config], a.cwd, {
+        PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}`,
+      }),
+    );
+  }
+  const start = (name: string) => {
+    const f = launch.get(name);
+    if (!f) throw new Error(`no program '${name}' in this world`);
+    f();
+  };
+  const stopProgram = async (name: string) => {
+    const p = programs.get(name);
+    if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
+    const done = new Promise((r) => p.child.once('exit', r));
+    p.child.kill('SIGTERM');
+    await done;
+  };
+  start('hub');
+  await waitForHttp(`${hubUrl}/v1/health`, 60_000);
+  start('relay-1');
+  await waitForHttp(`${relayUrl}/v1/health`, 60_000);
+  for (const site of sites) start(site);
+
+  return {
+    dir,
+    sites,
+    api: hub.api,
+    agentSide,
+    upstreamSide,
+    relayUrl,
+    relayDataDir,
+    programs,
+    async relayMetric(name, labels = {}) {
+      const text = await (await fetch(`${relayUrl}/metrics`)).text();
+      let sum = 0;
+      for (const line of text.split('\n')) {
+        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+        if (!m || m[1] !== name) continue;
+        const l = m[2] ?? '';
+        if (Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`))) sum += Number(m[3]);
+      }
+      return sum;
+    },
+    async agentStatus(site) {
+      const a = agentConfigs.get(site);
+      if (!a) throw new Error(`no site '${site}' in this world`);
+      return JSON.parse(
+        await runProgram('agent', ['status', '--config', a.config, '--json'], { cwd: a.cwd }),
+      );
+    },
+    logLines(program, msg) {
+      const out: Array<Record<string, unknown>> = [];
+      for (const line of (programs.get(program)?.stderr ?? '').split('\n')) {
+        if (!line.startsWith('{')) continue;
+        try {
+          const j = JSON.parse(line) as Record<string, unknown>;
+          if (typeof j.msg === 'string' && msg.test(j.msg)) out.push(j);
+        } catch {
+          // a line cut by the end of a read: not a log line yet
+        }
+      }
+      return out;
+    },
+    start,
+    stopProgram,
+    async stop() {
+      for (const name of [...sites].reverse()) await stopProgram(name);
+      await stopProgram('relay-1');
+      await stopProgram('hub');
+      await agentSide?.close();
+      for (const p of upstreamSide) await p?.close();
+    },
+  };
+}
+
+/** Every run of `site` at the hub with its detail state, once `n` runs have arrived. */
+export async function runsWithDetail(w: World, site: string, n = 1) {
+  return until(`${n} run(s) of ${site} at the hub`, async () => {
+    const r = await w.api(`/api/cells/${site}/prod/network/runs`);
+    if (!r.ok) return false;
+    const runs = ((await r.json()) as { runs: Array<{ runId: string }> }).runs;
+    if (runs.length < n) return false;
+    const out: Array<{ runId: string; detailState: string }> = [];
+    for (const run of runs) {
+      const d = (await (await w.api(`/api/runs/${run.runId}`)).json()) as { detailState: string };
+      out.push({ runId: run.runId, detailState: d.detailState });
+    }
+    return out;
+  });
+}
+
+/** Waits until every run of `site` at the hub has its detail (nothing lost: DESIGN, Simulation). */
+export async function everyDetailArrives(w: World, site: string, n = 1) {
+  return until(`every detail of ${site} to arrive at the hub`, async () => {
+    const runs = await runsWithDetail(w, site, n);
+    return runs.every((r) => r.detailState === 'arrived' || r.detailState === 'none') ? runs : false;
+  });
+}
