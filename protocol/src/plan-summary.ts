@@ -123,5 +123,11 @@ export const PlanSummarySchema = z.object({
    * approval names, and what the agent checks before `terraform apply <planfile>`.
    */
   planFileSha256: Sha256Schema.optional(),
+  /**
+   * The redaction policy the agent made this result under (absent: policy 1, before decision 210). From
+   * policy 2 on, a variable's value inside an instance key shows as a tag (`["user-⟨db_password:3f9a1c⟩"]`),
+   * so an address that differs from an older run's may be a masked key, not a renamed resource.
+   */
+  redactionPolicy: z.string().max(32).optional(),
 });
 export type PlanSummary = z.infer<typeof PlanSummarySchema>;
