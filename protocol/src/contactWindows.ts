@@ -1,0 +1,214 @@
+/**
+ * Contact windows: when a site's link is expected up. One text format, declared by an agent
+ * (`sync.contactWindows`) or in the hub's site config, and written by the hub for a learned plan
+ * (docs/decisions/260-contact-plans.md). Each entry is one of:
+ *
+ * - `every <duration> for <duration> from <ISO 8601>`: a periodic pass (`every 4m for 40s from 2026-11-27T00:00:00Z`);
+ * - `<cron> for <duration>`: five-field cron (minute hour day-of-month month day-of-week, UTC), each match
+ *   opens a window (`0 2 * * * for 30m`: a nightly VSAT slot); without `for` a window lasts one minute;
+ * - `<ISO 8601> for <duration>`: one window (`2026-11-27T14:00:00Z for 8m`).
+ *
+ * Durations are `90s`, `4m`, `1h30m`, `2d`, `500ms`. Anything else is free text: kept and shown, never judged.
+ * Pure: no I/O; every search is bounded.
+ */
+
+export type WindowSpec =
+  | { kind: 'every'; periodMs: number; durationMs: number; fromMs: number }
+  | { kind: 'cron'; fields: Set<number>[]; durationMs: number }
+  | { kind: 'once'; atMs: number; durationMs: number };
+
+/** One window, `[start, end)` in epoch milliseconds. */
+export interface ContactWindow {
+  start: number;
+  end: number;
+}
+
+const MIN = 60_000;
+const DAY = 86_400_000;
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: MIN, h: 3_600_000, d: DAY };
+
+/** `1h30m` → 5_400_000; null when not a duration. Read token by token (a sticky regex: linear time). */
+export function parseDuration(text: string): number | null {
+  const token = /(\d{1,9}(?:\.\d{1,6})?)(ms|s|m|h|d)/y;
+  let ms = 0;
+  let at = 0;
+  while (at < text.length) {
+    token.lastIndex = at;
+    const m = token.exec(text);
+    if (!m) return null;
+    ms += Number(m[1]) * (UNITS[m[2] as string] ?? 0);
+    at = token.lastIndex;
+  }
+  return ms > 0 ? ms : null;
+}
+
+/** 240_000 → `4m`, 5_400_000 → `1h30m`: the form `parseDuration` reads back. */
+export function formatWindowDuration(ms: number): string {
+  let rest = Math.max(1, Math.round(ms));
+  const out: string[] = [];
+  for (const [u, size] of [
+    ['d', DAY],
+    ['h', 3_600_000],
+    ['m', MIN],
+    ['s', 1000],
+    ['ms', 1],
+  ] as const) {
+    const n = Math.floor(rest / size);
+    if (n > 0) out.push(`${n}${u}`);
+    rest -= n * size;
+  }
+  return out.join('');
+}
+
+const CRON_RANGES: ReadonlyArray<[number, number]> = [
+  [0, 59],
+  [0, 23],
+  [1, 31],
+  [1, 12],
+  [0, 7],
+];
+
+function cronField(text: string, [lo, hi]: [number, number]): Set<number> | null {
+  const out = new Set<number>();
+  for (const part of text.split(',')) {
+    const m = /^(\*|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(part);
+    if (!m) return null;
+    const step = m[4] ? Number(m[4]) : 1;
+    const from = m[2] !== undefined ? Number(m[2]) : lo;
+    const to = m[3] !== undefined ? Number(m[3]) : m[2] !== undefined && !m[4] ? from : hi;
+    if (step < 1 || from < lo || to > hi || from > to) return null;
+    for (let v = from; v <= to; v += step) out.add(v);
+  }
+  return out;
+}
+
+const isoMs = (text: string): number | null => {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text)) return null;
+  const t = Date.parse(text);
+  return Number.isFinite(t) ? t : null;
+};
+
+/** One window entry, or why it is not one (the text is then free text, shown as written). */
+export function parseWindow(text: string): { ok: true; value: WindowSpec } | { ok: false; error: string } {
+  const t = text.trim().replace(/\s+/g, ' ');
+  if (t.length > 200) return { ok: false, error: 'a contact window is at most 200 characters' };
+  const every = /^every (\S+) for (\S+) from (\S+)$/.exec(t);
+  if (every) {
+    const periodMs = parseDuration(every[1] as string);
+    const durationMs = parseDuration(every[2] as string);
+    const fromMs = isoMs(every[3] as string);
+    if (periodMs === null || durationMs === null || fromMs === null)
+      return { ok: false, error: `'${t}': write 'every 4m for 40s from 2026-11-27T00:00:00Z'` };
+    if (durationMs > periodMs)
+      return { ok: false, error: `'${t}': a window cannot last longer than its period` };
+    return { ok: true, value: { kind: 'every', periodMs, durationMs, fromMs } };
+  }
+  const [head, forText] = t.split(' for ') as [string, string | undefined];
+  const durationMs = forText === undefined ? MIN : parseDuration(forText);
+  if (durationMs === null)
+    return { ok: false, error: `'${t}': '${forText}' is not a duration (90s, 4m, 1h30m)` };
+  const at = isoMs(head);
+  if (at !== null) return { ok: true, value: { kind: 'once', atMs: at, durationMs } };
+  const parts = head.split(' ');
+  if (parts.length !== 5)
+    return { ok: false, error: `'${t}' is not 'every … for … from …', '<cron> for …' or '<ISO time> for …'` };
+  const fields = parts.map((p, i) => cronField(p, CRON_RANGES[i] as [number, number]));
+  if (fields.some((f) => f === null))
+    return { ok: false, error: `'${t}': a cron field is not *, n, a-b, a,b or */n` };
+  const dow = fields[4] as Set<number>;
+  if (dow.has(7)) dow.add(0);
+  return { ok: true, value: { kind: 'cron', fields: fields as Set<number>[], durationMs } };
+}
+
+/** The entries that parse; the rest are free text. */
+export function parseWindows(texts: readonly string[]): WindowSpec[] {
+  const out: WindowSpec[] = [];
+  for (const t of texts) {
+    const r = parseWindow(t);
+    if (r.ok) out.push(r.value);
+  }
+  return out;
+}
+
+function cronDayMatches(f: Set<number>[], d: Date): boolean {
+  return (
+    (f[2] as Set<number>).has(d.getUTCDate()) &&
+    (f[3] as Set<number>).has(d.getUTCMonth() + 1) &&
+    (f[4] as Set<number>).has(d.getUTCDay())
+  );
+}
+
+/**
+ * The first cron match at or after `from` (dir 1) or at or before it (dir -1), within `horizonMs`:
+ * whole days and hours that cannot match are skipped, so the work is bounded by the horizon's hours.
+ */
+function cronMatch(f: Set<number>[], from: number, dir: 1 | -1, horizonMs = 40 * DAY): number | null {
+  let t = dir === 1 ? Math.ceil(from / MIN) * MIN : Math.floor(from / MIN) * MIN;
+  const limit = from + dir * horizonMs;
+  for (let steps = 0; steps < 2_000_000 && (dir === 1 ? t <= limit : t >= limit); steps++) {
+    const d = new Date(t);
+    if (!cronDayMatches(f, d)) {
+      const day = Math.floor(t / DAY) * DAY;
+      t = dir === 1 ? day + DAY : day - MIN;
+      continue;
+    }
+    if (!(f[1] as Set<number>).has(d.getUTCHours())) {
+      const hour = Math.floor(t / 3_600_000) * 3_600_000;
+      t = dir === 1 ? hour + 3_600_000 : hour - MIN;
+      continue;
+    }
+    if ((f[0] as Set<number>).has(d.getUTCMinutes())) return t;
+    t += dir * MIN;
+  }
+  return null;
+}
+
+/** The first window of `spec` that starts after `t` (strictly), or null within the horizon. */
+export function windowAfter(spec: WindowSpec, t: number): ContactWindow | null {
+  const w = (start: number | null) => (start === null ? null : { start, end: start + spec.durationMs });
+  switch (spec.kind) {
+    case 'once':
+      return spec.atMs > t ? w(spec.atMs) : null;
+    case 'every': {
+      const k = Math.floor((t - spec.fromMs) / spec.periodMs) + 1;
+      return w(spec.fromMs + Math.max(0, k) * spec.periodMs);
+    }
+    case 'cron':
+      return w(cronMatch(spec.fields, Math.floor(t / MIN) * MIN + MIN, 1));
+  }
+}
+
+/** The last window of `spec` that starts at or before `t`, or null. */
+export function windowAtOrBefore(spec: WindowSpec, t: number): ContactWindow | null {
+  const w = (start: number | null) => (start === null ? null : { start, end: start + spec.durationMs });
+  switch (spec.kind) {
+    case 'once':
+      return spec.atMs <= t ? w(spec.atMs) : null;
+    case 'every':
+      return t < spec.fromMs
+        ? null
+        : w(spec.fromMs + Math.floor((t - spec.fromMs) / spec.periodMs) * spec.periodMs);
+    case 'cron':
+      return w(cronMatch(spec.fields, t, -1));
+  }
+}
+
+/** The earliest window of any spec starting after `t`. */
+export function nextWindowOf(specs: readonly WindowSpec[], t: number): ContactWindow | null {
+  let best: ContactWindow | null = null;
+  for (const s of specs) {
+    const w = windowAfter(s, t);
+    if (w && (!best || w.start < best.start)) best = w;
+  }
+  return best;
+}
+
+/** The latest window of any spec starting at or before `t` (open now, or the last one). */
+export function lastWindowOf(specs: readonly WindowSpec[], t: number): ContactWindow | null {
+  let best: ContactWindow | null = null;
+  for (const s of specs) {
+    const w = windowAtOrBefore(s, t);
+    if (w && (!best || w.start > best.start)) best = w;
+  }
+  return best;
+}
