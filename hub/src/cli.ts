@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
-import { sha256Hex } from './adapters/hop/HubHopBackend.js';
 import { openHubStore } from './adapters/openStores.js';
 import { StoreRefusedError, StoreUnavailableError } from './adapters/postgres/errors.js';
 import { createHub, keyPath } from './app.js';
@@ -13,6 +11,7 @@ import { addConfigVerbs } from './commands/config.js';
 import { addEnrollVerb } from './commands/enroll.js';
 import { addMigrateVerb } from './commands/migrate.js';
 import { addMirrorVerbs } from './commands/mirror.js';
+import { addPeerVerbs } from './commands/peer.js';
 import { addPublicationVerbs } from './commands/publication.js';
 import { addRefsVerbs } from './commands/refs.js';
 import { addReleaseVerbs } from './commands/release.js';
@@ -50,6 +49,8 @@ const program = new Command('hub')
   )
   .version('0.1.0')
   .exitOverride()
+  // a verb's options stay its own (`hub peer --sites` of the older form beside `hub peer add --sites`)
+  .enablePositionalOptions()
   .addHelpText('after', '\nExample:\n  hub init --config hub.yaml && hub run --config hub.yaml');
 
 const verb = (name: string, description: string, example: string) =>
@@ -128,28 +129,7 @@ verb('agents', 'list enrolled agents', 'hub agents --json').action(async (o) => 
   );
 });
 
-verb(
-  'peer',
-  'issue a bearer token for a relay or an agent talking to the hub directly (stored hashed)',
-  'hub peer --name ground-1 --sites ship-7,ship-8',
-)
-  .requiredOption('--name <name>', 'peer name shown in receipts and site views')
-  .option('--sites <list>', "comma-separated sites it may pull downlink for, or '*'", '*')
-  .action(async (o) => {
-    const c = config(o);
-    const token = randomBytes(24).toString('base64url');
-    const sites = String(o.sites)
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    await withStore(c, (s) =>
-      s.commit({
-        peers: [{ tokenSha256: sha256Hex(token), name: o.name, sites }],
-        audit: [cliAudit('peer.add', o.name, Date.now(), 'ok', `sites ${sites.join(',')}`)],
-      }),
-    );
-    out(o.json, `token for ${o.name} (shown once):\n${token}`, { name: o.name, sites, token });
-  });
+addPeerVerbs(program, config);
 
 verb(
   'run',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { HubStore } from '../src/ports/HubStore.js';
 import { runApprovalStoreContract } from './approvalStoreContract.js';
 import { runAuthStoreContract } from './authStoreContract.js';
+import { runPeerStoreContract } from './peerStoreContract.js';
 import { runSharedStoreContract } from './sharedStoreContract.js';
 import { cell, hist, hook, run } from './storeFixtures.js';
 
@@ -338,6 +339,7 @@ export function runHubStoreContract(
     );
 
     runAuthStoreContract(withStore);
+    runPeerStoreContract(withStore);
     runApprovalStoreContract(withStore);
     runSharedStoreContract(withStore);
   });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CellContactSchema, SiteContactSchema } from './contactApi.js';
 import { RunIdSchema, SiteIdSchema } from './ids.js';
 import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
 
@@ -31,6 +32,10 @@ export const MatrixCellSchema = z.object({
   commit: z.string().nullable().optional(),
   /** For `blocked`: what the site needs. */
   needs: z.array(z.string()).optional(),
+  /** Where the cell's site stands against its contact plan, when one judges it (`SiteContact.state`). */
+  contact: CellContactSchema.optional(),
+  /** The site's next contact window, when `contact` is set. */
+  nextWindowAt: z.iso.datetime().nullable().optional(),
 });
 export type MatrixCell = z.infer<typeof MatrixCellSchema>;
 
@@ -56,6 +61,20 @@ export const MatrixQuerySchema = z.object({
 });
 export type MatrixQuery = z.infer<typeof MatrixQuerySchema>;
 
+/** A path clock estimate the hub held back, not used to date anything. */
+export const ClockHeldSchema = z.object({
+  reason: z.enum(['jump', 'contradicts-bounds']),
+  /** The claimed agent clock minus hub clock, and its claimed uncertainty, ms. */
+  offsetMs: z.number(),
+  uncertaintyMs: z.number().nonnegative(),
+  since: z.iso.datetime(),
+  lastAt: z.iso.datetime(),
+  samples: z.number().int().positive(),
+  /** The peer the last held estimate came through. */
+  via: z.string(),
+});
+export type ClockHeld = z.infer<typeof ClockHeldSchema>;
+
 /** One agent at a site, as the hub knows it. */
 export const AgentInfoSchema = z.object({
   agent: z.string(),
@@ -76,6 +95,12 @@ export const AgentInfoSchema = z.object({
    * hop); null when it is only a one-way bound (no round-trip estimate yet); absent from older hubs.
    */
   clockOffsetUncertaintyMs: z.number().nonnegative().nullable().optional(),
+  /**
+   * A clock estimate a path claimed and the hub held back (docs/decisions/230-time-a-hop-cannot-forge.md):
+   * it jumped beyond the current offset's uncertainty, or would date a bundle after its arrival or before
+   * the agent's previous one. Null or absent: none.
+   */
+  clockHeld: ClockHeldSchema.nullable().optional(),
 });
 export type AgentInfo = z.infer<typeof AgentInfoSchema>;
 
@@ -89,9 +114,13 @@ export const SiteSummarySchema = z.object({
   clockOffsetMs: z.number().nullable(),
   /** ± milliseconds around `clockOffsetMs` that cover every agent's own estimate; null when one is unknown. */
   clockOffsetUncertaintyMs: z.number().nonnegative().nullable().optional(),
+  /** Agents of the site with a clock estimate held back (`AgentInfo.clockHeld`); absent from older hubs. */
+  clockHeldAgents: z.array(z.string()).optional(),
   cells: z.number().int().nonnegative(),
   /** Count of cells per status. */
   statusCounts: z.record(z.string(), z.number().int().nonnegative()),
+  /** The site's contact plan and where it stands against it; absent from older hubs. */
+  contact: SiteContactSchema.optional(),
 });
 export type SiteSummary = z.infer<typeof SiteSummarySchema>;
 
@@ -243,6 +272,9 @@ export const AUDIT_ACTIONS = [
   'user.add',
   'user.revoke',
   'peer.add',
+  'peer.revoke',
+  'peer.rotate',
+  'peer.sites',
   'agent.enroll',
   'agent.revoke',
   'approval.submit',

@@ -46,6 +46,8 @@ export interface WriteSet {
   webhookUpdates?: WebhookRow[];
   blobs?: BlobRow[];
   peers?: PeerRow[];
+  /** Sets only `lastUsedAt` of each peer token that exists (a revocation written meanwhile stays). */
+  peerUses?: { tokenSha256: string; at: number }[];
   /** Upserted by name (a revocation is an upsert with `revokedAt` set). */
   users?: UserRow[];
   sessions?: SessionRow[];
@@ -149,6 +151,8 @@ export interface HubStore {
   getAgent(site: string, agent: string): Promise<AgentRow | null>;
   listAgents(site?: string): Promise<AgentRow[]>;
   peerByToken(tokenSha256: string): Promise<PeerRow | null>;
+  /** Every peer token, revoked ones included, by name then `createdAt`. */
+  listPeers(): Promise<PeerRow[]>;
 
   hasBundle(id: string): Promise<boolean>;
   /** A document's stored chunks in order: the first is a whole `save()` once one was stored. */

@@ -5,6 +5,24 @@ import type { AuditAction, DocRun, PlanCounts, PlanStatus, Role } from '@driftli
  * the epoch on the hub's clock unless named otherwise.
  */
 
+/** Why a path's estimate was not used: it jumped away from the current one, or no time can satisfy it. */
+export type HeldReason = 'jump' | 'contradicts-bounds';
+
+/** A path estimate the hub did not take (docs/decisions/230-time-a-hop-cannot-forge.md); shown on the site view. */
+export interface HeldClock {
+  reason: HeldReason;
+  /** The estimate as the path claimed it (agent clock minus hub clock). */
+  offsetMs: number;
+  uncertaintyMs: number;
+  /** Hub time it was first held, and last seen. */
+  since: number;
+  lastAt: number;
+  /** Estimates held in a row that agree with each other. */
+  samples: number;
+  /** The peer the last held estimate came through. */
+  via: string;
+}
+
 export interface AgentRow {
   site: string;
   agent: string;
@@ -22,6 +40,12 @@ export interface AgentRow {
   /** Half-width of the interval the offset is known in; null: a one-way bound only (or a row from before). */
   clockOffsetUncertaintyMs?: number | null;
   offsetSampledAt: number | null;
+  /** A path clock estimate held back, not used (docs/decisions/230-time-a-hop-cannot-forge.md); absent: none. */
+  clockHeld?: HeldClock | null;
+  /** `created` of the newest bundle taken from the agent (agent clock): older ones are replays to contact. */
+  lastCreated?: number | null;
+  /** The same time on the hub clock: no later bundle of the agent is dated before it. */
+  lastCreatedAt?: number | null;
   upstream: string | null;
   /** Declared plan interval per cell key `environment/component`, seconds. */
   cadenceS: Record<string, number>;
@@ -174,11 +198,21 @@ export interface BlobRow {
   receivedAt: number;
 }
 
+/**
+ * One peer token (`hub peer add|rotate`): a relay, or an agent talking to the hub directly. A peer name
+ * may hold several tokens while a rotation's grace period runs. The dates are absent on rows written
+ * before peers were managed (docs/decisions/240-peers-and-relay-health.md).
+ */
 export interface PeerRow {
   /** sha256 hex of the bearer token; the token itself is never stored. */
   tokenSha256: string;
   name: string;
   sites: string[];
+  createdAt?: number;
+  /** When the token last authenticated at this hub (written at most once a minute per token). */
+  lastUsedAt?: number | null;
+  /** When the token stops (or stopped) working: now for a revocation, now + grace for a rotated-out one. */
+  revokedAt?: number | null;
 }
 
 /** A person (or a CI job) who uses the dashboard or `/api` (DESIGN S5). */

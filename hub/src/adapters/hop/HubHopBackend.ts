@@ -10,10 +10,14 @@ import {
 import { type DownlinkQuery, parseDocId, type Receipt } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
 import type { Ingest } from '../../core/Ingest.js';
+import { peerLive } from '../../core/peers.js';
 import type { StoreHealth } from '../../core/storeHealth.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
 import type { ApprovalRow, HubStore, PlanRequestRow } from '../../ports/HubStore.js';
+
+/** How often a peer token's `lastUsedAt` is written at most. */
+const USE_WRITE_MS = 60_000;
 
 export const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -59,9 +63,22 @@ export class HubHopBackend implements HopBackend {
     read: (sha, start, end) => this.d.blobs.read(sha, start, end),
   };
 
+  /** When each token's last use was written here: at most one write a minute per token. */
+  private readonly usesWritten = new Map<string, number>();
+
+  /** A revoked token, or a rotated-out one past its grace period, no longer authenticates. */
   async authenticate(token: string): Promise<Peer | null> {
-    const row = await this.d.store.peerByToken(sha256Hex(token));
-    return row ? { name: row.name, sites: row.sites } : null;
+    const hash = sha256Hex(token);
+    const row = await this.d.store.peerByToken(hash);
+    const now = this.d.clock.now();
+    if (!row || !peerLive(row, now)) return null;
+    const written = this.usesWritten.get(hash) ?? row.lastUsedAt ?? 0;
+    if (now - written >= USE_WRITE_MS) {
+      this.usesWritten.set(hash, now);
+      // `hub peer list` shows the last use; a store that cannot take it now misses one mark, no request fails
+      await this.d.store.commit({ peerUses: [{ tokenSha256: hash, at: now }] }).catch(() => {});
+    }
+    return { name: row.name, sites: row.sites };
   }
 
   /** A peer (a relay, or an agent posting directly) acts only for its own sites (DESIGN S4). */

@@ -1,3 +1,4 @@
+import { sortPeers } from '../../core/peers.js';
 import { isFailure, pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
@@ -92,6 +93,10 @@ export class MemoryHubStore implements HubStore {
     for (const h of w.webhookUpdates ?? []) this.webhooks.set(h.id, clone(h));
     for (const b of w.blobs ?? []) this.blobs.set(b.sha256, clone(b));
     for (const p of w.peers ?? []) this.peers.set(p.tokenSha256, clone(p));
+    for (const u of w.peerUses ?? []) {
+      const p = this.peers.get(u.tokenSha256);
+      if (p) p.lastUsedAt = u.at;
+    }
     for (const u of w.users ?? []) this.users.set(u.name, clone(u));
     for (const x of w.sessions ?? []) this.sessions.set(x.idSha256, clone(x));
     for (const id of w.sessionDeletes ?? []) this.sessions.delete(id);
@@ -153,6 +158,9 @@ export class MemoryHubStore implements HubStore {
   }
   async peerByToken(tokenSha256: string) {
     return clone(this.peers.get(tokenSha256) ?? null);
+  }
+  async listPeers() {
+    return sortPeers([...this.peers.values()].map(clone));
   }
   async hasBundle(id: string) {
     return this.bundles.has(id);

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
+import { sortPeers } from '../../core/peers.js';
 import { pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
@@ -106,6 +107,9 @@ export class PostgresHubStore implements HubStore {
   }
   peerByToken(tokenSha256: string) {
     return this.one<PeerRow>(R.getPeer, [tokenSha256]);
+  }
+  async listPeers() {
+    return sortPeers(await this.all<PeerRow>(R.peers));
   }
   async hasBundle(id: string) {
     return (await this.db.query(R.hasBundle, [id])).length > 0;

@@ -14,6 +14,7 @@ export const R = {
   agents: st('agents', 'SELECT row FROM agents ORDER BY site, agent'),
   agentsOf: st('agents_of', 'SELECT row FROM agents WHERE site = $1 ORDER BY site, agent'),
   getPeer: st('peer', 'SELECT row FROM peers WHERE token_sha256 = $1'),
+  peers: st('peers', 'SELECT row FROM peers'),
   hasBundle: st('has_bundle', 'SELECT 1 AS one FROM bundles WHERE id = $1'),
   chunks: st('chunks', 'SELECT bytes FROM doc_chunks WHERE doc_id = $1 ORDER BY seq'),
   getCell: st('cell', `SELECT row FROM cells WHERE ${CELL}`),

@@ -55,6 +55,10 @@ const W = {
   webhookUpdate: st('webhook_update', upsert('webhooks', 'id', ['state', 'next_at', 'row'])),
   blob: st('blob', upsert('blobs', 'sha256', ['row'])),
   peer: st('peer', upsert('peers', 'token_sha256', ['row'])),
+  peerUse: st(
+    'peer_use',
+    "UPDATE peers SET row = jsonb_set(row::jsonb, '{lastUsedAt}', to_jsonb($1::bigint))::json WHERE token_sha256 = $2",
+  ),
   user: st('user', upsert('users', 'name', ['token_sha256', 'row'])),
   session: st('session', upsert('sessions', 'id_sha256', ['user_name', 'expires_at', 'row'])),
   delSession: st('del_session', 'DELETE FROM sessions WHERE id_sha256 = $1'),
@@ -115,6 +119,7 @@ export function writeSteps(w: WriteSet): Step[] {
   for (const h of w.webhookUpdates ?? []) add(W.webhookUpdate, h.id, h.state, h.nextAt, json(h));
   for (const b of w.blobs ?? []) add(W.blob, b.sha256, json(b));
   for (const p of w.peers ?? []) add(W.peer, p.tokenSha256, json(p));
+  for (const u of w.peerUses ?? []) add(W.peerUse, u.at, u.tokenSha256);
   for (const u of w.users ?? []) add(W.user, u.name, u.tokenSha256, json(u));
   for (const x of w.sessions ?? []) add(W.session, x.idSha256, x.user, x.expiresAt, json(x));
   for (const id of w.sessionDeletes ?? []) add(W.delSession, id);

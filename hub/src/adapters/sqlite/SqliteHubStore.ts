@@ -1,6 +1,7 @@
 import { openWalDatabase } from '@driftline/hop/sqlite';
 import { FAILURE_STATUSES } from '@driftline/protocol';
 import type Database from 'better-sqlite3';
+import { sortPeers } from '../../core/peers.js';
 import { pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
@@ -90,6 +91,7 @@ export class SqliteHubStore implements HubStore {
     for (const h of w.webhookUpdates ?? []) s.upWebhook.run(h.id, h.state, h.nextAt, JSON.stringify(h));
     for (const b of w.blobs ?? []) s.upBlob.run(b.sha256, JSON.stringify(b));
     for (const p of w.peers ?? []) s.upPeer.run(p.tokenSha256, JSON.stringify(p));
+    for (const u of w.peerUses ?? []) s.usePeer.run(u.at, u.tokenSha256);
     this.auth.write(w);
     this.approvals.write(w);
   };
@@ -110,6 +112,9 @@ export class SqliteHubStore implements HubStore {
   }
   async peerByToken(tokenSha256: string) {
     return parse<PeerRow>(this.s.getPeer.get(tokenSha256) as Row | undefined);
+  }
+  async listPeers() {
+    return sortPeers(parseAll<PeerRow>(this.s.peers.all() as Row[]));
   }
   async hasBundle(id: string) {
     return this.s.hasBundle.get(id) !== undefined;
@@ -343,6 +348,8 @@ function prepare(db: Database.Database) {
       'INSERT INTO peers (token_sha256, row) VALUES (?, ?) ON CONFLICT (token_sha256) DO UPDATE SET row = excluded.row',
     ),
     getPeer: p('SELECT row FROM peers WHERE token_sha256 = ?'),
+    peers: p('SELECT row FROM peers'),
+    usePeer: p("UPDATE peers SET row = json_set(row, '$.lastUsedAt', ?) WHERE token_sha256 = ?"),
     upSite: p(
       'INSERT INTO sites (site, row) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET row = excluded.row',
     ),

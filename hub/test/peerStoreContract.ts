@@ -1,0 +1,49 @@
+import { expect, it } from 'vitest';
+import type { HubStore, PeerRow } from '../src/ports/HubStore.js';
+
+type WithStore = (fn: (s: HubStore) => Promise<void>) => () => Promise<void>;
+
+/** The peers part of the HubStore contract (`hub peer list|add|revoke|rotate`; run inside `runHubStoreContract`). */
+export function runPeerStoreContract(withStore: WithStore) {
+  const peer = (tokenSha256: string, name: string, createdAt: number): PeerRow => ({
+    tokenSha256,
+    name,
+    sites: ['ship-7'],
+    createdAt,
+    lastUsedAt: null,
+    revokedAt: null,
+  });
+
+  it(
+    'lists peers by name then age, and reads a row written before peers had dates',
+    withStore(async (s) => {
+      await s.commit({
+        peers: [
+          peer('b1', 'relay-2', 5),
+          peer('a2', 'relay-1', 9),
+          { tokenSha256: 'a1', name: 'relay-1', sites: ['*'] },
+        ],
+      });
+      expect((await s.listPeers()).map((p) => p.tokenSha256)).toEqual(['a1', 'a2', 'b1']);
+      expect(await s.peerByToken('a1')).toEqual({ tokenSha256: 'a1', name: 'relay-1', sites: ['*'] });
+    }),
+  );
+
+  it(
+    'records when a peer token was last used without touching the rest of its row',
+    withStore(async (s) => {
+      await s.commit({ peers: [peer('t1', 'relay-1', 1)] });
+      // a revocation written meanwhile (another process) stays: the use only sets lastUsedAt
+      await s.commit({ peers: [{ ...peer('t1', 'relay-1', 1), revokedAt: 50 }] });
+      await s.commit({
+        peerUses: [
+          { tokenSha256: 't1', at: 40 },
+          { tokenSha256: 'nobody', at: 40 },
+        ],
+      });
+      expect(await s.peerByToken('t1')).toMatchObject({ lastUsedAt: 40, revokedAt: 50, sites: ['ship-7'] });
+      expect(await s.peerByToken('nobody')).toBeNull();
+      expect(await s.listPeers()).toHaveLength(1);
+    }),
+  );
+}
