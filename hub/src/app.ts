@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { createHopServer, type HopServer } from '@driftline/hop';
+import { listenAs } from '@driftline/hop/config';
 import { type HubEvent, WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -126,6 +127,12 @@ export async function createHub(
     help: 'Plan results merged',
     registers: [registry],
   });
+  const clockHeld = new Counter({
+    name: 'hub_clock_estimates_held_total',
+    help: 'Path clock estimates held back, by reason (jump, contradicts-bounds): docs/decisions/230',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   const expiredDownlink = new Counter({
     name: 'hub_downlink_expired_total',
     help: 'Downlink bundles past their lifetime, not sent',
@@ -145,7 +152,11 @@ export async function createHub(
     hubPrivateKey: key.privateKey,
     webhookUrls: config.webhooks.urls,
     log: logger,
-    count: { refused: (r) => refused.inc({ reason: r }), merged: (n) => merged.inc(n) },
+    count: {
+      refused: (r) => refused.inc({ reason: r }),
+      merged: (n) => merged.inc(n),
+      clockHeld: (r) => clockHeld.inc({ reason: r }),
+    },
   });
   const queries = new Queries(store, config.defaultContactIntervalS, publications);
   const events = new EventLog();
@@ -306,11 +317,17 @@ export async function createHub(
     api,
     async listen() {
       if ('shared' in listeners) {
-        const { url } = await hop.listen(listeners.shared.port, listeners.shared.host);
+        const { url } = await listenAs('listen.port', listeners.shared, () =>
+          hop.listen(listeners.shared.port, listeners.shared.host),
+        );
         return { hop: url, api: url };
       }
-      const h = await hop.listen(listeners.hop.port, listeners.hop.host);
-      const a = await (api as ApiServer).listen(listeners.api.port, listeners.api.host);
+      const h = await listenAs('listen.hop.port', listeners.hop, () =>
+        hop.listen(listeners.hop.port, listeners.hop.host),
+      );
+      const a = await listenAs('listen.api.port', listeners.api, () =>
+        (api as ApiServer).listen(listeners.api.port, listeners.api.host),
+      );
       return { hop: h.url, api: a.url };
     },
     store,

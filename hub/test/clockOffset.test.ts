@@ -127,4 +127,71 @@ describe('ingest with clock offsets per hop', () => {
       clockOffsetUncertaintyMs: null,
     });
   });
+
+  it('ends the +1 day lie of a hop as a flagged estimate, not as a wrong plannedAt', async () => {
+    const h = await makeHarness('sqlite');
+    open.push(h);
+    const a = await AgentSim.create('ship-7', 'a1', { now: () => h.clock.now() + SKEW });
+    await h.enrol(a);
+    const honest = (source: string) =>
+      source === 'ship-7/a1' ? { offsetMs: SKEW, uncertaintyMs: 200 } : null;
+    a.plan('prod', 'net', 'clean');
+    const first = await a.delta();
+    h.clock.advance(2000);
+    await h.ingest.accept('relay-1', [first], honest);
+    h.clock.advance(600_000);
+    const plannedTrue = h.clock.now();
+    const runId = a.plan('prod', 'net', 'drift');
+    const delta = await a.delta();
+    h.clock.advance(2000);
+    const lie = (source: string) =>
+      source === 'ship-7/a1' ? { offsetMs: SKEW + 86_400_000, uncertaintyMs: 0 } : null;
+    expect((await h.ingest.accept('relay-2', [delta], lie)).map((r) => r.status)).toEqual(['stored']);
+    const run = await h.store.getRun(runId);
+    expect(Math.abs((run?.plannedAt ?? 0) - plannedTrue)).toBeLessThanOrEqual(200);
+    expect(
+      Math.abs(((await h.store.getCell('ship-7', 'prod', 'net'))?.plannedAt ?? 0) - plannedTrue),
+    ).toBeLessThanOrEqual(200);
+    const agent = await h.store.getAgent('ship-7', 'a1');
+    expect(agent).toMatchObject({
+      clockOffsetMs: SKEW,
+      clockHeld: { reason: 'contradicts-bounds', offsetMs: SKEW + 86_400_000, via: 'relay-2' },
+    });
+    expect(h.clockHeld).toEqual({ 'contradicts-bounds': 1 });
+    expect(toAgentInfo(agent as never).clockHeld).toMatchObject({
+      reason: 'contradicts-bounds',
+      via: 'relay-2',
+    });
+    const site = await h.store.getSite('ship-7');
+    const summary = toSiteSummary(site as never, [agent as never], [], {
+      now: h.clock.now(),
+      defaultContactIntervalS: 3600,
+    });
+    expect(summary.clockHeldAgents).toEqual(['a1']);
+  });
+
+  it('dates results held 90 s and claimed −90 s at their true time, and flags the jump', async () => {
+    const h = await makeHarness('memory');
+    open.push(h);
+    const a = await AgentSim.create('ship-7', 'a1', { now: () => h.clock.now() + SKEW });
+    await h.enrol(a);
+    const claim = (o: number) => (source: string) =>
+      source === 'ship-7/a1' ? { offsetMs: o, uncertaintyMs: 50 } : null;
+    a.plan('prod', 'net', 'clean');
+    const first = await a.delta();
+    h.clock.advance(1000);
+    await h.ingest.accept('relay-1', [first], claim(SKEW));
+    h.clock.advance(600_000);
+    const plannedTrue = h.clock.now();
+    const runId = a.plan('prod', 'net', 'drift');
+    const delta = await a.delta();
+    h.clock.advance(90_000);
+    await h.ingest.accept('relay-1', [delta], claim(SKEW - 90_000));
+    expect(Math.abs(((await h.store.getRun(runId))?.plannedAt ?? 0) - plannedTrue)).toBeLessThanOrEqual(50);
+    const agent = await h.store.getAgent('ship-7', 'a1');
+    expect(agent).toMatchObject({ clockOffsetMs: SKEW, clockHeld: { reason: 'jump', via: 'relay-1' } });
+    // Held as claimed, cut by transit (the bundle was made no later than it arrived).
+    expect(Math.abs((agent?.clockHeld?.offsetMs ?? 0) - (SKEW - 90_000))).toBeLessThanOrEqual(50);
+    expect(h.clockHeld).toEqual({ jump: 1 });
+  });
 });

@@ -22,6 +22,8 @@ export interface Harness {
   clock: TestClock;
   hubKeys: SigningKeyPair;
   refused: Partial<Record<RefusalReason, number>>;
+  /** Path clock estimates held back, by reason (docs/decisions/230-time-a-hop-cannot-forge.md). */
+  clockHeld: Record<string, number>;
   enrol(a: AgentSim): Promise<void>;
   /** Rebuilds the Ingest over the same store, as a restarted hub would. */
   restart(): Ingest;
@@ -37,6 +39,7 @@ export async function makeHarness(
   const clock = opts.clock ?? new TestClock();
   const hubKeys = await generateSigningKeyPair();
   const refused: Partial<Record<RefusalReason, number>> = {};
+  const clockHeld: Record<string, number> = {};
   const merger = opts.mergeWorkers ? new MergePool(opts.mergeWorkers) : undefined;
   const newReplicas = () => new DocReplicas(store, { maxChunks: 4, ...(merger ? { merger } : {}) });
   let replicas = newReplicas();
@@ -54,6 +57,9 @@ export async function makeHarness(
           refused[r] = (refused[r] ?? 0) + 1;
         },
         merged: () => {},
+        clockHeld: (r) => {
+          clockHeld[r] = (clockHeld[r] ?? 0) + 1;
+        },
       },
     });
   const h: Harness = {
@@ -61,6 +67,7 @@ export async function makeHarness(
     clock,
     hubKeys,
     refused,
+    clockHeld,
     ingest: build(),
     get replicas() {
       return replicas;

@@ -1,5 +1,5 @@
 import type { Clock } from '../ports/Clock.js';
-import type { CellRow, HubStore, PlanRequestRow, RunRow } from '../ports/HubStore.js';
+import type { CellRow, HeldReason, HubStore, PlanRequestRow, RunRow } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';
 import type { DocReplicas } from './DocReplicas.js';
 import type { RefusalReason } from './verify.js';
@@ -15,7 +15,12 @@ export interface IngestDeps {
   webhookUrls: readonly string[];
   log: { warn(obj: object, msg: string): void };
   /** Counts refusals by reason, and results merged. */
-  count: { refused(reason: RefusalReason): void; merged(runs: number): void };
+  count: {
+    refused(reason: RefusalReason): void;
+    merged(runs: number): void;
+    /** A path clock estimate held back (docs/decisions/230-time-a-hop-cannot-forge.md). */
+    clockHeld?(reason: HeldReason): void;
+  };
   ackLifetimeS?: number;
 }
 

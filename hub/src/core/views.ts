@@ -114,6 +114,7 @@ export function toSiteSummary(
     unreachable: isUnreachable(site, agents, ctx),
     clockOffsetMs: meanOffset(agents),
     clockOffsetUncertaintyMs: siteOffsetUncertainty(agents, meanOffset(agents)),
+    clockHeldAgents: agents.filter((a) => a.clockHeld).map((a) => a.agent),
     cells: cells.length,
     statusCounts,
   };
@@ -131,6 +132,13 @@ export function toAgentInfo(a: AgentRow): AgentInfo {
     oldestUnsentAt: iso(a.oldestUnsentAt),
     clockOffsetMs: a.clockOffsetMs,
     clockOffsetUncertaintyMs: a.clockOffsetUncertaintyMs ?? null,
+    clockHeld: a.clockHeld
+      ? {
+          ...a.clockHeld,
+          since: iso(a.clockHeld.since) as string,
+          lastAt: iso(a.clockHeld.lastAt) as string,
+        }
+      : null,
   };
 }
 

@@ -1,39 +1,63 @@
 import { type ClockEstimate, endpointText } from '@driftline/protocol';
-import { nextOffset } from '../clockOffset.js';
+import { guardClock, type HeldReason } from '../clockGuard.js';
 import type { Batch } from './batch.js';
 import type { Accepted } from './verifyAll.js';
 
 /** Each bundle source's clock minus the hub's, as its path composed it (070-clock-offsets). */
 export type PathClocks = (source: string) => ClockEstimate | null;
 
+/** What the contact step reports of one bundle: the offset its times are read with, and a held estimate. */
+export interface Contact {
+  offsetMs: number | null;
+  /** The bundle was fresh (newer than the newest taken, or bringing changes): contact moved. */
+  fresh: boolean;
+  held: HeldReason | null;
+}
+
 /**
- * Step 7, clock and contact: a stored bundle updates its agent's clock offset estimate (T2), its last
- * contact and the peer it came through, and its site's. Returns the agent's offset now (ms), by which
- * the document's agent times are read.
+ * Step 7, clock and contact: a stored bundle updates its agent's clock offset estimate (T2), bounded by
+ * what no hop can forge (`guardClock`, docs/decisions/230-time-a-hop-cannot-forge.md); a fresh one also
+ * moves its last contact and the peer it came through, and its site's. A replay (an old bundle whose id
+ * the hub no longer remembers, bringing nothing new) changes nothing visible.
  */
 export async function recordContact(
   b: Batch,
   v: Accepted['v'],
   peerName: string,
   clocks: PathClocks | undefined,
-): Promise<number | null> {
+  changed = true,
+): Promise<Contact> {
   const row = v.agent;
-  const off = nextOffset(
+  const verdict = guardClock(
     {
-      offsetMs: row.clockOffsetMs,
-      uncertaintyMs: row.clockOffsetUncertaintyMs ?? null,
-      sampledAt: row.offsetSampledAt,
+      est: {
+        offsetMs: row.clockOffsetMs,
+        uncertaintyMs: row.clockOffsetUncertaintyMs ?? null,
+        sampledAt: row.offsetSampledAt,
+      },
+      held: row.clockHeld ?? null,
+      lastCreated: row.lastCreated ?? null,
+      lastCreatedAt: row.lastCreatedAt ?? null,
     },
-    v.bundle.header.created,
-    b.now,
-    clocks?.(endpointText(v.bundle.header.source)),
+    {
+      created: v.bundle.header.created,
+      receivedAt: b.now,
+      estimate: clocks?.(endpointText(v.bundle.header.source)),
+      via: peerName,
+      changed,
+    },
   );
-  row.clockOffsetMs = off.offsetMs;
-  row.clockOffsetUncertaintyMs = off.uncertaintyMs;
-  row.offsetSampledAt = off.sampledAt;
+  if (!verdict.fresh) return { offsetMs: row.clockOffsetMs, fresh: false, held: null };
+  const { est, held, lastCreated, lastCreatedAt } = verdict.next;
+  row.clockOffsetMs = est.offsetMs;
+  row.clockOffsetUncertaintyMs = est.uncertaintyMs;
+  row.offsetSampledAt = est.sampledAt;
+  row.clockHeld = held;
+  row.lastCreated = lastCreated;
+  row.lastCreatedAt = lastCreatedAt;
   row.lastContactAt = b.now;
   row.upstream = peerName;
   const site = v.doc.site;
   b.sites.set(site, { ...(await b.site(site)), site, lastContactAt: b.now, upstream: peerName });
-  return off.offsetMs;
+  return { offsetMs: est.offsetMs, fresh: true, held: verdict.held };
 }

@@ -51,7 +51,17 @@ export async function ingestDocument(
       b.w.docChunks.push({ docId, site, agent, epoch, bytes: v.payload.changes });
     for (const blob of v.payload.blobs)
       b.w.announcements.push({ sha256: blob.sha256, docId, runId: blob.runId ?? null });
-    offsetMs = await recordContact(b, v, peerName, clocks);
+    const contact = await recordContact(b, v, peerName, clocks, merged.changed);
+    offsetMs = contact.offsetMs;
+    if (contact.held) {
+      d.count.clockHeld?.(contact.held);
+      d.log.warn(
+        { site, agent, bundleId: id, peer: peerName, reason: contact.held, claimed: v.agent.clockHeld },
+        contact.held === 'jump'
+          ? "held back a clock estimate that jumps beyond the current one's uncertainty: the offset stays; check the peer's clock (docs/decisions/230-time-a-hop-cannot-forge.md)"
+          : 'refused a clock estimate that would date the bundle after its arrival or before the previous one: the offset stays; check the peer (docs/decisions/230-time-a-hop-cannot-forge.md)',
+      );
+    }
     b.receipts[index] = { bundleId: id, index, status: 'stored', by: 'hub' };
     b.touchedDocs.set(docId, { site, agent, heads: out.heads });
   }
