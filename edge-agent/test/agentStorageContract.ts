@@ -160,6 +160,27 @@ export function runAgentStorageContract(
     );
 
     it(
+      'offers an uploaded blob the hub has not acknowledged again once its upload is old enough',
+      withStorage((s) => {
+        s.commit({
+          runs: [run('r1')],
+          blobs: [blob('a', { runId: 'r1', createdAt: 1 }), blob('b', { runId: 'r1', createdAt: 2 })],
+        });
+        s.commit({ blobUpdates: [{ sha256: 'a', uploadedAt: 5, uploadUpstream: 'http://relay' }] });
+        expect(s.blobsAwaitingReceipt()).toBe(1);
+        expect(s.blobsToUpload(10).map((b) => b.sha256)).toEqual(['b']);
+        expect(s.blobsToUpload(10, 4).map((b) => b.sha256)).toEqual(['b']);
+        const again = s.blobsToUpload(10, 5);
+        expect(again.map((b) => b.sha256)).toEqual(['a', 'b']);
+        expect(again[0]).toMatchObject({ uploadedAt: 5, uploadUpstream: 'http://relay' });
+        // The hub's ack ends it: neither offered again nor awaiting a receipt.
+        s.commit({ blobUpdates: [{ sha256: 'a', data: null, ackedAt: 9 }] });
+        expect(s.blobsAwaitingReceipt()).toBe(0);
+        expect(s.blobsToUpload(10, 100).map((b) => b.sha256)).toEqual(['b']);
+      }),
+    );
+
+    it(
       'keeps pushes, upstreams, counters and meta by key, the newest push last',
       withStorage((s) => {
         expect(s.lastPush()).toBeUndefined();

@@ -199,8 +199,13 @@ export interface AgentStorage {
   unannouncedBlobs(epoch: number): BlobInfo[];
   /** Blobs announced and neither acknowledged nor dropped. */
   announcedBlobs(): BlobInfo[];
-  /** Blobs held and not uploaded or acknowledged, oldest first, with their bytes. */
-  blobsToUpload(limit: number): BlobRow[];
+  /**
+   * Blobs held and not acknowledged by the hub, oldest first, with their bytes: those not uploaded yet,
+   * and those an upstream took at or before `uploadedBefore` (no hub receipt since: upload them again).
+   */
+  blobsToUpload(limit: number, uploadedBefore?: number): BlobRow[];
+  /** How many blobs an upstream took that the hub has not acknowledged yet. */
+  blobsAwaitingReceipt(): number;
   /** Blobs held with one of `statuses`, oldest first. */
   heldBlobs(statuses: readonly string[]): BlobInfo[];
   /** Count and bytes of blobs held (`unackedOnly`: and not acknowledged). */

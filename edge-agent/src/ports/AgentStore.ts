@@ -93,6 +93,8 @@ export interface StoreStatus {
   oldestUnackedAt: number | null;
   bytesPending: number;
   blobsPending: number;
+  /** Blobs an upstream took (tus completion) that the hub has not acknowledged yet: uploaded again after resendAfterS. */
+  blobsAwaitingReceipt: number;
   lastPush: { at: number; ok: boolean; upstream: string | null; detail: string | null } | null;
   lastAckAt: number | null;
   /** The hub's refusals not yet outdated by an ack, newest first (empty when the hub takes every bundle). */

@@ -11,6 +11,8 @@ export interface BlobToUpload {
   contentType: string;
   runId?: string;
   data: Uint8Array;
+  /** Set when an upstream took this blob before and the hub has not acknowledged it since. */
+  previousUpload?: { at: number; upstream: string };
 }
 
 /**

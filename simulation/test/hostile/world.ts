@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { freePort, waitForHttp } from '../../src/topology/ports.js';
 import { BINS, commandFor, FAKE_TERRAFORM_DIR, runProgram } from '../../src/topology/programs.js';
 import { setUpHub, until } from '../support.js';
-import { type HostileProxy, startHostileProxy } from './hostileProxy.js';
+import { type Attack, type HostileProxy, startHostileProxy } from './hostileProxy.js';
 
 /**
  * The hostile-relay topology, as real processes on 127.0.0.1: a hub, one honest relay (`relay-1`) and
@@ -27,6 +27,8 @@ export interface WorldOptions {
   relayUpstreams?: Array<'hub' | 'proxy'>;
   /** Agent `sync` settings merged over short test defaults (intervalS 1, resendAfterS 4). */
   agentSync?: Record<string, unknown>;
+  /** Attacks in force from the start, before any program runs (`use` changes them later). */
+  attacks?: { agentSide?: Attack; upstreamSide?: Array<Attack | null> };
 }
 
 export interface Program {
@@ -87,6 +89,10 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     }),
   );
   const agentSide = o.agentsVia === 'proxy' ? await startHostileProxy(relayUrl) : null;
+  if (o.attacks?.agentSide) agentSide?.use(o.attacks.agentSide);
+  o.attacks?.upstreamSide?.forEach((a, i) => {
+    if (a) upstreamSide[i]?.use(a);
+  });
   const agentConfigs = new Map<string, { config: string; cwd: string }>();
   for (const site of sites) {
     const token = JSON.parse(

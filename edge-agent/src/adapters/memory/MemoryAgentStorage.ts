@@ -180,10 +180,17 @@ export class MemoryAgentStorage implements AgentStorage {
     );
   }
 
-  blobsToUpload(limit: number): BlobRow[] {
-    return this.blobsWhere((b) => b.data !== null && b.uploadedAt === null && b.ackedAt === null)
+  blobsToUpload(limit: number, uploadedBefore = Number.NEGATIVE_INFINITY): BlobRow[] {
+    return this.blobsWhere(
+      (b) =>
+        b.data !== null && b.ackedAt === null && (b.uploadedAt === null || b.uploadedAt <= uploadedBefore),
+    )
       .slice(0, limit)
       .map((b) => ({ ...b }));
+  }
+
+  blobsAwaitingReceipt(): number {
+    return this.blobsWhere((b) => b.data !== null && b.uploadedAt !== null && b.ackedAt === null).length;
   }
 
   heldBlobs(statuses: readonly string[]): BlobInfo[] {

@@ -218,15 +218,23 @@ export class SqliteAgentStorage implements AgentStorage {
     ).map(blobInfo);
   }
 
-  blobsToUpload(limit: number): BlobRow[] {
+  blobsToUpload(limit: number, uploadedBefore = Number.NEGATIVE_INFINITY): BlobRow[] {
     const rows = this.sql(
       `SELECT ${BLOB_INFO}, b.data FROM blobs b
-       WHERE b.data IS NOT NULL AND b.uploaded_at IS NULL AND b.acked_at IS NULL ORDER BY b.created_at LIMIT ?`,
-    ).all(limit) as Row[];
+       WHERE b.data IS NOT NULL AND b.acked_at IS NULL AND (b.uploaded_at IS NULL OR b.uploaded_at <= ?)
+       ORDER BY b.created_at LIMIT ?`,
+    ).all(Number.isFinite(uploadedBefore) ? uploadedBefore : -1, limit) as Row[];
     return rows.map((r) => {
       const { held: _held, ...row } = blobInfo(r);
       return { ...row, data: bytes(r.data as Buffer) };
     });
+  }
+
+  blobsAwaitingReceipt(): number {
+    const r = this.sql(
+      'SELECT COUNT(*) AS n FROM blobs WHERE data IS NOT NULL AND uploaded_at IS NOT NULL AND acked_at IS NULL',
+    ).get() as { n: number };
+    return r.n;
   }
 
   heldBlobs(statuses: readonly string[]): BlobInfo[] {

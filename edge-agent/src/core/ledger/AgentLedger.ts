@@ -373,7 +373,7 @@ export class AgentLedger implements AgentStore, ApplyStore {
   }
 
   blobsToUpload(limit = 20): BlobToUpload[] {
-    return blobsToUpload(this.storage, limit);
+    return blobsToUpload(this.storage, limit, this.opts.now() - this.opts.resendAfterMs);
   }
 
   markBlobUploaded(sha256: string, upstream: string): void {

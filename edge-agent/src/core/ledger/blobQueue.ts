@@ -7,14 +7,22 @@ import type { BlobToUpload } from '../../ports/Uplink.js';
  * and the plan-request log (a hub plan request is acted on once: the downlink is at-least-once).
  */
 
-/** Blobs held that no upstream has taken yet, oldest first. */
-export function blobsToUpload(storage: AgentStorage, limit: number): BlobToUpload[] {
-  return storage.blobsToUpload(limit).map((b) => ({
+/**
+ * Blobs to upload, oldest first: those no upstream has taken yet, and those an upstream took at or before
+ * `uploadedBefore` that the hub has still not acknowledged. As for bundles (D4), only the hub's ack ends
+ * the agent's custody: an upstream's tus completion is a receipt, and a hop that faked it or lost the
+ * file after it is healed by the next upload (docs/decisions/220-receipts-for-every-kind.md).
+ */
+export function blobsToUpload(storage: AgentStorage, limit: number, uploadedBefore: number): BlobToUpload[] {
+  return storage.blobsToUpload(limit, uploadedBefore).map((b) => ({
     sha256: b.sha256,
     size: b.size,
     contentType: b.contentType,
     runId: b.runId ?? undefined,
     data: b.data as Uint8Array,
+    ...(b.uploadedAt !== null && b.uploadUpstream !== null
+      ? { previousUpload: { at: b.uploadedAt, upstream: b.uploadUpstream } }
+      : {}),
   }));
 }
 

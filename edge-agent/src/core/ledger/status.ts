@@ -42,6 +42,7 @@ export function readStatus(
     oldestUnackedAt: storage.oldestUnackedFinish(),
     bytesPending: base.pendingChangeBytes + blobs.bytes,
     blobsPending: blobs.count,
+    blobsAwaitingReceipt: storage.blobsAwaitingReceipt(),
     lastPush,
     lastAckAt: acks.length === 0 ? null : Math.max(...acks),
     rejections: base.rejections,

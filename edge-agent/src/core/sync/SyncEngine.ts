@@ -318,6 +318,13 @@ export class SyncEngine {
     let done = 0;
     for (const blob of this.deps.store.blobsToUpload()) {
       if (signal?.aborted || yieldToResults?.()) break;
+      if (blob.previousUpload) {
+        const { upstream, at } = blob.previousUpload;
+        this.deps.log.warn(
+          { upstream, sha256: blob.sha256, runId: blob.runId, uploadedAt: new Date(at).toISOString() },
+          'detail blob uploaded again: no hub receipt since the upstream took it (that hop may have lost or faked it)',
+        );
+      }
       for (const up of this.deps.uplinks) {
         const r = await up.uploadBlob(blob, (sent, total) => onProgress?.(blob.sha256, sent, total), signal);
         if (r.ok) {

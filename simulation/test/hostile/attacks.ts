@@ -1,0 +1,40 @@
+import type { Attack, HopResponse } from './hostileProxy.js';
+
+/** The attacks of issue 29 part A, one factory each; every attack counts what it did. */
+
+const TUS = { 'tus-resumable': '1.0.0', 'cache-control': 'no-store' };
+const answer = (status: number, headers: Record<string, string>): { answer: HopResponse } => ({
+  answer: { status, headers, body: Buffer.alloc(0) },
+});
+
+/**
+ * (a) Fake tus completion: the hop answers the tus creation and every PATCH with plausible offsets and
+ * keeps nothing, so the uploader believes the blob is upstream. `completed` counts uploads it "finished".
+ */
+export function fakeTusCompletion(): Attack & { completed: number } {
+  const uploads = new Map<string, { length: number; offset: number }>();
+  let next = 0;
+  const attack = {
+    name: 'fake tus completion',
+    completed: 0,
+    onRequest(req: { method: string; path: string; headers: Record<string, unknown>; body: Buffer }) {
+      if (!req.path.startsWith('/v1/uploads')) return undefined;
+      if (req.method === 'POST') {
+        const id = `fake${++next}`;
+        uploads.set(id, { length: Number(req.headers['upload-length']), offset: 0 });
+        return answer(201, { ...TUS, location: `/v1/uploads/${id}`, 'upload-offset': '0' });
+      }
+      const u = uploads.get(req.path.split('/').pop() ?? '');
+      if (!u) return undefined; // an upload made before the attack: the honest relay answers for it
+      if (req.method === 'PATCH') {
+        u.offset = Number(req.headers['upload-offset']) + req.body.length;
+        if (u.offset >= u.length) attack.completed++;
+        return answer(204, { ...TUS, 'upload-offset': String(u.offset) });
+      }
+      if (req.method === 'HEAD')
+        return answer(200, { ...TUS, 'upload-offset': String(u.offset), 'upload-length': String(u.length) });
+      return answer(204, TUS); // DELETE: "terminated"
+    },
+  };
+  return attack;
+}

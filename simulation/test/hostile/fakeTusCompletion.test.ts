@@ -1,0 +1,41 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { until } from '../support.js';
+import { fakeTusCompletion } from './attacks.js';
+import { everyDetailArrives, runsWithDetail, startWorld, type World } from './world.js';
+
+let world: World | undefined;
+afterAll(() => world?.stop());
+
+describe('hostile relay (a): fake tus completion', () => {
+  it('keeps the detail blob until the hub receipts it, uploads it again, and it arrives once the path is honest', {
+    timeout: 300_000,
+  }, async () => {
+    const attack = fakeTusCompletion();
+    world = await startWorld({ agentsVia: 'proxy', attacks: { agentSide: attack } });
+    const w = world;
+    // The summary passes (bundles are not attacked); the detail is "uploaded" into the void.
+    const [run] = await runsWithDetail(w, 'ship-1');
+    await until('the attack to fake a completion', async () => attack.completed >= 1);
+    // No false arrival: the hub says pending, and the agent counts the blob as awaiting a hub receipt.
+    expect((await runsWithDetail(w, 'ship-1')).map((r) => r.detailState)).toEqual(['pending']);
+    const held = await until('the agent to count the blob awaiting a receipt', async () => {
+      const s = await w.agentStatus('ship-1');
+      return (s.blobsAwaitingReceipt as number) >= 1 ? s : false;
+    });
+    expect(held.blobsPending).toBeGreaterThanOrEqual(1);
+    // After sync.resendAfterS without a hub receipt the agent uploads it again (here into the void again).
+    await until('the agent to upload the blob again', async () => attack.completed >= 2);
+    const again = w.logLines('ship-1', /no hub receipt/);
+    expect(again.length).toBeGreaterThanOrEqual(1);
+    expect(again[0]?.upstream).toBe(w.agentSide?.url);
+
+    // An honest path: the next upload reaches the hub, whose ack frees the agent's copy.
+    w.agentSide?.use(null);
+    const arrived = await everyDetailArrives(w, 'ship-1');
+    expect(arrived.map((r) => r.runId)).toEqual([run?.runId]);
+    await until('the agent to hold no blob awaiting a receipt', async () => {
+      const s = await w.agentStatus('ship-1');
+      return s.blobsAwaitingReceipt === 0 && s.blobsPending === 0;
+    });
+  });
+});
