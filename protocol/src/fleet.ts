@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { MatrixCell, SiteSummary } from './api.js';
+import { SiteContactSchema } from './contactApi.js';
 import { SiteIdSchema } from './ids.js';
 
 /**
@@ -10,8 +11,11 @@ import { SiteIdSchema } from './ids.js';
 
 const StatusCountsSchema = z.record(z.string(), z.number().int().nonnegative());
 
-/** Why a site shows what it shows: `ok`, or why it has no (fresh) data. */
-export const LINK_STATES = ['ok', 'never-heard', 'no-plan-yet', 'link-down'] as const;
+/**
+ * Why a site shows what it shows: `ok`, or why it has no (fresh) data. `waiting` (between contact windows,
+ * none missed) and `overdue` (a window passed without contact) come from the site's contact plan.
+ */
+export const LINK_STATES = ['ok', 'never-heard', 'no-plan-yet', 'link-down', 'waiting', 'overdue'] as const;
 export const LinkStateSchema = z.enum(LINK_STATES);
 export type LinkState = z.infer<typeof LinkStateSchema>;
 
@@ -37,6 +41,8 @@ export const FleetSiteSchema = z.object({
   /** Contact windows the agents declared (free text, often cron). The relay's own plan is not known here. */
   contactWindows: z.array(z.string()),
   link: LinkStateSchema,
+  /** The site's contact plan and where it stands against it; absent from older hubs. */
+  contact: SiteContactSchema.optional(),
 });
 export type FleetSite = z.infer<typeof FleetSiteSchema>;
 
@@ -72,6 +78,17 @@ export const AttentionItemSchema = z.object({
 });
 export type AttentionItem = z.infer<typeof AttentionItemSchema>;
 
+/** One silent site's attention row: `polar-1: 19 cells, waiting for window in 3 min`. */
+export const SilentSiteSchema = z.object({
+  site: SiteIdSchema,
+  cells: z.number().int().nonnegative(),
+  state: z.enum(['waiting', 'overdue', 'unreachable']),
+  nextWindowAt: z.iso.datetime().nullable(),
+  lastContactAt: z.iso.datetime().nullable(),
+  missedWindows: z.number().int().nonnegative(),
+});
+export type SilentSite = z.infer<typeof SilentSiteSchema>;
+
 export const FleetResponseSchema = z.object({
   asOf: z.iso.datetime(),
   totals: z.object({
@@ -91,6 +108,11 @@ export const FleetResponseSchema = z.object({
   attention: z.array(AttentionItemSchema),
   /** How many cells of each kind there are in all (beyond the cap of `attention`). */
   attentionCounts: z.record(AttentionKindSchema, z.number().int().nonnegative()),
+  /**
+   * Sites silent as a whole (between windows, overdue, unreachable): one attention row each instead of
+   * one per cell; their stale cells are counted in `attentionCounts` but not listed in `attention`.
+   */
+  silentSites: z.array(SilentSiteSchema).optional(),
 });
 export type FleetResponse = z.infer<typeof FleetResponseSchema>;
 
@@ -118,13 +140,34 @@ export function attentionKind(c: MatrixCell): AttentionKind | null {
 
 /** Why a site has (or lacks) data: never heard from, heard from without a plan yet, link down, or ok. */
 export function linkState(
-  s: Pick<SiteSummary, 'lastContactAt' | 'unreachable'>,
+  s: Pick<SiteSummary, 'lastContactAt' | 'unreachable' | 'contact'>,
   cellsWithData: number,
 ): LinkState {
   if (s.lastContactAt === null) return 'never-heard';
   if (s.unreachable) return 'link-down';
+  if (s.contact?.judged && s.contact.state === 'overdue') return 'overdue';
   if (cellsWithData === 0) return 'no-plan-yet';
+  if (s.contact?.judged && s.contact.state === 'waiting') return 'waiting';
   return 'ok';
+}
+
+/** The site's attention row when it is silent as a whole, else null. */
+export function silentSite(s: FleetSite): SilentSite | null {
+  const judged = s.contact?.judged ? s.contact : null;
+  const state = s.unreachable
+    ? 'unreachable'
+    : judged?.state === 'waiting' || judged?.state === 'overdue'
+      ? judged.state
+      : null;
+  if (!state || s.cells === 0) return null;
+  return {
+    site: s.site,
+    cells: s.cells,
+    state,
+    nextWindowAt: judged?.nextWindowAt ?? null,
+    lastContactAt: s.lastContactAt,
+    missedWindows: judged?.missedWindows ?? 0,
+  };
 }
 
 const bump = (m: Record<string, number>, k: string) => {
@@ -197,7 +240,8 @@ export function summariseFleet(
     const kind = attentionKind(c);
     if (kind) {
       attentionCounts[kind]++;
-      byKind.get(kind)?.push(c);
+      // A silent site's stale cells are its one row in `silentSites`, not one row each.
+      if (!(kind === 'stale' && (c.siteUnreachable || c.contact))) byKind.get(kind)?.push(c);
     }
   }
   // Longest-standing first within a kind; only the kinds the cap reaches are sorted.
@@ -244,6 +288,7 @@ export function summariseFleet(
         upstream: s.upstream ?? null,
         contactWindows: s.contactWindows ?? [],
         link: linkState(s, p?.withData ?? 0),
+        ...(s.contact ? { contact: s.contact } : {}),
       };
     });
   return {
@@ -260,5 +305,6 @@ export function summariseFleet(
     components: [...components].sort(byText),
     attention,
     attentionCounts,
+    silentSites: siteOut.map(silentSite).filter((x): x is SilentSite => x !== null),
   };
 }

@@ -8,6 +8,7 @@ export * from './cbor.js';
 export * from './clock.js';
 export * from './codec.js';
 export * from './codec-error.js';
+export * from './contactApi.js';
 export * from './contactJudge.js';
 export * from './contactLearn.js';
 export * from './contactWindows.js';
