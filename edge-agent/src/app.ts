@@ -193,6 +193,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
         detail: canonical ? () => packDetail(canonical) : undefined,
         lockedStreak: r.lockedStreak,
         ...(cell.ref ? { cellRef: cell.ref } : {}),
+        mayConfirm: (shown) => applies.mayConfirm(cell, shown),
         facts,
       });
       log.info({ ...cell, runId, reason, status: r.summary.status, ...recorded }, 'result recorded');

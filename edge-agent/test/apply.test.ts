@@ -9,13 +9,11 @@ import {
   claimsFor,
   doc,
   handled,
-  latestRun,
   planNow,
   scenario,
   serial,
   settles,
   startApplyAgent,
-  until,
 } from './helpers/applyAgent.js';
 
 let h: ApplyHarness;
@@ -153,8 +151,15 @@ describe('approve at headquarters, apply at the outpost', () => {
     const a = await settles(h, runId, (x) => x.state === 'apply-failed');
     expect(a.reason).toBe('stale-plan');
     expect(a.errorExcerpt).toContain('Saved plan is stale');
-    // The cell is planned again; the same plan only confirms the cell's run, so no next run is named.
-    await until('the plan after the failed apply', () => (latestRun(h, 'stale') ?? '') > runId);
-    expect(h.agent.store.applyRecord(runId)?.apply.nextRunId).toBeUndefined();
+    // The cell is planned again: the same plan, yet a run of its own with a plan file, so the cell
+    // can be approved again (a confirmation of the failed run would leave it unapprovable).
+    const next = (await settles(h, runId, (x) => x.nextRunId !== undefined)).nextRunId as string;
+    expect(next > runId).toBe(true);
+    expect(doc(h).cells['prod/stale']?.runId).toBe(next);
+    expect(doc(h).runs[next]?.summary.status).toBe('changes');
+    expect(existsSync(planFile(next))).toBe(true);
+    await approve(h, claimsFor(h, next));
+    const again = await settles(h, next, (x) => x.state === 'applied' && x.nextRunId !== undefined);
+    expect(doc(h).runs[again.nextRunId as string]?.summary.status).toBe('clean');
   });
 });

@@ -28,6 +28,12 @@ export interface RecordRunInput {
   lockedStreak?: number;
   /** A ref other than the component's default: recorded in the cell `environment/component@ref`. */
   cellRef?: string;
+  /**
+   * Whether this plan, found equal to the plan of the run its cell shows (`runId`), may only confirm that
+   * run (default: yes). No when that run's saved plan was applied or failed to apply: a confirmation
+   * would leave the cell showing a run nobody can approve any more (decision 200).
+   */
+  mayConfirm?: (runId: string) => boolean;
   facts?: Omit<AgentFacts, 'queueDepth' | 'oldestUnsentAt' | 'reportedAt'>;
 }
 

@@ -7,7 +7,7 @@ import { cellRefOf } from '../plan/refPolicy.js';
 import type { RunPlanDeps, RunPlanResult } from '../plan/runPlan.js';
 import type { CellRef } from '../schedule/CellScheduler.js';
 import type { ApprovalPayload } from '../sync/SyncEngine.js';
-import { type ApplyConfig, applyConfigFor, checkApproval } from './checkApproval.js';
+import { type ApplyConfig, applyConfigFor, checkApproval, SETTLED } from './checkApproval.js';
 import { runApply } from './runApply.js';
 
 export interface ApplyLogger {
@@ -55,6 +55,20 @@ export class ApplyCoordinator {
     const a = applyConfigFor(this.deps.config, cell.environment, cell.component);
     const ref = refOfCell(this.deps.config, cell);
     return !!a && a.apply.refs.some((p) => refMatches(p, ref));
+  }
+
+  /**
+   * Whether a plan of `cell` equal to the plan of the run its cell shows (`shownRunId`) may only confirm
+   * that run. Not when that run's saved plan was used (applied, failed to apply, or an apply started): its
+   * file is gone, so the plan must become a run of its own, with a plan file, to be approved again
+   * (decision 200). Cells without apply keep the usual confirmation.
+   */
+  mayConfirm(cell: CellRef, shownRunId: string): boolean {
+    if (!this.keepsPlanFile(cell)) return true;
+    const a = this.deps.store.applyRecord(shownRunId)?.apply;
+    // An apply queued but not started still has its plan file: that run stays the one to apply.
+    if (!a || (a.state === 'applying' && a.startedAt === undefined)) return true;
+    return !(SETTLED as readonly string[]).includes(a.state);
   }
 
   /** Handles one relayed approval: counted, refused (recorded with its reason) or a replay (nothing). */

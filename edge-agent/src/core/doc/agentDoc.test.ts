@@ -48,6 +48,34 @@ describe('agent document', () => {
     expect(plain.cells['prod/network']?.confirmations).toBe(1);
   });
 
+  it('records an equal plan as a run of its own when the cell\'s run may not be confirmed (its plan file was used)', () => {
+    const first = recordRun(newEpochDoc('ship-7', 'a1', 1), {
+      runId: '01JC0000000000000000000001',
+      summary: summary(),
+      recordedAt: 1,
+    }).doc;
+    const asked: string[] = [];
+    const r = recordRun(first, {
+      runId: '01JC0000000000000000000002',
+      summary: summary(),
+      recordedAt: 2,
+      mayConfirm: (runId) => {
+        asked.push(runId);
+        return false;
+      },
+    });
+    expect(asked).toEqual(['01JC0000000000000000000001']);
+    expect(r.unchanged).toBe(false);
+    expect(readDoc(r.doc).cells['prod/network']?.runId).toBe('01JC0000000000000000000002');
+    const confirmed = recordRun(r.doc, {
+      runId: '01JC0000000000000000000003',
+      summary: summary(),
+      recordedAt: 3,
+      mayConfirm: () => true,
+    });
+    expect(confirmed.unchanged).toBe(true);
+  });
+
   it('writes only the facts that differ from the known ones, and knows what the facts are afterwards', () => {
     const facts = {
       version: '0.1.0',

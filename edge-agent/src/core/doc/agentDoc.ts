@@ -54,6 +54,8 @@ export interface RunInput {
   lockedStreak?: number;
   /** A ref other than the component's default: the run's cell is `environment/component@ref`. */
   cellRef?: string;
+  /** Whether a plan equal to the cell's may only confirm the cell's run (`RecordRunInput.mayConfirm`). */
+  mayConfirm?: (runId: string) => boolean;
 }
 
 export function newEpochDoc(
@@ -122,7 +124,9 @@ export function recordRuns(
       for (const input of inputs) {
         const key = cellKey(input.summary.environment, input.summary.component, input.cellRef);
         const current = written.has(key) ? written.get(key) : readCell(doc, key);
-        const same = isUnchanged(current, input.summary);
+        const same =
+          isUnchanged(current, input.summary) &&
+          (!input.mayConfirm || !current || input.mayConfirm(current.runId));
         unchanged.push(same);
         const cell = same && current ? confirmed(current, input) : replaced(input);
         if (!same) d.runs[input.runId] = packDocEntry(docRun(input));

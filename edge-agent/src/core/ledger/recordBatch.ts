@@ -54,6 +54,7 @@ export function recordBatch(
       recordedAt: now,
       lockedStreak: input.lockedStreak,
       cellRef: input.cellRef,
+      mayConfirm: input.mayConfirm,
     })),
     facts,
     knownFacts,
