@@ -1,3 +1,5 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { newSecret, sha256Hex } from '../adapters/http/credentials.js';
 import { openHubStore } from '../adapters/openStores.js';
@@ -39,10 +41,24 @@ export function addUserVerbs(program: Command, config: (o: { config?: string }) 
     .argument('<name>', 'user name (for SSO: exactly the name the proxy sends)')
     .requiredOption('--role <roles>', 'viewer|operator|publisher|approver|admin, comma-separated')
     .option('--sso', 'no token: the user signs in only through the SSO proxy (api.sso)')
+    .option(
+      '--write-token <file>',
+      "write the token alone to this new file (mode 0600), for a CI job's --token-file; print no token",
+    )
     .action(async (name: string, o) => {
       const roles = parseRoles(String(o.role));
       if (!roles.ok) {
         console.error(`hub user add: --role: ${roles.error}`);
+        process.exit(2);
+      }
+      if (o.writeToken && o.sso) {
+        console.error('hub user add: --write-token and --sso: an SSO user has no token; drop one of them');
+        process.exit(2);
+      }
+      if (o.writeToken && existsSync(o.writeToken)) {
+        console.error(
+          `hub user add: --write-token ${o.writeToken}: the file exists; remove it or name a new one`,
+        );
         process.exit(2);
       }
       const token = o.sso ? null : newSecret();
@@ -53,7 +69,15 @@ export function addUserVerbs(program: Command, config: (o: { config?: string }) 
         console.error(`hub user add: ${r.error}`);
         process.exit(1);
       }
-      if (o.json) console.log(JSON.stringify({ name, roles: roles.roles, token }));
+      if (o.writeToken && token) {
+        writeFileSync(o.writeToken, `${token}\n`, { mode: 0o600, flag: 'wx' });
+        const out = { name, roles: roles.roles, tokenFile: resolve(o.writeToken) };
+        console.log(
+          o.json
+            ? JSON.stringify(out)
+            : `added ${name} (${roles.roles.join(', ')}); token written to ${out.tokenFile}`,
+        );
+      } else if (o.json) console.log(JSON.stringify({ name, roles: roles.roles, token }));
       else if (token) console.log(`token for ${name} (${roles.roles.join(', ')}; shown once):\n${token}`);
       else console.log(`added ${name} (${roles.roles.join(', ')}), signing in through the SSO proxy`);
     });
