@@ -49,6 +49,8 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
       maxSize: cfg.limits.maxUploadBytes,
       expirationMs: cfg.limits.uploadExpiryHours * 3_600_000,
       admit: (peer, size, reserved) => backend.admitUpload(peer, size, reserved),
+      // logged by the tus endpoint; counted here (issue 29: no quiet refusals)
+      onRefused: (peer, reason) => metrics.refusals.inc({ peer: peer?.name ?? '', reason }),
     },
     maxBatchBytes: cfg.limits.maxBatchBytes,
     maxConnectionsPerClient: cfg.limits.maxConnectionsPerClient,

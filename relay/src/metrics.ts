@@ -89,6 +89,12 @@ export function createRelayMetrics(
       labelNames: ['peer', 'reason'],
       registers: [registry],
     }),
+    refusals: new Counter({
+      name: 'driftline_relay_refusals_total',
+      help: 'data refused for its content, by peer and reason (checksum-mismatch: an upload whose bytes do not hash to the sha256 it announced)',
+      labelNames: ['peer', 'reason'],
+      registers: [registry],
+    }),
     forwards: new Counter({
       name: 'driftline_relay_forwards_total',
       help: 'batches forwarded upstream, by upstream and result (ok, failed)',

@@ -36,6 +36,11 @@ export interface UploadOptions {
    * This is where a node applies its disk cap and per-peer quotas. Default: every creation is admitted.
    */
   admit?: (peer: Peer, size: number, reserved: Reserved) => void | Promise<void>;
+  /**
+   * Told of each upload refused for its content (its bytes do not hash to the `sha256` it announced:
+   * altered on the way, or by the peer), after it was logged; a node counts it here. Default: nothing.
+   */
+  onRefused?: (peer: Peer | undefined, reason: 'checksum-mismatch') => void;
 }
 
 type TusError = { status_code: number; body: string };
@@ -124,6 +129,12 @@ export function createTusMount(
       if (actual !== announced) {
         await store.remove(upload.id).catch(() => undefined);
         metrics.uploadsInProgress.dec();
+        const peer = peerOf(req);
+        logger.warn(
+          { peer: peer?.name, upload: upload.id, announced, actual, reason: 'checksum-mismatch' },
+          'upload refused: its bytes do not hash to the sha256 it announced (altered on the way?); the uploader must send it again',
+        );
+        opts.onRefused?.(peer, 'checksum-mismatch');
         throw tusError('checksum-mismatch', `upload ${upload.id} hashes to ${actual}, not ${announced}`);
       }
       const { sha256: _s, [OWNER_KEY]: _o, ...metadata } = upload.metadata ?? {};
