@@ -36,7 +36,7 @@ describe('summarisePlan', () => {
   });
 
   it('lists attribute paths that change, never values, and stops at sensitive attributes', () => {
-    const s = summary('plans/v1.2-kitchen-sink.json').summary;
+    const s = summary('plans/v1.2-kitchen-sink.json', { publicVariables: ['web_colours'] }).summary;
     const byAddr = new Map(s.resources?.filter((r) => !r.drift).map((r) => [r.address, r]));
     expect(byAddr.get('aws_db_instance.main')?.changedAttributes).toEqual([
       'instance_class',
@@ -106,8 +106,8 @@ describe('summarisePlan', () => {
     });
   });
 
-  it('keeps for_each keys in addresses and replaces map keys that are not attribute names in paths', () => {
-    const s = summary('plans/v1.1-tf1.3-replace-moved.json').summary;
+  it('keeps for_each keys of public variables in addresses and replaces map keys that are not attribute names in paths', () => {
+    const s = summary('plans/v1.1-tf1.3-replace-moved.json', { publicVariables: ['zones'] }).summary;
     expect(s.resources?.[0]?.address).toBe('aws_subnet.az["eu-west-1a"]');
     expect(s.resources?.[1]?.changedAttributes).toEqual(['idle_timeout', 'tags[<key>]']);
     expect(s.resources?.[1]?.previousAddress).toBe('aws_lb.api');
@@ -148,7 +148,7 @@ describe('summarisePlan', () => {
       after: { secret: 'eu-west-1a' },
       after_sensitive: { secret: true },
     };
-    expect(summarisePlan(plan, ctx)).toMatchObject({
+    expect(summarisePlan(plan, { ...ctx, publicVariables: ['zones'] })).toMatchObject({
       ok: true,
       summary: { status: 'redaction-failed', reason: 'known-value-sensitive-attribute' },
     });

@@ -1,10 +1,18 @@
 import { type GitInfoSchema, type PlanSummary, PlanSummarySchema, type Sha256 } from '@driftline/protocol';
 import type { z } from 'zod';
+import {
+  type Fingerprint,
+  maskValues,
+  processFingerprint,
+  REDACTION_POLICY,
+  withoutTags,
+} from '../redact/maskValues.js';
 import { BUILTIN_RULES, type SecretRule } from '../redact/rules.js';
 import { type SecretValue, scanForSecrets } from '../redact/scan.js';
 import { collectSecretValues } from '../redact/secretValues.js';
 import { canonicalDetail, sha256Hex } from './canonical.js';
 import { summaryIdentifiers } from './identifiers.js';
+import { maskSummary } from './maskAddress.js';
 import { asPlanJson } from './planJson.js';
 import { checkPlanLimits } from './planLimits.js';
 import { allText, buildSummary, planDerivedText } from './summarise.js';
@@ -24,6 +32,13 @@ export interface SummariseContext {
   rules?: readonly SecretRule[];
   /** Further values that must not leave (the component's environment variables, …). */
   extraSecrets?: readonly SecretValue[];
+  /** Variables whose values may appear as they are (config `redaction.publicVariables`). */
+  publicVariables?: readonly string[];
+  /**
+   * Makes the tag of a masked value: `hmacFingerprint(siteKey)` in the agent, so tags are stable across
+   * runs. Default: a key made for this process (`processFingerprint`).
+   */
+  fingerprint?: Fingerprint;
 }
 
 export type SummariseResult =
@@ -68,9 +83,14 @@ export function sealSummary(
   rules: readonly SecretRule[],
   opts: { hash: boolean } = { hash: true },
 ): { ok: true; summary: PlanSummary; canonical: string } | { ok: false; hit: string } {
-  const byValue = scanForSecrets(planDerivedText(summary), secrets, [], summaryIdentifiers(summary));
+  const byValue = scanForSecrets(
+    withoutTags(planDerivedText(summary)),
+    secrets,
+    [],
+    summaryIdentifiers(summary),
+  );
   if (!byValue.ok) return byValue;
-  const byShape = scanForSecrets(allText(summary), [], rules);
+  const byShape = scanForSecrets(withoutTags(allText(summary)), [], rules);
   if (!byShape.ok) return byShape;
   const canonical = canonicalDetail(summary);
   const sealed: PlanSummary = opts.hash ? { ...summary, planHash: sha256Hex(canonical) as Sha256 } : summary;
@@ -85,11 +105,18 @@ export function summarisePlan(planJson: unknown, ctx: SummariseContext): Summari
   if (!bounded.ok) return bounded;
   const plan = shaped.plan;
   const sensitiveNames = new Set(ctx.sensitiveAttributes ?? []);
-  const summary = buildSummary(plan, { ...ctx, sensitiveNames });
+  const publicVariables = ctx.publicVariables ?? [];
+  // Every root-module variable's value inside an instance key becomes its tag (decision 210).
+  const masks = maskValues(plan.variables, publicVariables, ctx.fingerprint ?? processFingerprint());
+  const summary = maskSummary(buildSummary(plan, { ...ctx, sensitiveNames }), masks);
+  summary.redactionPolicy = REDACTION_POLICY;
   if (ctx.git) summary.git = ctx.git;
   if (ctx.ref) summary.ref = ctx.ref;
   if (ctx.exitCode !== undefined) summary.exitCode = ctx.exitCode;
-  const secrets = [...collectSecretValues(plan, sensitiveNames), ...(ctx.extraSecrets ?? [])];
+  const secrets = [
+    ...collectSecretValues(plan, sensitiveNames, publicVariables),
+    ...(ctx.extraSecrets ?? []),
+  ];
   const sealed = sealSummary(summary, secrets, ctx.rules ?? BUILTIN_RULES);
   if (!sealed.ok) return { ok: true, summary: redactionFailed(ctx, sealed.hit), redactionHit: sealed.hit };
   return { ok: true, summary: sealed.summary, canonical: sealed.canonical };

@@ -57,12 +57,18 @@ describe('scanForSecrets: a known value in any common encoding is the value', ()
     ).toEqual({ ok: true });
   });
 
-  it('lets a plain value equal to an instance key through, but never a sensitive one', () => {
-    const ids = planIdentifiers(['aws_subnet', 'az'], ['eu-west-1a']);
-    const text = 'aws_subnet.az["eu-west-1a"]';
+  it('lets a public or configured value equal to an instance key through, but never a masked or sensitive one', () => {
+    const ids = planIdentifiers(['aws_subnet', 'az'], ['eu-west-1a', 'blue']);
+    const text = 'aws_subnet.az["eu-west-1a"] aws_x.y["blue"]';
+    for (const source of ['public-variable', 'configuration'])
+      expect(scanForSecrets(text, [{ value: 'eu-west-1a', source }], [], ids)).toEqual({ ok: true });
+    // A variable's value is masked in keys (decision 210); one still there is a hit, unless it is
+    // short enough to be masked as a whole word only.
     expect(scanForSecrets(text, [{ value: 'eu-west-1a', source: 'variable' }], [], ids)).toEqual({
-      ok: true,
+      ok: false,
+      hit: 'known-value-variable',
     });
+    expect(scanForSecrets(text, [{ value: 'blue', source: 'variable' }], [], ids)).toEqual({ ok: true });
     expect(scanForSecrets(text, [{ value: 'eu-west-1a', source: 'sensitive-attribute' }], [], ids)).toEqual({
       ok: false,
       hit: 'known-value-sensitive-attribute',

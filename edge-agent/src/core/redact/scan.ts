@@ -1,5 +1,6 @@
 import { decodeText } from './decode.js';
 import { needlesOf } from './encodings.js';
+import { maskMode } from './maskValues.js';
 import { firstRuleHit, type SecretRule } from './rules.js';
 
 /** A value that must never leave the site, and where it was found (for the rule name only). */
@@ -84,7 +85,12 @@ function exempt(value: string, source: string, ids: PlanIdentifiers | undefined)
   if (!ids || isSensitive(source)) return false;
   const v = value.toLowerCase();
   if (v.includes('\0')) return false;
-  return ids.names.includes(v) || ids.instanceKeys.includes(v);
+  if (ids.names.includes(v)) return true;
+  // A variable's value is masked in instance keys (decision 210): one the masking should have caught
+  // and that is still there fails closed. Shorter ones are masked as whole words only, so a longer key
+  // holding one inside a word is not a hit.
+  if (source.startsWith('variable') && maskMode(value) === 'substring') return false;
+  return ids.instanceKeys.includes(v);
 }
 
 function found(v: Views, needle: string, caseless: boolean): boolean {

@@ -134,11 +134,22 @@ function sensitiveVariables(plan: PlanJson): Set<string> {
  * Which of them may still appear inside the plan's own identifiers is the scan's decision
  * (`PlanIdentifiers`), made against what the summary actually carries.
  */
-export function collectSecretValues(plan: PlanJson, sensitiveNames: ReadonlySet<string>): SecretValue[] {
+export function collectSecretValues(
+  plan: PlanJson,
+  sensitiveNames: ReadonlySet<string>,
+  publicVariables: readonly string[] = [],
+): SecretValue[] {
   const c = new Collector(sensitiveNames);
   const secretVars = sensitiveVariables(plan);
+  const open = new Set(publicVariables);
   for (const [name, v] of Object.entries(plan.variables ?? {})) {
-    if (isObj(v)) c.all(v.value, secretVars.has(name) ? 'sensitive-variable' : 'variable');
+    if (!isObj(v)) continue;
+    const source = secretVars.has(name)
+      ? 'sensitive-variable'
+      : open.has(name)
+        ? 'public-variable'
+        : 'variable';
+    c.all(v.value, source);
   }
   c.configuration(plan.configuration);
   for (const rc of plan.resource_changes ?? []) c.change(rc?.change);
