@@ -5,6 +5,7 @@ import { compileRules, type SecretRule } from '../redact/rules.js';
 import type { SecretValue } from '../redact/scan.js';
 import type { ToolOutput } from './excerpt.js';
 import { knownValues } from './knownValues.js';
+import { initModuleNeeds } from './moduleNeeds.js';
 import { initArgs, initNeeds, offlineCliConfig, type ProviderNeeds } from './prepareSource.js';
 import type { PlanTarget } from './runPlan.js';
 import { failureReason } from './toolArgs.js';
@@ -61,7 +62,8 @@ export type InitOutcome =
 /**
  * `init` with providers only from the delivered mirrors: a lock file's providers missing from them are
  * `blocked` with those needs before anything runs; an `init` that cannot find one in the mirrors is
- * `blocked` too; any other `init` failure is `failed`. Points `env` at a CLI configuration and data
+ * `blocked` too, and so is one that cannot fetch a module (the need names its source); any other `init`
+ * failure is `failed`. Points `env` at a CLI configuration and data
  * directory in `scratchPath`. `run` runs the tool with the given arguments in `dir`.
  */
 export async function offlineInit(
@@ -93,5 +95,8 @@ export async function offlineInit(
   if (!r.spawnError && !r.timedOut && r.exitCode === 0) return { ok: true };
   const needs = initNeeds(r);
   if (needs.length > 0) return { ok: false, kind: 'blocked', reason: 'providers-missing', needs };
+  // A module the site cannot fetch offline is something headquarters can deliver, not a broken plan.
+  const modules = initModuleNeeds(r);
+  if (modules.length > 0) return { ok: false, kind: 'blocked', reason: 'modules-missing', needs: modules };
   return { ok: false, kind: 'failed', reason: `init-${failureReason(r)}`, out: r, exitCode: r.exitCode };
 }
