@@ -29,6 +29,8 @@ import { Publisher } from './adapters/publish/Publisher.js';
 import { publicationApi } from './adapters/publish/publicationApi.js';
 import { MergePool } from './adapters/threads/MergePool.js';
 import { type HubConfig, listenersOf } from './config.js';
+import { contactPlanSettings } from './configContact.js';
+import { ContactPlans } from './core/contact/ContactPlans.js';
 import { Approvals } from './core/Approvals.js';
 import { DocReplicas } from './core/DocReplicas.js';
 import { EventLog } from './core/EventLog.js';
@@ -158,7 +160,8 @@ export async function createHub(
       clockHeld: (r) => clockHeld.inc({ reason: r }),
     },
   });
-  const queries = new Queries(store, config.defaultContactIntervalS, publications);
+  const contactPlans = new ContactPlans(contactPlanSettings(config.contactPlans));
+  const queries = new Queries(store, config.defaultContactIntervalS, publications, contactPlans);
   const events = new EventLog();
   const sharedEvents = postgres
     ? new PgEvents(postgres, events, { onError: (e, what) => logger.warn({ err: e }, what) })
@@ -201,6 +204,8 @@ export async function createHub(
     for (const s of all) if (sites.includes(s.site)) publish({ type: 'site-updated', site: s });
   };
   ingest.onCommitted((c) => {
+    // Each commit that heard from a site is a contact its windows are learned from.
+    for (const s of c.sites) contactPlans.record(s, clock.now());
     const ctx = { now: clock.now(), defaultContactIntervalS: config.defaultContactIntervalS };
     for (const run of c.runs) publish({ type: 'run-added', run: toRunItem(run) });
     for (const cell of c.cells) publish({ type: 'cell-updated', cell: toMatrixCell(cell, ctx, false) });

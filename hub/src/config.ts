@@ -6,6 +6,7 @@ import { RoleSchema } from '@driftline/protocol';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { isAddressOrCidr } from './adapters/http/addresses.js';
+import { ContactPlansConfigSchema } from './configContact.js';
 
 /** One address to listen on. */
 const AddressSchema = z.strictObject({
@@ -182,6 +183,7 @@ export const HubConfigSchema = z
       .positive()
       .default(15)
       .describe('How often staleness, expiry, webhooks and retention are checked, seconds.'),
+    contactPlans: ContactPlansConfigSchema,
     retention: z
       .strictObject({
         maxRunsPerCell: z

@@ -1,5 +1,6 @@
-import type { MatrixCell, MatrixQuery, SiteDetail, SiteSummary } from '@driftline/protocol';
+import type { MatrixCell, MatrixQuery, SiteContact, SiteDetail, SiteSummary } from '@driftline/protocol';
 import type { AgentRow, HubStore, SiteRow } from '../ports/HubStore.js';
+import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import type { PublicationReader } from './onTheWay.js';
 import { RefQueries } from './RefQueries.js';
 import {
@@ -20,6 +21,8 @@ export class Queries {
     private readonly store: HubStore,
     private readonly defaultContactIntervalS: number | null,
     publications: PublicationReader | null = null,
+    /** Judges silence by each site's contact plan (docs/decisions/260-contact-plans.md); absent: by interval only. */
+    readonly contactPlans?: ContactPlans,
   ) {
     this.refs = new RefQueries(store, publications);
   }
@@ -38,6 +41,16 @@ export class Queries {
     return { bySite, sites };
   }
 
+  /** The site's contact plan at `now`, or null without plans (or for a time in the past). */
+  private contactOf(
+    site: string,
+    row: SiteRow | null,
+    agents: readonly AgentRow[],
+    now: number,
+  ): SiteContact | null {
+    return this.contactPlans ? this.contactPlans.of(site, agents, row?.lastContactAt ?? null, now) : null;
+  }
+
   /**
    * The matrix: the default cells now (or at `at`), or with `ref` the cells whose plans are of that ref
    * (`at` is not combined with `ref`), each with `no-data` for cells declared but not planned yet.
@@ -51,18 +64,33 @@ export class Queries {
         : at !== undefined
           ? await this.store.cellsAt(at)
           : await this.store.listCells(q.site);
-    const unreachable = (site: string) =>
-      at !== undefined ? false : isUnreachable(sites.get(site) ?? null, bySite.get(site) ?? [], ctx);
+    const contacts = new Map<string, SiteContact | null>();
+    const contact = (site: string) => {
+      if (at !== undefined) return null;
+      if (!contacts.has(site))
+        contacts.set(site, this.contactOf(site, sites.get(site) ?? null, bySite.get(site) ?? [], now));
+      return contacts.get(site) ?? null;
+    };
+    const unreachable = (site: string) => {
+      if (at !== undefined) return false;
+      const judged = contact(site);
+      if (judged?.judged) return judged.state === 'unreachable';
+      return isUnreachable(sites.get(site) ?? null, bySite.get(site) ?? [], ctx);
+    };
+    const judge = (c: MatrixCell): MatrixCell => {
+      const k = contact(c.site);
+      return k ? cellWithContact(c, k, sites.get(c.site)?.lastContactAt ?? null, now) : c;
+    };
     const cells = rows
       .filter((c) => !q.site || c.site === q.site)
-      .map((c) => toMatrixCell(c, ctx, unreachable(c.site)));
+      .map((c) => judge(toMatrixCell(c, ctx, unreachable(c.site))));
     if (at === undefined) {
       const have = new Set(cells.map((c) => `${c.site}/${c.environment}/${c.component}`));
       for (const [site, agents] of bySite)
         cells.push(
           ...(q.ref !== undefined
             ? this.refs.noData(agents, q.ref, have, unreachable)
-            : noDataCells(agents, have, unreachable(site))),
+            : noDataCells(agents, have, unreachable(site)).map(judge)),
         );
     }
     return cells
@@ -86,13 +114,26 @@ export class Queries {
     const cells = await this.matrix({}, now);
     const known = new Set([...sites.keys(), ...bySite.keys()]);
     return [...known].sort().map((s) =>
-      toSiteSummary(
+      this.summary(
         sites.get(s) ?? { site: s, lastContactAt: null, upstream: null, unreachableNotifiedFor: null },
         bySite.get(s) ?? [],
         cells.filter((c) => c.site === s),
-        this.ctx(now),
+        now,
       ),
     );
+  }
+
+  /** The site's summary, its silence judged by its contact plan when it has one. */
+  private summary(
+    row: SiteRow,
+    agents: readonly AgentRow[],
+    cells: readonly MatrixCell[],
+    now: number,
+  ): SiteSummary {
+    const base = toSiteSummary(row, agents, cells, this.ctx(now));
+    const contact = this.contactOf(row.site, row, agents, now);
+    if (!contact) return base;
+    return { ...base, ...(contact.judged ? { unreachable: contact.state === 'unreachable' } : {}), contact };
   }
 
   async site(site: string, now: number): Promise<SiteDetail | null> {
@@ -103,7 +144,7 @@ export class Queries {
     const siteRow = row ?? { site, lastContactAt: null, upstream: null, unreachableNotifiedFor: null };
     const matrix = await this.matrix({ site }, now);
     return {
-      ...toSiteSummary(siteRow, agents, matrix, this.ctx(now)),
+      ...this.summary(siteRow, agents, matrix, now),
       agents: agents.map(toAgentInfo),
       upstream: siteRow.upstream,
       contactWindows: [...new Set(agents.flatMap((a) => a.contactWindows))],

@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { summariseFleet } from '@driftline/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
+import { parseConfig } from '../src/config.js';
+import { contactPlanSettings } from '../src/configContact.js';
+import { ContactPlans } from '../src/core/contact/ContactPlans.js';
+import { Queries } from '../src/core/Queries.js';
+import type { AgentRow } from '../src/ports/HubStore.js';
+import { cell } from './storeFixtures.js';
+
+const T0 = Date.parse('2026-11-27T00:00:00Z');
+const S = 1000;
+const MIN = 60 * S;
+const POLAR = 'every 4m for 40s from 2026-11-27T00:00:00Z';
+
+function agent(site: string, contactWindows: string[]): AgentRow {
+  return {
+    site,
+    agent: 'a1',
+    publicKey: 'ed25519:x',
+    enrolledAt: 1,
+    revokedAt: null,
+    version: null,
+    lastContactAt: null,
+    queueDepth: null,
+    oldestUnsentAt: null,
+    clockOffsetMs: null,
+    offsetSampledAt: null,
+    upstream: null,
+    cadenceS: { 'prod/net': 40 },
+    contactIntervalS: 120,
+    contactWindows,
+  };
+}
+
+describe('silence judged against the contact plan (real SQLite)', () => {
+  let dir: string;
+  let store: SqliteHubStore;
+  const settings = (sites: Record<string, string[]> = {}) =>
+    contactPlanSettings({
+      graceS: 30,
+      unreachableAfterMissed: 3,
+      learnSilenceS: 60,
+      minConfidence: 0.6,
+      sites,
+    });
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'hub-contact-'));
+    store = new SqliteHubStore(join(dir, 'hub.db'));
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function heardAt(site: string, windows: string[], at: number) {
+    const c = { ...cell('R1', at), site, expectedIntervalS: 40 };
+    await store.commit({
+      agents: [agent(site, windows)],
+      sites: [{ site, lastContactAt: at, upstream: 'relay-1', unreachableNotifiedFor: null }],
+      cells: [c],
+    });
+  }
+
+  it('reads a site between its declared windows as waiting, not stale or unreachable', async () => {
+    await heardAt('polar-1', [POLAR], T0 + 20 * S);
+    const q = new Queries(store, 120, null, new ContactPlans(settings()));
+    const now = T0 + 3 * MIN;
+    const [c] = await q.matrix({}, now);
+    expect(c).toMatchObject({
+      stale: false,
+      siteUnreachable: false,
+      contact: 'waiting',
+      nextWindowAt: new Date(T0 + 4 * MIN).toISOString(),
+    });
+    const [site] = await q.sites(now);
+    expect(site?.unreachable).toBe(false);
+    expect(site?.contact).toMatchObject({
+      source: 'declared',
+      judged: true,
+      state: 'waiting',
+      missedWindows: 0,
+    });
+    // Without the plan the same silence is an outage: the interval (120 s) has passed.
+    const plain = new Queries(store, 120);
+    expect((await plain.matrix({}, now))[0]).toMatchObject({ stale: true, siteUnreachable: true });
+  });
+
+  it('calls the site overdue after a missed window and unreachable after three', async () => {
+    await heardAt('polar-1', [], T0 + 20 * S);
+    // Declared in the hub's config this time, not by the agent.
+    const q = new Queries(store, 120, null, new ContactPlans(settings({ 'polar-1': [POLAR] })));
+    const overdue = await q.matrix({}, T0 + 4 * MIN + 71 * S);
+    expect(overdue[0]).toMatchObject({ contact: 'overdue', siteUnreachable: false });
+    const gone = await q.matrix({}, T0 + 12 * MIN + 71 * S);
+    expect(gone[0]).toMatchObject({ contact: 'unreachable', siteUnreachable: true });
+    const sites = await q.sites(T0 + 12 * MIN + 71 * S);
+    expect(sites[0]?.contact).toMatchObject({ state: 'unreachable', missedWindows: 3 });
+  });
+
+  it('groups a silent site into one attention row, whatever its cell count', async () => {
+    await heardAt('polar-1', [POLAR], T0 + 20 * S);
+    const q = new Queries(store, 120, null, new ContactPlans(settings()));
+    const now = T0 + 12 * MIN + 71 * S;
+    const fleet = summariseFleet(await q.matrix({}, now), await q.sites(now), new Date(now).toISOString());
+    expect(fleet.attention.filter((a) => a.kind === 'stale')).toEqual([]);
+    expect(fleet.silentSites).toEqual([
+      expect.objectContaining({ site: 'polar-1', cells: 1, state: 'unreachable', missedWindows: 3 }),
+    ]);
+    const waiting = T0 + 3 * MIN;
+    const calm = summariseFleet(
+      await q.matrix({}, waiting),
+      await q.sites(waiting),
+      new Date(waiting).toISOString(),
+    );
+    expect(calm.silentSites).toEqual([expect.objectContaining({ site: 'polar-1', state: 'waiting' })]);
+    expect(calm.sites[0]?.link).toBe('waiting');
+  });
+
+  it('learns the windows of a site that declares none from its contacts, and says so', async () => {
+    const plans = new ContactPlans(settings());
+    // Four passes seen: contacts every 5 s for 30 s, every 4 minutes.
+    for (let w = 0; w < 6; w++)
+      for (let t = 0; t <= 30; t += 5) plans.record('polar-1', T0 + w * 4 * MIN + t * S);
+    await heardAt('polar-1', [], T0 + 5 * 4 * MIN + 30 * S);
+    const q = new Queries(store, 120, null, plans);
+    const [site] = await q.sites(T0 + 22 * MIN);
+    expect(site?.contact).toMatchObject({
+      source: 'learned',
+      judged: true,
+      state: 'waiting',
+      nextWindowAt: new Date(T0 + 24 * MIN).toISOString(),
+    });
+    expect(site?.contact?.confidence).toBeGreaterThanOrEqual(0.6);
+    expect(site?.contact?.windows[0]).toMatch(/^every 4m for 30s from /);
+  });
+
+  it('refuses a hub config with a window it cannot read, saying what to write', () => {
+    const r = parseConfig({ contactPlans: { sites: { 'polar-1': ['every four minutes'] } } }, dir, {});
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect(r.errors.join('\n')).toMatch(
+        /contactPlans\.sites\.polar-1\[0\]: .*is not 'every … for … from …'/,
+      );
+  });
+});
