@@ -3,11 +3,13 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signApproval } from '@driftline/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CliGitMirror } from '../src/adapters/git/CliGitMirror.js';
 import {
   type ApplyHarness,
   approve,
   claimsFor,
   doc,
+  git,
   handled,
   planNow,
   scenario,
@@ -81,6 +83,27 @@ describe('approve at headquarters, apply at the outpost', () => {
     const a = await settles(h, runId, (x) => x.state === 'applied' && x.nextRunId !== undefined);
     expect(serial(h, 'edge', true)).toBe(1);
     expect(doc(h).runs[a.nextRunId as string]?.summary.status).toBe('clean');
+  });
+
+  it("makes a plan at a newer commit a run of its own, even when it plans the same (the run names its plan file's commit)", {
+    timeout: 120_000,
+  }, async () => {
+    const before = await planNow(h, 'edge');
+    const shown = doc(h).cells['prod/edge']?.runId as string;
+    expect(shown <= before).toBe(true);
+    const src = join(h.dir, 'src');
+    writeFileSync(join(src, 'README.md'), 'a change that plans the same\n');
+    git(src, 'add', '.');
+    git(src, 'commit', '-qm', 'readme');
+    const commit = git(src, 'rev-parse', 'HEAD');
+    git(src, 'bundle', 'create', join(h.dir, 'infra-2.bundle'), 'main');
+    await new CliGitMirror(join(h.dir, 'data', 'git')).apply('infra', join(h.dir, 'infra-2.bundle'));
+    const runId = await planNow(h, 'edge');
+    const run = doc(h).runs[runId];
+    expect(run?.summary.git?.commit).toBe(commit);
+    expect(run?.summary.status).toBe(doc(h).runs[shown]?.summary.status);
+    expect(doc(h).cells['prod/edge']).toMatchObject({ runId, commit });
+    expect(existsSync(planFile(runId))).toBe(true);
   });
 
   it('counts distinct pinned approvers: below quorum it waits, the second approver applies it', {

@@ -116,7 +116,12 @@ export const PlanSummarySchema = z.object({
   exitCode: z.number().int().optional(),
   startedAt: z.iso.datetime(),
   finishedAt: z.iso.datetime(),
-  /** sha256 of the canonical redacted detail: equal plans give equal hashes. */
+  /**
+   * Equal plans give equal hashes; what decides "unchanged". At a site: an HMAC-SHA256 under the site's
+   * own key over the canonical redacted detail and what apply would do, values included (and the plan
+   * file's commit for an apply-enabled cell): nothing secret is in it (decision 200). Without
+   * a site key (`edge-agent summarize`): the sha256 of the canonical redacted detail.
+   */
   planHash: Sha256Schema.optional(),
   /**
    * sha256 of the saved plan file a run of an apply-enabled cell keeps at the site (never sent): what an

@@ -4,6 +4,7 @@ import { terraformPlatform } from '@driftline/protocol';
 import type { AgentConfig } from '../config.js';
 import type { RunLogger, RunPlanDeps } from '../core/plan/runPlan.js';
 import { FsVarFiles } from './fs/FsVarFiles.js';
+import { loadSiteKey } from './fs/siteKey.js';
 import { TmpScratchSpace } from './fs/TmpScratchSpace.js';
 import { CliGitMirror } from './git/CliGitMirror.js';
 import { CliGitProbe } from './git/CliGitProbe.js';
@@ -15,7 +16,8 @@ export const PLATFORM = terraformPlatform(process.platform, process.arch);
 
 /**
  * What a plan run uses on this machine, for the daemon and `edge-agent plan` alike: processes, git
- * (probe and the site's mirrors), scratch space, var files, provider mirrors for the offline `init`.
+ * (probe and the site's mirrors), scratch space, var files, provider mirrors for the offline `init`,
+ * the site key.
  */
 export function planDeps(
   config: AgentConfig,
@@ -42,5 +44,7 @@ export function planDeps(
     clock: { now },
     baseEnv,
     log,
+    // The plan hash is keyed with the site's own key (decision 200), made in the data dir on first use.
+    siteKey: loadSiteKey(config.dataDir),
   };
 }

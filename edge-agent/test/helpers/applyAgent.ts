@@ -37,7 +37,7 @@ export async function until<T>(
   }
 }
 
-const git = (cwd: string, ...args: string[]) =>
+export const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'user.email=hq@example.org', '-c', 'user.name=hq', ...args], {
     cwd,
     encoding: 'utf8',
@@ -70,13 +70,27 @@ export interface HarnessComponent {
   apply?: string;
   /** A component whose code comes from the `infra` repository (its scenario is committed there). */
   source?: boolean;
+  /**
+   * Files of the component's working directory besides its scenario (`main.tf` for the real terraform);
+   * with `git`, the directory is a git checkout with them committed on main.
+   */
+  files?: Record<string, string>;
+  git?: boolean;
+}
+
+/** Which terraform the agent runs: the simulation's fake (default) or the real binary on PATH. */
+export interface HarnessOptions {
+  terraform?: 'fake' | 'real';
 }
 
 /**
  * An agent started as `edge-agent run` starts it (startAgent), with the fake terraform on PATH, a test hub
  * as its upstream (the downlink carries hub-signed approvals) and two approver keys.
  */
-export async function startApplyAgent(components: HarnessComponent[]): Promise<ApplyHarness> {
+export async function startApplyAgent(
+  components: HarnessComponent[],
+  opts: HarnessOptions = {},
+): Promise<ApplyHarness> {
   const dir = tempDir('driftline-apply-');
   const dataDir = join(dir, 'data');
   const { publicKey } = await initAgentKey(dataDir);
@@ -108,6 +122,13 @@ export async function startApplyAgent(components: HarnessComponent[]): Promise<A
       if (!c.source) {
         mkdirSync(join(dir, c.name));
         writeFileSync(join(dir, c.name, 'fake-terraform.yaml'), c.scenario);
+        for (const [name, text] of Object.entries(c.files ?? {}))
+          writeFileSync(join(dir, c.name, name), text);
+        if (c.git) {
+          git(join(dir, c.name), 'init', '-q', '-b', 'main');
+          git(join(dir, c.name), 'add', '.');
+          git(join(dir, c.name), 'commit', '-qm', c.name);
+        }
       }
       const where = c.source
         ? `source: { repo: infra, path: stacks/${c.name}, refs: [main, "pr/*"] }\n    env: { FAKE_TERRAFORM_STATE_DIR: "${join(dir, 'fake-state', c.name)}" }`
@@ -132,11 +153,11 @@ sync: { intervalS: 1, jitterS: 0 }
     log: pino({ level: 'silent' }),
     schedule: false,
     now: () => Date.now() + skew.ms,
-    toolEnv: {
-      PATH: `${FAKE_BIN}:${process.env.PATH}`,
-      HOME: dir,
-      FAKE_TERRAFORM_NETWORK: '1',
-    },
+    // The real binary finds no CLI configuration of the machine's (HOME is the test's) and sends nothing.
+    toolEnv:
+      opts.terraform === 'real'
+        ? { PATH: process.env.PATH, HOME: dir, CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1' }
+        : { PATH: `${FAKE_BIN}:${process.env.PATH}`, HOME: dir, FAKE_TERRAFORM_NETWORK: '1' },
   });
   return {
     dir,

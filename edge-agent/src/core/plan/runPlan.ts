@@ -5,6 +5,7 @@ import type { GitInfo, GitProbe, ScratchSpace } from '../../ports/PlanWorkspace.
 import type { ProcessRunner } from '../../ports/ProcessRunner.js';
 import type { SourceMirror } from '../../ports/SourceMirror.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
+import { keyedPlanHash } from './applyDigest.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from './excerpt.js';
 import { type PlanSource, type ProviderNeeds, prepareSource } from './prepareSource.js';
 import { parsePlanText, redactionFailed, sealSummary, summarisePlan } from './summarisePlan.js';
@@ -39,6 +40,11 @@ export interface RunPlanDeps {
   exists?(path: string): Promise<boolean>;
   /** Where a run of an apply-enabled cell keeps its saved plan file (copied out of scratch space). */
   planFiles?: PlanFiles;
+  /**
+   * The site's secret key: `planHash` is then a keyed digest that covers values and, for a cell that keeps
+   * its plan file, the commit (`keyedPlanHash`, decision 200). Without it, the sha256 of the detail.
+   */
+  siteKey?: Uint8Array;
 }
 
 export interface RunPlanOptions {
@@ -346,6 +352,14 @@ async function runIn(
           })
         : undefined;
     if (keptPlan) r.summary.planFileSha256 = keptPlan.sha256 as PlanSummary['planFileSha256'];
+    // What decides "unchanged" covers what apply would do, values included, and the plan file's commit.
+    if (deps.siteKey && r.canonical !== undefined && r.summary.planHash)
+      r.summary.planHash = keyedPlanHash(
+        deps.siteKey,
+        r.canonical,
+        parsed.value,
+        opts.keepPlanFile ? git?.commit : undefined,
+      );
     return finish(r.summary, {
       ...(r.canonical !== undefined ? { canonical: r.canonical } : {}),
       ...(keptPlan ? { keptPlan } : {}),

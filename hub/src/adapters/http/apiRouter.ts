@@ -130,7 +130,8 @@ export function apiRouter(d: ApiDeps): Router {
       const bytes = await d.blobs.readAll(run.detailBlob);
       if (bytes) blob = 'unreadable';
       // The blob is the agent's canonical redacted detail (the summary without its volatile fields, the
-      // bytes its planHash covers): only its resources are needed here.
+      // bytes its planHash covers, with the plan's values under a site key: decision 200): only its
+      // resources are needed here.
       const detail = bytes
         ? inflateDetail(bytes, d.maxDetailBytes ?? MAX_DETAIL_BYTES, d.logger, run.detailBlob)
         : null;
