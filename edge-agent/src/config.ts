@@ -1,7 +1,12 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { PUBLICATIONS_KEY, renamedKeyProblem, renamedKeyWarning } from '@driftline/hop/config';
-import { parse as parseYaml } from 'yaml';
+import {
+  checkConfig,
+  PUBLICATIONS_KEY,
+  parseYamlText,
+  renamedKeyProblem,
+  renamedKeyWarning,
+} from '@driftline/hop/config';
 import type { z } from 'zod';
 import { AgentConfigSchema } from './configSchema.js';
 
@@ -18,15 +23,6 @@ export type ComponentConfig = AgentConfig['components'][number];
 export type EnvironmentConfig = ComponentConfig['environments'][number];
 
 export type LoadConfigResult = { ok: true; config: AgentConfig } | { ok: false; problems: string[] };
-
-function keyPath(path: readonly PropertyKey[]): string {
-  return (
-    path.reduce<string>(
-      (acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p)),
-      '',
-    ) || '(top level)'
-  );
-}
 
 function absolutise(c: AgentConfig, base: string): AgentConfig {
   const abs = (p: string) => resolve(base, p);
@@ -87,23 +83,14 @@ export function fileProblems(c: AgentConfig): string[] {
 }
 
 /** Validates config text (YAML). `base` resolves relative paths. Does not touch the file system. */
-export function parseConfig(text: string, base: string): LoadConfigResult {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (e) {
-    return {
-      ok: false,
-      problems: [`(file): not valid YAML: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`],
-    };
-  }
-  const parsed = AgentConfigSchema.safeParse(raw ?? {});
-  if (!parsed.success) {
-    return { ok: false, problems: parsed.error.issues.map((i) => `${keyPath(i.path)}: ${i.message}`) };
-  }
-  const both = renamedKeyProblem(raw, PUBLICATIONS_KEY);
+export function parseConfig(text: string, base: string, file = '(file)'): LoadConfigResult {
+  const y = parseYamlText(text, file);
+  if (!y.ok) return y;
+  const parsed = checkConfig(AgentConfigSchema, y.raw);
+  if (!parsed.ok) return parsed;
+  const both = renamedKeyProblem(y.raw, PUBLICATIONS_KEY);
   if (both) return { ok: false, problems: [both] };
-  return { ok: true, config: absolutise(parsed.data, base) };
+  return { ok: true, config: absolutise(parsed.value, base) };
 }
 
 /**
@@ -117,10 +104,12 @@ export function loadConfig(path: string, opts: { checkFiles?: boolean } = {}): L
   } catch (e) {
     return {
       ok: false,
-      problems: [`(file): cannot read "${path}": ${(e as NodeJS.ErrnoException).code ?? String(e)}`],
+      problems: [
+        `${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)}); check the path given to --config`,
+      ],
     };
   }
-  const r = parseConfig(text, dirname(resolve(path)));
+  const r = parseConfig(text, dirname(resolve(path)), path);
   if (!r.ok || opts.checkFiles === false) return r;
   const problems = fileProblems(r.config);
   return problems.length ? { ok: false, problems } : r;

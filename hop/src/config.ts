@@ -28,9 +28,11 @@ export const renamedKeyWarning = (k: RenamedKey): string =>
 
 export {
   addressInUseProblem,
+  ConfigProblem,
   checkConfig,
   didYouMean,
   keyPath,
+  listenAs,
   type SchemaCheck,
 } from './core/config/index.js';
 

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { ConfigProblem } from '@driftline/hop/config';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
@@ -172,6 +173,11 @@ try {
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);
+  // An address a config key names that cannot be bound: one line naming the key and the port.
+  if (e instanceof ConfigProblem) {
+    console.error(`hub: ${e.message}`);
+    process.exit(2);
+  }
   // The store refusing or out of reach is the operator's to fix: one line naming what, no stack trace.
   if (e instanceof StoreRefusedError || e instanceof StoreUnavailableError) {
     console.error(`hub: ${e.message}`);

@@ -25,7 +25,7 @@ describe('hub config', () => {
     const noHeader = parse({ api: { sso: { proxies: ['10.0.0.1'] } } });
     expect(!noHeader.ok && noHeader.errors[0]).toContain('api.sso.header');
     const bad = parse({ api: { sso: { header: 'X-Forwarded-User', proxies: ['proxy.example.org'] } } });
-    expect(!bad.ok && bad.errors[0]).toContain('api.sso.proxies.0');
+    expect(!bad.ok && bad.errors[0]).toContain('api.sso.proxies[0]: expected an IP address or CIDR');
     expect(parse({ api: { sso: { header: 'X-Forwarded-User', proxies: ['10.0.0.0/8'] } } }).ok).toBe(true);
     expect(parse({ api: { unknown: 1 } }).ok).toBe(false);
     expect(parse({ listen: { host: '::', port: 1, hop: { port: 2 } } }).ok).toBe(false);

@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hopLimitFields } from '@driftline/hop';
+import { checkConfig, parseYamlText } from '@driftline/hop/config';
 import { RoleSchema } from '@driftline/protocol';
-import { parse } from 'yaml';
 import { z } from 'zod';
 import { isAddressOrCidr } from './adapters/http/addresses.js';
 import { ContactPlansConfigSchema } from './configContact.js';
@@ -280,10 +280,9 @@ export type ConfigResult = { ok: true; config: HubConfig } | { ok: false; errors
  * `configDir`, the folder of the file (DESIGN O1); `uiDir` defaults to {@link BUNDLED_UI_DIR}.
  */
 export function parseConfig(raw: unknown, configDir: string, env: NodeJS.ProcessEnv): ConfigResult {
-  const r = HubConfigSchema.safeParse(raw ?? {});
-  if (!r.success)
-    return { ok: false, errors: r.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`) };
-  const c = r.data;
+  const r = checkConfig(HubConfigSchema, raw);
+  if (!r.ok) return { ok: false, errors: r.problems };
+  const c = r.value;
   const errors: string[] = [];
   const sso = c.api.sso;
   if (sso.header && sso.proxies.length === 0)
@@ -337,13 +336,20 @@ function storeProblems(s: StoreConfig): string[] {
 /** Reads hub.yaml (or, without a file, the defaults with paths from the working directory). */
 export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv): ConfigResult {
   if (!path) return parseConfig({}, process.cwd(), env);
-  let raw: unknown;
+  let text: string;
   try {
-    raw = parse(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (e) {
-    return { ok: false, errors: [`${path}: ${(e as Error).message}`] };
+    return {
+      ok: false,
+      errors: [
+        `${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)}); check the path given to --config`,
+      ],
+    };
   }
-  return parseConfig(raw, dirname(resolve(path)), env);
+  const y = parseYamlText(text, path);
+  if (!y.ok) return { ok: false, errors: y.problems };
+  return parseConfig(y.raw, dirname(resolve(path)), env);
 }
 
 /**

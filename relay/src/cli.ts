@@ -1,3 +1,4 @@
+import { ConfigProblem, listenAs } from '@driftline/hop/config';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { createRelay, openStore } from './app.js';
@@ -46,7 +47,11 @@ program
     );
     for (const w of configWarnings(cfg)) logger.warn(w);
     const relay = createRelay(cfg, ups.value, { logger });
-    const addr = await relay.start();
+    const addr = await listenAs('listen.port', cfg.listen, () => relay.start()).catch((e: unknown) => {
+      if (!(e instanceof ConfigProblem)) throw e;
+      console.error(`relay: ${e.message}`);
+      process.exit(2);
+    });
     if (opts.json) console.log(JSON.stringify({ listening: addr.url, name: cfg.name }));
     const stop = async () => {
       await relay.stop();

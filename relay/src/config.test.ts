@@ -33,7 +33,7 @@ describe('relay config', () => {
     if (!r.ok) throw new Error(r.errors.join('; '));
     const ups = resolveUpstreams(r.value, {});
     expect(!ups.ok && ups.errors).toEqual([
-      expect.stringMatching(/^upstreams\.0\.tokenFile: .*empty\.token is empty/),
+      expect.stringMatching(/^upstreams\[0\]\.tokenFile: .*empty\.token is empty/),
     ]);
   });
 

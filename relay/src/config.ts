@@ -1,9 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { hopLimitFields } from '@driftline/hop';
-import { PUBLICATIONS_KEY, renamedKeyProblem, renamedKeyWarning } from '@driftline/hop/config';
+import {
+  checkConfig,
+  PUBLICATIONS_KEY,
+  parseYamlText,
+  renamedKeyProblem,
+  renamedKeyWarning,
+} from '@driftline/hop/config';
 import { SiteIdSchema } from '@driftline/protocol';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { ContactPlan } from './core/contactPlan.js';
 import { parseCron } from './core/cron.js';
@@ -194,7 +199,7 @@ export const RelayConfigSchema = z
   .strictObject({
     name: z
       .string()
-      .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'name is a slug like relay-1')
+      .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'a slug like relay-1')
       .describe("This relay's name (a slug like relay-1), in receipts, logs and metrics."),
     dataDir: z
       .string()
@@ -282,10 +287,9 @@ export function parseConfig(
   raw: unknown,
   configDir: string = process.cwd(),
 ): { ok: true; value: RelayConfig } | { ok: false; errors: string[] } {
-  const r = RelayConfigSchema.safeParse(raw ?? {});
-  if (!r.success)
-    return { ok: false, errors: r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) };
-  const c = r.data;
+  const r = checkConfig(RelayConfigSchema, raw);
+  if (!r.ok) return { ok: false, errors: r.problems };
+  const c = r.value;
   const both = renamedKeyProblem(raw, PUBLICATIONS_KEY);
   if (both) return { ok: false, errors: [both] };
   return {
@@ -305,13 +309,20 @@ export function parseConfig(
 export function loadConfigFile(
   path: string,
 ): { ok: true; value: RelayConfig } | { ok: false; errors: string[] } {
-  let raw: unknown;
+  let text: string;
   try {
-    raw = parseYaml(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (e) {
-    return { ok: false, errors: [`${path}: ${(e as Error).message}`] };
+    return {
+      ok: false,
+      errors: [
+        `${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)}); check the path given to --config`,
+      ],
+    };
   }
-  return parseConfig(raw, dirname(resolve(path)));
+  const y = parseYamlText(text, path);
+  if (!y.ok) return { ok: false, errors: y.problems };
+  return parseConfig(y.raw, dirname(resolve(path)));
 }
 
 /**
@@ -344,15 +355,15 @@ export function resolveUpstreams(
         token = readFileSync(u.tokenFile, 'utf8').trim();
         if (!token)
           errors.push(
-            `upstreams.${i}.tokenFile: ${u.tokenFile} is empty (put the token \`hub peer\` printed in it)`,
+            `upstreams[${i}].tokenFile: ${u.tokenFile} is empty (put the token \`hub peer\` printed in it)`,
           );
       } catch (e) {
-        errors.push(`upstreams.${i}.tokenFile: ${(e as Error).message}`);
+        errors.push(`upstreams[${i}].tokenFile: ${(e as Error).message}`);
       }
     }
     if (u.tokenEnv) {
       token = env[u.tokenEnv] ?? '';
-      if (!token) errors.push(`upstreams.${i}.tokenEnv: variable ${u.tokenEnv} is not set`);
+      if (!token) errors.push(`upstreams[${i}].tokenEnv: variable ${u.tokenEnv} is not set`);
     }
     return { name: u.name ?? new URL(u.url).host, url: u.url, token, plan: u.contact };
   });

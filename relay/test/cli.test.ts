@@ -65,9 +65,9 @@ describe('relay token and config', () => {
     writeFileSync(bad, 'name: Not A Slug\nlisten: { port: -1 }\nupstreams: [{ url: nope }]\n');
     const r = run('run', '--config', bad);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('name: name is a slug');
+    expect(r.stderr).toContain('name: expected a slug like relay-1, found "Not A Slug"');
     expect(r.stderr).toContain('dataDir');
-    expect(r.stderr).toContain('upstreams.0.url');
+    expect(r.stderr).toContain('upstreams[0].url: expected a valid url, found "nope"');
   }, 30_000);
 });
 

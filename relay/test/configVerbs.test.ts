@@ -49,15 +49,15 @@ describe('relay config check and schema', { timeout: 60_000 }, () => {
     );
     const r = run(['config', 'check', '--config', config]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/- name: name is a slug/);
+    expect(r.stderr).toMatch(/- name: expected a slug like relay-1/);
     expect(r.stderr).toMatch(/- listen\.port: /);
-    expect(r.stderr).toMatch(/- upstreams\.0: give exactly one of token, tokenFile, tokenEnv/);
+    expect(r.stderr).toMatch(/- upstreams\[0\]: give exactly one of token, tokenFile, tokenEnv/);
     const { config: missing } = relayDir(
       `${LISTEN}sites: [ship-7]\nupstreams: [{ url: "http://h:1", tokenFile: ./nope.token }]\n`,
     );
     const m = run(['config', 'check', '--config', missing]);
     expect(m.status).toBe(2);
-    expect(m.stderr).toMatch(/- upstreams\.0\.tokenFile: ENOENT: .*nope\.token/);
+    expect(m.stderr).toMatch(/- upstreams\[0\]\.tokenFile: ENOENT: .*nope\.token/);
   });
 
   it('prints the JSON Schema of relay.yaml', () => {

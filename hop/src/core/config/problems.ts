@@ -105,12 +105,25 @@ function describeIssue(root: z.ZodType, issue: Issue, prefix: readonly PropertyK
     case 'too_big':
       return [`${keyPath(at)}: expected ${bound(issue)}, found ${found}`];
     case 'invalid_format':
-      return [
-        `${keyPath(at)}: expected ${/^Invalid/.test(issue.message) ? `a valid ${issue.format}` : issue.message}, found ${found}`,
-      ];
-    default:
-      return [`${keyPath(at)}: ${issue.message}, found ${found}`];
+      if (/^Invalid/.test(issue.message))
+        return [`${keyPath(at)}: expected a valid ${issue.format}, found ${found}`];
+      return [`${keyPath(at)}: ${expectation(issue.message)}, found ${found}`];
+    default: {
+      // One over a whole object (say, "give exactly one of token, tokenFile, tokenEnv") names its keys.
+      const tail = issue.input !== null && typeof issue.input === 'object' ? '' : `, found ${found}`;
+      return [`${keyPath(at)}: ${expectation(issue.message)}${tail}`];
+    }
   }
+}
+
+/**
+ * A schema's own message as an expectation: the schemas word them as what is expected ("an IP
+ * address or CIDR, …", "must be an environment variable name"); anything else is kept as written.
+ */
+function expectation(message: string): string {
+  if (/^(a|an|one) /i.test(message)) return `expected ${message}`;
+  if (/^must be /.test(message)) return `expected ${message.slice('must be '.length)}`;
+  return message;
 }
 
 const article = (t: string) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`);
