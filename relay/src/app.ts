@@ -167,6 +167,13 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
           publicationCache.note(blobs);
           fetching.kick();
         },
+        (u, site, ids) => {
+          metrics.downlinkConflicts.inc({ upstream: u, site }, ids.length);
+          log.warn(
+            { upstream: u, site, bundleIds: ids.slice(0, 20), n: ids.length },
+            'downlink copy differs from one taken under the same id: both held and served, the agent keeps the one the hub signed',
+          );
+        },
       );
       return cfg.forward.pullIntervalMs;
     },

@@ -95,6 +95,12 @@ export function createRelayMetrics(
       labelNames: ['peer', 'reason'],
       registers: [registry],
     }),
+    downlinkConflicts: new Counter({
+      name: 'driftline_relay_downlink_conflicts_total',
+      help: 'downlink copies pulled under an id already taken with other bytes (altered on the way, or an upstream that lies), by upstream and site; both are served',
+      labelNames: ['upstream', 'site'],
+      registers: [registry],
+    }),
     forwards: new Counter({
       name: 'driftline_relay_forwards_total',
       help: 'batches forwarded upstream, by upstream and result (ok, failed)',

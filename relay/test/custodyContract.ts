@@ -124,6 +124,28 @@ export function runCustodyContract(name: string, setup: CustodySetup): void {
       expect(s.c.downlink('ship-8', 0, 10)).toEqual({ bundles: [], cursor: 0 });
     });
 
+    it('holds two downlink copies under one id as two candidates, serves both, and drops the same bytes again, even after release', async () => {
+      const s = open();
+      const genuine = {
+        ...(await incoming({ source: 'hub', destination: { site: 'ship-7' } } as never)),
+        dest: 'ship-7',
+      };
+      const altered = {
+        ...genuine,
+        bytes: new Uint8Array([...genuine.bytes.slice(0, -1), (genuine.bytes.at(-1) ?? 0) ^ 1]),
+      };
+      expect(s.c.storeDownlink('up-a', 'ship-7', [altered], '1', T0)).toEqual({ conflicts: [] });
+      expect(s.c.storeDownlink('up-b', 'ship-7', [genuine], '1', T0)).toEqual({ conflicts: [genuine.id] });
+      const all = s.c.downlink('ship-7', 0, 10);
+      expect(all.bundles).toEqual([altered.bytes, genuine.bytes]);
+      s.c.downlink('ship-7', all.cursor, 10); // the site has both: released
+      expect(s.c.storeDownlink('up-a', 'ship-7', [genuine, altered], '2', T0)).toEqual({ conflicts: [] });
+      expect(s.c.downlink('ship-7', all.cursor, 10).bundles).toEqual([]);
+      // Another site's copy under the same id is that site's own.
+      expect(s.c.storeDownlink('up-a', 'ship-8', [genuine], '1', T0)).toEqual({ conflicts: [] });
+      expect(s.c.downlink('ship-8', 0, 10).bundles).toEqual([genuine.bytes]);
+    });
+
     it('adds up bytes sent per key and counters per name', () => {
       const s = open();
       s.c.addSent(['u|w|1', 'u|d|2025-01-01'], 100);

@@ -52,3 +52,31 @@ describe('upgrading a store from before bundles were known by content hash', () 
     expect(c.held('ship-7').bundles).toBe(2);
   });
 });
+
+describe('upgrading a store from before the downlink was known by content hash', () => {
+  it('keeps held downlink rows and carries the seq sequence on, so cursors held downstream stay valid', async () => {
+    const path = join(tmp(), 'relay.sqlite');
+    const old = new Database(path);
+    migrate(old, 5);
+    const now = Date.now();
+    // Site A's rows up to 100 were pulled and released; site B still holds row 50.
+    old
+      .prepare(
+        `INSERT INTO downlink (seq, id, site, rank, size, received_at, expires_at, bytes)
+         VALUES (100, 'a', 'ship-a', 0, 1, ?, ?, x'00'), (50, 'b', 'ship-b', 0, 1, ?, ?, x'01')`,
+      )
+      .run(now, now + 9e6, now, now + 9e6);
+    old.prepare('DELETE FROM downlink WHERE seq = 100').run();
+    old.close();
+
+    const c = new SqliteCustody(path);
+    open.push(c);
+    expect(c.downlink('ship-b', 0, 10)).toEqual({ bundles: [Uint8Array.of(1)], cursor: 50 });
+    const fresh = await makeBundle({ source: 'hub', destination: { site: 'ship-a' } } as never);
+    const d = describeBundle(fresh.bytes);
+    if (!d.ok) throw new Error(d.message);
+    c.storeDownlink('hub', 'ship-a', [{ ...d.value, dest: 'ship-a' }], '1', now);
+    // ship-a's puller comes back with cursor 100: the new row is after it, not lost below it.
+    expect(c.downlink('ship-a', 100, 10).bundles).toEqual([fresh.bytes]);
+  });
+});

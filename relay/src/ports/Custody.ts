@@ -122,14 +122,19 @@ export interface Custody {
   expire(now: number): ExpiredReport;
   /** Downlink for a site after `after` (rows up to `after` are released: the puller has them). */
   downlink(site: string, after: number, limit: number): { bundles: Uint8Array[]; cursor: number };
-  /** Stores pulled downlink and the upstream cursor together. */
+  /**
+   * Stores pulled downlink and the upstream cursor together. A bundle is known by (site, id, sha256), as
+   * on the uplink: the same bytes again (from any upstream, even after the site pulled them) are dropped;
+   * a different copy under a known id is a second candidate, held and served beside the first (the
+   * agent's signature check keeps the genuine one), and answered in `conflicts` so the caller counts it.
+   */
   storeDownlink(
     upstream: string,
     site: string,
     items: readonly IncomingBundle[],
     cursor: string,
     now: number,
-  ): void;
+  ): { conflicts: string[] };
   upstreamCursor(upstream: string, site: string): string | undefined;
   /** What `peer` holds here: uplink bundles, and their bytes plus its blobs in custody. */
   held(peer: string): { bundles: number; bytes: number };

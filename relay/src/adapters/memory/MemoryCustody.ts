@@ -50,6 +50,8 @@ export class MemoryCustody implements Custody {
   private readonly seen = new Map<string, number>();
   private up: Row[] = [];
   private down: DownRow[] = [];
+  /** Downlink copies taken, `site\nid` → contentKey → when forgotten (as `SqliteCustody`'s `downlink_seen`). */
+  private readonly downSeen = new Map<string, Map<string, number>>();
   private readonly cursors = new Map<string, string>();
   private readonly sentBytes = new Map<string, number>();
   private readonly counters = new Map<string, number>();
@@ -185,6 +187,10 @@ export class MemoryCustody implements Custody {
     this.count('expired_downlink', report.downlink.length);
     // ids of expired bundles are kept a day longer: a late copy is then refused as expired, not re-queued
     for (const [k, exp] of this.seen) if (exp <= now - DAY) this.seen.delete(k);
+    for (const [k, copies] of this.downSeen) {
+      for (const [c, exp] of copies) if (exp <= now - DAY) copies.delete(c);
+      if (copies.size === 0) this.downSeen.delete(k);
+    }
     return report;
   }
 
@@ -201,12 +207,23 @@ export class MemoryCustody implements Custody {
     items: readonly IncomingBundle[],
     cursor: string,
     now: number,
-  ): void {
+  ): { conflicts: string[] } {
+    this.open();
     const fresh = items.filter((b) => b.expiresAt > now);
-    const known = new Set(this.down.filter((r) => r.site === site).map((r) => r.id));
-    const add = fresh.filter((b, i) => !known.has(b.id) && fresh.findIndex((x) => x.id === b.id) === i);
+    const keys = new Set<string>();
+    const add = fresh.filter((b) => {
+      const k = `${b.id}\n${contentKey(b.bytes)}`;
+      if (this.downSeen.get(`${site}\n${b.id}`)?.has(contentKey(b.bytes)) || keys.has(k)) return false;
+      keys.add(k);
+      return true;
+    });
     this.fits(add.reduce((n, b) => n + b.bytes.length, 0));
-    for (const b of add)
+    const conflicts: string[] = [];
+    for (const b of add) {
+      const copies = this.downSeen.get(`${site}\n${b.id}`) ?? new Map<string, number>();
+      if (copies.size > 0) conflicts.push(b.id);
+      copies.set(contentKey(b.bytes), Math.min(b.expiresAt, now + SEEN_MAX_MS));
+      this.downSeen.set(`${site}\n${b.id}`, copies);
       this.down.push({
         seq: ++this.seq,
         id: b.id,
@@ -216,8 +233,11 @@ export class MemoryCustody implements Custody {
         expiresAt: b.expiresAt,
         bytes: b.bytes,
       });
+    }
     this.count('expired_on_arrival', items.length - fresh.length);
+    this.count('downlink_conflicts', conflicts.length);
     this.cursors.set(`${upstream}\n${site}`, cursor);
+    return { conflicts };
   }
 
   upstreamCursor(upstream: string, site: string): string | undefined {

@@ -219,6 +219,7 @@ export class SqliteCustody implements Custody {
       this.count('expired_downlink', report.downlink.length);
       // ids of expired bundles are kept a day longer: a late copy is then refused as expired, not re-queued
       this.db.prepare('DELETE FROM seen WHERE expires_at <= ?').run(now - 86_400_000);
+      this.db.prepare('DELETE FROM downlink_seen WHERE expires_at <= ?').run(now - 86_400_000);
       return report;
     });
   }
@@ -243,24 +244,37 @@ export class SqliteCustody implements Custody {
     items: readonly IncomingBundle[],
     cursor: string,
     now: number,
-  ): void {
-    const down = this.db.prepare(
-      `INSERT OR IGNORE INTO downlink (id, site, rank, size, received_at, expires_at, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ): { conflicts: string[] } {
+    const seen = this.db.prepare(
+      'INSERT OR IGNORE INTO downlink_seen (site, id, sha256, expires_at) VALUES (?, ?, ?, ?)',
     );
-    this.tx(() => {
+    const other = this.db.prepare(
+      'SELECT 1 FROM downlink_seen WHERE site = ? AND id = ? AND sha256 != ? LIMIT 1',
+    );
+    const down = this.db.prepare(
+      `INSERT INTO downlink (id, sha256, site, rank, size, received_at, expires_at, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const conflicts: string[] = [];
+    return this.tx(() => {
       for (const b of items) {
         if (b.expiresAt <= now) {
           this.count('expired_on_arrival', 1);
           continue;
         }
-        down.run(b.id, site, PRIORITIES.indexOf(b.priority), b.bytes.length, now, b.expiresAt, b.bytes);
+        const sha = bundleHash(b.bytes);
+        // Kept as long as the bundle lives, capped like the uplink's (SEEN_MAX_MS).
+        if (seen.run(site, b.id, sha, Math.min(b.expiresAt, now + SEEN_MAX_MS)).changes === 0) continue;
+        if (other.get(site, b.id, sha)) conflicts.push(b.id);
+        down.run(b.id, sha, site, PRIORITIES.indexOf(b.priority), b.bytes.length, now, b.expiresAt, b.bytes);
       }
       this.db
         .prepare(
           'INSERT INTO cursors (upstream, site, cursor) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET cursor = excluded.cursor',
         )
         .run(upstream, site, cursor);
+      this.count('downlink_conflicts', conflicts.length);
+      return { conflicts };
     });
   }
 

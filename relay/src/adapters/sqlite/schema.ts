@@ -63,6 +63,28 @@ const MIGRATIONS = [
   // time, so the blobs behind it still go.
   `ALTER TABLE blob_uploads ADD COLUMN aside_until INTEGER;
    ALTER TABLE blob_uploads ADD COLUMN aside_reason TEXT;`,
+  // Downlink known by (site, id, sha256), as the uplink: an altered copy pulled first through one upstream
+  // cannot shadow the genuine one pulled through another (both are served; the agent's signature check
+  // keeps the genuine one). `downlink_seen` remembers copies after the site pulled them, so the same bytes
+  // from a second upstream are not served twice. The seq sequence carries on: cursors downstream hold it.
+  `CREATE TABLE downlink_v6 (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, sha256 TEXT NOT NULL, site TEXT NOT NULL,
+     rank INTEGER NOT NULL, size INTEGER NOT NULL, received_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+     bytes BLOB NOT NULL, UNIQUE (site, id, sha256));
+   INSERT INTO downlink_v6 (seq, id, sha256, site, rank, size, received_at, expires_at, bytes)
+     SELECT seq, id, sha256(bytes), site, rank, size, received_at, expires_at, bytes FROM downlink;
+   UPDATE sqlite_sequence SET seq = MAX(seq, (SELECT seq FROM sqlite_sequence WHERE name = 'downlink'))
+     WHERE name = 'downlink_v6' AND EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'downlink');
+   INSERT INTO sqlite_sequence (name, seq) SELECT 'downlink_v6', seq FROM sqlite_sequence WHERE name = 'downlink'
+     AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'downlink_v6');
+   DROP TABLE downlink;
+   ALTER TABLE downlink_v6 RENAME TO downlink;
+   CREATE INDEX downlink_site ON downlink (site, seq);
+   CREATE TABLE downlink_seen (
+     site TEXT NOT NULL, id TEXT NOT NULL, sha256 TEXT NOT NULL, expires_at INTEGER NOT NULL,
+     PRIMARY KEY (site, id, sha256)) WITHOUT ROWID;
+   INSERT INTO downlink_seen (site, id, sha256, expires_at) SELECT site, id, sha256, expires_at FROM downlink;
+   CREATE INDEX downlink_seen_expiry ON downlink_seen (expires_at);`,
 ];
 
 /** The content hash bundles are told apart by (hex SHA-256 of the encoded bundle). */
