@@ -206,17 +206,22 @@ export class SyncEngine {
         continue;
       }
       out.upstream = up.url;
-      for (const bytes of r.value.bundles) await this.handleDownlink(bytes, out);
+      for (const bytes of r.value.bundles) await this.handleDownlink(bytes, out, up.url);
       this.deps.store.setDownlinkCursor(up.url, r.value.cursor);
       return out;
     }
     return out;
   }
 
-  private async handleDownlink(bytes: Uint8Array, out: PullOutcome): Promise<void> {
+  /**
+   * One downlink bundle from `upstream`. Nothing is remembered by bundle id before the hub's signature
+   * verified: an altered copy under a genuine id is refused (logged with the upstream that served it) and
+   * the genuine copy, from this or another upstream, is still taken (docs/decisions/220).
+   */
+  private async handleDownlink(bytes: Uint8Array, out: PullOutcome, upstream: string): Promise<void> {
     const d = decodeBundle(bytes);
     if (!d.ok) {
-      this.deps.log.warn({ code: d.error.code }, `downlink bundle refused: ${d.error.message}`);
+      this.deps.log.warn({ code: d.error.code, upstream }, `downlink bundle refused: ${d.error.message}`);
       out.refused++;
       return;
     }
@@ -228,8 +233,8 @@ export class SyncEngine {
     if (!forUs) return; // another agent's ack at the same site
     if (header.source !== 'hub' || !(await verifyBundle(d.value, this.deps.hubPublicKey))) {
       this.deps.log.warn(
-        { bundleId: header.id, kind: header.kind },
-        'downlink bundle refused: not signed by the pinned hub key',
+        { bundleId: header.id, kind: header.kind, upstream },
+        'downlink bundle refused: not signed by the pinned hub key (altered on the way, or forged by that upstream)',
       );
       out.refused++;
       return;
