@@ -20,6 +20,7 @@ import { openSqliteLedger } from './adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
 import { type AgentConfig, configWarnings } from './config.js';
 import { ApplyCoordinator, hubKeyProblem } from './core/apply/ApplyCoordinator.js';
+import { applyCheckoutWarnings } from './core/apply/applyCheckouts.js';
 import type { AgentLedger } from './core/ledger/AgentLedger.js';
 import { allowsRef, cellRefOf, cellsForNewHeads, refFacts } from './core/plan/refPolicy.js';
 import { findTarget, runPlan } from './core/plan/runPlan.js';
@@ -282,6 +283,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   loop = new SyncLoop({
     engine,
     intervalMs: config.sync.intervalS * 1000,
+    holdS: config.sync.downlinkHoldS,
     backoffBaseMs: config.sync.backoffBaseS * 1000,
     backoffCapMs: config.sync.backoffCapS * 1000,
     setTimer: timer,
@@ -296,6 +298,9 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   loop.start();
   applies.resume();
   for (const w of configWarnings(config)) log.warn({}, w);
+  void applyCheckoutWarnings(config, runDeps.git).then((ws) => {
+    for (const w of ws) log.warn({}, w);
+  });
   // A new agent shows its first results within a minute rather than at the next cron firing; the
   // scheduler runs them `maxParallelRuns` at a time, like any other firing.
   if (opts.schedule !== false && config.sync.planOnStart)

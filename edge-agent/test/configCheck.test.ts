@@ -146,6 +146,27 @@ describe('edge-agent config check', { timeout: 60_000 }, () => {
     expect(r.stdout).toMatch(/^warning: publications\.accept: no kind is accepted/m);
   });
 
+  it('warns that an apply-enabled component in a working directory that is no git checkout can never be approved', async () => {
+    const key = await publicKeyToText((await generateSigningKeyPair()).publicKey);
+    mkdirSync(join(dir, 'checkout'));
+    spawnSync('git', ['init', '-q', '-b', 'main'], { cwd: join(dir, 'checkout') });
+    writeFileSync(join(dir, 'checkout', 'main.tf'), '# app\n');
+    spawnSync('git', ['-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-qm', 'x', '--allow-empty'], {
+      cwd: join(dir, 'checkout'),
+    });
+    const file = config(
+      'applyDirs.yaml',
+      `  - { name: network, workingDir: ./infra, environments: [prod], apply: { approvers: ["${key}"] } }\n` +
+        `  - { name: app, workingDir: ./checkout, environments: [prod], apply: { approvers: ["${key}"] } }\n`,
+    );
+    const r = check(file, [], `${tools}:${process.env.PATH}`);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      `warning: components[0].apply: network has apply but its working directory "${join(dir, 'infra')}" is not a git checkout, so its plans name no full commit id and can never be approved; make it a git checkout`,
+    );
+    expect(r.stdout).not.toMatch(/components\[1\]\.apply/);
+  });
+
   it('with --online, says whether each upstream answers and accepts the token', async () => {
     const comp = '  - { name: network, workingDir: ./infra, environments: [prod] }\n';
     const good = config('online.yaml', comp, `[{ url: "${serverUrl}", tokenFile: ./token }]`);

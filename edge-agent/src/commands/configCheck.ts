@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { CliGitProbe } from '../adapters/git/CliGitProbe.js';
 import { configWarnings, fileProblems, loadConfig } from '../config.js';
 import { AgentConfigSchema } from '../configSchema.js';
+import { applyCheckoutWarnings } from '../core/apply/applyCheckouts.js';
 import { probeUpstreams, type UpstreamReport } from './configOnline.js';
 import { type FileReport, probeFiles, probeTools, type ToolReport } from './configProbe.js';
 
@@ -31,7 +33,11 @@ async function check(path: string, online: boolean): Promise<CheckReport> {
   // A file that cannot be read is already said by probeFiles; keep the directory problems.
   const dirs = fileProblems(c).filter((p) => p.startsWith('components['));
   const problems = [...dirs, ...files.problems, ...tools.problems];
-  const warnings = [...tools.warnings, ...configWarnings(c)];
+  const warnings = [
+    ...tools.warnings,
+    ...configWarnings(c),
+    ...(await applyCheckoutWarnings(c, new CliGitProbe())),
+  ];
   const upstreams = online ? await probeUpstreams(c) : undefined;
   for (const [i, u] of (upstreams ?? []).entries())
     if (u.tokenAccepted === false) problems.push(`upstreams[${i}].tokenFile: ${u.url} ${u.error}`);
