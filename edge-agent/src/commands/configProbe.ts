@@ -3,6 +3,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { publicKeyFromText } from '@driftline/protocol';
 import type { AgentConfig, ComponentConfig } from '../config.js';
+import { hubKeyProblem } from '../core/apply/hubKeyProblem.js';
 
 /** What `config check` found for one component's program. */
 export interface ToolReport {
@@ -126,7 +127,10 @@ export async function probeFiles(config: AgentConfig): Promise<Findings & { file
   const keyText = read('hubPublicKeyFile', config.hubPublicKeyFile);
   if (keyText !== null) {
     try {
-      await publicKeyFromText(keyText);
+      const hubKey = await publicKeyFromText(keyText);
+      // What `run` refuses to start with, `config check` refuses too.
+      const pinned = await hubKeyProblem(config, hubKey);
+      if (pinned) problems.push(pinned);
       files.push({
         key: 'hubPublicKeyFile',
         file: config.hubPublicKeyFile,

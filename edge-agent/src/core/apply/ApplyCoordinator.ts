@@ -1,4 +1,4 @@
-import { cellKey, type DocApply, publicKeyToText, refMatches } from '@driftline/protocol';
+import { cellKey, type DocApply, refMatches } from '@driftline/protocol';
 import type { AgentConfig } from '../../config.js';
 import type { ApplyRecord, ApplyStore, CountedApproval } from '../../ports/ApplyStore.js';
 import type { PlanFiles } from '../../ports/PlanFiles.js';
@@ -310,17 +310,4 @@ export class ApplyCoordinator {
   }
 }
 
-/**
- * A problem when the hub's own key is pinned as an approver: the hub could then approve alone, which the
- * trust model rules out (DESIGN S6). The agent refuses to start with it.
- */
-export async function hubKeyProblem(
-  config: AgentConfig,
-  hubPublicKey: CryptoKey,
-): Promise<string | undefined> {
-  const hub = await publicKeyToText(hubPublicKey);
-  const c = config.components.find((x) => x.apply?.approvers.includes(hub));
-  return c
-    ? `components[${c.name}].apply.approvers: the hub's public key is pinned as an approver; approvers sign with their own keys (\`hub approver keygen\`), never the hub's: remove it`
-    : undefined;
-}
+export { hubKeyProblem } from './hubKeyProblem.js';

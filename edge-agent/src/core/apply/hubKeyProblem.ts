@@ -1,0 +1,19 @@
+import { publicKeyToText } from '@driftline/protocol';
+import type { AgentConfig } from '../../config.js';
+
+/**
+ * A problem when the hub's own key is pinned as an approver: the hub could then approve alone, which the
+ * trust model rules out (DESIGN S6). The agent refuses to start with it, and `config check` says so.
+ */
+export async function hubKeyProblem(
+  config: AgentConfig,
+  hubPublicKey: CryptoKey,
+): Promise<string | undefined> {
+  const hub = await publicKeyToText(hubPublicKey);
+  for (const [i, c] of config.components.entries()) {
+    const j = c.apply?.approvers.indexOf(hub) ?? -1;
+    if (j >= 0)
+      return `components[${i}].apply.approvers[${j}]: the hub's public key is pinned as an approver (component ${c.name}); approvers sign with their own keys (\`hub approver keygen\`), never the hub's: remove it`;
+  }
+  return undefined;
+}

@@ -1,0 +1,56 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateSigningKeyPair, publicKeyToText } from '@driftline/protocol';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from './helpers/storeFixtures.js';
+
+const bin = fileURLToPath(new URL('../bin/edge-agent.js', import.meta.url));
+const agent = (args: string[]) =>
+  spawnSync(process.execPath, [bin, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+  });
+
+/** A directory with hub.pub (a fresh hub key), a token and agent.yaml ending in `tail`. */
+async function site(tail: string, upstreams = '[{ url: "http://127.0.0.1:9", tokenFile: ./token }]') {
+  const dir = tempDir('driftline-config-errors-');
+  const hubKey = await publicKeyToText((await generateSigningKeyPair()).publicKey);
+  writeFileSync(join(dir, 'hub.pub'), hubKey);
+  writeFileSync(join(dir, 'token'), 't');
+  const config = join(dir, 'agent.yaml');
+  writeFileSync(
+    config,
+    `site: s\nagent: a\ndataDir: ./data\nhubPublicKeyFile: ./hub.pub\nupstreams: ${upstreams}\ncomponents:\n  - name: c\n    workingDir: .\n    environments: [prod]\n${tail.replaceAll('HUBKEY', hubKey)}`,
+  );
+  return config;
+}
+
+describe('edge-agent configuration errors (one loader, docs/decisions/250)', { timeout: 60_000 }, () => {
+  it('names a misspelled key and a wrong type by their full key path, in config check and in run', async () => {
+    const config = await site(
+      '    schedule: { plan: 5 }\n',
+      '[{ url: "http://127.0.0.1:9", tokenFlie: ./token }]',
+    );
+    const lines = [
+      'upstreams[0].tokenFlie: unknown key; did you mean upstreams[0].tokenFile?',
+      'upstreams[0].tokenFile: required: expected a string, found nothing',
+    ];
+    const check = agent(['config', 'check', '--config', config]);
+    expect(check.status).toBe(2);
+    for (const l of lines) expect(check.stderr).toContain(l);
+    const run = agent(['run', '--config', config]);
+    expect(run.status).toBe(2);
+    for (const l of lines) expect(run.stderr).toContain(l);
+  });
+
+  it("config check refuses the hub's own key pinned as an approver, as run does", async () => {
+    const config = await site('    apply: { approvers: ["HUBKEY"] }\n');
+    const check = agent(['config', 'check', '--config', config]);
+    expect(check.status).toBe(2);
+    expect(check.stderr).toContain(
+      "components[0].apply.approvers[0]: the hub's public key is pinned as an approver (component c)",
+    );
+  });
+});
