@@ -56,6 +56,15 @@ const SyncSchema = z
       .describe(
         'Seconds after which results a relay took but the hub never acknowledged are sent again (a relay that lost them).',
       ),
+    downlinkHoldS: z
+      .number()
+      .int()
+      .min(0)
+      .max(60)
+      .default(25)
+      .describe(
+        'Seconds an upstream that can is asked to hold a downlink pull open (a long poll), so approvals and plan requests arrive one light time after they reach it; 0 never asks. Pulls go on beside uploads either way.',
+      ),
     bundleLifetimeS: z
       .number()
       .int()
@@ -256,8 +265,20 @@ export const AgentConfigSchema = z
           .describe(
             'Attribute names whose values count as secrets even when the provider does not mark them.',
           ),
+        publicVariables: z
+          .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, 'a Terraform variable name'))
+          .default([])
+          .describe(
+            'Root-module variables whose values may appear as they are (readable instance keys like ["eu-west-1"]); every other variable\'s value is masked wherever it appears.',
+          ),
+        keepCustomMessages: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Keep the author-written text (error_message of validations, preconditions, postconditions, check blocks) of a failed plan\'s diagnostics; it can interpolate any value, so it is dropped by default.',
+          ),
       })
-      .default({ patterns: [], sensitiveAttributes: [] })
+      .default({ patterns: [], sensitiveAttributes: [], publicVariables: [], keepCustomMessages: false })
       .describe('What the final scan treats as secret, besides every value the plan and its var files hold.'),
     clock: z
       .enum(['trusted', 'untrusted'])

@@ -8,6 +8,7 @@ import { TmpScratchSpace } from '../src/adapters/fs/TmpScratchSpace.js';
 import { CliGitProbe } from '../src/adapters/git/CliGitProbe.js';
 import { NodeProcessRunner } from '../src/adapters/process/NodeProcessRunner.js';
 import { type AgentConfig, parseConfig } from '../src/config.js';
+import { CUSTOM_MESSAGE_DROPPED } from '../src/core/plan/diagnostics.js';
 import { type RunPlanDeps, runPlan } from '../src/core/plan/runPlan.js';
 
 /** The simulation's fake terraform: a real program that fails validation rules as Terraform does. */
@@ -67,7 +68,24 @@ describe('runPlan: a plan failing a variable validation rule', { timeout: 60_000
     );
     const r = await runPlan('db', 'staging', cfg, deps);
     expect(r.summary).toMatchObject({ status: 'failed', reason: 'exit-1', exitCode: 1 });
+    // The rule's message is the author's text, which can interpolate any value: not kept by default.
     expect(r.summary.errorExcerpt).toBe(
+      ['Error: Invalid value for variable', '  on staging.tfvars line 1', `  ${CUSTOM_MESSAGE_DROPPED}`].join(
+        '\n',
+      ),
+    );
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+  });
+
+  it('keeps the rule message with redaction.keepCustomMessages, and withholds it when it quotes the value', async () => {
+    const kept = failingComponent('json0kept', 0);
+    const keep = (work: string) =>
+      config(
+        `  - name: db\n    workingDir: ${work}\n    environments: [{ name: staging, varFiles: [staging.tfvars] }]\n` +
+          'redaction: { keepCustomMessages: true }\n',
+      );
+    const a = await runPlan('db', 'staging', keep(kept), deps);
+    expect(a.summary.errorExcerpt).toBe(
       [
         'Error: Invalid value for variable',
         '  on staging.tfvars line 1',
@@ -75,14 +93,8 @@ describe('runPlan: a plan failing a variable validation rule', { timeout: 60_000
         '  This was checked by the validation rule at variables.tf:4,3-13.',
       ].join('\n'),
     );
-    expect(JSON.stringify(r)).not.toContain(SECRET);
-  });
-
-  it('withholds the excerpt when the rule message itself quotes the value', async () => {
     const work = failingComponent('json1', 1);
-    const cfg = config(
-      `  - name: db\n    workingDir: ${work}\n    environments: [{ name: staging, varFiles: [staging.tfvars] }]\n`,
-    );
+    const cfg = keep(work);
     const r = await runPlan('db', 'staging', cfg, deps);
     expect(r.summary).toMatchObject({
       status: 'failed',
@@ -102,9 +114,8 @@ describe('runPlan: a plan failing a variable validation rule', { timeout: 60_000
       );
       const r = await runPlan('db', 'staging', cfg, deps);
       expect(r.summary).toMatchObject({ status: 'failed', reason: 'exit-1' });
-      expect(r.summary.errorExcerpt).toContain(
-        variant === 0 ? 'Invalid value for variable' : 'known-value-var-file',
-      );
+      expect(r.summary.errorExcerpt).toContain('Invalid value for variable');
+      expect(r.summary.errorExcerpt).toContain(CUSTOM_MESSAGE_DROPPED);
       expect(JSON.stringify(r)).not.toContain(SECRET);
     },
   );

@@ -76,7 +76,9 @@ export async function runApply(
           maxStderrBytes: config.limits.maxLogBytes,
         });
       const failed = (reason: string, out: ToolOutput) => {
-        const excerpt = buildErrorExcerpt(out, secrets, rules);
+        const excerpt = buildErrorExcerpt(out, secrets, rules, {
+          keepCustomMessages: config.redaction.keepCustomMessages,
+        });
         return ended('apply-failed', {
           reason,
           ...(excerpt.excerpt !== undefined ? { errorExcerpt: excerpt.excerpt } : {}),

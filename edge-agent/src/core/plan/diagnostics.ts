@@ -67,13 +67,42 @@ function clean(text: string): string | undefined {
 }
 
 /**
- * A diagnostic rendered as Terraform prints it, allow-listed: `Error: <summary>`, `  on <file> line
- * <n>`, then the detail lines that carry no value.
+ * Summaries of the diagnostics whose detail is the configuration author's `error_message` (variable
+ * validations, resource and output pre/postconditions, `check` assertions; Terraform's
+ * internal/terraform/eval_conditions.go and eval_variable.go, OpenTofu alike). That text can interpolate
+ * any value (a default, a `file()`), unquoted, so the line allow-list cannot see it.
  */
-export function diagnosticLines(d: Diagnostic): string[] {
+const CUSTOM_CONDITION =
+  /^(?:Invalid value for variable|Check block assertion failed|[A-Za-z ]{0,40}(?:precondition|postcondition|assertion) failed)$/;
+
+/** Whether a diagnostic's detail is author-written text (`CUSTOM_CONDITION`). */
+export function isCustomCondition(summary: string): boolean {
+  return CUSTOM_CONDITION.test(summary.trim());
+}
+
+/** Stands for the author-written detail of a custom condition, which is not kept by default. */
+export const CUSTOM_MESSAGE_DROPPED =
+  '(the author-written message is not shown: it can hold any value; redaction.keepCustomMessages keeps it)';
+
+/** How diagnostics are rendered. */
+export interface DiagnosticOptions {
+  /** Keep the author-written detail of custom conditions (config `redaction.keepCustomMessages`). */
+  keepCustomMessages?: boolean;
+}
+
+/**
+ * A diagnostic rendered as Terraform prints it, allow-listed: `Error: <summary>`, `  on <file> line
+ * <n>`, then the detail lines that carry no value. A custom condition's detail is the author's text:
+ * it is replaced by `CUSTOM_MESSAGE_DROPPED` unless `keepCustomMessages`.
+ */
+export function diagnosticLines(d: Diagnostic, opts: DiagnosticOptions = {}): string[] {
   const head = d.severity === 'error' ? 'Error' : 'Warning';
   const lines = [`${head}: ${clean(d.summary) ?? '(summary not shown: it may hold a value)'}`];
   if (d.filename) lines.push(`  on ${d.filename}${d.line !== undefined ? ` line ${d.line}` : ''}`);
+  if (isCustomCondition(d.summary) && !opts.keepCustomMessages) {
+    lines.push(`  ${CUSTOM_MESSAGE_DROPPED}`);
+    return lines;
+  }
   for (const l of d.detail.split('\n')) {
     const c = clean(l);
     if (c) lines.push(`  ${c}`);

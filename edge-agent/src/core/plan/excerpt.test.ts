@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_RULES } from '../redact/rules.js';
 import type { SecretValue } from '../redact/scan.js';
+import { CUSTOM_MESSAGE_DROPPED } from './diagnostics.js';
 import { buildErrorExcerpt, withheldExcerpt } from './excerpt.js';
 import { valueFreeLine } from './excerptLines.js';
 
@@ -56,9 +57,12 @@ const diagnostic = (detail: string) =>
     type: 'diagnostic',
   });
 
+/** The author-written text kept: what these tests check is the line allow-list and the scan on it. */
+const KEEP = { keepCustomMessages: true };
+
 describe('buildErrorExcerpt', () => {
   it('keeps what a validation failure says and drops the lines that quote the value', () => {
-    const r = buildErrorExcerpt({ stderr: VALIDATION_STDERR }, [], BUILTIN_RULES);
+    const r = buildErrorExcerpt({ stderr: VALIDATION_STDERR }, [], BUILTIN_RULES, KEEP);
     expect(r.excerpt).toBe(
       [
         'Planning failed. Terraform encountered an error while generating this plan.',
@@ -78,7 +82,7 @@ describe('buildErrorExcerpt', () => {
         `The value "${SECRET}" is too short.\n\nThis was checked by the validation rule at variables.tf:4,3-13.`,
       ),
     ].join('\n');
-    const r = buildErrorExcerpt({ stdout, stderr: '' }, known, BUILTIN_RULES);
+    const r = buildErrorExcerpt({ stdout, stderr: '' }, known, BUILTIN_RULES, KEEP);
     expect(r).toEqual({
       excerpt: [
         'Error: Invalid value for variable',
@@ -91,12 +95,14 @@ describe('buildErrorExcerpt', () => {
 
   it('withholds the excerpt, naming the rule, when an allowed line still carries a known value', () => {
     const stdout = diagnostic(`The password ${WORDS} is too short.`);
-    expect(buildErrorExcerpt({ stdout, stderr: '' }, known, BUILTIN_RULES)).toEqual({
+    expect(buildErrorExcerpt({ stdout, stderr: '' }, known, BUILTIN_RULES, KEEP)).toEqual({
       excerpt: withheldExcerpt('known-value-var-file'),
       withheld: 'known-value-var-file',
     });
     const plain = `Error: Invalid value for variable\nThe password ${WORDS.toUpperCase()} is too short.\n`;
-    expect(buildErrorExcerpt({ stderr: plain }, known, BUILTIN_RULES).withheld).toBe('known-value-var-file');
+    expect(buildErrorExcerpt({ stderr: plain }, known, BUILTIN_RULES, KEEP).withheld).toBe(
+      'known-value-var-file',
+    );
   });
 
   it('scans everything before cutting, so no part of a secret leaves through the cut', () => {
@@ -108,6 +114,76 @@ describe('buildErrorExcerpt', () => {
     const cut = buildErrorExcerpt({ stderr: long.join('\n') }, [], BUILTIN_RULES);
     expect(cut.excerpt?.length).toBeLessThanOrEqual(1000);
     expect(cut.excerpt?.split('\n').every((l) => l === long[0])).toBe(true);
+  });
+});
+
+describe('buildErrorExcerpt: author-written messages (decision 210)', () => {
+  /** A value the agent cannot know: a default, or a file() read, interpolated into error_message. */
+  const CANARY = 'pw-FileCanary-771';
+  const custom = (summary: string, detail = `Admin password ${CANARY} is too short.`) =>
+    JSON.stringify({
+      type: 'diagnostic',
+      diagnostic: {
+        severity: 'error',
+        summary,
+        detail,
+        range: { filename: 'main.tf', start: { line: 20, column: 5, byte: 300 } },
+      },
+    });
+
+  it.each([
+    'Invalid value for variable',
+    'Resource precondition failed',
+    'Resource postcondition failed',
+    'Module output value precondition failed',
+    'Check block assertion failed',
+  ])('keeps the summary and range of %s and drops its author-written detail', (summary) => {
+    const r = buildErrorExcerpt({ stdout: custom(summary), stderr: '' }, [], BUILTIN_RULES);
+    expect(r).toEqual({
+      excerpt: [`Error: ${summary}`, '  on main.tf line 20', `  ${CUSTOM_MESSAGE_DROPPED}`].join('\n'),
+    });
+  });
+
+  it('keeps the detail of other diagnostics, and the author text when keepCustomMessages is set', () => {
+    const other = buildErrorExcerpt(
+      { stdout: custom('Unsupported argument', 'Admin password is too short.'), stderr: '' },
+      [],
+      BUILTIN_RULES,
+    );
+    expect(other.excerpt).toContain('Admin password');
+    const kept = buildErrorExcerpt(
+      { stdout: custom('Resource precondition failed', 'Admin password is too short.'), stderr: '' },
+      [],
+      BUILTIN_RULES,
+      KEEP,
+    );
+    expect(kept.excerpt).toContain('Admin password');
+  });
+
+  it('drops the author text from plain output too, up to the box edge, and keeps what follows', () => {
+    const stderr = [
+      '╷',
+      '│ Error: Resource precondition failed',
+      '│',
+      '│   on main.tf line 20, in resource "terraform_data" "b":',
+      '│   20:       condition     = length(local.pw) > 40',
+      '│',
+      `│ Admin password ${CANARY} is too short.`,
+      '╵',
+      '╷',
+      '│ Error: Unsupported argument',
+      '│',
+      '│ An argument named nope is not expected here.',
+      '╵',
+    ].join('\n');
+    const r = buildErrorExcerpt({ stderr }, [], BUILTIN_RULES);
+    expect(r.excerpt).not.toContain(CANARY);
+    expect(r.excerpt?.split('\n')).toEqual([
+      ' Error: Resource precondition failed',
+      ` ${CUSTOM_MESSAGE_DROPPED}`,
+      ' Error: Unsupported argument',
+      ' An argument named nope is not expected here.',
+    ]);
   });
 });
 

@@ -1,6 +1,12 @@
 import type { SecretRule } from '../redact/rules.js';
 import { type SecretValue, scanForSecrets } from '../redact/scan.js';
-import { diagnosticLines, parseDiagnostics } from './diagnostics.js';
+import {
+  CUSTOM_MESSAGE_DROPPED,
+  type DiagnosticOptions,
+  diagnosticLines,
+  isCustomCondition,
+  parseDiagnostics,
+} from './diagnostics.js';
 import { allowedLines } from './excerptLines.js';
 
 /** What a failed run's tool printed: stdout may hold `-json` diagnostics, stderr plain text. */
@@ -9,7 +15,7 @@ export interface ToolOutput {
   stderr: string;
 }
 
-export interface ExcerptOptions {
+export interface ExcerptOptions extends DiagnosticOptions {
   /** Characters kept at most. */
   max?: number;
   /** Lines kept at most (the last ones). */
@@ -28,13 +34,16 @@ export function withheldExcerpt(rule: string): string {
 }
 
 /** The error lines to consider: allow-listed diagnostics when the tool gave any, else plain lines. */
-function candidateLines(out: ToolOutput): string[] {
+function candidateLines(out: ToolOutput, opts: DiagnosticOptions): string[] {
   const diagnostics = [...parseDiagnostics(out.stdout ?? ''), ...parseDiagnostics(out.stderr)];
   if (diagnostics.length > 0) {
     const errors = diagnostics.filter((d) => d.severity === 'error');
-    return (errors.length > 0 ? errors : diagnostics).flatMap(diagnosticLines);
+    return (errors.length > 0 ? errors : diagnostics).flatMap((d) => diagnosticLines(d, opts));
   }
-  return allowedLines(out.stderr);
+  return allowedLines(
+    out.stderr,
+    opts.keepCustomMessages ? undefined : { dropBlock: isCustomCondition, dropped: CUSTOM_MESSAGE_DROPPED },
+  );
 }
 
 /**
@@ -52,7 +61,7 @@ export function buildErrorExcerpt(
   opts: ExcerptOptions = {},
 ): ExcerptResult {
   const max = opts.max ?? 1000;
-  const lines = candidateLines(out);
+  const lines = candidateLines(out, opts);
   if (lines.length === 0) return {};
   const whole = scanForSecrets(lines.join('\n'), secrets, rules);
   if (!whole.ok) return { excerpt: withheldExcerpt(whole.hit), withheld: whole.hit };

@@ -119,11 +119,28 @@ export function stripQuoted(text: string): string {
 // ESC [ … letter: terminal colour codes (Terraform without -no-color, wrappers).
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]{0,32}[A-Za-z]`, 'g');
 
-/** The lines of plain error output that pass `valueFreeLine`, without colour codes or box drawing. */
-export function allowedLines(stderr: string): string[] {
-  return stderr
-    .replace(ANSI, '')
-    .split(/\r?\n/)
-    .map((l) => l.replace(/[\u2502\u2577\u2575]/g, '').trimEnd()) // │ ╷ ╵
-    .filter((l) => valueFreeLine(l.trim()));
+const HEADING = /^(?:Error|Warning): (.{1,200})$/;
+const BOX_END = /^\s*[\u2575\u2577]/; // ╵ ╷
+
+/**
+ * The lines of plain error output that pass `valueFreeLine`, without colour codes or box drawing. Under
+ * an `Error:`/`Warning:` heading that `dropBlock` names (a custom condition, whose text is the author's),
+ * the lines up to the next heading or box edge are replaced by `dropped`, once.
+ */
+export function allowedLines(
+  stderr: string,
+  drop?: { dropBlock(summary: string): boolean; dropped: string },
+): string[] {
+  const out: string[] = [];
+  let dropping = false;
+  for (const raw of stderr.replace(ANSI, '').split(/\r?\n/)) {
+    const l = raw.replace(/[\u2502\u2577\u2575]/g, '').trimEnd(); // │ ╷ ╵
+    const heading = HEADING.exec(l.trim());
+    if (heading) dropping = drop?.dropBlock(heading[1] as string) ?? false;
+    else if (BOX_END.test(raw)) dropping = false;
+    else if (dropping) continue;
+    if (valueFreeLine(l.trim())) out.push(l);
+    if (heading && dropping) out.push(` ${drop?.dropped}`);
+  }
+  return out;
 }

@@ -5,6 +5,7 @@ import type { GitInfo, GitProbe, ScratchSpace } from '../../ports/PlanWorkspace.
 import type { ProcessRunner } from '../../ports/ProcessRunner.js';
 import type { SourceMirror } from '../../ports/SourceMirror.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
+import { hmacFingerprint } from '../redact/maskValues.js';
 import { keyedPlanHash } from './applyDigest.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from './excerpt.js';
 import { type PlanSource, type ProviderNeeds, prepareSource } from './prepareSource.js';
@@ -244,7 +245,9 @@ async function runIn(
     exitCode?: number | null,
   ): RunPlanResult => {
     const s: PlanSummary = { ...base, finishedAt: iso(deps.clock.now()), status, reason };
-    const excerpt = buildErrorExcerpt(out, secrets, rules);
+    const excerpt = buildErrorExcerpt(out, secrets, rules, {
+      keepCustomMessages: config.redaction.keepCustomMessages,
+    });
     if (excerpt.excerpt !== undefined) s.errorExcerpt = excerpt.excerpt;
     if (git) s.git = git;
     if (typeof exitCode === 'number') s.exitCode = exitCode;
@@ -336,6 +339,9 @@ async function runIn(
       sensitiveAttributes: config.redaction.sensitiveAttributes,
       rules,
       extraSecrets: secrets,
+      // Variable values in addresses become tags keyed with the site's key (decision 210).
+      publicVariables: config.redaction.publicVariables,
+      ...(deps.siteKey ? { fingerprint: hmacFingerprint(deps.siteKey) } : {}),
     });
     if (!r.ok) return failed(r.reason, 'failed', { stderr: '' });
     if (r.redactionHit) return finish(r.summary, { redactionHit: r.redactionHit });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeText } from '../redact/decode.js';
+import { REDACTION_POLICY } from '../redact/maskValues.js';
 import { type SummariseContext, summarisePlan } from './summarisePlan.js';
 
 const ctx: SummariseContext = {
@@ -125,6 +126,7 @@ describe('summarisePlan: values leave in no form', () => {
         ...ctx,
         status: 'redaction-failed',
         reason: 'known-value-sensitive-variable',
+        redactionPolicy: REDACTION_POLICY,
       });
     },
   );

@@ -2,6 +2,7 @@ import { PlanSummarySchema } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { fixtureJson, fixtureText, PLANTED_SECRETS } from '../../../test/fixtures.js';
 import { generatePlan } from '../../../test/genPlan.js';
+import { REDACTION_POLICY } from '../redact/maskValues.js';
 import { compileRules } from '../redact/rules.js';
 import { parsePlanText, type SummariseContext, summarisePlan } from './summarisePlan.js';
 
@@ -136,7 +137,12 @@ describe('summarisePlan', () => {
     const plan = fixtureJson('plans/v1.0-tf1.1-drift-only.json') as Record<string, unknown>;
     plan.variables = { leak: { value: 'aws_security_group.ed' } };
     const r = summarisePlan(plan, ctx);
-    expect(r.ok && r.summary).toEqual({ ...ctx, status: 'redaction-failed', reason: 'known-value-variable' });
+    expect(r.ok && r.summary).toEqual({
+      ...ctx,
+      status: 'redaction-failed',
+      reason: 'known-value-variable',
+      redactionPolicy: REDACTION_POLICY,
+    });
     expect(r.ok && r.redactionHit).toBe('known-value-variable');
   });
 

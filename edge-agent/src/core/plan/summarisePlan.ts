@@ -69,6 +69,7 @@ export function redactionFailed(
     reason: rule.slice(0, 200),
     startedAt: ctx.startedAt,
     finishedAt: ctx.finishedAt,
+    redactionPolicy: REDACTION_POLICY,
   };
 }
 
@@ -92,8 +93,10 @@ export function sealSummary(
   if (!byValue.ok) return byValue;
   const byShape = scanForSecrets(withoutTags(allText(summary)), [], rules);
   if (!byShape.ok) return byShape;
-  const canonical = canonicalDetail(summary);
-  const sealed: PlanSummary = opts.hash ? { ...summary, planHash: sha256Hex(canonical) as Sha256 } : summary;
+  // Every result says which policy made it (decision 210); it is part of what the plan hash covers.
+  const stamped: PlanSummary = { ...summary, redactionPolicy: REDACTION_POLICY };
+  const canonical = canonicalDetail(stamped);
+  const sealed: PlanSummary = opts.hash ? { ...stamped, planHash: sha256Hex(canonical) as Sha256 } : stamped;
   return { ok: true, summary: PlanSummarySchema.parse(sealed), canonical };
 }
 
@@ -109,7 +112,6 @@ export function summarisePlan(planJson: unknown, ctx: SummariseContext): Summari
   // Every root-module variable's value inside an instance key becomes its tag (decision 210).
   const masks = maskValues(plan.variables, publicVariables, ctx.fingerprint ?? processFingerprint());
   const summary = maskSummary(buildSummary(plan, { ...ctx, sensitiveNames }), masks);
-  summary.redactionPolicy = REDACTION_POLICY;
   if (ctx.git) summary.git = ctx.git;
   if (ctx.ref) summary.ref = ctx.ref;
   if (ctx.exitCode !== undefined) summary.exitCode = ctx.exitCode;
