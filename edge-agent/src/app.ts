@@ -283,6 +283,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   loop = new SyncLoop({
     engine,
     intervalMs: config.sync.intervalS * 1000,
+    holdS: config.sync.downlinkHoldS,
     backoffBaseMs: config.sync.backoffBaseS * 1000,
     backoffCapMs: config.sync.backoffCapS * 1000,
     setTimer: timer,

@@ -32,6 +32,7 @@ export { type ScopedBatch, type ScopeRefusal, scopeBatch } from './core/scope.js
 export { actsFor, bearerToken } from './http/auth.js';
 export { exchangeTimes, PeerClocks } from './http/clocks.js';
 export { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
+export { DownlinkWaiters } from './http/downlinkWaiters.js';
 export { errorMiddleware } from './http/errorMiddleware.js';
 export { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
 export type { MetricsAccess } from './http/metricsRoute.js';

@@ -86,6 +86,57 @@ describe('HopClient', () => {
     expect(r.ok && r.value.cursor).toBeTruthy();
   });
 
+  it('holds a downlink pull that asks to wait until the site has downlink, and says it held it', async () => {
+    const client = new HopClient({ url, token: TOKEN });
+    const pulling = client.pullDownlink('ship-7', undefined, 10, { waitS: 30 });
+    let answered = false;
+    void pulling.then(() => {
+      answered = true;
+    });
+    for (let i = 0; i < 50 && backend.held.size === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(backend.held.size).toBe(1);
+    expect(answered).toBe(false);
+    const ack = await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never);
+    backend.enqueueDownlink('ship-7', ack.bytes);
+    const r = await pulling;
+    expect(r.ok && r.value.bundles.map(sha256)).toEqual([sha256(ack.bytes)]);
+    expect(r.ok && r.value.held).toBe(true);
+    expect(backend.held.size).toBe(0);
+
+    // Downlink already waiting: answered at once; an abandoned pull frees its hold.
+    backend.enqueueDownlink('ship-7', ack.bytes);
+    const now = await client.pullDownlink('ship-7', undefined, 10, { waitS: 30 });
+    expect(now.ok && now.value.bundles).toHaveLength(2);
+    const stop = new AbortController();
+    const cursor = now.ok ? now.value.cursor : undefined;
+    const abandoned = client.pullDownlink('ship-7', cursor, 10, { waitS: 30, signal: stop.signal });
+    for (let i = 0; i < 50 && backend.held.size === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    stop.abort();
+    expect(await abandoned).toMatchObject({ ok: false });
+    for (let i = 0; i < 50 && backend.held.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(backend.held.size).toBe(0);
+  });
+
+  it('takes an answer at once from an upstream that cannot hold pulls, and says it was not held', async () => {
+    const plain = new MemoryHopBackend({ name: 'old' });
+    plain.addToken(TOKEN, { name: 'ship-7', sites: ['ship-7'] });
+    Object.defineProperty(plain, 'waitForDownlink', { value: undefined });
+    const old = createHopServer(plain, {
+      uploads: { directory: mkdtempSync(join(tmpdir(), 'hop-client-')), maxSize: 1024 },
+    });
+    try {
+      const r = await new HopClient({ url: (await old.listen()).url, token: TOKEN }).pullDownlink(
+        'ship-7',
+        undefined,
+        10,
+        { waitS: 30 },
+      );
+      expect(r.ok && [r.value.bundles.length, r.value.held]).toEqual([0, false]);
+    } finally {
+      await old.close();
+    }
+  });
+
   it('uploads a blob by tus, hands over its URL, and fails for good when the bytes do not match', async () => {
     const client = new HopClient({ url, token: TOKEN });
     const data = randomBytes(300_000);

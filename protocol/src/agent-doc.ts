@@ -71,6 +71,20 @@ export const DocApplySchema = z.object({
   /** Approval ids counted so far, and the distinct approvers they came from. */
   approvalIds: z.array(z.string().max(64)).max(50),
   approvers: z.array(z.string().max(60)).max(50),
+  /**
+   * Approvals of this run the agent refused, each with its own reason and when (agent clock), the
+   * latest 20: what headquarters shows per approval, apart from the run's state (decision 250).
+   */
+  refused: z
+    .array(
+      z.object({
+        approvalId: z.string().max(64),
+        reason: z.string().max(300),
+        at: z.number().int().nonnegative(),
+      }),
+    )
+    .max(20)
+    .optional(),
   quorum: z.number().int().positive().optional(),
   receivedAt: z.number().int().nonnegative(),
   startedAt: z.number().int().nonnegative().optional(),

@@ -34,8 +34,18 @@ export const DownlinkQuerySchema = z.object({
     .regex(/^[0-9]{1,20}$/, 'cursor is the decimal number the previous answer gave')
     .optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
+  /**
+   * Hold the pull open up to this many seconds while the site's downlink is empty (a long poll); the
+   * answer then carries {@link HELD_HEADER}. Servers that cannot hold ignore it and answer at once.
+   */
+  wait: z.coerce.number().int().min(0).max(60).optional(),
 });
 export type DownlinkQuery = z.infer<typeof DownlinkQuerySchema>;
+
+/** Longest hold a downlink pull may ask for, seconds (`wait`). */
+export const MAX_DOWNLINK_WAIT_S = 60;
+/** Answer header of a downlink pull the server held open as asked (`wait`): the seconds it would hold. */
+export const HELD_HEADER = 'driftline-held';
 
 /** Response header carrying the cursor to pass as `after` next time. */
 export const CURSOR_HEADER = 'driftline-cursor';
@@ -48,3 +58,46 @@ export const HealthSchema = z.object({
   time: z.number().int(),
 });
 export type Health = z.infer<typeof HealthSchema>;
+
+/** `GET /v1/peer`: who the bearer token is at this node, and the sites it acts for (`*`: any). */
+export const PEER_PATH = '/v1/peer';
+export const PeerInfoSchema = z.object({
+  name: z.string().max(128),
+  sites: z.array(z.string().max(128)).max(10_000),
+});
+export type PeerInfo = z.infer<typeof PeerInfoSchema>;
+
+/** `POST /v1/status`: a relay's own health, sent upstream with its peer token (shown at the hub). */
+export const STATUS_PATH = '/v1/status';
+/** Largest `POST /v1/status` body read, bytes. */
+export const MAX_STATUS_BYTES = 64 * 1024;
+export const RelayStatusSchema = z.object({
+  /** The relay's clock when it made the status, ms since the epoch. */
+  at: z.number().int().nonnegative(),
+  version: z.string().max(64),
+  custody: z.object({
+    bundles: z.number().int().nonnegative(),
+    bytes: z.number().int().nonnegative(),
+    /** When the oldest bundle still held was taken in (relay clock), or null when none is held. */
+    oldestAt: z.number().int().nonnegative().nullable(),
+  }),
+  /** Bundles the relay's upstreams refused for good since it started, by error code. */
+  upstreamRefusals: z.record(z.string().max(64), z.number().int().nonnegative()),
+  /** Sites whose bundles an upstream refused because this relay's token does not act for them. */
+  sitesRefused: z.array(z.string().max(128)).max(256),
+  /** The sites the relay pulls downlink for, as it learned them (relay.yaml and the hub). */
+  sites: z.array(z.string().max(128)).max(10_000),
+  upstreams: z
+    .array(
+      z.object({
+        name: z.string().max(128),
+        /** The last exchange with it worked. */
+        ok: z.boolean(),
+        /** The last failure's code and message, when the last exchange failed. */
+        code: z.string().max(64).nullable(),
+        message: z.string().max(500).nullable(),
+      }),
+    )
+    .max(32),
+});
+export type RelayStatus = z.infer<typeof RelayStatusSchema>;

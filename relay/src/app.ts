@@ -11,7 +11,7 @@ import { RangeFetcher } from './adapters/http/RangeFetcher.js';
 import { openRelayStore } from './adapters/sqlite/openRelayStore.js';
 import { TusBlobUploader } from './adapters/tus/TusBlobUploader.js';
 import type { RelayConfig, ResolvedUpstream } from './config.js';
-import type { UpstreamSlot } from './core/Forwarder.js';
+import type { ForwardEvent, UpstreamSlot } from './core/Forwarder.js';
 import { forwardRound } from './core/forwardRound.js';
 import { announcedBlobs, publicationFetchStep } from './core/publications/publicationFetch.js';
 import { pullStep } from './core/pullStep.js';
@@ -19,6 +19,7 @@ import { forwardEvents } from './forwardEvents.js';
 import { exposedGc, memoryRelief } from './memoryRelief.js';
 import { createRelayMetrics } from './metrics.js';
 import { type Clock, systemClock } from './ports/Clock.js';
+import { PEER_REFRESH_MS, UpstreamPeers } from './upstreamPeers.js';
 
 export interface RelayDeps {
   clock?: Clock;
@@ -100,7 +101,29 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
   }));
 
   const uploader = new TusBlobUploader(new Map(http.map((h) => [h.name, h.client])));
-  const emit = forwardEvents(metrics, log);
+  // Who this relay is at each upstream and the sites it acts for there; its own health goes up too.
+  const peers = new UpstreamPeers({
+    configured: cfg.sites,
+    upstreams: http,
+    custody,
+    version: backend.version,
+    now,
+    log,
+  });
+  const logEvent = forwardEvents(metrics, log);
+  const emit = (e: ForwardEvent) => {
+    logEvent(e);
+    peers.note(e).catch((err) => log.warn({ err }, 'checking a refusal with upstream failed'));
+  };
+  const peering = new Ticker({
+    step: async () => {
+      await peers.refresh();
+      await peers.report();
+      return PEER_REFRESH_MS;
+    },
+    restMs: PEER_REFRESH_MS,
+    onError: (err) => void log.warn({ err }, 'asking upstream who this relay is failed'),
+  });
   // Dead buffers of the batches and blobs taken in or forwarded are freed now, not 64 MiB later.
   const relieve = memoryRelief({ gc: exposedGc() });
   const forwarding = new Ticker({
@@ -157,11 +180,12 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
       await pullStep(
         custody,
         slots,
-        cfg.sites,
+        peers.sites(),
         now,
         { pageSize: 200, maxPages: 10 },
         (u, s, reason) => log.warn({ upstream: u, site: s, reason }, 'downlink pull failed'),
         (site, items) => {
+          if (items.length > 0) backend.held.notify(site);
           const blobs = announcedBlobs(site, items);
           if (blobs.length === 0) return;
           publicationCache.note(blobs);
@@ -188,10 +212,13 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     tokens,
     registry,
     publicationCache,
+    /** What each upstream says this relay is, and its own health as sent upstream. */
+    peers,
     /** Listens and starts the loops. */
     async start(): Promise<{ url: string; port: number }> {
       const addr = await hop.listen(cfg.listen.port, cfg.listen.host);
       if (slots.length > 0) {
+        peering.start();
         forwarding.start();
         pulling.start();
         fetching.start();
@@ -202,9 +229,10 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     /** Wakes the forwarder now (tests; a new bundle does it by itself). */
     poke: () => forwarding.kick(),
     async stop(): Promise<void> {
-      const loops = [forwarding.stop(), pulling.stop(), fetching.stop()];
+      const loops = [forwarding.stop(), pulling.stop(), fetching.stop(), peering.stop()];
       fetcher.abort();
       for (const h of http) h.client.abort();
+      backend.held.releaseAll();
       await Promise.all([...loops, hop.close()]);
       custody.close();
     },

@@ -26,11 +26,15 @@ export interface Uplink {
   probe(): Promise<UplinkResult<void>>;
   /** `POST /v1/bundles` with a framed batch; one receipt per bundle. */
   postBundles(batch: Uint8Array): Promise<UplinkResult<Receipt[]>>;
-  /** `GET /v1/bundles?for=<site>&after=<cursor>`. */
+  /**
+   * `GET /v1/bundles?for=<site>&after=<cursor>[&wait=<s>]`. With `hold`, an upstream that can holds the
+   * pull open until downlink arrives or `waitS` passes, and says so (`held`); others answer at once.
+   */
   pullDownlink(
     site: string,
     after: string | undefined,
-  ): Promise<UplinkResult<{ bundles: Uint8Array[]; cursor: string }>>;
+    hold?: { waitS: number; signal?: AbortSignal },
+  ): Promise<UplinkResult<{ bundles: Uint8Array[]; cursor: string; held?: boolean }>>;
   /** Resumable upload (tus) of one blob; resumes where an earlier attempt, even in another process, stopped. */
   uploadBlob(
     blob: BlobToUpload,

@@ -10,11 +10,18 @@ import {
   decodeBatch,
   formatClock,
   formatSourceClocks,
+  HELD_HEADER,
+  MAX_DOWNLINK_WAIT_S,
+  PEER_PATH,
+  type PeerInfo,
+  PeerInfoSchema,
   type Receipt,
   ReceiptsResponseSchema,
+  type RelayStatus,
   readCapped,
   readCappedText,
   SOURCE_CLOCKS_HEADER,
+  STATUS_PATH,
   TRUSTED_CLOCK,
 } from '@driftline/protocol';
 import { compressBatch } from '../wire/compress.js';
@@ -151,20 +158,28 @@ export class HopClient {
     return { ok: true, value: { receipts: parsed.data.receipts, bytes: body.length } };
   }
 
-  /** `GET /v1/bundles?for=<site>&after=<cursor>`: one page of a site's downlink and the cursor after it. */
+  /**
+   * `GET /v1/bundles?for=<site>&after=<cursor>[&wait=<s>]`: one page of a site's downlink and the cursor
+   * after it. With `hold`, an upstream that can holds the pull open until downlink arrives (or `waitS`
+   * passes) and says so with `held` ({@link HELD_HEADER}); an older one answers at once.
+   */
   async pullDownlink(
     site: string,
     after: string | undefined,
     limit?: number,
-  ): Promise<HopResult<{ bundles: Uint8Array[]; cursor: string; bytes: number }>> {
+    hold?: { waitS: number; signal?: AbortSignal },
+  ): Promise<HopResult<{ bundles: Uint8Array[]; cursor: string; bytes: number; held: boolean }>> {
     const q = new URLSearchParams({ for: site });
     if (limit !== undefined) q.set('limit', String(limit));
     if (after) q.set('after', after);
-    const r = await this.request(`/v1/bundles?${q}`, {
-      method: 'GET',
-      headers: { accept: BATCH_CONTENT_TYPE, 'accept-encoding': 'br' },
-    });
+    if (hold && hold.waitS > 0) q.set('wait', String(Math.min(Math.round(hold.waitS), MAX_DOWNLINK_WAIT_S)));
+    const r = await this.request(
+      `/v1/bundles?${q}`,
+      { method: 'GET', headers: { accept: BATCH_CONTENT_TYPE, 'accept-encoding': 'br' } },
+      hold?.signal,
+    );
     if (!r.ok) return r;
+    const held = hold !== undefined && r.value.headers.get(HELD_HEADER) !== null;
     const unreadable = (why: string) =>
       failure('bad-answer', `downlink unreadable: ${why} (maxResponseBytes)`, true);
     const read = await readCapped(r.value, this.maxResponseBytes);
@@ -182,7 +197,34 @@ export class HopClient {
     if (!batch.ok) return unreadable(`not a batch: ${batch.error.message}`);
     const cursor = r.value.headers.get(CURSOR_HEADER);
     if (!cursor) return unreadable(`no ${CURSOR_HEADER} header`);
-    return { ok: true, value: { bundles: batch.value, cursor, bytes: read.bytes.length } };
+    return { ok: true, value: { bundles: batch.value, cursor, bytes: read.bytes.length, held } };
+  }
+
+  /** `GET /v1/peer`: who this client's token is upstream and the sites it acts for there. */
+  async peerInfo(): Promise<HopResult<PeerInfo>> {
+    const r = await this.request(PEER_PATH, { method: 'GET', headers: { accept: 'application/json' } });
+    if (!r.ok) return r;
+    const read = await readCappedText(r.value, ERROR_BODY_CAP * 16);
+    let json: unknown = null;
+    try {
+      json = read.ok ? JSON.parse(read.text) : null;
+    } catch {}
+    const parsed = PeerInfoSchema.safeParse(json);
+    if (!parsed.success)
+      return failure('bad-answer', `upstream answered ${PEER_PATH} with something that is not a peer`, true);
+    return { ok: true, value: parsed.data };
+  }
+
+  /** `POST /v1/status`: this relay's own health, for the upstream to keep and show. */
+  async postStatus(status: RelayStatus): Promise<HopResult<void>> {
+    const r = await this.request(STATUS_PATH, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(status),
+    });
+    if (!r.ok) return r;
+    await readCapped(r.value, ERROR_BODY_CAP);
+    return { ok: true, value: undefined };
   }
 
   /** Resumable upload of one blob to `/v1/uploads/` (tus); see {@link TusUpload}. */

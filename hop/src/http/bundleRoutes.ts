@@ -4,6 +4,7 @@ import {
   DownlinkQuerySchema,
   decodeBatch,
   encodeBatch,
+  HELD_HEADER,
   WireError,
 } from '@driftline/protocol';
 import type { Context } from 'koa';
@@ -57,7 +58,23 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
     ctx.type = BATCH_CONTENT_TYPE;
     return;
   }
-  const { bundles, cursor } = await backend.downlink(peer, parsed.data);
+  let { bundles, cursor } = await backend.downlink(peer, parsed.data);
+  const waitS = parsed.data.wait ?? 0;
+  if (waitS > 0 && backend.waitForDownlink) {
+    // A long poll: held while the site has nothing, so control reaches it as soon as it arrives here.
+    ctx.set(HELD_HEADER, String(waitS));
+    if (bundles.length === 0) {
+      const gone = new AbortController();
+      const onClose = () => gone.abort();
+      ctx.req.once('close', onClose);
+      try {
+        await backend.waitForDownlink(parsed.data.for, waitS * 1000, gone.signal);
+      } finally {
+        ctx.req.off('close', onClose);
+      }
+      if (!gone.signal.aborted) ({ bundles, cursor } = await backend.downlink(peer, parsed.data));
+    }
+  }
   let body: Uint8Array = encodeBatch(bundles);
   if (body.length > 1024 && /\bbr\b/.test(ctx.get('accept-encoding'))) {
     body = compressBatch(body);

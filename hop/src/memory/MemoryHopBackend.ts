@@ -8,6 +8,7 @@ import {
   endpointText,
   type Receipt,
 } from '@driftline/protocol';
+import { DownlinkWaiters } from '../http/downlinkWaiters.js';
 import type { BlobReader, FinishedUpload, HopBackend, Peer, SourceClocks } from '../ports/HopBackend.js';
 
 /**
@@ -42,6 +43,14 @@ export class MemoryHopBackend implements HopBackend {
 
   enqueueDownlink(site: string, bundle: Uint8Array): void {
     this.down.push({ seq: ++this.seq, site, bytes: bundle });
+    this.held.notify(site);
+  }
+
+  /** Held downlink pulls (`wait`), woken by `enqueueDownlink`. */
+  readonly held = new DownlinkWaiters();
+
+  waitForDownlink(site: string, ms: number, signal: AbortSignal): Promise<void> {
+    return this.held.wait(site, ms, signal);
   }
 
   async authenticate(token: string): Promise<Peer | null> {

@@ -1,4 +1,4 @@
-import type { ClockEstimate, DownlinkQuery, Receipt } from '@driftline/protocol';
+import type { ClockEstimate, DownlinkQuery, Receipt, RelayStatus } from '@driftline/protocol';
 
 /**
  * What a node (relay or hub) must provide for `@driftline/hop` to serve the hop API
@@ -27,6 +27,13 @@ export interface HopBackend {
   /** Bundles addressed to `query.for` after `query.after`, at least once; `cursor` goes back as `after` next time. */
   downlink(peer: Peer, query: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }>;
 
+  /**
+   * Holds an empty downlink pull that asked to wait (`wait`): resolves when downlink for `site` may have
+   * arrived, `ms` passed, or `signal` aborted (the request went away). Absent: pulls are answered at
+   * once and say nothing of holding (docs/decisions/270-control-first.md).
+   */
+  waitForDownlink?(site: string, ms: number, signal: AbortSignal): Promise<void>;
+
   /** Where completed, verified blobs are read from for `GET /v1/blobs/:sha256`. */
   blobs: BlobReader;
 
@@ -36,6 +43,12 @@ export interface HopBackend {
    * its blob store and records it durably before hop answers the final PATCH.
    */
   uploadFinished(peer: Peer | null, upload: FinishedUpload): Promise<void>;
+
+  /**
+   * Keeps a downstream relay's own health (`POST /v1/status`, already validated), the latest per peer.
+   * Absent: the node keeps none and the route answers 404.
+   */
+  acceptStatus?(peer: Peer, status: RelayStatus): Promise<void>;
 
   /** Readiness for `/v1/health` (e.g. false while the store is migrating). */
   health(): Promise<{ ok: boolean; detail?: string }>;

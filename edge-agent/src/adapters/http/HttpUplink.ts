@@ -76,9 +76,19 @@ export class HttpUplink implements Uplink {
   async pullDownlink(
     site: string,
     after: string | undefined,
-  ): Promise<UplinkResult<{ bundles: Uint8Array[]; cursor: string }>> {
-    const r = await this.client.pullDownlink(site, after);
-    return r.ok ? { ok: true, value: { bundles: r.value.bundles, cursor: r.value.cursor } } : asUplink(r);
+    hold?: { waitS: number; signal?: AbortSignal },
+  ): Promise<UplinkResult<{ bundles: Uint8Array[]; cursor: string; held?: boolean }>> {
+    const r = await this.client.pullDownlink(site, after, undefined, hold);
+    return r.ok
+      ? {
+          ok: true,
+          value: {
+            bundles: r.value.bundles,
+            cursor: r.value.cursor,
+            ...(r.value.held ? { held: true } : {}),
+          },
+        }
+      : asUplink(r);
   }
 
   async uploadBlob(

@@ -70,6 +70,8 @@ export interface PullOutcome {
   /** A hub ack outdated the rejections: the refused changes may go up at once. */
   resumed: boolean;
   errors: string[];
+  /** The upstream held this pull open as asked (it answers `wait`); absent: it did not, or none was asked. */
+  held?: boolean;
 }
 
 /** One push or pull cycle over the agent's upstreams (DESIGN steps 5 and 8). Timers live in the caller. */
@@ -187,7 +189,7 @@ export class SyncEngine {
   }
 
   /** Fetches this site's downlink: hub acks prune, plan requests for listed cells run, others are refused. */
-  async pullOnce(): Promise<PullOutcome> {
+  async pullOnce(hold?: { waitS: number; signal?: AbortSignal }): Promise<PullOutcome> {
     const out: PullOutcome = {
       upstream: null,
       acks: 0,
@@ -200,12 +202,13 @@ export class SyncEngine {
     };
     for (const up of this.deps.uplinks) {
       const cursor = this.deps.store.downlinkCursor(up.url);
-      const r = await up.pullDownlink(this.deps.site, cursor);
+      const r = await up.pullDownlink(this.deps.site, cursor, hold);
       if (!r.ok) {
         out.errors.push(`${up.url}: ${r.error}`);
         continue;
       }
       out.upstream = up.url;
+      if (r.value.held) out.held = true;
       for (const bytes of r.value.bundles) await this.handleDownlink(bytes, out, up.url);
       this.deps.store.setDownlinkCursor(up.url, r.value.cursor);
       return out;

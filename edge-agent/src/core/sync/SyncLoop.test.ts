@@ -109,3 +109,93 @@ describe('SyncLoop', () => {
     expect(h.timers.length).toBe(before);
   });
 });
+
+describe('SyncLoop control first', () => {
+  /** An engine whose blob upload runs until released, and whose pulls say whether they were held. */
+  function busy(held: boolean) {
+    const calls: string[] = [];
+    let release: () => void = () => {};
+    const timers: Array<{ ms: number; fn: () => void; cancelled: boolean }> = [];
+    let uploads = 0;
+    const loop = new SyncLoop({
+      engine: {
+        pushOnce: async () => {
+          calls.push('push');
+          return { kind: 'pushed', upstream: 'u', receipts: [], bytes: 1 };
+        },
+        pullOnce: async (hold) => {
+          calls.push(hold ? `pull(wait ${hold.waitS})` : 'pull');
+          await new Promise((r) => setImmediate(r));
+          return { ...pulledNothing, held: held && hold !== undefined, ...(hold ? { approvals: 1 } : {}) };
+        },
+        uploadBlobsOnce: () => {
+          calls.push('upload');
+          if (uploads++ > 0) return Promise.resolve(0);
+          return new Promise<number>((r) => {
+            release = () => r(1);
+          });
+        },
+      },
+      intervalMs: 30_000,
+      holdS: 25,
+      backoffBaseMs: 1000,
+      backoffCapMs: 8000,
+      setTimer: (ms, fn) => {
+        const t = { ms, fn, cancelled: false };
+        timers.push(t);
+        return () => {
+          t.cancelled = true;
+        };
+      },
+      now: () => 0,
+      random: () => 1,
+      log: { info: () => {}, warn: () => {} },
+    });
+    const settle = async (n = 20) => {
+      for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+    };
+    const fireInterval = async () => {
+      const t = timers.find((x) => !x.cancelled && x.ms === 30_000)!;
+      t.cancelled = true;
+      t.fn();
+      await settle();
+    };
+    return { loop, calls, timers, settle, fireInterval, release: () => release() };
+  }
+
+  it('pulls the downlink beside a long upload, one interval apart, where the upstream cannot hold pulls', async () => {
+    const h = busy(false);
+    h.loop.start();
+    h.timers[0]?.fn();
+    await h.settle();
+    expect(h.calls).toEqual(['push', 'pull', 'upload']);
+    // The upload goes on; an interval later a pull goes out beside it, and another after that.
+    await h.fireInterval();
+    expect(h.calls.slice(3)).toEqual(['pull(wait 25)']);
+    await h.fireInterval();
+    expect(h.calls.slice(3)).toEqual(['pull(wait 25)', 'pull(wait 25)']);
+    h.release();
+    await h.settle();
+    await h.loop.stop();
+  });
+
+  it('keeps a held pull open beside uploads and while idle where the upstream holds them', async () => {
+    const h = busy(true);
+    h.loop.start();
+    h.timers[0]?.fn();
+    await h.settle();
+    // The cycle's own pull says nothing of holding (none asked); pulls beside the upload learn it.
+    await h.fireInterval();
+    await h.settle(40);
+    const held = h.calls.filter((c) => c === 'pull(wait 25)').length;
+    expect(held).toBeGreaterThan(1); // back to back, no interval between them
+    h.release();
+    await h.settle(40);
+    // Idle now: the standing held pull goes on, and the next cycle does not queue a pull of its own.
+    const before = h.calls.length;
+    await h.settle(40);
+    expect(h.calls.slice(before).every((c) => c === 'pull(wait 25)')).toBe(true);
+    expect(h.calls.length).toBeGreaterThan(before);
+    await h.loop.stop();
+  });
+});

@@ -1,5 +1,6 @@
 import { backoffDelay, Ticker } from '@driftline/hop/timing';
-import type { PushOutcome, SyncEngine } from './SyncEngine.js';
+import { DownlinkPulls } from './DownlinkPulls.js';
+import type { PullOutcome, PushOutcome, SyncEngine } from './SyncEngine.js';
 
 export interface SyncLoopDeps {
   engine: Pick<SyncEngine, 'pushOnce' | 'pullOnce' | 'uploadBlobsOnce'>;
@@ -12,6 +13,12 @@ export interface SyncLoopDeps {
   random(): number;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
   onUploadProgress?(sha256: string, sent: number, total: number): void;
+  /**
+   * Seconds an upstream that can is asked to hold a downlink pull open (`sync.downlinkHoldS`); 0 (the
+   * default here) never asks. Pulls go on beside uploads either way (docs/decisions/270-control-first.md).
+   */
+  holdS?: number;
+  now?(): number;
 }
 
 /**
@@ -30,9 +37,20 @@ export class SyncLoop {
   private readonly abort = new AbortController();
   /** Runs `cycle` one at a time, each after the wait the last one answered (hop's one kick-and-timer loop). */
   private readonly ticker: Ticker;
+  /** The downlink's pulls: one at a time, beside uploads, and held open where the upstream can. */
+  private readonly pulls: DownlinkPulls;
+  /** A standing held pull is open (the cycle then does not pull itself). */
+  private standingRun: Promise<number> | null = null;
   lastOutcome: PushOutcome | null = null;
 
   constructor(private readonly deps: SyncLoopDeps) {
+    this.pulls = new DownlinkPulls({
+      engine: deps.engine,
+      intervalMs: deps.intervalMs,
+      holdS: deps.holdS ?? 0,
+      setTimer: deps.setTimer,
+      now: deps.now ?? Date.now,
+    });
     this.ticker = new Ticker({
       step: () => this.cycle(),
       restMs: deps.intervalMs,
@@ -64,9 +82,10 @@ export class SyncLoop {
     try {
       // Push and pull travel together: over a long delay that is one round trip per cycle, not two.
       // While the link is down only the push (a probe) goes out.
+      // A standing held pull covers the downlink: the cycle does not queue a pull behind it.
       const [pushed, pulled] = await Promise.all([
         this.deps.engine.pushOnce(),
-        this.failures === 0 ? this.deps.engine.pullOnce() : Promise.resolve(null),
+        this.failures === 0 && !this.standingRun ? this.pulls.pull() : Promise.resolve(null),
       ]);
       this.lastOutcome = pushed;
       if (pushed.kind === 'unreachable') {
@@ -80,7 +99,7 @@ export class SyncLoop {
       } else {
         const wasDown = this.failures > 0;
         this.failures = 0;
-        const pull = pulled ?? (wasDown ? await this.deps.engine.pullOnce() : null);
+        const pull = pulled ?? (wasDown ? await this.pulls.pull() : null);
         if (pull && pull.errors.length > 0)
           this.deps.log.warn({ errors: pull.errors }, 'downlink pull failed');
         // A rejected agent pushes again at the rejection's retry time, or at once when a hub ack shows
@@ -93,14 +112,18 @@ export class SyncLoop {
             const first = asked++ === 0;
             return this.resultWaiting && (!first || this.blobsWaited === 0);
           };
-          const sent = await this.deps.engine.uploadBlobsOnce(
+          const uploading = this.deps.engine.uploadBlobsOnce(
             this.deps.onUploadProgress,
             this.abort.signal,
             yieldToResults,
           );
+          // Control first: the downlink is pulled beside a long upload, not after it.
+          if (!this.standingRun) void this.pulls.whileBusy(uploading, (o) => this.pulled(o));
+          const sent = await uploading;
           this.blobsWaited = sent === 0 && this.resultWaiting ? this.blobsWaited + 1 : 0;
         }
         if (this.resultWaiting && pushed.kind !== 'held') next = 0;
+        this.keepStanding();
       }
     } catch (e) {
       next = backoffDelay(++this.failures, this.deps.backoffBaseMs, this.deps.backoffCapMs, this.deps.random);
@@ -109,10 +132,31 @@ export class SyncLoop {
     return next;
   }
 
+  /** What a pull beside the cycle brought: a lifted rejection brings the next push forward. */
+  private pulled(o: PullOutcome): void {
+    if (o.errors.length > 0) this.deps.log.warn({ errors: o.errors }, 'downlink pull failed');
+    if (o.resumed) this.ticker.kick();
+  }
+
+  /** Opens a standing held pull once the upstream has shown it holds pulls and the link works. */
+  private keepStanding(): void {
+    if (this.standingRun || this.stopped || !this.pulls.holds || this.failures > 0) return;
+    this.standingRun = this.pulls
+      .standing(
+        () => this.failures === 0,
+        (o) => this.pulled(o),
+      )
+      .finally(() => {
+        this.standingRun = null;
+      });
+  }
+
   /** Stops after the current cycle; an upload in progress is paused (it resumes on the next start). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.pulls.stop();
     this.abort.abort();
     await this.ticker.stop();
+    await this.standingRun;
   }
 }

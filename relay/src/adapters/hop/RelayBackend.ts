@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type BlobReader,
+  DownlinkWaiters,
   type FinishedUpload,
   type HopBackend,
   type Peer,
@@ -114,6 +115,13 @@ export class RelayBackend implements HopBackend {
     });
     if (outcomes.includes('stored')) this.onWork();
     return scoped.complete(receipts);
+  }
+
+  /** Held downlink pulls; `app` notifies a site after each page of its downlink is committed. */
+  readonly held = new DownlinkWaiters();
+
+  waitForDownlink(site: string, ms: number, signal: AbortSignal): Promise<void> {
+    return this.held.wait(site, ms, signal);
   }
 
   async downlink(peer: Peer, q: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }> {
