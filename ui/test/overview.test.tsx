@@ -73,14 +73,16 @@ describe('fleet overview', () => {
     const items = within(section)
       .getAllByRole('listitem')
       .map((li) => li.textContent ?? '');
+    // The unreachable site is one row of its own (its stale cell is not listed again), then the cells.
     expect(items.map((t) => t.split(/\s+/).slice(0, 3).join(' '))).toEqual([
+      '⌁ unreachable polar-1:',
       '✕ failed lab',
       '✕ failed ship-7',
       '⊘ stuck lock',
       '≈ drift ship-7',
-      '◔ stale polar-1',
       '⧖ blocked lab',
     ]);
+    expect(items[0]).toContain('polar-1: 2 cells, unreachable, last heard 3 d ago');
     expect(items[5]).toContain('needs registry.terraform.io/hashicorp/aws 5.31.0 linux_amd64');
     const blocked = within(section).getByRole('link', { name: 'lab · prod / iam' });
     expect(blocked.getAttribute('href')).toBe('?view=cell&site=lab&env=prod&comp=iam');

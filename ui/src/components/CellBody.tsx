@@ -1,4 +1,5 @@
 import type { MatrixCell } from '@driftline/protocol';
+import { contactText } from '../core/contact.js';
 import { isStale } from '../core/stale.js';
 import { formatLag } from '../core/time.js';
 import { RelTime } from './RelTime.js';
@@ -15,6 +16,7 @@ export function CellBody({
   unreachableSince: string | null;
 }) {
   const stale = isStale(cell, now);
+  const contact = contactText(cell, now);
   return (
     <div class={`cell-body${stale ? ' is-stale' : ''}${cell.siteUnreachable ? ' is-unreachable' : ''}`}>
       {cell.siteUnreachable ? (
@@ -28,6 +30,7 @@ export function CellBody({
           ) : null}
         </span>
       ) : null}
+      {contact ? <span class={`mark mark-${cell.contact}`}>{contact}</span> : null}
       <StatusBadge status={cell.status} counts={cell.counts} reason={cell.reason} />
       {cell.plannedAt ? (
         <span class="age">

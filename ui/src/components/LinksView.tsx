@@ -1,5 +1,6 @@
 import type { FleetSite, PublicationListItem, SiteDetail } from '@driftline/protocol';
-import { linkFromDetail, linkSentence, nextWindow } from '../core/link.js';
+import { contactNow } from '../core/contact.js';
+import { linkFromDetail, linkSentence, liveLink, nextWindow } from '../core/link.js';
 import { formatBytes, pendingAt } from '../core/publications.js';
 import type { Route } from '../core/route.js';
 import { formatAbsolute, formatAgo, formatDuration } from '../core/time.js';
@@ -21,8 +22,55 @@ export function bytesPendingDown(
   return pendingAt(publications, site).reduce((n, r) => n + Math.max(0, r.size - r.bytes), 0);
 }
 
-/** The next contact window as text: `in 12 min (at …)`, the declared text when not cron, or unknown. */
-export function NextWindow({ windows, now }: { windows: readonly string[]; now: number }) {
+/**
+ * The next contact window from the site's plan: `in 3 min · declared` or `in 3 min · predicted (80 %)`,
+ * with the windows in its title. From older hubs (no plan), the agents' declared cron windows.
+ */
+export function NextWindow({ s, now }: { s: Pick<FleetSite, 'contact' | 'contactWindows'>; now: number }) {
+  const plan = s.contact;
+  if (plan && plan.source !== 'none') {
+    const which =
+      plan.source === 'declared'
+        ? 'declared'
+        : `predicted, ${Math.round((plan.confidence ?? 0) * 100)} % confidence${plan.judged ? '' : ' (too low to judge by)'}`;
+    const title = `${plan.source}: ${plan.windows.join('; ')}`;
+    const next =
+      contactNow(s as FleetSite, now)?.next?.start ??
+      (plan.nextWindowAt ? Date.parse(plan.nextWindowAt) : null);
+    if (next === null) return <span title={title}>none ahead · {which}</span>;
+    const iso = new Date(next).toISOString();
+    return (
+      <span title={title}>
+        <time dateTime={iso} title={formatAbsolute(iso)}>
+          {formatAgo(iso, now)}
+        </time>{' '}
+        · {which}
+      </span>
+    );
+  }
+  return <DeclaredWindow windows={s.contactWindows} now={now} />;
+}
+
+/** The last window that opened, from the site's plan: `3 min ago, for 40 s`. */
+export function LastWindow({ s, now }: { s: Pick<FleetSite, 'contact'>; now: number }) {
+  const plan = s.contact;
+  const j = plan ? contactNow(s as FleetSite, now) : null;
+  const start = j?.last?.start ?? (plan?.lastWindowAt ? Date.parse(plan.lastWindowAt) : null);
+  const end = j?.last?.end ?? (plan?.lastWindowEndsAt ? Date.parse(plan.lastWindowEndsAt) : null);
+  if (start === null || end === null) return <span class="muted">{dash}</span>;
+  const iso = new Date(start).toISOString();
+  return (
+    <span>
+      <time dateTime={iso} title={formatAbsolute(iso)}>
+        {formatAgo(iso, now)}
+      </time>
+      , {end > now ? 'open now' : `for ${formatDuration(end - start)}`}
+    </span>
+  );
+}
+
+/** The agents' declared windows without a plan from the hub: the next cron time, or the text as declared. */
+function DeclaredWindow({ windows, now }: { windows: readonly string[]; now: number }) {
   if (windows.length === 0) return <span class="muted">not declared</span>;
   const next = nextWindow(windows, now);
   if (next === null) return <span>as declared: {windows.join('; ')}</span>;
@@ -54,7 +102,10 @@ export function LinkCells({
           : dash}
       </td>
       <td>
-        <NextWindow windows={s.contactWindows} now={now} />
+        <NextWindow s={s} now={now} />
+      </td>
+      <td>
+        <LastWindow s={s} now={now} />
       </td>
       <td>
         {s.agentsHeardFrom} of {s.agents}
@@ -71,7 +122,8 @@ export const LINK_HEADINGS = [
   'why',
   'last contact',
   'expected contact',
-  'next declared window',
+  'next window',
+  'last window',
   'agents heard from',
   'results queued at site',
   'oldest unsent result',
@@ -83,9 +135,11 @@ export const LINK_HEADINGS = [
 export function LinkNotes() {
   return (
     <p class="muted small">
-      Next windows are the agents' declared contact windows; the relay's own contact plan is not known to the
-      hub. Bytes waiting to go up are not reported by agents: "results queued" counts them instead.
-      Publications pending down are files published to the site and not yet placed there.
+      Next windows are the site's contact plan: declared (by its agents or in the hub's config) or predicted
+      from its contact history, with the confidence of the prediction; the relay's own contact plan is not
+      known to the hub. Between windows a site reads "waiting for window", not "link down". Bytes waiting to
+      go up are not reported by agents: "results queued" counts them instead. Publications pending down are
+      files published to the site and not yet placed there.
     </p>
   );
 }
@@ -104,8 +158,11 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
       </p>
     );
   const b = publications.state === 'ok' ? publications.data.publications : null;
-  const rank = (s: FleetSite) => ['link-down', 'never-heard', 'no-plan-yet', 'ok'].indexOf(s.link);
-  const sites = [...fleet.data.sites].sort((x, y) => rank(x) - rank(y) || (x.site < y.site ? -1 : 1));
+  const rank = (s: FleetSite) =>
+    ['link-down', 'overdue', 'never-heard', 'no-plan-yet', 'waiting', 'ok'].indexOf(s.link);
+  const sites = fleet.data.sites
+    .map((s) => liveLink(s, now))
+    .sort((x, y) => rank(x) - rank(y) || (x.site < y.site ? -1 : 1));
   return (
     <section aria-labelledby="links-title">
       <h1 id="links-title" class="view-title">
@@ -143,7 +200,7 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
 export function SiteLink({ detail, now }: { detail: SiteDetail; now: number }) {
   const { api } = useServices();
   const [publications] = useLoad(() => api.publications(detail.site), [api, detail.site]);
-  const s = linkFromDetail(detail);
+  const s = liveLink(linkFromDetail(detail), now);
   return (
     <>
       <h2>Link</h2>

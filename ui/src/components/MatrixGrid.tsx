@@ -1,5 +1,6 @@
 // biome-ignore-all lint/a11y/useSemanticElements: a windowed grid positions rows and columns itself, which <table> layout cannot do; the ARIA grid roles carry the semantics
 // biome-ignore-all lint/a11y/useFocusableInteractive: in the ARIA grid pattern only cells take focus (roving tabindex), never rows or headers
+import type { MatrixCell } from '@driftline/protocol';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CellStore } from '../core/cellStore.js';
 import { type GridPos, moveInGrid } from '../core/gridNav.js';
@@ -26,6 +27,8 @@ export interface MatrixGridProps {
   version: number;
   now: number;
   unreachableSince: (site: string) => string | null;
+  /** The cell as its site's contact plan reads it now (core/contact.ts); absent: as the hub sent it. */
+  judge?: (cell: MatrixCell) => MatrixCell;
   pivot: string | null;
   onOpenCell: (site: string, environment: string, component: string) => void;
   onOpenRow: (key: string) => void;
@@ -186,7 +189,8 @@ export function MatrixGrid(p: MatrixGridProps) {
     for (let j = c0; j < c1; j++) {
       const col = layout.columns[j]!;
       const at = cellAt(row, col);
-      const cell = p.store.get(at.site, col.environment, at.component);
+      const stored = p.store.get(at.site, col.environment, at.component);
+      const cell = stored && p.judge ? p.judge(stored) : stored;
       const shown = cell && matchesFilters(cell, p.filters, p.now) ? cell : null;
       const tone = shown ? statusLook(shown.status).tone : 'st-none';
       const marks = shown
@@ -248,7 +252,8 @@ export function MatrixGrid(p: MatrixGridProps) {
   const tipRow = tip ? layout.rows[tip.row] : undefined;
   const tipCol = tip ? layout.columns[tip.col - 1] : undefined;
   const tipAt = tipRow && tipCol ? cellAt(tipRow, tipCol) : null;
-  const tipData = tipAt && tipCol ? p.store.get(tipAt.site, tipCol.environment, tipAt.component) : null;
+  const tipStored = tipAt && tipCol ? p.store.get(tipAt.site, tipCol.environment, tipAt.component) : null;
+  const tipData = tipStored && p.judge ? p.judge(tipStored) : tipStored;
 
   return (
     <>

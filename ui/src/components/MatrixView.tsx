@@ -1,4 +1,5 @@
 import { useMemo } from 'preact/hooks';
+import { cellAgainstPlan } from '../core/contact.js';
 import { layoutMatrix } from '../core/matrix.js';
 import type { Filters, Route } from '../core/route.js';
 import { useMatrixData } from '../hooks/useMatrixData.js';
@@ -88,7 +89,11 @@ export function MatrixView({ filters, pivot, go }: Props) {
                 · reading the matrix, part {data.progress.done + 1} of {data.progress.total}…
               </span>
             ) : null}
-            <span class="legend"> · ◔ stale · ⌁ site unreachable · hover or focus a tile for its detail</span>
+            <span class="legend">
+              {' '}
+              · ◔ stale · ◌ waiting for its contact window · ! overdue (a window passed without contact) · ⌁
+              site unreachable · hover or focus a tile for its detail
+            </span>
           </p>
           {layout.cellCount === 0 ? (
             <p>{ref ? `No cells plan ref ${ref} with these filters.` : 'No cells match these filters.'}</p>
@@ -101,6 +106,7 @@ export function MatrixView({ filters, pivot, go }: Props) {
               now={clockNow}
               pivot={pivot}
               unreachableSince={(site) => data.sites.get(site)?.lastContactAt ?? null}
+              judge={(c) => cellAgainstPlan(c, data.sites.get(c.site), clockNow)}
               onOpenCell={(site, environment, component) =>
                 go({ view: 'cell', site, environment, component, status: null, ...(ref ? { ref } : {}) })
               }

@@ -4,7 +4,11 @@ import {
   type AttentionKind,
   type CellStatus,
   type FleetResponse,
+  type SilentSite,
+  silentSite,
 } from '@driftline/protocol';
+import { nextInText } from '../core/contact.js';
+import { liveLink } from '../core/link.js';
 import { type Filters, NO_FILTERS, type Route } from '../core/route.js';
 import { statusLook, statusText } from '../core/status.js';
 import { formatAbsolute, formatAgo } from '../core/time.js';
@@ -122,11 +126,25 @@ function Attention({ f, now, go }: { f: FleetResponse; now: number; go: Go }) {
   const shown = new Map<AttentionKind, number>();
   for (const a of f.attention) shown.set(a.kind, (shown.get(a.kind) ?? 0) + 1);
   const total = ATTENTION_KINDS.reduce((n, k) => n + f.attentionCounts[k], 0);
+  // Judged again at `now`: a site waiting for its window turns overdue without a new answer from the hub.
+  const silent = f.sites
+    .map((s) => silentSite(liveLink(s, now)))
+    .filter((s): s is SilentSite => s !== null)
+    .sort(
+      (a, b) => SILENT_ORDER.indexOf(a.state) - SILENT_ORDER.indexOf(b.state) || (a.site < b.site ? -1 : 1),
+    );
   return (
     <section aria-labelledby="attention-title" class="ov-attention">
       <h2 id="attention-title">
         Needs attention <span class="muted small">({total.toLocaleString('en')}, worst first)</span>
       </h2>
+      {silent.length > 0 ? (
+        <ol class="attention silent-sites" aria-label="Silent sites">
+          {silent.map((s) => (
+            <SilentSiteRow key={s.site} s={s} now={now} go={go} />
+          ))}
+        </ol>
+      ) : null}
       {total === 0 ? (
         <p>Nothing failed, stuck, drifted, stale or blocked.</p>
       ) : (
@@ -149,6 +167,37 @@ function Attention({ f, now, go }: { f: FleetResponse; now: number; go: Go }) {
         ))}
       </p>
     </section>
+  );
+}
+
+const SILENT_ORDER: readonly SilentSite['state'][] = ['unreachable', 'overdue', 'waiting'];
+
+/** `1 cell`, `19 cells`. */
+export const cellsText = (n: number) => `${n.toLocaleString('en')} ${n === 1 ? 'cell' : 'cells'}`;
+
+/** A silent site's one attention row: `polar-1: 19 cells, waiting for window in 3 min`. */
+export function silentSiteText(s: SilentSite, now: number): string {
+  const next = nextInText(s.nextWindowAt, now);
+  switch (s.state) {
+    case 'waiting':
+      return `${s.site}: ${cellsText(s.cells)}, waiting for window ${next.replace(/^next /, '')}`;
+    case 'overdue':
+      return `${s.site}: ${cellsText(s.cells)}, overdue: ${s.missedWindows} ${s.missedWindows === 1 ? 'window' : 'windows'} passed without contact, ${next}`;
+    case 'unreachable':
+      return `${s.site}: ${cellsText(s.cells)}, unreachable${s.lastContactAt ? `, last heard ${formatAgo(s.lastContactAt, now)}` : ''}`;
+  }
+}
+
+function SilentSiteRow({ s, now, go }: { s: SilentSite; now: number; go: Go }) {
+  const tone = s.state === 'waiting' ? 'st-nodata' : 'st-failed';
+  const icon = s.state === 'waiting' ? '◌' : s.state === 'overdue' ? '!' : '⌁';
+  return (
+    <li class={`att att-silent att-${s.state}`}>
+      <span class={`att-kind ${tone}`}>
+        <span aria-hidden="true">{icon}</span> {s.state === 'waiting' ? 'silent' : s.state}
+      </span>{' '}
+      <a {...linkProps({ view: 'site', site: s.site }, go)}>{silentSiteText(s, now)}</a>
+    </li>
   );
 }
 

@@ -1,4 +1,5 @@
 import type { MatrixCell } from '@driftline/protocol';
+import { contactText } from '../core/contact.js';
 import { isStale } from '../core/stale.js';
 import { statusLook, statusText } from '../core/status.js';
 import { shortCommit, tileAge, tileText } from '../core/tile.js';
@@ -15,6 +16,7 @@ export function TileFace({ cell, now }: { cell: MatrixCell; now: number }) {
       <span class="t-age">
         {stale ? '◔ ' : ''}
         {cell.siteUnreachable ? '⌁ ' : ''}
+        {cell.contact === 'waiting' ? '◌ ' : cell.contact === 'overdue' ? '! ' : ''}
         {tileAge(cell.plannedAt, now)}
       </span>
     </span>
@@ -85,6 +87,12 @@ export function TileDetail({
         <span class="d-line mark-stale">
           <Sep />
           stale: older than twice its expected interval
+        </span>
+      ) : null}
+      {contactText(cell, now) ? (
+        <span class={`d-line mark-${cell.contact}`}>
+          <Sep />
+          {contactText(cell, now)}
         </span>
       ) : null}
       {cell.siteUnreachable ? (

@@ -1,4 +1,5 @@
 import { type FleetSite, linkState, type SiteDetail } from '@driftline/protocol';
+import { contactNow, nextInText } from './contact.js';
 import { nextCronTime } from './cron.js';
 import { formatAgo } from './time.js';
 
@@ -28,11 +29,15 @@ export function linkFromDetail(s: SiteDetail): FleetSite {
     upstream: s.upstream,
     contactWindows: s.contactWindows,
     link: linkState(s, withData),
+    ...(s.contact ? { contact: s.contact } : {}),
   };
 }
 
 /** Why a site shows what it shows, in words: `enrolled, never heard from`, `link down since 3 h ago`. */
-export function linkSentence(s: Pick<FleetSite, 'link' | 'lastContactAt'>, nowMs: number): string {
+export function linkSentence(
+  s: Pick<FleetSite, 'link' | 'lastContactAt'> & { contact?: FleetSite['contact'] },
+  nowMs: number,
+): string {
   switch (s.link) {
     case 'never-heard':
       return 'enrolled, never heard from';
@@ -42,7 +47,47 @@ export function linkSentence(s: Pick<FleetSite, 'link' | 'lastContactAt'>, nowMs
       return `link down since ${s.lastContactAt ? formatAgo(s.lastContactAt, nowMs) : 'ever'}`;
     case 'ok':
       return 'in contact';
+    case 'waiting':
+      return `waiting for window · ${nextInText(s.contact?.nextWindowAt, nowMs)}`;
+    case 'overdue': {
+      const n = s.contact?.missedWindows ?? 1;
+      return `overdue: ${n} ${n === 1 ? 'window' : 'windows'} passed without contact`;
+    }
   }
+}
+
+/**
+ * The site's link state at `now`, its contact plan judged again in the browser: a site waiting for its
+ * window turns overdue when the window passes, without a new answer from the hub.
+ */
+export function liveLink(s: FleetSite, nowMs: number): FleetSite {
+  const j = contactNow(s, nowMs);
+  if (!j || s.link === 'never-heard') return s;
+  const link =
+    j.state === 'unreachable'
+      ? 'link-down'
+      : j.state === 'overdue'
+        ? 'overdue'
+        : s.link === 'no-plan-yet'
+          ? 'no-plan-yet'
+          : j.state === 'waiting'
+            ? 'waiting'
+            : 'ok';
+  return {
+    ...s,
+    link,
+    unreachable: j.state === 'unreachable',
+    ...(s.contact
+      ? {
+          contact: {
+            ...s.contact,
+            state: j.state,
+            missedWindows: j.missed,
+            nextWindowAt: j.next ? new Date(j.next.start).toISOString() : null,
+          },
+        }
+      : {}),
+  };
 }
 
 /** The next declared contact window: the earliest next time of the cron windows, else null. */

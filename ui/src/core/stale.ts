@@ -6,6 +6,8 @@ import type { MatrixCell } from '@driftline/protocol';
  */
 export function isStale(cell: MatrixCell, nowMs: number): boolean {
   if (cell.stale) return true;
+  // Judged against its site's contact plan (core/contact.ts): silence between windows ages nothing.
+  if (cell.contact) return false;
   if (!cell.plannedAt || !cell.expectedIntervalS) return false;
   return nowMs - Date.parse(cell.plannedAt) > 2 * cell.expectedIntervalS * 1000;
 }

@@ -1,4 +1,5 @@
 import type { CellStatus, MatrixCell, PlanCounts } from '@driftline/protocol';
+import { contactText } from './contact.js';
 import { isStale } from './stale.js';
 import { statusText } from './status.js';
 import { formatAbsolute, formatAgo, formatDuration, formatLag } from './time.js';
@@ -51,6 +52,8 @@ export function tileSentence(cell: MatrixCell, nowMs: number, unreachableSince: 
     .join(' ');
   if (refText) parts.push(refText);
   if (isStale(cell, nowMs)) parts.push('stale: older than twice its expected interval');
+  const contact = contactText(cell, nowMs);
+  if (contact) parts.push(contact);
   if (cell.siteUnreachable)
     parts.push(
       `last known — site unreachable${unreachableSince ? ` since ${formatAgo(unreachableSince, nowMs)}` : ''}`,

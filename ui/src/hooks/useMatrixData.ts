@@ -7,7 +7,7 @@ import type { MatrixPart } from '../ports/Api.js';
 import { useServices } from '../services.js';
 
 /** What a site row needs beside its cells: whether and since when it is unreachable. */
-export type SiteFacts = Pick<SiteSummary, 'site' | 'lastContactAt' | 'unreachable'>;
+export type SiteFacts = Pick<SiteSummary, 'site' | 'lastContactAt' | 'unreachable' | 'contact'>;
 
 export interface MatrixData {
   store: CellStore;
