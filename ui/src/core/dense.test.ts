@@ -82,7 +82,9 @@ describe('fleet summary', () => {
     ]);
     // The unreachable site's stale cell is counted, and listed once as the site's row, not per cell.
     expect(f.attentionCounts.stale).toBe(1);
-    expect(f.silentSites).toEqual([expect.objectContaining({ site: 'polar-1', cells: 2, state: 'unreachable' })]);
+    expect(f.silentSites).toEqual([
+      expect.objectContaining({ site: 'polar-1', cells: 2, state: 'unreachable' }),
+    ]);
     expect(f.environments.map((e) => [e.environment, e.cells, e.unreachable])).toEqual([
       ['prod', 6, 1],
       ['staging', 4, 1],
