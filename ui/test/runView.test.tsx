@@ -76,3 +76,37 @@ describe('run view before its detail arrives', () => {
     expect(screen.queryByRole('note')).toBeNull();
   });
 });
+
+describe('run view: masked addresses (decision 210)', () => {
+  it('shows the masked address as it came and says why on hover, with the policy the run was made under', async () => {
+    const hub = new MockHub(smallWorld());
+    const detail = runDetail(replaced, true);
+    const masked = 'aws_iam_user.u["user-\u27E8db_password:3f9a1c\u27E9"]';
+    const withMask = {
+      ...detail,
+      detailState: 'arrived',
+      summary: {
+        ...detail.summary,
+        redactionPolicy: '2',
+        resources: [
+          { address: masked, type: 'aws_iam_user', actions: ['create'], drift: false, changedAttributes: [] },
+          {
+            address: 'aws_iam_user.plain',
+            type: 'aws_iam_user',
+            actions: ['create'],
+            drift: false,
+            changedAttributes: [],
+          },
+        ],
+      },
+    };
+    hub.addRuns([replaced], [RunDetailSchema.parse(withMask)]);
+    teardown = renderApp(hub, `?view=run&run=${replaced.runId}`).teardown;
+    await screen.findByRole('heading', { name: 'Proposed changes' });
+    const code = screen.getByText(masked);
+    expect(code.getAttribute('title')).toContain('value of var.db_password');
+    expect(code.getAttribute('title')).toContain('redaction.publicVariables');
+    expect(screen.getByText('aws_iam_user.plain').getAttribute('title')).toBeNull();
+    expect(screen.getByText('policy 2')).toBeTruthy();
+  });
+});

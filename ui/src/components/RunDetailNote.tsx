@@ -1,4 +1,5 @@
 import type { PlanSummary, RunDetail, RunDetailState } from '@driftline/protocol';
+import { maskedTitle } from '../core/masked.js';
 import { countsSentence } from '../core/status.js';
 
 /** The detail state of a run, also from a hub that only says `detailAvailable`. */
@@ -60,7 +61,7 @@ export function RunDetailNote({
           <ul>
             {named.map((r) => (
               <li key={`${r.drift}/${r.address}`}>
-                <code>{r.address}</code> {r.drift ? '(drift) ' : ''}
+                <code title={maskedTitle(r.address)}>{r.address}</code> {r.drift ? '(drift) ' : ''}
                 <span class="muted small">{r.actions.join(', ')}</span>
               </li>
             ))}

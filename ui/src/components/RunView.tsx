@@ -1,4 +1,5 @@
 import type { ResourceChange } from '@driftline/protocol';
+import { maskedTitle } from '../core/masked.js';
 import type { Route } from '../core/route.js';
 import { countsSentence } from '../core/status.js';
 import { formatLag } from '../core/time.js';
@@ -39,9 +40,12 @@ function ResourceTable({
             {resources.map((r) => (
               <tr key={r.address}>
                 <td>
-                  <code>{r.address}</code>
+                  <code title={maskedTitle(r.address)}>{r.address}</code>
                   {r.previousAddress ? (
-                    <span class="muted small"> (moved from {r.previousAddress})</span>
+                    <span class="muted small" title={maskedTitle(r.previousAddress)}>
+                      {' '}
+                      (moved from {r.previousAddress})
+                    </span>
                   ) : null}
                   {r.reason ? <span class="muted small"> — {r.reason}</span> : null}
                 </td>
@@ -54,6 +58,13 @@ function ResourceTable({
       )}
     </>
   );
+}
+
+/** What the redaction policy a run was made under means for its addresses. */
+function policyTitle(policy: string | undefined): string {
+  return policy === undefined || policy === '1'
+    ? 'Made before variable values were masked: addresses may differ from later runs only because later ones mask them.'
+    : 'Every variable value not named public is masked in addresses (⟨name:tag⟩), so an address that differs from a policy-1 run may be a masked key, not a renamed resource.';
 }
 
 /**
@@ -129,6 +140,8 @@ export function RunView({ runId, go }: { runId: string; go: (r: Route) => void }
             <dd>{s.exitCode}</dd>
           </>
         ) : null}
+        <dt>Redaction</dt>
+        <dd title={policyTitle(s.redactionPolicy)}>policy {s.redactionPolicy ?? '1'}</dd>
       </dl>
       {s.reason ? (
         <section class="failure" aria-label="Failure">
