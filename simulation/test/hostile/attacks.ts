@@ -1,4 +1,5 @@
-import type { Attack, HopResponse } from './hostileProxy.js';
+import { decodeBatch, encodeBatch } from '@driftline/protocol';
+import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileProxy.js';
 
 /** The attacks of issue 29 part A, one factory each; every attack counts what it did. */
 
@@ -34,6 +35,37 @@ export function fakeTusCompletion(): Attack & { completed: number } {
       if (req.method === 'HEAD')
         return answer(200, { ...TUS, 'upload-offset': String(u.offset), 'upload-length': String(u.length) });
       return answer(204, TUS); // DELETE: "terminated"
+    },
+  };
+  return attack;
+}
+
+/**
+ * (b) Altered downlink copies with genuine ids: every bundle of a downlink page keeps its header (id,
+ * kind, destination) and gets one byte of its hub signature flipped. `altered` counts the copies.
+ */
+export function alteredDownlink(): Attack & { altered: number } {
+  const attack = {
+    name: 'altered downlink copies',
+    altered: 0,
+    onRequest(req: HopRequest): RequestVerdict {
+      if (req.method !== 'GET' || !req.path.startsWith('/v1/bundles?')) return undefined;
+      // Plain bytes back, so the copies can be rewritten without recompressing.
+      const { 'accept-encoding': _drop, ...headers } = req.headers;
+      return { forward: { ...req, headers } };
+    },
+    onResponse(req: HopRequest, res: HopResponse): HopResponse | undefined {
+      if (req.method !== 'GET' || !req.path.startsWith('/v1/bundles?') || res.status !== 200)
+        return undefined;
+      const batch = decodeBatch(new Uint8Array(res.body));
+      if (!batch.ok || batch.value.length === 0) return undefined;
+      const copies = batch.value.map((b) => {
+        const c = Uint8Array.from(b);
+        c[c.length - 1] = (c[c.length - 1] ?? 0) ^ 0x5a; // the last byte of the Ed25519 signature
+        attack.altered++;
+        return c;
+      });
+      return { ...res, body: Buffer.from(encodeBatch(copies)) };
     },
   };
   return attack;
