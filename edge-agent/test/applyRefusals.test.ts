@@ -143,10 +143,30 @@ describe('approvals the agent refuses: recorded with a reason, nothing applied',
     expect(serial(h, 'vpc')).toBe(0);
     expect(existsSync(join(h.dir, 'data', 'plans', `${runId}.tfplan`))).toBe(true);
     expect(doc(h).applies?.[runId]?.state).toBe('refused');
+    // Each refused approval is listed once, with its own reason (decision 250).
+    const refused = doc(h).applies?.[runId]?.refused ?? [];
+    expect(new Set(refused.map((x) => x.approvalId)).size).toBe(refused.length);
+    expect(refused.map((x) => x.reason)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^unknown approver/),
+        expect.stringMatching(/^malformed: approver/),
+        expect.stringMatching(/^wrong hash: /),
+        'ref not allowed: pr/1 is not in apply.refs of vpc',
+      ]),
+    );
     await approve(h, claimsFor(h, runId));
     const a = await settles(h, runId, (x) => x.state === 'applied');
     expect(a.approvalIds).toHaveLength(1);
     expect(serial(h, 'vpc')).toBe(1);
+    expect(a.refused).toEqual(refused);
+    // A refusal after the apply is listed for its approval and leaves the run applied.
+    const late = { claims: claimsFor(h, runId) };
+    const after = await refusal(late);
+    expect(after).toMatchObject({ state: 'applied', approvalIds: a.approvalIds });
+    expect(after.refused?.at(-1)).toMatchObject({
+      approvalId: late.claims.approvalId,
+      reason: expect.stringMatching(/^malformed: approver/),
+    });
   });
 });
 

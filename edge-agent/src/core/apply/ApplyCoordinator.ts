@@ -95,16 +95,28 @@ export class ApplyCoordinator {
       if (!d.claims) return; // no run to name: logged, counted by the sync engine
       const c = d.claims;
       const rec = store.applyRecord(c.runId);
+      // Each refused approval is listed with its own reason (decision 250); the run's state changes only
+      // when nothing else speaks for it: a run waiting for quorum keeps waiting, a settled one stays so.
+      const refused = [
+        ...(rec?.apply.refused ?? []).filter((x) => x.approvalId !== c.approvalId),
+        { approvalId: c.approvalId, reason: cut(d.reason), at: now },
+      ].slice(-20);
+      const settled = rec && (SETTLED as readonly string[]).includes(rec.apply.state);
       const waiting = rec?.apply.state === 'waiting-quorum' && d.scope === 'approval';
+      const { reason: _kept, ...prevFields } = rec?.apply ?? {};
       this.save(
-        {
-          runId: c.runId,
-          environment: c.environment,
-          component: c.component,
-          ref: c.ref,
-          state: waiting ? 'waiting-quorum' : 'refused',
-          reason: cut(waiting ? `an approval was refused: ${d.reason}` : d.reason),
-        },
+        settled && rec
+          ? { ...rec.apply, refused }
+          : {
+              ...prevFields,
+              runId: c.runId,
+              environment: c.environment,
+              component: c.component,
+              ref: c.ref,
+              state: waiting ? 'waiting-quorum' : 'refused',
+              reason: cut(waiting ? `an approval was refused: ${d.reason}` : d.reason),
+              refused,
+            },
         rec,
         rec?.counted ?? [],
       );
@@ -168,8 +180,10 @@ export class ApplyCoordinator {
     planFileSha256 = prev?.planFileSha256,
   ): ApplyRecord {
     const now = this.deps.now();
+    const refused = fields.refused ?? prev?.apply.refused;
     const apply: DocApply = {
       ...fields,
+      ...(refused ? { refused } : {}),
       approvalIds: counted.map((x) => x.approvalId).slice(-50),
       approvers: [...new Set(counted.map((x) => x.approver))].slice(-50),
       receivedAt: prev?.apply.receivedAt ?? now,
