@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type LinkHandle, startLink } from '../link.js';
+import { declareContactWindows, linkContactWindows } from './contactWindows.js';
 import { freePort, waitForHttp } from './ports.js';
 import { BINS, commandFor, FAKE_TERRAFORM_DIR } from './programs.js';
 import { type Layout, setUp, signInUrl } from './setup.js';
@@ -61,6 +62,12 @@ export class Topology {
         seed: spec.seed,
       });
       t.links.set(s.site, link);
+      // The site declares its link's windows (polar passes, Mars relay slots), so the hub judges its
+      // silence by them: waiting between windows, overdue after a missed one.
+      declareContactWindows(
+        t.layout.agentConfig(s.site),
+        linkContactWindows(link.control.settings(), Date.now() - link.stats().uptimeMs),
+      );
       t.startNode(`agent:${s.site}`);
     }
     return t;

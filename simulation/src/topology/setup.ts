@@ -119,6 +119,9 @@ export async function setUp(
       ...(spec.hubApiPerMinute ? { api: { rateLimit: { perMinute: spec.hubApiPerMinute } } } : {}),
       defaultContactIntervalS: 120,
       sweepIntervalS: 2,
+      // Time-compressed links: a window's contact may come 30 s after it (sync interval, backoff, Mars' light
+      // time); a session of contacts ends after 20 s of silence when windows are learned.
+      contactPlans: { graceS: 30, learnSilenceS: 20 },
     }),
   );
   await runProgram('hub', ['init', '--config', l.hubConfig]);
