@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { WireError } from '@driftline/protocol';
+import { PEER_PATH, STATUS_PATH, WireError } from '@driftline/protocol';
 import { Router } from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import pino, { type Logger } from 'pino';
@@ -12,6 +12,7 @@ import { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from
 import { errorMiddleware } from './http/errorMiddleware.js';
 import { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
 import { type MetricsAccess, metricsRoute } from './http/metricsRoute.js';
+import { getPeer, postStatus } from './http/peerRoutes.js';
 import { createHopMetrics, type HopMetrics } from './metrics.js';
 import type { HopBackend } from './ports/HopBackend.js';
 import { createTusMount, isUploadPath, type UploadOptions } from './tus/tusMount.js';
@@ -93,6 +94,8 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   router.post('/v1/bundles', auth, clocks, (ctx) => postBundles(backend, metrics, limits, ctx, peerClocks));
   router.get('/v1/bundles', auth, clocks, (ctx) => getBundles(backend, metrics, ctx));
   router.get('/v1/blobs/:sha256', auth, (ctx) => serveBlob(backend, ctx, ctx.params.sha256 ?? ''));
+  router.get(PEER_PATH, auth, getPeer);
+  router.post(STATUS_PATH, auth, (ctx) => postStatus(backend, ctx));
   router.get('/v1/health', healthHandler(backend));
   router.get('/metrics', metricsRoute(metrics, backend, options.metrics));
   app.use(countRequests(metrics));

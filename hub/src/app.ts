@@ -19,6 +19,7 @@ import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
 import { mountPeopleSide } from './adapters/http/peopleSide.js';
 import { policyFor } from './adapters/http/policy.js';
 import { refsRouter } from './adapters/http/refsRouter.js';
+import { relaysRouter } from './adapters/http/relaysRouter.js';
 import { storeErrorToWire } from './adapters/http/storeErrors.js';
 import { openStores } from './adapters/openStores.js';
 import { StoreRefusedError } from './adapters/postgres/errors.js';
@@ -30,8 +31,8 @@ import { publicationApi } from './adapters/publish/publicationApi.js';
 import { MergePool } from './adapters/threads/MergePool.js';
 import { type HubConfig, listenersOf } from './config.js';
 import { contactPlanSettings } from './configContact.js';
-import { ContactPlans } from './core/contact/ContactPlans.js';
 import { Approvals } from './core/Approvals.js';
+import { ContactPlans } from './core/contact/ContactPlans.js';
 import { DocReplicas } from './core/DocReplicas.js';
 import { EventLog } from './core/EventLog.js';
 import { HeapHeadroom } from './core/HeapHeadroom.js';
@@ -263,6 +264,7 @@ export async function createHub(
     ...publicationApi({ publications, publisher, maxUploadBytes: config.api.maxUploadBytes }),
     refsRouter({ refs: queries.refs, clock }),
     fleetRouter({ store, queries, clock }),
+    relaysRouter({ store, clock, statuses: backend.relayStatuses }),
     approvalsRouter({
       store,
       approvals: new Approvals({ store, clock, ids, hubPrivateKey: key.privateKey }),

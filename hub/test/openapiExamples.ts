@@ -99,6 +99,7 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
     { op: 'GET /api/matrix', url: `${H}/api/matrix?at=yesterday`, status: 400 },
     { op: 'GET /api/sites', url: `${H}/api/sites`, status: 200 },
     { op: 'GET /api/fleet', url: `${H}/api/fleet`, status: 200 },
+    { op: 'GET /api/relays', url: `${H}/api/relays`, status: 200 },
     { op: 'GET /api/sites/{site}', url: `${H}/api/sites/ship-7`, status: 200 },
     { op: 'GET /api/sites/{site}', url: `${H}/api/sites/nowhere`, status: 404 },
     {
@@ -194,6 +195,22 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
     { op: 'GET /', url: `${H}/?token=wrong`, status: 303 },
     { op: 'GET /assets/{file}', url: `${H}/assets/app.js`, status: 200 },
     { op: 'GET /v1/health', url: `${V}/v1/health`, status: 200 },
+    { op: 'GET /v1/peer', url: `${V}/v1/peer`, status: 200 },
+    {
+      op: 'POST /v1/status',
+      url: `${V}/v1/status`,
+      init: jsonPost({
+        at: 1,
+        version: '0.1.0',
+        custody: { bundles: 0, bytes: 0, oldestAt: null },
+        upstreamRefusals: {},
+        sitesRefused: [],
+        sites: ['ship-7'],
+        upstreams: [],
+      }),
+      status: 204,
+    },
+    { op: 'POST /v1/status', url: `${V}/v1/status`, init: jsonPost({ at: 'now' }), status: 400 },
     {
       op: 'POST /v1/bundles',
       url: `${V}/v1/bundles`,

@@ -26,3 +26,4 @@ export * from './readCapped.js';
 export * from './refs.js';
 export * from './run.js';
 export * from './ulid.js';
+export * from './relays.js';

@@ -34,7 +34,13 @@ export type ForwardEvent =
       reason: string;
       retryAt: number;
     }
-  | { type: 'refused'; upstream: string; receipts: Receipt[] }
+  | {
+      type: 'refused';
+      upstream: string;
+      receipts: Receipt[];
+      /** The `site/agent` of each refused bundle, when custody knows it (same order as `receipts`). */
+      sources: (string | null)[];
+    }
   | { type: 'failed'; upstream: string; code: string; reason: string; retryable: boolean; retryInMs: number }
   | { type: 'expired'; direction: 'uplink' | 'downlink'; id: string; dest: string; priority: string };
 
@@ -116,17 +122,19 @@ export async function forwardStep(
     const done: number[] = [];
     const refusedSeqs: number[] = [];
     const refused: Receipt[] = [];
+    const sources: (string | null)[] = [];
     r.receipts.forEach((rc, i) => {
       const b = batch[i] as (typeof batch)[number];
       if (rc.status === 'rejected') {
         refused.push({ ...rc, bundleId: rc.bundleId ?? (b.id as Receipt['bundleId']) });
+        sources.push(b.source ?? null);
         refusedSeqs.push(b.seq);
       } else done.push(b.seq);
     });
     custody.forwarded(done);
     if (refused.length > 0) {
       custody.refused(refusedSeqs);
-      emit({ type: 'refused', upstream: slot.upstream.name, receipts: refused });
+      emit({ type: 'refused', upstream: slot.upstream.name, receipts: refused, sources });
     }
     emit({ type: 'forwarded', upstream: slot.upstream.name, count: done.length, bytes: r.bytes });
     return { sent: batch.length, waitMs: 0 };

@@ -7,10 +7,11 @@ import {
   type SourceClocks,
   scopeBatch,
 } from '@driftline/hop';
-import { type DownlinkQuery, parseDocId, type Receipt } from '@driftline/protocol';
+import { type DownlinkQuery, parseDocId, type Receipt, type RelayStatus } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
 import type { Ingest } from '../../core/Ingest.js';
 import { peerLive } from '../../core/peers.js';
+import type { KeptStatus } from '../../core/relayProblems.js';
 import type { StoreHealth } from '../../core/storeHealth.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
@@ -81,6 +82,14 @@ export class HubHopBackend implements HopBackend {
     return { name: row.name, sites: row.sites };
   }
 
+  /** The latest status each relay sent (`POST /v1/status`), by peer name; this process's own view. */
+  readonly relayStatuses = new Map<string, KeptStatus>();
+
+  async acceptStatus(peer: Peer, status: RelayStatus): Promise<void> {
+    // one entry per peer name that holds a working token: the map is as bounded as the peers table
+    this.relayStatuses.set(peer.name, { status, at: this.d.clock.now() });
+  }
+
   /** A peer (a relay, or an agent posting directly) acts only for its own sites (DESIGN S4). */
   async accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]> {
     this.d.checkDisk?.(bundles.reduce((n, b) => n + b.length, 0));
@@ -103,7 +112,11 @@ export class HubHopBackend implements HopBackend {
     for (const r of live) {
       if (!r.requestId) continue;
       const req = await store.getPlanRequest(r.requestId);
-      if (req?.state === 'pending') delivered.push({ ...req, state: 'delivered', deliveredAt: now });
+      // An agent that confirms what it receives says itself when a request arrived (decision 230): a
+      // relay's pull is not delivery, so only an older agent's requests are marked here.
+      const agentSays = req ? (await store.getAgent(req.site, req.agent))?.confirmsRequests === true : false;
+      if (req?.state === 'pending' && !agentSays)
+        delivered.push({ ...req, state: 'delivered', deliveredAt: now });
       // An approval's control bundle carries its approval id as the row's request id.
       const approval = req ? null : await store.getApproval(r.requestId);
       if (approval && approval.deliveredAt === null) approvals.push({ ...approval, deliveredAt: now });

@@ -74,6 +74,13 @@ function apiPaths(): Record<string, Record<string, object>> {
         responses: { '200': json('FleetResponse', 'fleet summary'), ...notModified },
       },
     },
+    '/api/relays': {
+      get: {
+        summary:
+          'Each relay: the sites it acts for, its last token use, the status it last reported, and what is wrong there with the command that fixes it',
+        responses: { '200': json('RelaysResponse', 'relays'), ...notModified },
+      },
+    },
     '/api/sites/{site}': {
       get: {
         summary: 'One site with its agents and cells',

@@ -1,5 +1,15 @@
 import { BATCH_CONTENT_TYPE, CURSOR_HEADER, DownlinkQuerySchema } from '@driftline/protocol';
-import { err, header, json, pathParam, queryParams, raw, retryLater, unauthorized } from './openapiShared.js';
+import {
+  err,
+  header,
+  json,
+  pathParam,
+  queryParams,
+  raw,
+  ref,
+  retryLater,
+  unauthorized,
+} from './openapiShared.js';
 import { SignInQuery } from './queries.js';
 
 const binary = { type: 'string', format: 'binary' };
@@ -150,6 +160,28 @@ export function hopPaths(): Record<string, Record<string, object>> {
         summary: 'tus discovery',
         parameters: [uploadId],
         responses: { '204': { description: 'Tus-Version, Tus-Extension, Tus-Max-Size' } },
+      },
+    },
+    '/v1/peer': {
+      get: {
+        ...peer,
+        summary: 'Who the bearer token is here and the sites it acts for (a relay learns its sites from it)',
+        responses: { '200': json('PeerInfo', 'the peer'), '401': unauthorized('no or unknown peer token') },
+      },
+    },
+    '/v1/status': {
+      post: {
+        ...peer,
+        summary:
+          "A relay's own health (refusals by reason, sites refused, custody); the latest is kept per peer",
+        requestBody: { required: true, content: { 'application/json': { schema: ref('RelayStatus') } } },
+        responses: {
+          '204': { description: 'kept' },
+          '400': err('not a relay status'),
+          '401': unauthorized('no or unknown peer token'),
+          '413': err('over 64 KiB'),
+          '415': err('not JSON'),
+        },
       },
     },
     '/v1/health': {

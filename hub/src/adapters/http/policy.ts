@@ -22,6 +22,7 @@ export const ROUTE_POLICIES: readonly RoutePolicy[] = [
   { method: 'GET', path: '/api/matrix', need: 'viewer' },
   { method: 'GET', path: '/api/sites', need: 'viewer' },
   { method: 'GET', path: '/api/fleet', need: 'viewer' },
+  { method: 'GET', path: '/api/relays', need: 'viewer' },
   { method: 'GET', path: '/api/sites/:site', need: 'viewer' },
   { method: 'GET', path: '/api/cells/:site/:environment/:component/runs', need: 'viewer' },
   { method: 'GET', path: '/api/runs/:runId', need: 'viewer' },

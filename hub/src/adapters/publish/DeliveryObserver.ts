@@ -1,5 +1,5 @@
 import type { FinishedUpload, HopBackend, Peer, SourceClocks } from '@driftline/hop';
-import type { DocPublicationState, DownlinkQuery, Receipt } from '@driftline/protocol';
+import type { DocPublicationState, DownlinkQuery, Receipt, RelayStatus } from '@driftline/protocol';
 import type { Committed, Ingest } from '../../core/Ingest.js';
 import { deliveryRows } from '../../core/publish/manifests.js';
 import type { Clock } from '../../ports/Clock.js';
@@ -48,6 +48,9 @@ export class DeliveryObserver implements HopBackend {
   }
   uploadFinished(peer: Peer | null, upload: FinishedUpload): Promise<void> {
     return this.inner.uploadFinished(peer, upload);
+  }
+  acceptStatus(peer: Peer, status: RelayStatus): Promise<void> {
+    return this.inner.acceptStatus?.(peer, status) ?? Promise.resolve();
   }
   health() {
     return this.inner.health();

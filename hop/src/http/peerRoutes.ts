@@ -1,0 +1,52 @@
+import {
+  MAX_STATUS_BYTES,
+  type PeerInfo,
+  type RelayStatus,
+  RelayStatusSchema,
+  WireError,
+} from '@driftline/protocol';
+import type { Context } from 'koa';
+import type { HopBackend, Peer } from '../ports/HopBackend.js';
+import { readLimitedBody } from './readBody.js';
+
+/**
+ * `GET /v1/peer`: who the bearer token is here and the sites it acts for. Any peer token may ask, about
+ * itself only; a relay calls it at start and on a refusal to learn its sites from upstream
+ * (docs/decisions/240-peers-and-relay-health.md), and `relay config check --online` to test a token.
+ */
+export function getPeer(ctx: Context): void {
+  const peer = ctx.state.peer as Peer;
+  const body: PeerInfo = { name: peer.name, sites: [...peer.sites] };
+  ctx.set('cache-control', 'no-store');
+  ctx.body = body;
+}
+
+/**
+ * `POST /v1/status`: a relay's own health (JSON, at most `MAX_STATUS_BYTES`), from the relay's peer token;
+ * the backend keeps the latest per peer. A node that keeps none (a relay) answers 404.
+ */
+export async function postStatus(backend: HopBackend, ctx: Context): Promise<void> {
+  if (!backend.acceptStatus)
+    throw new WireError('not-found', `${backend.role} '${backend.name}' keeps no relay status`);
+  const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
+  if (type !== 'application/json')
+    throw new WireError(
+      'unsupported-media-type',
+      `send the status as application/json, not '${type || 'nothing'}'`,
+    );
+  const bytes = await readLimitedBody(ctx.req, MAX_STATUS_BYTES);
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch {
+    throw new WireError('bad-request', 'the status is not JSON');
+  }
+  const parsed = RelayStatusSchema.safeParse(json);
+  if (!parsed.success)
+    throw new WireError(
+      'bad-request',
+      `the status does not match RelayStatus: ${parsed.error.issues[0]?.message ?? ''} at ${parsed.error.issues[0]?.path.join('.') ?? ''}`,
+    );
+  await backend.acceptStatus(ctx.state.peer as Peer, parsed.data as RelayStatus);
+  ctx.status = 204;
+}

@@ -1,0 +1,143 @@
+import type { HopClient } from '@driftline/hop/client';
+import type { PeerInfo, RelayStatus } from '@driftline/protocol';
+import type { Logger } from 'pino';
+import type { ForwardEvent } from './core/Forwarder.js';
+import { peerSitesFix, pulledSites, RelayHealth } from './core/relayHealth.js';
+import type { Custody } from './ports/Custody.js';
+
+/** How often the relay asks each upstream who it is there, and sends its own status, ms. */
+export const PEER_REFRESH_MS = 60_000;
+/** A refusal asks again at once, but not more often than this, ms. */
+const REFUSAL_REFRESH_MS = 2_000;
+
+/**
+ * What this relay is at each upstream (`GET /v1/peer`: its name and the sites its token acts for) and
+ * its own health, which it reports there (`POST /v1/status`). The sites learned widen the downlink the
+ * relay pulls (`sites()`), so adding a site behind a relay is `hub peer sites` alone
+ * (docs/decisions/240-peers-and-relay-health.md).
+ */
+export class UpstreamPeers {
+  readonly health: RelayHealth;
+  private readonly learned = new Map<string, PeerInfo>();
+  /** The last refresh or report outcome logged per upstream, so a lasting state is logged once. */
+  private readonly said = new Map<string, string>();
+  private lastRefreshAt = 0;
+
+  constructor(
+    private readonly d: {
+      configured: readonly string[];
+      upstreams: readonly { name: string; client: HopClient }[];
+      custody: Custody;
+      version: string;
+      now: () => number;
+      log: Logger;
+    },
+  ) {
+    this.health = new RelayHealth(d.upstreams.map((u) => u.name));
+  }
+
+  /** The sites whose downlink the relay pulls: relay.yaml's and those upstream says it acts for. */
+  sites(): string[] {
+    return pulledSites(
+      this.d.configured,
+      [...this.learned.values()].map((p) => p.sites),
+    );
+  }
+
+  /** What upstream `name` says this relay is there; undefined before it answered. */
+  peerAt(name: string): PeerInfo | undefined {
+    return this.learned.get(name);
+  }
+
+  private once(key: string, value: string, log: () => void): void {
+    if (this.said.get(key) === value) return;
+    this.said.set(key, value);
+    log();
+  }
+
+  /** Asks every upstream who this relay's token is there. */
+  async refresh(): Promise<void> {
+    this.lastRefreshAt = this.d.now();
+    for (const u of this.d.upstreams) {
+      const r = await u.client.peerInfo();
+      if (r.ok) {
+        const before = this.sites();
+        this.learned.set(u.name, r.value);
+        this.health.accepted(r.value.sites.includes('*') ? this.health.refusedSites() : r.value.sites);
+        const after = this.sites();
+        this.once(`peer:${u.name}`, JSON.stringify(r.value), () =>
+          this.d.log.info(
+            { upstream: u.name, peer: r.value.name, actsFor: r.value.sites, pulls: after, before },
+            'upstream says which sites this relay acts for; pulling their downlink',
+          ),
+        );
+      } else if (r.code === 'unauthorized')
+        this.once(`peer:${u.name}`, r.code, () =>
+          this.d.log.error(
+            { upstream: u.name, code: r.code, reason: r.message },
+            `upstream '${u.name}' refuses this relay's token: put a working one in its tokenFile (at the hub: hub peer rotate <relay name>); the file is re-read without a restart`,
+          ),
+        );
+      // any other failure is the link's: forwarding logs and backs off for it
+    }
+  }
+
+  /** Sees each forwarding event: a site refused as not this relay's asks upstream again and says what fixes it. */
+  async note(e: ForwardEvent): Promise<void> {
+    const fresh = this.health.note(e);
+    const due = this.d.now() - this.lastRefreshAt >= REFUSAL_REFRESH_MS;
+    // a site refused before may be the relay's now (`hub peer sites`): ask, so its downlink is pulled soon
+    if (e.type === 'forwarded' && due && this.health.refusedSites().length > 0) {
+      const had = this.health.refusedSites().length;
+      await this.refresh();
+      // headquarters sees the fix took at once, not at the next minute's report
+      if (this.health.refusedSites().length < had) await this.report();
+      return;
+    }
+    if (e.type !== 'refused' || fresh.length === 0) return;
+    if (due) await this.refresh();
+    const peer = this.learned.get(e.upstream);
+    const still = fresh.filter((s) => this.health.refusedSites().includes(s));
+    if (still.length === 0) return;
+    const fix = peer ? peerSitesFix(peer.name, peer.sites, still) : 'hub peer sites <relay name> --sites …';
+    this.d.log.warn(
+      { upstream: e.upstream, sites: still, actsFor: peer?.sites ?? null },
+      `upstream '${e.upstream}' refused bundles of ${still.join(', ')}: this relay's token there does not act for them; at the hub run \`${fix}\` (relay.yaml sites need no change)`,
+    );
+    await this.report();
+  }
+
+  /** This relay's status as it is sent upstream. */
+  status(): RelayStatus {
+    const now = this.d.now();
+    const queues = this.d.custody.queueStats(now).filter((q) => q.dest === 'hub');
+    const bundles = queues.reduce((n, q) => n + q.count, 0);
+    const oldestMs = Math.max(0, ...queues.map((q) => q.oldestMs));
+    return this.health.status({
+      at: now,
+      version: this.d.version,
+      custody: {
+        bundles,
+        bytes: this.d.custody.usage().total,
+        oldestAt: bundles > 0 ? now - oldestMs : null,
+      },
+      sites: this.sites(),
+    });
+  }
+
+  /** Sends the status to every upstream; a failure is logged once until it changes. */
+  async report(): Promise<void> {
+    const status = this.status();
+    for (const u of this.d.upstreams) {
+      const r = await u.client.postStatus(status);
+      const outcome = r.ok ? 'ok' : r.code;
+      this.once(`status:${u.name}`, outcome, () => {
+        if (!r.ok && r.code !== 'not-found')
+          this.d.log.warn(
+            { upstream: u.name, code: r.code, reason: r.message },
+            "could not report this relay's status upstream",
+          );
+      });
+    }
+  }
+}
