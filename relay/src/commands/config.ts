@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { configWarnings, loadConfigFile, RelayConfigSchema, resolveUpstreams } from '../config.js';
+import { checkUpstreams, type OnlineResult } from './onlineCheck.js';
 
 /** The JSON Schema of `relay.yaml` (what the file may hold, before defaults), from the zod schema. */
 export function relayConfigJsonSchema(): object {
@@ -17,6 +18,14 @@ interface CheckReport {
   upstreams?: { name: string; url: string }[];
   problems: string[];
   warnings: string[];
+  /** With `--online`: what each upstream said. */
+  online?: OnlineResult[];
+}
+
+function loadConfigOrThrow(path: string) {
+  const r = loadConfigFile(path);
+  if (!r.ok) throw new Error(r.errors.join('; '));
+  return r.value;
 }
 
 /** Parses the file, resolves its paths and reads its token files; every problem with its key path. */
@@ -52,13 +61,25 @@ export function addConfigVerbs(program: Command): void {
       'parse relay.yaml, resolve its paths, read its token files; list every problem with its key path',
     )
     .requiredOption('-c, --config <file>', 'relay config file (YAML)')
-    .option('--json', 'print { ok, name, listen, dataDir, sites, upstreams, problems, warnings }')
+    .option('--json', 'print { ok, name, listen, dataDir, sites, upstreams, problems, warnings, online }')
+    .option('--online', 'also ask each upstream whether it answers and takes the token (GET /v1/peer)')
+    .option('--timeout <seconds>', 'with --online: how long to wait for each upstream', '30')
     .addHelpText(
       'after',
-      '\nExit codes: 0 usable (warnings are printed, not counted), 2 a problem.\n\nExample:\n  relay config check --config relay.yaml',
+      '\nExit codes: 0 usable (warnings are printed, not counted), 1 an upstream fails --online, 2 a problem.\n\nExample:\n  relay config check --config relay.yaml --online',
     )
-    .action((o: { config: string; json?: boolean }) => {
-      const r = checkRelayConfig(o.config, process.env);
+    .action(async (o: { config: string; json?: boolean; online?: boolean; timeout: string }) => {
+      const r: CheckReport = checkRelayConfig(o.config, process.env);
+      const timeoutMs = Number(o.timeout) * 1000;
+      if (o.online && r.ok) {
+        if (!(timeoutMs > 0)) {
+          console.error(`relay config check: --timeout: '${o.timeout}' is not a number of seconds above 0`);
+          process.exitCode = 2;
+          return;
+        }
+        const ups = resolveUpstreams(loadConfigOrThrow(o.config), process.env);
+        if (ups.ok) r.online = await checkUpstreams(r.name ?? '', r.sites ?? [], ups.value, timeoutMs);
+      }
       if (o.json) console.log(JSON.stringify(r, null, 2));
       else {
         if (r.name)
@@ -71,8 +92,14 @@ export function addConfigVerbs(program: Command): void {
           console.error(
             `${o.config}: ${r.problems.length} problem(s):\n${r.problems.map((p) => `  - ${p}`).join('\n')}`,
           );
+        for (const u of r.online ?? []) {
+          if (u.ok) console.log(u.line);
+          else console.error(u.line);
+          if (u.warning) console.log(`warning: ${u.warning}`);
+        }
       }
       if (!r.ok) process.exitCode = 2;
+      else if (r.online?.some((u) => !u.ok)) process.exitCode = 1;
     });
   config
     .command('schema')
