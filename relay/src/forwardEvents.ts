@@ -18,6 +18,12 @@ export function forwardEvents(metrics: RelayMetrics, log: Logger) {
         { ...e, retryAt: new Date(e.retryAt).toISOString() },
         'upstream refused a blob for good; set aside for that upstream (still held), the blobs behind it go on',
       );
+    } else if (e.type === 'blob-lost') {
+      metrics.blobsLost.inc();
+      log.error(
+        e,
+        'a blob in custody is gone from disk (deleted or lost): dropped from custody and counted; its agent uploads it again while the hub has not receipted it',
+      );
     } else if (e.type === 'failed') {
       metrics.forwards.inc({ upstream: e.upstream, result: 'failed' });
       if (e.retryable) log.warn(e, 'forwarding failed; backing off');

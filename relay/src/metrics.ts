@@ -95,6 +95,11 @@ export function createRelayMetrics(
       labelNames: ['peer', 'reason'],
       registers: [registry],
     }),
+    blobsLost: new Counter({
+      name: 'driftline_relay_blobs_lost_total',
+      help: 'blobs in custody whose file was gone from disk when forwarded (deleted, a lost volume): dropped; the agent uploads them again without a hub receipt',
+      registers: [registry],
+    }),
     downlinkConflicts: new Counter({
       name: 'driftline_relay_downlink_conflicts_total',
       help: 'downlink copies pulled under an id already taken with other bytes (altered on the way, or an upstream that lies), by upstream and site; both are served',

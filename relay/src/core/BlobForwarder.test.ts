@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBlobUploader } from '../adapters/memory/MemoryBlobUploader.js';
 import { MemoryCustody } from '../adapters/memory/MemoryCustody.js';
 import { MemoryUpstream } from '../adapters/memory/MemoryUpstream.js';
+import { BLOB_LOST } from '../ports/BlobUploader.js';
 import { BLOB_ASIDE_MS, forwardBlob } from './BlobForwarder.js';
 import { parseCron } from './cron.js';
 import { describeBundle } from './describeBundle.js';
@@ -146,5 +147,22 @@ describe('forwarding blobs', () => {
     expect(await forwardRound(s.deps)).toBe(0);
     expect(sent(s.uploader)).toEqual(['hub:a', 'hub:b']);
     expect(await forwardRound(s.deps)).toBe(opts.idleMs);
+  });
+
+  it('lets a blob whose file is gone leave custody, counted and reported, and goes on with the next at once', async () => {
+    const s = setup([{ upstream: upstream('hub'), plan: { windows: [] }, failures: 0, retryAt: 0 }]);
+    s.uploader.failWith = { ok: false, code: BLOB_LOST, message: 'gone', retryable: false };
+    expect(await forwardBlob(s.deps)).toBe(true);
+    expect(s.events).toEqual([
+      { type: 'blob-lost', upstream: 'hub', sha256: 'a'.repeat(64), reason: 'gone' },
+    ]);
+    expect(s.custody.counter('blobs_lost')).toBe(1);
+    expect(s.deps.slots[0]?.retryAt).toBe(0); // the upstream is not to blame: no backoff
+    s.uploader.failWith = null;
+    expect(await forwardBlob(s.deps)).toBe(true);
+    expect(sent(s.uploader)).toEqual(['hub:b']);
+    // The agent uploads it again: custody takes it as new.
+    s.custody.blobs.record('a'.repeat(64), 10, '/blobs/a', {}, 'ship-7', T0 + 2);
+    expect(s.custody.blobs.pending('hub', 10).map((b) => b.sha256[0])).toEqual(['a']);
   });
 });

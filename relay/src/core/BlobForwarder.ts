@@ -1,5 +1,5 @@
 import { refusesRequest } from '@driftline/hop/client';
-import type { BlobUploader } from '../ports/BlobUploader.js';
+import { BLOB_LOST, type BlobUploader } from '../ports/BlobUploader.js';
 import type { Custody } from '../ports/Custody.js';
 import type { ForwardEvent } from './Forwarder.js';
 import {
@@ -47,6 +47,12 @@ export async function forwardBlob(d: BlobForwarderDeps): Promise<boolean> {
       const file = d.custody.blobs.forwarded(blob.sha256);
       if (file) await d.removeFile(file);
       d.emit({ type: 'blob-forwarded', upstream: slot.upstream.name, sha256: blob.sha256, bytes: blob.size });
+      return true;
+    }
+    if (r.code === BLOB_LOST) {
+      // Its file is gone (deleted, a lost disk): holding the row would block the blobs behind it forever.
+      d.custody.blobs.lost(blob.sha256);
+      d.emit({ type: 'blob-lost', upstream: slot.upstream.name, sha256: blob.sha256, reason: r.message });
       return true;
     }
     if (refusesRequest(r)) {

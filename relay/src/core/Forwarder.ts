@@ -41,6 +41,7 @@ export type ForwardEvent =
       /** The `site/agent` of each refused bundle, when custody knows it (same order as `receipts`). */
       sources: (string | null)[];
     }
+  | { type: 'blob-lost'; upstream: string; sha256: string; reason: string }
   | { type: 'failed'; upstream: string; code: string; reason: string; retryable: boolean; retryInMs: number }
   | { type: 'expired'; direction: 'uplink' | 'downlink'; id: string; dest: string; priority: string };
 

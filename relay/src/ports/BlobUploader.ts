@@ -10,6 +10,13 @@ export interface PendingBlob {
   url: string | null;
 }
 
+/**
+ * The failure code of an upload whose file is gone from this relay's disk (deleted, a lost volume): no
+ * upstream will ever get it from here, so custody lets it go (counted) and the agent, which keeps a blob
+ * until the hub acknowledges it, uploads it again (docs/decisions/220-receipts-for-every-kind.md).
+ */
+export const BLOB_LOST = 'blob-lost';
+
 /** Uploads blobs to an upstream, resumably (tus). */
 export interface BlobUploader {
   upload(

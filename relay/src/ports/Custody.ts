@@ -91,6 +91,8 @@ export interface BlobCustody {
    * cached publication still uses it.
    */
   forwarded(sha256: string): string | null;
+  /** The blob's file is gone from disk: it leaves custody without reaching any upstream, counted (`blobs_lost`). */
+  lost(sha256: string): void;
   /** Whether `peer` may read the blob here: it uploaded it, or a bundle held for one of its sites has it. */
   visibleTo(sha256: string, peer: { name: string; sites: readonly string[] }): boolean;
 }

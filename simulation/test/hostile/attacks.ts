@@ -70,3 +70,20 @@ export function alteredDownlink(): Attack & { altered: number } {
   };
   return attack;
 }
+
+/**
+ * Not an attack: an upstream whose tus endpoint is down (503 to every upload request), so the relay
+ * below keeps the blobs it receipted. `refused` counts the requests it turned away.
+ */
+export function uploadsDown(): Attack & { refused: number } {
+  const attack = {
+    name: 'uploads down',
+    refused: 0,
+    onRequest(req: HopRequest): RequestVerdict {
+      if (!req.path.startsWith('/v1/uploads')) return undefined;
+      attack.refused++;
+      return { answer: { status: 503, headers: { 'retry-after': '1' }, body: Buffer.from('down') } };
+    },
+  };
+  return attack;
+}

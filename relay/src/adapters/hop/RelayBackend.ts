@@ -167,6 +167,8 @@ export class RelayBackend implements HopBackend {
 
   async uploadFinished(peer: Peer | null, upload: FinishedUpload): Promise<void> {
     const dest = join(this.blobDir, upload.sha256);
+    // The folder may have been deleted under a running relay: a new upload heals what it lost.
+    mkdirSync(this.blobDir, { recursive: true });
     renameSync(upload.path, dest);
     await rm(`${upload.path}.json`, { force: true });
     this.guard(peer?.name ?? '', () =>

@@ -89,6 +89,13 @@ export class MemoryBlobs implements BlobCustody {
     return row && !this.cached(sha256) ? row.path : null;
   }
 
+  lost(sha256: string): void {
+    this.rows.delete(sha256);
+    for (const k of [...this.uploads.keys()]) if (k.startsWith(`${sha256}\n`)) this.uploads.delete(k);
+    for (const k of [...this.aside.keys()]) if (k.startsWith(`${sha256}\n`)) this.aside.delete(k);
+    this.count('blobs_lost', 1);
+  }
+
   visibleTo(sha256: string, peer: { name: string; sites: readonly string[] }): boolean {
     if (this.rows.get(sha256)?.from === peer.name) return true;
     const c = this.cached(sha256);

@@ -96,6 +96,14 @@ export class SqliteBlobs implements BlobCustody {
     });
   }
 
+  lost(sha256: string): void {
+    this.tx(() => {
+      this.db.prepare('DELETE FROM blobs WHERE sha256 = ?').run(sha256);
+      this.db.prepare('DELETE FROM blob_uploads WHERE sha256 = ?').run(sha256);
+      this.bump('blobs_lost', 1);
+    });
+  }
+
   /** Whether `peer` may read blob `sha256` here: it uploaded it, or a bundle held for one of its sites has it. */
   visibleTo(sha256: string, peer: { name: string; sites: readonly string[] }): boolean {
     const own = this.db.prepare('SELECT from_peer FROM blobs WHERE sha256 = ?').get(sha256) as

@@ -1,6 +1,6 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import type { HopClient } from '@driftline/hop/client';
-import type { BlobUploader, PendingBlob } from '../../ports/BlobUploader.js';
+import { BLOB_LOST, type BlobUploader, type PendingBlob } from '../../ports/BlobUploader.js';
 
 /**
  * Blob uploads to an upstream's `/v1/uploads/` through hop's client (tus). The upload URL is handed to
@@ -17,6 +17,13 @@ export class TusBlobUploader implements BlobUploader {
         ok: false as const,
         code: 'bad-request',
         message: `no upstream '${upstream}'`,
+        retryable: false,
+      };
+    if (!existsSync(blob.path))
+      return {
+        ok: false as const,
+        code: BLOB_LOST,
+        message: `blob ${blob.sha256} is gone from ${blob.path}`,
         retryable: false,
       };
     const r = await client.upload({
