@@ -267,7 +267,13 @@ export async function createHub(
     relaysRouter({ store, clock, statuses: backend.relayStatuses }),
     approvalsRouter({
       store,
-      approvals: new Approvals({ store, clock, ids, hubPrivateKey: key.privateKey }),
+      approvals: new Approvals({
+        store,
+        clock,
+        ids,
+        hubPrivateKey: key.privateKey,
+        hubPublicKeyText: key.publicKeyText,
+      }),
     }),
   ];
   const people = { auth, store, clock, config: config.api, csrfKey, routers, uiDir: config.uiDir };

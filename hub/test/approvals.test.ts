@@ -1,5 +1,12 @@
-import { ApprovalJourneySchema, ApprovalsResponseSchema, publicKeyToText } from '@driftline/protocol';
+import {
+  ApprovalJourneySchema,
+  ApprovalsResponseSchema,
+  publicKeyOf,
+  publicKeyToText,
+} from '@driftline/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadOrCreateHubKey } from '../src/adapters/fs/hubKey.js';
+import { keyPath } from '../src/app.js';
 import type { AgentSim } from './agentSim.js';
 import {
   applySite,
@@ -26,6 +33,8 @@ describe('approvals at the hub', () => {
     runId = await planWithFile(h, sim);
     approver = { authorization: (await addTestUser(h.hub.store, 'ada', ['approver'])).authorization };
     keys = await approverKeys();
+    const key = await publicKeyToText(keys.publicKey);
+    await h.hub.store.commit({ approvers: [{ name: 'Ada Lovelace', key, addedAt: h.clock.now() }] });
   });
   afterEach(() => h.close());
 
@@ -188,6 +197,9 @@ describe('approvals at the hub', () => {
       reason: 'unknown approver ed25519:…',
       approvalIds: [],
       approvers: [],
+      refused: [
+        { approvalId: approval.claims.approvalId, reason: 'unknown approver ed25519:…', at: h.clock.now() },
+      ],
       receivedAt: h.clock.now(),
       updatedAt: h.clock.now(),
     });
@@ -200,12 +212,77 @@ describe('approvals at the hub', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('shows each approval of a run in its own state, with its own reason, from what the agent recorded for it', async () => {
+    const other = await approverKeys();
+    await h.hub.store.commit({
+      approvers: [{ name: 'Grace', key: await publicKeyToText(other.publicKey), addedAt: h.clock.now() }],
+    });
+    const first = await sign(claimsFor(h, runId), other);
+    const second = await sign(claimsFor(h, runId), keys);
+    const third = await sign(claimsFor(h, runId), keys);
+    for (const a of [first, second, third]) expect((await submit(a)).status).toBe(201);
+    await approvalsOnDownlink(h);
+    h.clock.advance(60_000);
+    // The agent refused the first (its key is not pinned there), applied with the second, and has not
+    // named the third: the run is applied, and each approval says what became of it.
+    await reportApply(h, sim, {
+      runId: runId as never,
+      environment: 'prod',
+      component: 'app',
+      state: 'applied',
+      approvalIds: [second.claims.approvalId],
+      approvers: [second.approver.slice(0, 60)],
+      refused: [
+        { approvalId: first.claims.approvalId, reason: 'unknown approver ed25519:Grace…', at: h.clock.now() },
+      ],
+      quorum: 1,
+      receivedAt: h.clock.now(),
+      startedAt: h.clock.now(),
+      finishedAt: h.clock.now(),
+      updatedAt: h.clock.now(),
+    });
+    const res = await fetch(`${h.url}/api/approvals?site=mars-1&runId=${runId}`, { headers: approver });
+    const byId = new Map(
+      ApprovalsResponseSchema.parse(await res.json()).approvals.map((j) => [j.approvalId, j]),
+    );
+    expect(byId.get(first.claims.approvalId)).toMatchObject({
+      state: 'refused',
+      reason: 'unknown approver ed25519:Grace…',
+      approverName: 'Grace',
+      startedAt: null,
+    });
+    expect(byId.get(second.claims.approvalId)).toMatchObject({ state: 'applied', reason: null });
+    expect(byId.get(third.claims.approvalId)).toMatchObject({ state: 'delivered', reason: null });
+  });
+
+  it("refuses (422) an approval signed by a key no approver record holds, and one signed with the hub's key", async () => {
+    const stranger = await sign(claimsFor(h, runId), await approverKeys());
+    const res = await submit(stranger);
+    expect(res.status).toBe(422);
+    expect((await error(res)).message).toContain(
+      `approval refused: no approver record holds the key ${stranger.approver}; an admin adds it with \`hub approver add NAME --key ${stranger.approver}\`, or sign with a listed approver's key (GET /api/approvers)`,
+    );
+    const hubKey = await loadOrCreateHubKey(keyPath(h.dir));
+    expect(hubKey.created).toBe(false);
+    const pair = { privateKey: hubKey.privateKey, publicKey: await publicKeyOf(hubKey.privateKey) };
+    // Even listed as an approver, the hub's own key approves nothing.
+    await h.hub.store.commit({
+      approvers: [{ name: 'hub', key: hubKey.publicKeyText, addedAt: h.clock.now() }],
+    });
+    const own = await submit(await sign(claimsFor(h, runId), pair));
+    expect(own.status).toBe(422);
+    expect((await error(own)).message).toMatch(/^approval refused: signed with the hub's own key; /);
+    expect(await approvalsOnDownlink(h)).toEqual([]);
+  });
+
   it('lists approvers for viewers', async () => {
     await h.hub.store.commit({ approvers: [{ name: 'ada', key: `ed25519:${'A'.repeat(43)}`, addedAt: 0 }] });
     const viewer = await addTestUser(h.hub.store, 'vic', ['viewer']);
     const res = await fetch(`${h.url}/api/approvers`, { headers: { authorization: viewer.authorization } });
-    expect(await res.json()).toEqual({
-      approvers: [{ name: 'ada', key: `ed25519:${'A'.repeat(43)}`, addedAt: '1970-01-01T00:00:00.000Z' }],
+    expect((await res.json()).approvers).toContainEqual({
+      name: 'ada',
+      key: `ed25519:${'A'.repeat(43)}`,
+      addedAt: '1970-01-01T00:00:00.000Z',
     });
   });
 });

@@ -97,6 +97,18 @@ describe('hub approver and hub approve (as processes)', { timeout: 120_000 }, ()
 
     expect((await hub(['approver', 'remove', 'Ada Lovelace', '-c', cfg])).status).toBe(0);
     expect((await hub(['approver', 'remove', 'Ada Lovelace', '-c', cfg])).status).toBe(1);
+    // Renaming a key to a trusted person's name leaves a trace: every add and remove is audited.
+    expect((await hub(['approver', 'add', 'Grace', '--key', key, '-c', cfg])).status).toBe(0);
+    expect((await hub(['approver', 'add', 'Mallory', '--key', key, '-c', cfg])).status).toBe(1);
+    const audit = (await h.hub.store.listAudit({ limit: 20 }))
+      .filter((e) => e.action.startsWith('approver.'))
+      .map((e) => [e.action, e.target, e.outcome, e.detail, e.actor]);
+    expect(audit.reverse()).toEqual([
+      ['approver.add', 'Ada Lovelace', 'ok', `key ${key}`, 'cli'],
+      ['approver.remove', 'Ada Lovelace', 'ok', `key ${key}`, 'cli'],
+      ['approver.add', 'Grace', 'ok', `key ${key}`, 'cli'],
+      ['approver.add', 'Mallory', 'failed', `key ${key} is already Grace's`, 'cli'],
+    ]);
   });
 
   it('says why it cannot approve: no plan file, a viewer token, a bad duration', async () => {

@@ -1,3 +1,4 @@
+import { publicKeyToText } from '@driftline/protocol';
 import { applySite, approverKeys, claimsFor, planWithFile, sign } from './applySim.js';
 import type { TestHub } from './hubFixture.js';
 import type { Example } from './openapiExamples.js';
@@ -7,9 +8,17 @@ export async function approvalExamples(h: TestHub): Promise<Example[]> {
   const sim = await applySite(h);
   const runId = await planWithFile(h, sim);
   const keys = await approverKeys();
+  const other = await approverKeys();
+  // The hub takes approvals signed by keys an approver record holds (decision 250).
+  await h.hub.store.commit({
+    approvers: [
+      { name: 'Ada', key: await publicKeyToText(keys.publicKey), addedAt: h.clock.now() },
+      { name: 'Grace', key: await publicKeyToText(other.publicKey), addedAt: h.clock.now() },
+    ],
+  });
   const good = await sign(claimsFor(h, runId), keys);
   // Another approver's valid approval that reuses the first one's id.
-  const reused = await sign(good.claims, await approverKeys());
+  const reused = await sign(good.claims, other);
   const post = (body: unknown): RequestInit => ({
     method: 'POST',
     headers: { 'content-type': 'application/json' },

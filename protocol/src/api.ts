@@ -278,6 +278,9 @@ export const AUDIT_ACTIONS = [
   'agent.enroll',
   'agent.revoke',
   'approval.submit',
+  /** `hub approver add|remove`: who holds which approver key, so a renamed key is traceable. */
+  'approver.add',
+  'approver.remove',
 ] as const;
 export const AuditActionSchema = z.enum(AUDIT_ACTIONS);
 export type AuditAction = z.infer<typeof AuditActionSchema>;

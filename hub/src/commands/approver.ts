@@ -9,6 +9,7 @@ import {
 import type { Command } from 'commander';
 import { openHubStore } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
+import { cliAudit } from '../core/users.js';
 import type { HubStore } from '../ports/HubStore.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@'-]{0,99}$/;
@@ -105,9 +106,23 @@ export function addApproverVerbs(program: Command, config: (o: { config?: string
       }
       const addedAt = Date.now();
       const taken = await withStore(o, async (s) => {
-        const other = (await s.listApprovers()).find((a) => a.key === key && a.name !== name);
-        if (other) return other.name;
-        await s.commit({ approvers: [{ name, key, addedAt }] });
+        const before = await s.listApprovers();
+        const other = before.find((a) => a.key === key && a.name !== name);
+        if (other) {
+          await s.commit({
+            audit: [
+              cliAudit('approver.add', name, addedAt, 'failed', `key ${key} is already ${other.name}'s`),
+            ],
+          });
+          return other.name;
+        }
+        // The old key of a name given a new one stays in the audit row: who held what, and when.
+        const was = before.find((a) => a.name === name);
+        const detail = was && was.key !== key ? `key ${key} (was ${was.key})` : `key ${key}`;
+        await s.commit({
+          approvers: [{ name, key, addedAt }],
+          audit: [cliAudit('approver.add', name, addedAt, 'ok', detail)],
+        });
         return null;
       });
       if (taken) {
@@ -145,8 +160,12 @@ export function addApproverVerbs(program: Command, config: (o: { config?: string
     .argument('<name>', 'the approver')
     .action(async (name: string, o: { json?: boolean; config?: string }) => {
       const found = await withStore(o, async (s) => {
-        if (!(await s.listApprovers()).some((a) => a.name === name)) return false;
-        await s.commit({ approverDeletes: [name] });
+        const was = (await s.listApprovers()).find((a) => a.name === name);
+        if (!was) return false;
+        await s.commit({
+          approverDeletes: [name],
+          audit: [cliAudit('approver.remove', name, Date.now(), 'ok', `key ${was.key}`)],
+        });
         return true;
       });
       if (!found) {

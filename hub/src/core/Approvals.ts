@@ -30,7 +30,16 @@ const fail = (message: string, code: Fail['code'] = 'unprocessable'): Fail => ({
  * control traffic, on the site's downlink; the agent decides with the approver keys it pins.
  */
 export class Approvals {
-  constructor(private readonly d: { store: HubStore; clock: Clock; ids: IdGen; hubPrivateKey: CryptoKey }) {}
+  constructor(
+    private readonly d: {
+      store: HubStore;
+      clock: Clock;
+      ids: IdGen;
+      hubPrivateKey: CryptoKey;
+      /** The hub's public key (`ed25519:…`): an approval signed with it is refused. */
+      hubPublicKeyText: string;
+    },
+  ) {}
 
   /** Checks and queues `value` (an `Approval` as JSON data) submitted by the user `by`. */
   async submit(value: unknown, by: string): Promise<SubmitResult> {
@@ -39,6 +48,16 @@ export class Approvals {
     const check = await verifyApproval(value, typeof named === 'string' ? [named] : []);
     if (!check.ok) return fail(`approval refused: ${check.reason}`);
     const a = check.approval;
+    // The hub relays approvals and never makes one (DESIGN S6): not with its own key, and not with a key
+    // no approver record holds, which no person at headquarters answers for (decision 250).
+    if (a.approver === this.d.hubPublicKeyText)
+      return fail(
+        "approval refused: signed with the hub's own key; approvers sign with their own keys (`hub approver keygen`), never the hub's",
+      );
+    if (!(await store.listApprovers()).some((x) => x.key === a.approver))
+      return fail(
+        `approval refused: no approver record holds the key ${a.approver}; an admin adds it with \`hub approver add NAME --key ${a.approver}\`, or sign with a listed approver's key (GET /api/approvers)`,
+      );
     const c = a.claims;
     const now = clock.now();
     if (c.expiresAt <= now)

@@ -37,6 +37,7 @@ export function applyRows(
       reason: a.reason ?? null,
       approvalIds: [...a.approvalIds],
       approvers: [...a.approvers],
+      ...(a.refused ? { refused: a.refused.map((x) => ({ ...x, at: x.at - offsetMs })) } : {}),
       receivedAt: a.receivedAt - offsetMs,
       startedAt: toHub(a.startedAt),
       finishedAt: toHub(a.finishedAt),

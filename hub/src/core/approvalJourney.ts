@@ -6,21 +6,24 @@ const iso = (ms: number | null | undefined) =>
 
 /**
  * One approval's journey (`GET /api/approvals`): submitted at the hub → delivered (a relay or the agent
- * pulled it from the downlink) → the agent's record of the approved run. The record is per run, so it
- * speaks for this approval once the agent counted it, or once the approval was delivered (a refusal
- * need not count the approval it refuses).
+ * pulled it from the downlink) → what the agent recorded for this approval id (decision 250): refused
+ * with its own reason (`applies.refused`), or counted, and then the state of the run it counts for. An
+ * approval the agent has not named is `delivered`, whatever became of other approvals of its run.
  */
 export function toJourney(
   a: ApprovalRow,
   apply: ApplyRow | undefined,
   approvers: readonly ApproverRow[],
 ): ApprovalJourney {
-  const agentSpeaks = apply && (apply.approvalIds.includes(a.approvalId) || a.deliveredAt !== null);
-  const state: ApprovalJourney['state'] = agentSpeaks
-    ? apply.state
-    : a.deliveredAt !== null
-      ? 'delivered'
-      : 'submitted';
+  const refusal = apply?.refused?.find((x) => x.approvalId === a.approvalId);
+  const counted = !refusal && apply?.approvalIds.includes(a.approvalId) ? apply : undefined;
+  const state: ApprovalJourney['state'] = refusal
+    ? 'refused'
+    : counted
+      ? counted.state
+      : a.deliveredAt !== null
+        ? 'delivered'
+        : 'submitted';
   return {
     approvalId: a.approvalId,
     site: a.site as ApprovalJourney['site'],
@@ -36,10 +39,10 @@ export function toJourney(
     submittedAt: iso(a.submittedAt) as string,
     deliveredAt: iso(a.deliveredAt),
     state,
-    reason: agentSpeaks ? (apply.reason ?? apply.errorExcerpt) : null,
-    receivedAt: agentSpeaks ? iso(apply.receivedAt) : null,
-    startedAt: agentSpeaks ? iso(apply.startedAt) : null,
-    finishedAt: agentSpeaks ? iso(apply.finishedAt) : null,
-    nextRunId: agentSpeaks ? apply.nextRunId : null,
+    reason: refusal ? refusal.reason : counted ? (counted.reason ?? counted.errorExcerpt) : null,
+    receivedAt: refusal ? iso(refusal.at) : counted ? iso(counted.receivedAt) : null,
+    startedAt: counted ? iso(counted.startedAt) : null,
+    finishedAt: counted ? iso(counted.finishedAt) : null,
+    nextRunId: counted ? counted.nextRunId : null,
   };
 }

@@ -286,6 +286,8 @@ export interface ApplyRow {
   reason: string | null;
   approvalIds: string[];
   approvers: string[];
+  /** Approvals of this run the agent refused, each with its own reason; `at` on the hub clock. */
+  refused?: { approvalId: string; reason: string; at: number }[];
   receivedAt: number;
   startedAt: number | null;
   finishedAt: number | null;
