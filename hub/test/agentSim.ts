@@ -135,6 +135,19 @@ export class AgentSim {
     });
   }
 
+  /**
+   * As the agent does (decision 230): says in its document that hub plan request `requestId` arrived now,
+   * or with `null` only that it confirms what it receives (the empty `requests` map).
+   */
+  received(requestId: string | null, environment = 'prod', component = 'net', state = 'accepted'): void {
+    const at = this.clock.now();
+    this.doc = A.change(this.doc, (d) => {
+      const doc = d as unknown as { requests?: Record<string, unknown> };
+      if (!doc.requests) doc.requests = {};
+      if (requestId) doc.requests[requestId] = { environment, component, state, receivedAt: at };
+    });
+  }
+
   /** A signed doc-delta of everything since the acknowledged heads (or since `from`). */
   async delta(
     opts: {

@@ -97,6 +97,19 @@ export const DocApplySchema = z.object({
 });
 export type DocApply = z.infer<typeof DocApplySchema>;
 
+/**
+ * A hub plan request as the agent received it, keyed by request id: the agent's own signed word that it
+ * arrived (docs/decisions/230-time-a-hop-cannot-forge.md). Times on the agent clock, ms.
+ */
+export const DocPlanRequestSchema = z.object({
+  environment: z.string(),
+  component: z.string(),
+  state: z.enum(['accepted', 'refused', 'expired']),
+  receivedAt: z.number().int().nonnegative(),
+  detail: z.string().max(300).optional(),
+});
+export type DocPlanRequest = z.infer<typeof DocPlanRequestSchema>;
+
 /** The agent's own facts, refreshed when it records or pushes. */
 export const AgentFactsSchema = z.object({
   version: z.string(),
@@ -138,6 +151,11 @@ export const AgentDocSchema = z.object({
   bundles: z.record(z.string(), DocPublicationStateSchema).optional(),
   /** Approvals received and what became of them, keyed by the approved run id (one apply per run). */
   applies: z.record(z.string(), DocApplySchema).optional(),
+  /**
+   * Plan requests received, by request id. Present (even empty) in every document of an agent that
+   * confirms what it receives: the hub then counts a request delivered only once it is listed here.
+   */
+  requests: z.record(z.string(), DocPlanRequestSchema).optional(),
   /** Set when the agent sealed this epoch; nothing follows in it. */
   sealedAt: z.number().int().nonnegative().optional(),
 });

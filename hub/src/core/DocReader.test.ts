@@ -13,10 +13,12 @@ function touched(patches: readonly A.Patch[]): Touched {
   let cadence = false;
   let publications = false;
   let applies = false;
+  let requests = false;
   for (const p of patches) {
     const [top, key] = p.path;
     if (top === 'bundles') publications = true;
     else if (top === 'applies') applies = true;
+    else if (top === 'requests') requests = true;
     else if (top === 'runs' && typeof key === 'string') runs.add(key);
     else if (top === 'cells' && typeof key === 'string') cells.add(key);
     else if (top === 'facts') {
@@ -24,7 +26,7 @@ function touched(patches: readonly A.Patch[]): Touched {
       if (key === undefined || key === 'cadenceS') cadence = true;
     }
   }
-  return { runs, cells, facts, cadence, publications, applies };
+  return { runs, cells, facts, cadence, publications, applies, requests };
 }
 
 /** An agent-shaped document written the way the agent writes it. */
@@ -85,6 +87,7 @@ describe('DocReader', () => {
       cadence: true,
       publications: true,
       applies: true,
+      requests: false,
     });
   });
 
@@ -145,6 +148,7 @@ describe('DocReader', () => {
       cadence: true,
       publications: false,
       applies: false,
+      requests: false,
     });
     const readsForTouched = reads;
     expect(reader.entry('cells', 'prod/c1')).toEqual(cell);

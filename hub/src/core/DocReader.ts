@@ -15,6 +15,8 @@ export interface Touched {
   publications: boolean;
   /** The agent's apply records (`applies`) changed. */
   applies: boolean;
+  /** The plan requests the agent says it received (`requests`) changed (decision 230). */
+  requests: boolean;
 }
 
 /**
@@ -116,10 +118,12 @@ export class DocReader {
     let cadence = false;
     let publications = false;
     let applies = false;
+    let requests = false;
     for (const p of this.h.diff(before, after)) {
       const [top, key] = p.path;
       if (top === 'bundles') publications = true;
       else if (top === 'applies') applies = true;
+      else if (top === 'requests') requests = true;
       else if (top === 'runs' || top === 'cells') {
         if (typeof key !== 'string') {
           // The map itself was (re)created: everything in it is new.
@@ -136,6 +140,6 @@ export class DocReader {
         if (key === undefined || key === 'cadenceS') cadence = true;
       }
     }
-    return { runs, cells, facts, cadence, publications, applies };
+    return { runs, cells, facts, cadence, publications, applies, requests };
   }
 }

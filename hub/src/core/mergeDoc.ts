@@ -56,6 +56,8 @@ export interface MergeOutput {
   publications: unknown;
   /** The document's `applies` map (apply records), when a segment changed it. */
   applies: unknown;
+  /** The document's `requests` map (plan requests the agent received), when a segment changed it. */
+  requests?: unknown;
   /** The whole document to store in place of its chunks, or null: store the changed items' chunks. */
   whole: Uint8Array | null;
 }
@@ -71,6 +73,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
     const segments: (Segment | null)[] = [];
     let publicationsTouched = false;
     let appliesTouched = false;
+    let requestsTouched = false;
     const read = (to: A.Heads, at?: A.Heads): Segment | null => {
       if (sameHeads(from, to)) return null;
       const since = from;
@@ -79,6 +82,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       const touched = doc.touched(since, to);
       publicationsTouched ||= touched.publications;
       appliesTouched ||= touched.applies;
+      requestsTouched ||= touched.requests;
       if (touched.cadence) doc.preload('cells');
       const runs: Record<string, unknown> = {};
       for (const k of touched.runs) runs[k] = doc.entry('runs', k);
@@ -148,6 +152,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       heads: h.getHeads(),
       publications: publicationsTouched ? new DocReader(h).root('bundles') : undefined,
       applies: appliesTouched ? new DocReader(h).root('applies') : undefined,
+      requests: requestsTouched ? new DocReader(h).root('requests') : undefined,
       whole: whole ? h.save() : null,
     };
   } finally {

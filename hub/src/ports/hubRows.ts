@@ -55,6 +55,8 @@ export interface AgentRow {
   refs?: Record<string, string[]>;
   /** Heads of the agent's git mirrors: repository → ref → commit. */
   sources?: Record<string, Record<string, string>>;
+  /** The agent's document lists the plan requests it receives (decision 230): only its word delivers one. */
+  confirmsRequests?: boolean;
   /** Provider builds in the agent's filesystem mirror (`host/ns/type version os_arch`). */
   providers?: string[];
   /** The agent's `os_arch` (`linux_amd64`). */
@@ -175,6 +177,11 @@ export interface PlanRequestRow {
   ref?: string | null;
   /** The commit asked for, when one was named. */
   commit?: string | null;
+  /**
+   * When the agent says it received the request (its own clock, from its signed document; decision
+   * 230). Set: `delivered` is the agent's word, and only a run it started after this answers the request.
+   */
+  agentReceivedAt?: number | null;
 }
 
 export interface WebhookRow {

@@ -40,6 +40,7 @@ export interface StoredAgentDoc {
   facts?: Record<string, unknown>;
   bundles?: Record<string, unknown>;
   applies?: Record<string, unknown>;
+  requests?: Record<string, unknown>;
   sealedAt?: number;
 }
 export type AgentAutomergeDoc = A.Doc<StoredAgentDoc>;
@@ -215,6 +216,33 @@ export function writeApply(doc: AgentAutomergeDoc, apply: DocApply, at: number):
   });
 }
 
+/**
+ * Writes that a hub plan request arrived (`requests[requestId]`): the agent's own signed word, by which
+ * the hub counts it delivered (docs/decisions/230-time-a-hop-cannot-forge.md).
+ */
+export function writePlanRequest(
+  doc: AgentAutomergeDoc,
+  r: {
+    requestId: string;
+    environment: string;
+    component: string;
+    state: string;
+    receivedAt: number;
+    detail: string | null;
+  },
+): AgentAutomergeDoc {
+  const entry = {
+    environment: r.environment,
+    component: r.component,
+    state: r.state,
+    receivedAt: r.receivedAt,
+  };
+  return A.change(doc, { message: `request ${r.requestId}`, time: Math.floor(r.receivedAt / 1000) }, (d) => {
+    if (!d.requests) d.requests = {};
+    d.requests[r.requestId] = toDocValue(r.detail ? { ...entry, detail: r.detail.slice(0, 300) } : entry);
+  });
+}
+
 export function sealEpoch(doc: AgentAutomergeDoc, at: number): AgentAutomergeDoc {
   return A.change(doc, { message: 'sealed', time: Math.floor(at / 1000) }, (d) => {
     d.sealedAt = at;
@@ -251,6 +279,8 @@ const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
  */
 // biome-ignore lint/suspicious/noExplicitAny: an Automerge change proxy
 function writeFacts(d: any, facts: AgentFacts, known?: Record<string, unknown>): void {
+  // The map, even empty, says this agent confirms the plan requests it receives (decision 230).
+  if (!d.requests) d.requests = {};
   if (!d.facts) {
     d.facts = toDocValue(facts);
     return;

@@ -20,11 +20,12 @@ import type { ApplyRecord, ApplyStore } from '../../ports/ApplyStore.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
 import { type AgentAutomergeDoc, mergeFacts, readCell, updateFacts, writeApply } from '../doc/agentDoc.js';
 import { ackWrites } from './acks.js';
-import { blobsToUpload, planRequestWrites } from './blobQueue.js';
+import { blobsToUpload } from './blobQueue.js';
 import { EpochDocs, type LedgerStats } from './EpochDocs.js';
 import { appendChange, type EpochLimits, sealOrCompact } from './epochs.js';
 import { factsToWrite, type GivenFacts } from './facts.js';
 import { PendingBytes, type PendingContext, pendingDeltas } from './pending.js';
+import { planRequestChange } from './planRequestLog.js';
 import { enforceQueueBound, queueBytes } from './queueBound.js';
 import { recordBatch } from './recordBatch.js';
 import { agentRejection, type PushRecord, pushWrites, rejectionWrites } from './resend.js';
@@ -367,9 +368,9 @@ export class AgentLedger implements AgentStore, ApplyStore {
     state: 'accepted' | 'refused' | 'expired',
     detail: string | null,
   ): boolean {
-    const w = planRequestWrites(this.storage, req, state, detail, this.opts.now());
-    if (w) this.commit(w);
-    return !!w;
+    const c = planRequestChange(this.storage, this.docs.doc, req, state, detail, this.opts.now());
+    if (c) this.commitChange(this.docs.doc, c.next, c.w);
+    return !!c;
   }
 
   blobsToUpload(limit = 20): BlobToUpload[] {

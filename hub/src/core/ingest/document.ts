@@ -1,6 +1,7 @@
 import { applyRows } from '../applyRows.js';
 import type { IngestDeps } from '../ingestTypes.js';
 import type { Batch } from './batch.js';
+import { noteConfirmations, recordConfirmations } from './confirmations.js';
 import { type PathClocks, recordContact } from './contact.js';
 import type { MergeJob } from './mergeDocs.js';
 import { readSegment } from './segment.js';
@@ -20,6 +21,7 @@ export async function ingestDocument(
 ): Promise<void> {
   const { docId, site, agent, epoch } = doc;
   const { out, memo } = await doc.job;
+  noteConfirmations(b, site, agent, out.requests);
   let offsetMs: number | null = null;
   const read = (n: number) =>
     readSegment(b, d, { site, agent, docId, memo, offsetMs: offsetMs ?? 0 }, out.segments[n]);
@@ -66,6 +68,7 @@ export async function ingestDocument(
     b.touchedDocs.set(docId, { site, agent, heads: out.heads });
   }
   await read(segment);
+  await recordConfirmations(b, site, agent, offsetMs ?? 0);
   if (out.publications !== undefined) b.deliveries.push({ docId, site, agent, states: out.publications });
   if (out.applies !== undefined) {
     const a = applyRows(site, agent, out.applies, offsetMs ?? 0);

@@ -1,30 +1,49 @@
+import type { PlanRequestRow } from '../../ports/HubStore.js';
 import type { Materialised } from '../materialise.js';
 import { answersRequest, type PlanAnswer } from '../refCells.js';
 import type { Batch } from './batch.js';
+import { openRequests } from './confirmations.js';
 
 /**
  * Step 6, plan requests: a site's open request is answered by a run that started after it, or, when
  * the plan came out the same as before, by the cell's confirmation (an agent sends no new run for an
  * unchanged plan). Run start times are agent times, corrected by `offsetMs` (T2).
+ *
+ * For an agent that confirms what it receives (decision 230), the run must also have started, on the
+ * agent's own clock, after the agent received the request: a scheduled run that merely came later is
+ * not an answer, and a request the agent never received (a relay ate it) is never `done`.
  */
 export async function answerRequests(
   b: Batch,
   site: string,
   m: Pick<Materialised, 'runs' | 'cells'>,
   offsetMs: number,
+  agent?: string,
 ): Promise<void> {
-  const answer = async (a: PlanAnswer, runId: string) => {
-    let open = b.openRequests.get(site);
-    if (!open) {
-      open = await b.store.listPlanRequests({ site, open: true });
-      b.openRequests.set(site, open);
-    }
-    for (const req of open) {
-      if (b.doneRequests.has(req.requestId) || !answersRequest(req, a)) continue;
-      b.doneRequests.set(req.requestId, { ...req, state: 'done', doneAt: b.now, runId });
+  const confirms = agent !== undefined && b.agents.get(`${site}/${agent}`)?.confirmsRequests === true;
+  const answer = async (a: PlanAnswer, agentAt: number, runId: string) => {
+    for (const req of await openRequests(b, site)) {
+      const cur = b.doneRequests.get(req.requestId) ?? req;
+      if (cur.state === 'done' || !answersRequest(req, a)) continue;
+      if (confirms && req.agent === agent && !receivedBefore(b, cur, agentAt)) continue;
+      b.doneRequests.set(req.requestId, { ...cur, state: 'done', doneAt: b.now, runId });
     }
   };
-  for (const run of m.runs)
-    await answer({ ...run, at: Date.parse(run.summary.startedAt) - offsetMs }, run.runId);
-  for (const cell of m.cells) await answer({ ...cell, at: cell.plannedAt }, cell.runId);
+  for (const run of m.runs) {
+    const startedAt = Date.parse(run.summary.startedAt);
+    await answer({ ...run, at: startedAt - offsetMs }, startedAt, run.runId);
+  }
+  // A cell whose run came in this segment was judged by that run's start; the others are confirmations
+  // (the same plan again, no new run), known only by when they finished.
+  const judged = new Set(m.runs.map((r) => r.runId));
+  for (const cell of m.cells) {
+    if (confirms && judged.has(cell.runId)) continue;
+    await answer({ ...cell, at: cell.plannedAt }, cell.plannedAt + offsetMs, cell.runId);
+  }
+}
+
+/** Whether the agent says it received `req` no later than agent time `agentAt`. */
+function receivedBefore(b: Batch, req: PlanRequestRow, agentAt: number): boolean {
+  const at = req.agentReceivedAt ?? b.confirmations.get(req.requestId)?.receivedAt;
+  return at != null && at <= agentAt;
 }

@@ -66,5 +66,5 @@ export async function readSegment(
   b.w.runs.push(...m.runs);
   d.count.merged(m.runs.length);
   await recordCells(b, site, m.cells, what.cells, d.webhookUrls);
-  await answerRequests(b, site, m, offsetMs);
+  await answerRequests(b, site, m, offsetMs, agent);
 }

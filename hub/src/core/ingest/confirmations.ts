@@ -1,0 +1,51 @@
+import { DocPlanRequestSchema } from '@driftline/protocol';
+import type { PlanRequestRow } from '../../ports/HubStore.js';
+import type { Batch } from './batch.js';
+
+/**
+ * The plan requests an agent's document says it received (`requests`, decision 230), noted before the
+ * document's segments are read: a run answers a request only if the agent started it after it received
+ * the request. A document with the map (even empty) marks its agent as one that confirms.
+ */
+export function noteConfirmations(b: Batch, site: string, agent: string, requests: unknown): void {
+  if (requests === undefined || requests === null || typeof requests !== 'object') return;
+  const row = b.agents.get(`${site}/${agent}`);
+  if (row) row.confirmsRequests = true;
+  for (const [id, value] of Object.entries(requests as Record<string, unknown>)) {
+    const p = DocPlanRequestSchema.safeParse(value);
+    if (p.success) b.confirmations.set(id, { agent, state: p.data.state, receivedAt: p.data.receivedAt });
+  }
+}
+
+/** The site's open requests, read once per batch. */
+export async function openRequests(b: Batch, site: string): Promise<PlanRequestRow[]> {
+  let open = b.openRequests.get(site);
+  if (!open) {
+    open = await b.store.listPlanRequests({ site, open: true });
+    b.openRequests.set(site, open);
+  }
+  return open;
+}
+
+/**
+ * After the document is read: each open request of the site its agent confirmed moves by the agent's
+ * word, `accepted` → `delivered` (at the time it says, on the hub clock), `refused`, `expired`. A request
+ * a run already answered in this batch keeps `done` and gains the times.
+ */
+export async function recordConfirmations(b: Batch, site: string, agent: string, offsetMs: number) {
+  if (b.confirmations.size === 0) return;
+  for (const req of await openRequests(b, site)) {
+    const c = b.confirmations.get(req.requestId);
+    if (!c || c.agent !== agent || req.agent !== agent) continue;
+    const cur = b.doneRequests.get(req.requestId) ?? req;
+    if (cur.agentReceivedAt != null) continue; // recorded by an earlier batch
+    const times = { agentReceivedAt: c.receivedAt, deliveredAt: Math.min(c.receivedAt - offsetMs, b.now) };
+    const state =
+      cur.state === 'done'
+        ? 'done'
+        : c.state === 'accepted'
+          ? 'delivered'
+          : (c.state as 'refused' | 'expired');
+    b.doneRequests.set(req.requestId, { ...cur, ...times, state });
+  }
+}

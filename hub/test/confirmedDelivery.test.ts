@@ -1,0 +1,94 @@
+import { asSiteId } from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PlanRequests } from '../src/core/PlanRequests.js';
+import { ulidGen } from '../src/ports/IdGen.js';
+import { AgentSim } from './agentSim.js';
+import { type Harness, makeHarness } from './harness.js';
+
+/**
+ * Delivery confirmed by the agent, not inferred (decision 230): a plan request is `delivered` when the
+ * agent's signed document says it arrived, and `done` only by a run the agent started after that.
+ */
+describe('plan requests the agent confirms', () => {
+  const open: Harness[] = [];
+  afterEach(async () => {
+    for (const h of open.splice(0)) await h.close();
+  });
+
+  async function setUp(confirms: boolean) {
+    const h = await makeHarness('sqlite');
+    open.push(h);
+    const a = await AgentSim.create('ship-7', 'a1', h.clock);
+    await h.enrol(a);
+    if (confirms) a.received(null);
+    a.plan('prod', 'net', 'clean');
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    const requests = new PlanRequests({
+      store: h.store,
+      clock: h.clock,
+      ids: ulidGen(h.clock),
+      hubPrivateKey: h.hubKeys.privateKey,
+      ttlS: 86_400,
+    });
+    h.clock.advance(60_000);
+    const r = await requests.create({ site: asSiteId('ship-7'), environment: 'prod', component: 'net' });
+    if (!r.ok) throw new Error(r.message);
+    const state = async () => h.store.getPlanRequest(r.request.requestId);
+    return { h, a, requestId: r.request.requestId, state };
+  }
+
+  it('is not done by a later scheduled run when the agent never received it (a relay ate it)', async () => {
+    const { h, a, state } = await setUp(true);
+    h.clock.advance(120_000);
+    a.plan('prod', 'net', 'drift'); // the cell's schedule, not the request
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    expect(await state()).toMatchObject({ state: 'pending', runId: null, deliveredAt: null });
+  });
+
+  it('is delivered at the time the agent says, and done by the run it started after that', async () => {
+    const { h, a, requestId, state } = await setUp(true);
+    h.clock.advance(30_000);
+    const receivedAt = h.clock.now();
+    a.received(requestId);
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    expect(await state()).toMatchObject({
+      state: 'delivered',
+      deliveredAt: receivedAt,
+      agentReceivedAt: receivedAt,
+    });
+    h.clock.advance(5_000);
+    const runId = a.plan('prod', 'net', 'drift');
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    expect(await state()).toMatchObject({ state: 'done', runId, deliveredAt: receivedAt });
+  });
+
+  it('is not done by a run the agent started before it received the request', async () => {
+    const { h, a, requestId, state } = await setUp(true);
+    h.clock.advance(30_000);
+    // A scheduled run starts (startedAt is 1 s before it finishes), the request arrives while it runs.
+    h.clock.advance(500);
+    a.received(requestId);
+    h.clock.advance(500);
+    a.plan('prod', 'net', 'drift');
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    expect(await state()).toMatchObject({ state: 'delivered', runId: null });
+  });
+
+  it('takes delivery and done in one batch when the receipt and the run travel together', async () => {
+    const { h, a, requestId, state } = await setUp(true);
+    h.clock.advance(30_000);
+    a.received(requestId);
+    h.clock.advance(2_000);
+    const runId = a.plan('prod', 'net', 'drift');
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    expect(await state()).toMatchObject({ state: 'done', runId, agentReceivedAt: h.clock.now() - 2_000 });
+  });
+
+  it('keeps the old rule for an agent whose document lists no requests (an older agent)', async () => {
+    const { h, a, state } = await setUp(false);
+    h.clock.advance(120_000);
+    const runId = a.plan('prod', 'net', 'drift');
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    expect(await state()).toMatchObject({ state: 'done', runId });
+  });
+});
