@@ -360,7 +360,7 @@ export function configWarnings(c: HubConfig): string[] {
   const w: string[] = [];
   if (!existsSync(join(c.uiDir, 'index.html')))
     w.push(
-      `uiDir: no dashboard at ${c.uiDir}, so / answers only a page saying how to build it (npm run build -w @driftline/ui, or point uiDir at a built one)`,
+      `uiDir: no dashboard at ${c.uiDir}, so / answers only a page saying how to build it (npm install at the checkout builds ui/dist; or point uiDir at a built one)`,
     );
   if (c.api.public)
     w.push('api.public is true: anyone who reaches the api listener can read without signing in');

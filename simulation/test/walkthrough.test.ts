@@ -1,7 +1,7 @@
 /**
  * The README's deployment walk-through, run as written: every shell block after a `<!-- walkthrough -->`
  * line, in order, in one `bash -e` in an empty folder, with `DRIFTLINE` pointing at this checkout. It
- * passes when the agent's first result is on the hub's `/api/matrix`. When the README and the programs
+ * passes when the agent's first result is on the hub's `/api/matrix` and the hub serves the dashboard. When the README and the programs
  * disagree, this fails: the README stays true.
  *
  * Ports: the examples' own (hop 8443, dashboard 8080, relay 7000) clash with other tests that bind them
@@ -127,5 +127,21 @@ describe("the README's deployment walk-through", () => {
     });
     expect(cell.status).not.toBe('no-data');
     expect(cell.runId).toMatch(/^[0-9A-Z]{26}$/);
+
+    // The walk-through ends at a working dashboard: `npm install` built it (the root `prepare`), so the
+    // hub serves the app at /, not the text page that says how to build it.
+    const page = await fetch(`http://127.0.0.1:${ports.api}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html, 'the dashboard is not built: npm install at the checkout builds ui/dist').toContain(
+      '<div id="app"></div>',
+    );
+    const src = /<script type="module"[^>]* src="\.?(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(src, html).toBeDefined();
+    const app = await fetch(`http://127.0.0.1:${ports.api}${src}`);
+    expect(app.status).toBe(200);
+    expect(app.headers.get('content-type')).toMatch(/javascript/);
+    expect((await app.text()).length).toBeGreaterThan(10_000);
   });
 });

@@ -31,7 +31,7 @@ export function uiMiddleware(dir: string | null): Middleware {
       if (ctx.path !== '/') return next();
       ctx.type = 'text/plain; charset=utf-8';
       ctx.body =
-        'Driftline hub. The dashboard is not built here: run `npm run build -w @driftline/ui` (ui/dist). The API is at /api/matrix, described at /api/openapi.json.\n';
+        'Driftline hub. The dashboard is not built here: run `npm install` at the Driftline checkout (it builds ui/dist), or point uiDir in hub.yaml at a built one. The API is at /api/matrix, described at /api/openapi.json.\n';
       return;
     }
     const rel = normalize(ctx.path).replace(/^(\.\.[/\\])+/, '');
