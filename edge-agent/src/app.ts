@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
+import { tokenFromFile } from '@driftline/hop/client';
 import { cellKey, cryptoRandomBytes, monotonicUlid, PLAN_DETAIL_CONTENT_TYPE } from '@driftline/protocol';
 import type { Logger } from 'pino';
 import { cadences, scheduleCells } from './adapters/cron/cronCells.js';
@@ -97,7 +98,14 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     (u) =>
       new HttpUplink({
         url: u.url,
-        token: readToken(u.tokenFile),
+        // read again when the file changes (a rotated token), logged once: no restart (decision 240)
+        token: tokenFromFile(u.tokenFile, {
+          initial: readToken(u.tokenFile),
+          onChange: (path) =>
+            log.info({ upstream: u.url, tokenFile: path }, 'token file changed; using the new token'),
+          onProblem: (path, problem) =>
+            log.warn({ upstream: u.url, tokenFile: path }, `token file: ${problem}`),
+        }),
         urlStorage,
         // Exchanges are timed with the agent's clock port, the one its results are stamped with.
         now,

@@ -16,4 +16,5 @@ export {
   refusesRequest,
   retryableStatus,
 } from './client/result.js';
+export { type TokenFileOptions, tokenFromFile } from './client/tokenFile.js';
 export type { TusUpload } from './client/tusUpload.js';

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bearerToken, createHopServer, type HopServer } from '@driftline/hop';
+import { tokenFromFile } from '@driftline/hop/client';
 import { Ticker } from '@driftline/hop/timing';
 import { WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
@@ -82,12 +83,23 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     metrics.peerRefusals.inc({ peer, reason }, n);
     log.warn({ peer, reason, n }, 'refused a downstream peer');
   };
+  // A token file is read again when it changes (`hub peer rotate`): no restart (decision 240).
+  const tokenOf = (u: ResolvedUpstream, file: string | undefined) =>
+    file
+      ? tokenFromFile(file, {
+          initial: u.token,
+          onChange: (path) =>
+            log.info({ upstream: u.name, tokenFile: path }, 'token file changed; using the new token'),
+          onProblem: (path, problem) =>
+            log.warn({ upstream: u.name, tokenFile: path }, `token file: ${problem}`),
+        })
+      : u.token;
   const http = upstreams.map(
-    (u) =>
+    (u, i) =>
       new HttpUpstream(
         u.name,
         u.url,
-        u.token,
+        tokenOf(u, cfg.upstreams[i]?.tokenFile),
         cfg.forward.requestTimeoutMs,
         cfg.limits.maxResponseBytes,
         now,

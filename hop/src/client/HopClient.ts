@@ -35,7 +35,8 @@ const ERROR_BODY_CAP = 64 * 1024;
 export interface HopClientOptions {
   /** Base URL of the upstream's hop API (a relay or the hub). */
   url: string;
-  token: string;
+  /** The bearer token, or a function read at each request (a token file re-read on change: `tokenFromFile`). */
+  token: string | (() => string);
   /** Per request. Must exceed the link's round trip (minutes on some links); default 30 minutes. */
   timeoutMs?: number;
   /**
@@ -71,6 +72,12 @@ export class HopClient {
     this.now = opts.now ?? Date.now;
   }
 
+  /** The token for the next request. */
+  private token(): string {
+    const t = this.opts.token;
+    return typeof t === 'function' ? t() : t;
+  }
+
   /** The caller's clock minus the upstream's; null before the first timed exchange. */
   clock(): ClockEstimate | null {
     return this.opts.trustedClock ? TRUSTED_CLOCK : this.filter.best(this.now());
@@ -97,7 +104,7 @@ export class HopClient {
       const res = await fetch(`${this.url}${path}`, {
         ...init,
         headers: {
-          authorization: `Bearer ${this.opts.token}`,
+          authorization: `Bearer ${this.token()}`,
           [CLOCK_SENT_HEADER]: String(t0),
           ...(own ? { [CLOCK_HEADER]: formatClock(own) } : {}),
           ...(init.headers as Record<string, string> | undefined),
@@ -229,7 +236,7 @@ export class HopClient {
 
   /** Resumable upload of one blob to `/v1/uploads/` (tus); see {@link TusUpload}. */
   upload(blob: TusUpload): Promise<HopResult<void>> {
-    return tusUpload(this.url, this.opts.token, blob, this.stopping.signal);
+    return tusUpload(this.url, this.token(), blob, this.stopping.signal);
   }
 
   /**
@@ -239,7 +246,7 @@ export class HopClient {
   fetchRange(sha256: string, start: number, end: number, sink: RangeSink, signal?: AbortSignal) {
     return fetchRange(
       `${this.url}/v1/blobs/${sha256}`,
-      this.opts.token,
+      this.token(),
       sha256,
       start,
       end,

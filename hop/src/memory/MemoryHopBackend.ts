@@ -41,6 +41,11 @@ export class MemoryHopBackend implements HopBackend {
     this.tokens.set(token, peer);
   }
 
+  /** The token stops working (a revocation). */
+  removeToken(token: string): void {
+    this.tokens.delete(token);
+  }
+
   enqueueDownlink(site: string, bundle: Uint8Array): void {
     this.down.push({ seq: ++this.seq, site, bytes: bundle });
     this.held.notify(site);

@@ -7,7 +7,8 @@ const ZERO: ClockEstimate = { offsetMs: 0, uncertaintyMs: 0 };
 
 export interface HttpUplinkOptions {
   url: string;
-  token: string;
+  /** The bearer token, or a function giving it at each request (the token file re-read on change). */
+  token: string | (() => string);
   urlStorage: UrlStorage;
   /** Per-request limit. Must exceed the link's round trip (minutes on some links), so it is long by default. */
   requestTimeoutMs?: number;

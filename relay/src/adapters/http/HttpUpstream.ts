@@ -14,7 +14,8 @@ export class HttpUpstream implements Upstream {
   constructor(
     readonly name: string,
     url: string,
-    token: string,
+    /** The token, or a function giving it at each request (a token file re-read on change). */
+    token: string | (() => string),
     timeoutMs: number,
     maxResponseBytes = 64 * 1024 * 1024,
     now: () => number = Date.now,
