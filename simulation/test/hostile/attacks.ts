@@ -1,3 +1,4 @@
+import { brotliDecompressSync } from 'node:zlib';
 import { decodeBatch, encodeBatch } from '@driftline/protocol';
 import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileProxy.js';
 
@@ -83,6 +84,45 @@ export function uploadsDown(): Attack & { refused: number } {
       if (!req.path.startsWith('/v1/uploads')) return undefined;
       attack.refused++;
       return { answer: { status: 503, headers: { 'retry-after': '1' }, body: Buffer.from('down') } };
+    },
+  };
+  return attack;
+}
+
+/**
+ * (f) Flipped bytes: the first `bundles` bundles posted get one byte of their signature flipped (the
+ * header, so the id and route, stay readable) and the first `patches` tus PATCH bodies one byte in their
+ * middle; after that the hop is honest. `flipped` counts what it altered.
+ */
+export function flippedBytes(n: { bundles: number; patches: number }): Attack & {
+  flipped: { bundles: number; patches: number };
+} {
+  const attack = {
+    name: 'flipped bytes',
+    flipped: { bundles: 0, patches: 0 },
+    onRequest(req: HopRequest): RequestVerdict {
+      if (req.method === 'PATCH' && req.path.startsWith('/v1/uploads/') && req.body.length > 0) {
+        if (attack.flipped.patches >= n.patches) return undefined;
+        attack.flipped.patches++;
+        const body = Buffer.from(req.body);
+        const at = body.length >> 1;
+        body[at] = (body[at] ?? 0) ^ 0x01;
+        return { forward: { ...req, body } };
+      }
+      if (req.method !== 'POST' || req.path !== '/v1/bundles' || attack.flipped.bundles >= n.bundles)
+        return undefined;
+      const br = req.headers['content-encoding'] === 'br';
+      const batch = decodeBatch(new Uint8Array(br ? brotliDecompressSync(req.body) : req.body));
+      if (!batch.ok) return undefined;
+      const bundles = batch.value.map((b) => {
+        if (attack.flipped.bundles >= n.bundles) return b;
+        attack.flipped.bundles++;
+        const c = Uint8Array.from(b);
+        c[c.length - 1] = (c[c.length - 1] ?? 0) ^ 0x01;
+        return c;
+      });
+      const { 'content-encoding': _e, ...headers } = req.headers;
+      return { forward: { ...req, headers, body: Buffer.from(encodeBatch(bundles)) } };
     },
   };
   return attack;

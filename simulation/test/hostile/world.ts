@@ -50,6 +50,8 @@ export interface World {
   programs: Map<string, Program>;
   /** The sum of a relay-1 metric's samples whose labels include `labels` (0 when absent). */
   relayMetric(name: string, labels?: Record<string, string>): Promise<number>;
+  /** The same for the hub's `/metrics` (read as the admin user). */
+  hubMetric(name: string, labels?: Record<string, string>): Promise<number>;
   /** `edge-agent status --json` of a site's agent. */
   agentStatus(site: string): Promise<Record<string, unknown>>;
   /** Log lines (parsed JSON) of a program whose `msg` matches. */
@@ -194,15 +196,10 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     relayDataDir,
     programs,
     async relayMetric(name, labels = {}) {
-      const text = await (await fetch(`${relayUrl}/metrics`)).text();
-      let sum = 0;
-      for (const line of text.split('\n')) {
-        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
-        if (!m || m[1] !== name) continue;
-        const l = m[2] ?? '';
-        if (Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`))) sum += Number(m[3]);
-      }
-      return sum;
+      return metricSum(await (await fetch(`${relayUrl}/metrics`)).text(), name, labels);
+    },
+    async hubMetric(name, labels = {}) {
+      return metricSum(await (await hub.api('/metrics')).text(), name, labels);
     },
     async agentStatus(site) {
       const a = agentConfigs.get(site);
@@ -234,6 +231,18 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
       for (const p of upstreamSide) await p?.close();
     },
   };
+}
+
+/** The sum of the samples of metric `name` in Prometheus text whose labels include `labels`. */
+function metricSum(text: string, name: string, labels: Record<string, string>): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const l = m[2] ?? '';
+    if (Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`))) sum += Number(m[3]);
+  }
+  return sum;
 }
 
 /** Every run of `site` at the hub with its detail state, once `n` runs have arrived. */
