@@ -80,7 +80,7 @@ describe('fleet overview', () => {
       '✕ failed ship-7',
       '⊘ stuck lock',
       '≈ drift ship-7',
-      '⧖ blocked lab',
+      '⊟ blocked lab',
     ]);
     expect(items[0]).toContain('polar-1: 2 cells, unreachable, last heard 3 d ago');
     expect(items[5]).toContain('needs registry.terraform.io/hashicorp/aws 5.31.0 linux_amd64');
@@ -173,7 +173,7 @@ describe('links, needs and refs', () => {
     expect(window.location.search).toBe('?view=matrix');
     const blocked = screen.getAllByRole('gridcell').find((c) => c.textContent?.includes('blocked:'))!;
     expect(blocked.classList.contains('st-blocked')).toBe(true);
-    expect(blocked.querySelector('.t-face')?.textContent).toContain('⧖blocked');
+    expect(blocked.querySelector('.t-face')?.textContent).toContain('⊟blocked');
     expect(blocked.textContent).toContain('needs registry.terraform.io/hashicorp/aws 5.31.0 linux_amd64');
   });
 });

@@ -16,8 +16,19 @@ interface Props {
 
 const STATUSES: readonly CellStatus[] = [...PLAN_STATUSES, 'no-data'];
 
-/** `2025-01-02T03:04:05.000Z` ↔ the `datetime-local` input's `2025-01-02T03:04` (both read as UTC). */
-const toLocalInput = (iso: string | null) => (iso ? iso.slice(0, 16) : '');
+/**
+ * `2025-01-02T03:04:05.000Z` ↔ the box's ISO text `2025-01-02 03:04` (UTC). A text box, not `datetime-local`,
+ * whose browser shows the reader's locale (`01/02/2025, 03:04 AM`) where everything else on screen is ISO.
+ */
+const toIsoInput = (iso: string | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : '');
+
+/** The box's text as a time: `2025-01-02 03:04`, `2025-01-02T03:04`, `…:05`, `…Z`; null when empty or not one. */
+export function parseIsoInput(text: string): number | null {
+  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)Z?$/.exec(text.trim());
+  if (!m) return null;
+  const t = Date.parse(`${m[1]}T${m[2]}Z`);
+  return Number.isNaN(t) ? null : t;
+}
 
 /** Filters, search, pivot and the point-in-time control; every change is written to the URL. */
 export function FilterBar({ filters, onChange, sites, environments, components, pivot, onPivot }: Props) {
@@ -108,12 +119,14 @@ export function FilterBar({ filters, onChange, sites, environments, components, 
       <label>
         As known at (UTC)
         <input
-          type="datetime-local"
-          value={toLocalInput(filters.at)}
+          type="text"
+          inputMode="numeric"
+          placeholder="YYYY-MM-DD hh:mm"
+          size={16}
+          value={toIsoInput(filters.at)}
           onChange={(e) => {
-            const v = (e.currentTarget as HTMLInputElement).value;
-            const t = v ? Date.parse(`${v}Z`) : Number.NaN;
-            onChange({ ...filters, at: Number.isNaN(t) ? null : new Date(t).toISOString() });
+            const t = parseIsoInput((e.currentTarget as HTMLInputElement).value);
+            onChange({ ...filters, at: t === null ? null : new Date(t).toISOString() });
           }}
         />
       </label>

@@ -1,5 +1,5 @@
 import type { CellStatus, FleetEnvironment, FleetSite } from '@driftline/protocol';
-import { linkSentence } from '../core/link.js';
+import { linkSentence, liveLink } from '../core/link.js';
 import { NO_FILTERS, type Route } from '../core/route.js';
 import { statusLook } from '../core/status.js';
 import { linkProps } from '../hooks/useRoute.js';
@@ -8,7 +8,15 @@ import { RelTime } from './RelTime.js';
 type Go = (r: Route) => void;
 
 /** Columns of the count tables: the statuses that need a person, then the rest. */
-const COUNTED: readonly CellStatus[] = ['failed', 'blocked', 'drift', 'changes', 'clean', 'no-data'];
+const COUNTED: readonly CellStatus[] = [
+  'failed',
+  'blocked',
+  'drift',
+  'locked',
+  'changes',
+  'clean',
+  'no-data',
+];
 
 /** A stacked bar of the status counts (decoration: the numbers beside it say the same in text). */
 function Bar({ counts, total }: { counts: Record<string, number>; total: number }) {
@@ -27,7 +35,10 @@ function Bar({ counts, total }: { counts: Record<string, number>; total: number 
 const n = (x: number | undefined) => (x ? x.toLocaleString('en') : <span class="muted">0</span>);
 
 const worstFirst = (a: FleetSite, b: FleetSite) => {
-  const rank = (s: FleetSite) => (s.link === 'link-down' ? 0 : s.link === 'never-heard' ? 1 : 2);
+  const rank = (s: FleetSite) => {
+    const i = ['link-down', 'overdue', 'never-heard'].indexOf(s.link);
+    return i < 0 ? 3 : i;
+  };
   return (
     rank(a) - rank(b) ||
     (b.statusCounts.failed ?? 0) - (a.statusCounts.failed ?? 0) ||
@@ -63,37 +74,44 @@ export function SiteTable({ sites, now, go }: { sites: readonly FleetSite[]; now
           </tr>
         </thead>
         <tbody>
-          {[...sites].sort(worstFirst).map((s) => (
-            <tr key={s.site} class={s.link !== 'ok' ? `link-${s.link}` : undefined}>
-              <th scope="row">
-                <a {...linkProps({ view: 'site', site: s.site }, go)}>{s.site}</a>{' '}
-                <a
-                  class="small"
-                  {...linkProps(
-                    { view: 'matrix', filters: { ...NO_FILTERS, site: s.site }, pivot: null },
-                    go,
+          {sites
+            .map((s) => liveLink(s, now))
+            .sort(worstFirst)
+            .map((s) => (
+              <tr key={s.site} class={s.link !== 'ok' ? `link-${s.link}` : undefined}>
+                <th scope="row">
+                  <a {...linkProps({ view: 'site', site: s.site }, go)}>{s.site}</a>{' '}
+                  <a
+                    class="small"
+                    {...linkProps(
+                      { view: 'matrix', filters: { ...NO_FILTERS, site: s.site }, pivot: null },
+                      go,
+                    )}
+                  >
+                    matrix<span class="sr-only"> of {s.site}</span>
+                  </a>
+                </th>
+                <td class={s.link === 'ok' ? 'muted' : 'link-why'}>
+                  {s.link === 'ok' ? (
+                    ''
+                  ) : (
+                    <span aria-hidden="true">{s.link === 'waiting' ? '◌ ' : '⌁ '}</span>
                   )}
-                >
-                  matrix<span class="sr-only"> of {s.site}</span>
-                </a>
-              </th>
-              <td class={s.link === 'ok' ? 'muted' : 'link-why'}>
-                {s.link === 'ok' ? '' : <span aria-hidden="true">⌁ </span>}
-                {linkSentence(s, now)}
-              </td>
-              <td>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} /> : 'never'}</td>
-              <td>{n(s.cells)}</td>
-              {COUNTED.map((st) => (
-                <td key={st} class={(s.statusCounts[st] ?? 0) > 0 ? statusLook(st).tone : undefined}>
-                  {n(s.statusCounts[st])}
+                  {linkSentence(s, now)}
                 </td>
-              ))}
-              <td>{n(s.stale)}</td>
-              <td>
-                <Bar counts={s.statusCounts} total={s.cells} />
-              </td>
-            </tr>
-          ))}
+                <td>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} /> : 'never'}</td>
+                <td>{n(s.cells)}</td>
+                {COUNTED.map((st) => (
+                  <td key={st} class={(s.statusCounts[st] ?? 0) > 0 ? statusLook(st).tone : undefined}>
+                    {n(s.statusCounts[st])}
+                  </td>
+                ))}
+                <td>{n(s.stale)}</td>
+                <td>
+                  <Bar counts={s.statusCounts} total={s.cells} />
+                </td>
+              </tr>
+            ))}
         </tbody>
       </table>
     </section>

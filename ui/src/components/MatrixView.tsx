@@ -1,6 +1,7 @@
 import { useMemo } from 'preact/hooks';
 import { cellAgainstPlan } from '../core/contact.js';
 import { layoutMatrix } from '../core/matrix.js';
+import { countOf } from '../core/plural.js';
 import type { Filters, Route } from '../core/route.js';
 import { useMatrixData } from '../hooks/useMatrixData.js';
 import { useNow } from '../hooks/useNow.js';
@@ -81,8 +82,8 @@ export function MatrixView({ filters, pivot, go }: Props) {
       {!loading || layout.cellCount > 0 ? (
         <>
           <p class="muted small" aria-live="off">
-            {layout.cellCount.toLocaleString('en')} cells · {layout.rows.length}{' '}
-            {pivot ? 'sites' : 'components'} · {layout.columns.length} columns
+            {countOf(layout.cellCount, 'cell')} · {countOf(layout.rows.length, pivot ? 'site' : 'component')}{' '}
+            · {countOf(layout.columns.length, 'column')}
             {loading ? (
               <span aria-busy="true">
                 {' '}
@@ -91,8 +92,9 @@ export function MatrixView({ filters, pivot, go }: Props) {
             ) : null}
             <span class="legend">
               {' '}
-              · ◔ stale · ◌ waiting for its contact window · ! overdue (a window passed without contact) · ⌁
-              site unreachable · hover or focus a tile for its detail
+              · +a ~c -d: resources to add, change, destroy · ◔ stale · ◌ waiting for its contact window · !
+              overdue (a window passed without contact) · ⌁ site unreachable · hover or focus a tile for its
+              detail
             </span>
           </p>
           {layout.cellCount === 0 ? (

@@ -18,7 +18,7 @@ export function NeedsView({ go }: { go: (r: Route) => void }) {
     <section aria-labelledby="needs-title">
       <h1 id="needs-title" class="view-title">
         <span class="st-blocked" aria-hidden="true">
-          ⧖
+          ⊟
         </span>{' '}
         What sites need to plan
       </h1>

@@ -9,6 +9,7 @@ import {
 } from '@driftline/protocol';
 import { nextInText } from '../core/contact.js';
 import { liveLink } from '../core/link.js';
+import { countOf } from '../core/plural.js';
 import { type Filters, NO_FILTERS, type Route } from '../core/route.js';
 import { statusLook, statusText } from '../core/status.js';
 import { formatAbsolute, formatAgo } from '../core/time.js';
@@ -45,7 +46,7 @@ const KIND_TEXT: Record<
   'stuck-lock': { icon: '⊘', label: 'stuck lock (failed)', tone: 'st-locked', filter: { status: 'failed' } },
   drift: { icon: '≈', label: 'drift', tone: 'st-drift', filter: { status: 'drift' } },
   stale: { icon: '◔', label: 'stale', tone: 'st-changes', filter: { staleOnly: true } },
-  blocked: { icon: '⧖', label: 'blocked', tone: 'st-blocked', filter: { status: 'blocked' } },
+  blocked: { icon: '⊟', label: 'blocked', tone: 'st-blocked', filter: { status: 'blocked' } },
 };
 
 /** The landing view: what a wall screen at headquarters shows — totals, the worst cells, sites, environments. */
@@ -65,7 +66,7 @@ export function OverviewView({ go }: { go: Go }) {
       <h1 id="overview-title" class="view-title">
         Fleet overview{' '}
         <span class="muted small">
-          {f.totals.cells.toLocaleString('en')} cells at {f.totals.sites} sites · as of{' '}
+          {countOf(f.totals.cells, 'cell')} at {countOf(f.totals.sites, 'site')} · as of{' '}
           <time dateTime={f.asOf} title={formatAbsolute(f.asOf)}>
             {formatAgo(f.asOf, now)}
           </time>
@@ -172,8 +173,7 @@ function Attention({ f, now, go }: { f: FleetResponse; now: number; go: Go }) {
 
 const SILENT_ORDER: readonly SilentSite['state'][] = ['unreachable', 'overdue', 'waiting'];
 
-/** `1 cell`, `19 cells`. */
-export const cellsText = (n: number) => `${n.toLocaleString('en')} ${n === 1 ? 'cell' : 'cells'}`;
+const cellsText = (n: number) => countOf(n, 'cell');
 
 /** A silent site's one attention row: `polar-1: 19 cells, waiting for window in 3 min`. */
 export function silentSiteText(s: SilentSite, now: number): string {

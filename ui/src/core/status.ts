@@ -15,7 +15,7 @@ const LOOKS: Record<CellStatus, StatusLook> = {
   failed: { label: 'failed', icon: '✕', tone: 'st-failed' },
   locked: { label: 'locked', icon: '⊘', tone: 'st-locked' },
   'redaction-failed': { label: 'redaction failed', icon: '⚠', tone: 'st-redaction' },
-  blocked: { label: 'blocked', icon: '⧖', tone: 'st-blocked' },
+  blocked: { label: 'blocked', icon: '⊟', tone: 'st-blocked' },
   'no-data': { label: 'no data', icon: '∅', tone: 'st-nodata' },
 };
 
