@@ -176,7 +176,7 @@ function leaked(where: string, text: string): string[] {
   return CORES.filter((c) => s.includes(c)).map((c) => `${c} in ${where}`);
 }
 
-async function until<T>(what: string, f: () => T | Promise<T>, ms = 60_000): Promise<T> {
+async function until<T>(what: string, f: () => T | false | Promise<T | false>, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await f();
@@ -255,7 +255,7 @@ sync: { intervalS: 1, jitterS: 0, recordWindowS: 0 }
     type Run = { component: string; summary: Record<string, unknown> };
     let runs: Run[] = [];
     try {
-      runs = await until('the hub to hold a run of each component', async () => {
+      runs = await until<Run[]>('the hub to hold a run of each component', async () => {
         await hub!.processArrivals();
         const all = [...hub!.replicas.values()].flatMap(
           (d) => Object.values(AgentDocSchema.parse(plainAgentDoc(A.toJS(d))).runs) as Run[],
@@ -265,7 +265,7 @@ sync: { intervalS: 1, jitterS: 0, recordWindowS: 0 }
         );
         return detailArrived && ['masked', 'failing'].every((c) => all.some((r) => r.component === c))
           ? all
-          : undefined;
+          : false;
       });
     } catch (e) {
       throw new Error(`${(e as Error).message}; the agent's last log lines:\n${logs.slice(-4000)}`);
