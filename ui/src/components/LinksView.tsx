@@ -9,6 +9,7 @@ import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
+import { RelaysHealth } from './RelaysHealth.js';
 import { RelTime } from './RelTime.js';
 
 const dash = '—';
@@ -192,6 +193,7 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
         </tbody>
       </table>
       <LinkNotes />
+      <RelaysHealth now={now} />
     </section>
   );
 }

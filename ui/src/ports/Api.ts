@@ -11,6 +11,7 @@ import type {
   PlanRequestCreate,
   PublicationsResponse,
   RefsResponse,
+  RelaysResponse,
   RunDetail,
   RunsResponse,
   Session,
@@ -32,6 +33,8 @@ export interface Api {
   matrix(part?: MatrixPart): Promise<MatrixResponse>;
   /** The fleet at a glance (`GET /api/fleet`): counts, link facts, the worst cells first. */
   fleet(): Promise<FleetResponse>;
+  /** Each relay with its last reported health and what is wrong there (`GET /api/relays`). */
+  relays(): Promise<RelaysResponse>;
   /** Refs the hub holds plans of, newest first (`GET /api/refs`). */
   refs(): Promise<RefsResponse>;
   /** What sites lack to plan, with the cells waiting for it (`GET /api/needs`). */

@@ -18,6 +18,8 @@ import {
   type PublicationListItem,
   PublicationsResponseSchema,
   RefsResponseSchema,
+  type RelayInfo,
+  RelaysResponseSchema,
   type Role,
   type RunDetail,
   RunDetailSchema,
@@ -61,6 +63,8 @@ export class MockHub {
   requests: { path: string; body?: unknown; csrf?: string | null }[] = [];
   /** Publications, with their per-site deliveries, for `GET /api/publications`. */
   publications: PublicationListItem[] = [];
+  /** Relays for `GET /api/relays`; null answers 404, as a hub from before it does. */
+  relays: RelayInfo[] | null = null;
   /** Tokens `POST /api/session` accepts, and whom they sign in. */
   tokens = new Map<string, { user: string; roles: Role[] }>([
     ['admin-token', { user: 'ada', roles: ['admin'] }],
@@ -151,6 +155,8 @@ export class MockHub {
         );
       return { status: 200, body: MatrixResponseSchema.parse(matrixResponse(cells, at ?? undefined)) };
     }
+    if (method === 'GET' && a === 'relays' && !b && this.relays)
+      return { status: 200, body: RelaysResponseSchema.parse({ relays: this.relays }) };
     if (method === 'GET' && a === 'fleet' && !b) {
       const sites = this.sites.map((s) => ({
         ...s,

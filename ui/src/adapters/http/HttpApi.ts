@@ -12,6 +12,7 @@ import {
   PlanRequestSchema,
   PublicationsResponseSchema,
   RefsResponseSchema,
+  RelaysResponseSchema,
   RunDetailSchema,
   RunsResponseSchema,
   SessionSchema,
@@ -133,6 +134,9 @@ export class HttpApi implements Api {
   }
   fleet() {
     return this.call(FleetResponseSchema, '/api/fleet');
+  }
+  relays() {
+    return this.call(RelaysResponseSchema, '/api/relays');
   }
   refs() {
     return this.call(RefsResponseSchema, '/api/refs');

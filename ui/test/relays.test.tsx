@@ -1,0 +1,65 @@
+import { screen, waitFor, within } from '@testing-library/preact';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HOUR, iso, smallWorld } from './support/fixtures.js';
+import { MockHub } from './support/mockHub.js';
+import { renderApp } from './support/renderApp.js';
+
+let teardown = () => {};
+afterEach(() => teardown());
+
+describe('relays in the links view', () => {
+  it('shows each relay’s own report, its problems first, each with the command that fixes it', async () => {
+    const hub = new MockHub(smallWorld());
+    const status = {
+      at: Date.parse(iso(2 * HOUR)),
+      version: '0.1.0',
+      custody: { bundles: 3, bytes: 900, oldestAt: Date.parse(iso(HOUR)) },
+      upstreamRefusals: { forbidden: 4 },
+      sitesRefused: ['ship-8'],
+      sites: ['ship-7'],
+      upstreams: [{ name: 'hub', ok: true, code: null, message: null }],
+    };
+    hub.relays = [
+      { name: 'ground-2', sites: ['*'], lastUsedAt: null, reportedAt: null, status: null, problems: [] },
+      {
+        name: 'relay-1',
+        sites: ['ship-7'],
+        lastUsedAt: iso(2 * HOUR),
+        reportedAt: iso(2 * HOUR),
+        status,
+        problems: [
+          {
+            code: 'sites-refused',
+            message:
+              'relay-1 forwarded bundles of ship-8, which its token does not act for; they were refused',
+            fix: 'hub peer sites relay-1 --sites ship-7,ship-8',
+          },
+        ],
+      },
+    ];
+    const r = renderApp(hub, '?view=links');
+    teardown = r.teardown;
+    // every load of the view answered before the test ends (none goes out after teardown)
+    await screen.findByRole('table', { name: /Each site's link/ });
+    await waitFor(() => expect(hub.requests.map((q) => q.path)).toContain('GET /api/publications'));
+    const table = await screen.findByRole('table', { name: /Each relay's own report/ });
+    const rows = within(table).getAllByRole('row').slice(1);
+    expect(rows.map((x) => within(x).getByRole('rowheader').textContent)).toEqual(['relay-1', 'ground-2']);
+    expect(rows[0]?.textContent).toContain('ship-8, which its token does not act for');
+    expect(
+      within(rows[0] as HTMLElement).getByText('hub peer sites relay-1 --sites ship-7,ship-8').tagName,
+    ).toBe('CODE');
+    expect(rows[0]?.textContent).toContain('3 bundles, oldest');
+    expect(rows[1]?.textContent).toContain('no report yet');
+  });
+
+  it('shows no relays table for a hub from before /api/relays', async () => {
+    const hub = new MockHub(smallWorld());
+    const r = renderApp(hub, '?view=links');
+    teardown = r.teardown;
+    await screen.findByRole('table', { name: /Each site's link/ });
+    await waitFor(() => expect(hub.requests.map((q) => q.path)).toContain('GET /api/relays'));
+    await new Promise((done) => setTimeout(done, 50)); // the 404 answer is rendered (as nothing)
+    expect(screen.queryByRole('table', { name: /Each relay's own report/ })).toBeNull();
+  });
+});
