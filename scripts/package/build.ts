@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundlePrograms, PROGRAMS } from './bundle.js';
+import { packagedExample, SHIPPED_DOCS } from './docs.js';
 import { cannotBuild, minGlibc, type Target } from './platform.js';
 import { deterministicTarGz, normaliseModes, treeBytes, writeSums } from './tarball.js';
 
@@ -114,11 +115,18 @@ export async function buildPackage(
     ])
       copyFileSync(join(root, 'packaging/systemd', u), join(stage, 'systemd', u));
     for (const c of ['agent', 'relay']) {
-      copyFileSync(join(root, 'examples', `${c}.yaml`), join(stage, 'examples', `${c}.yaml`));
+      writeFileSync(
+        join(stage, 'examples', `${c}.yaml`),
+        packagedExample(readFileSync(join(root, 'examples', `${c}.yaml`), 'utf8')),
+      );
       copyFileSync(
         join(root, 'examples/schema', `${c}.schema.json`),
         join(stage, 'examples/schema', `${c}.schema.json`),
       );
+    }
+    for (const d of SHIPPED_DOCS) {
+      mkdirSync(dirname(join(stage, d)), { recursive: true });
+      copyFileSync(join(root, d), join(stage, d));
     }
     const values = {
       VERSION: version,

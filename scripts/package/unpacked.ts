@@ -35,6 +35,7 @@ const INPUT_FILES = [
   'examples/relay.yaml',
   'examples/schema/agent.schema.json',
   'examples/schema/relay.schema.json',
+  'docs/configuration.md',
 ];
 /** Cache entries nobody used for this long are removed (each is ~150 MB). */
 const KEEP_UNUSED_MS = 3 * 3600_000;

@@ -134,6 +134,7 @@ describe('the offline package', () => {
       'SHA256SUMS',
       'VERSION',
       'bin',
+      'docs',
       'examples',
       'lib',
       'node',
@@ -164,6 +165,10 @@ describe('the offline package', () => {
       ).toEqual([]);
       expect(sources, m).toContain(m.startsWith('relay') ? 'relay/src/cli.ts' : 'edge-agent/src/cli.ts');
     }
+    // Self-contained text: the reference INSTALL.md names is here, the examples name no checkout path.
+    expect(readFileSync(join(inst, 'INSTALL.md'), 'utf8')).toContain('docs/configuration.md');
+    expect(readFileSync(join(inst, 'docs/configuration.md'), 'utf8')).toContain('## agent.yaml');
+    expect(readFileSync(join(inst, 'examples/agent.yaml'), 'utf8')).not.toContain('simulation/bin');
     const sums = await run('sha256sum', ['-c', '--strict', 'SHA256SUMS'], inst);
     expect(sums.stderr).toBe('');
     expect(sums.code).toBe(0);
