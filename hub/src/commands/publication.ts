@@ -146,10 +146,15 @@ function publicationCommand(program: Command, name: 'publication' | 'bundle', co
         if (o.json)
           console.log(JSON.stringify(legacy ? { bundles: out.map(asLegacyBundle) } : { publications: out }));
         else
-          for (const p of out)
+          for (const p of out) {
+            const who = (d: { site: string; agent: string | null }) =>
+              `${d.site}${d.agent ? `/${d.agent}` : ''}`;
             console.log(
-              `${p.publicationId}\t${p.name}\t${p.fileKind}\t${fmtBytes(p.size)}\t${p.deliveries.map((d) => `${d.site}${d.agent ? `/${d.agent}` : ''}:${d.state}`).join(' ')}`,
+              `${p.publicationId}\t${p.name}\t${p.fileKind}\t${fmtBytes(p.size)}\t${p.deliveries.map((d) => `${who(d)}:${d.state}`).join(' ')}`,
             );
+            // Why a site refused (or no longer takes) it: what the operator acts on, under its line.
+            for (const d of p.deliveries) if (d.reason) console.log(`  ${who(d)} ${d.state}: ${d.reason}`);
+          }
       } finally {
         await s.close();
       }
