@@ -136,6 +136,11 @@ export async function createHub(
     labelNames: ['reason'],
     registers: [registry],
   });
+  const resent = new Counter({
+    name: 'hub_plan_requests_resent_total',
+    help: 'Plan requests sent again because the agent had not confirmed them (decision 230)',
+    registers: [registry],
+  });
   const expiredDownlink = new Counter({
     name: 'hub_downlink_expired_total',
     help: 'Downlink bundles past their lifetime, not sent',
@@ -179,6 +184,7 @@ export async function createHub(
     ids,
     hubPrivateKey: key.privateKey,
     ttlS: config.planRequestTtlS,
+    defaultContactIntervalS: config.defaultContactIntervalS,
   });
   const sweeper = new Sweeper({
     store,
@@ -320,6 +326,19 @@ export async function createHub(
     for (const x of r.expired) publish({ type: 'plan-request-updated', request: toPlanRequest(x) });
     for (const c of r.staleCells) publish({ type: 'cell-updated', cell: toMatrixCell(c, ctx, false) });
     await siteEvents(r.unreachableSites);
+    // Requests the agent has not confirmed go down again (decision 230), logged and counted.
+    for (const x of await planRequests.resendUnconfirmed()) {
+      resent.inc();
+      logger.warn(
+        {
+          requestId: x.requestId,
+          site: x.site,
+          agent: x.agent,
+          requestedAt: new Date(x.requestedAt).toISOString(),
+        },
+        "sent a plan request again: the agent's document does not say it arrived; if this repeats, check the relays on the site's path (GET /api/relays)",
+      );
+    }
     await sweeper.deliverWebhooks();
   };
   let sweeps = 0;

@@ -1,6 +1,7 @@
 import { asSiteId } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PlanRequests } from '../src/core/PlanRequests.js';
+import { CONFIRM_WINDOWS, PlanRequests } from '../src/core/PlanRequests.js';
+import { toPlanRequest } from '../src/core/views.js';
 import { ulidGen } from '../src/ports/IdGen.js';
 import { AgentSim } from './agentSim.js';
 import { type Harness, makeHarness } from './harness.js';
@@ -34,7 +35,7 @@ describe('plan requests the agent confirms', () => {
     const r = await requests.create({ site: asSiteId('ship-7'), environment: 'prod', component: 'net' });
     if (!r.ok) throw new Error(r.message);
     const state = async () => h.store.getPlanRequest(r.request.requestId);
-    return { h, a, requestId: r.request.requestId, state };
+    return { h, a, requestId: r.request.requestId, state, requests };
   }
 
   it('is not done by a later scheduled run when the agent never received it (a relay ate it)', async () => {
@@ -90,5 +91,46 @@ describe('plan requests the agent confirms', () => {
     const runId = a.plan('prod', 'net', 'drift');
     await h.ingest.accept('relay-1', [await a.delta()]);
     expect(await state()).toMatchObject({ state: 'done', runId });
+  });
+
+  it('is unconfirmed and sent again past N contact intervals without the agent’s word, and not after it', async () => {
+    const { h, a, requestId, state, requests } = await setUp(true);
+    const row = await state();
+    // The agent declares a 600 s contact interval: 3 of them to confirm.
+    expect(row?.confirmBy).toBe((row?.requestedAt ?? 0) + CONFIRM_WINDOWS * 600_000);
+    const downlink = async () =>
+      (await h.store.readDownlink('ship-7', 0, 100)).filter((d) => d.requestId === requestId).length;
+    expect(await downlink()).toBe(1);
+    h.clock.advance(CONFIRM_WINDOWS * 600_000 - 1);
+    expect(await requests.resendUnconfirmed()).toEqual([]);
+    expect(toPlanRequest((await state())!, h.clock.now()).unconfirmed).toBe(false);
+    h.clock.advance(1);
+    expect((await requests.resendUnconfirmed()).map((r) => r.requestId)).toEqual([requestId]);
+    expect(await downlink()).toBe(2);
+    expect(toPlanRequest((await state())!, h.clock.now())).toMatchObject({
+      state: 'pending',
+      unconfirmed: true,
+    });
+    // Not again before another window, then again.
+    expect(await requests.resendUnconfirmed()).toEqual([]);
+    h.clock.advance(CONFIRM_WINDOWS * 600_000);
+    expect(await requests.resendUnconfirmed()).toHaveLength(1);
+    expect(await downlink()).toBe(3);
+    // The agent's word ends it.
+    a.received(requestId);
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    h.clock.advance(CONFIRM_WINDOWS * 600_000);
+    expect(await requests.resendUnconfirmed()).toEqual([]);
+    expect(toPlanRequest((await state())!, h.clock.now())).toMatchObject({
+      state: 'delivered',
+      unconfirmed: false,
+    });
+  });
+
+  it('sets no confirmBy for an older agent, and never sends its requests again', async () => {
+    const { h, state, requests } = await setUp(false);
+    expect((await state())?.confirmBy).toBeUndefined();
+    h.clock.advance(86_000_000);
+    expect(await requests.resendUnconfirmed()).toEqual([]);
   });
 });

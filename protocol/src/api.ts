@@ -204,6 +204,14 @@ export const PlanRequestSchema = PlanRequestCreateSchema.extend({
   doneAt: z.iso.datetime().nullable(),
   /** The run that answered the request, once done. */
   runId: RunIdSchema.nullable(),
+  /**
+   * For an agent that confirms what it receives (docs/decisions/230-time-a-hop-cannot-forge.md): when its
+   * signed document should say the request arrived, and whether that is overdue (still `pending` past it:
+   * the hub sends it again). `delivered` is then the agent's word, never a relay's pull. Absent for older
+   * agents and hubs.
+   */
+  confirmBy: z.iso.datetime().optional(),
+  unconfirmed: z.boolean().optional(),
 });
 export type PlanRequest = z.infer<typeof PlanRequestSchema>;
 

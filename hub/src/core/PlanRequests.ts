@@ -1,5 +1,6 @@
 import {
   asAgentId,
+  asSiteId,
   CommitSchema,
   cellKey,
   encodeBundle,
@@ -21,8 +22,19 @@ export type CreateResult =
  * done (a run for that cell started after the request arrived) or expired.
  */
 export class PlanRequests {
+  /** When each unconfirmed request was last sent again (this process; a restart sends each once more). */
+  private readonly lastSent = new Map<string, number>();
+
   constructor(
-    private readonly d: { store: HubStore; clock: Clock; ids: IdGen; hubPrivateKey: CryptoKey; ttlS: number },
+    private readonly d: {
+      store: HubStore;
+      clock: Clock;
+      ids: IdGen;
+      hubPrivateKey: CryptoKey;
+      ttlS: number;
+      /** Contact interval assumed for an agent that declares none, seconds. */
+      defaultContactIntervalS?: number | null;
+    },
   ) {}
 
   async create(req: PlanRequestCreate): Promise<CreateResult> {
@@ -62,46 +74,92 @@ export class PlanRequests {
       runId: null,
       ...(req.ref ? { ref: req.ref } : {}),
       ...(req.commit ? { commit: req.commit } : {}),
+      ...confirmBy(
+        agents.find((a) => a.agent === agent),
+        now,
+        this.d.defaultContactIntervalS,
+      ),
     };
+    await store.commit({ planRequests: [row], downlink: [await this.downlinkRow(row, now)] });
+    return { ok: true, request: row };
+  }
+
+  /**
+   * Sends again every request its agent has not confirmed (decision 230): still `pending` past its
+   * `confirmBy`, it goes on the downlink once more every `CONFIRM_WINDOWS` contact intervals (a new
+   * bundle, the same request id: the agent acts on an id once). Only downlink rows are written, so a
+   * concurrent ingest that answers the request is never overwritten. Answers the requests sent again.
+   */
+  async resendUnconfirmed(): Promise<PlanRequestRow[]> {
+    const { store, clock } = this.d;
+    const now = clock.now();
+    const out: PlanRequestRow[] = [];
+    const open = await store.listPlanRequests({ open: true });
+    const live = new Set(open.map((r) => r.requestId));
+    for (const id of this.lastSent.keys()) if (!live.has(id)) this.lastSent.delete(id);
+    for (const req of open) {
+      if (req.state !== 'pending' || req.confirmBy == null || now < req.confirmBy || req.expiresAt <= now)
+        continue;
+      const every = req.confirmBy - req.requestedAt;
+      const last = this.lastSent.get(req.requestId);
+      if (last !== undefined && now - last < every) continue;
+      this.lastSent.set(req.requestId, now);
+      out.push(req);
+    }
+    if (out.length > 0)
+      await store.commit({ downlink: await Promise.all(out.map((r) => this.downlinkRow(r, now))) });
+    return out;
+  }
+
+  /** The request's control bundle, signed by the hub, as a downlink row. */
+  private async downlinkRow(row: PlanRequestRow, now: number) {
     const bytes = await encodeBundle(
       {
         id: this.d.ids.next(),
         kind: 'control',
         source: 'hub',
-        destination: { site: req.site, agent: asAgentId(agent) },
+        destination: { site: asSiteId(row.site), agent: asAgentId(row.agent) },
         created: now,
-        lifetimeS: this.d.ttlS,
+        lifetimeS: Math.max(1, Math.ceil((row.expiresAt - now) / 1000)),
         priority: 'control',
       },
       {
         type: 'plan-request',
         requestId: row.requestId,
-        site: req.site,
-        environment: req.environment,
-        component: req.component,
-        ...(req.ref ? { ref: req.ref } : {}),
-        ...(req.commit ? { commit: req.commit } : {}),
-        requestedAt: now,
+        site: asSiteId(row.site),
+        environment: row.environment,
+        component: row.component,
+        ...(row.ref ? { ref: row.ref } : {}),
+        ...(row.commit ? { commit: row.commit } : {}),
+        requestedAt: row.requestedAt,
         expiresAt: row.expiresAt,
       },
       this.d.hubPrivateKey,
     );
-    await store.commit({
-      planRequests: [row],
-      downlink: [
-        {
-          site: req.site,
-          agent,
-          kind: 'control',
-          docId: null,
-          requestId: row.requestId,
-          bytes,
-          expiresAt: row.expiresAt,
-        },
-      ],
-    });
-    return { ok: true, request: row };
+    return {
+      site: row.site,
+      agent: row.agent,
+      kind: 'control' as const,
+      docId: null,
+      requestId: row.requestId,
+      bytes,
+      expiresAt: row.expiresAt,
+    };
   }
+}
+
+/** Contact intervals an agent has to confirm a request before it counts as `unconfirmed` (decision 230). */
+export const CONFIRM_WINDOWS = 3;
+
+/** `confirmBy` for a request to `agent`: none for an agent that does not confirm (an older one). */
+function confirmBy(
+  agent: AgentRow | undefined,
+  now: number,
+  defaultContactIntervalS: number | null | undefined,
+) {
+  if (agent?.confirmsRequests !== true) return {};
+  const intervalS = agent.contactIntervalS ?? defaultContactIntervalS ?? 3600;
+  return { confirmBy: now + CONFIRM_WINDOWS * Math.max(1, intervalS) * 1000 };
 }
 
 const allows = (a: AgentRow, key: string, ref: string) =>

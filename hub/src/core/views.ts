@@ -173,7 +173,11 @@ export function detailStateOf(
   return blob === 'read' ? 'arrived' : 'unreadable';
 }
 
-export function toPlanRequest(r: PlanRequestRow): PlanRequest {
+/**
+ * A plan request for the API; with `now`, `unconfirmed` says whether its agent's word that it arrived is
+ * overdue (decision 230: past `confirmBy`, still `pending`; it is being sent again).
+ */
+export function toPlanRequest(r: PlanRequestRow, now?: number): PlanRequest {
   return {
     requestId: r.requestId,
     site: r.site as PlanRequest['site'],
@@ -187,5 +191,8 @@ export function toPlanRequest(r: PlanRequestRow): PlanRequest {
     runId: r.runId as PlanRequest['runId'],
     ...(r.ref ? { ref: r.ref } : {}),
     ...(r.commit ? { commit: r.commit } : {}),
+    ...(now !== undefined && r.confirmBy != null
+      ? { unconfirmed: r.state === 'pending' && now >= r.confirmBy, confirmBy: iso(r.confirmBy) as string }
+      : {}),
   };
 }

@@ -182,6 +182,12 @@ export interface PlanRequestRow {
    * 230). Set: `delivered` is the agent's word, and only a run it started after this answers the request.
    */
   agentReceivedAt?: number | null;
+  /**
+   * For an agent that confirms what it receives: hub time by which its document should say the request
+   * arrived (N contact intervals after the request); past it, still `pending`, the request is
+   * `unconfirmed` and sent again (decision 230). Absent: an older agent, delivery is inferred.
+   */
+  confirmBy?: number | null;
 }
 
 export interface WebhookRow {

@@ -147,12 +147,13 @@ export function apiRouter(d: ApiDeps): Router {
   r.get('/plan-requests', async (ctx) => {
     const { site } = parseOr400(SiteFilterQuery, ctx.query, 'query parameter');
     const rows = await d.store.listPlanRequests(site ? { site } : {});
-    send(ctx, PlanRequestsResponseSchema, { requests: rows.map(toPlanRequest) });
+    const now = d.clock.now();
+    send(ctx, PlanRequestsResponseSchema, { requests: rows.map((r) => toPlanRequest(r, now)) });
   });
   r.get('/plan-requests/:requestId', async (ctx) => {
     const row = await d.store.getPlanRequest(ctx.params.requestId ?? '');
     if (!row) throw new WireError('not-found', `no plan request '${ctx.params.requestId}'`);
-    send(ctx, PlanRequestSchema, toPlanRequest(row));
+    send(ctx, PlanRequestSchema, toPlanRequest(row, d.clock.now()));
   });
   r.post('/plan-requests', async (ctx) => {
     const body = await readJson(ctx, 64 * 1024, 'a plan request body');
