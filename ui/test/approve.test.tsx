@@ -111,6 +111,50 @@ describe('approving a run in the dashboard', () => {
     expect(screen.queryByRole('button', { name: 'Approve…' })).toBeNull();
   });
 
+  it('offers Approve… only on a plan with changes, and not once an approval of it applies', async () => {
+    const { hub, kept } = hubWith(['approver']);
+    const run = hub.details.get(kept);
+    if (!run) throw new Error('the fixture has no run detail');
+    hub.details.set(kept, {
+      ...run,
+      status: 'clean',
+      counts: { ...run.counts!, add: 0, change: 0, destroy: 0 },
+    });
+    start(hub, kept);
+    await screen.findByRole('heading', { name: `Run ${kept}` });
+    await waitFor(() => expect(hub.requests.some((r) => r.path.startsWith('GET /api/approvals'))).toBe(true));
+    expect(screen.queryByRole('button', { name: 'Approve…' })).toBeNull();
+    teardown();
+    const applied = hubWith(['approver']);
+    applied.hub.approvals = [
+      {
+        approvalId: '01JZ0000000000000000000009',
+        site: 'ship-7' as never,
+        environment: 'prod',
+        component: 'compute',
+        ref: 'main',
+        commit: COMMIT,
+        runId: applied.kept,
+        approver: `ed25519:${'A'.repeat(43)}`,
+        approverName: null,
+        approvedAt: iso(HOUR),
+        expiresAt: iso(-HOUR),
+        submittedAt: iso(HOUR),
+        deliveredAt: iso(HOUR),
+        state: 'applying',
+        reason: null,
+        receivedAt: iso(HOUR),
+        startedAt: iso(MIN),
+        finishedAt: null,
+        nextRunId: null,
+      },
+    ];
+    start(applied.hub, applied.kept);
+    const trail = await screen.findByRole('region', { name: 'Approvals' });
+    expect(trail.textContent).toContain('applying');
+    expect(screen.queryByRole('button', { name: 'Approve…' })).toBeNull();
+  });
+
   it("lists each approval's journey with ages, the agent's reason and the next plan", async () => {
     const { hub, kept } = hubWith(['viewer']);
     const base = {

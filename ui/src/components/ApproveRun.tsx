@@ -5,7 +5,7 @@ import { useWhyNot } from '../hooks/useSession.js';
 import { useServices } from '../services.js';
 
 /**
- * "Approve…": for an approver, on a run that kept its saved plan file. Asks for the approver's private
+ * "Approve…": for an approver, on a run with changes that kept its saved plan file. Asks for the approver's private
  * key file, signs the approval in this browser (WebCrypto Ed25519) and submits only the signed approval;
  * the key is never uploaded. The site's agent applies only if its own config pins the key.
  */

@@ -1,6 +1,7 @@
 import {
   type Approval,
   type ApprovalClaims,
+  type ApprovalJourney,
   cryptoRandomBytes,
   DEFAULT_REF,
   importPrivateKeyPem,
@@ -18,10 +19,20 @@ export const APPROVAL_LIFETIMES: readonly { label: string; ms: number }[] = [
   { label: '7 days', ms: 7 * 86_400_000 },
 ];
 
-/** Whether a run can be approved at all: a finished plan that kept its plan file, of a known commit. */
+/**
+ * Whether a run can be approved at all: a finished plan that kept its plan file, of a known commit, that
+ * would change something (approving a plan with nothing to apply applies nothing).
+ */
 export function approvable(run: RunDetail): boolean {
   const commit = run.commit ?? run.summary.git?.commit;
-  return !!run.summary.planFileSha256 && !!commit && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(commit);
+  const c = run.counts;
+  const changes = run.status === 'changes' || (!!c && c.add + c.change + c.destroy > 0);
+  return changes && !!run.summary.planFileSha256 && !!commit && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(commit);
+}
+
+/** Whether an approval of the run is being or has been applied: then there is nothing left to approve. */
+export function applyStarted(approvals: readonly ApprovalJourney[]): boolean {
+  return approvals.some((a) => a.state === 'applying' || a.state === 'applied');
 }
 
 export type Signed = { ok: true; approval: Approval } | { ok: false; reason: string };
