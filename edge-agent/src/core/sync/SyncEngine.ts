@@ -9,6 +9,7 @@ import {
   type PlanRequestPayload,
   type Receipt,
   type RejectionPayload,
+  type RelayRefusal,
   verifyBundle,
 } from '@driftline/protocol';
 import type { AgentStore, PendingDelta } from '../../ports/AgentStore.js';
@@ -210,6 +211,7 @@ export class SyncEngine {
       out.upstream = up.url;
       if (r.value.held) out.held = true;
       for (const bytes of r.value.bundles) await this.handleDownlink(bytes, out, up.url);
+      for (const n of r.value.refusals ?? []) this.onRelayRefusal(n, out, up.url);
       this.deps.store.setDownlinkCursor(up.url, r.value.cursor);
       return out;
     }
@@ -275,6 +277,8 @@ export class SyncEngine {
           out.refused++;
           return;
         }
+        // The moment control reached the site (bench controlLatency reads it).
+        this.deps.log.info({ bundleId: header.id }, 'approval received');
         await this.deps.onApproval(p.value);
         out.approvals++;
         return;
@@ -296,6 +300,10 @@ export class SyncEngine {
       } else if (req.expiresAt < this.deps.now()) {
         this.deps.store.recordPlanRequest(req, 'expired', null);
       } else if (this.deps.store.recordPlanRequest(req, 'accepted', null)) {
+        this.deps.log.info(
+          { requestId: req.requestId, environment: req.environment, component: req.component },
+          'plan request received',
+        );
         this.deps.onPlanRequest(req);
         out.planRequests++;
       }
@@ -313,6 +321,32 @@ export class SyncEngine {
       r.code === 'unknown-agent'
         ? 'the hub does not know this agent: waiting for enrolment (enrol it with the line `edge-agent init` printed); results are kept and sent again'
         : `the hub rejected this agent's bundles (${r.code}); results are kept and sent again`,
+    );
+  }
+
+  /**
+   * A relay's notice that its upstream refused this agent's bundles for good (decision 240): recorded as
+   * a rejection, so `status` says what to fix and the changes go up again after `sync.rejectedRetryS`.
+   * Not signed by the hub: the upstream this agent chose says so, and a false notice only makes the
+   * agent send again sooner (a relay can delay or drop, never cause, anything: DESIGN S6).
+   */
+  private onRelayRefusal(n: RelayRefusal, out: PullOutcome, upstream: string): void {
+    if (n.site !== this.deps.site || n.agent !== this.deps.agent) return;
+    const { relay, by, message, ...rest } = n;
+    if (!this.deps.store.recordRejection({ type: 'rejection', ...rest })) return; // seen, or outdated by an ack
+    out.rejections++;
+    const [held] = this.deps.store.rejections();
+    this.deps.log.warn(
+      {
+        code: n.code,
+        refused: n.count,
+        relay,
+        by,
+        upstream,
+        bundleIds: n.bundleIds.slice(-5),
+        retryAt: held?.retryAt,
+      },
+      `relay '${relay}' says '${by}' refused this agent's bundles for good (${n.code}): ${message} — fix that there; results are kept and sent again`,
     );
   }
 
