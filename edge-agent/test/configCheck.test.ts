@@ -139,6 +139,31 @@ describe('edge-agent config check', { timeout: 60_000 }, () => {
     expect(r.stdout).toMatch(/network: tofu NOT FOUND/);
   });
 
+  it('lists per component the variables its code declares that are neither sensitive nor public (masked)', () => {
+    mkdirSync(join(dir, 'masking'));
+    writeFileSync(
+      join(dir, 'masking', 'variables.tf'),
+      'variable "db_password" {}\nvariable "token" {\n  sensitive = true\n}\nvariable "region" { default = "eu-west-1" }\n',
+    );
+    writeFileSync(
+      join(dir, 'masking', 'more.tf.json'),
+      JSON.stringify({ variable: { environment: {}, admin_name: { default: 'x' } } }),
+    );
+    const file = config(
+      'masking.yaml',
+      '  - { name: iam, workingDir: ./masking, environments: [prod] }\n' +
+        'redaction: { publicVariables: [region, environment] }\n',
+    );
+    const r = check(file, ['--json'], `${tools}:${process.env.PATH}`);
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).masked).toEqual([
+      { component: 'iam', variables: ['admin_name', 'db_password'] },
+    ]);
+    expect(check(file, [], `${tools}:${process.env.PATH}`).stdout).toContain(
+      '  iam: masks the values of var.admin_name, var.db_password (neither sensitive nor in redaction.publicVariables)',
+    );
+  });
+
   it('warns, without failing, that no publication kind is accepted', () => {
     const file = config('plain.yaml', '  - { name: network, workingDir: ./infra, environments: [prod] }\n');
     const r = check(file, [], `${tools}:${process.env.PATH}`);

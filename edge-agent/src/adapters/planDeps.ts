@@ -4,6 +4,7 @@ import { terraformPlatform } from '@driftline/protocol';
 import type { AgentConfig } from '../config.js';
 import type { RunLogger, RunPlanDeps } from '../core/plan/runPlan.js';
 import { FsVarFiles } from './fs/FsVarFiles.js';
+import { readModuleVariables } from './fs/moduleVariables.js';
 import { loadSiteKey } from './fs/siteKey.js';
 import { TmpScratchSpace } from './fs/TmpScratchSpace.js';
 import { CliGitMirror } from './git/CliGitMirror.js';
@@ -46,5 +47,6 @@ export function planDeps(
     log,
     // The plan hash is keyed with the site's own key (decision 200), made in the data dir on first use.
     siteKey: loadSiteKey(config.dataDir),
+    moduleVariables: readModuleVariables,
   };
 }

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { readModuleVariables } from '../adapters/fs/moduleVariables.js';
 import { CliGitProbe } from '../adapters/git/CliGitProbe.js';
-import { configWarnings, fileProblems, loadConfig } from '../config.js';
+import { type AgentConfig, configWarnings, fileProblems, loadConfig } from '../config.js';
 import { AgentConfigSchema } from '../configSchema.js';
 import { applyCheckoutWarnings } from '../core/apply/applyCheckouts.js';
 import { probeUpstreams, type UpstreamReport } from './configOnline.js';
@@ -22,6 +23,27 @@ interface CheckReport {
   tools?: ToolReport[];
   files?: FileReport[];
   upstreams?: UpstreamReport[];
+  /** Per component, the variables its code declares that are neither sensitive nor public: masked. */
+  masked?: { component: string; variables: string[] }[];
+}
+
+/**
+ * What each component's plans will mask (decision 210): the variables the root module in its working
+ * directory declares, less the sensitive ones (never shown anyway) and `redaction.publicVariables`.
+ * A component planned from delivered sources has no working directory to read here.
+ */
+async function maskedVariables(c: AgentConfig): Promise<{ component: string; variables: string[] }[]> {
+  const open = new Set(c.redaction.publicVariables);
+  const out: { component: string; variables: string[] }[] = [];
+  for (const comp of c.components) {
+    if (!comp.workingDir) continue;
+    const declared = await readModuleVariables(comp.workingDir, c.limits.maxLogBytes);
+    const variables = [
+      ...new Set(declared.filter((v) => !v.sensitive && !open.has(v.name)).map((v) => v.name)),
+    ].sort();
+    out.push({ component: comp.name, variables });
+  }
+  return out;
 }
 
 async function check(path: string, online: boolean): Promise<CheckReport> {
@@ -51,6 +73,7 @@ async function check(path: string, online: boolean): Promise<CheckReport> {
     tools: tools.tools,
     files: files.files,
     ...(upstreams ? { upstreams } : {}),
+    masked: await maskedVariables(c),
   };
 }
 
@@ -70,6 +93,12 @@ function human(path: string, r: CheckReport): { out: string; err: string } {
       `  upstream ${u.url}: ${u.answers ? `answers${u.server ? ` (${u.server})` : ''}` : 'does not answer'}` +
         (u.tokenAccepted === true ? ', token accepted' : u.tokenAccepted === false ? ', token REFUSED' : '') +
         (u.error ? ` — ${u.error}` : ''),
+    );
+  for (const m of r.masked ?? [])
+    lines.push(
+      m.variables.length > 0
+        ? `  ${m.component}: masks the values of ${m.variables.map((v) => `var.${v}`).join(', ')} (neither sensitive nor in redaction.publicVariables)`
+        : `  ${m.component}: masks no variable (each is sensitive or in redaction.publicVariables)`,
     );
   for (const w of r.warnings) lines.push(`warning: ${w}`);
   const err = r.ok
@@ -93,7 +122,10 @@ export function registerConfig(program: Command): void {
       '--online',
       'also try each upstream: GET /v1/health, and whether it accepts the token for this site',
     )
-    .option('--json', 'print { ok, site, agent, cells, problems, warnings, tools, files, upstreams } as JSON')
+    .option(
+      '--json',
+      'print { ok, site, agent, cells, problems, warnings, tools, files, upstreams, masked } as JSON',
+    )
     .addHelpText(
       'after',
       '\nExit codes: 0 usable (warnings are printed, not counted), 2 a problem (including a token an upstream\n' +

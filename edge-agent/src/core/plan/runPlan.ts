@@ -5,6 +5,7 @@ import type { GitInfo, GitProbe, ScratchSpace } from '../../ports/PlanWorkspace.
 import type { ProcessRunner } from '../../ports/ProcessRunner.js';
 import type { SourceMirror } from '../../ports/SourceMirror.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
+import type { DeclaredVariable } from '../redact/declaredVariables.js';
 import { hmacFingerprint } from '../redact/maskValues.js';
 import { keyedPlanHash } from './applyDigest.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from './excerpt.js';
@@ -46,6 +47,8 @@ export interface RunPlanDeps {
    * its plan file, the commit (`keyedPlanHash`, decision 200). Without it, the sha256 of the detail.
    */
   siteKey?: Uint8Array;
+  /** The variables the root module in a directory declares: their defaults are known values too. */
+  moduleVariables?(dir: string, maxBytes: number): Promise<DeclaredVariable[]>;
 }
 
 export interface RunPlanOptions {

@@ -1,8 +1,9 @@
 import type { AgentConfig } from '../../config.js';
 import type { ProcessResult } from '../../ports/ProcessRunner.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
+import type { DeclaredVariable } from '../redact/declaredVariables.js';
 import { compileRules, type SecretRule } from '../redact/rules.js';
-import type { SecretValue } from '../redact/scan.js';
+import { MIN_SECRET_LENGTH, type SecretValue } from '../redact/scan.js';
 import type { ToolOutput } from './excerpt.js';
 import { knownValues } from './knownValues.js';
 import { initModuleNeeds } from './moduleNeeds.js';
@@ -26,7 +27,11 @@ export interface ToolSetup {
 export async function toolSetup(
   t: PlanTarget,
   config: AgentConfig,
-  deps: { baseEnv: Readonly<Record<string, string | undefined>>; varFiles?: VarFiles },
+  deps: {
+    baseEnv: Readonly<Record<string, string | undefined>>;
+    varFiles?: VarFiles;
+    moduleVariables?(dir: string, maxBytes: number): Promise<DeclaredVariable[]>;
+  },
   dir: string,
 ): Promise<ToolSetup> {
   const c = t.component;
@@ -43,6 +48,17 @@ export async function toolSetup(
     ? await deps.varFiles.read(dir, configuredVarFiles, config.limits.maxLogBytes).catch(() => [])
     : [];
   const secrets = knownValues({ baseEnv: deps.baseEnv, configuredEnv, varFiles });
+  // Declared defaults too: a failed plan has no plan JSON, and its output can still carry them
+  // (decision 210). Public variables' defaults may appear as they are.
+  const declared = deps.moduleVariables
+    ? await deps.moduleVariables(dir, config.limits.maxLogBytes).catch(() => [])
+    : [];
+  const open = new Set(config.redaction.publicVariables);
+  for (const v of declared) {
+    if (open.has(v.name)) continue;
+    for (const value of v.defaults)
+      if (value.length >= MIN_SECRET_LENGTH) secrets.push({ value, source: 'default' });
+  }
   return { env, rules, secrets, passedVarFiles };
 }
 
