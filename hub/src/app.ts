@@ -14,6 +14,7 @@ import { apiRouter } from './adapters/http/apiRouter.js';
 import { type ApiServer, createApiServer } from './adapters/http/apiServer.js';
 import { approvalsRouter } from './adapters/http/approvalsRouter.js';
 import { HubAuth } from './adapters/http/auth.js';
+import { registerClockGauges } from './adapters/http/clockMetrics.js';
 import { fleetRouter } from './adapters/http/fleetRouter.js';
 import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
 import { mountPeopleSide } from './adapters/http/peopleSide.js';
@@ -119,6 +120,7 @@ export async function createHub(
     shared,
   });
   const registry = new Registry();
+  registerClockGauges(registry, store);
   const refused = new Counter({
     name: 'hub_bundles_refused_total',
     help: 'Bundles refused, by reason',
