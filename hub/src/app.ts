@@ -191,6 +191,7 @@ export async function createHub(
   const sweeper = new Sweeper({
     store,
     clock,
+    contactPlans,
     webhookUrls: config.webhooks.urls,
     sender: opts.sender ?? new HttpWebhookSender(config.webhookSecret ?? ''),
     defaultContactIntervalS: config.defaultContactIntervalS,

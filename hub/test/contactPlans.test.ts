@@ -3,11 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summariseFleet } from '@driftline/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryWebhookSender } from '../src/adapters/memory/MemoryWebhookSender.js';
 import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
 import { parseConfig } from '../src/config.js';
 import { contactPlanSettings } from '../src/configContact.js';
 import { ContactPlans } from '../src/core/contact/ContactPlans.js';
 import { Queries } from '../src/core/Queries.js';
+import { Sweeper } from '../src/core/Sweeper.js';
 import type { AgentRow } from '../src/ports/HubStore.js';
 import { cell } from './storeFixtures.js';
 
@@ -137,6 +139,26 @@ describe('silence judged against the contact plan (real SQLite)', () => {
     });
     expect(site?.contact?.confidence).toBeGreaterThanOrEqual(0.6);
     expect(site?.contact?.windows[0]).toMatch(/^every 4m for 30s from /);
+  });
+
+  it('sends no stale or unreachable webhook for expected silence, and the unreachable one after three missed windows', async () => {
+    await heardAt('polar-1', [POLAR], T0 + 20 * S);
+    let now = T0 + 3 * MIN;
+    const sweeper = new Sweeper({
+      store,
+      clock: { now: () => now },
+      webhookUrls: ['http://127.0.0.1:1/hook'],
+      sender: new MemoryWebhookSender(),
+      defaultContactIntervalS: 120,
+      retention: { maxRunsPerCell: 10, maxAgeMs: 1e12, failureMaxAgeMs: 1e12 },
+      contactPlans: new ContactPlans(settings()),
+    });
+    expect(await sweeper.sweep()).toMatchObject({ staleCells: [], unreachableSites: [] });
+    now = T0 + 12 * MIN + 71 * S;
+    const r = await sweeper.sweep();
+    expect(r.unreachableSites).toEqual(['polar-1']);
+    // The cell was fresh when the site was last heard from: it is not stale, the site is silent.
+    expect(r.staleCells).toEqual([]);
   });
 
   it('refuses a hub config with a window it cannot read, saying what to write', () => {

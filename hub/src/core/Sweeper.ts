@@ -11,6 +11,7 @@ import type {
   WebhookRow,
 } from '../ports/HubStore.js';
 import type { WebhookSender } from '../ports/WebhookSender.js';
+import type { ContactPlans } from './contact/ContactPlans.js';
 import { isStale, isUnreachable, type ViewContext } from './views.js';
 import { afterAttempt, webhookRow } from './webhooks.js';
 
@@ -37,6 +38,8 @@ export class Sweeper {
       /** Where removals of expired refs' plans are logged and counted. */
       log?: { info(obj: object, msg: string): void };
       countRefsExpired?: (cells: number, runs: number) => void;
+      /** Judges a site with a contact plan by it: no stale or unreachable webhook for expected silence. */
+      contactPlans?: ContactPlans;
     },
   ) {}
 
@@ -46,19 +49,31 @@ export class Sweeper {
     const expired = (await store.listPlanRequests({ open: true }))
       .filter((r) => r.expiresAt <= now)
       .map((r) => ({ ...r, state: 'expired' as const }));
-    const staleCells: CellRow[] = [];
-    for (const c of await store.listCells()) {
-      if (c.staleNotifiedFor === c.runId || !isStale(c, now)) continue;
-      staleCells.push({ ...c, staleNotifiedFor: c.runId });
-    }
     const ctx: ViewContext = { now, defaultContactIntervalS: this.d.defaultContactIntervalS };
     const agents = await store.listAgents();
     const bySite = new Map<string, AgentRow[]>();
     for (const a of agents) bySite.set(a.site, [...(bySite.get(a.site) ?? []), a]);
+    const siteRows = await store.listSites();
+    // Sites judged by a contact plan: a cell ages only while its site is heard from (plus the grace).
+    const planned = new Map<string, { unreachable: boolean; heard: number }>();
+    for (const s of siteRows) {
+      const k = this.d.contactPlans?.of(s.site, bySite.get(s.site) ?? [], s.lastContactAt, now);
+      if (k?.judged && k.state !== 'unplanned')
+        planned.set(s.site, {
+          unreachable: k.state === 'unreachable',
+          heard: s.lastContactAt === null ? now : Math.min(now, s.lastContactAt + k.graceS * 1000),
+        });
+    }
+    const staleCells: CellRow[] = [];
+    for (const c of await store.listCells()) {
+      if (c.staleNotifiedFor === c.runId || !isStale(c, planned.get(c.site)?.heard ?? now)) continue;
+      staleCells.push({ ...c, staleNotifiedFor: c.runId });
+    }
     const sites: SiteRow[] = [];
-    for (const s of await store.listSites()) {
+    for (const s of siteRows) {
       if (s.lastContactAt === null || s.unreachableNotifiedFor === s.lastContactAt) continue;
-      if (!isUnreachable(s, bySite.get(s.site) ?? [], ctx)) continue;
+      const plan = planned.get(s.site);
+      if (!(plan ? plan.unreachable : isUnreachable(s, bySite.get(s.site) ?? [], ctx))) continue;
       sites.push({ ...s, unreachableNotifiedFor: s.lastContactAt });
     }
     // Written only where still true (an ingest may have replaced a cell or heard from a site since it
