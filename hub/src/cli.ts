@@ -8,6 +8,7 @@ import { StoreRefusedError, StoreUnavailableError } from './adapters/postgres/er
 import { createHub, keyPath } from './app.js';
 import { addApproveVerb } from './commands/approve.js';
 import { addApproverVerbs } from './commands/approver.js';
+import { addBackupVerb } from './commands/backup.js';
 import { addConfigVerbs } from './commands/config.js';
 import { addEnrollVerb } from './commands/enroll.js';
 import { addMigrateVerb } from './commands/migrate.js';
@@ -168,6 +169,7 @@ addRefsVerbs(program);
 addApproverVerbs(program, config);
 addApproveVerb(program);
 addMigrateVerb(program, config);
+addBackupVerb(program, config);
 
 try {
   await program.parseAsync(process.argv);
