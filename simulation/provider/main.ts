@@ -26,8 +26,11 @@ if (!versions.includes('6')) {
   process.exit(1);
 }
 
-const server = await startProviderServer(() => {
-  server.stop();
-  process.exit(0);
-});
-process.stdout.write(`1|6|tcp|127.0.0.1:${server.port}|grpc\n`);
+// No top-level await: mirror.ts bundles this file as CommonJS for a fast start (no tsx per launch).
+startProviderServer(() => process.exit(0)).then(
+  (server) => process.stdout.write(`1|6|tcp|127.0.0.1:${server.port}|grpc\n`),
+  (err: unknown) => {
+    process.stderr.write(`The Driftline test provider could not start: ${String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -4,13 +4,14 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
 
 /** Where terraform finds the provider: `source = "driftline/testobj"` in required_providers. */
 export const TESTOBJ_SOURCE = 'driftline/testobj';
 export const TESTOBJ_HOST = 'registry.terraform.io';
 export const TESTOBJ_VERSION = '0.1.0';
 
-const launcherTarget = join(dirname(fileURLToPath(import.meta.url)), 'main.js');
+const here = dirname(fileURLToPath(import.meta.url));
 
 export interface TestProviderLayout {
   /** The filesystem mirror's root (filesystem_mirror.path). */
@@ -30,7 +31,13 @@ export interface TestProviderLayout {
  */
 export function layOutTestProvider(
   dir: string,
-  opts: { objectsFile: string; version?: string; platform?: string },
+  opts: {
+    objectsFile: string;
+    version?: string;
+    platform?: string;
+    /** Run main.js through tsx instead of a CommonJS bundle (slower start: ~0.4 s more per launch). */
+    unbundled?: boolean;
+  },
 ): TestProviderLayout {
   const version = opts.version ?? TESTOBJ_VERSION;
   const platform = opts.platform ?? `linux_${process.arch === 'arm64' ? 'arm64' : 'amd64'}`;
@@ -38,9 +45,11 @@ export function layOutTestProvider(
   const pkgDir = join(mirrorDir, TESTOBJ_HOST, TESTOBJ_SOURCE, version, platform);
   mkdirSync(pkgDir, { recursive: true });
   const executable = join(pkgDir, `terraform-provider-testobj_v${version}`);
+  // Terraform starts the provider several times per command: a bundle starts without tsx's transform.
+  const entry = opts.unbundled ? join(here, 'main.js') : bundle(join(dir, 'bundle', 'provider.cjs'));
   writeFileSync(
     executable,
-    `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(launcherTarget)} "$@"\n`,
+    `#!/bin/sh\nDRIFTLINE_TESTOBJ_PROTO_DIR=${shellQuote(join(here, 'proto'))} exec ${shellQuote(process.execPath)} ${shellQuote(entry)} "$@"\n`,
   );
   chmodSync(executable, 0o755);
   const cliConfigFile = join(dir, 'terraformrc');
@@ -73,6 +82,19 @@ export function cliConfig(mirrorDir: string): string {
     '}',
     '',
   ].join('\n');
+}
+
+function bundle(outfile: string): string {
+  buildSync({
+    entryPoints: [join(here, 'main.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'error',
+  });
+  return outfile;
 }
 
 function shellQuote(s: string): string {

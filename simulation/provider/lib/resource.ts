@@ -135,7 +135,7 @@ export function apply(file: string, prior: Value, planned: Value): Applied {
         {
           severity: 'ERROR',
           summary: 'Test API refused the object',
-          detail: `Object "${stored.name}" is listed in failApply of ${file}; remove it from that list to let apply succeed.`,
+          detail: `Object "${stored.name}" is listed in failApply of the objects file; remove it from that list to let apply succeed.`,
         },
       ],
     };

@@ -7,7 +7,12 @@ import * as protoLoader from '@grpc/proto-loader';
 import { decode, encode, type Value } from './msgpack';
 import { apply, type Diag, plan, providerSchema, RESOURCE, read, resourceSchema, validate } from './resource';
 
-const protoDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'proto');
+/** The .proto files: next to this file's folder, or where the bundled launcher says (mirror.ts). */
+function protoDir(): string {
+  const given = process.env.DRIFTLINE_TESTOBJ_PROTO_DIR;
+  if (given) return given;
+  return join(dirname(fileURLToPath(import.meta.url)), '..', 'proto');
+}
 
 interface DynamicValue {
   msgpack?: Buffer;
@@ -48,9 +53,10 @@ export interface ProviderServer {
 /** Starts the provider on 127.0.0.1 (an ephemeral port) and answers until Shutdown. */
 export async function startProviderServer(onShutdown: () => void): Promise<ProviderServer> {
   const options = { keepCase: true, longs: Number, enums: String, defaults: false, oneofs: true };
+  const dir = protoDir();
   const defs = protoLoader.loadSync(
-    [join(protoDir, 'tfplugin6.8.proto'), join(protoDir, 'goplugin.proto'), join(protoDir, 'health.proto')],
-    { ...options, includeDirs: [protoDir] },
+    [join(dir, 'tfplugin6.8.proto'), join(dir, 'goplugin.proto'), join(dir, 'health.proto')],
+    { ...options, includeDirs: [dir] },
   );
   // biome-ignore lint/suspicious/noExplicitAny: grpc-js package definitions are untyped without codegen
   const pkg = grpc.loadPackageDefinition(defs) as any;
