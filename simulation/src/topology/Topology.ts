@@ -5,6 +5,7 @@ import { type LinkHandle, startLink } from '../link.js';
 import { declareContactWindows, linkContactWindows } from './contactWindows.js';
 import { freePort, waitForHttp } from './ports.js';
 import { BINS, commandFor, FAKE_TERRAFORM_DIR } from './programs.js';
+import { realToolEnv } from './realStacks.js';
 import { type Layout, setUp, signInUrl } from './setup.js';
 import type { TopologySpec } from './spec.js';
 
@@ -106,8 +107,9 @@ export class Topology {
       bin = BINS.agent;
       args = ['run', '--config', this.layout.agentConfig(site)];
       cwd = this.layout.siteDir(site);
-      env.PATH = `${FAKE_TERRAFORM_DIR}:${process.env.PATH ?? ''}`;
-      if (this.spec.sites.find((s) => s.site === site)?.toolState)
+      if (this.spec.terraform === 'real') Object.assign(env, realToolEnv(this.layout.siteDir(site)));
+      else env.PATH = `${FAKE_TERRAFORM_DIR}:${process.env.PATH ?? ''}`;
+      if (this.spec.terraform !== 'real' && this.spec.sites.find((s) => s.site === site)?.toolState)
         env.FAKE_TERRAFORM_STATE_DIR = join(this.layout.siteDir(site), 'fake-terraform-state');
     }
     const c = commandFor(bin);

@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runProgram } from './programs.js';
+import { realStackText } from './realStacks.js';
+import { layout } from './setup.js';
 import { DEMO_PR_REF, DEMO_SOURCE } from './spec.js';
 
 const git = (cwd: string, ...args: string[]) =>
@@ -16,23 +18,41 @@ const git = (cwd: string, ...args: string[]) =>
  * open PR (`DEMO_PR_REF`, a plan with changes), and a `publisher` user that sends both to the site as a
  * git bundle with `hub source publish`, as a CI job would. Answers the repository's path.
  */
-export async function publishDemoSource(dir: string, hubConfig: string, hubUrl: string): Promise<string> {
+export async function publishDemoSource(
+  dir: string,
+  hubConfig: string,
+  hubUrl: string,
+  terraform: 'fake' | 'real' = 'fake',
+): Promise<string> {
   const repo = join(dir, 'hq', DEMO_SOURCE.source.repo);
   const stack = join(repo, DEMO_SOURCE.source.path);
   mkdirSync(stack, { recursive: true });
   git(repo, 'init', '-q', '-b', 'main');
-  writeFileSync(
-    join(stack, 'main.tf'),
-    `# ${DEMO_SOURCE.name}: planned by the site from headquarters' git bundles\n`,
-  );
-  const scenario = (variant: number) =>
-    `${JSON.stringify({ seed: 77, loop: false, steps: [{ state: 'changes', variant }] }, null, 2)}\n`;
   // main proposes a change to approve and apply (then plans clean); the PR proposes another one.
-  writeFileSync(join(stack, 'fake-terraform.json'), scenario(0));
+  const version = (v: number) => {
+    if (terraform === 'real') {
+      // The site plans a scratch checkout of each commit: the state lives at a fixed path at the site.
+      const state = join(layout(dir).siteDir(DEMO_SOURCE.site), 'tfstate', `${DEMO_SOURCE.name}.tfstate`);
+      writeFileSync(
+        join(stack, 'main.tf'),
+        `terraform {\n  backend "local" { path = ${JSON.stringify(state)} }\n}\n${realStackText(DEMO_SOURCE.name, 'prod', v + 1)}`,
+      );
+      return;
+    }
+    writeFileSync(
+      join(stack, 'main.tf'),
+      `# ${DEMO_SOURCE.name}: planned by the site from headquarters' git bundles\n`,
+    );
+    writeFileSync(
+      join(stack, 'fake-terraform.json'),
+      `${JSON.stringify({ seed: 77, loop: false, steps: [{ state: 'changes', variant: v }] }, null, 2)}\n`,
+    );
+  };
+  version(0);
   git(repo, 'add', '.');
   git(repo, 'commit', '-q', '-m', `${DEMO_SOURCE.name}: first version`);
   git(repo, 'checkout', '-q', '-b', DEMO_PR_REF);
-  writeFileSync(join(stack, 'fake-terraform.json'), scenario(1));
+  version(1);
   git(repo, 'commit', '-q', '-am', `${DEMO_SOURCE.name}: a proposed change`);
   git(repo, 'checkout', '-q', 'main');
   const user = JSON.parse(

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { buildPlan } from '../core/terraform/planJson.js';
 import { runProgram } from './programs.js';
+import { writeRealStack } from './realStacks.js';
 import { writeRecordedPlans } from './recordedPlans.js';
 import type { SiteSpec, TopologySpec } from './spec.js';
 
@@ -173,7 +174,10 @@ export async function setUp(
     );
     writeFileSync(join(dir, 'relay.token'), `${token.token}\n`, { mode: 0o600 });
     writeFileSync(join(dir, 'hub.pub'), `${hubKey}\n`);
-    const components = site.components.map((c) => {
+    const components: Record<string, unknown>[] = [];
+    for (const c of site.components) components.push(await componentConfig(c));
+    writeAgentConfig(site, components);
+    async function componentConfig(c: SiteSpec['components'][number]): Promise<Record<string, unknown>> {
       // Delivered code: the repository's commits bring the scenario; the real fake terraform plans them.
       if (c.source)
         return {
@@ -187,46 +191,53 @@ export async function setUp(
       for (const env of c.environments) {
         const wd = join(dir, 'infra', c.name, env);
         mkdirSync(wd, { recursive: true });
-        const sc = scenario(c.name, env, seed);
-        writeFileSync(join(wd, 'fake-terraform.json'), JSON.stringify(sc));
-        if (spec.fastPlans) writeFastPlans(wd, c.name, env, seed);
-        else if (spec.recordedPlans) writeRecordedPlans(wd, sc, c.name, env);
+        // The real terraform plans a terraform_data stack with its own state (realStacks.ts).
+        if (spec.terraform === 'real') await writeRealStack(wd, c.name, env, seed);
+        else {
+          const sc = scenario(c.name, env, seed);
+          writeFileSync(join(wd, 'fake-terraform.json'), JSON.stringify(sc));
+          if (spec.fastPlans) writeFastPlans(wd, c.name, env, seed);
+          else if (spec.recordedPlans) writeRecordedPlans(wd, sc, c.name, env);
+        }
         seed++;
       }
+      const replayed = spec.terraform !== 'real' && (spec.fastPlans || spec.recordedPlans);
       return {
         name: c.name,
         workingDir: `./infra/${c.name}`,
         environments: c.environments.map((e) => ({ name: e, workingDir: e })),
         schedule: c.schedule,
-        ...(spec.fastPlans || spec.recordedPlans ? { command: ['sh', '{workingDir}/plan.sh'] } : {}),
+        ...(replayed ? { command: ['sh', '{workingDir}/plan.sh'] } : {}),
         timeoutS: 300,
         lockRetryThreshold: 3,
       };
-    });
-    writeFileSync(
-      l.agentConfig(site.site),
-      stringify({
-        site: site.site,
-        agent: site.agent,
-        dataDir: './data',
-        hubPublicKeyFile: './hub.pub',
-        upstreams: [
-          {
-            url: `http://${siteLinkHost(site.site)}:${ports.siteLinks[site.site]}`,
-            tokenFile: './relay.token',
+    }
+    function writeAgentConfig(site: SiteSpec, components: Record<string, unknown>[]): void {
+      writeFileSync(
+        l.agentConfig(site.site),
+        stringify({
+          site: site.site,
+          agent: site.agent,
+          dataDir: './data',
+          hubPublicKeyFile: './hub.pub',
+          upstreams: [
+            {
+              url: `http://${siteLinkHost(site.site)}:${ports.siteLinks[site.site]}`,
+              tokenFile: './relay.token',
+            },
+          ],
+          components,
+          sync: {
+            intervalS: spec.agentSyncIntervalS ?? 10,
+            jitterS: 5,
+            backoffBaseS: 2,
+            backoffCapS: 30,
+            maxParallelRuns: 1,
+            ...(spec.agentRecordWindowS !== undefined ? { recordWindowS: spec.agentRecordWindowS } : {}),
           },
-        ],
-        components,
-        sync: {
-          intervalS: spec.agentSyncIntervalS ?? 10,
-          jitterS: 5,
-          backoffBaseS: 2,
-          backoffCapS: 30,
-          maxParallelRuns: 1,
-          ...(spec.agentRecordWindowS !== undefined ? { recordWindowS: spec.agentRecordWindowS } : {}),
-        },
-      }),
-    );
+        }),
+      );
+    }
     const init = json<{ site: string; agent: string; publicKey: string }>(
       await runProgram('agent', ['init', '--config', l.agentConfig(site.site), '--json']),
     );

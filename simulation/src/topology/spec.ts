@@ -52,6 +52,11 @@ export interface TopologySpec {
    * each instead of about a second of CPU): the same plans, failures and locks, for a whole fleet.
    */
   recordedPlans?: boolean;
+  /**
+   * Which terraform the agents run: the simulation's fake (default), or the real binary on PATH planning
+   * `terraform_data` stacks written at set-up (realStacks.ts); `fastPlans`/`recordedPlans` then do not apply.
+   */
+  terraform?: 'fake' | 'real';
 }
 
 /**
@@ -95,34 +100,46 @@ export const DEMO_SITES: ReadonlyArray<Omit<SiteSpec, 'components'> & { schedule
 ];
 
 /** The `npm start` demo: a fleet of `DEMO_COMPONENTS` × `DEMO_ENVIRONMENTS` at three sites on different links. */
-export function demoSpec(dir: string, opts: { approverKey?: string } = {}): TopologySpec {
+export function demoSpec(
+  dir: string,
+  opts: { approverKey?: string; terraform?: 'fake' | 'real' } = {},
+): TopologySpec {
+  const real = opts.terraform === 'real';
   return {
     dir,
-    sites: DEMO_SITES.map(({ schedule, ...site }) => ({
-      ...site,
-      ...(site.site === DEMO_SOURCE.site && opts.approverKey ? { toolState: true } : {}),
-      components: [
-        ...DEMO_COMPONENTS.map((c) => ({ ...c, environments: [...DEMO_ENVIRONMENTS], schedule })),
-        ...(site.site === DEMO_SOURCE.site
-          ? [
-              {
-                name: DEMO_SOURCE.name,
-                environments: [...DEMO_SOURCE.environments],
-                // Planned when headquarters publishes (and after an apply), not on the fleet's cadence.
-                schedule: '0 0 * * * *',
-                source: { ...DEMO_SOURCE.source, refs: [...DEMO_SOURCE.source.refs] },
-                ...(opts.approverKey
-                  ? { apply: { refs: ['main'], approvers: [opts.approverKey], quorum: 1 } }
-                  : {}),
-              },
-            ]
-          : []),
-      ],
-    })),
+    sites: DEMO_SITES.map(({ schedule: fakeSchedule, ...site }) => {
+      // A real plan costs a little more CPU than a replayed one: each site plans its cells every 2 minutes.
+      const schedule = real ? REAL_SCHEDULE : fakeSchedule;
+      return {
+        ...site,
+        ...(site.site === DEMO_SOURCE.site && opts.approverKey ? { toolState: true } : {}),
+        components: [
+          ...DEMO_COMPONENTS.map((c) => ({ ...c, environments: [...DEMO_ENVIRONMENTS], schedule })),
+          ...(site.site === DEMO_SOURCE.site
+            ? [
+                {
+                  name: DEMO_SOURCE.name,
+                  environments: [...DEMO_SOURCE.environments],
+                  // Planned when headquarters publishes (and after an apply), not on the fleet's cadence.
+                  schedule: '0 0 * * * *',
+                  source: { ...DEMO_SOURCE.source, refs: [...DEMO_SOURCE.source.refs] },
+                  ...(opts.approverKey
+                    ? { apply: { refs: ['main'], approvers: [opts.approverKey], quorum: 1 } }
+                    : {}),
+                },
+              ]
+            : []),
+        ],
+      };
+    }),
     relayLink: { profile: 'lan', timeScale: 1 },
     agentSyncIntervalS: 5,
     // Recorded plans take milliseconds: a site's first round of 18 plans fills its cells in seconds.
     agentRecordWindowS: 1,
-    recordedPlans: true,
+    recordedPlans: !real,
+    ...(real ? { terraform: 'real' as const } : {}),
   };
 }
+
+/** Every cell's cadence in the demo on the real terraform (`npm start -- --terraform=real`). */
+export const REAL_SCHEDULE = '0 */2 * * * *';
