@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ErrorCodeSchema } from './errors.js';
-import { BundleIdSchema, SiteIdSchema } from './ids.js';
+import { AgentIdSchema, BundleIdSchema, SiteIdSchema } from './ids.js';
 
 /**
  * JSON shapes of the hop API (`/v1/…`), served alike by relays and the hub (DESIGN, Wire).
@@ -101,3 +101,28 @@ export const RelayStatusSchema = z.object({
     .max(32),
 });
 export type RelayStatus = z.infer<typeof RelayStatusSchema>;
+
+/**
+ * Response header of `GET /v1/bundles` at a relay: bundles of the site's agents its upstream refused for
+ * good (base64url of a JSON `RelayRefusal[]`), so the agent shows what to fix and sends them again after
+ * `sync.rejectedRetryS` instead of `resendAfterS` (docs/decisions/240-peers-and-relay-health.md).
+ */
+export const REFUSALS_HEADER = 'driftline-refusals';
+/** Largest `REFUSALS_HEADER` value read, characters. */
+export const MAX_REFUSALS_HEADER = 16 * 1024;
+export const RelayRefusalSchema = z.object({
+  site: SiteIdSchema,
+  agent: AgentIdSchema,
+  code: z.string().regex(/^[a-z][a-z0-9-]{0,63}$/),
+  bundleIds: z.array(BundleIdSchema).min(1).max(20),
+  count: z.number().int().positive(),
+  /** The relay's clock at the first and latest refusal, ms since the epoch. */
+  firstAt: z.number().int().nonnegative(),
+  lastAt: z.number().int().nonnegative(),
+  /** The relay that was refused, and who refused (the upstream's receipt `by`). */
+  relay: z.string().max(128),
+  by: z.string().max(128),
+  message: z.string().max(300),
+});
+export type RelayRefusal = z.infer<typeof RelayRefusalSchema>;
+export const RelayRefusalsSchema = z.array(RelayRefusalSchema).max(16);

@@ -16,6 +16,7 @@ import type { ForwardEvent, UpstreamSlot } from './core/Forwarder.js';
 import { forwardRound } from './core/forwardRound.js';
 import { announcedBlobs, publicationFetchStep } from './core/publications/publicationFetch.js';
 import { pullStep } from './core/pullStep.js';
+import { RefusalNotices } from './core/refusalNotices.js';
 import { forwardEvents } from './forwardEvents.js';
 import { exposedGc, memoryRelief } from './memoryRelief.js';
 import { createRelayMetrics } from './metrics.js';
@@ -123,8 +124,12 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     log,
   });
   const logEvent = forwardEvents(metrics, log);
+  // refused bundles go back to their agents as notices with the site's downlink (decision 240)
+  const notices = new RefusalNotices(cfg.name);
+  backend.refusalsFor = (site) => notices.for(site, now());
   const emit = (e: ForwardEvent) => {
     logEvent(e);
+    if (e.type === 'refused') notices.note(e, now());
     peers.note(e).catch((err) => log.warn({ err }, 'checking a refusal with upstream failed'));
   };
   const peering = new Ticker({

@@ -52,9 +52,9 @@ describe('a second site behind the same relay (hub, relay and two agents as proc
           components: [
             { name: 'network', workingDir: './infra/network', environments: ['prod'], schedule: '0 0 1 1 *' },
           ],
-          // Until a relay's refusal travels back to the agent (not built yet: decision 240), the agent
-          // sends again what the hub never acknowledged after resendAfterS (6 h by default).
-          sync: { intervalS: 1, jitterS: 0, resendAfterS: 3 },
+          // resendAfterS stays at its 6 h: the relay's refusal travels back, so the agent sends again
+          // after rejectedRetryS
+          sync: { intervalS: 1, jitterS: 0, rejectedRetryS: 3 },
         }),
       );
       const init = JSON.parse(await runProgram('agent', ['init', '--config', config, '--json']));
@@ -95,6 +95,13 @@ describe('a second site behind the same relay (hub, relay and two agents as proc
     const before = (await relays()).relays[0];
     expect(before?.status?.upstreamRefusals).toMatchObject({ forbidden: expect.any(Number) });
     expect(before?.status?.sitesRefused).toEqual(['ship-8']);
+
+    // The agent behind the relay learns it too: its status says what was refused and what fixes it.
+    const refusedAt8 = await until('ship-8 to show the relay refusal', async () => {
+      const out = await runProgram('agent', ['status', '--config', ship8.config], { cwd: ship8.home });
+      return out.includes('(forbidden)') ? out : undefined;
+    });
+    expect(refusedAt8).toContain('hub peer sites RELAY');
 
     // The one fix, at the hub: no relay.yaml change, no restart.
     await runProgram('hub', ['peer', 'sites', 'relay-1', '--sites', 'ship-7,ship-8', '--config', hub.config]);

@@ -15,7 +15,13 @@ const at = (t: number) => (t <= Date.now() ? 'at the next push' : `at ${new Date
 
 /** One line per hub rejection: what the hub said, since when, and when the results go up again. */
 const rejectionLine = (r: AgentRejection) =>
-  `hub            ${r.state} (${r.code}) since ${ago(r.receivedAt)}: ${r.count} bundle(s) refused, results kept and sent again ${at(r.retryAt)}`;
+  `hub            ${r.state} (${r.code}) since ${ago(r.receivedAt)}: ${r.count} bundle(s) refused, results kept and sent again ${at(r.retryAt)}${FIX[r.code] ? `\n               fix: ${FIX[r.code]}` : ''}`;
+
+/** What fixes a refusal, where a code says it (a relay's refusal travels as `forbidden`: decision 240). */
+const FIX: Record<string, string> = {
+  forbidden:
+    "a relay on the way is refused for this site: its token does not act for it; at the hub run `hub peer sites RELAY --sites …` (the agent's log names the relay)",
+};
 
 export function renderStatus(s: StoreStatus): string {
   const lines = [

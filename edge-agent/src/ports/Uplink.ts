@@ -1,4 +1,4 @@
-import type { Receipt } from '@driftline/protocol';
+import type { Receipt, RelayRefusal } from '@driftline/protocol';
 
 /** The outcome of one request to an upstream. `retryable` false means: do not send this unchanged again. */
 export type UplinkResult<T> =
@@ -34,7 +34,15 @@ export interface Uplink {
     site: string,
     after: string | undefined,
     hold?: { waitS: number; signal?: AbortSignal },
-  ): Promise<UplinkResult<{ bundles: Uint8Array[]; cursor: string; held?: boolean }>>;
+  ): Promise<
+    UplinkResult<{
+      bundles: Uint8Array[];
+      cursor: string;
+      held?: boolean;
+      /** What a relay's upstream refused of this site's bundles (decision 240); absent: nothing. */
+      refusals?: RelayRefusal[];
+    }>
+  >;
   /** Resumable upload (tus) of one blob; resumes where an earlier attempt, even in another process, stopped. */
   uploadBlob(
     blob: BlobToUpload,

@@ -12,11 +12,15 @@ import {
   formatSourceClocks,
   HELD_HEADER,
   MAX_DOWNLINK_WAIT_S,
+  MAX_REFUSALS_HEADER,
   PEER_PATH,
   type PeerInfo,
   PeerInfoSchema,
+  REFUSALS_HEADER,
   type Receipt,
   ReceiptsResponseSchema,
+  type RelayRefusal,
+  RelayRefusalsSchema,
   type RelayStatus,
   readCapped,
   readCappedText,
@@ -28,6 +32,22 @@ import { compressBatch } from '../wire/compress.js';
 import { fetchRange, type RangeSink } from './fetchRange.js';
 import { answered, failure, type HopResult, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
+
+/**
+ * The refusals a relay sent with a downlink page (`REFUSALS_HEADER`); none when absent, too long or not
+ * what the schema says (a relay's notice only shortens a wait, so a bad one is dropped, not an error).
+ */
+function readRefusals(header: string | null): RelayRefusal[] {
+  if (!header || header.length > MAX_REFUSALS_HEADER) return [];
+  try {
+    const parsed = RelayRefusalsSchema.safeParse(
+      JSON.parse(Buffer.from(header, 'base64url').toString('utf8')),
+    );
+    return parsed.success ? parsed.data : [];
+  } catch {
+    return [];
+  }
+}
 
 /** Error bodies are a line of JSON; more is not read. */
 const ERROR_BODY_CAP = 64 * 1024;
@@ -175,7 +195,15 @@ export class HopClient {
     after: string | undefined,
     limit?: number,
     hold?: { waitS: number; signal?: AbortSignal },
-  ): Promise<HopResult<{ bundles: Uint8Array[]; cursor: string; bytes: number; held: boolean }>> {
+  ): Promise<
+    HopResult<{
+      bundles: Uint8Array[];
+      cursor: string;
+      bytes: number;
+      held: boolean;
+      refusals: RelayRefusal[];
+    }>
+  > {
     const q = new URLSearchParams({ for: site });
     if (limit !== undefined) q.set('limit', String(limit));
     if (after) q.set('after', after);
@@ -188,6 +216,7 @@ export class HopClient {
     if (!r.ok) return r;
     const held = hold !== undefined && r.value.headers.get(HELD_HEADER) !== null;
     const unreadable = (why: string) =>
+    const refusals = readRefusals(r.value.headers.get(REFUSALS_HEADER));
       failure('bad-answer', `downlink unreadable: ${why} (maxResponseBytes)`, true);
     const read = await readCapped(r.value, this.maxResponseBytes);
     if (!read.ok) return unreadable(read.reason);
@@ -204,7 +233,7 @@ export class HopClient {
     if (!batch.ok) return unreadable(`not a batch: ${batch.error.message}`);
     const cursor = r.value.headers.get(CURSOR_HEADER);
     if (!cursor) return unreadable(`no ${CURSOR_HEADER} header`);
-    return { ok: true, value: { bundles: batch.value, cursor, bytes: read.bytes.length, held } };
+    return { ok: true, value: { bundles: batch.value, cursor, bytes: read.bytes.length, held, refusals } };
   }
 
   /** `GET /v1/peer`: who this client's token is upstream and the sites it acts for there. */

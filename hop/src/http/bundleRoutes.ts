@@ -5,6 +5,7 @@ import {
   decodeBatch,
   encodeBatch,
   HELD_HEADER,
+  REFUSALS_HEADER,
   WireError,
 } from '@driftline/protocol';
 import type { Context } from 'koa';
@@ -82,6 +83,10 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
   }
   ctx.set(CURSOR_HEADER, cursor);
   ctx.type = BATCH_CONTENT_TYPE;
+  const refusals = backend.refusalsFor?.(parsed.data.for) ?? [];
+  // what the relay's upstream refused of this site's bundles, for its agents to show (decision 240)
+  if (refusals.length > 0)
+    ctx.set(REFUSALS_HEADER, Buffer.from(JSON.stringify(refusals)).toString('base64url'));
   ctx.body = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   metrics.bytesOut.inc({ peer: peer.name }, body.length);
 }

@@ -1,4 +1,4 @@
-import type { ClockEstimate, DownlinkQuery, Receipt, RelayStatus } from '@driftline/protocol';
+import type { ClockEstimate, DownlinkQuery, Receipt, RelayRefusal, RelayStatus } from '@driftline/protocol';
 
 /**
  * What a node (relay or hub) must provide for `@driftline/hop` to serve the hop API
@@ -43,6 +43,13 @@ export interface HopBackend {
    * its blob store and records it durably before hop answers the final PATCH.
    */
   uploadFinished(peer: Peer | null, upload: FinishedUpload): Promise<void>;
+
+  /**
+   * Bundles of `site`'s agents this node's upstream refused for good, sent with each `GET /v1/bundles`
+   * answer for that site (`REFUSALS_HEADER`, at most 16), so the agents show them and send again soon.
+   * Absent: none (the hub answers with signed rejections on the downlink instead).
+   */
+  refusalsFor?(site: string): RelayRefusal[];
 
   /**
    * Keeps a downstream relay's own health (`POST /v1/status`, already validated), the latest per peer.

@@ -1,5 +1,5 @@
 import { HopClient, type HopFailure } from '@driftline/hop/client';
-import { type ClockEstimate, type Receipt, TRUSTED_CLOCK } from '@driftline/protocol';
+import { type ClockEstimate, type Receipt, type RelayRefusal, TRUSTED_CLOCK } from '@driftline/protocol';
 import type { UrlStorage } from 'tus-js-client';
 import type { BlobToUpload, Uplink, UplinkResult } from '../../ports/Uplink.js';
 
@@ -78,7 +78,9 @@ export class HttpUplink implements Uplink {
     site: string,
     after: string | undefined,
     hold?: { waitS: number; signal?: AbortSignal },
-  ): Promise<UplinkResult<{ bundles: Uint8Array[]; cursor: string; held?: boolean }>> {
+  ): Promise<
+    UplinkResult<{ bundles: Uint8Array[]; cursor: string; held?: boolean; refusals?: RelayRefusal[] }>
+  > {
     const r = await this.client.pullDownlink(site, after, undefined, hold);
     return r.ok
       ? {
@@ -87,6 +89,7 @@ export class HttpUplink implements Uplink {
             bundles: r.value.bundles,
             cursor: r.value.cursor,
             ...(r.value.held ? { held: true } : {}),
+            ...(r.value.refusals.length > 0 ? { refusals: r.value.refusals } : {}),
           },
         }
       : asUplink(r);

@@ -44,6 +44,9 @@ export function rejectionWrites(
 ): AgentWriteSet | null {
   const ackAt = storage.meta(HUB_ACK_AT);
   if (ackAt !== undefined && r.lastAt <= Number(ackAt)) return null;
+  // the same refusal again (a relay repeats its notice with each downlink page): already recorded
+  const had = storage.rejections().find((x) => x.code === r.code);
+  if (had && had.lastAt === r.lastAt && had.count === r.count) return null;
   return {
     rejections: [
       {

@@ -12,7 +12,13 @@ import {
   type SourceClocks,
   scopeBatch,
 } from '@driftline/hop';
-import { type BundleId, type DownlinkQuery, type Receipt, WireError } from '@driftline/protocol';
+import {
+  type BundleId,
+  type DownlinkQuery,
+  type Receipt,
+  type RelayRefusal,
+  WireError,
+} from '@driftline/protocol';
 import { describeBundle } from '../../core/describeBundle.js';
 import type { Clock } from '../../ports/Clock.js';
 import { type Custody, type IncomingBundle, OutOfSpace, QuotaExceeded } from '../../ports/Custody.js';
@@ -43,6 +49,8 @@ export class RelayBackend implements HopBackend {
   onWork: () => void = () => {};
   /** Called for every bundle or upload refused to a peer (counted in `/metrics`). */
   onRefused: (peer: string, reason: PeerRefusal, n: number) => void = () => {};
+  /** What upstream refused of a site's bundles, sent with its downlink pages (the wiring sets it). */
+  refusalsFor?: (site: string) => RelayRefusal[];
   /** The hop server's in-progress uploads, once it exists. */
   uploads: UploadReservations = { reservedBytes: () => 0, reservedBy: () => 0 };
 
