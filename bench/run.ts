@@ -82,6 +82,19 @@ const parts: Record<string, Part> = {
     keys: { oneWayDelayMs: 0, hops: 0, driftlineMs: 0, automergeSyncMs: 0 },
     run: async () => lastJsonLine((await runTs('bench/parts/delivery.ts', flag, 5 * min)).stdout),
   },
+  controlLatency: {
+    keys: {
+      oneWayDelayMs: 0,
+      floorMs: 0,
+      planRequestMs: 0,
+      planRequestVsFloor: 0,
+      baselineMs: 0,
+      baselineVsFloor: 0,
+      pass: { receiptWithin1_2xFloor: false },
+    },
+    run: async () =>
+      lastJsonLine((await runTs('bench/parts/controlLatency.ts', flag, (quick ? 4 : 12) * min)).stdout),
+  },
   wireBytes: {
     keys: { cells: 0, driftline: 0, automergeSaveSince: 0, fullPlanPost: 0, brotliJsonDelta: 0 },
     run: async () => lastJsonLine((await runTs('bench/parts/wireBytes.ts', flag, 3 * min)).stdout),

@@ -69,6 +69,8 @@ export async function startChain(
     agentLink,
     links: [agentLink, hubLink] as LinkHandle[],
     relayUrl: `http://127.0.0.1:${agentLink.port}`,
+    /** The hub itself (hop and /api on one listener), not through a link. */
+    hubUrl: `http://127.0.0.1:${hubAddr.port}`,
     agentToken,
     hubPublicKey: await publicKeyFromText(hub.publicKeyText),
     /** runId → first commit time (performance.now) and how many commits materialised it. */

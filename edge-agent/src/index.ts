@@ -13,4 +13,5 @@ export type { AgentLedger } from './core/ledger/AgentLedger.js';
 export { summarisePlan } from './core/plan/summarisePlan.js';
 export { RecordBatcher } from './core/record/RecordBatcher.js';
 export { SyncEngine } from './core/sync/SyncEngine.js';
+export { SyncLoop } from './core/sync/SyncLoop.js';
 export type { Uplink } from './ports/Uplink.js';

@@ -6,3 +6,4 @@ export { sha256Hex } from './adapters/hop/HubHopBackend.js';
 export { createHub, type Hub } from './app.js';
 export { type HubConfig, parseConfig } from './config.js';
 export { enrol } from './core/enrolment.js';
+export { addUser } from './core/users.js';

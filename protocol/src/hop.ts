@@ -35,8 +35,9 @@ export const DownlinkQuerySchema = z.object({
     .optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   /**
-   * Hold the pull open up to this many seconds while the site's downlink is empty (a long poll); the
-   * answer then carries {@link HELD_HEADER}. Servers that cannot hold ignore it and answer at once.
+   * Hold the pull open up to this many seconds while the site's downlink is empty (a long poll); a server
+   * that holds pulls answers with {@link HELD_HEADER} (`0` only asks whether it does). Servers that cannot
+   * hold ignore it and answer at once.
    */
   wait: z.coerce.number().int().min(0).max(60).optional(),
 });

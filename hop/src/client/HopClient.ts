@@ -188,7 +188,8 @@ export class HopClient {
   /**
    * `GET /v1/bundles?for=<site>&after=<cursor>[&wait=<s>]`: one page of a site's downlink and the cursor
    * after it. With `hold`, an upstream that can holds the pull open until downlink arrives (or `waitS`
-   * passes) and says so with `held` ({@link HELD_HEADER}); an older one answers at once.
+   * passes) and says it can with `held` ({@link HELD_HEADER}); `waitS` 0 only asks. An older one answers
+   * at once, `held` false.
    */
   async pullDownlink(
     site: string,
@@ -207,7 +208,7 @@ export class HopClient {
     const q = new URLSearchParams({ for: site });
     if (limit !== undefined) q.set('limit', String(limit));
     if (after) q.set('after', after);
-    if (hold && hold.waitS > 0) q.set('wait', String(Math.min(Math.round(hold.waitS), MAX_DOWNLINK_WAIT_S)));
+    if (hold) q.set('wait', String(Math.max(0, Math.min(Math.round(hold.waitS), MAX_DOWNLINK_WAIT_S))));
     const r = await this.request(
       `/v1/bundles?${q}`,
       { method: 'GET', headers: { accept: BATCH_CONTENT_TYPE, 'accept-encoding': 'br' } },
@@ -215,8 +216,8 @@ export class HopClient {
     );
     if (!r.ok) return r;
     const held = hold !== undefined && r.value.headers.get(HELD_HEADER) !== null;
-    const unreadable = (why: string) =>
     const refusals = readRefusals(r.value.headers.get(REFUSALS_HEADER));
+    const unreadable = (why: string) =>
       failure('bad-answer', `downlink unreadable: ${why} (maxResponseBytes)`, true);
     const read = await readCapped(r.value, this.maxResponseBytes);
     if (!read.ok) return unreadable(read.reason);

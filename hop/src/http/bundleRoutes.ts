@@ -60,11 +60,12 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
     return;
   }
   let { bundles, cursor } = await backend.downlink(peer, parsed.data);
-  const waitS = parsed.data.wait ?? 0;
-  if (waitS > 0 && backend.waitForDownlink) {
+  const waitS = parsed.data.wait;
+  if (waitS !== undefined && backend.waitForDownlink) {
     // A long poll: held while the site has nothing, so control reaches it as soon as it arrives here.
+    // `wait=0` only asks whether this node holds pulls (the header says so); nothing is held.
     ctx.set(HELD_HEADER, String(waitS));
-    if (bundles.length === 0) {
+    if (waitS > 0 && bundles.length === 0) {
       const gone = new AbortController();
       const onClose = () => gone.abort();
       ctx.req.once('close', onClose);
@@ -82,11 +83,11 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
     ctx.set('Content-Encoding', 'br');
   }
   ctx.set(CURSOR_HEADER, cursor);
-  ctx.type = BATCH_CONTENT_TYPE;
   const refusals = backend.refusalsFor?.(parsed.data.for) ?? [];
   // what the relay's upstream refused of this site's bundles, for its agents to show (decision 240)
   if (refusals.length > 0)
     ctx.set(REFUSALS_HEADER, Buffer.from(JSON.stringify(refusals)).toString('base64url'));
+  ctx.type = BATCH_CONTENT_TYPE;
   ctx.body = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   metrics.bytesOut.inc({ peer: peer.name }, body.length);
 }

@@ -32,11 +32,16 @@ export class DownlinkPulls {
 
   constructor(private readonly deps: DownlinkPullsDeps) {}
 
-  /** One pull, after any pull in progress (never two at once on one cursor); held when `hold`. */
+  /**
+   * One pull, after any pull in progress (never two at once on one cursor); held when `hold`. With
+   * holding on (`holdS` > 0) every pull asks (`wait=0` when not held), so the agent learns whether its
+   * upstream holds pulls from its first contact.
+   */
   pull(hold = false): Promise<PullOutcome> {
-    const waitS = hold && this.deps.holdS > 0 ? this.deps.holdS : 0;
+    const on = this.deps.holdS > 0;
+    const waitS = hold && on ? this.deps.holdS : 0;
     const next = this.chain.then(() =>
-      this.deps.engine.pullOnce(waitS > 0 ? { waitS, signal: this.abort.signal } : undefined),
+      this.deps.engine.pullOnce(on ? { waitS, signal: this.abort.signal } : undefined),
     );
     this.chain = next.catch(() => {});
     return next.then((o) => {

@@ -168,7 +168,8 @@ describe('SyncLoop control first', () => {
     h.loop.start();
     h.timers[0]?.fn();
     await h.settle();
-    expect(h.calls).toEqual(['push', 'pull', 'upload']);
+    // Every pull asks whether the upstream holds pulls (wait 0); this one does not.
+    expect(h.calls).toEqual(['push', 'pull(wait 0)', 'upload']);
     // The upload goes on; an interval later a pull goes out beside it, and another after that.
     await h.fireInterval();
     expect(h.calls.slice(3)).toEqual(['pull(wait 25)']);
@@ -184,8 +185,8 @@ describe('SyncLoop control first', () => {
     h.loop.start();
     h.timers[0]?.fn();
     await h.settle();
-    // The cycle's own pull says nothing of holding (none asked); pulls beside the upload learn it.
-    await h.fireInterval();
+    // The cycle's own pull learns that the upstream holds pulls; beside the upload they go back to back.
+    expect(h.calls.slice(0, 3)).toEqual(['push', 'pull(wait 0)', 'upload']);
     await h.settle(40);
     const held = h.calls.filter((c) => c === 'pull(wait 25)').length;
     expect(held).toBeGreaterThan(1); // back to back, no interval between them

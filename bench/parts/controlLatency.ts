@@ -1,0 +1,122 @@
+/**
+ * controlLatency (issue 35; docs/decisions/270-control-first.md): a plan request made at the hub, until
+ * the agent takes it, while the agent is busy (its detail upload in flight), hub ← relay ← agent over two
+ * emulated links of one-way delay D (Mars ×60: 12 s; quick: 2 s). In one-way light times, beside the floor
+ * (hub → relay → agent light time, 2 D) measured in the same run. Driftline as wired
+ * (`sync.downlinkHoldS` 25: a held pull at the relay) and the baseline of pulls once per sync interval
+ * (`downlinkHoldS` 0, the default 30 s), each on a fresh chain. Approvals and publications travel the same
+ * downlink path (control bundles, then blob manifests) and are not measured apart.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { SyncEngine, SyncLoop } from '@driftline/edge-agent';
+import { addUser, sha256Hex } from '@driftline/hub';
+import { cryptoRandomBytes, generateSigningKeyPair, monotonicUlid } from '@driftline/protocol';
+import { AGENT, agentStore, emit, httpUplink, isQuick, log, newRunId, SITE, until } from '../lib/agent.js';
+import { realPlan } from '../lib/plans.js';
+import { startChain } from '../lib/topology.js';
+
+const D = isQuick ? 2000 : 12_000;
+/** Uplink rate: the detail upload outlasts the measurement many times over. */
+const UPLINK_BPS = 16_000;
+const DETAIL_BYTES = isQuick ? 64 * 1024 : 256 * 1024;
+const silent = { info: () => {}, warn: () => {} };
+
+async function measure(holdS: number) {
+  const keys = await generateSigningKeyPair();
+  const link = { uplink: { delayMs: D, bandwidthBps: UPLINK_BPS }, downlink: { delayMs: D } };
+  const chain = await startChain(keys.publicKey, link, { pullIntervalMs: 250 });
+  const token = randomBytes(24).toString('base64url');
+  const u = await addUser(
+    chain.hub.store,
+    { name: 'bench', roles: ['operator'], tokenSha256: sha256Hex(token) },
+    Date.now(),
+  );
+  if (!u.ok) throw new Error(u.error);
+  const store = agentStore();
+  const taken = new Map<string, number>();
+  const engine = new SyncEngine({
+    site: SITE,
+    agent: AGENT,
+    store,
+    uplinks: [httpUplink(store, chain.relayUrl, chain.agentToken)],
+    privateKey: keys.privateKey,
+    hubPublicKey: chain.hubPublicKey,
+    allowsCell: () => true,
+    onPlanRequest: (r) => taken.set(r.requestId, performance.now()),
+    newBundleId: monotonicUlid(Date.now, cryptoRandomBytes),
+    now: Date.now,
+    log: silent,
+  });
+  const loop = new SyncLoop({
+    engine,
+    intervalMs: 30_000,
+    holdS,
+    backoffBaseMs: 500,
+    backoffCapMs: 2000,
+    setTimer: (ms, fn) => {
+      const t = setTimeout(fn, ms);
+      return () => clearTimeout(t);
+    },
+    random: Math.random,
+    log: silent,
+  });
+  try {
+    const runId = newRunId()();
+    const plan = realPlan('app', 'changes', 0, Date.now(), 0);
+    // A detail that takes minutes at this rate (incompressible bytes stand in for a large plan's detail).
+    const bytes = new Uint8Array(randomBytes(DETAIL_BYTES));
+    store.record({
+      runId,
+      summary: plan.summary,
+      detail: {
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        bytes,
+        contentType: 'application/octet-stream',
+      },
+      facts: {
+        version: '0.1.0',
+        cadenceS: { 'prod/app': 900 },
+        contactIntervalS: 900,
+        upstream: chain.relayUrl,
+      },
+    });
+    loop.start();
+    // The result is at the hub: the agent now uploads its detail, for minutes at this rate.
+    if (!(await until(() => chain.committed.has(runId), 20 * D + 30_000, 50)))
+      throw new Error('the result never reached the hub');
+    // A connected, busy agent: let any held pull settle in before headquarters acts.
+    await new Promise((r) => setTimeout(r, 3 * D));
+    const t0 = performance.now();
+    const res = await fetch(`${chain.hubUrl}/api/plan-requests`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ site: SITE, environment: 'prod', component: 'app' }),
+    });
+    if (res.status !== 201) throw new Error(`plan request answered ${res.status}`);
+    const { requestId } = (await res.json()) as { requestId: string };
+    if (!(await until(() => taken.has(requestId), 40 * D + 60_000, 20)))
+      throw new Error('the agent never took the plan request');
+    const ms = (taken.get(requestId) as number) - t0;
+    return { ms: Math.round(ms), lightTimes: +(ms / D).toFixed(2), detailBytes: DETAIL_BYTES };
+  } finally {
+    await loop.stop();
+    await chain.close();
+  }
+}
+
+const floorMs = 2 * D;
+log('controlLatency', 'one-way delay per link, floor (hub → relay → agent)', { D, floorMs });
+const held = await measure(25);
+log('controlLatency', 'held pulls (sync.downlinkHoldS 25)', held);
+const interval = await measure(0);
+log('controlLatency', 'baseline: a pull per sync interval (downlinkHoldS 0)', interval);
+emit({
+  oneWayDelayMs: D,
+  floorMs,
+  planRequestMs: held.ms,
+  planRequestVsFloor: +(held.ms / floorMs).toFixed(3),
+  baselineMs: interval.ms,
+  baselineVsFloor: +(interval.ms / floorMs).toFixed(3),
+  pass: { receiptWithin1_2xFloor: held.ms <= 1.2 * floorMs },
+});
+process.exit(0);
