@@ -168,6 +168,7 @@ export function runAgentStorageContract(
         });
         s.commit({ blobUpdates: [{ sha256: 'a', uploadedAt: 5, uploadUpstream: 'http://relay' }] });
         expect(s.blobsAwaitingReceipt()).toBe(1);
+        expect(s.awaitingReceipt(10)).toMatchObject([{ sha256: 'a', runId: 'r1', uploadedAt: 5 }]);
         expect(s.blobsToUpload(10).map((b) => b.sha256)).toEqual(['b']);
         expect(s.blobsToUpload(10, 4).map((b) => b.sha256)).toEqual(['b']);
         const again = s.blobsToUpload(10, 5);
@@ -176,6 +177,7 @@ export function runAgentStorageContract(
         // The hub's ack ends it: neither offered again nor awaiting a receipt.
         s.commit({ blobUpdates: [{ sha256: 'a', data: null, ackedAt: 9 }] });
         expect(s.blobsAwaitingReceipt()).toBe(0);
+        expect(s.awaitingReceipt(10)).toEqual([]);
         expect(s.blobsToUpload(10, 100).map((b) => b.sha256)).toEqual(['b']);
       }),
     );

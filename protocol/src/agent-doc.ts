@@ -131,6 +131,22 @@ export const AgentFactsSchema = z.object({
   providers: z.array(z.string().max(300)).max(5000).optional(),
   /** The agent's `os_arch` as Terraform names it (`linux_amd64`). */
   platform: z.string().max(50).optional(),
+  /**
+   * Detail blobs an upstream took (tus completion) that the hub has not acknowledged yet, oldest first, at
+   * most 50: the run, the upstream as the agent names it, and when (agent clock). The agent keeps each
+   * and uploads it again until the hub acknowledges it (docs/decisions/220-receipts-for-every-kind.md).
+   */
+  detailUploads: z
+    .array(
+      z.strictObject({
+        runId: RunIdSchema,
+        sha256: Sha256Schema,
+        upstream: z.string().max(300),
+        uploadedAt: z.number().int().nonnegative(),
+      }),
+    )
+    .max(50)
+    .optional(),
   reportedAt: z.number().int().nonnegative(),
 });
 export type AgentFacts = z.infer<typeof AgentFactsSchema>;

@@ -178,6 +178,19 @@ export const RunDetailSchema = RunListItemSchema.extend({
    * predate it: read `detailAvailable`.
    */
   detailState: z.enum(RUN_DETAIL_STATES).optional(),
+  /**
+   * With `detailState: pending`: where the agent's signed facts say the blob is. `uploadedTo` names the
+   * upstream that took it (tus) while the hub has not acknowledged it; null: still at the site. `text`
+   * reads `detail: pending at <site> (uploaded to <upstream> at <time>, no receipt yet)`.
+   */
+  detailPending: z
+    .object({
+      site: z.string(),
+      uploadedTo: z.string().nullable(),
+      uploadedAt: z.iso.datetime().nullable(),
+      text: z.string(),
+    })
+    .optional(),
 });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 

@@ -52,6 +52,23 @@ describe('run view before its detail arrives', () => {
     expect(document.body.textContent).not.toContain('No changes proposed');
   });
 
+  it('says where the pending detail is when the hub knows: uploaded to a relay, no receipt yet', async () => {
+    const hub = new MockHub(smallWorld());
+    const text =
+      'detail: pending at ship-7 (uploaded to relay-1 at 2025-01-01T10:00:00.000Z, no receipt yet)';
+    const detailPending = {
+      site: 'ship-7',
+      uploadedTo: 'relay-1',
+      uploadedAt: '2025-01-01T10:00:00.000Z',
+      text,
+    };
+    const run = { ...runDetail(replaced, false), detailState: 'pending', detailPending };
+    hub.addRuns([replaced], [RunDetailSchema.parse(run)]);
+    teardown = renderApp(hub, `?view=run&run=${replaced.runId}`).teardown;
+    await screen.findByRole('heading', { name: `Run ${replaced.runId}` });
+    expect(document.body.textContent).toContain(text);
+  });
+
   it('says when the detail reached the hub but could not be read', async () => {
     open('unreadable', false);
     const note = await screen.findByRole('note');

@@ -206,6 +206,8 @@ export interface AgentStorage {
   blobsToUpload(limit: number, uploadedBefore?: number): BlobRow[];
   /** How many blobs an upstream took that the hub has not acknowledged yet. */
   blobsAwaitingReceipt(): number;
+  /** Those blobs, oldest upload first, at most `limit`. */
+  awaitingReceipt(limit: number): BlobInfo[];
   /** Blobs held with one of `statuses`, oldest first. */
   heldBlobs(statuses: readonly string[]): BlobInfo[];
   /** Count and bytes of blobs held (`unackedOnly`: and not acknowledged). */

@@ -34,7 +34,7 @@ describe('an honest relay whose blob directory is deleted after it receipted', (
     });
     // The loss was logged and counted at the relay, and the agent's second upload was logged.
     expect(await w.relayMetric('driftline_relay_blobs_lost_total')).toBeGreaterThanOrEqual(1);
-    expect(w.logLines('relay-1', /gone from disk/).length).toBeGreaterThanOrEqual(1);
-    expect(w.logLines('ship-1', /no hub receipt/).length).toBeGreaterThanOrEqual(1);
+    await w.logged('relay-1', /gone from disk/);
+    await w.logged('ship-1', /no hub receipt/);
   });
 });

@@ -23,16 +23,29 @@ describe('hostile relay (a): fake tus completion', () => {
       return (s.blobsAwaitingReceipt as number) >= 1 ? s : false;
     });
     expect(held.blobsPending).toBeGreaterThanOrEqual(1);
+    // The hub's run view says where the agent's signed facts put the detail: at a hop, no receipt yet.
+    const pending = await until('the hub to say where the detail is', async () => {
+      const r = (await (await w.api(`/api/runs/${run?.runId}`)).json()) as {
+        detailPending?: { uploadedTo: string | null; text: string };
+      };
+      return r.detailPending?.uploadedTo ? r.detailPending : false;
+    });
+    expect(pending.uploadedTo).toBe(w.agentSide?.url);
+    expect(pending.text).toMatch(
+      /^detail: pending at ship-1 \(uploaded to http:\/\/127\.0\.0\.1:\d+ at \d{4}-\d\d-\d\dT[\d:.]+Z, no receipt yet\)$/,
+    );
     // After sync.resendAfterS without a hub receipt the agent uploads it again (here into the void again).
     await until('the agent to upload the blob again', async () => attack.completed >= 2);
-    const again = w.logLines('ship-1', /no hub receipt/);
-    expect(again.length).toBeGreaterThanOrEqual(1);
+    const again = await w.logged('ship-1', /no hub receipt/);
     expect(again[0]?.upstream).toBe(w.agentSide?.url);
 
     // An honest path: the next upload reaches the hub, whose ack frees the agent's copy.
     w.agentSide?.use(null);
     const arrived = await everyDetailArrives(w, 'ship-1');
     expect(arrived.map((r) => r.runId)).toEqual([run?.runId]);
+    const after = (await (await w.api(`/api/runs/${run?.runId}`)).json()) as Record<string, unknown>;
+    expect(after.detailState).toBe('arrived');
+    expect(after.detailPending).toBeUndefined();
     await until('the agent to hold no blob awaiting a receipt', async () => {
       const s = await w.agentStatus('ship-1');
       return s.blobsAwaitingReceipt === 0 && s.blobsPending === 0;

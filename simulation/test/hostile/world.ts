@@ -56,6 +56,11 @@ export interface World {
   agentStatus(site: string): Promise<Record<string, unknown>>;
   /** Log lines (parsed JSON) of a program whose `msg` matches. */
   logLines(program: string, msg: RegExp): Array<Record<string, unknown>>;
+  /**
+   * Waits (bounded) until a program logged at least `n` lines whose `msg` matches, and answers them: logs
+   * reach stderr asynchronously, so a line may follow the effect a test saw first.
+   */
+  logged(program: string, msg: RegExp, n?: number): Promise<Array<Record<string, unknown>>>;
   /** Starts (again) a stopped program. */
   start(program: string): void;
   stopProgram(program: string): Promise<void>;
@@ -186,6 +191,20 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
   await waitForHttp(`${relayUrl}/v1/health`, 60_000);
   for (const site of sites) start(site);
 
+  const logLines = (program: string, msg: RegExp) => {
+    const out: Array<Record<string, unknown>> = [];
+    for (const line of (programs.get(program)?.stderr ?? '').split('\n')) {
+      if (!line.startsWith('{')) continue;
+      try {
+        const j = JSON.parse(line) as Record<string, unknown>;
+        if (typeof j.msg === 'string' && msg.test(j.msg)) out.push(j);
+      } catch {
+        // a line cut by the end of a read: not a log line yet
+      }
+    }
+    return out;
+  };
+
   return {
     dir,
     sites,
@@ -208,18 +227,12 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
         await runProgram('agent', ['status', '--config', a.config, '--json'], { cwd: a.cwd }),
       );
     },
-    logLines(program, msg) {
-      const out: Array<Record<string, unknown>> = [];
-      for (const line of (programs.get(program)?.stderr ?? '').split('\n')) {
-        if (!line.startsWith('{')) continue;
-        try {
-          const j = JSON.parse(line) as Record<string, unknown>;
-          if (typeof j.msg === 'string' && msg.test(j.msg)) out.push(j);
-        } catch {
-          // a line cut by the end of a read: not a log line yet
-        }
-      }
-      return out;
+    logLines,
+    async logged(program, msg, n = 1) {
+      return until(`${program} to log ${msg}`, async () => {
+        const lines = logLines(program, msg);
+        return lines.length >= n ? lines : false;
+      });
     },
     start,
     stopProgram,

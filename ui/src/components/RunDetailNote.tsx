@@ -24,11 +24,14 @@ export function RunDetailNote({
   state,
   summary,
   unchanged,
+  pending,
 }: {
   state: Exclude<RunDetailState, 'arrived'>;
   summary: PlanSummary;
   /** The run found the same plan as the cell's previous run: its detail is that run's. */
   unchanged: boolean;
+  /** Where the agent says the pending detail is (`detail: pending at … (uploaded to … at …, no receipt yet)`). */
+  pending?: RunDetail['detailPending'];
 }) {
   const c = summary.counts;
   const why =
@@ -42,6 +45,7 @@ export function RunDetailNote({
       <p class="banner" role="note" data-detail-state={state}>
         {why}
       </p>
+      {state === 'pending' && pending ? <p data-detail-pending>{pending.text}</p> : null}
       {c ? (
         <>
           <p>

@@ -166,7 +166,7 @@ export function RunView({ runId, go }: { runId: string; go: (r: Route) => void }
           />
         </>
       ) : (
-        <RunDetailNote state={detail} summary={s} unchanged={r.unchanged} />
+        <RunDetailNote state={detail} summary={s} unchanged={r.unchanged} pending={r.detailPending} />
       )}
       {s.outputChanges?.length ? (
         <>

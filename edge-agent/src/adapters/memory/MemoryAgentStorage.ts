@@ -189,6 +189,13 @@ export class MemoryAgentStorage implements AgentStorage {
       .map((b) => ({ ...b }));
   }
 
+  awaitingReceipt(limit: number): BlobInfo[] {
+    return this.blobsWhere((b) => b.data !== null && b.uploadedAt !== null && b.ackedAt === null)
+      .sort((a, b) => (a.uploadedAt ?? 0) - (b.uploadedAt ?? 0) || byKey(a.sha256, b.sha256))
+      .slice(0, limit)
+      .map(info);
+  }
+
   blobsAwaitingReceipt(): number {
     return this.blobsWhere((b) => b.data !== null && b.uploadedAt !== null && b.ackedAt === null).length;
   }

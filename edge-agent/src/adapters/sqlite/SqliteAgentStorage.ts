@@ -237,6 +237,15 @@ export class SqliteAgentStorage implements AgentStorage {
     return r.n;
   }
 
+  awaitingReceipt(limit: number): BlobInfo[] {
+    return (
+      this.sql(
+        `SELECT ${BLOB_INFO} FROM blobs b WHERE b.data IS NOT NULL AND b.uploaded_at IS NOT NULL
+         AND b.acked_at IS NULL ORDER BY b.uploaded_at, b.sha256 LIMIT ?`,
+      ).all(limit) as Row[]
+    ).map(blobInfo);
+  }
+
   heldBlobs(statuses: readonly string[]): BlobInfo[] {
     if (statuses.length === 0) return [];
     return (

@@ -20,7 +20,7 @@ import type { ApplyRecord, ApplyStore } from '../../ports/ApplyStore.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
 import { type AgentAutomergeDoc, mergeFacts, readCell, updateFacts, writeApply } from '../doc/agentDoc.js';
 import { ackWrites } from './acks.js';
-import { blobsToUpload } from './blobQueue.js';
+import { blobsToUpload, detailUploads } from './blobQueue.js';
 import { EpochDocs, type LedgerStats } from './EpochDocs.js';
 import { appendChange, type EpochLimits, sealOrCompact } from './epochs.js';
 import { factsToWrite, type GivenFacts } from './facts.js';
@@ -287,7 +287,8 @@ export class AgentLedger implements AgentStore, ApplyStore {
   private writeFacts(facts: GivenFacts): boolean {
     const now = this.opts.now();
     const before = this.docs.doc;
-    const queue = { depth: this.unacked, oldest: this.storage.oldestUnackedFinish() };
+    const uploads = detailUploads(this.storage);
+    const queue = { depth: this.unacked, oldest: this.storage.oldestUnackedFinish(), uploads };
     const written = factsToWrite(this.docs.facts, facts, queue, now);
     if (!written) return false;
     const next = updateFacts(before, written, now);
@@ -329,6 +330,7 @@ export class AgentLedger implements AgentStore, ApplyStore {
   applyAck(ack: AckPayload): AckResult {
     const { w, result } = ackWrites(this.storage, this.docs, ack, this.opts, this.opts.now());
     this.commit(w);
+    if (result.blobsDeleted > 0) this.rewriteFacts(); // their detailUploads entries go
     for (const e of result.epochsPruned) this.pendingBytes.forget(e);
     this.unacked -= result.runsAcked;
     this.queueEstimate = queueBytes(this.storage);
@@ -379,6 +381,12 @@ export class AgentLedger implements AgentStore, ApplyStore {
 
   markBlobUploaded(sha256: string, upstream: string): void {
     this.commit({ blobUpdates: [{ sha256, uploadedAt: this.opts.now(), uploadUpstream: upstream }] });
+    this.rewriteFacts(); // its detailUploads entry
+  }
+
+  /** Writes the facts the document holds again, with what storage says now (detail blobs awaiting a receipt). */
+  private rewriteFacts(): void {
+    if (this.docs.open && this.docs.facts) this.writeFacts(this.docs.facts as GivenFacts);
   }
 
   status(): StoreStatus {

@@ -1,4 +1,4 @@
-import type { ControlPayload } from '@driftline/protocol';
+import type { AgentFacts, ControlPayload, RunId, Sha256 } from '@driftline/protocol';
 import type { AgentStorage, AgentWriteSet } from '../../ports/AgentStorage.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
 
@@ -24,6 +24,24 @@ export function blobsToUpload(storage: AgentStorage, limit: number, uploadedBefo
       ? { previousUpload: { at: b.uploadedAt, upstream: b.uploadUpstream } }
       : {}),
   }));
+}
+
+/** The facts' `detailUploads`: blobs an upstream took that the hub has not acknowledged, oldest first. */
+export function detailUploads(storage: AgentStorage): NonNullable<AgentFacts['detailUploads']> {
+  return storage
+    .awaitingReceipt(50)
+    .flatMap((b) =>
+      b.runId && b.uploadUpstream && b.uploadedAt !== null
+        ? [
+            {
+              runId: b.runId as RunId,
+              sha256: b.sha256 as Sha256,
+              upstream: b.uploadUpstream,
+              uploadedAt: b.uploadedAt,
+            },
+          ]
+        : [],
+    );
 }
 
 /** The write recording a plan request, or null when its id was seen before. */

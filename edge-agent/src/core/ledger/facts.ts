@@ -11,10 +11,16 @@ export type GivenFacts = NonNullable<RecordRunInput['facts']>;
 export function factsToWrite(
   current: Record<string, unknown> | null,
   given: GivenFacts,
-  queue: { depth: number; oldest: number | null },
+  queue: { depth: number; oldest: number | null; uploads?: AgentFacts['detailUploads'] },
   now: number,
 ): AgentFacts | null {
-  const full = { ...given, queueDepth: queue.depth, oldestUnsentAt: queue.oldest ?? undefined };
+  const full = {
+    ...given,
+    queueDepth: queue.depth,
+    oldestUnsentAt: queue.oldest ?? undefined,
+    // Detail blobs awaiting a hub receipt (an empty list is no key: the hub shows nothing pending).
+    ...(queue.uploads ? { detailUploads: queue.uploads.length > 0 ? queue.uploads : undefined } : {}),
+  };
   if (current) {
     const { reportedAt: _r, ...was } = current;
     if (canonicalJson(was) === canonicalJson(full)) return null;

@@ -17,6 +17,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { pendingDetail } from '../../core/detailUploads.js';
 import type { EventLog } from '../../core/EventLog.js';
 import type { PlanRequests } from '../../core/PlanRequests.js';
 import type { Queries } from '../../core/Queries.js';
@@ -142,7 +143,20 @@ export function apiRouter(d: ApiDeps): Router {
       }
     }
     const detailState = detailStateOf(run.detailBlob, blob);
-    send(ctx, RunDetailSchema, { ...toRunItem(run), summary, detailAvailable, detailState });
+    const pending = detailState === 'pending' ? await pendingDetail(d.store, run) : null;
+    const detailPending = pending
+      ? {
+          ...pending,
+          uploadedAt: pending.uploadedAt === null ? null : new Date(pending.uploadedAt).toISOString(),
+        }
+      : undefined;
+    send(ctx, RunDetailSchema, {
+      ...toRunItem(run),
+      summary,
+      detailAvailable,
+      detailState,
+      ...(detailPending ? { detailPending } : {}),
+    });
   });
   r.get('/plan-requests', async (ctx) => {
     const { site } = parseOr400(SiteFilterQuery, ctx.query, 'query parameter');
