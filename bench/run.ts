@@ -141,6 +141,20 @@ const parts: Record<string, Part> = {
     run: async () =>
       lastJsonLine((await runTs('bench/parts/sourceBundles.ts', flag, (quick ? 8 : 12) * min)).stdout),
   },
+  contactWindows: {
+    keys: {
+      results: 0,
+      floorMeanS: 0,
+      driftlineMeanS: 0,
+      naiveMeanS: 0,
+      driftlineVsFloor: 0,
+      naiveVsFloor: 0,
+      naiveSlowVsFloor: 0,
+      pass: { within1_02xFloor: false },
+    },
+    // A virtual clock: a simulated day of three relays takes seconds.
+    run: async () => lastJsonLine((await runTs('bench/parts/contactWindows.ts', flag, 3 * min)).stdout),
+  },
   hubIngest: {
     keys: {
       agents: 0,
