@@ -1,6 +1,6 @@
 import type { PlanSummary } from '@driftline/protocol';
 import { unescapeKey } from '../redact/foldText.js';
-import { type MaskValue, maskText } from '../redact/maskValues.js';
+import { MaskSet, type MaskValue, maskText } from '../redact/maskValues.js';
 
 /**
  * An address (`module.site["k"].aws_x.y["user-…"]`, `aws_x.n[3]`) with every variable value inside an
@@ -9,8 +9,8 @@ import { type MaskValue, maskText } from '../redact/maskValues.js';
  * byte for byte, and a masked one is written as a quoted string key. Keys are read as Terraform quotes
  * them (Go's `%q`), so a value with a quote, a tab or an escaped invisible character in it is found too.
  */
-export function maskAddress(address: string, values: readonly MaskValue[]): string {
-  if (values.length === 0 || !address.includes('[')) return address;
+export function maskAddress(address: string, values: MaskSet): string {
+  if (values.size === 0 || !address.includes('[')) return address;
   let out = '';
   let i = 0;
   while (i < address.length) {
@@ -43,8 +43,9 @@ export function maskAddress(address: string, values: readonly MaskValue[]): stri
 }
 
 /** A summary whose addresses, previous addresses and module addresses carry no variable value. */
-export function maskSummary(summary: PlanSummary, values: readonly MaskValue[]): PlanSummary {
-  if (values.length === 0 || !summary.resources) return summary;
+export function maskSummary(summary: PlanSummary, masks: readonly MaskValue[]): PlanSummary {
+  if (masks.length === 0 || !summary.resources) return summary;
+  const values = new MaskSet(masks);
   return {
     ...summary,
     resources: summary.resources.map((r) => {

@@ -29,6 +29,12 @@ export interface MaskValue {
   mode: 'token' | 'substring';
   /** `⟨variable:3f9a1c⟩`. */
   tag: string;
+  /** The value folded with `+` for spaces (query strings). */
+  plusFolded: string;
+  /** Lower-case hex of its UTF-8 bytes, when long enough to look for encoded. */
+  hex?: string;
+  /** Its base64 and base64url cores at each alignment (`base64Cores`). */
+  base64: string[];
 }
 
 /** Makes the fingerprint of a value: a keyed hash, so equal values give equal tags and guesses cannot be checked. */
@@ -54,6 +60,7 @@ export function processFingerprint(): Fingerprint {
   return ephemeral;
 }
 
+const utf8 = new TextEncoder();
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 const TAG = /\u27E8[A-Za-z_][A-Za-z0-9_-]{0,63}:[0-9a-f]{6}\u27E9/g;
 
@@ -117,12 +124,17 @@ export function maskValues(
       for (const value of parts) {
         const mode = maskMode(value);
         if (!mode || byValue.has(value)) continue;
+        const bytes = utf8.encode(value);
+        const encoded = mode === 'substring' && bytes.length >= MIN_ENCODED_BYTES;
         byValue.set(value, {
           variable: label,
           value,
           folded: foldText(value),
           mode,
           tag: `\u27E8${label}:${fingerprint(value)}\u27E9`,
+          plusFolded: foldText(value.replaceAll('+', ' ')),
+          ...(encoded ? { hex: hexOf(bytes) } : {}),
+          base64: encoded ? base64Cores(bytes) : [],
         });
       }
     }
@@ -155,53 +167,91 @@ function base64Cores(bytes: Uint8Array): string[] {
 
 type Span = [number, number, string];
 
-function occurrences(view: Mapped, needle: string, token: boolean, tag: string, out: Span[]): void {
-  if (needle.length < MASK_MIN_LENGTH) return;
-  for (let i = view.text.indexOf(needle); i !== -1; i = view.text.indexOf(needle, i + 1)) {
-    const end = i + needle.length;
-    if (token && (WORD.test(view.text[i - 1] ?? '') || WORD.test(view.text[end] ?? ''))) continue;
-    const [a, b] = sourceRange(view, i, end);
-    out.push([a, b, tag]);
-  }
+type Index = Map<string, { v: MaskValue; needle: string }[]>;
+
+function add(idx: Index, v: MaskValue, needle: string | undefined): void {
+  if (needle === undefined || needle.length < MASK_MIN_LENGTH) return;
+  const gram = needle.slice(0, MASK_MIN_LENGTH);
+  const list = idx.get(gram);
+  if (list) list.push({ v, needle });
+  else idx.set(gram, [{ v, needle }]);
 }
 
-/** Encoded forms: the whole run of base64 or hex characters around a hit is masked. */
-function encodedOccurrences(text: string, needle: string, caseless: boolean, tag: string, out: Span[]): void {
-  const hay = caseless ? text.toLowerCase() : text;
-  if (hay.length !== text.length) return;
-  for (let i = hay.indexOf(needle); i !== -1; i = hay.indexOf(needle, i + 1)) {
-    let a = i;
-    let b = i + needle.length;
-    while (a > 0 && B64.test(text[a - 1] as string)) a--;
-    while (b < text.length && B64.test(text[b] as string)) b++;
-    out.push([a, b, tag]);
-  }
-}
+/**
+ * The values to mask, indexed by the first four characters of each form they are looked for in, so a
+ * text is searched in time linear in its length (plus the candidates its four-character grams name),
+ * not in the number of values.
+ */
+export class MaskSet {
+  private readonly folded: Index = new Map();
+  private readonly plus: Index = new Map();
+  private readonly hex: Index = new Map();
+  private readonly base64: Index = new Map();
+  readonly size: number;
 
-/** Where the values occur in `text`, as source ranges with their tags. */
-function spans(text: string, values: readonly MaskValue[]): Span[] {
-  const base = identity(text);
-  const views = [fold(base)];
-  if (text.includes('%')) views.push(fold(percentView(base)));
-  // `+` for a space, as in query strings (the fold drops spaces, and here pluses, on both sides).
-  const plus = text.includes('+') ? fold(identity(text.replaceAll('+', ' '))) : undefined;
-  const out: Span[] = [];
-  for (const v of values) {
-    for (const view of views) occurrences(view, v.folded, v.mode === 'token', v.tag, out);
-    if (plus) occurrences(plus, foldText(v.value.replaceAll('+', ' ')), v.mode === 'token', v.tag, out);
-    if (v.mode !== 'substring') continue;
-    const bytes = new TextEncoder().encode(v.value);
-    if (bytes.length < MIN_ENCODED_BYTES) continue;
-    encodedOccurrences(text, hexOf(bytes), true, v.tag, out);
-    for (const core of base64Cores(bytes)) encodedOccurrences(text, core, false, v.tag, out);
+  constructor(values: readonly MaskValue[]) {
+    this.size = values.length;
+    for (const v of values) {
+      add(this.folded, v, v.folded);
+      add(this.plus, v, v.plusFolded);
+      add(this.hex, v, v.hex);
+      for (const core of v.base64) add(this.base64, v, core);
+    }
   }
-  return out;
+
+  /** Where the values occur in `text`, as source ranges with their tags. */
+  spans(text: string): Span[] {
+    const out: Span[] = [];
+    const base = identity(text);
+    this.inView(fold(base), this.folded, out);
+    if (text.includes('%')) this.inView(fold(percentView(base)), this.folded, out);
+    // `+` for a space, as in query strings (the fold drops spaces, and here pluses, on both sides).
+    if (text.includes('+')) this.inView(fold(identity(text.replaceAll('+', ' '))), this.plus, out);
+    const lower = text.toLowerCase();
+    if (lower.length === text.length) {
+      this.encoded(text, lower, this.hex, out);
+      this.encoded(text, text, this.base64, out);
+    }
+    return out;
+  }
+
+  private inView(view: Mapped, idx: Index, out: Span[]): void {
+    const t = view.text;
+    for (let i = 0; i + MASK_MIN_LENGTH <= t.length; i++) {
+      const cands = idx.get(t.slice(i, i + MASK_MIN_LENGTH));
+      if (!cands) continue;
+      for (const { v, needle } of cands) {
+        if (!t.startsWith(needle, i)) continue;
+        const end = i + needle.length;
+        if (v.mode === 'token' && (WORD.test(t[i - 1] ?? '') || WORD.test(t[end] ?? ''))) continue;
+        const [a, b] = sourceRange(view, i, end);
+        out.push([a, b, v.tag]);
+      }
+    }
+  }
+
+  /** Encoded forms: the whole run of base64 or hex characters around a hit is masked. */
+  private encoded(text: string, hay: string, idx: Index, out: Span[]): void {
+    if (idx.size === 0) return;
+    for (let i = 0; i + MASK_MIN_LENGTH <= hay.length; i++) {
+      const cands = idx.get(hay.slice(i, i + MASK_MIN_LENGTH));
+      if (!cands) continue;
+      for (const { v, needle } of cands) {
+        if (!hay.startsWith(needle, i)) continue;
+        let a = i;
+        let b = i + needle.length;
+        while (a > 0 && B64.test(text[a - 1] as string)) a--;
+        while (b < text.length && B64.test(text[b] as string)) b++;
+        out.push([a, b, v.tag]);
+      }
+    }
+  }
 }
 
 /** `text` with every occurrence of a value replaced by its tag; unchanged (same string) when none. */
-export function maskText(text: string, values: readonly MaskValue[]): string {
-  if (values.length === 0 || text === '') return text;
-  const found = spans(text, values).sort((x, y) => x[0] - y[0] || y[1] - x[1]);
+export function maskText(text: string, values: MaskSet): string {
+  if (values.size === 0 || text === '') return text;
+  const found = values.spans(text).sort((x, y) => x[0] - y[0] || y[1] - x[1]);
   if (found.length === 0) return text;
   let out = '';
   let at = 0;
