@@ -9,6 +9,12 @@ import {
   readTextFile,
   recordInstalled,
 } from './adapters/fs/providerFiles.js';
+import {
+  readMirroredZips,
+  readProviderCache,
+  writeIndexes,
+  writeZip,
+} from './adapters/fs/providerMirrorFiles.js';
 import { loadScenario, nextRun } from './adapters/fs/scenarioFiles.js';
 import { applyOutcome, type FakeState } from './core/terraform/apply.js';
 import { parseArgs } from './core/terraform/args.js';
@@ -20,6 +26,7 @@ import {
   requiredProviders,
 } from './core/terraform/init.js';
 import { box } from './core/terraform/messages.js';
+import { mirrorIndexes, planMirror } from './core/terraform/providersMirror.js';
 import { type Outcome, planOutcome, showOutcome, versionOutcome } from './core/terraform/run.js';
 import type { Scenario } from './core/terraform/scenario.js';
 
@@ -36,6 +43,7 @@ import type { Scenario } from './core/terraform/scenario.js';
  *   FAKE_TERRAFORM_TIMESTAMP    "now" stamps plans with the real time (default: a fixed time, byte-identical plans)
  *   FAKE_TERRAFORM_NETWORK      "1": a registry is reachable (default: offline, as at a site)
  *   FAKE_TERRAFORM_PLATFORM     the platform providers are installed for (default: this machine's, e.g. linux_amd64)
+ *   FAKE_TERRAFORM_PROVIDER_CACHE  unpacked provider packages `providers mirror` copies from (the registry's stand-in)
  *   TF_CLI_CONFIG_FILE          CLI configuration whose provider_installation block `init` follows
  *   TF_DATA_DIR                 where `init` records installed providers (default: ./.terraform)
  */
@@ -82,6 +90,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
     }
     case 'validate':
       return { exitCode: 0, stdout: 'Success! The configuration is valid.\n', stderr: '' };
+    case 'providers mirror':
+      return providersMirror(dir, s, env, cmd);
     case 'show': {
       if (!cmd.file) return { exitCode: 0, stdout: '{"format_version":"1.0"}\n', stderr: '' };
       const path = resolve(dir, cmd.file);
@@ -140,12 +150,47 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
       return {
         exitCode: 1,
         stdout: '',
-        stderr: `Terraform has no command named "${cmd.name}" (this fake knows plan, show, apply, version, init, validate).\n`,
+        stderr: `Terraform has no command named "${cmd.name}" (this fake knows plan, show, apply, version, init, validate, providers mirror).\n`,
       };
   }
 }
 
 const fail = (stderr: string): Outcome => ({ exitCode: 1, stdout: '', stderr });
+
+/** `providers mirror <dir>`: packages from FAKE_TERRAFORM_PROVIDER_CACHE (the fake's "registry"). */
+function providersMirror(
+  dir: string,
+  s: Scenario,
+  env: NodeJS.ProcessEnv,
+  cmd: { platforms: string[]; lockFile: boolean; dir: string | null },
+): Outcome {
+  if (!cmd.dir)
+    return fail(
+      box('No output directory specified', [
+        'The providers mirror command requires an output directory as a command-line argument.',
+      ]),
+    );
+  const req = required(dir, s);
+  if (!req.ok) return req.outcome;
+  const providers = cmd.lockFile ? req.providers : req.providers.map((p) => ({ ...p, locked: false }));
+  const cacheDir = env.FAKE_TERRAFORM_PROVIDER_CACHE;
+  const plan = planMirror({
+    required: providers,
+    platforms: cmd.platforms.length ? cmd.platforms : [platformOf(env)],
+    cache: cacheDir ? readProviderCache(cacheDir) : null,
+  });
+  const out = resolve(dir, cmd.dir);
+  for (const z of plan.zips) writeZip(join(out, z.path), z.pkg.files);
+  if (!existsSync(out))
+    return fail(
+      plan.stderr +
+        box('Failed to update indexes', [
+          `Could not scan the output directory to get package metadata for the JSON indexes: cannot search ${cmd.dir}: lstat ${cmd.dir}: no such file or directory.`,
+        ]),
+    );
+  writeIndexes(out, mirrorIndexes(readMirroredZips(out)));
+  return { exitCode: plan.exitCode, stdout: plan.stdout, stderr: plan.stderr };
+}
 
 const stateFile = (dir: string, env: NodeJS.ProcessEnv) =>
   join(env.FAKE_TERRAFORM_STATE_DIR || join(dir, '.fake-terraform'), 'state.json');

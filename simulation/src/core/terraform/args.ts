@@ -22,6 +22,15 @@ export type TfCommand =
       chdir: string | null;
     }
   | { verb: 'validate'; chdir: string | null }
+  | {
+      verb: 'providers mirror';
+      /** Every `-platform=<os_arch>`; empty means this machine's. */
+      platforms: string[];
+      /** `-lock-file=false` ignores the lock file's selections. */
+      lockFile: boolean;
+      dir: string | null;
+      chdir: string | null;
+    }
   | { verb: 'unknown'; name: string; chdir: string | null };
 
 /** Terraform's flags: one dash, `-name=value` (the Go flag package also takes `-name value` and two dashes). */
@@ -81,6 +90,21 @@ export function parseArgs(argv: string[]): TfCommand {
       };
     case 'validate':
       return { verb, chdir };
+    case 'providers':
+      if (args[0] === 'mirror') {
+        const rest = args.slice(1);
+        return {
+          verb: 'providers mirror',
+          platforms: rest.flatMap((a) => {
+            const m = /^--?platform=(.+)$/.exec(a);
+            return m ? [m[1] as string] : [];
+          }),
+          lockFile: !rest.some((a) => /^--?lock-file=false$/.test(a)),
+          dir: rest.filter((a) => !a.startsWith('-')).pop() ?? null,
+          chdir,
+        };
+      }
+      return { verb: 'unknown', name: `providers ${args[0] ?? ''}`.trim(), chdir };
     default:
       return { verb: 'unknown', name: verb, chdir };
   }
