@@ -91,7 +91,11 @@ export function SiteTable({ sites, now, go }: { sites: readonly FleetSite[]; now
                     matrix<span class="sr-only"> of {s.site}</span>
                   </a>
                 </th>
-                <td class={s.link === 'ok' ? 'muted' : 'link-why'}>
+                <td
+                  class={
+                    s.link === 'ok' ? 'muted' : s.link === 'waiting' ? 'link-why link-is-waiting' : 'link-why'
+                  }
+                >
                   {s.link === 'ok' ? (
                     ''
                   ) : (

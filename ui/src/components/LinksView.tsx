@@ -95,7 +95,11 @@ export function LinkCells({
 }) {
   return (
     <>
-      <td class={s.link === 'ok' ? undefined : 'link-why'}>{linkSentence(s, now)}</td>
+      <td
+        class={s.link === 'ok' ? undefined : s.link === 'waiting' ? 'link-why link-is-waiting' : 'link-why'}
+      >
+        {linkSentence(s, now)}
+      </td>
       <td>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} /> : 'never'}</td>
       <td>
         {s.expectedContactIntervalS !== null
