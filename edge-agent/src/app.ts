@@ -92,20 +92,23 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     now,
   });
   const urlStorage = new SqliteUrlStorage(db);
+  // Each upstream's token file is read again when it changes (a rotated token), logged once: no
+  // restart (decision 240). Pushes, pulls and publication downloads use the same source.
+  const tokens = config.upstreams.map((u) =>
+    tokenFromFile(u.tokenFile, {
+      initial: readToken(u.tokenFile),
+      onChange: (path) =>
+        log.info({ upstream: u.url, tokenFile: path }, 'token file changed; using the new token'),
+      onProblem: (path, problem) => log.warn({ upstream: u.url, tokenFile: path }, `token file: ${problem}`),
+    }),
+  );
   const uplinkTokens = (c: AgentConfig) =>
-    c.upstreams.map((u) => ({ url: u.url, token: readToken(u.tokenFile) }));
+    c.upstreams.map((u, i) => ({ url: u.url, token: tokens[i] ?? readToken(u.tokenFile) }));
   const uplinks = config.upstreams.map(
-    (u) =>
+    (u, i) =>
       new HttpUplink({
         url: u.url,
-        // read again when the file changes (a rotated token), logged once: no restart (decision 240)
-        token: tokenFromFile(u.tokenFile, {
-          initial: readToken(u.tokenFile),
-          onChange: (path) =>
-            log.info({ upstream: u.url, tokenFile: path }, 'token file changed; using the new token'),
-          onProblem: (path, problem) =>
-            log.warn({ upstream: u.url, tokenFile: path }, `token file: ${problem}`),
-        }),
+        token: tokens[i] ?? readToken(u.tokenFile),
         urlStorage,
         // Exchanges are timed with the agent's clock port, the one its results are stamped with.
         now,

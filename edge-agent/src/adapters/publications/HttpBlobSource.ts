@@ -8,7 +8,10 @@ import type { BlobSource, PublicationFiles } from '../../core/publications/ports
 export class HttpBlobSource implements BlobSource {
   private readonly clients: HopClient[];
 
-  constructor(upstreams: readonly { url: string; token: string }[], timeoutMs = 30 * 60_000) {
+  constructor(
+    upstreams: readonly { url: string; token: string | (() => string) }[],
+    timeoutMs = 30 * 60_000,
+  ) {
     this.clients = upstreams.map((u) => new HopClient({ url: u.url, token: u.token, timeoutMs }));
   }
 

@@ -23,7 +23,7 @@ export function startPublications(
     ledger: PublicationLedger;
     onStates: (states: Record<string, DocPublicationState>) => void;
   },
-  upstreams: { url: string; token: string }[],
+  upstreams: { url: string; token: string | (() => string) }[],
   now: () => number,
   log: { info(o: object, m: string): void; warn(o: object, m: string): void },
   retryMs = config.publications.retryMs,
