@@ -54,7 +54,7 @@ const SyncSchema = z
       .max(30 * 86_400)
       .default(6 * 3600)
       .describe(
-        'Seconds after which results a relay took but the hub never acknowledged are sent again (a relay that lost them).',
+        'Seconds after which results and detail blobs a relay took but the hub never acknowledged are sent again (a relay that lost or faked them).',
       ),
     downlinkHoldS: z
       .number()
