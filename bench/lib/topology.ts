@@ -13,6 +13,8 @@ export async function startChain(
   agentPublicKey: CryptoKey,
   link: LinkSettingsInput,
   relayForward: object = {},
+  /** The relay ← hub link's settings when they differ from `link` (a relay beside the hub). */
+  hubLinkSettings: LinkSettingsInput = link,
 ) {
   const hubDir = tmp('hub');
   const hc = hubConfig({ dataDir: hubDir, uiDir: join(hubDir, 'no-ui') }, hubDir, {});
@@ -39,7 +41,7 @@ export async function startChain(
   const hubLink = await startLink({
     name: 'relay-hub',
     target: { port: hubAddr.port },
-    settings: link,
+    settings: hubLinkSettings,
     seed: 2,
   });
 
