@@ -338,7 +338,7 @@ try {
   };
   const stages = {
     publishedMs: Math.round(publishedMs),
-    bundleTakenMs: stage('bundle taken', (o) => o.kind === 'git'),
+    bundleTakenMs: stage('publication taken', (o) => o.kind === 'git'),
     inMirrorMs: Math.round(inMirrorMs as number),
     resultRecordedMs: stage('result recorded', (o) => o.ref === 'pr/1'),
     atHubMs: planMs === null ? null : Math.round(planMs),
