@@ -36,6 +36,8 @@ export const MatrixCellSchema = z.object({
   contact: CellContactSchema.optional(),
   /** The site's next contact window, when `contact` is set. */
   nextWindowAt: z.iso.datetime().nullable().optional(),
+  /** For a failure: the first diagnostic's summary (`Error: Unsupported argument`), when the run kept one. */
+  diagnostic: z.string().max(200).optional(),
 });
 export type MatrixCell = z.infer<typeof MatrixCellSchema>;
 
