@@ -111,22 +111,28 @@ export function runTerraformContract(tool: ContractTool): void {
       expect(drift?.changedAttributes).toEqual(['value']);
     });
 
-  realOnly('plans a force-new attribute as a replacement', 'a force-new attribute');
-  if (real)
-    it('plans a force-new attribute as a replacement', SLOW, async () => {
-      const c = make('replace', { files: { 'main.tf': PROVIDER + obj('a') }, component: init }, {});
+  it('plans a force-new attribute as a replacement, counted in add, destroy and replace', SLOW, async () => {
+    const c = make(
+      'replace',
+      { files: { 'main.tf': PROVIDER + obj('a') }, component: init },
+      // The fake's first `changes` variant replaces a subnet (cidr_block forces it).
+      { scenario: scenario('{ state: changes }'), component: init },
+    );
+    if (real) {
       applyDirectly(c);
       writeFileSync(join(c.dir, 'main.tf'), PROVIDER + obj('a', { shape: 'square' }));
-      const r = await c.plan();
-      expect(r.summary).toMatchObject({ status: 'changes', exitCode: 2 });
-      expect(r.summary.counts).toMatchObject({ add: 1, change: 0, destroy: 1, replace: 1 });
-      const change = r.summary.resources?.find((x) => !x.drift);
-      expect(change).toMatchObject({
-        actions: ['delete', 'create'],
-        reason: 'replace_because_cannot_update',
-      });
-      expect(change?.changedAttributes).toContain('shape');
-    });
+    }
+    const r = await c.plan();
+    expect(r.summary).toMatchObject({ status: 'changes', exitCode: 2 });
+    const n = r.summary.counts!;
+    expect(n.replace).toBeGreaterThan(0);
+    expect(n.add).toBeGreaterThanOrEqual(n.replace);
+    expect(n.destroy).toBeGreaterThanOrEqual(n.replace);
+    const replaced = r.summary.resources?.find((x) => !x.drift && x.actions.join() === 'delete,create');
+    expect(replaced).toMatchObject({ reason: 'replace_because_cannot_update' });
+    expect(replaced?.changedAttributes).toContain(real ? 'shape' : 'cidr_block');
+    if (real) expect(n).toMatchObject({ add: 1, change: 0, destroy: 1, replace: 1 });
+  });
 
   realOnly('reads a refresh-only plan (a command override) as drift', '-refresh-only');
   if (real)
