@@ -17,6 +17,7 @@ import { CliGitMirror } from '../../src/adapters/git/CliGitMirror.js';
 import { type RunningAgent, startAgent } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { readDoc } from '../../src/core/doc/agentDoc.js';
+import { realPath } from '../terraform/tools.js';
 import { tempDir } from './storeFixtures.js';
 import { TestHub } from './testHub.js';
 
@@ -156,7 +157,7 @@ sync: { intervalS: 1, jitterS: 0 }
     // The real binary finds no CLI configuration of the machine's (HOME is the test's) and sends nothing.
     toolEnv:
       opts.terraform === 'real'
-        ? { PATH: process.env.PATH, HOME: dir, CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1' }
+        ? { PATH: realPath(), HOME: dir, CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1' }
         : { PATH: `${FAKE_BIN}:${process.env.PATH}`, HOME: dir, FAKE_TERRAFORM_NETWORK: '1' },
   });
   return {
