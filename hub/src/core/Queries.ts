@@ -1,6 +1,7 @@
 import type { MatrixCell, MatrixQuery, SiteContact, SiteDetail, SiteSummary } from '@driftline/protocol';
 import type { AgentRow, HubStore, SiteRow } from '../ports/HubStore.js';
 import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
+import { firstDiagnostic } from './diagnostic.js';
 import type { PublicationReader } from './onTheWay.js';
 import { RefQueries } from './RefQueries.js';
 import {
@@ -11,6 +12,9 @@ import {
   toSiteSummary,
   type ViewContext,
 } from './views.js';
+
+/** Most failed cells whose diagnostic one matrix answer reads (each is one run read). */
+const DIAGNOSTICS_CAP = 500;
 
 /** Read models for the API, built from the store at `now` (or `at`). */
 export class Queries {
@@ -93,20 +97,38 @@ export class Queries {
             : noDataCells(agents, have, unreachable(site)).map(judge)),
         );
     }
-    return cells
-      .filter(
-        (c) =>
-          (!q.environment || c.environment === q.environment) &&
-          (!q.component || c.component === q.component) &&
-          (!q.status || c.status === q.status) &&
-          (q.stale === undefined || c.stale === q.stale),
-      )
-      .sort(
-        (a, b) =>
-          a.site.localeCompare(b.site) ||
-          a.environment.localeCompare(b.environment) ||
-          a.component.localeCompare(b.component),
-      );
+    const shown = cells.filter(
+      (c) =>
+        (!q.environment || c.environment === q.environment) &&
+        (!q.component || c.component === q.component) &&
+        (!q.status || c.status === q.status) &&
+        (q.stale === undefined || c.stale === q.stale),
+    );
+    return (await this.withDiagnostics(shown)).sort(
+      (a, b) =>
+        a.site.localeCompare(b.site) ||
+        a.environment.localeCompare(b.environment) ||
+        a.component.localeCompare(b.component),
+    );
+  }
+
+  /**
+   * Failed cells with their run's first diagnostic summary, so a failure tile says more than `exit-1`: one
+   * run read per failed cell, at most {@link DIAGNOSTICS_CAP} per answer (the rest keep their reason).
+   */
+  private async withDiagnostics(cells: MatrixCell[]): Promise<MatrixCell[]> {
+    let left = DIAGNOSTICS_CAP;
+    const out: MatrixCell[] = [];
+    for (const c of cells) {
+      if (c.status !== 'failed' || !c.runId || left <= 0) {
+        out.push(c);
+        continue;
+      }
+      left--;
+      const d = firstDiagnostic((await this.store.getRun(c.runId))?.summary.errorExcerpt);
+      out.push(d ? { ...c, diagnostic: d } : c);
+    }
+    return out;
   }
 
   async sites(now: number): Promise<SiteSummary[]> {

@@ -32,6 +32,7 @@ export function CellBody({
       ) : null}
       {contact ? <span class={`mark mark-${cell.contact}`}>{contact}</span> : null}
       <StatusBadge status={cell.status} counts={cell.counts} reason={cell.reason} />
+      {cell.diagnostic ? <span class="diagnostic">{cell.diagnostic}</span> : null}
       {cell.plannedAt ? (
         <span class="age">
           planned <RelTime iso={cell.plannedAt} now={now} />

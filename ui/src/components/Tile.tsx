@@ -53,6 +53,12 @@ export function TileDetail({
         <Sep />
         {cell.site} · {cell.environment} / {cell.component}
       </span>
+      {cell.diagnostic ? (
+        <span class="d-line d-diagnostic">
+          <Sep />
+          {cell.diagnostic}
+        </span>
+      ) : null}
       {cell.needs?.length ? (
         <span class="d-needs">
           <Sep />

@@ -42,6 +42,7 @@ export function tileSentence(cell: MatrixCell, nowMs: number, unreachableSince: 
     statusText(cell.status, cell.counts, cell.reason),
     `${cell.site} · ${cell.environment} / ${cell.component}`,
   ];
+  if (cell.diagnostic) parts.push(cell.diagnostic);
   if (cell.needs?.length) parts.push(`needs ${cell.needs.join('; ')}`);
   if (cell.plannedAt)
     parts.push(`planned ${formatAgo(cell.plannedAt, nowMs)} (${formatAbsolute(cell.plannedAt)})`);
