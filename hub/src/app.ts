@@ -273,7 +273,7 @@ export async function createHub(
     ...publicationApi({ publications, publisher, maxUploadBytes: config.api.maxUploadBytes }),
     refsRouter({ refs: queries.refs, clock }),
     fleetRouter({ store, queries, clock }),
-    relaysRouter({ store, clock, statuses: backend.relayStatuses }),
+    relaysRouter({ store, clock }),
     approvalsRouter({
       store,
       approvals: new Approvals({

@@ -46,4 +46,37 @@ export function runPeerStoreContract(withStore: WithStore) {
       expect(await s.listPeers()).toHaveLength(1);
     }),
   );
+
+  it(
+    "keeps a relay's latest status in its token's row without touching the rest of it",
+    withStore(async (s) => {
+      await s.commit({ peers: [{ ...peer('t1', 'relay-1', 1), lastUsedAt: 30 }] });
+      const status = {
+        at: 5,
+        version: '0.1.0',
+        custody: { bundles: 2, bytes: 10, oldestAt: 4 },
+        upstreamRefusals: { forbidden: 3 },
+        sitesRefused: ['ship-8'],
+        sites: ['ship-7'],
+        upstreams: [{ name: 'hub', ok: false, code: 'unreachable', message: 'down' }],
+      };
+      await s.commit({
+        peerStatuses: [
+          { tokenSha256: 't1', status, at: 60 },
+          { tokenSha256: 'nobody', status, at: 60 },
+        ],
+      });
+      expect(await s.peerByToken('t1')).toMatchObject({
+        status,
+        statusAt: 60,
+        lastUsedAt: 30,
+        sites: ['ship-7'],
+      });
+      await s.commit({
+        peerStatuses: [{ tokenSha256: 't1', status: { ...status, sitesRefused: [] }, at: 120 }],
+      });
+      expect((await s.listPeers())[0]).toMatchObject({ status: { sitesRefused: [] }, statusAt: 120 });
+      expect(await s.peerByToken('nobody')).toBeNull();
+    }),
+  );
 }

@@ -59,11 +59,39 @@ describe('relayProblems', () => {
         },
         { tokenSha256: 'c', name: 'old', sites: ['*'], createdAt: 1, revokedAt: 10 },
       ],
-      new Map(),
       60,
     );
     expect(infos.map((i) => [i.name, i.lastUsedAt, i.status])).toEqual([
       ['relay-1', new Date(70).toISOString(), null],
     ]);
+  });
+
+  it('shows the newest status any working token of the relay brought, with its problems', () => {
+    const old = { ...status(), sitesRefused: ['ship-9'] };
+    const infos = relayInfos(
+      [
+        {
+          tokenSha256: 'a',
+          name: 'relay-1',
+          sites: ['ship-7'],
+          createdAt: 1,
+          revokedAt: 10_000,
+          status: old,
+          statusAt: 40,
+        },
+        {
+          tokenSha256: 'b',
+          name: 'relay-1',
+          sites: ['ship-7'],
+          createdAt: 2,
+          status: status(),
+          statusAt: 50,
+        },
+      ],
+      60,
+    );
+    expect(infos[0]?.status?.sitesRefused).toEqual([]);
+    expect(infos[0]?.reportedAt).toBe(new Date(50).toISOString());
+    expect(infos[0]?.problems).toEqual([]);
   });
 });

@@ -69,18 +69,20 @@ export function relayProblems(
 }
 
 /** `/api/relays`: one entry per peer name that holds a working token, with its latest status. */
-export function relayInfos(
-  peers: readonly PeerRow[],
-  statuses: ReadonlyMap<string, KeptStatus>,
-  now: number,
-): RelayInfo[] {
+export function relayInfos(peers: readonly PeerRow[], now: number): RelayInfo[] {
   const byName = new Map<string, PeerRow[]>();
   for (const p of peers) if (peerLive(p, now)) byName.set(p.name, [...(byName.get(p.name) ?? []), p]);
   const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
   return [...byName.entries()].map(([name, rows]) => {
     const sites = rows.at(-1)?.sites ?? [];
     const used = Math.max(0, ...rows.map((r) => r.lastUsedAt ?? 0));
-    const kept = statuses.get(name);
+    // the newest status any of its tokens brought (a relay mid-rotation may report with either)
+    const latest = rows
+      .filter((r) => r.status && r.statusAt != null)
+      .sort((a, b) => (b.statusAt ?? 0) - (a.statusAt ?? 0))[0];
+    const kept: KeptStatus | undefined = latest?.status
+      ? { status: latest.status, at: latest.statusAt ?? 0 }
+      : undefined;
     return {
       name,
       sites,

@@ -1,4 +1,4 @@
-import type { PlanStatus } from '@driftline/protocol';
+import type { PlanStatus, RelayStatus } from '@driftline/protocol';
 import type {
   AgentRow,
   ApplyRow,
@@ -48,6 +48,8 @@ export interface WriteSet {
   peers?: PeerRow[];
   /** Sets only `lastUsedAt` of each peer token that exists (a revocation written meanwhile stays). */
   peerUses?: { tokenSha256: string; at: number }[];
+  /** Sets only `status` and `statusAt` of each peer token that exists (a relay's latest report). */
+  peerStatuses?: { tokenSha256: string; status: RelayStatus; at: number }[];
   /** Upserted by name (a revocation is an upsert with `revokedAt` set). */
   users?: UserRow[];
   sessions?: SessionRow[];

@@ -1,4 +1,4 @@
-import type { AuditAction, DocRun, PlanCounts, PlanStatus, Role } from '@driftline/protocol';
+import type { AuditAction, DocRun, PlanCounts, PlanStatus, RelayStatus, Role } from '@driftline/protocol';
 
 /**
  * The rows the hub stores (the `HubStore` port's vocabulary). Times in every row are milliseconds since
@@ -226,6 +226,9 @@ export interface PeerRow {
   lastUsedAt?: number | null;
   /** When the token stops (or stopped) working: now for a revocation, now + grace for a rotated-out one. */
   revokedAt?: number | null;
+  /** The last status a relay sent with this token (`POST /v1/status`), and when the hub took it. */
+  status?: RelayStatus | null;
+  statusAt?: number | null;
 }
 
 /** A person (or a CI job) who uses the dashboard or `/api` (DESIGN S5). */

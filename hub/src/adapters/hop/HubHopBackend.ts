@@ -11,7 +11,6 @@ import { type DownlinkQuery, parseDocId, type Receipt, type RelayStatus } from '
 import type { DocReplicas } from '../../core/DocReplicas.js';
 import type { Ingest } from '../../core/Ingest.js';
 import { peerLive } from '../../core/peers.js';
-import type { KeptStatus } from '../../core/relayProblems.js';
 import type { StoreHealth } from '../../core/storeHealth.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
@@ -79,15 +78,19 @@ export class HubHopBackend implements HopBackend {
       // `hub peer list` shows the last use; a store that cannot take it now misses one mark, no request fails
       await this.d.store.commit({ peerUses: [{ tokenSha256: hash, at: now }] }).catch(() => {});
     }
-    return { name: row.name, sites: row.sites };
+    const peer: Peer = { name: row.name, sites: row.sites };
+    this.tokenOf.set(peer, hash);
+    return peer;
   }
 
-  /** The latest status each relay sent (`POST /v1/status`), by peer name; this process's own view. */
-  readonly relayStatuses = new Map<string, KeptStatus>();
+  /** The token hash each authenticated peer came with, for writes about that token. */
+  private readonly tokenOf = new WeakMap<Peer, string>();
 
+  /** A relay's own status: kept in the row of the token it came with, so every hub shows it. */
   async acceptStatus(peer: Peer, status: RelayStatus): Promise<void> {
-    // one entry per peer name that holds a working token: the map is as bounded as the peers table
-    this.relayStatuses.set(peer.name, { status, at: this.d.clock.now() });
+    const tokenSha256 = this.tokenOf.get(peer);
+    if (!tokenSha256) return;
+    await this.d.store.commit({ peerStatuses: [{ tokenSha256, status, at: this.d.clock.now() }] });
   }
 
   /** A peer (a relay, or an agent posting directly) acts only for its own sites (DESIGN S4). */

@@ -97,6 +97,10 @@ export class MemoryHubStore implements HubStore {
       const p = this.peers.get(u.tokenSha256);
       if (p) p.lastUsedAt = u.at;
     }
+    for (const x of w.peerStatuses ?? []) {
+      const p = this.peers.get(x.tokenSha256);
+      if (p) Object.assign(p, { status: clone(x.status), statusAt: x.at });
+    }
     for (const u of w.users ?? []) this.users.set(u.name, clone(u));
     for (const x of w.sessions ?? []) this.sessions.set(x.idSha256, clone(x));
     for (const id of w.sessionDeletes ?? []) this.sessions.delete(id);

@@ -55,6 +55,10 @@ const W = {
   webhookUpdate: st('webhook_update', upsert('webhooks', 'id', ['state', 'next_at', 'row'])),
   blob: st('blob', upsert('blobs', 'sha256', ['row'])),
   peer: st('peer', upsert('peers', 'token_sha256', ['row'])),
+  peerStatus: st(
+    'peer_status',
+    "UPDATE peers SET row = (row::jsonb || jsonb_build_object('status', $1::jsonb, 'statusAt', $2::bigint))::json WHERE token_sha256 = $3",
+  ),
   peerUse: st(
     'peer_use',
     "UPDATE peers SET row = jsonb_set(row::jsonb, '{lastUsedAt}', to_jsonb($1::bigint))::json WHERE token_sha256 = $2",
@@ -120,6 +124,7 @@ export function writeSteps(w: WriteSet): Step[] {
   for (const b of w.blobs ?? []) add(W.blob, b.sha256, json(b));
   for (const p of w.peers ?? []) add(W.peer, p.tokenSha256, json(p));
   for (const u of w.peerUses ?? []) add(W.peerUse, u.at, u.tokenSha256);
+  for (const x of w.peerStatuses ?? []) add(W.peerStatus, json(x.status), x.at, x.tokenSha256);
   for (const u of w.users ?? []) add(W.user, u.name, u.tokenSha256, json(u));
   for (const x of w.sessions ?? []) add(W.session, x.idSha256, x.user, x.expiresAt, json(x));
   for (const id of w.sessionDeletes ?? []) add(W.delSession, id);

@@ -92,6 +92,7 @@ export class SqliteHubStore implements HubStore {
     for (const b of w.blobs ?? []) s.upBlob.run(b.sha256, JSON.stringify(b));
     for (const p of w.peers ?? []) s.upPeer.run(p.tokenSha256, JSON.stringify(p));
     for (const u of w.peerUses ?? []) s.usePeer.run(u.at, u.tokenSha256);
+    for (const x of w.peerStatuses ?? []) s.peerStatus.run(JSON.stringify(x.status), x.at, x.tokenSha256);
     this.auth.write(w);
     this.approvals.write(w);
   };
@@ -350,6 +351,9 @@ function prepare(db: Database.Database) {
     getPeer: p('SELECT row FROM peers WHERE token_sha256 = ?'),
     peers: p('SELECT row FROM peers'),
     usePeer: p("UPDATE peers SET row = json_set(row, '$.lastUsedAt', ?) WHERE token_sha256 = ?"),
+    peerStatus: p(
+      "UPDATE peers SET row = json_set(row, '$.status', json(?), '$.statusAt', ?) WHERE token_sha256 = ?",
+    ),
     upSite: p(
       'INSERT INTO sites (site, row) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET row = excluded.row',
     ),
