@@ -26,6 +26,7 @@ import {
   requiredProviders,
 } from './core/terraform/init.js';
 import { box } from './core/terraform/messages.js';
+import { fetchModules } from './core/terraform/modules.js';
 import { mirrorIndexes, planMirror } from './core/terraform/providersMirror.js';
 import { type Outcome, planOutcome, showOutcome, versionOutcome } from './core/terraform/run.js';
 import type { Scenario } from './core/terraform/scenario.js';
@@ -78,6 +79,17 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
         if (!c.ok) return c.outcome;
         methods = c.methods;
       }
+      const fetched = fetchModules(
+        s.modules,
+        { exists: (p) => existsSync(resolve(dir, p)) },
+        env.FAKE_TERRAFORM_NETWORK === '1',
+      );
+      if (fetched.errors)
+        return {
+          exitCode: 1,
+          stdout: `\nInitializing the backend...\n${fetched.lines.join('\n')}\n`,
+          stderr: fetched.errors,
+        };
       const o = initOutcome({
         required: req.providers,
         methods,

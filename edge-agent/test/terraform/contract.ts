@@ -320,27 +320,26 @@ export function runTerraformContract(tool: ContractTool): void {
     });
   });
 
-  realOnly('is blocked on a module it cannot fetch offline, naming its source', 'modules');
-  if (real)
-    it('is blocked on a module it cannot fetch offline, naming its source', SLOW, async () => {
-      const c = make(
-        'module-missing',
-        {
-          files: {
-            'main.tf':
-              'module "net" {\n  source = "git::file:///nonexistent/driftline-net.git?ref=v1.2.0"\n}\nmodule "web" {\n  source = "git::http://127.0.0.1:9/web.git"\n}\n',
-          },
-          component: init,
+  it('is blocked on a module it cannot fetch offline, naming its source', SLOW, async () => {
+    const net = 'git::file:///nonexistent/driftline-net.git?ref=v1.2.0';
+    const web = 'git::http://127.0.0.1:9/web.git';
+    const c = make(
+      'module-missing',
+      {
+        files: {
+          'main.tf': `module "net" {\n  source = "${net}"\n}\nmodule "web" {\n  source = "${web}"\n}\n`,
         },
-        {},
-      );
-      const r = await c.plan();
-      expect(r.summary).toMatchObject({ status: 'blocked', reason: 'modules-missing' });
-      expect([...(r.summary.needs ?? [])].sort()).toEqual([
-        'module git::file:///nonexistent/driftline-net.git?ref=v1.2.0',
-        'module git::http://127.0.0.1:9/web.git',
-      ]);
-    });
+        component: init,
+      },
+      {
+        scenario: `modules: [{ name: net, source: "${net}" }, { name: web, source: "${web}" }]\nsteps: [{ state: changes }]\n`,
+        component: init,
+      },
+    );
+    const r = await c.plan();
+    expect(r.summary).toMatchObject({ status: 'blocked', reason: 'modules-missing' });
+    expect([...(r.summary.needs ?? [])].sort()).toEqual([`module ${net}`, `module ${web}`]);
+  });
 
   it('applies a saved plan, and the next plan is clean', SLOW, async () => {
     const c = make(

@@ -68,6 +68,19 @@ export const ScenarioSchema = z
       )
       .max(100)
       .default([]),
+    /**
+     * Module calls of the configuration: `init` fetches each first (a local path or `git::file://`
+     * repository that exists; any other source needs FAKE_TERRAFORM_NETWORK=1) or fails as Terraform does.
+     */
+    modules: z
+      .array(
+        z.strictObject({
+          name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+          source: z.string().min(1).max(1000),
+        }),
+      )
+      .max(50)
+      .default([]),
   })
   .strict();
 export type Scenario = z.infer<typeof ScenarioSchema>;
