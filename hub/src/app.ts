@@ -339,6 +339,7 @@ export async function createHub(
           agent: x.agent,
           requestedAt: new Date(x.requestedAt).toISOString(),
         },
+      publish({ type: 'plan-request-updated', request: toPlanRequest(x, clock.now()) });
         "sent a plan request again: the agent's document does not say it arrived; if this repeats, check the relays on the site's path (GET /api/relays)",
       );
     }

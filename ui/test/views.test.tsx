@@ -44,6 +44,17 @@ describe('site view', () => {
     );
   });
 
+  it('flags a clock estimate the hub held back, with what was claimed and through which peer', async () => {
+    const world = smallWorld();
+    world.sites = world.sites.map((x) => (x.site === 'polar-1' ? { ...x, clockHeldAgents: ['a1'] } : x));
+    start(new MockHub(world), '?view=site&site=polar-1');
+    await screen.findByRole('heading', { name: /Site polar-1/ });
+    expect(document.body.textContent).toContain('estimate held back (a1)');
+    const agentRow = screen.getByRole('row', { name: /a1/ });
+    expect(agentRow.textContent).toContain('held back:');
+    expect(agentRow.textContent).toContain('via relay-2');
+  });
+
   it('says clearly when the site does not exist', async () => {
     start(new MockHub(smallWorld()), '?view=site&site=nowhere');
     const alert = await screen.findByRole('alert');
@@ -103,6 +114,16 @@ describe('cell view', () => {
     });
     expect((screen.getByRole('button', { name: 'Plan now' }) as HTMLButtonElement).disabled).toBe(true);
     const base = { site: 'ship-7', environment: 'prod', component: 'compute', requestId: 'pr-1' };
+    act(() =>
+      hub.emit({ type: 'plan-request-updated', request: planRequest({ ...base, state: 'delivered' }) }),
+    );
+    act(() =>
+      hub.emit({
+        type: 'plan-request-updated',
+        request: planRequest({ ...base, state: 'pending', unconfirmed: true }),
+      }),
+    );
+    await screen.findByText(/unconfirmed: the agent has not said it arrived, sent again/);
     act(() =>
       hub.emit({ type: 'plan-request-updated', request: planRequest({ ...base, state: 'delivered' }) }),
     );

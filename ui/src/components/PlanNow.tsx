@@ -74,6 +74,7 @@ export function PlanNow({
       <span role="status" class="plan-state">
         {req ? `Plan request ${STATE_TEXT[req.state]}` : ''}
         {req?.state === 'done' && req.runId ? ` (run ${req.runId})` : ''}
+        {req?.unconfirmed ? ' — unconfirmed: the agent has not said it arrived, sent again' : ''}
       </span>
       {error ? (
         <p class="error" role="alert">

@@ -1,4 +1,4 @@
-import { cellKey } from '@driftline/protocol';
+import { type AgentInfo, cellKey } from '@driftline/protocol';
 import { formatClockOffset } from '../core/clockText.js';
 import type { Route } from '../core/route.js';
 import { useLoad } from '../hooks/useLoad.js';
@@ -46,7 +46,12 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
           {s.expectedContactIntervalS !== null ? `${Math.round(s.expectedContactIntervalS / 60)} min` : dash}
         </dd>
         <dt>Clock offset</dt>
-        <dd>{formatClockOffset(s.clockOffsetMs, s.clockOffsetUncertaintyMs)}</dd>
+        <dd>
+          {formatClockOffset(s.clockOffsetMs, s.clockOffsetUncertaintyMs)}
+          {s.clockHeldAgents?.length ? (
+            <span class="mark mark-unreachable"> estimate held back ({s.clockHeldAgents.join(', ')})</span>
+          ) : null}
+        </dd>
         <dt>Upstream</dt>
         <dd>{s.upstream ?? dash}</dd>
         <dt>Contact windows</dt>
@@ -76,7 +81,10 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
               <td>{a.lastContactAt ? <RelTime iso={a.lastContactAt} now={now} focusable /> : 'never'}</td>
               <td>{a.queueDepth ?? dash}</td>
               <td>{a.oldestUnsentAt ? <RelTime iso={a.oldestUnsentAt} now={now} focusable /> : dash}</td>
-              <td>{formatClockOffset(a.clockOffsetMs, a.clockOffsetUncertaintyMs)}</td>
+              <td>
+                {formatClockOffset(a.clockOffsetMs, a.clockOffsetUncertaintyMs)}
+                {a.clockHeld ? <HeldClock held={a.clockHeld} /> : null}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -105,5 +113,22 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
         ))}
       </ul>
     </section>
+  );
+}
+
+/**
+ * A clock estimate a hop claimed and the hub did not use (docs/decisions/230-time-a-hop-cannot-forge.md):
+ * what was claimed, through which peer, and why it was held back.
+ */
+function HeldClock({ held }: { held: NonNullable<AgentInfo['clockHeld']> }) {
+  const why =
+    held.reason === 'jump'
+      ? 'it jumps beyond the current estimate'
+      : 'it would date results after they arrived or before the previous ones';
+  return (
+    <span class="mark mark-unreachable" title={`held back since ${held.since}: ${why}`}>
+      {' '}
+      held back: {formatClockOffset(held.offsetMs, held.uncertaintyMs)} claimed via {held.via}
+    </span>
   );
 }

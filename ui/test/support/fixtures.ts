@@ -182,6 +182,19 @@ export function siteDetail(summary: SiteSummary, cells: MatrixCell[]): SiteDetai
         queueDepth: 4,
         oldestUnsentAt: iso(2 * HOUR),
         clockOffsetMs: summary.clockOffsetMs,
+        ...(summary.clockHeldAgents?.includes('a1')
+          ? {
+              clockHeld: {
+                reason: 'contradicts-bounds',
+                offsetMs: 86_400_000,
+                uncertaintyMs: 0,
+                since: iso(10 * MIN),
+                lastAt: iso(10 * MIN),
+                samples: 1,
+                via: 'relay-2',
+              },
+            }
+          : {}),
       },
     ],
     upstream: 'relay-dmz',
