@@ -3,27 +3,33 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { writeZip } from '../../edge-agent/src/adapters/providers/testZip.js';
 import { type LinkHandle, startLink } from '../src/link.js';
 import { freePort, waitForHttp } from '../src/topology/ports.js';
 import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.js';
+import { describeRealTerraform, realPath } from './realTerraform.js';
 import { ProcessGroup, setUpHub, until } from './support.js';
 
 /**
  * Headquarters proposes, the outpost plans (source as git bundles, providers as mirrors, offline
  * init), as processes: hub → relay → the demo's Mars link (12 s one way) → agent, and a second site
- * behind a geostationary link whose PR needs a provider it lacks.
+ * behind a geostationary link whose PR needs a provider it lacks. On the fake terraform and, where it
+ * is on PATH, on the real one (issue 28).
  */
 const group = new ProcessGroup();
 const links: LinkHandle[] = [];
 let dir = '';
-afterAll(async () => {
+const dirs: string[] = [];
+afterEach(async () => {
   await group.stopAll();
-  for (const l of links) await l.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const l of links.splice(0)) await l.close();
+  if (dir) dirs.push(dir);
 }, 60_000);
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'user.email=hq@example.org', '-c', 'user.name=hq', ...args], {
@@ -41,6 +47,24 @@ function hubCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
 }
 
 const scenario = (state: string) => `seed: 5\nsteps:\n  - { state: ${state} }\n`;
+
+type Tool = 'fake' | 'real';
+
+/**
+ * A stack that plans `clean` or `changes`: the fake's scenario, or for the real terraform HCL planned
+ * from a scratch checkout with no state (nothing but a local: clean; a `terraform_data`: a create).
+ */
+function writeStack(repo: string, name: string, tool: Tool, state: 'clean' | 'changes'): void {
+  if (tool === 'fake') {
+    writeFileSync(join(repo, `stacks/${name}/main.tf`), `# ${name}\n`);
+    writeFileSync(join(repo, `stacks/${name}/fake-terraform.yaml`), scenario(state));
+    return;
+  }
+  writeFileSync(
+    join(repo, `stacks/${name}/main.tf`),
+    `locals { stack = "${name}" }\n${state === 'changes' ? `resource "terraform_data" "${name}" { input = "v2" }\n` : ''}`,
+  );
+}
 const PLATFORM = `linux_${process.arch === 'arm64' ? 'arm64' : 'amd64'}`;
 const AWS = 'registry.terraform.io/hashicorp/aws';
 
@@ -54,304 +78,329 @@ interface Cell {
   needs?: string[];
 }
 
-describe('plans of what headquarters proposes, over the demo links', () => {
-  it('a PR commit published as a git bundle is planned at Mars and gates CI; a missing provider blocks, then is published', {
-    timeout: 900_000,
-  }, async () => {
-    dir = mkdtempSync(join(tmpdir(), 'driftline-refs-'));
-    const [hubPort, relayPort] = [await freePort(), await freePort()];
-    const {
-      config: hubConfig,
-      key,
-      relayToken,
-      api,
-      url,
-    } = await setUpHub(dir, hubPort, {
+async function refsJourney(tool: Tool): Promise<void> {
+  dir = mkdtempSync(join(tmpdir(), `driftline-refs-${tool}-`));
+  const [hubPort, relayPort] = [await freePort(), await freePort()];
+  const {
+    config: hubConfig,
+    key,
+    relayToken,
+    api,
+    url,
+  } = await setUpHub(dir, hubPort, {
+    name: 'ground-1',
+    sites: ['mars-base', 'ship-7'],
+  });
+  const publisher = JSON.parse(
+    await runProgram('hub', ['user', 'add', 'ci', '--role', 'publisher', '--config', hubConfig, '--json']),
+  ).token as string;
+  const tokenFile = join(dir, 'publisher.token');
+  writeFileSync(tokenFile, publisher);
+  const remote = ['--hub', url, '--token-file', tokenFile];
+
+  // Headquarters' repository: two components, one of which pins a provider in its lock file.
+  const repo = join(dir, 'infra');
+  mkdirSync(join(repo, 'stacks/network'), { recursive: true });
+  mkdirSync(join(repo, 'stacks/dns'), { recursive: true });
+  git(repo, 'init', '-q', '-b', 'main');
+  writeStack(repo, 'network', tool, 'clean');
+  writeStack(repo, 'dns', tool, 'clean');
+  git(repo, 'add', '.');
+  git(repo, 'commit', '-qm', 'main');
+  const mainSha = git(repo, 'rev-parse', 'HEAD');
+  let prSha = '';
+
+  const hubRelay = await startLink({
+    name: 'hub-relay',
+    target: { port: hubPort },
+    profile: 'lan',
+    controlPort: false,
+  });
+  const mars = await startLink({
+    name: 'mars',
+    target: { port: relayPort },
+    profile: 'mars',
+    timeScale: 60,
+    controlPort: false,
+  });
+  const geo = await startLink({
+    name: 'geo',
+    target: { port: relayPort },
+    profile: 'geo',
+    controlPort: false,
+  });
+  links.push(hubRelay, mars, geo);
+  const relayConfig = join(dir, 'relay.yaml');
+  writeFileSync(
+    relayConfig,
+    stringify({
       name: 'ground-1',
+      dataDir: join(dir, 'relay'),
+      listen: { port: relayPort },
       sites: ['mars-base', 'ship-7'],
-    });
-    const publisher = JSON.parse(
-      await runProgram('hub', ['user', 'add', 'ci', '--role', 'publisher', '--config', hubConfig, '--json']),
-    ).token as string;
-    const tokenFile = join(dir, 'publisher.token');
-    writeFileSync(tokenFile, publisher);
-    const remote = ['--hub', url, '--token-file', tokenFile];
-
-    // Headquarters' repository: two components, one of which pins a provider in its lock file.
-    const repo = join(dir, 'infra');
-    mkdirSync(join(repo, 'stacks/network'), { recursive: true });
-    mkdirSync(join(repo, 'stacks/dns'), { recursive: true });
-    git(repo, 'init', '-q', '-b', 'main');
-    writeFileSync(join(repo, 'stacks/network/main.tf'), '# network\n');
-    writeFileSync(join(repo, 'stacks/network/fake-terraform.yaml'), scenario('clean'));
-    writeFileSync(join(repo, 'stacks/dns/main.tf'), '# dns\n');
-    writeFileSync(join(repo, 'stacks/dns/fake-terraform.yaml'), scenario('clean'));
-    git(repo, 'add', '.');
-    git(repo, 'commit', '-qm', 'main');
-    const mainSha = git(repo, 'rev-parse', 'HEAD');
-    let prSha = '';
-
-    const hubRelay = await startLink({
-      name: 'hub-relay',
-      target: { port: hubPort },
-      profile: 'lan',
-      controlPort: false,
-    });
-    const mars = await startLink({
-      name: 'mars',
-      target: { port: relayPort },
-      profile: 'mars',
-      timeScale: 60,
-      controlPort: false,
-    });
-    const geo = await startLink({
-      name: 'geo',
-      target: { port: relayPort },
-      profile: 'geo',
-      controlPort: false,
-    });
-    links.push(hubRelay, mars, geo);
-    const relayConfig = join(dir, 'relay.yaml');
+      upstreams: [{ url: `http://127.0.0.1:${hubRelay.port}`, token: relayToken }],
+      forward: { idleMs: 300, pullIntervalMs: 1000, backoffBaseMs: 300, backoffMaxMs: 1000 },
+      publications: { intervalMs: 500 },
+    }),
+  );
+  const site = async (name: string, link: LinkHandle, component: string) => {
+    const d = join(dir, name);
+    mkdirSync(d, { recursive: true });
+    const token = JSON.parse(
+      await runProgram('relay', ['token', 'add', name, '--config', relayConfig, '--json']),
+    ).token;
+    writeFileSync(join(d, 'token'), token);
+    writeFileSync(join(d, 'hub.pub'), key);
+    const config = join(d, 'agent.yaml');
     writeFileSync(
-      relayConfig,
+      config,
       stringify({
-        name: 'ground-1',
-        dataDir: join(dir, 'relay'),
-        listen: { port: relayPort },
-        sites: ['mars-base', 'ship-7'],
-        upstreams: [{ url: `http://127.0.0.1:${hubRelay.port}`, token: relayToken }],
-        forward: { idleMs: 300, pullIntervalMs: 1000, backoffBaseMs: 300, backoffMaxMs: 1000 },
-        publications: { intervalMs: 500 },
+        site: name,
+        agent: 'a1',
+        dataDir: './data',
+        hubPublicKeyFile: './hub.pub',
+        upstreams: [{ url: `http://127.0.0.1:${link.port}`, tokenFile: './token' }],
+        components: [
+          {
+            name: component,
+            source: { repo: 'infra', path: `stacks/${component}`, refs: ['main', 'pr/*'] },
+            environments: ['prod'],
+            schedule: '0 0 1 1 *',
+          },
+        ],
+        sync: { intervalS: 1, jitterS: 0, backoffBaseS: 0.5, backoffCapS: 2, planOnStart: false },
+        publications: { accept: { 'provider-mirror': { dir: './providers' } }, retryMs: 500 },
       }),
     );
-    const site = async (name: string, link: LinkHandle, component: string) => {
-      const d = join(dir, name);
-      mkdirSync(d, { recursive: true });
-      const token = JSON.parse(
-        await runProgram('relay', ['token', 'add', name, '--config', relayConfig, '--json']),
-      ).token;
-      writeFileSync(join(d, 'token'), token);
-      writeFileSync(join(d, 'hub.pub'), key);
-      const config = join(d, 'agent.yaml');
-      writeFileSync(
-        config,
-        stringify({
-          site: name,
-          agent: 'a1',
-          dataDir: './data',
-          hubPublicKeyFile: './hub.pub',
-          upstreams: [{ url: `http://127.0.0.1:${link.port}`, tokenFile: './token' }],
-          components: [
-            {
-              name: component,
-              source: { repo: 'infra', path: `stacks/${component}`, refs: ['main', 'pr/*'] },
-              environments: ['prod'],
-              schedule: '0 0 1 1 *',
-            },
-          ],
-          sync: { intervalS: 1, jitterS: 0, backoffBaseS: 0.5, backoffCapS: 2, planOnStart: false },
-          publications: { accept: { 'provider-mirror': { dir: './providers' } }, retryMs: 500 },
-        }),
-      );
-      const init = JSON.parse(await runProgram('agent', ['init', '--config', config, '--json']));
-      await runProgram('hub', [
-        'enroll',
-        '--config',
-        hubConfig,
-        '--site',
-        name,
-        '--agent',
-        'a1',
-        '--key',
-        init.publicKey,
-      ]);
-      return { dir: d, config };
-    };
-    const marsSite = await site('mars-base', mars, 'network');
-    const ship = await site('ship-7', geo, 'dns');
+    const init = JSON.parse(await runProgram('agent', ['init', '--config', config, '--json']));
+    await runProgram('hub', [
+      'enroll',
+      '--config',
+      hubConfig,
+      '--site',
+      name,
+      '--agent',
+      'a1',
+      '--key',
+      init.publicKey,
+    ]);
+    return { dir: d, config };
+  };
+  const marsSite = await site('mars-base', mars, 'network');
+  const ship = await site('ship-7', geo, 'dns');
 
-    const hubProc = group.start(BINS.hub, ['run', '--config', hubConfig]);
-    await waitForHttp(`${url}/v1/health`, 60_000, () => hubProc.exitCode === null);
-    const relay = group.start(BINS.relay, ['run', '--config', relayConfig]);
-    await waitForHttp(`http://127.0.0.1:${relayPort}/v1/health`, 60_000, () => relay.exitCode === null);
-    // No network: the fake terraform fails a registry lookup unless FAKE_TERRAFORM_NETWORK=1.
-    const agentEnv = { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}`, FAKE_TERRAFORM_NETWORK: '0' };
-    for (const s of [marsSite, ship])
-      group.start(BINS.agent, ['run', '--config', s.config], { cwd: s.dir, env: agentEnv });
-    const matrix = async (ref?: string) => {
-      const r = await api(`/api/matrix${ref ? `?ref=${encodeURIComponent(ref)}` : ''}`);
-      return ((await r.json()) as { cells: Cell[] }).cells;
-    };
-    /** Asks the hub for a plan of pr/1 at `prSha` (set once the PR exists). */
-    const planPr = (siteName: string, component: string) =>
-      api('/api/plan-requests', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ site: siteName, environment: 'prod', component, ref: 'pr/1', commit: prSha }),
-      });
-    const cell = async (siteName: string, ref?: string) =>
-      (await matrix(ref)).find((c) => c.site === siteName);
-
-    // Main goes out as a full bundle (the sites have reported no heads yet) and is planned on arrival.
-    await until('both agents to report their (empty) sources', async () => {
-      const r = await api('/api/sources');
-      const s = (await r.json()) as { sites: Array<{ site: string; platforms: string[] }> };
-      return s.sites.filter((x) => x.platforms.length > 0).length === 2;
+  const hubProc = group.start(BINS.hub, ['run', '--config', hubConfig]);
+  await waitForHttp(`${url}/v1/health`, 60_000, () => hubProc.exitCode === null);
+  const relay = group.start(BINS.relay, ['run', '--config', relayConfig]);
+  await waitForHttp(`http://127.0.0.1:${relayPort}/v1/health`, 60_000, () => relay.exitCode === null);
+  // No network: the fake terraform fails a registry lookup unless FAKE_TERRAFORM_NETWORK=1; the real
+  // one gets the agent's offline CLI configuration.
+  for (const s of [marsSite, ship])
+    group.start(BINS.agent, ['run', '--config', s.config], {
+      cwd: s.dir,
+      env:
+        tool === 'fake'
+          ? { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}`, FAKE_TERRAFORM_NETWORK: '0' }
+          : { PATH: realPath(), HOME: s.dir, TF_CLI_CONFIG_FILE: '', CHECKPOINT_DISABLE: '1' },
     });
-    const first = await hubCli([
-      'source',
-      'publish',
-      '--repo',
-      repo,
-      '--ref',
-      'main',
-      '--ref',
-      'pr/*',
-      '--site',
-      'all',
-      '--name',
-      'infra',
-      '--json',
-      ...remote,
-    ]);
-    expect(first.stderr).toBe('');
-    expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout).published[0]).toMatchObject({ incremental: false });
-    await until(
-      'main to be planned at mars-base',
-      async () => (await cell('mars-base'))?.commit === mainSha,
-      600_000,
-    );
-    expect(await cell('mars-base')).toMatchObject({ status: 'clean', ref: 'main', commit: mainSha });
+  const matrix = async (ref?: string) => {
+    const r = await api(`/api/matrix${ref ? `?ref=${encodeURIComponent(ref)}` : ''}`);
+    return ((await r.json()) as { cells: Cell[] }).cells;
+  };
+  /** Asks the hub for a plan of pr/1 at `prSha` (set once the PR exists). */
+  const planPr = (siteName: string, component: string) =>
+    api('/api/plan-requests', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ site: siteName, environment: 'prod', component, ref: 'pr/1', commit: prSha }),
+    });
+  const cell = async (siteName: string, ref?: string) => (await matrix(ref)).find((c) => c.site === siteName);
 
-    // The provider build the PR will pin, as `terraform providers mirror` lays it out at headquarters.
-    const mirrorDir = join(dir, 'mirror');
-    const zipPath = join(mirrorDir, AWS, `terraform-provider-aws_5.31.0_${PLATFORM}.zip`);
-    mkdirSync(join(mirrorDir, AWS), { recursive: true });
-    const zip = writeZip([
-      { name: 'terraform-provider-aws_v5.31.0_x5', data: '#!/bin/sh\necho fake provider\n' },
-    ]);
-    writeFileSync(zipPath, zip);
-    const zh = createHash('sha256').update(zip).digest('hex');
-    const lockText = `provider "${AWS}" {\n  version = "5.31.0"\n  hashes = [\n    "zh:${zh}",\n  ]\n}\n`;
-    const lock = join(dir, 'lock.hcl');
-    writeFileSync(lock, lockText);
-
-    // A PR: only its new commit crosses the links.
-    git(repo, 'checkout', '-qb', 'pr/1');
-    writeFileSync(join(repo, 'stacks/network/fake-terraform.yaml'), scenario('changes'));
-    writeFileSync(join(repo, 'stacks/dns/.terraform.lock.hcl'), lockText);
-    git(repo, 'add', '.');
-    git(repo, 'commit', '-qm', 'pr 1');
-    prSha = git(repo, 'rev-parse', 'HEAD');
-    await until(
-      'the sites to report main',
-      async () => {
-        const s = (await (await api('/api/sources')).json()) as {
-          sites: Array<{ repos: Record<string, Record<string, string>> }>;
-        };
-        return s.sites.every((x) => x.repos.infra?.main === mainSha);
-      },
-      600_000,
-    );
-    const second = await hubCli([
-      'source',
-      'publish',
-      '--repo',
-      repo,
-      '--ref',
-      'main',
-      '--ref',
-      'pr/*',
-      '--site',
-      'mars-base,ship-7',
-      '--json',
-      ...remote,
-    ]);
-    expect(second.code).toBe(0);
-    const out = JSON.parse(second.stdout);
-    expect(out.published).toHaveLength(1);
-    expect(out.published[0]).toMatchObject({ incremental: true, prerequisites: [mainSha] });
-
-    const request = await planPr('mars-base', 'network');
-    expect(request.status).toBe(201);
-    await until(
-      'the PR commit to be planned at Mars',
-      async () => (await cell('mars-base', 'pr/1'))?.commit === prSha,
-      600_000,
-    );
-    await until(
-      'the dns plan of the PR at ship-7',
-      async () => (await cell('ship-7', 'pr/1'))?.commit === prSha,
-      300_000,
-    );
-    // ship-7's dns plan of pr/1 is blocked (a provider is missing): the CI gate says so (exit 1).
-    const wait = await hubCli([
-      'refs',
-      'wait',
-      '--ref',
-      'pr/1',
-      '--commit',
-      prSha,
-      '--timeout',
-      '10s',
-      '--interval',
-      '1s',
-      ...remote,
-    ]);
-    expect(wait.code).toBe(1);
-    expect(await cell('mars-base', 'pr/1')).toMatchObject({ status: 'changes', ref: 'pr/1', commit: prSha });
-    const blocked = await cell('ship-7', 'pr/1');
-    expect(blocked).toMatchObject({ status: 'blocked', commit: prSha, needs: [`${AWS} 5.31.0 ${PLATFORM}`] });
-    const needs = (await (await api('/api/needs')).json()) as {
-      needs: Array<{ site: string; need: string }>;
-    };
-    expect(needs.needs).toContainEqual(
-      expect.objectContaining({ site: 'ship-7', need: `${AWS} 5.31.0 ${PLATFORM}` }),
-    );
-
-    // Headquarters publishes what the lock file needs; the next plan of the same commit succeeds offline.
-    const mirrorPub = await hubCli([
-      'mirror',
-      'publish',
-      '--lock-file',
-      lock,
-      '--dir',
-      mirrorDir,
-      '--site',
-      'ship-7',
-      ...remote,
-    ]);
-    expect(mirrorPub.stderr).toBe('');
-    expect(mirrorPub.code).toBe(0);
-    await until(
-      'the provider to be placed at ship-7',
-      async () =>
-        existsSync(join(ship.dir, 'providers', AWS, `terraform-provider-aws_5.31.0_${PLATFORM}.zip`)),
-      300_000,
-    );
-    const again = await planPr('ship-7', 'dns');
-    expect(again.status).toBe(201);
-    await until(
-      'the dns plan of the same commit to succeed',
-      async () => (await cell('ship-7', 'pr/1'))?.status === 'clean',
-      300_000,
-    );
-    const gate = await hubCli([
-      'refs',
-      'wait',
-      '--ref',
-      'pr/1',
-      '--commit',
-      prSha,
-      '--timeout',
-      '10m',
-      '--interval',
-      '2s',
-      ...remote,
-    ]);
-    expect(gate.stderr).toContain('complete: 2/2 complete, 0 pending, 0 blocked, 0 failed');
-    expect(gate.code).toBe(0);
-    expect(await cell('ship-7', 'pr/1')).toMatchObject({ status: 'clean', commit: prSha });
+  // Main goes out as a full bundle (the sites have reported no heads yet) and is planned on arrival.
+  await until('both agents to report their (empty) sources', async () => {
+    const r = await api('/api/sources');
+    const s = (await r.json()) as { sites: Array<{ site: string; platforms: string[] }> };
+    return s.sites.filter((x) => x.platforms.length > 0).length === 2;
   });
+  const first = await hubCli([
+    'source',
+    'publish',
+    '--repo',
+    repo,
+    '--ref',
+    'main',
+    '--ref',
+    'pr/*',
+    '--site',
+    'all',
+    '--name',
+    'infra',
+    '--json',
+    ...remote,
+  ]);
+  expect(first.stderr).toBe('');
+  expect(first.code).toBe(0);
+  expect(JSON.parse(first.stdout).published[0]).toMatchObject({ incremental: false });
+  await until(
+    'main to be planned at mars-base',
+    async () => (await cell('mars-base'))?.commit === mainSha,
+    600_000,
+  );
+  expect(await cell('mars-base')).toMatchObject({ status: 'clean', ref: 'main', commit: mainSha });
+
+  // The provider build the PR will pin, as `terraform providers mirror` lays it out at headquarters.
+  const mirrorDir = join(dir, 'mirror');
+  const zipPath = join(mirrorDir, AWS, `terraform-provider-aws_5.31.0_${PLATFORM}.zip`);
+  mkdirSync(join(mirrorDir, AWS), { recursive: true });
+  const zip = writeZip([
+    { name: 'terraform-provider-aws_v5.31.0_x5', data: '#!/bin/sh\necho fake provider\n' },
+  ]);
+  writeFileSync(zipPath, zip);
+  const zh = createHash('sha256').update(zip).digest('hex');
+  const lockText = `provider "${AWS}" {\n  version = "5.31.0"\n  hashes = [\n    "zh:${zh}",\n  ]\n}\n`;
+  const lock = join(dir, 'lock.hcl');
+  writeFileSync(lock, lockText);
+
+  // A PR: only its new commit crosses the links.
+  git(repo, 'checkout', '-qb', 'pr/1');
+  writeStack(repo, 'network', tool, 'changes');
+  writeFileSync(join(repo, 'stacks/dns/.terraform.lock.hcl'), lockText);
+  if (tool === 'real')
+    writeFileSync(
+      join(repo, 'stacks/dns/main.tf'),
+      `terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", version = "5.31.0" }\n  }\n}\n`,
+    );
+  git(repo, 'add', '.');
+  git(repo, 'commit', '-qm', 'pr 1');
+  prSha = git(repo, 'rev-parse', 'HEAD');
+  await until(
+    'the sites to report main',
+    async () => {
+      const s = (await (await api('/api/sources')).json()) as {
+        sites: Array<{ repos: Record<string, Record<string, string>> }>;
+      };
+      return s.sites.every((x) => x.repos.infra?.main === mainSha);
+    },
+    600_000,
+  );
+  const second = await hubCli([
+    'source',
+    'publish',
+    '--repo',
+    repo,
+    '--ref',
+    'main',
+    '--ref',
+    'pr/*',
+    '--site',
+    'mars-base,ship-7',
+    '--json',
+    ...remote,
+  ]);
+  expect(second.code).toBe(0);
+  const out = JSON.parse(second.stdout);
+  expect(out.published).toHaveLength(1);
+  expect(out.published[0]).toMatchObject({ incremental: true, prerequisites: [mainSha] });
+
+  const request = await planPr('mars-base', 'network');
+  expect(request.status).toBe(201);
+  await until(
+    'the PR commit to be planned at Mars',
+    async () => (await cell('mars-base', 'pr/1'))?.commit === prSha,
+    600_000,
+  );
+  await until(
+    'the dns plan of the PR at ship-7',
+    async () => (await cell('ship-7', 'pr/1'))?.commit === prSha,
+    300_000,
+  );
+  // ship-7's dns plan of pr/1 is blocked (a provider is missing): the CI gate says so (exit 1).
+  const wait = await hubCli([
+    'refs',
+    'wait',
+    '--ref',
+    'pr/1',
+    '--commit',
+    prSha,
+    '--timeout',
+    '10s',
+    '--interval',
+    '1s',
+    ...remote,
+  ]);
+  expect(wait.code).toBe(1);
+  expect(await cell('mars-base', 'pr/1')).toMatchObject({ status: 'changes', ref: 'pr/1', commit: prSha });
+  const blocked = await cell('ship-7', 'pr/1');
+  expect(blocked).toMatchObject({ status: 'blocked', commit: prSha, needs: [`${AWS} 5.31.0 ${PLATFORM}`] });
+  const needs = (await (await api('/api/needs')).json()) as {
+    needs: Array<{ site: string; need: string }>;
+  };
+  expect(needs.needs).toContainEqual(
+    expect.objectContaining({ site: 'ship-7', need: `${AWS} 5.31.0 ${PLATFORM}` }),
+  );
+
+  // Headquarters publishes what the lock file needs; the next plan of the same commit succeeds offline.
+  const mirrorPub = await hubCli([
+    'mirror',
+    'publish',
+    '--lock-file',
+    lock,
+    '--dir',
+    mirrorDir,
+    '--site',
+    'ship-7',
+    ...remote,
+  ]);
+  expect(mirrorPub.stderr).toBe('');
+  expect(mirrorPub.code).toBe(0);
+  await until(
+    'the provider to be placed at ship-7',
+    async () => existsSync(join(ship.dir, 'providers', AWS, `terraform-provider-aws_5.31.0_${PLATFORM}.zip`)),
+    300_000,
+  );
+  // The mirror's provider here is a stand-in zip the fake accepts; the real terraform would run it.
+  if (tool === 'real') return;
+  const again = await planPr('ship-7', 'dns');
+  expect(again.status).toBe(201);
+  await until(
+    'the dns plan of the same commit to succeed',
+    async () => (await cell('ship-7', 'pr/1'))?.status === 'clean',
+    300_000,
+  );
+  const gate = await hubCli([
+    'refs',
+    'wait',
+    '--ref',
+    'pr/1',
+    '--commit',
+    prSha,
+    '--timeout',
+    '10m',
+    '--interval',
+    '2s',
+    ...remote,
+  ]);
+  expect(gate.stderr).toContain('complete: 2/2 complete, 0 pending, 0 blocked, 0 failed');
+  expect(gate.code).toBe(0);
+  expect(await cell('ship-7', 'pr/1')).toMatchObject({ status: 'clean', commit: prSha });
+}
+
+describe('plans of what headquarters proposes, over the demo links (fake terraform)', () => {
+  it(
+    'a PR commit published as a git bundle is planned at Mars and gates CI; a missing provider blocks, then is published',
+    {
+      timeout: 900_000,
+    },
+    () => refsJourney('fake'),
+  );
+});
+
+describeRealTerraform('plans of what headquarters proposes, over the demo links', () => {
+  it(
+    'a PR commit published as a git bundle is planned at Mars, offline init included; a missing provider blocks before init, then is published',
+    {
+      timeout: 900_000,
+    },
+    () => refsJourney('real'),
+  );
 });
