@@ -12,7 +12,9 @@ import {
   publicKeyFromText,
 } from '@driftline/protocol';
 import { afterAll, expect, it } from 'vitest';
+import { loadSiteKey } from '../src/adapters/fs/siteKey.js';
 import { CUSTOM_MESSAGE_DROPPED } from '../src/core/plan/diagnostics.js';
+import { hmacFingerprint } from '../src/core/redact/maskValues.js';
 import { describeRealTerraform } from './helpers/realTerraform.js';
 import { tempDir } from './helpers/storeFixtures.js';
 import { TestHub } from './helpers/testHub.js';
@@ -255,18 +257,27 @@ sync: { intervalS: 1, jitterS: 0, recordWindowS: 0 }
     type Run = { component: string; summary: Record<string, unknown> };
     let runs: Run[] = [];
     try {
-      runs = await until<Run[]>('the hub to hold a run of each component', async () => {
-        await hub!.processArrivals();
-        const all = [...hub!.replicas.values()].flatMap(
-          (d) => Object.values(AgentDocSchema.parse(plainAgentDoc(A.toJS(d))).runs) as Run[],
-        );
-        const detailArrived = [...hub!.backend.blobData.values()].some((b) =>
-          bytesText(b.bytes).includes('terraform_data.verbatim'),
-        );
-        return detailArrived && ['masked', 'failing'].every((c) => all.some((r) => r.component === c))
-          ? all
-          : false;
-      });
+      runs = await until<Run[]>(
+        'the hub to hold a run of each component, the masked one confirmed',
+        async () => {
+          await hub!.processArrivals();
+          const docs = [...hub!.replicas.values()].map((d) => AgentDocSchema.parse(plainAgentDoc(A.toJS(d))));
+          const all = docs.flatMap((d) => Object.values(d.runs) as Run[]);
+          const detailArrived = [...hub!.backend.blobData.values()].some((b) =>
+            bytesText(b.bytes).includes('terraform_data.verbatim'),
+          );
+          // A later plan of the same code confirms the run instead of making a new one: the same masked
+          // addresses (the same tags under the site key) and so the same plan hash.
+          const confirmed = docs.some((d) =>
+            Object.values(d.cells).some((c) => c.component === 'masked' && c.confirmations >= 1),
+          );
+          return detailArrived &&
+            confirmed &&
+            ['masked', 'failing'].every((c) => all.some((r) => r.component === c))
+            ? all
+            : false;
+        },
+      );
     } catch (e) {
       throw new Error(`${(e as Error).message}; the agent's last log lines:\n${logs.slice(-4000)}`);
     } finally {
@@ -287,6 +298,9 @@ sync: { intervalS: 1, jitterS: 0, recordWindowS: 0 }
       /terraform_data\.pin\[\\"pin-\u27E8pin:[0-9a-f]{6}\u27E9\\"\]/,
     ])
       expect(detail).toMatch(re);
+    // The tag is the HMAC under this site's own key, so it stays the same across restarts.
+    const tag = hmacFingerprint(loadSiteKey(join(dir, 'data')))(KEYED.embedded);
+    expect(detail).toContain(`terraform_data.embedded[\\"user-\u27E8embedded:${tag}\u27E9\\"]`);
     const f = runs.find((r) => r.component === 'failing')!.summary;
     expect(f).toMatchObject({ status: 'failed', redactionPolicy: '2' });
     expect(f.errorExcerpt).toContain('Resource precondition failed');
