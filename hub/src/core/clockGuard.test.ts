@@ -50,6 +50,14 @@ describe('guardClock: time a hop cannot forge', () => {
     expect(Math.abs((v.next.lastCreatedAt ?? 0) - T)).toBeLessThanOrEqual(40);
   });
 
+  it('keeps a round-trip offset older than 6 h when the only new claim is impossible', () => {
+    const old = settled();
+    const later = T + 7 * 3_600_000;
+    const v = guardClock(old, bundle(later, later + 2000, { offsetMs: SKEW + DAY, uncertaintyMs: 0 }));
+    expect(v.held).toBe('contradicts-bounds');
+    expect(v.next.est).toBe(old.est);
+  });
+
   it('holds back a −90 s claim on a bundle held 90 s: a jump, the current offset stays', () => {
     const v = guardClock(settled(), bundle(T, T + 90_000, { offsetMs: SKEW - 90_000, uncertaintyMs: 0 }));
     expect(v.held).toBe('jump');

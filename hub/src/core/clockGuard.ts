@@ -76,7 +76,8 @@ export function guardClock(prev: AgentClock, t: BundleTiming): ClockVerdict {
     if (lo > hi) {
       flag = 'contradicts-bounds';
       held = holdRecord(null, 'contradicts-bounds', e, t);
-      est = nextOffset(prev.est, t.created, t.receivedAt, null);
+      // A round-trip estimate stands however old it is: the one-way fallback would be worse than it.
+      est = prev.est.uncertaintyMs != null ? prev.est : nextOffset(prev.est, t.created, t.receivedAt, null);
     } else {
       lo = Math.max(lo, transitLo);
       const cut: ClockEstimate = {
