@@ -236,7 +236,14 @@ export async function createHub(
       for (const r of rs) publish({ type: 'plan-request-updated', request: toPlanRequest(r) });
     },
     onExpiredDownlink: (n) => expiredDownlink.inc(n),
-    onForeignSite: (_peer, n) => refused.inc({ reason: 'foreign-site' }, n),
+    onForeignSite: (peer, n) => {
+      refused.inc({ reason: 'foreign-site' }, n);
+      // the relay's own status names the sites and the exact command; this line says where to look
+      logger.warn(
+        { peer, refused: n },
+        `refused bundles from peer '${peer}' for sites it does not act for; see GET /api/relays, and let it with \`hub peer sites ${peer} --sites …\``,
+      );
+    },
     mayRead: (peer, sha) => peerMayRead(peer, sha, { store, publications }),
     checkDisk: (n) => disk.check(n),
   });
@@ -332,6 +339,7 @@ export async function createHub(
     // Requests the agent has not confirmed go down again (decision 230), logged and counted.
     for (const x of await planRequests.resendUnconfirmed()) {
       resent.inc();
+      publish({ type: 'plan-request-updated', request: toPlanRequest(x, clock.now()) });
       logger.warn(
         {
           requestId: x.requestId,
@@ -339,7 +347,6 @@ export async function createHub(
           agent: x.agent,
           requestedAt: new Date(x.requestedAt).toISOString(),
         },
-      publish({ type: 'plan-request-updated', request: toPlanRequest(x, clock.now()) });
         "sent a plan request again: the agent's document does not say it arrived; if this repeats, check the relays on the site's path (GET /api/relays)",
       );
     }

@@ -65,6 +65,16 @@ export class UpstreamPeers {
         this.learned.set(u.name, r.value);
         this.health.accepted(r.value.sites.includes('*') ? this.health.refusedSites() : r.value.sites);
         const after = this.sites();
+        const notHere = r.value.sites.includes('*')
+          ? []
+          : this.d.configured.filter((s) => !r.value.sites.includes(s));
+        if (notHere.length > 0)
+          this.once(`sites:${u.name}`, notHere.join(','), () =>
+            this.d.log.warn(
+              { upstream: u.name, sites: notHere, actsFor: r.value.sites },
+              `relay.yaml sites ${notHere.join(', ')} are not this relay's at upstream '${u.name}': their bundles and downlink are refused there; at the hub run \`${peerSitesFix(r.value.name, r.value.sites, notHere)}\``,
+            ),
+          );
         this.once(`peer:${u.name}`, JSON.stringify(r.value), () =>
           this.d.log.info(
             { upstream: u.name, peer: r.value.name, actsFor: r.value.sites, pulls: after, before },

@@ -25,7 +25,7 @@ export async function pullStep(
   onConflict?: (upstream: string, site: string, ids: readonly string[]) => void,
 ): Promise<number> {
   let pulled = 0;
-  for (const slot of slots.filter((s) => slotState(s, now()).ready)) {
+  for (const slot of slots.filter((s) => slotState(s, now()).ready).slice(0, 1)) {
     pulled += await pullFrom(slot.upstream, custody, sites, now, opts, onError, onStored, onConflict);
   }
   return pulled;
@@ -48,6 +48,9 @@ async function pullFrom(
       const r = await up.pullDownlink(site, after, opts.pageSize);
       if (!r.ok) {
         onError(up.name, site, r.message);
+        // a site the upstream does not let this relay pull (403): the next sites still get theirs
+        // (decision 240); any other failure is the link's, so this round ends
+        if (r.status === 403) break;
         return pulled;
       }
       const items = [];
