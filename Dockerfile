@@ -20,6 +20,7 @@ FROM ${BASE_IMAGE} AS manifests
 COPY . /src
 RUN cd /src && mkdir /manifests \
  && cp package.json package-lock.json .npmrc /manifests/ \
+ && mkdir /manifests/scripts && cp scripts/prepare-ui.mjs /manifests/scripts/ \
  && for w in protocol hop edge-agent relay hub ui simulation; do \
       mkdir -p "/manifests/$w" && cp "$w/package.json" "/manifests/$w/" \
       && if [ -d "$w/bin" ]; then cp -a "$w/bin" "/manifests/$w/"; fi; \
