@@ -2,6 +2,9 @@ import { DocPlanRequestSchema } from '@driftline/protocol';
 import type { PlanRequestRow } from '../../ports/HubStore.js';
 import type { Batch } from './batch.js';
 
+/** Entries of an agent's `requests` map read per batch (an epoch holds far fewer requests). */
+export const MAX_CONFIRMATIONS = 10_000;
+
 /**
  * The plan requests an agent's document says it received (`requests`, decision 230), noted before the
  * document's segments are read: a run answers a request only if the agent started it after it received
@@ -11,7 +14,10 @@ export function noteConfirmations(b: Batch, site: string, agent: string, request
   if (requests === undefined || requests === null || typeof requests !== 'object') return;
   const row = b.agents.get(`${site}/${agent}`);
   if (row) row.confirmsRequests = true;
+  let n = 0;
   for (const [id, value] of Object.entries(requests as Record<string, unknown>)) {
+    // An agent's document is untrusted input: at most MAX_CONFIRMATIONS entries are read per batch.
+    if (++n > MAX_CONFIRMATIONS) break;
     const p = DocPlanRequestSchema.safeParse(value);
     if (p.success) b.confirmations.set(id, { agent, state: p.data.state, receivedAt: p.data.receivedAt });
   }
