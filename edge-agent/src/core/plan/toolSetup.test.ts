@@ -19,6 +19,7 @@ function setup(redaction: string) {
       moduleVariables: async () => [
         { name: 'admin_name', sensitive: false, defaults: ['DefaultCanary42'] },
         { name: 'region', sensitive: false, defaults: ['eu-north-9'] },
+        { name: 'kind', sensitive: false, defaults: ['error', 'name'] },
       ],
     },
     '/tmp/x',
@@ -30,6 +31,8 @@ describe('toolSetup: declared defaults are known values (decision 210)', () => {
     const s = await setup('redaction: { publicVariables: [region] }\n');
     expect(s.secrets).toContainEqual({ value: 'DefaultCanary42', source: 'default' });
     expect(s.secrets.map((x) => x.value)).not.toContain('eu-north-9');
+    // Short defaults are ordinary words too often: they would withhold ordinary excerpts.
+    expect(s.secrets.map((x) => x.value)).not.toContain('error');
     const out = {
       stderr: 'Error: Unsupported argument\nThe name DefaultCanary42 is not valid in eu-north-9.\n',
     };

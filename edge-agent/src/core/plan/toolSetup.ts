@@ -2,8 +2,9 @@ import type { AgentConfig } from '../../config.js';
 import type { ProcessResult } from '../../ports/ProcessRunner.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
 import type { DeclaredVariable } from '../redact/declaredVariables.js';
+import { maskMode } from '../redact/maskValues.js';
 import { compileRules, type SecretRule } from '../redact/rules.js';
-import { MIN_SECRET_LENGTH, type SecretValue } from '../redact/scan.js';
+import type { SecretValue } from '../redact/scan.js';
 import type { ToolOutput } from './excerpt.js';
 import { knownValues } from './knownValues.js';
 import { initModuleNeeds } from './moduleNeeds.js';
@@ -49,7 +50,8 @@ export async function toolSetup(
     : [];
   const secrets = knownValues({ baseEnv: deps.baseEnv, configuredEnv, varFiles });
   // Declared defaults too: a failed plan has no plan JSON, and its output can still carry them
-  // (decision 210). Public variables' defaults may appear as they are.
+  // (decision 210). Public variables' defaults may appear as they are; short ones (`main`, `error`)
+  // would withhold excerpts for ordinary words, so only those masked anywhere count.
   const declared = deps.moduleVariables
     ? await deps.moduleVariables(dir, config.limits.maxLogBytes).catch(() => [])
     : [];
@@ -57,7 +59,7 @@ export async function toolSetup(
   for (const v of declared) {
     if (open.has(v.name)) continue;
     for (const value of v.defaults)
-      if (value.length >= MIN_SECRET_LENGTH) secrets.push({ value, source: 'default' });
+      if (maskMode(value) === 'substring') secrets.push({ value, source: 'default' });
   }
   return { env, rules, secrets, passedVarFiles };
 }
