@@ -115,7 +115,7 @@ export function registerConfig(program: Command): void {
   config
     .command('check')
     .description(
-      'Validate a configuration file: every problem with its key path, whether each component’s terraform/tofu (or command) is there and which version answers, whether the hub key and token files parse',
+      'Validate a configuration file: every problem with its key path, whether each component’s terraform/tofu (or command) is there and which version answers, whether the hub key and token files parse, which variables each component’s plans will mask',
     )
     .requiredOption('--config <file>', 'agent configuration (YAML)')
     .option(
