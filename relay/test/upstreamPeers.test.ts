@@ -6,7 +6,9 @@ import { createRelay } from '../src/app.js';
 import { makeBundle, relayConfig, startTerminal, until, upstreamOf } from './helpers.js';
 
 describe('the sites a relay acts for, as its upstream says', () => {
-  it('pulls the downlink of a site only the upstream names, and warns of a relay.yaml site the upstream refuses with the command that fixes it', { timeout: 30_000 }, async () => {
+  it('pulls the downlink of a site only the upstream names, and warns of a relay.yaml site the upstream refuses with the command that fixes it', {
+    timeout: 30_000,
+  }, async () => {
     const term = await startTerminal('other');
     term.backend.addToken('relay-token', { name: 'relay-1', sites: ['ship-7', 'ship-9'] });
     const lines: { msg: string; sites?: string[] }[] = [];
