@@ -24,6 +24,8 @@ export function shown(value: unknown, path: readonly PropertyKey[]): string {
   } catch {
     text = String(value);
   }
+  // A password in a URL (postgres://user:pw@host) is never repeated either.
+  text = text.replace(/(\/\/[^/:@\s"]*):[^@/\s"]*@/g, '$1:***@');
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 

@@ -62,9 +62,12 @@ describe('checkConfig', () => {
     ]);
   });
 
-  it('never repeats the value of a secret', () => {
+  it('never repeats the value of a secret, nor a password in a URL', () => {
     expect(problems({ secret: 'hunter2' })).toEqual([
       'secret: expected a string of at least 16 characters, found a 7-character string (not shown)',
+    ]);
+    expect(problems({ kind: 'mysql://ada:hunter2@db:3306/x' })).toEqual([
+      'kind: expected one of "sqlite", "postgres", found "mysql://ada:***@db:3306/x"',
     ]);
   });
 
