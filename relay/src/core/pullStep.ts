@@ -25,7 +25,7 @@ export async function pullStep(
   onConflict?: (upstream: string, site: string, ids: readonly string[]) => void,
 ): Promise<number> {
   let pulled = 0;
-  for (const slot of slots.filter((s) => slotState(s, now()).ready).slice(0, 1)) {
+  for (const slot of slots.filter((s) => slotState(s, now()).ready)) {
     pulled += await pullFrom(slot.upstream, custody, sites, now, opts, onError, onStored, onConflict);
   }
   return pulled;
