@@ -28,20 +28,18 @@ export function blobsToUpload(storage: AgentStorage, limit: number, uploadedBefo
 
 /** The facts' `detailUploads`: blobs an upstream took that the hub has not acknowledged, oldest first. */
 export function detailUploads(storage: AgentStorage): NonNullable<AgentFacts['detailUploads']> {
-  return storage
-    .awaitingReceipt(50)
-    .flatMap((b) =>
-      b.runId && b.uploadUpstream && b.uploadedAt !== null
-        ? [
-            {
-              runId: b.runId as RunId,
-              sha256: b.sha256 as Sha256,
-              upstream: b.uploadUpstream,
-              uploadedAt: b.uploadedAt,
-            },
-          ]
-        : [],
-    );
+  return storage.awaitingReceipt(50).flatMap((b) =>
+    b.runId && b.uploadUpstream && b.uploadedAt !== null
+      ? [
+          {
+            runId: b.runId as RunId,
+            sha256: b.sha256 as Sha256,
+            upstream: b.uploadUpstream,
+            uploadedAt: b.uploadedAt,
+          },
+        ]
+      : [],
+  );
 }
 
 /** The write recording a plan request, or null when its id was seen before. */
