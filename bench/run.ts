@@ -95,6 +95,34 @@ const parts: Record<string, Part> = {
     run: async () =>
       lastJsonLine((await runTs('bench/parts/controlLatency.ts', flag, (quick ? 4 : 12) * min)).stdout),
   },
+  siteDay: {
+    keys: {
+      cells: 0,
+      tariffUsdPerMb: 0,
+      quiet: {
+        bytesUp: 0,
+        bytesDown: 0,
+        requests: 0,
+        pollOnlyBytes: 0,
+        floorBytes: 0,
+        automergeSyncBytes: 0,
+        vsFloor: 0,
+        costUsd: 0,
+      },
+      busy: {
+        bytesUp: 0,
+        bytesDown: 0,
+        requests: 0,
+        pollOnlyBytes: 0,
+        floorBytes: 0,
+        automergeSyncBytes: 0,
+        vsFloor: 0,
+        costUsd: 0,
+      },
+      pass: { quietWithin2xFloor: false },
+    },
+    run: async () => lastJsonLine((await runTs('bench/parts/siteDay.ts', flag, 6 * min)).stdout),
+  },
   wireBytes: {
     keys: { cells: 0, driftline: 0, automergeSaveSince: 0, fullPlanPost: 0, brotliJsonDelta: 0 },
     run: async () => lastJsonLine((await runTs('bench/parts/wireBytes.ts', flag, 3 * min)).stdout),

@@ -8,6 +8,8 @@ export interface TappedResponse {
   at: number;
   /** Bytes of the request's body. */
   reqBytes: number;
+  /** Bytes of the request's line and headers as they reached the tap. */
+  reqHeadBytes: number;
   method: string;
   path: string;
   status: number;
@@ -25,6 +27,9 @@ export async function startHttpTap(targetPort: number, now: () => number = () =>
   const server = createServer((req, res) => {
     const start = now();
     let reqBytes = 0;
+    let reqHeadBytes = `${req.method} ${req.url} HTTP/1.1\r\n`.length + 2;
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+      reqHeadBytes += `${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`.length;
     req.on('data', (c: Buffer) => {
       reqBytes += c.length;
     });
@@ -49,6 +54,7 @@ export async function startHttpTap(targetPort: number, now: () => number = () =>
             start,
             at: now(),
             reqBytes,
+            reqHeadBytes,
             method: req.method ?? '',
             path: req.url ?? '',
             status: ur.statusCode ?? 0,
@@ -63,6 +69,7 @@ export async function startHttpTap(targetPort: number, now: () => number = () =>
         start,
         at: now(),
         reqBytes,
+        reqHeadBytes,
         method: req.method ?? '',
         path: req.url ?? '',
         status: 0,

@@ -4,7 +4,7 @@
  * demo's Mars site: the relay beside the hub (an undelayed link, pulling every second), the agent behind a
  * link of one-way delay D (Mars ×60: 12 s; quick: 2 s). In one-way light times, beside the floor (hub →
  * relay → agent light time: D) measured in the same run. Driftline as wired
- * (`sync.downlinkHoldS` 25: a held pull at the relay) and the baseline of pulls once per sync interval
+ * (`sync.downlinkHoldS` 55: a held pull at the relay) and the baseline of pulls once per sync interval
  * (`downlinkHoldS` 0, the default 30 s), each on a fresh chain. Approvals and publications travel the same
  * downlink path (control bundles, then blob manifests) and are not measured apart.
  */
@@ -118,8 +118,8 @@ async function measure(holdS: number) {
 
 const floorMs = D;
 log('controlLatency', 'one-way delay per link, floor (hub → relay → agent)', { D, floorMs });
-const held = await measure(25);
-log('controlLatency', 'held pulls (sync.downlinkHoldS 25)', held);
+const held = await measure(55);
+log('controlLatency', 'held pulls (sync.downlinkHoldS 55)', held);
 const interval = await measure(0);
 log('controlLatency', 'baseline: a pull per sync interval (downlinkHoldS 0)', interval);
 emit({

@@ -61,7 +61,7 @@ const SyncSchema = z
       .int()
       .min(0)
       .max(60)
-      .default(25)
+      .default(55)
       .describe(
         'Seconds an upstream that can is asked to hold a downlink pull open (a long poll), so approvals and plan requests arrive one light time after they reach it; 0 never asks. Pulls go on beside uploads either way.',
       ),
@@ -275,7 +275,7 @@ export const AgentConfigSchema = z
           .boolean()
           .default(false)
           .describe(
-            'Keep the author-written text (error_message of validations, preconditions, postconditions, check blocks) of a failed plan\'s diagnostics; it can interpolate any value, so it is dropped by default.',
+            "Keep the author-written text (error_message of validations, preconditions, postconditions, check blocks) of a failed plan's diagnostics; it can interpolate any value, so it is dropped by default.",
           ),
       })
       .default({ patterns: [], sensitiveAttributes: [], publicVariables: [], keepCustomMessages: false })

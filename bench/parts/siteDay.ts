@@ -1,0 +1,190 @@
+/**
+ * siteDay (issue 33): what one site spends on its link in a day. 200 cells on the default schedule
+ * (`0 *\/6 * * *`: four plans a day each), the default sync settings (`sync.intervalS` 30, held pulls of
+ * `sync.downlinkHoldS`), 24 h of synthetic time: the agent's real ledger and SyncEngine push to a real relay
+ * and hub in process through a tap that counts every byte of every request and answer (HTTP heads
+ * included, TLS excluded). (a) a quiet day: every plan equal to the last; (b) a busy day: 5 % of cells
+ * change per plan round. Pushes, acks and the pulls that carry them are measured; the empty pulls between
+ * are measured once and counted per day (a held pull per `downlinkHoldS` while nothing arrives, or a pull
+ * per `sync.intervalS` with holding off). Beside it, in the same run: the floor (the facts that changed,
+ * brotli-compressed, plus one 64-byte signature per batch) and the same changes through Automerge's sync
+ * protocol (its messages alone, no transport). The cost at `--tariff=<USD per MB>` (default 5, a satellite
+ * data plan's order of magnitude).
+ */
+import { brotliCompressSync } from 'node:zlib';
+import * as A from '@automerge/automerge';
+import { generateSigningKeyPair } from '@driftline/protocol';
+import { agentStore, emit, httpUplink, log, newRunId, recordPlan, syncEngine, until } from '../lib/agent.js';
+import { startHttpTap, type TappedResponse } from '../lib/httpTap.js';
+import { type PlanState, realPlan, rng } from '../lib/plans.js';
+import { startChain } from '../lib/topology.js';
+
+const CELLS = 200;
+const ROUNDS = 4; // the default schedule, every 6 h
+const INTERVAL_S = 30;
+const HOLD_S = 55;
+const DAY_S = 86_400;
+const tariffArg = process.argv.find((a) => a.startsWith('--tariff='));
+const TARIFF = tariffArg ? Number(tariffArg.slice('--tariff='.length)) : 5;
+
+interface DayResult {
+  bytesUp: number;
+  bytesDown: number;
+  requests: number;
+  pollOnlyBytes: number;
+  floorBytes: number;
+  automergeSyncBytes: number;
+}
+
+const wire = (r: TappedResponse) => ({ up: r.reqBytes + r.reqHeadBytes, down: r.bytes });
+
+async function day(changeShare: number, seed: number): Promise<DayResult> {
+  const keys = await generateSigningKeyPair();
+  const chain = await startChain(keys.publicKey, {}, { pullIntervalMs: 200 }, {});
+  const tap = await startHttpTap(chain.agentLink.port);
+  // Rounds run back to back on the real clock (the relay drops bundles past their lifetime, the hub
+  // distrusts a clock that runs ahead); the day's shape is in the counts: four rounds, the pulls between.
+  let now = Date.now();
+  const clock = () => now;
+  const store = agentStore(clock);
+  const engine = syncEngine(
+    store,
+    [httpUplink(store, `http://127.0.0.1:${tap.port}`, chain.agentToken)],
+    keys,
+    chain.hubPublicKey,
+    clock,
+  );
+  const ids = newRunId(clock);
+  const comps = Array.from({ length: CELLS }, (_, i) => `component-${String(i).padStart(3, '0')}`);
+  const cadenceS = Object.fromEntries(comps.map((c) => [`prod/${c}`, 6 * 3600]));
+  const states = comps.map((_, i) => ({
+    state: (i % 5 === 0 ? 'changes' : 'clean') as PlanState,
+    variant: 0,
+  }));
+  const r = rng(seed);
+  // Automerge's sync protocol over the same changes: a replica of the agent's document and the hub's.
+  let agentDoc = A.init<Record<string, unknown>>();
+  let hubDoc = A.init<Record<string, unknown>>();
+  let agentSync = A.initSyncState();
+  let hubSync = A.initSyncState();
+  let automergeSyncBytes = 0;
+  const syncRound = () => {
+    for (let i = 0; i < 50; i++) {
+      const [a2, m1] = A.generateSyncMessage(agentDoc, agentSync);
+      agentSync = a2;
+      if (m1) {
+        automergeSyncBytes += m1.length;
+        [hubDoc, hubSync] = A.receiveSyncMessage(hubDoc, hubSync, m1);
+      }
+      const [h2, m2] = A.generateSyncMessage(hubDoc, hubSync);
+      hubSync = h2;
+      if (m2) {
+        automergeSyncBytes += m2.length;
+        [agentDoc, agentSync] = A.receiveSyncMessage(agentDoc, agentSync, m2);
+      }
+      if (!m1 && !m2) return;
+    }
+  };
+  const mirror = () => {
+    for (const p of store.pending()) agentDoc = A.loadIncremental(agentDoc, p.changes);
+  };
+  const roundTrip = async () => {
+    mirror();
+    const pushed = await engine.pushOnce();
+    if (pushed.kind !== 'pushed' && pushed.kind !== 'idle')
+      throw new Error(`push: ${JSON.stringify(pushed)}`);
+    // The ack comes back on the next pull(s), as the daemon's held pull would bring it.
+    const acked = await until(
+      async () => {
+        await engine.pullOnce();
+        return store.pending().length === 0;
+      },
+      30_000,
+      50,
+    );
+    if (!acked) throw new Error('the hub never acknowledged the round');
+    syncRound();
+  };
+
+  // The estate as the hub already holds it (not counted).
+  for (const [i, c] of comps.entries()) {
+    now += 100;
+    recordPlan(store, ids(), realPlan(c, states[i]!.state, states[i]!.variant, now, i % 10), cadenceS);
+  }
+  await roundTrip();
+  const counted = tap.responses.length;
+  automergeSyncBytes = 0;
+
+  let floorBytes = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    now = Math.max(now + 1000, Date.now());
+    const facts: object[] = [];
+    for (const [i, c] of comps.entries()) {
+      now += 50;
+      if (r() < changeShare) {
+        states[i]!.state = states[i]!.state === 'clean' ? 'changes' : 'clean';
+        states[i]!.variant = (states[i]!.variant + 1) % 4;
+      }
+      const p = realPlan(c, states[i]!.state, states[i]!.variant, now, i % 10);
+      const rec = recordPlan(store, ids(), p, cadenceS);
+      if (rec.unchanged) facts.push({ c, at: now });
+      else {
+        const { resources: _r, ...s } = p.summary;
+        facts.push({ c, at: now, s });
+      }
+    }
+    floorBytes += brotliCompressSync(JSON.stringify(facts)).length + 64;
+    await roundTrip();
+  }
+
+  const measured = tap.responses.slice(counted);
+  const sum = (f: (x: { up: number; down: number }) => number) =>
+    measured.map(wire).reduce((n, x) => n + f(x), 0);
+  const isPull = (x: TappedResponse) => x.method === 'GET' && x.path.startsWith('/v1/bundles');
+  const emptyPulls = measured.filter((x) => isPull(x) && x.bytes < 400);
+  const empty = emptyPulls.length > 0 ? wire(emptyPulls[0] as TappedResponse) : { up: 0, down: 0 };
+  const busyRequests = measured.length - emptyPulls.length;
+  const dataUp = sum((x) => x.up) - emptyPulls.reduce((n, x) => n + wire(x).up, 0);
+  const dataDown = sum((x) => x.down) - emptyPulls.reduce((n, x) => n + wire(x).down, 0);
+  // The pulls a day holds between its rounds: one per hold, or one per interval with holding off.
+  const heldPulls = Math.ceil(DAY_S / HOLD_S);
+  const pollPulls = Math.ceil(DAY_S / INTERVAL_S);
+  const result: DayResult = {
+    bytesUp: dataUp + heldPulls * empty.up,
+    bytesDown: dataDown + heldPulls * empty.down,
+    requests: busyRequests + heldPulls,
+    pollOnlyBytes: dataUp + dataDown + pollPulls * (empty.up + empty.down),
+    floorBytes,
+    automergeSyncBytes,
+  };
+  log('siteDay', `day with ${Math.round(changeShare * 100)} % of cells changing per round`, {
+    ...result,
+    emptyPull: empty,
+    measuredRequests: measured.map((x) => `${x.method} ${x.path.slice(0, 14)} ${wire(x).up}/${wire(x).down}`),
+  });
+  await tap.close();
+  store.close();
+  await chain.close();
+  return result;
+}
+
+const quiet = await day(0, 7);
+const busy = await day(0.05, 7);
+const mb = (b: number) => b / 1e6;
+const total = (d: DayResult) => d.bytesUp + d.bytesDown;
+emit({
+  cells: CELLS,
+  tariffUsdPerMb: TARIFF,
+  quiet: {
+    ...quiet,
+    vsFloor: +(total(quiet) / quiet.floorBytes).toFixed(2),
+    costUsd: +(mb(total(quiet)) * TARIFF).toFixed(3),
+  },
+  busy: {
+    ...busy,
+    vsFloor: +(total(busy) / busy.floorBytes).toFixed(2),
+    costUsd: +(mb(total(busy)) * TARIFF).toFixed(3),
+  },
+  pass: { quietWithin2xFloor: total(quiet) <= 2 * quiet.floorBytes },
+});
+process.exit(0);
