@@ -1,14 +1,13 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { writeZip } from '../../edge-agent/src/adapters/providers/testZip.js';
 import { type LinkHandle, startLink } from '../src/link.js';
 import { freePort, waitForHttp } from '../src/topology/ports.js';
 import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.js';
+import { fakeAws, testObjProvider, testProviderEnv } from './pinnedProvider.js';
 import { describeRealTerraform, realPath } from './realTerraform.js';
 import { ProcessGroup, setUpHub, until } from './support.js';
 
@@ -65,8 +64,6 @@ function writeStack(repo: string, name: string, tool: Tool, state: 'clean' | 'ch
     `locals { stack = "${name}" }\n${state === 'changes' ? `resource "terraform_data" "${name}" { input = "v2" }\n` : ''}`,
   );
 }
-const PLATFORM = `linux_${process.arch === 'arm64' ? 'arm64' : 'amd64'}`;
-const AWS = 'registry.terraform.io/hashicorp/aws';
 
 interface Cell {
   site: string;
@@ -201,7 +198,13 @@ async function refsJourney(tool: Tool): Promise<void> {
       env:
         tool === 'fake'
           ? { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}`, FAKE_TERRAFORM_NETWORK: '0' }
-          : { PATH: realPath(), HOME: s.dir, TF_CLI_CONFIG_FILE: '', CHECKPOINT_DISABLE: '1' },
+          : {
+              PATH: realPath(),
+              HOME: s.dir,
+              TF_CLI_CONFIG_FILE: '',
+              CHECKPOINT_DISABLE: '1',
+              ...testProviderEnv(dir),
+            },
     });
   const matrix = async (ref?: string) => {
     const r = await api(`/api/matrix${ref ? `?ref=${encodeURIComponent(ref)}` : ''}`);
@@ -248,16 +251,10 @@ async function refsJourney(tool: Tool): Promise<void> {
   );
   expect(await cell('mars-base')).toMatchObject({ status: 'clean', ref: 'main', commit: mainSha });
 
-  // The provider build the PR will pin, as `terraform providers mirror` lays it out at headquarters.
-  const mirrorDir = join(dir, 'mirror');
-  const zipPath = join(mirrorDir, AWS, `terraform-provider-aws_5.31.0_${PLATFORM}.zip`);
-  mkdirSync(join(mirrorDir, AWS), { recursive: true });
-  const zip = writeZip([
-    { name: 'terraform-provider-aws_v5.31.0_x5', data: '#!/bin/sh\necho fake provider\n' },
-  ]);
-  writeFileSync(zipPath, zip);
-  const zh = createHash('sha256').update(zip).digest('hex');
-  const lockText = `provider "${AWS}" {\n  version = "5.31.0"\n  hashes = [\n    "zh:${zh}",\n  ]\n}\n`;
+  // The provider build the PR will pin, as `terraform providers mirror` lays it out at headquarters:
+  // a stand-in the fake installs, or the repository's test provider, which the real terraform runs.
+  const pinned = tool === 'real' ? testObjProvider(dir) : fakeAws(dir);
+  const { mirrorDir, lockText } = pinned;
   const lock = join(dir, 'lock.hcl');
   writeFileSync(lock, lockText);
 
@@ -265,11 +262,7 @@ async function refsJourney(tool: Tool): Promise<void> {
   git(repo, 'checkout', '-qb', 'pr/1');
   writeStack(repo, 'network', tool, 'changes');
   writeFileSync(join(repo, 'stacks/dns/.terraform.lock.hcl'), lockText);
-  if (tool === 'real')
-    writeFileSync(
-      join(repo, 'stacks/dns/main.tf'),
-      `terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws", version = "5.31.0" }\n  }\n}\n`,
-    );
+  if (pinned.stack) writeFileSync(join(repo, 'stacks/dns/main.tf'), pinned.stack);
   git(repo, 'add', '.');
   git(repo, 'commit', '-qm', 'pr 1');
   prSha = git(repo, 'rev-parse', 'HEAD');
@@ -331,13 +324,11 @@ async function refsJourney(tool: Tool): Promise<void> {
   expect(wait.code).toBe(1);
   expect(await cell('mars-base', 'pr/1')).toMatchObject({ status: 'changes', ref: 'pr/1', commit: prSha });
   const blocked = await cell('ship-7', 'pr/1');
-  expect(blocked).toMatchObject({ status: 'blocked', commit: prSha, needs: [`${AWS} 5.31.0 ${PLATFORM}`] });
+  expect(blocked).toMatchObject({ status: 'blocked', commit: prSha, needs: [pinned.need] });
   const needs = (await (await api('/api/needs')).json()) as {
     needs: Array<{ site: string; need: string }>;
   };
-  expect(needs.needs).toContainEqual(
-    expect.objectContaining({ site: 'ship-7', need: `${AWS} 5.31.0 ${PLATFORM}` }),
-  );
+  expect(needs.needs).toContainEqual(expect.objectContaining({ site: 'ship-7', need: pinned.need }));
 
   // Headquarters publishes what the lock file needs; the next plan of the same commit succeeds offline.
   const mirrorPub = await hubCli([
@@ -355,16 +346,16 @@ async function refsJourney(tool: Tool): Promise<void> {
   expect(mirrorPub.code).toBe(0);
   await until(
     'the provider to be placed at ship-7',
-    async () => existsSync(join(ship.dir, 'providers', AWS, `terraform-provider-aws_5.31.0_${PLATFORM}.zip`)),
+    async () => existsSync(join(ship.dir, 'providers', pinned.zipPath)),
     300_000,
   );
-  // The mirror's provider here is a stand-in zip the fake accepts; the real terraform would run it.
-  if (tool === 'real') return;
+  // The fake's scenario plans clean; the real stack creates one object with the test provider.
+  const planned = tool === 'real' ? 'changes' : 'clean';
   const again = await planPr('ship-7', 'dns');
   expect(again.status).toBe(201);
   await until(
     'the dns plan of the same commit to succeed',
-    async () => (await cell('ship-7', 'pr/1'))?.status === 'clean',
+    async () => (await cell('ship-7', 'pr/1'))?.status === planned,
     300_000,
   );
   const gate = await hubCli([
@@ -382,7 +373,7 @@ async function refsJourney(tool: Tool): Promise<void> {
   ]);
   expect(gate.stderr).toContain('complete: 2/2 complete, 0 pending, 0 blocked, 0 failed');
   expect(gate.code).toBe(0);
-  expect(await cell('ship-7', 'pr/1')).toMatchObject({ status: 'clean', commit: prSha });
+  expect(await cell('ship-7', 'pr/1')).toMatchObject({ status: planned, commit: prSha });
 }
 
 describe('plans of what headquarters proposes, over the demo links (fake terraform)', () => {
@@ -397,7 +388,7 @@ describe('plans of what headquarters proposes, over the demo links (fake terrafo
 
 describeRealTerraform('plans of what headquarters proposes, over the demo links', () => {
   it(
-    'a PR commit published as a git bundle is planned at Mars, offline init included; a missing provider blocks before init, then is published',
+    'a PR commit published as a git bundle is planned at Mars, offline init included; a missing provider blocks before init, then is published and the plan runs it',
     {
       timeout: 900_000,
     },
