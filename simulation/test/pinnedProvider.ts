@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { writeZip } from '../../edge-agent/src/adapters/providers/testZip.js';
 import { layOutTestProvider, TESTOBJ_HOST, TESTOBJ_SOURCE, TESTOBJ_VERSION } from '../provider/mirror.js';
 import { realPath } from './realTerraform.js';
@@ -56,11 +56,12 @@ export function testObjProvider(dir: string): PinnedProvider {
   const mirrorDir = join(dir, 'mirror');
   const zipPath = join(address, `terraform-provider-testobj_${TESTOBJ_VERSION}_${PLATFORM}.zip`);
   mkdirSync(join(mirrorDir, address), { recursive: true });
-  // `zip` keeps the launcher's executable bit, which terraform needs once it unpacks the build.
-  execFileSync('zip', ['-q', '-X', '-j', join(mirrorDir, zipPath), tp.executable]);
-  const zh = createHash('sha256')
-    .update(readFileSync(join(mirrorDir, zipPath)))
-    .digest('hex');
+  // The launcher keeps its executable bit in the zip: terraform runs it once it unpacks the build.
+  const zip = writeZip([
+    { name: basename(tp.executable), data: readFileSync(tp.executable, 'utf8'), mode: 0o755 },
+  ]);
+  writeFileSync(join(mirrorDir, zipPath), zip);
+  const zh = createHash('sha256').update(zip).digest('hex');
   const stack = `terraform {\n  required_providers {\n    driftline = { source = "${TESTOBJ_SOURCE}", version = "${TESTOBJ_VERSION}" }\n  }\n}\nresource "driftline_object" "dns" { name = "dns" }\n`;
   const probe = join(root, 'lock-probe');
   mkdirSync(probe, { recursive: true });

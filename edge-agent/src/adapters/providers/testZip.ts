@@ -1,8 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { crc32 } from 'node:zlib';
 
-/** One entry of a zip written by `writeZip`: a file, or a Unix symbolic link to `target`. */
-export type ZipEntry = { name: string; data?: string } | { name: string; symlinkTo: string };
+/**
+ * One entry of a zip written by `writeZip`: a file (Unix permission bits `mode`, default 0644), or a
+ * Unix symbolic link to `target`.
+ */
+export type ZipEntry = { name: string; data?: string; mode?: number } | { name: string; symlinkTo: string };
 
 /**
  * A stored (uncompressed) zip, byte for byte as APPNOTE 4.3 lays it out, for tests that need entries
@@ -32,7 +35,8 @@ export function writeZip(entries: ZipEntry[]): Buffer {
     central.writeUInt32LE(data.length, 20);
     central.writeUInt32LE(data.length, 24);
     central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(((link ? 0o120777 : 0o100644) << 16) >>> 0, 38);
+    const mode = link ? 0o120777 : 0o100000 | ((('mode' in e ? e.mode : undefined) ?? 0o644) & 0o7777);
+    central.writeUInt32LE((mode << 16) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
     locals.push(local, name, data);
     centrals.push(central, name);
