@@ -82,7 +82,9 @@ describe('hostile relay (c): rewritten clock headers', () => {
     expect(p.plannedAt).toBeGreaterThanOrEqual(p.askedAt - u);
     expect(p.plannedAt).toBeLessThanOrEqual(p.receivedAt);
     const a = await agentInfo(w);
-    expect(a.clockHeld).toMatchObject({ reason: 'contradicts-bounds', offsetMs: 86_400_000 });
+    expect(a.clockHeld).toMatchObject({ reason: 'contradicts-bounds' });
+    // The claim as relay-1 composed it: the lie plus relay-1's own honest hop (a few ms on one machine).
+    expect(Math.abs((a.clockHeld?.offsetMs ?? 0) - 86_400_000)).toBeLessThanOrEqual(1000);
     const sites = (await (await w.api('/api/sites')).json()) as {
       sites: Array<{ site: string; clockHeldAgents?: string[] }>;
     };
