@@ -55,7 +55,7 @@ describe('hub.yaml store', () => {
       expect.stringMatching(/^store\.url: kind postgres needs url/),
     ]);
     expect(errors(parse({ kind: 'postgres', url: 'mysql://db/x' }))).toEqual([
-      expect.stringMatching(/^store\.url: a postgres:\/\/ URL/),
+      expect.stringMatching(/^store\.url: expected a postgres:\/\/ URL, e\.g\. .*, found "mysql:\/\/db\/x"$/),
     ]);
     const both = { kind: 'postgres', url: 'postgres://hub@db/d', passwordFile: 'pw', passwordEnv: 'PW' };
     expect(errors(parse(both))).toEqual(['store: set passwordFile or passwordEnv, not both']);
