@@ -72,11 +72,9 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-export const storePath = (dataDir: string) => join(dataDir, 'hub.db');
-export const keyPath = (dataDir: string) => join(dataDir, 'hub-key.pem');
-/** The file keeps its name from before decision 170, so hubs in the field keep their publications. */
-export const publicationStorePath = (dataDir: string) => join(dataDir, 'bundles.db');
-export const csrfKeyPath = (dataDir: string) => join(dataDir, 'csrf-key');
+import { csrfKeyPath, keyPath } from './dataDir.js';
+
+export { csrfKeyPath, keyPath, publicationStorePath, storePath } from './dataDir.js';
 
 /** Wires the hub: store, key, core, hop server with /api, SSE, UI and metrics. */
 export async function createHub(

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { publicationStorePath, storePath } from '../app.js';
 import type { HubConfig } from '../config.js';
+import { publicationStorePath, storePath } from '../dataDir.js';
 import type { HubStore } from '../ports/HubStore.js';
 import type { PublicationStore } from '../ports/PublicationStore.js';
 import { isUnavailable } from './postgres/errors.js';
