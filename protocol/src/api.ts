@@ -247,13 +247,6 @@ export const HubEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('reset'), reason: z.enum(['restarted', 'behind', 'unknown']) }),
 ]);
 export type HubEvent = z.infer<typeof HubEventSchema>;
-export const HUB_EVENT_TYPES = [
-  'cell-updated',
-  'site-updated',
-  'run-added',
-  'plan-request-updated',
-  'reset',
-] as const;
 
 /**
  * A person's role at the hub (DESIGN S5). `viewer` reads; `operator` also asks for plans;

@@ -48,12 +48,6 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /** sha256 of bytes or UTF-8 text, as lowercase hex (WebCrypto: same in Node 20 and browsers). */
 export async function sha256Hex(data: Uint8Array | string): Promise<string> {
   const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;

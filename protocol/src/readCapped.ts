@@ -43,14 +43,3 @@ export async function readCappedText(
   const r = await readCapped(res, cap);
   return r.ok ? { ok: true, text: new TextDecoder().decode(r.bytes) } : r;
 }
-
-/** The JSON of a capped body, or null when it is over the cap or not JSON. */
-export async function readCappedJson(res: Response, cap: number): Promise<unknown> {
-  const r = await readCappedText(res, cap);
-  if (!r.ok) return null;
-  try {
-    return JSON.parse(r.text);
-  } catch {
-    return null;
-  }
-}
