@@ -12,7 +12,6 @@ export * from './contactApi.js';
 export * from './contactJudge.js';
 export * from './contactLearn.js';
 export * from './contactWindows.js';
-export * from './enrolment.js';
 export * from './enrolmentToken.js';
 export * from './errors.js';
 export * from './fleet.js';
