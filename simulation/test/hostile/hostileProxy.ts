@@ -117,7 +117,9 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       if (verdict && 'answer' in verdict) return reply(verdict.answer);
       const sent = verdict?.forward ?? req;
       const res = await forward(to, sent);
-      reply((await a?.onResponse?.(sent, res)) ?? res);
+      // The attack in force when the answer comes: a held downlink pull (decision 270) may outlive the
+      // attack it was sent under, and the moment `use` is called is when the hop turns.
+      reply((await attack?.onResponse?.(sent, res)) ?? res);
     })().catch((e: unknown) => {
       // An unreachable target looks like a hop that is down: a 502 the client treats as a failure.
       if (!out.headersSent) reply({ status: 502, headers: {}, body: Buffer.from(String(e)) });
