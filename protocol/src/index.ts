@@ -23,6 +23,6 @@ export * from './plan-summary.js';
 export * from './publications.js';
 export * from './readCapped.js';
 export * from './refs.js';
+export * from './relays.js';
 export * from './run.js';
 export * from './ulid.js';
-export * from './relays.js';
