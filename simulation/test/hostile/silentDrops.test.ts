@@ -82,6 +82,9 @@ describe('hostile relay (d, e): silent drops and replays', () => {
     expect(w.logLines('hub', /sent a plan request again/).length).toBeGreaterThan(0);
     expect((await request(w, id)).state).toBe('pending');
 
+    // The resend went the same way (a held pull may bring it a moment after the hub counted it).
+    await until('the hop to eat the resend too', async () => eat.eaten > 1);
+
     // The path turns honest: the next resend arrives, the agent says so, and its run answers it.
     w.agentSide?.use(capture);
     const done = await until(
