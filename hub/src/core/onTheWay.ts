@@ -29,6 +29,8 @@ function buildOf(p: PublicationRow): string | null {
  */
 export class OnTheWay {
   private readonly bySite = new Map<string, Promise<PublicationRow[]>>();
+  /** Deliveries read once per publication for the whole gate, not once per cell and need. */
+  private readonly delivered = new Map<string, Promise<DeliveryRow[]>>();
 
   constructor(
     private readonly publications: PublicationReader,
@@ -72,7 +74,12 @@ export class OnTheWay {
   }
 
   private async moving(p: PublicationRow, site: string, receivedAt: number): Promise<boolean> {
-    const rows = (await this.publications.deliveries(p.publicationId)).filter((d) => d.site === site);
+    let all = this.delivered.get(p.publicationId);
+    if (!all) {
+      all = this.publications.deliveries(p.publicationId);
+      this.delivered.set(p.publicationId, all);
+    }
+    const rows = (await all).filter((d) => d.site === site);
     if (rows.some((d) => DEAD.has(d.state))) return false;
     if (p.publishedAt > receivedAt) return true;
     const placed = rows.filter((d) => d.state === 'placed');
