@@ -48,7 +48,7 @@ describe('agent document', () => {
     expect(plain.cells['prod/network']?.confirmations).toBe(1);
   });
 
-  it('records an equal plan as a run of its own when the cell\'s run may not be confirmed (its plan file was used)', () => {
+  it("records an equal plan as a run of its own when the cell's run may not be confirmed (its plan file was used)", () => {
     const first = recordRun(newEpochDoc('ship-7', 'a1', 1), {
       runId: '01JC0000000000000000000001',
       summary: summary(),
