@@ -4,13 +4,24 @@
  * keeps one and calls `notify` after each commit of downlink for a site
  * (docs/decisions/270-control-first.md).
  */
+/** Default cap on pulls held at once for one site ({@link DownlinkWaiters}). */
+export const MAX_HELD_PER_SITE = 8;
+
 export class DownlinkWaiters {
   private readonly bySite = new Map<string, Set<() => void>>();
 
-  /** Resolves at the first of `notify(site)`, `ms`, or `signal`'s abort. */
+  /**
+   * @param maxPerSite pulls held at once for one site; one more is answered at once (not held). An
+   *   honest site holds one per upstream; the cap keeps a peer that opens many from holding sockets and
+   *   timers without bound.
+   */
+  constructor(private readonly maxPerSite = MAX_HELD_PER_SITE) {}
+
+  /** Resolves at the first of `notify(site)`, `ms`, or `signal`'s abort; at once past the per-site cap. */
   wait(site: string, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve();
+      if ((this.bySite.get(site)?.size ?? 0) >= this.maxPerSite) return resolve();
       const set = this.bySite.get(site) ?? new Set<() => void>();
       this.bySite.set(site, set);
       const done = () => {
