@@ -52,7 +52,7 @@ export function scopeBatch(peer: Peer, bundles: readonly Uint8Array[], by: strin
       if (site === null || !(peer.sites.includes('*') || peer.sites.includes(site))) {
         refuse(
           'foreign-site',
-          `peer '${peer.name}' acts for ${peer.sites.join(', ') || 'no site'}, not for the bundle's source '${site ?? 'hub'}' (issue it a token for that site)`,
+          `peer '${peer.name}' acts for ${peer.sites.join(', ') || 'no site'}, not for the bundle's source '${site ?? 'hub'}'${site === null ? '' : ` (let it: at the hub \`hub peer sites ${peer.name} --sites ${[...peer.sites, site].join(',')}\`; at a relay, the site's agent needs a token from \`relay token add ${site}\`)`}`,
         );
         return;
       }
