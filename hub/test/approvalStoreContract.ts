@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import type { ApplyRow, ApprovalRow, HubStore } from '../src/ports/HubStore.js';
+import type { ApplyRow, ApprovalRow, PeopleStore } from '../src/ports/HubStore.js';
 
-type WithStore = (fn: (s: HubStore) => Promise<void>) => () => Promise<void>;
+type WithStore = (fn: (s: PeopleStore) => Promise<void>) => () => Promise<void>;
 
 const KEY_A = `ed25519:${'A'.repeat(43)}`;
 const KEY_B = `ed25519:${'B'.repeat(43)}`;

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import type { HubStore, PeerRow } from '../src/ports/HubStore.js';
+import type { PeerRow, PeopleStore } from '../src/ports/HubStore.js';
 
-type WithStore = (fn: (s: HubStore) => Promise<void>) => () => Promise<void>;
+type WithStore = (fn: (s: PeopleStore) => Promise<void>) => () => Promise<void>;
 
 /** The peers part of the HubStore contract (`hub peer list|add|revoke|rotate`; run inside `runHubStoreContract`). */
 export function runPeerStoreContract(withStore: WithStore) {

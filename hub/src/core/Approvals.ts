@@ -7,7 +7,7 @@ import {
   verifyApproval,
 } from '@driftline/protocol';
 import type { Clock } from '../ports/Clock.js';
-import type { ApprovalRow, HubStore, RunRow } from '../ports/HubStore.js';
+import type { ApprovalRow, PeopleStore, ReadStore, RunRow } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';
 import { toJourney } from './approvalJourney.js';
 
@@ -32,7 +32,7 @@ const fail = (message: string, code: Fail['code'] = 'unprocessable'): Fail => ({
 export class Approvals {
   constructor(
     private readonly d: {
-      store: HubStore;
+      store: PeopleStore & Pick<ReadStore, 'getRun' | 'listAgents'>;
       clock: Clock;
       ids: IdGen;
       hubPrivateKey: CryptoKey;

@@ -1,4 +1,4 @@
-import type { HubStore } from '../ports/HubStore.js';
+import type { IngestStore } from '../ports/HubStore.js';
 import type { Merger } from '../ports/Merger.js';
 import type { HeapHeadroom } from './HeapHeadroom.js';
 import { inThread } from './inThread.js';
@@ -38,7 +38,7 @@ export class DocReplicas {
   private readonly merger: Merger;
 
   constructor(
-    private readonly store: HubStore,
+    private readonly store: Pick<IngestStore, 'docChunks'>,
     private readonly opts: DocReplicasOptions = {},
   ) {
     this.merger = opts.merger ?? inThread;

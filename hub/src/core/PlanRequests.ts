@@ -9,7 +9,7 @@ import {
   refNameProblem,
 } from '@driftline/protocol';
 import type { Clock } from '../ports/Clock.js';
-import type { AgentRow, HubStore, PlanRequestRow } from '../ports/HubStore.js';
+import type { AgentRow, PlanRequestRow, ReadStore, StoreWrites } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';
 
 export type CreateResult =
@@ -27,7 +27,7 @@ export class PlanRequests {
 
   constructor(
     private readonly d: {
-      store: HubStore;
+      store: StoreWrites & ReadStore;
       clock: Clock;
       ids: IdGen;
       hubPrivateKey: CryptoKey;

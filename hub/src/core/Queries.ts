@@ -1,5 +1,5 @@
 import type { MatrixCell, MatrixQuery, SiteContact, SiteDetail, SiteSummary } from '@driftline/protocol';
-import type { AgentRow, HubStore, SiteRow } from '../ports/HubStore.js';
+import type { AgentRow, ReadStore, SiteRow } from '../ports/HubStore.js';
 import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import { firstDiagnostic } from './diagnostic.js';
 import type { PublicationReader } from './onTheWay.js';
@@ -22,7 +22,7 @@ export class Queries {
   readonly refs: RefQueries;
 
   constructor(
-    private readonly store: HubStore,
+    private readonly store: ReadStore,
     private readonly defaultContactIntervalS: number | null,
     publications: PublicationReader | null = null,
     /** Judges silence by each site's contact plan (docs/decisions/260-contact-plans.md); absent: by interval only. */

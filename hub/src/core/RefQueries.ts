@@ -10,7 +10,7 @@ import {
   type SiteSources,
   type SourcesResponse,
 } from '@driftline/protocol';
-import type { AgentRow, CellRow, HubStore, RunRow } from '../ports/HubStore.js';
+import type { AgentRow, CellRow, ReadStore, RunRow } from '../ports/HubStore.js';
 import { OnTheWay, type PublicationReader } from './onTheWay.js';
 
 /** Most `@ref` cells one answer reads; past it the answer covers the first ones by site, cell, ref. */
@@ -69,7 +69,7 @@ export class RefQueries {
    *   plan's needs (then the cell is pending, not blocked); without it, blocked is blocked.
    */
   constructor(
-    private readonly store: HubStore,
+    private readonly store: ReadStore,
     private readonly publications: PublicationReader | null = null,
   ) {}
 

@@ -2,10 +2,10 @@ import type { Clock } from '../ports/Clock.js';
 import type {
   AgentRow,
   CellRow,
-  HubStore,
   PlanRequestRow,
   PruneResult,
   RetentionPolicy,
+  RetentionStore,
   SiteRow,
   SweepMarks,
   WebhookRow,
@@ -29,7 +29,7 @@ export interface SweepResult {
 export class Sweeper {
   constructor(
     private readonly d: {
-      store: HubStore;
+      store: RetentionStore;
       clock: Clock;
       webhookUrls: readonly string[];
       sender: WebhookSender;

@@ -1,5 +1,5 @@
 import { AgentFactsSchema, docId, parseDocId } from '@driftline/protocol';
-import type { HubStore } from '../ports/HubStore.js';
+import type { IngestStore } from '../ports/HubStore.js';
 import type { RunRow } from '../ports/hubRows.js';
 import { DocReader } from './DocReader.js';
 import { loadStored } from './mergeDoc.js';
@@ -24,7 +24,10 @@ export interface PendingDetail {
  * `detailUploads` of its newest document the hub holds. Only called for a pending detail (a run view),
  * so loading the document (a few ms) is paid only there.
  */
-export async function pendingDetail(store: HubStore, run: RunRow): Promise<PendingDetail> {
+export async function pendingDetail(
+  store: Pick<IngestStore, 'docChunks' | 'getAgent'>,
+  run: RunRow,
+): Promise<PendingDetail> {
   const p = parseDocId(run.docId);
   let upload: { upstream: string; uploadedAt: number } | null = null;
   for (let e = p?.epoch ?? 0; p && e <= p.epoch + MAX_LATER_EPOCHS; e++) {

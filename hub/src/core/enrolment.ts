@@ -1,5 +1,8 @@
 import { AgentIdSchema, publicKeyFromText, publicKeyToText, SiteIdSchema } from '@driftline/protocol';
-import type { AgentRow, HubStore } from '../ports/HubStore.js';
+import type { AgentRow, ReadStore, StoreWrites } from '../ports/HubStore.js';
+
+/** Enrolment reads an agent's row and writes it back. */
+type AgentRecords = StoreWrites & Pick<ReadStore, 'getAgent'>;
 
 export type EnrolResult = { ok: true; agent: AgentRow; replaced: boolean } | { ok: false; error: string };
 
@@ -8,7 +11,7 @@ export type EnrolResult = { ok: true; agent: AgentRow; replaced: boolean } | { o
  * revocation; everything the agent sent before stays.
  */
 export async function enrol(
-  store: HubStore,
+  store: AgentRecords,
   input: { site: string; agent: string; key: string },
   now: number,
 ): Promise<EnrolResult> {
@@ -50,7 +53,7 @@ export async function enrol(
 }
 
 export async function revoke(
-  store: HubStore,
+  store: AgentRecords,
   site: string,
   agent: string,
   now: number,

@@ -1,5 +1,5 @@
 import type { Clock } from '../ports/Clock.js';
-import type { CellRow, HeldReason, HubStore, PlanRequestRow, RunRow } from '../ports/HubStore.js';
+import type { CellRow, HeldReason, IngestStore, PlanRequestRow, RunRow } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';
 import type { DocReplicas } from './DocReplicas.js';
 import type { RefusalReason } from './verify.js';
@@ -7,7 +7,7 @@ import type { RefusalReason } from './verify.js';
 /** What ingest needs, and what it tells listeners after each commit. */
 
 export interface IngestDeps {
-  store: HubStore;
+  store: IngestStore;
   clock: Clock;
   ids: IdGen;
   replicas: DocReplicas;

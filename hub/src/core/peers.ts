@@ -1,5 +1,5 @@
 import { SiteIdSchema } from '@driftline/protocol';
-import type { HubStore, PeerRow } from '../ports/HubStore.js';
+import type { PeerRow, PeopleStore } from '../ports/HubStore.js';
 import { cliAudit } from './users.js';
 
 /** A peer name: a relay's `name`, or `site/agent` for an agent talking to the hub directly. */
@@ -39,12 +39,12 @@ export function parsePeerSites(text: string): PeerResult<{ sites: string[] }> {
   return { ok: true, sites };
 }
 
-const live = async (store: HubStore, name: string, now: number) =>
+const live = async (store: PeopleStore, name: string, now: number) =>
   (await store.listPeers()).filter((p) => p.name === name && peerLive(p, now));
 
 /** A new peer with its first token (stored hashed). A name that holds a working token is refused. */
 export async function addPeer(
-  store: HubStore,
+  store: PeopleStore,
   input: { name: string; sites: string[]; tokenSha256: string },
   now: number,
 ): Promise<PeerResult<{ peer: PeerRow }>> {
@@ -73,7 +73,7 @@ const noPeer = (name: string) => ({
 
 /** Every working token of the peer stops working now. */
 export async function revokePeer(
-  store: HubStore,
+  store: PeopleStore,
   name: string,
   now: number,
 ): Promise<PeerResult<{ tokens: number }>> {
@@ -91,7 +91,7 @@ export async function revokePeer(
  * (0: at once), so the operator can replace the token file before the old one is refused.
  */
 export async function rotatePeer(
-  store: HubStore,
+  store: PeopleStore,
   input: { name: string; tokenSha256: string; graceMs: number },
   now: number,
 ): Promise<PeerResult<{ peer: PeerRow; oldUntil: number }>> {
@@ -124,7 +124,7 @@ export async function rotatePeer(
 
 /** Sets the sites every working token of the peer acts for (the relay learns them from the hub). */
 export async function setPeerSites(
-  store: HubStore,
+  store: PeopleStore,
   name: string,
   sites: string[],
   now: number,

@@ -1,5 +1,5 @@
 import { DEFAULT_REF, refNameProblem } from '@driftline/protocol';
-import type { CellRow, HubStore, PlanRequestRow } from '../ports/HubStore.js';
+import type { CellRow, PlanRequestRow, ReadStore } from '../ports/HubStore.js';
 
 /**
  * How plans of refs map onto cells. An agent keys the cell of a component's default ref
@@ -100,7 +100,7 @@ export function answersRequest(req: PlanRequestRow, a: PlanAnswer): boolean {
 
 /** A site's cell: the default one, or with `ref` its `environment/component@ref` cell. */
 export function readCell(
-  store: HubStore,
+  store: Pick<ReadStore, 'getCell' | 'getRefCell'>,
   site: string,
   environment: string,
   component: string,

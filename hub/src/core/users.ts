@@ -1,5 +1,5 @@
 import type { AuditAction, Role } from '@driftline/protocol';
-import type { AuditRow, HubStore, UserRow } from '../ports/HubStore.js';
+import type { AuditRow, PeopleStore, UserRow } from '../ports/HubStore.js';
 
 /** Names the hub uses itself in the audit log: never a user's. */
 const RESERVED = new Set(['cli', 'public', 'anonymous']);
@@ -32,7 +32,7 @@ export type AddUserResult = { ok: true; user: UserRow; replaced: boolean } | { o
  * user of the same name is refused (revoke it first); a revoked one is replaced, with a new token.
  */
 export async function addUser(
-  store: HubStore,
+  store: PeopleStore,
   input: { name: string; roles: Role[]; tokenSha256: string | null },
   now: number,
 ): Promise<AddUserResult> {
@@ -52,7 +52,7 @@ export async function addUser(
 
 /** Revokes a user: its token and sessions stop working at once; the audit log keeps its name. */
 export async function revokeUser(
-  store: HubStore,
+  store: PeopleStore,
   name: string,
   now: number,
 ): Promise<{ ok: true } | { ok: false; error: string }> {

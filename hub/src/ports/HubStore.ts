@@ -142,23 +142,18 @@ export interface RunQuery {
   limit: number;
 }
 
-/**
- * The hub's storage (DESIGN C2). Reads are small and specific; every write goes through `commit`
- * so each adapter implements atomicity once. A PostgreSQL adapter implements the same interface and
- * passes the same contract suite (`test/storeContract.ts`).
- */
-export interface HubStore {
+/** Every write goes through `commit`, so each adapter implements atomicity once (D1). */
+export interface StoreWrites {
   commit(writes: WriteSet): Promise<void>;
+}
 
+/**
+ * What the dashboard, the API and the ref gate read: agents, cells (default and `@ref`), runs, sites
+ * and plan requests (`test/storeContract.ts`). Reads are small and specific.
+ */
+export interface ReadStore {
   getAgent(site: string, agent: string): Promise<AgentRow | null>;
   listAgents(site?: string): Promise<AgentRow[]>;
-  peerByToken(tokenSha256: string): Promise<PeerRow | null>;
-  /** Every peer token, revoked ones included, by name then `createdAt`. */
-  listPeers(): Promise<PeerRow[]>;
-
-  hasBundle(id: string): Promise<boolean>;
-  /** A document's stored chunks in order: the first is a whole `save()` once one was stored. */
-  docChunks(docId: string): Promise<Uint8Array[]>;
 
   getCell(site: string, environment: string, component: string): Promise<CellRow | null>;
   /** Several cells (default or `@ref`) in one read, in the order asked; null where none is stored. */
@@ -180,6 +175,24 @@ export interface HubStore {
   getSite(site: string): Promise<SiteRow | null>;
   listSites(): Promise<SiteRow[]>;
 
+  getPlanRequest(requestId: string): Promise<PlanRequestRow | null>;
+  listPlanRequests(filter?: { site?: string; open?: boolean }): Promise<PlanRequestRow[]>;
+}
+
+/**
+ * What ingest and the hop side need besides a few reads: bundles seen, document chunks, blobs, the
+ * downlink and the per-document merge lock (`test/storeContract.ts`, `test/sharedStoreContract.ts`).
+ */
+export interface IngestStore
+  extends StoreWrites,
+    Pick<
+      ReadStore,
+      'getAgent' | 'getCells' | 'getCell' | 'getRefCell' | 'getSite' | 'getPlanRequest' | 'listPlanRequests'
+    > {
+  hasBundle(id: string): Promise<boolean>;
+  /** A document's stored chunks in order: the first is a whole `save()` once one was stored. */
+  docChunks(docId: string): Promise<Uint8Array[]>;
+
   getBlob(sha256: string): Promise<BlobRow | null>;
   /** Blobs announced for a document that the hub holds. */
   heldBlobsFor(docId: string): Promise<string[]>;
@@ -187,8 +200,6 @@ export interface HubStore {
   docsAnnouncing(sha256: string): Promise<string[]>;
 
   readDownlink(site: string, after: number, limit: number): Promise<DownlinkRow[]>;
-
-  getPlanRequest(requestId: string): Promise<PlanRequestRow | null>;
   /**
    * A pull handed these out: each plan request goes `pending` → `delivered` and each approval gets its
    * `deliveredAt`, atomically and only if no one did it first (another hub serving another relay of the
@@ -196,38 +207,6 @@ export interface HubStore {
    * delivered them first.
    */
   markDelivered(d: Deliveries): Promise<Deliveries>;
-  /**
-   * Writes the marks still true (see `SweepMarks`) and, in the same transaction, the webhooks
-   * `webhooksOf` names for what was written; answers what was written. Only the mark fields change
-   * (`state`, `staleNotifiedFor`, `unreachableNotifiedFor`): the rest of each row stays as stored.
-   */
-  markSwept(m: SweepMarks, webhooksOf: (written: SweepMarks) => WebhookRow[]): Promise<SweepMarks>;
-  listPlanRequests(filter?: { site?: string; open?: boolean }): Promise<PlanRequestRow[]>;
-
-  dueWebhooks(now: number, limit: number): Promise<WebhookRow[]>;
-  getWebhook(id: string): Promise<WebhookRow | null>;
-
-  getUser(name: string): Promise<UserRow | null>;
-  userByToken(tokenSha256: string): Promise<UserRow | null>;
-  /** Every user, revoked ones included, by name. */
-  listUsers(): Promise<UserRow[]>;
-  getSession(idSha256: string): Promise<SessionRow | null>;
-  /** Newest first; `before` pages by `id` (entries with a lower id only). */
-  listAudit(q: { limit: number; before?: number }): Promise<AuditRow[]>;
-
-  /** Approvers by name. */
-  listApprovers(): Promise<ApproverRow[]>;
-  getApproval(approvalId: string): Promise<ApprovalRow | null>;
-  /** Approvals of one site (and run), oldest first, at most `limit`. */
-  listApprovals(q: { site: string; runId?: string; limit: number }): Promise<ApprovalRow[]>;
-  /** The agent's apply records of a site (for `runIds` only, when given). */
-  listApplies(site: string, runIds?: readonly string[]): Promise<ApplyRow[]>;
-
-  /**
-   * Applies retention; never removes the run a cell currently shows (but an expired `@ref` cell goes
-   * with all its runs). Also drops sessions past their expiry and audit entries older than `failureMaxAgeMs`.
-   */
-  prune(policy: RetentionPolicy, now: number): Promise<PruneResult>;
 
   /**
    * Runs `fn` while no other hub process on this store merges any of `docIds`: reading a document's
@@ -236,6 +215,60 @@ export interface HubStore {
    * takes a session advisory lock per document.
    */
   lockDocs<T>(docIds: readonly string[], fn: () => Promise<T>): Promise<T>;
+}
 
+/**
+ * People and peers: users, sessions and the audit log (`test/authStoreContract.ts`), relay tokens
+ * (`test/peerStoreContract.ts`), approvers, approvals and applies (`test/approvalStoreContract.ts`).
+ */
+export interface PeopleStore extends StoreWrites {
+  getUser(name: string): Promise<UserRow | null>;
+  userByToken(tokenSha256: string): Promise<UserRow | null>;
+  /** Every user, revoked ones included, by name. */
+  listUsers(): Promise<UserRow[]>;
+  getSession(idSha256: string): Promise<SessionRow | null>;
+  /** Newest first; `before` pages by `id` (entries with a lower id only). */
+  listAudit(q: { limit: number; before?: number }): Promise<AuditRow[]>;
+
+  peerByToken(tokenSha256: string): Promise<PeerRow | null>;
+  /** Every peer token, revoked ones included, by name then `createdAt`. */
+  listPeers(): Promise<PeerRow[]>;
+
+  /** Approvers by name. */
+  listApprovers(): Promise<ApproverRow[]>;
+  getApproval(approvalId: string): Promise<ApprovalRow | null>;
+  /** Approvals of one site (and run), oldest first, at most `limit`. */
+  listApprovals(q: { site: string; runId?: string; limit: number }): Promise<ApprovalRow[]>;
+  /** The agent's apply records of a site (for `runIds` only, when given). */
+  listApplies(site: string, runIds?: readonly string[]): Promise<ApplyRow[]>;
+}
+
+/** What the sweeper writes on time alone: retention, time-driven marks and due webhooks. */
+export interface RetentionStore
+  extends StoreWrites,
+    Pick<ReadStore, 'listAgents' | 'listCells' | 'listSites' | 'listPlanRequests'> {
+  /**
+   * Writes the marks still true (see `SweepMarks`) and, in the same transaction, the webhooks
+   * `webhooksOf` names for what was written; answers what was written. Only the mark fields change
+   * (`state`, `staleNotifiedFor`, `unreachableNotifiedFor`): the rest of each row stays as stored.
+   */
+  markSwept(m: SweepMarks, webhooksOf: (written: SweepMarks) => WebhookRow[]): Promise<SweepMarks>;
+
+  dueWebhooks(now: number, limit: number): Promise<WebhookRow[]>;
+  getWebhook(id: string): Promise<WebhookRow | null>;
+
+  /**
+   * Applies retention; never removes the run a cell currently shows (but an expired `@ref` cell goes
+   * with all its runs). Also drops sessions past their expiry and audit entries older than `failureMaxAgeMs`.
+   */
+  prune(policy: RetentionPolicy, now: number): Promise<PruneResult>;
+}
+
+/**
+ * The hub's storage (docs/architecture.md#storage, decision 020/100): the four slices above, each
+ * consumer typed on the one it uses. A SQLite, a PostgreSQL and a memory adapter implement the whole
+ * and pass the same contract suites (`test/storeContract.ts` and the suites it runs).
+ */
+export interface HubStore extends IngestStore, ReadStore, PeopleStore, RetentionStore {
   close(): Promise<void>;
 }

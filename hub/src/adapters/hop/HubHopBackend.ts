@@ -14,7 +14,7 @@ import { peerLive } from '../../core/peers.js';
 import type { StoreHealth } from '../../core/storeHealth.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
-import type { ApprovalRow, HubStore, PlanRequestRow } from '../../ports/HubStore.js';
+import type { ApprovalRow, IngestStore, PeopleStore, PlanRequestRow } from '../../ports/HubStore.js';
 
 /** How often a peer token's `lastUsedAt` is written at most. */
 const USE_WRITE_MS = 60_000;
@@ -28,7 +28,7 @@ export class HubHopBackend implements HopBackend {
 
   constructor(
     private readonly d: {
-      store: HubStore;
+      store: IngestStore & Pick<PeopleStore, 'peerByToken' | 'getApproval'>;
       /** Whether the store answers; absent: always healthy (an embedded SQLite file). */
       health?: () => Promise<StoreHealth>;
       ingest: Ingest;

@@ -1,5 +1,5 @@
 import type { Peer } from '@driftline/hop';
-import type { HubStore } from '../../ports/HubStore.js';
+import type { IngestStore } from '../../ports/HubStore.js';
 import type { PublicationStore } from '../../ports/PublicationStore.js';
 
 /**
@@ -10,7 +10,7 @@ import type { PublicationStore } from '../../ports/PublicationStore.js';
 export async function peerMayRead(
   peer: Peer,
   sha256: string,
-  d: { store: HubStore; publications: PublicationStore },
+  d: { store: Pick<IngestStore, 'docsAnnouncing'>; publications: PublicationStore },
 ): Promise<boolean> {
   if (peer.sites.includes('*')) return true;
   for (const site of peer.sites) {

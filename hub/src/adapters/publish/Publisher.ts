@@ -8,7 +8,7 @@ import { type FileKind, SiteIdSchema } from '@driftline/protocol';
 import { buildManifests, publicationRow } from '../../core/publish/manifests.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
-import type { HubStore } from '../../ports/HubStore.js';
+import type { ReadStore, StoreWrites } from '../../ports/HubStore.js';
 import type { IdGen } from '../../ports/IdGen.js';
 import type { PublicationRow, PublicationStore } from '../../ports/PublicationStore.js';
 
@@ -32,7 +32,7 @@ export type PublishResult =
 export class Publisher {
   constructor(
     private readonly d: {
-      store: HubStore;
+      store: StoreWrites & Pick<ReadStore, 'listAgents'>;
       publications: PublicationStore;
       blobs: BlobFiles;
       tmpDir: string;

@@ -3,7 +3,7 @@ import type {
   AgentRow,
   CellKeyQuery,
   CellRow,
-  HubStore,
+  IngestStore,
   PlanRequestRow,
   SiteRow,
   WriteSet,
@@ -61,7 +61,7 @@ export class Batch {
   private readonly lookups = new Map<string, Promise<AgentRow | null>>();
 
   constructor(
-    readonly store: HubStore,
+    readonly store: IngestStore,
     readonly now: number,
     size: number,
   ) {

@@ -1,4 +1,4 @@
-import type { HubStore } from '../../ports/HubStore.js';
+import type { StoreWrites } from '../../ports/HubStore.js';
 import type { DocReplicas } from '../DocReplicas.js';
 import type { Batch } from './batch.js';
 
@@ -7,7 +7,7 @@ import type { Batch } from './batch.js';
  * a bundle of theirs was stored. If the commit fails the replicas forget the documents it touched (they
  * reload from the store next time); either way the replicas settle.
  */
-export async function commitBatch(store: HubStore, replicas: DocReplicas, b: Batch): Promise<void> {
+export async function commitBatch(store: StoreWrites, replicas: DocReplicas, b: Batch): Promise<void> {
   try {
     await store.commit({
       ...b.w,
