@@ -148,6 +148,22 @@ export class AgentSim {
     });
   }
 
+  /**
+   * As the agent does when the plan it ran for request `requestId` finishes (decision 300): stamps the
+   * request with the run (for a plan found unchanged, the run its cell confirms) and when it finished.
+   */
+  answered(requestId: string, runId: string): void {
+    const at = this.clock.now();
+    this.doc = A.change(this.doc, (d) => {
+      const entry = (d as unknown as { requests: Record<string, Record<string, unknown>> }).requests[
+        requestId
+      ];
+      if (!entry) throw new Error(`answered: request ${requestId} was not received`);
+      entry.runId = runId;
+      entry.answeredAt = at;
+    });
+  }
+
   /** A signed doc-delta of everything since the acknowledged heads (or since `from`). */
   async delta(
     opts: {

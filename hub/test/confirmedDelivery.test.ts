@@ -22,7 +22,7 @@ describe('plan requests the agent confirms', () => {
     const a = await AgentSim.create('ship-7', 'a1', h.clock);
     await h.enrol(a);
     if (confirms) a.received(null);
-    a.plan('prod', 'net', 'clean');
+    const firstRun = a.plan('prod', 'net', 'clean');
     await h.ingest.accept('relay-1', [await a.delta()]);
     const requests = new PlanRequests({
       store: h.store,
@@ -35,7 +35,7 @@ describe('plan requests the agent confirms', () => {
     const r = await requests.create({ site: asSiteId('ship-7'), environment: 'prod', component: 'net' });
     if (!r.ok) throw new Error(r.message);
     const state = async () => h.store.getPlanRequest(r.request.requestId);
-    return { h, a, requestId: r.request.requestId, state, requests };
+    return { h, a, requestId: r.request.requestId, state, requests, firstRun };
   }
 
   it('is not done by a later scheduled run when the agent never received it (a relay ate it)', async () => {
@@ -73,6 +73,35 @@ describe('plan requests the agent confirms', () => {
     a.plan('prod', 'net', 'drift');
     await h.ingest.accept('relay-1', [await a.delta()]);
     expect(await state()).toMatchObject({ state: 'delivered', runId: null });
+  });
+
+  it('is not done by a plan already under way when it arrived that found the same plan (a cell confirmation)', async () => {
+    const { h, a, requestId, state } = await setUp(true);
+    h.clock.advance(30_000);
+    // A scheduled plan starts, the request arrives while it runs, and the plan finds what the cell holds.
+    h.clock.advance(500);
+    a.received(requestId);
+    h.clock.advance(500);
+    a.confirm('prod', 'net');
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    expect(await state()).toMatchObject({ state: 'delivered', runId: null });
+  });
+
+  it('is done by the run the agent stamps with the request id, also when that plan came out the same', async () => {
+    const { h, a, requestId, state, firstRun } = await setUp(true);
+    h.clock.advance(30_000);
+    a.received(requestId);
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    expect(await state()).toMatchObject({ state: 'delivered', runId: null });
+    h.clock.advance(2_000);
+    a.confirm('prod', 'net');
+    a.answered(requestId, firstRun);
+    await h.ingest.accept('relay-1', [await a.delta()]);
+    expect(await state()).toMatchObject({
+      state: 'done',
+      runId: firstRun,
+      agentReceivedAt: h.clock.now() - 2_000,
+    });
   });
 
   it('takes delivery and done in one batch when the receipt and the run travel together', async () => {

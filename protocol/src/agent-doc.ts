@@ -107,6 +107,14 @@ export const DocPlanRequestSchema = z.object({
   state: z.enum(['accepted', 'refused', 'expired']),
   receivedAt: z.number().int().nonnegative(),
   detail: z.string().max(300).optional(),
+  /**
+   * The run the agent started for this request, stamped when its plan finished: the run itself, or for
+   * a plan found unchanged the run its cell confirms. Only a run started after `receivedAt` is stamped,
+   * so a scheduled run already under way when the request arrived answers nothing (decision 300).
+   */
+  runId: RunIdSchema.optional(),
+  /** When that plan finished (agent clock). */
+  answeredAt: z.number().int().nonnegative().optional(),
 });
 export type DocPlanRequest = z.infer<typeof DocPlanRequestSchema>;
 

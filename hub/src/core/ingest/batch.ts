@@ -47,7 +47,10 @@ export class Batch {
   /** Requests this batch moves (delivered by the agent's word, refused, expired, done), by request id. */
   readonly doneRequests = new Map<string, PlanRequestRow>();
   /** Plan requests the agents of this batch's documents say they received (decision 230), by request id. */
-  readonly confirmations = new Map<string, { agent: string; state: string; receivedAt: number }>();
+  readonly confirmations = new Map<
+    string,
+    { agent: string; state: string; receivedAt: number; runId?: string; answeredAt?: number }
+  >();
   /** Documents that took at least one bundle, with the heads after the merge (they are acked). */
   readonly touchedDocs = new Map<string, { site: string; agent: string; heads: string[] }>();
   /** Documents whose bundles claimed another agent: not acked. */

@@ -19,7 +19,14 @@ export function noteConfirmations(b: Batch, site: string, agent: string, request
     // An agent's document is untrusted input: at most MAX_CONFIRMATIONS entries are read per batch.
     if (++n > MAX_CONFIRMATIONS) break;
     const p = DocPlanRequestSchema.safeParse(value);
-    if (p.success) b.confirmations.set(id, { agent, state: p.data.state, receivedAt: p.data.receivedAt });
+    if (!p.success) continue;
+    const { state, receivedAt, runId, answeredAt } = p.data;
+    b.confirmations.set(id, {
+      agent,
+      state,
+      receivedAt,
+      ...(runId !== undefined && answeredAt !== undefined ? { runId, answeredAt } : {}),
+    });
   }
 }
 
@@ -36,22 +43,28 @@ export async function openRequests(b: Batch, site: string): Promise<PlanRequestR
 /**
  * After the document is read: each open request of the site its agent confirmed moves by the agent's
  * word, `accepted` → `delivered` (at the time it says, on the hub clock), `refused`, `expired`. A request
- * a run already answered in this batch keeps `done` and gains the times.
+ * a run already answered in this batch keeps `done` and gains the times. A request the agent stamped
+ * with the run it started for it (decision 300) is `done` by that run, also when the plan came out the
+ * same (no new run travels then: a cell confirmation).
  */
 export async function recordConfirmations(b: Batch, site: string, agent: string, offsetMs: number) {
   if (b.confirmations.size === 0) return;
   for (const req of await openRequests(b, site)) {
     const c = b.confirmations.get(req.requestId);
     if (!c || c.agent !== agent || req.agent !== agent) continue;
-    const cur = b.doneRequests.get(req.requestId) ?? req;
-    if (cur.agentReceivedAt != null) continue; // recorded by an earlier batch
-    const times = { agentReceivedAt: c.receivedAt, deliveredAt: Math.min(c.receivedAt - offsetMs, b.now) };
-    const state =
-      cur.state === 'done'
-        ? 'done'
-        : c.state === 'accepted'
-          ? 'delivered'
-          : (c.state as 'refused' | 'expired');
-    b.doneRequests.set(req.requestId, { ...cur, ...times, state });
+    let cur = b.doneRequests.get(req.requestId) ?? req;
+    if (cur.agentReceivedAt == null) {
+      const times = { agentReceivedAt: c.receivedAt, deliveredAt: Math.min(c.receivedAt - offsetMs, b.now) };
+      const state =
+        cur.state === 'done'
+          ? 'done'
+          : c.state === 'accepted'
+            ? 'delivered'
+            : (c.state as 'refused' | 'expired');
+      cur = { ...cur, ...times, state };
+      b.doneRequests.set(req.requestId, cur);
+    }
+    if (c.runId !== undefined && c.state === 'accepted' && cur.state === 'delivered')
+      b.doneRequests.set(req.requestId, { ...cur, state: 'done', doneAt: b.now, runId: c.runId });
   }
 }

@@ -11,7 +11,8 @@ import { openRequests } from './confirmations.js';
  *
  * For an agent that confirms what it receives (decision 230), the run must also have started, on the
  * agent's own clock, after the agent received the request: a scheduled run that merely came later is
- * not an answer, and a request the agent never received (a relay ate it) is never `done`.
+ * not an answer, and a request the agent never received (a relay ate it) is never `done`. Its cell
+ * confirmations answer nothing here: the agent's stamp does (decision 300).
  */
 export async function answerRequests(
   b: Batch,
@@ -21,24 +22,27 @@ export async function answerRequests(
   agent?: string,
 ): Promise<void> {
   const confirms = agent !== undefined && b.agents.get(`${site}/${agent}`)?.confirmsRequests === true;
-  const answer = async (a: PlanAnswer, agentAt: number, runId: string) => {
+  const answer = async (a: PlanAnswer, agentAt: number, runId: string, isRun: boolean) => {
     for (const req of await openRequests(b, site)) {
       const cur = b.doneRequests.get(req.requestId) ?? req;
       if (cur.state === 'done' || !answersRequest(req, a)) continue;
-      if (confirms && req.agent === agent && !receivedBefore(b, cur, agentAt)) continue;
+      if (confirms && req.agent === agent && (!isRun || !receivedBefore(b, cur, agentAt))) continue;
       b.doneRequests.set(req.requestId, { ...cur, state: 'done', doneAt: b.now, runId });
     }
   };
   for (const run of m.runs) {
     const startedAt = Date.parse(run.summary.startedAt);
-    await answer({ ...run, at: startedAt - offsetMs }, startedAt, run.runId);
+    await answer({ ...run, at: startedAt - offsetMs }, startedAt, run.runId, true);
   }
-  // A cell whose run came in this segment was judged by that run's start; the others are confirmations
-  // (the same plan again, no new run), known only by when they finished.
+  // The other cells are confirmations (the same plan again, no new run), known only by when they
+  // finished: a plan under way when the request arrived could finish after it. An agent that confirms
+  // stamps the request with the run it started for it (`recordConfirmations`, decision 300); only an
+  // older agent's requests are answered by a confirmation's time. A cell whose run came in this
+  // segment was judged by that run's start.
   const judged = new Set(m.runs.map((r) => r.runId));
   for (const cell of m.cells) {
     if (confirms && judged.has(cell.runId)) continue;
-    await answer({ ...cell, at: cell.plannedAt }, cell.plannedAt + offsetMs, cell.runId);
+    await answer({ ...cell, at: cell.plannedAt }, cell.plannedAt + offsetMs, cell.runId, false);
   }
 }
 
