@@ -151,24 +151,16 @@ export interface AgentWriteSet {
 }
 
 /**
- * The agent's durable storage: rows and chunks in (one `commit` per transaction), rows and chunks out.
- * Adapters: `SqliteAgentStorage` (one SQLite file, WAL, synchronous=FULL) and `MemoryAgentStorage`;
- * both pass `test/agentStorageContract.ts`. Every method is synchronous: a commit is durable when it returns.
+ * Epochs and their chunks (the first part of `test/agentStorageContract.ts`): what `EpochDocs` loads and
+ * starts, and what the ledger seals, acknowledges and prunes.
  */
-export interface AgentStorage {
-  /** Where it lives, for messages a person reads (a file path). */
-  readonly location: string;
-  /** Applies `writes` in one transaction; throws (and keeps nothing of it) when it cannot. */
-  commit(writes: AgentWriteSet): void;
+export interface EpochStorage {
   /**
    * Applies `writes` only if no epoch is stored yet, deciding inside the transaction under the write
    * lock; false (nothing written) when one is. Two processes opening one fresh store (the daemon and
    * `status`) must not both start epoch 1: the second snapshot would hide the first one's changes.
    */
   commitFirst(writes: AgentWriteSet): boolean;
-
-  meta(key: string): string | undefined;
-
   /** Epochs in order; `unpruned` only those whose chunks are still held. */
   epochs(which: 'all' | 'unpruned'): EpochRow[];
   epoch(epoch: number): EpochRow | undefined;
@@ -176,7 +168,10 @@ export interface AgentStorage {
   /** An epoch's chunks in the order appended. */
   chunks(epoch: number): Uint8Array[];
   chunkCount(epoch: number): number;
+}
 
+/** Runs: what is unacknowledged (pending pushes, acks, status) and a cell's own runs (the act loop). */
+export interface RunStorage {
   /** Unacknowledged runs of an epoch. */
   unackedRuns(epoch: number): RunRow[];
   unackedRunCount(): number;
@@ -193,7 +188,10 @@ export interface AgentStorage {
     cellRef: string | null,
     runId: string,
   ): string | undefined;
+}
 
+/** Blobs (redacted details): the blob queue, its bound and what to upload again. */
+export interface BlobStorage {
   blob(sha256: string): BlobInfo | undefined;
   /** Blobs of `epoch`'s runs not announced, acknowledged or dropped yet. */
   unannouncedBlobs(epoch: number): BlobInfo[];
@@ -212,7 +210,11 @@ export interface AgentStorage {
   heldBlobs(statuses: readonly string[]): BlobInfo[];
   /** Count and bytes of blobs held (`unackedOnly`: and not acknowledged). */
   blobTotals(unackedOnly: boolean): { count: number; bytes: number };
+}
 
+/** The sync's own records: meta, pushes, upstreams, counters, rejections, plan requests and applies. */
+export interface SyncStorage {
+  meta(key: string): string | undefined;
   lastPush(): PushRow | undefined;
   upstream(url: string): UpstreamRow | undefined;
   /** By url. */
@@ -224,7 +226,20 @@ export interface AgentStorage {
   apply(runId: string): ApplyRecord | undefined;
   /** Records in `state` by run id, at most 1000. */
   appliesIn(state: string): ApplyRecord[];
+}
 
+/**
+ * The agent's durable storage: rows and chunks in (one `commit` per transaction), rows and chunks out,
+ * as the four read slices above; each part of the ledger is typed on the slices it reads, and only
+ * `AgentLedger` commits. Adapters: `SqliteAgentStorage` (one SQLite file, WAL, synchronous=FULL) and
+ * `MemoryAgentStorage`; both pass `test/agentStorageContract.ts`. Every method is synchronous: a commit
+ * is durable when it returns.
+ */
+export interface AgentStorage extends EpochStorage, RunStorage, BlobStorage, SyncStorage {
+  /** Where it lives, for messages a person reads (a file path). */
+  readonly location: string;
+  /** Applies `writes` in one transaction; throws (and keeps nothing of it) when it cannot. */
+  commit(writes: AgentWriteSet): void;
   close(): void;
 }
 

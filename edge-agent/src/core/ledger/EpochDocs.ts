@@ -1,5 +1,5 @@
 import * as A from '@automerge/automerge';
-import { type AgentStorage, StoreOpenError } from '../../ports/AgentStorage.js';
+import { type EpochStorage, StoreOpenError } from '../../ports/AgentStorage.js';
 import { type AgentAutomergeDoc, newEpochDoc, plainFacts, type StoredAgentDoc } from '../doc/agentDoc.js';
 import { startEpoch } from './epochs.js';
 
@@ -38,7 +38,7 @@ export class EpochDocs {
   private plain: Record<string, unknown> | null | undefined;
 
   constructor(
-    private readonly storage: AgentStorage,
+    private readonly storage: EpochStorage,
     /** The ledger's counters: documents loaded and held are counted here. */
     readonly stats: LedgerStats,
     epoch: number,
@@ -50,7 +50,7 @@ export class EpochDocs {
 
   /** The current epoch's documents; on a fresh store epoch 1 is started at the first use. */
   static open(
-    storage: AgentStorage,
+    storage: EpochStorage,
     stats: LedgerStats,
     ids: { site: string; agent: string },
     now: () => number,

@@ -1,6 +1,14 @@
 import * as A from '@automerge/automerge';
 import { type AckPayload, cellKey, parseDocId } from '@driftline/protocol';
-import type { AgentStorage, AgentWriteSet, EpochRow, RunRow } from '../../ports/AgentStorage.js';
+import type {
+  AgentWriteSet,
+  BlobStorage,
+  EpochRow,
+  EpochStorage,
+  RunRow,
+  RunStorage,
+  SyncStorage,
+} from '../../ports/AgentStorage.js';
 import type { AckResult } from '../../ports/AgentStore.js';
 import { type AgentAutomergeDoc, readCell } from '../doc/agentDoc.js';
 import type { EpochDocs } from './EpochDocs.js';
@@ -57,7 +65,7 @@ export function ackEpoch(
  * or not this agent's changes no run.
  */
 export function ackWrites(
-  storage: AgentStorage,
+  storage: EpochStorage & RunStorage & BlobStorage & SyncStorage,
   docs: EpochDocs,
   ack: AckPayload,
   ids: { site: string; agent: string },

@@ -1,5 +1,5 @@
 import type { AgentFacts, ControlPayload, RunId, Sha256 } from '@driftline/protocol';
-import type { AgentStorage, AgentWriteSet } from '../../ports/AgentStorage.js';
+import type { AgentWriteSet, BlobStorage, SyncStorage } from '../../ports/AgentStorage.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
 
 /**
@@ -13,7 +13,7 @@ import type { BlobToUpload } from '../../ports/Uplink.js';
  * the agent's custody: an upstream's tus completion is a receipt, and a hop that faked it or lost the
  * file after it is healed by the next upload (docs/decisions/220-receipts-for-every-kind.md).
  */
-export function blobsToUpload(storage: AgentStorage, limit: number, uploadedBefore: number): BlobToUpload[] {
+export function blobsToUpload(storage: BlobStorage, limit: number, uploadedBefore: number): BlobToUpload[] {
   return storage.blobsToUpload(limit, uploadedBefore).map((b) => ({
     sha256: b.sha256,
     size: b.size,
@@ -27,7 +27,7 @@ export function blobsToUpload(storage: AgentStorage, limit: number, uploadedBefo
 }
 
 /** The facts' `detailUploads`: blobs an upstream took that the hub has not acknowledged, oldest first. */
-export function detailUploads(storage: AgentStorage): NonNullable<AgentFacts['detailUploads']> {
+export function detailUploads(storage: BlobStorage): NonNullable<AgentFacts['detailUploads']> {
   return storage.awaitingReceipt(50).flatMap((b) =>
     b.runId && b.uploadUpstream && b.uploadedAt !== null
       ? [
@@ -44,7 +44,7 @@ export function detailUploads(storage: AgentStorage): NonNullable<AgentFacts['de
 
 /** The write recording a plan request, or null when its id was seen before. */
 export function planRequestWrites(
-  storage: AgentStorage,
+  storage: Pick<SyncStorage, 'planRequest'>,
   req: Extract<ControlPayload, { type: 'plan-request' }>,
   state: 'accepted' | 'refused' | 'expired',
   detail: string | null,

@@ -1,6 +1,6 @@
 import * as A from '@automerge/automerge';
 import { docId, FAILURE_STATUSES } from '@driftline/protocol';
-import type { AgentStorage, EpochRow } from '../../ports/AgentStorage.js';
+import type { BlobStorage, EpochRow, EpochStorage, RunStorage } from '../../ports/AgentStorage.js';
 import type { PendingDelta } from '../../ports/AgentStore.js';
 import type { EpochDocs } from './EpochDocs.js';
 import { sameHeads } from './epochs.js';
@@ -15,7 +15,7 @@ import { sinceHeads } from './resend.js';
 export { FAILURE_STATUSES };
 
 export interface PendingContext {
-  storage: AgentStorage;
+  storage: EpochStorage & RunStorage & BlobStorage;
   docs: EpochDocs;
   site: string;
   agent: string;

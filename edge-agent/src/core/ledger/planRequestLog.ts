@@ -1,5 +1,5 @@
 import type { ControlPayload } from '@driftline/protocol';
-import type { AgentStorage, AgentWriteSet } from '../../ports/AgentStorage.js';
+import type { AgentWriteSet, SyncStorage } from '../../ports/AgentStorage.js';
 import { type AgentAutomergeDoc, writePlanRequest } from '../doc/agentDoc.js';
 import { planRequestWrites } from './blobQueue.js';
 
@@ -9,7 +9,7 @@ import { planRequestWrites } from './blobQueue.js';
  * (docs/decisions/230-time-a-hop-cannot-forge.md). Null when its id was seen before.
  */
 export function planRequestChange(
-  storage: AgentStorage,
+  storage: SyncStorage,
   doc: AgentAutomergeDoc,
   req: Extract<ControlPayload, { type: 'plan-request' }>,
   state: 'accepted' | 'refused' | 'expired',

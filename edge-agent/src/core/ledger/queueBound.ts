@@ -1,4 +1,10 @@
-import type { AgentStorage, AgentWriteSet, BlobInfo } from '../../ports/AgentStorage.js';
+import type {
+  AgentWriteSet,
+  BlobInfo,
+  BlobStorage,
+  EpochStorage,
+  SyncStorage,
+} from '../../ports/AgentStorage.js';
 
 /** Detail blobs the bound may drop: of results without a failure (a failure record is never dropped). */
 export const DROPPABLE_STATUSES = ['clean', 'changes', 'drift'] as const;
@@ -7,7 +13,7 @@ export const DROPPABLE_STATUSES = ['clean', 'changes', 'drift'] as const;
 export const DROPPED_BLOBS = 'dropped_blobs';
 
 /** Bytes queued: unpruned documents plus blob bytes still held. */
-export function queueBytes(storage: AgentStorage): number {
+export function queueBytes(storage: BlobStorage & EpochStorage & Pick<SyncStorage, 'counter'>): number {
   return storage.epochs('unpruned').reduce((n, e) => n + e.bytes, 0) + storage.blobTotals(false).bytes;
 }
 
@@ -17,7 +23,7 @@ export function queueBytes(storage: AgentStorage): number {
  * failure records are never dropped. Every drop is counted. Returns the queue's bytes after `w`.
  */
 export function enforceQueueBound(
-  storage: AgentStorage,
+  storage: BlobStorage & EpochStorage & Pick<SyncStorage, 'counter'>,
   w: AgentWriteSet,
   maxBytes: number,
   now: number,

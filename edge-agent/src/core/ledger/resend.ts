@@ -1,5 +1,12 @@
 import type { RejectionPayload } from '@driftline/protocol';
-import type { AgentStorage, AgentWriteSet, EpochRow, RejectionRow } from '../../ports/AgentStorage.js';
+import type {
+  AgentWriteSet,
+  BlobStorage,
+  EpochRow,
+  EpochStorage,
+  RejectionRow,
+  SyncStorage,
+} from '../../ports/AgentStorage.js';
 import type { AgentRejection, AgentStore } from '../../ports/AgentStore.js';
 import { upstreamResult } from './upstreams.js';
 
@@ -38,7 +45,7 @@ export function receiptCounts(e: EpochRow | undefined, receipt: string | null, s
  * relay that receipted them handed them to a hub that refused them, and nothing else will send them.
  */
 export function rejectionWrites(
-  storage: AgentStorage,
+  storage: SyncStorage & EpochStorage & BlobStorage,
   r: RejectionPayload,
   now: number,
 ): AgentWriteSet | null {
@@ -69,7 +76,11 @@ export function rejectionWrites(
  * A hub ack committed at `committedAt` (hub clock): rejections up to then are outdated. Adds their
  * deletion and the newest ack time to `w`; returns how many rejections it outdates.
  */
-export function ackOutdates(storage: AgentStorage, w: AgentWriteSet, committedAt: number): number {
+export function ackOutdates(
+  storage: SyncStorage & EpochStorage & BlobStorage,
+  w: AgentWriteSet,
+  committedAt: number,
+): number {
   const known = Number(storage.meta(HUB_ACK_AT) ?? Number.NEGATIVE_INFINITY);
   w.meta = { ...w.meta, [HUB_ACK_AT]: String(Math.max(known, committedAt)) };
   const outdated = storage.rejections().filter((r) => r.lastAt <= committedAt);
@@ -97,7 +108,11 @@ export type PushRecord = Parameters<AgentStore['recordPush']>[0];
  * The writes recording a push: the push row, the epoch's receipted heads and its blobs announced when
  * the receipt counts (custody), and the upstream's health (no receipt at all is a failure).
  */
-export function pushWrites(storage: AgentStorage, p: PushRecord, now: number): AgentWriteSet {
+export function pushWrites(
+  storage: SyncStorage & EpochStorage & BlobStorage,
+  p: PushRecord,
+  now: number,
+): AgentWriteSet {
   const w: AgentWriteSet = {
     pushes: [
       {

@@ -1,11 +1,11 @@
-import type { AgentStorage } from '../../ports/AgentStorage.js';
+import type { BlobStorage, EpochStorage, RunStorage, SyncStorage } from '../../ports/AgentStorage.js';
 import type { AgentRejection, StoreStatus } from '../../ports/AgentStore.js';
 import { DROPPED_BLOBS } from './queueBound.js';
 import { isCustody } from './resend.js';
 
 /** `edge-agent status` from the storage's rows and what the ledger knows besides. */
 export function readStatus(
-  storage: AgentStorage,
+  storage: EpochStorage & RunStorage & BlobStorage & SyncStorage,
   base: {
     site: string;
     agent: string;
