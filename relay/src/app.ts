@@ -6,6 +6,7 @@ import { Ticker } from '@driftline/hop/timing';
 import { WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { loadOrCreateRelayKey } from './adapters/fs/relayKey.js';
 import { RelayBackend } from './adapters/hop/RelayBackend.js';
 import { HttpUpstream } from './adapters/http/HttpUpstream.js';
 import { RangeFetcher } from './adapters/http/RangeFetcher.js';
@@ -44,6 +45,9 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
   const random = deps.random ?? Math.random;
   const log = deps.logger ?? pino({ level: 'silent' });
   const { custody, tokens, publicationCache: openCache } = openStore(cfg, clock);
+  // Made on first start; `relay key` prints it for `hub peer add NAME --key …` (decision 290).
+  const key = loadOrCreateRelayKey(cfg.dataDir);
+  if (key.created) log.info({ publicKey: key.publicKey, keyFile: key.path }, 'made the relay key');
   const backend = new RelayBackend(cfg.name, custody, tokens, clock, cfg.dataDir, cfg.limits);
   const registry = new Registry();
   const hop: HopServer = createHopServer(backend, {

@@ -1,6 +1,7 @@
 import { ConfigProblem, listenAs } from '@driftline/hop/config';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
+import { loadOrCreateRelayKey } from './adapters/fs/relayKey.js';
 import { createRelay, openStore } from './app.js';
 import { addConfigVerbs } from './commands/config.js';
 import { configWarnings, loadConfigFile, type RelayConfig, resolveUpstreams } from './config.js';
@@ -116,6 +117,32 @@ token
     if (opts.json) console.log(JSON.stringify({ name: site, revoked: n }));
     else console.log(n ? `revoked ${n} token(s) of ${site}` : `no live token for ${site}`);
     if (n === 0) process.exitCode = 1;
+  });
+
+program
+  .command('key')
+  .description(
+    "print this relay's public key (made in its data dir on first use, mode 0600) for `hub peer add NAME --key …`",
+  )
+  .requiredOption('-c, --config <file>', CONFIG_HELP)
+  .option('--json', 'print { name, publicKey, keyFile, created }')
+  .addHelpText(
+    'after',
+    '\nExample:\n  relay key --config relay.yaml\n  hub peer add relay-1 --sites ship-7 --key "$(relay key --config relay.yaml)"',
+  )
+  .action((opts: { config: string; json?: boolean }) => {
+    const cfg = configOrExit(opts.config);
+    try {
+      const k = loadOrCreateRelayKey(cfg.dataDir);
+      if (opts.json)
+        console.log(
+          JSON.stringify({ name: cfg.name, publicKey: k.publicKey, keyFile: k.path, created: k.created }),
+        );
+      else console.log(k.publicKey);
+    } catch (e) {
+      console.error(`relay key: ${(e as Error).message}`);
+      process.exit(1);
+    }
   });
 
 addConfigVerbs(program);
