@@ -107,6 +107,9 @@ export const DocPlanRequestSchema = z.object({
   state: z.enum(['accepted', 'refused', 'expired']),
   receivedAt: z.number().int().nonnegative(),
   detail: z.string().max(300).optional(),
+  /** The ref and commit the request asked for, when it named them (the run that answers plans them). */
+  ref: z.string().max(200).optional(),
+  commit: z.string().max(64).optional(),
   /**
    * The run the agent started for this request, stamped when its plan finished: the run itself, or for
    * a plan found unchanged the run its cell confirms. Only a run started after `receivedAt` is stamped,

@@ -16,6 +16,7 @@ import {
 } from '@driftline/protocol';
 import { canonicalJson } from '../plan/canonical.js';
 import { toDocValue } from './docValues.js';
+import { openRequests, stampRequests } from './requestStamps.js';
 
 /** A packed entry as the document holds it: its canonical JSON as one scalar string (not text). */
 const packDocEntry = (value: DocRun | DocCell) => new A.ImmutableString(packJson(value));
@@ -115,6 +116,8 @@ export function recordRuns(
   if (!last) return { doc, unchanged };
   // Cells written earlier in this batch: a second run of one cell compares against the first.
   const written = new Map<string, DocCell | undefined>();
+  // Requests this batch may answer (decision 300), read once: outside the change, from `doc`.
+  const open = openRequests(doc.requests);
   const next = A.change(
     doc,
     {
@@ -133,6 +136,17 @@ export function recordRuns(
         if (!same) d.runs[input.runId] = packDocEntry(docRun(input));
         d.cells[key] = packDocEntry(cell);
         written.set(key, cell);
+        if (open.length > 0)
+          stampRequests(d, open, {
+            environment: input.summary.environment,
+            component: input.summary.component,
+            cellRef: input.cellRef,
+            ref: input.summary.ref,
+            commit: input.summary.git?.commit,
+            startedAt: Date.parse(input.summary.startedAt),
+            finishedAt: Date.parse(input.summary.finishedAt),
+            runId: cell.runId,
+          });
       }
       if (facts) writeFacts(d, facts, knownFacts ?? undefined);
     },
@@ -229,6 +243,9 @@ export function writePlanRequest(
     state: string;
     receivedAt: number;
     detail: string | null;
+    /** The ref and commit it asks for: the run that answers it plans them (decision 300). */
+    ref?: string;
+    commit?: string;
   },
 ): AgentAutomergeDoc {
   const entry = {
@@ -236,6 +253,8 @@ export function writePlanRequest(
     component: r.component,
     state: r.state,
     receivedAt: r.receivedAt,
+    ...(r.ref ? { ref: r.ref.slice(0, 200) } : {}),
+    ...(r.commit ? { commit: r.commit.slice(0, 64) } : {}),
   };
   return A.change(doc, { message: `request ${r.requestId}`, time: Math.floor(r.receivedAt / 1000) }, (d) => {
     if (!d.requests) d.requests = {};

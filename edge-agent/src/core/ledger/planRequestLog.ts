@@ -19,5 +19,12 @@ export function planRequestChange(
   const w = planRequestWrites(storage, req, state, detail, now);
   const row = w?.planRequests?.[0];
   if (!w || !row) return null;
-  return { w, next: writePlanRequest(doc, row) };
+  return {
+    w,
+    next: writePlanRequest(doc, {
+      ...row,
+      ...(req.ref ? { ref: req.ref } : {}),
+      ...(req.commit ? { commit: req.commit } : {}),
+    }),
+  };
 }
