@@ -1,12 +1,12 @@
 import { statfsSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from './ports/Clock.js';
-import type { Custody } from './ports/Custody.js';
+import type { Custody, CustodyStats } from './ports/Custody.js';
 
 /** The relay's metrics: queues, ages, forwards, expiry, disk, what each peer holds and was refused. Bytes per peer are hop's. */
 export function createRelayMetrics(
   registry: Registry,
-  custody: Custody,
+  custody: CustodyStats & Pick<Custody, 'blobs'>,
   clock: Clock,
   dataDir: string,
   upstreams: readonly string[] = [],

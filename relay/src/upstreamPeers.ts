@@ -3,7 +3,7 @@ import type { PeerInfo, RelayStatus } from '@driftline/protocol';
 import type { Logger } from 'pino';
 import type { ForwardEvent } from './core/Forwarder.js';
 import { peerSitesFix, pulledSites, RelayHealth } from './core/relayHealth.js';
-import type { Custody } from './ports/Custody.js';
+import type { CustodyStats } from './ports/Custody.js';
 
 /** How often the relay asks each upstream who it is there, and sends its own status, ms. */
 export const PEER_REFRESH_MS = 60_000;
@@ -27,7 +27,7 @@ export class UpstreamPeers {
     private readonly d: {
       configured: readonly string[];
       upstreams: readonly { name: string; client: HopClient }[];
-      custody: Custody;
+      custody: CustodyStats;
       version: string;
       now: () => number;
       log: Logger;

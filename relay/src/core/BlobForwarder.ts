@@ -11,7 +11,7 @@ import {
 } from './upstreamSlot.js';
 
 export interface BlobForwarderDeps {
-  custody: Custody;
+  custody: Pick<Custody, 'blobs'>;
   slots: UpstreamSlot[];
   uploader: BlobUploader;
   opts: BackoffOptions;

@@ -1,5 +1,5 @@
 import type { ClockEstimate, Receipt } from '@driftline/protocol';
-import type { Custody } from '../ports/Custody.js';
+import type { CustodyStats, UplinkCustody } from '../ports/Custody.js';
 import { budgetLeft } from './contactPlan.js';
 import {
   type BackoffOptions,
@@ -68,7 +68,7 @@ export function sourceClocks(
  * `stored` or `duplicate` (custody passes on, D1). Returns how long to wait before the next step.
  */
 export async function forwardStep(
-  custody: Custody,
+  custody: UplinkCustody & Pick<CustodyStats, 'sent' | 'addSent'>,
   slots: UpstreamSlot[],
   opts: ForwarderOptions,
   now: () => number,

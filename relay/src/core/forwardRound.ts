@@ -1,3 +1,4 @@
+import type { Custody } from '../ports/Custody.js';
 import { type BlobForwarderDeps, forwardBlob } from './BlobForwarder.js';
 import { type ForwarderOptions, forwardStep } from './Forwarder.js';
 
@@ -5,7 +6,9 @@ import { type ForwarderOptions, forwardStep } from './Forwarder.js';
  * One round of the relay's uplink: a batch of bundles, or, when no bundle waits, one blob (status
  * before blobs, DESIGN step 6). Answers the wait before the next round (0: more to do now).
  */
-export async function forwardRound(d: BlobForwarderDeps & { opts: ForwarderOptions }): Promise<number> {
+export async function forwardRound(
+  d: BlobForwarderDeps & { custody: Custody; opts: ForwarderOptions },
+): Promise<number> {
   const r = await forwardStep(d.custody, d.slots, d.opts, d.now, d.random, d.emit);
   if (r.sent > 0) return 0;
   if (d.custody.nextBatch(d.now(), 1, 1).length === 0 && (await forwardBlob(d))) return 0;

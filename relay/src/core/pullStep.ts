@@ -1,4 +1,4 @@
-import type { Custody, IncomingBundle } from '../ports/Custody.js';
+import type { DownlinkCustody, IncomingBundle } from '../ports/Custody.js';
 import type { Upstream } from '../ports/Upstream.js';
 import { describeBundle } from './describeBundle.js';
 import { slotState, type UpstreamSlot } from './upstreamSlot.js';
@@ -13,7 +13,7 @@ import { slotState, type UpstreamSlot } from './upstreamSlot.js';
  * first and reported to `onConflict` (docs/decisions/220-receipts-for-every-kind.md).
  */
 export async function pullStep(
-  custody: Custody,
+  custody: DownlinkCustody,
   slots: UpstreamSlot[],
   sites: readonly string[],
   now: () => number,
@@ -33,7 +33,7 @@ export async function pullStep(
 
 async function pullFrom(
   up: Upstream,
-  custody: Custody,
+  custody: DownlinkCustody,
   sites: readonly string[],
   now: () => number,
   opts: { pageSize: number; maxPages: number },

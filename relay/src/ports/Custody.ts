@@ -98,13 +98,10 @@ export interface BlobCustody {
 }
 
 /**
- * The relay's custody: everything it has receipted and not yet handed on. Every write is one
- * transaction; a method returns only after the commit (D1). `OutOfSpace` is thrown when the store is
- * full, `QuotaExceeded` when a peer would hold more than its quota, with nothing written.
- * Adapters: `SqliteCustody` (the relay), `MemoryCustody` (tests); both pass `runCustodyContract`.
+ * Uplink custody: bundles a downstream peer hands in (`accept`) until the forwarder hands them upstream
+ * (`nextBatch`, `forwarded`, `refused`) or their lifetime ends (`expire`).
  */
-export interface Custody {
-  readonly blobs: BlobCustody;
+export interface UplinkCustody {
   /** `storage.maxBytes`, when set. */
   readonly maxBytes: number | undefined;
   /** Bytes kept outside custody that count against `maxBytes` (in-progress uploads); the wiring sets it. */
@@ -122,6 +119,12 @@ export interface Custody {
   /** Removes bundles the upstream refused for good, by seq, counting them. */
   refused(seqs: readonly number[]): void;
   expire(now: number): ExpiredReport;
+  /** What `peer` holds here: uplink bundles, and their bytes plus its blobs in custody. */
+  held(peer: string): { bundles: number; bytes: number };
+}
+
+/** Downlink custody: what the relay pulled from upstream for its sites, until a site pulls it. */
+export interface DownlinkCustody {
   /** Downlink for a site after `after` (rows up to `after` are released: the puller has them). */
   downlink(site: string, after: number, limit: number): { bundles: Uint8Array[]; cursor: number };
   /**
@@ -138,8 +141,10 @@ export interface Custody {
     now: number,
   ): { conflicts: string[] };
   upstreamCursor(upstream: string, site: string): string | undefined;
-  /** What `peer` holds here: uplink bundles, and their bytes plus its blobs in custody. */
-  held(peer: string): { bundles: number; bytes: number };
+}
+
+/** What custody counts and measures: metrics, health, the byte budget per contact window. */
+export interface CustodyStats {
   /** Held per peer, for metrics. */
   heldByPeer(): { peer: string; bundles: number; bytes: number }[];
   usage(): StorageUsage;
@@ -150,6 +155,17 @@ export interface Custody {
   /** Adds `by` to the counter `name` (what was dropped or passed on, D5). */
   count(name: string, by: number): void;
   queueStats(now: number): { dest: string; priority: Priority; count: number; oldestMs: number }[];
+}
+
+/**
+ * The relay's custody: everything it has receipted and not yet handed on, as the slices above (each
+ * consumer typed on those it uses) plus its blobs. Every write is one transaction; a method returns only
+ * after the commit (D1). `OutOfSpace` is thrown when the store is full, `QuotaExceeded` when a peer would
+ * hold more than its quota, with nothing written. Adapters: `SqliteCustody` (the relay), `MemoryCustody`
+ * (tests); both pass `runCustodyContract`.
+ */
+export interface Custody extends UplinkCustody, DownlinkCustody, CustodyStats {
+  readonly blobs: BlobCustody;
   close(): void;
 }
 
