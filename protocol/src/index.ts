@@ -12,6 +12,8 @@ export * from './contactApi.js';
 export * from './contactJudge.js';
 export * from './contactLearn.js';
 export * from './contactWindows.js';
+export * from './custody.js';
+export * from './custodyChain.js';
 export * from './enrolmentToken.js';
 export * from './errors.js';
 export * from './fleet.js';
