@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { publicKeyFromText } from '@driftline/protocol';
 import type { Command } from 'commander';
 import { sha256Hex } from '../adapters/hop/HubHopBackend.js';
 import { openHubStore } from '../adapters/openStores.js';
@@ -34,16 +35,34 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
     const r = parsePeerSites(text);
     return r.ok ? r.sites : fail(verb, r.error, 2);
   };
-  const add = async (name: string, o: Opts & { sites: string }) => {
+  /** `--key`: a relay's public key as `relay key` prints it; a bad one stops the command (exit 2). */
+  const keyOf = async (verb: string, text: string | undefined): Promise<string | null> => {
+    if (text === undefined) return null;
+    try {
+      await publicKeyFromText(text);
+      return text.trim();
+    } catch (e) {
+      return fail(
+        verb,
+        `--key: ${(e as Error).message} (paste what \`relay key --config relay.yaml\` prints)`,
+        2,
+      );
+    }
+  };
+  const add = async (name: string, o: Opts & { sites: string; key?: string }) => {
     const sites = sitesOf('add', o.sites);
+    const publicKey = await keyOf('add', o.key);
     const token = newToken();
     const r = await withStore(o, (s) =>
-      addPeer(s, { name, sites, tokenSha256: sha256Hex(token) }, Date.now()),
+      addPeer(s, { name, sites, tokenSha256: sha256Hex(token), publicKey }, Date.now()),
     );
     if (!r.ok) fail('add', r.error);
     // the token is the last line, so `| tail -n 1 > relay-upstream.token` keeps working
-    if (o.json) console.log(JSON.stringify({ name, sites, token }));
-    else console.log(`token for ${name} (shown once):\n${token}`);
+    if (o.json) console.log(JSON.stringify({ name, sites, publicKey, token }));
+    else
+      console.log(
+        `${publicKey ? `key ${publicKey} enrolled: its signed clock records are checked\n` : ''}token for ${name} (shown once):\n${token}`,
+      );
   };
 
   const peer = program
@@ -85,6 +104,7 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
       name: p.name,
       token: p.tokenSha256.slice(0, 8),
       sites: p.sites,
+      publicKey: p.publicKey ?? null,
       createdAt: iso(p.createdAt),
       lastUsedAt: iso(p.lastUsedAt),
       state: peerState(p, now),
@@ -92,7 +112,7 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
     }));
     if (o.json) return console.log(JSON.stringify({ peers }));
     if (peers.length === 0) return console.log('(no peers: hub peer add NAME --sites SITE,…)');
-    console.log('NAME\tTOKEN\tSITES\tCREATED\tLAST USED\tSTATE');
+    console.log('NAME\tTOKEN\tSITES\tKEY\tCREATED\tLAST USED\tSTATE');
     for (const p of peers) {
       const state =
         p.state === 'expiring'
@@ -101,7 +121,15 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
             ? `revoked ${p.until}`
             : 'active';
       console.log(
-        [p.name, p.token, p.sites.join(','), p.createdAt ?? '-', p.lastUsedAt ?? 'never', state].join('\t'),
+        [
+          p.name,
+          p.token,
+          p.sites.join(','),
+          p.publicKey ?? '-',
+          p.createdAt ?? '-',
+          p.lastUsedAt ?? 'never',
+          state,
+        ].join('\t'),
       );
     }
   });
@@ -113,6 +141,10 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
   )
     .argument('<name>', "the relay's name (relay.yaml name), or site/agent")
     .requiredOption('--sites <list>', "comma-separated sites it acts for, or '*' for every site")
+    .option(
+      '--key <ed25519:…>',
+      "the relay's public key (`relay key`): its clock records are then checked, not only bounded",
+    )
     .action(add);
 
   verb(
@@ -135,17 +167,28 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
   )
     .argument('<name>', 'the peer')
     .option('--grace <duration>', 'how long the old token keeps working: 0, 90s, 30m, 1h, 2d', '0')
-    .action(async (name: string, o: Opts & { grace: string }) => {
+    .option('--key <ed25519:…>', "the relay's new public key (`relay key`); default: the key it had")
+    .action(async (name: string, o: Opts & { grace: string; key?: string }) => {
       const graceMs = o.grace.trim() === '0' ? 0 : parseDuration(o.grace);
       if (graceMs === null)
         return fail('rotate', `--grace: '${o.grace}' is not a duration (0, 90s, 30m, 1h, 2d)`, 2);
+      const publicKey = await keyOf('rotate', o.key);
       const token = newToken();
       const r = await withStore(o, (s) =>
-        rotatePeer(s, { name, tokenSha256: sha256Hex(token), graceMs }, Date.now()),
+        rotatePeer(s, { name, tokenSha256: sha256Hex(token), graceMs, publicKey }, Date.now()),
       );
       if (!r.ok) return fail('rotate', r.error);
       const until = iso(r.oldUntil);
-      if (o.json) console.log(JSON.stringify({ name, sites: r.peer.sites, token, oldTokenUntil: until }));
+      if (o.json)
+        console.log(
+          JSON.stringify({
+            name,
+            sites: r.peer.sites,
+            publicKey: r.peer.publicKey ?? null,
+            token,
+            oldTokenUntil: until,
+          }),
+        );
       else
         console.log(
           `${graceMs === 0 ? 'the old token no longer works' : `the old token works until ${until}`}\n` +

@@ -45,7 +45,7 @@ const live = async (store: PeopleStore, name: string, now: number) =>
 /** A new peer with its first token (stored hashed). A name that holds a working token is refused. */
 export async function addPeer(
   store: PeopleStore,
-  input: { name: string; sites: string[]; tokenSha256: string },
+  input: { name: string; sites: string[]; tokenSha256: string; publicKey?: string | null },
   now: number,
 ): Promise<PeerResult<{ peer: PeerRow }>> {
   if (!PEER_NAME.test(input.name))
@@ -61,7 +61,15 @@ export async function addPeer(
   const peer: PeerRow = { ...input, createdAt: now, lastUsedAt: null, revokedAt: null };
   await store.commit({
     peers: [peer],
-    audit: [cliAudit('peer.add', input.name, now, 'ok', `sites ${input.sites.join(',')}`)],
+    audit: [
+      cliAudit(
+        'peer.add',
+        input.name,
+        now,
+        'ok',
+        `sites ${input.sites.join(',')}${input.publicKey ? `, key ${input.publicKey}` : ''}`,
+      ),
+    ],
   });
   return { ok: true, peer };
 }
@@ -92,7 +100,7 @@ export async function revokePeer(
  */
 export async function rotatePeer(
   store: PeopleStore,
-  input: { name: string; tokenSha256: string; graceMs: number },
+  input: { name: string; tokenSha256: string; graceMs: number; publicKey?: string | null },
   now: number,
 ): Promise<PeerResult<{ peer: PeerRow; oldUntil: number }>> {
   const rows = await live(store, input.name, now);
@@ -103,6 +111,8 @@ export async function rotatePeer(
     tokenSha256: input.tokenSha256,
     name: input.name,
     sites: newest.sites,
+    // a new key when given (the relay's key was replaced), else the one it had
+    publicKey: input.publicKey ?? newest.publicKey ?? null,
     createdAt: now,
     lastUsedAt: null,
     revokedAt: null,

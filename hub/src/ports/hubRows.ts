@@ -221,6 +221,12 @@ export interface PeerRow {
   tokenSha256: string;
   name: string;
   sites: string[];
+  /**
+   * The relay's Ed25519 public key (`ed25519:…`, `hub peer add --key`): its signed exchange times and
+   * custody records are checked with it (docs/decisions/290-signed-hop-chain.md). Absent: an older
+   * relay, whose clock claims the hub only bounds (decision 230).
+   */
+  publicKey?: string | null;
   createdAt?: number;
   /** When the token last authenticated at this hub (written at most once a minute per token). */
   lastUsedAt?: number | null;
