@@ -1,13 +1,13 @@
 import { cellKey, type DocApply, refMatches } from '@driftline/protocol';
-import type { AgentConfig } from '../../config.js';
 import type { ApplyRecord, ApplyStore, CountedApproval } from '../../ports/ApplyStore.js';
 import type { PlanFiles } from '../../ports/PlanFiles.js';
 import { defaultRef } from '../plan/prepareSource.js';
 import { cellRefOf } from '../plan/refPolicy.js';
 import type { RunPlanDeps, RunPlanResult } from '../plan/runPlan.js';
 import type { CellRef } from '../schedule/CellScheduler.js';
+import type { ApplySettings, PlanSettings } from '../settings.js';
 import type { ApprovalPayload } from '../sync/SyncEngine.js';
-import { type ApplyConfig, applyConfigFor, checkApproval, SETTLED } from './checkApproval.js';
+import { applyConfigFor, checkApproval, SETTLED } from './checkApproval.js';
 import { runApply } from './runApply.js';
 
 export interface ApplyLogger {
@@ -17,7 +17,7 @@ export interface ApplyLogger {
 
 export interface ApplyCoordinatorDeps {
   site: string;
-  config: AgentConfig;
+  config: PlanSettings;
   store: ApplyStore;
   planFiles: PlanFiles;
   /** What the apply runs with: the plan runs' processes, scratch space, mirrors, clock. */
@@ -34,7 +34,7 @@ const queueKey = (environment: string, component: string, cellRef?: string) =>
   cellKey(environment, component, cellRef);
 
 /** The ref a run of the cell plans: the cell's, the component's default, or `main` for a working directory. */
-function refOfCell(config: AgentConfig, cell: CellRef): string {
+function refOfCell(config: PlanSettings, cell: CellRef): string {
   const c = config.components.find((x) => x.name === cell.component);
   return cell.ref ?? (c ? defaultRef(c) : undefined) ?? 'main';
 }
@@ -164,7 +164,7 @@ export class ApplyCoordinator {
   }
 
   /** Approvals that still count: unexpired, young enough, from a key the config still pins. */
-  private stillValid(counted: CountedApproval[], apply: ApplyConfig, now: number): CountedApproval[] {
+  private stillValid(counted: CountedApproval[], apply: ApplySettings, now: number): CountedApproval[] {
     return counted.filter(
       (x) =>
         x.expiresAt >= now &&

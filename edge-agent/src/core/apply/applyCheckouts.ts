@@ -1,12 +1,15 @@
-import type { AgentConfig } from '../../config.js';
 import type { GitProbe } from '../../ports/PlanWorkspace.js';
+import type { PlanSettings } from '../settings.js';
 
 /**
  * Warnings for apply-enabled cells planned in a working directory that is not a git checkout: their
  * plans name no commit, and headquarters approves only a plan of a known commit ("names no full commit
  * id"), so they can never be applied (decision 200). One warning per component, naming the directories.
  */
-export async function applyCheckoutWarnings(config: AgentConfig, git: GitProbe): Promise<string[]> {
+export async function applyCheckoutWarnings(
+  config: Pick<PlanSettings, 'components'>,
+  git: GitProbe,
+): Promise<string[]> {
   const warnings: string[] = [];
   for (const [i, c] of config.components.entries()) {
     if (!c.apply || c.source || c.command) continue;

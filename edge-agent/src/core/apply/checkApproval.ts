@@ -6,20 +6,17 @@ import {
   refMatches,
   verifyApproval,
 } from '@driftline/protocol';
-import type { AgentConfig, ComponentConfig } from '../../config.js';
 import type { ApplyRecord } from '../../ports/ApplyStore.js';
 import type { KeptPlan } from '../../ports/PlanFiles.js';
 import { findTarget, type PlanTarget } from '../plan/runPlan.js';
-
-/** A component's `apply` settings. */
-export type ApplyConfig = NonNullable<ComponentConfig['apply']>;
+import type { ApplySettings, PlanSettings } from '../settings.js';
 
 /** What checking an approval needs: the agent's identity, clock, config and what it keeps. */
 export interface ApprovalContext {
   site: string;
   /** The agent's clock, ms: the only clock an expiry is judged by. */
   now: number;
-  config: AgentConfig;
+  config: PlanSettings;
   record(runId: string): ApplyRecord | undefined;
   planFile(runId: string): Promise<KeptPlan | undefined>;
   laterRun(
@@ -46,7 +43,7 @@ export type ApprovalDecision =
       kind: 'valid';
       approval: Approval;
       target: PlanTarget;
-      apply: ApplyConfig;
+      apply: ApplySettings;
       plan: KeptPlan;
     };
 
@@ -54,7 +51,7 @@ export type ApprovalDecision =
 export const SETTLED = ['applying', 'applied', 'apply-failed'] as const;
 
 /** The component's `apply` settings when they cover `environment`. */
-export function applyConfigFor(config: AgentConfig, environment: string, component: string) {
+export function applyConfigFor(config: PlanSettings, environment: string, component: string) {
   const t = findTarget(config, component, environment);
   const a = t?.component.apply;
   if (!t || !a || (a.environments && !a.environments.includes(environment))) return undefined;

@@ -1,12 +1,12 @@
 import { publicKeyToText } from '@driftline/protocol';
-import type { AgentConfig } from '../../config.js';
+import type { PlanSettings } from '../settings.js';
 
 /**
  * A problem when the hub's own key is pinned as an approver: the hub could then approve alone, which the
  * trust model rules out (DESIGN S6). The agent refuses to start with it, and `config check` says so.
  */
 export async function hubKeyProblem(
-  config: AgentConfig,
+  config: Pick<PlanSettings, 'components'>,
   hubPublicKey: CryptoKey,
 ): Promise<string | undefined> {
   const hub = await publicKeyToText(hubPublicKey);

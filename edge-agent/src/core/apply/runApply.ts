@@ -1,4 +1,3 @@
-import type { AgentConfig } from '../../config.js';
 import type { KeptPlan } from '../../ports/PlanFiles.js';
 import type { ProcessResult } from '../../ports/ProcessRunner.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from '../plan/excerpt.js';
@@ -6,6 +5,7 @@ import { prepareSource } from '../plan/prepareSource.js';
 import type { PlanTarget, RunPlanDeps } from '../plan/runPlan.js';
 import { errorName, failureReason } from '../plan/toolArgs.js';
 import { offlineInit, toolSetup } from '../plan/toolSetup.js';
+import type { PlanSettings } from '../settings.js';
 
 /** How an apply ended. Times on the agent's clock, ms. */
 export interface ApplyResult {
@@ -35,7 +35,7 @@ const STALE = /Saved plan is stale/i;
  */
 export async function runApply(
   t: PlanTarget,
-  config: AgentConfig,
+  config: PlanSettings,
   deps: RunPlanDeps,
   plan: KeptPlan,
   opts: { killGraceMs?: number } = {},

@@ -1,8 +1,8 @@
 import { join, normalize, sep } from 'node:path';
-import type { ComponentConfig, EnvironmentConfig } from '../../config.js';
 import type { GitInfo } from '../../ports/PlanWorkspace.js';
 import type { ProcessResult } from '../../ports/ProcessRunner.js';
 import type { SourceMirror } from '../../ports/SourceMirror.js';
+import type { ComponentSettings, EnvironmentSettings } from '../settings.js';
 
 /** Which ref (and optionally which commit of it) a run plans; absent for the component's default ref. */
 export interface PlanSource {
@@ -37,7 +37,7 @@ export type Prepared =
   | { ok: false; status: 'blocked' | 'failed'; reason: string; needs?: string[]; ref?: string };
 
 /** The component's default ref: the first of its `refs`. */
-export function defaultRef(c: ComponentConfig): string | undefined {
+export function defaultRef(c: ComponentSettings): string | undefined {
   return c.source?.refs[0];
 }
 
@@ -53,8 +53,8 @@ export function inside(dir: string, ...parts: string[]): string | null {
  * that need: the next git bundle brings it.
  */
 export async function prepareSource(
-  c: ComponentConfig,
-  e: EnvironmentConfig,
+  c: ComponentSettings,
+  e: EnvironmentSettings,
   want: PlanSource,
   scratchPath: string,
   d: SourceDeps,

@@ -1,13 +1,13 @@
 import { refMatches, refNameProblem } from '@driftline/protocol';
-import type { AgentConfig, ComponentConfig } from '../../config.js';
 import type { CellRef } from '../schedule/CellScheduler.js';
+import type { ComponentSettings, PlanSettings } from '../settings.js';
 
 /**
  * Whether the local config lets (environment, component) be planned at `ref`: the cell is listed and,
  * for a ref, the component's code comes from a repository whose `source.refs` match it (DESIGN S3).
  */
 export function allowsRef(
-  config: AgentConfig,
+  config: Pick<PlanSettings, 'components'>,
   environment: string,
   component: string,
   ref?: string,
@@ -20,13 +20,13 @@ export function allowsRef(
 }
 
 /** The cell's ref key: undefined for the component's default ref (its cell is `environment/component`). */
-export function cellRefOf(c: ComponentConfig | undefined, ref: string | undefined): string | undefined {
+export function cellRefOf(c: ComponentSettings | undefined, ref: string | undefined): string | undefined {
   if (!ref || !c?.source || ref === c.source.refs[0]) return undefined;
   return ref;
 }
 
 /** Ref patterns per cell key, for the agent's facts (the hub learns which cells a ref touches). */
-export function refFacts(config: AgentConfig): Record<string, string[]> {
+export function refFacts(config: Pick<PlanSettings, 'components'>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const c of config.components)
     if (c.source) for (const e of c.environments) out[`${e.name}/${c.name}`] = [...c.source.refs];
@@ -35,7 +35,7 @@ export function refFacts(config: AgentConfig): Record<string, string[]> {
 
 /** The cells to plan when a repository's refs moved: every (component, environment) whose refs match. */
 export function cellsForNewHeads(
-  config: AgentConfig,
+  config: Pick<PlanSettings, 'components'>,
   repo: string,
   updated: Record<string, string>,
 ): CellRef[] {

@@ -1,5 +1,4 @@
 import type { PlanSummary } from '@driftline/protocol';
-import type { AgentConfig, ComponentConfig, EnvironmentConfig } from '../../config.js';
 import type { PlanFiles, StashedPlan } from '../../ports/PlanFiles.js';
 import type { GitInfo, GitProbe, ScratchSpace } from '../../ports/PlanWorkspace.js';
 import type { ProcessRunner } from '../../ports/ProcessRunner.js';
@@ -7,6 +6,7 @@ import type { SourceMirror } from '../../ports/SourceMirror.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
 import type { DeclaredVariable } from '../redact/declaredVariables.js';
 import { hmacFingerprint } from '../redact/maskValues.js';
+import type { ComponentSettings, PlanSettings } from '../settings.js';
 import { keyedPlanHash } from './applyDigest.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from './excerpt.js';
 import { type PlanSource, type ProviderNeeds, prepareSource } from './prepareSource.js';
@@ -77,17 +77,18 @@ export interface RunPlanResult {
   keptPlan?: StashedPlan;
 }
 
-export interface PlanTarget {
-  component: ComponentConfig;
-  environment: EnvironmentConfig;
+/** A configured (component, environment); `C` is the caller's component type (the parsed config's, or core's). */
+export interface PlanTarget<C extends ComponentSettings = ComponentSettings> {
+  component: C;
+  environment: C['environments'][number];
 }
 
 /** The configured (component, environment), or undefined: nothing outside the local config ever runs (S3). */
-export function findTarget(
-  config: AgentConfig,
+export function findTarget<C extends ComponentSettings>(
+  config: { components: C[] },
   component: string,
   environment: string,
-): PlanTarget | undefined {
+): PlanTarget<C> | undefined {
   const c = config.components.find((x) => x.name === component);
   const e = c?.environments.find((x) => x.name === environment);
   return c && e ? { component: c, environment: e } : undefined;
@@ -106,7 +107,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export async function runPlan(
   component: string,
   environment: string,
-  config: AgentConfig,
+  config: PlanSettings,
   deps: RunPlanDeps,
   opts: RunPlanOptions = {},
 ): Promise<RunPlanResult> {
@@ -133,7 +134,7 @@ export async function runPlan(
 
 async function runTarget(
   t: PlanTarget,
-  config: AgentConfig,
+  config: PlanSettings,
   deps: RunPlanDeps,
   opts: RunPlanOptions,
 ): Promise<RunPlanResult> {
@@ -187,7 +188,7 @@ async function runTarget(
 /** Plans in `where.dir` (the working directory or a checked-out commit), using `scratchPath` for files. */
 async function runIn(
   t: PlanTarget,
-  config: AgentConfig,
+  config: PlanSettings,
   deps: RunPlanDeps,
   opts: RunPlanOptions,
   where: { dir: string; ref?: string; git?: GitInfo },

@@ -1,5 +1,5 @@
-import type { ComponentConfig } from '../../config.js';
 import type { ProcessResult } from '../../ports/ProcessRunner.js';
+import type { ComponentSettings } from '../settings.js';
 import type { PlanTarget } from './runPlan.js';
 
 /** Arguments and outcomes of the plan tool's invocations. */
@@ -27,7 +27,7 @@ export const NO_JSON_FLAG = /flag provided but not defined: -json/;
  * OpenTofu), so an error excerpt can be built from their fields instead of from text that quotes values.
  */
 export function planArgs(
-  c: ComponentConfig,
+  c: ComponentSettings,
   varFiles: readonly string[],
   planFile: string,
   json: boolean,

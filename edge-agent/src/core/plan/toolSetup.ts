@@ -1,10 +1,10 @@
-import type { AgentConfig } from '../../config.js';
 import type { ProcessResult } from '../../ports/ProcessRunner.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
 import type { DeclaredVariable } from '../redact/declaredVariables.js';
 import { maskMode } from '../redact/maskValues.js';
 import { compileRules, type SecretRule } from '../redact/rules.js';
 import type { SecretValue } from '../redact/scan.js';
+import type { PlanSettings } from '../settings.js';
 import type { ToolOutput } from './excerpt.js';
 import { knownValues } from './knownValues.js';
 import { initModuleNeeds } from './moduleNeeds.js';
@@ -27,7 +27,7 @@ export interface ToolSetup {
 /** The environment, secret values and var files of one cell's run in `dir`. */
 export async function toolSetup(
   t: PlanTarget,
-  config: AgentConfig,
+  config: PlanSettings,
   deps: {
     baseEnv: Readonly<Record<string, string | undefined>>;
     varFiles?: VarFiles;
