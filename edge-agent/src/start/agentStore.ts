@@ -1,0 +1,18 @@
+import { join } from 'node:path';
+import { openSqliteLedger } from '../adapters/sqlite/openSqliteLedger.js';
+import type { AgentConfig } from '../config.js';
+
+/** The agent's ledger over `<dataDir>/agent.sqlite`, bounded as the config's `sync` section says. */
+export function openAgentStore(config: AgentConfig, now: () => number): ReturnType<typeof openSqliteLedger> {
+  return openSqliteLedger({
+    path: join(config.dataDir, 'agent.sqlite'),
+    site: config.site,
+    agent: config.agent,
+    maxDocBytes: config.sync.maxDocBytes,
+    maxDocChanges: config.sync.maxDocChanges,
+    maxQueueBytes: config.sync.maxQueueBytes,
+    resendAfterMs: config.sync.resendAfterS * 1000,
+    rejectedRetryMs: config.sync.rejectedRetryS * 1000,
+    now,
+  });
+}

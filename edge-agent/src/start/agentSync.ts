@@ -1,0 +1,75 @@
+import type { HttpUplink } from '../adapters/http/HttpUplink.js';
+import type { RunningPublications } from '../adapters/publications/startPublications.js';
+import type { AgentConfig } from '../config.js';
+import type { ApplyCoordinator } from '../core/apply/ApplyCoordinator.js';
+import type { AgentLedger } from '../core/ledger/AgentLedger.js';
+import { allowsRef, cellRefOf } from '../core/plan/refPolicy.js';
+import { findTarget } from '../core/plan/runPlan.js';
+import type { CellScheduler } from '../core/schedule/CellScheduler.js';
+import { SyncEngine } from '../core/sync/SyncEngine.js';
+import { SyncLoop } from '../core/sync/SyncLoop.js';
+import type { Logger } from '../ports/Logger.js';
+
+/**
+ * The sync engine over the agent's upstreams and the loop that drives it: plan requests from the hub go
+ * to the scheduler, blob manifests to the publications, approvals to the apply coordinator.
+ */
+export function agentSync(
+  config: AgentConfig,
+  deps: {
+    store: AgentLedger;
+    uplinks: HttpUplink[];
+    privateKey: CryptoKey;
+    hubPublicKey: CryptoKey;
+    scheduler: CellScheduler;
+    publications: RunningPublications;
+    applies: ApplyCoordinator;
+    newId: () => string;
+    now: () => number;
+    setTimer(ms: number, fn: () => void): () => void;
+    log: Logger;
+    onUploadProgress?(sha256: string, sent: number, total: number): void;
+  },
+): SyncLoop {
+  const { scheduler, log } = deps;
+  const engine = new SyncEngine({
+    site: config.site,
+    agent: config.agent,
+    store: deps.store,
+    uplinks: deps.uplinks,
+    privateKey: deps.privateKey,
+    hubPublicKey: deps.hubPublicKey,
+    allowsCell: (environment, component, ref) =>
+      findTarget(config, component, environment) !== undefined &&
+      allowsRef(config, environment, component, ref),
+    onPlanRequest: (req) => {
+      const ref = cellRefOf(findTarget(config, req.component, req.environment)?.component, req.ref);
+      scheduler.trigger(
+        {
+          component: req.component,
+          environment: req.environment,
+          ...(ref ? { ref } : {}),
+          ...(req.commit ? { commit: req.commit } : {}),
+        },
+        'request',
+      );
+    },
+    newBundleId: deps.newId,
+    now: deps.now,
+    lifetimeS: config.sync.bundleLifetimeS,
+    log,
+    onBlobManifest: (m) => deps.publications.announce(m),
+    onApproval: (a) => deps.applies.receive(a),
+  });
+  return new SyncLoop({
+    engine,
+    intervalMs: config.sync.intervalS * 1000,
+    holdS: config.sync.downlinkHoldS,
+    backoffBaseMs: config.sync.backoffBaseS * 1000,
+    backoffCapMs: config.sync.backoffCapS * 1000,
+    setTimer: deps.setTimer,
+    random: Math.random,
+    log,
+    onUploadProgress: deps.onUploadProgress,
+  });
+}

@@ -1,0 +1,39 @@
+import { tokenFromFile } from '@driftline/hop/client';
+import { readToken } from '../adapters/fs/agentKeys.js';
+import { HttpUplink } from '../adapters/http/HttpUplink.js';
+import type { SqliteUrlStorage } from '../adapters/tus/SqliteUrlStorage.js';
+import type { AgentConfig } from '../config.js';
+import type { Logger } from '../ports/Logger.js';
+
+/**
+ * The agent's upstreams: one `HttpUplink` each, and the same tokens for publication downloads. Each
+ * token file is read again when it changes (a rotated token), logged once: no restart (decision 240).
+ */
+export function agentUplinks(
+  config: AgentConfig,
+  deps: { urlStorage: SqliteUrlStorage; now: () => number; log: Logger },
+): { uplinks: HttpUplink[]; tokens: { url: string; token: string | (() => string) }[] } {
+  const { log } = deps;
+  const tokens = config.upstreams.map((u) => ({
+    url: u.url,
+    token: tokenFromFile(u.tokenFile, {
+      initial: readToken(u.tokenFile),
+      onChange: (path) =>
+        log.info({ upstream: u.url, tokenFile: path }, 'token file changed; using the new token'),
+      onProblem: (path, problem) => log.warn({ upstream: u.url, tokenFile: path }, `token file: ${problem}`),
+    }),
+  }));
+  const uplinks = tokens.map(
+    ({ url, token }) =>
+      new HttpUplink({
+        url,
+        token,
+        urlStorage: deps.urlStorage,
+        // Exchanges are timed with the agent's clock port, the one its results are stamped with.
+        now: deps.now,
+        source: `${config.site}/${config.agent}`,
+        trustedClock: config.clock === 'trusted',
+      }),
+  );
+  return { uplinks, tokens };
+}
