@@ -30,6 +30,7 @@
  */
 export { type ScopedBatch, type ScopeRefusal, scopeBatch } from './core/scope.js';
 export { actsFor, bearerToken } from './http/auth.js';
+export type { StampKey } from './http/clocks.js';
 export { exchangeTimes, PeerClocks } from './http/clocks.js';
 export { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 export { DownlinkWaiters } from './http/downlinkWaiters.js';
@@ -41,6 +42,13 @@ export { AUTH_CHALLENGE, RetryLaterError } from './http/refuse.js';
 export { hopLimitFields } from './limitsSchema.js';
 export { MemoryHopBackend } from './memory/MemoryHopBackend.js';
 export { createHopMetrics, type HopMetrics } from './metrics.js';
-export type { BlobReader, FinishedUpload, HopBackend, Peer, SourceClocks } from './ports/HopBackend.js';
+export type {
+  BlobReader,
+  Custody,
+  FinishedUpload,
+  HopBackend,
+  Peer,
+  SourceClocks,
+} from './ports/HopBackend.js';
 export { createHopServer, type HopServer, type HopServerOptions } from './server.js';
 export { isUploadPath, type Reserved, UPLOADS_PATH, type UploadOptions } from './tus/tusMount.js';

@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import { requirePeer } from './http/auth.js';
 import { serveBlob } from './http/blobRoute.js';
 import { getBundles, postBundles } from './http/bundleRoutes.js';
-import { exchangeTimes, PeerClocks } from './http/clocks.js';
+import { exchangeTimes, PeerClocks, type StampKey } from './http/clocks.js';
 import { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 import { errorMiddleware } from './http/errorMiddleware.js';
 import { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
@@ -44,6 +44,11 @@ export interface HopServerOptions extends ConnectionLimits {
    * delay a 5 s server timeout (Node's default) closes it before the request arrives ("socket hang up").
    */
   keepAliveTimeoutMs?: number;
+  /**
+   * This node's key: every exchange it serves is stamped with it (`driftline-stamp`), for the signed
+   * timing chain (docs/decisions/290-signed-hop-chain.md). Absent: times are sent unsigned, as before.
+   */
+  stamp?: StampKey;
   /** How often expired tus uploads are removed, ms. Default 1 hour; 0 turns it off. */
   uploadCleanupIntervalMs?: number;
   /**
@@ -99,7 +104,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   router.get('/v1/health', healthHandler(backend));
   router.get('/metrics', metricsRoute(metrics, backend, options.metrics));
   app.use(countRequests(metrics));
-  app.use(exchangeTimes(options.now ?? Date.now));
+  app.use(exchangeTimes(options.now ?? Date.now, options.stamp));
   app.use(errorMiddleware(logger, options.mapError));
   app.use(router.routes());
   app.use(

@@ -3,8 +3,8 @@ import type { RunningPublications } from '../adapters/publications/startPublicat
 import type { AgentConfig } from '../config.js';
 import type { ApplyCoordinator } from '../core/apply/ApplyCoordinator.js';
 import type { AgentLedger } from '../core/ledger/AgentLedger.js';
+import { findTarget } from '../core/plan/planTarget.js';
 import { allowsRef, cellRefOf } from '../core/plan/refPolicy.js';
-import { findTarget } from '../core/plan/runPlan.js';
 import type { CellScheduler } from '../core/schedule/CellScheduler.js';
 import { SyncEngine } from '../core/sync/SyncEngine.js';
 import { SyncLoop } from '../core/sync/SyncLoop.js';

@@ -7,7 +7,8 @@ import { FsPlanFiles } from '../../src/adapters/fs/FsPlanFiles.js';
 import { planDeps } from '../../src/adapters/planDeps.js';
 import { type AgentConfig, parseConfig } from '../../src/config.js';
 import { type ApplyResult, runApply } from '../../src/core/apply/runApply.js';
-import { findTarget, type RunPlanDeps, type RunPlanResult, runPlan } from '../../src/core/plan/runPlan.js';
+import { findTarget } from '../../src/core/plan/planTarget.js';
+import { type RunPlanDeps, type RunPlanResult, runPlan } from '../../src/core/plan/runPlan.js';
 import type { ContractTool } from './tools.js';
 
 const quiet = { info: () => {}, warn: () => {} };

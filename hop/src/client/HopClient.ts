@@ -3,10 +3,13 @@ import {
   answerSample,
   BATCH_CONTENT_TYPE,
   CLOCK_HEADER,
+  CLOCK_RECEIVED_HEADER,
+  CLOCK_REPLIED_HEADER,
   CLOCK_SENT_HEADER,
   type ClockEstimate,
   ClockFilter,
   CURSOR_HEADER,
+  CUSTODY_HEADER,
   decodeBatch,
   formatClock,
   formatSourceClocks,
@@ -16,6 +19,8 @@ import {
   PEER_PATH,
   type PeerInfo,
   PeerInfoSchema,
+  parseClockTime,
+  parseStamp,
   REFUSALS_HEADER,
   type Receipt,
   ReceiptsResponseSchema,
@@ -25,7 +30,9 @@ import {
   readCapped,
   readCappedText,
   SOURCE_CLOCKS_HEADER,
+  STAMP_HEADER,
   STATUS_PATH,
+  type StampedExchange,
   TRUSTED_CLOCK,
 } from '@driftline/protocol';
 import { compressBatch } from '../wire/compress.js';
@@ -83,6 +90,8 @@ export class HopClient {
   private readonly now: () => number;
   /** The caller's clock minus the upstream's, from the times of every exchange (NTP's clock filter). */
   private readonly filter = new ClockFilter();
+  /** The last exchanges the upstream stamped (decision 290), with their round trips. */
+  private readonly stamped: { x: StampedExchange; rttMs: number }[] = [];
   private readonly stopping = new AbortController();
 
   constructor(private readonly opts: HopClientOptions) {
@@ -101,6 +110,16 @@ export class HopClient {
   /** The caller's clock minus the upstream's; null before the first timed exchange. */
   clock(): ClockEstimate | null {
     return this.opts.trustedClock ? TRUSTED_CLOCK : this.filter.best(this.now());
+  }
+
+  /**
+   * Of the last 8 exchanges the upstream stamped, the one with the least round trip (as the clock
+   * filter picks): the term this client signs in its custody record. Null when the upstream stamps none.
+   */
+  stampedExchange(): StampedExchange | null {
+    let best: { x: StampedExchange; rttMs: number } | null = null;
+    for (const s of this.stamped) if (!best || s.rttMs < best.rttMs) best = s;
+    return best?.x ?? null;
   }
 
   /** Ends every request in progress and refuses new ones (shutdown): they fail `aborted`. */
@@ -132,8 +151,18 @@ export class HopClient {
         signal: this.signal(signal),
       });
       // fetch resolves when the answer's headers arrive: t3, before any body is read.
-      const sample = answerSample(t0, res.headers, this.now());
-      if (sample) this.filter.add(sample);
+      const t3 = this.now();
+      const sample = answerSample(t0, res.headers, t3);
+      if (sample) {
+        this.filter.add(sample);
+        const stamp = parseStamp(res.headers.get(STAMP_HEADER));
+        const t1 = parseClockTime(res.headers.get(CLOCK_RECEIVED_HEADER));
+        const t2 = parseClockTime(res.headers.get(CLOCK_REPLIED_HEADER));
+        if (stamp && t1 !== null && t2 !== null) {
+          this.stamped.push({ x: { t: [t0, t1, t2, t3], ...stamp }, rttMs: sample.rttMs });
+          if (this.stamped.length > 8) this.stamped.shift();
+        }
+      }
       if (res.ok) return { ok: true, value: res };
       return answered(res.status, await readCappedText(res, ERROR_BODY_CAP));
     } catch (e) {
@@ -152,11 +181,12 @@ export class HopClient {
   /**
    * `POST /v1/bundles` with an encoded batch (protocol's `encodeBatch`), brotli-compressed. `sources`:
    * each bundle source's clock minus the caller's, for the upstream to compose with its own. `count`,
-   * when given, is how many receipts the answer must hold. `bytes` is what went on the wire.
+   * when given, is how many receipts the answer must hold. `custody`: the batch's signed timing records
+   * (`formatCustody`, decision 290). `bytes` is what went on the wire.
    */
   async postBatch(
     batch: Uint8Array,
-    opts: { sources?: ReadonlyMap<string, ClockEstimate>; count?: number } = {},
+    opts: { sources?: ReadonlyMap<string, ClockEstimate>; count?: number; custody?: string } = {},
   ): Promise<HopResult<{ receipts: Receipt[]; bytes: number }>> {
     const body = compressBatch(batch);
     const sources = opts.sources && opts.sources.size > 0 ? formatSourceClocks(opts.sources) : '';
@@ -166,6 +196,7 @@ export class HopClient {
         'content-type': BATCH_CONTENT_TYPE,
         'content-encoding': 'br',
         ...(sources ? { [SOURCE_CLOCKS_HEADER]: sources } : {}),
+        ...(opts.custody ? { [CUSTODY_HEADER]: opts.custody } : {}),
       },
       body,
     });

@@ -35,7 +35,12 @@ export async function postBundles(
   metrics.bytesIn.inc({ peer: peer.name }, body.length);
   const batch = decodeBatch(body, limits.maxBundlesPerBatch);
   if (!batch.ok) throw new WireError(batch.error.code, batch.error.message);
-  const receipts = await backend.accept(peer, batch.value, clocks?.sourcesOf(peer, ctx));
+  const receipts = await backend.accept(
+    peer,
+    batch.value,
+    clocks?.sourcesOf(peer, ctx),
+    clocks?.custodyOf(peer, ctx),
+  );
   ctx.body = { receipts };
 }
 

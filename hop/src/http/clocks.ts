@@ -4,31 +4,47 @@ import {
   CLOCK_REPLIED_HEADER,
   CLOCK_SENT_HEADER,
   type ClockEstimate,
+  CUSTODY_HEADER,
   composeClocks,
+  formatStamp,
   parseClock,
   parseClockTime,
+  parseCustody,
   parseSourceClocks,
   SOURCE_CLOCKS_HEADER,
+  STAMP_HEADER,
+  stampBytes,
   TRUSTED_CLOCK,
 } from '@driftline/protocol';
 import type { Context, Middleware } from 'koa';
-import type { Peer, SourceClocks } from '../ports/HopBackend.js';
+import type { Custody, Peer, SourceClocks } from '../ports/HopBackend.js';
+
+/** A node's own key for stamping the exchanges it serves (docs/decisions/290-signed-hop-chain.md). */
+export interface StampKey {
+  /** `ed25519:…`, as enrolled upstream of the clients. */
+  publicKey: string;
+  sign(data: Uint8Array): Uint8Array | Promise<Uint8Array>;
+}
 
 /**
  * Stamps the server's side of an exchange (`t1` when the request arrived, `t2` when the answer leaves)
  * on the answer to every request that carried the client's send time `t0`; other requests are answered
- * as before.
+ * as before. With `stamp`, it also signs `t0, t1, t2` (`driftline-stamp`), so a hop between this node
+ * and its client cannot rewrite them unnoticed.
  */
-export function exchangeTimes(now: () => number): Middleware {
+export function exchangeTimes(now: () => number, stamp?: StampKey): Middleware {
   return async (ctx, next) => {
     const t1 = now();
-    const asked = parseClockTime(ctx.get(CLOCK_SENT_HEADER)) !== null;
+    const t0 = parseClockTime(ctx.get(CLOCK_SENT_HEADER));
     try {
       await next();
     } finally {
-      if (asked) {
+      if (t0 !== null) {
+        const t2 = now();
         ctx.set(CLOCK_RECEIVED_HEADER, String(t1));
-        ctx.set(CLOCK_REPLIED_HEADER, String(now()));
+        ctx.set(CLOCK_REPLIED_HEADER, String(t2));
+        if (stamp)
+          ctx.set(STAMP_HEADER, formatStamp(stamp.publicKey, await stamp.sign(stampBytes(t0, t1, t2))));
       }
     }
   };
@@ -61,6 +77,11 @@ export class PeerClocks {
       this.note(ctx.state.peer as Peer, ctx);
       await next();
     };
+  }
+
+  /** The custody records of a `POST /v1/bundles` and the posting peer's own clock minus this node's. */
+  custodyOf(peer: Peer, ctx: Context): Custody {
+    return { records: parseCustody(ctx.get(CUSTODY_HEADER)), peerClock: this.byPeer.get(peer.name) ?? null };
   }
 
   /**

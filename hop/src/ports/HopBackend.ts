@@ -20,9 +20,15 @@ export interface HopBackend {
    * Resolves only after the node's durable commit (D1): one receipt per bundle, in order.
    * Duplicates answer `duplicate`, never a second copy (D2). Out of disk: throw `WireError('insufficient-storage')`
    * with nothing half-written. `clocks` gives each bundle source's clock minus this node's, when the
-   * path told it (docs/decisions/070-clock-offsets.md); a backend may ignore it.
+   * path told it (docs/decisions/070-clock-offsets.md); a backend may ignore it. `custody`: the batch's
+   * signed timing records (decision 290); a backend may ignore them too.
    */
-  accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]>;
+  accept(
+    peer: Peer,
+    bundles: readonly Uint8Array[],
+    clocks?: SourceClocks,
+    custody?: Custody,
+  ): Promise<Receipt[]>;
 
   /** Bundles addressed to `query.for` after `query.after`, at least once; `cursor` goes back as `after` next time. */
   downlink(peer: Peer, query: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }>;
@@ -66,6 +72,16 @@ export interface HopBackend {
  * bundle came (docs/decisions/070-clock-offsets.md), or null when some hop of it gave no estimate.
  */
 export type SourceClocks = (source: string) => ClockEstimate | null;
+
+/**
+ * The signed timing chain of a batch (docs/decisions/290-signed-hop-chain.md): its `driftline-custody`
+ * records, still unread and unverified, and the posting peer's own clock minus this node's (its
+ * `driftline-clock`, on its own authenticated connection), which the last term of a chain needs.
+ */
+export interface Custody {
+  records: string[];
+  peerClock: ClockEstimate | null;
+}
 
 /** A downstream peer, identified by its token. */
 export interface Peer {

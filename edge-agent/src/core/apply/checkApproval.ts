@@ -8,7 +8,7 @@ import {
 } from '@driftline/protocol';
 import type { ApplyRecord } from '../../ports/ApplyStore.js';
 import type { KeptPlan } from '../../ports/PlanFiles.js';
-import { findTarget, type PlanTarget } from '../plan/runPlan.js';
+import { findTarget, type PlanTarget } from '../plan/planTarget.js';
 import type { ApplySettings, PlanSettings } from '../settings.js';
 
 /** What checking an approval needs: the agent's identity, clock, config and what it keeps. */

@@ -1,8 +1,9 @@
 import type { KeptPlan } from '../../ports/PlanFiles.js';
 import type { ProcessResult } from '../../ports/ProcessRunner.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from '../plan/excerpt.js';
+import type { PlanTarget } from '../plan/planTarget.js';
 import { prepareSource } from '../plan/prepareSource.js';
-import type { PlanTarget, RunPlanDeps } from '../plan/runPlan.js';
+import type { RunPlanDeps } from '../plan/runPlan.js';
 import { errorName, failureReason } from '../plan/toolArgs.js';
 import { offlineInit, toolSetup } from '../plan/toolSetup.js';
 import type { PlanSettings } from '../settings.js';

@@ -6,9 +6,10 @@ import type { SourceMirror } from '../../ports/SourceMirror.js';
 import type { VarFiles } from '../../ports/VarFiles.js';
 import type { DeclaredVariable } from '../redact/declaredVariables.js';
 import { hmacFingerprint } from '../redact/maskValues.js';
-import type { ComponentSettings, PlanSettings } from '../settings.js';
+import type { PlanSettings } from '../settings.js';
 import { keyedPlanHash } from './applyDigest.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from './excerpt.js';
+import { findTarget, type PlanTarget } from './planTarget.js';
 import { type PlanSource, type ProviderNeeds, prepareSource } from './prepareSource.js';
 import { parsePlanText, redactionFailed, sealSummary, summarisePlan } from './summarisePlan.js';
 import { errorName, failureReason, fill, NO_JSON_FLAG, planArgs } from './toolArgs.js';
@@ -75,23 +76,6 @@ export interface RunPlanResult {
   excerptWithheld?: string;
   /** The saved plan file, kept out of scratch space (`keepPlanFile`): adopt it under the run's id or discard it. */
   keptPlan?: StashedPlan;
-}
-
-/** A configured (component, environment); `C` is the caller's component type (the parsed config's, or core's). */
-export interface PlanTarget<C extends ComponentSettings = ComponentSettings> {
-  component: C;
-  environment: C['environments'][number];
-}
-
-/** The configured (component, environment), or undefined: nothing outside the local config ever runs (S3). */
-export function findTarget<C extends ComponentSettings>(
-  config: { components: C[] },
-  component: string,
-  environment: string,
-): PlanTarget<C> | undefined {
-  const c = config.components.find((x) => x.name === component);
-  const e = c?.environments.find((x) => x.name === environment);
-  return c && e ? { component: c, environment: e } : undefined;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,6 +1,6 @@
 import type { ProcessResult } from '../../ports/ProcessRunner.js';
 import type { ComponentSettings } from '../settings.js';
-import type { PlanTarget } from './runPlan.js';
+import type { PlanTarget } from './planTarget.js';
 
 /** Arguments and outcomes of the plan tool's invocations. */
 

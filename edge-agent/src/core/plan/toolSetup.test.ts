@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../config.js';
 import { buildErrorExcerpt } from './excerpt.js';
-import { findTarget } from './runPlan.js';
+import { findTarget } from './planTarget.js';
 import { toolSetup } from './toolSetup.js';
 
 function setup(redaction: string) {

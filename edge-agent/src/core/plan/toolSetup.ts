@@ -8,8 +8,8 @@ import type { PlanSettings } from '../settings.js';
 import type { ToolOutput } from './excerpt.js';
 import { knownValues } from './knownValues.js';
 import { initModuleNeeds } from './moduleNeeds.js';
+import type { PlanTarget } from './planTarget.js';
 import { initArgs, initNeeds, offlineCliConfig, type ProviderNeeds } from './prepareSource.js';
-import type { PlanTarget } from './runPlan.js';
 import { failureReason } from './toolArgs.js';
 
 /** What every run of the tool in one cell starts from (plan and apply alike). */
