@@ -140,6 +140,21 @@ describe('agent sync over the hop API', () => {
     expect(ok.kind === 'pushed' && ok.upstream).toBe(hub.url);
   });
 
+  it('a downlink pull tells status which upstream is down and which answers, with no push at all', async () => {
+    const hub = await TestHub.start(agentKeys.publicKey);
+    cleanup.push(() => hub.close());
+    const two = await setup({ upstreams: ['http://127.0.0.1:9', hub.url], hub });
+    const r = await two.engine.pullOnce();
+    expect(r.upstream).toBe(hub.url);
+    const [dead, live] = ['http://127.0.0.1:9', hub.url].map((u) =>
+      two.store.status().upstreams.find((x) => x.url === u),
+    );
+    expect(dead?.consecutiveFailures).toBe(1);
+    expect(dead?.lastError).toContain('unreachable');
+    expect(live?.consecutiveFailures).toBe(0);
+    expect(live?.lastOkAt).not.toBeNull();
+  });
+
   it('probes before building a batch while idle since start: the document stays closed until an upstream answers', async () => {
     const { hub, store, engine } = await setup({ upstreams: ['http://127.0.0.1:9'] });
     store.updateFacts({ version: '0.1.0', cadenceS: { 'prod/network': 900 } });

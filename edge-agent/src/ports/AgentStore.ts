@@ -155,6 +155,12 @@ export interface AgentStore {
     sentAt?: number;
   }): void;
   recordPushFailure(upstream: string, error: string): void;
+  /**
+   * What a downlink pull learnt of `upstream`: it answered (`error` null) or not. Written when it
+   * changes what `status` shows (a failure, the first answer after failures, or a minute since the last
+   * ok), not per held pull.
+   */
+  recordPullResult(upstream: string, error: string | null): void;
   applyAck(ack: AckPayload): AckResult;
   /**
    * Records a hub rejection of this agent's bundles and forgets what relays receipted, so the next push

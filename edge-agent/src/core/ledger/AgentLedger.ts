@@ -327,6 +327,17 @@ export class AgentLedger implements AgentStore, ApplyStore {
     this.commit(w);
   }
 
+  recordPullResult(upstream: string, error: string | null): void {
+    const row = this.storage.upstream(upstream);
+    const now = this.opts.now();
+    const fresh =
+      row && row.consecutiveFailures === 0 && row.lastOkAt !== null && now - row.lastOkAt < 60_000;
+    if (error === null && fresh) return;
+    const w: AgentWriteSet = {};
+    upstreamResult(w, row, upstream, error, now);
+    this.commit(w);
+  }
+
   applyAck(ack: AckPayload): AckResult {
     const { w, result } = ackWrites(this.storage, this.docs, ack, this.opts, this.opts.now());
     this.commit(w);

@@ -206,8 +206,10 @@ export class SyncEngine {
       const r = await up.pullDownlink(this.deps.site, cursor, hold);
       if (!r.ok) {
         out.errors.push(`${up.url}: ${r.error}`);
+        this.deps.store.recordPullResult(up.url, r.error);
         continue;
       }
+      this.deps.store.recordPullResult(up.url, null);
       out.upstream = up.url;
       if (r.value.held) out.held = true;
       for (const bytes of r.value.bundles) await this.handleDownlink(bytes, out, up.url);
