@@ -350,7 +350,10 @@ export const ApprovalJourneySchema = z.object({
   approvedAt: z.iso.datetime(),
   expiresAt: z.iso.datetime(),
   submittedAt: z.iso.datetime(),
-  /** When a relay (or the agent) pulled it from the hub's downlink. */
+  /**
+   * When it arrived: for an agent that confirms what it receives, the time its own record says (decision
+   * 300); for an older agent, when a relay (or the agent) pulled it from the hub's downlink.
+   */
   deliveredAt: z.iso.datetime().nullable(),
   /** The agent's state for the approved run (absent until the agent reports). */
   state: z.enum([
@@ -367,6 +370,13 @@ export const ApprovalJourneySchema = z.object({
   startedAt: z.iso.datetime().nullable(),
   finishedAt: z.iso.datetime().nullable(),
   nextRunId: z.string().nullable(),
+  /**
+   * For an agent that confirms what it receives: when its word that the approval arrived is due (decision
+   * 300). Absent for an older agent and from older hubs.
+   */
+  confirmBy: z.iso.datetime().optional(),
+  /** Past `confirmBy` and the agent has not named it: the hub sends it again. */
+  unconfirmed: z.boolean().optional(),
 });
 export type ApprovalJourney = z.infer<typeof ApprovalJourneySchema>;
 export const ApprovalsResponseSchema = z.object({ approvals: z.array(ApprovalJourneySchema) });

@@ -10,6 +10,7 @@ import type { Clock } from '../ports/Clock.js';
 import type { ApprovalRow, PeopleStore, ReadStore, RunRow } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';
 import { toJourney } from './approvalJourney.js';
+import { confirmBy } from './confirmBy.js';
 
 /** Longest an approval may stay on the downlink: its expiry may be at most this far ahead. */
 export const MAX_APPROVAL_LIFETIME_MS = 90 * 86_400_000;
@@ -32,14 +33,19 @@ const fail = (message: string, code: Fail['code'] = 'unprocessable'): Fail => ({
 export class Approvals {
   constructor(
     private readonly d: {
-      store: PeopleStore & Pick<ReadStore, 'getRun' | 'listAgents'>;
+      store: PeopleStore & Pick<ReadStore, 'getRun' | 'listAgents' | 'listSites'>;
       clock: Clock;
       ids: IdGen;
       hubPrivateKey: CryptoKey;
       /** The hub's public key (`ed25519:…`): an approval signed with it is refused. */
       hubPublicKeyText: string;
+      /** Contact interval assumed for an agent that declares none, seconds. */
+      defaultContactIntervalS?: number | null;
     },
   ) {}
+
+  /** When each unconfirmed approval was last sent again (this process; a restart sends each once more). */
+  private readonly lastSent = new Map<string, number>();
 
   /** Checks and queues `value` (an `Approval` as JSON data) submitted by the user `by`. */
   async submit(value: unknown, by: string): Promise<SubmitResult> {
@@ -74,8 +80,8 @@ export class Approvals {
         return fail(`approval id ${c.approvalId} is already used by another approval`, 'conflict');
       return { ok: true, journey: await this.journeyOf(existing), created: false };
     }
-    if ((await store.listAgents(c.site)).length === 0)
-      return fail(`approval refused: site '${c.site}' has no enrolled agent`);
+    const agents = await store.listAgents(c.site);
+    if (agents.length === 0) return fail(`approval refused: site '${c.site}' has no enrolled agent`);
     const run = await store.getRun(c.runId);
     if (!run || run.site !== c.site)
       return fail(`approval refused: no run '${c.runId}' at site '${c.site}' (see GET /api/runs/${c.runId})`);
@@ -96,13 +102,72 @@ export class Approvals {
       submittedBy: by,
       submittedAt: now,
       deliveredAt: null,
+      signature: a.signature,
+      ...confirmBy(
+        agents.find((x) => x.agent === run.agent),
+        now,
+        this.d.defaultContactIntervalS,
+      ),
     };
+    await store.commit({ approvals: [row], downlink: [await this.downlinkRow(a, run.agent, now)] });
+    return { ok: true, journey: await this.journeyOf(row), created: true };
+  }
+
+  /**
+   * Sends again every approval its agent has not confirmed (decision 300): not named in the agent's
+   * record past its `confirmBy`, it goes on the downlink once more (a new bundle replacing the old row,
+   * the same approval: the agent counts an approval id once) every span it had to confirm. Reads at most
+   * `MAX_JOURNEYS` approvals per site. Answers the approvals sent again.
+   */
+  async resendUnconfirmed(): Promise<ApprovalRow[]> {
+    const { store, clock } = this.d;
+    const now = clock.now();
+    const out: ApprovalRow[] = [];
+    const open = new Set<string>();
+    for (const site of await store.listSites()) {
+      for (const r of await store.listApprovals({ site: site.site, limit: MAX_JOURNEYS })) {
+        if (r.deliveredAt !== null || r.confirmBy == null || !r.signature || r.expiresAt <= now) continue;
+        open.add(r.approvalId);
+        if (now < r.confirmBy) continue;
+        const last = this.lastSent.get(r.approvalId);
+        if (last !== undefined && now - last < r.confirmBy - r.submittedAt) continue;
+        const run = await store.getRun(r.runId);
+        if (!run) continue;
+        this.lastSent.set(r.approvalId, now);
+        out.push(r);
+        const approval: Approval = {
+          claims: {
+            v: 1,
+            approvalId: r.approvalId,
+            site: r.site as Approval['claims']['site'],
+            environment: r.environment,
+            component: r.component,
+            ref: r.ref,
+            commit: r.commit,
+            runId: r.runId as Approval['claims']['runId'],
+            planFileSha256: r.planFileSha256 as Approval['claims']['planFileSha256'],
+            approvedAt: r.approvedAt,
+            expiresAt: r.expiresAt,
+          },
+          approver: r.approver,
+          signature: r.signature,
+        };
+        await store.commit({ downlink: [await this.downlinkRow(approval, run.agent, now)] });
+      }
+    }
+    for (const id of this.lastSent.keys()) if (!open.has(id)) this.lastSent.delete(id);
+    return out;
+  }
+
+  /** The approval's control bundle, signed by the hub, as a downlink row (replacing any earlier one). */
+  private async downlinkRow(a: Approval, agent: string, now: number) {
+    const c = a.claims;
     const bytes = await encodeBundle(
       {
         id: this.d.ids.next(),
         kind: 'control',
         source: 'hub',
-        destination: { site: c.site, agent: asAgentId(run.agent) },
+        destination: { site: c.site, agent: asAgentId(agent) },
         created: now,
         lifetimeS: Math.max(1, Math.ceil((c.expiresAt - now) / 1000)),
         priority: 'control',
@@ -110,23 +175,17 @@ export class Approvals {
       { type: 'approval', site: c.site, approval: a },
       this.d.hubPrivateKey,
     );
-    await store.commit({
-      approvals: [row],
-      downlink: [
-        {
-          site: c.site,
-          agent: run.agent,
-          kind: 'control',
-          docId: null,
-          requestId: c.approvalId,
-          // The same approval queued twice (a race past the check above) stays one row.
-          replaceKey: `approval:${c.approvalId}`,
-          bytes,
-          expiresAt: c.expiresAt,
-        },
-      ],
-    });
-    return { ok: true, journey: await this.journeyOf(row), created: true };
+    return {
+      site: c.site,
+      agent,
+      kind: 'control' as const,
+      docId: null,
+      requestId: c.approvalId,
+      // The same approval queued twice (a race past the check above) stays one row.
+      replaceKey: `approval:${c.approvalId}`,
+      bytes,
+      expiresAt: c.expiresAt,
+    };
   }
 
   /** The journeys of a site's approvals (of one run when given), oldest first. */
@@ -136,18 +195,20 @@ export class Approvals {
     if (rows.length === 0) return [];
     const applies = await store.listApplies(site, [...new Set(rows.map((r) => r.runId))]);
     const approvers = await store.listApprovers();
+    const now = this.d.clock.now();
     return rows.map((r) =>
       toJourney(
         r,
         applies.find((x) => x.runId === r.runId),
         approvers,
+        now,
       ),
     );
   }
 
   private async journeyOf(row: ApprovalRow): Promise<ApprovalJourney> {
     const [apply] = await this.d.store.listApplies(row.site, [row.runId]);
-    return toJourney(row, apply, await this.d.store.listApprovers());
+    return toJourney(row, apply, await this.d.store.listApprovers(), this.d.clock.now());
   }
 }
 

@@ -11,6 +11,9 @@ import {
 import type { Clock } from '../ports/Clock.js';
 import type { AgentRow, PlanRequestRow, ReadStore, StoreWrites } from '../ports/HubStore.js';
 import type { IdGen } from '../ports/IdGen.js';
+import { confirmBy } from './confirmBy.js';
+
+export { CONFIRM_WINDOWS } from './confirmBy.js';
 
 export type CreateResult =
   | { ok: true; request: PlanRequestRow }
@@ -146,20 +149,6 @@ export class PlanRequests {
       expiresAt: row.expiresAt,
     };
   }
-}
-
-/** Contact intervals an agent has to confirm a request before it counts as `unconfirmed` (decision 230). */
-export const CONFIRM_WINDOWS = 3;
-
-/** `confirmBy` for a request to `agent`: none for an agent that does not confirm (an older one). */
-function confirmBy(
-  agent: AgentRow | undefined,
-  now: number,
-  defaultContactIntervalS: number | null | undefined,
-) {
-  if (agent?.confirmsRequests !== true) return {};
-  const intervalS = agent.contactIntervalS ?? defaultContactIntervalS ?? 3600;
-  return { confirmBy: now + CONFIRM_WINDOWS * Math.max(1, intervalS) * 1000 };
 }
 
 const allows = (a: AgentRow, key: string, ref: string) =>

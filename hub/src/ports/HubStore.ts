@@ -188,7 +188,9 @@ export interface IngestStore
     Pick<
       ReadStore,
       'getAgent' | 'getCells' | 'getCell' | 'getRefCell' | 'getSite' | 'getPlanRequest' | 'listPlanRequests'
-    > {
+    >,
+    /** An approval the agent's apply record names is delivered by its word (decision 300). */
+    Pick<PeopleStore, 'getApproval'> {
   hasBundle(id: string): Promise<boolean>;
   /** A document's stored chunks in order: the first is a whole `save()` once one was stored. */
   docChunks(docId: string): Promise<Uint8Array[]>;

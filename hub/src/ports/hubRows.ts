@@ -293,8 +293,15 @@ export interface ApprovalRow {
   /** The user who submitted it. */
   submittedBy: string;
   submittedAt: number;
-  /** When a relay (or the agent) pulled its control bundle from the downlink; null until then. */
+  /**
+   * When it arrived, null until then: for an agent that confirms what it receives, the time its record
+   * names it (hub clock; decision 300); for an older agent, when a relay pulled its control bundle.
+   */
   deliveredAt: number | null;
+  /** When the agent's word is due (an agent that confirms; decision 300): sent again past it. */
+  confirmBy?: number;
+  /** The approver's signature (base64url), kept so the hub can send the approval again. */
+  signature?: string;
 }
 
 /** The agent's `applies[runId]` as the hub last read it; agent times corrected to hub time. */

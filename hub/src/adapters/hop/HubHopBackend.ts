@@ -120,9 +120,11 @@ export class HubHopBackend implements HopBackend {
       const agentSays = req ? (await store.getAgent(req.site, req.agent))?.confirmsRequests === true : false;
       if (req?.state === 'pending' && !agentSays)
         delivered.push({ ...req, state: 'delivered', deliveredAt: now });
-      // An approval's control bundle carries its approval id as the row's request id.
+      // An approval's control bundle carries its approval id as the row's request id. Likewise, an agent
+      // that confirms says itself when an approval arrived (its apply record, decision 300).
       const approval = req ? null : await store.getApproval(r.requestId);
-      if (approval && approval.deliveredAt === null) approvals.push({ ...approval, deliveredAt: now });
+      if (approval && approval.deliveredAt === null && approval.confirmBy == null)
+        approvals.push({ ...approval, deliveredAt: now });
     }
     if (delivered.length + approvals.length > 0) {
       // Only the first pull moves them (another hub may serve another relay of the site): announced once.

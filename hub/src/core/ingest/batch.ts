@@ -1,6 +1,7 @@
 import { type Receipt, siteCellKey } from '@driftline/protocol';
 import type {
   AgentRow,
+  ApprovalRow,
   CellKeyQuery,
   CellRow,
   IngestStore,
@@ -57,6 +58,8 @@ export class Batch {
   readonly poisoned = new Set<string>();
   readonly deliveries: Committed['deliveries'] = [];
   readonly applies: NonNullable<WriteSet['applies']> = [];
+  /** Approvals this batch marks delivered by the agent's word (decision 300), by approval id. */
+  readonly approvals = new Map<string, ApprovalRow>();
   /** Refusals of bundles that name their agent: answered on the downlink (DESIGN step 8). */
   readonly refusals: Refusal[] = [];
   /** One receipt per bundle, by its index in the batch; null until a step decides. */

@@ -16,6 +16,7 @@ export async function commitBatch(store: StoreWrites, replicas: DocReplicas, b: 
       sites: [...b.sites.values()],
       planRequests: [...b.doneRequests.values()],
       applies: b.applies,
+      approvals: [...b.approvals.values()],
     });
   } catch (e) {
     replicas.forget(b.touchedDocs.keys());

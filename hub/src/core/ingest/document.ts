@@ -1,5 +1,6 @@
 import { applyRows } from '../applyRows.js';
 import type { IngestDeps } from '../ingestTypes.js';
+import { recordApprovalWords } from './approvalWords.js';
 import type { Batch } from './batch.js';
 import { noteConfirmations, recordConfirmations } from './confirmations.js';
 import { type PathClocks, recordContact } from './contact.js';
@@ -73,6 +74,7 @@ export async function ingestDocument(
   if (out.applies !== undefined) {
     const a = applyRows(site, agent, out.applies, offsetMs ?? 0);
     b.applies.push(...a.rows);
+    await recordApprovalWords(b, site, agent, a.rows);
     if (a.invalid.length > 0)
       d.log.warn({ docId, invalid: a.invalid }, 'skipped apply records that fail their schema');
   }
