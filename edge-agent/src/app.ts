@@ -65,7 +65,12 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     loadHubKey(config.hubPublicKeyFile),
   ]);
   const { ledger: store, db } = openAgentStore(config, now);
-  const { uplinks, tokens } = agentUplinks(config, { urlStorage: new SqliteUrlStorage(db), now, log });
+  const { uplinks, tokens } = agentUplinks(config, {
+    urlStorage: new SqliteUrlStorage(db),
+    now,
+    log,
+    privateKey,
+  });
   const newId = monotonicUlid(now, cryptoRandomBytes);
   const hubKeyInApprovers = await hubKeyProblem(config, hubPublicKey);
   if (hubKeyInApprovers) {

@@ -11,7 +11,7 @@ import type { Logger } from '../ports/Logger.js';
  */
 export function agentUplinks(
   config: AgentConfig,
-  deps: { urlStorage: SqliteUrlStorage; now: () => number; log: Logger },
+  deps: { urlStorage: SqliteUrlStorage; now: () => number; log: Logger; privateKey?: CryptoKey },
 ): { uplinks: HttpUplink[]; tokens: { url: string; token: string | (() => string) }[] } {
   const { log } = deps;
   const tokens = config.upstreams.map((u) => ({
@@ -33,6 +33,8 @@ export function agentUplinks(
         now: deps.now,
         source: `${config.site}/${config.agent}`,
         trustedClock: config.clock === 'trusted',
+        // the agent signs its own clock term with its key (decision 290)
+        ...(deps.privateKey ? { signKey: deps.privateKey } : {}),
       }),
   );
   return { uplinks, tokens };

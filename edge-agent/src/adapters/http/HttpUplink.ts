@@ -1,5 +1,15 @@
 import { HopClient, type HopFailure } from '@driftline/hop/client';
-import { type ClockEstimate, type Receipt, type RelayRefusal, TRUSTED_CLOCK } from '@driftline/protocol';
+import {
+  bundleRef,
+  type ClockEstimate,
+  decodeBatch,
+  formatCustody,
+  type Receipt,
+  type RelayRefusal,
+  signBytes,
+  signCustodyRecord,
+  TRUSTED_CLOCK,
+} from '@driftline/protocol';
 import type { UrlStorage } from 'tus-js-client';
 import type { BlobToUpload, Uplink, UplinkResult } from '../../ports/Uplink.js';
 
@@ -28,7 +38,15 @@ export interface HttpUplinkOptions {
   source?: string;
   /** The agent's clock is disciplined (config `clock: trusted`): it reports `trusted`, never an offset. */
   trustedClock?: boolean;
+  /**
+   * The agent's own key: with `source`, each batch carries the agent's signed custody record (its
+   * stamped exchange with the upstream, the bundles it covers; docs/decisions/290-signed-hop-chain.md).
+   */
+  signKey?: CryptoKey;
 }
+
+/** Most bundles one record names (a record stays well under the header's cap). */
+const MAX_RECORD_BUNDLES = 128;
 
 /** A hop client failure as the agent's port states it (`error` is the message a person reads). */
 const asUplink = (f: HopFailure): UplinkResult<never> => ({
@@ -70,8 +88,39 @@ export class HttpUplink implements Uplink {
     const sources = this.opts.source
       ? new Map([[this.opts.source, this.opts.trustedClock ? TRUSTED_CLOCK : ZERO]])
       : undefined;
-    const r = await this.client.postBatch(batch, sources ? { sources } : {});
+    const custody = await this.custodyRecord(batch);
+    const r = await this.client.postBatch(batch, {
+      ...(sources ? { sources } : {}),
+      ...(custody ? { custody } : {}),
+    });
     return r.ok ? { ok: true, value: r.value.receipts } : asUplink(r);
+  }
+
+  /**
+   * The agent's signed record for a batch: the exchange with the upstream it measured (stamped by that
+   * upstream), or `trusted`. None before the upstream stamped an exchange (an older relay, or the first
+   * push): the hub then bounds the plain estimate as before (decision 230).
+   */
+  private async custodyRecord(batch: Uint8Array): Promise<string | null> {
+    const { signKey, source } = this.opts;
+    const up = this.client.stampedExchange();
+    if (!signKey || !source || (!up && !this.opts.trustedClock)) return null;
+    const bundles = decodeBatch(batch);
+    if (!bundles.ok || bundles.value.length === 0) return null;
+    const refs = await Promise.all(bundles.value.slice(0, MAX_RECORD_BUNDLES).map(bundleRef));
+    const record = await signCustodyRecord(
+      {
+        v: 1,
+        role: 'agent',
+        signer: source,
+        at: (this.opts.now ?? Date.now)(),
+        up,
+        ...(this.opts.trustedClock ? { trusted: true as const } : {}),
+        bundles: refs,
+      },
+      (data) => signBytes(signKey, data),
+    );
+    return formatCustody([record]) || null;
   }
 
   async pullDownlink(
