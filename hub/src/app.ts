@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createHopServer, type HopServer } from '@driftline/hop';
 import { listenAs } from '@driftline/hop/config';
-import { type HubEvent, WireError } from '@driftline/protocol';
+import { type HubEvent, type PlanRequest, WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { DiskCap } from './adapters/fs/DiskCap.js';
@@ -10,17 +10,12 @@ import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { loadOrCreateSecret } from './adapters/fs/secretFile.js';
 import { HubHopBackend } from './adapters/hop/HubHopBackend.js';
 import { peerMayRead } from './adapters/hop/peerMayRead.js';
-import { apiRouter } from './adapters/http/apiRouter.js';
 import { type ApiServer, createApiServer } from './adapters/http/apiServer.js';
-import { approvalsRouter } from './adapters/http/approvalsRouter.js';
 import { HubAuth } from './adapters/http/auth.js';
 import { registerClockGauges } from './adapters/http/clockMetrics.js';
-import { fleetRouter } from './adapters/http/fleetRouter.js';
 import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
 import { mountPeopleSide } from './adapters/http/peopleSide.js';
 import { policyFor } from './adapters/http/policy.js';
-import { refsRouter } from './adapters/http/refsRouter.js';
-import { relaysRouter } from './adapters/http/relaysRouter.js';
 import { storeErrorToWire } from './adapters/http/storeErrors.js';
 import { openStores } from './adapters/openStores.js';
 import { StoreRefusedError } from './adapters/postgres/errors.js';
@@ -28,7 +23,6 @@ import { PgEvents } from './adapters/postgres/PgEvents.js';
 import { PgLeader } from './adapters/postgres/PgLeader.js';
 import { DeliveryObserver } from './adapters/publish/DeliveryObserver.js';
 import { Publisher } from './adapters/publish/Publisher.js';
-import { publicationApi } from './adapters/publish/publicationApi.js';
 import { MergePool } from './adapters/threads/MergePool.js';
 import { type HubConfig, listenersOf } from './config.js';
 import { contactPlanSettings } from './configContact.js';
@@ -263,34 +257,28 @@ export async function createHub(
   });
   const csrfKey = await loadOrCreateSecret(csrfKeyPath(config.dataDir));
   const auth = new HubAuth({ store, clock, config: config.api, csrfKey, logger });
-  const routers = [
-    apiRouter({
+  const apiDeps = {
+    store,
+    queries,
+    planRequests,
+    events,
+    blobs,
+    clock,
+    version: HUB_VERSION,
+    logger,
+    onPlanRequest: (r: PlanRequest) => publish({ type: 'plan-request-updated', request: r }),
+    publications,
+    publisher,
+    maxUploadBytes: config.api.maxUploadBytes,
+    approvals: new Approvals({
       store,
-      queries,
-      planRequests,
-      events,
-      blobs,
       clock,
-      version: HUB_VERSION,
-      logger,
-      onPlanRequest: (r) => publish({ type: 'plan-request-updated', request: r }),
+      ids,
+      hubPrivateKey: key.privateKey,
+      hubPublicKeyText: key.publicKeyText,
     }),
-    ...publicationApi({ publications, publisher, maxUploadBytes: config.api.maxUploadBytes }),
-    refsRouter({ refs: queries.refs, clock }),
-    fleetRouter({ store, queries, clock }),
-    relaysRouter({ store, clock }),
-    approvalsRouter({
-      store,
-      approvals: new Approvals({
-        store,
-        clock,
-        ids,
-        hubPrivateKey: key.privateKey,
-        hubPublicKeyText: key.publicKeyText,
-      }),
-    }),
-  ];
-  const people = { auth, store, clock, config: config.api, csrfKey, routers, uiDir: config.uiDir };
+  };
+  const people = { auth, store, clock, config: config.api, csrfKey, api: apiDeps, uiDir: config.uiDir };
   const listeners = listenersOf(config);
   const split = !('shared' in listeners);
   const hop = createHopServer(observed, {

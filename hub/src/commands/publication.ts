@@ -6,7 +6,7 @@ import { FileBlobs } from '../adapters/fs/FileBlobs.js';
 import { loadOrCreateHubKey } from '../adapters/fs/hubKey.js';
 import { openStores } from '../adapters/openStores.js';
 import { Publisher } from '../adapters/publish/Publisher.js';
-import { publicationDetail, publicationDetails } from '../adapters/publish/publicationApi.js';
+import { publicationDetail, publicationDetails } from '../adapters/publish/publicationViews.js';
 import { keyPath } from '../app.js';
 import type { HubConfig } from '../config.js';
 import { cliAudit } from '../core/users.js';

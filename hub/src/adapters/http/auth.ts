@@ -1,5 +1,5 @@
 import { bearerToken } from '@driftline/hop';
-import { type AuditAction, type AuthVia, type Role, WireError } from '@driftline/protocol';
+import { type AuditAction, type Role, WireError } from '@driftline/protocol';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { ApiConfig } from '../../config.js';
@@ -17,17 +17,11 @@ import {
   sameSecret,
   sha256Hex,
 } from './credentials.js';
-import { isGuardedPath, isRead, policyFor, type RoutePolicy } from './policy.js';
+import { isGuardedPath, isRead, lookup, policyFor, type RoutePolicy } from './policy.js';
+import type { Principal } from './principal.js';
 import { RateLimits, tooMany } from './rateLimit.js';
 
-/** Who a request acts as. */
-export interface Principal {
-  user: string;
-  roles: Role[];
-  via: AuthVia;
-  /** The session id from the cookie, when `via` is `session` (the CSRF value derives from it). */
-  sessionId?: string;
-}
+export type { Principal } from './principal.js';
 
 export interface AuthDeps {
   store: HubStore;
@@ -80,7 +74,10 @@ export class HubAuth {
     return this.proxies.has(ctx.req.socket.remoteAddress) && ctx.get('x-forwarded-proto') === 'https';
   }
 
-  /** Koa middleware in front of every router: applies {@link policyFor} to `/api…` and `/metrics`. */
+  /**
+   * Koa middleware in front of every router: applies {@link policyFor} to `/api…` and `/metrics`; a
+   * path no route declares is refused (404/405) before any credential is looked at.
+   */
   guard(): Middleware {
     return async (ctx, next) => {
       let path: string;
@@ -90,7 +87,11 @@ export class HubAuth {
         throw new WireError('bad-request', 'the path is not valid percent-encoding');
       }
       if (!isGuardedPath(path)) return next();
-      const policy = policyFor(ctx.method, path);
+      // Matched on the raw path, segment by segment, so an encoded slash (pr%2F42) stays in its segment.
+      const found = lookup(ctx.method, ctx.path);
+      if ('allowed' in found && found.allowed.length > 0)
+        ctx.set('Allow', [...found.allowed, ...(found.allowed.includes('GET') ? ['HEAD'] : [])].join(', '));
+      const policy = policyFor(ctx.method, ctx.path);
       await this.check(ctx, policy);
       if (!policy.audit) return next();
       let status = 500;

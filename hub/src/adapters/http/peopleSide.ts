@@ -4,22 +4,25 @@ import type { Registry } from 'prom-client';
 import type { ApiConfig } from '../../config.js';
 import type { Clock } from '../../ports/Clock.js';
 import type { HubStore } from '../../ports/HubStore.js';
-import { auditRoute } from './auditRoute.js';
 import type { HubAuth } from './auth.js';
 import { conditionalGet } from './conditional.js';
-import { sessionRoutes } from './sessionRoutes.js';
+import { openApiDocument } from './openapi.js';
+import type { ApiDeps } from './routes/deps.js';
+import { API_ROUTES } from './routes/index.js';
+import { routerOf } from './routes/router.js';
+import { signInLink } from './signInLink.js';
 import { storeErrors } from './storeErrors.js';
 import { uiMiddleware } from './ui.js';
 
-/** What the people's side serves besides sign-in and audit: the API routers, built by the hub. */
+/** What the people's side serves: the `/api` routes, sign-in, the dashboard's files, `/metrics`. */
 export interface PeopleSideDeps {
   auth: HubAuth;
   store: HubStore;
   clock: Clock;
   config: ApiConfig;
   csrfKey: Uint8Array;
-  /** `/api/…` routers (matrix, runs, plan requests, events, publications), mounted in this order. */
-  routers: Router[];
+  /** What the `/api` handlers use (routes/index.ts), built by the hub. */
+  api: ApiDeps;
   uiDir: string | null;
   /** Serve `/metrics` from this registry here (when the hop server does not serve it). */
   metricsRegistry?: Registry;
@@ -38,22 +41,24 @@ export function metricsRouter(registry: Registry): Router {
 /**
  * Mounts the people's side on `app`: store errors that pass become 503/507, then the auth guard (every
  * `/api…` and `/metrics` request passes it), `/metrics` when asked, ETags and 304s on what follows, then
- * sign-in, the audit log, the API routers and the dashboard's files.
+ * the sign-in link, the `/api` routes (generated from the route table) and the dashboard's files.
  */
 export function mountPeopleSide(app: Koa, d: PeopleSideDeps): void {
   app.use(storeErrors());
   app.use(d.auth.guard());
   if (d.metricsRegistry) app.use(metricsRouter(d.metricsRegistry).routes());
   app.use(conditionalGet());
-  const sessions = sessionRoutes(d);
-  app.use(sessions.routes());
-  app.use(sessions.allowedMethods());
-  const audit = auditRoute(d.store);
-  app.use(audit.routes());
-  app.use(audit.allowedMethods());
-  for (const r of d.routers) {
-    app.use(r.routes());
-    app.use(r.allowedMethods());
-  }
+  const link = signInLink(d);
+  app.use(link.routes());
+  app.use(link.allowedMethods());
+  const api = routerOf(API_ROUTES, {
+    ...d.api,
+    auth: d.auth,
+    config: d.config,
+    csrfKey: d.csrfKey,
+    openApi: () => openApiDocument(d.api.version),
+  });
+  app.use(api.routes());
+  app.use(api.allowedMethods());
   app.use(uiMiddleware(d.uiDir));
 }

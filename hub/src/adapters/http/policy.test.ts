@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isGuardedPath, policyFor } from './policy.js';
+import { isGuardedPath, lookup, policyFor } from './policy.js';
 
 describe('route policy', () => {
   it('names the role of each route, ignoring letter case, empty segments and HEAD', () => {
@@ -19,10 +19,19 @@ describe('route policy', () => {
     expect(policyFor('POST', '/api/approvals')).toMatchObject({ need: 'approver', audit: 'approval.submit' });
   });
 
-  it('asks viewer to read and admin to write on a route it does not list', () => {
-    expect(policyFor('GET', '/api/not-yet').need).toBe('viewer');
-    expect(policyFor('PUT', '/api/sites/ship-7').need).toBe('admin');
-    expect(policyFor('POST', '/api/approvers').need).toBe('admin');
+  it('refuses a route it does not list: 404 for an unknown path, 405 for another method of a known one', () => {
+    expect(() => policyFor('GET', '/api/not-yet')).toThrow(expect.objectContaining({ status: 404 }));
+    expect(() => policyFor('PUT', '/api/sites/ship-7')).toThrow(expect.objectContaining({ status: 405 }));
+    expect(() => policyFor('POST', '/api/approvers')).toThrow(expect.objectContaining({ status: 405 }));
+    expect(lookup('POST', '/api/approvers')).toEqual({ allowed: ['GET'] });
+  });
+
+  it('matches a percent-encoded slash inside its segment', () => {
+    expect(policyFor('GET', '/api/refs/pr%2F42/status').path).toBe('/api/refs/:ref/status');
+    expect(() => policyFor('GET', '/api/refs/pr/42/status')).toThrow(
+      expect.objectContaining({ status: 404 }),
+    );
+    expect(() => policyFor('GET', '/api%2Fmatrix')).toThrow(expect.objectContaining({ status: 404 }));
   });
 
   it('guards /api and /metrics however they are spelt, and nothing else', () => {

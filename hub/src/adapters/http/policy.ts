@@ -1,54 +1,35 @@
-import type { AuditAction, Role } from '@driftline/protocol';
+import { type AuditAction, WireError } from '@driftline/protocol';
+import { API_ROUTES } from './routes/index.js';
+import type { Method, Need } from './routes/route.js';
 
 /** Who may call one route: a role, or `open` (the route authenticates itself, e.g. sign-in). */
 export interface RoutePolicy {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  method: Method;
   /** Path with `:param` segments. */
   path: string;
-  need: Role | 'open';
+  need: Need;
   /** The audit action a write records (outcome from its status); reads record nothing. */
   audit?: AuditAction;
 }
 
+/** Guarded routes served outside the `/api` table: `/metrics` (the hop server or `peopleSide.ts`). */
+const SERVED_ELSEWHERE: readonly RoutePolicy[] = [{ method: 'GET', path: '/metrics', need: 'viewer' }];
+
 /**
- * Every route of the people's side and who may call it (DESIGN S5). The guard in `auth.ts` checks it
- * before any router runs; a route missing here needs `viewer` to read and `admin` to write.
+ * Every guarded route and who may call it (docs/decisions/280-one-place-per-decision.md): the `/api`
+ * table's roles, and `/metrics`. A route that is not here is not served: the guard answers 404 (or 405
+ * for another method of a known path) before any credential is looked at.
  */
 export const ROUTE_POLICIES: readonly RoutePolicy[] = [
-  { method: 'GET', path: '/api/session', need: 'open' },
-  { method: 'POST', path: '/api/session', need: 'open' },
-  { method: 'DELETE', path: '/api/session', need: 'open' },
-  { method: 'GET', path: '/api/openapi.json', need: 'viewer' },
-  { method: 'GET', path: '/api/matrix', need: 'viewer' },
-  { method: 'GET', path: '/api/sites', need: 'viewer' },
-  { method: 'GET', path: '/api/fleet', need: 'viewer' },
-  { method: 'GET', path: '/api/relays', need: 'viewer' },
-  { method: 'GET', path: '/api/sites/:site', need: 'viewer' },
-  { method: 'GET', path: '/api/cells/:site/:environment/:component/runs', need: 'viewer' },
-  { method: 'GET', path: '/api/runs/:runId', need: 'viewer' },
-  { method: 'GET', path: '/api/plan-requests', need: 'viewer' },
-  { method: 'GET', path: '/api/plan-requests/:requestId', need: 'viewer' },
-  { method: 'POST', path: '/api/plan-requests', need: 'operator', audit: 'plan-request.create' },
-  { method: 'GET', path: '/api/publications', need: 'viewer' },
-  { method: 'GET', path: '/api/publications/:publicationId', need: 'viewer' },
-  { method: 'POST', path: '/api/publications', need: 'publisher', audit: 'publication.publish' },
-  // The deprecated names of the three above (decision 170): the same roles, the same audit action.
-  { method: 'GET', path: '/api/bundles', need: 'viewer' },
-  { method: 'GET', path: '/api/bundles/:bundleId', need: 'viewer' },
-  { method: 'POST', path: '/api/bundles', need: 'publisher', audit: 'publication.publish' },
-  { method: 'GET', path: '/api/events', need: 'viewer' },
-  { method: 'GET', path: '/api/refs', need: 'viewer' },
-  // A ref's slashes are percent-encoded (pr%2F42); decoded, such a path falls back to viewer for reads too.
-  { method: 'GET', path: '/api/refs/:ref/status', need: 'viewer' },
-  { method: 'GET', path: '/api/needs', need: 'viewer' },
-  // Publishers read what sites hold; every role implies viewer.
-  { method: 'GET', path: '/api/sources', need: 'viewer' },
-  { method: 'GET', path: '/api/audit', need: 'viewer' },
-  { method: 'GET', path: '/api/approvers', need: 'viewer' },
-  { method: 'GET', path: '/api/approvals', need: 'viewer' },
-  // The role only lets a person submit: the agent applies nothing without its pinned approvers' signatures.
-  { method: 'POST', path: '/api/approvals', need: 'approver', audit: 'approval.submit' },
-  { method: 'GET', path: '/metrics', need: 'viewer' },
+  ...API_ROUTES.map(
+    (r): RoutePolicy => ({
+      method: r.method,
+      path: r.path,
+      need: r.role,
+      ...(r.audit ? { audit: r.audit } : {}),
+    }),
+  ),
+  ...SERVED_ELSEWHERE,
 ];
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -61,25 +42,48 @@ export function isGuardedPath(path: string): boolean {
   return /^\/*(api|metrics)(\/|$)/i.test(path);
 }
 
-const segments = (path: string) =>
-  path
-    .toLowerCase()
+/** A path's segments, each percent-decoded (so `pr%2F42` stays one segment), in lower case. */
+function segments(path: string): string[] {
+  return path
     .split('/')
-    .filter((s) => s.length > 0);
+    .filter((s) => s.length > 0)
+    .map((s) => {
+      try {
+        return decodeURIComponent(s).toLowerCase();
+      } catch {
+        return s.toLowerCase();
+      }
+    });
+}
 
-function matches(pattern: string, path: string): boolean {
+function matches(pattern: string, path: string[]): boolean {
   const p = segments(pattern);
+  return p.length === path.length && p.every((x, i) => x.startsWith(':') || x === path[i]);
+}
+
+/** The policy of a request, or the methods its path allows when no route of that method matches. */
+export function lookup(method: string, path: string): { policy: RoutePolicy } | { allowed: Method[] } {
+  const upper = method.toUpperCase();
+  // HEAD is GET; OPTIONS asks what GET asks (it answers which methods the path allows).
+  const m = upper === 'HEAD' || upper === 'OPTIONS' ? 'GET' : upper;
   const s = segments(path);
-  return p.length === s.length && p.every((x, i) => x.startsWith(':') || x === s[i]);
+  const onPath = ROUTE_POLICIES.filter((p) => matches(p.path, s));
+  const hit = onPath.find((p) => p.method === m);
+  return hit ? { policy: hit } : { allowed: [...new Set(onPath.map((p) => p.method))] };
 }
 
 /**
- * The policy of a request. Matching ignores letter case and empty segments, as the routers do, so
- * `/API//matrix/` cannot slip past. HEAD is GET. Unknown routes: reads need viewer, writes admin.
+ * The policy of a request. Matching ignores letter case and empty segments, as the router does, so
+ * `/API//matrix/` cannot slip past; each segment is percent-decoded on its own. HEAD is GET. A route
+ * with no policy is refused: 404 for an unknown path, 405 for another method of a known one.
  */
 export function policyFor(method: string, path: string): RoutePolicy {
-  const m = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();
-  const hit = ROUTE_POLICIES.find((p) => p.method === m && matches(p.path, path));
-  if (hit) return hit;
-  return { method: m as RoutePolicy['method'], path, need: isRead(m) ? 'viewer' : 'admin' };
+  const found = lookup(method, path);
+  if ('policy' in found) return found.policy;
+  if (found.allowed.length > 0)
+    throw new WireError(
+      'method-not-allowed',
+      `${method.toUpperCase()} is not allowed on ${path}: use ${found.allowed.join(' or ')} (see GET /api/openapi.json)`,
+    );
+  throw new WireError('not-found', `no route ${path} (the routes are listed at GET /api/openapi.json)`);
 }
