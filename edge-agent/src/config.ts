@@ -13,7 +13,7 @@ import { AgentConfigSchema } from './configSchema.js';
 /**
  * Reads and validates the agent's configuration file (YAML); the schema is in configSchema.ts. Every
  * relative path resolves from the folder of the file, never from the process's working directory
- * (DESIGN O1): `dataDir`, `hubPublicKeyFile`, upstream `tokenFile`s, component `workingDir`s (an
+ * (O1 in docs/architecture.md#invariants): `dataDir`, `hubPublicKeyFile`, upstream `tokenFile`s, component `workingDir`s (an
  * environment's `workingDir` from its component's) and `publications.accept.*.dir`.
  */
 export { AgentConfigSchema };
@@ -116,7 +116,7 @@ export function loadConfig(path: string, opts: { checkFiles?: boolean } = {}): L
 }
 
 /**
- * Defaults and settings that leave a function off (DESIGN O3): the daemon logs each at start and
+ * Defaults and settings that leave a function off (O3 in docs/architecture.md#invariants): the daemon logs each at start and
  * `config check` prints them. None is an error.
  */
 export function configWarnings(c: AgentConfig): string[] {

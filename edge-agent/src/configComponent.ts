@@ -83,7 +83,7 @@ const APPROVER_KEY = z
   );
 
 /**
- * Applying approved plans (DESIGN S6): off unless given. The agent applies a run's saved plan only with a
+ * Applying approved plans (S6 in docs/architecture.md#invariants): off unless given. The agent applies a run's saved plan only with a
  * quorum of approvals signed by the keys pinned here, never the hub's.
  */
 export const ApplySchema = z

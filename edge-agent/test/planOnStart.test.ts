@@ -50,7 +50,7 @@ components:
 sync: { intervalS: 1, jitterS: 0 }
 `,
     );
-    // Started from elsewhere: every relative path above resolves from the config's folder (DESIGN O1).
+    // Started from elsewhere: every relative path above resolves from the config's folder (O1 in docs/architecture.md#invariants).
     const elsewhere = tempDir('driftline-cwd-');
     const init = spawnSync(process.execPath, [bin, 'init', '--config', config, '--json'], {
       cwd: elsewhere,

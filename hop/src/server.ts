@@ -75,7 +75,7 @@ export interface HopServer {
 }
 
 /**
- * Serves the hop API (DESIGN, Wire) over `backend`: `POST /v1/bundles`, `GET /v1/bundles`, tus at
+ * Serves the hop API (docs/architecture.md#wire) over `backend`: `POST /v1/bundles`, `GET /v1/bundles`, tus at
  * `/v1/uploads/`, `GET /v1/blobs/:sha256`, `GET /v1/health`, `GET /metrics`.
  *
  * @example

@@ -139,7 +139,7 @@ verb(
   'hub run --config hub.yaml',
 ).action(async (o) => {
   const c = config(o);
-  // Logs are JSON lines on stderr; stdout carries only what was asked for (DESIGN O2).
+  // Logs are JSON lines on stderr; stdout carries only what was asked for (O2 in docs/architecture.md#invariants).
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const hub = await createHub(c, { logger });
   hub.startTimers();

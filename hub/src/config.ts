@@ -33,7 +33,7 @@ const ListenSchema = z.union([
 
 const GiB = 1024 ** 3;
 
-/** Where the hub keeps its state (DESIGN C2). */
+/** Where the hub keeps its state (C2 in docs/architecture.md#invariants). */
 const StoreSchema = z.strictObject({
   kind: z
     .enum(['sqlite', 'postgres'])
@@ -74,7 +74,7 @@ const StoreSchema = z.strictObject({
 });
 export type StoreConfig = z.infer<typeof StoreSchema>;
 
-/** How people authenticate and what `/api` accepts (DESIGN S5, S8). */
+/** How people authenticate and what `/api` accepts (S5, S8 in docs/architecture.md#invariants). */
 const ApiSchema = z.strictObject({
   public: z
     .boolean()
@@ -138,7 +138,7 @@ export type ApiConfig = z.infer<typeof ApiSchema>;
 /** The dashboard that ships with this hub: `ui/dist` beside the hub package, wherever it is installed. */
 export const BUNDLED_UI_DIR = fileURLToPath(new URL('../../ui/dist', import.meta.url));
 
-/** `hub.yaml`. Paths are relative to the file (DESIGN O1). Environment: HUB_WEBHOOK_SECRET, LOG_LEVEL. */
+/** `hub.yaml`. Paths are relative to the file (O1 in docs/architecture.md#invariants). Environment: HUB_WEBHOOK_SECRET, LOG_LEVEL. */
 export const HubConfigSchema = z
   .strictObject({
     listen: ListenSchema.default({ host: '127.0.0.1', port: 8080 }).describe(
@@ -277,7 +277,7 @@ export type ConfigResult = { ok: true; config: HubConfig } | { ok: false; errors
 
 /**
  * Validates a parsed hub.yaml; every problem is one line with its key path. Relative paths resolve from
- * `configDir`, the folder of the file (DESIGN O1); `uiDir` defaults to {@link BUNDLED_UI_DIR}.
+ * `configDir`, the folder of the file (O1 in docs/architecture.md#invariants); `uiDir` defaults to {@link BUNDLED_UI_DIR}.
  */
 export function parseConfig(raw: unknown, configDir: string, env: NodeJS.ProcessEnv): ConfigResult {
   const r = checkConfig(HubConfigSchema, raw);
@@ -353,7 +353,7 @@ export function loadConfig(path: string | undefined, env: NodeJS.ProcessEnv): Co
 }
 
 /**
- * Defaults and settings that leave a function off or open (DESIGN O3): `hub run` logs each as a
+ * Defaults and settings that leave a function off or open (O3 in docs/architecture.md#invariants): `hub run` logs each as a
  * warning and `hub config check` prints it. None is an error.
  */
 export function configWarnings(c: HubConfig): string[] {

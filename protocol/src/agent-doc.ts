@@ -5,7 +5,7 @@ import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-su
 import { DocPublicationStateSchema } from './publications.js';
 
 /**
- * The agent's Automerge document: one per agent per epoch (DESIGN C1). The agent writes it; the hub
+ * The agent's Automerge document: one per agent per epoch (C1 in docs/architecture.md#invariants). The agent writes it; the hub
  * keeps a replica per epoch and materialises runs, cells and sites from it. Plain JSON-compatible data
  * only (Automerge maps, lists, strings, numbers, booleans).
  *

@@ -249,7 +249,7 @@ export const HubEventSchema = z.discriminatedUnion('type', [
 export type HubEvent = z.infer<typeof HubEventSchema>;
 
 /**
- * A person's role at the hub (DESIGN S5). `viewer` reads; `operator` also asks for plans;
+ * A person's role at the hub (S5 in docs/architecture.md#invariants). `viewer` reads; `operator` also asks for plans;
  * `publisher` also publishes files to outposts (publications); `approver` also approves applies; `admin` does everything.
  */
 export const ROLES = ['viewer', 'operator', 'publisher', 'approver', 'admin'] as const;

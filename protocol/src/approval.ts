@@ -6,7 +6,7 @@ import { publicKeyFromText, publicKeyToText, signBytes, verifyBytes } from './ke
 import { CommitSchema, RefNameSchema } from './refs.js';
 
 /**
- * An approval to apply one saved plan (DESIGN S3: the hub cannot make a site change anything). A person
+ * An approval to apply one saved plan (S3 in docs/architecture.md#invariants: the hub cannot make a site change anything). A person
  * signs it with their own Ed25519 key, at headquarters (`hub approve`) or in the browser; the hub only
  * relays it. The agent applies only with a quorum of approvals from keys pinned in its own config, for
  * exactly the run and plan file named here, before `expiresAt`.

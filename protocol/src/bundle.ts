@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { AgentIdSchema, BundleIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
 
-/** The kinds of bundle (DESIGN, Wire). Anything else is rejected by the codec with `unknown-kind`. */
+/** The kinds of bundle (docs/architecture.md#wire). Anything else is rejected by the codec with `unknown-kind`. */
 export const BUNDLE_KINDS = ['doc-delta', 'ack', 'control', 'blob'] as const;
 export const BundleKindSchema = z.enum(BUNDLE_KINDS);
 export type BundleKind = z.infer<typeof BundleKindSchema>;
 
 /**
  * Forwarding priority, most urgent first. Relays forward in this order; a bulk transfer never
- * holds up a plan result (DESIGN, "Bundles to outposts").
+ * holds up a plan result (docs/architecture.md#bundles-to-outposts).
  */
 export const PRIORITIES = ['control', 'failure', 'status', 'bulk'] as const;
 export const PrioritySchema = z.enum(PRIORITIES);
@@ -101,7 +101,7 @@ export const ControlPayloadSchema = z.discriminatedUnion('type', [
     expiresAt: z.number().int().nonnegative(),
   }),
   /**
-   * The hub refused bundles of this agent (DESIGN step 8: refusals are answered like acks). Addressed to
+   * The hub refused bundles of this agent (step 8 of docs/architecture.md#the-trip: refusals are answered like acks). Addressed to
    * the site and agent the refused bundles' header named: an unknown agent's signature cannot be checked,
    * so a rejection reveals only the code, the bundle ids and the times, never the hub's message. The hub
    * keeps at most one undelivered rejection per (site, agent, code); a newer one replaces it.

@@ -1,5 +1,5 @@
 /**
- * Clock offsets per hop, NTP style (DESIGN T2; docs/decisions/070-clock-offsets.md).
+ * Clock offsets per hop, NTP style (T2 in docs/architecture.md#invariants; docs/decisions/070-clock-offsets.md).
  *
  * Every hop exchange carries four times: the client's send time `t0` (request header), the server's
  * receive and reply times `t1` and `t2` (response headers), and the client's receive time `t3`. With

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Sha256Schema } from './ids.js';
 
 /**
- * What a plan run found, as it leaves the site. Built by allow-list (DESIGN step 3, decision 060):
+ * What a plan run found, as it leaves the site. Built by allow-list (step 3 of docs/architecture.md#the-trip, decision 060):
  * names, counts and actions, never attribute, variable or output values.
  */
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SiteIdSchema } from './ids.js';
 
 /**
- * Publications (DESIGN, "Bundles to outposts"; the word is decision 170's): files headquarters publishes
+ * Publications (docs/architecture.md#bundles-to-outposts; the word is decision 170's): files headquarters publishes
  * for sites. The file travels as a content-addressed blob; its manifest is a hub-signed `blob` bundle
  * (`BlobManifestSchema`, whose wire field `bundleId` is the publication id, with `fileKind`, `name`)
  * queued on each target site's downlink at `bulk`.

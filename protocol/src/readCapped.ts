@@ -2,7 +2,7 @@
  * Reads a fetch response body into memory, refusing more than `cap` bytes. `fetch` inflates
  * `Content-Encoding: br|gzip` by itself whatever the request asked for, so a hostile peer's few
  * compressed bytes can expand without bound: the body is read as a stream and cancelled past the cap
- * (DESIGN S8). Web streams only, so agent, relay and browser share it.
+ * (S8 in docs/architecture.md#invariants). Web streams only, so agent, relay and browser share it.
  */
 export async function readCapped(
   res: Response,

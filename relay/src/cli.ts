@@ -41,7 +41,7 @@ program
       console.error(`relay: ${opts.config}:\n${ups.errors.map((e) => `  - ${e}`).join('\n')}`);
       process.exit(2);
     }
-    // Logs are JSON lines on stderr; stdout carries only what was asked for (DESIGN O2).
+    // Logs are JSON lines on stderr; stdout carries only what was asked for (O2 in docs/architecture.md#invariants).
     const logger = pino(
       { level: process.env.LOG_LEVEL ?? 'info', base: { service: 'relay', name: cfg.name } },
       pino.destination(2),

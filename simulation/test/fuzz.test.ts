@@ -296,7 +296,7 @@ describe('fuzzing a running hub and relay with hostile requests', () => {
           });
           const text = q.method === 'HEAD' ? '' : await res.text();
           const coded = q.method === 'HEAD' || /"error":\{"code":"[a-z-]+"/.test(text);
-          // A batch is answered with a receipt per bundle (DESIGN, Wire): a refused batch is a 200 whose
+          // A batch is answered with a receipt per bundle (docs/architecture.md#wire): a refused batch is a 200 whose
           // every receipt is `rejected` with a code, so that a mixed batch keeps its good bundles.
           if (res.status === 200 && q.path === '/v1/bundles' && q.method === 'POST' && allRefused(text))
             continue;

@@ -51,7 +51,7 @@ function capture(
   return c;
 }
 
-/** What is wrong with a program's stderr as DESIGN O2 has it: lines that are not JSON, or repeat a key. */
+/** What is wrong with a program's stderr as O2 in docs/architecture.md#invariants has it: lines that are not JSON, or repeat a key. */
 function stderrProblems(c: Captured): string[] {
   const problems: string[] = [];
   for (const line of c.stderr.split('\n').filter((l) => l.trim() !== '')) {

@@ -6,7 +6,7 @@ import type { ApplyRecord } from './ApplyStore.js';
  * epoch is sealed, acknowledged or pruned, what goes up again) is decided by core's `AgentLedger`.
  */
 
-/** One epoch of the agent's Automerge document (DESIGN C1). */
+/** One epoch of the agent's Automerge document (C1 in docs/architecture.md#invariants). */
 export interface EpochRow {
   epoch: number;
   createdAt: number;

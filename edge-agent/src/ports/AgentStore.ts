@@ -71,7 +71,7 @@ export interface AckResult {
 }
 
 /**
- * A refusal of this agent's bundles by the hub (DESIGN step 8), kept until a hub ack newer than it
+ * A refusal of this agent's bundles by the hub (step 8 of docs/architecture.md#the-trip), kept until a hub ack newer than it
  * shows the hub takes them. One per code.
  */
 export interface AgentRejection {
@@ -119,7 +119,7 @@ export interface StoreStatus {
 }
 
 /**
- * The agent's durable store (DESIGN steps 4–8) as the sync engine and the daemon use it. Implemented by
+ * The agent's durable store (steps 4–8 of docs/architecture.md#the-trip) as the sync engine and the daemon use it. Implemented by
  * core's `AgentLedger` over an `AgentStorage` (decision 120).
  */
 export interface AgentStore {

@@ -15,7 +15,7 @@ export interface ScopedBatch {
 }
 
 /**
- * Applies DESIGN S4's "a peer acts only for its own sites" to a posted batch: a downstream peer may post
+ * Applies S4's (docs/architecture.md#invariants) "a peer acts only for its own sites" to a posted batch: a downstream peer may post
  * only bundles going up to the hub (`destination: 'hub'`; a site's downlink is filled only from the
  * upstream direction) whose `source` is a site the peer's token covers (or `*`). Acks and control
  * bundles come from the hub, so no downstream peer can post one. Signatures are not checked here.

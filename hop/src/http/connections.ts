@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { refuseSocket } from './refuse.js';
 
-/** Socket-level limits of a hop server (DESIGN S8). */
+/** Socket-level limits of a hop server (S8 in docs/architecture.md#invariants). */
 export interface ConnectionLimits {
   /**
    * Most connections open at once from one client address; the next is answered 429

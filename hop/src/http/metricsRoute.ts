@@ -3,7 +3,7 @@ import type { HopMetrics } from '../metrics.js';
 import type { HopBackend } from '../ports/HopBackend.js';
 import { authenticate } from './auth.js';
 
-/** Who may read `GET /metrics` (DESIGN S5: by default nothing that reads is open). */
+/** Who may read `GET /metrics` (S5 in docs/architecture.md#invariants: by default nothing that reads is open). */
 export interface MetricsAccess {
   /** Serves `/metrics` without credentials, for a closed network. Default false. */
   public?: boolean;

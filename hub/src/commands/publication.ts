@@ -20,7 +20,7 @@ export const fmtBytes = (n: number) =>
 type LoadConfig = (o: { config?: string }) => HubConfig;
 
 /**
- * `hub publication publish|list`: files to outposts (DESIGN, "Bundles to outposts"). `hub bundle …`, the
+ * `hub publication publish|list`: files to outposts (docs/architecture.md#bundles-to-outposts). `hub bundle …`, the
  * name before decision 170, stays for one version as a hidden alias: the same verbs, the same stdout
  * (its `--json` keeps the old field names `bundleId` and `bundles`), a deprecation note on stderr.
  */

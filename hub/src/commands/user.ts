@@ -10,7 +10,7 @@ import type { HubStore } from '../ports/HubStore.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** `hub user add|revoke|list`: the people who may use the dashboard and `/api` (DESIGN S5). */
+/** `hub user add|revoke|list`: the people who may use the dashboard and `/api` (S5 in docs/architecture.md#invariants). */
 export function addUserVerbs(program: Command, config: (o: { config?: string }) => HubConfig): void {
   const user = program
     .command('user')

@@ -25,7 +25,7 @@ type Fail = Extract<SubmitResult, { ok: false }>;
 const fail = (message: string, code: Fail['code'] = 'unprocessable'): Fail => ({ ok: false, code, message });
 
 /**
- * Approvals relayed to sites (DESIGN S3: the hub cannot make a site change anything). The hub checks
+ * Approvals relayed to sites (S3 in docs/architecture.md#invariants: the hub cannot make a site change anything). The hub checks
  * what it can, so that a person learns at once what the agent would refuse: the approver's signature,
  * the site, the run and its saved plan file. It then queues the approval, signed by the hub as relayed
  * control traffic, on the site's downlink; the agent decides with the approver keys it pins.
@@ -54,7 +54,7 @@ export class Approvals {
     const check = await verifyApproval(value, typeof named === 'string' ? [named] : []);
     if (!check.ok) return fail(`approval refused: ${check.reason}`);
     const a = check.approval;
-    // The hub relays approvals and never makes one (DESIGN S6): not with its own key, and not with a key
+    // The hub relays approvals and never makes one (S6 in docs/architecture.md#invariants): not with its own key, and not with a key
     // no approver record holds, which no person at headquarters answers for (decision 250).
     if (a.approver === this.d.hubPublicKeyText)
       return fail(

@@ -16,7 +16,7 @@ import { KeyCache } from './verify.js';
 export type { Committed, IngestDeps } from './ingestTypes.js';
 
 /**
- * Verify → dedupe → merge → materialise → answer → commit → events (DESIGN step 7), one batch at a
+ * Verify → dedupe → merge → materialise → answer → commit → events (step 7 of docs/architecture.md#the-trip), one batch at a
  * time. Each step is a function over a `Batch` under `./ingest/` (docs/decisions/140-ingest-steps.md).
  * Everything a batch changes, the acks included, goes into one transaction; receipts are returned after
  * it commits (D1).

@@ -20,7 +20,7 @@ export type CreateResult =
   | { ok: false; code: 'not-found' | 'unprocessable'; message: string };
 
 /**
- * Plan requests (DESIGN "One plan result's trip", step 1; S3): the hub asks, signed with its key,
+ * Plan requests (step 1 of docs/architecture.md#the-trip; S3): the hub asks, signed with its key,
  * for a cell the agent already plans; the agent decides. pending → delivered (a peer pulled it) →
  * done (a run for that cell started after the request arrived) or expired.
  */
@@ -157,7 +157,7 @@ const allows = (a: AgentRow, key: string, ref: string) =>
 /**
  * Why a request's `ref` or `commit` cannot be asked for, or null: a ref must be a ref name the
  * component's ref patterns (as its agents report them) allow; a commit, a full commit id of a component
- * with a repository. The agent checks the same against its own config (DESIGN S3).
+ * with a repository. The agent checks the same against its own config (S3 in docs/architecture.md#invariants).
  */
 function checkRef(req: PlanRequestCreate, agents: readonly AgentRow[]): string | null {
   if (req.ref === undefined && req.commit === undefined) return null;

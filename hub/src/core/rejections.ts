@@ -40,7 +40,7 @@ export const rejectionKey = (site: string, agent: string, code: string) =>
   `rejection:${site}/${agent}:${code}`;
 
 /**
- * Answers refused bundles with signed, coded rejections on the site's downlink (DESIGN step 8), so an
+ * Answers refused bundles with signed, coded rejections on the site's downlink (step 8 of docs/architecture.md#the-trip), so an
  * agent the hub does not know yet learns it, shows it, and resends once enrolled, instead of waiting out
  * a resend timer in silence.
  *

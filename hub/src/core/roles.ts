@@ -1,7 +1,7 @@
 import { type Role, RoleSchema } from '@driftline/protocol';
 
 /**
- * Whether someone holding `roles` may act as `need` (DESIGN S5). `admin` implies every role; every
+ * Whether someone holding `roles` may act as `need` (S5 in docs/architecture.md#invariants). `admin` implies every role; every
  * role implies `viewer` (an operator reads what it asks about); otherwise a role is held or not.
  */
 export function hasRole(roles: readonly Role[], need: Role): boolean {

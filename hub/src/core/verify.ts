@@ -75,7 +75,7 @@ export class KeyCache {
 }
 
 /**
- * Checks a bundle meant for the hub (DESIGN S4): a doc-delta from an enrolled, unrevoked agent,
+ * Checks a bundle meant for the hub (S4 in docs/architecture.md#invariants): a doc-delta from an enrolled, unrevoked agent,
  * signed by its pinned key, about a document of that same agent. Nothing is stored here.
  */
 export async function verifyDocDelta(

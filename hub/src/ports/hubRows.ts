@@ -237,7 +237,7 @@ export interface PeerRow {
   statusAt?: number | null;
 }
 
-/** A person (or a CI job) who uses the dashboard or `/api` (DESIGN S5). */
+/** A person (or a CI job) who uses the dashboard or `/api` (S5 in docs/architecture.md#invariants). */
 export interface UserRow {
   name: string;
   roles: Role[];

@@ -3,7 +3,7 @@ import type { IncomingBundle } from '../ports/Custody.js';
 
 /**
  * Reads what custody needs from a bundle's framing and header. Signatures are not checked here:
- * the hub verifies them end to end (DESIGN S4); a relay only refuses what it cannot route.
+ * the hub verifies them end to end (S4 in docs/architecture.md#invariants); a relay only refuses what it cannot route.
  * The lifetime counts from the source's `created`, on the relay's clock.
  */
 export function describeBundle(

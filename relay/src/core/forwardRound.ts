@@ -4,7 +4,7 @@ import { type ForwarderOptions, forwardStep } from './Forwarder.js';
 
 /**
  * One round of the relay's uplink: a batch of bundles, or, when no bundle waits, one blob (status
- * before blobs, DESIGN step 6). Answers the wait before the next round (0: more to do now).
+ * before blobs, step 6 of docs/architecture.md#the-trip). Answers the wait before the next round (0: more to do now).
  */
 export async function forwardRound(
   d: BlobForwarderDeps & { custody: Custody; opts: ForwarderOptions },

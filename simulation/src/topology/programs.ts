@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The Driftline programs this simulation starts (never imported: DESIGN, Parts). */
+/** The Driftline programs this simulation starts (never imported: docs/architecture.md#components). */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const BINS = {
   hub: `${ROOT}hub/bin/hub.js`,

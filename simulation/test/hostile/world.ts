@@ -274,7 +274,7 @@ export async function runsWithDetail(w: World, site: string, n = 1) {
   });
 }
 
-/** Waits until every run of `site` at the hub has its detail (nothing lost: DESIGN, Simulation). */
+/** Waits until every run of `site` at the hub has its detail (nothing lost: docs/architecture.md#simulation). */
 export async function everyDetailArrives(w: World, site: string, n = 1) {
   return until(`every detail of ${site} to arrive at the hub`, async () => {
     const runs = await runsWithDetail(w, site, n);

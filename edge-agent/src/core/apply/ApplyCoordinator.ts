@@ -40,7 +40,7 @@ function refOfCell(config: PlanSettings, cell: CellRef): string {
 }
 
 /**
- * Approve → apply at the agent (DESIGN S6, decision 090): counts verified approvals per run, refuses the
+ * Approve → apply at the agent (S6 in docs/architecture.md#invariants, decision 090): counts verified approvals per run, refuses the
  * rest with a reason in the document's `applies`, applies a run's saved plan once its quorum is met (in
  * the cell's scheduler slot, then plans the cell again), and keeps the saved plans of apply-enabled cells.
  */

@@ -3,7 +3,7 @@ import type { PlanSettings } from '../settings.js';
 
 /**
  * A problem when the hub's own key is pinned as an approver: the hub could then approve alone, which the
- * trust model rules out (DESIGN S6). The agent refuses to start with it, and `config check` says so.
+ * trust model rules out (S6 in docs/architecture.md#invariants). The agent refuses to start with it, and `config check` says so.
  */
 export async function hubKeyProblem(
   config: Pick<PlanSettings, 'components'>,

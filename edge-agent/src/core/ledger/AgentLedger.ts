@@ -48,7 +48,7 @@ export interface AgentLedgerOptions extends Partial<EpochLimits> {
 }
 
 /**
- * The agent's ledger (DESIGN steps 4–8): records runs into its Automerge epochs, says what to push,
+ * The agent's ledger (steps 4–8 of docs/architecture.md#the-trip): records runs into its Automerge epochs, says what to push,
  * takes relay receipts and hub acks, prunes, seals epochs, bounds the queue. It decides; its storage
  * (`AgentStorage`) keeps rows and chunks, one write set per transaction. Decision 120 maps D4, C1 and
  * resend to the functions beside this file.

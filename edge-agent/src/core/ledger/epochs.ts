@@ -3,7 +3,7 @@ import type { AgentWriteSet, EpochRow } from '../../ports/AgentStorage.js';
 import { type AgentAutomergeDoc, latestCells, newEpochDoc, sealEpoch } from '../doc/agentDoc.js';
 
 /**
- * Epochs (DESIGN C1): the document is cut into epochs so loading and merging cost do not grow with the
+ * Epochs (C1 in docs/architecture.md#invariants): the document is cut into epochs so loading and merging cost do not grow with the
  * deployment's age. These functions decide when an epoch is sealed or compacted and say what to write;
  * the ledger commits it.
  */

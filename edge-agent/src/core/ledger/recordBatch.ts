@@ -3,7 +3,7 @@ import type { RecordRunInput, StoredDetail } from '../../ports/AgentStore.js';
 import { type AgentAutomergeDoc, mergeFacts, recordRuns } from '../doc/agentDoc.js';
 
 /**
- * Recording runs that finished together (DESIGN step 4): one Automerge change and one write set for
+ * Recording runs that finished together (step 4 of docs/architecture.md#the-trip): one Automerge change and one write set for
  * all of them. An unchanged plan is recorded as a confirmation of its cell, without a run entry in the
  * document and without storing its detail again.
  */

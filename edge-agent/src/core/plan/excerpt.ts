@@ -47,7 +47,7 @@ function candidateLines(out: ToolOutput, opts: DiagnosticOptions): string[] {
 }
 
 /**
- * A redacted excerpt of a failed tool's output (DESIGN S7), built by allow-list: Terraform's JSON
+ * A redacted excerpt of a failed tool's output (S7 in docs/architecture.md#invariants), built by allow-list: Terraform's JSON
  * diagnostics when present (`diagnostics.ts`), else the plain lines that carry no value
  * (`excerptLines.ts`). Everything allow-listed is scanned, whole, against the known values and shapes
  * *before* it is cut to the last `lines` lines and `max` characters, always at line boundaries, so a

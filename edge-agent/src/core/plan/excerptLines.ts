@@ -1,5 +1,5 @@
 /**
- * The allow-list for lines of a tool's error output (DESIGN S7). A line leaves the site only when it
+ * The allow-list for lines of a tool's error output (S7 in docs/architecture.md#invariants). A line leaves the site only when it
  * has the shape of prose or of a source location, which carry no value:
  *
  * - no quote of any kind: Terraform quotes every value it prints (`var.x is "…"`, source snippets,

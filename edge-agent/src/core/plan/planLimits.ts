@@ -1,5 +1,5 @@
 /**
- * Bounds on parsed plan JSON (DESIGN S8), checked before anything walks it. Real plans nest a few
+ * Bounds on parsed plan JSON (S8 in docs/architecture.md#invariants), checked before anything walks it. Real plans nest a few
  * dozen levels (modules, nested blocks, objects in lists) and their map keys are names or short
  * values; far past either is hostile or broken input, refused as a `failed` run with a clear reason.
  */

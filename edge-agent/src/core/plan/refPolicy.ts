@@ -4,7 +4,7 @@ import type { ComponentSettings, PlanSettings } from '../settings.js';
 
 /**
  * Whether the local config lets (environment, component) be planned at `ref`: the cell is listed and,
- * for a ref, the component's code comes from a repository whose `source.refs` match it (DESIGN S3).
+ * for a ref, the component's code comes from a repository whose `source.refs` match it (S3 in docs/architecture.md#invariants).
  */
 export function allowsRef(
   config: Pick<PlanSettings, 'components'>,

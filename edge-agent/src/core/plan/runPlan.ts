@@ -82,7 +82,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * Runs the plan for one configured (component, environment) and returns its redacted summary
- * (DESIGN steps 2–3). Every outcome is a summary, never an exception: failures carry a reason and an
+ * (steps 2–3 of docs/architecture.md#the-trip). Every outcome is a summary, never an exception: failures carry a reason and an
  * allow-listed, scanned excerpt (`buildErrorExcerpt`); a lock is `locked` until `lockRetryThreshold`
  * consecutive locks make it `failed`/`stuck-lock`; plan JSON past the nesting or key-length bounds is
  * `failed` with `plan-too-deep`/`plan-key-too-long`; a scan hit on the plan is `redaction-failed` with

@@ -78,7 +78,7 @@ function proposes(r: ResourceChange): boolean {
 }
 
 /**
- * The allow-listed projection of a plan (DESIGN step 3): names, types, actions, counts and attribute
+ * The allow-listed projection of a plan (step 3 of docs/architecture.md#the-trip): names, types, actions, counts and attribute
  * paths. No value from variables, before/after, planned_values, prior_state, output_changes,
  * resource_drift or configuration is copied. Not yet scanned and not yet hashed.
  */

@@ -1,5 +1,5 @@
 /**
- * Known secret shapes (DESIGN step 3). A rule has a kebab-case name, which is all that is ever reported
+ * Known secret shapes (step 3 of docs/architecture.md#the-trip). A rule has a kebab-case name, which is all that is ever reported
  * or logged on a hit; the matched text never is.
  *
  * Every built-in pattern runs in time linear in its input: no nested quantifiers, and every quantifier

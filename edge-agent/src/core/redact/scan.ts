@@ -19,7 +19,7 @@ export type ScanResult = { ok: true } | { ok: false; hit: string };
 export const MIN_SECRET_LENGTH = 4;
 
 /**
- * The plan's own identifiers, which may contain a value without leaking it (DESIGN S7): lower-cased,
+ * The plan's own identifiers, which may contain a value without leaking it (S7 in docs/architecture.md#invariants): lower-cased,
  * joined by NUL. `names` are resource types and names, module and output names, provider address
  * parts, component, environment and identifier-shaped attribute path segments; `instanceKeys` are
  * `for_each`/`count` keys and list indexes, which Terraform builds only from non-sensitive values.

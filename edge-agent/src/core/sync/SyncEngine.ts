@@ -75,7 +75,7 @@ export interface PullOutcome {
   held?: boolean;
 }
 
-/** One push or pull cycle over the agent's upstreams (DESIGN steps 5 and 8). Timers live in the caller. */
+/** One push or pull cycle over the agent's upstreams (steps 5 and 8 of docs/architecture.md#the-trip). Timers live in the caller. */
 export class SyncEngine {
   /** Upstreams whose last request failed: they get a cheap probe before a batch is sent again. */
   private readonly suspect = new Set<string>();
@@ -330,7 +330,7 @@ export class SyncEngine {
    * A relay's notice that its upstream refused this agent's bundles for good (decision 240): recorded as
    * a rejection, so `status` says what to fix and the changes go up again after `sync.rejectedRetryS`.
    * Not signed by the hub: the upstream this agent chose says so, and a false notice only makes the
-   * agent send again sooner (a relay can delay or drop, never cause, anything: DESIGN S6).
+   * agent send again sooner (a relay can delay or drop, never cause, anything: S6 in docs/architecture.md#invariants).
    */
   private onRelayRefusal(n: RelayRefusal, out: PullOutcome, upstream: string): void {
     if (n.site !== this.deps.site || n.agent !== this.deps.agent) return;

@@ -21,7 +21,7 @@ const USE_WRITE_MS = 60_000;
 
 export const sha256Hex = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** The hub as the final hop (DESIGN step 7): custody is the merge itself. */
+/** The hub as the final hop (step 7 of docs/architecture.md#the-trip): custody is the merge itself. */
 export class HubHopBackend implements HopBackend {
   readonly role = 'hub' as const;
   readonly name = 'hub';
@@ -93,7 +93,7 @@ export class HubHopBackend implements HopBackend {
     await this.d.store.commit({ peerStatuses: [{ tokenSha256, status, at: this.d.clock.now() }] });
   }
 
-  /** A peer (a relay, or an agent posting directly) acts only for its own sites (DESIGN S4). */
+  /** A peer (a relay, or an agent posting directly) acts only for its own sites (S4 in docs/architecture.md#invariants). */
   async accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]> {
     this.d.checkDisk?.(bundles.reduce((n, b) => n + b.length, 0));
     const scoped = scopeBatch(peer, bundles, this.name);

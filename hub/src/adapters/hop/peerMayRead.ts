@@ -3,7 +3,7 @@ import type { IngestStore } from '../../ports/HubStore.js';
 import type { PublicationStore } from '../../ports/PublicationStore.js';
 
 /**
- * Whether a downstream peer may read a blob from the hub (DESIGN S4: a peer acts only for its own
+ * Whether a downstream peer may read a blob from the hub (S4 in docs/architecture.md#invariants: a peer acts only for its own
  * sites): a file published to one of its sites, or a blob an agent of one of its sites announced.
  * A peer whose token covers `*` reads every blob.
  */

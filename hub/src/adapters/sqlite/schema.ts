@@ -46,7 +46,7 @@ INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '1');
 `;
 
 /**
- * Version 2: people at the hub (DESIGN S5): users with hashed tokens, sessions by hashed id, the audit log.
+ * Version 2: people at the hub (S5 in docs/architecture.md#invariants): users with hashed tokens, sessions by hashed id, the audit log.
  * A version-1 file gains these tables the first time a version-2 hub opens it; nothing else changes.
  */
 export const SCHEMA_V2 = `

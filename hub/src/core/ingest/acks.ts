@@ -8,7 +8,7 @@ export const DEFAULT_ACK_LIFETIME_S = 30 * 86_400;
 export type AckRow = Omit<DownlinkRow, 'seq'>;
 
 /**
- * The one place acks are built (DESIGN step 8, D4): a hub-signed `ack` bundle of the hub's heads for
+ * The one place acks are built (step 8 of docs/architecture.md#the-trip, D4): a hub-signed `ack` bundle of the hub's heads for
  * one document epoch and the blobs it holds, and the downlink row that carries it. Ingest acks the
  * documents a batch changed; a finished blob upload re-acks the documents that announced the blob.
  */

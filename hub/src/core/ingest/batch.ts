@@ -60,7 +60,7 @@ export class Batch {
   readonly applies: NonNullable<WriteSet['applies']> = [];
   /** Approvals this batch marks delivered by the agent's word (decision 300), by approval id. */
   readonly approvals = new Map<string, ApprovalRow>();
-  /** Refusals of bundles that name their agent: answered on the downlink (DESIGN step 8). */
+  /** Refusals of bundles that name their agent: answered on the downlink (step 8 of docs/architecture.md#the-trip). */
   readonly refusals: Refusal[] = [];
   /** One receipt per bundle, by its index in the batch; null until a step decides. */
   readonly receipts: (Receipt | null)[];

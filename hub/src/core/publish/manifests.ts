@@ -39,8 +39,8 @@ export function publicationRow(input: PublishInput): PublicationRow {
 }
 
 /**
- * The signed `blob` manifests of one publication, one per target site, queued at `bulk` (DESIGN,
- * "Bundles to outposts"): the hub's key signs name, kind, size, sha256, target sites and expiry. The
+ * The signed `blob` manifests of one publication, one per target site, queued at `bulk`
+ * (docs/architecture.md#bundles-to-outposts): the hub's key signs name, kind, size, sha256, target sites and expiry. The
  * manifest's `bundleId` is the publication id (its wire name; decision 170).
  */
 export async function buildManifests(

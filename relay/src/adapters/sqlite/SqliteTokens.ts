@@ -8,7 +8,7 @@ const hash = (salt: Buffer, secret: string) => createHash('sha256').update(salt)
 export type TokenScope = 'peer' | 'metrics';
 
 /**
- * Bearer tokens of downstream peers (DESIGN S4): `dlr_<id>_<secret>`. Only a salted SHA-256 of the
+ * Bearer tokens of downstream peers (S4 in docs/architecture.md#invariants): `dlr_<id>_<secret>`. Only a salted SHA-256 of the
  * secret is stored; the 256-bit random secret makes a slow KDF unnecessary. The id finds the row
  * without comparing every hash; the comparison is constant-time.
  */

@@ -43,7 +43,7 @@ export type FetchEvent =
 
 /**
  * One chunk of the oldest pending publication, from the first upstream whose contact window is open, and
- * only when no uplink bundle is waiting: publications are the lowest priority (DESIGN, "Bundles to outposts").
+ * only when no uplink bundle is waiting: publications are the lowest priority (docs/architecture.md#bundles-to-outposts).
  * Answers whether it moved bytes (the caller loops while it does).
  */
 export async function publicationFetchStep(d: {

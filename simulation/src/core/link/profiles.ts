@@ -24,7 +24,7 @@ function profile(name: string, description: string, s: Partial<LinkSettings>): P
 }
 
 /**
- * The named links of DESIGN (Simulation). Numbers are typical, not any one operator's:
+ * The named links of docs/architecture.md#simulation. Numbers are typical, not any one operator's:
  * GEO ≈ 600 ms round trip through a 36,000 km orbit; a LEO relay pass ≈ 10 min every ≈ 95 min orbit;
  * a polar station sees its GEO satellite a few hours a day; Earth–Mars light time is 4–24 min one way.
  */

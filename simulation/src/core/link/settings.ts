@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * How one direction of a link treats bytes. `uplink` is client → target (the site's side opens every
- * connection, DESIGN S2, so this is toward headquarters); `downlink` is target → client.
+ * connection, S2 in docs/architecture.md#invariants, so this is toward headquarters); `downlink` is target → client.
  */
 export const DirectionSettingsSchema = z.object({
   /** One-way delay: bytes are held this long before they are released, in order. */
