@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { bearerToken, createHopServer, type HopServer } from '@driftline/hop';
 import { tokenFromFile } from '@driftline/hop/client';
 import { Ticker } from '@driftline/hop/timing';
-import { WireError } from '@driftline/protocol';
+import { bundleRef, WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { loadOrCreateRelayKey } from './adapters/fs/relayKey.js';
@@ -13,6 +13,7 @@ import { RangeFetcher } from './adapters/http/RangeFetcher.js';
 import { openRelayStore } from './adapters/sqlite/openRelayStore.js';
 import { TusBlobUploader } from './adapters/tus/TusBlobUploader.js';
 import type { RelayConfig, ResolvedUpstream } from './config.js';
+import { CustodyChains } from './core/custodyChains.js';
 import type { ForwardEvent, UpstreamSlot } from './core/Forwarder.js';
 import { forwardRound } from './core/forwardRound.js';
 import { announcedBlobs, publicationFetchStep } from './core/publications/publicationFetch.js';
@@ -75,8 +76,14 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     registry,
     logger: log,
     now,
+    // every exchange this relay serves is stamped with its key (decision 290)
+    stamp: key,
   });
   backend.uploads = hop.uploads;
+  // the signed records each bundle came with, passed on with this relay's own when it forwards
+  const chains = new CustodyChains();
+  backend.onCustody = async (bundles, records) =>
+    chains.took(await Promise.all(bundles.map(bundleRef)), records, now());
   const metrics = createRelayMetrics(
     registry,
     custody,
@@ -108,6 +115,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
         cfg.forward.requestTimeoutMs,
         cfg.limits.maxResponseBytes,
         now,
+        { key, chains },
       ),
   );
   const slots: UpstreamSlot[] = upstreams.map((u, i) => ({

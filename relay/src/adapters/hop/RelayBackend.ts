@@ -6,6 +6,7 @@ import {
   DownlinkWaiters,
   type FinishedUpload,
   type HopBackend,
+  type Custody as HopCustody,
   type Peer,
   type Reserved,
   RetryLaterError,
@@ -71,8 +72,20 @@ export class RelayBackend implements HopBackend {
     return this.tokens.authenticate(token);
   }
 
+  /**
+   * Called with each batch's bundles and its signed custody records (decision 290), before custody
+   * takes them; `app` keeps them for the forwarder (`CustodyChains`).
+   */
+  onCustody: (bundles: readonly Uint8Array[], records: readonly string[]) => Promise<void> = async () => {};
+
   /** Takes a batch into custody, each bundle with its source's clock minus this relay's (when known). */
-  async accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]> {
+  async accept(
+    peer: Peer,
+    bundles: readonly Uint8Array[],
+    clocks?: SourceClocks,
+    chain?: HopCustody,
+  ): Promise<Receipt[]> {
+    if (chain && chain.records.length > 0) await this.onCustody(bundles, chain.records);
     const scoped = scopeBatch(peer, bundles, this.name);
     for (const r of scoped.refused) this.onRefused(peer.name, r.reason, 1);
     const receipts: Receipt[] = new Array(scoped.allowed.length);
