@@ -1,9 +1,10 @@
-import type { FleetSite, PublicationListItem, SiteDetail } from '@driftline/protocol';
+import type { FleetSite, PlanRequest, PublicationListItem, SiteDetail } from '@driftline/protocol';
 import { contactNow } from '../core/contact.js';
 import { linkFromDetail, linkSentence, liveLink, nextWindow } from '../core/link.js';
 import { formatBytes, pendingAt } from '../core/publications.js';
 import type { Route } from '../core/route.js';
 import { formatAbsolute, formatAgo, formatDuration } from '../core/time.js';
+import { unconfirmedAt, unconfirmedText, unconfirmedTitle } from '../core/unconfirmed.js';
 import { useFleet } from '../hooks/useFleet.js';
 import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
@@ -83,15 +84,29 @@ function DeclaredWindow({ windows, now }: { windows: readonly string[]; now: num
   );
 }
 
+/** What went down to the site and its agent has not confirmed (decision 300), or a dash. */
+function UnconfirmedDown({ list }: { list: PlanRequest[] | null }) {
+  const text = list ? unconfirmedText(list) : null;
+  if (!list || !text) return <span class="muted">{dash}</span>;
+  return (
+    <span class="link-why" title={unconfirmedTitle(list)}>
+      {text}
+    </span>
+  );
+}
+
 /** One site's link facts as table cells, shared by the links view and the site view. */
 export function LinkCells({
   s,
   now,
   pendingDown,
+  unconfirmed = null,
 }: {
   s: FleetSite;
   now: number;
   pendingDown: number | null;
+  /** The site's plan requests its agent has not confirmed; null while not known. */
+  unconfirmed?: PlanRequest[] | null;
 }) {
   return (
     <>
@@ -118,6 +133,9 @@ export function LinkCells({
       <td>{s.queueDepth ?? dash}</td>
       <td>{s.oldestUnsentAt ? <RelTime iso={s.oldestUnsentAt} now={now} /> : dash}</td>
       <td>{pendingDown === null ? dash : formatBytes(pendingDown)}</td>
+      <td>
+        <UnconfirmedDown list={unconfirmed} />
+      </td>
       <td>{s.upstream ?? dash}</td>
     </>
   );
@@ -133,6 +151,7 @@ export const LINK_HEADINGS = [
   'results queued at site',
   'oldest unsent result',
   'publications pending down',
+  'unconfirmed down',
   'upstream',
 ];
 
@@ -144,7 +163,8 @@ export function LinkNotes() {
       from its contact history, with the confidence of the prediction; the relay's own contact plan is not
       known to the hub. Between windows a site reads "waiting for window", not "link down". Bytes waiting to
       go up are not reported by agents: "results queued" counts them instead. Publications pending down are
-      files published to the site and not yet placed there.
+      files published to the site and not yet placed there. "Unconfirmed down" counts plan requests the site's
+      agent has not said arrived within its contact windows: the hub sends them again.
     </p>
   );
 }
@@ -155,6 +175,8 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
   const now = useNow();
   const fleet = useFleet();
   const [publications] = useLoad(() => api.publications(), [api]);
+  const [requests] = useLoad(() => api.planRequests(), [api]);
+  const open = requests.state === 'ok' ? requests.data.requests : null;
   if (fleet.state === 'loading') return <p aria-busy="true">Loading links…</p>;
   if (fleet.state === 'error')
     return (
@@ -191,7 +213,12 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
               <th scope="row">
                 <a {...linkProps({ view: 'site', site: s.site }, go)}>{s.site}</a>
               </th>
-              <LinkCells s={s} now={now} pendingDown={bytesPendingDown(b, s.site)} />
+              <LinkCells
+                s={s}
+                now={now}
+                pendingDown={bytesPendingDown(b, s.site)}
+                unconfirmed={unconfirmedAt(open, s.site, now)}
+              />
             </tr>
           ))}
         </tbody>
@@ -206,6 +233,7 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
 export function SiteLink({ detail, now }: { detail: SiteDetail; now: number }) {
   const { api } = useServices();
   const [publications] = useLoad(() => api.publications(detail.site), [api, detail.site]);
+  const [requests] = useLoad(() => api.planRequests(detail.site), [api, detail.site]);
   const s = liveLink(linkFromDetail(detail), now);
   return (
     <>
@@ -228,6 +256,11 @@ export function SiteLink({ detail, now }: { detail: SiteDetail; now: number }) {
               pendingDown={bytesPendingDown(
                 publications.state === 'ok' ? publications.data.publications : null,
                 s.site,
+              )}
+              unconfirmed={unconfirmedAt(
+                requests.state === 'ok' ? requests.data.requests : null,
+                s.site,
+                now,
               )}
             />
           </tr>

@@ -9,6 +9,7 @@ import type {
   NeedsResponse,
   PlanRequest,
   PlanRequestCreate,
+  PlanRequestsResponse,
   PublicationsResponse,
   RefsResponse,
   RelaysResponse,
@@ -49,6 +50,8 @@ export interface Api {
   ): Promise<RunsResponse>;
   run(runId: string): Promise<RunDetail>;
   createPlanRequest(body: PlanRequestCreate): Promise<PlanRequest>;
+  /** Plan requests, newest first (`GET /api/plan-requests`, `?site=` for one site's). */
+  planRequests(site?: string): Promise<PlanRequestsResponse>;
   /** Approvals of one run with their journeys (`GET /api/approvals?site=&runId=`). */
   approvals(site: string, runId: string): Promise<ApprovalsResponse>;
   /** Who holds which approver key (`GET /api/approvers`). */

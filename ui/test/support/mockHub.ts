@@ -13,8 +13,10 @@ import {
   MatrixResponseSchema,
   type Need,
   NeedsResponseSchema,
+  type PlanRequest,
   PlanRequestCreateSchema,
   PlanRequestSchema,
+  PlanRequestsResponseSchema,
   type PublicationListItem,
   PublicationsResponseSchema,
   RefsResponseSchema,
@@ -63,6 +65,8 @@ export class MockHub {
   requests: { path: string; body?: unknown; csrf?: string | null }[] = [];
   /** Publications, with their per-site deliveries, for `GET /api/publications`. */
   publications: PublicationListItem[] = [];
+  /** Plan requests for `GET /api/plan-requests` (`?site=` keeps one site's). */
+  planRequests: PlanRequest[] = [];
   /** Relays for `GET /api/relays`; null answers 404, as a hub from before it does. */
   relays: RelayInfo[] | null = null;
   /** Tokens `POST /api/session` accepts, and whom they sign in. */
@@ -229,6 +233,11 @@ export class MockHub {
       const site = url.searchParams.get('site');
       const publications = this.publications.filter((x) => !site || x.sites.includes(site as never));
       return { status: 200, body: PublicationsResponseSchema.parse({ publications }) };
+    }
+    if (method === 'GET' && a === 'plan-requests' && !b) {
+      const site = url.searchParams.get('site');
+      const requests = this.planRequests.filter((x) => !site || x.site === site);
+      return { status: 200, body: PlanRequestsResponseSchema.parse({ requests }) };
     }
     if (method === 'POST' && a === 'plan-requests' && !b) {
       if (!this.session.roles.some((r) => r === 'operator' || r === 'admin'))

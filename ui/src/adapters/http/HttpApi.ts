@@ -10,6 +10,7 @@ import {
   NeedsResponseSchema,
   type PlanRequestCreate,
   PlanRequestSchema,
+  PlanRequestsResponseSchema,
   PublicationsResponseSchema,
   RefsResponseSchema,
   RelaysResponseSchema,
@@ -175,6 +176,9 @@ export class HttpApi implements Api {
   }
   createPlanRequest(body: PlanRequestCreate) {
     return this.call(PlanRequestSchema, '/api/plan-requests', 'POST', body);
+  }
+  planRequests(site?: string) {
+    return this.call(PlanRequestsResponseSchema, `/api/plan-requests${site ? `?site=${seg(site)}` : ''}`);
   }
   approvals(site: string, runId: string) {
     return this.call(ApprovalsResponseSchema, `/api/approvals?site=${seg(site)}&runId=${seg(runId)}`);
