@@ -1,6 +1,6 @@
 import type { ResourceChange } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
-import { buildSummary, countChanges } from './summarise.js';
+import { buildSummary, countChanges } from './buildSummary.js';
 
 const change = (actions: string[], extra: Partial<ResourceChange> = {}): ResourceChange => ({
   address: `r.${actions.join('_')}`,

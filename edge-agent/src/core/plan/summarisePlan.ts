@@ -10,12 +10,12 @@ import {
 import { BUILTIN_RULES, type SecretRule } from '../redact/rules.js';
 import { type SecretValue, scanForSecrets } from '../redact/scan.js';
 import { collectSecretValues } from '../redact/secretValues.js';
+import { allText, buildSummary, planDerivedText } from './buildSummary.js';
 import { canonicalDetail, sha256Hex } from './canonical.js';
 import { summaryIdentifiers } from './identifiers.js';
 import { maskSummary } from './maskAddress.js';
 import { asPlanJson } from './planJson.js';
 import { checkPlanLimits } from './planLimits.js';
-import { allText, buildSummary, planDerivedText } from './summarise.js';
 
 export interface SummariseContext {
   component: string;
