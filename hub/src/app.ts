@@ -276,6 +276,7 @@ export async function createHub(
       ids,
       hubPrivateKey: key.privateKey,
       hubPublicKeyText: key.publicKeyText,
+      defaultContactIntervalS: config.defaultContactIntervalS,
     }),
   };
   const people = { auth, store, clock, config: config.api, csrfKey, api: apiDeps, uiDir: config.uiDir };
@@ -336,6 +337,17 @@ export async function createHub(
         "sent a plan request again: the agent's document does not say it arrived; if this repeats, check the relays on the site's path (GET /api/relays)",
       );
     }
+    // Approvals the agent's record does not name go down again (decision 300), logged.
+    for (const a of await apiDeps.approvals.resendUnconfirmed())
+      logger.warn(
+        {
+          approvalId: a.approvalId,
+          site: a.site,
+          runId: a.runId,
+          submittedAt: new Date(a.submittedAt).toISOString(),
+        },
+        "sent an approval again: the agent's record does not name it; if this repeats, check the relays on the site's path (GET /api/relays)",
+      );
     await sweeper.deliverWebhooks();
   };
   let sweeps = 0;
