@@ -7,7 +7,7 @@ import { claimedDocIds, dedupe } from './ingest/dedupe.js';
 import { ingestDocument } from './ingest/document.js';
 import { answerOnDownlink } from './ingest/downlink.js';
 import { committedEvent } from './ingest/events.js';
-import { startMerges } from './ingest/mergeDocs.js';
+import { startMerges } from './ingest/startMerges.js';
 import { verifyAll } from './ingest/verifyAll.js';
 import type { Committed, IngestDeps } from './ingestTypes.js';
 import { Rejections } from './rejections.js';

@@ -4,8 +4,8 @@ import { recordApprovalWords } from './approvalWords.js';
 import type { Batch } from './batch.js';
 import { noteConfirmations, recordConfirmations } from './confirmations.js';
 import { type PathClocks, recordContact } from './contact.js';
-import type { MergeJob } from './mergeDocs.js';
 import { readSegment } from './segment.js';
+import type { MergeJob } from './startMerges.js';
 
 /**
  * One document's part of a batch, after its merge: each bundle the merge took is stored (its changes

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { KeyCache } from '../verify.js';
 import { dedupe } from './dedupe.js';
-import { startMerges } from './mergeDocs.js';
 import { readSegment } from './segment.js';
+import { startMerges } from './startMerges.js';
 import { stepFixture } from './testBatch.js';
 import { verifyAll } from './verifyAll.js';
 

@@ -4,9 +4,9 @@ import { materialise } from '../materialise.js';
 import type { Segment } from '../mergeDoc.js';
 import { RunCells } from '../refCells.js';
 import { SegmentEntries } from '../segmentEntries.js';
+import { answerRequests } from './answerRequests.js';
 import type { Batch } from './batch.js';
 import { recordCells } from './cells.js';
-import { answerRequests } from './planRequests.js';
 
 /** The document a segment belongs to, and its clock offset as known when the segment is read. */
 export interface SegmentContext {
