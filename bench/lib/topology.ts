@@ -74,6 +74,8 @@ export async function startChain(
     /** The hub itself (hop and /api on one listener), not through a link. */
     hubUrl: `http://127.0.0.1:${hubAddr.port}`,
     agentToken,
+    /** The relay's longest hold of a downlink pull (its `limits.maxHoldS`), seconds. */
+    maxHoldS: rc.value.limits.maxHoldS,
     hubPublicKey: await publicKeyFromText(hub.publicKeyText),
     /** runId → first commit time (performance.now) and how many commits materialised it. */
     committed,

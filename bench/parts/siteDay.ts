@@ -4,9 +4,11 @@
  * `sync.downlinkHoldS`), 24 h of synthetic time: the agent's real ledger and SyncEngine push to a real relay
  * and hub in process through a tap that counts every byte of every request and answer (HTTP heads
  * included, TLS excluded). (a) a quiet day: every plan equal to the last; (b) a busy day: 5 % of cells
- * change per plan round. Pushes, acks and the pulls that carry them are measured; the empty pulls between
- * are measured once and counted per day (a held pull per `downlinkHoldS` while nothing arrives, or a pull
- * per `sync.intervalS` with holding off). Beside it, in the same run: the floor (the facts that changed,
+ * change per plan round. Pushes, acks and the held pulls that carry them are measured; the empty pulls
+ * between are measured once and counted per day (a held pull per hold while nothing arrives: the least of
+ * the agent's `sync.downlinkHoldS` and the relay's stated `limits.maxHoldS`; or a pull per
+ * `sync.intervalS` with holding off). The empty pull is measured as the agent sends it once it knows the
+ * relay (conditional, answered 304), asked with `wait=0` and counted with the digits of the real hold. Beside it, in the same run: the floor (the facts that changed,
  * brotli-compressed, plus one 64-byte signature per batch) and the same changes through Automerge's sync
  * protocol (its messages alone, no transport). The cost at `--tariff=<USD per MB>` (default 5, a satellite
  * data plan's order of magnitude).
@@ -22,7 +24,8 @@ import { startChain } from '../lib/topology.js';
 const CELLS = 200;
 const ROUNDS = 4; // the default schedule, every 6 h
 const INTERVAL_S = 30;
-const HOLD_S = 55;
+/** The agent's `sync.downlinkHoldS` default: it asks for no more than the relay states. */
+const AGENT_HOLD_S = 3600;
 const DAY_S = 86_400;
 const tariffArg = process.argv.find((a) => a.startsWith('--tariff='));
 const TARIFF = tariffArg ? Number(tariffArg.slice('--tariff='.length)) : 5;
@@ -41,6 +44,7 @@ const wire = (r: TappedResponse) => ({ up: r.reqBytes + r.reqHeadBytes, down: r.
 async function day(changeShare: number, seed: number): Promise<DayResult> {
   const keys = await generateSigningKeyPair();
   const chain = await startChain(keys.publicKey, {}, { pullIntervalMs: 200 }, {});
+  const holdS = Math.min(AGENT_HOLD_S, chain.maxHoldS);
   const tap = await startHttpTap(chain.agentLink.port);
   // Rounds run back to back on the real clock (the relay drops bundles past their lifetime, the hub
   // distrusts a clock that runs ahead); the day's shape is in the counts: four rounds, the pulls between.
@@ -93,10 +97,10 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     const pushed = await engine.pushOnce();
     if (pushed.kind !== 'pushed' && pushed.kind !== 'idle')
       throw new Error(`push: ${JSON.stringify(pushed)}`);
-    // The ack comes back on the next pull(s), as the daemon's held pull would bring it.
+    // The ack comes back on the daemon's standing held pull, woken when the ack reaches the relay.
     const acked = await until(
       async () => {
-        await engine.pullOnce();
+        await engine.pullOnce({ waitS: holdS });
         return store.pending().length === 0;
       },
       30_000,
@@ -112,6 +116,7 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     recordPlan(store, ids(), realPlan(c, states[i]!.state, states[i]!.variant, now, i % 10), cadenceS);
   }
   await roundTrip();
+  await engine.pullOnce({ waitS: 0 }); // the daemon's first pull asks, and learns how the relay holds
   const counted = tap.responses.length;
   automergeSyncBytes = 0;
 
@@ -136,30 +141,39 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     floorBytes += brotliCompressSync(JSON.stringify(facts)).length + 64;
     await roundTrip();
   }
+  await engine.pullOnce(); // one empty pull as polling sends it (`sync.downlinkHoldS` 0)
+  await engine.pullOnce({ waitS: 0 }); // one empty pull as a held one goes, `wait=0` (not held)
 
   const measured = tap.responses.slice(counted);
   const sum = (f: (x: { up: number; down: number }) => number) =>
     measured.map(wire).reduce((n, x) => n + f(x), 0);
   const isPull = (x: TappedResponse) => x.method === 'GET' && x.path.startsWith('/v1/bundles');
   const emptyPulls = measured.filter((x) => isPull(x) && x.bytes < 400);
-  const empty = emptyPulls.length > 0 ? wire(emptyPulls[0] as TappedResponse) : { up: 0, down: 0 };
+  const [pollPull, last] = emptyPulls.slice(-2);
+  // `wait=0` and `0;max=…` where a held pull says `wait=<hold>` and `<hold>;max=…`: the digits added.
+  const digits = String(holdS).length - 1;
+  const empty = last ? { up: wire(last).up + digits, down: wire(last).down + digits } : { up: 0, down: 0 };
   const busyRequests = measured.length - emptyPulls.length;
   const dataUp = sum((x) => x.up) - emptyPulls.reduce((n, x) => n + wire(x).up, 0);
   const dataDown = sum((x) => x.down) - emptyPulls.reduce((n, x) => n + wire(x).down, 0);
   // The pulls a day holds between its rounds: one per hold, or one per interval with holding off.
-  const heldPulls = Math.ceil(DAY_S / HOLD_S);
+  const heldPulls = Math.ceil(DAY_S / holdS);
   const pollPulls = Math.ceil(DAY_S / INTERVAL_S);
+  const poll = pollPull ? wire(pollPull) : { up: 0, down: 0 };
   const result: DayResult = {
     bytesUp: dataUp + heldPulls * empty.up,
     bytesDown: dataDown + heldPulls * empty.down,
     requests: busyRequests + heldPulls,
-    pollOnlyBytes: dataUp + dataDown + pollPulls * (empty.up + empty.down),
+    pollOnlyBytes: dataUp + dataDown + pollPulls * (poll.up + poll.down),
     floorBytes,
     automergeSyncBytes,
   };
   log('siteDay', `day with ${Math.round(changeShare * 100)} % of cells changing per round`, {
     ...result,
+    holdS,
+    heldPulls,
     emptyPull: empty,
+    pollPull: poll,
     measuredRequests: measured.map((x) => `${x.method} ${x.path.slice(0, 14)} ${wire(x).up}/${wire(x).down}`),
   });
   await tap.close();

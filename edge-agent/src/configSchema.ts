@@ -60,10 +60,10 @@ const SyncSchema = z
       .number()
       .int()
       .min(0)
-      .max(60)
-      .default(55)
+      .max(3600)
+      .default(3600)
       .describe(
-        'Seconds an upstream that can is asked to hold a downlink pull open (a long poll), so approvals and plan requests arrive one light time after they reach it; 0 never asks. Pulls go on beside uploads either way.',
+        'Most seconds an upstream that can is asked to hold a downlink pull open (a long poll), so approvals and plan requests arrive one light time after they reach it; the agent asks no more than the upstream states (a relay: its limits.maxHoldS; an older one: 55). 0 never asks. Pulls go on beside uploads either way.',
       ),
     bundleLifetimeS: z
       .number()

@@ -39,14 +39,37 @@ export const DownlinkQuerySchema = z.object({
    * that holds pulls answers with {@link HELD_HEADER} (`0` only asks whether it does). Servers that cannot
    * hold ignore it and answer at once.
    */
-  wait: z.coerce.number().int().min(0).max(60).optional(),
+  wait: z.coerce.number().int().min(0).max(3600).optional(),
 });
 export type DownlinkQuery = z.infer<typeof DownlinkQuerySchema>;
 
-/** Longest hold a downlink pull may ask for, seconds (`wait`). */
-export const MAX_DOWNLINK_WAIT_S = 60;
-/** Answer header of a downlink pull the server held open as asked (`wait`): the seconds it would hold. */
+/** Longest hold a downlink pull may ask for, seconds (`wait`), of a server that states its own longest. */
+export const MAX_DOWNLINK_WAIT_S = 3600;
+/**
+ * Longest hold asked of a server that states no longest hold: servers before docs/decisions/320 refuse a
+ * `wait` over 60, and 55 stays under the 60 s idle timeout common in proxies.
+ */
+export const LEGACY_DOWNLINK_WAIT_S = 55;
+/**
+ * Answer header of a downlink pull the server held open as asked (`wait`): the seconds it held it, and
+ * since docs/decisions/320-bytes-on-a-costly-link.md the longest it grants, `<s>;max=<longest>`. Older
+ * clients read only that the header is there. A server that states `max` also answers a conditional pull
+ * (`If-None-Match: "<cursor>"`, the cursor sent as `after`) that found nothing with a bare 304.
+ */
 export const HELD_HEADER = 'driftline-held';
+
+/** {@link HELD_HEADER}'s value: seconds held, and the longest hold the server grants (absent: an older one). */
+export function formatHeld(heldS: number, maxS: number): string {
+  return `${heldS};max=${maxS}`;
+}
+
+/** Reads {@link HELD_HEADER}: the longest hold stated, or null (absent, an older server, or garbage). */
+export function parseHeldMax(value: string | null): number | null {
+  const m = /;max=(\d{1,5})$/.exec(value ?? '');
+  if (!m) return null;
+  const max = Number(m[1]);
+  return max >= 0 && max <= MAX_DOWNLINK_WAIT_S ? max : null;
+}
 
 /** Response header carrying the cursor to pass as `after` next time. */
 export const CURSOR_HEADER = 'driftline-cursor';

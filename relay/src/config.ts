@@ -109,6 +109,15 @@ const LimitsSchema = z
       .positive()
       .default(60)
       .describe('Retry-After of a 429 for a peer over peerMaxBundles, seconds.'),
+    maxHoldS: z
+      .number()
+      .int()
+      .min(0)
+      .max(3600)
+      .default(900)
+      .describe(
+        "Longest an agent's downlink pull is held open while nothing waits, seconds; stated in each answer, agents ask for it (fewer pulls on a quiet link). Keep it under the idle timeout of any proxy between agents and this relay.",
+      ),
     maxResponseBytes: z
       .number()
       .int()

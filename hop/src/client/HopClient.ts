@@ -14,12 +14,14 @@ import {
   formatClock,
   formatSourceClocks,
   HELD_HEADER,
+  LEGACY_DOWNLINK_WAIT_S,
   MAX_DOWNLINK_WAIT_S,
   MAX_REFUSALS_HEADER,
   PEER_PATH,
   type PeerInfo,
   PeerInfoSchema,
   parseClockTime,
+  parseHeldMax,
   parseStamp,
   REFUSALS_HEADER,
   type Receipt,
@@ -93,6 +95,11 @@ export class HopClient {
   /** The last exchanges the upstream stamped (decision 290), with their round trips. */
   private readonly stamped: { x: StampedExchange; rttMs: number }[] = [];
   private readonly stopping = new AbortController();
+  /**
+   * The longest hold the upstream stated (`driftline-held: <s>;max=<longest>`), or null before it did
+   * (an older upstream): pulls then ask at most {@link LEGACY_DOWNLINK_WAIT_S}, unconditionally.
+   */
+  private heldMaxS: number | null = null;
 
   constructor(private readonly opts: HopClientOptions) {
     this.url = opts.url.replace(/\/+$/, '');
@@ -136,9 +143,19 @@ export class HopClient {
     ]);
   }
 
-  private async request(path: string, init: RequestInit, signal?: AbortSignal): Promise<HopResult<Response>> {
+  /**
+   * One request. `report`: send this client's clock estimate (`driftline-clock`); the upstream uses it only
+   * to compose the clocks of posted bundles and keeps the last one, so downlink pulls leave it out
+   * (docs/decisions/320-bytes-on-a-costly-link.md).
+   */
+  private async request(
+    path: string,
+    init: RequestInit,
+    signal?: AbortSignal,
+    report = true,
+  ): Promise<HopResult<Response>> {
     try {
-      const own = this.clock();
+      const own = report ? this.clock() : null;
       const t0 = this.now();
       const res = await fetch(`${this.url}${path}`, {
         ...init,
@@ -163,7 +180,8 @@ export class HopClient {
           if (this.stamped.length > 8) this.stamped.shift();
         }
       }
-      if (res.ok) return { ok: true, value: res };
+      // 304: a conditional downlink pull that found nothing (only pullDownlink sends conditions).
+      if (res.ok || res.status === 304) return { ok: true, value: res };
       return answered(res.status, await readCappedText(res, ERROR_BODY_CAP));
     } catch (e) {
       return thrown(e);
@@ -239,14 +257,34 @@ export class HopClient {
     const q = new URLSearchParams({ for: site });
     if (limit !== undefined) q.set('limit', String(limit));
     if (after) q.set('after', after);
-    if (hold) q.set('wait', String(Math.max(0, Math.min(Math.round(hold.waitS), MAX_DOWNLINK_WAIT_S))));
+    // Ask for the longest hold the upstream stated (an older one: the old bound), within this client's
+    // own request timeout (a minute of it left for the round trip).
+    const longest = Math.min(
+      this.heldMaxS ?? LEGACY_DOWNLINK_WAIT_S,
+      MAX_DOWNLINK_WAIT_S,
+      Math.max(0, Math.floor(this.timeoutMs / 1000) - 60),
+    );
+    if (hold) q.set('wait', String(Math.max(0, Math.min(Math.round(hold.waitS), longest))));
+    // An upstream that states its longest hold answers "nothing since your cursor" with a bare 304.
+    const conditional = hold !== undefined && after !== undefined && this.heldMaxS !== null;
     const r = await this.request(
       `/v1/bundles?${q}`,
-      { method: 'GET', headers: { accept: BATCH_CONTENT_TYPE, 'accept-encoding': 'br' } },
+      {
+        method: 'GET',
+        headers: { 'accept-encoding': 'br', ...(conditional ? { 'if-none-match': `"${after}"` } : {}) },
+      },
       hold?.signal,
+      false,
     );
     if (!r.ok) return r;
-    const held = hold !== undefined && r.value.headers.get(HELD_HEADER) !== null;
+    const heldHeader = r.value.headers.get(HELD_HEADER);
+    const held = hold !== undefined && heldHeader !== null;
+    if (hold !== undefined) this.heldMaxS = parseHeldMax(heldHeader);
+    if (r.value.status === 304) {
+      if (after === undefined)
+        return failure('bad-answer', 'upstream answered 304 to a pull with no cursor', true);
+      return { ok: true, value: { bundles: [], cursor: after, bytes: 0, held, refusals: [] } };
+    }
     const refusals = readRefusals(r.value.headers.get(REFUSALS_HEADER));
     const unreadable = (why: string) =>
       failure('bad-answer', `downlink unreadable: ${why} (maxResponseBytes)`, true);

@@ -4,6 +4,7 @@ import {
   DownlinkQuerySchema,
   decodeBatch,
   encodeBatch,
+  formatHeld,
   HELD_HEADER,
   REFUSALS_HEADER,
   WireError,
@@ -17,6 +18,8 @@ import type { PeerClocks } from './clocks.js';
 import { readLimitedBody } from './readBody.js';
 
 const ACCEPTED_TYPES = [BATCH_CONTENT_TYPE, 'application/octet-stream'];
+/** Longest hold of a node that holds pulls but states no longest of its own (the query's old bound). */
+const LEGACY_MAX_HOLD_S = 60;
 
 /** `POST /v1/bundles`: framing and size are checked here, custody is the backend's (D1, D2). */
 export async function postBundles(
@@ -65,11 +68,13 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
     return;
   }
   let { bundles, cursor } = await backend.downlink(peer, parsed.data);
-  const waitS = parsed.data.wait;
-  if (waitS !== undefined && backend.waitForDownlink) {
+  if (parsed.data.wait !== undefined && backend.waitForDownlink) {
     // A long poll: held while the site has nothing, so control reaches it as soon as it arrives here.
-    // `wait=0` only asks whether this node holds pulls (the header says so); nothing is held.
-    ctx.set(HELD_HEADER, String(waitS));
+    // `wait=0` only asks whether this node holds pulls (the header says so, with its longest hold);
+    // nothing is held. Docs/decisions/320: a node states its longest hold and the agent asks for that.
+    const maxS = backend.maxHoldS ?? LEGACY_MAX_HOLD_S;
+    const waitS = Math.min(parsed.data.wait, maxS);
+    ctx.set(HELD_HEADER, formatHeld(waitS, maxS));
     if (waitS > 0 && bundles.length === 0) {
       const gone = new AbortController();
       const onClose = () => gone.abort();
@@ -82,13 +87,22 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
       if (!gone.signal.aborted) ({ bundles, cursor } = await backend.downlink(peer, parsed.data));
     }
   }
+  const refusals = backend.refusalsFor?.(parsed.data.for) ?? [];
+  // A conditional pull (If-None-Match: "<cursor it holds>", RFC 9110 §13.1.2): the page's ETag is its
+  // cursor, and nothing since that cursor is a bare 304: no body, no cursor header (decision 320).
+  const ifNoneMatch = ctx.get('if-none-match');
+  if (ifNoneMatch) ctx.set('etag', `"${cursor}"`);
+  const unchanged = bundles.length === 0 && refusals.length === 0 && cursor === (parsed.data.after ?? '0');
+  if (unchanged && ifNoneMatch === `"${cursor}"`) {
+    ctx.status = 304;
+    return;
+  }
   let body: Uint8Array = encodeBatch(bundles);
   if (body.length > 1024 && /\bbr\b/.test(ctx.get('accept-encoding'))) {
     body = compressBatch(body);
     ctx.set('Content-Encoding', 'br');
   }
   ctx.set(CURSOR_HEADER, cursor);
-  const refusals = backend.refusalsFor?.(parsed.data.for) ?? [];
   // what the relay's upstream refused of this site's bundles, for its agents to show (decision 240)
   if (refusals.length > 0)
     ctx.set(REFUSALS_HEADER, Buffer.from(JSON.stringify(refusals)).toString('base64url'));

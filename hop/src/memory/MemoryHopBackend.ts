@@ -32,8 +32,12 @@ export class MemoryHopBackend implements HopBackend {
   /** When set, `accept` and `uploadFinished` throw it (simulates a full disk or a crash). */
   failWith: Error | null = null;
 
-  constructor(opts: { name?: string; role?: 'relay' | 'hub' } = {}) {
+  /** Longest hold granted (`wait`), seconds; unset: the hop server's default. */
+  readonly maxHoldS?: number;
+
+  constructor(opts: { name?: string; role?: 'relay' | 'hub'; maxHoldS?: number } = {}) {
     this.name = opts.name ?? 'memory';
+    if (opts.maxHoldS !== undefined) this.maxHoldS = opts.maxHoldS;
     this.role = opts.role ?? 'hub';
   }
 

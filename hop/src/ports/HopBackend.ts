@@ -40,6 +40,12 @@ export interface HopBackend {
    */
   waitForDownlink?(site: string, ms: number, signal: AbortSignal): Promise<void>;
 
+  /**
+   * Longest hold granted, seconds, stated with every held answer so agents ask for it
+   * (docs/decisions/320-bytes-on-a-costly-link.md). Absent: 60, the bound before that decision.
+   */
+  readonly maxHoldS?: number;
+
   /** Where completed, verified blobs are read from for `GET /v1/blobs/:sha256`. */
   blobs: BlobReader;
 

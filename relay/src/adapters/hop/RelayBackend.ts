@@ -33,6 +33,8 @@ export interface PeerLimits {
   peerMaxBundles: number;
   peerMaxBytes: number;
   retryAfterS: number;
+  /** Longest hold of a downlink pull, seconds (docs/decisions/320-bytes-on-a-costly-link.md). */
+  maxHoldS?: number;
 }
 
 /** Bytes reserved by in-progress uploads (the hop server's tus ledger), all and by peer. */
@@ -143,6 +145,10 @@ export class RelayBackend implements HopBackend {
 
   waitForDownlink(site: string, ms: number, signal: AbortSignal): Promise<void> {
     return this.held.wait(site, ms, signal);
+  }
+
+  get maxHoldS(): number | undefined {
+    return this.limits.maxHoldS;
   }
 
   async downlink(peer: Peer, q: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }> {

@@ -1,0 +1,160 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HopClient } from '../src/client.js';
+import { createHopServer, type HopServer, MemoryHopBackend } from '../src/index.js';
+import { makeBundle } from '../src/testing.js';
+
+/**
+ * Held pulls on a costly link (docs/decisions/320-bytes-on-a-costly-link.md): the server states its longest
+ * hold, the client asks for it, and a pull that finds nothing since the client's cursor is a bare 304.
+ */
+const TOKEN = 'secret-token';
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c();
+});
+
+interface Seen {
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  status: number;
+  answerHeaders: string[];
+}
+
+/** A forwarder in front of `port` that keeps every request's URL and headers and every answer's status and headers. */
+async function tap(port: number): Promise<{ url: string; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  const s = createServer((req, res) => {
+    const up = request(
+      { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers },
+      (ur) => {
+        seen.push({
+          url: req.url ?? '',
+          headers: req.headers,
+          status: ur.statusCode ?? 0,
+          answerHeaders: ur.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase()),
+        });
+        res.writeHead(ur.statusCode ?? 502, ur.rawHeaders);
+        ur.pipe(res);
+      },
+    );
+    req.pipe(up);
+  });
+  await listen(s);
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, seen };
+}
+
+async function listen(s: Server): Promise<void> {
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  closers.push(() => new Promise((r) => s.close(r)));
+}
+
+async function hopServer(
+  maxHoldS?: number,
+): Promise<{ backend: MemoryHopBackend; hop: HopServer; port: number }> {
+  const backend = new MemoryHopBackend({ name: 'relay-1', role: 'relay', ...(maxHoldS ? { maxHoldS } : {}) });
+  backend.addToken(TOKEN, { name: 'ship-7', sites: ['ship-7'] });
+  const hop = createHopServer(backend, {
+    uploads: { directory: mkdtempSync(join(tmpdir(), 'hop-held-')), maxSize: 1024 },
+  });
+  const { url } = await hop.listen();
+  closers.push(() => hop.close());
+  return { backend, hop, port: Number(new URL(url).port) };
+}
+
+const until = async (ok: () => boolean) => {
+  for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
+};
+
+describe('held pulls on a costly link', () => {
+  it('asks for the longest hold the upstream states and answers nothing new with a bare 304', async () => {
+    const { backend, port } = await hopServer(900);
+    const { url, seen } = await tap(port);
+    const client = new HopClient({ url, token: TOKEN });
+
+    const first = await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
+    expect(first.ok && first.value.held).toBe(true);
+    const cursor = first.ok ? first.value.cursor : '';
+    expect(seen[0]?.url).toContain('wait=0');
+    expect(seen[0]?.headers['if-none-match']).toBeUndefined();
+
+    // The next pull asks for the stated 900 s (not the 3600 asked of the client), conditionally.
+    const pulling = client.pullDownlink('ship-7', cursor, undefined, { waitS: 3600 });
+    await until(() => backend.held.size === 1);
+    expect(backend.held.size).toBe(1);
+    // Something arrives: the long hold wakes at once with it.
+    const ack = await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never);
+    backend.enqueueDownlink('ship-7', ack.bytes);
+    const woke = await pulling;
+    expect(woke.ok && woke.value.bundles).toHaveLength(1);
+    expect(seen[1]?.url).toContain('wait=900');
+    expect(seen[1]?.headers['if-none-match']).toBe(`"${cursor}"`);
+    expect(seen[1]?.status).toBe(200);
+
+    // Nothing since the client's cursor: 304, no body, no cursor or type header, the cursor kept.
+    const after = woke.ok ? woke.value.cursor : '';
+    const quiet = client.pullDownlink('ship-7', after, undefined, { waitS: 3600 });
+    await until(() => backend.held.size === 1);
+    backend.held.notify('ship-7'); // woken with nothing (as at the end of a hold)
+    const q = await quiet;
+    expect(q).toMatchObject({ ok: true, value: { bundles: [], cursor: after, held: true } });
+    expect(seen[2]?.status).toBe(304);
+    expect(seen[2]?.answerHeaders).not.toContain('driftline-cursor');
+    expect(seen[2]?.answerHeaders).not.toContain('content-type');
+    // A pull does not repeat the client's clock estimate (only posts use it); it still times the exchange.
+    expect(seen[2]?.headers['driftline-clock']).toBeUndefined();
+    expect(seen[2]?.headers['driftline-sent']).toBeDefined();
+  });
+
+  it('asks an older upstream (no stated longest hold) for at most 55 s, unconditionally', async () => {
+    const urls: string[] = [];
+    const conditions: (string | undefined)[] = [];
+    const old = createServer((req, res) => {
+      urls.push(req.url ?? '');
+      conditions.push(req.headers['if-none-match']);
+      // What a relay before decision 320 answers: the held header is the seconds asked, nothing more.
+      res.writeHead(200, {
+        'content-type': BATCH_CONTENT_TYPE,
+        'driftline-held': new URL(req.url ?? '', 'http://x').searchParams.get('wait') ?? '0',
+        'driftline-cursor': '4',
+      });
+      res.end(Buffer.from(encodeBatch([])));
+    });
+    await listen(old);
+    const client = new HopClient({
+      url: `http://127.0.0.1:${(old.address() as AddressInfo).port}`,
+      token: TOKEN,
+    });
+    const a = await client.pullDownlink('ship-7', undefined, undefined, { waitS: 3600 });
+    const b = await client.pullDownlink('ship-7', '4', undefined, { waitS: 3600 });
+    expect(a.ok && a.value.held).toBe(true);
+    expect(b).toMatchObject({ ok: true, value: { cursor: '4', held: true } });
+    expect(urls.map((u) => new URL(u, 'http://x').searchParams.get('wait'))).toEqual(['55', '55']);
+    expect(conditions).toEqual([undefined, undefined]);
+  });
+
+  it('keeps a pull that found nothing a full answer for a client that sends no condition', async () => {
+    const { port } = await hopServer(900);
+    const res = await fetch(`http://127.0.0.1:${port}/v1/bundles?for=ship-7&after=0&wait=0`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('driftline-cursor')).toBe('0');
+    expect(res.headers.get('driftline-held')).toBe('0;max=900');
+    const conditional = await fetch(`http://127.0.0.1:${port}/v1/bundles?for=ship-7&after=0&wait=0`, {
+      headers: { authorization: `Bearer ${TOKEN}`, 'if-none-match': '"0"' },
+    });
+    expect(conditional.status).toBe(304);
+    // A condition on another cursor is a full answer.
+    const other = await fetch(`http://127.0.0.1:${port}/v1/bundles?for=ship-7&after=0&wait=0`, {
+      headers: { authorization: `Bearer ${TOKEN}`, 'if-none-match': '"7"' },
+    });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('etag')).toBe('"0"');
+  });
+});
