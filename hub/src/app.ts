@@ -3,16 +3,16 @@ import { createHopServer, type HopServer } from '@driftline/hop';
 import { listenAs } from '@driftline/hop/config';
 import { type HubEvent, type PlanRequest, WireError } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { DiskCap } from './adapters/fs/DiskCap.js';
 import { FileBlobs } from './adapters/fs/FileBlobs.js';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { loadOrCreateSecret } from './adapters/fs/secretFile.js';
+import { CustodyClocks, chainMessage, custodyChainCounter } from './adapters/hop/custodyClocks.js';
 import { HubHopBackend } from './adapters/hop/HubHopBackend.js';
 import { peerMayRead } from './adapters/hop/peerMayRead.js';
 import { type ApiServer, createApiServer } from './adapters/http/apiServer.js';
 import { HubAuth } from './adapters/http/auth.js';
-import { registerClockGauges } from './adapters/http/clockMetrics.js';
 import { HttpWebhookSender } from './adapters/http/HttpWebhookSender.js';
 import { mountPeopleSide } from './adapters/http/peopleSide.js';
 import { policyFor } from './adapters/http/policy.js';
@@ -33,11 +33,12 @@ import { EventLog } from './core/EventLog.js';
 import { HeapHeadroom } from './core/HeapHeadroom.js';
 import { Ingest } from './core/Ingest.js';
 import { type Leadership, soleLeader } from './core/leader.js';
+import { LiveEvents } from './core/liveEvents.js';
 import { PlanRequests } from './core/PlanRequests.js';
 import { Queries } from './core/Queries.js';
 import { Sweeper } from './core/Sweeper.js';
 import { sharedHealthCheck } from './core/storeHealth.js';
-import { toMatrixCell, toPlanRequest, toRunItem } from './core/views.js';
+import { createHubMetrics } from './metrics.js';
 import { type Clock, systemClock } from './ports/Clock.js';
 import type { HubStore } from './ports/HubStore.js';
 import { ulidGen } from './ports/IdGen.js';
@@ -112,40 +113,7 @@ export async function createHub(
     shared,
   });
   const registry = new Registry();
-  registerClockGauges(registry, store);
-  const refused = new Counter({
-    name: 'hub_bundles_refused_total',
-    help: 'Bundles refused, by reason',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  const merged = new Counter({
-    name: 'hub_runs_merged_total',
-    help: 'Plan results merged',
-    registers: [registry],
-  });
-  const clockHeld = new Counter({
-    name: 'hub_clock_estimates_held_total',
-    help: 'Path clock estimates held back, by reason (jump, contradicts-bounds): docs/decisions/230',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  const resent = new Counter({
-    name: 'hub_plan_requests_resent_total',
-    help: 'Plan requests sent again because the agent had not confirmed them (decision 230)',
-    registers: [registry],
-  });
-  const expiredDownlink = new Counter({
-    name: 'hub_downlink_expired_total',
-    help: 'Downlink bundles past their lifetime, not sent',
-    registers: [registry],
-  });
-  const refsExpired = new Counter({
-    name: 'hub_ref_plans_expired_total',
-    help: 'Cells and runs of refs other than the default removed after retention.refRetentionDays',
-    labelNames: ['kind'],
-    registers: [registry],
-  });
+  const metrics = createHubMetrics(registry, store);
   const ingest = new Ingest({
     store,
     clock,
@@ -154,11 +122,7 @@ export async function createHub(
     hubPrivateKey: key.privateKey,
     webhookUrls: config.webhooks.urls,
     log: logger,
-    count: {
-      refused: (r) => refused.inc({ reason: r }),
-      merged: (n) => merged.inc(n),
-      clockHeld: (r) => clockHeld.inc({ reason: r }),
-    },
+    count: { refused: (r) => metrics.refused(r), merged: metrics.merged, clockHeld: metrics.clockHeld },
   });
   const contactPlans = new ContactPlans(contactPlanSettings(config.contactPlans));
   const queries = new Queries(store, config.defaultContactIntervalS, publications, contactPlans);
@@ -167,11 +131,6 @@ export async function createHub(
     ? new PgEvents(postgres, events, { onError: (e, what) => logger.warn({ err: e }, what) })
     : null;
   const publish = (e: HubEvent) => (sharedEvents ? sharedEvents.publish(e) : events.publish(e));
-  const leaderGauge = new Gauge({
-    name: 'hub_leader',
-    help: '1 while this hub runs the sweeps and webhook delivery (one hub of those sharing a database)',
-    registers: [registry],
-  });
   const planRequests = new PlanRequests({
     store,
     clock,
@@ -194,28 +153,38 @@ export async function createHub(
       refMaxAgeMs: config.retention.refRetentionDays * 86_400_000,
     },
     log: logger,
-    countRefsExpired: (cells, runs) => {
-      refsExpired.inc({ kind: 'cells' }, cells);
-      refsExpired.inc({ kind: 'runs' }, runs);
-    },
+    countRefsExpired: metrics.refsExpired,
   });
-  const siteEvents = async (sites: string[]) => {
+  const live = new LiveEvents({
+    publish,
     // Shared: a dashboard of another hub may be listening.
-    if ((!shared && !events.listening) || sites.length === 0) return;
-    const all = await queries.sites(clock.now());
-    for (const s of all) if (sites.includes(s.site)) publish({ type: 'site-updated', site: s });
-  };
+    listening: () => shared || events.listening,
+    queries,
+    now: () => clock.now(),
+    defaultContactIntervalS: config.defaultContactIntervalS,
+  });
   ingest.onCommitted((c) => {
     // Each commit that heard from a site is a contact its windows are learned from.
     for (const s of c.sites) contactPlans.record(s, clock.now());
-    const ctx = { now: clock.now(), defaultContactIntervalS: config.defaultContactIntervalS };
-    for (const run of c.runs) publish({ type: 'run-added', run: toRunItem(run) });
-    for (const cell of c.cells) publish({ type: 'cell-updated', cell: toMatrixCell(cell, ctx, false) });
-    for (const r of c.planRequests) publish({ type: 'plan-request-updated', request: toPlanRequest(r) });
-    siteEvents(c.sites).catch((e) => logger.error({ err: e }, 'site event failed'));
+    live.committed(c).catch((e) => logger.error({ err: e }, 'site event failed'));
   });
   const uploadsDir = join(config.dataDir, 'uploads');
   const disk = new DiskCap(config.dataDir, config.storage.maxBytes, uploadsDir, () => clock.now());
+  // the signed per-hop timing chain, checked against the enrolled keys (decision 290)
+  const chainOutcomes = custodyChainCounter(registry);
+  const custodyClocks = new CustodyClocks({
+    listPeers: () => store.listPeers(),
+    getAgent: (site, agent) => store.getAgent(site, agent),
+    now: () => clock.now(),
+    onChain: (e) => {
+      chainOutcomes.inc({ outcome: e.outcome });
+      if (e.outcome !== 'signed')
+        logger.warn(
+          { source: e.source, peer: e.peer, outcome: e.outcome, plain: e.plain, signed: e.signed },
+          chainMessage(e),
+        );
+    },
+  });
   const backend = new HubHopBackend({
     store,
     ...(storeHealth ? { health: storeHealth } : {}),
@@ -225,11 +194,11 @@ export async function createHub(
     clock,
     version: HUB_VERSION,
     onDelivered: (rs) => {
-      for (const r of rs) publish({ type: 'plan-request-updated', request: toPlanRequest(r) });
+      for (const r of rs) live.requestRow(r);
     },
-    onExpiredDownlink: (n) => expiredDownlink.inc(n),
+    onExpiredDownlink: metrics.expiredDownlink,
     onForeignSite: (peer, n) => {
-      refused.inc({ reason: 'foreign-site' }, n);
+      metrics.refused('foreign-site', n);
       // the relay's own status names the sites and the exact command; this line says where to look
       logger.warn(
         { peer, refused: n },
@@ -238,6 +207,7 @@ export async function createHub(
     },
     mayRead: (peer, sha) => peerMayRead(peer, sha, { store, publications }),
     checkDisk: (n) => disk.check(n),
+    custodyClocks,
   });
   const publisher = new Publisher({
     store,
@@ -266,7 +236,7 @@ export async function createHub(
     clock,
     version: HUB_VERSION,
     logger,
-    onPlanRequest: (r: PlanRequest) => publish({ type: 'plan-request-updated', request: r }),
+    onPlanRequest: (r: PlanRequest) => live.request(r),
     publications,
     publisher,
     maxUploadBytes: config.api.maxUploadBytes,
@@ -318,15 +288,11 @@ export async function createHub(
     : null;
   const timers: NodeJS.Timeout[] = [];
   const sweepOnce = async (prune: boolean) => {
-    const r = await sweeper.sweep({ prune });
-    const ctx = { now: clock.now(), defaultContactIntervalS: config.defaultContactIntervalS };
-    for (const x of r.expired) publish({ type: 'plan-request-updated', request: toPlanRequest(x) });
-    for (const c of r.staleCells) publish({ type: 'cell-updated', cell: toMatrixCell(c, ctx, false) });
-    await siteEvents(r.unreachableSites);
+    await live.swept(await sweeper.sweep({ prune }));
     // Requests the agent has not confirmed go down again (decision 230), logged and counted.
     for (const x of await planRequests.resendUnconfirmed()) {
-      resent.inc();
-      publish({ type: 'plan-request-updated', request: toPlanRequest(x, clock.now()) });
+      metrics.resent();
+      live.requestRow(x, clock.now());
       logger.warn(
         {
           requestId: x.requestId,
@@ -382,13 +348,13 @@ export async function createHub(
       leader = postgres
         ? new PgLeader(postgres, {
             onChange: (leads, err) => {
-              leaderGauge.set(leads ? 1 : 0);
+              metrics.leads(leads);
               if (leads) logger.info('this hub leads now: it runs the sweeps and sends the webhooks');
               else logger.warn({ err }, 'this hub no longer leads; another hub on the database takes over');
             },
           })
         : soleLeader;
-      leaderGauge.set(leader.isLeader() ? 1 : 0);
+      metrics.leads(leader.isLeader());
       const t = setInterval(() => {
         if (sweeping || !leader.isLeader()) return;
         sweeping = true;

@@ -1,0 +1,69 @@
+import type { HubEvent, PlanRequest } from '@driftline/protocol';
+import type { CellRow, PlanRequestRow } from '../ports/HubStore.js';
+import type { Committed } from './ingestTypes.js';
+import type { Queries } from './Queries.js';
+import { toMatrixCell, toPlanRequest, toRunItem, type ViewContext } from './views.js';
+
+export interface LiveEventsDeps {
+  /** Sends an event to `/api/events` listeners: this hub's, and through the database other hubs' too. */
+  publish(event: HubEvent): void;
+  /** Whether anyone may be listening: a dashboard of this hub, or (`shared`) of another hub on the database. */
+  listening(): boolean;
+  queries: Pick<Queries, 'sites'>;
+  now(): number;
+  /** Expected contact interval (s) for sites whose agents declared none. */
+  defaultContactIntervalS: number | null;
+}
+
+/**
+ * The live-event fan-out of `/api/events`: what changed in the hub's state (a commit, a delivery, a
+ * sweep, a plan request) becomes the events a dashboard updates its cells, runs, sites and plan
+ * requests from, each in the shape the API serves.
+ */
+export class LiveEvents {
+  constructor(private readonly deps: LiveEventsDeps) {}
+
+  /** An ingest commit: its runs, cells and plan requests, then the sites it heard from. */
+  async committed(c: Committed): Promise<void> {
+    const ctx = this.context();
+    for (const run of c.runs) this.deps.publish({ type: 'run-added', run: toRunItem(run) });
+    for (const cell of c.cells)
+      this.deps.publish({ type: 'cell-updated', cell: toMatrixCell(cell, ctx, false) });
+    for (const r of c.planRequests) this.requestRow(r);
+    await this.sites(c.sites);
+  }
+
+  /** A sweep: plan requests that expired, cells gone stale, sites now unreachable. */
+  async swept(r: {
+    expired: PlanRequestRow[];
+    staleCells: CellRow[];
+    unreachableSites: string[];
+  }): Promise<void> {
+    const ctx = this.context();
+    for (const x of r.expired) this.requestRow(x);
+    for (const c of r.staleCells)
+      this.deps.publish({ type: 'cell-updated', cell: toMatrixCell(c, ctx, false) });
+    await this.sites(r.unreachableSites);
+  }
+
+  /** A plan request in its row form (delivered, expired, sent again); `now` dates its state when given. */
+  requestRow(r: PlanRequestRow, now?: number): void {
+    this.deps.publish({ type: 'plan-request-updated', request: toPlanRequest(r, now) });
+  }
+
+  /** A plan request in the API's form (made or cancelled through the API). */
+  request(r: PlanRequest): void {
+    this.deps.publish({ type: 'plan-request-updated', request: r });
+  }
+
+  /** The summaries of `sites`, read once for all of them; nothing when no one listens. */
+  async sites(sites: string[]): Promise<void> {
+    if (!this.deps.listening() || sites.length === 0) return;
+    const all = await this.deps.queries.sites(this.deps.now());
+    for (const s of all) if (sites.includes(s.site)) this.deps.publish({ type: 'site-updated', site: s });
+  }
+
+  private context(): ViewContext {
+    return { now: this.deps.now(), defaultContactIntervalS: this.deps.defaultContactIntervalS };
+  }
+}
