@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   type BlobReader,
+  type Custody,
   type FinishedUpload,
   type HopBackend,
   type Peer,
@@ -15,6 +16,7 @@ import type { StoreHealth } from '../../core/storeHealth.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
 import type { ApprovalRow, IngestStore, PeopleStore, PlanRequestRow } from '../../ports/HubStore.js';
+import type { CustodyClocks } from './custodyClocks.js';
 
 /** How often a peer token's `lastUsedAt` is written at most. */
 const USE_WRITE_MS = 60_000;
@@ -47,6 +49,8 @@ export class HubHopBackend implements HopBackend {
       mayRead?: (peer: Peer, sha256: string) => Promise<boolean>;
       /** Throws `insufficient-storage` when `bytes` more would pass the hub's disk cap. */
       checkDisk?: (bytes: number) => void;
+      /** Checks the signed timing chain of each batch (decision 290); absent: plain estimates only. */
+      custodyClocks?: CustodyClocks;
     },
   ) {}
 
@@ -80,11 +84,14 @@ export class HubHopBackend implements HopBackend {
     }
     const peer: Peer = { name: row.name, sites: row.sites };
     this.tokenOf.set(peer, hash);
+    this.keyOf.set(peer, row.publicKey ?? null);
     return peer;
   }
 
   /** The token hash each authenticated peer came with, for writes about that token. */
   private readonly tokenOf = new WeakMap<Peer, string>();
+  /** The enrolled key of the token's peer (`hub peer add --key`), null for an older relay. */
+  private readonly keyOf = new WeakMap<Peer, string | null>();
 
   /** A relay's own status: kept in the row of the token it came with, so every hub shows it. */
   async acceptStatus(peer: Peer, status: RelayStatus): Promise<void> {
@@ -94,12 +101,26 @@ export class HubHopBackend implements HopBackend {
   }
 
   /** A peer (a relay, or an agent posting directly) acts only for its own sites (S4 in docs/architecture.md#invariants). */
-  async accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]> {
+  async accept(
+    peer: Peer,
+    bundles: readonly Uint8Array[],
+    clocks?: SourceClocks,
+    custody?: Custody,
+  ): Promise<Receipt[]> {
     this.d.checkDisk?.(bundles.reduce((n, b) => n + b.length, 0));
     const scoped = scopeBatch(peer, bundles, this.name);
     if (scoped.refused.length > 0) this.d.onForeignSite?.(peer.name, scoped.refused.length);
+    // signed terms over plain ones where a chain verifies (decision 290)
+    const sourceClocks = this.d.custodyClocks
+      ? await this.d.custodyClocks.of(
+          { name: peer.name, publicKey: this.keyOf.get(peer) ?? null },
+          scoped.allowed,
+          clocks,
+          custody,
+        )
+      : clocks;
     const inner =
-      scoped.allowed.length > 0 ? await this.d.ingest.accept(peer.name, scoped.allowed, clocks) : [];
+      scoped.allowed.length > 0 ? await this.d.ingest.accept(peer.name, scoped.allowed, sourceClocks) : [];
     return scoped.complete(inner);
   }
 
