@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 const H1 = '1'.repeat(64);
 const H2 = '2'.repeat(64);
 
+import { stepFixture } from '../../../test/ingestSteps.js';
 import { ulidGen } from '../../ports/IdGen.js';
 import { Rejections } from '../rejections.js';
 import { AckSigner, DEFAULT_ACK_LIFETIME_S } from './acks.js';
 import { answerOnDownlink } from './downlink.js';
-import { stepFixture } from './testBatch.js';
 
 describe('ingest steps: acks and the downlink', () => {
   it('builds one signed ack row whose lifetime is the bundle lifetime, ids in call order', async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { stepFixture } from '../../../test/ingestSteps.js';
 import type { HubStore } from '../../ports/HubStore.js';
 import { commitBatch } from './commit.js';
 import { committedEvent } from './events.js';
-import { stepFixture } from './testBatch.js';
 
 describe('ingest steps: commit and events', () => {
   it('writes the batch in one commit, only agents it contacted, and reports what changed', async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { stepFixture } from '../../../test/ingestSteps.js';
 import { KeyCache } from '../verify.js';
 import { dedupe } from './dedupe.js';
 import { readSegment } from './segment.js';
 import { startMerges } from './startMerges.js';
-import { stepFixture } from './testBatch.js';
 import { verifyAll } from './verifyAll.js';
 
 async function merged(f: Awaited<ReturnType<typeof stepFixture>>) {

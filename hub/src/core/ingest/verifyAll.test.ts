@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { stepFixture } from '../../../test/ingestSteps.js';
 import { KeyCache } from '../verify.js';
 import { dedupe } from './dedupe.js';
-import { stepFixture } from './testBatch.js';
 import { verifyAll } from './verifyAll.js';
 
 describe('ingest steps: verify and dedupe', () => {

@@ -1,10 +1,10 @@
-import { AgentSim, TestClock } from '../../../test/agentSim.js';
-import { MemoryHubStore } from '../../adapters/memory/MemoryHubStore.js';
-import type { HubStore } from '../../ports/HubStore.js';
-import { DocReplicas } from '../DocReplicas.js';
-import { enrol } from '../enrolment.js';
-import type { IngestDeps } from '../ingestTypes.js';
-import { Batch } from './batch.js';
+import { MemoryHubStore } from '../src/adapters/memory/MemoryHubStore.js';
+import { DocReplicas } from '../src/core/DocReplicas.js';
+import { enrol } from '../src/core/enrolment.js';
+import { Batch } from '../src/core/ingest/batch.js';
+import type { IngestDeps } from '../src/core/ingestTypes.js';
+import type { HubStore } from '../src/ports/HubStore.js';
+import { AgentSim, TestClock } from './agentSim.js';
 
 /** A memory store with one enrolled agent, for the ingest steps' own tests. */
 export async function stepFixture(site = 'ship-7', agent = 'a1') {
