@@ -85,7 +85,8 @@ describe('hostile relay (d, e): silent drops and replays', () => {
     // The resend went the same way (a held pull may bring it a moment after the hub counted it).
     await until('the hop to eat the resend too', async () => eat.eaten > 1);
 
-    // The path turns honest: the next resend arrives, the agent says so, and its run answers it.
+    // The path turns honest: the next resend arrives, the agent says so, plans, and stamps the request
+    // with that plan (the same plan again, a cell confirmation: only the stamp answers it, decision 300).
     w.agentSide?.use(capture);
     const done = await until(
       'the request to be done',
