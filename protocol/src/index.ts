@@ -1,5 +1,6 @@
 export * from './agent-doc.js';
 export * from './api.js';
+export * from './apiQueries.js';
 export * from './approval.js';
 export * from './batch.js';
 export * from './bundle.js';

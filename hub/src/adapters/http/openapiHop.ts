@@ -1,4 +1,9 @@
-import { BATCH_CONTENT_TYPE, CURSOR_HEADER, DownlinkQuerySchema } from '@driftline/protocol';
+import {
+  BATCH_CONTENT_TYPE,
+  CURSOR_HEADER,
+  DownlinkQuerySchema,
+  SignInQuerySchema,
+} from '@driftline/protocol';
 import {
   err,
   header,
@@ -10,7 +15,6 @@ import {
   retryLater,
   unauthorized,
 } from './openapiShared.js';
-import { SignInQuery } from './queries.js';
 
 const binary = { type: 'string', format: 'binary' };
 const peer = { tags: ['hop'], security: [{ peer: [] }], 'x-driftline-role': 'peer' };
@@ -212,7 +216,7 @@ export function hopPaths(): Record<string, Record<string, object>> {
         summary:
           'The dashboard (index.html; a short text page when it is not built). With ?token= it is the sign-in ' +
           'link: a session cookie and 303 to /, the token gone from the address (or 303 to /?signin=failed)',
-        parameters: queryParams(SignInQuery),
+        parameters: queryParams(SignInQuerySchema),
         responses: {
           '200': {
             description: 'the dashboard',

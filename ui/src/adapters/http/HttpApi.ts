@@ -1,11 +1,14 @@
 import {
   type Approval,
   ApprovalJourneySchema,
+  type ApprovalsQueryParams,
   ApprovalsResponseSchema,
   ApproversResponseSchema,
+  type AuditQueryParams,
   AuditResponseSchema,
   ErrorBodySchema,
   FleetResponseSchema,
+  type MatrixQueryParams,
   MatrixResponseSchema,
   NeedsResponseSchema,
   type PlanRequestCreate,
@@ -15,14 +18,28 @@ import {
   RefsResponseSchema,
   RelaysResponseSchema,
   RunDetailSchema,
+  type RunsQueryParams,
   RunsResponseSchema,
   SessionSchema,
   SiteDetailSchema,
+  type SiteFilterQueryParams,
   SitesResponseSchema,
 } from '@driftline/protocol';
 import { type Api, ApiError, type MatrixPart } from '../../ports/Api.js';
 
 const seg = encodeURIComponent;
+
+/**
+ * `?a=1&b=x` of the parameters that are set (empty, null and 0 left out), or ''. Each read names its
+ * parameters with the type protocol derives from the hub's own query schema (`…QueryParams`), so a
+ * parameter the hub does not read does not compile here.
+ */
+function query<P extends Record<string, string | number | null | undefined>>(params: P): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, String(v));
+  const qs = q.toString();
+  return qs ? `?${qs}` : '';
+}
 
 /** The part of a zod schema this adapter needs (the UI does not depend on zod itself). */
 interface Schema<T> {
@@ -117,21 +134,13 @@ export class HttpApi implements Api {
     this.csrf = null;
   }
   audit(opts: { before?: string | null; limit?: number } = {}) {
-    const q = new URLSearchParams();
-    if (opts.limit) q.set('limit', String(opts.limit));
-    if (opts.before) q.set('before', opts.before);
-    const qs = q.toString();
-    return this.call(AuditResponseSchema, `/api/audit${qs ? `?${qs}` : ''}`);
+    const q: AuditQueryParams = { limit: opts.limit, before: opts.before };
+    return this.call(AuditResponseSchema, `/api/audit${query(q)}`);
   }
   matrix(part: MatrixPart = {}) {
-    const q = new URLSearchParams();
-    if (part.site) q.set('site', part.site);
-    if (part.environment) q.set('environment', part.environment);
-    if (part.component) q.set('component', part.component);
-    if (part.ref) q.set('ref', part.ref);
-    if (part.at) q.set('at', part.at);
-    const qs = q.toString();
-    return this.call(MatrixResponseSchema, `/api/matrix${qs ? `?${qs}` : ''}`);
+    const { site, environment, component, ref, at } = part;
+    const q: MatrixQueryParams = { site, environment, component, ref, at };
+    return this.call(MatrixResponseSchema, `/api/matrix${query(q)}`);
   }
   fleet() {
     return this.call(FleetResponseSchema, '/api/fleet');
@@ -149,7 +158,8 @@ export class HttpApi implements Api {
     return this.call(SitesResponseSchema, '/api/sites');
   }
   publications(site?: string) {
-    return this.call(PublicationsResponseSchema, `/api/publications${site ? `?site=${seg(site)}` : ''}`);
+    const q: SiteFilterQueryParams = { site };
+    return this.call(PublicationsResponseSchema, `/api/publications${query(q)}`);
   }
   site(site: string) {
     return this.call(SiteDetailSchema, `/api/sites/${seg(site)}`);
@@ -160,15 +170,17 @@ export class HttpApi implements Api {
     component: string,
     opts: { status?: string | null; before?: string | null; ref?: string | null; limit?: number } = {},
   ) {
-    const q = new URLSearchParams();
-    if (opts.status) q.set('status', opts.status);
-    if (opts.ref) q.set('ref', opts.ref);
-    if (opts.limit) q.set('limit', String(opts.limit));
-    if (opts.before) q.set('before', opts.before);
-    const qs = q.toString();
+    // `status` is not a parameter the hub reads (RunsQuerySchema has none): it is sent as it always
+    // was, and the cell view filters live runs by it; the hub answers every status.
+    const q: RunsQueryParams & { status?: string | null } = {
+      status: opts.status,
+      ref: opts.ref,
+      limit: opts.limit,
+      before: opts.before,
+    };
     return this.call(
       RunsResponseSchema,
-      `/api/cells/${seg(site)}/${seg(environment)}/${seg(component)}/runs${qs ? `?${qs}` : ''}`,
+      `/api/cells/${seg(site)}/${seg(environment)}/${seg(component)}/runs${query(q)}`,
     );
   }
   run(runId: string) {
@@ -181,7 +193,8 @@ export class HttpApi implements Api {
     return this.call(PlanRequestsResponseSchema, `/api/plan-requests${site ? `?site=${seg(site)}` : ''}`);
   }
   approvals(site: string, runId: string) {
-    return this.call(ApprovalsResponseSchema, `/api/approvals?site=${seg(site)}&runId=${seg(runId)}`);
+    const q: ApprovalsQueryParams = { site, runId };
+    return this.call(ApprovalsResponseSchema, `/api/approvals${query(q)}`);
   }
   approvers() {
     return this.call(ApproversResponseSchema, '/api/approvers');

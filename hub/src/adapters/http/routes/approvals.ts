@@ -1,5 +1,4 @@
-import { MAX_APPROVAL_BYTES, RunIdSchema, SiteIdSchema, WireError } from '@driftline/protocol';
-import { z } from 'zod';
+import { ApprovalsQuerySchema, MAX_APPROVAL_BYTES, WireError } from '@driftline/protocol';
 import { readJson } from '../json.js';
 import { err, json } from '../openapiShared.js';
 import type { Principal } from '../principal.js';
@@ -10,12 +9,6 @@ import { route, WithStatus } from './route.js';
  * answered with what is wrong (422) rather than only cut off (413 past this).
  */
 export const MAX_APPROVAL_BODY_BYTES = 16 * 1024;
-
-/** `GET /api/approvals` */
-export const ApprovalsQuery = z.object({
-  site: SiteIdSchema.describe('the site whose approvals to list'),
-  runId: RunIdSchema.optional().describe('only approvals of this run'),
-});
 
 /** `/api/approvers`, `/api/approvals`: approve at headquarters, apply at the site. */
 export const approvalRoutes = [
@@ -43,7 +36,7 @@ export const approvalRoutes = [
     method: 'GET',
     path: '/api/approvals',
     role: 'viewer',
-    query: ApprovalsQuery,
+    query: ApprovalsQuerySchema,
     response: { status: 200, schema: 'ApprovalsResponse', description: 'journeys' },
     doc: {
       summary:

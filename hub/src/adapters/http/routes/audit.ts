@@ -1,7 +1,6 @@
-import type { AuditEntry } from '@driftline/protocol';
+import { type AuditEntry, AuditQuerySchema } from '@driftline/protocol';
 import type { AuditRow } from '../../../ports/HubStore.js';
 import { err } from '../openapiShared.js';
-import { AuditQuery } from '../queries.js';
 import { route } from './route.js';
 
 /** An audit row as `/api/audit` shows it. */
@@ -25,7 +24,7 @@ export const auditRoutes = [
     method: 'GET',
     path: '/api/audit',
     role: 'viewer',
-    query: AuditQuery,
+    query: AuditQuerySchema,
     response: { status: 200, schema: 'AuditResponse', description: 'entries' },
     doc: { summary: 'The audit log, newest first', errors: { '400': err('bad query') } },
     handler: async (_ctx, d, q) => {

@@ -1,5 +1,5 @@
+import { EventsQuerySchema } from '@driftline/protocol';
 import { err, header, raw, ref } from '../openapiShared.js';
-import { EventsQuery } from '../queries.js';
 import { serveEvents } from '../sse.js';
 import { route } from './route.js';
 
@@ -9,7 +9,7 @@ export const eventRoutes = [
     method: 'GET',
     path: '/api/events',
     role: 'viewer',
-    query: EventsQuery,
+    query: EventsQuerySchema,
     response: { status: 200, raw: raw('text/event-stream', 'each `data` is a HubEvent', ref('HubEvent')) },
     doc: {
       summary:

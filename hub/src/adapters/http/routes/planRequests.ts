@@ -1,8 +1,7 @@
-import { PlanRequestCreateSchema, WireError } from '@driftline/protocol';
+import { PlanRequestCreateSchema, SiteFilterQuerySchema, WireError } from '@driftline/protocol';
 import { toPlanRequest } from '../../../core/views.js';
 import { readJson } from '../json.js';
 import { err } from '../openapiShared.js';
-import { SiteFilterQuery } from '../queries.js';
 import { route } from './route.js';
 
 /** Largest plan request body read, bytes. */
@@ -14,7 +13,7 @@ export const planRequestRoutes = [
     method: 'GET',
     path: '/api/plan-requests',
     role: 'viewer',
-    query: SiteFilterQuery,
+    query: SiteFilterQuerySchema,
     response: { status: 200, schema: 'PlanRequestsResponse', description: 'requests' },
     doc: { summary: 'Plan requests', errors: { '400': err('bad query') } },
     handler: async (_ctx, d, { site }) => {

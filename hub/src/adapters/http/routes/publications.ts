@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { asLegacyBundle, PublishQuerySchema, WireError } from '@driftline/protocol';
+import { asLegacyBundle, PublishQuerySchema, SiteFilterQuerySchema, WireError } from '@driftline/protocol';
 import {
   BUNDLES_DEPRECATED_AT,
   LEGACY_PATH,
@@ -9,7 +9,6 @@ import {
 } from '../../publish/publicationViews.js';
 import { err } from '../openapiShared.js';
 import { parseOr400 } from '../parse.js';
-import { SiteFilterQuery } from '../queries.js';
 import { type Route, route } from './route.js';
 
 /**
@@ -40,7 +39,7 @@ function publicationRoutesOf(legacy: boolean): Route[] {
       role: 'viewer',
       ...deprecation,
       // Declared, and read leniently as it always was (any `site` text filters, none lists all).
-      query: SiteFilterQuery,
+      query: SiteFilterQuerySchema,
       queryByHandler: true,
       response: legacy
         ? { status: 200, schema: 'LegacyBundlesResponse', description: 'publications', asBuilt: true }

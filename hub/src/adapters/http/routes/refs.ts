@@ -1,36 +1,17 @@
-import { CommitSchema, RefNameSchema, refNameProblem, SiteIdSchema, WireError } from '@driftline/protocol';
-import { z } from 'zod';
+import {
+  MAX_SOURCE_SITES,
+  NeedsQuerySchema,
+  RefNameSchema,
+  RefStatusQuerySchema,
+  RefsQuerySchema,
+  refNameProblem,
+  SiteIdSchema,
+  SourcesQuerySchema,
+  WireError,
+} from '@driftline/protocol';
 import { err } from '../openapiShared.js';
 import { parseOr400 } from '../parse.js';
 import { route } from './route.js';
-
-/** Most sites one `GET /api/sources` names. */
-export const MAX_SOURCE_SITES = 100;
-
-/** `GET /api/refs` */
-export const RefsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100).describe('refs, newest plan first'),
-});
-
-/** `GET /api/refs/{ref}/status` */
-export const RefStatusQuery = z.object({
-  commit: CommitSchema.describe('the full commit id whose plans the gate waits for'),
-});
-
-/** `GET /api/needs` */
-export const NeedsQuery = z.object({
-  site: z.string().min(1).max(200).optional().describe('only this site'),
-});
-
-/** `GET /api/sources` */
-export const SourcesQuery = z.object({
-  site: z
-    .string()
-    .min(1)
-    .max(MAX_SOURCE_SITES * 101)
-    .optional()
-    .describe(`site ids, comma-separated (at most ${MAX_SOURCE_SITES}); default every site`),
-});
 
 /**
  * A `ref` query parameter (`/api/matrix?ref=`, runs `?ref=`) checked as a ref name; `at` (a past
@@ -50,7 +31,7 @@ export const refRoutes = [
     method: 'GET',
     path: '/api/refs',
     role: 'viewer',
-    query: RefsQuery,
+    query: RefsQuerySchema,
     response: { status: 200, schema: 'RefsResponse', description: 'refs' },
     doc: {
       summary: 'Refs the hub holds plans of, newest plan first, with how many cells each',
@@ -63,7 +44,7 @@ export const refRoutes = [
     // A ref's slashes are percent-encoded (pr%2F42): the guard matches segment by segment, decoded.
     path: '/api/refs/:ref/status',
     role: 'viewer',
-    query: RefStatusQuery,
+    query: RefStatusQuerySchema,
     response: { status: 200, schema: 'RefStatusResponse', description: 'the gate and each cell' },
     doc: {
       summary:
@@ -81,7 +62,7 @@ export const refRoutes = [
           'bad-request',
           `path parameter 'ref': ${ref.error.issues[0]?.message} (percent-encode a slash: pr%2F42)`,
         );
-      const q = parseOr400(RefStatusQuery, ctx.query, 'query parameter');
+      const q = parseOr400(RefStatusQuerySchema, ctx.query, 'query parameter');
       const status = await d.queries.refs.status(ref.data, q.commit, d.clock.now());
       if (!status)
         throw new WireError(
@@ -95,7 +76,7 @@ export const refRoutes = [
     method: 'GET',
     path: '/api/needs',
     role: 'viewer',
-    query: NeedsQuery,
+    query: NeedsQuerySchema,
     response: { status: 200, schema: 'NeedsResponse', description: 'needs' },
     doc: {
       summary: 'What sites lack to plan (provider builds, commits), from blocked cells, by site and need',
@@ -108,7 +89,7 @@ export const refRoutes = [
     // Publishers read what sites hold; every role implies viewer.
     path: '/api/sources',
     role: 'viewer',
-    query: SourcesQuery,
+    query: SourcesQuerySchema,
     response: { status: 200, schema: 'SourcesResponse', description: 'per site' },
     doc: {
       summary:

@@ -1,10 +1,14 @@
 import { brotliDecompressSync } from 'node:zlib';
-import { type PlanSummarySchema, ResourceChangeSchema, WireError } from '@driftline/protocol';
+import {
+  type PlanSummarySchema,
+  ResourceChangeSchema,
+  RunsQuerySchema,
+  WireError,
+} from '@driftline/protocol';
 import { z } from 'zod';
 import { pendingDetail } from '../../../core/detailUploads.js';
 import { detailStateOf, toRunItem } from '../../../core/views.js';
 import { err } from '../openapiShared.js';
-import { RunsQuery } from '../queries.js';
 import type { ApiDeps } from './deps.js';
 import { route } from './route.js';
 
@@ -44,7 +48,7 @@ export const runRoutes = [
     method: 'GET',
     path: '/api/cells/:site/:environment/:component/runs',
     role: 'viewer',
-    query: RunsQuery,
+    query: RunsQuerySchema,
     response: { status: 200, schema: 'RunsResponse', description: 'runs' },
     doc: { summary: 'Runs of one cell, newest first', errors: { '400': err('bad query') } },
     handler: async (ctx, d, q) => {
