@@ -6,7 +6,6 @@ import { formatRoute, NO_FILTERS, parseRoute, type Route } from './route.js';
 import { SseParser } from './sseParser.js';
 import { countsText, statusText } from './status.js';
 import { formatAgo, formatLag, formatOffset } from './time.js';
-import { prefixOffsets, rowAt, scrollToShow, visibleRange } from './virtual.js';
 
 describe('time', () => {
   it('speaks in the largest whole unit', () => {
@@ -80,21 +79,6 @@ describe('SseParser', () => {
       ]);
       expect(p.retryMs).toBe(5000);
     }
-  });
-});
-
-describe('virtual', () => {
-  it('finds the visible slice and the scroll that shows a row', () => {
-    const off = prefixOffsets([10, 20, 20, 20, 10]);
-    expect([...off]).toEqual([0, 10, 30, 50, 70, 80]);
-    expect(rowAt(off, 0)).toBe(0);
-    expect(rowAt(off, 29)).toBe(1);
-    expect(rowAt(off, 30)).toBe(2);
-    expect(rowAt(off, 1000)).toBe(4);
-    expect(visibleRange(off, 30, 20, 0)).toEqual({ start: 2, end: 4 });
-    expect(scrollToShow(off, 4, 0, 40)).toBe(40);
-    expect(scrollToShow(off, 0, 40, 40)).toBe(0);
-    expect(scrollToShow(off, 2, 20, 40)).toBe(20);
   });
 });
 
