@@ -267,6 +267,26 @@ export function changeMutations(c: InfraContext, base: Res[], variant: number): 
   return [sensitive, ...order.slice(0, n).map((o) => o.m)];
 }
 
+/**
+ * Scenario `extraChanges`: every `aws_instance.fleet[n]` gets four new tags under seeded random keys,
+ * so the plan's detail (changed attribute paths by resource) is big and hardly compresses.
+ */
+export function fleetMutations(c: InfraContext, base: Res[], variant: number): Mutation[] {
+  const r = seededRandom(`${c.seed}/${c.component}/${c.environment}/fleet/${variant}`);
+  return base
+    .filter((x) => x.type === 'aws_instance' && x.name === 'fleet')
+    .map((x) => ({
+      kind: 'update' as const,
+      address: addressOf(x),
+      set: {
+        tags: {
+          ...(x.values.tags as object),
+          ...Object.fromEntries(Array.from({ length: 4 }, () => [`k${hex(r, 16)}`, 'v'])),
+        },
+      },
+    }));
+}
+
 /** Changes made outside Terraform that the configuration ignores (`ignore_changes`): drift only. */
 export function driftMutations(base: Res[], variant: number): Mutation[] {
   const owner = variant === 0 ? 'someone-in-the-console' : `night-shift-${variant}`;

@@ -4,6 +4,7 @@ import {
   baseInfra,
   changeMutations,
   driftMutations,
+  fleetMutations,
   infraContext,
   type Mutation,
   type Res,
@@ -16,6 +17,8 @@ export interface PlanInput {
   variant: number;
   seed: number;
   extraResources: number;
+  /** With `changes`: every extra resource changes too (`fleetMutations`). */
+  extraChanges?: boolean;
   terraformVersion: string;
   /** RFC 3339; fixed by default so identical states give byte-identical plans. */
   timestamp: string;
@@ -43,7 +46,12 @@ export function buildPlan(p: PlanInput): { plan: Record<string, unknown>; counts
   const prior = apply(stored, drift).res;
   const { res: desired, replaced } = apply(
     prior,
-    p.state === 'changes' ? changeMutations(c, prior, p.variant) : [],
+    p.state === 'changes'
+      ? [
+          ...changeMutations(c, prior, p.variant),
+          ...(p.extraChanges ? fleetMutations(c, prior, p.variant) : []),
+        ]
+      : [],
   );
   const priorBy = byAddress(prior);
   const desiredBy = byAddress(desired);

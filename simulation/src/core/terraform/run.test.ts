@@ -119,6 +119,20 @@ describe('fake terraform plan', () => {
     const p = planOf(planOutcome(ctx(scenario([{ state: 'clean' }], { extraResources: 50 }))));
     expect(p.resource_changes.filter((r: { name: string }) => r.name === 'fleet')).toHaveLength(50);
   });
+
+  it('changes every extra resource with extraChanges (new tags under random keys), only in a changes plan', () => {
+    type Rc = { name: string; change: { actions: string[]; after: { tags: Record<string, string> } } };
+    const fleet = (state: 'clean' | 'changes') =>
+      (
+        planOf(planOutcome(ctx(scenario([{ state }], { extraResources: 50, extraChanges: true }))))
+          .resource_changes as Rc[]
+      ).filter((r) => r.name === 'fleet');
+    const changed = fleet('changes');
+    expect(changed.every((r) => r.change.actions.join() === 'update')).toBe(true);
+    const keys = new Set(changed.flatMap((r) => Object.keys(r.change.after.tags)));
+    expect(keys.size).toBeGreaterThanOrEqual(200);
+    expect(fleet('clean').every((r) => r.change.actions.join() === 'no-op')).toBe(true);
+  });
 });
 
 describe('fake terraform plan failing a variable validation rule', () => {

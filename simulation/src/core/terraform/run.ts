@@ -120,6 +120,7 @@ function textOutcome(p: PlanContext): Outcome & { state: string; step: number } 
     variant: step.variant + (p.configDigest ?? 0),
     seed: s.seed,
     extraResources: s.extraResources,
+    extraChanges: s.extraChanges,
     terraformVersion: s.terraformVersion,
     timestamp: p.timestamp ?? FIXED_TIMESTAMP,
   });

@@ -51,6 +51,11 @@ export const ScenarioSchema = z
     loop: z.boolean().default(true),
     /** Extra `aws_instance.fleet[n]` resources, for bigger plans. */
     extraResources: z.number().int().min(0).max(5000).default(0),
+    /**
+     * In a `changes` plan every extra resource gets new tags under seeded random keys too: a big plan
+     * detail that hardly compresses, while the result itself (counts, no resources) stays small.
+     */
+    extraChanges: z.boolean().default(false),
     steps: z.array(StepSchema).min(1, 'a scenario needs at least one step'),
     /**
      * Providers the configuration requires (its `required_providers`), `[<host>/]<namespace>/<type> <version>`:
