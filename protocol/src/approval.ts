@@ -3,7 +3,8 @@ import { fromBase64, toBase64Url } from './bytes.js';
 import { canonical } from './cbor.js';
 import { RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
 import { publicKeyFromText, publicKeyToText, signBytes, verifyBytes } from './keys.js';
-import { CommitSchema, RefNameSchema } from './refs.js';
+import { CommitSchema, DEFAULT_REF, RefNameSchema } from './refs.js';
+import { cryptoRandomBytes, monotonicUlid } from './ulid.js';
 
 /**
  * An approval to apply one saved plan (S3 in docs/architecture.md#invariants: the hub cannot make a site change anything). A person
@@ -39,6 +40,51 @@ export const ApprovalSchema = z.strictObject({
   signature: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'must be 86 base64url characters (64 bytes)'),
 });
 export type Approval = z.infer<typeof ApprovalSchema>;
+
+/** The run an approval names, as `/api/runs/:runId` answers it (only the fields the claims take). */
+export interface ApprovableRun {
+  site: ApprovalClaims['site'];
+  environment: string;
+  component: string;
+  runId: ApprovalClaims['runId'];
+  ref?: string | null;
+  commit?: string | null;
+  summary: { planFileSha256?: ApprovalClaims['planFileSha256'] | null; git?: { commit?: string } | null };
+}
+
+/** Why a run cannot be approved: it kept no saved plan file, or it names no full commit id. */
+export type ClaimsProblem = 'no-plan-file' | 'no-commit';
+
+/**
+ * The claims approving `run` from `now` for `lifetimeMs`: its site, cell, ref (the default when it
+ * names none), commit (the run's, else its summary's), saved plan file, and a fresh approval id. The one
+ * builder `hub approve` and the dashboard share, so both sign the same claims for the same run.
+ */
+export function approvalClaimsFor(
+  run: ApprovableRun,
+  o: { now: number; lifetimeMs: number },
+): { ok: true; claims: ApprovalClaims } | { ok: false; problem: ClaimsProblem } {
+  const planFileSha256 = run.summary.planFileSha256;
+  if (!planFileSha256) return { ok: false, problem: 'no-plan-file' };
+  const commit = run.commit ?? run.summary.git?.commit;
+  if (!commit || !CommitSchema.safeParse(commit).success) return { ok: false, problem: 'no-commit' };
+  return {
+    ok: true,
+    claims: {
+      v: 1,
+      approvalId: monotonicUlid(() => o.now, cryptoRandomBytes)(),
+      site: run.site,
+      environment: run.environment,
+      component: run.component,
+      ref: run.ref ?? DEFAULT_REF,
+      commit,
+      runId: run.runId,
+      planFileSha256,
+      approvedAt: o.now,
+      expiresAt: o.now + o.lifetimeMs,
+    },
+  };
+}
 
 /** Largest approval accepted anywhere, as JSON bytes. */
 export const MAX_APPROVAL_BYTES = 4096;

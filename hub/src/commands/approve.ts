@@ -1,12 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import {
-  type ApprovalClaims,
   ApprovalJourneySchema,
-  CommitSchema,
-  cryptoRandomBytes,
-  DEFAULT_REF,
+  approvalClaimsFor,
   importPrivateKeyPem,
-  monotonicUlid,
   publicKeyOf,
   RunDetailSchema,
   signApproval,
@@ -72,30 +68,15 @@ async function approve(o: {
   const privateKey = await importPrivateKeyPem(pem);
   const hub = remoteHub(o);
   const run = await hub.json('GET', `/api/runs/${encodeURIComponent(o.run)}`, RunDetailSchema);
-  const sha = run.summary.planFileSha256;
-  if (!sha)
+  const built = approvalClaimsFor(run, { now: Date.now(), lifetimeMs: ttl });
+  if (!built.ok)
     throw new Error(
-      `run ${run.runId} kept no saved plan file: apply is not enabled for ${run.environment}/${run.component} at ${run.site}`,
+      built.problem === 'no-plan-file'
+        ? `run ${run.runId} kept no saved plan file: apply is not enabled for ${run.environment}/${run.component} at ${run.site}`
+        : `run ${run.runId} names no full commit id: only a plan of a known commit can be approved`,
     );
-  const commit = run.commit ?? run.summary.git?.commit;
-  if (!commit || !CommitSchema.safeParse(commit).success)
-    throw new Error(
-      `run ${run.runId} names no full commit id: only a plan of a known commit can be approved`,
-    );
-  const now = Date.now();
-  const claims: ApprovalClaims = {
-    v: 1,
-    approvalId: monotonicUlid(() => now, cryptoRandomBytes)(),
-    site: run.site,
-    environment: run.environment,
-    component: run.component,
-    ref: run.ref ?? DEFAULT_REF,
-    commit,
-    runId: run.runId,
-    planFileSha256: sha,
-    approvedAt: now,
-    expiresAt: now + ttl,
-  };
+  const { claims } = built;
+  const sha = claims.planFileSha256;
   const approval = await signApproval(claims, privateKey, await publicKeyOf(privateKey));
   const journey = await hub.json('POST', '/api/approvals', ApprovalJourneySchema, approval);
   if (o.json) console.log(JSON.stringify(journey));

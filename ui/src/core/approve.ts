@@ -1,11 +1,8 @@
 import {
   type Approval,
-  type ApprovalClaims,
   type ApprovalJourney,
-  cryptoRandomBytes,
-  DEFAULT_REF,
+  approvalClaimsFor,
   importPrivateKeyPem,
-  monotonicUlid,
   publicKeyOf,
   type RunDetail,
   signApproval,
@@ -47,10 +44,11 @@ export async function signRunApproval(
   run: RunDetail,
   o: { now: number; lifetimeMs: number },
 ): Promise<Signed> {
-  const planFileSha256 = run.summary.planFileSha256;
-  const commit = run.commit ?? run.summary.git?.commit;
-  if (!planFileSha256 || !commit || !approvable(run))
-    return { ok: false, reason: 'this run kept no saved plan file of a known commit: it cannot be applied' };
+  const cannot = {
+    ok: false,
+    reason: 'this run kept no saved plan file of a known commit: it cannot be applied',
+  } as const;
+  if (!approvable(run)) return cannot;
   let privateKey: CryptoKey;
   try {
     privateKey = await importPrivateKeyPem(pem);
@@ -61,18 +59,7 @@ export async function signRunApproval(
         'the chosen file is not an Ed25519 private key in PKCS#8 PEM (make one with `hub approver keygen --out approver.pem`)',
     };
   }
-  const claims: ApprovalClaims = {
-    v: 1,
-    approvalId: monotonicUlid(() => o.now, cryptoRandomBytes)(),
-    site: run.site,
-    environment: run.environment,
-    component: run.component,
-    ref: run.ref ?? DEFAULT_REF,
-    commit,
-    runId: run.runId,
-    planFileSha256,
-    approvedAt: o.now,
-    expiresAt: o.now + o.lifetimeMs,
-  };
-  return { ok: true, approval: await signApproval(claims, privateKey, await publicKeyOf(privateKey)) };
+  const built = approvalClaimsFor(run, o);
+  if (!built.ok) return cannot;
+  return { ok: true, approval: await signApproval(built.claims, privateKey, await publicKeyOf(privateKey)) };
 }
