@@ -8,13 +8,14 @@ import { TmpScratchSpace } from '../src/adapters/fs/TmpScratchSpace.js';
 import { CliGitProbe } from '../src/adapters/git/CliGitProbe.js';
 import { NodeProcessRunner } from '../src/adapters/process/NodeProcessRunner.js';
 import { type AgentConfig, parseConfig } from '../src/config.js';
-import { type RunLogger, type RunPlanDeps, runPlan } from '../src/core/plan/runPlan.js';
+import { type RunPlanDeps, runPlan } from '../src/core/plan/runPlan.js';
+import type { Logger } from '../src/ports/Logger.js';
 import { fixturePath, PLANTED_SECRETS } from './fixtures.js';
 
 let dir: string;
 let binDir: string;
 const logged: object[] = [];
-const log: RunLogger = { info: (o) => logged.push(o), warn: (o) => logged.push(o) };
+const log: Logger = { info: (o) => logged.push(o), warn: (o) => logged.push(o) };
 
 function config(extra = ''): AgentConfig {
   const r = parseConfig(

@@ -2,7 +2,8 @@ import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { terraformPlatform } from '@driftline/protocol';
 import type { AgentConfig } from '../config.js';
-import type { RunLogger, RunPlanDeps } from '../core/plan/runPlan.js';
+import type { RunPlanDeps } from '../core/plan/runPlan.js';
+import type { Logger } from '../ports/Logger.js';
 import { FsVarFiles } from './fs/FsVarFiles.js';
 import { readModuleVariables } from './fs/moduleVariables.js';
 import { loadSiteKey } from './fs/siteKey.js';
@@ -22,7 +23,7 @@ export const PLATFORM = terraformPlatform(process.platform, process.arch);
  */
 export function planDeps(
   config: AgentConfig,
-  log: RunLogger,
+  log: Logger,
   now: () => number,
   /** The tool's base environment; `process.env` unless given. */
   baseEnv: Readonly<Record<string, string | undefined>> = process.env,

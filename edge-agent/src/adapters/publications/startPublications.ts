@@ -3,6 +3,7 @@ import type { BlobManifest, DocPublicationState } from '@driftline/protocol';
 import type { AgentConfig } from '../../config.js';
 import { PublicationReceiver } from '../../core/publications/PublicationReceiver.js';
 import type { PublicationLedger, PublicationSink } from '../../core/publications/ports.js';
+import type { Logger } from '../../ports/Logger.js';
 import { FsPublicationFiles, partialDirOf } from './FsPublicationFiles.js';
 import { HttpBlobSource } from './HttpBlobSource.js';
 
@@ -25,7 +26,7 @@ export function startPublications(
   },
   upstreams: { url: string; token: string | (() => string) }[],
   now: () => number,
-  log: { info(o: object, m: string): void; warn(o: object, m: string): void },
+  log: Logger,
   retryMs = config.publications.retryMs,
   sinks: Partial<Record<string, PublicationSink>> = {},
 ): RunningPublications {

@@ -4,6 +4,7 @@ import { mkdir, open, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ReleasesConfig } from '../../configReleases.js';
 import type { PublicationSink } from '../../core/publications/ports.js';
+import type { Logger } from '../../ports/Logger.js';
 import { compareVersions, parseReleaseName, releaseProblem } from './checks.js';
 import { UnsafeTarball, unpackTarGz } from './untar.js';
 
@@ -14,7 +15,7 @@ export interface ReleaseSinkDeps {
   runningVersion: string;
   /** This machine's CPU as Node names it (default `process.arch`). */
   arch?: string;
-  log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  log: Logger;
 }
 
 /** `<dir>/releases/<version>/`: where a placed release is. */

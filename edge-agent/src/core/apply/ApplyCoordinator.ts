@@ -1,5 +1,6 @@
 import { cellKey, type DocApply, refMatches } from '@driftline/protocol';
 import type { ApplyRecord, ApplyStore, CountedApproval } from '../../ports/ApplyStore.js';
+import type { Logger } from '../../ports/Logger.js';
 import type { PlanFiles } from '../../ports/PlanFiles.js';
 import { defaultRef } from '../plan/prepareSource.js';
 import { cellRefOf } from '../plan/refPolicy.js';
@@ -10,11 +11,6 @@ import type { ApprovalPayload } from '../sync/SyncEngine.js';
 import { applyConfigFor, checkApproval, SETTLED } from './checkApproval.js';
 import { runApply } from './runApply.js';
 
-export interface ApplyLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
 export interface ApplyCoordinatorDeps {
   site: string;
   config: PlanSettings;
@@ -23,7 +19,7 @@ export interface ApplyCoordinatorDeps {
   /** What the apply runs with: the plan runs' processes, scratch space, mirrors, clock. */
   runDeps: RunPlanDeps;
   now(): number;
-  log: ApplyLogger;
+  log: Logger;
   /** Asks for a run of the cell: its slot (one run of a cell at a time) applies first, then plans. */
   trigger(cell: CellRef): void;
 }

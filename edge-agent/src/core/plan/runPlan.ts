@@ -1,4 +1,5 @@
 import type { PlanSummary } from '@driftline/protocol';
+import type { Logger } from '../../ports/Logger.js';
 import type { PlanFiles, StashedPlan } from '../../ports/PlanFiles.js';
 import type { GitInfo, GitProbe, ScratchSpace } from '../../ports/PlanWorkspace.js';
 import type { ProcessRunner } from '../../ports/ProcessRunner.js';
@@ -15,12 +16,6 @@ import { parsePlanText, redactionFailed, sealSummary, summarisePlan } from './su
 import { errorName, failureReason, fill, NO_JSON_FLAG, planArgs } from './toolArgs.js';
 import { offlineInit, toolSetup } from './toolSetup.js';
 
-/** The slice of a pino logger the runner uses; it logs rule names and reasons, never values. */
-export interface RunLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
 export interface RunPlanDeps {
   proc: ProcessRunner;
   git: GitProbe;
@@ -30,7 +25,8 @@ export interface RunPlanDeps {
   baseEnv: Readonly<Record<string, string | undefined>>;
   /** Reads the variable definitions files a run uses, so error output is scanned against their values. */
   varFiles?: VarFiles;
-  log?: RunLogger;
+  /** The runner logs rule names and reasons, never values. */
+  log?: Logger;
   /** The site's git mirrors, for components whose code comes as git bundles (`source`). */
   mirror?: SourceMirror;
   /** Checks a working directory's lock file against the provider mirrors before `init`. */

@@ -1,4 +1,5 @@
 import type { BlobManifest, DocPublicationState, PublicationDeliveryState } from '@driftline/protocol';
+import type { Logger } from '../../ports/Logger.js';
 import type {
   BlobSource,
   PublicationEntry,
@@ -24,7 +25,7 @@ export interface ReceiverDeps {
   now(): number;
   /** Called when states change, so they flow to the hub as facts in the agent document. */
   onStates(states: Record<string, DocPublicationState>): void;
-  log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  log: Logger;
   chunkBytes?: number;
 }
 

@@ -13,15 +13,11 @@ import {
   verifyBundle,
 } from '@driftline/protocol';
 import type { AgentStore, PendingDelta } from '../../ports/AgentStore.js';
+import type { Logger } from '../../ports/Logger.js';
 import type { Uplink } from '../../ports/Uplink.js';
 
 /** A hub-relayed approval as it arrives on the downlink: the approval itself is unchecked here. */
 export type ApprovalPayload = Extract<ControlPayload, { type: 'approval' }>;
-
-export interface SyncLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
 
 export interface SyncDeps {
   site: string;
@@ -40,7 +36,7 @@ export interface SyncDeps {
   onPlanRequest(request: PlanRequestPayload): void;
   newBundleId(): string;
   now(): number;
-  log: SyncLogger;
+  log: Logger;
   /** Bundle lifetime at relays, seconds. */
   lifetimeS?: number;
   /** A hub-signed `blob` manifest (a publication); unset: such manifests are ignored. */

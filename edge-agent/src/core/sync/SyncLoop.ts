@@ -1,4 +1,5 @@
 import { backoffDelay, Ticker } from '@driftline/hop/timing';
+import type { Logger } from '../../ports/Logger.js';
 import { DownlinkPulls } from './DownlinkPulls.js';
 import type { PullOutcome, PushOutcome, SyncEngine } from './SyncEngine.js';
 
@@ -11,7 +12,7 @@ export interface SyncLoopDeps {
   backoffCapMs: number;
   setTimer(ms: number, fn: () => void): () => void;
   random(): number;
-  log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  log: Logger;
   onUploadProgress?(sha256: string, sent: number, total: number): void;
   /**
    * Seconds an upstream that can is asked to hold a downlink pull open (`sync.downlinkHoldS`); 0 (the
