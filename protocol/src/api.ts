@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CellContactSchema, SiteContactSchema } from './contactApi.js';
 import { RunIdSchema, SiteIdSchema } from './ids.js';
-import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
+import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './planSummary.js';
 
 /**
  * The hub's dashboard API (`/api/…`). Field names of `MatrixCell` are read by the team's own checks:

@@ -1,5 +1,5 @@
 import { concatBytes } from './bytes.js';
-import { type Decoded, fail } from './codec-error.js';
+import { type Decoded, fail } from './codecError.js';
 
 /**
  * A batch of bundles, the body of `POST /v1/bundles` and of a downlink answer (version 1):

@@ -8,7 +8,7 @@ import {
 } from './bundle.js';
 import { concatBytes } from './bytes.js';
 import { cborDecode, cborEncode } from './cbor.js';
-import { type Decoded, fail } from './codec-error.js';
+import { type Decoded, fail } from './codecError.js';
 import { signBytes, verifyBytes } from './keys.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SiteIdSchema } from './ids.js';
-import { PlanCountsSchema } from './plan-summary.js';
+import { PlanCountsSchema } from './planSummary.js';
 
 /**
  * Git refs a site plans (branches, tags, `pr/<n>`), the cells a ref touches, and what a site needs

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AgentIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
-import { PlanSummarySchema } from './plan-summary.js';
+import { PlanSummarySchema } from './planSummary.js';
 
 /** One plan run, immutable once recorded; keyed by its sortable `RunId`. */
 export const RunRecordSchema = z.object({

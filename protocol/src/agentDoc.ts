@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canonical, cborDecode } from './cbor.js';
 import { AgentIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
-import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './plan-summary.js';
+import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './planSummary.js';
 import { DocPublicationStateSchema } from './publications.js';
 
 /**
