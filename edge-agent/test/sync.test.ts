@@ -155,6 +155,36 @@ describe('agent sync over the hop API', () => {
     expect(live?.lastOkAt).not.toBeNull();
   });
 
+  it('pulls the downlink from every upstream that answers: one that eats it cannot shadow an honest one', async () => {
+    // The first upstream answers every pull, with nothing (a hop that eats the site's downlink).
+    const eater = await TestHub.start(agentKeys.publicKey);
+    cleanup.push(() => eater.close());
+    const hub = await TestHub.start(agentKeys.publicKey);
+    cleanup.push(() => hub.close());
+    const two = await setup({ upstreams: [eater.url, hub.url], hub });
+    await hub.queuePlanRequest('prod', 'network', 'req-1');
+    const r = await two.engine.pullOnce();
+    expect(two.requests).toEqual(['req-1']);
+    expect(r).toMatchObject({ upstream: eater.url, planRequests: 1, errors: [] });
+    // The same request from both upstreams is acted on once; each upstream keeps its own cursor.
+    await eater.queuePlanRequest('prod', 'network', 'req-2', hub.keys.privateKey);
+    await hub.queuePlanRequest('prod', 'network', 'req-2');
+    expect((await two.engine.pullOnce()).planRequests).toBe(1);
+    expect(two.requests).toEqual(['req-1', 'req-2']);
+    expect((await two.engine.pullOnce()).planRequests).toBe(0);
+  });
+
+  it('keeps pulling the answering upstream while another is down, and says which failed', async () => {
+    const hub = await TestHub.start(agentKeys.publicKey);
+    cleanup.push(() => hub.close());
+    const two = await setup({ upstreams: [hub.url, 'http://127.0.0.1:9'], hub });
+    await hub.queuePlanRequest('prod', 'network', 'req-1');
+    const r = await two.engine.pullOnce();
+    expect(r.upstream).toBe(hub.url);
+    expect(r.planRequests).toBe(1);
+    expect(r.errors.join('\n')).toContain('http://127.0.0.1:9');
+  });
+
   it('probes before building a batch while idle since start: the document stays closed until an upstream answers', async () => {
     const { hub, store, engine } = await setup({ upstreams: ['http://127.0.0.1:9'] });
     store.updateFacts({ version: '0.1.0', cadenceS: { 'prod/network': 900 } });

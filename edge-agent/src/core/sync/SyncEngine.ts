@@ -23,7 +23,7 @@ export interface SyncDeps {
   site: string;
   agent: string;
   store: AgentStore;
-  /** Upstreams in order of preference; the first reachable one is used. */
+  /** Upstreams in order of preference: pushes go to the first reachable one, pulls to every one. */
   uplinks: readonly Uplink[];
   privateKey: CryptoKey;
   /** The hub's key pinned in the local config: acks and plan requests must carry its signature (S4). */
@@ -75,6 +75,8 @@ export interface PullOutcome {
 export class SyncEngine {
   /** Upstreams whose last request failed: they get a cheap probe before a batch is sent again. */
   private readonly suspect = new Set<string>();
+  /** The downlink bundle being handled (`handleInTurn`): one at a time across upstreams. */
+  private handling: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: SyncDeps) {}
 
@@ -185,7 +187,11 @@ export class SyncEngine {
     return { id, bytes: await encodeBundle(header, payload, this.deps.privateKey), delta, sentAt };
   }
 
-  /** Fetches this site's downlink: hub acks prune, plan requests for listed cells run, others are refused. */
+  /**
+   * Fetches this site's downlink from every upstream that answers (decision 300: one that eats it cannot
+   * shadow an honest one), side by side, each with its own cursor; what came twice is acted on once.
+   * Hub acks prune, plan requests for listed cells run, others are refused. `upstream`: the first answering.
+   */
   async pullOnce(hold?: { waitS: number; signal?: AbortSignal }): Promise<PullOutcome> {
     const out: PullOutcome = {
       upstream: null,
@@ -197,23 +203,32 @@ export class SyncEngine {
       resumed: false,
       errors: [],
     };
-    for (const up of this.deps.uplinks) {
-      const cursor = this.deps.store.downlinkCursor(up.url);
-      const r = await up.pullDownlink(this.deps.site, cursor, hold);
-      if (!r.ok) {
-        out.errors.push(`${up.url}: ${r.error}`);
-        this.deps.store.recordPullResult(up.url, r.error);
-        continue;
-      }
-      this.deps.store.recordPullResult(up.url, null);
-      out.upstream = up.url;
-      if (r.value.held) out.held = true;
-      for (const bytes of r.value.bundles) await this.handleDownlink(bytes, out, up.url);
-      for (const n of r.value.refusals ?? []) this.onRelayRefusal(n, out, up.url);
-      this.deps.store.setDownlinkCursor(up.url, r.value.cursor);
-      return out;
-    }
+    const answered = await Promise.all(
+      this.deps.uplinks.map(async (up) => {
+        const cursor = this.deps.store.downlinkCursor(up.url);
+        const r = await up.pullDownlink(this.deps.site, cursor, hold);
+        if (!r.ok) {
+          out.errors.push(`${up.url}: ${r.error}`);
+          this.deps.store.recordPullResult(up.url, r.error);
+          return false;
+        }
+        this.deps.store.recordPullResult(up.url, null);
+        if (r.value.held) out.held = true;
+        for (const bytes of r.value.bundles) await this.handleInTurn(bytes, out, up.url);
+        for (const n of r.value.refusals ?? []) this.onRelayRefusal(n, out, up.url);
+        this.deps.store.setDownlinkCursor(up.url, r.value.cursor);
+        return true;
+      }),
+    );
+    out.upstream = this.deps.uplinks[answered.indexOf(true)]?.url ?? null;
     return out;
+  }
+
+  /** One bundle at a time across upstreams: the same approval twice meets the record the first left. */
+  private handleInTurn(bytes: Uint8Array, out: PullOutcome, upstream: string): Promise<void> {
+    const p = this.handling.then(() => this.handleDownlink(bytes, out, upstream));
+    this.handling = p.catch(() => {});
+    return p;
   }
 
   /**
