@@ -9,7 +9,7 @@ import { ReleasesSchema } from './configReleases.js';
  * generated from that, so the text here is what an operator reads.
  *
  * Everything the agent may run is listed here: the hub can ask for a plan only of a (component,
- * environment) named here (DESIGN S3).
+ * environment) named here (S3 in docs/architecture.md#invariants).
  */
 
 const SyncSchema = z
@@ -204,7 +204,7 @@ const LimitsSchema = z
   .default({ maxPlanBytes: 128 * 1024 * 1024, maxLogBytes: 256 * 1024 })
   .describe('Bounds on what a plan run may produce.');
 
-/** `agent.yaml`. Paths are relative to the file's folder (DESIGN O1). */
+/** `agent.yaml`. Paths are relative to the file's folder (O1 in docs/architecture.md#invariants). */
 export const AgentConfigSchema = z
   .strictObject({
     site: SiteIdSchema.describe(

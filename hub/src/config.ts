@@ -227,7 +227,7 @@ export const HubConfigSchema = z
     limits: z
       .strictObject(hopLimitFields)
       .prefault({})
-      .describe('Bounds on what relays and agents send through the hop API (DESIGN S8).'),
+      .describe('Bounds on what relays and agents send through the hop API (S8 in docs/architecture.md#invariants).'),
     storage: z
       .strictObject({
         maxBytes: z

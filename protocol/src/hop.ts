@@ -3,7 +3,7 @@ import { ErrorCodeSchema } from './errors.js';
 import { AgentIdSchema, BundleIdSchema, SiteIdSchema } from './ids.js';
 
 /**
- * JSON shapes of the hop API (`/v1/…`), served alike by relays and the hub (DESIGN, Wire).
+ * JSON shapes of the hop API (`/v1/…`), served alike by relays and the hub (docs/architecture.md#wire).
  */
 
 /**

@@ -128,7 +128,7 @@ const LimitsSchema = z
       ),
   })
   .prefault({})
-  .describe('Bounds on what peers may send and hold (DESIGN S8).');
+  .describe('Bounds on what peers may send and hold (S8 in docs/architecture.md#invariants).');
 
 const ForwardSchema = z
   .strictObject({
@@ -203,7 +203,7 @@ const PublicationsSchema = z.strictObject({
     .describe('How often pending publication fetches are retried, ms.'),
 });
 
-/** `relay.yaml`. Relative paths resolve from the file's folder (DESIGN O1). Environment: LOG_LEVEL. */
+/** `relay.yaml`. Relative paths resolve from the file's folder (O1 in docs/architecture.md#invariants). Environment: LOG_LEVEL. */
 export const RelayConfigSchema = z
   .strictObject({
     name: z
@@ -289,7 +289,7 @@ export interface ResolvedUpstream {
 
 /**
  * Parses a config object; errors are a readable list, one line per problem. Relative paths (`dataDir`,
- * `upstreams[].tokenFile`) resolve from `configDir`, the folder of the file they came from (DESIGN O1);
+ * `upstreams[].tokenFile`) resolve from `configDir`, the folder of the file they came from (O1 in docs/architecture.md#invariants);
  * a caller without a file passes the folder it means.
  */
 export function parseConfig(
@@ -335,7 +335,7 @@ export function loadConfigFile(
 }
 
 /**
- * Defaults and settings that leave a function off (DESIGN O3): `relay run` logs each as a warning and
+ * Defaults and settings that leave a function off (O3 in docs/architecture.md#invariants): `relay run` logs each as a warning and
  * `relay config check` prints it. None is an error.
  */
 export function configWarnings(cfg: RelayConfig): string[] {

@@ -92,7 +92,7 @@ describe('strict JSON parsing', () => {
   });
 });
 
-describe('logs of the programs (DESIGN O2)', () => {
+describe('logs of the programs (O2 in docs/architecture.md#invariants)', () => {
   it('hub, relay and agent log only JSON lines on stderr, with no key twice, and print no log on stdout', {
     timeout: 300_000,
   }, async () => {

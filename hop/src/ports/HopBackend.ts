@@ -2,7 +2,7 @@ import type { ClockEstimate, DownlinkQuery, Receipt, RelayRefusal, RelayStatus }
 
 /**
  * What a node (relay or hub) must provide for `@driftline/hop` to serve the hop API
- * (DESIGN, Wire): `POST /v1/bundles`, `GET /v1/bundles`, `/v1/uploads/` (tus), `GET /v1/blobs/:sha256`,
+ * (docs/architecture.md#wire): `POST /v1/bundles`, `GET /v1/bundles`, `/v1/uploads/` (tus), `GET /v1/blobs/:sha256`,
  * `GET /v1/health`, `GET /metrics`. hop owns HTTP, validation, size limits, error rendering, tus and
  * Range serving; the backend owns custody, merge and storage.
  */
@@ -94,7 +94,7 @@ export interface Peer {
   /** The site (or downstream relay) the token was issued for. */
   name: string;
   /**
-   * Sites this peer acts for (DESIGN S4): it may post only bundles whose source is one of them and
+   * Sites this peer acts for (S4 in docs/architecture.md#invariants): it may post only bundles whose source is one of them and
    * pull downlink only for them; `*` for any.
    */
   sites: readonly string[];
