@@ -227,7 +227,9 @@ export const HubConfigSchema = z
     limits: z
       .strictObject(hopLimitFields)
       .prefault({})
-      .describe('Bounds on what relays and agents send through the hop API (S8 in docs/architecture.md#invariants).'),
+      .describe(
+        'Bounds on what relays and agents send through the hop API (S8 in docs/architecture.md#invariants).',
+      ),
     storage: z
       .strictObject({
         maxBytes: z
