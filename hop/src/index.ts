@@ -39,6 +39,7 @@ export { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
 export type { MetricsAccess } from './http/metricsRoute.js';
 export { readLimitedBody } from './http/readBody.js';
 export { AUTH_CHALLENGE, RetryLaterError } from './http/refuse.js';
+export { HOP_ROUTES, type HopRole, type HopRoute } from './http/routes.js';
 export { hopLimitFields } from './limitsSchema.js';
 export { MemoryHopBackend } from './memory/MemoryHopBackend.js';
 export { createHopMetrics, type HopMetrics } from './metrics.js';

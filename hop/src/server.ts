@@ -1,18 +1,16 @@
 import { createServer, type Server } from 'node:http';
-import { PEER_PATH, STATUS_PATH, WireError } from '@driftline/protocol';
+import { WireError } from '@driftline/protocol';
 import { Router } from '@koa/router';
-import Koa, { type Middleware } from 'koa';
+import Koa, { type Context, type Middleware } from 'koa';
 import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { requirePeer } from './http/auth.js';
-import { serveBlob } from './http/blobRoute.js';
-import { getBundles, postBundles } from './http/bundleRoutes.js';
 import { exchangeTimes, PeerClocks, type StampKey } from './http/clocks.js';
 import { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 import { errorMiddleware } from './http/errorMiddleware.js';
-import { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
-import { type MetricsAccess, metricsRoute } from './http/metricsRoute.js';
-import { getPeer, postStatus } from './http/peerRoutes.js';
+import { closeServer, listenOn } from './http/lifecycle.js';
+import { type MetricsAccess, metricsAccess } from './http/metricsRoute.js';
+import { HOP_ROUTES, type HopRole } from './http/routes.js';
 import { createHopMetrics, type HopMetrics } from './metrics.js';
 import type { HopBackend } from './ports/HopBackend.js';
 import { createTusMount, isUploadPath, type UploadOptions } from './tus/tusMount.js';
@@ -96,13 +94,17 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   const peerClocks = new PeerClocks();
   const auth = requirePeer(backend);
   const clocks = peerClocks.middleware();
-  router.post('/v1/bundles', auth, clocks, (ctx) => postBundles(backend, metrics, limits, ctx, peerClocks));
-  router.get('/v1/bundles', auth, clocks, (ctx) => getBundles(backend, metrics, ctx));
-  router.get('/v1/blobs/:sha256', auth, (ctx) => serveBlob(backend, ctx, ctx.params.sha256 ?? ''));
-  router.get(PEER_PATH, auth, getPeer);
-  router.post(STATUS_PATH, auth, (ctx) => postStatus(backend, ctx));
-  router.get('/v1/health', healthHandler(backend));
-  router.get('/metrics', metricsRoute(metrics, backend, options.metrics));
+  const guards: Record<HopRole, Middleware[]> = {
+    peer: [auth],
+    open: [],
+    metrics: [metricsAccess(backend, options.metrics)],
+  };
+  const deps = { backend, metrics, limits, peerClocks };
+  for (const r of HOP_ROUTES) {
+    const chain = [...guards[r.role], ...(r.clocks ? [clocks] : []), (ctx: Context) => r.handler(ctx, deps)];
+    if (r.method === 'GET') router.get(r.path, ...chain);
+    else router.post(r.path, ...chain);
+  }
   app.use(countRequests(metrics));
   app.use(exchangeTimes(options.now ?? Date.now, options.stamp));
   app.use(errorMiddleware(logger, options.mapError));

@@ -1,5 +1,4 @@
 import type { Context, Middleware } from 'koa';
-import type { HopMetrics } from '../metrics.js';
 import type { HopBackend } from '../ports/HopBackend.js';
 import { authenticate } from './auth.js';
 
@@ -14,18 +13,13 @@ export interface MetricsAccess {
   authorize?: (ctx: Context) => Promise<void>;
 }
 
-/** `GET /metrics`: Prometheus text, behind {@link MetricsAccess}. */
-export function metricsRoute(
-  metrics: HopMetrics,
-  backend: HopBackend,
-  access: MetricsAccess = {},
-): Middleware {
-  return async (ctx) => {
+/** The guard of `GET /metrics` (role `metrics` in routes.ts): {@link MetricsAccess}, else any peer token. */
+export function metricsAccess(backend: HopBackend, access: MetricsAccess = {}): Middleware {
+  return async (ctx, next) => {
     if (!access.public) {
       if (access.authorize) await access.authorize(ctx);
       else await authenticate(backend, ctx.get('authorization'));
     }
-    ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
+    await next();
   };
 }

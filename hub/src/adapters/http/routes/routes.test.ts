@@ -1,3 +1,4 @@
+import { HOP_ROUTES } from '@driftline/hop';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../openapi.js';
@@ -46,6 +47,15 @@ describe('the /api route table', () => {
       );
     expect(declared.filter((k) => !table.has(k))).toEqual([]);
     expect(declared.length).toBe(API_ROUTES.length);
+  });
+
+  it('declares each hop route with the role its entry names (/metrics: the role the guard gives it)', () => {
+    const doc = openApiDocument('test') as Doc;
+    for (const r of HOP_ROUTES) {
+      const want = r.role === 'metrics' ? policyFor('GET', '/metrics').need : r.role;
+      const op = doc.paths[openApiPath(r.path)]?.[r.method.toLowerCase()];
+      expect(op?.['x-driftline-role'], `${r.method} ${r.path}`).toBe(want);
+    }
   });
 
   it('declares no route twice', () => {

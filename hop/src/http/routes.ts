@@ -1,0 +1,80 @@
+import { PEER_PATH, STATUS_PATH } from '@driftline/protocol';
+import type { Context } from 'koa';
+import type { HopMetrics } from '../metrics.js';
+import type { HopBackend } from '../ports/HopBackend.js';
+import { serveBlob } from './blobRoute.js';
+import { getBundles, postBundles } from './bundleRoutes.js';
+import type { PeerClocks } from './clocks.js';
+import { healthHandler } from './lifecycle.js';
+import { getPeer, postStatus } from './peerRoutes.js';
+
+/**
+ * Who may call a hop route: a `peer` (its bearer token is resolved before the handler runs, into
+ * `ctx.state.peer`), anyone (`open`), or whoever the node's `MetricsAccess` lets (`metrics`).
+ */
+export type HopRole = 'peer' | 'open' | 'metrics';
+
+/** What the hop handlers use, built once by `createHopServer`. */
+export interface HopRouteDeps {
+  backend: HopBackend;
+  metrics: HopMetrics;
+  limits: { maxBatchBytes: number; maxBundlesPerBatch: number };
+  peerClocks: PeerClocks;
+}
+
+/** One hop API endpoint, declared once: `createHopServer` registers it with the guard its role names. */
+export interface HopRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  /** Required: a route without a role does not compile. */
+  role: HopRole;
+  /** Reads the peer's clock report from the request (the exchange's times: decision 290). */
+  clocks?: true;
+  handler: (ctx: Context, d: HopRouteDeps) => Promise<void> | void;
+}
+
+const noNext = async () => {};
+
+/**
+ * Every Koa route of the hop API (tus is served beside Koa at `/v1/uploads`), one entry each
+ * (docs/decisions/280-one-place-per-decision.md).
+ */
+export const HOP_ROUTES: readonly HopRoute[] = [
+  {
+    method: 'POST',
+    path: '/v1/bundles',
+    role: 'peer',
+    clocks: true,
+    handler: (ctx, d) => postBundles(d.backend, d.metrics, d.limits, ctx, d.peerClocks),
+  },
+  {
+    method: 'GET',
+    path: '/v1/bundles',
+    role: 'peer',
+    clocks: true,
+    handler: (ctx, d) => getBundles(d.backend, d.metrics, ctx),
+  },
+  {
+    method: 'GET',
+    path: '/v1/blobs/:sha256',
+    role: 'peer',
+    handler: (ctx, d) => serveBlob(d.backend, ctx, ctx.params.sha256 ?? ''),
+  },
+  { method: 'GET', path: PEER_PATH, role: 'peer', handler: (ctx) => getPeer(ctx) },
+  { method: 'POST', path: STATUS_PATH, role: 'peer', handler: (ctx, d) => postStatus(d.backend, ctx) },
+  {
+    method: 'GET',
+    path: '/v1/health',
+    role: 'open',
+    handler: (ctx, d) => healthHandler(d.backend)(ctx, noNext),
+  },
+  {
+    method: 'GET',
+    path: '/metrics',
+    role: 'metrics',
+    handler: async (ctx, d) => {
+      ctx.type = d.metrics.registry.contentType;
+      ctx.body = await d.metrics.registry.metrics();
+    },
+  },
+];
