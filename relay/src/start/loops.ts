@@ -1,0 +1,121 @@
+import { rm } from 'node:fs/promises';
+import { Ticker } from '@driftline/hop/timing';
+import type { Logger } from 'pino';
+import type { RelayBackend } from '../adapters/hop/RelayBackend.js';
+import { RangeFetcher } from '../adapters/http/RangeFetcher.js';
+import type { RelayConfig, ResolvedUpstream } from '../config.js';
+import type { ForwardEvent, UpstreamSlot } from '../core/Forwarder.js';
+import { forwardRound } from '../core/forwardRound.js';
+import { announcedBlobs, publicationFetchStep } from '../core/publications/publicationFetch.js';
+import { pullStep } from '../core/pullStep.js';
+import type { createRelayMetrics } from '../metrics.js';
+import type { BlobUploader } from '../ports/BlobUploader.js';
+import type { Custody } from '../ports/Custody.js';
+import type { PublicationCache } from '../ports/PublicationCache.js';
+import { PEER_REFRESH_MS, type UpstreamPeers } from '../upstreamPeers.js';
+
+export interface RelayLoopDeps {
+  custody: Custody;
+  slots: UpstreamSlot[];
+  upstreams: ResolvedUpstream[];
+  uploader: BlobUploader;
+  peers: UpstreamPeers;
+  backend: RelayBackend;
+  publicationCache: PublicationCache;
+  metrics: ReturnType<typeof createRelayMetrics>;
+  emit(e: ForwardEvent): void;
+  /** Frees the dead buffers of what was taken in or forwarded now, not 64 MiB later. */
+  relieve(): void;
+  now(): number;
+  random(): number;
+  log: Logger;
+}
+
+/**
+ * The relay's four loops over its upstreams: peering (who this relay is upstream, its health sent up),
+ * forwarding (bundles, then blobs), the downlink pull, and fetching publications (one copy per blob,
+ * with Range, lowest priority).
+ */
+export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
+  const { custody, slots, now, log } = d;
+  const peering = new Ticker({
+    step: async () => {
+      await d.peers.refresh();
+      await d.peers.report();
+      return PEER_REFRESH_MS;
+    },
+    restMs: PEER_REFRESH_MS,
+    onError: (err) => void log.warn({ err }, 'asking upstream who this relay is failed'),
+  });
+  const forwarding = new Ticker({
+    step: async () => {
+      const wait = await forwardRound({
+        custody,
+        slots,
+        uploader: d.uploader,
+        opts: cfg.forward,
+        now,
+        random: d.random,
+        emit: d.emit,
+        removeFile: (path) => rm(path, { force: true }),
+      });
+      d.relieve();
+      return wait;
+    },
+    restMs: cfg.forward.idleMs,
+    onError: (err) => void log.error({ err }, 'forwarding step failed'),
+  });
+  const fetcher = new RangeFetcher(d.backend.blobDir, cfg.forward.requestTimeoutMs);
+  const fetchUpstreams = d.upstreams.map((u, i) => ({ ...u, retryAt: () => slots[i]?.retryAt ?? 0 }));
+  const fetching = new Ticker({
+    step: async () => {
+      const moved = await publicationFetchStep({
+        cache: d.publicationCache,
+        fetcher,
+        upstreams: fetchUpstreams,
+        now,
+        uplinkBusy: () => custody.nextBatch(now(), 1, 1).length > 0,
+        chunkBytes: cfg.publications.chunkBytes,
+        emit: (e) => {
+          if (e.type === 'failed')
+            log.warn(e, 'publication fetch interrupted; resumes from the partial file');
+          else if (e.type === 'refused') log.error(e, 'publication refused');
+          else if (e.type === 'held') log.info(e, 'publication held for downstream sites');
+        },
+      });
+      return moved ? 0 : cfg.publications.intervalMs;
+    },
+    restMs: cfg.publications.intervalMs,
+    onError: (err) => void log.error({ err }, 'publication fetch step failed'),
+  });
+  const pulling = new Ticker({
+    step: async () => {
+      await pullStep(
+        custody,
+        slots,
+        d.peers.sites(),
+        now,
+        { pageSize: 200, maxPages: 10 },
+        (u, s, reason) => log.warn({ upstream: u, site: s, reason }, 'downlink pull failed'),
+        (site, items) => {
+          if (items.length > 0) d.backend.held.notify(site);
+          const blobs = announcedBlobs(site, items);
+          if (blobs.length === 0) return;
+          d.publicationCache.note(blobs);
+          fetching.kick();
+        },
+        (u, site, ids) => {
+          d.metrics.downlinkConflicts.inc({ upstream: u, site }, ids.length);
+          log.warn(
+            { upstream: u, site, bundleIds: ids.slice(0, 20), n: ids.length },
+            'downlink copy differs from one taken under the same id: both held and served, the agent keeps the one the hub signed',
+          );
+        },
+      );
+      return cfg.forward.pullIntervalMs;
+    },
+    restMs: cfg.forward.pullIntervalMs,
+    onError: (err) => void log.error({ err }, 'downlink pull failed'),
+  });
+  return { peering, forwarding, fetching, pulling, fetcher };
+}
