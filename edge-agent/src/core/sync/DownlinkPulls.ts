@@ -6,6 +6,12 @@ export const DEFAULT_HOLD_S = 25;
 const MIN_REPULL_MS = 250;
 /** Most pulls one `whileBusy` or `standing` run makes (bounded even if nothing else ends it). */
 const MAX_PULLS = 1_000_000;
+/** A held pull that failed at least this long after it was sent may have been cut by the path, ms. */
+const MIN_CUT_MS = 20_000;
+/** Two cuts whose lengths differ by at most this share are one idle timeout on the path. */
+const SAME_CUT = 0.1;
+/** Least hold asked after cuts, seconds. */
+const MIN_HOLD_S = 15;
 
 export interface DownlinkPullsDeps {
   engine: Pick<SyncEngine, 'pullOnce'>;
@@ -15,6 +21,11 @@ export interface DownlinkPullsDeps {
   holdS: number;
   setTimer(ms: number, fn: () => void): () => void;
   now(): number;
+  /**
+   * Held pulls were cut twice after about `cutMs` (a proxy's idle timeout shorter than the hold): from now
+   * on the agent asks `holdS` (docs/decisions/320-bytes-on-a-costly-link.md).
+   */
+  onHoldCut?(cutMs: number, holdS: number): void;
 }
 
 /**
@@ -29,6 +40,10 @@ export class DownlinkPulls {
   holds = false;
   private readonly abort = new AbortController();
   private stopped = false;
+  /** Longest hold asked, seconds, once cuts showed what the path allows. */
+  private capS = Number.POSITIVE_INFINITY;
+  /** How long the last held pull that was cut had been open, ms; null when none was or a later one held longer. */
+  private lastCutMs: number | null = null;
 
   constructor(private readonly deps: DownlinkPullsDeps) {}
 
@@ -39,15 +54,39 @@ export class DownlinkPulls {
    */
   pull(hold = false): Promise<PullOutcome> {
     const on = this.deps.holdS > 0;
-    const waitS = hold && on ? this.deps.holdS : 0;
-    const next = this.chain.then(() =>
-      this.deps.engine.pullOnce(on ? { waitS, signal: this.abort.signal } : undefined),
-    );
+    const waitS = hold && on ? Math.min(this.deps.holdS, this.capS) : 0;
+    let t0 = 0;
+    const next = this.chain.then(() => {
+      t0 = this.deps.now();
+      return this.deps.engine.pullOnce(on ? { waitS, signal: this.abort.signal } : undefined);
+    });
     this.chain = next.catch(() => {});
     return next.then((o) => {
       if (o.upstream !== null && o.errors.length === 0) this.holds = o.held === true;
+      if (waitS > 0) this.noteCut(o, this.deps.now() - t0);
       return o;
     });
+  }
+
+  /**
+   * A held pull that failed after `tookMs` may have been cut by an idle timeout on the path (a proxy):
+   * two cuts of about the same length lower the hold asked to 0.8 of it. One cut alone (a link that went
+   * down) changes nothing, and a held pull that outlasts the last cut forgets it.
+   */
+  private noteCut(o: PullOutcome, tookMs: number): void {
+    if (this.stopped) return;
+    if (o.upstream !== null) {
+      if (this.lastCutMs !== null && tookMs > this.lastCutMs * (1 + SAME_CUT)) this.lastCutMs = null;
+      return;
+    }
+    if (o.errors.length === 0 || tookMs < MIN_CUT_MS) return;
+    const last = this.lastCutMs;
+    this.lastCutMs = tookMs;
+    if (last === null || Math.abs(tookMs - last) > last * SAME_CUT) return;
+    const capS = Math.max(MIN_HOLD_S, Math.floor((Math.min(tookMs, last) / 1000) * 0.8));
+    if (capS >= this.capS) return;
+    this.capS = capS;
+    this.deps.onHoldCut?.(Math.min(tookMs, last), capS);
   }
 
   /**

@@ -51,6 +51,11 @@ export class SyncLoop {
       holdS: deps.holdS ?? 0,
       setTimer: deps.setTimer,
       now: deps.now ?? Date.now,
+      onHoldCut: (cutMs, holdS) =>
+        deps.log.warn(
+          { cutAfterMs: cutMs, holdS },
+          `held downlink pulls were cut twice after about ${Math.round(cutMs / 1000)} s (an idle timeout on the path, such as a proxy's): asking ${holdS} s from now on; set the relay's limits.maxHoldS under that timeout`,
+        ),
     });
     this.ticker = new Ticker({
       step: () => this.cycle(),

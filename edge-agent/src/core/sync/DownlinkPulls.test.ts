@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { DownlinkPulls } from './DownlinkPulls.js';
+import type { PullOutcome } from './SyncEngine.js';
+
+const nothing: PullOutcome = {
+  upstream: 'u',
+  acks: 0,
+  planRequests: 0,
+  approvals: 0,
+  refused: 0,
+  rejections: 0,
+  resumed: false,
+  errors: [],
+  held: true,
+};
+const cut: PullOutcome = {
+  ...nothing,
+  upstream: null,
+  errors: ['u: HTTP 504 gateway timeout'],
+  held: undefined,
+};
+
+/**
+ * A path whose idle timeout is `idleS`: a pull held longer is cut then (after `cutAfterS` when given, a
+ * link that goes down instead); the fake clock moves by how long each pull was open.
+ */
+function path(idleS: number) {
+  let now = 0;
+  const asked: number[] = [];
+  const warned: Array<{ cutMs: number; holdS: number }> = [];
+  const downAt: number[] = [];
+  const pulls = new DownlinkPulls({
+    engine: {
+      pullOnce: async (hold) => {
+        const waitS = hold?.waitS ?? 0;
+        asked.push(waitS);
+        const outage = downAt.shift();
+        if (outage !== undefined) {
+          now += outage * 1000;
+          return cut;
+        }
+        now += Math.min(waitS, idleS) * 1000;
+        return waitS > idleS ? cut : nothing;
+      },
+    },
+    intervalMs: 30_000,
+    holdS: 900,
+    setTimer: () => () => {},
+    now: () => now,
+    onHoldCut: (cutMs, holdS) => warned.push({ cutMs, holdS }),
+  });
+  return { pulls, asked, warned, downAt };
+}
+
+describe('DownlinkPulls on a path that cuts long holds', () => {
+  it('asks for less once two held pulls were cut after the same time, and says so once', async () => {
+    const p = path(60);
+    for (let i = 0; i < 4; i++) await p.pulls.pull(true);
+    expect(p.asked).toEqual([900, 900, 48, 48]);
+    expect(p.warned).toEqual([{ cutMs: 60_000, holdS: 48 }]);
+  });
+
+  it('keeps its hold after one cut alone, as when the link went down', async () => {
+    const p = path(3600);
+    p.downAt.push(300); // the link drops 300 s into the first hold
+    for (let i = 0; i < 3; i++) await p.pulls.pull(true);
+    expect(p.asked).toEqual([900, 900, 900]);
+    expect(p.warned).toEqual([]);
+  });
+
+  it('does not take two cuts of different lengths for an idle timeout', async () => {
+    const p = path(3600);
+    p.downAt.push(300, 120);
+    for (let i = 0; i < 3; i++) await p.pulls.pull(true);
+    expect(p.asked).toEqual([900, 900, 900]);
+    expect(p.warned).toEqual([]);
+  });
+});
