@@ -1,4 +1,4 @@
-import type { FinishedUpload, HopBackend, Peer, SourceClocks } from '@driftline/hop';
+import type { Custody, FinishedUpload, HopBackend, Peer, SourceClocks } from '@driftline/hop';
 import type { DocPublicationState, DownlinkQuery, Receipt, RelayStatus } from '@driftline/protocol';
 import type { Committed, Ingest } from '../../core/Ingest.js';
 import { deliveryRows } from '../../core/publish/manifests.js';
@@ -56,8 +56,14 @@ export class DeliveryObserver implements HopBackend {
     return this.inner.health();
   }
 
-  async accept(peer: Peer, bundles: readonly Uint8Array[], clocks?: SourceClocks): Promise<Receipt[]> {
-    const receipts = await this.inner.accept(peer, bundles, clocks);
+  async accept(
+    peer: Peer,
+    bundles: readonly Uint8Array[],
+    clocks?: SourceClocks,
+    custody?: Custody,
+  ): Promise<Receipt[]> {
+    // the signed timing chain goes through too (decision 290)
+    const receipts = await this.inner.accept(peer, bundles, clocks, custody);
     await this.reporting;
     return receipts;
   }
