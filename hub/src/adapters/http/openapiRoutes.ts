@@ -39,7 +39,7 @@ function operation(r: Route): object {
     responses: {
       [a.status]: 'schema' in a ? json(a.schema, a.description) : a.raw,
       ...(r.method === 'GET' && r.doc.conditional !== false ? NOT_MODIFIED : {}),
-      ...(r.doc.errors ?? {}),
+      ...(r.doc.others ?? {}),
     },
   };
 }

@@ -43,7 +43,7 @@ export const approvalRoutes = [
         "A site's approvals, oldest first, each with its journey: submitted → delivered (pulled from the " +
         "hub's downlink) → the agent's record of the run (waiting-quorum, applying, applied, apply-failed, " +
         'refused with its reason) and the next plan',
-      errors: { '400': err('bad query') },
+      others: { '400': err('bad query') },
     },
     handler: async (_ctx, d, q) => ({ approvals: await d.approvals.journeys(q.site, q.runId) }),
   }),
@@ -61,7 +61,7 @@ export const approvalRoutes = [
         "or the dashboard). The hub checks the signature, the site, the run and its saved plan file's sha256, " +
         "then queues it on the site's downlink at control priority until it expires. The agent applies only " +
         'with a quorum of the approver keys its own config pins; the role alone cannot make a valid approval.',
-      errors: {
+      others: {
         '200': json('ApprovalJourney', 'the same approval was already queued: queued once'),
         '400': err('body is not JSON'),
         '409': err('the approval id is already used by another approval'),

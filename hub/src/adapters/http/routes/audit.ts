@@ -26,7 +26,7 @@ export const auditRoutes = [
     role: 'viewer',
     query: AuditQuerySchema,
     response: { status: 200, schema: 'AuditResponse', description: 'entries' },
-    doc: { summary: 'The audit log, newest first', errors: { '400': err('bad query') } },
+    doc: { summary: 'The audit log, newest first', others: { '400': err('bad query') } },
     handler: async (_ctx, d, q) => {
       const rows = await d.store.listAudit({ limit: q.limit, ...(q.before ? { before: q.before } : {}) });
       return { entries: rows.map(toAuditEntry) };

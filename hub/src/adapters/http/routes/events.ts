@@ -19,7 +19,7 @@ export const eventRoutes = [
         'one this hub gave) the stream starts with `reset`, and the client must re-read everything.',
       headers: [header('Last-Event-ID', 'the id of the last event seen')],
       conditional: false,
-      errors: { '400': err('bad query') },
+      others: { '400': err('bad query') },
     },
     handler: async (ctx, d) => {
       await serveEvents(ctx, d.events);

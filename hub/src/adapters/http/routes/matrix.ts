@@ -22,7 +22,7 @@ export const matrixRoutes = [
         at: 'ISO 8601 time: the matrix as the hub knew it then',
         ref: "plans of this ref (pr/42): its cells and no-data for cells that may plan it; default each component's default ref; not with at",
       },
-      errors: { '400': err('bad query') },
+      others: { '400': err('bad query') },
     },
     handler: async (_ctx, d, q) => {
       checkRefQuery(q);

@@ -15,7 +15,7 @@ export const planRequestRoutes = [
     role: 'viewer',
     query: SiteFilterQuerySchema,
     response: { status: 200, schema: 'PlanRequestsResponse', description: 'requests' },
-    doc: { summary: 'Plan requests', errors: { '400': err('bad query') } },
+    doc: { summary: 'Plan requests', others: { '400': err('bad query') } },
     handler: async (_ctx, d, { site }) => {
       const rows = await d.store.listPlanRequests(site ? { site } : {});
       const now = d.clock.now();
@@ -27,7 +27,7 @@ export const planRequestRoutes = [
     path: '/api/plan-requests/:requestId',
     role: 'viewer',
     response: { status: 200, schema: 'PlanRequest', description: 'request' },
-    doc: { summary: 'One plan request', errors: { '404': err('no such request') } },
+    doc: { summary: 'One plan request', others: { '404': err('no such request') } },
     handler: async (ctx, d) => {
       const row = await d.store.getPlanRequest(ctx.params.requestId ?? '');
       if (!row) throw new WireError('not-found', `no plan request '${ctx.params.requestId}'`);
@@ -44,7 +44,7 @@ export const planRequestRoutes = [
     doc: {
       summary:
         "Ask a site's agent to plan one cell it already plans, optionally a ref (and commit) its ref patterns allow",
-      errors: {
+      others: {
         '400': err('bad query or body'),
         '404': err('not found'),
         '413': err('body over 64 KiB'),

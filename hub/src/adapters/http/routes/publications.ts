@@ -73,7 +73,7 @@ function publicationRoutesOf(legacy: boolean): Route[] {
           kind: 'file kind',
           ttl: 'seconds until it expires',
         },
-        errors: { '400': err('bad query or unknown site'), '413': err('over api.maxUploadBytes') },
+        others: { '400': err('bad query or unknown site'), '413': err('over api.maxUploadBytes') },
       },
       handler: async (ctx, d) => {
         const declared = Number(ctx.get('content-length') || 0);
@@ -109,7 +109,7 @@ function publicationRoutesOf(legacy: boolean): Route[] {
       response: legacy
         ? { status: 200, schema: 'LegacyBundleDetail', description: 'publication', asBuilt: true }
         : { status: 200, schema: 'PublicationDetail', description: 'publication' },
-      doc: { ...old, summary: 'One publication with per-site delivery', errors: { '404': err('not found') } },
+      doc: { ...old, summary: 'One publication with per-site delivery', others: { '404': err('not found') } },
       handler: async (ctx, d) => {
         const id = ctx.params[param] ?? '';
         const p = await d.publications.getPublication(id);

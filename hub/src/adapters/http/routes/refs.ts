@@ -35,7 +35,7 @@ export const refRoutes = [
     response: { status: 200, schema: 'RefsResponse', description: 'refs' },
     doc: {
       summary: 'Refs the hub holds plans of, newest plan first, with how many cells each',
-      errors: { '400': err('bad query') },
+      others: { '400': err('bad query') },
     },
     handler: (_ctx, d, q) => d.queries.refs.refs(q.limit),
   }),
@@ -51,7 +51,7 @@ export const refRoutes = [
         'The CI gate: whether every cell the ref touches (its agents may plan it, or it has plans of it) has a plan of the commit. ' +
         'Overall failed > blocked > pending > complete.',
       pathText: { ref: 'the ref, percent-encoded (pr%2F42)' },
-      errors: { '400': err('bad ref name or commit'), '404': err('no site plans this ref') },
+      others: { '400': err('bad ref name or commit'), '404': err('no site plans this ref') },
     },
     // The path parameter is checked before the query, as it always was.
     queryByHandler: true,
@@ -80,7 +80,7 @@ export const refRoutes = [
     response: { status: 200, schema: 'NeedsResponse', description: 'needs' },
     doc: {
       summary: 'What sites lack to plan (provider builds, commits), from blocked cells, by site and need',
-      errors: { '400': err('bad query') },
+      others: { '400': err('bad query') },
     },
     handler: (_ctx, d, q) => d.queries.refs.needs(q.site),
   }),
@@ -94,7 +94,7 @@ export const refRoutes = [
     doc: {
       summary:
         'What sites hold, for publishers: heads of their git mirrors, provider builds, platforms (as their agents report)',
-      errors: { '400': err('bad query'), '404': err('a named site has no enrolled agent') },
+      others: { '400': err('bad query'), '404': err('a named site has no enrolled agent') },
     },
     handler: async (_ctx, d, q) => {
       const sites = q.site === undefined || q.site === 'all' ? null : [...new Set(q.site.split(','))];

@@ -41,7 +41,7 @@ export interface RouteDoc {
   /** Parameters the schemas cannot give (headers), in OpenAPI form. */
   headers?: object[];
   /** The other answers it may give, besides the one `response` names (and 401/403/429/503, added). */
-  errors?: Record<string, object>;
+  others?: Record<string, object>;
   /** False for answers without an ETag (a stream); GETs otherwise declare 304. */
   conditional?: boolean;
 }

@@ -50,7 +50,7 @@ export const runRoutes = [
     role: 'viewer',
     query: RunsQuerySchema,
     response: { status: 200, schema: 'RunsResponse', description: 'runs' },
-    doc: { summary: 'Runs of one cell, newest first', errors: { '400': err('bad query') } },
+    doc: { summary: 'Runs of one cell, newest first', others: { '400': err('bad query') } },
     handler: async (ctx, d, q) => {
       const { site = '', environment = '', component = '' } = ctx.params;
       const runs = await d.store.listRuns({
@@ -75,7 +75,7 @@ export const runRoutes = [
     response: { status: 200, schema: 'RunDetail', description: 'run' },
     doc: {
       summary: 'One run, with resources once its detail blob has arrived',
-      errors: { '404': err('no such run') },
+      others: { '404': err('no such run') },
     },
     handler: async (ctx, d) => {
       const run = await d.store.getRun(ctx.params.runId ?? '');

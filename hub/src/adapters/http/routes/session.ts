@@ -20,7 +20,7 @@ export const sessionRoutes = [
     doc: {
       summary:
         'Who is signed in, with which roles and how; `csrf` is the value cookie-authenticated writes send',
-      errors: { '401': unauthorized('not signed in') },
+      others: { '401': unauthorized('not signed in') },
     },
     handler: (ctx, d) => {
       const p = ctx.state.principal as Principal | null;
@@ -45,7 +45,7 @@ export const sessionRoutes = [
     response: { status: 200, schema: 'Session', description: 'signed in; Set-Cookie carries the session' },
     doc: {
       summary: 'Sign in with an operator token: sets the session cookie',
-      errors: {
+      others: {
         '400': err('not { "token": "…" }, or not JSON'),
         '401': unauthorized('wrong or revoked token'),
         '413': err('body over 4 KiB'),

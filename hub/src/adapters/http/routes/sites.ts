@@ -17,7 +17,7 @@ export const siteRoutes = [
     path: '/api/sites/:site',
     role: 'viewer',
     response: { status: 200, schema: 'SiteDetail', description: 'site' },
-    doc: { summary: 'One site with its agents and cells', errors: { '404': err('no such site') } },
+    doc: { summary: 'One site with its agents and cells', others: { '404': err('no such site') } },
     handler: async (ctx, d) => {
       const site = await d.queries.site(ctx.params.site ?? '', d.clock.now());
       if (!site) throw new WireError('not-found', `no site '${ctx.params.site}' (see GET /api/sites)`);
