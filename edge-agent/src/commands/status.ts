@@ -4,7 +4,7 @@ import { asLegacyBundle } from '@driftline/protocol';
 import type { Command } from 'commander';
 import { readPublicationEntries } from '../adapters/publications/SqlitePublicationLedger.js';
 import { openSqliteLedger } from '../adapters/sqlite/openSqliteLedger.js';
-import type { AgentRejection, StoreStatus } from '../ports/AgentStore.js';
+import type { AgentRejection, StoreStatus } from '../ports/Ledger.js';
 import { configOrExit } from './configOrExit.js';
 import { readPublications, renderPublications } from './publicationStatus.js';
 

@@ -122,7 +122,7 @@ export interface StoreStatus {
  * The agent's durable store (steps 4–8 of docs/architecture.md#the-trip) as the sync engine and the daemon use it. Implemented by
  * core's `AgentLedger` over an `AgentStorage` (decision 120).
  */
-export interface AgentStore {
+export interface Ledger {
   record(input: RecordRunInput): RecordRunResult;
   /**
    * Records runs that finished together in one transaction (one fsync) and one document change;

@@ -1,4 +1,4 @@
-import type { RecordRunInput, RecordRunResult } from '../../ports/AgentStore.js';
+import type { RecordRunInput, RecordRunResult } from '../../ports/Ledger.js';
 import type { Logger } from '../../ports/Logger.js';
 import type { RunPlanOptions, RunPlanResult } from '../plan/runPlan.js';
 import type { CellRef, TriggerReason } from '../schedule/CellScheduler.js';

@@ -1,15 +1,15 @@
 import { type AckPayload, type ControlPayload, cellKey, type RejectionPayload } from '@driftline/protocol';
 import type { AgentWriteSet } from '../../ports/AgentStorage.js';
+import type { ApplyRecord, ApplyStore } from '../../ports/ApplyStore.js';
 import type {
   AckResult,
   AgentRejection,
-  AgentStore,
+  Ledger,
   PendingDelta,
   RecordRunInput,
   RecordRunResult,
   StoreStatus,
-} from '../../ports/AgentStore.js';
-import type { ApplyRecord, ApplyStore } from '../../ports/ApplyStore.js';
+} from '../../ports/Ledger.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
 import { type AgentAutomergeDoc, readCell } from '../doc/agentDoc.js';
 import { ackWrites } from './acks.js';
@@ -33,7 +33,7 @@ export type { AgentLedgerOptions } from './LedgerDocument.js';
  * builds on, holds the document, the commits and the facts). Decision 120 maps D4, C1 and resend to the
  * functions beside this file.
  */
-export class AgentLedger extends LedgerDocument implements AgentStore, ApplyStore {
+export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   record(input: RecordRunInput): RecordRunResult {
     return this.recordMany([input])[0] as RecordRunResult;
   }

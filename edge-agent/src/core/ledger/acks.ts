@@ -9,7 +9,7 @@ import type {
   RunStorage,
   SyncStorage,
 } from '../../ports/AgentStorage.js';
-import type { AckResult } from '../../ports/AgentStore.js';
+import type { AckResult } from '../../ports/Ledger.js';
 import { type AgentAutomergeDoc, readCell } from '../doc/agentDoc.js';
 import type { EpochDocs } from './EpochDocs.js';
 import { sameHeads } from './epochs.js';

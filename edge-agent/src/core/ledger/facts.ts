@@ -1,5 +1,5 @@
 import type { AgentFacts } from '@driftline/protocol';
-import type { RecordRunInput } from '../../ports/AgentStore.js';
+import type { RecordRunInput } from '../../ports/Ledger.js';
 import { canonicalJson } from '../plan/canonical.js';
 
 export type GivenFacts = NonNullable<RecordRunInput['facts']>;

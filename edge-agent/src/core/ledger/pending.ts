@@ -1,7 +1,7 @@
 import * as A from '@automerge/automerge';
 import { docId, FAILURE_STATUSES } from '@driftline/protocol';
 import type { BlobStorage, EpochRow, EpochStorage, RunStorage } from '../../ports/AgentStorage.js';
-import type { PendingDelta } from '../../ports/AgentStore.js';
+import type { PendingDelta } from '../../ports/Ledger.js';
 import type { EpochDocs } from './EpochDocs.js';
 import { sameHeads } from './epochs.js';
 import { sinceHeads } from './resend.js';

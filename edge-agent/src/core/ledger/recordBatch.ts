@@ -1,5 +1,5 @@
 import type { AgentWriteSet, BlobRow, RunRow } from '../../ports/AgentStorage.js';
-import type { RecordRunInput, StoredDetail } from '../../ports/AgentStore.js';
+import type { RecordRunInput, StoredDetail } from '../../ports/Ledger.js';
 import { type AgentAutomergeDoc, mergeFacts, recordRuns } from '../doc/agentDoc.js';
 
 /**

@@ -7,7 +7,7 @@ import type {
   RejectionRow,
   SyncStorage,
 } from '../../ports/AgentStorage.js';
-import type { AgentRejection, AgentStore } from '../../ports/AgentStore.js';
+import type { AgentRejection, Ledger } from '../../ports/Ledger.js';
 import { upstreamResult } from './upstreams.js';
 
 /**
@@ -101,8 +101,8 @@ export function agentRejection(r: RejectionRow, retryMs: number): AgentRejection
   };
 }
 
-/** A push as the sync engine reports it (`AgentStore.recordPush`). */
-export type PushRecord = Parameters<AgentStore['recordPush']>[0];
+/** A push as the sync engine reports it (`Ledger.recordPush`). */
+export type PushRecord = Parameters<Ledger['recordPush']>[0];
 
 /**
  * The writes recording a push: the push row, the epoch's receipted heads and its blobs announced when

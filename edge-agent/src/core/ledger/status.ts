@@ -1,5 +1,5 @@
 import type { BlobStorage, EpochStorage, RunStorage, SyncStorage } from '../../ports/AgentStorage.js';
-import type { AgentRejection, StoreStatus } from '../../ports/AgentStore.js';
+import type { AgentRejection, StoreStatus } from '../../ports/Ledger.js';
 import { DROPPED_BLOBS } from './queueBound.js';
 import { isCustody } from './resend.js';
 

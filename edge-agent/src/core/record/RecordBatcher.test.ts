@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RecordRunInput, RecordRunResult } from '../../ports/AgentStore.js';
+import type { RecordRunInput, RecordRunResult } from '../../ports/Ledger.js';
 import { RecordBatcher } from './RecordBatcher.js';
 
 function harness(over: { maxBatch?: number; failOn?: string; moreComing?: () => boolean } = {}) {

@@ -1,4 +1,4 @@
-import type { RecordRunInput, RecordRunResult } from '../../ports/AgentStore.js';
+import type { RecordRunInput, RecordRunResult } from '../../ports/Ledger.js';
 
 /**
  * Group commit for plan results. Results that finish close together (a cron tick starts every cell at

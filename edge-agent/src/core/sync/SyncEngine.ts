@@ -12,7 +12,7 @@ import {
   type RelayRefusal,
   verifyBundle,
 } from '@driftline/protocol';
-import type { AgentStore, PendingDelta } from '../../ports/AgentStore.js';
+import type { Ledger, PendingDelta } from '../../ports/Ledger.js';
 import type { Logger } from '../../ports/Logger.js';
 import type { Uplink } from '../../ports/Uplink.js';
 
@@ -22,7 +22,7 @@ export type ApprovalPayload = Extract<ControlPayload, { type: 'approval' }>;
 export interface SyncDeps {
   site: string;
   agent: string;
-  store: AgentStore;
+  store: Ledger;
   /** Upstreams in order of preference: pushes go to the first reachable one, pulls to every one. */
   uplinks: readonly Uplink[];
   privateKey: CryptoKey;
