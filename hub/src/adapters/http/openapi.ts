@@ -1,3 +1,4 @@
+import { HOP_ROUTES } from '@driftline/hop';
 import { SECURITY_SCHEMES } from './openapiAuth.js';
 import { hopPaths } from './openapiHop.js';
 import { routePaths, withRole } from './openapiRoutes.js';
@@ -29,23 +30,32 @@ export function openApiDocument(version: string): object {
       { name: 'hop', description: 'the hop API relays and directly connected agents use' },
     ],
     security: [{ bearer: [] }, { cookie: [] }],
-    paths: { ...routePaths(API_ROUTES), ...guardedElsewhere(hopPaths()) },
+    paths: { ...routePaths(API_ROUTES), ...withHopRoles(hopPaths()) },
     components: { securitySchemes: SECURITY_SCHEMES, schemas: componentSchemas() },
   };
 }
 
+/** An OpenAPI path template (`/a/{b}`) in router form (`/a/:b`). */
+const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
 /**
- * The hop API's operations as they are, but those the people's side guards (`/metrics`), which get
- * their role from the route policy.
+ * The hop API's operations with who may call each Koa route from hop's route table (`HOP_ROUTES`): a
+ * peer token, nobody in particular (`/v1/health`), or for `/metrics` the role the guard gives it. The
+ * operations served beside Koa (tus, the dashboard's files) name their own.
  */
-function guardedElsewhere(paths: Record<string, Record<string, object>>): Record<string, object> {
+function withHopRoles(paths: Record<string, Record<string, object>>): Record<string, object> {
   const out: Record<string, object> = {};
   for (const [path, ops] of Object.entries(paths))
     out[path] = Object.fromEntries(
-      Object.entries(ops).map(([method, op]) => [
-        method,
-        'x-driftline-role' in op ? op : withRole(op, policyFor(method, path).need),
-      ]),
+      Object.entries(ops).map(([method, op]) => {
+        const route = HOP_ROUTES.find(
+          (r) => r.method === method.toUpperCase() && r.path === routerPath(path),
+        );
+        if (!route) return [method, op];
+        if (route.role === 'metrics') return [method, withRole(op, policyFor(method, path).need)];
+        const security = route.role === 'peer' ? [{ peer: [] }] : [];
+        return [method, { ...op, security, 'x-driftline-role': route.role }];
+      }),
     );
   return out;
 }

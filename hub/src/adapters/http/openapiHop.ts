@@ -31,7 +31,8 @@ const uploadId = pathParam('uploadId', 'as the Location of the creation said', {
 });
 
 /**
- * The hop API (`/v1/…`, DESIGN Wire) as the hub serves it, `/metrics`, and the dashboard's files with
+ * The hop API (`/v1/…`, docs/architecture.md#wire) as the hub serves it (who may call each Koa route, and its security,
+ * come from hop's route table: `openapi.ts`), `/metrics`, and the dashboard's files with
  * the sign-in link. tus (https://tus.io/protocols/resumable-upload, 1.0.0: creation, termination,
  * expiration) is served beside Koa at `/v1/uploads`.
  */
@@ -39,7 +40,7 @@ export function hopPaths(): Record<string, Record<string, object>> {
   return {
     '/v1/bundles': {
       post: {
-        ...peer,
+        tags: ['hop'],
         summary: 'Hand over a batch of signed bundles; one receipt per bundle, each after its commit',
         parameters: [header('Content-Encoding', 'br or gzip, or none')],
         requestBody: {
@@ -61,7 +62,7 @@ export function hopPaths(): Record<string, Record<string, object>> {
         },
       },
       get: {
-        ...peer,
+        tags: ['hop'],
         summary: 'The downlink of a site (acks, plan requests, publication manifests) after a cursor',
         parameters: [
           header('Accept-Encoding', 'br: compress a batch over 1 KiB'),
@@ -79,7 +80,7 @@ export function hopPaths(): Record<string, Record<string, object>> {
     },
     '/v1/blobs/{sha256}': {
       get: {
-        ...peer,
+        tags: ['hop'],
         summary: 'A blob by content hash, with Range and If-Range (strong ETag)',
         parameters: [
           pathParam('sha256', 'lowercase hex', sha256),
@@ -168,14 +169,14 @@ export function hopPaths(): Record<string, Record<string, object>> {
     },
     '/v1/peer': {
       get: {
-        ...peer,
+        tags: ['hop'],
         summary: 'Who the bearer token is here and the sites it acts for (a relay learns its sites from it)',
         responses: { '200': json('PeerInfo', 'the peer'), '401': unauthorized('no or unknown peer token') },
       },
     },
     '/v1/status': {
       post: {
-        ...peer,
+        tags: ['hop'],
         summary:
           "A relay's own health (refusals by reason, sites refused, custody); the latest is kept per peer",
         requestBody: { required: true, content: { 'application/json': { schema: ref('RelayStatus') } } },
@@ -191,7 +192,6 @@ export function hopPaths(): Record<string, Record<string, object>> {
     '/v1/health': {
       get: {
         tags: ['hop'],
-        ...open,
         summary: 'Whether this hub is ready; on both listeners',
         responses: {
           '200': json('Health', 'ready'),
