@@ -22,6 +22,8 @@ export interface PublishInput {
   ttlS?: number;
   /** Per site, the earlier publications this one supersedes there (named in that site's manifest). */
   supersedes?: Record<string, string[]>;
+  /** Queue manifests for these of `sites` only (a resend, decision 300); default: every target site. */
+  onlySites?: string[];
 }
 
 /** The publication's record (what `PublicationStore.publish` keeps). */
@@ -61,7 +63,7 @@ export async function buildManifests(
     sites: input.sites as BlobManifest['sites'],
   };
   const downlink: Omit<DownlinkRow, 'seq'>[] = [];
-  for (const site of input.sites) {
+  for (const site of input.onlySites ?? input.sites) {
     const header: BundleHeader & { kind: 'blob' } = {
       id: newId() as BundleHeader['id'],
       kind: 'blob',
