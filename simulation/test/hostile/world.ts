@@ -27,6 +27,11 @@ export interface WorldOptions {
   relayUpstreams?: Array<'hub' | 'proxy'>;
   /** Agent `sync` settings merged over short test defaults (intervalS 1, resendAfterS 4). */
   agentSync?: Record<string, unknown>;
+  /**
+   * Enrol relay-1's key at the hub (`relay key`, then `hub peer rotate relay-1 --key …`), so the hub
+   * checks the signed timing chain of what relay-1 forwards (docs/decisions/290-signed-hop-chain.md).
+   */
+  relayKey?: boolean;
   /** Attacks in force from the start, before any program runs (`use` changes them later). */
   attacks?: { agentSide?: Attack; upstreamSide?: Array<Attack | null> };
 }
@@ -79,22 +84,29 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     upstreamSide.push(u === 'proxy' ? await startHostileProxy(hubUrl) : null);
   const relayDataDir = join(dir, 'relay-1');
   const relayConfig = join(dir, 'relay-1.yaml');
-  writeFileSync(
-    relayConfig,
-    stringify({
-      name: 'relay-1',
-      dataDir: relayDataDir,
-      listen: { port: relayPort },
-      sites,
-      metrics: { public: true },
-      upstreams: upstreamSide.map((p, i) => ({
-        name: p ? `up-${i}-proxy` : `up-${i}-hub`,
-        url: p ? p.url : hubUrl,
-        token: hub.relayToken,
-      })),
-      forward: { idleMs: 300, pullIntervalMs: 500, backoffBaseMs: 300, backoffMaxMs: 2000 },
-    }),
-  );
+  const writeRelayConfig = (token: string) =>
+    writeFileSync(
+      relayConfig,
+      stringify({
+        name: 'relay-1',
+        dataDir: relayDataDir,
+        listen: { port: relayPort },
+        sites,
+        metrics: { public: true },
+        upstreams: upstreamSide.map((p, i) => ({
+          name: p ? `up-${i}-proxy` : `up-${i}-hub`,
+          url: p ? p.url : hubUrl,
+          token,
+        })),
+        forward: { idleMs: 300, pullIntervalMs: 500, backoffBaseMs: 300, backoffMaxMs: 2000 },
+      }),
+    );
+  writeRelayConfig(hub.relayToken);
+  if (o.relayKey) {
+    const key = (await runProgram('relay', ['key', '--config', relayConfig])).trim();
+    const rotate = ['peer', 'rotate', 'relay-1', '--key', key, '--json', '--config', hub.config];
+    writeRelayConfig((JSON.parse(await runProgram('hub', rotate)) as { token: string }).token);
+  }
   const agentSide = o.agentsVia === 'proxy' ? await startHostileProxy(relayUrl) : null;
   if (o.attacks?.agentSide) agentSide?.use(o.attacks.agentSide);
   o.attacks?.upstreamSide?.forEach((a, i) => {
