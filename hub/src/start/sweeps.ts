@@ -1,0 +1,95 @@
+import type { Logger } from 'pino';
+import type { PgDatabase } from '../adapters/postgres/PgDatabase.js';
+import { PgLeader } from '../adapters/postgres/PgLeader.js';
+import type { Approvals } from '../core/Approvals.js';
+import { type Leadership, soleLeader } from '../core/leader.js';
+import type { LiveEvents } from '../core/liveEvents.js';
+import type { PlanRequests } from '../core/PlanRequests.js';
+import type { Sweeper } from '../core/Sweeper.js';
+import type { HubMetrics } from '../metrics.js';
+import type { Clock } from '../ports/Clock.js';
+
+export interface HubSweepDeps {
+  sweeper: Sweeper;
+  live: LiveEvents;
+  planRequests: PlanRequests;
+  approvals: Pick<Approvals, 'resendUnconfirmed'>;
+  metrics: HubMetrics;
+  clock: Clock;
+  logger: Logger;
+  /** A shared database: one hub of those on it leads (runs the sweeps and webhooks). */
+  postgres?: PgDatabase;
+  sweepIntervalS: number;
+}
+
+/**
+ * The hub's periodic sweep, run by the leading hub only: expiries, stale cells and unreachable sites
+ * (sent as live events), plan requests and approvals the agent has not confirmed sent again (logged;
+ * decisions 230 and 300), webhooks delivered; every 240th sweep also prunes.
+ */
+export function hubSweeps(d: HubSweepDeps) {
+  const { logger, clock } = d;
+  const sweepOnce = async (prune: boolean) => {
+    await d.live.swept(await d.sweeper.sweep({ prune }));
+    // Requests the agent has not confirmed go down again (decision 230), logged and counted.
+    for (const x of await d.planRequests.resendUnconfirmed()) {
+      d.metrics.resent();
+      d.live.requestRow(x, clock.now());
+      logger.warn(
+        {
+          requestId: x.requestId,
+          site: x.site,
+          agent: x.agent,
+          requestedAt: new Date(x.requestedAt).toISOString(),
+        },
+        "sent a plan request again: the agent's document does not say it arrived; if this repeats, check the relays on the site's path (GET /api/relays)",
+      );
+    }
+    // Approvals the agent's record does not name go down again (decision 300), logged.
+    for (const a of await d.approvals.resendUnconfirmed())
+      logger.warn(
+        {
+          approvalId: a.approvalId,
+          site: a.site,
+          runId: a.runId,
+          submittedAt: new Date(a.submittedAt).toISOString(),
+        },
+        "sent an approval again: the agent's record does not name it; if this repeats, check the relays on the site's path (GET /api/relays)",
+      );
+    await d.sweeper.deliverWebhooks();
+  };
+  const timers: NodeJS.Timeout[] = [];
+  let sweeps = 0;
+  let sweeping = false;
+  let leader: Leadership = soleLeader;
+  return {
+    /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
+    start(): void {
+      leader = d.postgres
+        ? new PgLeader(d.postgres, {
+            onChange: (leads, err) => {
+              d.metrics.leads(leads);
+              if (leads) logger.info('this hub leads now: it runs the sweeps and sends the webhooks');
+              else logger.warn({ err }, 'this hub no longer leads; another hub on the database takes over');
+            },
+          })
+        : soleLeader;
+      d.metrics.leads(leader.isLeader());
+      const t = setInterval(() => {
+        if (sweeping || !leader.isLeader()) return;
+        sweeping = true;
+        sweepOnce(sweeps++ % 240 === 0)
+          .catch((e) => logger.error({ err: e }, 'sweep failed'))
+          .finally(() => {
+            sweeping = false;
+          });
+      }, d.sweepIntervalS * 1000);
+      t.unref();
+      timers.push(t);
+    },
+    async close(): Promise<void> {
+      for (const t of timers) clearInterval(t);
+      await leader.close();
+    },
+  };
+}
