@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { openHubStore } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
 import { cliAudit } from '../core/users.js';
-import type { HubStore } from '../ports/HubStore.js';
+import type { PeopleStore } from '../ports/HubStore.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@'-]{0,99}$/;
 const KEY = /^ed25519:[A-Za-z0-9_-]{43}$/;
@@ -28,7 +28,7 @@ export function addApproverVerbs(program: Command, config: (o: { config?: string
       'after',
       '\nExample:\n  hub approver keygen --out ~/.driftline/approver.pem\n  hub approver add "Ada Lovelace" --key ed25519:…',
     );
-  const withStore = async <T>(o: { config?: string }, fn: (s: HubStore) => Promise<T>): Promise<T> => {
+  const withStore = async <T>(o: { config?: string }, fn: (s: PeopleStore) => Promise<T>): Promise<T> => {
     const s = await openHubStore(config(o));
     try {
       return await fn(s);

@@ -5,7 +5,7 @@ import { sha256Hex } from '../adapters/hop/HubHopBackend.js';
 import { openHubStore } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
 import { addPeer, parsePeerSites, peerState, revokePeer, rotatePeer, setPeerSites } from '../core/peers.js';
-import type { HubStore } from '../ports/HubStore.js';
+import type { PeopleStore } from '../ports/HubStore.js';
 import { parseDuration } from './approve.js';
 
 type Opts = { config?: string; json?: boolean };
@@ -19,7 +19,7 @@ const newToken = () => randomBytes(24).toString('base64url');
  * `hub peer --name N --sites S` (before these verbs) still works: it is `hub peer add N --sites S`.
  */
 export function addPeerVerbs(program: Command, config: (o: { config?: string }) => HubConfig): void {
-  const withStore = async <T>(o: Opts, fn: (s: HubStore) => Promise<T>): Promise<T> => {
+  const withStore = async <T>(o: Opts, fn: (s: PeopleStore) => Promise<T>): Promise<T> => {
     const s = await openHubStore(config(o));
     try {
       return await fn(s);

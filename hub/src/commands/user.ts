@@ -6,7 +6,7 @@ import { openHubStore } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
 import { parseRoles } from '../core/roles.js';
 import { addUser, revokeUser } from '../core/users.js';
-import type { HubStore } from '../ports/HubStore.js';
+import type { PeopleStore } from '../ports/HubStore.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -16,7 +16,7 @@ export function addUserVerbs(program: Command, config: (o: { config?: string }) 
     .command('user')
     .description('add, revoke and list the people (and CI jobs) who may use the dashboard and /api')
     .addHelpText('after', '\nExample:\n  hub user add ada --role operator,publisher');
-  const withStore = async <T>(o: { config?: string }, fn: (s: HubStore) => Promise<T>): Promise<T> => {
+  const withStore = async <T>(o: { config?: string }, fn: (s: PeopleStore) => Promise<T>): Promise<T> => {
     const s = await openHubStore(config(o));
     try {
       return await fn(s);
