@@ -15,6 +15,7 @@ import type { HubConfig } from './config.js';
 import { Approvals } from './core/Approvals.js';
 import { EventLog } from './core/EventLog.js';
 import type { Ingest } from './core/Ingest.js';
+import { PublicationResends } from './core/publish/PublicationResends.js';
 import type { Sweeper } from './core/Sweeper.js';
 import { createHubMetrics } from './metrics.js';
 import { type Clock, systemClock } from './ports/Clock.js';
@@ -117,7 +118,16 @@ export async function createHub(
   });
   const csrfKey = await loadOrCreateSecret(csrfKeyPath(config.dataDir));
   const auth = new HubAuth({ store, clock, config: config.api, csrfKey, logger });
+  const publicationResends = new PublicationResends({
+    store,
+    publications,
+    clock,
+    ids,
+    hubPrivateKey: key.privateKey,
+    defaultContactIntervalS: config.defaultContactIntervalS,
+  });
   const apiDeps = {
+    publicationResends,
     store,
     queries,
     planRequests,
@@ -147,6 +157,7 @@ export async function createHub(
     live,
     planRequests,
     approvals: apiDeps.approvals,
+    publicationResends,
     metrics,
     clock,
     logger,

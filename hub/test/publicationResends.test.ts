@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import * as A from '@automerge/automerge';
-import { decodeBundle, decodePayload, publicKeyFromText, verifyBundle } from '@driftline/protocol';
+import {
+  decodeBundle,
+  decodePayload,
+  PublicationDetailSchema,
+  publicKeyFromText,
+  verifyBundle,
+} from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadOrCreateHubKey } from '../src/adapters/fs/hubKey.js';
 import { createHub } from '../src/app.js';
@@ -14,6 +20,7 @@ import { PublicationResends } from '../src/core/publish/PublicationResends.js';
 import { keyPath } from '../src/dataDir.js';
 import { ulidGen } from '../src/ports/IdGen.js';
 import { AgentSim, TestClock } from './agentSim.js';
+import { addTestUser } from './users.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -78,11 +85,18 @@ describe('publications the agent has not confirmed', () => {
       }
       return out;
     };
-    return { hub, clock, agents, resends, publish, manifests };
+    const { url } = await hub.hop.listen(0, '127.0.0.1');
+    const viewer = { authorization: (await addTestUser(hub.store, 'vic', ['viewer'])).authorization };
+    /** `GET /api/publications/:id`: each site's delivery, `unconfirmed` where the hub judges it so. */
+    const shown = async (id: string) =>
+      PublicationDetailSchema.parse(
+        await (await fetch(`${url}/api/publications/${id}`, { headers: viewer })).json(),
+      ).deliveries.map((d) => [d.site, d.state, d.unconfirmed ?? false]);
+    return { hub, clock, agents, resends, publish, manifests, shown };
   }
 
   it('sends the manifest again past N contact windows, once per span, with what it supersedes', async () => {
-    const { clock, resends, publish, manifests } = await start();
+    const { clock, resends, publish, manifests, shown } = await start();
     const first = await publish('cfg');
     clock.advance(1000);
     const second = await publish('cfg'); // supersedes the first at both sites
@@ -90,7 +104,16 @@ describe('publications the agent has not confirmed', () => {
     const span = CONFIRM_WINDOWS * 600_000;
     clock.advance(span - 1);
     expect(await resends.resendUnconfirmed()).toEqual([]);
+    expect(await shown(second)).toEqual([
+      ['ship-7', 'queued', false],
+      ['ship-8', 'queued', false],
+    ]);
     clock.advance(1);
+    // The API shows it (ship-8's older agent is never judged).
+    expect(await shown(second)).toEqual([
+      ['ship-7', 'queued', true],
+      ['ship-8', 'queued', false],
+    ]);
     const sent = await resends.resendUnconfirmed();
     // ship-7 only (ship-8's agent is older: a relay's pull is its delivery); the first publication is
     // superseded there and not sent again.

@@ -73,6 +73,12 @@ export const PublicationSiteDeliverySchema = z.object({
   reason: z.string().nullable(),
   /** When the hub learnt this state, ISO 8601. */
   updatedAt: z.iso.datetime(),
+  /**
+   * Still `queued` past N contact windows of a site whose agent confirms what it receives: its agent has
+   * not reported the publication, and the hub sends the manifest again (decision 300). Absent: not so,
+   * or an older hub.
+   */
+  unconfirmed: z.boolean().optional(),
 });
 export type PublicationSiteDelivery = z.infer<typeof PublicationSiteDeliverySchema>;
 

@@ -5,6 +5,7 @@ import type { Approvals } from '../core/Approvals.js';
 import { type Leadership, soleLeader } from '../core/leader.js';
 import type { LiveEvents } from '../core/liveEvents.js';
 import type { PlanRequests } from '../core/PlanRequests.js';
+import type { PublicationResends } from '../core/publish/PublicationResends.js';
 import type { Sweeper } from '../core/Sweeper.js';
 import type { HubMetrics } from '../metrics.js';
 import type { Clock } from '../ports/Clock.js';
@@ -14,6 +15,7 @@ export interface HubSweepDeps {
   live: LiveEvents;
   planRequests: PlanRequests;
   approvals: Pick<Approvals, 'resendUnconfirmed'>;
+  publicationResends?: Pick<PublicationResends, 'resendUnconfirmed'>;
   metrics: HubMetrics;
   clock: Clock;
   logger: Logger;
@@ -24,8 +26,8 @@ export interface HubSweepDeps {
 
 /**
  * The hub's periodic sweep, run by the leading hub only: expiries, stale cells and unreachable sites
- * (sent as live events), plan requests and approvals the agent has not confirmed sent again (logged;
- * decisions 230 and 300), webhooks delivered; every 240th sweep also prunes.
+ * (sent as live events), plan requests, approvals and publications the agent has not confirmed sent
+ * again (logged; decisions 230 and 300), webhooks delivered; every 240th sweep also prunes.
  */
 export function hubSweeps(d: HubSweepDeps) {
   const { logger, clock } = d;
@@ -55,6 +57,12 @@ export function hubSweeps(d: HubSweepDeps) {
           submittedAt: new Date(a.submittedAt).toISOString(),
         },
         "sent an approval again: the agent's record does not name it; if this repeats, check the relays on the site's path (GET /api/relays)",
+      );
+    // Publications the site's agent has not reported go down again (decision 300), logged.
+    for (const u of (await d.publicationResends?.resendUnconfirmed()) ?? [])
+      logger.warn(
+        { publicationId: u.publication.publicationId, site: u.site, name: u.publication.name },
+        "sent a publication's manifest again: the site's agent has not reported it; if this repeats, check the relays on the site's path (GET /api/relays)",
       );
     await d.sweeper.deliverWebhooks();
   };

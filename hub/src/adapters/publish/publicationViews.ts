@@ -19,19 +19,26 @@ function info(p: PublicationRow, deliveries: DeliveryRow[]): PublicationInfo {
   };
 }
 
+/** `publicationId/site` of the deliveries whose agent has not confirmed them (decision 300). */
+export type UnconfirmedKeys = ReadonlySet<string>;
+export const unconfirmedKey = (publicationId: string, site: string) => `${publicationId}/${site}`;
+
 /** Every publication (to `site` only, when given) with its deliveries, newest first. */
 export async function publicationDetails(
   store: PublicationStore,
   site?: string,
+  unconfirmed?: UnconfirmedKeys,
 ): Promise<PublicationDetail[]> {
   const out: PublicationDetail[] = [];
-  for (const p of await store.listPublications(site)) out.push(await publicationDetail(store, p));
+  for (const p of await store.listPublications(site))
+    out.push(await publicationDetail(store, p, unconfirmed));
   return out;
 }
 
 export async function publicationDetail(
   store: PublicationStore,
   p: PublicationRow,
+  unconfirmed?: UnconfirmedKeys,
 ): Promise<PublicationDetail> {
   const ds = await store.deliveries(p.publicationId);
   return PublicationDetailSchema.parse({
@@ -43,6 +50,9 @@ export async function publicationDetail(
       bytes: d.bytes,
       reason: d.reason,
       updatedAt: iso(d.updatedAt),
+      ...(unconfirmed?.has(unconfirmedKey(p.publicationId, d.site)) && d.agent === null
+        ? { unconfirmed: true }
+        : {}),
     })),
   });
 }

@@ -5,6 +5,7 @@ import type { ApiConfig } from '../../../config.js';
 import type { Approvals } from '../../../core/Approvals.js';
 import type { EventLog } from '../../../core/EventLog.js';
 import type { PlanRequests } from '../../../core/PlanRequests.js';
+import type { PublicationResends } from '../../../core/publish/PublicationResends.js';
 import type { Queries } from '../../../core/Queries.js';
 import type { BlobFiles } from '../../../ports/BlobFiles.js';
 import type { Clock } from '../../../ports/Clock.js';
@@ -39,6 +40,8 @@ export interface ApiDeps {
   /** Largest publication body, bytes (`api.maxUploadBytes`). */
   maxUploadBytes: number;
   approvals: Approvals;
+  /** Publications the sites' agents have not confirmed (decision 300); unset: not judged. */
+  publicationResends?: PublicationResends;
   onPlanRequest?: (r: PlanRequest) => void;
   /** Where a detail blob that would not inflate is reported. */
   logger?: Pick<Logger, 'warn'>;

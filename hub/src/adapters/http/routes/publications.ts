@@ -6,9 +6,11 @@ import {
   PUBLICATIONS_PATH,
   publicationDetail,
   publicationDetails,
+  unconfirmedKey,
 } from '../../publish/publicationViews.js';
 import { err } from '../openapiShared.js';
 import { parseOr400 } from '../parse.js';
+import type { ApiDeps } from './deps.js';
 import { type Route, route } from './route.js';
 
 /**
@@ -47,7 +49,7 @@ function publicationRoutesOf(legacy: boolean): Route[] {
       doc: { ...old, summary: 'Publications (files published to sites) with delivery counts' },
       handler: async (ctx, d) => {
         const site = typeof ctx.query.site === 'string' ? ctx.query.site : undefined;
-        const out = await publicationDetails(d.publications, site);
+        const out = await publicationDetails(d.publications, site, await unconfirmedOf(d));
         return legacy ? { bundles: out.map(asLegacyBundle) } : { publications: out };
       },
     }),
@@ -120,11 +122,18 @@ function publicationRoutesOf(legacy: boolean): Route[] {
               ? `no bundle '${id}' (see GET /api/bundles)`
               : `no publication '${id}' (see GET /api/publications)`,
           );
-        const detail = await publicationDetail(d.publications, p);
+        const detail = await publicationDetail(d.publications, p, await unconfirmedOf(d));
         return legacy ? asLegacyBundle(detail) : detail;
       },
     }),
   ];
+}
+
+/** The deliveries the sites' agents have not confirmed (decision 300); none when the hub does not judge. */
+async function unconfirmedOf(d: Pick<ApiDeps, 'publicationResends'>) {
+  if (!d.publicationResends) return undefined;
+  const { list } = await d.publicationResends.unconfirmed();
+  return new Set(list.map((u) => unconfirmedKey(u.publication.publicationId, u.site)));
 }
 
 export const publicationRoutes = [...publicationRoutesOf(false), ...publicationRoutesOf(true)];
