@@ -1,6 +1,7 @@
+import { PublicationListItemSchema } from '@driftline/protocol';
 import { act, screen, waitFor, within } from '@testing-library/preact';
 import { afterEach, describe, expect, it } from 'vitest';
-import { iso, MIN, planRequest, smallWorld } from './support/fixtures.js';
+import { HOUR, iso, MIN, planRequest, smallWorld } from './support/fixtures.js';
 import { MockHub } from './support/mockHub.js';
 import { renderApp } from './support/renderApp.js';
 
@@ -66,6 +67,34 @@ describe('unconfirmed in the links view', () => {
     await waitFor(() =>
       expect(row(second?.site ?? '').textContent).toContain('1 plan request unconfirmed, sent again'),
     );
+  });
+
+  it('counts publications whose delivery the hub marks unconfirmed beside the requests', async () => {
+    const hub = hubWith();
+    const site = hub.sites[0]?.site ?? '';
+    const delivery = { agent: null, state: 'queued', bytes: 0, reason: null, updatedAt: iso(HOUR) };
+    hub.publications = [
+      PublicationListItemSchema.parse({
+        publicationId: 'p-1',
+        name: 'aws-5.80.zip',
+        fileKind: 'provider-mirror',
+        sha256: 'a'.repeat(64),
+        size: 1024,
+        sites: [site],
+        publishedAt: iso(HOUR),
+        expiresAt: null,
+        stateCounts: { queued: 1 },
+        deliveries: [{ ...delivery, site, unconfirmed: true }],
+      }),
+    ];
+    const r = renderApp(hub, '?view=links');
+    teardown = r.teardown;
+    const table = await screen.findByRole('table', { name: /Each site's link/ });
+    const row = () => within(table).getByRole('row', { name: new RegExp(`^${site}\\b`) });
+    await waitFor(() =>
+      expect(row().textContent).toContain('1 plan request and 1 publication unconfirmed, sent again'),
+    );
+    expect(within(row()).getByTitle(/publication aws-5\.80\.zip/)).toBeTruthy();
   });
 
   it('shows the same on the site view’s link table', async () => {

@@ -4,7 +4,12 @@ import { linkFromDetail, linkSentence, liveLink, nextWindow } from '../core/link
 import { formatBytes, pendingAt } from '../core/publications.js';
 import type { Route } from '../core/route.js';
 import { formatAbsolute, formatAgo, formatDuration } from '../core/time.js';
-import { unconfirmedAt, unconfirmedText, unconfirmedTitle } from '../core/unconfirmed.js';
+import {
+  unconfirmedAt,
+  unconfirmedPublicationsAt,
+  unconfirmedText,
+  unconfirmedTitle,
+} from '../core/unconfirmed.js';
 import { useFleet } from '../hooks/useFleet.js';
 import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
@@ -85,11 +90,17 @@ function DeclaredWindow({ windows, now }: { windows: readonly string[]; now: num
 }
 
 /** What went down to the site and its agent has not confirmed (decision 300), or a dash. */
-function UnconfirmedDown({ list }: { list: PlanRequest[] | null }) {
-  const text = list ? unconfirmedText(list) : null;
-  if (!list || !text) return <span class="muted">{dash}</span>;
+function UnconfirmedDown({
+  list,
+  publications,
+}: {
+  list: PlanRequest[] | null;
+  publications: PublicationListItem[];
+}) {
+  const text = unconfirmedText(list ?? [], publications);
+  if (!text) return <span class="muted">{dash}</span>;
   return (
-    <span class="link-why" title={unconfirmedTitle(list)}>
+    <span class="link-why" title={unconfirmedTitle(list ?? [], publications)}>
       {text}
     </span>
   );
@@ -101,12 +112,15 @@ export function LinkCells({
   now,
   pendingDown,
   unconfirmed = null,
+  unconfirmedPublications = [],
 }: {
   s: FleetSite;
   now: number;
   pendingDown: number | null;
   /** The site's plan requests its agent has not confirmed; null while not known. */
   unconfirmed?: PlanRequest[] | null;
+  /** Publications whose delivery to the site the hub marks unconfirmed. */
+  unconfirmedPublications?: PublicationListItem[];
 }) {
   return (
     <>
@@ -134,7 +148,7 @@ export function LinkCells({
       <td>{s.oldestUnsentAt ? <RelTime iso={s.oldestUnsentAt} now={now} /> : dash}</td>
       <td>{pendingDown === null ? dash : formatBytes(pendingDown)}</td>
       <td>
-        <UnconfirmedDown list={unconfirmed} />
+        <UnconfirmedDown list={unconfirmed} publications={unconfirmedPublications} />
       </td>
       <td>{s.upstream ?? dash}</td>
     </>
@@ -163,8 +177,8 @@ export function LinkNotes() {
       from its contact history, with the confidence of the prediction; the relay's own contact plan is not
       known to the hub. Between windows a site reads "waiting for window", not "link down". Bytes waiting to
       go up are not reported by agents: "results queued" counts them instead. Publications pending down are
-      files published to the site and not yet placed there. "Unconfirmed down" counts plan requests the site's
-      agent has not said arrived within its contact windows: the hub sends them again.
+      files published to the site and not yet placed there. "Unconfirmed down" counts plan requests and
+      publications the site's agent has not said arrived within its contact windows: the hub sends them again.
     </p>
   );
 }
@@ -218,6 +232,7 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
                 now={now}
                 pendingDown={bytesPendingDown(b, s.site)}
                 unconfirmed={unconfirmedAt(open, s.site, now)}
+                unconfirmedPublications={unconfirmedPublicationsAt(b, s.site)}
               />
             </tr>
           ))}
@@ -261,6 +276,10 @@ export function SiteLink({ detail, now }: { detail: SiteDetail; now: number }) {
                 requests.state === 'ok' ? requests.data.requests : null,
                 s.site,
                 now,
+              )}
+              unconfirmedPublications={unconfirmedPublicationsAt(
+                publications.state === 'ok' ? publications.data.publications : null,
+                s.site,
               )}
             />
           </tr>

@@ -1,4 +1,4 @@
-import type { PlanRequest } from '@driftline/protocol';
+import type { PlanRequest, PublicationListItem } from '@driftline/protocol';
 import { countOf } from './plural.js';
 
 /**
@@ -23,14 +23,40 @@ export function unconfirmedAt(
     .sort((a, b) => (a.requestedAt < b.requestedAt ? -1 : 1));
 }
 
-/** `1 plan request unconfirmed, sent again`, or null when there is none. */
-export function unconfirmedText(list: readonly PlanRequest[]): string | null {
-  return list.length === 0 ? null : `${countOf(list.length, 'plan request')} unconfirmed, sent again`;
+/** Publications whose delivery to `site` the hub marks unconfirmed (its agent has not reported them). */
+export function unconfirmedPublicationsAt(
+  publications: readonly PublicationListItem[] | null,
+  site: string,
+): PublicationListItem[] {
+  return (publications ?? []).filter((p) =>
+    (p.deliveries ?? []).some((d) => d.site === site && d.unconfirmed === true),
+  );
 }
 
-/** What each one is: `prod/network@pr/7 requested 2025-06-01T11:00:00.000Z`, one a line. */
-export function unconfirmedTitle(list: readonly PlanRequest[]): string {
-  return list
-    .map((r) => `${r.environment}/${r.component}${r.ref ? `@${r.ref}` : ''} requested ${r.requestedAt}`)
-    .join('\n');
+/**
+ * `1 plan request unconfirmed, sent again`, `2 plan requests and 1 publication unconfirmed, sent again`,
+ * or null when there is none.
+ */
+export function unconfirmedText(
+  list: readonly PlanRequest[],
+  publications: readonly PublicationListItem[] = [],
+): string | null {
+  const parts = [
+    ...(list.length > 0 ? [countOf(list.length, 'plan request')] : []),
+    ...(publications.length > 0 ? [countOf(publications.length, 'publication')] : []),
+  ];
+  return parts.length === 0 ? null : `${parts.join(' and ')} unconfirmed, sent again`;
+}
+
+/** What each one is: `prod/network@pr/7 requested 2025-06-01T11:00:00.000Z`, `publication cfg`, one a line. */
+export function unconfirmedTitle(
+  list: readonly PlanRequest[],
+  publications: readonly PublicationListItem[] = [],
+): string {
+  return [
+    ...list.map(
+      (r) => `${r.environment}/${r.component}${r.ref ? `@${r.ref}` : ''} requested ${r.requestedAt}`,
+    ),
+    ...publications.map((p) => `publication ${p.name} (${p.fileKind}) published ${p.publishedAt}`),
+  ].join('\n');
 }
