@@ -96,6 +96,9 @@ export class PublicationReceiver {
       );
     }
     this.d.ledger.put(entry);
+    // The moment a publication reached the site (bench controlLatency reads it).
+    if (!entry.reason)
+      this.d.log.info({ publicationId: m.bundleId, name: m.name, kind: m.fileKind }, 'publication announced');
     for (const old of m.supersedes ?? []) this.supersede(old, m.bundleId);
     this.report();
   }

@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type BusySite, startBusySite } from './busySite.js';
+import { until } from './support.js';
+
+/**
+ * Control first at the last hop, for an approval (issue 35; docs/decisions/270-control-first.md): hub,
+ * relay and agent as processes, the agent behind a link of D = 4 s one way whose uplink carries 1 kB/s,
+ * busy with its plan's detail upload (minutes at that rate). An approval of that plan made at headquarters
+ * is recorded at the agent within 1.2 × the floor (hub → relay → agent light time, measured over the same
+ * links), long before the detail is up, and the plan is applied. The relay pulls from the hub every
+ * 250 ms: the same share of the light time as the demo's 1 s on the Mars link (12 s).
+ */
+const D = 4000;
+let dir = '';
+let site: BusySite | null = null;
+afterAll(async () => {
+  await site?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+describe('control first at the last hop: an approval', () => {
+  it('reaches a busy agent within 1.2 × the light time, and is applied before its detail upload ends', {
+    timeout: 900_000,
+  }, async () => {
+    dir = mkdtempSync(join(tmpdir(), 'driftline-approval-'));
+    site = await startBusySite({
+      dir,
+      link: { settings: { uplink: { delayMs: D, bandwidthBps: 8000 }, downlink: { delayMs: D } } },
+      extraResources: 3000,
+      relayPullIntervalMs: 250,
+    });
+    const s = site;
+    const runId = await s.publishAndPlan(600_000);
+    // The result is at the hub; its detail is still going up the slow uplink.
+    expect(await s.detailState(runId)).toBe('pending');
+    const floorMs = await s.floorMs();
+    // The floor measured is the link's configured delay (plus the lan hop's few ms), never less.
+    expect(floorMs).toBeGreaterThanOrEqual(D);
+    expect(floorMs).toBeLessThan(1.1 * D);
+
+    // A connected agent: what the plan's push brought down (the hub's ack) has come and gone, and the
+    // agent's next held pull waits at the relay (after an answer, none is there for two light times:
+    // docs/decisions/270-control-first.md, "Left out").
+    await new Promise((r) => setTimeout(r, 6 * D));
+    const upBefore = s.siteLink.stats().uplink.bytes;
+    await s.approve(runId);
+    const received = await until('the approval recorded at the agent', async () =>
+      s.line('approval received'),
+    );
+    const submitted = Date.parse(((await s.journey(runId)) as { submittedAt: string }).submittedAt);
+    const receiptVsFloor = ((received.time as number) - submitted) / floorMs;
+    expect(receiptVsFloor).toBeGreaterThanOrEqual(1);
+    expect(receiptVsFloor).toBeLessThanOrEqual(1.2);
+    // Recorded while the detail upload is still in flight.
+    expect(await s.detailState(runId)).toBe('pending');
+
+    const applied = await until(
+      'the apply to finish at the agent',
+      async () => s.line('apply finished', (l) => l.runId === runId),
+      300_000,
+    );
+    expect(applied.state).toBe('applied');
+    // Applied while the detail is still on its way: the uplink kept carrying it meanwhile.
+    expect(await s.detailState(runId)).toBe('pending');
+    expect(s.siteLink.stats().uplink.bytes - upBefore).toBeGreaterThan(8 * 1024);
+    // The hub learns it (the report goes up once the detail upload in flight is done: decision 270).
+    const journey = await until(
+      'the hub to show the run applied',
+      async () => {
+        const j = await s.journey(runId);
+        return j?.state === 'applied' ? j : undefined;
+      },
+      600_000,
+    );
+    expect(journey.reason).toBeNull();
+  });
+});
