@@ -39,7 +39,7 @@ export function safeName(name: string, sha256: string): string {
 }
 
 /**
- * Receives publications from headquarters (DESIGN, "Bundles to outposts"): manifests arrive already
+ * Receives publications from headquarters (docs/architecture.md#bundles-to-outposts): manifests arrive already
  * verified against the pinned hub key; accepted kinds are downloaded with Range, resuming from the
  * partial file, verified by sha256 and placed atomically into the kind's configured directory.
  */
