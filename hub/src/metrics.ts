@@ -12,6 +12,8 @@ export interface HubMetrics {
   clockHeld(reason: string): void;
   /** A plan request sent again, unconfirmed by the agent. */
   resent(): void;
+  /** An approval or a publication's manifest sent again, unconfirmed by the agent (decision 300). */
+  resentOther(kind: 'approval' | 'publication'): void;
   /** Downlink bundles past their lifetime, not sent. */
   expiredDownlink(n: number): void;
   /** Cells and runs of refs other than the default removed after retention. */
@@ -48,6 +50,12 @@ export function createHubMetrics(registry: Registry, store: Pick<HubStore, 'list
     help: 'Plan requests sent again because the agent had not confirmed them (decision 230)',
     registers: [registry],
   });
+  const resentOther = new Counter({
+    name: 'hub_downlink_resent_total',
+    help: 'Approvals and publication manifests sent again because the agent had not confirmed them, by kind (decision 300)',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
   const expiredDownlink = new Counter({
     name: 'hub_downlink_expired_total',
     help: 'Downlink bundles past their lifetime, not sent',
@@ -69,6 +77,7 @@ export function createHubMetrics(registry: Registry, store: Pick<HubStore, 'list
     merged: (n) => merged.inc(n),
     clockHeld: (reason) => clockHeld.inc({ reason }),
     resent: () => resent.inc(),
+    resentOther: (kind) => resentOther.inc({ kind }),
     expiredDownlink: (n) => expiredDownlink.inc(n),
     refsExpired: (cells, runs) => {
       refsExpired.inc({ kind: 'cells' }, cells);

@@ -47,8 +47,9 @@ export function hubSweeps(d: HubSweepDeps) {
         "sent a plan request again: the agent's document does not say it arrived; if this repeats, check the relays on the site's path (GET /api/relays)",
       );
     }
-    // Approvals the agent's record does not name go down again (decision 300), logged.
-    for (const a of await d.approvals.resendUnconfirmed())
+    // Approvals the agent's record does not name go down again (decision 300), logged and counted.
+    for (const a of await d.approvals.resendUnconfirmed()) {
+      d.metrics.resentOther('approval');
       logger.warn(
         {
           approvalId: a.approvalId,
@@ -58,12 +59,15 @@ export function hubSweeps(d: HubSweepDeps) {
         },
         "sent an approval again: the agent's record does not name it; if this repeats, check the relays on the site's path (GET /api/relays)",
       );
-    // Publications the site's agent has not reported go down again (decision 300), logged.
-    for (const u of (await d.publicationResends?.resendUnconfirmed()) ?? [])
+    }
+    // Publications the site's agent has not reported go down again (decision 300), logged and counted.
+    for (const u of (await d.publicationResends?.resendUnconfirmed()) ?? []) {
+      d.metrics.resentOther('publication');
       logger.warn(
         { publicationId: u.publication.publicationId, site: u.site, name: u.publication.name },
         "sent a publication's manifest again: the site's agent has not reported it; if this repeats, check the relays on the site's path (GET /api/relays)",
       );
+    }
     await d.sweeper.deliverWebhooks();
   };
   const timers: NodeJS.Timeout[] = [];
