@@ -81,7 +81,9 @@ describe('hub peer list|add|revoke|rotate|sites', () => {
       expect(none.status).toBe(1);
       expect(none.stderr).toContain('no working token');
       const human = run('peer', 'list', '-c', cfg).stdout;
-      expect(human).toContain('NAME\tTOKEN\tSITES\tCREATED\tLAST USED\tSTATE');
+      // KEY: the relay's enrolled key, '-' for a relay without one (decision 290)
+      expect(human).toContain('NAME\tTOKEN\tSITES\tKEY\tCREATED\tLAST USED\tSTATE');
+      expect(human).toContain('\tship-7\t-\t');
       expect(human).toContain('revoked');
 
       const audit = await hub.store.listAudit({ limit: 10 });
