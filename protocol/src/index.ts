@@ -1,5 +1,6 @@
 export * from './agentDoc.js';
 export * from './api.js';
+export * from './apiPaths.js';
 export * from './apiQueries.js';
 export * from './approval.js';
 export * from './batch.js';

@@ -1,4 +1,9 @@
-import { type PublicationDetail, PublicationDetailSchema, type PublicationInfo } from '@driftline/protocol';
+import {
+  API_PATHS,
+  type PublicationDetail,
+  PublicationDetailSchema,
+  type PublicationInfo,
+} from '@driftline/protocol';
 import type { DeliveryRow, PublicationRow, PublicationStore } from '../../ports/PublicationStore.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -58,7 +63,7 @@ export async function publicationDetail(
 }
 
 /** The path the deprecated `/api/bundles` routes point to (decision 170). */
-export const PUBLICATIONS_PATH = '/api/publications';
+export const PUBLICATIONS_PATH = API_PATHS.publications;
 /** The deprecated prefix, answered as before for one version (decision 170). */
 export const LEGACY_PATH = '/api/bundles';
 

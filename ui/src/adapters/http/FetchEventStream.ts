@@ -1,4 +1,4 @@
-import { type HubEvent, HubEventSchema } from '@driftline/protocol';
+import { API_PATHS, type HubEvent, HubEventSchema } from '@driftline/protocol';
 import { SseParser } from '../../core/sseParser.js';
 import type { Clock } from '../../ports/Clock.js';
 import type { LiveEvents, LiveState } from '../../ports/LiveEvents.js';
@@ -93,7 +93,7 @@ export class FetchEventStream implements LiveEvents {
     const parser = new SseParser();
     try {
       const fetchFn = this.opts.fetchFn ?? ((...a) => fetch(...a));
-      const res = await fetchFn(this.opts.url ?? '/api/events', { headers, signal: this.abort.signal });
+      const res = await fetchFn(this.opts.url ?? API_PATHS.events, { headers, signal: this.abort.signal });
       if (res.status === 401) {
         // No credential, or it ended: retrying cannot help until someone signs in.
         void res.body?.cancel();

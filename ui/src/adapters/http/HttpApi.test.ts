@@ -1,4 +1,4 @@
-import type { RunsQueryParams } from '@driftline/protocol';
+import { API_PATHS, fillPath, type RunsQueryParams } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { HttpApi } from './HttpApi.js';
 
@@ -35,5 +35,14 @@ describe('HttpApi queries', () => {
     const wrong: RunsQueryParams = { status: 'failed' };
     const right: RunsQueryParams = { ref: 'pr/42', limit: 20 };
     expect([wrong, right]).toHaveLength(2);
+  });
+
+  it('fills a path from the hub’s own template, each parameter percent-encoded and required', () => {
+    expect(fillPath(API_PATHS.refStatus, { ref: 'pr/42' })).toBe('/api/refs/pr%2F42/status');
+    expect(fillPath(API_PATHS.runs, { site: 'ship-7', environment: 'prod', component: 'net' })).toBe(
+      '/api/cells/ship-7/prod/net/runs',
+    );
+    // @ts-expect-error the runs path also needs environment and component
+    expect(fillPath(API_PATHS.runs, { site: 'ship-7' })).toBe('/api/cells/ship-7///runs');
   });
 });

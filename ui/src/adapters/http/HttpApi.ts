@@ -1,4 +1,5 @@
 import {
+  API_PATHS,
   type Approval,
   ApprovalJourneySchema,
   type ApprovalsQueryParams,
@@ -8,6 +9,7 @@ import {
   AuditResponseSchema,
   ErrorBodySchema,
   FleetResponseSchema,
+  fillPath,
   type MatrixQueryParams,
   MatrixResponseSchema,
   NeedsResponseSchema,
@@ -26,8 +28,6 @@ import {
   SitesResponseSchema,
 } from '@driftline/protocol';
 import { type Api, ApiError, type MatrixPart } from '../../ports/Api.js';
-
-const seg = encodeURIComponent;
 
 /**
  * `?a=1&b=x` of the parameters that are set (empty, null and 0 left out), or ''. Each read names its
@@ -53,7 +53,7 @@ interface Schema<T> {
 /** The header that proves a cookie-authenticated write comes from this dashboard (the hub's CSRF check). */
 export const CSRF_HEADER = 'x-driftline-csrf';
 
-const SIGN_IN = '/api/session';
+const SIGN_IN = API_PATHS.session;
 
 /**
  * `Api` over `fetch`, relative to `base` (the page's origin by default). The browser sends the session
@@ -135,34 +135,34 @@ export class HttpApi implements Api {
   }
   audit(opts: { before?: string | null; limit?: number } = {}) {
     const q: AuditQueryParams = { limit: opts.limit, before: opts.before };
-    return this.call(AuditResponseSchema, `/api/audit${query(q)}`);
+    return this.call(AuditResponseSchema, `${API_PATHS.audit}${query(q)}`);
   }
   matrix(part: MatrixPart = {}) {
     const { site, environment, component, ref, at } = part;
     const q: MatrixQueryParams = { site, environment, component, ref, at };
-    return this.call(MatrixResponseSchema, `/api/matrix${query(q)}`);
+    return this.call(MatrixResponseSchema, `${API_PATHS.matrix}${query(q)}`);
   }
   fleet() {
-    return this.call(FleetResponseSchema, '/api/fleet');
+    return this.call(FleetResponseSchema, API_PATHS.fleet);
   }
   relays() {
-    return this.call(RelaysResponseSchema, '/api/relays');
+    return this.call(RelaysResponseSchema, API_PATHS.relays);
   }
   refs() {
-    return this.call(RefsResponseSchema, '/api/refs');
+    return this.call(RefsResponseSchema, API_PATHS.refs);
   }
   needs() {
-    return this.call(NeedsResponseSchema, '/api/needs');
+    return this.call(NeedsResponseSchema, API_PATHS.needs);
   }
   sites() {
-    return this.call(SitesResponseSchema, '/api/sites');
+    return this.call(SitesResponseSchema, API_PATHS.sites);
   }
   publications(site?: string) {
     const q: SiteFilterQueryParams = { site };
-    return this.call(PublicationsResponseSchema, `/api/publications${query(q)}`);
+    return this.call(PublicationsResponseSchema, `${API_PATHS.publications}${query(q)}`);
   }
   site(site: string) {
-    return this.call(SiteDetailSchema, `/api/sites/${seg(site)}`);
+    return this.call(SiteDetailSchema, fillPath(API_PATHS.site, { site }));
   }
   runs(
     site: string,
@@ -180,26 +180,29 @@ export class HttpApi implements Api {
     };
     return this.call(
       RunsResponseSchema,
-      `/api/cells/${seg(site)}/${seg(environment)}/${seg(component)}/runs${query(q)}`,
+      `${fillPath(API_PATHS.runs, { site, environment, component })}${query(q)}`,
     );
   }
   run(runId: string) {
-    return this.call(RunDetailSchema, `/api/runs/${seg(runId)}`);
+    return this.call(RunDetailSchema, fillPath(API_PATHS.run, { runId }));
   }
   createPlanRequest(body: PlanRequestCreate) {
-    return this.call(PlanRequestSchema, '/api/plan-requests', 'POST', body);
+    return this.call(PlanRequestSchema, API_PATHS.planRequests, 'POST', body);
   }
   planRequests(site?: string) {
-    return this.call(PlanRequestsResponseSchema, `/api/plan-requests${site ? `?site=${seg(site)}` : ''}`);
+    return this.call(
+      PlanRequestsResponseSchema,
+      `${API_PATHS.planRequests}${query<SiteFilterQueryParams>({ site })}`,
+    );
   }
   approvals(site: string, runId: string) {
     const q: ApprovalsQueryParams = { site, runId };
-    return this.call(ApprovalsResponseSchema, `/api/approvals${query(q)}`);
+    return this.call(ApprovalsResponseSchema, `${API_PATHS.approvals}${query(q)}`);
   }
   approvers() {
-    return this.call(ApproversResponseSchema, '/api/approvers');
+    return this.call(ApproversResponseSchema, API_PATHS.approvers);
   }
   submitApproval(approval: Approval) {
-    return this.call(ApprovalJourneySchema, '/api/approvals', 'POST', approval);
+    return this.call(ApprovalJourneySchema, API_PATHS.approvals, 'POST', approval);
   }
 }

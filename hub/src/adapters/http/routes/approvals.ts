@@ -1,4 +1,4 @@
-import { ApprovalsQuerySchema, MAX_APPROVAL_BYTES, WireError } from '@driftline/protocol';
+import { API_PATHS, ApprovalsQuerySchema, MAX_APPROVAL_BYTES, WireError } from '@driftline/protocol';
 import { readJson } from '../json.js';
 import { err, json } from '../openapiShared.js';
 import type { Principal } from '../principal.js';
@@ -14,7 +14,7 @@ export const MAX_APPROVAL_BODY_BYTES = 16 * 1024;
 export const approvalRoutes = [
   route({
     method: 'GET',
-    path: '/api/approvers',
+    path: API_PATHS.approvers,
     role: 'viewer',
     response: { status: 200, schema: 'ApproversResponse', description: 'approvers by name' },
     doc: {
@@ -34,7 +34,7 @@ export const approvalRoutes = [
   }),
   route({
     method: 'GET',
-    path: '/api/approvals',
+    path: API_PATHS.approvals,
     role: 'viewer',
     query: ApprovalsQuerySchema,
     response: { status: 200, schema: 'ApprovalsResponse', description: 'journeys' },
@@ -49,7 +49,7 @@ export const approvalRoutes = [
   }),
   route({
     method: 'POST',
-    path: '/api/approvals',
+    path: API_PATHS.approvals,
     // The role only lets a person submit: the agent applies nothing without its pinned approvers' signatures.
     role: 'approver',
     audit: 'approval.submit',

@@ -1,4 +1,4 @@
-import { type AuditEntry, AuditQuerySchema } from '@driftline/protocol';
+import { API_PATHS, type AuditEntry, AuditQuerySchema } from '@driftline/protocol';
 import type { AuditRow } from '../../../ports/HubStore.js';
 import { err } from '../openapiShared.js';
 import { route } from './route.js';
@@ -22,7 +22,7 @@ export function toAuditEntry(a: AuditRow): AuditEntry {
 export const auditRoutes = [
   route({
     method: 'GET',
-    path: '/api/audit',
+    path: API_PATHS.audit,
     role: 'viewer',
     query: AuditQuerySchema,
     response: { status: 200, schema: 'AuditResponse', description: 'entries' },

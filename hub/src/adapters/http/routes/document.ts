@@ -1,3 +1,4 @@
+import { API_PATHS } from '@driftline/protocol';
 import { raw } from '../openapiShared.js';
 import { route } from './route.js';
 
@@ -5,7 +6,7 @@ import { route } from './route.js';
 export const documentRoutes = [
   route({
     method: 'GET',
-    path: '/api/openapi.json',
+    path: API_PATHS.openapi,
     role: 'viewer',
     response: { status: 200, raw: raw('application/json', 'the OpenAPI document', { type: 'object' }) },
     doc: { summary: 'This document' },

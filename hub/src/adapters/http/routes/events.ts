@@ -1,4 +1,4 @@
-import { EventsQuerySchema } from '@driftline/protocol';
+import { API_PATHS, EventsQuerySchema } from '@driftline/protocol';
 import { err, header, raw, ref } from '../openapiShared.js';
 import { serveEvents } from '../sse.js';
 import { route } from './route.js';
@@ -7,7 +7,7 @@ import { route } from './route.js';
 export const eventRoutes = [
   route({
     method: 'GET',
-    path: '/api/events',
+    path: API_PATHS.events,
     role: 'viewer',
     query: EventsQuerySchema,
     response: { status: 200, raw: raw('text/event-stream', 'each `data` is a HubEvent', ref('HubEvent')) },

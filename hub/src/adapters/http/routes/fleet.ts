@@ -1,4 +1,4 @@
-import { type FleetSite, type FleetSiteInput, summariseFleet } from '@driftline/protocol';
+import { API_PATHS, type FleetSite, type FleetSiteInput, summariseFleet } from '@driftline/protocol';
 import type { AgentRow } from '../../../ports/HubStore.js';
 import { route } from './route.js';
 
@@ -36,7 +36,7 @@ function linkFacts(
 export const fleetRoutes = [
   route({
     method: 'GET',
-    path: '/api/fleet',
+    path: API_PATHS.fleet,
     role: 'viewer',
     response: { status: 200, schema: 'FleetResponse', description: 'fleet summary' },
     doc: {

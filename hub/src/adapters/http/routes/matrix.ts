@@ -1,4 +1,4 @@
-import { MatrixQuerySchema } from '@driftline/protocol';
+import { API_PATHS, MatrixQuerySchema } from '@driftline/protocol';
 import { err } from '../openapiShared.js';
 import { checkRefQuery } from './refs.js';
 import { route } from './route.js';
@@ -7,7 +7,7 @@ import { route } from './route.js';
 export const matrixRoutes = [
   route({
     method: 'GET',
-    path: '/api/matrix',
+    path: API_PATHS.matrix,
     role: 'viewer',
     query: MatrixQuerySchema,
     response: { status: 200, schema: 'MatrixResponse', description: 'cells' },

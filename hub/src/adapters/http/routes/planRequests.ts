@@ -1,4 +1,4 @@
-import { PlanRequestCreateSchema, SiteFilterQuerySchema, WireError } from '@driftline/protocol';
+import { API_PATHS, PlanRequestCreateSchema, SiteFilterQuerySchema, WireError } from '@driftline/protocol';
 import { toPlanRequest } from '../../../core/views.js';
 import { readJson } from '../json.js';
 import { err } from '../openapiShared.js';
@@ -11,7 +11,7 @@ const MAX_PLAN_REQUEST_BYTES = 64 * 1024;
 export const planRequestRoutes = [
   route({
     method: 'GET',
-    path: '/api/plan-requests',
+    path: API_PATHS.planRequests,
     role: 'viewer',
     query: SiteFilterQuerySchema,
     response: { status: 200, schema: 'PlanRequestsResponse', description: 'requests' },
@@ -24,7 +24,7 @@ export const planRequestRoutes = [
   }),
   route({
     method: 'GET',
-    path: '/api/plan-requests/:requestId',
+    path: API_PATHS.planRequest,
     role: 'viewer',
     response: { status: 200, schema: 'PlanRequest', description: 'request' },
     doc: { summary: 'One plan request', others: { '404': err('no such request') } },
@@ -36,7 +36,7 @@ export const planRequestRoutes = [
   }),
   route({
     method: 'POST',
-    path: '/api/plan-requests',
+    path: API_PATHS.planRequests,
     role: 'operator',
     audit: 'plan-request.create',
     body: { schema: 'PlanRequestCreate', maxBytes: MAX_PLAN_REQUEST_BYTES },

@@ -1,4 +1,5 @@
 import {
+  API_PATHS,
   MAX_SOURCE_SITES,
   NeedsQuerySchema,
   RefNameSchema,
@@ -29,7 +30,7 @@ export function checkRefQuery(q: { ref?: string; at?: string }): void {
 export const refRoutes = [
   route({
     method: 'GET',
-    path: '/api/refs',
+    path: API_PATHS.refs,
     role: 'viewer',
     query: RefsQuerySchema,
     response: { status: 200, schema: 'RefsResponse', description: 'refs' },
@@ -42,7 +43,7 @@ export const refRoutes = [
   route({
     method: 'GET',
     // A ref's slashes are percent-encoded (pr%2F42): the guard matches segment by segment, decoded.
-    path: '/api/refs/:ref/status',
+    path: API_PATHS.refStatus,
     role: 'viewer',
     query: RefStatusQuerySchema,
     response: { status: 200, schema: 'RefStatusResponse', description: 'the gate and each cell' },
@@ -74,7 +75,7 @@ export const refRoutes = [
   }),
   route({
     method: 'GET',
-    path: '/api/needs',
+    path: API_PATHS.needs,
     role: 'viewer',
     query: NeedsQuerySchema,
     response: { status: 200, schema: 'NeedsResponse', description: 'needs' },
@@ -87,7 +88,7 @@ export const refRoutes = [
   route({
     method: 'GET',
     // Publishers read what sites hold; every role implies viewer.
-    path: '/api/sources',
+    path: API_PATHS.sources,
     role: 'viewer',
     query: SourcesQuerySchema,
     response: { status: 200, schema: 'SourcesResponse', description: 'per site' },

@@ -1,3 +1,4 @@
+import { API_PATHS } from '@driftline/protocol';
 import { relayInfos } from '../../../core/relayProblems.js';
 import { route } from './route.js';
 
@@ -9,7 +10,7 @@ import { route } from './route.js';
 export const relayRoutes = [
   route({
     method: 'GET',
-    path: '/api/relays',
+    path: API_PATHS.relays,
     role: 'viewer',
     response: { status: 200, schema: 'RelaysResponse', description: 'relays' },
     doc: {

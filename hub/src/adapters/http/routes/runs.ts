@@ -1,5 +1,6 @@
 import { brotliDecompressSync } from 'node:zlib';
 import {
+  API_PATHS,
   type PlanSummarySchema,
   ResourceChangeSchema,
   RunsQuerySchema,
@@ -46,7 +47,7 @@ function inflateDetail(
 export const runRoutes = [
   route({
     method: 'GET',
-    path: '/api/cells/:site/:environment/:component/runs',
+    path: API_PATHS.runs,
     role: 'viewer',
     query: RunsQuerySchema,
     response: { status: 200, schema: 'RunsResponse', description: 'runs' },
@@ -70,7 +71,7 @@ export const runRoutes = [
   }),
   route({
     method: 'GET',
-    path: '/api/runs/:runId',
+    path: API_PATHS.run,
     role: 'viewer',
     response: { status: 200, schema: 'RunDetail', description: 'run' },
     doc: {

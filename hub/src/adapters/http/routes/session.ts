@@ -1,4 +1,4 @@
-import { SessionCreateSchema, WireError } from '@driftline/protocol';
+import { API_PATHS, SessionCreateSchema, WireError } from '@driftline/protocol';
 import { clearedCookie, csrfOf, readCookie, SESSION_COOKIE, sha256Hex } from '../credentials.js';
 import { readJson } from '../json.js';
 import { err, retryLater, unauthorized } from '../openapiShared.js';
@@ -14,7 +14,7 @@ import { route } from './route.js';
 export const sessionRoutes = [
   route({
     method: 'GET',
-    path: '/api/session',
+    path: API_PATHS.session,
     role: 'open',
     response: { status: 200, schema: 'Session', description: 'signed in' },
     doc: {
@@ -39,7 +39,7 @@ export const sessionRoutes = [
   }),
   route({
     method: 'POST',
-    path: '/api/session',
+    path: API_PATHS.session,
     role: 'open',
     body: { schema: 'SessionCreate', maxBytes: 4096 },
     response: { status: 200, schema: 'Session', description: 'signed in; Set-Cookie carries the session' },
@@ -60,7 +60,7 @@ export const sessionRoutes = [
   }),
   route({
     method: 'DELETE',
-    path: '/api/session',
+    path: API_PATHS.session,
     role: 'open',
     response: { status: 204, raw: { description: 'signed out' } },
     doc: { summary: 'Sign out: deletes the session and clears the cookie' },

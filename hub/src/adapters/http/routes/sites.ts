@@ -1,4 +1,4 @@
-import { WireError } from '@driftline/protocol';
+import { API_PATHS, WireError } from '@driftline/protocol';
 import { err } from '../openapiShared.js';
 import { route } from './route.js';
 
@@ -6,7 +6,7 @@ import { route } from './route.js';
 export const siteRoutes = [
   route({
     method: 'GET',
-    path: '/api/sites',
+    path: API_PATHS.sites,
     role: 'viewer',
     response: { status: 200, schema: 'SitesResponse', description: 'sites' },
     doc: { summary: 'Every site' },
@@ -14,7 +14,7 @@ export const siteRoutes = [
   }),
   route({
     method: 'GET',
-    path: '/api/sites/:site',
+    path: API_PATHS.site,
     role: 'viewer',
     response: { status: 200, schema: 'SiteDetail', description: 'site' },
     doc: { summary: 'One site with its agents and cells', others: { '404': err('no such site') } },
