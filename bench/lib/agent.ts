@@ -28,14 +28,21 @@ export function agentStore(now: () => number = Date.now, over: { maxDocBytes?: n
 /** tus resume memory over each ledger's file (the same connection, as `edge-agent run` wires it). */
 const urlStorages = new WeakMap<AgentLedger, SqliteUrlStorage>();
 
-export function httpUplink(store: AgentLedger, url: string, token: string): HttpUplink {
+export function httpUplink(
+  store: AgentLedger,
+  url: string,
+  token: string,
+  /** The daemon's own: 30 min per request (it bounds the hold asked), its clock. Default 120 s, `Date.now`. */
+  opts: { requestTimeoutMs?: number; now?: () => number } = {},
+): HttpUplink {
   const urlStorage = urlStorages.get(store);
   if (!urlStorage) throw new Error('httpUplink: pass a ledger agentStore opened');
   return new HttpUplink({
     url,
     token,
     urlStorage,
-    requestTimeoutMs: 120_000,
+    requestTimeoutMs: opts.requestTimeoutMs ?? 120_000,
+    ...(opts.now ? { now: opts.now } : {}),
   });
 }
 

@@ -15,6 +15,7 @@
  */
 import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
+import { HELD_SAMPLE_EVERY_MS } from '@driftline/hop/client';
 import { generateSigningKeyPair } from '@driftline/protocol';
 import { agentStore, emit, httpUplink, log, newRunId, recordPlan, syncEngine, until } from '../lib/agent.js';
 import { startHttpTap, type TappedResponse } from '../lib/httpTap.js';
@@ -49,11 +50,19 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
   // Rounds run back to back on the real clock (the relay drops bundles past their lifetime, the hub
   // distrusts a clock that runs ahead); the day's shape is in the counts: four rounds, the pulls between.
   let now = Date.now();
+  let skew = 0;
   const clock = () => now;
   const store = agentStore(clock);
   const engine = syncEngine(
     store,
-    [httpUplink(store, `http://127.0.0.1:${tap.port}`, chain.agentToken)],
+    // The daemon's request timeout (30 min: it bounds the hold asked). Exchanges are timed on the real
+    // clock (plus `skew`, moved an hour to measure a timed held pull): the day's clock above jumps.
+    [
+      httpUplink(store, `http://127.0.0.1:${tap.port}`, chain.agentToken, {
+        requestTimeoutMs: 1_800_000,
+        now: () => Date.now() + skew,
+      }),
+    ],
     keys,
     chain.hubPublicKey,
     clock,
@@ -143,26 +152,34 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
   }
   await engine.pullOnce(); // one empty pull as polling sends it (`sync.downlinkHoldS` 0)
   await engine.pullOnce({ waitS: 0 }); // one empty pull as a held one goes, `wait=0` (not held)
+  skew += HELD_SAMPLE_EVERY_MS; // an hour on: the next held pull is timed (clock sample, server's stamp)
+  await engine.pullOnce({ waitS: 0 });
 
   const measured = tap.responses.slice(counted);
-  const sum = (f: (x: { up: number; down: number }) => number) =>
-    measured.map(wire).reduce((n, x) => n + f(x), 0);
+  // The three pulls made last are the measured empty ones (as polling sends it, as a held one goes, and
+  // as one goes once an hour, timed); a held pull that ended with nothing during the rounds (304) is one
+  // of the day's held pulls counted below.
+  const [pollPull, last, timedPull] = measured.slice(-3);
   const isPull = (x: TappedResponse) => x.method === 'GET' && x.path.startsWith('/v1/bundles');
-  const emptyPulls = measured.filter((x) => isPull(x) && x.bytes < 400);
-  const [pollPull, last] = emptyPulls.slice(-2);
+  const data = measured.slice(0, -3).filter((x) => !(isPull(x) && x.status === 304));
+  const dataUp = data.reduce((n, x) => n + wire(x).up, 0);
+  const dataDown = data.reduce((n, x) => n + wire(x).down, 0);
+  const busyRequests = data.length;
   // `wait=0` and `0;max=…` where a held pull says `wait=<hold>` and `<hold>;max=…`: the digits added.
   const digits = String(holdS).length - 1;
-  const empty = last ? { up: wire(last).up + digits, down: wire(last).down + digits } : { up: 0, down: 0 };
-  const busyRequests = measured.length - emptyPulls.length;
-  const dataUp = sum((x) => x.up) - emptyPulls.reduce((n, x) => n + wire(x).up, 0);
-  const dataDown = sum((x) => x.down) - emptyPulls.reduce((n, x) => n + wire(x).down, 0);
+  const withDigits = (x: TappedResponse | undefined) =>
+    x ? { up: wire(x).up + digits, down: wire(x).down + digits } : { up: 0, down: 0 };
+  const empty = withDigits(last);
+  const emptyTimed = withDigits(timedPull);
   // The pulls a day holds between its rounds: one per hold, or one per interval with holding off.
   const heldPulls = Math.ceil(DAY_S / holdS);
+  // One held pull an hour (at most) is timed; the day's four posts are timed anyway.
+  const timedPulls = Math.min(heldPulls, Math.ceil((DAY_S * 1000) / HELD_SAMPLE_EVERY_MS));
   const pollPulls = Math.ceil(DAY_S / INTERVAL_S);
   const poll = pollPull ? wire(pollPull) : { up: 0, down: 0 };
   const result: DayResult = {
-    bytesUp: dataUp + heldPulls * empty.up,
-    bytesDown: dataDown + heldPulls * empty.down,
+    bytesUp: dataUp + (heldPulls - timedPulls) * empty.up + timedPulls * emptyTimed.up,
+    bytesDown: dataDown + (heldPulls - timedPulls) * empty.down + timedPulls * emptyTimed.down,
     requests: busyRequests + heldPulls,
     pollOnlyBytes: dataUp + dataDown + pollPulls * (poll.up + poll.down),
     floorBytes,
@@ -173,6 +190,8 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     holdS,
     heldPulls,
     emptyPull: empty,
+    emptyTimedPull: emptyTimed,
+    timedPulls,
     pollPull: poll,
     measuredRequests: measured.map((x) => `${x.method} ${x.path.slice(0, 14)} ${wire(x).up}/${wire(x).down}`),
   });

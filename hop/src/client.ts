@@ -8,7 +8,7 @@
  * ```
  */
 export type { RangeResult, RangeSink } from './client/fetchRange.js';
-export { HopClient, type HopClientOptions } from './client/HopClient.js';
+export { HELD_SAMPLE_EVERY_MS, HopClient, type HopClientOptions } from './client/HopClient.js';
 export {
   type ClientCode,
   type HopFailure,

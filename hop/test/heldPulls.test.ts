@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HopClient } from '../src/client.js';
+import { HELD_SAMPLE_EVERY_MS, HopClient } from '../src/client.js';
 import { createHopServer, type HopServer, MemoryHopBackend } from '../src/index.js';
 import { makeBundle } from '../src/testing.js';
 
@@ -106,9 +106,33 @@ describe('held pulls on a costly link', () => {
     expect(seen[2]?.status).toBe(304);
     expect(seen[2]?.answerHeaders).not.toContain('driftline-cursor');
     expect(seen[2]?.answerHeaders).not.toContain('content-type');
-    // A pull does not repeat the client's clock estimate (only posts use it); it still times the exchange.
+    // A pull does not repeat the client's clock estimate (only posts use it), and a held one within the
+    // hour after the last clock sample is not timed: no send time, no server times in the answer.
     expect(seen[2]?.headers['driftline-clock']).toBeUndefined();
-    expect(seen[2]?.headers['driftline-sent']).toBeDefined();
+    expect(seen[0]?.headers['driftline-sent']).toBeDefined();
+    expect(seen[2]?.headers['driftline-sent']).toBeUndefined();
+    expect(seen[2]?.answerHeaders).not.toContain('driftline-received');
+  });
+
+  it('times a held pull again once the last clock sample is an hour old', async () => {
+    const { backend, port } = await hopServer(900);
+    const { url, seen } = await tap(port);
+    let now = Date.now();
+    const client = new HopClient({ url, token: TOKEN, now: () => now });
+    const first = await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
+    const cursor = first.ok ? first.value.cursor : '';
+    const held = async () => {
+      const pulling = client.pullDownlink('ship-7', cursor, undefined, { waitS: 900 });
+      await until(() => backend.held.size === 1);
+      backend.held.notify('ship-7');
+      return pulling;
+    };
+    now += HELD_SAMPLE_EVERY_MS - 1000;
+    expect((await held()).ok).toBe(true);
+    now += 1000;
+    expect((await held()).ok).toBe(true);
+    expect(seen.map((x) => x.headers['driftline-sent'] !== undefined)).toEqual([true, false, true]);
+    expect(seen[2]?.answerHeaders).toContain('driftline-received');
   });
 
   it('asks an older upstream (no stated longest hold) for at most 55 s, unconditionally', async () => {

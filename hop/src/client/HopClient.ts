@@ -58,6 +58,12 @@ function readRefusals(header: string | null): RelayRefusal[] {
   }
 }
 
+/**
+ * Least time between two clock samples taken by held downlink pulls, ms: an hour adds ~54 ms of drift
+ * (15 ppm) to the estimate's uncertainty, and every post is timed as well.
+ */
+export const HELD_SAMPLE_EVERY_MS = 3_600_000;
+
 /** Error bodies are a line of JSON; more is not read. */
 const ERROR_BODY_CAP = 64 * 1024;
 
@@ -100,6 +106,8 @@ export class HopClient {
    * (an older upstream): pulls then ask at most {@link LEGACY_DOWNLINK_WAIT_S}, unconditionally.
    */
   private heldMaxS: number | null = null;
+  /** When the last exchange gave a clock sample (this client's clock), or null before one did. */
+  private sampledAt: number | null = null;
 
   constructor(private readonly opts: HopClientOptions) {
     this.url = opts.url.replace(/\/+$/, '');
@@ -145,14 +153,16 @@ export class HopClient {
 
   /**
    * One request. `report`: send this client's clock estimate (`driftline-clock`); the upstream uses it only
-   * to compose the clocks of posted bundles and keeps the last one, so downlink pulls leave it out
-   * (docs/decisions/320-bytes-on-a-costly-link.md).
+   * to compose the clocks of posted bundles and keeps the last one, so downlink pulls leave it out.
+   * `time`: send `driftline-sent`, so the upstream stamps its times (a clock sample); a held pull sends it
+   * at most once per {@link HELD_SAMPLE_EVERY_MS} (docs/decisions/320-bytes-on-a-costly-link.md).
    */
   private async request(
     path: string,
     init: RequestInit,
     signal?: AbortSignal,
     report = true,
+    time = true,
   ): Promise<HopResult<Response>> {
     try {
       const own = report ? this.clock() : null;
@@ -161,7 +171,7 @@ export class HopClient {
         ...init,
         headers: {
           authorization: `Bearer ${this.token()}`,
-          [CLOCK_SENT_HEADER]: String(t0),
+          ...(time ? { [CLOCK_SENT_HEADER]: String(t0) } : {}),
           ...(own ? { [CLOCK_HEADER]: formatClock(own) } : {}),
           ...(init.headers as Record<string, string> | undefined),
         },
@@ -172,6 +182,7 @@ export class HopClient {
       const sample = answerSample(t0, res.headers, t3);
       if (sample) {
         this.filter.add(sample);
+        this.sampledAt = t3;
         const stamp = parseStamp(res.headers.get(STAMP_HEADER));
         const t1 = parseClockTime(res.headers.get(CLOCK_RECEIVED_HEADER));
         const t2 = parseClockTime(res.headers.get(CLOCK_REPLIED_HEADER));
@@ -267,6 +278,10 @@ export class HopClient {
     if (hold) q.set('wait', String(Math.max(0, Math.min(Math.round(hold.waitS), longest))));
     // An upstream that states its longest hold answers "nothing since your cursor" with a bare 304.
     const conditional = hold !== undefined && after !== undefined && this.heldMaxS !== null;
+    // A conditional held pull is timed only when the last sample is an hour old: the server's times
+    // (and its signed stamp, decision 290) cost ~250 B of answer, and posts are timed anyway.
+    const time =
+      !conditional || this.sampledAt === null || this.now() - this.sampledAt >= HELD_SAMPLE_EVERY_MS;
     const r = await this.request(
       `/v1/bundles?${q}`,
       {
@@ -275,6 +290,7 @@ export class HopClient {
       },
       hold?.signal,
       false,
+      time,
     );
     if (!r.ok) return r;
     const heldHeader = r.value.headers.get(HELD_HEADER);
