@@ -3,7 +3,7 @@
  * the agent takes it (the median of a few), while the agent is busy (its detail upload in flight), hub ← relay ← agent as in the
  * demo's Mars site: the relay beside the hub (an undelayed link, pulling every second), the agent behind a
  * link of one-way delay D (Mars ×60: 12 s; quick: 2 s). In one-way light times, beside the floor (hub →
- * relay → agent light time: D) measured in the same run. Driftline as wired
+ * relay → agent light time: half a health request's round trip over each link) measured in the same run. Driftline as wired
  * (`sync.downlinkHoldS` 55: a held pull at the relay) and the baseline of pulls once per sync interval
  * (`downlinkHoldS` 0, the default 30 s), each on a fresh chain. Approvals and publications travel the same
  * downlink path (control bundles, then blob manifests) and are not measured apart.
@@ -64,6 +64,15 @@ async function measure(holdS: number) {
     log: silent,
   });
   try {
+    // The floor, measured over the same links: half a health request's round trip over each.
+    const half = async (url: string) => {
+      const t0 = performance.now();
+      await (await fetch(url)).arrayBuffer();
+      return (performance.now() - t0) / 2;
+    };
+    const floorMs =
+      (await half(`${chain.relayUrl}/v1/health`)) +
+      (await half(`http://127.0.0.1:${chain.hubLink.port}/v1/health`));
     const runId = newRunId()();
     const plan = realPlan('app', 'changes', 0, Date.now(), 0);
     // A detail that takes minutes at this rate (incompressible bytes stand in for a large plan's detail).
@@ -108,6 +117,7 @@ async function measure(holdS: number) {
       ms: Math.round(ms),
       lightTimes: +(ms / D).toFixed(2),
       samplesMs: samples.map(Math.round),
+      floorMs: Math.round(floorMs),
       detailBytes: DETAIL_BYTES,
     };
   } finally {
@@ -116,9 +126,10 @@ async function measure(holdS: number) {
   }
 }
 
-const floorMs = D;
-log('controlLatency', 'one-way delay per link, floor (hub → relay → agent)', { D, floorMs });
+log('controlLatency', 'one-way delay of the agent’s link (the relay beside the hub: no delay)', { D });
 const held = await measure(55);
+/** The floor (hub → relay → agent light time), measured in the held run. */
+const floorMs = held.floorMs;
 log('controlLatency', 'held pulls (sync.downlinkHoldS 55)', held);
 const interval = await measure(0);
 log('controlLatency', 'baseline: a pull per sync interval (downlinkHoldS 0)', interval);

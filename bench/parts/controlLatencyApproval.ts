@@ -1,0 +1,93 @@
+/**
+ * controlLatency, its second half (issue 35; docs/decisions/270-control-first.md): an approval and a
+ * provider-mirror publication made at headquarters while the agent is busy (its plan's detail upload in
+ * flight), as processes: hub ← lan ← relay (pulling the hub every second, as the demo) ← Mars link ×60
+ * (12 s one way, held up, its uplink capped at 1 kB/s so the detail takes minutes) ← agent with the fake
+ * terraform and default sync settings (held pulls, `sync.downlinkHoldS` 55). Measured from the agent's own
+ * log lines ('publication announced', 'approval received', 'apply finished') against the hub's
+ * `publishedAt` and `submittedAt`, in one-way light times, beside the floor (hub → relay → agent light
+ * time) measured over the same links in the same run.
+ */
+import { rmSync } from 'node:fs';
+import { type BusySite, startBusySite } from '../../simulation/test/busySite.js';
+import { until as waitFor } from '../../simulation/test/support.js';
+import { emit, isQuick, log, tmp } from '../lib/agent.js';
+
+const TIME_SCALE = isQuick ? 360 : 60;
+const WAIT_MS = 900_000;
+const dir = tmp('approval');
+let site: BusySite | null = null;
+const r2 = (x: number) => Math.round(x * 1000) / 1000;
+try {
+  site = await startBusySite({
+    dir,
+    link: { profile: 'mars', timeScale: TIME_SCALE, settings: { uplink: { bandwidthBps: 8000 } } },
+    extraResources: 5000,
+  });
+  const s = site;
+  const D = s.siteLink.control.settings().downlink.delayMs;
+  const runId = await s.publishAndPlan(WAIT_MS);
+  const state = await s.detailState(runId);
+  if (state !== 'pending') {
+    log('controlLatency', 'agent log so far', { lines: s.lines.map((l) => [l.time, l.msg]) });
+    throw new Error(`the plan's detail is '${state}', not 'pending': the agent is not busy uploading it`);
+  }
+  // The floor, measured over the same links: the median of three.
+  const floors: number[] = [];
+  for (let i = 0; i < 3; i++) floors.push(await s.floorMs());
+  const floorMs = [...floors].sort((a, b) => a - b)[1] as number;
+  log('controlLatency', 'busy agent, floor measured (hub → relay → agent)', {
+    D,
+    floors: floors.map(Math.round),
+  });
+  const upAt = (msg: string, f?: Parameters<BusySite['line']>[1]) =>
+    waitFor(msg, async () => s.line(msg, f)?.time, WAIT_MS, 20);
+
+  // A provider mirror published while the detail goes up.
+  const publishedAt = await s.publishMirror();
+  const announcedAt = await upAt('publication announced', (l) => l.kind === 'provider-mirror');
+  const takenAt = await upAt('publication taken', (l) => l.kind === 'provider-mirror');
+  const mirror = { receivedMs: announcedAt - publishedAt, takenMs: takenAt - publishedAt };
+  log('controlLatency', 'provider mirror (ms from the hub’s publishedAt)', mirror);
+
+  // An approval of the plan whose detail is still going up.
+  await s.approve(runId);
+  const receivedAt = await upAt('approval received');
+  const appliedAt = await upAt('apply finished', (l) => l.runId === runId && l.state === 'applied');
+  const j = await waitFor(
+    'the hub to show the run applied',
+    async () => {
+      const x = await s.journey(runId);
+      return x?.state === 'applied' ? { ...x, seenAt: Date.now() } : undefined;
+    },
+    WAIT_MS,
+    50,
+  );
+  const submittedAt = Date.parse(j.submittedAt);
+  const approval = {
+    receivedMs: receivedAt - submittedAt,
+    relayTookMs: j.deliveredAt ? Date.parse(j.deliveredAt) - submittedAt : null,
+    appliedMs: appliedAt - receivedAt,
+    appliedAtHubMs: j.seenAt - receivedAt,
+  };
+  log('controlLatency', 'approval (receipt from the hub’s submittedAt; applied from the receipt)', approval);
+  const stillBusy = (await s.detailState(runId)) === 'pending';
+  log('controlLatency', 'the detail upload was still in flight at the end', { stillBusy });
+  emit({
+    oneWayDelayMs: D,
+    measuredFloorMs: Math.round(floorMs),
+    approvalMs: approval.receivedMs,
+    approvalVsFloor: r2(approval.receivedMs / floorMs),
+    approvalToAppliedMs: approval.appliedMs,
+    approvalToAppliedLightTimes: r2(approval.appliedMs / D),
+    appliedAtHubLightTimes: r2(approval.appliedAtHubMs / D),
+    mirrorMs: mirror.receivedMs,
+    mirrorVsFloor: r2(mirror.receivedMs / floorMs),
+    mirrorTakenLightTimes: r2(mirror.takenMs / D),
+    busy: stillBusy,
+  });
+} finally {
+  await site?.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);
