@@ -207,4 +207,36 @@ describe('approving a run in the dashboard', () => {
     expect(refused?.textContent).toContain('refused by the agent — unknown approver ed25519:BBBB…');
     expect(refused?.textContent).toContain('unnamed approver');
   });
+
+  it('says when the agent has not confirmed an approval and the hub sent it again (decision 300)', async () => {
+    const { hub, kept } = hubWith(['viewer']);
+    hub.approvals = [
+      {
+        approvalId: '01JZ0000000000000000000003',
+        site: 'ship-7' as never,
+        environment: 'prod',
+        component: 'compute',
+        ref: 'main',
+        commit: COMMIT,
+        runId: kept,
+        approver: `ed25519:${'A'.repeat(43)}`,
+        approverName: 'Ada Lovelace',
+        approvedAt: iso(5 * HOUR),
+        expiresAt: iso(-19 * HOUR),
+        submittedAt: iso(5 * HOUR),
+        deliveredAt: null,
+        state: 'submitted',
+        reason: null,
+        receivedAt: null,
+        startedAt: null,
+        finishedAt: null,
+        nextRunId: null,
+        confirmBy: iso(2 * HOUR),
+        unconfirmed: true,
+      },
+    ];
+    start(hub, kept);
+    const list = await screen.findByRole('region', { name: 'Approvals' });
+    expect(list.textContent).toContain('unconfirmed: the agent has not said it arrived, sent again');
+  });
 });

@@ -49,6 +49,7 @@ export function ApprovalJourneys({
                 {a.approver.slice(0, 20)}…
               </code>
               : <span class={`approval-state approval-${a.state}`}>{STATE_TEXT[a.state]}</span>
+              {a.unconfirmed ? ' — unconfirmed: the agent has not said it arrived, sent again' : null}
               {a.reason ? (
                 <>
                   {' '}
