@@ -66,6 +66,7 @@ export function hopPaths(): Record<string, Record<string, object>> {
         summary: 'The downlink of a site (acks, plan requests, publication manifests) after a cursor',
         parameters: [
           header('Accept-Encoding', 'br: compress a batch over 1 KiB'),
+          header('If-None-Match', '`"<after>"`: 304 when nothing came since that cursor (decision 320)'),
           ...queryParams(DownlinkQuerySchema),
         ],
         responses: {
@@ -73,6 +74,7 @@ export function hopPaths(): Record<string, Record<string, object>> {
             ...raw(BATCH_CONTENT_TYPE, 'a batch of bundles', binary),
             headers: { [CURSOR_HEADER]: { description: 'send back as `after`', schema: { type: 'string' } } },
           },
+          '304': { description: 'nothing since the cursor named in If-None-Match' },
           '400': err('bad query'),
           ...peerRefusals,
         },
