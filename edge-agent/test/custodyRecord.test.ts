@@ -65,9 +65,18 @@ describe("the agent's custody record (decision 290)", () => {
       signKey: agent.privateKey,
     });
     const b = await makeBundle();
-    // the first push has no stamped exchange yet: no record, nothing claimed
+    // the first push has no stamped exchange yet: a record that claims no term (the hub bounds as before)
     expect((await uplink.postBundles(encodeBatch([b.bytes]))).ok).toBe(true);
-    expect(backend.custody?.records).toEqual([]);
+    expect(backend.custody?.records).toHaveLength(1);
+    const first = await verifyChain({
+      records: backend.custody?.records ?? [],
+      source: 'ship-7/a1',
+      refs: [await bundleRef(b.bytes)],
+      agentKey: agent.publicKey,
+      relayKey: async () => relay.publicKey,
+      postedBy: relayKey,
+    });
+    expect(first).toEqual({ kind: 'absent' });
     const c = await makeBundle();
     expect((await uplink.postBundles(encodeBatch([c.bytes]))).ok).toBe(true);
     expect(backend.custody?.records).toHaveLength(1);

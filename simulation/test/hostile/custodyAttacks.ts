@@ -83,3 +83,18 @@ export function restampTimes(offsetMs: number): Attack & { restamped: number } {
   };
   return attack;
 }
+
+/** Strips `driftline-custody` from every bundle post and restates the plain estimate. `stripped` counts them. */
+export function stripCustody(offsetMs: number): Attack & { stripped: number } {
+  const attack = {
+    name: `strip custody, claim ${offsetMs} ms`,
+    stripped: 0,
+    onRequest(req: HopRequest) {
+      if (!isBundlePost(req)) return undefined;
+      const { 'driftline-custody': custody, ...headers } = restateSources(req, offsetMs);
+      if (custody) attack.stripped++;
+      return { forward: { ...req, headers } };
+    },
+  };
+  return attack;
+}

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { clockLie } from './clockAttacks.js';
-import { restampTimes, rewriteCustody } from './custodyAttacks.js';
+import { restampTimes, rewriteCustody, stripCustody } from './custodyAttacks.js';
 import { startWorld, type World } from './world.js';
 
 /**
@@ -126,5 +126,20 @@ describe('hostile relay: the signed timing chain', () => {
     expect(p.plannedAt).toBeGreaterThanOrEqual(p.askedAt - u);
     expect(p.plannedAt).toBeLessThanOrEqual(p.receivedAt);
     expect(await w.hubMetric('hub_clock_custody_total', { outcome: 'bad-stamp' })).toBeGreaterThan(0);
+  });
+
+  it('refuses a batch whose custody was stripped from an agent that signs, and counts it', {
+    timeout: 600_000,
+  }, async () => {
+    const w = world as World;
+    const attack = stripCustody(LIE_MS);
+    w.agentSide?.use(attack);
+    const p = await planOnce(w);
+    w.agentSide?.use(null);
+    expect(attack.stripped).toBeGreaterThan(0);
+    const u = await honestOffset(w);
+    expect(p.plannedAt).toBeGreaterThanOrEqual(p.askedAt - u);
+    expect(p.plannedAt).toBeLessThanOrEqual(p.receivedAt);
+    expect(await w.hubMetric('hub_clock_custody_total', { outcome: 'unsigned' })).toBeGreaterThan(0);
   });
 });

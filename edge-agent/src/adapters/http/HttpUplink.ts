@@ -98,13 +98,14 @@ export class HttpUplink implements Uplink {
 
   /**
    * The agent's signed record for a batch: the exchange with the upstream it measured (stamped by that
-   * upstream), or `trusted`. None before the upstream stamped an exchange (an older relay, or the first
-   * push): the hub then bounds the plain estimate as before (decision 230).
+   * upstream), or `trusted`. Before the upstream stamped an exchange (an older relay, or the first push
+   * after a start) `up` is null: the hub bounds the plain estimate as before (decision 230), and knows
+   * the record was not stripped on the way.
    */
   private async custodyRecord(batch: Uint8Array): Promise<string | null> {
     const { signKey, source } = this.opts;
     const up = this.client.stampedExchange();
-    if (!signKey || !source || (!up && !this.opts.trustedClock)) return null;
+    if (!signKey || !source) return null;
     const bundles = decodeBatch(batch);
     if (!bundles.ok || bundles.value.length === 0) return null;
     const refs = await Promise.all(bundles.value.slice(0, MAX_RECORD_BUNDLES).map(bundleRef));

@@ -49,7 +49,7 @@ async function setUp() {
     },
     (d) => signBytes(agent.privateKey, d),
   );
-  return { clocks, events, bundle, record, relayKey };
+  return { clocks, events, bundle, record, relayKey, agent };
 }
 
 const plain =
@@ -100,5 +100,32 @@ describe('CustodyClocks (decision 290)', () => {
     });
     expect(older?.('ship-7/a1')).toEqual({ offsetMs: 20_000, uncertaintyMs: 0 });
     expect(events).toHaveLength(1);
+  });
+
+  it('refuses a batch without a record from a source that signed before (stripped below), but not one whose record claims no term', async () => {
+    const { clocks, events, bundle, record, relayKey, agent } = await setUp();
+    const peer = { name: 'relay-1', publicKey: relayKey };
+    const next = await makeBundle();
+    // before any chain of ship-7/a1 verified, a batch without records keeps its plain estimate
+    expect(
+      (await clocks.of(peer, [next.bytes], plain(20_000), { records: [], peerClock }))?.('ship-7/a1'),
+    ).toEqual({
+      offsetMs: 20_000,
+      uncertaintyMs: 0,
+    });
+    await clocks.of(peer, [bundle.bytes], plain(8), { records: [record], peerClock });
+    events.length = 0;
+    const stripped = await clocks.of(peer, [next.bytes], plain(20_000), { records: [], peerClock });
+    expect(stripped?.('ship-7/a1')).toBeNull();
+    expect(events).toMatchObject([{ outcome: 'unsigned', source: 'ship-7/a1', peer: 'relay-1' }]);
+    // the agent just started: its record covers the bundle but has no stamped exchange yet
+    events.length = 0;
+    const fresh = await signCustodyRecord(
+      { v: 1, role: 'agent', signer: 'ship-7/a1', at: T, up: null, bundles: [await bundleRef(next.bytes)] },
+      (d) => signBytes(agent.privateKey, d),
+    );
+    const started = await clocks.of(peer, [next.bytes], plain(8), { records: [fresh], peerClock });
+    expect(started?.('ship-7/a1')).toEqual({ offsetMs: 8, uncertaintyMs: 0 });
+    expect(events).toEqual([]);
   });
 });

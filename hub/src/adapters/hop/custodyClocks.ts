@@ -7,6 +7,7 @@ import {
   decodeBundle,
   endpointText,
   publicKeyFromText,
+  readCustodyRecord,
   verifyChain,
 } from '@driftline/protocol';
 import { Counter, type Registry } from 'prom-client';
@@ -14,7 +15,7 @@ import type { PeerRow } from '../../ports/HubStore.js';
 import type { AgentRow } from '../../ports/hubRows.js';
 
 /** What the hub made of one source's chain in a batch (counted and, but for `signed`, logged). */
-export type ChainOutcome = 'signed' | ChainRefusal | 'contradicts-signed';
+export type ChainOutcome = 'signed' | ChainRefusal | 'contradicts-signed' | 'unsigned';
 
 export interface ChainEvent {
   outcome: ChainOutcome;
@@ -50,6 +51,14 @@ export function chainMessage(e: ChainEvent): string {
   return `refused the signed clock chain of ${e.source} via peer '${e.peer}' (${e.outcome}: ${e.detail ?? ''}); this batch sets no clock estimate for it: check the relays on its path are enrolled with their keys (hub peer list) and what sits between them`;
 }
 
+/** Whether a readable record of `source` covering one of `refs` is among `records` (signature not checked). */
+function recordOf(records: readonly string[], source: string, refs: readonly string[]): boolean {
+  return records.some((raw) => {
+    const r = readCustodyRecord(raw)?.record;
+    return r?.role === 'agent' && r.signer === source && refs.some((ref) => r.bundles.includes(ref));
+  });
+}
+
 /** How long the enrolled relay keys are read from the store at most once. */
 const KEYS_TTL_MS = 10_000;
 
@@ -66,13 +75,18 @@ const meets = (a: ClockEstimate, b: ClockEstimate) =>
  * - a source whose chain is refused (a record altered, times restamped, a key not enrolled, a hop of
  *   the path missing) gets no estimate from this batch: the plain one came the same way. Counted and
  *   logged; the agent's standing offset and the bounds of decision 230 apply;
- * - a source without a record (an older agent, or a path through an older relay) keeps the plain one.
+ * - a source without a record (an older agent, or a path through an older relay) keeps the plain one,
+ *   unless its chain verified before (since this hub started): then a hop below stripped it, and the
+ *   batch sets no estimate for it (`unsigned`, counted and logged). A relay restarted since it took the
+ *   bundles forwards them without records too, which shows the same way.
  *
  * Only when the posting peer has an enrolled key: for an older relay nothing changes.
  */
 export class CustodyClocks {
   private relayKeys: { at: number; byText: Map<string, Promise<CryptoKey | null>> } | null = null;
   private readonly agentKeys = new Map<string, Promise<CryptoKey | null>>();
+  /** Sources whose chain verified since this hub started: from them, a batch without one is refused. */
+  private readonly signers = new Set<string>();
 
   constructor(private readonly d: CustodyClocksDeps) {}
 
@@ -110,7 +124,8 @@ export class CustodyClocks {
     clocks: SourceClocks | undefined,
     custody: Custody | undefined,
   ): Promise<SourceClocks | undefined> {
-    if (!custody || custody.records.length === 0 || !peer.publicKey) return clocks;
+    if (!custody || !peer.publicKey) return clocks;
+    if (custody.records.length === 0 && this.signers.size === 0) return clocks;
     const refs = new Map<string, { site: string; agent: string; refs: string[] }>();
     for (const b of bundles) {
       const d = decodeBundle(b);
@@ -132,7 +147,20 @@ export class CustodyClocks {
         relayKey: (k) => this.relayKey(k),
         postedBy: peer.publicKey,
       });
-      if (r.kind === 'absent') continue;
+      if (r.kind === 'absent') {
+        // a source that signed before, now without a record: a hop below stripped it (or the agent or a
+        // relay on its path restarted and has no stamped exchange yet). Its plain estimate came the same way.
+        if (this.signers.has(source) && !recordOf(custody.records, source, s.refs)) {
+          decided.set(source, null);
+          this.d.onChain({
+            outcome: 'unsigned',
+            source,
+            peer: peer.name,
+            detail: 'no record of a source that signs',
+          });
+        }
+        continue;
+      }
       if (r.kind === 'refused') {
         decided.set(source, null);
         this.d.onChain({ outcome: r.reason, source, peer: peer.name, detail: r.detail });
@@ -145,6 +173,8 @@ export class CustodyClocks {
           : null;
       if (!signed) continue; // the posting peer gave no clock of its own yet: the plain path (none either)
       decided.set(source, signed);
+      if (this.signers.size > 100_000) this.signers.clear();
+      this.signers.add(source);
       const plain = clocks?.(source) ?? null;
       const lie = plain !== null && !signed.trusted && !plain.trusted && !meets(plain, signed);
       this.d.onChain({
