@@ -93,4 +93,23 @@ describe("the agent's custody record (decision 290)", () => {
     if (chain.kind === 'signed')
       expect(Math.abs(chain.estimate.offsetMs)).toBeLessThanOrEqual(chain.estimate.uncertaintyMs);
   });
+
+  it('sends no record to an upstream that times exchanges without stamps (an older relay)', async () => {
+    const agent = await generateSigningKeyPair();
+    const backend = new Recording({ name: 'old-relay', role: 'relay' });
+    backend.addToken('t', { name: 'ship-7', sites: ['ship-7'] });
+    hop = createHopServer(backend, { uploads: { directory: mkdtempSync(join(tmpdir(), 'agent-custody-')) } });
+    const { url } = await hop.listen();
+    const uplink = new HttpUplink({
+      url,
+      token: 't',
+      urlStorage: noStorage,
+      source: 'ship-7/a1',
+      signKey: agent.privateKey,
+    });
+    expect((await uplink.postBundles(encodeBatch([(await makeBundle()).bytes]))).ok).toBe(true);
+    expect(backend.custody?.records).toHaveLength(1); // the first push, before any exchange
+    expect((await uplink.postBundles(encodeBatch([(await makeBundle()).bytes]))).ok).toBe(true);
+    expect(backend.custody?.records).toEqual([]);
+  });
 });

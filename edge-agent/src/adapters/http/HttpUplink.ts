@@ -98,14 +98,16 @@ export class HttpUplink implements Uplink {
 
   /**
    * The agent's signed record for a batch: the exchange with the upstream it measured (stamped by that
-   * upstream), or `trusted`. Before the upstream stamped an exchange (an older relay, or the first push
-   * after a start) `up` is null: the hub bounds the plain estimate as before (decision 230), and knows
-   * the record was not stripped on the way.
+   * upstream), or `trusted`. On the first push after a start, before any exchange, `up` is null: the
+   * hub bounds the plain estimate as before (decision 230) and knows the record was not stripped on the
+   * way. None to an upstream that answers without stamps (an older relay, the hub): bytes for nothing.
    */
   private async custodyRecord(batch: Uint8Array): Promise<string | null> {
     const { signKey, source } = this.opts;
     const up = this.client.stampedExchange();
     if (!signKey || !source) return null;
+    // an upstream that times exchanges but stamps none (an older relay, the hub): nothing to sign for it
+    if (!up && !this.opts.trustedClock && this.client.clock() !== null) return null;
     const bundles = decodeBatch(batch);
     if (!bundles.ok || bundles.value.length === 0) return null;
     const refs = await Promise.all(bundles.value.slice(0, MAX_RECORD_BUNDLES).map(bundleRef));
