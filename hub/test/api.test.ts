@@ -106,6 +106,9 @@ describe('hub over HTTP', () => {
     expect((await h.get('/api/sites/nowhere')).status).toBe(404);
     const runs = (await h.get('/api/cells/ship-7/prod/net/runs')).body as { runs: { status: string }[] };
     expect(runs.runs.map((r) => r.status)).toEqual(['drift', 'clean']);
+    const clean = (await h.get('/api/cells/ship-7/prod/net/runs?status=clean')).body as typeof runs;
+    expect(clean.runs.map((r) => r.status)).toEqual(['clean']);
+    expect((await h.get('/api/cells/ship-7/prod/net/runs?status=green')).status).toBe(400);
     expect(((await h.get('/api/openapi.json')).body as { openapi: string }).openapi).toBe('3.1.0');
   });
 

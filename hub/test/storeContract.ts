@@ -57,6 +57,31 @@ export function runHubStoreContract(
     );
 
     it(
+      'lists only the runs of one status when asked (the cell view filter), paging the same way',
+      withStore(async (s) => {
+        await s.commit({
+          runs: [
+            run('01J00000000000000000000001', 1),
+            { ...run('01J00000000000000000000002', 2), status: 'failed' },
+            run('01J00000000000000000000003', 3),
+            { ...run('01J00000000000000000000004', 4), status: 'failed' },
+          ],
+        });
+        const cell = { site: 'ship-7', environment: 'prod', component: 'net' };
+        const failed = await s.listRuns({ ...cell, status: 'failed', limit: 10 });
+        expect(failed.map((r) => r.runId.slice(-1))).toEqual(['4', '2']);
+        const older = await s.listRuns({
+          ...cell,
+          status: 'clean',
+          before: '01J00000000000000000000003',
+          limit: 10,
+        });
+        expect(older.map((r) => r.runId.slice(-1))).toEqual(['1']);
+        expect(await s.listRuns({ ...cell, status: 'drift', limit: 10 })).toEqual([]);
+      }),
+    );
+
+    it(
       'answers the matrix as it was at a past time from cell history',
       withStore(async (s) => {
         await s.commit({ cells: [cell('A', 100)], history: [hist(cell('A', 100))] });

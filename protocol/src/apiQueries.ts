@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { MatrixQuerySchema } from './api.js';
 import { RunIdSchema, SiteIdSchema } from './ids.js';
+import { PlanStatusSchema } from './planSummary.js';
 import { CommitSchema, RefNameSchema } from './refs.js';
 
 /**
@@ -24,6 +25,7 @@ export const RunsQuerySchema = z.object({
   ref: RefNameSchema.optional().describe(
     "only runs of this ref (pr/42); default the runs of the component's default ref",
   ),
+  status: PlanStatusSchema.optional().describe('only runs with this status (changes, failed, …)'),
 });
 
 /** `GET /api/audit` */

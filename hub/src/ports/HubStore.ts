@@ -139,6 +139,8 @@ export interface RunQuery {
    * default cell (`atRef` null), as before refs existed.
    */
   ref?: string;
+  /** Only runs with this status (the cell view's filter). */
+  status?: string;
   limit: number;
 }
 

@@ -209,7 +209,8 @@ export class SyncEngine {
         const r = await up.pullDownlink(this.deps.site, cursor, hold);
         if (!r.ok) {
           out.errors.push(`${up.url}: ${r.error}`);
-          this.deps.store.recordPullResult(up.url, r.error);
+          // a pull cut by the agent's own stop says nothing of the upstream
+          if (!hold?.signal?.aborted) this.deps.store.recordPullResult(up.url, r.error);
           return false;
         }
         this.deps.store.recordPullResult(up.url, null);

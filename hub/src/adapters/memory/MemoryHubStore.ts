@@ -233,6 +233,7 @@ export class MemoryHubStore implements HubStore {
           r.environment === q.environment &&
           r.component === q.component &&
           (q.ref === undefined ? !r.atRef : r.ref === q.ref) &&
+          (q.status === undefined || r.status === q.status) &&
           (!q.before || r.runId < q.before),
       )
       .sort((a, b) => (a.runId < b.runId ? 1 : -1))

@@ -159,8 +159,8 @@ export class PostgresHubStore implements HubStore {
     const cell = [q.site, q.environment, q.component];
     const before = q.before ?? '\uffff';
     return q.ref === undefined
-      ? this.all<RunRow>(R.runsDefault, [...cell, before, q.limit])
-      : this.all<RunRow>(R.runsOfRef, [...cell, q.ref, before, q.limit]);
+      ? this.all<RunRow>(R.runsDefault, [...cell, before, q.limit, q.status ?? null])
+      : this.all<RunRow>(R.runsOfRef, [...cell, q.ref, before, q.limit, q.status ?? null]);
   }
   runsAt(ref: string, commit: string, limit: number) {
     return this.all<RunRow>(R.runsAt, [ref, commit, limit]);

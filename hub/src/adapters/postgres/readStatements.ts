@@ -49,11 +49,11 @@ export const R = {
   getRun: st('run', 'SELECT row FROM runs WHERE run_id = $1'),
   runsDefault: st(
     'runs_default',
-    `SELECT row FROM runs WHERE ${CELL} AND at_ref IS NULL AND run_id < $4 ORDER BY run_id DESC LIMIT $5`,
+    `SELECT row FROM runs WHERE ${CELL} AND at_ref IS NULL AND run_id < $4 AND ($6::text IS NULL OR status = $6) ORDER BY run_id DESC LIMIT $5`,
   ),
   runsOfRef: st(
     'runs_of_ref',
-    `SELECT row FROM runs WHERE ${CELL} AND ref = $4 AND run_id < $5 ORDER BY run_id DESC LIMIT $6`,
+    `SELECT row FROM runs WHERE ${CELL} AND ref = $4 AND run_id < $5 AND ($7::text IS NULL OR status = $7) ORDER BY run_id DESC LIMIT $6`,
   ),
   runsAt: st(
     'runs_at',

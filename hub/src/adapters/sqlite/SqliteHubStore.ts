@@ -136,7 +136,7 @@ export class SqliteHubStore implements HubStore {
     return parse<RunRow>(this.s.getRun.get(runId) as Row | undefined);
   }
   async listRuns(q: RunQuery): Promise<RunRow[]> {
-    return this.refs.listRuns(q.site, q.environment, q.component, q.ref, q.before ?? '\uffff', q.limit);
+    return this.refs.listRuns(q);
   }
   async getRefCell(site: string, environment: string, component: string, ref: string) {
     return this.refs.getCell(site, environment, component, ref);

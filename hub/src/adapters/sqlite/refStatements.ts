@@ -1,5 +1,12 @@
 import type Database from 'better-sqlite3';
-import type { CellRow, RefCellQuery, RetentionPolicy, RunRow, WriteSet } from '../../ports/HubStore.js';
+import type {
+  CellRow,
+  RefCellQuery,
+  RetentionPolicy,
+  RunQuery,
+  RunRow,
+  WriteSet,
+} from '../../ports/HubStore.js';
 
 type Row = { row: string };
 
@@ -24,10 +31,10 @@ export function refStatements(db: Database.Database) {
     delCell: p('DELETE FROM ref_cells WHERE site = ? AND environment = ? AND component = ? AND ref = ?'),
     delRuns: p('DELETE FROM runs WHERE site = ? AND environment = ? AND component = ? AND at_ref = ?'),
     runsOfRef: p(
-      'SELECT row FROM runs WHERE site = ? AND environment = ? AND component = ? AND ref = ? AND run_id < ? ORDER BY run_id DESC LIMIT ?',
+      'SELECT row FROM runs WHERE site = @site AND environment = @environment AND component = @component AND ref = @ref AND (@status IS NULL OR status = @status) AND run_id < @before ORDER BY run_id DESC LIMIT @limit',
     ),
     runsDefault: p(
-      'SELECT row FROM runs WHERE site = ? AND environment = ? AND component = ? AND at_ref IS NULL AND run_id < ? ORDER BY run_id DESC LIMIT ?',
+      'SELECT row FROM runs WHERE site = @site AND environment = @environment AND component = @component AND at_ref IS NULL AND (@status IS NULL OR status = @status) AND run_id < @before ORDER BY run_id DESC LIMIT @limit',
     ),
     insRun: p(
       'INSERT OR IGNORE INTO runs (run_id, site, environment, component, status, received_at, ref, at_ref, git_commit, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -82,18 +89,17 @@ export function refStatements(db: Database.Database) {
       }) as Row[];
       return rows.map((r) => JSON.parse(r.row) as CellRow);
     },
-    listRuns(
-      site: string,
-      environment: string,
-      component: string,
-      ref: string | undefined,
-      before: string,
-      limit: number,
-    ): RunRow[] {
+    listRuns(q: RunQuery): RunRow[] {
+      const args = {
+        site: q.site,
+        environment: q.environment,
+        component: q.component,
+        status: q.status ?? null,
+        before: q.before ?? '\uffff',
+        limit: q.limit,
+      };
       const rows = (
-        ref === undefined
-          ? s.runsDefault.all(site, environment, component, before, limit)
-          : s.runsOfRef.all(site, environment, component, ref, before, limit)
+        q.ref === undefined ? s.runsDefault.all(args) : s.runsOfRef.all({ ...args, ref: q.ref })
       ) as Row[];
       return rows.map((r) => JSON.parse(r.row) as RunRow);
     },

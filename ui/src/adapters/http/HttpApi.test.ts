@@ -31,9 +31,9 @@ describe('HttpApi queries', () => {
   });
 
   it('types a query by the hub’s schema: a name the hub does not read does not compile', () => {
-    // @ts-expect-error the runs query has no `status`
-    const wrong: RunsQueryParams = { status: 'failed' };
-    const right: RunsQueryParams = { ref: 'pr/42', limit: 20 };
+    // @ts-expect-error the runs query has no `state` (it is `status`)
+    const wrong: RunsQueryParams = { state: 'failed' };
+    const right: RunsQueryParams = { ref: 'pr/42', limit: 20, status: 'failed' };
     expect([wrong, right]).toHaveLength(2);
   });
 

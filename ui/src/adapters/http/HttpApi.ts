@@ -170,9 +170,7 @@ export class HttpApi implements Api {
     component: string,
     opts: { status?: string | null; before?: string | null; ref?: string | null; limit?: number } = {},
   ) {
-    // `status` is not a parameter the hub reads (RunsQuerySchema has none): it is sent as it always
-    // was, and the cell view filters live runs by it; the hub answers every status.
-    const q: RunsQueryParams & { status?: string | null } = {
+    const q: RunsQueryParams = {
       status: opts.status,
       ref: opts.ref,
       limit: opts.limit,

@@ -60,6 +60,7 @@ export const runRoutes = [
         component,
         before: q.before,
         ...(q.ref !== undefined ? { ref: q.ref } : {}),
+        ...(q.status !== undefined ? { status: q.status } : {}),
         limit: q.limit + 1,
       });
       const page = runs.slice(0, q.limit);
