@@ -78,10 +78,10 @@ describe('control first at the last hop', () => {
     const work = join(site, 'stacks/app');
     mkdirSync(work, { recursive: true });
     writeFileSync(join(work, 'main.tf'), '# app\n');
-    // A big plan: its detail blob takes minutes at 2 kB/s.
+    // A big plan (every extra resource changed): its detail blob, ~90 kB, takes most of a minute at 2 kB/s.
     writeFileSync(
       join(work, 'fake-terraform.yaml'),
-      'seed: 3\nloop: false\nextraResources: 2000\nsteps:\n  - { state: changes }\n',
+      'seed: 3\nloop: false\nextraResources: 2000\nextraChanges: true\nsteps:\n  - { state: changes }\n',
     );
     const agentToken = JSON.parse(
       await runProgram('relay', ['token', 'add', 'ship-7', '--config', relayConfig, '--json']),
