@@ -21,11 +21,25 @@ const run = promisify(execFile);
 const procs = new Procs();
 afterAll(() => procs.stopAll());
 
+/** An error `until` does not wait out (a program that exited will not come up). */
+class Fatal extends Error {}
+
+/** The URL a hub's JSON log says it listens on, once it says so. */
+function listeningUrl(log: string): string | undefined {
+  for (const line of log.split('\n')) {
+    if (!line.includes('hub listening')) continue;
+    const url = (JSON.parse(line) as { url?: string }).url;
+    if (url) return url;
+  }
+  return undefined;
+}
+
 /** Polls `fn` until it answers something truthy: bounded in tries, each try bounded by its own request. */
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, tries = 600): Promise<T> {
   let last: unknown;
   for (let i = 0; i < tries; i++) {
     const v = await fn().catch((e: unknown) => {
+      if (e instanceof Fatal) throw e;
       last = e;
       return undefined;
     });
@@ -49,15 +63,17 @@ describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
   it('loses nothing, stores nothing twice, and keeps every dashboard updating when one hub is SIGKILLed mid-ingest', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'driftline-multihub-'));
     const url = await server().createDatabase();
-    const ports = [await freePort(), await freePort(), await freePort()] as const;
-    const hubUrl = (i: 0 | 1) => `http://127.0.0.1:${ports[i]}`;
+    // The hubs listen on port 0 and say where in their log (no port picked here that another test
+    // could take before the hub binds it); the relay's port is picked only after they are up.
+    const hubUrls: string[] = [];
+    const hubUrl = (i: 0 | 1) => hubUrls[i] as string;
     // Both hubs share one data directory (the hub key that signs acks, the CSRF key, blobs) and the database.
     const hubConfig = (i: 0 | 1) => {
       const path = join(dir, `hub-${i}.yaml`);
       const store = { kind: 'postgres', url, passwordFile: join(server().dir, 'pw') };
       writeFileSync(
         path,
-        stringify({ listen: { port: ports[i] }, dataDir: './hub-data', sweepIntervalS: 1, store }),
+        stringify({ listen: { port: 0 }, dataDir: './hub-data', sweepIntervalS: 1, store }),
       );
       return path;
     };
@@ -88,8 +104,15 @@ describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
       const hubs: Proc[] = configs.map((c, i) =>
         procs.start(BIN.hub, ['run', '--config', c], join(dir, `hub-${i}.log`)),
       );
+      for (const [i, hub] of hubs.entries())
+        hubUrls[i] = await until(`hub ${i} listening`, async () => {
+          if (hub.child.exitCode !== null || hub.child.signalCode !== null)
+            throw new Fatal(`hub ${i} exited: ${hub.logs().slice(-2000)}`);
+          return listeningUrl(hub.logs());
+        });
       for (const i of [0, 1] as const)
         await until(`hub ${i} up`, async () => (await fetch(`${hubUrl(i)}/v1/health`)).ok);
+      const ports = [0, 0, await freePort()] as const;
 
       const relayConfig = join(dir, 'relay.yaml');
       writeFileSync(
