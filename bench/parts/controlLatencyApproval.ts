@@ -11,7 +11,7 @@
 import { rmSync } from 'node:fs';
 import { type BusySite, startBusySite } from '../../simulation/test/busySite.js';
 import { until as waitFor } from '../../simulation/test/support.js';
-import { emit, isQuick, log, sleep, tmp } from '../lib/agent.js';
+import { emit, isQuick, log, tmp } from '../lib/agent.js';
 
 const TIME_SCALE = isQuick ? 360 : 60;
 const WAIT_MS = 900_000;
@@ -32,29 +32,29 @@ try {
     log('controlLatency', 'agent log so far', { lines: s.lines.map((l) => [l.time, l.msg]) });
     throw new Error(`the plan's detail is '${state}', not 'pending': the agent is not busy uploading it`);
   }
-  // The floor, measured over the same links: the median of three.
-  const floors: number[] = [];
-  for (let i = 0; i < 3; i++) floors.push(await s.floorMs());
-  const floorMs = [...floors].sort((a, b) => a - b)[1] as number;
-  log('controlLatency', 'busy agent, floor measured (hub → relay → agent)', {
-    D,
-    floors: floors.map(Math.round),
-  });
   const upAt = (msg: string, f?: Parameters<BusySite['line']>[1]) =>
     waitFor(msg, async () => s.line(msg, f)?.time, WAIT_MS, 20);
 
   // A connected agent: its held pull waits at the relay (none is there for two light times after an
-  // answer: docs/decisions/270-control-first.md), so each send waits 6 D after the last downlink.
-  // (Measuring the floor took that long already.)
-  const settle = () => sleep(6 * D);
+  // answer, and the hold's end starts another gap: docs/decisions/270-control-first.md), so each send
+  // waits until the last downlink is a light time old, and no older than the hold.
+  const settle = () => s.heldPullWaiting(D);
   // A provider mirror published while the detail goes up.
+  await settle();
   const publishedAt = await s.publishMirror();
   const announcedAt = await upAt('publication announced', (l) => l.kind === 'provider-mirror');
   const takenAt = await upAt('publication taken', (l) => l.kind === 'provider-mirror');
   const mirror = { receivedMs: announcedAt - publishedAt, takenMs: takenAt - publishedAt };
   log('controlLatency', 'provider mirror (ms from the hub’s publishedAt)', mirror);
 
-  // An approval of the plan whose detail is still going up.
+  // An approval of the plan whose detail is still going up, once the hub's ack of the agent's report of
+  // the publication has come down (an answer to the held pull), if it comes within 10 D.
+  await waitFor(
+    'the ack after the mirror',
+    async () => s.line('hub acknowledged', (l) => (l.time ?? 0) > takenAt),
+    10 * D,
+    50,
+  ).catch(() => {});
   await settle();
   await s.approve(runId);
   const receivedAt = await upAt('approval received');
@@ -70,6 +70,15 @@ try {
     50,
   );
   const submittedAt = Date.parse(j.submittedAt);
+  // The floor, measured over the same links once the rest is done: the median of three.
+  const floors: number[] = [];
+  for (let i = 0; i < 3; i++) floors.push(await s.floorMs());
+  const floorMs = [...floors].sort((a, b) => a - b)[1] as number;
+  log('controlLatency', 'busy agent, floor measured (hub → relay → agent)', {
+    D,
+    floors: floors.map(Math.round),
+  });
+
   const approval = {
     receivedMs: receivedAt - submittedAt,
     appliedMs: appliedAt - receivedAt,

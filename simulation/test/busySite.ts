@@ -253,6 +253,35 @@ export async function startBusySite(o: BusySiteOptions) {
         );
         return planned.runId as string;
       },
+      /**
+       * Waits until the agent's held pull is surely at the relay (docs/decisions/270-control-first.md): its
+       * last downlink came at least one light time `d` ago (plus 1 s) and less than its 55 s hold ago; after
+       * an answer none is there for two light times, and the hold's end starts another such gap. Answers
+       * how long ago that downlink came, ms.
+       */
+      async heldPullWaiting(d: number): Promise<number> {
+        const DOWNLINK = [
+          'hub acknowledged',
+          'publication announced',
+          'approval received',
+          'plan request received',
+        ];
+        const last = () =>
+          Math.max(0, ...lines.filter((l) => DOWNLINK.includes(l.msg ?? '')).map((l) => l.time ?? 0));
+        if (last() === 0) throw new Error('the agent has had no downlink yet: no held pull to wait for');
+        await until(
+          'one light time after the last downlink',
+          async () => Date.now() - last() >= d + 1000,
+          10 * d,
+          50,
+        );
+        const age = Date.now() - last();
+        if (age > 50_000)
+          throw new Error(
+            `the last downlink came ${age} ms ago: the 55 s hold may have ended; send sooner after one`,
+          );
+        return age;
+      },
       /** `hub approve` of `runId` by Ada. */
       approve: (runId: string) =>
         runProgram('hub', [
