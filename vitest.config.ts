@@ -4,5 +4,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['protocol', 'hop', 'edge-agent', 'relay', 'hub', 'ui', 'simulation'],
+    // Two test files at a time. Vitest's default on a 2-core machine (cores − 1) runs the files one after
+    // another, and the longest ones (the act loop over an emulated Mars link, contact windows) spend their
+    // time waiting on the link, not on the CPU: serial, the whole run neared an hour. The tests bound their
+    // waits by count and by the programs' own signals, never by wall-clock limits, so a second file beside
+    // them changes how long they take, not what they assert. VITEST_MAX_WORKERS overrides it.
+    maxWorkers: 2,
   },
 });
