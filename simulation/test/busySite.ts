@@ -255,9 +255,9 @@ export async function startBusySite(o: BusySiteOptions) {
       },
       /**
        * Waits until the agent's held pull is surely at the relay (docs/decisions/270-control-first.md): its
-       * last downlink came at least one light time `d` ago (plus 1 s) and less than its 55 s hold ago; after
-       * an answer none is there for two light times, and the hold's end starts another such gap. Answers
-       * how long ago that downlink came, ms.
+       * last downlink came at least one light time `d` ago (plus 1 s) and less than 55 s ago (the shortest
+       * hold, an older relay's); after an answer none is there for two light times, and the hold's end
+       * starts another such gap. Answers how long ago that downlink came, ms.
        */
       async heldPullWaiting(d: number): Promise<number> {
         const DOWNLINK = [
@@ -278,7 +278,7 @@ export async function startBusySite(o: BusySiteOptions) {
         const age = Date.now() - last();
         if (age > 50_000)
           throw new Error(
-            `the last downlink came ${age} ms ago: the 55 s hold may have ended; send sooner after one`,
+            `the last downlink came ${age} ms ago: a 55 s hold (an older relay's) may have ended; send sooner after one`,
           );
         return age;
       },
