@@ -42,6 +42,11 @@ export class SyncLoop {
   private readonly pulls: DownlinkPulls;
   /** A standing held pull is open (the cycle then does not pull itself). */
   private standingRun: Promise<number> | null = null;
+  /** The cycle is sending blobs now (a result recorded then is pushed beside them: `pushBeside`). */
+  private uploadingBlobs = false;
+  /** A push beside the uploads in flight, and whether another result came during it. */
+  private sidePush: Promise<void> | null = null;
+  private sideAgain = false;
   lastOutcome: PushOutcome | null = null;
 
   constructor(private readonly deps: SyncLoopDeps) {
@@ -77,13 +82,45 @@ export class SyncLoop {
     // During a cycle, a new result stops the blob uploads (before the next blob) and brings the next
     // cycle forward: over a minutes-long round trip, a result never waits behind a queue of blobs.
     // While no upstream answers, a kick does not break the backoff.
-    if (this.ticker.busy) this.resultWaiting = true;
-    else if (this.failures === 0) this.ticker.kick();
+    if (this.ticker.busy) {
+      this.resultWaiting = true;
+      // A blob in flight can take many minutes on a slow link: the result goes up beside it, not after.
+      if (this.uploadingBlobs && this.failures === 0) this.pushBeside();
+    } else if (this.failures === 0) this.ticker.kick();
+  }
+
+  /**
+   * Pushes what is pending while the cycle's blob uploads go on (docs/decisions/270-control-first.md):
+   * results, apply states and acks of control reach the hub one round trip after they are recorded, not
+   * after the detail in flight. One at a time, never beside the cycle's own push (the next cycle waits
+   * for it first).
+   */
+  private pushBeside(): void {
+    if (this.sidePush) {
+      this.sideAgain = true;
+      return;
+    }
+    this.sidePush = (async () => {
+      do {
+        this.sideAgain = false;
+        this.lastOutcome = await this.deps.engine.pushOnce();
+      } while (this.sideAgain && this.uploadingBlobs && !this.stopped);
+    })()
+      .catch((e: unknown) =>
+        this.deps.log.warn(
+          { err: (e as Error).message },
+          'push beside the uploads failed; the next cycle sends it',
+        ),
+      )
+      .finally(() => {
+        this.sidePush = null;
+      });
   }
 
   /** One cycle; answers the wait before the next, ms. */
   private async cycle(): Promise<number> {
     let next = this.deps.intervalMs;
+    if (this.sidePush) await this.sidePush; // never two pushes at once
     this.resultWaiting = false;
     try {
       // Push and pull travel together: over a long delay that is one round trip per cycle, not two.
@@ -125,7 +162,10 @@ export class SyncLoop {
           );
           // Control first: the downlink is pulled beside a long upload, not after it.
           if (!this.standingRun) void this.pulls.whileBusy(uploading, (o) => this.pulled(o));
-          const sent = await uploading;
+          this.uploadingBlobs = true;
+          const sent = await uploading.finally(() => {
+            this.uploadingBlobs = false;
+          });
           this.blobsWaited = sent === 0 && this.resultWaiting ? this.blobsWaited + 1 : 0;
         }
         if (this.resultWaiting && pushed.kind !== 'held') next = 0;
@@ -164,5 +204,6 @@ export class SyncLoop {
     this.abort.abort();
     await this.ticker.stop();
     await this.standingRun;
+    await this.sidePush;
   }
 }

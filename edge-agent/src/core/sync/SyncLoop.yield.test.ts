@@ -78,4 +78,49 @@ describe('SyncLoop and results recorded while it cycles', () => {
     await h.fire();
     expect(h.told[2]).toEqual([true]);
   });
+
+  it('pushes a result recorded during a long blob upload beside it, not after it', async () => {
+    const calls: string[] = [];
+    let release = () => {};
+    const blobInFlight = new Promise<void>((r) => {
+      release = r;
+    });
+    let started = () => {};
+    const uploadStarted = new Promise<void>((r) => {
+      started = r;
+    });
+    const loop = new SyncLoop({
+      engine: {
+        pushOnce: async () => {
+          calls.push('push');
+          return { kind: 'pushed', upstream: 'u', receipts: [], bytes: 10 };
+        },
+        pullOnce: async () => pulledNothing,
+        uploadBlobsOnce: async () => {
+          calls.push('upload starts');
+          started();
+          await blobInFlight; // one big blob on a slow link
+          calls.push('upload ends');
+          return 1;
+        },
+      },
+      intervalMs: 30_000,
+      backoffBaseMs: 1000,
+      backoffCapMs: 8000,
+      setTimer: (ms, fn) => {
+        const t = setTimeout(fn, ms === 0 ? 0 : 60_000);
+        return () => clearTimeout(t);
+      },
+      random: () => 1,
+      log: { info: () => {}, warn: () => {} },
+    });
+    loop.start();
+    await uploadStarted;
+    loop.kick(); // a plan result is recorded while the blob goes up
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect(calls).toEqual(['push', 'upload starts', 'push']);
+    release();
+    await loop.stop();
+    expect(calls.slice(0, 4)).toEqual(['push', 'upload starts', 'push', 'upload ends']);
+  });
 });
