@@ -151,9 +151,11 @@ export class SyncLoop {
         if (pull?.resumed) next = 0;
         if (!this.stopped) {
           let asked = 0;
+          let gaveWay = false;
           const yieldToResults = () => {
             const first = asked++ === 0;
-            return this.resultWaiting && (!first || this.blobsWaited === 0);
+            gaveWay = this.resultWaiting && (!first || this.blobsWaited === 0);
+            return gaveWay;
           };
           const uploading = this.deps.engine.uploadBlobsOnce(
             this.deps.onUploadProgress,
@@ -166,7 +168,9 @@ export class SyncLoop {
           const sent = await uploading.finally(() => {
             this.uploadingBlobs = false;
           });
-          this.blobsWaited = sent === 0 && this.resultWaiting ? this.blobsWaited + 1 : 0;
+          // Only blobs that really gave way count: a cycle with no blob to send is not one (counting it
+          // let the next cycle send a new plan's detail before the plan's own result).
+          this.blobsWaited = gaveWay && sent === 0 ? this.blobsWaited + 1 : 0;
         }
         if (this.resultWaiting && pushed.kind !== 'held') next = 0;
         this.keepStanding();

@@ -13,8 +13,11 @@ const pulledNothing: PullOutcome = {
   errors: [],
 };
 
-/** A loop whose push sees a result recorded while it is on its way; uploads note what they are told. */
-function harness() {
+/**
+ * A loop whose push sees a result recorded while it is on its way; uploads note what they are told.
+ * `blobsPerCycle` says how many blobs wait in each cycle (default three every time).
+ */
+function harness(blobsPerCycle: number[] = []) {
   const timers: Array<{ ms: number; fn: () => void; cancelled: boolean }> = [];
   const told: boolean[][] = [];
   let loop: SyncLoop | null = null;
@@ -29,7 +32,8 @@ function harness() {
       uploadBlobsOnce: async (_progress, _signal, yieldToResults) => {
         // Three blobs wait; each is sent unless told to yield before it.
         const answers: boolean[] = [];
-        for (let i = 0; i < 3; i++) {
+        const waiting = blobsPerCycle.shift() ?? 3;
+        for (let i = 0; i < waiting; i++) {
           const y = yieldToResults?.() ?? false;
           answers.push(y);
           if (y) break;
@@ -77,6 +81,15 @@ describe('SyncLoop and results recorded while it cycles', () => {
     expect(h.told[1]).toEqual([false, true]);
     await h.fire();
     expect(h.told[2]).toEqual([true]);
+  });
+
+  it('does not count a cycle with no blob as blobs that gave way: a new plan’s detail never goes before its result', async () => {
+    const h = harness([0, 3]);
+    h.loop.start();
+    await h.fire(); // a result came during the push, but no blob was waiting
+    expect(h.told[0]).toEqual([]);
+    await h.fire(); // the next plan's result comes during the push, its detail waits: the result goes first
+    expect(h.told[1]).toEqual([true]);
   });
 
   it('pushes a result recorded during a long blob upload beside it, not after it', async () => {
