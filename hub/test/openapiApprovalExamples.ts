@@ -1,7 +1,7 @@
 import { publicKeyToText } from '@driftline/protocol';
 import { applySite, approverKeys, claimsFor, planWithFile, sign } from './applySim.js';
 import type { TestHub } from './hubFixture.js';
-import type { Example } from './openapiExamples.js';
+import type { Example } from './openapiExample.js';
 
 /** Examples of the approval operations: a site with an apply-enabled run, approved, refused, listed. */
 export async function approvalExamples(h: TestHub): Promise<Example[]> {

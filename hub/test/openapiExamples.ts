@@ -5,16 +5,10 @@ import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
 import { AgentSim } from './agentSim.js';
 import { PLAN, type TestHub } from './hubFixture.js';
 import { approvalExamples } from './openapiApprovalExamples.js';
+import type { Example } from './openapiExample.js';
 import { addTestUser } from './users.js';
 
-/** One request to send, and the status it must get. */
-export interface Example {
-  /** `METHOD /openapi/{path}` of the operation it exercises. */
-  op: string;
-  url: string;
-  init?: RequestInit;
-  status: number;
-}
+export type { Example } from './openapiExample.js';
 
 const tus = { 'tus-resumable': '1.0.0' };
 const b64 = (s: string) => Buffer.from(s).toString('base64');
