@@ -14,11 +14,16 @@
  * Prints one JSON line.
  */
 import type { Receipt } from '@driftline/protocol';
-import { MemoryCustody } from '../../relay/src/adapters/memory/MemoryCustody.js';
-import { type ContactPlan, contactState } from '../../relay/src/core/contactPlan.js';
-import { parseCron } from '../../relay/src/core/cron.js';
-import { type ForwardEvent, forwardStep, type UpstreamSlot } from '../../relay/src/core/Forwarder.js';
-import type { Upstream } from '../../relay/src/ports/Upstream.js';
+import {
+  type ContactPlan,
+  contactState,
+  type ForwardEvent,
+  forwardStep,
+  MemoryCustody,
+  parseCron,
+  type Upstream,
+  type UpstreamSlot,
+} from '@driftline/relay/forwarding';
 import { emit, isQuick, log } from '../lib/agent.js';
 
 const MIN = 60_000;

@@ -9,8 +9,7 @@
  * time) measured over the same links in the same run.
  */
 import { rmSync } from 'node:fs';
-import { type BusySite, startBusySite } from '../../simulation/test/busySite.js';
-import { until as waitFor } from '../../simulation/test/support.js';
+import { type BusySite, startBusySite, until as waitFor } from '@driftline/simulation/testing';
 import { emit, isQuick, log, tmp } from '../lib/agent.js';
 
 const TIME_SCALE = isQuick ? 360 : 60;

@@ -16,7 +16,7 @@ import {
   startLink,
   waitForHttp,
 } from '@driftline/simulation';
-import { ProcessGroup, setUpHub } from '../../simulation/test/support.js';
+import { ProcessGroup, setUpHub } from '@driftline/simulation/testing';
 import { emit, isQuick, log, sleep, tmp, until } from '../lib/agent.js';
 import { changeLines, gitFileBytes, makeRepo } from '../lib/gitRepo.js';
 import { startHttpTap } from '../lib/httpTap.js';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { writeZip } from '../../edge-agent/src/adapters/providers/testZip.js';
+import { writeZip } from '@driftline/edge-agent/testing';
 import { layOutTestProvider, TESTOBJ_HOST, TESTOBJ_SOURCE, TESTOBJ_VERSION } from '../provider/mirror.js';
 import { realPath } from './realTerraform.js';
 

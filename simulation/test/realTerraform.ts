@@ -3,5 +3,4 @@
  * without the simulation's fake) and `describeRealTerraform` (run where `terraform` is on PATH, else skip
  * with the reason, or fail under `DRIFTLINE_REQUIRE_TERRAFORM=1`).
  */
-export { describeRealTerraform } from '../../edge-agent/test/helpers/realTerraform.js';
-export { realPath } from '../../edge-agent/test/terraform/tools.js';
+export { describeRealTerraform, realPath } from '@driftline/edge-agent/testing';
