@@ -79,7 +79,12 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
   backend.refusalsFor = (site) => notices.for(site, now());
   const emit = (e: ForwardEvent) => {
     logEvent(e);
-    if (e.type === 'refused') notices.note(e, now());
+    if (e.type === 'refused') {
+      notices.note(e, now());
+      // the sites' held pulls answer now, so their agents learn it at once, not at the end of a hold
+      for (const site of new Set(e.sources.map((src) => (src ?? '').split('/')[0] ?? '')))
+        if (site) backend.held.notify(site);
+    }
     peers.note(e).catch((err) => log.warn({ err }, 'checking a refusal with upstream failed'));
   };
   // Dead buffers of the batches and blobs taken in or forwarded are freed now, not 64 MiB later.
