@@ -49,7 +49,7 @@ const statusOf = (e: unknown) => {
 };
 
 /**
- * Authentication and roles of the people's side (DESIGN S5). Credentials, in order: a bearer operator
+ * Authentication and roles of the people's side (S5 in docs/architecture.md#invariants). Credentials, in order: a bearer operator
  * token, the session cookie (writes also need the CSRF header), the SSO proxy's identity header (only
  * from a configured proxy address, the TCP peer). Tokens and session ids are looked up by sha256 and
  * never logged.

@@ -13,7 +13,7 @@ import { err } from '../openapiShared.js';
 import type { ApiDeps } from './deps.js';
 import { route } from './route.js';
 
-/** Largest a run's redacted detail may inflate to; a bigger one is treated as unavailable (DESIGN S8). */
+/** Largest a run's redacted detail may inflate to; a bigger one is treated as unavailable (S8 in docs/architecture.md#invariants). */
 export const MAX_DETAIL_BYTES = 64 * 1024 * 1024;
 
 const PlanDetailSchema = z.looseObject({ resources: z.array(ResourceChangeSchema).optional() });
