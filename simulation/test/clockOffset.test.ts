@@ -123,12 +123,17 @@ describe('clock offsets over an emulated Mars link', () => {
 
     for (const site of sites) {
       const [up, down] = delays[site as keyof typeof delays];
-      const { s, cell } = await until(`a result from ${site} with a round-trip offset`, async () => {
-        const r = await hub.api(`/api/sites/${site}`);
-        const s = (await r.json()) as Site;
-        const cell = s.matrix.find((c) => c.runId && c.plannedAt);
-        return cell && s.clockOffsetUncertaintyMs != null ? { s, cell } : undefined;
-      });
+      const { s, cell } = await until(
+        `a result from ${site} with a round-trip offset`,
+        async () => {
+          const r = await hub.api(`/api/sites/${site}`);
+          const s = (await r.json()) as Site;
+          const cell = s.matrix.find((c) => c.runId && c.plannedAt);
+          return cell && s.clockOffsetUncertaintyMs != null ? { s, cell } : undefined;
+          // 17 s alone; once, beside the whole suite, no estimate within 90 s (not traced; see the issue-29 note)
+        },
+        240_000,
+      );
       const run = (await (await hub.api(`/api/runs/${cell.runId}`)).json()) as {
         plannedAt: string;
         receivedAt: string;
