@@ -80,10 +80,8 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
   const emit = (e: ForwardEvent) => {
     logEvent(e);
     if (e.type === 'refused') {
-      notices.note(e, now());
       // the sites' held pulls answer now, so their agents learn it at once, not at the end of a hold
-      for (const site of new Set(e.sources.map((src) => (src ?? '').split('/')[0] ?? '')))
-        if (site) backend.held.notify(site);
+      for (const site of notices.note(e, now())) backend.held.notify(site);
     }
     peers.note(e).catch((err) => log.warn({ err }, 'checking a refusal with upstream failed'));
   };

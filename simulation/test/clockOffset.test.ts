@@ -123,6 +123,7 @@ describe('clock offsets over an emulated Mars link', () => {
 
     for (const site of sites) {
       const [up, down] = delays[site as keyof typeof delays];
+      // 17 s alone; once, beside the whole suite, no estimate within 90 s (not traced): up to 240 s
       const { s, cell } = await until(
         `a result from ${site} with a round-trip offset`,
         async () => {
@@ -130,7 +131,6 @@ describe('clock offsets over an emulated Mars link', () => {
           const s = (await r.json()) as Site;
           const cell = s.matrix.find((c) => c.runId && c.plannedAt);
           return cell && s.clockOffsetUncertaintyMs != null ? { s, cell } : undefined;
-          // 17 s alone; once, beside the whole suite, no estimate within 90 s (not traced; see the issue-29 note)
         },
         240_000,
       );

@@ -22,11 +22,16 @@ export class RefusalNotices {
     private readonly max = 1000,
   ) {}
 
-  /** Records the refusals of a `refused` forwarding event (bundles with a known `site/agent`). */
-  note(e: Extract<ForwardEvent, { type: 'refused' }>, now: number): void {
+  /**
+   * Records the refusals of a `refused` forwarding event (bundles with a known `site/agent`); answers the
+   * sites it recorded one for (whose agents should hear of it now).
+   */
+  note(e: Extract<ForwardEvent, { type: 'refused' }>, now: number): Set<string> {
+    const sites = new Set<string>();
     e.receipts.forEach((r, i) => {
       const [site, agent] = (e.sources[i] ?? '').split('/');
       if (!site || !agent) return;
+      sites.add(site);
       const code = r.code ?? 'refused';
       const key = `${site}/${agent}|${code}`;
       const had = this.notices.get(key);
@@ -51,6 +56,7 @@ export class RefusalNotices {
         this.notices.delete(k);
       }
     });
+    return sites;
   }
 
   /** The notices for `site`'s agents still within `keepMs`, newest first. */
