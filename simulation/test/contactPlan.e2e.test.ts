@@ -125,7 +125,10 @@ describe.runIf(hasChromium || required)(
       const grid = page.getByRole('grid');
       await expect.poll(() => grid.textContent(), { timeout: 20_000 }).toContain('overdue · ');
       await page.goto(`${topo.hubUrl}/?view=links`);
-      const row = page.getByRole('row', { name: /polar-1/ });
+      // The links table's own row: the relays table below names polar-1 among relay-1's sites too.
+      const row = page
+        .getByRole('table', { name: /Each site's link/ })
+        .getByRole('row', { name: /^polar-1/ });
       await expect
         .poll(() => row.textContent(), { timeout: 20_000 })
         .toContain('overdue: 1 window passed without contact');

@@ -92,7 +92,7 @@ describe('hostile relay (c): rewritten clock headers', () => {
     expect(
       await hubMetric(w, 'hub_clock_estimates_held_total', 'reason="contradicts-bounds"'),
     ).toBeGreaterThan(0);
-    expect(w.logLines('hub', /refused a clock estimate/).length).toBeGreaterThan(0);
+    await w.logged('hub', /refused a clock estimate/);
   });
 
   it('dates results held 90 s and claimed −90 s when they ran, and flags the jump', {
@@ -112,6 +112,6 @@ describe('hostile relay (c): rewritten clock headers', () => {
     expect(p.plannedAt).toBeGreaterThanOrEqual(p.askedAt - u);
     expect((await agentInfo(w)).clockHeld).toMatchObject({ reason: 'jump' });
     expect(await hubMetric(w, 'hub_clock_estimates_held_total', 'reason="jump"')).toBeGreaterThan(0);
-    expect(w.logLines('hub', /held back a clock estimate/).length).toBeGreaterThan(0);
+    await w.logged('hub', /held back a clock estimate/);
   });
 });

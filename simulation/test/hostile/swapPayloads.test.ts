@@ -25,7 +25,7 @@ describe('hostile relay (g): payloads swapped between agents', () => {
       async () =>
         (await w.relayMetric('driftline_relay_peer_refusals_total', { reason: 'foreign-site' })) > 0,
     );
-    expect(w.logLines('relay-1', /refused a downstream peer/).length).toBeGreaterThan(0);
+    await w.logged('relay-1', /refused a downstream peer/);
     w.agentSide?.use(null);
     for (const site of w.sites) {
       const runs = await everyDetailArrives(w, site);
