@@ -159,6 +159,15 @@ describe('hub over HTTP', () => {
     h.clock.advance(601_000);
     await h.hub.sweeper.sweep();
     expect((await h.get(`/api/plan-requests/${late.requestId}`)).body).toMatchObject({ state: 'expired' });
+    // the list is newest first and capped: closed requests stay for good
+    const list = (q: string) =>
+      h.get(`/api/plan-requests${q}`).then((r) => ({
+        status: r.status,
+        ids: (r.body as { requests?: Array<{ requestId: string }> }).requests?.map((x) => x.requestId),
+      }));
+    expect(await list('')).toEqual({ status: 200, ids: [late.requestId, created.requestId] });
+    expect(await list('?limit=1&site=ship-7')).toEqual({ status: 200, ids: [late.requestId] });
+    expect((await list('?limit=501')).status).toBe(400);
   });
 
   it('marks a plan request done when the plan came out unchanged (a confirmation, no new run)', async () => {

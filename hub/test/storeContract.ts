@@ -231,6 +231,15 @@ export function runHubStoreContract(
         await s.commit({ planRequests: [{ ...req, state: 'done' }] });
         expect(await s.listPlanRequests({ open: true })).toHaveLength(0);
         expect((await s.getPlanRequest('R1'))?.state).toBe('done');
+        // newest first, capped (GET /api/plan-requests?limit=): closed requests are kept for good
+        await s.commit({
+          planRequests: ['R2', 'R3', 'R4'].map((requestId) => ({ ...req, requestId, site: 'mine-3' })),
+        });
+        expect((await s.listPlanRequests({ limit: 2 })).map((r) => r.requestId)).toEqual(['R4', 'R3']);
+        expect((await s.listPlanRequests({ site: 'ship-7', limit: 2 })).map((r) => r.requestId)).toEqual([
+          'R1',
+        ]);
+        expect(await s.listPlanRequests()).toHaveLength(4);
       }),
     );
 

@@ -39,6 +39,11 @@ export const SiteFilterQuerySchema = z.object({
   site: z.string().min(1).optional().describe('only this site'),
 });
 
+/** `GET /api/plan-requests`: at most `limit` requests, newest first (closed ones are kept for good). */
+export const PlanRequestsQuerySchema = SiteFilterQuerySchema.extend({
+  limit: z.coerce.number().int().min(1).max(500).default(100).describe('requests, newest first'),
+});
+
 /** `GET /api/events` */
 export const EventsQuerySchema = z.object({
   lastEventId: z
@@ -94,4 +99,5 @@ export type MatrixQueryParams = QueryParams<typeof MatrixQuerySchema>;
 export type RunsQueryParams = QueryParams<typeof RunsQuerySchema>;
 export type AuditQueryParams = QueryParams<typeof AuditQuerySchema>;
 export type SiteFilterQueryParams = QueryParams<typeof SiteFilterQuerySchema>;
+export type PlanRequestsQueryParams = QueryParams<typeof PlanRequestsQuerySchema>;
 export type ApprovalsQueryParams = QueryParams<typeof ApprovalsQuerySchema>;

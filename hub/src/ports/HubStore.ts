@@ -178,7 +178,8 @@ export interface ReadStore {
   listSites(): Promise<SiteRow[]>;
 
   getPlanRequest(requestId: string): Promise<PlanRequestRow | null>;
-  listPlanRequests(filter?: { site?: string; open?: boolean }): Promise<PlanRequestRow[]>;
+  /** Newest first; `limit` caps how many (none: all). */
+  listPlanRequests(filter?: { site?: string; open?: boolean; limit?: number }): Promise<PlanRequestRow[]>;
 }
 
 /**

@@ -289,11 +289,12 @@ export class MemoryHubStore implements HubStore {
     });
     return clone(written);
   }
-  async listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
+  async listPlanRequests(filter: { site?: string; open?: boolean; limit?: number } = {}) {
     return [...this.requests.values()]
       .filter((r) => !filter.site || r.site === filter.site)
       .filter((r) => !filter.open || r.state === 'pending' || r.state === 'delivered')
       .sort((a, b) => (a.requestId < b.requestId ? 1 : -1))
+      .slice(0, filter.limit)
       .map(clone);
   }
   async dueWebhooks(now: number, limit: number) {

@@ -245,8 +245,12 @@ export class PostgresHubStore implements HubStore {
       return written;
     });
   }
-  listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
-    return this.all<PlanRequestRow>(R.requests, [filter.site ?? null, filter.open === true]);
+  listPlanRequests(filter: { site?: string; open?: boolean; limit?: number } = {}) {
+    return this.all<PlanRequestRow>(R.requests, [
+      filter.site ?? null,
+      filter.open === true,
+      filter.limit ?? null,
+    ]);
   }
   dueWebhooks(now: number, limit: number) {
     return this.all<WebhookRow>(R.dueWebhooks, [now, limit]);

@@ -88,7 +88,7 @@ export const R = {
   requests: st(
     'requests',
     `SELECT row FROM plan_requests WHERE ($1::text IS NULL OR site = $1)
-     AND (NOT $2::boolean OR state IN ('pending', 'delivered')) ORDER BY request_id DESC`,
+     AND (NOT $2::boolean OR state IN ('pending', 'delivered')) ORDER BY request_id DESC LIMIT $3::int`,
   ),
   dueWebhooks: st(
     'due_webhooks',

@@ -227,9 +227,13 @@ export class SqliteHubStore implements HubStore {
       return written;
     })();
   }
-  async listPlanRequests(filter: { site?: string; open?: boolean } = {}) {
+  async listPlanRequests(filter: { site?: string; open?: boolean; limit?: number } = {}) {
     return parseAll<PlanRequestRow>(
-      this.s.requests.all({ site: filter.site ?? null, open: filter.open ? 1 : 0 }) as Row[],
+      this.s.requests.all({
+        site: filter.site ?? null,
+        open: filter.open ? 1 : 0,
+        limit: filter.limit ?? -1,
+      }) as Row[],
     );
   }
   async dueWebhooks(now: number, limit: number) {
@@ -379,7 +383,7 @@ function prepare(db: Database.Database) {
     ),
     getRequest: p('SELECT row FROM plan_requests WHERE request_id = ?'),
     requests: p(
-      `SELECT row FROM plan_requests WHERE (@site IS NULL OR site = @site) AND (@open = 0 OR state IN ('pending','delivered')) ORDER BY request_id DESC`,
+      `SELECT row FROM plan_requests WHERE (@site IS NULL OR site = @site) AND (@open = 0 OR state IN ('pending','delivered')) ORDER BY request_id DESC LIMIT @limit`,
     ),
     insWebhook: p('INSERT OR IGNORE INTO webhooks (id, state, next_at, row) VALUES (?, ?, ?, ?)'),
     upWebhook: p(

@@ -1,4 +1,4 @@
-import { API_PATHS, PlanRequestCreateSchema, SiteFilterQuerySchema, WireError } from '@driftline/protocol';
+import { API_PATHS, PlanRequestCreateSchema, PlanRequestsQuerySchema, WireError } from '@driftline/protocol';
 import { toPlanRequest } from '../../../core/views.js';
 import { readJson } from '../json.js';
 import { err } from '../openapiShared.js';
@@ -13,11 +13,11 @@ export const planRequestRoutes = [
     method: 'GET',
     path: API_PATHS.planRequests,
     role: 'viewer',
-    query: SiteFilterQuerySchema,
+    query: PlanRequestsQuerySchema,
     response: { status: 200, schema: 'PlanRequestsResponse', description: 'requests' },
-    doc: { summary: 'Plan requests', others: { '400': err('bad query') } },
-    handler: async (_ctx, d, { site }) => {
-      const rows = await d.store.listPlanRequests(site ? { site } : {});
+    doc: { summary: 'Plan requests, newest first (at most `limit`)', others: { '400': err('bad query') } },
+    handler: async (_ctx, d, { site, limit }) => {
+      const rows = await d.store.listPlanRequests(site ? { site, limit } : { limit });
       const now = d.clock.now();
       return { requests: rows.map((r) => toPlanRequest(r, now)) };
     },
