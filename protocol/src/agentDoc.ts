@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { canonical, cborDecode } from './cbor.js';
+import { overlayConfirmed } from './docConfirmed.js';
 import { AgentIdSchema, RunIdSchema, Sha256Schema, SiteIdSchema } from './ids.js';
 import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './planSummary.js';
 import { DocPublicationStateSchema } from './publications.js';
@@ -263,10 +264,22 @@ export function unpackDocEntry(value: unknown): unknown {
 export function plainAgentDoc(value: unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return plainDocValue(value);
   const doc: Record<string, unknown> = {};
+  const confirmed = (value as { confirmed?: unknown }).confirmed;
+  const conf =
+    confirmed !== null && typeof confirmed === 'object' ? (confirmed as Record<string, unknown>) : {};
   for (const [k, v] of Object.entries(value)) {
+    // Applied to the cells below (decision 330): the plain document shows each cell as confirmed.
+    if (k === 'confirmed') continue;
     doc[k] =
       (k === 'runs' || k === 'cells') && v !== null && typeof v === 'object' && !Array.isArray(v)
-        ? Object.fromEntries(Object.entries(v).map(([key, entry]) => [key, unpackDocEntry(entry)]))
+        ? Object.fromEntries(
+            Object.entries(v).map(([key, entry]) => [
+              key,
+              k === 'cells' && Object.hasOwn(conf, key)
+                ? overlayConfirmed(unpackDocEntry(entry), conf[key])
+                : unpackDocEntry(entry),
+            ]),
+          )
         : plainDocValue(v);
   }
   return doc;

@@ -79,6 +79,12 @@ export const AckPayloadSchema = z.strictObject({
   blobs: z.array(Sha256Schema),
   /** Hub time of the commit, milliseconds since the epoch. */
   committedAt: z.number().int().nonnegative(),
+  /**
+   * The hub reads the document's `confirmed` map (decision 330): the agent may write an unchanged
+   * re-plan there instead of rewriting its cell. Sent only for a document that has the map (so never to
+   * an agent older than the field, whose strict schema would refuse the ack).
+   */
+  readsConfirmed: z.literal(true).optional(),
 });
 export type AckPayload = z.infer<typeof AckPayloadSchema>;
 

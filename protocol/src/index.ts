@@ -16,6 +16,7 @@ export * from './contactLearn.js';
 export * from './contactWindows.js';
 export * from './custody.js';
 export * from './custodyChain.js';
+export * from './docConfirmed.js';
 export * from './enrolmentToken.js';
 export * from './errors.js';
 export * from './fleet.js';
