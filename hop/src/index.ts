@@ -33,7 +33,7 @@ export { actsFor, bearerToken } from './http/auth.js';
 export type { StampKey } from './http/clocks.js';
 export { exchangeTimes, PeerClocks } from './http/clocks.js';
 export { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
-export { DownlinkWaiters } from './http/downlinkWaiters.js';
+export { DownlinkWaiters, type Holder, MAX_HELD_PER_HOLDER, type WaitEnd } from './http/downlinkWaiters.js';
 export { errorMiddleware } from './http/errorMiddleware.js';
 export { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
 export type { MetricsAccess } from './http/metricsRoute.js';

@@ -171,7 +171,7 @@ describe('held pulls on a costly link', () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('driftline-cursor')).toBe('0');
-    expect(res.headers.get('driftline-held')).toBe('0;max=900');
+    expect(res.headers.get('driftline-held')).toBe('0;keep=2;max=900');
     const conditional = await fetch(`http://127.0.0.1:${port}/v1/bundles?for=ship-7&after=0&wait=0`, {
       headers: { authorization: `Bearer ${TOKEN}`, 'if-none-match': '"0"' },
     });
@@ -182,5 +182,34 @@ describe('held pulls on a costly link', () => {
     });
     expect(other.status).toBe(200);
     expect(other.headers.get('etag')).toBe('"0"');
+  });
+
+  it('keeps a second held pull of the client waiting while the first answers, and lets it go for a newer one', async () => {
+    const { backend, port } = await hopServer(900);
+    const { url, seen } = await tap(port);
+    const client = new HopClient({ url, token: TOKEN });
+    const first = await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
+    expect(first).toMatchObject({ ok: true, value: { held: true, heldS: 0, keep: 2 } });
+    const cursor = first.ok ? first.value.cursor : '';
+    const a = client.pullDownlink('ship-7', cursor, undefined, { waitS: 900 });
+    await until(() => backend.held.size === 1);
+    const b = client.pullDownlink('ship-7', cursor, undefined, { waitS: 900 });
+    await until(() => backend.held.size === 2);
+    expect(backend.held.size).toBe(2);
+    const ack = await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never);
+    backend.enqueueDownlink('ship-7', ack.bytes);
+    const woke = await a;
+    expect(woke.ok && woke.value.bundles).toHaveLength(1);
+    // b still waits at the relay while a's answer travels
+    expect(backend.held.size).toBe(1);
+    const after = woke.ok ? woke.value.cursor : '';
+    const c = client.pullDownlink('ship-7', after, undefined, { waitS: 900 });
+    // c, after the new cursor, takes b's place: b is a bare 304 (nothing for it to repeat)
+    const gone = await b;
+    expect(gone).toMatchObject({ ok: true, value: { bundles: [], cursor, held: true } });
+    expect(seen.at(-1)?.status).toBe(304);
+    expect(backend.held.size).toBe(1);
+    backend.held.releaseAll();
+    expect((await c).ok).toBe(true);
   });
 });

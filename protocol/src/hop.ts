@@ -58,9 +58,22 @@ export const LEGACY_DOWNLINK_WAIT_S = 55;
  */
 export const HELD_HEADER = 'driftline-held';
 
-/** {@link HELD_HEADER}'s value: seconds held, and the longest hold the server grants (absent: an older one). */
-export function formatHeld(heldS: number, maxS: number): string {
-  return `${heldS};max=${maxS}`;
+/**
+ * {@link HELD_HEADER}'s value: seconds held, and the longest hold the server grants (absent: an older one).
+ * `keep` (docs/decisions/340-no-gap-between-held-pulls.md): the server keeps up to that many held pulls
+ * of one client and site, wakes only the one that ends first when downlink arrives, and answers an older
+ * one empty once a newer one arrives: `<s>;keep=<n>;max=<longest>` (before `max`, which older clients
+ * read at the end).
+ */
+export function formatHeld(heldS: number, maxS: number, keep?: number): string {
+  return keep === undefined ? `${heldS};max=${maxS}` : `${heldS};keep=${keep};max=${maxS}`;
+}
+
+/** Reads {@link HELD_HEADER}'s seconds held and `keep` (1 when absent: an older server keeps one). */
+export function parseHeld(value: string | null): { heldS: number; keep: number } | null {
+  const m = /^(\d{1,5})(?:;keep=(\d{1,2}))?(?:;max=\d{1,5})?$/.exec(value ?? '');
+  if (!m) return null;
+  return { heldS: Number(m[1]), keep: m[2] === undefined ? 1 : Math.max(1, Number(m[2])) };
 }
 
 /** Reads {@link HELD_HEADER}: the longest hold stated, or null (absent, an older server, or garbage). */

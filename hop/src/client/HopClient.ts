@@ -21,6 +21,7 @@ import {
   type PeerInfo,
   PeerInfoSchema,
   parseClockTime,
+  parseHeld,
   parseHeldMax,
   parseStamp,
   REFUSALS_HEADER,
@@ -262,6 +263,10 @@ export class HopClient {
       cursor: string;
       bytes: number;
       held: boolean;
+      /** Seconds the upstream held (or would hold) this pull, as it said (`driftline-held`); absent: not held. */
+      heldS?: number;
+      /** Held pulls the upstream keeps at once for this client and site (`keep`, decision 340); 1 when it says nothing. */
+      keep: number;
       refusals: RelayRefusal[];
     }>
   > {
@@ -296,10 +301,12 @@ export class HopClient {
     const heldHeader = r.value.headers.get(HELD_HEADER);
     const held = hold !== undefined && heldHeader !== null;
     if (hold !== undefined) this.heldMaxS = parseHeldMax(heldHeader);
+    const stated = held ? parseHeld(heldHeader) : null;
+    const how = { ...(stated ? { heldS: stated.heldS } : {}), keep: stated?.keep ?? 1 };
     if (r.value.status === 304) {
       if (after === undefined)
         return failure('bad-answer', 'upstream answered 304 to a pull with no cursor', true);
-      return { ok: true, value: { bundles: [], cursor: after, bytes: 0, held, refusals: [] } };
+      return { ok: true, value: { bundles: [], cursor: after, bytes: 0, held, ...how, refusals: [] } };
     }
     const refusals = readRefusals(r.value.headers.get(REFUSALS_HEADER));
     const unreadable = (why: string) =>
@@ -319,7 +326,10 @@ export class HopClient {
     if (!batch.ok) return unreadable(`not a batch: ${batch.error.message}`);
     const cursor = r.value.headers.get(CURSOR_HEADER);
     if (!cursor) return unreadable(`no ${CURSOR_HEADER} header`);
-    return { ok: true, value: { bundles: batch.value, cursor, bytes: read.bytes.length, held, refusals } };
+    return {
+      ok: true,
+      value: { bundles: batch.value, cursor, bytes: read.bytes.length, held, ...how, refusals },
+    };
   }
 
   /** `GET /v1/peer`: who this client's token is upstream and the sites it acts for there. */

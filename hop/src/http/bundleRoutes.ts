@@ -68,26 +68,32 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
     return;
   }
   let { bundles, cursor } = await backend.downlink(peer, parsed.data);
+  let superseded = false;
   if (parsed.data.wait !== undefined && backend.waitForDownlink) {
     // A long poll: held while the site has nothing, so control reaches it as soon as it arrives here.
     // `wait=0` only asks whether this node holds pulls (the header says so, with its longest hold);
     // nothing is held. Docs/decisions/320: a node states its longest hold and the agent asks for that.
     const maxS = backend.maxHoldS ?? LEGACY_MAX_HOLD_S;
     const waitS = Math.min(parsed.data.wait, maxS);
-    ctx.set(HELD_HEADER, formatHeld(waitS, maxS));
+    ctx.set(HELD_HEADER, formatHeld(waitS, maxS, backend.keepHeld));
     if (waitS > 0 && bundles.length === 0) {
       const gone = new AbortController();
       const onClose = () => gone.abort();
       ctx.req.once('close', onClose);
+      let end: string | undefined;
       try {
-        await backend.waitForDownlink(parsed.data.for, waitS * 1000, gone.signal);
+        // Up to `keepHeld` pulls of one peer wait at once (docs/decisions/340-no-gap-between-held-pulls.md).
+        const holder = { peer: peer.name, after: parsed.data.after ?? '0' };
+        end = await backend.waitForDownlink(parsed.data.for, waitS * 1000, gone.signal, holder);
       } finally {
         ctx.req.off('close', onClose);
       }
-      if (!gone.signal.aborted) ({ bundles, cursor } = await backend.downlink(peer, parsed.data));
+      // A newer pull of the same peer took this one's place: answered as found, empty (its cursor unmoved).
+      if (end === 'superseded') superseded = true;
+      else if (!gone.signal.aborted) ({ bundles, cursor } = await backend.downlink(peer, parsed.data));
     }
   }
-  const refusals = backend.refusalsFor?.(parsed.data.for) ?? [];
+  const refusals = superseded ? [] : (backend.refusalsFor?.(parsed.data.for) ?? []);
   // A conditional pull (If-None-Match: "<cursor it holds>", RFC 9110 §13.1.2): the page's ETag is its
   // cursor, and nothing since that cursor is a bare 304: no body, no cursor header (decision 320).
   const ifNoneMatch = ctx.get('if-none-match');

@@ -1,45 +1,99 @@
 /**
  * Held downlink pulls waiting for a site's downlink (`GET /v1/bundles?wait=`): `wait` resolves when
- * `notify(site)` is called, the time is up, or the request goes away. A backend that can hold pulls
- * keeps one and calls `notify` after each commit of downlink for a site
- * (docs/decisions/270-control-first.md).
+ * `notify(site)` is called, the time is up, the request goes away, or a newer pull of the same holder
+ * supersedes it. A backend that can hold pulls keeps one and calls `notify` after each commit of downlink
+ * for a site (docs/decisions/270-control-first.md, docs/decisions/340-no-gap-between-held-pulls.md).
  */
 /** Default cap on pulls held at once for one site ({@link DownlinkWaiters}). */
 export const MAX_HELD_PER_SITE = 8;
+/**
+ * Pulls held at once for one holder (a peer) and site: two, so one still waits at this node while the
+ * answer to the other is on its way down (decision 340). Stated to clients as `keep` in `driftline-held`.
+ */
+export const MAX_HELD_PER_HOLDER = 2;
+
+/** Why a held pull was let go: `superseded` is answered empty, the others with what the site has. */
+export type WaitEnd = 'woken' | 'time' | 'gone' | 'capped' | 'superseded';
+
+/** Who holds a pull: the peer, and the cursor it pulls after (`after`, '0' when none). */
+export interface Holder {
+  peer: string;
+  after: string;
+}
+
+interface Waiter {
+  holder?: Holder;
+  /** When its hold ends, ms (this node's clock). */
+  endsAt: number;
+  done(why: WaitEnd): void;
+}
 
 export class DownlinkWaiters {
-  private readonly bySite = new Map<string, Set<() => void>>();
+  private readonly bySite = new Map<string, Set<Waiter>>();
 
   /**
    * @param maxPerSite pulls held at once for one site; one more is answered at once (not held). An
-   *   honest site holds one per upstream; the cap keeps a peer that opens many from holding sockets and
-   *   timers without bound.
+   *   honest site holds at most {@link MAX_HELD_PER_HOLDER} per agent and upstream; the cap keeps a peer
+   *   that opens many from holding sockets and timers without bound.
    */
-  constructor(private readonly maxPerSite = MAX_HELD_PER_SITE) {}
+  constructor(
+    private readonly maxPerSite = MAX_HELD_PER_SITE,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  /** Resolves at the first of `notify(site)`, `ms`, or `signal`'s abort; at once past the per-site cap. */
-  wait(site: string, ms: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves at the first of `notify(site)`, `ms`, `signal`'s abort, or a newer pull of the same
+   * `holder`; at once past the per-site cap. A new pull of a holder lets go (`superseded`) the holder's
+   * pulls after another cursor (the holder has moved on: their answers would repeat what it has), then,
+   * while the holder still has {@link MAX_HELD_PER_HOLDER}, the one that ends first.
+   */
+  wait(site: string, ms: number, signal?: AbortSignal, holder?: Holder): Promise<WaitEnd> {
     return new Promise((resolve) => {
-      if (signal?.aborted) return resolve();
-      if ((this.bySite.get(site)?.size ?? 0) >= this.maxPerSite) return resolve();
-      const set = this.bySite.get(site) ?? new Set<() => void>();
+      if (signal?.aborted) return resolve('gone');
+      if (holder) this.supersede(site, holder);
+      if ((this.bySite.get(site)?.size ?? 0) >= this.maxPerSite) return resolve('capped');
+      const set = this.bySite.get(site) ?? new Set<Waiter>();
       this.bySite.set(site, set);
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        set.delete(done);
-        if (set.size === 0 && this.bySite.get(site) === set) this.bySite.delete(site);
-        resolve();
+      const onAbort = () => w.done('gone');
+      const w: Waiter = {
+        ...(holder ? { holder } : {}),
+        endsAt: this.now() + ms,
+        done: (why) => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          set.delete(w);
+          if (set.size === 0 && this.bySite.get(site) === set) this.bySite.delete(site);
+          resolve(why);
+        },
       };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
-      set.add(done);
+      const timer = setTimeout(() => w.done('time'), ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      set.add(w);
     });
   }
 
-  /** Wakes every pull held for `site`. */
+  private supersede(site: string, holder: Holder): void {
+    const mine = [...(this.bySite.get(site) ?? [])].filter((w) => w.holder?.peer === holder.peer);
+    for (const w of mine) if (w.holder?.after !== holder.after) w.done('superseded');
+    const left = mine.filter((w) => w.holder?.after === holder.after).sort((a, b) => a.endsAt - b.endsAt);
+    for (const w of left.slice(0, Math.max(0, left.length - MAX_HELD_PER_HOLDER + 1))) w.done('superseded');
+  }
+
+  /**
+   * Wakes the pulls held for `site`: of each holder's, only the one that ends first, so the other still
+   * waits while this one's answer travels; pulls without a holder all.
+   */
   notify(site: string): void {
-    for (const done of [...(this.bySite.get(site) ?? [])]) done();
+    const first = new Map<string, Waiter>();
+    const wake: Waiter[] = [];
+    for (const w of this.bySite.get(site) ?? []) {
+      if (!w.holder) wake.push(w);
+      else {
+        const f = first.get(w.holder.peer);
+        if (!f || w.endsAt < f.endsAt) first.set(w.holder.peer, w);
+      }
+    }
+    for (const w of [...wake, ...first.values()]) w.done('woken');
   }
 
   /** Pulls held now (all sites). */
@@ -51,6 +105,6 @@ export class DownlinkWaiters {
 
   /** Wakes every held pull (the server is closing). */
   releaseAll(): void {
-    for (const site of [...this.bySite.keys()]) this.notify(site);
+    for (const set of [...this.bySite.values()]) for (const w of [...set]) w.done('woken');
   }
 }

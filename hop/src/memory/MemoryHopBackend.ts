@@ -8,7 +8,7 @@ import {
   endpointText,
   type Receipt,
 } from '@driftline/protocol';
-import { DownlinkWaiters } from '../http/downlinkWaiters.js';
+import { DownlinkWaiters, type Holder, MAX_HELD_PER_HOLDER, type WaitEnd } from '../http/downlinkWaiters.js';
 import type { BlobReader, FinishedUpload, HopBackend, Peer, SourceClocks } from '../ports/HopBackend.js';
 
 /**
@@ -58,8 +58,10 @@ export class MemoryHopBackend implements HopBackend {
   /** Held downlink pulls (`wait`), woken by `enqueueDownlink`. */
   readonly held = new DownlinkWaiters();
 
-  waitForDownlink(site: string, ms: number, signal: AbortSignal): Promise<void> {
-    return this.held.wait(site, ms, signal);
+  readonly keepHeld = MAX_HELD_PER_HOLDER;
+
+  waitForDownlink(site: string, ms: number, signal: AbortSignal, holder?: Holder): Promise<WaitEnd> {
+    return this.held.wait(site, ms, signal, holder);
   }
 
   async authenticate(token: string): Promise<Peer | null> {

@@ -1,4 +1,5 @@
 import type { ClockEstimate, DownlinkQuery, Receipt, RelayRefusal, RelayStatus } from '@driftline/protocol';
+import type { Holder, WaitEnd } from '../http/downlinkWaiters.js';
 
 /**
  * What a node (relay or hub) must provide for `@driftline/hop` to serve the hop API
@@ -36,9 +37,19 @@ export interface HopBackend {
   /**
    * Holds an empty downlink pull that asked to wait (`wait`): resolves when downlink for `site` may have
    * arrived, `ms` passed, or `signal` aborted (the request went away). Absent: pulls are answered at
-   * once and say nothing of holding (docs/decisions/270-control-first.md).
+   * once and say nothing of holding (docs/decisions/270-control-first.md). With `holder`, a newer pull of
+   * the same peer may supersede this one: it then resolves `'superseded'` and is answered empty
+   * (docs/decisions/340-no-gap-between-held-pulls.md).
    */
-  waitForDownlink?(site: string, ms: number, signal: AbortSignal): Promise<void>;
+  waitForDownlink?(
+    site: string,
+    ms: number,
+    signal: AbortSignal,
+    holder?: Holder,
+  ): Promise<WaitEnd | undefined>;
+
+  /** How many held pulls of one peer and site it keeps (`keep`, decision 340); absent: one. */
+  readonly keepHeld?: number;
 
   /**
    * Longest hold granted, seconds, stated with every held answer so agents ask for it

@@ -5,13 +5,16 @@ import {
   type BlobReader,
   DownlinkWaiters,
   type FinishedUpload,
+  type Holder,
   type HopBackend,
   type Custody as HopCustody,
+  MAX_HELD_PER_HOLDER,
   type Peer,
   type Reserved,
   RetryLaterError,
   type SourceClocks,
   scopeBatch,
+  type WaitEnd,
 } from '@driftline/hop';
 import {
   type BundleId,
@@ -143,8 +146,10 @@ export class RelayBackend implements HopBackend {
   /** Held downlink pulls; `app` notifies a site after each page of its downlink is committed. */
   readonly held = new DownlinkWaiters();
 
-  waitForDownlink(site: string, ms: number, signal: AbortSignal): Promise<void> {
-    return this.held.wait(site, ms, signal);
+  readonly keepHeld = MAX_HELD_PER_HOLDER;
+
+  waitForDownlink(site: string, ms: number, signal: AbortSignal, holder?: Holder): Promise<WaitEnd> {
+    return this.held.wait(site, ms, signal, holder);
   }
 
   get maxHoldS(): number | undefined {
