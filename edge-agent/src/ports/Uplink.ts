@@ -39,6 +39,9 @@ export interface Uplink {
       bundles: Uint8Array[];
       cursor: string;
       held?: boolean;
+      /** Seconds the upstream said it held this pull, and how many it keeps at once (decision 340). */
+      heldS?: number;
+      keep?: number;
       /** What a relay's upstream refused of this site's bundles (decision 240); absent: nothing. */
       refusals?: RelayRefusal[];
     }>

@@ -131,7 +131,14 @@ export class HttpUplink implements Uplink {
     after: string | undefined,
     hold?: { waitS: number; signal?: AbortSignal },
   ): Promise<
-    UplinkResult<{ bundles: Uint8Array[]; cursor: string; held?: boolean; refusals?: RelayRefusal[] }>
+    UplinkResult<{
+      bundles: Uint8Array[];
+      cursor: string;
+      held?: boolean;
+      heldS?: number;
+      keep?: number;
+      refusals?: RelayRefusal[];
+    }>
   > {
     const r = await this.client.pullDownlink(site, after, undefined, hold);
     return r.ok
@@ -140,7 +147,8 @@ export class HttpUplink implements Uplink {
           value: {
             bundles: r.value.bundles,
             cursor: r.value.cursor,
-            ...(r.value.held ? { held: true } : {}),
+            ...(r.value.held ? { held: true, keep: r.value.keep } : {}),
+            ...(r.value.heldS !== undefined ? { heldS: r.value.heldS } : {}),
             ...(r.value.refusals.length > 0 ? { refusals: r.value.refusals } : {}),
           },
         }

@@ -15,6 +15,8 @@ import {
 import type { Ledger, PendingDelta } from '../../ports/Ledger.js';
 import type { Logger } from '../../ports/Logger.js';
 import type { Uplink } from '../../ports/Uplink.js';
+import { laterCursor, SeenBundles } from './downlinkAnswers.js';
+import { uploadBlobsOnce } from './uploadBlobs.js';
 
 /** A hub-relayed approval as it arrives on the downlink: the approval itself is unchecked here. */
 export type ApprovalPayload = Extract<ControlPayload, { type: 'approval' }>;
@@ -69,6 +71,9 @@ export interface PullOutcome {
   errors: string[];
   /** The upstream held this pull open as asked (it answers `wait`); absent: it did not, or none was asked. */
   held?: boolean;
+  /** Seconds it said it held (or would hold) the pull, and how many held pulls it keeps at once (decision 340). */
+  heldS?: number | undefined;
+  keep?: number | undefined;
 }
 
 /** One push or pull cycle over the agent's upstreams (steps 5 and 8 of docs/architecture.md#the-trip). Timers live in the caller. */
@@ -77,6 +82,8 @@ export class SyncEngine {
   private readonly suspect = new Set<string>();
   /** The downlink bundle being handled (`handleInTurn`): one at a time across upstreams. */
   private handling: Promise<void> = Promise.resolve();
+  /** Downlink bundles handled lately: a second answer carrying one again costs nothing (decision 340). */
+  private readonly seen = new SeenBundles();
 
   constructor(private readonly deps: SyncDeps) {}
 
@@ -205,8 +212,8 @@ export class SyncEngine {
     };
     const answered = await Promise.all(
       this.deps.uplinks.map(async (up) => {
-        const cursor = this.deps.store.downlinkCursor(up.url);
-        const r = await up.pullDownlink(this.deps.site, cursor, hold);
+        const sent = this.deps.store.downlinkCursor(up.url);
+        const r = await up.pullDownlink(this.deps.site, sent, hold);
         if (!r.ok) {
           out.errors.push(`${up.url}: ${r.error}`);
           // a pull cut by the agent's own stop says nothing of the upstream
@@ -214,10 +221,12 @@ export class SyncEngine {
           return false;
         }
         this.deps.store.recordPullResult(up.url, null);
-        if (r.value.held) out.held = true;
+        if (r.value.held) Object.assign(out, { held: true, heldS: r.value.heldS, keep: r.value.keep });
         for (const bytes of r.value.bundles) await this.handleInTurn(bytes, out, up.url);
         for (const n of r.value.refusals ?? []) this.onRelayRefusal(n, out, up.url);
-        this.deps.store.setDownlinkCursor(up.url, r.value.cursor);
+        const held = this.deps.store.downlinkCursor(up.url);
+        const bundles = r.value.bundles.length;
+        this.deps.store.setDownlinkCursor(up.url, laterCursor(held, sent, r.value.cursor, bundles));
         return true;
       }),
     );
@@ -250,6 +259,7 @@ export class SyncEngine {
       header.destination.site === this.deps.site &&
       (!header.destination.agent || header.destination.agent === this.deps.agent);
     if (!forUs) return; // another agent's ack at the same site
+    if (this.seen.has(header.id)) return; // a second answer with the same bundle (decision 340)
     if (header.source !== 'hub' || !(await verifyBundle(d.value, this.deps.hubPublicKey))) {
       this.deps.log.warn(
         { bundleId: header.id, kind: header.kind, upstream },
@@ -258,8 +268,14 @@ export class SyncEngine {
       out.refused++;
       return;
     }
+    await this.handleVerified(header, d.value.payload, out);
+    this.seen.add(header.id);
+  }
+
+  /** A downlink bundle the pinned hub key signed, for this agent. */
+  private async handleVerified(header: BundleHeader, payload: Uint8Array, out: PullOutcome): Promise<void> {
     if (header.kind === 'ack') {
-      const p = decodePayload('ack', d.value.payload);
+      const p = decodePayload('ack', payload);
       if (!p.ok || p.value.agent !== this.deps.agent) return;
       const r = this.deps.store.applyAck(p.value);
       this.deps.log.info({ doc: p.value.doc, ...r }, 'hub acknowledged');
@@ -269,14 +285,14 @@ export class SyncEngine {
         out.resumed = true;
       }
     } else if (header.kind === 'blob') {
-      const p = decodePayload('blob', d.value.payload);
+      const p = decodePayload('blob', payload);
       if (!p.ok) {
         out.refused++;
         return;
       }
       this.deps.onBlobManifest?.(p.value);
     } else if (header.kind === 'control') {
-      const p = decodePayload('control', d.value.payload);
+      const p = decodePayload('control', payload);
       if (!p.ok) {
         out.refused++;
         return;
@@ -365,35 +381,12 @@ export class SyncEngine {
   }
 
   /** Uploads detail blobs the upstream does not hold yet, lowest priority: call after push and pull. */
-  async uploadBlobsOnce(
+  uploadBlobsOnce(
     onProgress?: (sha256: string, sent: number, total: number) => void,
     signal?: AbortSignal,
     /** Asked before each blob: true when a result waits to be pushed first, and the uploads stop. */
     yieldToResults?: () => boolean,
   ): Promise<number> {
-    let done = 0;
-    for (const blob of this.deps.store.blobsToUpload()) {
-      if (signal?.aborted || yieldToResults?.()) break;
-      if (blob.previousUpload) {
-        const { upstream, at } = blob.previousUpload;
-        this.deps.log.warn(
-          { upstream, sha256: blob.sha256, runId: blob.runId, uploadedAt: new Date(at).toISOString() },
-          'detail blob uploaded again: no hub receipt since the upstream took it (that hop may have lost or faked it)',
-        );
-      }
-      for (const up of this.deps.uplinks) {
-        const r = await up.uploadBlob(blob, (sent, total) => onProgress?.(blob.sha256, sent, total), signal);
-        if (r.ok) {
-          this.deps.store.markBlobUploaded(blob.sha256, up.url);
-          done++;
-          break;
-        }
-        this.deps.log.warn(
-          { upstream: up.url, sha256: blob.sha256, error: r.error },
-          'blob upload did not finish',
-        );
-      }
-    }
-    return done;
+    return uploadBlobsOnce(this.deps, onProgress, signal, yieldToResults);
   }
 }
