@@ -136,6 +136,32 @@ export class AgentSim {
   }
 
   /**
+   * As an agent after decision 330 does once its hub reads them: the same plan again written apart
+   * from the cell, as `confirmed[key]` (`{at, n, commit?}`); `declare` only adds the empty map.
+   */
+  confirmApart(environment: string, component: string, opts: { commit?: string } = {}): void {
+    const key = `${environment}/${component}`;
+    const at = this.clock.now();
+    this.doc = A.change(this.doc, (d) => {
+      const doc = d as unknown as { confirmed?: Record<string, unknown> };
+      if (!doc.confirmed) doc.confirmed = {};
+      const prev = doc.confirmed[key] as A.ImmutableString | undefined;
+      const n = prev ? (JSON.parse(prev.val) as { n: number }).n + 1 : 1;
+      doc.confirmed[key] = new A.ImmutableString(
+        JSON.stringify({ at, n, ...(opts.commit ? { commit: opts.commit } : {}) }),
+      );
+    });
+  }
+
+  /** Adds the empty `confirmed` map: says this agent writes confirmations apart once told (decision 330). */
+  declareConfirmed(): void {
+    this.doc = A.change(this.doc, (d) => {
+      const doc = d as unknown as { confirmed?: Record<string, unknown> };
+      if (!doc.confirmed) doc.confirmed = {};
+    });
+  }
+
+  /**
    * As the agent does (decision 230): says in its document that hub plan request `requestId` arrived now,
    * or with `null` only that it confirms what it receives (the empty `requests` map).
    */

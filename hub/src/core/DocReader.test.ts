@@ -20,7 +20,7 @@ function touched(patches: readonly A.Patch[]): Touched {
     else if (top === 'applies') applies = true;
     else if (top === 'requests') requests = true;
     else if (top === 'runs' && typeof key === 'string') runs.add(key);
-    else if (top === 'cells' && typeof key === 'string') cells.add(key);
+    else if ((top === 'cells' || top === 'confirmed') && typeof key === 'string') cells.add(key);
     else if (top === 'facts') {
       facts = true;
       if (key === undefined || key === 'cadenceS') cadence = true;
@@ -152,6 +152,60 @@ describe('DocReader', () => {
     });
     const readsForTouched = reads;
     expect(reader.entry('cells', 'prod/c1')).toEqual(cell);
-    expect(reads).toBe(readsForTouched);
+    // One read of the document root (is there a `confirmed` map?), once per reader, not per entry.
+    expect(reads).toBeLessThanOrEqual(readsForTouched + 1);
+  });
+
+  it('applies a confirmed entry to its cell and names the cell it touched (decision 330)', () => {
+    let doc = agentDoc();
+    const cell = {
+      environment: 'prod',
+      component: 'c1',
+      runId: '01JX0000000000000000000001',
+      status: 'clean',
+      commit: 'a'.repeat(40),
+      plannedAt: 5,
+      confirmations: 0,
+    };
+    // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
+    doc = A.change(doc, (d: any) => {
+      d.cells['prod/c1'] = S(packDocEntry(cell as never));
+      d.cells['prod/c2'] = S(packDocEntry({ ...cell, component: 'c2' } as never));
+      d.confirmed = {};
+    });
+    expect(new DocReader(A.getBackend(doc)).hasConfirmed()).toBe(true);
+    const before = A.getHeads(doc);
+    // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
+    doc = A.change(doc, (d: any) => {
+      d.confirmed['prod/c1'] = S(JSON.stringify({ at: 9, n: 2, commit: 'b'.repeat(40) }));
+      // Hostile shapes are never walked or applied.
+      d.confirmed['prod/c2'] = { at: 9, n: 1 };
+    });
+    const reader = new DocReader(A.getBackend(doc));
+    const t = reader.touched(before, A.getHeads(doc));
+    expect(t.cells).toEqual(new Set(['prod/c1', 'prod/c2']));
+    expect(reader.entry('cells', 'prod/c1')).toEqual({
+      ...cell,
+      plannedAt: 9,
+      unchangedSince: 5,
+      confirmations: 2,
+      commit: 'b'.repeat(40),
+    });
+    expect(reader.entry('cells', 'prod/c2')).toEqual({ ...cell, component: 'c2' });
+    const fresh = new DocReader(A.getBackend(doc));
+    fresh.preload('cells');
+    expect(fresh.entry('cells', 'prod/c1')).toMatchObject({ plannedAt: 9, confirmations: 2 });
+    expect(new DocReader(A.getBackend(doc), before).entry('cells', 'prod/c1')).toEqual(cell);
+    expect(new DocReader(A.getBackend(agentDoc())).hasConfirmed()).toBe(false);
+    // A changed plan rewrites the cell and removes the entry: the new cell alone is read.
+    const again = A.getHeads(doc);
+    // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
+    doc = A.change(doc, (d: any) => {
+      d.cells['prod/c1'] = S(packDocEntry({ ...cell, status: 'drift', plannedAt: 20 } as never));
+      delete d.confirmed['prod/c1'];
+    });
+    const last = new DocReader(A.getBackend(doc));
+    expect(last.touched(again, A.getHeads(doc)).cells).toEqual(new Set(['prod/c1']));
+    expect(last.entry('cells', 'prod/c1')).toEqual({ ...cell, status: 'drift', plannedAt: 20 });
   });
 });

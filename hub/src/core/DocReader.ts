@@ -1,5 +1,5 @@
 import type * as A from '@automerge/automerge';
-import { plainDocValue, unpackDocEntry } from '@driftline/protocol';
+import { overlayConfirmed, plainDocValue, unpackDocEntry } from '@driftline/protocol';
 
 /** Automerge's document handle (`A.getBackend`): reads and merges without materialising the document in JS. */
 export type Backend = ReturnType<typeof A.getBackend>;
@@ -58,6 +58,11 @@ export class DocReader {
     return this.ids.get(top) ?? null;
   }
 
+  private confirmedKeys(): string[] {
+    const id = this.objId('confirmed');
+    return id ? this.h.keys(id, this.heads) : [];
+  }
+
   keys(top: 'runs' | 'cells'): string[] {
     const id = this.objId(top);
     return id ? this.h.keys(id, this.heads) : [];
@@ -78,16 +83,43 @@ export class DocReader {
       );
   }
 
-  /** `runs[key]` or `cells[key]` as plain data; undefined when absent. */
+  /**
+   * `runs[key]` or `cells[key]` as plain data; undefined when absent. A cell comes with its
+   * `confirmed[key]` entry applied (an unchanged re-plan written apart from the cell, decision 330).
+   */
   entry(top: 'runs' | 'cells', key: string): unknown {
+    const v = this.stored(top, key);
+    return top === 'cells' && v !== undefined ? overlayConfirmed(v, this.stored('confirmed', key)) : v;
+  }
+
+  /** Whether the document has a `confirmed` map: its agent writes unchanged re-plans there once told the hub reads it. */
+  hasConfirmed(): boolean {
+    return this.objId('confirmed') !== null;
+  }
+
+  private stored(top: 'runs' | 'cells' | 'confirmed', key: string): unknown {
     const whole = this.maps.get(top);
     if (whole) return whole[key];
     const k = `${top}\u0000${key}`;
     if (this.cache.has(k)) return this.cache.get(k);
     const id = this.objId(top);
-    const v = id ? this.read(id, key, unpackDocEntry) : undefined;
+    const v = !id
+      ? undefined
+      : top === 'confirmed'
+        ? this.scalar(id, key)
+        : this.read(id, key, unpackDocEntry);
     this.cache.set(k, v);
     return v;
+  }
+
+  /**
+   * `obj[key]` when it is a scalar, else null: a `confirmed` entry is one string, and anything else an
+   * agent put there is never walked (`overlayConfirmed` caps and validates the string).
+   */
+  private scalar(obj: string, key: string): unknown {
+    const t = this.h.getWithType(obj, key, this.heads) as [string, unknown] | null;
+    if (!t) return undefined;
+    return t[0] === 'map' || t[0] === 'list' || t[0] === 'text' ? null : t[1];
   }
 
   /**
@@ -124,7 +156,17 @@ export class DocReader {
       if (top === 'bundles') publications = true;
       else if (top === 'applies') applies = true;
       else if (top === 'requests') requests = true;
-      else if (top === 'runs' || top === 'cells') {
+      else if (top === 'confirmed') {
+        // An unchanged re-plan (decision 330): the cell it confirms is read again, with it applied.
+        if (typeof key !== 'string') {
+          for (const k of this.confirmedKeys()) cells.add(k);
+          continue;
+        }
+        cells.add(key);
+        const v = p.action === 'put' && p.path.length === 2 ? p.value : undefined;
+        if (typeof v === 'string' || (v && typeof v === 'object' && 'val' in v))
+          this.cache.set(`confirmed\u0000${key}`, v);
+      } else if (top === 'runs' || top === 'cells') {
         if (typeof key !== 'string') {
           // The map itself was (re)created: everything in it is new.
           for (const k of this.keys(top)) (top === 'runs' ? runs : cells).add(k);

@@ -60,6 +60,11 @@ export interface MergeOutput {
   requests?: unknown;
   /** The whole document to store in place of its chunks, or null: store the changed items' chunks. */
   whole: Uint8Array | null;
+  /**
+   * The document has a `confirmed` map (decision 330): its agent writes unchanged re-plans there once an
+   * ack says the hub reads them (`AckPayload.readsConfirmed`).
+   */
+  readsConfirmed?: boolean;
 }
 
 export function mergeDoc(input: MergeInput): MergeOutput {
@@ -154,6 +159,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       applies: appliesTouched ? new DocReader(h).root('applies') : undefined,
       requests: requestsTouched ? new DocReader(h).root('requests') : undefined,
       whole: whole ? h.save() : null,
+      readsConfirmed: new DocReader(h).hasConfirmed(),
     };
   } finally {
     h.free();

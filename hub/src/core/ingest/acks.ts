@@ -28,6 +28,7 @@ export class AckSigner {
     heads: string[],
     blobs: readonly string[],
     now: number,
+    readsConfirmed = false,
   ): Promise<Uint8Array> {
     const payload: AckPayload = {
       agent: asAgentId(who.agent),
@@ -35,6 +36,8 @@ export class AckSigner {
       heads,
       blobs: blobs.map(asSha256),
       committedAt: now,
+      // Only for a document with the map: an agent older than decision 330 refuses unknown ack fields.
+      ...(readsConfirmed ? { readsConfirmed: true as const } : {}),
     };
     return encodeBundle(
       {
@@ -63,6 +66,7 @@ export class AckSigner {
     heads: string[],
     blobs: readonly string[],
     now: number,
+    readsConfirmed = false,
   ): { row: AckRow; signed: Promise<void> } {
     const row: AckRow = {
       site: who.site,
@@ -73,7 +77,7 @@ export class AckSigner {
       expiresAt: now + this.lifetimeS * 1000,
       bytes: new Uint8Array(0),
     };
-    const signed = this.sign(who, docId, heads, blobs, now).then((bytes) => {
+    const signed = this.sign(who, docId, heads, blobs, now, readsConfirmed).then((bytes) => {
       row.bytes = bytes;
     });
     return { row, signed };

@@ -53,7 +53,11 @@ export class Batch {
     { agent: string; state: string; receivedAt: number; runId?: string; answeredAt?: number }
   >();
   /** Documents that took at least one bundle, with the heads after the merge (they are acked). */
-  readonly touchedDocs = new Map<string, { site: string; agent: string; heads: string[] }>();
+  /** `readsConfirmed`: the document has a `confirmed` map, so its ack says the hub reads it (decision 330). */
+  readonly touchedDocs = new Map<
+    string,
+    { site: string; agent: string; heads: string[]; readsConfirmed?: boolean }
+  >();
   /** Documents whose bundles claimed another agent: not acked. */
   readonly poisoned = new Set<string>();
   readonly deliveries: Committed['deliveries'] = [];

@@ -66,7 +66,7 @@ export async function ingestDocument(
       );
     }
     b.receipts[index] = { bundleId: id, index, status: 'stored', by: 'hub' };
-    b.touchedDocs.set(docId, { site, agent, heads: out.heads });
+    b.touchedDocs.set(docId, { site, agent, heads: out.heads, readsConfirmed: out.readsConfirmed === true });
   }
   await read(segment);
   await recordConfirmations(b, site, agent, offsetMs ?? 0);

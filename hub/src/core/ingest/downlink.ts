@@ -17,7 +17,7 @@ export async function answerOnDownlink(b: Batch, rejections: Rejections, acks: A
     const held = new Set(await b.store.heldBlobsFor(docId));
     for (const a of b.w.announcements)
       if (a.docId === docId && (await b.store.getBlob(a.sha256))) held.add(a.sha256);
-    const { row, signed } = acks.row(who, docId, who.heads, [...held].sort(), b.now);
+    const { row, signed } = acks.row(who, docId, who.heads, [...held].sort(), b.now, who.readsConfirmed);
     b.w.downlink.push(row);
     signing.push(signed);
   }
