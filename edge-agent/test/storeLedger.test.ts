@@ -33,6 +33,24 @@ describe('AgentLedger', () => {
     expect(storage.blobTotals(false).count).toBe(1);
   });
 
+  it('writes an identical plan apart from its cell once an ack says the hub reads it (decision 330)', () => {
+    const { ledger: s } = memoryLedger();
+    const at = (h: number) => `2030-01-01T${String(h).padStart(2, '0')}:00:00.000Z`;
+    s.record({ runId: runId(), summary: summary({ finishedAt: at(0) }) });
+    const sizeOfNext = (h: number) => {
+      const before = s.pending()[0]!;
+      s.applyAck({ ...ackFor(1, before.heads, []), ...(h >= 2 ? { readsConfirmed: true as const } : {}) });
+      expect(s.record({ runId: runId(), summary: summary({ finishedAt: at(h) }) }).unchanged).toBe(true);
+      return s.pending()[0]!.changes.length;
+    };
+    // The hub has not said it reads the map: the cell is written again, as every hub reads it.
+    const whole = sizeOfNext(1);
+    const apart = sizeOfNext(2);
+    expect(apart).toBeLessThan(whole - 150);
+    const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(s.loadEpoch(1))));
+    expect(Object.values(doc.cells)[0]).toMatchObject({ confirmations: 2, plannedAt: Date.parse(at(2)) });
+  });
+
   it('prunes nothing on a relay receipt and acknowledges runs only on the hub ack (D4)', () => {
     const { ledger: s } = memoryLedger();
     s.record({ runId: runId(), summary: summary(), detail: detail('cd') });

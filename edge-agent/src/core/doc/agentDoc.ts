@@ -15,6 +15,7 @@ import {
   unpackDocEntry,
 } from '@driftline/protocol';
 import { canonicalJson } from '../plan/canonical.js';
+import { withConfirmed, writeCell } from './confirmApart.js';
 import { toDocValue } from './docValues.js';
 import { openRequests, stampRequests } from './requestStamps.js';
 
@@ -42,6 +43,8 @@ export interface StoredAgentDoc {
   bundles?: Record<string, unknown>;
   applies?: Record<string, unknown>;
   requests?: Record<string, unknown>;
+  /** Unchanged re-plans written apart from their cells (`confirmApart.ts`, decision 330). */
+  confirmed?: Record<string, A.ImmutableString>;
   sealedAt?: number;
 }
 export type AgentAutomergeDoc = A.Doc<StoredAgentDoc>;
@@ -103,19 +106,24 @@ export function recordRun(
  * set for the batch instead of one per run: loading and merging cost follow the number of changes).
  * `knownFacts` is the plain value of the document's facts when the caller holds it: comparing against
  * it instead of reading the facts back through Automerge's proxies (a read per cadence entry, each a
- * seek in the op set) was most of the cost of recording a run.
+ * seek in the op set) was most of the cost of recording a run. `confirmApart`: the hub reads the
+ * `confirmed` map (its ack said so), so an unchanged plan is written there instead of rewriting its cell
+ * (decision 330).
  */
 export function recordRuns(
   doc: AgentAutomergeDoc,
   inputs: readonly RunInput[],
   facts?: AgentFacts,
   knownFacts?: Record<string, unknown> | null,
+  confirmApart = false,
 ): { doc: AgentAutomergeDoc; unchanged: boolean[] } {
   const unchanged: boolean[] = [];
   const last = inputs.at(-1);
   if (!last) return { doc, unchanged };
-  // Cells written earlier in this batch: a second run of one cell compares against the first.
+  // Cells written earlier in this batch: a second run of one cell compares against the first. `bases`:
+  // the packed cell under each (what a confirmed entry is written over).
   const written = new Map<string, DocCell | undefined>();
+  const bases = new Map<string, DocCell | undefined>();
   // Requests this batch may answer (decision 300), read once: outside the change, from `doc`.
   const open = openRequests(doc.requests);
   const next = A.change(
@@ -134,7 +142,8 @@ export function recordRuns(
         unchanged.push(same);
         const cell = same && current ? confirmed(current, input) : replaced(input);
         if (!same) d.runs[input.runId] = packDocEntry(docRun(input));
-        d.cells[key] = packDocEntry(cell);
+        const base = bases.has(key) ? bases.get(key) : readPackedCell(doc, key);
+        bases.set(key, writeCell(d, key, base, cell, confirmApart && same, packDocEntry));
         written.set(key, cell);
         if (open.length > 0)
           stampRequests(d, open, {
@@ -268,7 +277,13 @@ export function sealEpoch(doc: AgentAutomergeDoc, at: number): AgentAutomergeDoc
   });
 }
 
+/** The cell as readers see it: its packed entry with its confirmed entry applied (decision 330). */
 export function readCell(doc: AgentAutomergeDoc, key: string): DocCell | undefined {
+  return withConfirmed(readPackedCell(doc, key), doc.confirmed?.[key]);
+}
+
+/** The cell entry alone, without its confirmed entry. */
+function readPackedCell(doc: AgentAutomergeDoc, key: string): DocCell | undefined {
   const cell = doc.cells?.[key];
   if (cell === undefined) return undefined;
   // Packed (a string, or bytes in the first packed form), or a map entry of an epoch written before packing.
@@ -300,6 +315,8 @@ const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 function writeFacts(d: any, facts: AgentFacts, known?: Record<string, unknown>): void {
   // The map, even empty, says this agent confirms the plan requests it receives (decision 230).
   if (!d.requests) d.requests = {};
+  // And this one that it writes unchanged re-plans apart once its hub says it reads them (decision 330).
+  if (!d.confirmed) d.confirmed = {};
   if (!d.facts) {
     d.facts = toDocValue(facts);
     return;

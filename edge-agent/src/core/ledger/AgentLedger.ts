@@ -34,6 +34,13 @@ export type { AgentLedgerOptions } from './LedgerDocument.js';
  * functions beside this file.
  */
 export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
+  /**
+   * The hub said (an ack's `readsConfirmed`) that it reads unchanged re-plans written apart from their
+   * cells: from then on this process writes them so (decision 330). Not kept across restarts: until the
+   * first ack after one, confirmations rewrite their cells, which every hub reads.
+   */
+  private confirmApart = false;
+
   record(input: RecordRunInput): RecordRunResult {
     return this.recordMany([input])[0] as RecordRunResult;
   }
@@ -56,7 +63,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     try {
       const w: AgentWriteSet = {};
       const depth = { count: this.unacked, oldest: this.storage.oldestUnackedFinish() };
-      batch = recordBatch(w, before, this.docs.facts, inputs, recordedIn, depth, now);
+      batch = recordBatch(w, before, this.docs.facts, inputs, recordedIn, depth, now, this.confirmApart);
       next = batch.doc;
       let row = this.currentRow();
       let chunks = this.storage.chunkCount(recordedIn);
@@ -156,6 +163,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   }
 
   applyAck(ack: AckPayload): AckResult {
+    if (ack.readsConfirmed) this.confirmApart = true;
     const { w, result } = ackWrites(this.storage, this.docs, ack, this.opts, this.opts.now());
     this.commit(w);
     if (result.blobsDeleted > 0) this.rewriteFacts(); // their detailUploads entries go

@@ -31,6 +31,7 @@ export function recordBatch(
   epoch: number,
   depth: { count: number; oldest: number | null },
   now: number,
+  confirmApart = false,
 ): RecordedBatch {
   const last = inputs.at(-1) as RecordRunInput;
   const firstFinished = Math.min(...inputs.map((i) => Date.parse(i.summary.finishedAt)));
@@ -58,6 +59,7 @@ export function recordBatch(
     })),
     facts,
     knownFacts,
+    confirmApart,
   );
   const runs: RunRow[] = [];
   const blobs: BlobRow[] = [];
