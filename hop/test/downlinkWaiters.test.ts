@@ -28,40 +28,46 @@ describe('DownlinkWaiters', () => {
     expect(waiters.size).toBe(0);
   });
 
-  it('keeps two pulls of one holder, wakes only the one ending first, and lets an older go for a newer', async () => {
+  it('keeps two pulls of one holder, wakes only the one ending first, and lets the one ending first go for a third', async () => {
     let now = 0;
     const waiters = new DownlinkWaiters(8, () => now);
     const ends: string[] = [];
-    const held = (name: string, after: string, ms = 60_000) =>
-      waiters.wait('ship-7', ms, undefined, { peer: 'agent-a', after }).then((why) => {
+    const held = (name: string, ms = 60_000) =>
+      waiters.wait('ship-7', ms, undefined, { peer: 'agent-a' }).then((why) => {
         ends.push(`${name}:${why}`);
       });
-    const a = held('a', '4');
+    const a = held('a');
     now = 10_000;
-    const b = held('b', '4');
-    const other = waiters.wait('ship-7', 60_000, undefined, { peer: 'agent-b', after: '4' });
+    const b = held('b');
+    const other = waiters.wait('ship-7', 60_000, undefined, { peer: 'agent-b' });
     expect(waiters.size).toBe(3);
-    // downlink arrives: a (ends first) answers, b still waits, and so does nothing of agent-b's but its one
+    // downlink arrives: a (ends first) answers, b still waits; agent-b's one answers too
     waiters.notify('ship-7');
     await a;
     await other;
     expect(ends).toEqual(['a:woken']);
     expect(waiters.size).toBe(1);
-    // the holder's next pull after the new cursor: b (after 4) would repeat what a brought, so it goes
-    const c = held('c', '5');
+    now = 20_000;
+    const c = held('c');
+    expect(waiters.size).toBe(2);
+    // a third lets go the one that ends first (b), not the newest
+    now = 30_000;
+    const d = held('d');
     await b;
     expect(ends).toEqual(['a:woken', 'b:superseded']);
-    now = 20_000;
-    const d = held('d', '5');
-    expect(waiters.size).toBe(2);
-    // a third after the same cursor lets go the one that ends first (c), not the newest
-    now = 30_000;
-    const e = held('e', '5');
-    await c;
-    expect(ends).toEqual(['a:woken', 'b:superseded', 'c:superseded']);
     expect(waiters.size).toBe(2);
     waiters.releaseAll();
-    await Promise.all([d, e]);
+    await Promise.all([c, d]);
     expect(waiters.size).toBe(0);
+  });
+
+  it('remembers what each holder was last answered, a bounded number of them', () => {
+    const waiters = new DownlinkWaiters();
+    expect(waiters.answeredUpTo('ship-7', 'agent-a')).toBeUndefined();
+    waiters.noteAnswered('ship-7', 'agent-a', '5');
+    waiters.noteAnswered('ship-7', 'agent-a', '9');
+    expect(waiters.answeredUpTo('ship-7', 'agent-a')).toBe('9');
+    for (let i = 0; i < 10_000; i++) waiters.noteAnswered(`site-${i}`, 'x', '1');
+    expect(waiters.answeredUpTo('ship-7', 'agent-a')).toBeUndefined();
   });
 });

@@ -184,16 +184,17 @@ describe('held pulls on a costly link', () => {
     expect(other.headers.get('etag')).toBe('"0"');
   });
 
-  it('keeps a second held pull of the client waiting while the first answers, and lets it go for a newer one', async () => {
+  it('keeps a second held pull of the agent waiting while the first answers, holds one that would repeat that answer, and lets the one ending first go for a third', async () => {
     const { backend, port } = await hopServer(900);
     const { url, seen } = await tap(port);
     const client = new HopClient({ url, token: TOKEN });
     const first = await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
-    expect(first).toMatchObject({ ok: true, value: { held: true, heldS: 0, keep: 2 } });
+    expect(first).toMatchObject({ ok: true, value: { held: true, heldS: 0, keep: 2, holdMaxS: 900 } });
     const cursor = first.ok ? first.value.cursor : '';
-    const a = client.pullDownlink('ship-7', cursor, undefined, { waitS: 900 });
+    const hold = { waitS: 900, holder: 'agent-a' };
+    const a = client.pullDownlink('ship-7', cursor, undefined, hold);
     await until(() => backend.held.size === 1);
-    const b = client.pullDownlink('ship-7', cursor, undefined, { waitS: 900 });
+    const b = client.pullDownlink('ship-7', cursor, undefined, hold);
     await until(() => backend.held.size === 2);
     expect(backend.held.size).toBe(2);
     const ack = await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never);
@@ -202,14 +203,22 @@ describe('held pulls on a costly link', () => {
     expect(woke.ok && woke.value.bundles).toHaveLength(1);
     // b still waits at the relay while a's answer travels
     expect(backend.held.size).toBe(1);
+    // A pull the agent sent before a's answer reached it (the old cursor) finds only what a carried: held.
+    const c = client.pullDownlink('ship-7', cursor, undefined, hold);
+    await until(() => backend.held.size === 2);
+    expect(backend.held.size).toBe(2);
+    // A third lets go the one ending first (b): a bare 304, its cursor unmoved.
     const after = woke.ok ? woke.value.cursor : '';
-    const c = client.pullDownlink('ship-7', after, undefined, { waitS: 900 });
-    // c, after the new cursor, takes b's place: b is a bare 304 (nothing for it to repeat)
+    const d = client.pullDownlink('ship-7', after, undefined, hold);
     const gone = await b;
     expect(gone).toMatchObject({ ok: true, value: { bundles: [], cursor, held: true } });
     expect(seen.at(-1)?.status).toBe(304);
-    expect(backend.held.size).toBe(1);
+    expect(seen.at(-1)?.headers['driftline-holder']).toBe('agent-a');
+    // c, woken with nothing new, repeats nothing either; a pull naming no holder is answered in full.
     backend.held.releaseAll();
-    expect((await c).ok).toBe(true);
+    expect(await c).toMatchObject({ ok: true, value: { bundles: [] } });
+    expect(await d).toMatchObject({ ok: true, value: { bundles: [] } });
+    const plain = await client.pullDownlink('ship-7', cursor, undefined, { waitS: 900 });
+    expect(plain.ok && plain.value.bundles).toHaveLength(1);
   });
 });

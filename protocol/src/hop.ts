@@ -84,6 +84,16 @@ export function parseHeldMax(value: string | null): number | null {
   return max >= 0 && max <= MAX_DOWNLINK_WAIT_S ? max : null;
 }
 
+/**
+ * Request header of a held downlink pull naming who holds it (the agent, within its bearer token's peer):
+ * a server that states `keep` keeps that many held pulls per holder and site, and holds a pull that would
+ * only find again what it answered that holder last (docs/decisions/340-no-gap-between-held-pulls.md).
+ * Absent: each pull stands alone, as before.
+ */
+export const HOLDER_HEADER = 'driftline-holder';
+/** A {@link HOLDER_HEADER} value: an agent name. */
+export const HOLDER_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
 /** Response header carrying the cursor to pass as `after` next time. */
 export const CURSOR_HEADER = 'driftline-cursor';
 

@@ -33,7 +33,7 @@ export interface Uplink {
   pullDownlink(
     site: string,
     after: string | undefined,
-    hold?: { waitS: number; signal?: AbortSignal },
+    hold?: { waitS: number; signal?: AbortSignal; holder?: string },
   ): Promise<
     UplinkResult<{
       bundles: Uint8Array[];
@@ -42,6 +42,8 @@ export interface Uplink {
       /** Seconds the upstream said it held this pull, and how many it keeps at once (decision 340). */
       heldS?: number;
       keep?: number;
+      /** The longest hold the upstream stated (decision 320); absent: none stated. */
+      holdMaxS?: number;
       /** What a relay's upstream refused of this site's bundles (decision 240); absent: nothing. */
       refusals?: RelayRefusal[];
     }>

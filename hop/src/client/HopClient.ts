@@ -14,6 +14,7 @@ import {
   formatClock,
   formatSourceClocks,
   HELD_HEADER,
+  HOLDER_HEADER,
   LEGACY_DOWNLINK_WAIT_S,
   MAX_DOWNLINK_WAIT_S,
   MAX_REFUSALS_HEADER,
@@ -256,7 +257,7 @@ export class HopClient {
     site: string,
     after: string | undefined,
     limit?: number,
-    hold?: { waitS: number; signal?: AbortSignal },
+    hold?: { waitS: number; signal?: AbortSignal; holder?: string },
   ): Promise<
     HopResult<{
       bundles: Uint8Array[];
@@ -267,6 +268,8 @@ export class HopClient {
       heldS?: number;
       /** Held pulls the upstream keeps at once for this client and site (`keep`, decision 340); 1 when it says nothing. */
       keep: number;
+      /** The longest hold the upstream stated (decision 320); absent: it stated none. */
+      holdMaxS?: number;
       refusals: RelayRefusal[];
     }>
   > {
@@ -291,7 +294,12 @@ export class HopClient {
       `/v1/bundles?${q}`,
       {
         method: 'GET',
-        headers: { 'accept-encoding': 'br', ...(conditional ? { 'if-none-match': `"${after}"` } : {}) },
+        headers: {
+          'accept-encoding': 'br',
+          ...(conditional ? { 'if-none-match': `"${after}"` } : {}),
+          // who holds it, so the upstream keeps two of this agent's held pulls (decision 340)
+          ...(hold?.holder ? { [HOLDER_HEADER]: hold.holder } : {}),
+        },
       },
       hold?.signal,
       false,
@@ -302,7 +310,11 @@ export class HopClient {
     const held = hold !== undefined && heldHeader !== null;
     if (hold !== undefined) this.heldMaxS = parseHeldMax(heldHeader);
     const stated = held ? parseHeld(heldHeader) : null;
-    const how = { ...(stated ? { heldS: stated.heldS } : {}), keep: stated?.keep ?? 1 };
+    const how = {
+      ...(stated ? { heldS: stated.heldS } : {}),
+      keep: stated?.keep ?? 1,
+      ...(held && this.heldMaxS !== null ? { holdMaxS: this.heldMaxS } : {}),
+    };
     if (r.value.status === 304) {
       if (after === undefined)
         return failure('bad-answer', 'upstream answered 304 to a pull with no cursor', true);

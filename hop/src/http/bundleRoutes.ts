@@ -4,8 +4,6 @@ import {
   DownlinkQuerySchema,
   decodeBatch,
   encodeBatch,
-  formatHeld,
-  HELD_HEADER,
   REFUSALS_HEADER,
   WireError,
 } from '@driftline/protocol';
@@ -15,11 +13,10 @@ import type { HopBackend, Peer } from '../ports/HopBackend.js';
 import { compressBatch } from '../wire/compress.js';
 import { mayPullFor } from './auth.js';
 import type { PeerClocks } from './clocks.js';
+import { holdPull } from './heldPull.js';
 import { readLimitedBody } from './readBody.js';
 
 const ACCEPTED_TYPES = [BATCH_CONTENT_TYPE, 'application/octet-stream'];
-/** Longest hold of a node that holds pulls but states no longest of its own (the query's old bound). */
-const LEGACY_MAX_HOLD_S = 60;
 
 /** `POST /v1/bundles`: framing and size are checked here, custody is the backend's (D1, D2). */
 export async function postBundles(
@@ -69,29 +66,10 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
   }
   let { bundles, cursor } = await backend.downlink(peer, parsed.data);
   let superseded = false;
-  if (parsed.data.wait !== undefined && backend.waitForDownlink) {
-    // A long poll: held while the site has nothing, so control reaches it as soon as it arrives here.
-    // `wait=0` only asks whether this node holds pulls (the header says so, with its longest hold);
-    // nothing is held. Docs/decisions/320: a node states its longest hold and the agent asks for that.
-    const maxS = backend.maxHoldS ?? LEGACY_MAX_HOLD_S;
-    const waitS = Math.min(parsed.data.wait, maxS);
-    ctx.set(HELD_HEADER, formatHeld(waitS, maxS, backend.keepHeld));
-    if (waitS > 0 && bundles.length === 0) {
-      const gone = new AbortController();
-      const onClose = () => gone.abort();
-      ctx.req.once('close', onClose);
-      let end: string | undefined;
-      try {
-        // Up to `keepHeld` pulls of one peer wait at once (docs/decisions/340-no-gap-between-held-pulls.md).
-        const holder = { peer: peer.name, after: parsed.data.after ?? '0' };
-        end = await backend.waitForDownlink(parsed.data.for, waitS * 1000, gone.signal, holder);
-      } finally {
-        ctx.req.off('close', onClose);
-      }
-      // A newer pull of the same peer took this one's place: answered as found, empty (its cursor unmoved).
-      if (end === 'superseded') superseded = true;
-      else if (!gone.signal.aborted) ({ bundles, cursor } = await backend.downlink(peer, parsed.data));
-    }
+  const { wait } = parsed.data;
+  if (wait !== undefined && backend.waitForDownlink) {
+    const page = await holdPull(backend, peer, { ...parsed.data, wait }, ctx, { bundles, cursor });
+    ({ bundles, cursor, quiet: superseded } = page);
   }
   const refusals = superseded ? [] : (backend.refusalsFor?.(parsed.data.for) ?? []);
   // A conditional pull (If-None-Match: "<cursor it holds>", RFC 9110 §13.1.2): the page's ETag is its

@@ -12,13 +12,15 @@ export const MAX_HELD_PER_SITE = 8;
  */
 export const MAX_HELD_PER_HOLDER = 2;
 
+/** Sites and peers whose last answered cursor is kept (the least recently answered forgotten first). */
+const MAX_ANSWERED_KEPT = 10_000;
+
 /** Why a held pull was let go: `superseded` is answered empty, the others with what the site has. */
 export type WaitEnd = 'woken' | 'time' | 'gone' | 'capped' | 'superseded';
 
-/** Who holds a pull: the peer, and the cursor it pulls after (`after`, '0' when none). */
+/** Who holds a pull: the peer. */
 export interface Holder {
   peer: string;
-  after: string;
 }
 
 interface Waiter {
@@ -30,6 +32,8 @@ interface Waiter {
 
 export class DownlinkWaiters {
   private readonly bySite = new Map<string, Set<Waiter>>();
+  /** Per site and peer, the cursor its last answer with bundles went up to (`answeredUpTo`). */
+  private readonly answered = new Map<string, string>();
 
   /**
    * @param maxPerSite pulls held at once for one site; one more is answered at once (not held). An
@@ -43,9 +47,8 @@ export class DownlinkWaiters {
 
   /**
    * Resolves at the first of `notify(site)`, `ms`, `signal`'s abort, or a newer pull of the same
-   * `holder`; at once past the per-site cap. A new pull of a holder lets go (`superseded`) the holder's
-   * pulls after another cursor (the holder has moved on: their answers would repeat what it has), then,
-   * while the holder still has {@link MAX_HELD_PER_HOLDER}, the one that ends first.
+   * `holder`; at once past the per-site cap. While the holder already has {@link MAX_HELD_PER_HOLDER}
+   * held, a new one lets go (`superseded`) the one that ends first.
    */
   wait(site: string, ms: number, signal?: AbortSignal, holder?: Holder): Promise<WaitEnd> {
     return new Promise((resolve) => {
@@ -73,10 +76,28 @@ export class DownlinkWaiters {
   }
 
   private supersede(site: string, holder: Holder): void {
-    const mine = [...(this.bySite.get(site) ?? [])].filter((w) => w.holder?.peer === holder.peer);
-    for (const w of mine) if (w.holder?.after !== holder.after) w.done('superseded');
-    const left = mine.filter((w) => w.holder?.after === holder.after).sort((a, b) => a.endsAt - b.endsAt);
-    for (const w of left.slice(0, Math.max(0, left.length - MAX_HELD_PER_HOLDER + 1))) w.done('superseded');
+    const mine = [...(this.bySite.get(site) ?? [])]
+      .filter((w) => w.holder?.peer === holder.peer)
+      .sort((a, b) => a.endsAt - b.endsAt);
+    for (const w of mine.slice(0, Math.max(0, mine.length - MAX_HELD_PER_HOLDER + 1))) w.done('superseded');
+  }
+
+  /**
+   * The last cursor a pull of `peer` for `site` was answered with bundles up to: a held pull sent before
+   * that answer reached its agent finds only those bundles again, and is held as if it found nothing
+   * (decision 340). Undefined: none kept.
+   */
+  answeredUpTo(site: string, peer: string): string | undefined {
+    return this.answered.get(`${site}\n${peer}`);
+  }
+
+  /** Notes that a pull of `peer` for `site` was answered with bundles up to `cursor`. */
+  noteAnswered(site: string, peer: string, cursor: string): void {
+    const key = `${site}\n${peer}`;
+    this.answered.delete(key);
+    this.answered.set(key, cursor);
+    if (this.answered.size > MAX_ANSWERED_KEPT)
+      for (const oldest of this.answered.keys()) return void this.answered.delete(oldest);
   }
 
   /**

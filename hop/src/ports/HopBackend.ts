@@ -1,5 +1,5 @@
 import type { ClockEstimate, DownlinkQuery, Receipt, RelayRefusal, RelayStatus } from '@driftline/protocol';
-import type { Holder, WaitEnd } from '../http/downlinkWaiters.js';
+import type { DownlinkWaiters, Holder, WaitEnd } from '../http/downlinkWaiters.js';
 
 /**
  * What a node (relay or hub) must provide for `@driftline/hop` to serve the hop API
@@ -47,6 +47,9 @@ export interface HopBackend {
     signal: AbortSignal,
     holder?: Holder,
   ): Promise<WaitEnd | undefined>;
+
+  /** What each holder's last answer carried (with `keepHeld`, decision 340). */
+  readonly held?: Pick<DownlinkWaiters, 'answeredUpTo' | 'noteAnswered'>;
 
   /** How many held pulls of one peer and site it keeps (`keep`, decision 340); absent: one. */
   readonly keepHeld?: number;

@@ -129,7 +129,7 @@ export class HttpUplink implements Uplink {
   async pullDownlink(
     site: string,
     after: string | undefined,
-    hold?: { waitS: number; signal?: AbortSignal },
+    hold?: { waitS: number; signal?: AbortSignal; holder?: string },
   ): Promise<
     UplinkResult<{
       bundles: Uint8Array[];
@@ -137,6 +137,7 @@ export class HttpUplink implements Uplink {
       held?: boolean;
       heldS?: number;
       keep?: number;
+      holdMaxS?: number;
       refusals?: RelayRefusal[];
     }>
   > {
@@ -149,6 +150,7 @@ export class HttpUplink implements Uplink {
             cursor: r.value.cursor,
             ...(r.value.held ? { held: true, keep: r.value.keep } : {}),
             ...(r.value.heldS !== undefined ? { heldS: r.value.heldS } : {}),
+            ...(r.value.holdMaxS !== undefined ? { holdMaxS: r.value.holdMaxS } : {}),
             ...(r.value.refusals.length > 0 ? { refusals: r.value.refusals } : {}),
           },
         }

@@ -12,6 +12,10 @@ const MIN_CUT_MS = 20_000;
 const SAME_CUT = 0.1;
 /** Least hold asked after cuts, seconds. */
 const MIN_HOLD_S = 15;
+/** Held pulls that failed within this of each other failed together (one event), ms. */
+const SAME_EVENT_MS = 2_000;
+/** Least time a held pull's successor goes before its hold ends, ms. */
+const MIN_LEAD_MS = 1_000;
 
 export interface DownlinkPullsDeps {
   engine: Pick<SyncEngine, 'pullOnce'>;
@@ -38,6 +42,14 @@ export class DownlinkPulls {
   private chain: Promise<unknown> = Promise.resolve();
   /** The upstream held the last pull open: it answers `wait`. */
   holds = false;
+  /** Held pulls the upstream keeps at once for this agent (decision 340); 1: an older one. */
+  private keep = 1;
+  /** Seconds the upstream last said it held a pull that asked to wait; null: not known yet. */
+  private heldS: number | null = null;
+  /** Shortest pull measured (a round trip and the upstream's own time), ms. */
+  private rttMs = Number.POSITIVE_INFINITY;
+  /** When the last held pull that failed ended, ms. */
+  private lastCutAt = Number.NEGATIVE_INFINITY;
   private readonly abort = new AbortController();
   private stopped = false;
   /** Longest hold asked, seconds, once cuts showed what the path allows. */
@@ -53,19 +65,28 @@ export class DownlinkPulls {
    * upstream holds pulls from its first contact.
    */
   pull(hold = false): Promise<PullOutcome> {
+    const next = this.chain.then(() => this.once(hold));
+    this.chain = next.catch(() => {});
+    return next;
+  }
+
+  /** One pull now, beside any other (only `standing` runs two at once, each its own held pull). */
+  private async once(hold: boolean): Promise<PullOutcome> {
     const on = this.deps.holdS > 0;
     const waitS = hold && on ? Math.min(this.deps.holdS, this.capS) : 0;
-    let t0 = 0;
-    const next = this.chain.then(() => {
-      t0 = this.deps.now();
-      return this.deps.engine.pullOnce(on ? { waitS, signal: this.abort.signal } : undefined);
-    });
-    this.chain = next.catch(() => {});
-    return next.then((o) => {
-      if (o.upstream !== null && o.errors.length === 0) this.holds = o.held === true;
-      if (waitS > 0) this.noteCut(o, this.deps.now() - t0);
-      return o;
-    });
+    const t0 = this.deps.now();
+    const o = await this.deps.engine.pullOnce(on ? { waitS, signal: this.abort.signal } : undefined);
+    const took = this.deps.now() - t0;
+    if (o.upstream !== null && o.errors.length === 0) {
+      this.holds = o.held === true;
+      this.keep = o.held ? (o.keep ?? 1) : 1;
+      // The hold of the next held pull: what the last one got, or before any, the longest stated.
+      if (o.held && waitS > 0 && o.heldS !== undefined) this.heldS = o.heldS;
+      else if (o.held && this.heldS === null && o.holdMaxS !== undefined) this.heldS = o.holdMaxS;
+      this.rttMs = Math.min(this.rttMs, took);
+    }
+    if (waitS > 0) this.noteCut(o, took, t0 + took);
+    return o;
   }
 
   /**
@@ -73,13 +94,17 @@ export class DownlinkPulls {
    * two cuts of about the same length lower the hold asked to 0.8 of it. One cut alone (a link that went
    * down) changes nothing, and a held pull that outlasts the last cut forgets it.
    */
-  private noteCut(o: PullOutcome, tookMs: number): void {
+  private noteCut(o: PullOutcome, tookMs: number, at: number): void {
     if (this.stopped) return;
     if (o.upstream !== null) {
       if (this.lastCutMs !== null && tookMs > this.lastCutMs * (1 + SAME_CUT)) this.lastCutMs = null;
       return;
     }
     if (o.errors.length === 0 || tookMs < MIN_CUT_MS) return;
+    // Two held pulls open at once, cut together, are one event (a link that went down), not two.
+    const together = at - this.lastCutAt < SAME_EVENT_MS;
+    this.lastCutAt = at;
+    if (together) return;
     const last = this.lastCutMs;
     this.lastCutMs = tookMs;
     if (last === null || Math.abs(tookMs - last) > last * SAME_CUT) return;
@@ -116,18 +141,70 @@ export class DownlinkPulls {
   }
 
   /**
-   * Keeps a held pull open while the upstream holds them and `up()` says the link works; ends (answers
+   * Keeps held pulls open while the upstream holds them and `up()` says the link works; ends (answers
    * the pulls made) when either stops being so, or at `stop`. The caller's cycle pulls again then.
+   * Where the upstream keeps two held pulls of this agent (`keep`), two lanes run, so one still waits
+   * there while the answer to the other travels down; each lane sends its next pull a round trip before
+   * its current one's hold ends, so none waits for the next at a hold's end either
+   * (docs/decisions/340-no-gap-between-held-pulls.md).
    */
   async standing(up: () => boolean, onOutcome: (o: PullOutcome) => void): Promise<number> {
-    let pulls = 0;
-    while (!this.stopped && this.holds && up() && pulls < MAX_PULLS) {
-      const o = await this.heldPull();
-      pulls++;
+    const run = { pulls: 0, ended: false };
+    const go = () => !this.stopped && !run.ended && this.holds && up() && run.pulls < MAX_PULLS;
+    const lanes = this.keep >= 2 ? 2 : 1;
+    await Promise.all(Array.from({ length: lanes }, () => this.lane(run, go, onOutcome)));
+    return run.pulls;
+  }
+
+  /** One lane of `standing`: held pulls one after another, the next sent early where the hold is known. */
+  private async lane(
+    run: { pulls: number; ended: boolean },
+    go: () => boolean,
+    onOutcome: (o: PullOutcome) => void,
+  ): Promise<void> {
+    const landed = (o: PullOutcome) => {
+      run.pulls++;
       onOutcome(o);
-      if (o.upstream === null) break;
+    };
+    const early = new Set<Promise<void>>();
+    while (go()) {
+      const t0 = this.deps.now();
+      const answer = this.once(true);
+      const renewMs = this.renewAfterMs();
+      let cancel = () => {};
+      const renew =
+        renewMs === null
+          ? new Promise<null>(() => {})
+          : new Promise<null>((resolve) => {
+              cancel = this.deps.setTimer(renewMs, () => resolve(null));
+            });
+      const o = await Promise.race([answer, renew]);
+      cancel();
+      if (o === null) {
+        // The next pull goes now; this one's answer (empty once the next reaches the upstream) still lands.
+        const p: Promise<void> = answer.then(landed).finally(() => early.delete(p));
+        early.add(p);
+        continue;
+      }
+      landed(o);
+      if (o.upstream === null) {
+        run.ended = true;
+        break;
+      }
+      if (this.deps.now() - t0 < MIN_REPULL_MS && !this.hadAny(o)) await this.sleep(MIN_REPULL_MS);
     }
-    return pulls;
+    await Promise.all([...early]);
+  }
+
+  /**
+   * When a held pull's successor goes, ms after it was sent: a round trip (the shortest pull measured,
+   * at least 1 s, at most a quarter of the hold) before its hold ends; null while the hold is unknown.
+   */
+  private renewAfterMs(): number | null {
+    if (this.heldS === null || this.heldS <= 0) return null;
+    const holdMs = Math.min(this.heldS, this.deps.holdS, this.capS) * 1000;
+    const lead = Math.min(Math.max(this.rttMs, MIN_LEAD_MS), holdMs / 4);
+    return holdMs - lead;
   }
 
   /** A held pull; one that came back empty at once waits a moment, so a non-holding upstream is not hammered. */

@@ -74,6 +74,8 @@ export interface PullOutcome {
   /** Seconds it said it held (or would hold) the pull, and how many held pulls it keeps at once (decision 340). */
   heldS?: number | undefined;
   keep?: number | undefined;
+  /** The longest hold it stated (decision 320). */
+  holdMaxS?: number | undefined;
 }
 
 /** One push or pull cycle over the agent's upstreams (steps 5 and 8 of docs/architecture.md#the-trip). Timers live in the caller. */
@@ -213,7 +215,8 @@ export class SyncEngine {
     const answered = await Promise.all(
       this.deps.uplinks.map(async (up) => {
         const sent = this.deps.store.downlinkCursor(up.url);
-        const r = await up.pullDownlink(this.deps.site, sent, hold);
+        // A held pull names its agent: the upstream then keeps two of them (decision 340).
+        const r = await up.pullDownlink(this.deps.site, sent, hold && { ...hold, holder: this.deps.agent });
         if (!r.ok) {
           out.errors.push(`${up.url}: ${r.error}`);
           // a pull cut by the agent's own stop says nothing of the upstream
@@ -221,7 +224,8 @@ export class SyncEngine {
           return false;
         }
         this.deps.store.recordPullResult(up.url, null);
-        if (r.value.held) Object.assign(out, { held: true, heldS: r.value.heldS, keep: r.value.keep });
+        const { heldS, keep, holdMaxS } = r.value;
+        if (r.value.held) Object.assign(out, { held: true, heldS, keep, holdMaxS });
         for (const bytes of r.value.bundles) await this.handleInTurn(bytes, out, up.url);
         for (const n of r.value.refusals ?? []) this.onRelayRefusal(n, out, up.url);
         const held = this.deps.store.downlinkCursor(up.url);

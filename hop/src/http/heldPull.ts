@@ -1,0 +1,69 @@
+import {
+  type DownlinkQuery,
+  formatHeld,
+  HELD_HEADER,
+  HOLDER_HEADER,
+  HOLDER_PATTERN,
+} from '@driftline/protocol';
+import type { Context } from 'koa';
+import type { HopBackend, Peer } from '../ports/HopBackend.js';
+
+/** Longest hold of a node that holds pulls but states no longest of its own (the query's old bound). */
+const LEGACY_MAX_HOLD_S = 60;
+const DECIMAL = /^\d{1,30}$/;
+
+type Page = { bundles: Uint8Array[]; cursor: string };
+
+/**
+ * A pull that asked to wait (`wait`), on a node that holds pulls: held while the site has nothing for
+ * it, so control reaches it as soon as it arrives here (docs/decisions/270-control-first.md). `wait=0`
+ * only asks whether this node holds pulls (the header says so, with its longest hold, decision 320).
+ * A pull naming its holder (`driftline-holder`) is one of up to `keepHeld` of that holder; one that would
+ * find only what that holder's last answer carried is held as if it found nothing, and answered empty
+ * then (docs/decisions/340-no-gap-between-held-pulls.md). Answers the page to send; `quiet` when a newer
+ * pull of the holder took this one's place (nothing else goes with it).
+ */
+export async function holdPull(
+  backend: HopBackend,
+  peer: Peer,
+  q: DownlinkQuery & { wait: number },
+  ctx: Context,
+  first: Page,
+): Promise<Page & { quiet: boolean }> {
+  const maxS = backend.maxHoldS ?? LEGACY_MAX_HOLD_S;
+  const waitS = Math.min(q.wait, maxS);
+  ctx.set(HELD_HEADER, formatHeld(waitS, maxS, backend.keepHeld));
+  const name = ctx.get(HOLDER_HEADER);
+  const memory = backend.keepHeld && HOLDER_PATTERN.test(name) ? backend.held : undefined;
+  const holder = memory ? `${peer.name}\n${name}` : undefined;
+  const after = q.after ?? '0';
+  const repeats = (p: Page): boolean => {
+    const upTo = holder ? memory?.answeredUpTo(q.for, holder) : undefined;
+    return (
+      p.bundles.length > 0 &&
+      upTo !== undefined &&
+      DECIMAL.test(upTo) &&
+      DECIMAL.test(p.cursor) &&
+      BigInt(p.cursor) <= BigInt(upTo)
+    );
+  };
+  let page = first;
+  let quiet = false;
+  if (waitS > 0 && backend.waitForDownlink && (page.bundles.length === 0 || repeats(page))) {
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    ctx.req.once('close', onClose);
+    let end: string | undefined;
+    try {
+      const by = holder ? { peer: holder } : undefined;
+      end = await backend.waitForDownlink(q.for, waitS * 1000, gone.signal, by);
+    } finally {
+      ctx.req.off('close', onClose);
+    }
+    quiet = end === 'superseded';
+    page = quiet || gone.signal.aborted ? { bundles: [], cursor: after } : await backend.downlink(peer, q);
+    if (repeats(page)) page = { bundles: [], cursor: after };
+  }
+  if (holder && page.bundles.length > 0) memory?.noteAnswered(q.for, holder, page.cursor);
+  return { ...page, quiet };
+}
