@@ -15,6 +15,7 @@
  */
 import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
+import { packDetail } from '@driftline/edge-agent';
 import { HELD_SAMPLE_EVERY_MS } from '@driftline/hop/client';
 import { generateSigningKeyPair } from '@driftline/protocol';
 import { agentStore, emit, httpUplink, log, newRunId, recordPlan, syncEngine, until } from '../lib/agent.js';
@@ -30,6 +31,9 @@ const AGENT_HOLD_S = 3600;
 const DAY_S = 86_400;
 const tariffArg = process.argv.find((a) => a.startsWith('--tariff='));
 const TARIFF = tariffArg ? Number(tariffArg.slice('--tariff='.length)) : 5;
+/** `--whole-confirmations`: every unchanged plan rewrites its cell, as before decision 330. */
+const WHOLE_CONFIRMATIONS = process.argv.includes('--whole-confirmations');
+const BATCHED = process.argv.includes('--batched');
 
 interface DayResult {
   bytesUp: number;
@@ -53,6 +57,11 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
   let skew = 0;
   const clock = () => now;
   const store = agentStore(clock);
+  if (WHOLE_CONFIRMATIONS) {
+    // As with a hub older than decision 330: its acks never say it reads confirmations written apart.
+    const applyAck = store.applyAck.bind(store);
+    store.applyAck = ({ readsConfirmed: _r, ...ack }) => applyAck(ack);
+  }
   const engine = syncEngine(
     store,
     // The daemon's request timeout (30 min: it bounds the hold asked). Exchanges are timed on the real
@@ -133,18 +142,37 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
   for (let round = 0; round < ROUNDS; round++) {
     now = Math.max(now + 1000, Date.now());
     const facts: object[] = [];
+    const plans: { c: string; at: number; p: ReturnType<typeof realPlan>; runId: string }[] = [];
     for (const [i, c] of comps.entries()) {
       now += 50;
       if (r() < changeShare) {
         states[i]!.state = states[i]!.state === 'clean' ? 'changes' : 'clean';
         states[i]!.variant = (states[i]!.variant + 1) % 4;
       }
-      const p = realPlan(c, states[i]!.state, states[i]!.variant, now, i % 10);
-      const rec = recordPlan(store, ids(), p, cadenceS);
-      if (rec.unchanged) facts.push({ c, at: now });
+      plans.push({
+        c,
+        at: now,
+        p: realPlan(c, states[i]!.state, states[i]!.variant, now, i % 10),
+        runId: ids(),
+      });
+    }
+    // One change per plan, or (`--batched`) the round as one change, as the daemon's RecordBatcher
+    // commits a cron tick whose plans finish together.
+    const recorded = BATCHED
+      ? store.recordMany(
+          plans.map(({ p, runId }) => ({
+            runId,
+            summary: p.summary,
+            detail: packDetail(p.canonical),
+            facts: { version: '0.1.0', cadenceS, contactIntervalS: 900, upstream: 'http://relay.invalid' },
+          })),
+        )
+      : plans.map(({ p, runId }) => recordPlan(store, runId, p, cadenceS));
+    for (const [i, { c, at, p }] of plans.entries()) {
+      if (recorded[i]?.unchanged) facts.push({ c, at });
       else {
         const { resources: _r, ...s } = p.summary;
-        facts.push({ c, at: now, s });
+        facts.push({ c, at, s });
       }
     }
     floorBytes += brotliCompressSync(JSON.stringify(facts)).length + 64;
@@ -208,6 +236,8 @@ const total = (d: DayResult) => d.bytesUp + d.bytesDown;
 emit({
   cells: CELLS,
   tariffUsdPerMb: TARIFF,
+  wholeConfirmations: WHOLE_CONFIRMATIONS,
+  batched: BATCHED,
   quiet: {
     ...quiet,
     vsFloor: +(total(quiet) / quiet.floorBytes).toFixed(2),

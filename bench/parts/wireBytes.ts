@@ -54,8 +54,21 @@ for (const [i, c] of comps.entries()) {
   now += 1000;
   recordPlan(store, ids(), realPlan(c, first[i]!.state, first[i]!.variant, now, i % 10), cadenceS);
 }
+const firstDelta = store.pending()[0];
 const p1 = await engine.pushOnce();
-if (p1.kind !== 'pushed') throw new Error(`first push: ${JSON.stringify(p1)}`);
+if (p1.kind !== 'pushed' || !firstDelta) throw new Error(`first push: ${JSON.stringify(p1)}`);
+// The hub's ack of it, as a hub since decision 330 sends it: it reads confirmations written apart from
+// their cells, so the agent writes the unchanged plans of cycle 2 so. `--whole-confirmations`: as an
+// older hub, whose ack does not say so (each confirmation rewrites its cell).
+const wholeConfirmations = process.argv.includes('--whole-confirmations');
+store.applyAck({
+  agent: 'a1' as never,
+  doc: firstDelta.docId,
+  heads: firstDelta.heads,
+  blobs: [],
+  committedAt: now,
+  ...(wholeConfirmations ? {} : { readsConfirmed: true as const }),
+});
 bodies.length = 0;
 
 // Cycle 2, 15 minutes later: the cycle measured.
@@ -92,6 +105,6 @@ log('wireBytes', 'cycle', {
   saveSinceBrotli: pending.reduce((n, d) => n + brotliCompressSync(d.changes).length, 0),
   fullPlanPostOverDriftline: +(fullPlanPost / driftline).toFixed(1),
 });
-emit({ cells: CELLS, driftline, automergeSaveSince, fullPlanPost, brotliJsonDelta });
+emit({ cells: CELLS, driftline, automergeSaveSince, fullPlanPost, brotliJsonDelta, wholeConfirmations });
 store.close();
 server.close();
