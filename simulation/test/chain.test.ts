@@ -111,6 +111,22 @@ describe('agent → relay → relay → hub, as processes', () => {
         ((await r.json()) as { agents: Array<{ lastContactAt: string | null }> }).agents[0]?.lastContactAt
       );
     });
+    // The hub's first ack reached the agent: it says the hub reads confirmations written apart from
+    // their cells, so the request's plan (the same plan again) is written so (decision 330).
+    const status = async () =>
+      JSON.parse(await runProgram('agent', ['status', '--config', agentConfig, '--json'], { cwd: site })) as {
+        unackedRuns: number;
+        lastAckAt: string | null;
+      };
+    await until('the first ack at the agent', async () => (await status()).lastAckAt !== null);
+    const plannedAt = async () => {
+      const m = (await (await api('/api/matrix?site=ship-7')).json()) as {
+        cells: Array<{ component: string; plannedAt: string | null }>;
+      };
+      return Date.parse(m.cells.find((c) => c.component === 'network')?.plannedAt ?? '') || 0;
+    };
+    const firstPlannedAt = await plannedAt();
+    expect(firstPlannedAt).toBeGreaterThan(0);
     const req = await until('the hub to accept a plan request', async () => {
       const r = await api('/api/plan-requests', {
         method: 'POST',
@@ -133,11 +149,14 @@ describe('agent → relay → relay → hub, as processes', () => {
       summary: { component: string };
     };
     expect(run.summary.component).toBe('network');
+    // The confirmation moved the cell's age at the hub, as a rewritten cell did.
+    await until(
+      'the confirmation to move the cell at the hub',
+      async () => (await plannedAt()) > firstPlannedAt,
+    );
     // The hub's ack came back down both relays: the agent holds nothing unacknowledged.
     await until('the agent to have everything acknowledged', async () => {
-      const s = JSON.parse(
-        await runProgram('agent', ['status', '--config', agentConfig, '--json'], { cwd: site }),
-      );
+      const s = await status();
       return s.unackedRuns === 0 && s.lastAckAt !== null;
     });
   });
