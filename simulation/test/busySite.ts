@@ -54,6 +54,9 @@ const git = (cwd: string, ...args: string[]) =>
     encoding: 'utf8',
   }).trim();
 
+/** Log lines of the agent that mean a downlink bundle reached it. */
+const DOWNLINK = ['hub acknowledged', 'publication announced', 'approval received', 'plan request received'];
+
 export async function startBusySite(o: BusySiteOptions) {
   const { dir } = o;
   const group = new ProcessGroup();
@@ -260,12 +263,6 @@ export async function startBusySite(o: BusySiteOptions) {
        * starts another such gap. Answers how long ago that downlink came, ms.
        */
       async heldPullWaiting(d: number): Promise<number> {
-        const DOWNLINK = [
-          'hub acknowledged',
-          'publication announced',
-          'approval received',
-          'plan request received',
-        ];
         const last = () =>
           Math.max(0, ...lines.filter((l) => DOWNLINK.includes(l.msg ?? '')).map((l) => l.time ?? 0));
         if (last() === 0) throw new Error('the agent has had no downlink yet: no held pull to wait for');
@@ -281,6 +278,21 @@ export async function startBusySite(o: BusySiteOptions) {
             `the last downlink came ${age} ms ago: a 55 s hold (an older relay's) may have ended; send sooner after one`,
           );
         return age;
+      },
+      /**
+       * Waits (up to `withinMs`) for the agent's next downlink, so what is sent then finds the held pull
+       * that brought it answered, on its way down: the worst moment for a single held pull (decision 340).
+       * Answers whether one came.
+       */
+      async nextDownlink(withinMs: number): Promise<boolean> {
+        const count = () => lines.filter((l) => DOWNLINK.includes(l.msg ?? '')).length;
+        const seen = count();
+        try {
+          await until('the agent’s next downlink', async () => count() > seen, withinMs, 20);
+          return true;
+        } catch {
+          return false;
+        }
       },
       /** `hub approve` of `runId` by Ada. */
       approve: (runId: string) =>

@@ -9,9 +9,10 @@ import { until } from './support.js';
  * Control first at the last hop, for an approval (issue 35; docs/decisions/270-control-first.md): hub,
  * relay and agent as processes, the agent behind a link of D = 4 s one way whose uplink carries 1 kB/s,
  * busy with its plan's detail upload (minutes at that rate). An approval of that plan made at headquarters
- * is recorded at the agent within 3.5 × the floor (the goal, 1.2 ×, is the bench's) (hub → relay → agent light time, measured over the same
- * links), long before the detail is up, and the plan is applied. The relay pulls from the hub every
- * 250 ms: a smaller share of the light time than the demo's 1 s on the Mars link (12 s).
+ * right after the agent got a downlink answer (the worst moment for a single held pull) is recorded at the
+ * agent within 1.5 × the floor (hub → relay → agent light time, measured over the same links; the goal,
+ * 1.2 ×, is the bench's), long before the detail is up, and the plan is applied. The relay pulls from the
+ * hub every 250 ms: a smaller share of the light time than the demo's 1 s on the Mars link (12 s).
  */
 const D = 4000;
 let dir = '';
@@ -22,7 +23,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('control first at the last hop: an approval', () => {
-  it('reaches a busy agent within the held-pull bound (goal 1.2 ×, the bench), and is applied before its detail upload ends', {
+  it('reaches a busy agent within 1.5 × the floor, sent right after a downlink answer, and is applied before its detail upload ends', {
     timeout: 900_000,
   }, async (ctx) => {
     dir = mkdtempSync(join(tmpdir(), 'driftline-approval-'));
@@ -46,28 +47,30 @@ describe('control first at the last hop: an approval', () => {
       ctx.skip();
       return;
     }
-    const floorMs = await s.floorMs();
-    // The floor measured is the link's configured delay (plus the lan hop's few ms), never less.
-    expect(floorMs).toBeGreaterThanOrEqual(D);
-    expect(floorMs).toBeLessThan(1.1 * D);
-
-    // A connected agent: the agent's held pull waits at the relay (after an answer, none is there for two
-    // light times, and the hold's end starts another gap: docs/decisions/270-control-first.md).
-    await s.heldPullWaiting(D);
+    // Sent as the agent gets an answer (the hub's ack of its push, within a few light times): with one held
+    // pull none waited at the relay then for two light times (docs/decisions/270-control-first.md, "Left
+    // out"); with two, the other one waits (docs/decisions/340-no-gap-between-held-pulls.md). No ack in
+    // time: sent anyway, at an arbitrary moment.
+    if (!(await s.nextDownlink(5 * D)))
+      console.warn('controlFirstApproval: no downlink within 5 D; approving now');
     await s.approve(runId);
     const received = await until('the approval recorded at the agent', async () =>
       s.line('approval received'),
     );
     const submitted = Date.parse(((await s.journey(runId)) as { submittedAt: string }).submittedAt);
+    // Measured after (a round trip over the site link: done before, it let the ack's answer go by).
+    const floorMs = await s.floorMs();
+    // The floor measured is the link's configured delay (plus the lan hop's few ms), never less.
+    expect(floorMs).toBeGreaterThanOrEqual(D);
+    expect(floorMs).toBeLessThan(1.1 * D);
     const receiptVsFloor = ((received.time as number) - submitted) / floorMs;
+    console.info(`controlFirstApproval: approval received ${receiptVsFloor.toFixed(2)} × the floor`);
     expect(receiptVsFloor).toBeGreaterThanOrEqual(1);
-    // The goal is 1.2 × (bench `controlLatency` measures it on a quiet machine: 1.06×). What the design
-    // guarantees today is 3 light times: after each answer to a held pull none waits at the relay for two
-    // (docs/decisions/270-control-first.md, the plan request's 2.60×), and beside the whole suite the
-    // processes' own work stretches it further (1.03×, 1.85×, 2.05× seen). The test holds the mechanism:
-    // within that bound, where waiting for the upload (minutes) or for the next interval pull (30 s = 7.5
-    // light times) could not be.
-    expect(receiptVsFloor).toBeLessThanOrEqual(3.5);
+    // The goal is 1.2 × (bench `controlLatency`). Since decision 340 a held pull waits at the relay at every
+    // instant, so the design gives one light time plus the relay's pull from the hub (250 ms, 0.06 ×) and
+    // the processes' own work, which a loaded machine stretches (decision 340 has what was seen). With a
+    // single held pull the same moment took about 2 × (2.14 × in decision 270's first run).
+    expect(receiptVsFloor).toBeLessThanOrEqual(1.5);
     // Recorded while the detail upload is still in flight.
     expect(await s.detailState(runId)).toBe('pending');
 
