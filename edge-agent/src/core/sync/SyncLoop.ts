@@ -162,7 +162,9 @@ export class SyncLoop {
             this.abort.signal,
             yieldToResults,
           );
-          // Control first: the downlink is pulled beside a long upload, not after it.
+          // Control first: the downlink is pulled beside a long upload, not after it: by the standing held
+          // pulls where the upstream holds them (both lanes, decision 340), else one per interval.
+          this.keepStanding();
           if (!this.standingRun) void this.pulls.whileBusy(uploading, (o) => this.pulled(o));
           this.uploadingBlobs = true;
           const sent = await uploading.finally(() => {
