@@ -8,7 +8,8 @@
  * between are measured once and counted per day (a held pull per hold while nothing arrives: the least of
  * the agent's `sync.downlinkHoldS` and the relay's stated `limits.maxHoldS`; or a pull per
  * `sync.intervalS` with holding off). The empty pull is measured as the agent sends it once it knows the
- * relay (conditional, answered 304), asked with `wait=0` and counted with the digits of the real hold. Beside it, in the same run: the floor (the facts that changed,
+ * relay (conditional, answered 304), asked with `wait=0` and counted with the digits of the real hold;
+ * two held pulls at once where the relay keeps two (decision 340), one with `--one-lane`. Beside it, in the same run: the floor (the facts that changed,
  * brotli-compressed, plus one 64-byte signature per batch) and the same changes through Automerge's sync
  * protocol (its messages alone, no transport). The cost at `--tariff=<USD per MB>` (default 5, a satellite
  * data plan's order of magnitude).
@@ -34,6 +35,7 @@ const TARIFF = tariffArg ? Number(tariffArg.slice('--tariff='.length)) : 5;
 /** `--whole-confirmations`: every unchanged plan rewrites its cell, as before decision 330. */
 const WHOLE_CONFIRMATIONS = process.argv.includes('--whole-confirmations');
 const BATCHED = process.argv.includes('--batched');
+const ONE_LANE = process.argv.includes('--one-lane');
 
 interface DayResult {
   bytesUp: number;
@@ -134,7 +136,10 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     recordPlan(store, ids(), realPlan(c, states[i]!.state, states[i]!.variant, now, i % 10), cadenceS);
   }
   await roundTrip();
-  await engine.pullOnce({ waitS: 0 }); // the daemon's first pull asks, and learns how the relay holds
+  // the daemon's first pull asks, and learns how the relay holds: how long, and how many at once
+  const asked = await engine.pullOnce({ waitS: 0 });
+  // `--one-lane`: one held pull at a time (`sync.heldPulls: 1`; as before decision 340).
+  const lanes = ONE_LANE ? 1 : Math.min(2, asked.keep ?? 1);
   const counted = tap.responses.length;
   automergeSyncBytes = 0;
 
@@ -199,8 +204,10 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     x ? { up: wire(x).up + digits, down: wire(x).down + digits } : { up: 0, down: 0 };
   const empty = withDigits(last);
   const emptyTimed = withDigits(timedPull);
-  // The pulls a day holds between its rounds: one per hold, or one per interval with holding off.
-  const heldPulls = Math.ceil(DAY_S / holdS);
+  // The pulls a day holds between its rounds: one per hold, or one per interval with holding off. Since
+  // decision 340 two at once where the relay keeps two, each followed by the next a round trip (here
+  // under a second: 1 s, the least lead) before its hold ends.
+  const heldPulls = lanes * Math.ceil(DAY_S / (lanes > 1 ? holdS - 1 : holdS));
   // One held pull an hour (at most) is timed; the day's four posts are timed anyway.
   const timedPulls = Math.min(heldPulls, Math.ceil((DAY_S * 1000) / HELD_SAMPLE_EVERY_MS));
   const pollPulls = Math.ceil(DAY_S / INTERVAL_S);
@@ -216,6 +223,7 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
   log('siteDay', `day with ${Math.round(changeShare * 100)} % of cells changing per round`, {
     ...result,
     holdS,
+    lanes,
     heldPulls,
     emptyPull: empty,
     emptyTimedPull: emptyTimed,

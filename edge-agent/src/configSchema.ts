@@ -65,6 +65,15 @@ const SyncSchema = z
       .describe(
         'Most seconds an upstream that can is asked to hold a downlink pull open (a long poll), so approvals and plan requests arrive one light time after they reach it; the agent asks no more than the upstream states (a relay: its limits.maxHoldS; an older one: 55). 0 never asks. Pulls go on beside uploads either way.',
       ),
+    heldPulls: z
+      .number()
+      .int()
+      .min(1)
+      .max(2)
+      .default(2)
+      .describe(
+        'Held downlink pulls kept open at once at an upstream that keeps two: 2, so one still waits there while the answer to the other travels down and control arrives one light time after it reaches the upstream, always; 1 costs half the empty pulls on a quiet day (about 50 kB a day less with 15-minute holds), and control arriving just after an answer then waits up to two light times more.',
+      ),
     bundleLifetimeS: z
       .number()
       .int()

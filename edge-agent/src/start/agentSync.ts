@@ -65,6 +65,7 @@ export function agentSync(
     engine,
     intervalMs: config.sync.intervalS * 1000,
     holdS: config.sync.downlinkHoldS,
+    heldPulls: config.sync.heldPulls,
     backoffBaseMs: config.sync.backoffBaseS * 1000,
     backoffCapMs: config.sync.backoffCapS * 1000,
     setTimer: deps.setTimer,

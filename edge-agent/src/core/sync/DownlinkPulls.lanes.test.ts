@@ -17,7 +17,7 @@ interface Pull {
   answer(bundles: number): void;
 }
 
-function site(opts: { oneWayMs: number; holdS: number; keep: number }) {
+function site(opts: { oneWayMs: number; holdS: number; keep: number; lanes?: number }) {
   let now = 0;
   let order = 0;
   const events: Array<{ at: number; order: number; fn: () => void }> = [];
@@ -100,6 +100,7 @@ function site(opts: { oneWayMs: number; holdS: number; keep: number }) {
     engine,
     intervalMs: 30_000,
     holdS: 3600,
+    ...(opts.lanes ? { lanes: opts.lanes } : {}),
     setTimer: (ms, fn) => at(ms, fn),
     now: () => now,
   });
@@ -212,11 +213,18 @@ describe('DownlinkPulls against a relay that keeps two held pulls', () => {
     }
   });
 
-  it('keeps one held pull at a relay that keeps one (an older relay): one request per hold', async () => {
+  it('keeps one held pull at a relay that keeps one per agent: one request per hold', async () => {
     const s = site({ oneWayMs: 12_000, holdS: 55, keep: 1 });
     await standingFor(s, 1_000_000, []);
     expect(s.mostWaiting()).toBe(1);
     // each sent a round trip (24 s, at most a quarter of the hold) before the last one's hold ends
     expect(s.requests).toBeLessThan(1_000 / (55 - 55 / 4) + 3);
+  });
+
+  it('keeps one lane where told to (`sync.heldPulls: 1`), even at a relay that keeps two', async () => {
+    const s = site({ oneWayMs: 12_000, holdS: 55, keep: 2, lanes: 1 });
+    await standingFor(s, 1_000_000, [100_000]);
+    expect(s.requests).toBeLessThan(1_000 / (55 - 55 / 4) + 4);
+    expect(s.latencies()).toHaveLength(1);
   });
 });

@@ -23,6 +23,8 @@ export interface DownlinkPullsDeps {
   intervalMs: number;
   /** Hold asked of the upstream, seconds; 0 never asks. */
   holdS: number;
+  /** Held pulls kept open at once where the upstream keeps two (decision 340); default 2. */
+  lanes?: number;
   setTimer(ms: number, fn: () => void): () => void;
   now(): number;
   /**
@@ -151,7 +153,7 @@ export class DownlinkPulls {
   async standing(up: () => boolean, onOutcome: (o: PullOutcome) => void): Promise<number> {
     const run = { pulls: 0, ended: false };
     const go = () => !this.stopped && !run.ended && this.holds && up() && run.pulls < MAX_PULLS;
-    const lanes = this.keep >= 2 ? 2 : 1;
+    const lanes = Math.max(1, Math.min(this.keep, this.deps.lanes ?? 2, 2));
     await Promise.all(Array.from({ length: lanes }, () => this.lane(run, go, onOutcome)));
     return run.pulls;
   }

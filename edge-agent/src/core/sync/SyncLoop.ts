@@ -19,6 +19,8 @@ export interface SyncLoopDeps {
    * default here) never asks. Pulls go on beside uploads either way (docs/decisions/270-control-first.md).
    */
   holdS?: number;
+  /** Held pulls kept open at once where the upstream keeps two (`sync.heldPulls`, decision 340); default 2. */
+  heldPulls?: number;
   now?(): number;
 }
 
@@ -54,6 +56,7 @@ export class SyncLoop {
       engine: deps.engine,
       intervalMs: deps.intervalMs,
       holdS: deps.holdS ?? 0,
+      lanes: deps.heldPulls ?? 2,
       setTimer: deps.setTimer,
       now: deps.now ?? Date.now,
       onHoldCut: (cutMs, holdS) =>
