@@ -35,10 +35,11 @@ export interface DownlinkPullsDeps {
 }
 
 /**
- * The agent's downlink pulls, one at a time, so control traffic (approvals, plan requests, publications)
- * never waits behind uploads (docs/decisions/270-control-first.md): `whileBusy` keeps pulling beside a
- * long upload, and `standing` keeps one held pull open while the agent is otherwise idle, so what
- * reaches the relay reaches a connected agent one one-way light time later.
+ * The agent's downlink pulls, so control traffic (approvals, plan requests, publications) never waits
+ * behind uploads (docs/decisions/270-control-first.md): `whileBusy` keeps pulling beside a long upload
+ * where the upstream does not hold pulls (one at a time), and `standing` keeps held pulls open where it
+ * does, two at a relay that keeps two (docs/decisions/340-no-gap-between-held-pulls.md), so what reaches
+ * the relay reaches a connected agent one one-way light time later, always.
  */
 export class DownlinkPulls {
   private chain: Promise<unknown> = Promise.resolve();
