@@ -37,6 +37,9 @@ function site(opts: { oneWayMs: number; holdS: number; keep: number; lanes?: num
   const pulls: Pull[] = [];
   const waiting = () => pulls.filter((p) => p.leftAt === null && p.arrivedAt <= now);
   let requests = 0;
+  /** Cuts every pull in flight or held (the link goes down). */
+  const cutters = new Set<() => void>();
+  const warned: number[] = [];
 
   const engine = {
     pullOnce: (hold?: { waitS: number; signal?: AbortSignal }): Promise<PullOutcome> =>
@@ -61,6 +64,8 @@ function site(opts: { oneWayMs: number; holdS: number; keep: number; lanes?: num
         hold?.signal?.addEventListener('abort', () =>
           resolve({ ...outcome(0), upstream: null, errors: ['relay: aborted'] }),
         );
+        const cut = () => resolve({ ...outcome(0), upstream: null, errors: ['relay: socket hang up'] });
+        cutters.add(cut);
         at(opts.oneWayMs, () => {
           // at the relay
           let cancel = () => {};
@@ -80,6 +85,7 @@ function site(opts: { oneWayMs: number; holdS: number; keep: number; lanes?: num
                 for (let i = cursor; i < upTo; i++) receivedAt[i] ??= now;
                 const fresh = Math.max(0, upTo - cursor);
                 cursor = Math.max(cursor, upTo);
+                cutters.delete(cut);
                 resolve(outcome(fresh));
               });
             },
@@ -103,6 +109,7 @@ function site(opts: { oneWayMs: number; holdS: number; keep: number; lanes?: num
     ...(opts.lanes ? { lanes: opts.lanes } : {}),
     setTimer: (ms, fn) => at(ms, fn),
     now: () => now,
+    onHoldCut: (cutMs) => warned.push(cutMs),
   });
 
   return {
@@ -156,6 +163,14 @@ function site(opts: { oneWayMs: number; holdS: number; keep: number; lanes?: num
           (t) => pulls.filter((p) => p.arrivedAt <= t && (p.leftAt === null || p.leftAt > t)).length,
         ),
       );
+    },
+    warned,
+    /** The link goes down `ms` from now: every pull open is cut then. */
+    cutIn(ms: number) {
+      at(ms, () => {
+        for (const c of [...cutters]) c();
+        cutters.clear();
+      });
     },
     latencies: () => arrivedAt.map((a, i) => (receivedAt[i] ?? Number.POSITIVE_INFINITY) - a),
     firstArrival: () => Math.min(...pulls.filter((p) => p.endsAt > p.arrivedAt).map((p) => p.arrivedAt)),
@@ -219,6 +234,13 @@ describe('DownlinkPulls against a relay that keeps two held pulls', () => {
     expect(s.mostWaiting()).toBe(1);
     // each sent a round trip (24 s, at most a quarter of the hold) before the last one's hold ends
     expect(s.requests).toBeLessThan(1_000 / (55 - 55 / 4) + 3);
+  });
+
+  it('takes both lanes cut at once (the link went down) for one cut, not two of the same length', async () => {
+    const s = site({ oneWayMs: 1_000, holdS: 900, keep: 2 });
+    s.cutIn(3_600_000 + 300_000); // 300 s into both lanes' first held pulls, opened together
+    await standingFor(s, 400_000, []);
+    expect(s.warned).toEqual([]);
   });
 
   it('keeps one lane where told to (`sync.heldPulls: 1`), even at a relay that keeps two', async () => {
