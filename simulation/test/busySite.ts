@@ -259,8 +259,9 @@ export async function startBusySite(o: BusySiteOptions) {
       /**
        * Waits until the agent's held pull is surely at the relay (docs/decisions/270-control-first.md): its
        * last downlink came at least one light time `d` ago (plus 1 s) and less than 55 s ago (the shortest
-       * hold, an older relay's); after an answer none is there for two light times, and the hold's end
-       * starts another such gap. Answers how long ago that downlink came, ms.
+       * hold, an older relay's); with one held pull, after an answer none is there for two light times, and
+       * the hold's end starts another such gap (two since docs/decisions/340-no-gap-between-held-pulls.md:
+       * this still serves an agent with `sync.heldPulls: 1`). Answers how long ago that downlink came, ms.
        */
       async heldPullWaiting(d: number): Promise<number> {
         const last = () =>
