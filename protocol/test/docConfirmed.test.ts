@@ -5,7 +5,7 @@ const cell: DocCell = {
   environment: 'prod',
   component: 'vpc',
   runId: '01JX0000000000000000000000' as DocCell['runId'],
-  status: 'no-changes',
+  status: 'clean',
   commit: 'a'.repeat(40),
   plannedAt: 1_000,
   confirmations: 0,
