@@ -7,14 +7,13 @@ import { until } from './support.js';
 
 /**
  * Control first at the last hop, for an approval (issue 35; docs/decisions/270-control-first.md): hub,
- * relay and agent as processes, the agent behind a link of D = 4 s one way whose uplink carries 1 kB/s,
+ * relay and agent as processes, the agent behind the Mars link (D = 12 s one way) whose uplink carries 1 kB/s,
  * busy with its plan's detail upload (minutes at that rate). An approval of that plan made at headquarters
  * right after the agent got a downlink answer (the worst moment for a single held pull) is recorded at the
- * agent within 1.5 × the floor (hub → relay → agent light time, measured over the same links; the goal,
- * 1.2 ×, is the bench's), long before the detail is up, and the plan is applied. The relay pulls from the
- * hub every 250 ms: a smaller share of the light time than the demo's 1 s on the Mars link (12 s).
+ * agent within 1.2 × the floor (the goal; hub → relay → agent light time, measured over the same links),
+ * long before the detail is up, and the plan is applied. The relay pulls from the hub every 250 ms (0.02 ×).
  */
-const D = 4000;
+const D = 12_000;
 let dir = '';
 let site: BusySite | null = null;
 afterAll(async () => {
@@ -23,14 +22,14 @@ afterAll(async () => {
 }, 60_000);
 
 describe('control first at the last hop: an approval', () => {
-  it('reaches a busy agent within 1.5 × the floor, sent right after a downlink answer, and is applied before its detail upload ends', {
+  it('reaches a busy agent within 1.2 × the floor, sent right after a downlink answer, and is applied before its detail upload ends', {
     timeout: 900_000,
   }, async (ctx) => {
     dir = mkdtempSync(join(tmpdir(), 'driftline-approval-'));
     site = await startBusySite({
       dir,
       link: { settings: { uplink: { delayMs: D, bandwidthBps: 8000 }, downlink: { delayMs: D } } },
-      extraResources: 3000,
+      extraResources: 4000,
       relayPullIntervalMs: 250,
     });
     const s = site;
@@ -65,12 +64,14 @@ describe('control first at the last hop: an approval', () => {
     expect(floorMs).toBeLessThan(1.1 * D);
     const receiptVsFloor = ((received.time as number) - submitted) / floorMs;
     console.info(`controlFirstApproval: approval received ${receiptVsFloor.toFixed(2)} × the floor`);
-    expect(receiptVsFloor).toBeGreaterThanOrEqual(1);
-    // The goal is 1.2 × (bench `controlLatency`). Since decision 340 a held pull waits at the relay at every
-    // instant, so the design gives one light time plus the relay's pull from the hub (250 ms, 0.06 ×) and
-    // the processes' own work, which a loaded machine stretches (decision 340 has what was seen). With a
-    // single held pull the same moment took about 2 × (2.14 × in decision 270's first run).
-    expect(receiptVsFloor).toBeLessThanOrEqual(1.5);
+    // Never faster than light: the floor is half of one measured round trip per link, so allow its jitter
+    // (0.9995 × seen once).
+    expect(receiptVsFloor).toBeGreaterThanOrEqual(0.95);
+    // The goal, 1.2 × (bench `controlLatency` too). Since decision 340 a held pull waits at the relay at every
+    // instant, so the design gives one light time plus the relay's pull from the hub (250 ms, 0.02 ×) and
+    // the processes' own work, which a loaded machine stretches (0.99 × beside the whole suite). With a
+    // single held pull the same moment took about 2 × (2.14 × in decision 270's first run, at D = 4 s).
+    expect(receiptVsFloor).toBeLessThanOrEqual(1.2);
     // Recorded while the detail upload is still in flight.
     expect(await s.detailState(runId)).toBe('pending');
 
