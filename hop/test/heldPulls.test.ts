@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HELD_SAMPLE_EVERY_MS, HopClient } from '../src/client.js';
+import { MAX_REPEATS_HELD } from '../src/http/downlinkWaiters.js';
 import { createHopServer, type HopServer, MemoryHopBackend } from '../src/index.js';
 import { makeBundle } from '../src/testing.js';
 
@@ -220,5 +221,33 @@ describe('held pulls on a costly link', () => {
     expect(await d).toMatchObject({ ok: true, value: { bundles: [] } });
     const plain = await client.pullDownlink('ship-7', cursor, undefined, { waitS: 900 });
     expect(plain.ok && plain.value.bundles).toHaveLength(1);
+  });
+
+  it('answers in full, not held, an agent that keeps pulling with the cursor before an answer it never got', async () => {
+    const { backend, port } = await hopServer(900);
+    const { url } = await tap(port);
+    const client = new HopClient({ url, token: TOKEN });
+    const first = await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
+    const cursor = first.ok ? first.value.cursor : '';
+    const hold = { waitS: 900, holder: 'agent-a' };
+    const a = client.pullDownlink('ship-7', cursor, undefined, hold);
+    await until(() => backend.held.size === 1);
+    const ack = await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never);
+    backend.enqueueDownlink('ship-7', ack.bytes);
+    // The answer leaves the relay; say a hop on the way swallowed it: the agent still has the old cursor.
+    expect((await a).ok).toBe(true);
+    // Pulls with the old cursor are first taken for ones sent before that answer arrived: held (two at a
+    // time, a third letting go of the oldest, empty) ...
+    const held: Array<ReturnType<HopClient['pullDownlink']>> = [];
+    for (let i = 0; i < MAX_REPEATS_HELD; i++) {
+      held.push(client.pullDownlink('ship-7', cursor, undefined, hold));
+      await until(() => backend.held.size === Math.min(i + 1, 2));
+    }
+    expect(backend.held.size).toBe(2);
+    // ... and past that many the agent plainly did not get it: the next is answered at once, in full.
+    const again = await client.pullDownlink('ship-7', cursor, undefined, hold);
+    expect(again.ok && again.value.bundles).toHaveLength(1);
+    backend.held.releaseAll();
+    for (const p of held) expect(await p).toMatchObject({ ok: true, value: { bundles: [] } });
   });
 });

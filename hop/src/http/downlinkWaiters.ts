@@ -15,6 +15,14 @@ export const MAX_HELD_PER_HOLDER = 2;
 /** Sites and peers whose last answered cursor is kept (the least recently answered forgotten first). */
 const MAX_ANSWERED_KEPT = 10_000;
 
+/**
+ * Pulls of one holder held because they would only repeat its last answer, per answer. An honest agent
+ * sends a few before that answer reaches it (at most one early successor per lane in flight, two lanes);
+ * one that keeps sending the old cursor did not get the answer (lost on the way, or a hop swallowed it),
+ * and the next such pull is answered in full instead of held (decision 340, "A lost answer").
+ */
+export const MAX_REPEATS_HELD = 4;
+
 /** Why a held pull was let go: `superseded` is answered empty, the others with what the site has. */
 export type WaitEnd = 'woken' | 'time' | 'gone' | 'capped' | 'superseded';
 
@@ -32,8 +40,8 @@ interface Waiter {
 
 export class DownlinkWaiters {
   private readonly bySite = new Map<string, Set<Waiter>>();
-  /** Per site and peer, the cursor its last answer with bundles went up to (`answeredUpTo`). */
-  private readonly answered = new Map<string, string>();
+  /** Per site and peer, the cursor its last answer with bundles went up to and the repeats held since. */
+  private readonly answered = new Map<string, { cursor: string; repeatsHeld: number }>();
 
   /**
    * @param maxPerSite pulls held at once for one site; one more is answered at once (not held). An
@@ -85,17 +93,25 @@ export class DownlinkWaiters {
   /**
    * The last cursor a pull of `peer` for `site` was answered with bundles up to: a held pull sent before
    * that answer reached its agent finds only those bundles again, and is held as if it found nothing
-   * (decision 340). Undefined: none kept.
+   * (decision 340). Undefined: none kept, or {@link MAX_REPEATS_HELD} such pulls were held already (the
+   * answer did not reach the agent: the next is answered in full).
    */
   answeredUpTo(site: string, peer: string): string | undefined {
-    return this.answered.get(`${site}\n${peer}`);
+    const a = this.answered.get(`${site}\n${peer}`);
+    return a && a.repeatsHeld < MAX_REPEATS_HELD ? a.cursor : undefined;
+  }
+
+  /** Counts a pull of `peer` for `site` held because it would only repeat the last answer. */
+  heldRepeat(site: string, peer: string): void {
+    const a = this.answered.get(`${site}\n${peer}`);
+    if (a) a.repeatsHeld++;
   }
 
   /** Notes that a pull of `peer` for `site` was answered with bundles up to `cursor`. */
   noteAnswered(site: string, peer: string, cursor: string): void {
     const key = `${site}\n${peer}`;
     this.answered.delete(key);
-    this.answered.set(key, cursor);
+    this.answered.set(key, { cursor, repeatsHeld: 0 });
     if (this.answered.size > MAX_ANSWERED_KEPT)
       for (const oldest of this.answered.keys()) return void this.answered.delete(oldest);
   }

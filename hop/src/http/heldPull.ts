@@ -49,7 +49,9 @@ export async function holdPull(
   };
   let page = first;
   let quiet = false;
-  if (waitS > 0 && backend.waitForDownlink && (page.bundles.length === 0 || repeats(page))) {
+  const repeat = repeats(page);
+  if (waitS > 0 && backend.waitForDownlink && (page.bundles.length === 0 || repeat)) {
+    if (repeat && holder) memory?.heldRepeat(q.for, holder);
     const gone = new AbortController();
     const onClose = () => gone.abort();
     ctx.req.once('close', onClose);
