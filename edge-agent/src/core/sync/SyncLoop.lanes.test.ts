@@ -53,7 +53,9 @@ describe('SyncLoop beside a long upload (docs/decisions/340-no-gap-between-held-
       log: { info: () => {}, warn: () => {} },
     });
     loop.start();
-    for (let i = 0; i < 50 && open.length < 2; i++) await new Promise((r) => setImmediate(r));
+    // Bounded wait (3 s at most): the loop's first pull, its answer and the standing run's start take a
+    // few turns of the event loop and may take a timer's pause (a quick empty answer), not a fixed number.
+    for (let i = 0; i < 300 && open.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
     expect(open.map((p) => p.waitS)).toEqual([3600, 3600]);
     const stopping = loop.stop();
     uploaded();
