@@ -49,7 +49,7 @@ export interface HopBackend {
   ): Promise<WaitEnd | undefined>;
 
   /** What each holder's last answer carried (with `keepHeld`, decision 340). */
-  readonly held?: Pick<DownlinkWaiters, 'answeredUpTo' | 'noteAnswered'>;
+  readonly held?: Pick<DownlinkWaiters, 'answeredUpTo' | 'noteAnswered' | 'heldRepeat'>;
 
   /** How many held pulls of one peer and site it keeps (`keep`, decision 340); absent: one. */
   readonly keepHeld?: number;
