@@ -90,6 +90,18 @@ export function parseHeldMax(value: string | null): number | null {
  * only find again what it answered that holder last (docs/decisions/340-no-gap-between-held-pulls.md).
  * Absent: each pull stands alone, as before.
  */
+/**
+ * The later of two downlink cursors when both are decimal (as relays and the hub give them), else null:
+ * an opaque cursor cannot be ordered (docs/decisions/340-no-gap-between-held-pulls.md).
+ */
+export function compareDecimalCursors(a: string, b: string): number | null {
+  if (!DECIMAL_CURSOR.test(a) || !DECIMAL_CURSOR.test(b)) return null;
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+const DECIMAL_CURSOR = /^\d{1,30}$/;
+
 export const HOLDER_HEADER = 'driftline-holder';
 /** A {@link HOLDER_HEADER} value: an agent name. */
 export const HOLDER_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;

@@ -1,4 +1,5 @@
 import {
+  compareDecimalCursors,
   type DownlinkQuery,
   formatHeld,
   HELD_HEADER,
@@ -10,7 +11,6 @@ import type { HopBackend, Peer } from '../ports/HopBackend.js';
 
 /** Longest hold of a node that holds pulls but states no longest of its own (the query's old bound). */
 const LEGACY_MAX_HOLD_S = 60;
-const DECIMAL = /^\d{1,30}$/;
 
 type Page = { bundles: Uint8Array[]; cursor: string };
 
@@ -39,13 +39,7 @@ export async function holdPull(
   const after = q.after ?? '0';
   const repeats = (p: Page): boolean => {
     const upTo = holder ? memory?.answeredUpTo(q.for, holder) : undefined;
-    return (
-      p.bundles.length > 0 &&
-      upTo !== undefined &&
-      DECIMAL.test(upTo) &&
-      DECIMAL.test(p.cursor) &&
-      BigInt(p.cursor) <= BigInt(upTo)
-    );
+    return p.bundles.length > 0 && upTo !== undefined && (compareDecimalCursors(p.cursor, upTo) ?? 1) <= 0;
   };
   let page = first;
   let quiet = false;

@@ -58,12 +58,7 @@ export class DocReader {
     return this.ids.get(top) ?? null;
   }
 
-  private confirmedKeys(): string[] {
-    const id = this.objId('confirmed');
-    return id ? this.h.keys(id, this.heads) : [];
-  }
-
-  keys(top: 'runs' | 'cells'): string[] {
+  keys(top: 'runs' | 'cells' | 'confirmed'): string[] {
     const id = this.objId(top);
     return id ? this.h.keys(id, this.heads) : [];
   }
@@ -159,7 +154,7 @@ export class DocReader {
       else if (top === 'confirmed') {
         // An unchanged re-plan (decision 330): the cell it confirms is read again, with it applied.
         if (typeof key !== 'string') {
-          for (const k of this.confirmedKeys()) cells.add(k);
+          for (const k of this.keys('confirmed')) cells.add(k);
           continue;
         }
         cells.add(key);

@@ -1,3 +1,5 @@
+import { compareDecimalCursors } from '@driftline/protocol';
+
 /**
  * What lets two held pulls of one upstream overlap (docs/decisions/340-no-gap-between-held-pulls.md):
  * both may carry the same bundles, and the one answered last may have been sent after an older cursor.
@@ -22,8 +24,6 @@ export class SeenBundles {
   }
 }
 
-const DECIMAL = /^\d{1,30}$/;
-
 /**
  * The cursor to keep after an answer: `answered` when the pull was sent after the cursor still held (the
  * usual case); else (another answer moved it meanwhile) the held one for an empty answer, and the later
@@ -37,6 +37,5 @@ export function laterCursor(
 ): string {
   if (held === sent || held === undefined) return answered;
   if (bundles === 0) return held;
-  if (DECIMAL.test(held) && DECIMAL.test(answered)) return BigInt(answered) >= BigInt(held) ? answered : held;
-  return answered;
+  return (compareDecimalCursors(answered, held) ?? 1) >= 0 ? answered : held;
 }
