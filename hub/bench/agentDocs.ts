@@ -1,14 +1,15 @@
 /**
  * Agent documents for the ingest benchmark, written exactly as the edge agent writes them
  * (edge-agent/src/core/doc/agentDoc.ts: `newEpochDoc`, then one change per `recordRun`, runs and cells
- * packed, every other string an ImmutableString, an unchanged plan only rewriting its cell, only changed
- * facts written), but
+ * packed, every other string an ImmutableString, only changed facts written, the `requests` and
+ * `confirmed` maps declared with the first facts; an unchanged plan rewrites its cell until the hub's ack
+ * says it reads `confirmed` (`confirmApart`), then only writes its `confirmed` entry: decision 330), but
  * through Automerge's handle so that generating 400,000 runs does not take an hour. `checkAgainstAgent`
  * proves the bytes are identical to the agent's own functions.
  */
 import * as A from '@automerge/automerge';
 import { newEpochDoc, recordRun, recordRuns, toDocValue, updateFacts } from '@driftline/edge-agent';
-import { type DocCell, packDocEntry } from '@driftline/protocol';
+import { type DocCell, type DocConfirmed, packDocEntry } from '@driftline/protocol';
 
 type Backend = ReturnType<typeof A.getBackend>;
 const ZERO = { add: 0, change: 0, destroy: 0, replace: 0, import: 0, drift: 0 };
@@ -43,7 +44,18 @@ export class FastAgentDoc {
   readonly h: Backend;
   private readonly cellsId: string;
   private readonly runsId: string;
+  /** Each cell as readers see it (its confirmed entry applied). */
   private readonly cells = new Map<string, DocCell>();
+  /** Each cell's packed entry, what a confirmed entry is written over. */
+  private readonly bases = new Map<string, DocCell>();
+  /** Cells with a confirmed entry. */
+  private readonly apart = new Set<string>();
+  private confirmedId = '';
+  /**
+   * The hub's ack said it reads `confirmed` (`AckPayload.readsConfirmed`, which every hub since decision
+   * 330 states for a document with the map): unchanged plans are written there, as the agent then does.
+   */
+  confirmApart = false;
 
   constructor(
     site: string,
@@ -93,8 +105,7 @@ export class FastAgentDoc {
         // As the agent: the cell names the commit planned last.
         commit: summary(r).git.commit as DocCell['commit'],
       };
-      this.h.put(this.cellsId, key, packDocEntry(next), 'str');
-      this.cells.set(key, next);
+      this.writeCell(key, next, this.confirmApart);
     } else {
       const s = summary(r);
       this.h.put(
@@ -120,9 +131,23 @@ export class FastAgentDoc {
         plannedAt: r.at,
         confirmations: 0,
       };
-      this.h.put(this.cellsId, key, packDocEntry(cell), 'str');
-      this.cells.set(key, cell);
+      this.writeCell(key, cell, false);
     }
+  }
+
+  /** The agent's `writeCell` (edge-agent/src/core/doc/confirmApart.ts). */
+  private writeCell(key: string, cell: DocCell, apart: boolean): void {
+    this.cells.set(key, cell);
+    const base = this.bases.get(key);
+    const entry = apart && base ? confirmedEntry(base, cell) : null;
+    if (entry) {
+      this.h.put(this.confirmedId, key, JSON.stringify(entry), 'str');
+      this.apart.add(key);
+      return;
+    }
+    this.h.put(this.cellsId, key, packDocEntry(cell), 'str');
+    this.bases.set(key, cell);
+    if (this.apart.delete(key)) this.h.delete(this.confirmedId, key);
   }
 
   /** `updateFacts`: the facts alone, as the agent publishes them at start-up. */
@@ -144,6 +169,9 @@ export class FastAgentDoc {
       else this.h.putObjectFromHydrate(obj, key, toDocValue(v));
     };
     if (!this.current) {
+      // As the agent's writeFacts: the maps that declare what it confirms (decisions 230, 330).
+      this.h.putObjectFromHydrate('_root', 'requests', {});
+      this.confirmedId = this.h.putObjectFromHydrate('_root', 'confirmed', {});
       this.factsId = this.h.putObjectFromHydrate('_root', 'facts', toDocValue(facts));
       this.current = JSON.parse(JSON.stringify(facts));
       return;
@@ -174,6 +202,18 @@ export class FastAgentDoc {
     this.current = JSON.parse(JSON.stringify({ ...cur, ...facts }));
     for (const [k, v] of Object.entries(facts)) if (v === undefined) delete this.current?.[k];
   }
+}
+
+/** The agent's `confirmedEntry` (edge-agent/src/core/doc/confirmApart.ts; checkAgainstAgent proves it). */
+function confirmedEntry(base: DocCell, cell: DocCell): DocConfirmed | null {
+  if (base.runId !== cell.runId || cell.plannedAt < base.plannedAt) return null;
+  const n = cell.confirmations - base.confirmations;
+  if (n < 1) return null;
+  return {
+    at: cell.plannedAt,
+    n,
+    ...(cell.commit && cell.commit !== base.commit ? { commit: cell.commit } : {}),
+  };
 }
 
 /** Throws unless FastAgentDoc writes byte-for-byte what the agent's own `recordRun(s)` writes. */
@@ -210,8 +250,25 @@ export function checkAgainstAgent(factsAt: (at: number) => Record<string, unknow
   const batch = runs.slice(2);
   slow = recordRuns(slow, batch.map(input), facts(batch.at(-1)?.at ?? 0) as never).doc;
   fast.recordBatch(batch);
+  // Once the hub's ack says it reads `confirmed`: unchanged plans written apart, twice for one cell, one
+  // changed plan that folds its confirmed entry back into the cell.
+  const later: RunSpec[] = [0, 1, 0, 1].map((c, i) => ({
+    runId: `01JY${String(i).padStart(22, '0')}`,
+    component: `comp-${c}`,
+    environment: 'prod',
+    status: c === 1 ? 'drift' : 'clean',
+    planHash: (i === 3 ? 'c' : c === 1 ? 'b' : 'a').repeat(64),
+    at: at0 + (10 + i) * 1000,
+  }));
+  fast.confirmApart = true;
+  for (const group of [later.slice(0, 2), later.slice(2)]) {
+    slow = recordRuns(slow, group.map(input), facts(group.at(-1)?.at ?? 0) as never, null, true).doc;
+    fast.recordBatch(group);
+  }
   const a = A.saveSince(slow, []);
   const b = fast.h.saveSince([]);
   if (a.length !== b.length || a.some((x, i) => x !== b[i]))
     throw new Error('bench documents differ from what edge-agent recordRun writes: fix FastAgentDoc');
+  if (!A.save(slow).length || Object.keys(A.toJS(slow).confirmed ?? {}).length !== 1)
+    throw new Error('bench check: the agent wrote no confirmed entry apart: update checkAgainstAgent');
 }

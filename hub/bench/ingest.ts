@@ -3,11 +3,13 @@
  * exactly as the edge agent writes it (see agentDocs.ts), and send one signed doc-delta per round
  * (`saveSince` the acknowledged heads). The hub verifies, merges, materialises and commits them on a
  * SQLite file. Round 1 is every cell's first run; later rounds find half the plans unchanged (the agent
- * then only confirms the cell) and half changed.
+ * then only confirms the cell) and half changed. As today's agent after the hub's first ack (which says
+ * `readsConfirmed`, decision 330), a confirmation is written apart from its cell; `--whole-confirmations`
+ * rewrites the whole cell instead, as an agent behind an older hub does.
  *
  *   npx tsx hub/bench/ingest.ts [agents=1000] [cells=200] [--rounds 2] [--batch 100] [--quick]
  *                               [--runs-per-change 10] [--src <dir with Ingest.ts and DocReplicas.ts>]
- *                               [--cache <file> [--generate-only]] [--workers 1]
+ *                               [--cache <file> [--generate-only]] [--workers 1] [--whole-confirmations]
  *
  * `--store postgres --url postgres://… --password-file <f>` runs the hub on PostgreSQL (the baselines are
  * skipped), and `--shard i/n` takes only the agents whose index is `i` modulo `n`: n such processes on one
@@ -82,6 +84,7 @@ const { values, positionals } = parseArgs({
     url: { type: 'string' },
     'password-file': { type: 'string' },
     shard: { type: 'string', default: '0/1' },
+    'whole-confirmations': { type: 'boolean', default: false },
   },
 });
 const [agents, cells] = values.quick
@@ -90,6 +93,7 @@ const [agents, cells] = values.quick
 const rounds = Number(values.rounds);
 const batch = Number(values.batch);
 const perChange = Number(values['runs-per-change']);
+const wholeConfirmations = values['whole-confirmations'] === true;
 const src = resolve(values.src ?? join(import.meta.dirname, '../src/core'));
 const { Ingest } = (await import(join(src, 'Ingest.ts'))) as typeof import('../src/core/Ingest.js');
 const { DocReplicas } = (await import(
@@ -131,6 +135,7 @@ const dir = mkdtempSync(join(tmpdir(), 'hub-bench-'));
  */
 type Cache = {
   perChange: number;
+  wholeConfirmations?: boolean;
   agents: number;
   cells: number;
   rounds: number;
@@ -214,12 +219,23 @@ async function generate(): Promise<Cache> {
       at += bytes.length;
       queue.delete(s.agent);
       s.acked = heads;
+      // The hub's ack of this push says it reads `confirmed` (the documents have the map).
+      s.doc.confirmApart = !wholeConfirmations;
     }
     index.push(list);
   }
   closeSync(out);
   for (const s of sims) s.doc.h.free();
-  const meta: Cache = { perChange, agents, cells, rounds, keys, clock: clock.now(), index };
+  const meta: Cache = {
+    perChange,
+    wholeConfirmations,
+    agents,
+    cells,
+    rounds,
+    keys,
+    clock: clock.now(),
+    index,
+  };
   writeFileSync(metaFile, cborEncode(meta));
   return meta;
 }
@@ -373,6 +389,7 @@ console.log(
     rounds,
     batch,
     runsPerChange: perChange,
+    wholeConfirmations,
     mergeWorkers: merger ? workers : 0,
     results,
     resultsPerSec: Math.round(results / (hubMs / 1000)),

@@ -156,6 +156,43 @@ describe('DocReader', () => {
     expect(reads).toBeLessThanOrEqual(readsForTouched + 1);
   });
 
+  it('looks up confirmed entries only for cells that have one: one read of the map keys, not one per cell', () => {
+    let doc = agentDoc();
+    const cell = (c: number) => ({
+      environment: 'prod',
+      component: `c${c}`,
+      runId: `01JX${String(c).padStart(22, '0')}`,
+      status: 'clean',
+      plannedAt: 5,
+      confirmations: 0,
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
+    doc = A.change(doc, (d: any) => {
+      d.confirmed = { 'prod/other': S(JSON.stringify({ at: 9, n: 1 })) };
+    });
+    const before = A.getHeads(doc);
+    // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
+    doc = A.change(doc, (d: any) => {
+      for (let c = 0; c < 20; c++) d.cells[`prod/c${c}`] = S(packDocEntry(cell(c) as never));
+    });
+    let reads = 0;
+    const h = A.getBackend(doc);
+    const counted = new Proxy(h, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (prop === 'getWithType' || prop === 'materialize' || prop === 'keys') reads++;
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const reader = new DocReader(counted);
+    const t = reader.touched(before, A.getHeads(doc));
+    const readsForTouched = reads;
+    for (const k of t.cells) expect(reader.entry('cells', k)).toEqual(cell(Number(k.slice(6))));
+    expect(t.cells.size).toBe(20);
+    // The `confirmed` map's id and its keys, once for the reader.
+    expect(reads).toBeLessThanOrEqual(readsForTouched + 2);
+  });
+
   it('applies a confirmed entry to its cell and names the cell it touched (decision 330)', () => {
     let doc = agentDoc();
     const cell = {

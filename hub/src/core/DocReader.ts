@@ -101,10 +101,23 @@ export class DocReader {
     const v = !id
       ? undefined
       : top === 'confirmed'
-        ? this.scalar(id, key)
+        ? this.confirmedKeys().has(key)
+          ? this.scalar(id, key)
+          : undefined
         : this.read(id, key, unpackDocEntry);
     this.cache.set(k, v);
     return v;
+  }
+
+  private confirmedSet: Set<string> | null = null;
+
+  /**
+   * The keys of the `confirmed` map, read once: most cells a merge touches have no entry (a changed plan,
+   * or an agent that writes confirmations into the cell), and one read of the keys saves a lookup each.
+   */
+  private confirmedKeys(): Set<string> {
+    this.confirmedSet ??= new Set(this.keys('confirmed'));
+    return this.confirmedSet;
   }
 
   /**
@@ -136,9 +149,10 @@ export class DocReader {
    * `diff` of the two. Agents write each run and cell as one packed value (decision 008), so the
    * patches carry the new entries themselves: they are decoded once here and `entry` serves them
    * without reading the document again. Entries written as maps (older agents) are only named, and
-   * read by `entry` as before.
+   * read by `entry` as before. `patches`: that diff when the caller has it already (Automerge's
+   * `diffIncremental` after a merge, see mergeDoc).
    */
-  touched(before: A.Heads, after: A.Heads): Touched {
+  touched(before: A.Heads, after: A.Heads, patches?: readonly A.Patch[]): Touched {
     const runs = new Set<string>();
     const cells = new Set<string>();
     let facts = false;
@@ -146,7 +160,7 @@ export class DocReader {
     let publications = false;
     let applies = false;
     let requests = false;
-    for (const p of this.h.diff(before, after)) {
+    for (const p of patches ?? this.h.diff(before, after)) {
       const [top, key] = p.path;
       if (top === 'bundles') publications = true;
       else if (top === 'applies') applies = true;

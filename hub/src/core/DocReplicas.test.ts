@@ -96,6 +96,21 @@ describe('mergeDoc', () => {
     expect(out.segments.map((s) => (s ? Object.keys(s.runs) : null))).toEqual([['r1'], null, null, ['r3']]);
     expect(out.heads).toEqual(A.getHeads(after.next));
   });
+
+  it('reads each segment’s own changes, also when a malformed bundle splits them', () => {
+    const doc = start();
+    const base = A.save(doc);
+    const one = put(doc, 'r1', 'one');
+    const two = put(one.next, 'r2', 'two');
+    const three = put(two.next, 'r3', 'three');
+    const out = mergeDoc(
+      job([base], [one.delta, two.delta, Uint8Array.of(1), three.delta], { maxChunks: 10 }),
+    );
+    expect(out.segments.map((s) => (s ? Object.keys(s.runs).sort() : null))).toEqual([['r1', 'r2'], ['r3']]);
+    // Nothing refused: one segment, the whole merge.
+    const all = mergeDoc(job([base], [one.delta, two.delta, three.delta], { maxChunks: 10 }));
+    expect(all.segments.map((s) => (s ? Object.keys(s.runs).sort() : null))).toEqual([['r1', 'r2', 'r3']]);
+  });
 });
 
 describe('DocReplicas', () => {

@@ -71,9 +71,14 @@ export function mergeDoc(input: MergeInput): MergeOutput {
   const stored = input.stored.reduce((n, c) => n + c.length, 0);
   const base = input.stored[0]?.length ?? 0;
   let h = loadStored(input.stored);
+  // Automerge logs the patches of what is merged from here on: reading them (`diffIncremental`) costs
+  // little next to `diff(before, after)`, which walks the document at both heads (decision 350).
+  h.updateDiffCursor();
   const accepted: Uint8Array[] = [];
   try {
     let from = h.getHeads();
+    /** Where the patch log starts: a segment read from there to the current heads takes its patches. */
+    let cursor = from;
     const items: MergedItem[] = [];
     const segments: (Segment | null)[] = [];
     let publicationsTouched = false;
@@ -84,7 +89,9 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       const since = from;
       from = to;
       const doc = new DocReader(h, at);
-      const touched = doc.touched(since, to);
+      const logged = at === undefined && sameHeads(cursor, since);
+      const touched = doc.touched(since, to, logged ? h.diffIncremental() : undefined);
+      if (logged) cursor = to;
       publicationsTouched ||= touched.publications;
       appliesTouched ||= touched.applies;
       requestsTouched ||= touched.requests;
@@ -104,7 +111,9 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       h.free();
       h = loadStored(input.stored);
       for (const c of accepted) h.loadIncremental(c);
+      h.updateDiffCursor();
       from = h.getHeads();
+      cursor = from;
     };
 
     for (const changes of input.changes) {
