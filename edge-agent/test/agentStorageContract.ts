@@ -75,6 +75,20 @@ export function runAgentStorageContract(
     );
 
     it(
+      'upserts held confirmations by cell key and clears them all before the same write set adds more',
+      withStorage((s) => {
+        const held = (cellKey: string, cell: string) => ({ cellKey, epoch: 1, cell, heldAt: 5 });
+        s.commit({ heldConfirmations: [held('prod/b', '{"n":1}'), held('prod/a', '{"n":1}')] });
+        s.commit({ heldConfirmations: [held('prod/b', '{"n":2}')] });
+        expect(s.heldConfirmations()).toEqual([held('prod/a', '{"n":1}'), held('prod/b', '{"n":2}')]);
+        s.commit({ heldConfirmationsCleared: true, heldConfirmations: [held('prod/c', '{}')] });
+        expect(s.heldConfirmations()).toEqual([held('prod/c', '{}')]);
+        expect(() => s.commit({ heldConfirmationsCleared: true, runs: [run('r1'), run('r1')] })).toThrow();
+        expect(s.heldConfirmations()).toHaveLength(1);
+      }),
+    );
+
+    it(
       'answers unacknowledged runs per epoch, their count, the oldest and whether a status is among them',
       withStorage((s) => {
         s.commit({

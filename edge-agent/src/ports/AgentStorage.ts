@@ -148,6 +148,23 @@ export interface AgentWriteSet {
   planRequests?: PlanRequestRow[];
   /** Upserted by run id. */
   applies?: { record: ApplyRecord; updatedAt: number }[];
+  /** Every held confirmation deleted (they were written into the document), before `heldConfirmations`. */
+  heldConfirmationsCleared?: boolean;
+  /** Upserted by cell key. */
+  heldConfirmations?: HeldConfirmationRow[];
+}
+
+/**
+ * An unchanged re-plan recorded while more results were coming, not yet written into the document
+ * (docs/decisions/370-one-change-per-push.md): the cell as readers see it, its canonical JSON.
+ */
+export interface HeldConfirmationRow {
+  cellKey: string;
+  /** The epoch its runs were recorded in (the one it is written into). */
+  epoch: number;
+  cell: string;
+  /** When the first of its confirmations was held (ledger clock). */
+  heldAt: number;
 }
 
 /**
@@ -188,6 +205,8 @@ export interface RunStorage {
     cellRef: string | null,
     runId: string,
   ): string | undefined;
+  /** Confirmations held out of the document (decision 370), by cell key. */
+  heldConfirmations(): HeldConfirmationRow[];
 }
 
 /** Blobs (redacted details): the blob queue, its bound and what to upload again. */

@@ -126,9 +126,11 @@ export interface Ledger {
   record(input: RecordRunInput): RecordRunResult;
   /**
    * Records runs that finished together in one transaction (one fsync) and one document change;
-   * results in input order. Nothing of the batch is recorded unless all of it is.
+   * results in input order. Nothing of the batch is recorded unless all of it is. `moreComing`: more
+   * results follow soon (a round under way): a batch that only confirms cells may be held out of the
+   * document until the round's last one (docs/decisions/370-one-change-per-push.md).
    */
-  recordMany(inputs: readonly RecordRunInput[]): RecordRunResult[];
+  recordMany(inputs: readonly RecordRunInput[], opts?: { moreComing?: boolean }): RecordRunResult[];
   /**
    * Publishes the agent's facts without a run (start-up); writes nothing when they have not changed.
    * Before the document is open they are kept, and written with the next change or `pending()`.

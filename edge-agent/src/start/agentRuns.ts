@@ -17,7 +17,7 @@ export function agentRuns(
 ): { scheduler: CellScheduler; batcher: RecordBatcher } {
   const { store, log } = deps;
   const batcher: RecordBatcher = new RecordBatcher({
-    recordMany: (inputs) => store.recordMany(inputs),
+    recordMany: (inputs, opts) => store.recordMany(inputs, opts),
     setTimer: deps.setTimer,
     windowMs: config.sync.recordWindowS * 1000,
     // A cron tick of every cell fits in one commit; more waits for the next.

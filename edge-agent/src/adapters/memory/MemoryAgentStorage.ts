@@ -4,6 +4,7 @@ import type {
   BlobInfo,
   BlobRow,
   EpochRow,
+  HeldConfirmationRow,
   PlanRequestRow,
   PushRow,
   RejectionRow,
@@ -33,6 +34,7 @@ export class MemoryAgentStorage implements AgentStorage {
   private readonly rejectionRows = new Map<string, RejectionRow>();
   private readonly planRequestRows = new Map<string, PlanRequestRow>();
   private readonly applyRows = new Map<string, ApplyRecord>();
+  private readonly heldRows = new Map<string, HeldConfirmationRow>();
   private closed = false;
 
   commitFirst(w: AgentWriteSet): boolean {
@@ -78,6 +80,8 @@ export class MemoryAgentStorage implements AgentStorage {
     for (const p of w.planRequests ?? [])
       if (!this.planRequestRows.has(p.requestId)) this.planRequestRows.set(p.requestId, copy(p));
     for (const a of w.applies ?? []) this.applyRows.set(a.record.apply.runId, copy(a.record));
+    if (w.heldConfirmationsCleared) this.heldRows.clear();
+    for (const h of w.heldConfirmations ?? []) this.heldRows.set(h.cellKey, copy(h));
   }
 
   meta(key: string): string | undefined {
@@ -150,6 +154,10 @@ export class MemoryAgentStorage implements AgentStorage {
     return this.cellRuns(environment, component, cellRef, Number.MAX_SAFE_INTEGER).find(
       (r) => r.runId > runId && !r.unchanged,
     )?.runId;
+  }
+
+  heldConfirmations(): HeldConfirmationRow[] {
+    return [...this.heldRows.values()].sort((a, b) => byKey(a.cellKey, b.cellKey)).map(copy);
   }
 
   blob(sha256: string): BlobInfo | undefined {

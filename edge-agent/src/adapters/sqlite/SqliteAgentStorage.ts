@@ -5,6 +5,7 @@ import type {
   BlobInfo,
   BlobRow,
   EpochRow,
+  HeldConfirmationRow,
   PlanRequestRow,
   PushRow,
   RejectionRow,
@@ -192,6 +193,19 @@ export class SqliteAgentStorage implements AgentStorage {
        AND run_id > ? AND unchanged = 0 ORDER BY run_id DESC LIMIT 1`,
     ).get(environment, component, cellRef ?? '', runId) as { run_id: string } | undefined;
     return row?.run_id;
+  }
+
+  heldConfirmations(): HeldConfirmationRow[] {
+    return (
+      this.sql(
+        'SELECT cell_key, epoch, cell, held_at FROM held_confirmations ORDER BY cell_key',
+      ).all() as Array<{
+        cell_key: string;
+        epoch: number;
+        cell: string;
+        held_at: number;
+      }>
+    ).map((r) => ({ cellKey: r.cell_key, epoch: r.epoch, cell: r.cell, heldAt: r.held_at }));
   }
 
   blob(sha256: string): BlobInfo | undefined {

@@ -120,4 +120,14 @@ export const AGENT_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX applies_state ON applies (state);
   `,
+  // Unchanged re-plans held out of the document until their round ends, one row per cell
+  // (docs/decisions/370-one-change-per-push.md).
+  `
+  CREATE TABLE held_confirmations (
+    cell_key TEXT PRIMARY KEY,
+    epoch INTEGER NOT NULL,
+    cell TEXT NOT NULL,
+    held_at INTEGER NOT NULL
+  );
+  `,
 ];

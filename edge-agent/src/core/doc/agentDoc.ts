@@ -3,7 +3,6 @@ import {
   type AgentDoc,
   AgentDocSchema,
   type AgentFacts,
-  cellKey,
   type DocApply,
   type DocCell,
   DocCellSchema,
@@ -17,7 +16,8 @@ import {
 import { canonicalJson } from '../plan/canonical.js';
 import { withConfirmed, writeCell } from './confirmApart.js';
 import { toDocValue } from './docValues.js';
-import { openRequests, stampRequests } from './requestStamps.js';
+import { docRun, planDone, planRuns } from './planRuns.js';
+import { answers, openRequests, stampRequests } from './requestStamps.js';
 
 /** A packed entry as the document holds it: its canonical JSON as one scalar string (not text). */
 const packDocEntry = (value: DocRun | DocCell) => new A.ImmutableString(packJson(value));
@@ -101,6 +101,16 @@ export function recordRun(
   return { doc: r.doc, unchanged: r.unchanged[0] ?? false };
 }
 
+/** Confirmations held out of the document (docs/decisions/370-one-change-per-push.md). */
+export interface HeldCells {
+  /** Cells as readers see them, not yet written: written before this batch's runs when it writes. */
+  cells: ReadonlyMap<string, DocCell>;
+  /** Whether this batch may be held too, when it only confirms cells and answers no plan request. */
+  hold: boolean;
+  /** The change's time when the batch has no runs (writing held confirmations alone). */
+  at?: number;
+}
+
 /**
  * Records runs that finished together as one Automerge change (one change header, hash and dependency
  * set for the batch instead of one per run: loading and merging cost follow the number of changes).
@@ -108,7 +118,9 @@ export function recordRun(
  * it instead of reading the facts back through Automerge's proxies (a read per cadence entry, each a
  * seek in the op set) was most of the cost of recording a run. `confirmApart`: the hub reads the
  * `confirmed` map (its ack said so), so an unchanged plan is written there instead of rewriting its cell
- * (decision 330).
+ * (decision 330). `held`: confirmations held out of the document so far; when `held.hold` and the batch
+ * only confirms, nothing is written and `held` names the cells held after it (decision 370); else the
+ * held cells are written in this change and `held` is empty.
  */
 export function recordRuns(
   doc: AgentAutomergeDoc,
@@ -116,93 +128,50 @@ export function recordRuns(
   facts?: AgentFacts,
   knownFacts?: Record<string, unknown> | null,
   confirmApart = false,
-): { doc: AgentAutomergeDoc; unchanged: boolean[] } {
-  const unchanged: boolean[] = [];
+  heldBefore: HeldCells = { cells: new Map(), hold: false },
+): { doc: AgentAutomergeDoc; unchanged: boolean[]; held: Map<string, DocCell> } {
   const last = inputs.at(-1);
-  if (!last) return { doc, unchanged };
-  // Cells written earlier in this batch: a second run of one cell compares against the first. `bases`:
-  // the packed cell under each (what a confirmed entry is written over).
-  const written = new Map<string, DocCell | undefined>();
-  const bases = new Map<string, DocCell | undefined>();
+  const prior = heldBefore.cells;
+  const planned = planRuns(inputs, (key) => prior.get(key) ?? readCell(doc, key));
+  const unchanged = planned.map((p) => p.same);
   // Requests this batch may answer (decision 300), read once: outside the change, from `doc`.
   const open = openRequests(doc.requests);
+  const answersOne = planned.some((p) => open.some((r) => answers(r, planDone(p))));
+  if (heldBefore.hold && planned.every((p) => p.same) && !answersOne) {
+    const held = new Map(prior);
+    for (const p of planned) held.set(p.key, p.cell);
+    return { doc, unchanged, held };
+  }
+  if (!last && prior.size === 0) return { doc, unchanged, held: new Map() };
+  // A held cell this batch replaces is not written: the new cell supersedes it.
+  const replacedKeys = new Set(planned.filter((p) => !p.same).map((p) => p.key));
+  const at = last?.recordedAt ?? heldBefore.at ?? 0;
   const next = A.change(
     doc,
     {
-      message: inputs.length === 1 ? `run ${last.runId}` : `runs ${inputs[0]?.runId}..${last.runId}`,
-      time: Math.floor(last.recordedAt / 1000),
+      message: !last
+        ? 'confirmations'
+        : inputs.length === 1
+          ? `run ${last.runId}`
+          : `runs ${inputs[0]?.runId}..${last.runId}`,
+      time: Math.floor(at / 1000),
     },
     (d) => {
-      for (const input of inputs) {
-        const key = cellKey(input.summary.environment, input.summary.component, input.cellRef);
-        const current = written.has(key) ? written.get(key) : readCell(doc, key);
-        const same =
-          isUnchanged(current, input.summary) &&
-          (!input.mayConfirm || !current || input.mayConfirm(current.runId));
-        unchanged.push(same);
-        const cell = same && current ? confirmed(current, input) : replaced(input);
-        if (!same) d.runs[input.runId] = packDocEntry(docRun(input));
-        const base = bases.has(key) ? bases.get(key) : readPackedCell(doc, key);
-        bases.set(key, writeCell(d, key, base, cell, confirmApart && same, packDocEntry));
-        written.set(key, cell);
-        if (open.length > 0)
-          stampRequests(d, open, {
-            environment: input.summary.environment,
-            component: input.summary.component,
-            cellRef: input.cellRef,
-            ref: input.summary.ref,
-            commit: input.summary.git?.commit,
-            startedAt: Date.parse(input.summary.startedAt),
-            finishedAt: Date.parse(input.summary.finishedAt),
-            runId: cell.runId,
-          });
+      // The packed cell under each key (what a confirmed entry is written over).
+      const bases = new Map<string, DocCell | undefined>();
+      const base = (key: string) => (bases.has(key) ? bases.get(key) : readPackedCell(doc, key));
+      for (const [key, cell] of prior)
+        if (!replacedKeys.has(key))
+          bases.set(key, writeCell(d, key, base(key), cell, confirmApart, packDocEntry));
+      for (const p of planned) {
+        if (!p.same) d.runs[p.input.runId] = packDocEntry(docRun(p.input));
+        bases.set(p.key, writeCell(d, p.key, base(p.key), p.cell, confirmApart && p.same, packDocEntry));
+        if (open.length > 0) stampRequests(d, open, planDone(p));
       }
       if (facts) writeFacts(d, facts, knownFacts ?? undefined);
     },
   );
-  return { doc: next, unchanged };
-}
-
-function confirmed(current: DocCell, input: RunInput): DocCell {
-  return {
-    ...current,
-    unchangedSince: current.unchangedSince ?? current.plannedAt,
-    plannedAt: Date.parse(input.summary.finishedAt),
-    confirmations: current.confirmations + 1,
-    // Another commit can plan the same: the cell says which commit was planned last (a ref gate asks).
-    ...(input.summary.git?.commit ? { commit: input.summary.git.commit } : {}),
-  };
-}
-
-function docRun(input: RunInput): DocRun {
-  const { resources: _omit, ...summary } = input.summary;
-  return {
-    runId: input.runId as DocRun['runId'],
-    environment: input.summary.environment,
-    component: input.summary.component,
-    summary,
-    ref: input.summary.ref,
-    detailBlob: input.detailBlob as DocRun['detailBlob'],
-    recordedAt: input.recordedAt,
-  };
-}
-
-function replaced(input: RunInput): DocCell {
-  return {
-    environment: input.summary.environment,
-    component: input.summary.component,
-    runId: input.runId as DocRun['runId'],
-    status: input.summary.status,
-    ref: input.summary.ref,
-    commit: input.summary.git?.commit,
-    needs: input.summary.needs,
-    counts: input.summary.counts,
-    reason: input.summary.reason,
-    planHash: input.summary.planHash,
-    plannedAt: Date.parse(input.summary.finishedAt),
-    confirmations: 0,
-    lockedStreak: input.lockedStreak || undefined,
-  };
+  return { doc: next, unchanged, held: new Map() };
 }
 
 /** The document's facts as plain data (read once when a document is loaded; see `recordRuns`). */

@@ -1,4 +1,10 @@
-import { type AckPayload, type ControlPayload, cellKey, type RejectionPayload } from '@driftline/protocol';
+import {
+  type AckPayload,
+  type AgentFacts,
+  type ControlPayload,
+  cellKey,
+  type RejectionPayload,
+} from '@driftline/protocol';
 import type { AgentWriteSet } from '../../ports/AgentStorage.js';
 import type { ApplyRecord, ApplyStore } from '../../ports/ApplyStore.js';
 import type {
@@ -11,10 +17,11 @@ import type {
   StoreStatus,
 } from '../../ports/Ledger.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
-import { type AgentAutomergeDoc, readCell } from '../doc/agentDoc.js';
+import { type AgentAutomergeDoc, mergeFacts, readCell, recordRuns } from '../doc/agentDoc.js';
 import { ackWrites } from './acks.js';
 import { blobsToUpload } from './blobQueue.js';
 import { appendChange, sealOrCompact } from './epochs.js';
+import { type HeldCell, heldCells, heldTooLong, holdBatch, loadHeld } from './heldConfirmations.js';
 import { LedgerDocument } from './LedgerDocument.js';
 import { pendingDeltas } from './pending.js';
 import { planRequestChange } from './planRequestLog.js';
@@ -40,6 +47,10 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
    * first ack after one, confirmations rewrite their cells, which every hub reads.
    */
   private confirmApart = false;
+  /** Confirmations held out of the document, by cell key (decision 370; `heldConfirmations.ts`). */
+  private held: Map<string, HeldCell> = loadHeld(this.storage);
+  /** The facts of the last batch held: written with the held confirmations. */
+  private heldFacts: AgentFacts | undefined;
 
   record(input: RecordRunInput): RecordRunResult {
     return this.recordMany([input])[0] as RecordRunResult;
@@ -48,9 +59,11 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   /**
    * Records runs that finished together: one Automerge change, one write set, one fsync for all of them.
    * Nothing of the batch is durable, or reported recorded, before that commit; if it fails, none of it
-   * is (and the caller may record them one by one).
+   * is (and the caller may record them one by one). `moreComing`: other results will follow soon (a
+   * round under way); a batch that only confirms cells is then held out of the document, its rows
+   * committed, and written with the next change (decision 370).
    */
-  recordMany(inputs: readonly RecordRunInput[]): RecordRunResult[] {
+  recordMany(inputs: readonly RecordRunInput[], opts: { moreComing?: boolean } = {}): RecordRunResult[] {
     if (inputs.length === 0) return [];
     this.flushFacts();
     const now = this.opts.now();
@@ -63,8 +76,21 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     try {
       const w: AgentWriteSet = {};
       const depth = { count: this.unacked, oldest: this.storage.oldestUnackedFinish() };
-      batch = recordBatch(w, before, this.docs.facts, inputs, recordedIn, depth, now, this.confirmApart);
+      const hold = { cells: heldCells(this.held), hold: opts.moreComing === true };
+      batch = recordBatch(
+        w,
+        before,
+        this.docs.facts,
+        inputs,
+        recordedIn,
+        depth,
+        now,
+        this.confirmApart,
+        hold,
+      );
       next = batch.doc;
+      if (next === before) return this.holdRecorded(w, inputs, batch, recordedIn, now);
+      if (this.held.size > 0) w.heldConfirmationsCleared = true;
       let row = this.currentRow();
       let chunks = this.storage.chunkCount(recordedIn);
       const step = appendChange(row, before, next, inputs.length);
@@ -88,6 +114,8 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       throw e;
     }
     if (!batch || !sealed) throw new Error('recordMany: the batch was not built');
+    this.held = new Map();
+    this.heldFacts = undefined;
     this.queueEstimate = queue;
     this.unacked += inputs.length;
     if (sealed.kind === 'sealed') {
@@ -105,6 +133,45 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       unchanged: u,
       sealed: sealed.kind === 'sealed' && i === last,
     }));
+  }
+
+  /** Commits a held batch: its run rows and the held cells it changed; the document is untouched. */
+  private holdRecorded(
+    w: AgentWriteSet,
+    inputs: readonly RecordRunInput[],
+    batch: ReturnType<typeof recordBatch>,
+    epoch: number,
+    now: number,
+  ): RecordRunResult[] {
+    const { held, rows } = holdBatch(this.held, batch.held, epoch, now);
+    w.heldConfirmations = rows;
+    this.commit(w);
+    this.held = held;
+    if (batch.heldFacts) this.heldFacts = batch.heldFacts;
+    this.queueEstimate += batch.added;
+    this.unacked += inputs.length;
+    return batch.unchanged.map((u) => ({ epoch, unchanged: u, sealed: false }));
+  }
+
+  /** Writes the held confirmations (and the held batch's facts) into the document as one change. */
+  private writeHeld(): void {
+    if (this.held.size === 0) return;
+    const now = this.opts.now();
+    const before = this.docs.doc;
+    const hold = { cells: heldCells(this.held), hold: false, at: now };
+    const facts = this.heldFacts;
+    const r = recordRuns(before, [], facts, this.docs.facts, this.confirmApart, hold);
+    this.commitChange(before, r.doc, { heldConfirmationsCleared: true }, this.held.size);
+    if (facts) this.docs.facts = mergeFacts(this.docs.facts, facts);
+    this.held = new Map();
+    this.heldFacts = undefined;
+  }
+
+  /** The current epoch's document shows the held confirmations too: they are written first. */
+  override loadEpoch(epoch: number): AgentAutomergeDoc {
+    this.docs.startIfFresh();
+    if (epoch === this.docs.epoch) this.writeHeld();
+    return super.loadEpoch(epoch);
   }
 
   applyRecord(runId: string): ApplyRecord | undefined {
@@ -138,6 +205,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
 
   pending(): PendingDelta[] {
     this.flushFacts();
+    if (heldTooLong(this.held, this.opts.now(), this.opts.holdConfirmationsMs)) this.writeHeld();
     return pendingDeltas(this.context());
   }
 

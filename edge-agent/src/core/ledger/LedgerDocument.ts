@@ -22,6 +22,11 @@ export interface AgentLedgerOptions extends Partial<EpochLimits> {
   resendAfterMs?: number;
   /** Re-send changes the hub rejected this long after the rejection arrived. Default 5 minutes. */
   rejectedRetryMs?: number;
+  /**
+   * Longest an unchanged re-plan recorded while more results were coming is held out of the document
+   * before a push writes it anyway (docs/decisions/370-one-change-per-push.md). Default 10 minutes.
+   */
+  holdConfirmationsMs?: number;
   now?: () => number;
 }
 
@@ -57,6 +62,7 @@ export abstract class LedgerDocument {
       compactAfterChunks: 16,
       resendAfterMs: 6 * 3600_000,
       rejectedRetryMs: 300_000,
+      holdConfirmationsMs: 600_000,
       now: Date.now,
       ...options,
     };

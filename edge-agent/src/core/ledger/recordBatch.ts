@@ -1,6 +1,7 @@
+import type { AgentFacts, DocCell } from '@driftline/protocol';
 import type { AgentWriteSet, BlobRow, RunRow } from '../../ports/AgentStorage.js';
 import type { RecordRunInput, StoredDetail } from '../../ports/Ledger.js';
-import { type AgentAutomergeDoc, mergeFacts, recordRuns } from '../doc/agentDoc.js';
+import { type AgentAutomergeDoc, type HeldCells, mergeFacts, recordRuns } from '../doc/agentDoc.js';
 
 /**
  * Recording runs that finished together (step 4 of docs/architecture.md#the-trip): one Automerge change and one write set for
@@ -17,6 +18,10 @@ export interface RecordedBatch {
   unchanged: boolean[];
   /** Estimated queue bytes added. */
   added: number;
+  /** Confirmations held out of the document after it (empty when the batch was written). */
+  held: Map<string, DocCell>;
+  /** The batch's facts when it was held: not written, written with the held confirmations. */
+  heldFacts?: AgentFacts;
 }
 
 /**
@@ -32,6 +37,7 @@ export function recordBatch(
   depth: { count: number; oldest: number | null },
   now: number,
   confirmApart = false,
+  held?: HeldCells,
 ): RecordedBatch {
   const last = inputs.at(-1) as RecordRunInput;
   const firstFinished = Math.min(...inputs.map((i) => Date.parse(i.summary.finishedAt)));
@@ -60,7 +66,9 @@ export function recordBatch(
     facts,
     knownFacts,
     confirmApart,
+    held,
   );
+  const written = r.doc !== before;
   const runs: RunRow[] = [];
   const blobs: BlobRow[] = [];
   let added = 0;
@@ -103,9 +111,11 @@ export function recordBatch(
   w.blobs = [...(w.blobs ?? []), ...blobs];
   return {
     doc: r.doc,
-    facts: facts ? mergeFacts(knownFacts, facts) : knownFacts,
+    facts: facts && written ? mergeFacts(knownFacts, facts) : knownFacts,
     unchanged: r.unchanged,
     added,
+    held: r.held,
+    ...(facts && !written ? { heldFacts: facts } : {}),
   };
 }
 

@@ -4,9 +4,11 @@ import { RecordBatcher } from './RecordBatcher.js';
 
 function harness(over: { maxBatch?: number; failOn?: string; moreComing?: () => boolean } = {}) {
   const commits: string[][] = [];
+  const more: boolean[] = [];
   const timers: Array<{ ms: number; fn: () => void; cancelled: boolean }> = [];
   const b = new RecordBatcher({
-    recordMany: (inputs) => {
+    recordMany: (inputs, opts) => {
+      more.push(opts.moreComing);
       if (over.failOn && inputs.some((i) => i.runId === over.failOn)) throw new Error('disk full');
       commits.push(inputs.map((i) => i.runId));
       return inputs.map((): RecordRunResult => ({ epoch: 1, unchanged: false, sealed: false }));
@@ -40,7 +42,7 @@ function harness(over: { maxBatch?: number; failOn?: string; moreComing?: () => 
     return s;
   };
   const tick = () => new Promise((r) => setImmediate(r));
-  return { b, commits, timers, fire, input, settled, tick };
+  return { b, commits, more, timers, fire, input, settled, tick };
 }
 
 describe('RecordBatcher', () => {
@@ -87,6 +89,18 @@ describe('RecordBatcher', () => {
     running--;
     h.b.record(h.input('r2'));
     expect(h.commits).toEqual([['r1', 'r2']]);
+  });
+
+  it('tells the ledger whether other results may follow each commit (it holds confirmations until the last)', () => {
+    let running = 3;
+    const h = harness({ maxBatch: 1, moreComing: () => running > h.b.waiting });
+    h.b.record(h.input('r1'));
+    running--;
+    h.b.record(h.input('r2'));
+    running--;
+    h.b.record(h.input('r3'));
+    expect(h.commits).toEqual([['r1'], ['r2'], ['r3']]);
+    expect(h.more).toEqual([true, true, false]);
   });
 
   it('records the others one by one when a batch fails, and rejects only the result that cannot be recorded', async () => {

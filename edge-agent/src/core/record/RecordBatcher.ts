@@ -7,8 +7,11 @@ import type { RecordRunInput, RecordRunResult } from '../../ports/Ledger.js';
  * before it is durable. Timers are a port, as in CellScheduler.
  */
 export interface RecordBatcherDeps {
-  /** Records the batch atomically (AgentLedger.recordMany). */
-  recordMany(inputs: RecordRunInput[]): RecordRunResult[];
+  /**
+   * Records the batch atomically (AgentLedger.recordMany). `moreComing`: other results will follow (the
+   * ledger may hold a batch of confirmations until the last: docs/decisions/370-one-change-per-push.md).
+   */
+  recordMany(inputs: RecordRunInput[], opts: { moreComing: boolean }): RecordRunResult[];
   /** Runs `fn` after `ms`; returns a cancel function. */
   setTimer(ms: number, fn: () => void): () => void;
   /** Longest a finished result waits for others to share its commit. */
@@ -56,11 +59,16 @@ export class RecordBatcher {
     this.cancel?.();
     this.cancel = null;
     const batch = this.queue;
+    // Asked while the batch still counts as waiting: a plan busy beyond it may still finish.
+    const opts = { moreComing: batch.length > 0 && this.deps.moreComing?.() === true };
     this.queue = [];
     if (batch.length === 0) return;
     let results: RecordRunResult[];
     try {
-      results = this.deps.recordMany(batch.map((w) => w.input));
+      results = this.deps.recordMany(
+        batch.map((w) => w.input),
+        opts,
+      );
     } catch (e) {
       if (batch.length === 1) {
         batch[0]?.reject(e);
@@ -69,7 +77,7 @@ export class RecordBatcher {
       // One bad result must not cost the others theirs: record them one by one.
       for (const w of batch) {
         try {
-          w.resolve(this.deps.recordMany([w.input])[0] as RecordRunResult);
+          w.resolve(this.deps.recordMany([w.input], opts)[0] as RecordRunResult);
         } catch (e1) {
           w.reject(e1);
         }

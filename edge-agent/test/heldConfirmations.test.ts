@@ -1,0 +1,146 @@
+import * as A from '@automerge/automerge';
+import { AgentDocSchema, cellKey, plainAgentDoc } from '@driftline/protocol';
+import { describe, expect, it } from 'vitest';
+import { RecordBatcher } from '../src/core/record/RecordBatcher.js';
+import type { RecordRunInput } from '../src/ports/Ledger.js';
+import { ackFor, memoryLedger, sqliteLedger } from './agentStorageFixtures.js';
+import { runId, summary, tempDir } from './helpers/storeFixtures.js';
+
+/**
+ * Confirmations held until the round ends (docs/decisions/370-one-change-per-push.md): unchanged re-plans
+ * recorded while more results are coming are kept in the ledger's storage and written into the document
+ * as one change with the round's last result, any other change, or the next push.
+ */
+
+const CELLS = 200;
+const at = (round: number, i: number) => new Date(Date.UTC(2030, 0, 1, round) + i * 1000).toISOString();
+const comp = (i: number) => `component-${String(i).padStart(3, '0')}`;
+const input = (round: number, i: number, hash = 'a'): RecordRunInput => ({
+  runId: runId(),
+  summary: summary({ component: comp(i), finishedAt: at(round, i), planHash: hash.repeat(64) as never }),
+});
+/** Changes in a delta (`saveSince` bytes are a run of change chunks). */
+const changesIn = (doc: A.Doc<unknown>, since: string[]) => A.getChangesSince(doc, since).length;
+
+/** Records a round through the daemon's batcher, `perBatch` results a commit, more coming until the last. */
+function recordRound(
+  ledger: { recordMany: (i: RecordRunInput[], o?: { moreComing?: boolean }) => unknown },
+  inputs: RecordRunInput[],
+  perBatch: number,
+) {
+  let left = inputs.length;
+  const batcher = new RecordBatcher({
+    recordMany: (batch: RecordRunInput[], opts: { moreComing: boolean }) =>
+      ledger.recordMany(batch, opts) as never,
+    setTimer: () => () => {},
+    windowMs: 5000,
+    maxBatch: perBatch,
+    moreComing: () => left > 0,
+  });
+  for (const i of inputs) {
+    left--;
+    void batcher.record(i);
+  }
+  batcher.flush();
+}
+
+function acked(ledger: ReturnType<typeof memoryLedger>['ledger']) {
+  const d = ledger.pending()[0];
+  if (!d) throw new Error('nothing pending');
+  ledger.applyAck({ ...ackFor(d.epoch, d.heads, []), readsConfirmed: true });
+  return d.heads;
+}
+
+describe('held confirmations', () => {
+  it('writes a quiet round recorded in many small batches as one change in the next bundle', () => {
+    const { ledger } = memoryLedger();
+    ledger.recordMany(Array.from({ length: CELLS }, (_, i) => input(0, i)));
+    const since = acked(ledger);
+    recordRound(
+      ledger,
+      Array.from({ length: CELLS }, (_, i) => input(1, i)),
+      1,
+    );
+    const d = ledger.pending()[0]!;
+    const doc = ledger.loadEpoch(d.epoch);
+    expect(changesIn(doc, since)).toBe(1);
+    // 200 confirmed entries of ~46 B and one change header (decision 330 measured 9,220 B apart).
+    expect(d.changes.length).toBeLessThan(10_000);
+    const cells = AgentDocSchema.parse(plainAgentDoc(A.toJS(doc))).cells;
+    expect(cells[cellKey('prod', comp(7))]).toMatchObject({
+      plannedAt: Date.parse(at(1, 7)),
+      confirmations: 1,
+    });
+  });
+
+  it('writes held confirmations with the change of a changed plan, and counts a cell held twice', () => {
+    const { ledger } = memoryLedger();
+    ledger.recordMany([input(0, 0), input(0, 1)]);
+    const since = acked(ledger);
+    ledger.recordMany([input(1, 0)], { moreComing: true });
+    ledger.recordMany([input(2, 0)], { moreComing: true });
+    expect(ledger.recordMany([input(2, 1, 'b')], { moreComing: true })[0]?.unchanged).toBe(false);
+    const d = ledger.pending()[0]!;
+    const doc = ledger.loadEpoch(d.epoch);
+    expect(changesIn(doc, since)).toBe(1);
+    const cells = AgentDocSchema.parse(plainAgentDoc(A.toJS(doc))).cells;
+    expect(cells[cellKey('prod', comp(0))]).toMatchObject({
+      plannedAt: Date.parse(at(2, 0)),
+      confirmations: 2,
+      unchangedSince: Date.parse(at(0, 0)),
+    });
+  });
+
+  it('keeps held confirmations across a restart, and the hub ack acknowledges their runs', () => {
+    const dir = tempDir();
+    const first = sqliteLedger(dir).ledger;
+    first.recordMany([input(0, 0), input(0, 1)]);
+    acked(first);
+    first.recordMany([input(1, 0), input(1, 1)], { moreComing: true });
+    expect(first.status().unackedRuns).toBe(2);
+    first.close();
+    const again = sqliteLedger(dir).ledger;
+    // Read at once: a third plan of cell 0 counts the held one.
+    again.recordMany([input(2, 0)], { moreComing: true });
+    expect(again.pending()).toEqual([]); // held, not yet due
+    const doc = again.loadEpoch(1); // readers of the document see them: written first
+    const d = again.pending()[0]!;
+    expect(d.heads).toEqual(A.getHeads(doc));
+    const cells = AgentDocSchema.parse(plainAgentDoc(A.toJS(doc))).cells;
+    expect(cells[cellKey('prod', comp(0))]).toMatchObject({
+      plannedAt: Date.parse(at(2, 0)),
+      confirmations: 2,
+    });
+    expect(cells[cellKey('prod', comp(1))]).toMatchObject({
+      plannedAt: Date.parse(at(1, 1)),
+      confirmations: 1,
+    });
+    const r = again.applyAck({ ...ackFor(d.epoch, d.heads, []), readsConfirmed: true });
+    expect(r.runsAcked).toBe(3);
+    expect(again.status().unackedRuns).toBe(0);
+  });
+
+  it('holds nothing when no more results are coming: a lone re-plan is written at once', () => {
+    const { ledger, storage } = memoryLedger();
+    ledger.record(input(0, 0));
+    acked(ledger);
+    ledger.recordMany([input(1, 0)], { moreComing: true });
+    expect(storage.heldConfirmations()).toHaveLength(1);
+    ledger.record(input(2, 0));
+    expect(storage.heldConfirmations()).toHaveLength(0);
+  });
+
+  it('writes confirmations held past holdConfirmationsMs with the next push, younger ones not', () => {
+    let now = Date.UTC(2030, 0, 1);
+    const { ledger, storage } = memoryLedger({ now: () => now, holdConfirmationsMs: 600_000 });
+    ledger.recordMany([input(0, 0), input(0, 1)]);
+    acked(ledger);
+    ledger.recordMany([input(1, 0)], { moreComing: true });
+    now += 300_000;
+    expect(ledger.pending()).toEqual([]);
+    expect(storage.heldConfirmations()).toHaveLength(1);
+    now += 300_001;
+    expect(ledger.pending()).toHaveLength(1);
+    expect(storage.heldConfirmations()).toHaveLength(0);
+  });
+});
