@@ -14,6 +14,9 @@ export interface TappedResponse {
   path: string;
   status: number;
   bytes: number;
+  /** The response body as sent (still encoded) and its `Content-Encoding`, where `keepBody` asked for it. */
+  body?: Buffer;
+  encoding?: string;
 }
 
 /**
@@ -22,7 +25,11 @@ export interface TappedResponse {
  * fetch vs sync polling). Headers and bodies go through unchanged; a request that fails is kept with
  * status 0.
  */
-export async function startHttpTap(targetPort: number, now: () => number = () => performance.now()) {
+export async function startHttpTap(
+  targetPort: number,
+  now: () => number = () => performance.now(),
+  keepBody: (method: string, path: string) => boolean = () => false,
+) {
   const responses: TappedResponse[] = [];
   const server = createServer((req, res) => {
     const start = now();
@@ -46,8 +53,10 @@ export async function startHttpTap(targetPort: number, now: () => number = () =>
         for (let i = 0; i + 1 < ur.rawHeaders.length; i += 2)
           bytes += `${ur.rawHeaders[i]}: ${ur.rawHeaders[i + 1]}\r\n`.length;
         res.writeHead(ur.statusCode ?? 502, ur.statusMessage, ur.rawHeaders);
+        const kept: Buffer[] | null = keepBody(req.method ?? '', req.url ?? '') ? [] : null;
         ur.on('data', (c: Buffer) => {
           bytes += c.length;
+          kept?.push(c);
         });
         ur.on('end', () =>
           responses.push({
@@ -59,6 +68,12 @@ export async function startHttpTap(targetPort: number, now: () => number = () =>
             path: req.url ?? '',
             status: ur.statusCode ?? 0,
             bytes,
+            ...(kept
+              ? {
+                  body: Buffer.concat(kept),
+                  encoding: String(ur.headers['content-encoding'] ?? 'identity'),
+                }
+              : {}),
           }),
         );
         ur.pipe(res);

@@ -1,6 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { brotliDecompressSync } from 'node:zlib';
+import { decodeBatch, decodeBundle } from '@driftline/protocol';
 import type { LinkHandle } from '@driftline/simulation';
 import { stringify } from 'yaml';
+import type { TappedResponse } from './httpTap.js';
 
 /** Time-compressed settings (as the end-to-end test): besides light time, they set the pace. */
 export const SOURCE_SETTINGS = {
@@ -101,4 +104,19 @@ export function agentLogLines(path: string, since: number): Array<Record<string,
     if ((o.time as number) >= since) out.push(o);
   }
   return out;
+}
+
+/**
+ * The kinds of the bundles a tapped downlink answer (`GET /v1/bundles`, body kept) carried, in order;
+ * empty for a bare 304 or an empty page. Decoded as the agent does: brotli when so encoded, then the batch.
+ */
+export function downlinkKinds(r: TappedResponse): string[] {
+  if (!r.body || r.body.length === 0) return [];
+  const raw = r.encoding === 'br' ? brotliDecompressSync(r.body) : r.body;
+  const batch = decodeBatch(new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), 10_000);
+  if (!batch.ok) return [`undecodable: ${batch.error.message}`];
+  return batch.value.map((b) => {
+    const d = decodeBundle(b);
+    return d.ok ? d.value.header.kind : `undecodable: ${d.error.message}`;
+  });
 }
