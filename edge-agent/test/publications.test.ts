@@ -170,6 +170,59 @@ describe('publications at the site', () => {
     a.db.close();
   });
 
+  it('takes a small publication from its manifest with no fetch, verified by its sha256 before it is placed', async () => {
+    const data = randomBytes(600);
+    const srv = await blobServer(data);
+    const s = setup(srv.url, { module: { dir: 'mods' } });
+    const a = s.open();
+    a.receiver.announce(manifest(data, { fileKind: 'module', inline: data }));
+    await drive(a.receiver, 3);
+    expect(readFileSync(join(s.dir, 'mods', 'mirror.tar')).equals(data)).toBe(true);
+    expect(a.receiver.states()['01JW0000000000000000000001']).toMatchObject({ state: 'placed', bytes: 600 });
+    expect(srv.stats.requests).toBe(0);
+    a.db.close();
+  });
+
+  it('refuses inline bytes that do not hash to the signed sha256, fetching nothing and placing nothing', async () => {
+    const data = randomBytes(600);
+    const lying = Buffer.from(data);
+    lying[7] = (lying[7] as number) ^ 0xff;
+    const srv = await blobServer(data);
+    const s = setup(srv.url, { module: { dir: 'mods' } });
+    const a = s.open();
+    a.receiver.announce(manifest(data, { fileKind: 'module', inline: lying }));
+    await drive(a.receiver, 3);
+    const st = a.receiver.states()['01JW0000000000000000000001'];
+    expect(st).toMatchObject({ state: 'refused' });
+    expect(st?.reason).toMatch(/not the signed sha256/);
+    expect(existsSync(join(s.dir, 'mods', 'mirror.tar'))).toBe(false);
+    expect(srv.stats.requests).toBe(0);
+    // Inline bytes of another length than the signed size: refused on arrival.
+    a.receiver.announce(
+      manifest(data, {
+        fileKind: 'module',
+        inline: data.subarray(1),
+        bundleId: '01JW0000000000000000000002',
+      }),
+    );
+    expect(a.receiver.states()['01JW0000000000000000000002']?.reason).toMatch(/inline bytes are 599/);
+    a.db.close();
+  });
+
+  it('fetches a publication by Range when its inline bytes were lost with a restart', async () => {
+    const data = randomBytes(600);
+    const srv = await blobServer(data);
+    const s = setup(srv.url, { module: { dir: 'mods' } });
+    let a = s.open();
+    a.receiver.announce(manifest(data, { fileKind: 'module', inline: data }));
+    a.db.close(); // before any step: the inline bytes were in memory only
+    a = s.open();
+    await drive(a.receiver, 3);
+    expect(readFileSync(join(s.dir, 'mods', 'mirror.tar')).equals(data)).toBe(true);
+    expect(srv.stats.requests).toBe(1);
+    a.db.close();
+  });
+
   it('refuses and reports a kind the local config does not accept, without fetching it', async () => {
     const data = randomBytes(1000);
     const srv = await blobServer(data);
@@ -320,7 +373,7 @@ describe('superseded publications at the site', () => {
 });
 
 describe('publication manifests from the downlink', () => {
-  it('announces only manifests signed by the pinned hub key; a forged or altered one is refused', async () => {
+  it('announces only manifests signed by the pinned hub key; a forged or altered one (inline file included) is refused', async () => {
     const agentKeys = await generateSigningKeyPair();
     const hub = await TestHub.start(agentKeys.publicKey);
     cleanup.push(() => hub.close());
@@ -373,14 +426,23 @@ describe('publication manifests from the downlink', () => {
     expect(at).toBeGreaterThan(0);
     altered.write('mirrorXtar', at);
     hub.backend.enqueueDownlink('ship-7', altered);
+    // A genuine manifest carrying its file inline (decision 360), one byte of the file flipped on the way.
+    const small = Buffer.from('# v2 git bundle\n'.repeat(20));
+    const carried = Buffer.from(
+      await signed(manifest(small, { bundleId: 'inline-altered', inline: small }), hub.keys.privateKey),
+    );
+    const inFile = carried.indexOf(small);
+    expect(inFile).toBeGreaterThan(0);
+    carried[inFile + 5] = (carried[inFile + 5] as number) ^ 0xff;
+    hub.backend.enqueueDownlink('ship-7', carried);
     hub.backend.enqueueDownlink(
       'ship-7',
       await signed(manifest(data, { bundleId: 'genuine' }), hub.keys.privateKey),
     );
 
     const r = await engine.pullOnce();
-    expect(r.refused).toBe(2);
+    expect(r.refused).toBe(3);
     expect(announced.map((m) => m.bundleId)).toEqual(['genuine']);
-    expect(warnings.filter((w) => w.includes('not signed by the pinned hub key'))).toHaveLength(2);
+    expect(warnings.filter((w) => w.includes('not signed by the pinned hub key'))).toHaveLength(3);
   });
 });

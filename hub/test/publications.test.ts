@@ -9,6 +9,7 @@ import {
   decodeBundle,
   decodePayload,
   encodeBatch,
+  MAX_INLINE_PUBLICATION_BYTES,
   PublicationDetailSchema,
   PublicationsResponseSchema,
   publicKeyFromText,
@@ -91,6 +92,35 @@ describe('publications at the hub', () => {
       await (await fetch(`${url}/api/publications?site=ship-8`, { headers: admin })).json(),
     );
     expect(list.publications.map((x) => x.publicationId)).toEqual([detail.publicationId]);
+  });
+
+  it('carries a small file inside its signed manifest only when asked, and never one over the cap', async () => {
+    const { hub, url, admin } = await start();
+    const hubKey = await publicKeyFromText(hub.publicKeyText);
+    const manifestOf = async (query: string, file: Buffer) => {
+      const res = await fetch(`${url}/api/publications?${query}`, {
+        method: 'POST',
+        headers: admin,
+        body: new Uint8Array(file),
+      });
+      expect(res.status).toBe(201);
+      const dl = await fetch(`${url}/v1/bundles?for=ship-7`, { headers: auth });
+      const batch = decodeBatch(new Uint8Array(await dl.arrayBuffer()));
+      if (!batch.ok) throw new Error('bad batch');
+      const b = decodeBundle(batch.value.at(-1) as Uint8Array);
+      if (!b.ok) throw new Error('bad bundle');
+      expect(await verifyBundle(b.value, hubKey)).toBe(true);
+      const m = decodePayload('blob', b.value.payload);
+      if (!m.ok) throw new Error(m.error.message);
+      return m.value;
+    };
+    const small = randomBytes(600);
+    const inline = await manifestOf('site=ship-7&name=infra&kind=git&inline=1', small);
+    expect(Buffer.from(inline.inline ?? []).equals(small)).toBe(true);
+    expect(inline.sha256).toBe(createHash('sha256').update(small).digest('hex'));
+    expect((await manifestOf('site=ship-7&name=infra2&kind=git', small)).inline).toBeUndefined();
+    const large = randomBytes(MAX_INLINE_PUBLICATION_BYTES + 1);
+    expect((await manifestOf('site=ship-7&name=infra3&kind=git&inline=1', large)).inline).toBeUndefined();
   });
 
   it('refuses a publication to a malformed site and an unknown kind', async () => {

@@ -143,6 +143,13 @@ export type RejectionPayload = Extract<ControlPayload, { type: 'rejection' }>;
 /** A hub request to plan one cell now (S3: only a cell the agent's own config lists). */
 export type PlanRequestPayload = Extract<ControlPayload, { type: 'plan-request' }>;
 
+/**
+ * Most bytes a publication may carry inside its manifest (`BlobManifest.inline`, decision 360): a
+ * few-line commit's git bundle is well under it; anything larger goes by the resumable Range fetch, so a
+ * downlink answer that also carries control traffic never grows by more than this.
+ */
+export const MAX_INLINE_PUBLICATION_BYTES = 4096;
+
 /** `blob`: a manifest of a content-addressed file (plan detail up, a publication down). */
 export const BlobManifestSchema = z.strictObject({
   sha256: Sha256Schema,
@@ -166,6 +173,16 @@ export const BlobManifestSchema = z.strictObject({
    * stop fetching them and never delete a file already placed (only an atomic rename at the same path replaces it).
    */
   supersedes: z.array(z.string().min(1).max(64)).max(1000).optional(),
+  /**
+   * For a small file from headquarters (decision 360): the file itself, so it reaches the site with its
+   * manifest and no second request. The agent checks it against `size` and `sha256` exactly as it checks
+   * fetched bytes; relays still fetch and keep the blob, so a site that lost it (a restart) fetches it.
+   * Additive: an agent before decision 360 refuses a manifest with this field (strict schema), so the hub
+   * sends it only when the publisher asks (`hub source publish --inline`).
+   */
+  inline: Bytes.refine((b) => b.length <= MAX_INLINE_PUBLICATION_BYTES, {
+    message: `inline bytes are over ${MAX_INLINE_PUBLICATION_BYTES} (send the file by Range fetch instead)`,
+  }).optional(),
 });
 export type BlobManifest = z.infer<typeof BlobManifestSchema>;
 

@@ -121,6 +121,11 @@ export const PublishQuerySchema = z.object({
   kind: FileKindSchema.default('file'),
   /** Seconds until the publication expires at relays and sites. */
   ttl: z.coerce.number().int().positive().optional(),
+  /**
+   * `1`: a file of at most `MAX_INLINE_PUBLICATION_BYTES` travels inside its signed manifest, with no
+   * fetch (decision 360; only for sites whose agents read it: an older agent refuses such a manifest).
+   */
+  inline: z.enum(['0', '1']).optional(),
 });
 export type PublishQuery = z.infer<typeof PublishQuerySchema>;
 

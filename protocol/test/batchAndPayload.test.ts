@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cborEncode } from '../src/cbor.js';
-import { decodeBatch, decodePayload, encodeBatch } from '../src/index.js';
+import { decodeBatch, decodePayload, encodeBatch, MAX_INLINE_PUBLICATION_BYTES } from '../src/index.js';
 
 describe('batch framing', () => {
   it('round-trips any list of bundles', () => {
@@ -53,5 +53,27 @@ describe('payloads', () => {
     );
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error.message).toMatch(/control payload field '(site|environment)'/);
+  });
+
+  it('carries a small publication inline in its manifest, bytes intact, and refuses one over the cap', () => {
+    const manifest = (inline: Uint8Array) => ({
+      sha256: 'a'.repeat(64),
+      size: inline.length,
+      contentType: 'application/octet-stream',
+      name: 'infra',
+      fileKind: 'git',
+      bundleId: 'p1',
+      inline,
+    });
+    const small = Uint8Array.from({ length: 600 }, (_, i) => i % 251);
+    const r = decodePayload('blob', cborEncode(manifest(small)));
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(Array.from(r.value.inline ?? [])).toEqual(Array.from(small));
+    const over = decodePayload(
+      'blob',
+      cborEncode(manifest(new Uint8Array(MAX_INLINE_PUBLICATION_BYTES + 1))),
+    );
+    expect(over.ok).toBe(false);
+    if (!over.ok) expect(over.error.message).toMatch(/inline/);
   });
 });

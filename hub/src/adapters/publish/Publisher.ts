@@ -4,7 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type FileKind, SiteIdSchema } from '@driftline/protocol';
+import { type FileKind, MAX_INLINE_PUBLICATION_BYTES, SiteIdSchema } from '@driftline/protocol';
 import { buildManifests, publicationRow } from '../../core/publish/manifests.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
@@ -18,6 +18,11 @@ export interface PublishRequest {
   name: string;
   fileKind: FileKind;
   ttlS?: number;
+  /**
+   * Carry the file inside its manifest when it is at most `MAX_INLINE_PUBLICATION_BYTES` (decision 360):
+   * the site gets it with the announcement, no fetch. Only for sites whose agents read the field.
+   */
+  inline?: boolean;
 }
 
 export type PublishResult =
@@ -68,6 +73,8 @@ export class Publisher {
     const hash = createHash('sha256');
     let size = 0;
     const max = this.d.maxBytes ?? Number.POSITIVE_INFINITY;
+    // The file's bytes while it could still go inline, dropped as soon as it is over the cap.
+    let kept: Buffer[] | null = req.inline ? [] : null;
     try {
       await pipeline(
         body,
@@ -76,6 +83,8 @@ export class Publisher {
             size += chunk.length;
             if (size > max) throw new TooLarge();
             hash.update(chunk);
+            if (size > MAX_INLINE_PUBLICATION_BYTES) kept = null;
+            else kept?.push(chunk);
             yield chunk;
           }
         },
@@ -100,6 +109,7 @@ export class Publisher {
       sites: sites.sites,
       now,
       ttlS: req.ttlS,
+      ...(kept && size > 0 ? { inline: new Uint8Array(Buffer.concat(kept)) } : {}),
     };
     // The publication is recorded before it is queued: a crash between the two leaves a listed publication
     // still `queued` (visible, re-publishable), never an announced one the hub does not know. Recording

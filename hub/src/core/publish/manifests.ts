@@ -24,6 +24,11 @@ export interface PublishInput {
   supersedes?: Record<string, string[]>;
   /** Queue manifests for these of `sites` only (a resend, decision 300); default: every target site. */
   onlySites?: string[];
+  /**
+   * The file itself, to travel inside each manifest (decision 360; at most `MAX_INLINE_PUBLICATION_BYTES`).
+   * Resends go without it: the relays hold the blob by then, and the agent fetches it.
+   */
+  inline?: Uint8Array;
 }
 
 /** The publication's record (what `PublicationStore.publish` keeps). */
@@ -61,6 +66,7 @@ export async function buildManifests(
     expiresAt,
     bundleId: input.publicationId,
     sites: input.sites as BlobManifest['sites'],
+    ...(input.inline ? { inline: input.inline } : {}),
   };
   const downlink: Omit<DownlinkRow, 'seq'>[] = [];
   for (const site of input.onlySites ?? input.sites) {

@@ -74,6 +74,8 @@ function publicationRoutesOf(legacy: boolean): Route[] {
           name: 'name shown and used for the placed file',
           kind: 'file kind',
           ttl: 'seconds until it expires',
+          inline:
+            '1: a file of at most 4096 bytes travels inside its signed manifest (agents of decision 360 on)',
         },
         others: { '400': err('bad query or unknown site'), '413': err('over api.maxUploadBytes') },
       },
@@ -96,6 +98,7 @@ function publicationRoutesOf(legacy: boolean): Route[] {
           name: q.name,
           fileKind: q.kind,
           ttlS: q.ttl,
+          inline: q.inline === '1',
         });
         if (!res.ok) throw new WireError(res.code, res.message);
         ctx.state.auditTarget = `${res.publication.publicationId} ${ctx.state.auditTarget}`;
