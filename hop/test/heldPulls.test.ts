@@ -113,6 +113,15 @@ describe('held pulls on a costly link', () => {
     expect(seen[0]?.headers['driftline-sent']).toBeDefined();
     expect(seen[2]?.headers['driftline-sent']).toBeUndefined();
     expect(seen[2]?.answerHeaders).not.toContain('driftline-received');
+    // Only headers the hop API reads (decision 380): none of fetch's own (~115 B a pull), and the 304 is
+    // read raw (nothing asked the server to encode it).
+    expect(Object.keys(seen[2]?.headers ?? {}).sort()).toEqual([
+      'accept-encoding',
+      'authorization',
+      'connection',
+      'host',
+      'if-none-match',
+    ]);
   });
 
   it('times a held pull again once the last clock sample is an hour old', async () => {

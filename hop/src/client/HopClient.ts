@@ -41,6 +41,7 @@ import {
 } from '@driftline/protocol';
 import { compressBatch } from '../wire/compress.js';
 import { fetchRange, type RangeSink } from './fetchRange.js';
+import { type PlainInit, PlainTransport } from './plainRequest.js';
 import { answered, failure, type HopResult, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
 
@@ -103,6 +104,8 @@ export class HopClient {
   /** The last exchanges the upstream stamped (decision 290), with their round trips. */
   private readonly stamped: { x: StampedExchange; rttMs: number }[] = [];
   private readonly stopping = new AbortController();
+  /** Requests with only the headers the hop API reads (not fetch's own; decision 380). */
+  private readonly transport = new PlainTransport();
   /**
    * The longest hold the upstream stated (`driftline-held: <s>;max=<longest>`), or null before it did
    * (an older upstream): pulls then ask at most {@link LEGACY_DOWNLINK_WAIT_S}, unconditionally.
@@ -142,15 +145,13 @@ export class HopClient {
   /** Ends every request in progress and refuses new ones (shutdown): they fail `aborted`. */
   abort(): void {
     this.stopping.abort();
+    // after the aborts above have ended their requests (as aborted, not as a closed socket)
+    setImmediate(() => this.transport.close());
   }
 
   /** The signal a request runs under: the client's timeout, `abort()`, and the caller's own. */
-  private signal(extra?: AbortSignal): AbortSignal {
-    return AbortSignal.any([
-      AbortSignal.timeout(this.timeoutMs),
-      this.stopping.signal,
-      ...(extra ? [extra] : []),
-    ]);
+  private signal(extra?: AbortSignal, timeoutMs = this.timeoutMs): AbortSignal {
+    return AbortSignal.any([AbortSignal.timeout(timeoutMs), this.stopping.signal, ...(extra ? [extra] : [])]);
   }
 
   /**
@@ -161,23 +162,24 @@ export class HopClient {
    */
   private async request(
     path: string,
-    init: RequestInit,
+    init: Omit<PlainInit, 'signal'>,
     signal?: AbortSignal,
     report = true,
     time = true,
+    timeoutMs = this.timeoutMs,
   ): Promise<HopResult<Response>> {
     try {
       const own = report ? this.clock() : null;
       const t0 = this.now();
-      const res = await fetch(`${this.url}${path}`, {
+      const res = await this.transport.request(`${this.url}${path}`, {
         ...init,
         headers: {
           authorization: `Bearer ${this.token()}`,
           ...(time ? { [CLOCK_SENT_HEADER]: String(t0) } : {}),
           ...(own ? { [CLOCK_HEADER]: formatClock(own) } : {}),
-          ...(init.headers as Record<string, string> | undefined),
+          ...init.headers,
         },
-        signal: this.signal(signal),
+        signal: this.signal(signal, timeoutMs),
       });
       // fetch resolves when the answer's headers arrive: t3, before any body is read.
       const t3 = this.now();
@@ -276,14 +278,12 @@ export class HopClient {
     const q = new URLSearchParams({ for: site });
     if (limit !== undefined) q.set('limit', String(limit));
     if (after) q.set('after', after);
-    // Ask for the longest hold the upstream stated (an older one: the old bound), within this client's
-    // own request timeout (a minute of it left for the round trip).
-    const longest = Math.min(
-      this.heldMaxS ?? LEGACY_DOWNLINK_WAIT_S,
-      MAX_DOWNLINK_WAIT_S,
-      Math.max(0, Math.floor(this.timeoutMs / 1000) - 60),
-    );
-    if (hold) q.set('wait', String(Math.max(0, Math.min(Math.round(hold.waitS), longest))));
+    // Ask for the longest hold the upstream stated (an older one: the old bound). The pull's own timeout
+    // is its hold and a minute for the round trip, when that is longer than the client's request timeout
+    // (decision 380: an hour's hold is one pull, not two).
+    const longest = Math.min(this.heldMaxS ?? LEGACY_DOWNLINK_WAIT_S, MAX_DOWNLINK_WAIT_S);
+    const waitS = hold ? Math.max(0, Math.min(Math.round(hold.waitS), longest)) : 0;
+    if (hold) q.set('wait', String(waitS));
     // An upstream that states its longest hold answers "nothing since your cursor" with a bare 304.
     const conditional = hold !== undefined && after !== undefined && this.heldMaxS !== null;
     // A conditional held pull is timed only when the last sample is an hour old: the server's times
@@ -304,6 +304,7 @@ export class HopClient {
       hold?.signal,
       false,
       time,
+      Math.max(this.timeoutMs, (waitS + 60) * 1000),
     );
     if (!r.ok) return r;
     const heldHeader = r.value.headers.get(HELD_HEADER);

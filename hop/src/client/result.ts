@@ -44,9 +44,11 @@ export const failure = (
 
 /** A thrown fetch or stream error as a failure: the cause's code (ECONNREFUSED…) is kept in the message. */
 export function thrown(e: unknown, prefix = 'unreachable'): HopFailure {
-  const err = e as Error & { cause?: { code?: string } };
+  const err = e as Error & { code?: string; cause?: { code?: string } };
   if (err.name === 'AbortError') return failure('aborted', `${prefix}: aborted`, true);
-  const cause = err.cause?.code ? ` (${err.cause.code})` : '';
+  // fetch's error names the code in its cause; node:http's carries it itself (and in its message)
+  const code = err.cause?.code ?? (err.message.includes(err.code ?? '\0') ? undefined : err.code);
+  const cause = code ? ` (${code})` : '';
   return failure('unreachable', `${prefix}: ${err.message}${cause}`, true);
 }
 
