@@ -114,9 +114,9 @@ const LimitsSchema = z
       .int()
       .min(0)
       .max(3600)
-      .default(900)
+      .default(3600)
       .describe(
-        "Longest an agent's downlink pull is held open while nothing waits, seconds; stated in each answer, agents ask for it (fewer pulls on a quiet link). Keep it under the idle timeout of any proxy between agents and this relay.",
+        "Longest an agent's downlink pull is held open while nothing waits, seconds; stated in each answer, agents ask for it (fewer pulls on a quiet link: 24 a day each at 3600). Keep it under the idle timeout of any proxy between agents and this relay (agents that see their holds cut twice at the same length ask less by themselves, with a warning).",
       ),
     maxResponseBytes: z
       .number()
