@@ -31,7 +31,6 @@ describe('hostile relay: an agent with two upstreams, the first eating its downl
 
     // The agent's second upstream: the hub directly, with a peer token scoped to its site.
     const hubConfig = join(w.dir, 'hub.yaml');
-    const hubPort = (parse(readFileSync(hubConfig, 'utf8')) as { listen: { port: number } }).listen.port;
     const args = ['peer', '--config', hubConfig, '--name', 'ship-1-direct', '--sites', 'ship-1', '--json'];
     const token = (JSON.parse(await runProgram('hub', args)) as { token: string }).token;
     await w.stopProgram('ship-1');
@@ -41,7 +40,7 @@ describe('hostile relay: an agent with two upstreams, the first eating its downl
     const config = parse(readFileSync(agentConfig, 'utf8')) as { upstreams: unknown[] };
     config.upstreams = [
       { url: proxy.url, tokenFile: './token' },
-      { url: `http://127.0.0.1:${hubPort}`, tokenFile: './token-hub' },
+      { url: w.hubUrl, tokenFile: './token-hub' },
     ];
     writeFileSync(agentConfig, stringify(config));
     const eat = eatDownlink();

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { freePort, waitForHttp } from '../../src/topology/ports.js';
+import { waitForHttp } from '../../src/topology/ports.js';
 import { BINS, commandFor, FAKE_TERRAFORM_DIR, runProgram } from '../../src/topology/programs.js';
 import { setUpHub, until } from '../support.js';
 import { type Attack, type HostileProxy, startHostileProxy } from './hostileProxy.js';
@@ -32,7 +32,7 @@ export interface WorldOptions {
    * checks the signed timing chain of what relay-1 forwards (docs/decisions/290-signed-hop-chain.md).
    */
   relayKey?: boolean;
-  /** Attacks in force from the start, before any program runs (`use` changes them later). */
+  /** Attacks in force from the start, before the relay (upstream side) or the agents (agent side) run (`use` changes them later). */
   attacks?: { agentSide?: Attack; upstreamSide?: Array<Attack | null> };
 }
 
@@ -50,6 +50,8 @@ export interface World {
   agentSide: HostileProxy | null;
   /** relay-1's upstream proxies, in the order of `relayUpstreams` (null where the entry is 'hub'). */
   upstreamSide: Array<HostileProxy | null>;
+  /** The hub's address (it listens on a port of its own choosing). */
+  hubUrl: string;
   relayUrl: string;
   relayDataDir: string;
   programs: Map<string, Program>;
@@ -75,13 +77,70 @@ export interface World {
 export async function startWorld(o: WorldOptions = {}): Promise<World> {
   const sites = o.sites ?? ['ship-1'];
   const dir = mkdtempSync(join(tmpdir(), 'driftline-hostile-'));
-  const [hubPort, relayPort] = [await freePort(), await freePort()];
-  const hubUrl = `http://127.0.0.1:${hubPort}`;
-  const relayUrl = `http://127.0.0.1:${relayPort}`;
-  const hub = await setUpHub(dir, hubPort, { name: 'relay-1', sites });
+  // Hub and relay listen on port 0 and are found from their 'listening' log lines: a port picked free
+  // beforehand can be taken by a parallel test before the program binds it (a 60 s 502 in CI once).
+  const hub = await setUpHub(dir, 0, { name: 'relay-1', sites });
+  const programs = new Map<string, Program>();
+  const launch = new Map<string, () => ChildProcess>();
+  const spawnKept = (name: string, bin: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv) => {
+    const c = commandFor(bin);
+    const child = spawn(c.cmd, [...c.args, ...args], {
+      cwd,
+      env: { ...process.env, LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const p: Program = { name, child, stderr: programs.get(name)?.stderr ?? '' };
+    child.stderr?.on('data', (d: Buffer) => {
+      p.stderr += d.toString();
+    });
+    programs.set(name, p);
+    return child;
+  };
+  const start = (name: string) => {
+    const f = launch.get(name);
+    if (!f) throw new Error(`no program '${name}' in this world`);
+    f();
+  };
+  const logLines = (program: string, msg: RegExp) => {
+    const out: Array<Record<string, unknown>> = [];
+    for (const line of (programs.get(program)?.stderr ?? '').split('\n')) {
+      if (!line.startsWith('{')) continue;
+      try {
+        const j = JSON.parse(line) as Record<string, unknown>;
+        if (typeof j.msg === 'string' && msg.test(j.msg)) out.push(j);
+      } catch {
+        // a line cut by the end of a read: not a log line yet
+      }
+    }
+    return out;
+  };
+  /** Starts a program and answers the URL its first `<what> listening` log line names (bounded). */
+  const startListening = async (name: string, what: string): Promise<string> => {
+    start(name);
+    const url = await until(`${name} to log '${what} listening'`, async () => {
+      const p = programs.get(name);
+      if (p && (p.child.exitCode !== null || p.child.signalCode !== null))
+        throw new Error(`${name} exited before listening: ${p.stderr.slice(-2000)}`);
+      const line = logLines(name, new RegExp(`^${what} listening$`))[0];
+      return typeof line?.url === 'string' ? line.url : false;
+    });
+    await waitForHttp(`${url}/v1/health`, 60_000);
+    return url;
+  };
+  launch.set('hub', () => spawnKept('hub', BINS.hub, ['run', '--config', hub.config]));
+  const hubUrl = await startListening('hub', 'hub');
+  /** `fetch` on the hub's `/api` (`path` from `/api`) as the admin user. */
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${hubUrl}${path}`, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${hub.adminToken}` },
+    });
   const upstreamSide: Array<HostileProxy | null> = [];
   for (const u of o.relayUpstreams ?? ['hub'])
     upstreamSide.push(u === 'proxy' ? await startHostileProxy(hubUrl) : null);
+  o.attacks?.upstreamSide?.forEach((a, i) => {
+    if (a) upstreamSide[i]?.use(a);
+  });
   const relayDataDir = join(dir, 'relay-1');
   const relayConfig = join(dir, 'relay-1.yaml');
   const writeRelayConfig = (token: string) =>
@@ -90,7 +149,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
       stringify({
         name: 'relay-1',
         dataDir: relayDataDir,
-        listen: { port: relayPort },
+        listen: { port: 0 },
         sites,
         metrics: { public: true },
         upstreams: upstreamSide.map((p, i) => ({
@@ -107,11 +166,10 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     const rotate = ['peer', 'rotate', 'relay-1', '--key', key, '--json', '--config', hub.config];
     writeRelayConfig((JSON.parse(await runProgram('hub', rotate)) as { token: string }).token);
   }
+  launch.set('relay-1', () => spawnKept('relay-1', BINS.relay, ['run', '--config', relayConfig]));
+  const relayUrl = await startListening('relay-1', 'relay');
   const agentSide = o.agentsVia === 'proxy' ? await startHostileProxy(relayUrl) : null;
   if (o.attacks?.agentSide) agentSide?.use(o.attacks.agentSide);
-  o.attacks?.upstreamSide?.forEach((a, i) => {
-    if (a) upstreamSide[i]?.use(a);
-  });
   const agentConfigs = new Map<string, { config: string; cwd: string }>();
   for (const site of sites) {
     const token = JSON.parse(
@@ -160,24 +218,6 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     agentConfigs.set(site, { config, cwd });
   }
 
-  const programs = new Map<string, Program>();
-  const launch = new Map<string, () => ChildProcess>();
-  const spawnKept = (name: string, bin: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv) => {
-    const c = commandFor(bin);
-    const child = spawn(c.cmd, [...c.args, ...args], {
-      cwd,
-      env: { ...process.env, LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const p: Program = { name, child, stderr: programs.get(name)?.stderr ?? '' };
-    child.stderr?.on('data', (d: Buffer) => {
-      p.stderr += d.toString();
-    });
-    programs.set(name, p);
-    return child;
-  };
-  launch.set('hub', () => spawnKept('hub', BINS.hub, ['run', '--config', hub.config]));
-  launch.set('relay-1', () => spawnKept('relay-1', BINS.relay, ['run', '--config', relayConfig]));
   for (const [site, a] of agentConfigs) {
     launch.set(site, () =>
       spawnKept(site, BINS.agent, ['run', '--config', a.config], a.cwd, {
@@ -185,11 +225,6 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
       }),
     );
   }
-  const start = (name: string) => {
-    const f = launch.get(name);
-    if (!f) throw new Error(`no program '${name}' in this world`);
-    f();
-  };
   const stopProgram = async (name: string) => {
     const p = programs.get(name);
     if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
@@ -197,32 +232,15 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     p.child.kill('SIGTERM');
     await done;
   };
-  start('hub');
-  await waitForHttp(`${hubUrl}/v1/health`, 60_000);
-  start('relay-1');
-  await waitForHttp(`${relayUrl}/v1/health`, 60_000);
   for (const site of sites) start(site);
-
-  const logLines = (program: string, msg: RegExp) => {
-    const out: Array<Record<string, unknown>> = [];
-    for (const line of (programs.get(program)?.stderr ?? '').split('\n')) {
-      if (!line.startsWith('{')) continue;
-      try {
-        const j = JSON.parse(line) as Record<string, unknown>;
-        if (typeof j.msg === 'string' && msg.test(j.msg)) out.push(j);
-      } catch {
-        // a line cut by the end of a read: not a log line yet
-      }
-    }
-    return out;
-  };
 
   return {
     dir,
     sites,
-    api: hub.api,
+    api,
     agentSide,
     upstreamSide,
+    hubUrl,
     relayUrl,
     relayDataDir,
     programs,
@@ -230,7 +248,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
       return metricSum(await (await fetch(`${relayUrl}/metrics`)).text(), name, labels);
     },
     async hubMetric(name, labels = {}) {
-      return metricSum(await (await hub.api('/metrics')).text(), name, labels);
+      return metricSum(await (await api('/metrics')).text(), name, labels);
     },
     async agentStatus(site) {
       const a = agentConfigs.get(site);
