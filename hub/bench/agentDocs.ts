@@ -88,7 +88,7 @@ export class FastAgentDoc {
     const facts = this.facts(last.at);
     if (facts) this.writeFacts(facts);
     this.h.commit(
-      rs.length === 1 ? `run ${last.runId}` : `runs ${first.runId}..${last.runId}`,
+      !agentNamesRuns() ? null : rs.length === 1 ? `run ${last.runId}` : `runs ${first.runId}..${last.runId}`,
       Math.floor(last.at / 1000),
     );
   }
@@ -202,6 +202,32 @@ export class FastAgentDoc {
     this.current = JSON.parse(JSON.stringify({ ...cur, ...facts }));
     for (const [k, v] of Object.entries(facts)) if (v === undefined) delete this.current?.[k];
   }
+}
+
+let namesRuns: boolean | null = null;
+/**
+ * Whether the agent's `recordRuns` gives its change a message (`run <runId>`); later agents write none
+ * (decision 370). Asked of the agent once, so that the bench follows it either way.
+ */
+function agentNamesRuns(): boolean {
+  if (namesRuns === null) {
+    const doc = newEpochDoc('s', 'a', 1, {}, 'cd'.repeat(16));
+    const at = Date.parse('2025-06-01T12:00:00.000Z');
+    const spec: RunSpec = {
+      runId: `01JZ${'0'.repeat(22)}`,
+      component: 'c',
+      environment: 'prod',
+      status: 'clean',
+      planHash: 'a'.repeat(64),
+      at,
+    };
+    const next = recordRuns(doc, [
+      { runId: spec.runId, summary: summary(spec) as never, recordedAt: at },
+    ]).doc;
+    const change = A.getLastLocalChange(next);
+    namesRuns = change ? A.decodeChange(change).message !== null : true;
+  }
+  return namesRuns;
 }
 
 /** The agent's `confirmedEntry` (edge-agent/src/core/doc/confirmApart.ts; checkAgainstAgent proves it). */

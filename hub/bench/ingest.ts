@@ -309,14 +309,25 @@ const ingest = new Ingest({
 });
 const hubRounds: { round: number; ms: number; resultsPerSec: number }[] = [];
 let hubMs = 0;
+/**
+ * CPU time (ms, every thread of the process: the merge worker's too) spent in the same spans as the
+ * wall times: on a shared machine the ratio of CPU times is the steadier one (decision 350).
+ */
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+let hubCpuMs = 0;
 const startedAt = Date.now();
 for (let r = 0; r < rounds; r++) {
   let ms = 0;
   for (let i = 0; i < mine.length; i += batch) {
     const bundles = readMine(r, i, i + batch); // read from the file before timing: not the hub's work
     const t0 = performance.now();
+    const c0 = cpuMs();
     const receipts = await ingest.accept('bench', bundles);
     ms += performance.now() - t0;
+    hubCpuMs += cpuMs() - c0;
     const bad = receipts.find((x) => x.status !== 'stored');
     if (bad) throw new Error(`refused: ${JSON.stringify(bad)}`);
   }
@@ -341,10 +352,12 @@ const saved = new Map<number, Uint8Array>();
 // spends most of its time in GC.
 const baseRoom = newHeadroom();
 let automergeMs = 0;
+let automergeCpuMs = 0;
 for (let r = 0; r < (baselines ? rounds : 0); r++) {
   // Read and decoded before timing: the baseline is Automerge merging, nothing else.
   const list = readBundles(r, 0, agents).map(changesOf);
   const t0 = performance.now();
+  const c0 = cpuMs();
   for (let i = 0; i < agents; i++) {
     const h = A.getBackend(A.init());
     const before = saved.get(i);
@@ -355,6 +368,7 @@ for (let r = 0; r < (baselines ? rounds : 0); r++) {
     if (i % batch === batch - 1) baseRoom?.check();
   }
   automergeMs += performance.now() - t0;
+  automergeCpuMs += cpuMs() - c0;
 }
 saved.clear();
 closeSync(bundleFd);
@@ -404,6 +418,9 @@ console.log(
           automergeMergeOnlyPerSec: Math.round(results / (automergeMs / 1000)),
           sqliteInsertOnlyPerSec: Math.round(results / (sqliteMs / 1000)),
           hubVsAutomerge: +(automergeMs / hubMs).toFixed(2),
+          hubVsAutomergeCpu: +(automergeCpuMs / hubCpuMs).toFixed(2),
+          hubCpuS: +(hubCpuMs / 1000).toFixed(1),
+          automergeCpuS: +(automergeCpuMs / 1000).toFixed(1),
         }
       : null,
     bundleMb: +(index.flat().reduce((n, [, len]) => n + len, 0) / 1048576).toFixed(1),

@@ -29,6 +29,8 @@ export class DocReader {
   private readonly ids = new Map<string, string | null>();
   private readonly maps = new Map<string, Record<string, unknown>>();
   private readonly cache = new Map<string, unknown>();
+  /** Packed entries (decision 008) as their JSON text, not parsed yet, by `top\0key`. */
+  private readonly texts = new Map<string, string>();
 
   constructor(
     private readonly h: Backend,
@@ -87,6 +89,30 @@ export class DocReader {
     return top === 'cells' && v !== undefined ? overlayConfirmed(v, this.stored('confirmed', key)) : v;
   }
 
+  /**
+   * `runs[key]` or `cells[key]` as its packed JSON text (decision 008), not parsed, and for a cell
+   * without its confirmed entry applied (`confirmedEntry`); undefined when the entry is absent or not a
+   * packed string (then read it with `entry`). A merge worker hands the text on: a string crosses to the
+   * hub's thread for the price of a copy, a parsed entry for a structured clone of every field.
+   */
+  packedText(top: 'runs' | 'cells', key: string): string | undefined {
+    const k = `${top}\u0000${key}`;
+    const known = this.texts.get(k);
+    if (known !== undefined || this.cache.has(k) || this.maps.has(top)) return known;
+    const id = this.objId(top);
+    const t = id ? (this.h.getWithType(id, key, this.heads) as [string, unknown] | null) : null;
+    if (t?.[0] !== 'str' || typeof t[1] !== 'string') return undefined;
+    this.texts.set(k, t[1]);
+    return t[1];
+  }
+
+  /** The raw `confirmed[key]` entry (a string when it is one), to apply with `overlayConfirmed`. */
+  confirmedEntry(key: string): unknown {
+    const v = this.stored('confirmed', key);
+    const val = v !== null && typeof v === 'object' ? (v as { val?: unknown }).val : undefined;
+    return typeof val === 'string' ? val : v;
+  }
+
   /** Whether the document has a `confirmed` map: its agent writes unchanged re-plans there once told the hub reads it. */
   hasConfirmed(): boolean {
     return this.objId('confirmed') !== null;
@@ -97,6 +123,12 @@ export class DocReader {
     if (whole) return whole[key];
     const k = `${top}\u0000${key}`;
     if (this.cache.has(k)) return this.cache.get(k);
+    const text = this.texts.get(k);
+    if (text !== undefined) {
+      const v = unpackDocEntry(text);
+      this.cache.set(k, v);
+      return v;
+    }
     const id = this.objId(top);
     const v = !id
       ? undefined
@@ -182,10 +214,17 @@ export class DocReader {
           continue;
         }
         (top === 'runs' ? runs : cells).add(key);
-        // A packed entry (a scalar string; bytes in the first packed form) comes whole with the patch.
+        // A packed entry (a scalar string; bytes in the first packed form) comes whole with the patch:
+        // its text is kept, parsed only when read (`entry`), or handed on as text (`packedText`).
         const v = p.action === 'put' && p.path.length === 2 ? p.value : undefined;
-        if (typeof v === 'string' || v instanceof Uint8Array || (v && typeof v === 'object' && 'val' in v))
-          this.cache.set(`${top}\u0000${key}`, unpackDocEntry(v));
+        if (typeof v === 'string' || v instanceof Uint8Array || (v && typeof v === 'object' && 'val' in v)) {
+          const k = `${top}\u0000${key}`;
+          const text = typeof v === 'string' ? v : immutableText(v);
+          this.texts.delete(k);
+          this.cache.delete(k);
+          if (text !== null) this.texts.set(k, text);
+          else this.cache.set(k, unpackDocEntry(v));
+        }
       } else if (top === 'facts') {
         facts = true;
         if (key === undefined || key === 'cadenceS') cadence = true;
@@ -193,4 +232,11 @@ export class DocReader {
     }
     return { runs, cells, facts, cadence, publications, applies, requests };
   }
+}
+
+/** An Automerge ImmutableString's text (what `unpackDocEntry` parses), else null. */
+function immutableText(value: unknown): string | null {
+  if (value === null || typeof value !== 'object') return null;
+  const v = value as { val?: unknown; toJSON?: unknown };
+  return typeof v.val === 'string' && typeof v.toJSON === 'function' ? v.val : null;
 }

@@ -2,7 +2,8 @@ import * as A from '@automerge/automerge';
 import { describe, expect, it } from 'vitest';
 import { MemoryHubStore } from '../adapters/memory/MemoryHubStore.js';
 import { DocReplicas } from './DocReplicas.js';
-import { type MergeInput, mergeDoc } from './mergeDoc.js';
+import { type MergeInput, mergeDoc, type Segment } from './mergeDoc.js';
+import { SegmentEntries } from './segmentEntries.js';
 
 type Doc = { site: string; agent: string; runs: Record<string, string> };
 const text = (n: number) => Array.from({ length: n }, (_, i) => (i * 7919).toString(36)).join(' ');
@@ -23,6 +24,8 @@ const job = (stored: Uint8Array[], changes: Uint8Array[], over: Partial<MergeInp
   maxGrowth: 0.5,
   ...over,
 });
+/** A segment's run keys, sorted (null: no segment). */
+const runKeys = (s: Segment | null) => (s ? new SegmentEntries(s, new Map()).keys('runs').sort() : null);
 const put = (doc: A.Doc<Doc>, key: string, value: string) => {
   const heads = A.getHeads(doc);
   const next = A.change(doc, (d) => {
@@ -47,7 +50,7 @@ describe('mergeDoc', () => {
     expect(out.items).toEqual([{ ok: true, changed: true }]);
     expect(out.whole).toBeNull();
     expect(out.heads).toEqual(A.getHeads(small.next));
-    expect(out.segments[0]?.runs).toEqual({ r1: 'small' });
+    expect(new SegmentEntries(out.segments[0] as Segment, new Map()).entry('runs', 'r1')).toBe('small');
 
     const large = put(small.next, 'r2', text(200));
     const grown = mergeDoc(job([base, small.delta], [large.delta]));
@@ -58,6 +61,19 @@ describe('mergeDoc', () => {
     expect(mergeDoc(job([base, small.delta, base], [tiny.delta])).whole).not.toBeNull();
     // The same changes again change nothing and store nothing.
     expect(mergeDoc(job([base, small.delta], [small.delta])).items).toEqual([{ ok: true, changed: false }]);
+  });
+
+  it('hands packed entries on as their text, parsed once when read', () => {
+    const doc = start();
+    const base = A.save(doc);
+    const entry = put(doc, 'r1', JSON.stringify({ runId: 'r1', n: 1 }));
+    const seg = mergeDoc(job([base], [entry.delta])).segments[0] as Segment;
+    // Text crosses from a merge worker for the price of a copy; parsed objects would be cloned field by field.
+    expect(seg.runs).toEqual({});
+    expect(seg.packed.runs.get('r1')).toBe('{"runId":"r1","n":1}');
+    const read = new SegmentEntries(seg, new Map());
+    expect(read.entry('runs', 'r1')).toEqual({ runId: 'r1', n: 1 });
+    expect(read.entry('runs', 'r1')).toBe(read.entry('runs', 'r1'));
   });
 
   it('never folds changes that wait for a missing dependency into a save, and keeps them', () => {
@@ -93,7 +109,7 @@ describe('mergeDoc', () => {
       'ok',
     ]);
     // One segment before each refusal (what came before it), one for the end.
-    expect(out.segments.map((s) => (s ? Object.keys(s.runs) : null))).toEqual([['r1'], null, null, ['r3']]);
+    expect(out.segments.map(runKeys)).toEqual([['r1'], null, null, ['r3']]);
     expect(out.heads).toEqual(A.getHeads(after.next));
   });
 
@@ -106,10 +122,10 @@ describe('mergeDoc', () => {
     const out = mergeDoc(
       job([base], [one.delta, two.delta, Uint8Array.of(1), three.delta], { maxChunks: 10 }),
     );
-    expect(out.segments.map((s) => (s ? Object.keys(s.runs).sort() : null))).toEqual([['r1', 'r2'], ['r3']]);
+    expect(out.segments.map(runKeys)).toEqual([['r1', 'r2'], ['r3']]);
     // Nothing refused: one segment, the whole merge.
     const all = mergeDoc(job([base], [one.delta, two.delta, three.delta], { maxChunks: 10 }));
-    expect(all.segments.map((s) => (s ? Object.keys(s.runs).sort() : null))).toEqual([['r1', 'r2', 'r3']]);
+    expect(all.segments.map(runKeys)).toEqual([['r1', 'r2', 'r3']]);
   });
 });
 

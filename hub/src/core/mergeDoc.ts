@@ -32,11 +32,20 @@ export type MergedItem =
   /** The changes are not Automerge changes: refused. */
   | { ok: false; reason: 'bad-changes'; message: string };
 
-/** What changed over a stretch of merged bundles, with the changed entries as plain data. */
+/**
+ * What changed over a stretch of merged bundles, with the changed entries: read them through
+ * `SegmentEntries` (packed entries are parsed there, in the hub's thread, and cells get their
+ * confirmed entry applied).
+ */
 export interface Segment {
   touched: Touched;
+  /** Entries not packed as a string (older agents' maps, the first packed form), as plain data. */
   runs: Record<string, unknown>;
   cells: Record<string, unknown>;
+  /** Packed entries as their JSON text, not parsed (`DocReader.packedText`); Maps: keys are the agent's. */
+  packed: { runs: Map<string, string>; cells: Map<string, string> };
+  /** The `confirmed` entry of each packed cell that has one (decision 330), applied when it is read. */
+  confirmed: Map<string, unknown>;
   /** Every cell key (only when the cadences changed: every cell's expected interval may move). */
   cellKeys: string[] | null;
   /** The facts; without `cadenceS` when `cadenceFromMemo` (unchanged, and the caller holds them). */
@@ -95,16 +104,32 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       publicationsTouched ||= touched.publications;
       appliesTouched ||= touched.applies;
       requestsTouched ||= touched.requests;
-      if (touched.cadence) doc.preload('cells');
-      const runs: Record<string, unknown> = {};
-      for (const k of touched.runs) runs[k] = doc.entry('runs', k);
       const cellKeys = touched.cadence ? doc.keys('cells') : null;
+      // Cells the merge did not touch are read too when the cadences changed: all at once.
+      if (cellKeys?.some((k) => !touched.cells.has(k))) doc.preload('cells');
+      const runs: Record<string, unknown> = {};
       const cells: Record<string, unknown> = {};
-      for (const k of cellKeys ?? touched.cells) cells[k] = doc.entry('cells', k);
+      const packed: Segment['packed'] = { runs: new Map(), cells: new Map() };
+      const confirmed = new Map<string, unknown>();
+      for (const k of touched.runs) {
+        const text = doc.packedText('runs', k);
+        if (text === undefined) runs[k] = doc.entry('runs', k);
+        else packed.runs.set(k, text);
+      }
+      for (const k of cellKeys ?? touched.cells) {
+        const text = doc.packedText('cells', k);
+        if (text === undefined) {
+          cells[k] = doc.entry('cells', k);
+          continue;
+        }
+        packed.cells.set(k, text);
+        const c = doc.confirmedEntry(k);
+        if (c !== undefined) confirmed.set(k, c);
+      }
       const omit = input.cadenceKnown && !touched.cadence;
       const facts = doc.facts(omit);
       const cadenceFromMemo = omit && facts !== undefined;
-      return { touched, runs, cells, cellKeys, facts, cadenceFromMemo };
+      return { touched, runs, cells, packed, confirmed, cellKeys, facts, cadenceFromMemo };
     };
     /** Back to the stored state plus the chunks accepted so far (after a refused bundle). */
     const restart = () => {
