@@ -3,10 +3,16 @@
  * recorded by the agent's real store and pushed by its real SyncEngine + HttpUplink to a byte-counting
  * endpoint. Compared with Automerge `saveSince` of the same changes, an Olympus-style POST of every full
  * plan JSON, and brotli of the JSON delta of the facts (the floor).
+ *
+ * The cycle is recorded as the daemon records a cron round whose plans each take longer than its
+ * 5-second record window, two at a time: through its `RecordBatcher`, one result per commit, each told
+ * whether more are coming (docs/decisions/370-one-change-per-push.md). `--one-change-per-plan`: each plan
+ * recorded alone (`record()`), as this part did before decision 370.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
+import { packDetail, RecordBatcher } from '@driftline/edge-agent';
 import { decodeBatch, decodeBundle, generateSigningKeyPair } from '@driftline/protocol';
 import { agentStore, emit, httpUplink, log, newRunId, recordPlan, syncEngine } from '../lib/agent.js';
 import { cycleStates, realPlan } from '../lib/plans.js';
@@ -77,19 +83,40 @@ let unchanged = 0;
 let fullPlanPost = 0;
 let blobBytes = 0;
 const facts: object[] = [];
+const onePerPlan = process.argv.includes('--one-change-per-plan');
+// `--batched`: the whole cycle in one commit (results that all finish within one record window).
+const batched = process.argv.includes('--batched');
+let left = CELLS;
+const batcher = new RecordBatcher({
+  recordMany: (inputs, opts) => store.recordMany(inputs, opts),
+  setTimer: () => () => {},
+  windowMs: 5000,
+  maxBatch: batched ? CELLS : 1,
+  moreComing: () => left > 0,
+});
+const recorded: Promise<{ unchanged: boolean }>[] = [];
 for (const [i, c] of comps.entries()) {
   now += 1000;
   const p = realPlan(c, second[i]!.state, second[i]!.variant, now, i % 10);
   fullPlanPost += Buffer.byteLength(p.json);
-  const r = recordPlan(store, ids(), p, cadenceS);
+  left--;
+  const r = onePerPlan
+    ? Promise.resolve(recordPlan(store, ids(), p, cadenceS))
+    : batcher.record({
+        runId: ids(),
+        summary: p.summary,
+        detail: packDetail(p.canonical),
+        facts: { version: '0.1.0', cadenceS, contactIntervalS: 900, upstream: 'http://relay.invalid' },
+      });
+  recorded.push(r);
+  const { resources: _r, ...s } = p.summary;
+  facts.push({ c, at: now, s });
+}
+for (const [i, r] of (await Promise.all(recorded)).entries())
   if (r.unchanged) {
     unchanged++;
-    facts.push({ c, at: now });
-  } else {
-    const { resources: _r, ...s } = p.summary;
-    facts.push({ c, at: now, s });
+    facts[i] = { c: comps[i], at: (facts[i] as { at: number }).at };
   }
-}
 for (const b of store.blobsToUpload(1000)) blobBytes += b.size;
 const pending = store.pending();
 const automergeSaveSince = pending.reduce((n, d) => n + d.changes.length, 0);
@@ -105,6 +132,15 @@ log('wireBytes', 'cycle', {
   saveSinceBrotli: pending.reduce((n, d) => n + brotliCompressSync(d.changes).length, 0),
   fullPlanPostOverDriftline: +(fullPlanPost / driftline).toFixed(1),
 });
-emit({ cells: CELLS, driftline, automergeSaveSince, fullPlanPost, brotliJsonDelta, wholeConfirmations });
+emit({
+  cells: CELLS,
+  driftline,
+  automergeSaveSince,
+  fullPlanPost,
+  brotliJsonDelta,
+  wholeConfirmations,
+  onePerPlan,
+  batched,
+});
 store.close();
 server.close();
