@@ -1,7 +1,41 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
+/**
+ * A TCP port free on 127.0.0.1 right now, for a program started next that must be told its port. Picked
+ * at random below the kernel's ephemeral range where that range leaves room: a port from `listen(0)` is
+ * one the kernel also hands to outgoing connections and to every other test's `listen(0)`, so it could
+ * be taken in the seconds before the program binds it (it was, once in CI: 60 s of 502).
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralLow();
+  if (low !== null && low > 12_000) {
+    for (let i = 0; i < 50; i++) {
+      const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+      if (await canBind(port)) return port;
+    }
+  }
+  return bindAny();
+}
+
+function ephemeralLow(): number | null {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) ? low : null;
+  } catch {
+    return null; // not Linux: the kernel's choice
+  }
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+function bindAny(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
