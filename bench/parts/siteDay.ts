@@ -35,6 +35,7 @@ const TARIFF = tariffArg ? Number(tariffArg.slice('--tariff='.length)) : 5;
 /** `--whole-confirmations`: every unchanged plan rewrites its cell, as before decision 330. */
 const WHOLE_CONFIRMATIONS = process.argv.includes('--whole-confirmations');
 const BATCHED = process.argv.includes('--batched');
+const ONE_PER_PLAN = process.argv.includes('--one-change-per-plan');
 const ONE_LANE = process.argv.includes('--one-lane');
 
 interface DayResult {
@@ -161,18 +162,21 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
         runId: ids(),
       });
     }
-    // One change per plan, or (`--batched`) the round as one change, as the daemon's RecordBatcher
-    // commits a cron tick whose plans finish together.
+    // One commit per plan, each told whether more of the round are coming, as the daemon's RecordBatcher
+    // commits a round whose plans each outlast its record window (the ledger holds the confirmations until
+    // the last: decision 370); `--one-change-per-plan`: each recorded alone, as before decision 370;
+    // `--batched`: the round as one commit, as the batcher commits a cron tick whose plans finish together.
+    const input = ({ p, runId }: (typeof plans)[number]) => ({
+      runId,
+      summary: p.summary,
+      detail: packDetail(p.canonical),
+      facts: { version: '0.1.0', cadenceS, contactIntervalS: 900, upstream: 'http://relay.invalid' },
+    });
     const recorded = BATCHED
-      ? store.recordMany(
-          plans.map(({ p, runId }) => ({
-            runId,
-            summary: p.summary,
-            detail: packDetail(p.canonical),
-            facts: { version: '0.1.0', cadenceS, contactIntervalS: 900, upstream: 'http://relay.invalid' },
-          })),
-        )
-      : plans.map(({ p, runId }) => recordPlan(store, runId, p, cadenceS));
+      ? store.recordMany(plans.map(input))
+      : ONE_PER_PLAN
+        ? plans.map(({ p, runId }) => recordPlan(store, runId, p, cadenceS))
+        : plans.map((x, i) => store.recordMany([input(x)], { moreComing: i < plans.length - 1 })[0]);
     for (const [i, { c, at, p }] of plans.entries()) {
       if (recorded[i]?.unchanged) facts.push({ c, at });
       else {
@@ -246,6 +250,7 @@ emit({
   tariffUsdPerMb: TARIFF,
   wholeConfirmations: WHOLE_CONFIRMATIONS,
   batched: BATCHED,
+  onePerPlan: ONE_PER_PLAN,
   quiet: {
     ...quiet,
     vsFloor: +(total(quiet) / quiet.floorBytes).toFixed(2),
