@@ -21,9 +21,12 @@ export async function answerRequests(
   offsetMs: number,
   agent?: string,
 ): Promise<void> {
+  // Read once (the batch caches them): most segments meet a site with no open request.
+  const open = await openRequests(b, site);
+  if (open.length === 0) return;
   const confirms = agent !== undefined && b.agents.get(`${site}/${agent}`)?.confirmsRequests === true;
-  const answer = async (a: PlanAnswer, agentAt: number, runId: string, isRun: boolean) => {
-    for (const req of await openRequests(b, site)) {
+  const answer = (a: PlanAnswer, agentAt: number, runId: string, isRun: boolean) => {
+    for (const req of open) {
       const cur = b.doneRequests.get(req.requestId) ?? req;
       if (cur.state === 'done' || !answersRequest(req, a)) continue;
       if (confirms && req.agent === agent && (!isRun || !receivedBefore(b, cur, agentAt))) continue;
@@ -32,7 +35,7 @@ export async function answerRequests(
   };
   for (const run of m.runs) {
     const startedAt = Date.parse(run.summary.startedAt);
-    await answer({ ...run, at: startedAt - offsetMs }, startedAt, run.runId, true);
+    answer({ ...run, at: startedAt - offsetMs }, startedAt, run.runId, true);
   }
   // The other cells are confirmations (the same plan again, no new run), known only by when they
   // finished: a plan under way when the request arrived could finish after it. An agent that confirms
@@ -42,7 +45,7 @@ export async function answerRequests(
   const judged = new Set(m.runs.map((r) => r.runId));
   for (const cell of m.cells) {
     if (confirms && judged.has(cell.runId)) continue;
-    await answer({ ...cell, at: cell.plannedAt }, cell.plannedAt + offsetMs, cell.runId, false);
+    answer({ ...cell, at: cell.plannedAt }, cell.plannedAt + offsetMs, cell.runId, false);
   }
 }
 
