@@ -230,6 +230,9 @@ const parts: Record<string, Part> = {
       pg2ResultsPerSec: 0,
       pg2RssMb: 0,
       pgDatabaseMb: 0,
+      vsAutomerge: 0,
+      vsAutomergeCpu: 0,
+      pass: { within0_8xAutomerge: false, rssWithin400Mb: false },
     },
     run: async () => {
       // The hub's own benchmark (hub/bench/ingest.ts): signed doc-deltas through verify + merge +
@@ -245,7 +248,11 @@ const parts: Record<string, Part> = {
         await runTs('hub/bench/ingest.ts', [...args, '--generate-only'], (quick ? 4 : 30) * min);
         const r = await runTs('hub/bench/ingestStores.ts', args, (quick ? 10 : 90) * min);
         const j = lastJsonLine(r.stdout) as {
-          sqlite: { resultsPerSec: number; rssMb: number; baseline?: unknown };
+          sqlite: {
+            resultsPerSec: number;
+            rssMb: number;
+            baseline?: { hubVsAutomerge?: number; hubVsAutomergeCpu?: number } | null;
+          };
           postgres: {
             oneHub: { resultsPerSec: number; rssMb: number; databaseMb: number };
             twoHubs: { resultsPerSec: number; perHub: { rssMb: number }[]; databaseMb: number };
@@ -263,6 +270,10 @@ const parts: Record<string, Part> = {
             : `[bench:hubIngest] postgres skipped: ${j.postgresSkipped}\n`,
         );
         // rssMb: each hub process's RSS right after its hub phase, before the in-run baselines add their own.
+        // vsAutomerge: the hub's results/s over Automerge alone doing the hub's part (load each stored
+        // document, merge the same bundles, save it) in the same process and run; vsAutomergeCpu: the same
+        // from CPU time, steadier on a shared machine (docs/decisions/350-hub-ingest-throughput.md).
+        const vs = j.sqlite.baseline?.hubVsAutomerge ?? null;
         return {
           agents,
           cells,
@@ -273,6 +284,9 @@ const parts: Record<string, Part> = {
           pg2ResultsPerSec: pg?.twoHubs.resultsPerSec ?? null,
           pg2RssMb: pg ? Math.max(...pg.twoHubs.perHub.map((h) => h.rssMb)) : null,
           pgDatabaseMb: pg?.oneHub.databaseMb ?? null,
+          vsAutomerge: vs,
+          vsAutomergeCpu: j.sqlite.baseline?.hubVsAutomergeCpu ?? null,
+          pass: { within0_8xAutomerge: vs !== null && vs >= 0.8, rssWithin400Mb: j.sqlite.rssMb <= 400 },
         };
       } finally {
         rmSync(dir, { recursive: true, force: true });
