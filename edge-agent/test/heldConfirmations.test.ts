@@ -120,6 +120,22 @@ describe('held confirmations', () => {
     expect(again.status().unackedRuns).toBe(0);
   });
 
+  it("writes the facts (queue depth, report time) with the round's last result, not with each change", () => {
+    const { ledger } = memoryLedger();
+    const facts = { version: '1', cadenceS: { 'prod/a': 60 }, contactIntervalS: 60, upstream: 'http://r' };
+    const withFacts = (i: RecordRunInput) => ({ ...i, facts });
+    ledger.recordMany([withFacts(input(0, 0)), withFacts(input(0, 1))]);
+    const since = acked(ledger);
+    ledger.recordMany([withFacts(input(1, 0, 'b'))], { moreComing: true });
+    ledger.recordMany([withFacts(input(1, 1, 'b'))], { moreComing: true });
+    const mid = ledger.loadEpoch(1) as unknown as A.Doc<{ facts: { queueDepth: number } }>;
+    expect(mid.facts.queueDepth).toBe(2);
+    ledger.recordMany([withFacts(input(1, 2, 'b'))]);
+    const end = ledger.loadEpoch(1) as unknown as A.Doc<{ facts: { queueDepth: number } }>;
+    expect(end.facts.queueDepth).toBe(3); // the two of round 0 were acknowledged
+    expect(changesIn(end, since)).toBe(3);
+  });
+
   it('holds nothing when no more results are coming: a lone re-plan is written at once', () => {
     const { ledger, storage } = memoryLedger();
     ledger.record(input(0, 0));

@@ -115,7 +115,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     }
     if (!batch || !sealed) throw new Error('recordMany: the batch was not built');
     this.held = new Map();
-    this.heldFacts = undefined;
+    this.heldFacts = batch.heldFacts;
     this.queueEstimate = queue;
     this.unacked += inputs.length;
     if (sealed.kind === 'sealed') {

@@ -20,7 +20,7 @@ export interface RecordedBatch {
   added: number;
   /** Confirmations held out of the document after it (empty when the batch was written). */
   held: Map<string, DocCell>;
-  /** The batch's facts when it was held: not written, written with the held confirmations. */
+  /** The batch's facts when they were held (more results coming): written with the next write. */
   heldFacts?: AgentFacts;
 }
 
@@ -49,6 +49,9 @@ export function recordBatch(
         reportedAt: now,
       }
     : undefined;
+  // While more results are coming the facts (queue depth, report time) wait for the round's last write:
+  // rewritten by every change they cost ~9 B each on the wire for news nobody needs mid-round.
+  const holdFacts = held?.hold === true;
   const r = recordRuns(
     before,
     inputs.map((input) => ({
@@ -63,7 +66,7 @@ export function recordBatch(
       cellRef: input.cellRef,
       mayConfirm: input.mayConfirm,
     })),
-    facts,
+    holdFacts ? undefined : facts,
     knownFacts,
     confirmApart,
     held,
@@ -111,11 +114,11 @@ export function recordBatch(
   w.blobs = [...(w.blobs ?? []), ...blobs];
   return {
     doc: r.doc,
-    facts: facts && written ? mergeFacts(knownFacts, facts) : knownFacts,
+    facts: facts && written && !holdFacts ? mergeFacts(knownFacts, facts) : knownFacts,
     unchanged: r.unchanged,
     added,
     held: r.held,
-    ...(facts && !written ? { heldFacts: facts } : {}),
+    ...(facts && (!written || holdFacts) ? { heldFacts: facts } : {}),
   };
 }
 
