@@ -1,5 +1,5 @@
 import * as A from '@automerge/automerge';
-import { AgentDocSchema, cellKey, plainAgentDoc } from '@driftline/protocol';
+import { AgentDocSchema, asSiteId, cellKey, plainAgentDoc } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { RecordBatcher } from '../src/core/record/RecordBatcher.js';
 import type { RecordRunInput } from '../src/ports/Ledger.js';
@@ -134,6 +134,30 @@ describe('held confirmations', () => {
     const end = ledger.loadEpoch(1) as unknown as A.Doc<{ facts: { queueDepth: number } }>;
     expect(end.facts.queueDepth).toBe(3); // the two of round 0 were acknowledged
     expect(changesIn(end, since)).toBe(3);
+  });
+
+  it('writes at once a confirmation that answers a plan request (the hub counts the request by its stamp)', () => {
+    let now = Date.UTC(2030, 0, 1, 0, 30);
+    const { ledger, storage } = memoryLedger({ now: () => now });
+    ledger.recordMany([input(0, 0), input(0, 1)]);
+    acked(ledger);
+    const request = {
+      type: 'plan-request' as const,
+      requestId: 'R1',
+      site: asSiteId('ship-7'),
+      environment: 'prod',
+      component: comp(1),
+      requestedAt: now,
+      expiresAt: now + 3_600_000,
+    };
+    expect(ledger.recordPlanRequest(request, 'accepted', null)).toBe(true);
+    now += 60_000;
+    ledger.recordMany([input(1, 0)], { moreComing: true }); // answers nothing: held
+    expect(storage.heldConfirmations()).toHaveLength(1);
+    ledger.recordMany([input(1, 1)], { moreComing: true }); // answers R1: written, with the held one
+    expect(storage.heldConfirmations()).toHaveLength(0);
+    const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(ledger.loadEpoch(1))));
+    expect(doc.requests?.R1).toMatchObject({ answeredAt: Date.parse(at(1, 1)) });
   });
 
   it('holds nothing when no more results are coming: a lone re-plan is written at once', () => {
