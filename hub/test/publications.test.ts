@@ -118,6 +118,9 @@ describe('publications at the hub', () => {
     const inline = await manifestOf('site=ship-7&name=infra&kind=git&inline=1', small);
     expect(Buffer.from(inline.inline ?? []).equals(small)).toBe(true);
     expect(inline.sha256).toBe(createHash('sha256').update(small).digest('hex'));
+    // Only what a site reads: no content type, no list of target sites (the header names the site).
+    expect(inline.contentType).toBeUndefined();
+    expect(inline.sites).toBeUndefined();
     expect((await manifestOf('site=ship-7&name=infra2&kind=git', small)).inline).toBeUndefined();
     const large = randomBytes(MAX_INLINE_PUBLICATION_BYTES + 1);
     expect((await manifestOf('site=ship-7&name=infra3&kind=git&inline=1', large)).inline).toBeUndefined();

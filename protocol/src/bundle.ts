@@ -154,7 +154,8 @@ export const MAX_INLINE_PUBLICATION_BYTES = 4096;
 export const BlobManifestSchema = z.strictObject({
   sha256: Sha256Schema,
   size: z.number().int().nonnegative(),
-  contentType: z.string().max(100),
+  /** Left out of a manifest that carries its file `inline` (decision 360; nothing at a site reads it). */
+  contentType: z.string().max(100).optional(),
   name: z.string().max(255).optional(),
   /** For files from headquarters: `provider-mirror`, `module`, `image`, `config`, `file`. */
   fileKind: z.string().max(40).optional(),

@@ -57,16 +57,18 @@ export async function buildManifests(
 ): Promise<{ publication: PublicationRow; downlink: Omit<DownlinkRow, 'seq'>[] }> {
   const ttlS = input.ttlS ?? DEFAULT_PUBLICATION_TTL_S;
   const expiresAt = input.now + ttlS * 1000;
+  // A manifest that carries its file (decision 360) leaves out what only costs bytes on a costly link:
+  // the content type (nothing at a site reads it) and the target sites (its header names the one it is for).
   const manifest: BlobManifest = {
     sha256: input.sha256 as BlobManifest['sha256'],
     size: input.size,
-    contentType: 'application/octet-stream',
     name: input.name,
     fileKind: input.fileKind,
     expiresAt,
     bundleId: input.publicationId,
-    sites: input.sites as BlobManifest['sites'],
-    ...(input.inline ? { inline: input.inline } : {}),
+    ...(input.inline
+      ? { inline: input.inline }
+      : { contentType: 'application/octet-stream', sites: input.sites as BlobManifest['sites'] }),
   };
   const downlink: Omit<DownlinkRow, 'seq'>[] = [];
   for (const site of input.onlySites ?? input.sites) {
