@@ -17,6 +17,8 @@ export interface TappedResponse {
   /** The response body as sent (still encoded) and its `Content-Encoding`, where `keepBody` asked for it. */
   body?: Buffer;
   encoding?: string;
+  /** The response's header names and the bytes of each line, where `keepBody` asked for it. */
+  headLines?: Record<string, number>;
 }
 
 /**
@@ -72,6 +74,11 @@ export async function startHttpTap(
               ? {
                   body: Buffer.concat(kept),
                   encoding: String(ur.headers['content-encoding'] ?? 'identity'),
+                  headLines: Object.fromEntries(
+                    ur.rawHeaders.flatMap((v, i, a) =>
+                      i % 2 === 0 ? [[v, `${v}: ${a[i + 1]}\r\n`.length]] : [],
+                    ),
+                  ),
                 }
               : {}),
           }),

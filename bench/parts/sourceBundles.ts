@@ -33,6 +33,8 @@ const TIME_SCALE = 60;
 const FILES = 200;
 const FILE_BYTES = 50_000;
 const WAIT_MS = 300_000;
+/** `--no-inline`: publish without `--inline` (decision 360), so the bundle goes by its own Range fetch. */
+const INLINE = !process.argv.includes('--no-inline');
 const dir = tmp('source');
 const group = new ProcessGroup();
 const links: LinkHandle[] = [];
@@ -200,6 +202,7 @@ try {
         'mars-base',
       ];
       const remote = ['--name', 'infra', '--json', '--hub', hub.url, '--token-file', tokenFile];
+      if (INLINE) remote.push('--inline');
       execFile(
         process.execPath,
         [BINS.hub, ...args, ...remote],
@@ -325,7 +328,7 @@ try {
         req: `${r.method} ${r.path.slice(0, 24)}`,
         status: r.status,
         bytes: r.bytes,
-        ...(kinds.length ? { kinds } : {}),
+        ...(kinds.length ? { kinds, bodyBytes: r.body?.length, head: r.headLines } : {}),
       })),
     },
   );
@@ -388,7 +391,7 @@ try {
     stages,
     publishToPlanMs: planMs === null ? null : Math.round(planMs),
     lightTimeFloors: floors(planMs),
-    settings: SOURCE_SETTINGS,
+    settings: { ...SOURCE_SETTINGS, inline: INLINE },
     pass: {
       bytesVsGitBundle: deliveryBytes <= 1.1 * gitIncremental,
       bytesVsTarball: tarball >= 20 * deliveryBytes,
