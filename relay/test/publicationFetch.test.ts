@@ -1,9 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  type BlobManifest,
+  type BundleHeader,
+  encodeBundle,
+  generateSigningKeyPair,
+} from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RangeFetcher } from '../src/adapters/http/RangeFetcher.js';
-import { publicationFetchStep } from '../src/core/publications/publicationFetch.js';
+import { announcedBlobs, publicationFetchStep } from '../src/core/publications/publicationFetch.js';
 import { blobServer, cache, fetchAll, MB, runCleanup, sha256, up } from './publicationFixtures.js';
 
 afterEach(runCleanup);
@@ -194,6 +200,74 @@ describe('relay publication fetching', () => {
       emit: () => {},
     });
     expect(moved).toBe(false);
+    expect(server.stats.starts).toEqual([]);
+  });
+
+  it('keeps a blob its manifest carried inline without fetching it, and refuses inline bytes that do not hash', async () => {
+    const hubKeys = await generateSigningKeyPair();
+    const data = randomBytes(600);
+    const lying = Buffer.from(randomBytes(600));
+    const server = await blobServer(data);
+    const { dir, cache: c } = cache();
+    const fetcher = new RangeFetcher(dir);
+    const manifest = async (n: number, m: BlobManifest) => {
+      const header = {
+        id: `01JW${String(n).padStart(22, '0')}`,
+        kind: 'blob',
+        source: 'hub',
+        destination: { site: 'ship-7' },
+        created: 1_000,
+        lifetimeS: 3600,
+        priority: 'bulk',
+      } as unknown as BundleHeader & { kind: 'blob' };
+      const bytes = await encodeBundle(header, m, hubKeys.privateKey);
+      return {
+        id: header.id,
+        dest: 'ship-7',
+        priority: 'bulk' as const,
+        kind: 'blob',
+        expiresAt: 10_000,
+        bytes,
+      };
+    };
+    const items = [
+      await manifest(1, {
+        sha256: sha256(data) as BlobManifest['sha256'],
+        size: 600,
+        name: 'infra',
+        fileKind: 'git',
+        bundleId: 'p1',
+        inline: data,
+      }),
+      // A hub bug (the signature is the hub's): inline bytes that are not the signed sha256's.
+      await manifest(2, {
+        sha256: sha256(data).replace(/^./, (x) => (x === '0' ? '1' : '0')) as BlobManifest['sha256'],
+        size: 600,
+        name: 'other',
+        fileKind: 'git',
+        bundleId: 'p2',
+        inline: lying,
+      }),
+    ];
+    const blobs = announcedBlobs('ship-7', items);
+    expect(blobs.map((b) => b.inline?.length)).toEqual([600, 600]);
+    c.note(blobs);
+    const refused: string[] = [];
+    await fetchAll({
+      cache: c,
+      fetcher,
+      upstreams: [up(server.url)],
+      now: () => 1_000,
+      uplinkBusy: () => false,
+      chunkBytes: MB,
+      emit: (e) => {
+        if (e.type === 'refused') refused.push(e.reason);
+      },
+      inline: new Map(blobs.flatMap((b) => (b.inline ? [[b.sha256, b.inline]] : []))),
+    });
+    expect(c.list().map((x) => x.state)).toEqual(['held', 'refused']);
+    expect(readFileSync(join(dir, sha256(data))).equals(data)).toBe(true);
+    expect(refused).toEqual(['the inline bytes do not match the sha256']);
     expect(server.stats.starts).toEqual([]);
   });
 });

@@ -28,6 +28,8 @@ export interface AnnouncedBlob {
   publicationId?: string;
   /** Earlier publications (their ids) this one supersedes at `site`. */
   supersedes?: string[];
+  /** The file itself, when the manifest carried it (decision 360): kept without a fetch, once it hashes. */
+  inline?: Uint8Array;
 }
 
 /**
@@ -70,4 +72,15 @@ export interface BlobFetcher {
     | (HopFailure & { offset: number; bytes: number })
   >;
   remove(sha256: string): Promise<void>;
+  /**
+   * Keeps bytes a manifest carried (decision 360) as a completed fetch would be kept: written to the
+   * partial file, then the same sha256 check (`hash-mismatch` when they do not hash to it).
+   */
+  adopt(
+    sha256: string,
+    bytes: Uint8Array,
+  ): Promise<
+    | { ok: true; offset: number; complete: boolean; bytes: number }
+    | (HopFailure & { offset: number; bytes: number })
+  >;
 }

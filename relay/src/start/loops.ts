@@ -67,6 +67,9 @@ export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
   });
   const fetcher = new RangeFetcher(d.backend.blobDir, cfg.forward.requestTimeoutMs);
   const fetchUpstreams = d.upstreams.map((u, i) => ({ ...u, retryAt: () => slots[i]?.retryAt ?? 0 }));
+  // Files their manifests carried (decision 360), until the fetch loop keeps them; lost with a restart,
+  // they are fetched by Range like any other.
+  const inline = new Map<string, Uint8Array>();
   const fetching = new Ticker({
     step: async () => {
       const moved = await publicationFetchStep({
@@ -76,6 +79,7 @@ export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
         now,
         uplinkBusy: () => custody.nextBatch(now(), 1, 1).length > 0,
         chunkBytes: cfg.publications.chunkBytes,
+        inline,
         emit: (e) => {
           if (e.type === 'failed')
             log.warn(e, 'publication fetch interrupted; resumes from the partial file');
@@ -102,6 +106,8 @@ export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
           const blobs = announcedBlobs(site, items);
           if (blobs.length === 0) return;
           d.publicationCache.note(blobs);
+          for (const b of blobs)
+            if (b.inline && inline.size < MAX_INLINE_HELD) inline.set(b.sha256, b.inline);
           fetching.kick();
         },
         (u, site, ids) => {
@@ -119,3 +125,6 @@ export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
   });
   return { peering, forwarding, fetching, pulling, fetcher };
 }
+
+/** Inline files held between a pulled page and the fetch loop (each at most 4 KiB: the schema's cap). */
+const MAX_INLINE_HELD = 64;

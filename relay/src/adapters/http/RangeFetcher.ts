@@ -82,11 +82,30 @@ export class RangeFetcher implements BlobFetcher {
       }
     }
     if (offset < size) return { ok: true, offset, complete: false, bytes };
+    return this.keep(sha, offset, bytes, 'fetched');
+  }
+
+  /** Bytes a manifest carried (decision 360): written as a fetch writes them, kept only if they hash. */
+  async adopt(sha: string, data: Uint8Array): Promise<ChunkResult> {
+    await mkdir(join(this.dir, '.partial'), { recursive: true });
+    const fh = await open(this.partialPath(sha), 'w');
+    try {
+      await fh.writeFile(data);
+    } finally {
+      await fh.sync().catch(() => {});
+      await fh.close();
+    }
+    return this.keep(sha, data.length, data.length, 'inline');
+  }
+
+  /** The complete partial file, checked against its sha256, renamed into place (or removed). */
+  private async keep(sha: string, offset: number, bytes: number, what: string): Promise<ChunkResult> {
+    const path = this.partialPath(sha);
     const hash = createHash('sha256');
     for await (const c of createReadStream(path)) hash.update(c as Buffer);
     if (hash.digest('hex') !== sha) {
       await rm(path, { force: true });
-      const message = 'the fetched bytes do not match the sha256';
+      const message = `the ${what} bytes do not match the sha256`;
       return { ok: false, code: 'hash-mismatch', message, retryable: false, offset: 0, bytes };
     }
     await rename(path, join(this.dir, sha));

@@ -21,6 +21,7 @@ export function announcedBlobs(site: string, items: readonly IncomingBundle[]) {
       expiresAt: m.value.expiresAt ?? item.expiresAt,
       ...(m.value.bundleId ? { publicationId: m.value.bundleId } : {}),
       ...(m.value.supersedes?.length ? { supersedes: m.value.supersedes } : {}),
+      ...(m.value.inline ? { inline: m.value.inline } : {}),
     });
   }
   return out;
@@ -54,15 +55,25 @@ export async function publicationFetchStep(d: {
   uplinkBusy: () => boolean;
   chunkBytes: number;
   emit: (e: FetchEvent) => void;
+  /**
+   * Files their manifests carried (decision 360), by sha256: kept without a fetch (they cost no link
+   * time, so neither the uplink nor a closed window holds them back). Taken out of the map when used.
+   */
+  inline?: Map<string, Uint8Array>;
 }): Promise<boolean> {
   for (const gone of d.cache.expire(d.now())) await d.fetcher.remove(gone.sha256);
   for (const gone of d.cache.removeSuperseded()) await d.fetcher.remove(gone.sha256);
-  if (d.uplinkBusy()) return false;
-  const next = d.cache.nextToFetch();
+  const carried = d.inline && nextCarried(d.cache, d.inline);
+  if (!carried && d.uplinkBusy()) return false;
+  const next = carried?.next ?? d.cache.nextToFetch();
   if (!next) return false;
-  const up = d.upstreams.find((u) => slotState({ plan: u.plan, retryAt: u.retryAt() }, d.now()).ready);
-  if (!up) return false;
-  const r = await d.fetcher.fetchChunk(up, next.sha256, next.size, d.chunkBytes);
+  let r: Awaited<ReturnType<BlobFetcher['fetchChunk']>>;
+  if (carried) r = await d.fetcher.adopt(next.sha256, carried.bytes);
+  else {
+    const up = d.upstreams.find((u) => slotState({ plan: u.plan, retryAt: u.retryAt() }, d.now()).ready);
+    if (!up) return false;
+    r = await d.fetcher.fetchChunk(up, next.sha256, next.size, d.chunkBytes);
+  }
   d.cache.setFetched(next.sha256, r.offset);
   if (!r.ok) {
     if (r.code === 'hash-mismatch') {
@@ -77,4 +88,18 @@ export async function publicationFetchStep(d: {
     d.emit({ type: 'held', sha256: next.sha256, size: next.size });
   }
   return true;
+}
+
+/** The first blob being fetched whose bytes a manifest carried, taken out of `inline`; stale ones are dropped. */
+function nextCarried(cache: PublicationCache, inline: Map<string, Uint8Array>) {
+  if (inline.size === 0) return null;
+  for (const p of cache.list()) {
+    const bytes = inline.get(p.sha256);
+    if (!bytes) continue;
+    inline.delete(p.sha256);
+    if (p.state === 'fetching' && p.fetched === 0 && bytes.length === p.size) return { next: p, bytes };
+  }
+  // What is left names nothing the cache still fetches (refused over quota, held, gone).
+  inline.clear();
+  return null;
 }
