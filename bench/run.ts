@@ -188,6 +188,7 @@ const parts: Record<string, Part> = {
       tarball: 0,
       publishedBundle: 0,
       linkBytes: 0,
+      hubRelayBytes: 0,
       bundleFetchBytes: 0,
       announceBytes: 0,
       reportBytes: 0,

@@ -265,6 +265,7 @@ try {
   // The PR: only its commit should cross the link.
   execFileSync('git', ['-C', repo.dir, 'branch', '-q', '-m', 'later/pr-1', 'pr/1']);
   const down0 = mars.stats().downlink.bytes;
+  const hubDown0 = hubRelay.stats().downlink.bytes;
   const t0 = performance.now();
   const wall0 = Date.now();
   const second = await publish();
@@ -287,13 +288,17 @@ try {
   });
   const [planOk] = await Promise.all([planWait, mirrorWait]);
   const planMs = planOk ? performance.now() - t0 : null;
+  // The hub → relay link (lan) toward the relay, from the publish until the plan reached the hub: the
+  // relay's pulls and, without an inline manifest, its own Range fetch of the bundle (decision 360).
+  const hubRelayBytes = hubRelay.stats().downlink.bytes - hubDown0;
   if (linkBytes === null || inMirrorMs === null) throw new Error('the PR commit never reached the mirror');
   const tEnd = t0 + (inMirrorMs as number);
   // What the commit cost toward the site: every response that reached the site between the publish and
   // the mirror holding the commit (it left the tap one way earlier), sorted by what it carried. Held pulls
   // (decisions 320, 340) hold the announcement's answer open at the relay; a held pull answered early
   // with it restarts its lane's hold, so over a day it replaces no empty answer: its every byte counts.
-  //   announcement: downlink answers carrying the publication's manifest (with the bundle, if inline)
+  //   announcement: downlink answers carrying the publication's manifest (with the bundle, if inline),
+  //                 and copies of it until the plan reached the hub
   //   bundle fetch: the Range responses of `GET /v1/blobs/<sha256>`
   //   reports: the rest (receipts of the site's own state reports, acks): caused by the commit too, but
   //            not delivering it; shown apart, not in the goal's ratio
@@ -304,7 +309,14 @@ try {
   const carried = inWindow.map((r) => ({ r, kinds: isSync(r) ? downlinkKinds(r) : [] }));
   const sum = (xs: typeof carried) => xs.reduce((n, x) => n + x.r.bytes, 0);
   const fetches = carried.filter((x) => x.r.path.startsWith('/v1/blobs/'));
-  const announcements = carried.filter((x) => x.kinds.includes('blob'));
+  // A second held pull sent before the first answer reached the site can carry the manifest again
+  // (decision 340: bytes, not work): such copies until the plan reached the hub count as announcement too.
+  const endTap = (planMs ?? inMirrorMs) + t0 - oneWayDelayMs;
+  const copies = tap.responses
+    .filter((r) => isSync(r) && r.at > tEnd - oneWayDelayMs && r.at <= endTap)
+    .map((r) => ({ r, kinds: downlinkKinds(r) }))
+    .filter((x) => x.kinds.includes('blob'));
+  const announcements = [...carried.filter((x) => x.kinds.includes('blob')), ...copies];
   const quiet = carried.filter((x) => x.r.status === 304);
   const reports = carried.filter(
     (x) => !fetches.includes(x) && !announcements.includes(x) && !quiet.includes(x),
@@ -364,6 +376,7 @@ try {
         status: r.status,
         up: r.reqBytes,
         down: r.bytes,
+        ...(isSync(r) && r.body?.length ? { kinds: downlinkKinds(r) } : {}),
       })),
   });
   const floors = (ms: number | null) => (ms === null ? null : Math.round((ms / oneWayDelayMs) * 100) / 100);
@@ -377,6 +390,7 @@ try {
     tarball,
     publishedBundle: pub.size,
     linkBytes,
+    hubRelayBytes,
     bundleFetchBytes,
     announceBytes,
     reportBytes,
