@@ -22,8 +22,10 @@ export function agentRuns(
     windowMs: config.sync.recordWindowS * 1000,
     // A cron tick of every cell fits in one commit; more waits for the next.
     maxBatch: 256,
-    // A plan still running (not just waiting for this commit) or queued may finish soon.
-    moreComing: (): boolean => scheduler.queued > 0 || scheduler.busy > batcher.waiting,
+    // A plan still running (not just waiting for this commit), queued or waiting out its jitter may
+    // finish soon (the ledger holds a round's confirmations until its last result: decision 370).
+    moreComing: (): boolean =>
+      scheduler.queued > 0 || scheduler.delayed > 0 || scheduler.busy > batcher.waiting,
   });
   const scheduler = new CellScheduler({
     maxParallel: config.sync.maxParallelRuns,

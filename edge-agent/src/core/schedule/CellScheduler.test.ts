@@ -57,8 +57,10 @@ describe('CellScheduler', () => {
     h.s.trigger(cell('a'), 'schedule', 60_000);
     expect(h.started).toEqual([]);
     expect(h.timers[0]?.ms).toBe(30_000);
+    expect(h.s.delayed).toBe(1); // a round under way: its result's batch is told more are coming
     h.timers[0]?.fn();
     expect(h.started).toEqual(['prod/a']);
+    expect(h.s.delayed).toBe(0);
   });
 
   it('on stop, cancels timers, drops the queue and waits for running cells', async () => {

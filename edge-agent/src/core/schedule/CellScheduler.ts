@@ -95,6 +95,11 @@ export class CellScheduler {
     return this.waiting.length;
   }
 
+  /** Triggers still waiting out their jitter (a cron round's cells not started yet). */
+  get delayed(): number {
+    return this.timers.size;
+  }
+
   /** Stops starting runs (queued ones are dropped, timers cancelled) and waits for those running. */
   async stop(): Promise<void> {
     this.stopped = true;
