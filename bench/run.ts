@@ -157,7 +157,15 @@ const parts: Record<string, Part> = {
     run: async () => lastJsonLine((await runTs('bench/parts/siteDay.ts', flag, 6 * min)).stdout),
   },
   wireBytes: {
-    keys: { cells: 0, driftline: 0, automergeSaveSince: 0, fullPlanPost: 0, brotliJsonDelta: 0 },
+    keys: {
+      cells: 0,
+      driftline: 0,
+      automergeSaveSince: 0,
+      fullPlanPost: 0,
+      brotliJsonDelta: 0,
+      vsFloor: 0,
+      pass: { within3xFloor: false },
+    },
     run: async () => lastJsonLine((await runTs('bench/parts/wireBytes.ts', flag, 3 * min)).stdout),
   },
   loss: {

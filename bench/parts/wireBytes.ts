@@ -138,6 +138,9 @@ emit({
   automergeSaveSince,
   fullPlanPost,
   brotliJsonDelta,
+  // Issue 33's goal: at most 3 × the floor.
+  vsFloor: +(driftline / brotliJsonDelta).toFixed(2),
+  pass: { within3xFloor: driftline <= 3 * brotliJsonDelta },
   wholeConfirmations,
   onePerPlan,
   batched,
