@@ -75,16 +75,20 @@ export function runAgentStorageContract(
     );
 
     it(
-      'upserts held confirmations by cell key and clears them all before the same write set adds more',
+      'upserts held cells and run entries by key and clears them all before the same write set adds more',
       withStorage((s) => {
         const held = (cellKey: string, cell: string) => ({ cellKey, epoch: 1, cell, heldAt: 5 });
-        s.commit({ heldConfirmations: [held('prod/b', '{"n":1}'), held('prod/a', '{"n":1}')] });
-        s.commit({ heldConfirmations: [held('prod/b', '{"n":2}')] });
-        expect(s.heldConfirmations()).toEqual([held('prod/a', '{"n":1}'), held('prod/b', '{"n":2}')]);
-        s.commit({ heldConfirmationsCleared: true, heldConfirmations: [held('prod/c', '{}')] });
-        expect(s.heldConfirmations()).toEqual([held('prod/c', '{}')]);
-        expect(() => s.commit({ heldConfirmationsCleared: true, runs: [run('r1'), run('r1')] })).toThrow();
-        expect(s.heldConfirmations()).toHaveLength(1);
+        s.commit({ heldCells: [held('prod/b', '{"n":1}'), held('prod/a', '{"n":1}')] });
+        s.commit({ heldCells: [held('prod/b', '{"n":2}')] });
+        expect(s.heldCells()).toEqual([held('prod/a', '{"n":1}'), held('prod/b', '{"n":2}')]);
+        const heldRun = (runId: string) => ({ runId, epoch: 1, run: '{}', heldAt: 6 });
+        s.commit({ heldRuns: [heldRun('r2'), heldRun('r1')] });
+        expect(s.heldRuns()).toEqual([heldRun('r1'), heldRun('r2')]);
+        s.commit({ heldCleared: true, heldCells: [held('prod/c', '{}')], heldRuns: [heldRun('r3')] });
+        expect(s.heldCells()).toEqual([held('prod/c', '{}')]);
+        expect(s.heldRuns()).toEqual([heldRun('r3')]);
+        expect(() => s.commit({ heldCleared: true, runs: [run('r1'), run('r1')] })).toThrow();
+        expect(s.heldCells()).toHaveLength(1);
       }),
     );
 

@@ -73,7 +73,7 @@ describe('held confirmations', () => {
     });
   });
 
-  it('writes held confirmations with the change of a changed plan, and counts a cell held twice', () => {
+  it('holds a changed plan with the confirmations before it until the next push, and counts a cell held twice', () => {
     const { ledger } = memoryLedger();
     ledger.recordMany([input(0, 0), input(0, 1)]);
     const since = acked(ledger);
@@ -91,49 +91,74 @@ describe('held confirmations', () => {
     });
   });
 
-  it('keeps held confirmations across a restart, and the hub ack acknowledges their runs', () => {
+  it('keeps held results across a restart, and the hub ack acknowledges their runs', () => {
     const dir = tempDir();
     const first = sqliteLedger(dir).ledger;
-    first.recordMany([input(0, 0), input(0, 1)]);
+    first.recordMany([input(0, 0), input(0, 1), input(0, 2)]);
     acked(first);
-    first.recordMany([input(1, 0), input(1, 1)], { moreComing: true });
-    expect(first.status().unackedRuns).toBe(2);
+    const changed = input(1, 2, 'b');
+    first.recordMany([input(1, 0), input(1, 1), changed], { moreComing: true });
+    expect(first.status().unackedRuns).toBe(3);
     first.close();
     const again = sqliteLedger(dir).ledger;
     // Read at once: a third plan of cell 0 counts the held one.
     again.recordMany([input(2, 0)], { moreComing: true });
-    expect(again.pending()).toEqual([]); // held, not yet due
     const doc = again.loadEpoch(1); // readers of the document see them: written first
     const d = again.pending()[0]!;
     expect(d.heads).toEqual(A.getHeads(doc));
-    const cells = AgentDocSchema.parse(plainAgentDoc(A.toJS(doc))).cells;
-    expect(cells[cellKey('prod', comp(0))]).toMatchObject({
+    const plain = AgentDocSchema.parse(plainAgentDoc(A.toJS(doc)));
+    expect(plain.cells[cellKey('prod', comp(0))]).toMatchObject({
       plannedAt: Date.parse(at(2, 0)),
       confirmations: 2,
     });
-    expect(cells[cellKey('prod', comp(1))]).toMatchObject({
+    expect(plain.cells[cellKey('prod', comp(1))]).toMatchObject({
       plannedAt: Date.parse(at(1, 1)),
       confirmations: 1,
     });
+    expect(plain.cells[cellKey('prod', comp(2))]).toMatchObject({ runId: changed.runId, confirmations: 0 });
+    expect(plain.runs[changed.runId]?.summary.planHash).toBe('b'.repeat(64));
     const r = again.applyAck({ ...ackFor(d.epoch, d.heads, []), readsConfirmed: true });
-    expect(r.runsAcked).toBe(3);
+    expect(r.runsAcked).toBe(4);
     expect(again.status().unackedRuns).toBe(0);
   });
 
-  it("writes the facts (queue depth, report time) with the round's last result, not with each change", () => {
-    const { ledger } = memoryLedger();
+  it("holds changed plans too while more are coming: the round's last result writes all, facts once", () => {
+    const { ledger, storage } = memoryLedger();
     const facts = { version: '1', cadenceS: { 'prod/a': 60 }, contactIntervalS: 60, upstream: 'http://r' };
     const withFacts = (i: RecordRunInput) => ({ ...i, facts });
     ledger.recordMany([withFacts(input(0, 0)), withFacts(input(0, 1))]);
     const since = acked(ledger);
-    ledger.recordMany([withFacts(input(1, 0, 'b'))], { moreComing: true });
-    ledger.recordMany([withFacts(input(1, 1, 'b'))], { moreComing: true });
-    const mid = ledger.loadEpoch(1) as unknown as A.Doc<{ facts: { queueDepth: number } }>;
-    expect(mid.facts.queueDepth).toBe(2);
+    const changed = [withFacts(input(1, 0, 'b')), withFacts(input(1, 1, 'b'))];
+    for (const c of changed) ledger.recordMany([c], { moreComing: true });
+    expect(storage.heldRuns().map((r) => r.runId)).toEqual(changed.map((c) => c.runId).sort());
+    expect(storage.heldCells()).toHaveLength(2);
     ledger.recordMany([withFacts(input(1, 2, 'b'))]);
+    expect(storage.heldRuns()).toHaveLength(0);
     const end = ledger.loadEpoch(1) as unknown as A.Doc<{ facts: { queueDepth: number } }>;
     expect(end.facts.queueDepth).toBe(3); // the two of round 0 were acknowledged
-    expect(changesIn(end, since)).toBe(3);
+    expect(changesIn(end, since)).toBe(1);
+    const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(end)));
+    for (const c of changed) expect(doc.runs[c.runId]).toBeDefined();
+    expect(doc.cells[cellKey('prod', comp(1))]?.runId).toBe(changed[1]?.runId);
+  });
+
+  it('writes held changed plans with the next push: news does not wait for the round to end', () => {
+    const { ledger } = memoryLedger();
+    ledger.recordMany([input(0, 0), input(0, 1)]);
+    const since = acked(ledger);
+    ledger.recordMany([input(1, 0)], { moreComing: true }); // a confirmation: waits
+    expect(ledger.pending()).toEqual([]);
+    const changed = input(1, 1, 'b');
+    ledger.recordMany([changed], { moreComing: true });
+    const d = ledger.pending()[0]!;
+    const doc = ledger.loadEpoch(1);
+    expect(d.heads).toEqual(A.getHeads(doc));
+    expect(changesIn(doc, since)).toBe(1);
+    const plain = AgentDocSchema.parse(plainAgentDoc(A.toJS(doc)));
+    expect(plain.runs[changed.runId]).toBeDefined();
+    expect(plain.cells[cellKey('prod', comp(0))]).toMatchObject({ plannedAt: Date.parse(at(1, 0)) });
+    const r = ledger.applyAck({ ...ackFor(d.epoch, d.heads, []), readsConfirmed: true });
+    expect(r.runsAcked).toBe(2);
   });
 
   it('writes at once a confirmation that answers a plan request (the hub counts the request by its stamp)', () => {
@@ -153,9 +178,9 @@ describe('held confirmations', () => {
     expect(ledger.recordPlanRequest(request, 'accepted', null)).toBe(true);
     now += 60_000;
     ledger.recordMany([input(1, 0)], { moreComing: true }); // answers nothing: held
-    expect(storage.heldConfirmations()).toHaveLength(1);
+    expect(storage.heldCells()).toHaveLength(1);
     ledger.recordMany([input(1, 1)], { moreComing: true }); // answers R1: written, with the held one
-    expect(storage.heldConfirmations()).toHaveLength(0);
+    expect(storage.heldCells()).toHaveLength(0);
     const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(ledger.loadEpoch(1))));
     expect(doc.requests?.R1).toMatchObject({ answeredAt: Date.parse(at(1, 1)) });
   });
@@ -165,9 +190,9 @@ describe('held confirmations', () => {
     ledger.record(input(0, 0));
     acked(ledger);
     ledger.recordMany([input(1, 0)], { moreComing: true });
-    expect(storage.heldConfirmations()).toHaveLength(1);
+    expect(storage.heldCells()).toHaveLength(1);
     ledger.record(input(2, 0));
-    expect(storage.heldConfirmations()).toHaveLength(0);
+    expect(storage.heldCells()).toHaveLength(0);
   });
 
   it('writes confirmations held past holdConfirmationsMs with the next push, younger ones not', () => {
@@ -178,9 +203,9 @@ describe('held confirmations', () => {
     ledger.recordMany([input(1, 0)], { moreComing: true });
     now += 300_000;
     expect(ledger.pending()).toEqual([]);
-    expect(storage.heldConfirmations()).toHaveLength(1);
+    expect(storage.heldCells()).toHaveLength(1);
     now += 300_001;
     expect(ledger.pending()).toHaveLength(1);
-    expect(storage.heldConfirmations()).toHaveLength(0);
+    expect(storage.heldCells()).toHaveLength(0);
   });
 });

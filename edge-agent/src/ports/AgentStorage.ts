@@ -148,22 +148,33 @@ export interface AgentWriteSet {
   planRequests?: PlanRequestRow[];
   /** Upserted by run id. */
   applies?: { record: ApplyRecord; updatedAt: number }[];
-  /** Every held confirmation deleted (they were written into the document), before `heldConfirmations`. */
-  heldConfirmationsCleared?: boolean;
+  /** Every held cell and run entry deleted (they were written into the document), before the two below. */
+  heldCleared?: boolean;
   /** Upserted by cell key. */
-  heldConfirmations?: HeldConfirmationRow[];
+  heldCells?: HeldCellRow[];
+  /** Upserted by run id. */
+  heldRuns?: HeldRunRow[];
 }
 
 /**
- * An unchanged re-plan recorded while more results were coming, not yet written into the document
+ * A result recorded while more were coming, not yet written into the document
  * (docs/decisions/370-one-change-per-push.md): the cell as readers see it, its canonical JSON.
  */
-export interface HeldConfirmationRow {
+export interface HeldCellRow {
   cellKey: string;
   /** The epoch its runs were recorded in (the one it is written into). */
   epoch: number;
   cell: string;
-  /** When the first of its confirmations was held (ledger clock). */
+  /** When the first of its results was held (ledger clock). */
+  heldAt: number;
+}
+
+/** A changed plan's run entry held with its cell (decision 370): the packed entry's canonical JSON. */
+export interface HeldRunRow {
+  runId: string;
+  /** The epoch its run row was recorded in (the one it is written into). */
+  epoch: number;
+  run: string;
   heldAt: number;
 }
 
@@ -205,8 +216,10 @@ export interface RunStorage {
     cellRef: string | null,
     runId: string,
   ): string | undefined;
-  /** Confirmations held out of the document (decision 370), by cell key. */
-  heldConfirmations(): HeldConfirmationRow[];
+  /** Cells held out of the document (decision 370), by cell key. */
+  heldCells(): HeldCellRow[];
+  /** Run entries held out of the document (decision 370), by run id. */
+  heldRuns(): HeldRunRow[];
 }
 
 /** Blobs (redacted details): the blob queue, its bound and what to upload again. */

@@ -4,7 +4,8 @@ import type {
   BlobInfo,
   BlobRow,
   EpochRow,
-  HeldConfirmationRow,
+  HeldCellRow,
+  HeldRunRow,
   PlanRequestRow,
   PushRow,
   RejectionRow,
@@ -34,7 +35,8 @@ export class MemoryAgentStorage implements AgentStorage {
   private readonly rejectionRows = new Map<string, RejectionRow>();
   private readonly planRequestRows = new Map<string, PlanRequestRow>();
   private readonly applyRows = new Map<string, ApplyRecord>();
-  private readonly heldRows = new Map<string, HeldConfirmationRow>();
+  private readonly heldRows = new Map<string, HeldCellRow>();
+  private readonly heldRunRows = new Map<string, HeldRunRow>();
   private closed = false;
 
   commitFirst(w: AgentWriteSet): boolean {
@@ -80,8 +82,12 @@ export class MemoryAgentStorage implements AgentStorage {
     for (const p of w.planRequests ?? [])
       if (!this.planRequestRows.has(p.requestId)) this.planRequestRows.set(p.requestId, copy(p));
     for (const a of w.applies ?? []) this.applyRows.set(a.record.apply.runId, copy(a.record));
-    if (w.heldConfirmationsCleared) this.heldRows.clear();
-    for (const h of w.heldConfirmations ?? []) this.heldRows.set(h.cellKey, copy(h));
+    if (w.heldCleared) {
+      this.heldRows.clear();
+      this.heldRunRows.clear();
+    }
+    for (const h of w.heldCells ?? []) this.heldRows.set(h.cellKey, copy(h));
+    for (const h of w.heldRuns ?? []) this.heldRunRows.set(h.runId, copy(h));
   }
 
   meta(key: string): string | undefined {
@@ -156,8 +162,11 @@ export class MemoryAgentStorage implements AgentStorage {
     )?.runId;
   }
 
-  heldConfirmations(): HeldConfirmationRow[] {
+  heldCells(): HeldCellRow[] {
     return [...this.heldRows.values()].sort((a, b) => byKey(a.cellKey, b.cellKey)).map(copy);
+  }
+  heldRuns(): HeldRunRow[] {
+    return [...this.heldRunRows.values()].sort((a, b) => byKey(a.runId, b.runId)).map(copy);
   }
 
   blob(sha256: string): BlobInfo | undefined {

@@ -5,7 +5,8 @@ import type {
   BlobInfo,
   BlobRow,
   EpochRow,
-  HeldConfirmationRow,
+  HeldCellRow,
+  HeldRunRow,
   PlanRequestRow,
   PushRow,
   RejectionRow,
@@ -195,17 +196,25 @@ export class SqliteAgentStorage implements AgentStorage {
     return row?.run_id;
   }
 
-  heldConfirmations(): HeldConfirmationRow[] {
+  heldCells(): HeldCellRow[] {
     return (
-      this.sql(
-        'SELECT cell_key, epoch, cell, held_at FROM held_confirmations ORDER BY cell_key',
-      ).all() as Array<{
+      this.sql('SELECT cell_key, epoch, cell, held_at FROM held_cells ORDER BY cell_key').all() as Array<{
         cell_key: string;
         epoch: number;
         cell: string;
         held_at: number;
       }>
     ).map((r) => ({ cellKey: r.cell_key, epoch: r.epoch, cell: r.cell, heldAt: r.held_at }));
+  }
+  heldRuns(): HeldRunRow[] {
+    return (
+      this.sql('SELECT run_id, epoch, run, held_at FROM held_runs ORDER BY run_id').all() as Array<{
+        run_id: string;
+        epoch: number;
+        run: string;
+        held_at: number;
+      }>
+    ).map((r) => ({ runId: r.run_id, epoch: r.epoch, run: r.run, heldAt: r.held_at }));
   }
 
   blob(sha256: string): BlobInfo | undefined {

@@ -120,13 +120,19 @@ export const AGENT_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX applies_state ON applies (state);
   `,
-  // Unchanged re-plans held out of the document until their round ends, one row per cell
-  // (docs/decisions/370-one-change-per-push.md).
+  // Results held out of the document until their round ends or the next push: a row per cell and per
+  // changed plan's run entry (docs/decisions/370-one-change-per-push.md).
   `
-  CREATE TABLE held_confirmations (
+  CREATE TABLE held_cells (
     cell_key TEXT PRIMARY KEY,
     epoch INTEGER NOT NULL,
     cell TEXT NOT NULL,
+    held_at INTEGER NOT NULL
+  );
+  CREATE TABLE held_runs (
+    run_id TEXT PRIMARY KEY,
+    epoch INTEGER NOT NULL,
+    run TEXT NOT NULL,
     held_at INTEGER NOT NULL
   );
   `,

@@ -131,12 +131,20 @@ export function applyWrites(sql: Sql, w: AgentWriteSet): void {
       `INSERT INTO applies (run_id, state, record, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (run_id) DO UPDATE SET state = excluded.state, record = excluded.record, updated_at = excluded.updated_at`,
     ).run(record.apply.runId, record.apply.state, JSON.stringify(record), updatedAt);
-  if (w.heldConfirmationsCleared) sql('DELETE FROM held_confirmations').run();
-  for (const h of w.heldConfirmations ?? [])
+  if (w.heldCleared) {
+    sql('DELETE FROM held_cells').run();
+    sql('DELETE FROM held_runs').run();
+  }
+  for (const h of w.heldCells ?? [])
     sql(
-      `INSERT INTO held_confirmations (cell_key, epoch, cell, held_at) VALUES (?, ?, ?, ?)
+      `INSERT INTO held_cells (cell_key, epoch, cell, held_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (cell_key) DO UPDATE SET epoch = excluded.epoch, cell = excluded.cell, held_at = excluded.held_at`,
     ).run(h.cellKey, h.epoch, h.cell, h.heldAt);
+  for (const h of w.heldRuns ?? [])
+    sql(
+      `INSERT INTO held_runs (run_id, epoch, run, held_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (run_id) DO UPDATE SET epoch = excluded.epoch, run = excluded.run, held_at = excluded.held_at`,
+    ).run(h.runId, h.epoch, h.run, h.heldAt);
 }
 
 /** One statement per distinct set of fields (a handful: announce, upload, ack, drop). */

@@ -101,14 +101,22 @@ export function recordRun(
   return { doc: r.doc, unchanged: r.unchanged[0] ?? false };
 }
 
-/** Confirmations held out of the document (docs/decisions/370-one-change-per-push.md). */
+/** Results held out of the document (docs/decisions/370-one-change-per-push.md). */
 export interface HeldCells {
   /** Cells as readers see them, not yet written: written before this batch's runs when it writes. */
   cells: ReadonlyMap<string, DocCell>;
-  /** Whether this batch may be held too, when it only confirms cells and answers no plan request. */
+  /** Run entries of changed plans held with their cells, by run id. */
+  runs?: ReadonlyMap<string, DocRun>;
+  /** Whether this batch may be held too (more results are coming), unless it answers a plan request. */
   hold: boolean;
-  /** The change's time when the batch has no runs (writing held confirmations alone). */
+  /** The change's time when the batch has no runs (writing held results alone). */
   at?: number;
+}
+
+/** What a batch left held: every cell and run entry not written yet (empty once written). */
+export interface HeldAfter {
+  cells: Map<string, DocCell>;
+  runs: Map<string, DocRun>;
 }
 
 /**
@@ -118,9 +126,9 @@ export interface HeldCells {
  * it instead of reading the facts back through Automerge's proxies (a read per cadence entry, each a
  * seek in the op set) was most of the cost of recording a run. `confirmApart`: the hub reads the
  * `confirmed` map (its ack said so), so an unchanged plan is written there instead of rewriting its cell
- * (decision 330). `held`: confirmations held out of the document so far; when `held.hold` and the batch
- * only confirms, nothing is written and `held` names the cells held after it (decision 370); else the
- * held cells are written in this change and `held` is empty.
+ * (decision 330). `heldBefore`: results held out of the document so far; when `heldBefore.hold` and the
+ * batch answers no plan request, nothing is written and `held` names what is held after it (decision
+ * 370); else the held results are written in this change and `held` is empty.
  */
 export function recordRuns(
   doc: AgentAutomergeDoc,
@@ -129,26 +137,32 @@ export function recordRuns(
   knownFacts?: Record<string, unknown> | null,
   confirmApart = false,
   heldBefore: HeldCells = { cells: new Map(), hold: false },
-): { doc: AgentAutomergeDoc; unchanged: boolean[]; held: Map<string, DocCell> } {
+): { doc: AgentAutomergeDoc; unchanged: boolean[]; held: HeldAfter } {
   const last = inputs.at(-1);
   const prior = heldBefore.cells;
+  const priorRuns = heldBefore.runs ?? new Map<string, DocRun>();
   const planned = planRuns(inputs, (key) => prior.get(key) ?? readCell(doc, key));
   const unchanged = planned.map((p) => p.same);
   // Requests this batch may answer (decision 300), read once: outside the change, from `doc`.
   const open = openRequests(doc.requests);
   const answersOne = planned.some((p) => open.some((r) => answers(r, planDone(p))));
-  if (heldBefore.hold && planned.every((p) => p.same) && !answersOne) {
-    const held = new Map(prior);
-    for (const p of planned) held.set(p.key, p.cell);
+  if (heldBefore.hold && !answersOne) {
+    const held: HeldAfter = { cells: new Map(prior), runs: new Map(priorRuns) };
+    for (const p of planned) {
+      held.cells.set(p.key, p.cell);
+      if (!p.same) held.runs.set(p.input.runId, docRun(p.input));
+    }
     return { doc, unchanged, held };
   }
-  if (!last && prior.size === 0) return { doc, unchanged, held: new Map() };
+  const none: HeldAfter = { cells: new Map(), runs: new Map() };
+  if (!last && prior.size === 0 && priorRuns.size === 0) return { doc, unchanged, held: none };
   // A held cell this batch replaces is not written: the new cell supersedes it.
   const replacedKeys = new Set(planned.filter((p) => !p.same).map((p) => p.key));
   const at = last?.recordedAt ?? heldBefore.at ?? 0;
   // No message: the run ids it named (`run <runId>`) are in the entries, nobody reads it, and its ~12 B
   // of entropy after brotli were a fifth of what each change costs on the wire (decision 370).
   const next = A.change(doc, { time: Math.floor(at / 1000) }, (d) => {
+    for (const [runId, run] of priorRuns) d.runs[runId] = packDocEntry(run);
     // The packed cell under each key (what a confirmed entry is written over).
     const bases = new Map<string, DocCell | undefined>();
     const base = (key: string) => (bases.has(key) ? bases.get(key) : readPackedCell(doc, key));
@@ -162,7 +176,7 @@ export function recordRuns(
     }
     if (facts) writeFacts(d, facts, knownFacts ?? undefined);
   });
-  return { doc: next, unchanged, held: new Map() };
+  return { doc: next, unchanged, held: none };
 }
 
 /** The document's facts as plain data (read once when a document is loaded; see `recordRuns`). */

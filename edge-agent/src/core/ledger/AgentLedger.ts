@@ -21,7 +21,7 @@ import { type AgentAutomergeDoc, mergeFacts, readCell, recordRuns } from '../doc
 import { ackWrites } from './acks.js';
 import { blobsToUpload } from './blobQueue.js';
 import { appendChange, sealOrCompact } from './epochs.js';
-import { type HeldCell, heldCells, heldTooLong, holdBatch, loadHeld } from './heldConfirmations.js';
+import { cellsOf, type HeldResults, heldDue, holdBatch, loadHeld, nothingHeld } from './heldResults.js';
 import { LedgerDocument } from './LedgerDocument.js';
 import { pendingDeltas } from './pending.js';
 import { planRequestChange } from './planRequestLog.js';
@@ -47,9 +47,9 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
    * first ack after one, confirmations rewrite their cells, which every hub reads.
    */
   private confirmApart = false;
-  /** Confirmations held out of the document, by cell key (decision 370; `heldConfirmations.ts`). */
-  private held: Map<string, HeldCell> = loadHeld(this.storage);
-  /** The facts of the last batch held: written with the held confirmations. */
+  /** Results held out of the document: cells by key, changed plans' run entries (decision 370; `heldResults.ts`). */
+  private held: HeldResults = loadHeld(this.storage);
+  /** The facts of the last batch held: written with the held results. */
   private heldFacts: AgentFacts | undefined;
 
   record(input: RecordRunInput): RecordRunResult {
@@ -76,7 +76,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     try {
       const w: AgentWriteSet = {};
       const depth = { count: this.unacked, oldest: this.storage.oldestUnackedFinish() };
-      const hold = { cells: heldCells(this.held), hold: opts.moreComing === true };
+      const hold = { cells: cellsOf(this.held), runs: this.held.runs, hold: opts.moreComing === true };
       batch = recordBatch(
         w,
         before,
@@ -90,10 +90,11 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       );
       next = batch.doc;
       if (next === before) return this.holdRecorded(w, inputs, batch, recordedIn, now);
-      if (this.held.size > 0) w.heldConfirmationsCleared = true;
+      const heldCount = this.held.cells.size + this.held.runs.size;
+      if (heldCount > 0) w.heldCleared = true;
       let row = this.currentRow();
       let chunks = this.storage.chunkCount(recordedIn);
-      const step = appendChange(row, before, next, inputs.length);
+      const step = appendChange(row, before, next, inputs.length + heldCount);
       if (step) {
         w.chunks = [...(w.chunks ?? []), { epoch: recordedIn, data: step.chunk }];
         row = step.row;
@@ -114,7 +115,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       throw e;
     }
     if (!batch || !sealed) throw new Error('recordMany: the batch was not built');
-    this.held = new Map();
+    this.held = nothingHeld();
     this.heldFacts = batch.heldFacts;
     this.queueEstimate = queue;
     this.unacked += inputs.length;
@@ -135,7 +136,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     }));
   }
 
-  /** Commits a held batch: its run rows and the held cells it changed; the document is untouched. */
+  /** Commits a held batch: its run and blob rows and what it holds; the document is untouched. */
   private holdRecorded(
     w: AgentWriteSet,
     inputs: readonly RecordRunInput[],
@@ -143,31 +144,36 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     epoch: number,
     now: number,
   ): RecordRunResult[] {
-    const { held, rows } = holdBatch(this.held, batch.held, epoch, now);
-    w.heldConfirmations = rows;
+    const { held, cells, runs } = holdBatch(this.held, batch.held, epoch, now);
+    w.heldCells = cells;
+    w.heldRuns = runs;
+    let queue = this.queueEstimate + batch.added;
+    if (queue > this.opts.maxQueueBytes * 0.9)
+      queue = enforceQueueBound(this.storage, w, this.opts.maxQueueBytes, now);
     this.commit(w);
     this.held = held;
     if (batch.heldFacts) this.heldFacts = batch.heldFacts;
-    this.queueEstimate += batch.added;
+    this.queueEstimate = queue;
     this.unacked += inputs.length;
     return batch.unchanged.map((u) => ({ epoch, unchanged: u, sealed: false }));
   }
 
-  /** Writes the held confirmations (and the held batch's facts) into the document as one change. */
+  /** Writes the held results (and the held batch's facts) into the document as one change. */
   private writeHeld(): void {
-    if (this.held.size === 0) return;
+    const count = this.held.cells.size + this.held.runs.size;
+    if (count === 0) return;
     const now = this.opts.now();
     const before = this.docs.doc;
-    const hold = { cells: heldCells(this.held), hold: false, at: now };
+    const hold = { cells: cellsOf(this.held), runs: this.held.runs, hold: false, at: now };
     const facts = this.heldFacts;
     const r = recordRuns(before, [], facts, this.docs.facts, this.confirmApart, hold);
-    this.commitChange(before, r.doc, { heldConfirmationsCleared: true }, this.held.size);
+    this.commitChange(before, r.doc, { heldCleared: true }, count);
     if (facts) this.docs.facts = mergeFacts(this.docs.facts, facts);
-    this.held = new Map();
+    this.held = nothingHeld();
     this.heldFacts = undefined;
   }
 
-  /** The current epoch's document shows the held confirmations too: they are written first. */
+  /** The current epoch's document shows the held results too: they are written first. */
   override loadEpoch(epoch: number): AgentAutomergeDoc {
     this.docs.startIfFresh();
     if (epoch === this.docs.epoch) this.writeHeld();
@@ -189,7 +195,8 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     cellRef: string | undefined,
     runId: string,
   ): string | undefined {
-    const cell = readCell(this.docs.doc, cellKey(environment, component, cellRef));
+    const key = cellKey(environment, component, cellRef);
+    const cell = this.held.cells.get(key)?.cell ?? readCell(this.docs.doc, key);
     const shown = cell && cell.runId > runId ? cell.runId : undefined;
     return this.storage.latestChangedRunAfter(environment, component, cellRef ?? null, runId) ?? shown;
   }
@@ -205,7 +212,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
 
   pending(): PendingDelta[] {
     this.flushFacts();
-    if (heldTooLong(this.held, this.opts.now(), this.opts.holdConfirmationsMs)) this.writeHeld();
+    if (heldDue(this.held, this.opts.now(), this.opts.holdConfirmationsMs)) this.writeHeld();
     return pendingDeltas(this.context());
   }
 
@@ -280,6 +287,8 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   }
 
   blobsToUpload(limit = 20): BlobToUpload[] {
+    // A held plan's detail goes up after its run entry, as it always did (the hub waits for announced blobs).
+    if (this.held.runs.size > 0) this.writeHeld();
     return blobsToUpload(this.storage, limit, this.opts.now() - this.opts.resendAfterMs);
   }
 

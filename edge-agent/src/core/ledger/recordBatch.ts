@@ -1,7 +1,13 @@
-import type { AgentFacts, DocCell } from '@driftline/protocol';
+import type { AgentFacts } from '@driftline/protocol';
 import type { AgentWriteSet, BlobRow, RunRow } from '../../ports/AgentStorage.js';
 import type { RecordRunInput, StoredDetail } from '../../ports/Ledger.js';
-import { type AgentAutomergeDoc, type HeldCells, mergeFacts, recordRuns } from '../doc/agentDoc.js';
+import {
+  type AgentAutomergeDoc,
+  type HeldAfter,
+  type HeldCells,
+  mergeFacts,
+  recordRuns,
+} from '../doc/agentDoc.js';
 
 /**
  * Recording runs that finished together (step 4 of docs/architecture.md#the-trip): one Automerge change and one write set for
@@ -18,8 +24,8 @@ export interface RecordedBatch {
   unchanged: boolean[];
   /** Estimated queue bytes added. */
   added: number;
-  /** Confirmations held out of the document after it (empty when the batch was written). */
-  held: Map<string, DocCell>;
+  /** Results held out of the document after it (empty when the batch was written). */
+  held: HeldAfter;
   /** The batch's facts when they were held (more results coming): written with the next write. */
   heldFacts?: AgentFacts;
 }

@@ -1,0 +1,82 @@
+import type { DocCell, DocRun } from '@driftline/protocol';
+import type { HeldCellRow, HeldRunRow, RunStorage } from '../../ports/AgentStorage.js';
+import type { HeldAfter } from '../doc/agentDoc.js';
+import { canonicalJson } from '../plan/canonical.js';
+
+/**
+ * Results held out of the document (docs/decisions/370-one-change-per-push.md). A batch recorded while
+ * more results are coming (a cron round under way) commits its run rows and, instead of a document
+ * change, a row per cell it leaves (the cell as readers see it) and per changed plan's run entry. They
+ * are written into the document as one change: with the next batch that writes (the round's last, or one
+ * answering a plan request), or when the uplink builds its next bundle (`pending()`): at once when a
+ * changed plan is held (news goes with the next push, as before), once held `holdConfirmationsMs` when
+ * only confirmations are. A quiet round is one change whatever the batcher did, and a busy one is one
+ * change per push (each change costs ~55 B on the wire after brotli: its hash, checksum and metadata).
+ */
+
+export interface HeldCell {
+  cell: DocCell;
+  /** When the cell's first held result was recorded (ledger clock). */
+  heldAt: number;
+}
+
+export interface HeldResults {
+  cells: Map<string, HeldCell>;
+  runs: Map<string, DocRun>;
+}
+
+export const nothingHeld = (): HeldResults => ({ cells: new Map(), runs: new Map() });
+
+/**
+ * What storage holds (after a restart: held results are durable like the run rows they belong to). The
+ * rows are this ledger's own canonical JSON of values it built: read back as written, not re-validated
+ * (a schema would drop fields it does not list).
+ */
+export function loadHeld(storage: Pick<RunStorage, 'heldCells' | 'heldRuns'>): HeldResults {
+  const held = nothingHeld();
+  for (const r of storage.heldCells())
+    held.cells.set(r.cellKey, { cell: JSON.parse(r.cell) as DocCell, heldAt: r.heldAt });
+  for (const r of storage.heldRuns()) held.runs.set(r.runId, JSON.parse(r.run) as DocRun);
+  return held;
+}
+
+/** The cells alone, as `recordRuns` reads them. */
+export function cellsOf(held: HeldResults): Map<string, DocCell> {
+  return new Map([...held.cells].map(([k, h]) => [k, h.cell]));
+}
+
+/**
+ * After a batch was held: what is held now (`after`, from `recordRuns`) with each cell's first hold
+ * time, and the rows to upsert (the cells and run entries this batch added or changed).
+ */
+export function holdBatch(
+  before: HeldResults,
+  after: HeldAfter,
+  epoch: number,
+  now: number,
+): { held: HeldResults; cells: HeldCellRow[]; runs: HeldRunRow[] } {
+  const held = nothingHeld();
+  const cells: HeldCellRow[] = [];
+  const runs: HeldRunRow[] = [];
+  for (const [cellKey, cell] of after.cells) {
+    const old = before.cells.get(cellKey);
+    const h = { cell, heldAt: old?.heldAt ?? now };
+    held.cells.set(cellKey, h);
+    if (old?.cell !== cell) cells.push({ cellKey, epoch, cell: canonicalJson(cell), heldAt: h.heldAt });
+  }
+  for (const [runId, run] of after.runs) {
+    held.runs.set(runId, run);
+    if (!before.runs.has(runId)) runs.push({ runId, epoch, run: canonicalJson(run), heldAt: now });
+  }
+  return { held, cells, runs };
+}
+
+/**
+ * Whether the next bundle should carry the held results now: a changed plan is news (it goes with the
+ * next push, as it did before it was held); confirmations alone wait for the round's end, or `holdMs`.
+ */
+export function heldDue(held: HeldResults, now: number, holdMs: number): boolean {
+  if (held.runs.size > 0) return true;
+  for (const h of held.cells.values()) if (now - h.heldAt >= holdMs) return true;
+  return false;
+}
