@@ -202,6 +202,25 @@ describe('agent sync over the hop API', () => {
     expect(await two.engine.pushOnce()).toEqual({ kind: 'idle' });
   });
 
+  it('probes before building a batch while every upstream failed: results held stay held until one answers', async () => {
+    const { store, engine } = await setup({ upstreams: ['http://127.0.0.1:9'] });
+    const finishedAt = (s: number) => new Date(1_800_000_000_000 + s * 1000).toISOString();
+    store.recordMany([{ runId: runId(), summary: summary({ finishedAt: finishedAt(0) }) }], {
+      moreComing: true,
+    });
+    expect(store.storage.heldRuns()).toHaveLength(1);
+    expect((await engine.pushOnce()).kind).toBe('unreachable'); // not known down yet: the batch was built
+    expect(store.storage.heldRuns()).toHaveLength(0);
+    const next = {
+      runId: runId(),
+      summary: summary({ finishedAt: finishedAt(1), planHash: 'b'.repeat(64) as never }),
+    };
+    store.recordMany([next], { moreComing: true });
+    expect((await engine.pushOnce()).kind).toBe('unreachable');
+    expect(store.storage.heldRuns().map((r) => r.runId)).toEqual([next.runId]);
+    expect(store.status().upstreams[0]?.consecutiveFailures).toBe(2);
+  });
+
   it('uploads detail blobs by tus; the hop server verifies their sha256', async () => {
     const { hub, store, engine } = await setup();
     const blob = blobOf('{"resources":[]}'.repeat(1000));

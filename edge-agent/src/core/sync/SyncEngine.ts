@@ -100,9 +100,12 @@ export class SyncEngine {
     if (rejection && wait > 0) return { kind: 'held', code: rejection.code, retryInMs: wait };
     const errors: string[] = [];
     let uplinks = this.deps.uplinks;
-    if (!this.deps.store.documentOpen()) {
+    if (!this.deps.store.documentOpen() || uplinks.every((u) => this.suspect.has(u.url))) {
       // Idle since it started (nothing recorded): building the batch would open the document and compile
       // Automerge (~27 MB) only to find the link down, so an upstream that answers a probe comes first.
+      // So too while every upstream failed last time: building the batch writes the results held out of
+      // the document (docs/decisions/370-one-change-per-push.md), and a link that stays down would cut
+      // a round into one change per attempt; probed first, it is one change when the link returns.
       const at = await this.firstAnswering(errors);
       if (at < 0) return { kind: 'unreachable', errors };
       uplinks = uplinks.slice(at);
