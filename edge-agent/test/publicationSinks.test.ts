@@ -124,6 +124,29 @@ describe('publication kinds taken by a sink (git mirrors, provider mirrors)', ()
     expect(readdirSync(join(s.dir, 'partial'))).toEqual([]);
   });
 
+  it('fetches a git bundle its manifest carried inline into the mirror with real git, and no request', async () => {
+    const { bundle, head } = gitBundle();
+    const srv = await blobs([bundle]);
+    const s = setup(srv.url);
+    const m = { ...manifest(bundle, 'infra', 'git'), inline: bundle };
+    s.receiver.announce(m);
+    await settle(s.receiver);
+    expect(s.receiver.states()[m.bundleId as string]).toMatchObject({ state: 'placed' });
+    expect(await s.mirror.heads('infra')).toEqual({ main: head });
+    expect(srv.stats.requests).toBe(0);
+    // Inline bytes that are the signed sha256's but not a bundle: git refuses them, as fetched ones.
+    const junk = Buffer.from('not a bundle at all');
+    const bad = { ...manifest(junk, 'infra', 'git'), inline: junk };
+    s.receiver.announce(bad);
+    await settle(s.receiver);
+    expect(s.receiver.states()[bad.bundleId as string]).toMatchObject({
+      state: 'refused',
+      reason: 'not a git bundle (git bundle verify refused it)',
+    });
+    expect(await s.mirror.heads('infra')).toEqual({ main: head });
+    expect(srv.stats.requests).toBe(0);
+  });
+
   it('refuses a file that is not a git bundle, with the reason, and leaves the mirror as it was', async () => {
     const junk = Buffer.from('not a bundle at all');
     const srv = await blobs([junk]);
