@@ -127,8 +127,9 @@ export interface Ledger {
   /**
    * Records runs that finished together in one transaction (one fsync) and one document change;
    * results in input order. Nothing of the batch is recorded unless all of it is. `moreComing`: more
-   * results follow soon (a round under way): a batch that only confirms cells may be held out of the
-   * document until the round's last one (docs/decisions/370-one-change-per-push.md).
+   * results follow soon (a round under way): the batch may be held out of the document (its rows
+   * committed) until the next push, confirmations alone until the round's last result
+   * (docs/decisions/370-one-change-per-push.md).
    */
   recordMany(inputs: readonly RecordRunInput[], opts?: { moreComing?: boolean }): RecordRunResult[];
   /**

@@ -23,7 +23,7 @@ export function agentRuns(
     // A cron tick of every cell fits in one commit; more waits for the next.
     maxBatch: 256,
     // A plan still running (not just waiting for this commit), queued or waiting out its jitter may
-    // finish soon (the ledger holds a round's confirmations until its last result: decision 370).
+    // finish soon (the ledger holds a round's results out of its document until the next push: decision 370).
     moreComing: (): boolean =>
       scheduler.queued > 0 || scheduler.delayed > 0 || scheduler.busy > batcher.waiting,
   });

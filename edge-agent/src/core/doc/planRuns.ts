@@ -5,7 +5,7 @@ import type { PlanDone } from './requestStamps.js';
 /**
  * What a batch of runs does to the cells, decided before the document is touched: which runs only
  * confirm their cell (an unchanged plan) and the cell each leaves. Deciding first lets the ledger hold a
- * batch of confirmations out of the document (docs/decisions/370-one-change-per-push.md).
+ * batch out of the document (docs/decisions/370-one-change-per-push.md).
  */
 export interface PlannedRun {
   input: RunInput;

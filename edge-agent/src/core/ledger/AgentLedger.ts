@@ -60,8 +60,8 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
    * Records runs that finished together: one Automerge change, one write set, one fsync for all of them.
    * Nothing of the batch is durable, or reported recorded, before that commit; if it fails, none of it
    * is (and the caller may record them one by one). `moreComing`: other results will follow soon (a
-   * round under way); a batch that only confirms cells is then held out of the document, its rows
-   * committed, and written with the next change (decision 370).
+   * round under way); unless it answers a plan request the batch is then held out of the document, its
+   * rows committed, and written with the next write or push (decision 370, `heldResults.ts`).
    */
   recordMany(inputs: readonly RecordRunInput[], opts: { moreComing?: boolean } = {}): RecordRunResult[] {
     if (inputs.length === 0) return [];

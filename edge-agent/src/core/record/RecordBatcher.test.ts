@@ -91,7 +91,7 @@ describe('RecordBatcher', () => {
     expect(h.commits).toEqual([['r1', 'r2']]);
   });
 
-  it('tells the ledger whether other results may follow each commit (it holds confirmations until the last)', () => {
+  it('tells the ledger whether other results may follow each commit (it holds results out of its document meanwhile)', () => {
     let running = 3;
     const h = harness({ maxBatch: 1, moreComing: () => running > h.b.waiting });
     h.b.record(h.input('r1'));

@@ -9,7 +9,8 @@ import type { RecordRunInput, RecordRunResult } from '../../ports/Ledger.js';
 export interface RecordBatcherDeps {
   /**
    * Records the batch atomically (AgentLedger.recordMany). `moreComing`: other results will follow (the
-   * ledger may hold a batch of confirmations until the last: docs/decisions/370-one-change-per-push.md).
+   * ledger may hold the batch out of its document until the next push or the round's last result:
+   * docs/decisions/370-one-change-per-push.md).
    */
   recordMany(inputs: RecordRunInput[], opts: { moreComing: boolean }): RecordRunResult[];
   /** Runs `fn` after `ms`; returns a cancel function. */
