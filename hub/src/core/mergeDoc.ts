@@ -81,7 +81,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
   const base = input.stored[0]?.length ?? 0;
   let h = loadStored(input.stored);
   // Automerge logs the patches of what is merged from here on: reading them (`diffIncremental`) costs
-  // little next to `diff(before, after)`, which walks the document at both heads (decision 350).
+  // about half of `diff(before, after)` for the same patches (docs/decisions/350-hub-ingest-throughput.md).
   h.updateDiffCursor();
   const accepted: Uint8Array[] = [];
   try {
