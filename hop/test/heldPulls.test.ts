@@ -96,6 +96,8 @@ describe('held pulls on a costly link', () => {
     expect(seen[1]?.url).toContain('wait=900');
     expect(seen[1]?.headers['if-none-match']).toBe(`"${cursor}"`);
     expect(seen[1]?.status).toBe(200);
+    // a page of one small ack still goes compressed (decision 380: whenever that pays for its header)
+    expect(seen[1]?.answerHeaders).toContain('content-encoding');
 
     // Nothing since the client's cursor: 304, no body, no cursor or type header, the cursor kept.
     const after = woke.ok ? woke.value.cursor : '';
