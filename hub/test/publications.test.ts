@@ -13,6 +13,7 @@ import {
   PublicationDetailSchema,
   PublicationsResponseSchema,
   publicKeyFromText,
+  READS_INLINE_PUBLICATIONS,
   verifyBundle,
 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -124,6 +125,55 @@ describe('publications at the hub', () => {
     expect((await manifestOf('site=ship-7&name=infra2&kind=git', small)).inline).toBeUndefined();
     const large = randomBytes(MAX_INLINE_PUBLICATION_BYTES + 1);
     expect((await manifestOf('site=ship-7&name=infra3&kind=git&inline=1', large)).inline).toBeUndefined();
+  });
+
+  it('carries a small file inline by default only to sites whose every agent reads inline manifests', async () => {
+    const { url, agents, admin } = await start();
+    // ship-7's agent says it reads them (decision 360); ship-8's is older and says nothing
+    const [newer, older] = agents as [AgentSim, AgentSim];
+    newer.plan('prod', 'net');
+    newer.doc = A.change(newer.doc, (d) => {
+      if (d.facts) d.facts.reads = [READS_INLINE_PUBLICATIONS];
+    });
+    older.plan('prod', 'net');
+    for (const a of [newer, older]) {
+      const post = await fetch(`${url}/v1/bundles`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': BATCH_CONTENT_TYPE },
+        body: Buffer.from(encodeBatch([await a.delta()])),
+      });
+      expect(post.status).toBe(200);
+    }
+    const manifestFor = async (site: string) => {
+      const dl = await fetch(`${url}/v1/bundles?for=${site}`, { headers: auth });
+      const batch = decodeBatch(new Uint8Array(await dl.arrayBuffer()));
+      if (!batch.ok) throw new Error('bad batch');
+      const blobs = batch.value
+        .map((bytes) => decodeBundle(bytes))
+        .flatMap((b) => (b.ok && b.value.header.kind === 'blob' ? [b.value] : []));
+      const m = decodePayload('blob', (blobs.at(-1) as { payload: Uint8Array }).payload);
+      if (!m.ok) throw new Error(m.error.message);
+      return m.value;
+    };
+    const small = randomBytes(600);
+    const res = await fetch(`${url}/api/publications?site=ship-7,ship-8&name=infra&kind=git`, {
+      method: 'POST',
+      headers: admin,
+      body: new Uint8Array(small),
+    });
+    expect(res.status).toBe(201);
+    expect(Buffer.from((await manifestFor('ship-7')).inline ?? []).equals(small)).toBe(true);
+    const fetched = await manifestFor('ship-8');
+    expect(fetched.inline).toBeUndefined();
+    expect(fetched.sites).toEqual(['ship-7', 'ship-8']);
+    // `inline=0`: never, even to an agent that reads it
+    const never = await fetch(`${url}/api/publications?site=ship-7&name=infra2&kind=git&inline=0`, {
+      method: 'POST',
+      headers: admin,
+      body: new Uint8Array(small),
+    });
+    expect(never.status).toBe(201);
+    expect((await manifestFor('ship-7')).inline).toBeUndefined();
   });
 
   it('refuses a publication to a malformed site and an unknown kind', async () => {

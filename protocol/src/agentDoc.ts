@@ -159,9 +159,17 @@ export const AgentFactsSchema = z.object({
     )
     .max(50)
     .optional(),
+  /**
+   * What this agent reads that an older one refuses, so the hub may send it: `inline-publications`, a
+   * small file inside its signed manifest (docs/decisions/360-source-bundle-bytes.md). Absent: nothing new.
+   */
+  reads: z.array(z.string().max(40)).max(20).optional(),
   reportedAt: z.number().int().nonnegative(),
 });
 export type AgentFacts = z.infer<typeof AgentFactsSchema>;
+
+/** The fact (`reads`) of an agent that takes a publication inside its manifest (decision 360). */
+export const READS_INLINE_PUBLICATIONS = 'inline-publications';
 
 export const AgentDocSchema = z.object({
   site: SiteIdSchema,

@@ -1,3 +1,4 @@
+import { READS_INLINE_PUBLICATIONS } from '@driftline/protocol';
 import { cadences } from '../adapters/cron/cronCells.js';
 import { scanMirror } from '../adapters/providers/mirror.js';
 import type { AgentConfig } from '../config.js';
@@ -27,6 +28,8 @@ export function agentFacts(
     contactWindows: config.sync.contactWindows,
     upstream: config.upstreams[0]?.url,
     platform,
+    // what this version reads that an older one refuses, so the hub sends it (decision 360)
+    reads: [READS_INLINE_PUBLICATIONS],
     ...(repos.length > 0 ? { refs: refFacts(config) } : {}),
   };
   return { facts, repos };

@@ -63,8 +63,9 @@ export function addSourceVerbs(program: Command): void {
       .option('--full', 'send every commit, whatever the sites reported')
       .option(
         '--inline',
-        'a bundle of at most 4 KiB travels inside its announcement, with no fetch (agents of decision 360 on: an older one refuses it)',
+        'a bundle of at most 4 KiB travels inside its announcement to every site, with no fetch (an agent older than decision 360 refuses it); default: to the sites whose agents all say they read it',
       )
+      .option('--no-inline', 'never inside the announcement: every site fetches the bundle')
       .option('--ttl <seconds>', 'expire at relays and sites after this long')
       .option('--json', 'machine-readable output'),
   )
@@ -147,7 +148,7 @@ async function publish(o: {
         name,
         kind: 'git',
         ...(o.ttl ? { ttl: o.ttl } : {}),
-        ...(o.inline ? { inline: '1' } : {}),
+        ...(o.inline === undefined ? {} : { inline: o.inline ? '1' : '0' }),
       });
       const p = await hub.upload(
         `/api/publications?${q}`,

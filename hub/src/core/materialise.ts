@@ -1,4 +1,11 @@
-import { AgentFactsSchema, cellKey, DocCellSchema, DocRunSchema, isUnchangedPlan } from '@driftline/protocol';
+import {
+  AgentFactsSchema,
+  cellKey,
+  DocCellSchema,
+  DocRunSchema,
+  isUnchangedPlan,
+  READS_INLINE_PUBLICATIONS,
+} from '@driftline/protocol';
 import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
 import type { Touched } from './DocReader.js';
 import { RunCells, splitCellKey } from './refCells.js';
@@ -129,6 +136,7 @@ export function materialise(
             sources: facts.sources ? structuredClone(facts.sources) : {},
             providers: [...(facts.providers ?? [])],
             platform: facts.platform ?? null,
+            readsInline: facts.reads?.includes(READS_INLINE_PUBLICATIONS) === true,
             factsReportedAt: toHub(facts.reportedAt),
           }
         : null,

@@ -61,6 +61,8 @@ export interface AgentRow {
   providers?: string[];
   /** The agent's `os_arch` (`linux_amd64`). */
   platform?: string | null;
+  /** The agent takes a small publication inside its manifest (its `reads` fact; decision 360). */
+  readsInline?: boolean;
   /** When the agent reported these facts, corrected to hub time. */
   factsReportedAt?: number | null;
 }

@@ -20,7 +20,8 @@ export interface PublishRequest {
   ttlS?: number;
   /**
    * Carry the file inside its manifest when it is at most `MAX_INLINE_PUBLICATION_BYTES` (decision 360):
-   * the site gets it with the announcement, no fetch. Only for sites whose agents read the field.
+   * the site gets it with the announcement, no fetch. Absent: for the sites whose every agent says it reads
+   * such a manifest (its `reads` fact; an older agent refuses one); true: every site; false: none.
    */
   inline?: boolean;
 }
@@ -64,6 +65,27 @@ export class Publisher {
     return { ok: true, sites: [...new Set(requested)] };
   }
 
+  /**
+   * The file inline, and the sites whose manifest carries it: all of them when asked, else those with at
+   * least one live agent and every live agent reading inline manifests.
+   */
+  private async inlineFor(
+    sites: readonly string[],
+    kept: Buffer[],
+    always: boolean,
+  ): Promise<{ inline?: Uint8Array; inlineSites?: string[] }> {
+    let inlineSites = [...sites];
+    if (!always) {
+      const live = (await this.d.store.listAgents()).filter((a) => !a.revokedAt);
+      inlineSites = sites.filter((site) => {
+        const agents = live.filter((a) => a.site === site);
+        return agents.length > 0 && agents.every((a) => a.readsInline === true);
+      });
+    }
+    if (inlineSites.length === 0) return {};
+    return { inline: new Uint8Array(Buffer.concat(kept)), inlineSites };
+  }
+
   async publish(body: Readable, req: PublishRequest): Promise<PublishResult> {
     const sites = await this.resolveSites(req.sites);
     if (!sites.ok) return { ok: false, code: 'bad-request', message: sites.message };
@@ -74,7 +96,7 @@ export class Publisher {
     let size = 0;
     const max = this.d.maxBytes ?? Number.POSITIVE_INFINITY;
     // The file's bytes while it could still go inline, dropped as soon as it is over the cap.
-    let kept: Buffer[] | null = req.inline ? [] : null;
+    let kept: Buffer[] | null = req.inline !== false ? [] : null;
     try {
       await pipeline(
         body,
@@ -109,7 +131,7 @@ export class Publisher {
       sites: sites.sites,
       now,
       ttlS: req.ttlS,
-      ...(kept && size > 0 ? { inline: new Uint8Array(Buffer.concat(kept)) } : {}),
+      ...(kept && size > 0 ? await this.inlineFor(sites.sites, kept, req.inline === true) : {}),
     };
     // The publication is recorded before it is queued: a crash between the two leaves a listed publication
     // still `queued` (visible, re-publishable), never an announced one the hub does not know. Recording

@@ -29,6 +29,8 @@ export interface PublishInput {
    * Resends go without it: the relays hold the blob by then, and the agent fetches it.
    */
   inline?: Uint8Array;
+  /** The sites whose manifest carries `inline` (their agents read it); default every site. */
+  inlineSites?: readonly string[];
 }
 
 /** The publication's record (what `PublicationStore.publish` keeps). */
@@ -59,17 +61,21 @@ export async function buildManifests(
   const expiresAt = input.now + ttlS * 1000;
   // A manifest that carries its file (decision 360) leaves out what only costs bytes on a costly link:
   // the content type (nothing at a site reads it) and the target sites (its header names the one it is for).
-  const manifest: BlobManifest = {
+  const common = {
     sha256: input.sha256 as BlobManifest['sha256'],
     size: input.size,
     name: input.name,
     fileKind: input.fileKind,
     expiresAt,
     bundleId: input.publicationId,
-    ...(input.inline
-      ? { inline: input.inline }
-      : { contentType: 'application/octet-stream', sites: input.sites as BlobManifest['sites'] }),
   };
+  const fetched: BlobManifest = {
+    ...common,
+    contentType: 'application/octet-stream',
+    sites: input.sites as BlobManifest['sites'],
+  };
+  const inlined: BlobManifest | null = input.inline ? { ...common, inline: input.inline } : null;
+  const inlineSites = new Set(input.inlineSites ?? input.sites);
   const downlink: Omit<DownlinkRow, 'seq'>[] = [];
   for (const site of input.onlySites ?? input.sites) {
     const header: BundleHeader & { kind: 'blob' } = {
@@ -83,6 +89,7 @@ export async function buildManifests(
     };
     const supersedes = input.supersedes?.[site];
     // Only when there is something to supersede, so manifests read the same as before otherwise.
+    const manifest = inlined && inlineSites.has(site) ? inlined : fetched;
     const payload: BlobManifest = supersedes?.length ? { ...manifest, supersedes } : manifest;
     downlink.push({
       site,

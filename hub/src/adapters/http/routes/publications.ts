@@ -75,7 +75,7 @@ function publicationRoutesOf(legacy: boolean): Route[] {
           kind: 'file kind',
           ttl: 'seconds until it expires',
           inline:
-            '1: a file of at most 4096 bytes travels inside its signed manifest (agents of decision 360 on)',
+            'a file of at most 4096 bytes travels inside its signed manifest: 1 to every site, 0 to none; default to the sites whose agents all read it (decision 360)',
         },
         others: { '400': err('bad query or unknown site'), '413': err('over api.maxUploadBytes') },
       },
@@ -98,7 +98,7 @@ function publicationRoutesOf(legacy: boolean): Route[] {
           name: q.name,
           fileKind: q.kind,
           ttlS: q.ttl,
-          inline: q.inline === '1',
+          ...(q.inline === undefined ? {} : { inline: q.inline === '1' }),
         });
         if (!res.ok) throw new WireError(res.code, res.message);
         ctx.state.auditTarget = `${res.publication.publicationId} ${ctx.state.auditTarget}`;
