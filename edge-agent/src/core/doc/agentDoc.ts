@@ -7,7 +7,6 @@ import {
   type DocCell,
   DocCellSchema,
   type DocRun,
-  isUnchangedPlan,
   type PlanSummary,
   packDocEntry as packJson,
   plainAgentDoc,
@@ -78,14 +77,6 @@ export function newEpochDoc(
     d.cells = Object.fromEntries(Object.entries(seedCells).map(([k, c]) => [k, packDocEntry(c)]));
     d.runs = {};
   });
-}
-
-/**
- * true when `summary` finds exactly what the cell already holds (protocol's `isUnchangedPlan`, the rule
- * the hub applies too): only a confirmation is recorded.
- */
-export function isUnchanged(cell: DocCell | undefined, summary: PlanSummary): boolean {
-  return isUnchangedPlan(cell, summary);
 }
 
 /**
