@@ -8,7 +8,7 @@ import { type FileKind, MAX_INLINE_PUBLICATION_BYTES, SiteIdSchema } from '@drif
 import { buildManifests, publicationRow } from '../../core/publish/manifests.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
-import type { ReadStore, StoreWrites } from '../../ports/HubStore.js';
+import type { AgentRow, ReadStore, StoreWrites } from '../../ports/HubStore.js';
 import type { IdGen } from '../../ports/IdGen.js';
 import type { PublicationRow, PublicationStore } from '../../ports/PublicationStore.js';
 
@@ -53,9 +53,7 @@ export class Publisher {
     requested: string[],
   ): Promise<{ ok: true; sites: string[] } | { ok: false; message: string }> {
     if (requested.length === 1 && requested[0] === 'all') {
-      const sites = [
-        ...new Set((await this.d.store.listAgents()).filter((a) => !a.revokedAt).map((a) => a.site)),
-      ];
+      const sites = [...new Set((await this.liveAgents()).map((a) => a.site))];
       if (sites.length === 0) return { ok: false, message: 'no enrolled sites yet (enrol an agent first)' };
       return { ok: true, sites: sites.sort() };
     }
@@ -63,6 +61,11 @@ export class Publisher {
       if (!SiteIdSchema.safeParse(s).success) return { ok: false, message: `'${s}' is not a site id` };
     }
     return { ok: true, sites: [...new Set(requested)] };
+  }
+
+  /** The agents not revoked, of one site or of all. */
+  private async liveAgents(site?: string): Promise<AgentRow[]> {
+    return (await this.d.store.listAgents(site)).filter((a) => !a.revokedAt);
   }
 
   /**
@@ -76,7 +79,8 @@ export class Publisher {
   ): Promise<{ inline?: Uint8Array; inlineSites?: string[] }> {
     let inlineSites = [...sites];
     if (!always) {
-      const live = (await this.d.store.listAgents()).filter((a) => !a.revokedAt);
+      // One site (the usual `--site`): the store's query by site, not every agent of the fleet.
+      const live = await this.liveAgents(sites.length === 1 ? sites[0] : undefined);
       inlineSites = sites.filter((site) => {
         const agents = live.filter((a) => a.site === site);
         return agents.length > 0 && agents.every((a) => a.readsInline === true);
