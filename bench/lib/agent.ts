@@ -72,13 +72,18 @@ export function syncEngine(
 export const newRunId = (now: () => number = Date.now) => monotonicUlid(now, cryptoRandomBytes);
 
 /** Records a plan the way the daemon does (app.ts): detail packed as a blob, agent facts refreshed. */
-export function recordPlan(store: AgentLedger, runId: string, p: RealPlan, cadenceS: Record<string, number>) {
-  return store.record({
+/** What the daemon records for one finished plan (`record` / `recordMany` input). */
+export function planInput(runId: string, p: RealPlan, cadenceS: Record<string, number>) {
+  return {
     runId,
     summary: p.summary,
     detail: packDetail(p.canonical),
     facts: { version: '0.1.0', cadenceS, contactIntervalS: 900, upstream: 'http://relay.invalid' },
-  });
+  };
+}
+
+export function recordPlan(store: AgentLedger, runId: string, p: RealPlan, cadenceS: Record<string, number>) {
+  return store.record(planInput(runId, p, cadenceS));
 }
 
 export function log(part: string, msg: string, obj: object = {}): void {

@@ -16,10 +16,19 @@
  */
 import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
-import { packDetail } from '@driftline/edge-agent';
 import { HELD_SAMPLE_EVERY_MS } from '@driftline/hop/client';
 import { generateSigningKeyPair } from '@driftline/protocol';
-import { agentStore, emit, httpUplink, log, newRunId, recordPlan, syncEngine, until } from '../lib/agent.js';
+import {
+  agentStore,
+  emit,
+  httpUplink,
+  log,
+  newRunId,
+  planInput,
+  recordPlan,
+  syncEngine,
+  until,
+} from '../lib/agent.js';
 import { startHttpTap, type TappedResponse } from '../lib/httpTap.js';
 import { type PlanState, realPlan, rng } from '../lib/plans.js';
 import { startChain } from '../lib/topology.js';
@@ -166,12 +175,7 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     // commits a round whose plans each outlast its record window (the ledger holds the confirmations until
     // the last: decision 370); `--one-change-per-plan`: each recorded alone, as before decision 370;
     // `--batched`: the round as one commit, as the batcher commits a cron tick whose plans finish together.
-    const input = ({ p, runId }: (typeof plans)[number]) => ({
-      runId,
-      summary: p.summary,
-      detail: packDetail(p.canonical),
-      facts: { version: '0.1.0', cadenceS, contactIntervalS: 900, upstream: 'http://relay.invalid' },
-    });
+    const input = ({ p, runId }: (typeof plans)[number]) => planInput(runId, p, cadenceS);
     const recorded = BATCHED
       ? store.recordMany(plans.map(input))
       : ONE_PER_PLAN

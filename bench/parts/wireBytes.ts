@@ -12,9 +12,18 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
-import { packDetail, RecordBatcher } from '@driftline/edge-agent';
+import { RecordBatcher } from '@driftline/edge-agent';
 import { decodeBatch, decodeBundle, generateSigningKeyPair } from '@driftline/protocol';
-import { agentStore, emit, httpUplink, log, newRunId, recordPlan, syncEngine } from '../lib/agent.js';
+import {
+  agentStore,
+  emit,
+  httpUplink,
+  log,
+  newRunId,
+  planInput,
+  recordPlan,
+  syncEngine,
+} from '../lib/agent.js';
 import { cycleStates, realPlan } from '../lib/plans.js';
 
 const CELLS = 200;
@@ -102,12 +111,7 @@ for (const [i, c] of comps.entries()) {
   left--;
   const r = onePerPlan
     ? Promise.resolve(recordPlan(store, ids(), p, cadenceS))
-    : batcher.record({
-        runId: ids(),
-        summary: p.summary,
-        detail: packDetail(p.canonical),
-        facts: { version: '0.1.0', cadenceS, contactIntervalS: 900, upstream: 'http://relay.invalid' },
-      });
+    : batcher.record(planInput(ids(), p, cadenceS));
   recorded.push(r);
   const { resources: _r, ...s } = p.summary;
   facts.push({ c, at: now, s });
