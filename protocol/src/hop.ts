@@ -85,14 +85,8 @@ export function parseHeldMax(value: string | null): number | null {
 }
 
 /**
- * Request header of a held downlink pull naming who holds it (the agent, within its bearer token's peer):
- * a server that states `keep` keeps that many held pulls per holder and site, and holds a pull that would
- * only find again what it answered that holder last (docs/decisions/340-no-gap-between-held-pulls.md).
- * Absent: each pull stands alone, as before.
- */
-/**
- * The later of two downlink cursors when both are decimal (as relays and the hub give them), else null:
- * an opaque cursor cannot be ordered (docs/decisions/340-no-gap-between-held-pulls.md).
+ * Two downlink cursors compared (-1, 0 or 1, as `a` is before, at or after `b`) when both are decimal (as
+ * relays and the hub give them), else null: an opaque cursor cannot be ordered (docs/decisions/340-no-gap-between-held-pulls.md).
  */
 export function compareDecimalCursors(a: string, b: string): number | null {
   if (!DECIMAL_CURSOR.test(a) || !DECIMAL_CURSOR.test(b)) return null;
@@ -102,6 +96,12 @@ export function compareDecimalCursors(a: string, b: string): number | null {
 }
 const DECIMAL_CURSOR = /^\d{1,30}$/;
 
+/**
+ * Request header of a held downlink pull naming who holds it (the agent, within its bearer token's peer):
+ * a server that states `keep` keeps that many held pulls per holder and site, and holds a pull that would
+ * only find again what it answered that holder last (docs/decisions/340-no-gap-between-held-pulls.md).
+ * Absent: each pull stands alone, as before.
+ */
 export const HOLDER_HEADER = 'driftline-holder';
 /** A {@link HOLDER_HEADER} value: an agent name. */
 export const HOLDER_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
