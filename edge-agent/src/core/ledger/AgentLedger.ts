@@ -21,7 +21,7 @@ import { type AgentAutomergeDoc, mergeFacts, readCell, recordRuns } from '../doc
 import { ackWrites } from './acks.js';
 import { blobsToUpload } from './blobQueue.js';
 import { appendChange, sealOrCompact } from './epochs.js';
-import { cellsOf, type HeldResults, heldDue, holdBatch, loadHeld, nothingHeld } from './heldResults.js';
+import { type HeldResults, heldDue, holdBatch, loadHeld, nothingHeld } from './heldResults.js';
 import { LedgerDocument } from './LedgerDocument.js';
 import { pendingDeltas } from './pending.js';
 import { planRequestChange } from './planRequestLog.js';
@@ -76,7 +76,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     try {
       const w: AgentWriteSet = {};
       const depth = { count: this.unacked, oldest: this.storage.oldestUnackedFinish() };
-      const hold = { cells: cellsOf(this.held), runs: this.held.runs, hold: opts.moreComing === true };
+      const hold = { cells: this.held.cells, runs: this.held.runs, hold: opts.moreComing === true };
       batch = recordBatch(
         w,
         before,
@@ -164,7 +164,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     if (count === 0) return;
     const now = this.opts.now();
     const before = this.docs.doc;
-    const hold = { cells: cellsOf(this.held), runs: this.held.runs, hold: false, at: now };
+    const hold = { cells: this.held.cells, runs: this.held.runs, hold: false, at: now };
     const facts = this.heldFacts;
     const r = recordRuns(before, [], facts, this.docs.facts, this.confirmApart, hold);
     this.commitChange(before, r.doc, { heldCleared: true }, count);
@@ -196,7 +196,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     runId: string,
   ): string | undefined {
     const key = cellKey(environment, component, cellRef);
-    const cell = this.held.cells.get(key)?.cell ?? readCell(this.docs.doc, key);
+    const cell = this.held.cells.get(key) ?? readCell(this.docs.doc, key);
     const shown = cell && cell.runId > runId ? cell.runId : undefined;
     return this.storage.latestChangedRunAfter(environment, component, cellRef ?? null, runId) ?? shown;
   }

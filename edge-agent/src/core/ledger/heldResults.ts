@@ -14,18 +14,13 @@ import { canonicalJson } from '../plan/canonical.js';
  * change per push (each change costs ~55 B on the wire after brotli: its hash, checksum and metadata).
  */
 
-export interface HeldCell {
-  cell: DocCell;
-  /** When the cell's first held result was recorded (ledger clock). */
-  heldAt: number;
+/** What is held: the cells as `recordRuns` reads them, run entries, and when each cell was first held. */
+export interface HeldResults extends HeldAfter {
+  /** When each cell's first held result was recorded (ledger clock), by cell key. */
+  heldAt: Map<string, number>;
 }
 
-export interface HeldResults {
-  cells: Map<string, HeldCell>;
-  runs: Map<string, DocRun>;
-}
-
-export const nothingHeld = (): HeldResults => ({ cells: new Map(), runs: new Map() });
+export const nothingHeld = (): HeldResults => ({ cells: new Map(), runs: new Map(), heldAt: new Map() });
 
 /**
  * What storage holds (after a restart: held results are durable like the run rows they belong to). The
@@ -34,20 +29,17 @@ export const nothingHeld = (): HeldResults => ({ cells: new Map(), runs: new Map
  */
 export function loadHeld(storage: Pick<RunStorage, 'heldCells' | 'heldRuns'>): HeldResults {
   const held = nothingHeld();
-  for (const r of storage.heldCells())
-    held.cells.set(r.cellKey, { cell: JSON.parse(r.cell) as DocCell, heldAt: r.heldAt });
+  for (const r of storage.heldCells()) {
+    held.cells.set(r.cellKey, JSON.parse(r.cell) as DocCell);
+    held.heldAt.set(r.cellKey, r.heldAt);
+  }
   for (const r of storage.heldRuns()) held.runs.set(r.runId, JSON.parse(r.run) as DocRun);
   return held;
 }
 
-/** The cells alone, as `recordRuns` reads them. */
-export function cellsOf(held: HeldResults): Map<string, DocCell> {
-  return new Map([...held.cells].map(([k, h]) => [k, h.cell]));
-}
-
 /**
- * After a batch was held: what is held now (`after`, from `recordRuns`) with each cell's first hold
- * time, and the rows to upsert (the cells and run entries this batch added or changed).
+ * After a batch was held: what is held now (`after`, from `recordRuns`, taken as it is) with each cell's
+ * first hold time, and the rows to upsert (the cells and run entries this batch added or changed).
  */
 export function holdBatch(
   before: HeldResults,
@@ -55,20 +47,18 @@ export function holdBatch(
   epoch: number,
   now: number,
 ): { held: HeldResults; cells: HeldCellRow[]; runs: HeldRunRow[] } {
-  const held = nothingHeld();
+  const heldAt = new Map<string, number>();
   const cells: HeldCellRow[] = [];
   const runs: HeldRunRow[] = [];
   for (const [cellKey, cell] of after.cells) {
-    const old = before.cells.get(cellKey);
-    const h = { cell, heldAt: old?.heldAt ?? now };
-    held.cells.set(cellKey, h);
-    if (old?.cell !== cell) cells.push({ cellKey, epoch, cell: canonicalJson(cell), heldAt: h.heldAt });
+    const at = before.heldAt.get(cellKey) ?? now;
+    heldAt.set(cellKey, at);
+    if (before.cells.get(cellKey) !== cell)
+      cells.push({ cellKey, epoch, cell: canonicalJson(cell), heldAt: at });
   }
-  for (const [runId, run] of after.runs) {
-    held.runs.set(runId, run);
+  for (const [runId, run] of after.runs)
     if (!before.runs.has(runId)) runs.push({ runId, epoch, run: canonicalJson(run), heldAt: now });
-  }
-  return { held, cells, runs };
+  return { held: { ...after, heldAt }, cells, runs };
 }
 
 /**
@@ -77,6 +67,6 @@ export function holdBatch(
  */
 export function heldDue(held: HeldResults, now: number, holdMs: number): boolean {
   if (held.runs.size > 0) return true;
-  for (const h of held.cells.values()) if (now - h.heldAt >= holdMs) return true;
+  for (const at of held.heldAt.values()) if (now - at >= holdMs) return true;
   return false;
 }
