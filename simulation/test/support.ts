@@ -62,11 +62,14 @@ export async function setUpHub(dir: string, port: number, relay: { name: string;
   const user = ['user', 'add', 'test-admin', '--role', 'admin', '--config', config, '--json'];
   const adminToken = (JSON.parse(await runProgram('hub', user)) as { token: string }).token;
   const url = `http://127.0.0.1:${port}`;
-  /** `fetch` on the hub's `/api` (`path` from `/api`) as the admin user. */
-  const api = (path: string, init: RequestInit = {}) =>
+  return { config, key, relayToken, adminToken, url, api: hubApi(url, adminToken) };
+}
+
+/** `fetch` on the hub at `url` (`path` from `/api`) as the user whose token is `token`. */
+export function hubApi(url: string, token: string) {
+  return (path: string, init: RequestInit = {}) =>
     fetch(`${url}${path}`, {
       ...init,
-      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${adminToken}` },
+      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` },
     });
-  return { config, key, relayToken, adminToken, url, api };
 }

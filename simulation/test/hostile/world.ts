@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { waitForHttp } from '../../src/topology/ports.js';
 import { BINS, commandFor, FAKE_TERRAFORM_DIR, runProgram } from '../../src/topology/programs.js';
-import { setUpHub, until } from '../support.js';
+import { hubApi, setUpHub, until } from '../support.js';
 import { type Attack, type HostileProxy, startHostileProxy } from './hostileProxy.js';
 
 /**
@@ -129,12 +129,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
   };
   launch.set('hub', () => spawnKept('hub', BINS.hub, ['run', '--config', hub.config]));
   const hubUrl = await startListening('hub', 'hub');
-  /** `fetch` on the hub's `/api` (`path` from `/api`) as the admin user. */
-  const api = (path: string, init: RequestInit = {}) =>
-    fetch(`${hubUrl}${path}`, {
-      ...init,
-      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${hub.adminToken}` },
-    });
+  const api = hubApi(hubUrl, hub.adminToken);
   const upstreamSide: Array<HostileProxy | null> = [];
   for (const u of o.relayUpstreams ?? ['hub'])
     upstreamSide.push(u === 'proxy' ? await startHostileProxy(hubUrl) : null);
