@@ -226,7 +226,7 @@ export function plainDocValue(value: unknown): unknown {
 }
 
 /** The text of an Automerge ImmutableString as read from a document (an object with `val`), or null. */
-function immutableText(value: unknown): string | null {
+export function immutableText(value: unknown): string | null {
   if (value === null || typeof value !== 'object') return null;
   const v = value as { val?: unknown; toJSON?: unknown };
   return typeof v.val === 'string' && typeof v.toJSON === 'function' ? v.val : null;

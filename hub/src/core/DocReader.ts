@@ -1,5 +1,5 @@
 import type * as A from '@automerge/automerge';
-import { overlayConfirmed, plainDocValue, unpackDocEntry } from '@driftline/protocol';
+import { immutableText, overlayConfirmed, plainDocValue, unpackDocEntry } from '@driftline/protocol';
 
 /** Automerge's document handle (`A.getBackend`): reads and merges without materialising the document in JS. */
 export type Backend = ReturnType<typeof A.getBackend>;
@@ -232,11 +232,4 @@ export class DocReader {
     }
     return { runs, cells, facts, cadence, publications, applies, requests };
   }
-}
-
-/** An Automerge ImmutableString's text (what `unpackDocEntry` parses), else null. */
-function immutableText(value: unknown): string | null {
-  if (value === null || typeof value !== 'object') return null;
-  const v = value as { val?: unknown; toJSON?: unknown };
-  return typeof v.val === 'string' && typeof v.toJSON === 'function' ? v.val : null;
 }
