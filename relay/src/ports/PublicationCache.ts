@@ -57,6 +57,11 @@ export interface PublicationCache {
   list(): CachedPublication[];
 }
 
+/** How far one fetch step got: `offset` is the next byte wanted, `bytes` what crossed the link. */
+export type ChunkResult =
+  | { ok: true; offset: number; complete: boolean; bytes: number }
+  | (HopFailure & { offset: number; bytes: number });
+
 /**
  * Range fetching into the relay's blob directory (adapter: `RangeFetcher`). Bytes that do not hash to
  * the announced sha256 fail with code `hash-mismatch` (not retryable) and are discarded.
@@ -67,20 +72,11 @@ export interface BlobFetcher {
     sha256: string,
     size: number,
     chunkBytes: number,
-  ): Promise<
-    | { ok: true; offset: number; complete: boolean; bytes: number }
-    | (HopFailure & { offset: number; bytes: number })
-  >;
+  ): Promise<ChunkResult>;
   remove(sha256: string): Promise<void>;
   /**
    * Keeps bytes a manifest carried (decision 360) as a completed fetch would be kept: written to the
    * partial file, then the same sha256 check (`hash-mismatch` when they do not hash to it).
    */
-  adopt(
-    sha256: string,
-    bytes: Uint8Array,
-  ): Promise<
-    | { ok: true; offset: number; complete: boolean; bytes: number }
-    | (HopFailure & { offset: number; bytes: number })
-  >;
+  adopt(sha256: string, bytes: Uint8Array): Promise<ChunkResult>;
 }

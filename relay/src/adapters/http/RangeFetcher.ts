@@ -2,12 +2,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HopClient, type HopFailure } from '@driftline/hop/client';
-import type { BlobFetcher } from '../../ports/PublicationCache.js';
-
-export type ChunkResult =
-  | { ok: true; offset: number; complete: boolean; bytes: number }
-  | (HopFailure & { offset: number; bytes: number });
+import { HopClient } from '@driftline/hop/client';
+import type { BlobFetcher, ChunkResult } from '../../ports/PublicationCache.js';
 
 /**
  * Fetches a blob from an upstream's `GET /v1/blobs/:sha256` in `Range` chunks (hop's client) into

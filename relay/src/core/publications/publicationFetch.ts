@@ -1,6 +1,11 @@
 import { decodeBundle, decodePayload } from '@driftline/protocol';
 import type { IncomingBundle } from '../../ports/Custody.js';
-import type { AnnouncedBlob, BlobFetcher, PublicationCache } from '../../ports/PublicationCache.js';
+import type {
+  AnnouncedBlob,
+  BlobFetcher,
+  ChunkResult,
+  PublicationCache,
+} from '../../ports/PublicationCache.js';
 import type { ContactPlan } from '../contactPlan.js';
 import { slotState } from '../upstreamSlot.js';
 
@@ -67,7 +72,7 @@ export async function publicationFetchStep(d: {
   if (!carried && d.uplinkBusy()) return false;
   const next = carried?.next ?? d.cache.nextToFetch();
   if (!next) return false;
-  let r: Awaited<ReturnType<BlobFetcher['fetchChunk']>>;
+  let r: ChunkResult;
   if (carried) r = await d.fetcher.adopt(next.sha256, carried.bytes);
   else {
     const up = d.upstreams.find((u) => slotState({ plan: u.plan, retryAt: u.retryAt() }, d.now()).ready);
