@@ -21,6 +21,8 @@ export async function answerRequests(
   offsetMs: number,
   agent?: string,
 ): Promise<void> {
+  // Nothing to answer with (a segment of facts or receipts only): no read of the site's requests.
+  if (m.runs.length === 0 && m.cells.length === 0) return;
   // Read once (the batch caches them): most segments meet a site with no open request.
   const open = await openRequests(b, site);
   if (open.length === 0) return;
