@@ -181,7 +181,7 @@ export class HopClient {
         },
         signal: this.signal(signal, timeoutMs),
       });
-      // fetch resolves when the answer's headers arrive: t3, before any body is read.
+      // the request resolves when the answer's headers arrive: t3, before any body is read.
       const t3 = this.now();
       const sample = answerSample(t0, res.headers, t3);
       if (sample) {
@@ -327,7 +327,8 @@ export class HopClient {
     const read = await readCapped(r.value, this.maxResponseBytes);
     if (!read.ok) return unreadable(read.reason);
     let bytes = read.bytes;
-    // fetch decodes br itself; a raw brotli body (no Content-Encoding) does not start with the batch magic
+    // the transport decodes `Content-Encoding: br` itself; a raw brotli body (no Content-Encoding) does not
+    // start with the batch magic
     if (bytes.length > 0 && bytes[0] !== 0x44) {
       try {
         bytes = new Uint8Array(brotliDecompressSync(bytes, { maxOutputLength: this.maxResponseBytes }));

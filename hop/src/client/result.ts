@@ -47,7 +47,7 @@ export function thrown(e: unknown, prefix = 'unreachable'): HopFailure {
   const err = e as Error & { code?: string; cause?: { code?: string } };
   if (err.name === 'AbortError') return failure('aborted', `${prefix}: aborted`, true);
   // fetch's error names the code in its cause; node:http's carries it itself (and in its message)
-  const code = err.cause?.code ?? (err.message.includes(err.code ?? '\0') ? undefined : err.code);
+  const code = err.cause?.code ?? (err.code && !err.message.includes(err.code) ? err.code : undefined);
   const cause = code ? ` (${code})` : '';
   return failure('unreachable', `${prefix}: ${err.message}${cause}`, true);
 }
