@@ -1,5 +1,11 @@
 import { Readable } from 'node:stream';
-import { asLegacyBundle, PublishQuerySchema, SiteFilterQuerySchema, WireError } from '@driftline/protocol';
+import {
+  asLegacyBundle,
+  MAX_INLINE_PUBLICATION_BYTES,
+  PublishQuerySchema,
+  SiteFilterQuerySchema,
+  WireError,
+} from '@driftline/protocol';
 import {
   BUNDLES_DEPRECATED_AT,
   LEGACY_PATH,
@@ -74,8 +80,7 @@ function publicationRoutesOf(legacy: boolean): Route[] {
           name: 'name shown and used for the placed file',
           kind: 'file kind',
           ttl: 'seconds until it expires',
-          inline:
-            'a file of at most 4096 bytes travels inside its signed manifest: 1 to every site, 0 to none; default to the sites whose agents all read it (decision 360)',
+          inline: `a file of at most ${MAX_INLINE_PUBLICATION_BYTES} bytes travels inside its signed manifest: 1 to every site, 0 to none; default to the sites whose agents all read it (decision 360)`,
         },
         others: { '400': err('bad query or unknown site'), '413': err('over api.maxUploadBytes') },
       },
