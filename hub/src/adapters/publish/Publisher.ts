@@ -69,25 +69,22 @@ export class Publisher {
   }
 
   /**
-   * The file inline, and the sites whose manifest carries it: all of them when asked, else those with at
-   * least one live agent and every live agent reading inline manifests.
+   * The file inline, and the sites whose manifest carries it: all of them when asked (`buildManifests`'
+   * default), else those with at least one live agent and every live agent reading inline manifests.
    */
   private async inlineFor(
     sites: readonly string[],
     kept: Buffer[],
     always: boolean,
   ): Promise<{ inline?: Uint8Array; inlineSites?: string[] }> {
-    let inlineSites = [...sites];
-    if (!always) {
-      // One site (the usual `--site`): the store's query by site, not every agent of the fleet.
-      const live = await this.liveAgents(sites.length === 1 ? sites[0] : undefined);
-      inlineSites = sites.filter((site) => {
-        const agents = live.filter((a) => a.site === site);
-        return agents.length > 0 && agents.every((a) => a.readsInline === true);
-      });
-    }
-    if (inlineSites.length === 0) return {};
-    return { inline: new Uint8Array(Buffer.concat(kept)), inlineSites };
+    const inline = new Uint8Array(Buffer.concat(kept));
+    if (always) return { inline };
+    // One site (the usual `--site`): the store's query by site, not every agent of the fleet.
+    const reads = new Map<string, boolean>();
+    for (const a of await this.liveAgents(sites.length === 1 ? sites[0] : undefined))
+      reads.set(a.site, (reads.get(a.site) ?? true) && a.readsInline === true);
+    const inlineSites = sites.filter((site) => reads.get(site) === true);
+    return inlineSites.length > 0 ? { inline, inlineSites } : {};
   }
 
   async publish(body: Readable, req: PublishRequest): Promise<PublishResult> {
