@@ -49,7 +49,8 @@ export function publicationRow(input: PublishInput): PublicationRow {
 
 /**
  * The signed `blob` manifests of one publication, one per target site, queued at `bulk`
- * (docs/architecture.md#bundles-to-outposts): the hub's key signs name, kind, size, sha256, target sites and expiry. The
+ * (docs/architecture.md#bundles-to-outposts): the hub's key signs name, kind, size, sha256, target sites and
+ * expiry (a manifest carrying its file `inline`, decision 360, names only the one site in its header). The
  * manifest's `bundleId` is the publication id (its wire name; decision 170).
  */
 export async function buildManifests(
