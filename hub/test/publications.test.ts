@@ -176,6 +176,17 @@ describe('publications at the hub', () => {
     expect((await manifestFor('ship-7')).inline).toBeUndefined();
   });
 
+  it('refuses an inline value other than 0 or 1, naming the query key', async () => {
+    const { url, admin } = await start();
+    const res = await fetch(`${url}/api/publications?site=ship-7&name=x&kind=git&inline=yes`, {
+      method: 'POST',
+      headers: admin,
+      body: 'x',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('inline');
+  });
+
   it('refuses a publication to a malformed site and an unknown kind', async () => {
     const { url, admin } = await start();
     const bad = await fetch(`${url}/api/publications?site=Not_A_Site&name=x`, {
