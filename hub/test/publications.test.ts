@@ -20,7 +20,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/adapters/hop/HubHopBackend.js';
 import { createHub } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
-import { enrol } from '../src/core/enrolment.js';
+import { enrol, revoke } from '../src/core/enrolment.js';
 import { AgentSim, TestClock } from './agentSim.js';
 import { addTestUser } from './users.js';
 
@@ -174,6 +174,48 @@ describe('publications at the hub', () => {
     });
     expect(never.status).toBe(201);
     expect((await manifestFor('ship-7')).inline).toBeUndefined();
+  });
+
+  it('inlines to a site only while every live agent there reads inline manifests', async () => {
+    const { hub, url, clock, agents, admin } = await start();
+    const reader = agents[0] as AgentSim;
+    const older = await AgentSim.create('ship-7', 'a2', clock);
+    await enrol(hub.store, { site: 'ship-7', agent: 'a2', key: await older.publicKeyText() }, clock.now());
+    reader.plan('prod', 'net');
+    reader.doc = A.change(reader.doc, (d) => {
+      if (d.facts) d.facts.reads = [READS_INLINE_PUBLICATIONS];
+    });
+    older.plan('prod', 'dns');
+    for (const a of [reader, older]) {
+      const post = await fetch(`${url}/v1/bundles`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': BATCH_CONTENT_TYPE },
+        body: Buffer.from(encodeBatch([await a.delta()])),
+      });
+      expect(post.status).toBe(200);
+    }
+    const small = randomBytes(300);
+    const inlineOf = async (name: string) => {
+      const res = await fetch(`${url}/api/publications?site=ship-7&name=${name}&kind=git`, {
+        method: 'POST',
+        headers: admin,
+        body: new Uint8Array(small),
+      });
+      expect(res.status).toBe(201);
+      const dl = await fetch(`${url}/v1/bundles?for=ship-7`, { headers: auth });
+      const batch = decodeBatch(new Uint8Array(await dl.arrayBuffer()));
+      if (!batch.ok) throw new Error('bad batch');
+      const b = decodeBundle(batch.value.at(-1) as Uint8Array);
+      if (!b.ok) throw new Error('bad bundle');
+      const m = decodePayload('blob', b.value.payload);
+      if (!m.ok) throw new Error(m.error.message);
+      return m.value.inline;
+    };
+    // a2 says nothing (an older agent): the site gets the file by fetch
+    expect(await inlineOf('one')).toBeUndefined();
+    // once a2 is revoked, every live agent of ship-7 reads inline manifests
+    await revoke(hub.store, 'ship-7', 'a2', clock.now());
+    expect(Buffer.from((await inlineOf('two')) ?? []).equals(small)).toBe(true);
   });
 
   it('refuses an inline value other than 0 or 1, naming the query key', async () => {
