@@ -43,7 +43,12 @@ describe('hostile relay (b): altered downlink copies with genuine ids on one ups
     const conflicts = await w.relayMetric('driftline_relay_downlink_conflicts_total', { site: 'ship-1' });
     expect(conflicts).toBeGreaterThanOrEqual(2);
     await w.logged('relay-1', /downlink copy differs/);
-    const refused = await w.logged('ship-1', /not signed by the pinned hub key/, 2);
+    await w.logged('ship-1', /not signed by the pinned hub key/, 2);
+    // the altered plan request may be refused after the altered acks: wait (bounded) until it is logged
+    await until('the agent to refuse the altered plan request', async () =>
+      w.logLines('ship-1', /not signed by the pinned hub key/).some((l) => l.kind === 'control'),
+    ).catch(() => undefined);
+    const refused = w.logLines('ship-1', /not signed by the pinned hub key/);
     expect(refused.every((l) => l.upstream === w.relayUrl)).toBe(true);
     expect(refused.map((l) => l.kind)).toContain('control');
   });
