@@ -37,7 +37,7 @@ const CELLS = 200;
 const ROUNDS = 4; // the default schedule, every 6 h
 const INTERVAL_S = 30;
 /** The agent's `sync.downlinkHoldS` default: it asks for no more than the relay states. */
-const AGENT_HOLD_S = 3600;
+const AGENT_HOLD_S = 21_600;
 const DAY_S = 86_400;
 const tariffArg = process.argv.find((a) => a.startsWith('--tariff='));
 const TARIFF = tariffArg ? Number(tariffArg.slice('--tariff='.length)) : 5;

@@ -60,10 +60,10 @@ const SyncSchema = z
       .number()
       .int()
       .min(0)
-      .max(3600)
-      .default(3600)
+      .max(86_400)
+      .default(21_600)
       .describe(
-        'Most seconds an upstream that can is asked to hold a downlink pull open (a long poll), so approvals and plan requests arrive one light time after they reach it; the agent asks no more than the upstream states (a relay: its limits.maxHoldS; an older one: 55). 0 never asks. Pulls go on beside uploads either way.',
+        'Most seconds an upstream that can is asked to hold a downlink pull open (a long poll, up to a day), so approvals and plan requests arrive one light time after they reach it; the agent asks no more than the upstream states (a relay: its limits.maxHoldS; one before decision 390: at most 3600; an older one: 55). 0 never asks. Pulls go on beside uploads either way.',
       ),
     heldPulls: z
       .number()
@@ -72,7 +72,7 @@ const SyncSchema = z
       .max(2)
       .default(2)
       .describe(
-        'Held downlink pulls kept open at once at an upstream that keeps two: 2, so one still waits there while the answer to the other travels down and control arrives one light time after it reaches the upstream, always; 1 costs half the empty pulls on a quiet day (about 50 kB a day less with 15-minute holds), and control arriving just after an answer then waits up to two light times more.',
+        'Held downlink pulls kept open at once at an upstream that keeps two: 2, so one still waits there while the answer to the other travels down and control arrives one light time after it reaches the upstream, always; 1 costs half the empty pulls on a quiet day (about 3 kB a day less with 6-hour holds), and control arriving just after an answer then waits up to two light times more.',
       ),
     bundleLifetimeS: z
       .number()

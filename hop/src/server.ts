@@ -6,7 +6,12 @@ import pino, { type Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { requirePeer } from './http/auth.js';
 import { exchangeTimes, PeerClocks, type StampKey } from './http/clocks.js';
-import { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
+import {
+  applyConnectionLimits,
+  type ConnectionLimits,
+  checkingIntervalMs,
+  omitKeepAliveLines,
+} from './http/connections.js';
 import { errorMiddleware } from './http/errorMiddleware.js';
 import { closeServer, listenOn } from './http/lifecycle.js';
 import { type MetricsAccess, metricsAccess } from './http/metricsRoute.js';
@@ -123,6 +128,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   const server = createServer(
     { connectionsCheckingInterval: checkingIntervalMs(headersTimeoutMs) },
     (req, res) => {
+      omitKeepAliveLines(req, res);
       if (isUploadPath(req.url)) {
         tus.handle(req, res).catch((err) => {
           logger.error({ err }, 'tus request failed');

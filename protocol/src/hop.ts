@@ -39,12 +39,26 @@ export const DownlinkQuerySchema = z.object({
    * that holds pulls answers with {@link HELD_HEADER} (`0` only asks whether it does). Servers that cannot
    * hold ignore it and answer at once.
    */
-  wait: z.coerce.number().int().min(0).max(3600).optional(),
+  wait: z.coerce.number().int().min(0).max(86_400).optional(),
 });
 export type DownlinkQuery = z.infer<typeof DownlinkQuerySchema>;
 
-/** Longest hold a downlink pull may ask for, seconds (`wait`), of a server that states its own longest. */
-export const MAX_DOWNLINK_WAIT_S = 3600;
+/**
+ * Longest hold a downlink pull may ask for, seconds (`wait`), of a server that states its own longest: a
+ * day (docs/decisions/390-long-holds.md; an hour before it).
+ */
+export const MAX_DOWNLINK_WAIT_S = 86_400;
+/**
+ * Longest hold a client before docs/decisions/390-long-holds.md can read in `max=`: it takes a larger one
+ * for garbage, and falls back to {@link LEGACY_DOWNLINK_WAIT_S}. A server states more only to a pull that
+ * asks more, or that carries {@link LONG_HOLDS_HEADER}.
+ */
+export const LEGACY_MAX_STATED_S = 3600;
+/**
+ * Request header of a held pull from a client that reads a `max=` over {@link LEGACY_MAX_STATED_S}
+ * (`driftline-long-holds: 1`). Sent only until the client knows whether the server grants more than that.
+ */
+export const LONG_HOLDS_HEADER = 'driftline-long-holds';
 /**
  * Longest hold asked of a server that states no longest hold: servers before docs/decisions/320 refuse a
  * `wait` over 60, and 55 stays under the 60 s idle timeout common in proxies.
@@ -71,14 +85,14 @@ export function formatHeld(heldS: number, maxS: number, keep?: number): string {
 
 /** Reads {@link HELD_HEADER}'s seconds held and `keep` (1 when absent: an older server keeps one). */
 export function parseHeld(value: string | null): { heldS: number; keep: number } | null {
-  const m = /^(\d{1,5})(?:;keep=(\d{1,2}))?(?:;max=\d{1,5})?$/.exec(value ?? '');
+  const m = /^(\d{1,5})(?:;keep=(\d{1,2}))?(?:;max=\d{1,6})?$/.exec(value ?? '');
   if (!m) return null;
   return { heldS: Number(m[1]), keep: m[2] === undefined ? 1 : Math.max(1, Number(m[2])) };
 }
 
 /** Reads {@link HELD_HEADER}: the longest hold stated, or null (absent, an older server, or garbage). */
 export function parseHeldMax(value: string | null): number | null {
-  const m = /;max=(\d{1,5})$/.exec(value ?? '');
+  const m = /;max=(\d{1,6})$/.exec(value ?? '');
   if (!m) return null;
   const max = Number(m[1]);
   return max >= 0 && max <= MAX_DOWNLINK_WAIT_S ? max : null;

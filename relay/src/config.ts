@@ -113,10 +113,10 @@ const LimitsSchema = z
       .number()
       .int()
       .min(0)
-      .max(3600)
-      .default(3600)
+      .max(86_400)
+      .default(21_600)
       .describe(
-        "Longest an agent's downlink pull is held open while nothing waits, seconds; stated in each answer, agents ask for it (fewer pulls on a quiet link: 24 a day each at 3600). Keep it under the idle timeout of any proxy between agents and this relay (agents that see their holds cut twice at the same length ask less by themselves, with a warning).",
+        "Longest an agent's downlink pull is held open while nothing waits, seconds (up to a day); stated in each answer, agents ask for it (fewer pulls on a quiet link: 4 a day each at 21600). Agents before decision 390 are told at most 3600. Keep it under the idle timeout of any proxy between agents and this relay (agents that see their holds cut twice at the same length ask less by themselves, with a warning).",
       ),
     maxResponseBytes: z
       .number()

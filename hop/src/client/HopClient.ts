@@ -16,8 +16,9 @@ import {
   HELD_HEADER,
   HOLDER_HEADER,
   LEGACY_DOWNLINK_WAIT_S,
+  LEGACY_MAX_STATED_S,
+  LONG_HOLDS_HEADER,
   MAX_DOWNLINK_WAIT_S,
-  MAX_REFUSALS_HEADER,
   PEER_PATH,
   type PeerInfo,
   PeerInfoSchema,
@@ -29,7 +30,6 @@ import {
   type Receipt,
   ReceiptsResponseSchema,
   type RelayRefusal,
-  RelayRefusalsSchema,
   type RelayStatus,
   readCapped,
   readCappedText,
@@ -42,24 +42,9 @@ import {
 import { compressBatch } from '../wire/compress.js';
 import { fetchRange, type RangeSink } from './fetchRange.js';
 import { type PlainInit, PlainTransport } from './plainRequest.js';
+import { readRefusals } from './refusals.js';
 import { answered, failure, type HopResult, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
-
-/**
- * The refusals a relay sent with a downlink page (`REFUSALS_HEADER`); none when absent, too long or not
- * what the schema says (a relay's notice only shortens a wait, so a bad one is dropped, not an error).
- */
-function readRefusals(header: string | null): RelayRefusal[] {
-  if (!header || header.length > MAX_REFUSALS_HEADER) return [];
-  try {
-    const parsed = RelayRefusalsSchema.safeParse(
-      JSON.parse(Buffer.from(header, 'base64url').toString('utf8')),
-    );
-    return parsed.success ? parsed.data : [];
-  } catch {
-    return [];
-  }
-}
 
 /**
  * Least time between two clock samples taken by held downlink pulls, ms: an hour adds ~54 ms of drift
@@ -111,6 +96,11 @@ export class HopClient {
    * (an older upstream): pulls then ask at most {@link LEGACY_DOWNLINK_WAIT_S}, unconditionally.
    */
   private heldMaxS: number | null = null;
+  /**
+   * Whether the upstream grants holds over an hour: unknown (null) until a pull that said this client
+   * reads them ({@link LONG_HOLDS_HEADER}) is answered (decision 390).
+   */
+  private longHolds: boolean | null = null;
   /** When the last exchange gave a clock sample (this client's clock), or null before one did. */
   private sampledAt: number | null = null;
 
@@ -290,6 +280,9 @@ export class HopClient {
     // (and its signed stamp, decision 290) cost ~250 B of answer, and posts are timed anyway.
     const time =
       !conditional || this.sampledAt === null || this.now() - this.sampledAt >= HELD_SAMPLE_EVERY_MS;
+    // Until it is known whether the upstream holds longer than an hour, a held pull says this client reads
+    // a longer longest (an older client takes one for garbage, decision 390); one asking more says it anyway.
+    const marked = hold !== undefined && this.longHolds === null && waitS <= LEGACY_MAX_STATED_S;
     const r = await this.request(
       `/v1/bundles?${q}`,
       {
@@ -299,6 +292,7 @@ export class HopClient {
           ...(conditional ? { 'if-none-match': `"${after}"` } : {}),
           // who holds it, so the upstream keeps two of this agent's held pulls (decision 340)
           ...(hold?.holder ? { [HOLDER_HEADER]: hold.holder } : {}),
+          ...(marked ? { [LONG_HOLDS_HEADER]: '1' } : {}),
         },
       },
       hold?.signal,
@@ -309,7 +303,15 @@ export class HopClient {
     if (!r.ok) return r;
     const heldHeader = r.value.headers.get(HELD_HEADER);
     const held = hold !== undefined && heldHeader !== null;
-    if (hold !== undefined) this.heldMaxS = parseHeldMax(heldHeader);
+    if (hold !== undefined) {
+      const max = parseHeldMax(heldHeader);
+      // An unmarked pull of an hour or less is told at most an hour: that does not undo a longer longest
+      // (a pull asking more than an hour is told the real one, and the longest follows it).
+      const capped =
+        !marked && waitS <= LEGACY_MAX_STATED_S && max === LEGACY_MAX_STATED_S && (this.heldMaxS ?? 0) > max;
+      if (!capped) this.heldMaxS = max;
+      if (marked && heldHeader !== null) this.longHolds = (max ?? 0) > LEGACY_MAX_STATED_S;
+    }
     const stated = held ? parseHeld(heldHeader) : null;
     const how = {
       ...(stated ? { heldS: stated.heldS } : {}),

@@ -4,8 +4,8 @@ import { pipeline, Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 /**
- * One HTTP exchange with only the headers the caller names (plus `Host`, `Connection` and
- * `Content-Length`), answered as a web `Response`. Node's fetch adds its own to every request (`accept`,
+ * One HTTP exchange with only the headers the caller names (plus `Host` and `Content-Length`), answered
+ * as a web `Response`. Node's fetch adds its own to every request (`accept`,
  * `accept-language`, `sec-fetch-mode`, `user-agent`, and `pragma`/`cache-control` to a conditional
  * one): ~115 B that the hop API never reads, on every held pull of a quiet day
  * (docs/decisions/380-plain-hop-requests.md). As fetch does, a body sent with `Content-Encoding` gzip,
@@ -51,6 +51,8 @@ export class PlainTransport {
           }
         },
       );
+      // HTTP/1.1 keeps the connection without `Connection: keep-alive` (24 B a request; decision 390)
+      req.removeHeader('connection');
       req.on('error', reject);
       req.end(body);
     });

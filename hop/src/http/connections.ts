@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { refuseSocket } from './refuse.js';
 
@@ -18,6 +18,16 @@ export interface ConnectionLimits {
   headersTimeoutMs?: number;
   /** `Retry-After` of the 429 for too many connections, seconds. Default 5. */
   retryAfterS?: number;
+}
+
+/**
+ * Answers an HTTP/1.1 request whose connection stays open without Node's `Connection: keep-alive` and
+ * `Keep-Alive: timeout=` lines: staying open is HTTP/1.1's default, Node's own client reads the hint only
+ * with an idle timeout of its own (ours has none), and the two lines are ~50 B of every answer on a
+ * costly link (docs/decisions/390-long-holds.md). A connection Node closes is still closed.
+ */
+export function omitKeepAliveLines(req: IncomingMessage, res: ServerResponse): void {
+  if (req.httpVersion === '1.1' && res.shouldKeepAlive) res.removeHeader('connection');
 }
 
 /** Node's timer that enforces `headersTimeout` must tick well within it. */

@@ -5,6 +5,8 @@ import {
   HELD_HEADER,
   HOLDER_HEADER,
   HOLDER_PATTERN,
+  LEGACY_MAX_STATED_S,
+  LONG_HOLDS_HEADER,
 } from '@driftline/protocol';
 import type { Context } from 'koa';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
@@ -20,8 +22,9 @@ type Page = { bundles: Uint8Array[]; cursor: string };
  * only asks whether this node holds pulls (the header says so, with its longest hold, decision 320).
  * A pull naming its holder (`driftline-holder`) is one of up to `keepHeld` of that holder; one that would
  * find only what that holder's last answer carried is held as if it found nothing, and answered empty
- * then (docs/decisions/340-no-gap-between-held-pulls.md). Answers the page to send; `quiet` when a newer
- * pull of the holder took this one's place (nothing else goes with it).
+ * then (docs/decisions/340-no-gap-between-held-pulls.md). Holds may last a day; a client that may not
+ * read so long a longest is told an hour (docs/decisions/390-long-holds.md). Answers the page to send;
+ * `quiet` when a newer pull of the holder took this one's place (nothing else goes with it).
  */
 export async function holdPull(
   backend: HopBackend,
@@ -32,7 +35,11 @@ export async function holdPull(
 ): Promise<Page & { quiet: boolean }> {
   const maxS = backend.maxHoldS ?? LEGACY_MAX_HOLD_S;
   const waitS = Math.min(q.wait, maxS);
-  ctx.set(HELD_HEADER, formatHeld(waitS, maxS, backend.keepHeld));
+  // A client before decision 390 takes a longest over an hour for garbage (and falls back to 55 s pulls):
+  // it is told the hour; one that asks more, or says it reads more, the real longest.
+  const readsLong = q.wait > LEGACY_MAX_STATED_S || ctx.get(LONG_HOLDS_HEADER) === '1';
+  const statedS = readsLong ? maxS : Math.min(maxS, LEGACY_MAX_STATED_S);
+  ctx.set(HELD_HEADER, formatHeld(waitS, statedS, backend.keepHeld));
   const name = ctx.get(HOLDER_HEADER);
   const memory = backend.keepHeld && HOLDER_PATTERN.test(name) ? backend.held : undefined;
   const holder = memory ? `${peer.name}\n${name}` : undefined;
