@@ -1,6 +1,7 @@
 import * as A from '@automerge/automerge';
 import { AgentDocSchema, asSiteId, cellKey, plainAgentDoc } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
+import { renderStatus } from '../src/commands/status.js';
 import { RecordBatcher } from '../src/core/record/RecordBatcher.js';
 import type { RecordRunInput } from '../src/ports/Ledger.js';
 import { ackFor, memoryLedger, sqliteLedger } from './agentStorageFixtures.js';
@@ -89,6 +90,37 @@ describe('held confirmations', () => {
       confirmations: 2,
       unchangedSince: Date.parse(at(0, 0)),
     });
+  });
+
+  it('tells `edge-agent status` what is held back and when it goes up (bytes pending do not count it yet)', () => {
+    let now = Date.UTC(2030, 0, 1, 6);
+    const { ledger } = memoryLedger({ now: () => now });
+    ledger.recordMany([input(0, 0), input(0, 1), input(0, 2)]);
+    acked(ledger);
+    expect(ledger.status().held).toEqual({ cells: 0, runs: 0, since: null, dueBy: null });
+    expect(renderStatus(ledger.status())).toContain('held back      nothing\n');
+    const heldAt = now;
+    ledger.recordMany([input(1, 0)], { moreComing: true });
+    now += 1000;
+    ledger.recordMany([input(1, 1)], { moreComing: true });
+    // confirmations alone: with the round's last plan, or ten minutes after the first at the latest
+    const quiet = ledger.status();
+    expect(quiet.held).toEqual({ cells: 2, runs: 0, since: heldAt, dueBy: heldAt + 600_000 });
+    expect(quiet.bytesPending).toBe(0);
+    expect(renderStatus(quiet)).toContain(
+      `held back      2 cell(s), 0 new run(s) of a plan round under way, since ${new Date(heldAt).toISOString()}`,
+    );
+    expect(renderStatus(quiet)).toContain(
+      `with the round's last plan, at ${new Date(heldAt + 600_000).toISOString()} at the latest`,
+    );
+    // a changed plan goes with the next push
+    ledger.recordMany([input(1, 2, 'b')], { moreComing: true });
+    expect(ledger.status().held).toMatchObject({ cells: 3, runs: 1, dueBy: null });
+    expect(renderStatus(ledger.status())).toContain('they go up with the next push');
+    // once the uplink builds its bundle they are in the document: pending, no longer held
+    expect(ledger.pending()).toHaveLength(1);
+    expect(ledger.status().held).toEqual({ cells: 0, runs: 0, since: null, dueBy: null });
+    expect(ledger.status().bytesPending).toBeGreaterThan(0);
   });
 
   it('keeps held results across a restart, and the hub ack acknowledges their runs', () => {

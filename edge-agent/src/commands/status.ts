@@ -23,11 +23,18 @@ const FIX: Record<string, string> = {
     "a relay on the way is refused for this site: its token does not act for it; at the hub run `hub peer sites RELAY --sites …` (the agent's log names the relay)",
 };
 
+/** Results of a round under way kept out of the document until its end (decision 370). */
+const heldLine = (h: StoreStatus['held']) =>
+  h.cells + h.runs === 0
+    ? 'held back      nothing'
+    : `held back      ${h.cells} cell(s), ${h.runs} new run(s) of a plan round under way, since ${ago(h.since)}; they go up ${h.dueBy === null ? 'with the next push' : `with the round's last plan, ${at(h.dueBy)} at the latest`}`;
+
 export function renderStatus(s: StoreStatus): string {
   const lines = [
     `agent          ${s.site}/${s.agent}`,
     `unacknowledged ${s.unackedRuns} run(s), oldest ${ago(s.oldestUnackedAt)}`,
     `bytes pending  ${mb(s.bytesPending)} (${s.blobsPending} blob(s) held, ${s.blobsAwaitingReceipt} of them uploaded and awaiting a hub receipt)`,
+    heldLine(s.held),
     `last push      ${s.lastPush ? `${s.lastPush.ok ? 'ok' : 'FAILED'} ${ago(s.lastPush.at)} via ${s.lastPush.upstream ?? '-'}${s.lastPush.ok ? '' : `: ${s.lastPush.detail}`}` : 'never'}`,
     `last hub ack   ${ago(s.lastAckAt)}`,
     ...s.rejections.map(rejectionLine),

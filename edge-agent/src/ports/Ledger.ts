@@ -98,6 +98,12 @@ export interface StoreStatus {
   unackedRuns: number;
   oldestUnackedAt: number | null;
   bytesPending: number;
+  /**
+   * Results of a plan round under way held out of the document (decision 370): not in `bytesPending` yet.
+   * `since`: when the oldest was first held; `dueBy`: when they go with the next push at the latest
+   * (null: with the next push, a changed plan being among them).
+   */
+  held: { cells: number; runs: number; since: number | null; dueBy: number | null };
   blobsPending: number;
   /** Blobs an upstream took (tus completion) that the hub has not acknowledged yet: uploaded again after resendAfterS. */
   blobsAwaitingReceipt: number;

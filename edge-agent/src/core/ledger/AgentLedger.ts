@@ -21,7 +21,7 @@ import { type AgentAutomergeDoc, mergeFacts, readCell, recordRuns } from '../doc
 import { ackWrites } from './acks.js';
 import { blobsToUpload } from './blobQueue.js';
 import { appendChange, sealOrCompact } from './epochs.js';
-import { type HeldResults, heldDue, holdBatch, loadHeld, nothingHeld } from './heldResults.js';
+import { type HeldResults, heldDue, heldSummary, holdBatch, loadHeld, nothingHeld } from './heldResults.js';
 import { LedgerDocument } from './LedgerDocument.js';
 import { pendingDeltas } from './pending.js';
 import { planRequestChange } from './planRequestLog.js';
@@ -305,6 +305,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       maxQueueBytes: this.opts.maxQueueBytes,
       queueBytes: queueBytes(this.storage),
       pendingChangeBytes: this.pendingBytes.total(this.context()),
+      held: heldSummary(this.held, this.opts.holdConfirmationsMs),
       rejections: this.rejections(),
     });
   }

@@ -70,3 +70,15 @@ export function heldDue(held: HeldResults, now: number, holdMs: number): boolean
   for (const at of held.heldAt.values()) if (now - at >= holdMs) return true;
   return false;
 }
+
+/** What `edge-agent status` says of the held results: counts, the oldest hold, when they go at the latest. */
+export function heldSummary(held: HeldResults, holdMs: number) {
+  let since: number | null = null;
+  for (const at of held.heldAt.values()) if (since === null || at < since) since = at;
+  return {
+    cells: held.cells.size,
+    runs: held.runs.size,
+    since,
+    dueBy: held.runs.size > 0 || since === null ? null : since + holdMs,
+  };
+}

@@ -14,6 +14,7 @@ export function readStatus(
     queueBytes: number;
     /** Bytes of document changes the hub has not acknowledged (what the next pushes carry). */
     pendingChangeBytes: number;
+    held: StoreStatus['held'];
     rejections: AgentRejection[];
   },
 ): StoreStatus {
@@ -41,6 +42,7 @@ export function readStatus(
     unackedRuns: storage.unackedRunCount(),
     oldestUnackedAt: storage.oldestUnackedFinish(),
     bytesPending: base.pendingChangeBytes + blobs.bytes,
+    held: base.held,
     blobsPending: blobs.count,
     blobsAwaitingReceipt: storage.blobsAwaitingReceipt(),
     lastPush,
