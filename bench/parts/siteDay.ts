@@ -12,7 +12,9 @@
  * two held pulls at once where the relay keeps two (decision 340), one with `--one-lane`. Beside it, in the same run: the floor (the facts that changed,
  * brotli-compressed, plus one 64-byte signature per batch) and the same changes through Automerge's sync
  * protocol (its messages alone, no transport). The cost at `--tariff=<USD per MB>` (default 5, a satellite
- * data plan's order of magnitude).
+ * data plan's order of magnitude). (c) `busyAsDaemon`: the busy day again, its plans finishing 10 s apart
+ * and whatever the ledger has due pushed after each, as the daemon's sync loop is kicked by every result
+ * (decision 395): the number of pushes a busy round really costs.
  */
 import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
@@ -46,6 +48,8 @@ const WHOLE_CONFIRMATIONS = process.argv.includes('--whole-confirmations');
 const BATCHED = process.argv.includes('--batched');
 const ONE_PER_PLAN = process.argv.includes('--one-change-per-plan');
 const ONE_LANE = process.argv.includes('--one-lane');
+/** Seconds between two plans' ends in a round, as the daemon runs them (`asDaemon`). */
+const PLAN_GAP_S = 10;
 
 interface DayResult {
   bytesUp: number;
@@ -58,7 +62,16 @@ interface DayResult {
 
 const wire = (r: TappedResponse) => ({ up: r.reqBytes + r.reqHeadBytes, down: r.bytes });
 
-async function day(changeShare: number, seed: number): Promise<DayResult> {
+/**
+ * `asDaemon`: the round's plans finish one every {@link PLAN_GAP_S} and, as the daemon's sync loop is
+ * kicked by each result, whatever the ledger has due goes up at once (a changed plan is due at once,
+ * decision 370): one push and ack per changed plan, not one per round.
+ */
+async function day(
+  changeShare: number,
+  seed: number,
+  asDaemon = false,
+): Promise<DayResult & { pushes: number }> {
   const keys = await generateSigningKeyPair();
   const chain = await startChain(keys.publicKey, {}, { pullIntervalMs: 200 }, {});
   const holdS = Math.min(AGENT_HOLD_S, chain.maxHoldS);
@@ -140,6 +153,19 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     syncRound();
   };
 
+  let pushes = 0;
+  const recordAsDaemon = async (inputs: ReturnType<typeof planInput>[]) => {
+    const out = [];
+    for (const [i, x] of inputs.entries()) {
+      out.push(store.recordMany([x], { moreComing: i < inputs.length - 1 })[0]);
+      now += PLAN_GAP_S * 1000;
+      if (store.pending().length > 0) {
+        pushes++;
+        await roundTrip();
+      }
+    }
+    return out;
+  };
   // The estate as the hub already holds it (not counted).
   for (const [i, c] of comps.entries()) {
     now += 100;
@@ -176,11 +202,13 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     // the last: decision 370); `--one-change-per-plan`: each recorded alone, as before decision 370;
     // `--batched`: the round as one commit, as the batcher commits a cron tick whose plans finish together.
     const input = ({ p, runId }: (typeof plans)[number]) => planInput(runId, p, cadenceS);
-    const recorded = BATCHED
-      ? store.recordMany(plans.map(input))
-      : ONE_PER_PLAN
-        ? plans.map(({ p, runId }) => recordPlan(store, runId, p, cadenceS))
-        : plans.map((x, i) => store.recordMany([input(x)], { moreComing: i < plans.length - 1 })[0]);
+    const recorded = asDaemon
+      ? await recordAsDaemon(plans.map(input))
+      : BATCHED
+        ? store.recordMany(plans.map(input))
+        : ONE_PER_PLAN
+          ? plans.map(({ p, runId }) => recordPlan(store, runId, p, cadenceS))
+          : plans.map((x, i) => store.recordMany([input(x)], { moreComing: i < plans.length - 1 })[0]);
     for (const [i, { c, at, p }] of plans.entries()) {
       if (recorded[i]?.unchanged) facts.push({ c, at });
       else {
@@ -189,7 +217,10 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
       }
     }
     floorBytes += brotliCompressSync(JSON.stringify(facts)).length + 64;
-    await roundTrip();
+    if (!asDaemon) {
+      pushes++;
+      await roundTrip();
+    }
   }
   await engine.pullOnce(); // one empty pull as polling sends it (`sync.downlinkHoldS` 0)
   await engine.pullOnce({ waitS: 0 }); // one empty pull as a held one goes, `wait=0` (not held)
@@ -228,25 +259,33 @@ async function day(changeShare: number, seed: number): Promise<DayResult> {
     floorBytes,
     automergeSyncBytes,
   };
-  log('siteDay', `day with ${Math.round(changeShare * 100)} % of cells changing per round`, {
-    ...result,
-    holdS,
-    lanes,
-    heldPulls,
-    emptyPull: empty,
-    emptyTimedPull: emptyTimed,
-    timedPulls,
-    pollPull: poll,
-    measuredRequests: measured.map((x) => `${x.method} ${x.path.slice(0, 14)} ${wire(x).up}/${wire(x).down}`),
-  });
+  log(
+    'siteDay',
+    `day with ${Math.round(changeShare * 100)} % of cells changing per round${asDaemon ? ', pushed as the daemon does' : ''}`,
+    {
+      ...result,
+      pushes,
+      holdS,
+      lanes,
+      heldPulls,
+      emptyPull: empty,
+      emptyTimedPull: emptyTimed,
+      timedPulls,
+      pollPull: poll,
+      measuredRequests: measured.map(
+        (x) => `${x.method} ${x.path.slice(0, 14)} ${wire(x).up}/${wire(x).down}`,
+      ),
+    },
+  );
   await tap.close();
   store.close();
   await chain.close();
-  return result;
+  return { ...result, pushes };
 }
 
 const quiet = await day(0, 7);
 const busy = await day(0.05, 7);
+const busyAsDaemon = await day(0.05, 7, true);
 const mb = (b: number) => b / 1e6;
 const total = (d: DayResult) => d.bytesUp + d.bytesDown;
 emit({
@@ -264,6 +303,11 @@ emit({
     ...busy,
     vsFloor: +(total(busy) / busy.floorBytes).toFixed(2),
     costUsd: +(mb(total(busy)) * TARIFF).toFixed(3),
+  },
+  busyAsDaemon: {
+    ...busyAsDaemon,
+    vsFloor: +(total(busyAsDaemon) / busyAsDaemon.floorBytes).toFixed(2),
+    costUsd: +(mb(total(busyAsDaemon)) * TARIFF).toFixed(3),
   },
   pass: { quietWithin2xFloor: total(quiet) <= 2 * quiet.floorBytes },
 });

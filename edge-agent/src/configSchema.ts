@@ -101,6 +101,15 @@ const SyncSchema = z
       .describe(
         'Bound on unsent bytes on disk; past it detail blobs of clean results go first, counted (never failures).',
       ),
+    roundHoldS: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(3600)
+      .default(600)
+      .describe(
+        "Longest a result of a plan round under way (other plans still running, queued or in their jitter) is held back so the round goes up as one change and one push, seconds; a changed plan as an unchanged one. A plan request's answer never waits. 0: each result goes with the next push (one push and ack per changed plan, ~2.5 kB each on a costly link).",
+      ),
     recordWindowS: z
       .number()
       .nonnegative()

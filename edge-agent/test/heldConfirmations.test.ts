@@ -5,7 +5,7 @@ import { renderStatus } from '../src/commands/status.js';
 import { RecordBatcher } from '../src/core/record/RecordBatcher.js';
 import type { RecordRunInput } from '../src/ports/Ledger.js';
 import { ackFor, memoryLedger, sqliteLedger } from './agentStorageFixtures.js';
-import { runId, summary, tempDir } from './helpers/storeFixtures.js';
+import { detail, runId, summary, tempDir } from './helpers/storeFixtures.js';
 
 /**
  * Confirmations held until the round ends (docs/decisions/370-one-change-per-push.md): unchanged re-plans
@@ -74,13 +74,15 @@ describe('held confirmations', () => {
     });
   });
 
-  it('holds a changed plan with the confirmations before it until the next push, and counts a cell held twice', () => {
-    const { ledger } = memoryLedger();
+  it('holds a changed plan with the confirmations before it until they are due, and counts a cell held twice', () => {
+    let now = Date.UTC(2030, 0, 1, 3);
+    const { ledger } = memoryLedger({ now: () => now });
     ledger.recordMany([input(0, 0), input(0, 1)]);
     const since = acked(ledger);
     ledger.recordMany([input(1, 0)], { moreComing: true });
     ledger.recordMany([input(2, 0)], { moreComing: true });
     expect(ledger.recordMany([input(2, 1, 'b')], { moreComing: true })[0]?.unchanged).toBe(false);
+    now += 600_000; // the first held ten minutes ago (sync.roundHoldS): the next push takes them all
     const d = ledger.pending()[0]!;
     const doc = ledger.loadEpoch(d.epoch);
     expect(changesIn(doc, since)).toBe(1);
@@ -113,11 +115,13 @@ describe('held confirmations', () => {
     expect(renderStatus(quiet)).toContain(
       `with the round's last plan, at ${new Date(heldAt + 600_000).toISOString()} at the latest`,
     );
-    // a changed plan goes with the next push
+    // a changed plan waits with them (decision 395)
     ledger.recordMany([input(1, 2, 'b')], { moreComing: true });
-    expect(ledger.status().held).toMatchObject({ cells: 3, runs: 1, dueBy: null });
-    expect(renderStatus(ledger.status())).toContain('they go up with the next push');
-    // once the uplink builds its bundle they are in the document: pending, no longer held
+    expect(ledger.status().held).toEqual({ cells: 3, runs: 1, since: heldAt, dueBy: heldAt + 600_000 });
+    expect(renderStatus(ledger.status())).toContain('3 cell(s), 1 new run(s) of a plan round under way');
+    expect(ledger.pending()).toEqual([]);
+    // once due, the uplink's next bundle has them in the document: pending, no longer held
+    now = heldAt + 600_000;
     expect(ledger.pending()).toHaveLength(1);
     expect(ledger.status().held).toEqual({ cells: 0, runs: 0, since: null, dueBy: null });
     expect(ledger.status().bytesPending).toBeGreaterThan(0);
@@ -174,14 +178,21 @@ describe('held confirmations', () => {
     expect(doc.cells[cellKey('prod', comp(1))]?.runId).toBe(changed[1]?.runId);
   });
 
-  it('writes held changed plans with the next push: news does not wait for the round to end', () => {
-    const { ledger } = memoryLedger();
+  it('holds a changed plan and its detail with the round: one push once due, the detail after its run entry', () => {
+    let now = Date.UTC(2030, 0, 1, 2);
+    const { ledger } = memoryLedger({ now: () => now });
     ledger.recordMany([input(0, 0), input(0, 1)]);
     const since = acked(ledger);
     ledger.recordMany([input(1, 0)], { moreComing: true }); // a confirmation: waits
     expect(ledger.pending()).toEqual([]);
-    const changed = input(1, 1, 'b');
+    now += 60_000;
+    const changed = { ...input(1, 1, 'b'), detail: detail('news') };
     ledger.recordMany([changed], { moreComing: true });
+    // news waits with the round (decision 395): no push, and its detail does not go up before its run
+    expect(ledger.pending()).toEqual([]);
+    expect(ledger.blobsToUpload()).toEqual([]);
+    now += 540_000; // ten minutes after the first was held (sync.roundHoldS)
+    expect(ledger.blobsToUpload().map((b) => b.runId)).toEqual([changed.runId]);
     const d = ledger.pending()[0]!;
     const doc = ledger.loadEpoch(1);
     expect(d.heads).toEqual(A.getHeads(doc));
@@ -191,6 +202,23 @@ describe('held confirmations', () => {
     expect(plain.cells[cellKey('prod', comp(0))]).toMatchObject({ plannedAt: Date.parse(at(1, 0)) });
     const r = ledger.applyAck({ ...ackFor(d.epoch, d.heads, []), readsConfirmed: true });
     expect(r.runsAcked).toBe(2);
+  });
+
+  it('does not hold back a failed plan: it goes with the next push, and what was held with it', () => {
+    const { ledger } = memoryLedger({ now: () => Date.UTC(2030, 0, 1, 4) });
+    ledger.recordMany([input(0, 0), input(0, 1)]);
+    acked(ledger);
+    ledger.recordMany([input(1, 0)], { moreComing: true });
+    expect(ledger.pending()).toEqual([]);
+    const failed: RecordRunInput = {
+      runId: runId(),
+      summary: summary({ component: comp(1), finishedAt: at(1, 1), status: 'failed', reason: 'boom' }),
+    };
+    ledger.recordMany([failed], { moreComing: true });
+    const d = ledger.pending();
+    expect(d).toHaveLength(1);
+    expect(d[0]?.hasFailure).toBe(true);
+    expect(ledger.status().held.cells).toBe(0);
   });
 
   it('writes at once a confirmation that answers a plan request (the hub counts the request by its stamp)', () => {
@@ -227,9 +255,9 @@ describe('held confirmations', () => {
     expect(storage.heldCells()).toHaveLength(0);
   });
 
-  it('writes confirmations held past holdConfirmationsMs with the next push, younger ones not', () => {
+  it('writes confirmations held past holdRoundMs with the next push, younger ones not', () => {
     let now = Date.UTC(2030, 0, 1);
-    const { ledger, storage } = memoryLedger({ now: () => now, holdConfirmationsMs: 600_000 });
+    const { ledger, storage } = memoryLedger({ now: () => now, holdRoundMs: 600_000 });
     ledger.recordMany([input(0, 0), input(0, 1)]);
     acked(ledger);
     ledger.recordMany([input(1, 0)], { moreComing: true });

@@ -27,7 +27,7 @@ const FIX: Record<string, string> = {
 const heldLine = (h: StoreStatus['held']) =>
   h.cells + h.runs === 0
     ? 'held back      nothing'
-    : `held back      ${h.cells} cell(s), ${h.runs} new run(s) of a plan round under way, since ${ago(h.since)}; they go up ${h.dueBy === null ? 'with the next push' : `with the round's last plan, ${at(h.dueBy)} at the latest`}`;
+    : `held back      ${h.cells} cell(s), ${h.runs} new run(s) of a plan round under way, since ${ago(h.since)}; they go up with the round's last plan${h.dueBy === null ? '' : `, ${at(h.dueBy)} at the latest`}`;
 
 export function renderStatus(s: StoreStatus): string {
   const lines = [

@@ -212,8 +212,8 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
 
   pending(): PendingDelta[] {
     this.flushFacts();
-    if (heldDue(this.held, this.opts.now(), this.opts.holdConfirmationsMs)) this.writeHeld();
-    return pendingDeltas(this.context());
+    if (heldDue(this.held, this.opts.now(), this.opts.holdRoundMs)) this.writeHeld();
+    return pendingDeltas({ ...this.context(), heldRuns: this.held.runs });
   }
 
   recordPush(p: PushRecord): void {
@@ -287,9 +287,12 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   }
 
   blobsToUpload(limit = 20): BlobToUpload[] {
-    // A held plan's detail goes up after its run entry, as it always did (the hub waits for announced blobs).
-    if (this.held.runs.size > 0) this.writeHeld();
-    return blobsToUpload(this.storage, limit, this.opts.now() - this.opts.resendAfterMs);
+    // A held plan's detail goes up after its run entry, as it always did (the hub waits for announced
+    // blobs): with the held results once they are due, else it waits with them (decision 395).
+    if (this.held.runs.size > 0 && heldDue(this.held, this.opts.now(), this.opts.holdRoundMs))
+      this.writeHeld();
+    const all = blobsToUpload(this.storage, limit, this.opts.now() - this.opts.resendAfterMs);
+    return this.held.runs.size === 0 ? all : all.filter((b) => !b.runId || !this.held.runs.has(b.runId));
   }
 
   markBlobUploaded(sha256: string, upstream: string): void {
@@ -305,7 +308,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       maxQueueBytes: this.opts.maxQueueBytes,
       queueBytes: queueBytes(this.storage),
       pendingChangeBytes: this.pendingBytes.total(this.context()),
-      held: heldSummary(this.held, this.opts.holdConfirmationsMs),
+      held: heldSummary(this.held, this.opts.holdRoundMs),
       rejections: this.rejections(),
     });
   }

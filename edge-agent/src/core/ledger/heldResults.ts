@@ -1,4 +1,4 @@
-import type { DocCell, DocRun } from '@driftline/protocol';
+import { type DocCell, type DocRun, isFailureStatus } from '@driftline/protocol';
 import type { HeldCellRow, HeldRunRow, RunStorage } from '../../ports/AgentStorage.js';
 import type { HeldAfter } from '../doc/agentDoc.js';
 import { canonicalJson } from '../plan/canonical.js';
@@ -8,10 +8,10 @@ import { canonicalJson } from '../plan/canonical.js';
  * more results are coming (a cron round under way) commits its run rows and, instead of a document
  * change, a row per cell it leaves (the cell as readers see it) and per changed plan's run entry. They
  * are written into the document as one change: with the next batch that writes (the round's last, or one
- * answering a plan request), or when the uplink builds its next bundle (`pending()`): at once when a
- * changed plan is held (news goes with the next push, as before), once held `holdConfirmationsMs` when
- * only confirmations are. A quiet round is one change whatever the batcher did, and a busy one is one
- * change per push (each change costs ~55 B on the wire after brotli: its hash, checksum and metadata).
+ * answering a plan request), or when the uplink builds its next bundle (`pending()`) once the first was
+ * held `holdRoundMs` (`sync.roundHoldS`), changed plans as unchanged ones (decision 395). A round is one
+ * change and one push whatever the batcher did (each change costs ~55 B on the wire after brotli, each
+ * push ~2.5 kB with its receipt and ack); a changed plan's detail blob waits for its run entry.
  */
 
 /** What is held: the cells as `recordRuns` reads them, run entries, and when each cell was first held. */
@@ -62,11 +62,15 @@ export function holdBatch(
 }
 
 /**
- * Whether the next bundle should carry the held results now: a changed plan is news (it goes with the
- * next push, as it did before it was held); confirmations alone wait for the round's end, or `holdMs`.
+ * Whether the next bundle should carry the held results now: once the first was held `holdMs` (they go
+ * with the round's last result before that), or at once when a plan failed. A changed plan waits as a
+ * confirmation does: a round's news goes up as one push, not one push and ack per changed plan
+ * (docs/decisions/395-a-round-goes-up-together.md).
  */
 export function heldDue(held: HeldResults, now: number, holdMs: number): boolean {
-  if (held.runs.size > 0) return true;
+  // every held run has its cell held with it; a run alone (not expected) is not kept waiting
+  if (held.runs.size > 0 && held.cells.size === 0) return true;
+  for (const run of held.runs.values()) if (isFailureStatus(run.summary.status)) return true;
   for (const at of held.heldAt.values()) if (now - at >= holdMs) return true;
   return false;
 }
@@ -79,6 +83,6 @@ export function heldSummary(held: HeldResults, holdMs: number) {
     cells: held.cells.size,
     runs: held.runs.size,
     since,
-    dueBy: held.runs.size > 0 || since === null ? null : since + holdMs,
+    dueBy: since === null ? null : since + holdMs,
   };
 }

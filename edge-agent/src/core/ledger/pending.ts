@@ -21,6 +21,8 @@ export interface PendingContext {
   agent: string;
   now: number;
   resendAfterMs: number;
+  /** Runs held out of the document (decision 395): their detail blobs are not announced before them. */
+  heldRuns?: ReadonlyMap<string, unknown>;
 }
 
 export function pendingDeltas(c: PendingContext): PendingDelta[] {
@@ -31,7 +33,9 @@ export function pendingDeltas(c: PendingContext): PendingDelta[] {
       const heads = A.getHeads(doc);
       return { heads, changes: sameHeads(since, heads) ? new Uint8Array(0) : A.saveSince(doc, since) };
     });
-    const blobs = c.storage.unannouncedBlobs(e.epoch);
+    const held = c.heldRuns;
+    const all = c.storage.unannouncedBlobs(e.epoch);
+    const blobs = held?.size ? all.filter((b) => !b.runId || !held.has(b.runId)) : all;
     if (delta.changes.length === 0 && blobs.length === 0) continue;
     out.push({
       epoch: e.epoch,
