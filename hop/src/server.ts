@@ -126,7 +126,13 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   const callback = app.callback();
   const headersTimeoutMs = options.headersTimeoutMs ?? 60_000;
   const server = createServer(
-    { connectionsCheckingInterval: checkingIntervalMs(headersTimeoutMs) },
+    {
+      connectionsCheckingInterval: checkingIntervalMs(headersTimeoutMs),
+      // TCP keep-alive probes after a minute idle: a held pull whose agent vanished without a word (power
+      // cut, a NAT that forgot it) is closed in minutes, not at the end of its hold (decision 390)
+      keepAlive: true,
+      keepAliveInitialDelay: 60_000,
+    },
     (req, res) => {
       omitKeepAliveLines(req, res);
       if (isUploadPath(req.url)) {

@@ -61,6 +61,30 @@ describe('DownlinkWaiters', () => {
     expect(waiters.size).toBe(0);
   });
 
+  it("lets go the holder's earliest pulls for new ones, also when those end first (no storm of superseded pulls)", async () => {
+    let now = 0;
+    const waiters = new DownlinkWaiters(8, () => now);
+    const ends: string[] = [];
+    const held = (name: string, ms: number) =>
+      waiters.wait('ship-7', ms, undefined, { peer: 'agent-a' }).then((why) => {
+        ends.push(`${name}:${why}`);
+      });
+    // Two six-hour pulls the relay still holds for an agent that is gone (a proxy or NAT that never told
+    // it); the agent comes back asking an hour (an older version, or a hold it shortened).
+    const ghosts = [held('ghost1', 21_600_000), held('ghost2', 21_600_000)];
+    now = 1000;
+    const a = held('a', 3_600_000);
+    now = 2000;
+    const b = held('b', 3_600_000);
+    await Promise.all(ghosts);
+    // the ghosts go, and the agent's two pulls stay held: before, each new pull let the agent's other
+    // one go (it ended first), which was answered at once, whose successor let this one go, and so on
+    expect(ends).toEqual(['ghost1:superseded', 'ghost2:superseded']);
+    expect(waiters.size).toBe(2);
+    waiters.releaseAll();
+    await Promise.all([a, b]);
+  });
+
   it('remembers what each holder was last answered, a bounded number of them', () => {
     const waiters = new DownlinkWaiters();
     expect(waiters.answeredUpTo('ship-7', 'agent-a')).toBeUndefined();

@@ -56,7 +56,7 @@ export class DownlinkWaiters {
   /**
    * Resolves at the first of `notify(site)`, `ms`, `signal`'s abort, or a newer pull of the same
    * `holder`; at once past the per-site cap. While the holder already has {@link MAX_HELD_PER_HOLDER}
-   * held, a new one lets go (`superseded`) the one that ends first.
+   * held, a new one lets go (`superseded`) the one that came first.
    */
   wait(site: string, ms: number, signal?: AbortSignal, holder?: Holder): Promise<WaitEnd> {
     return new Promise((resolve) => {
@@ -83,10 +83,15 @@ export class DownlinkWaiters {
     });
   }
 
+  /**
+   * Lets go the holder's earliest pulls (a Set keeps arrival order). With one hold length that is also
+   * the one ending first (decision 340); it is not when pulls of an agent that is gone, held longer, are
+   * still here (its connection lost without a word through a proxy or NAT) and it comes back asking less
+   * (an older version, or a hold it shortened): letting go the one ending first would then let go the
+   * agent's own other lane, answered at once, whose successor lets this one go, and so on for hours.
+   */
   private supersede(site: string, holder: Holder): void {
-    const mine = [...(this.bySite.get(site) ?? [])]
-      .filter((w) => w.holder?.peer === holder.peer)
-      .sort((a, b) => a.endsAt - b.endsAt);
+    const mine = [...(this.bySite.get(site) ?? [])].filter((w) => w.holder?.peer === holder.peer);
     for (const w of mine.slice(0, Math.max(0, mine.length - MAX_HELD_PER_HOLDER + 1))) w.done('superseded');
   }
 
