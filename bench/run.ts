@@ -163,6 +163,16 @@ const parts: Record<string, Part> = {
         vsFloor: 0,
         costUsd: 0,
       },
+      // the same with sync.newsHoldS: 600
+      busyNewsHeld: {
+        bytesUp: 0,
+        bytesDown: 0,
+        requests: 0,
+        pushes: 0,
+        floorBytes: 0,
+        vsFloor: 0,
+        costUsd: 0,
+      },
       pass: { quietWithin2xFloor: false },
     },
     run: async () => lastJsonLine((await runTs('bench/parts/siteDay.ts', flag, 6 * min)).stdout),

@@ -18,7 +18,10 @@ export const SITE = 'ship-7';
 export const AGENT = 'a1';
 
 /** The agent's real ledger over SQLite in a fresh directory; `now` may be synthetic. */
-export function agentStore(now: () => number = Date.now, over: { maxDocBytes?: number } = {}): AgentLedger {
+export function agentStore(
+  now: () => number = Date.now,
+  over: { maxDocBytes?: number; holdNewsMs?: number } = {},
+): AgentLedger {
   const path = join(tmp('agent'), 'agent.sqlite');
   const { ledger, db } = openSqliteLedger({ path, site: SITE, agent: AGENT, now, ...over });
   urlStorages.set(ledger, new SqliteUrlStorage(db));

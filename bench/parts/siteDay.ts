@@ -14,7 +14,8 @@
  * protocol (its messages alone, no transport). The cost at `--tariff=<USD per MB>` (default 5, a satellite
  * data plan's order of magnitude). (c) `busyAsDaemon`: the busy day again, its plans finishing 10 s apart
  * and whatever the ledger has due pushed after each, as the daemon's sync loop is kicked by every result
- * (decision 395): the number of pushes a busy round really costs.
+ * (decision 395): the number of pushes a busy round really costs; (d) `busyNewsHeld`: the same with
+ * `sync.newsHoldS: 600` (a round's news waits for it, up to 10 minutes).
  */
 import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
@@ -64,13 +65,14 @@ const wire = (r: TappedResponse) => ({ up: r.reqBytes + r.reqHeadBytes, down: r.
 
 /**
  * `asDaemon`: the round's plans finish one every {@link PLAN_GAP_S} and, as the daemon's sync loop is
- * kicked by each result, whatever the ledger has due goes up at once (a changed plan is due at once,
- * decision 370): one push and ack per changed plan, not one per round.
+ * kicked by each result, whatever the ledger has due goes up at once: by default a changed plan is due at
+ * once (one push and ack per changed plan); `newsHoldS` lets it wait for its round (decision 395).
  */
 async function day(
   changeShare: number,
   seed: number,
   asDaemon = false,
+  newsHoldS = 0,
 ): Promise<DayResult & { pushes: number }> {
   const keys = await generateSigningKeyPair();
   const chain = await startChain(keys.publicKey, {}, { pullIntervalMs: 200 }, {});
@@ -81,7 +83,7 @@ async function day(
   let now = Date.now();
   let skew = 0;
   const clock = () => now;
-  const store = agentStore(clock);
+  const store = agentStore(clock, { holdNewsMs: newsHoldS * 1000 });
   if (WHOLE_CONFIRMATIONS) {
     // As with a hub older than decision 330: its acks never say it reads confirmations written apart.
     const applyAck = store.applyAck.bind(store);
@@ -261,7 +263,7 @@ async function day(
   };
   log(
     'siteDay',
-    `day with ${Math.round(changeShare * 100)} % of cells changing per round${asDaemon ? ', pushed as the daemon does' : ''}`,
+    `day with ${Math.round(changeShare * 100)} % of cells changing per round${asDaemon ? `, pushed as the daemon does (sync.newsHoldS ${newsHoldS})` : ''}`,
     {
       ...result,
       pushes,
@@ -286,6 +288,7 @@ async function day(
 const quiet = await day(0, 7);
 const busy = await day(0.05, 7);
 const busyAsDaemon = await day(0.05, 7, true);
+const busyNewsHeld = await day(0.05, 7, true, 600);
 const mb = (b: number) => b / 1e6;
 const total = (d: DayResult) => d.bytesUp + d.bytesDown;
 emit({
@@ -308,6 +311,11 @@ emit({
     ...busyAsDaemon,
     vsFloor: +(total(busyAsDaemon) / busyAsDaemon.floorBytes).toFixed(2),
     costUsd: +(mb(total(busyAsDaemon)) * TARIFF).toFixed(3),
+  },
+  busyNewsHeld: {
+    ...busyNewsHeld,
+    vsFloor: +(total(busyNewsHeld) / busyNewsHeld.floorBytes).toFixed(2),
+    costUsd: +(mb(total(busyNewsHeld)) * TARIFF).toFixed(3),
   },
   pass: { quietWithin2xFloor: total(quiet) <= 2 * quiet.floorBytes },
 });

@@ -101,14 +101,14 @@ const SyncSchema = z
       .describe(
         'Bound on unsent bytes on disk; past it detail blobs of clean results go first, counted (never failures).',
       ),
-    roundHoldS: z
+    newsHoldS: z
       .number()
       .int()
       .nonnegative()
       .max(3600)
-      .default(600)
+      .default(0)
       .describe(
-        "Longest a result of a plan round under way (other plans still running, queued or in their jitter) is held back so the round goes up as one change and one push, seconds; a changed plan as an unchanged one. A plan request's answer never waits. 0: each result goes with the next push (one push and ack per changed plan, ~2.5 kB each on a costly link).",
+        "Longest a changed plan found while other plans of its round still run, wait in a queue or in their jitter is held back, so the round's news goes up as one push, seconds. 0: each changed plan goes with the next push (one push, receipt and ack each, ~2.5 kB on the wire). On a metered link 600 makes a busy round about one push per 10 minutes. A failed plan and a plan request's answer never wait; unchanged re-plans wait for the round's end (at most 10 minutes) either way.",
       ),
     recordWindowS: z
       .number()

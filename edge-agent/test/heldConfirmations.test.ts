@@ -74,15 +74,14 @@ describe('held confirmations', () => {
     });
   });
 
-  it('holds a changed plan with the confirmations before it until they are due, and counts a cell held twice', () => {
-    let now = Date.UTC(2030, 0, 1, 3);
+  it('holds a changed plan with the confirmations before it until the next push, and counts a cell held twice', () => {
+    const now = Date.UTC(2030, 0, 1, 3);
     const { ledger } = memoryLedger({ now: () => now });
     ledger.recordMany([input(0, 0), input(0, 1)]);
     const since = acked(ledger);
     ledger.recordMany([input(1, 0)], { moreComing: true });
     ledger.recordMany([input(2, 0)], { moreComing: true });
     expect(ledger.recordMany([input(2, 1, 'b')], { moreComing: true })[0]?.unchanged).toBe(false);
-    now += 600_000; // the first held ten minutes ago (sync.roundHoldS): the next push takes them all
     const d = ledger.pending()[0]!;
     const doc = ledger.loadEpoch(d.epoch);
     expect(changesIn(doc, since)).toBe(1);
@@ -115,13 +114,12 @@ describe('held confirmations', () => {
     expect(renderStatus(quiet)).toContain(
       `with the round's last plan, at ${new Date(heldAt + 600_000).toISOString()} at the latest`,
     );
-    // a changed plan waits with them (decision 395)
+    // a changed plan is due at once (sync.newsHoldS 0, the default): it goes with the next push
+    now += 1000;
     ledger.recordMany([input(1, 2, 'b')], { moreComing: true });
-    expect(ledger.status().held).toEqual({ cells: 3, runs: 1, since: heldAt, dueBy: heldAt + 600_000 });
+    expect(ledger.status().held).toEqual({ cells: 3, runs: 1, since: heldAt, dueBy: now });
     expect(renderStatus(ledger.status())).toContain('3 cell(s), 1 new run(s) of a plan round under way');
-    expect(ledger.pending()).toEqual([]);
-    // once due, the uplink's next bundle has them in the document: pending, no longer held
-    now = heldAt + 600_000;
+    // the uplink's next bundle has them in the document: pending, no longer held
     expect(ledger.pending()).toHaveLength(1);
     expect(ledger.status().held).toEqual({ cells: 0, runs: 0, since: null, dueBy: null });
     expect(ledger.status().bytesPending).toBeGreaterThan(0);
@@ -178,9 +176,9 @@ describe('held confirmations', () => {
     expect(doc.cells[cellKey('prod', comp(1))]?.runId).toBe(changed[1]?.runId);
   });
 
-  it('holds a changed plan and its detail with the round: one push once due, the detail after its run entry', () => {
+  it('with sync.newsHoldS, holds a changed plan and its detail with the round: one push once due, the detail after its run entry', () => {
     let now = Date.UTC(2030, 0, 1, 2);
-    const { ledger } = memoryLedger({ now: () => now });
+    const { ledger } = memoryLedger({ now: () => now, holdNewsMs: 600_000 });
     ledger.recordMany([input(0, 0), input(0, 1)]);
     const since = acked(ledger);
     ledger.recordMany([input(1, 0)], { moreComing: true }); // a confirmation: waits
@@ -191,7 +189,7 @@ describe('held confirmations', () => {
     // news waits with the round (decision 395): no push, and its detail does not go up before its run
     expect(ledger.pending()).toEqual([]);
     expect(ledger.blobsToUpload()).toEqual([]);
-    now += 540_000; // ten minutes after the first was held (sync.roundHoldS)
+    now += 540_000; // ten minutes after the first was held (sync.newsHoldS 600)
     expect(ledger.blobsToUpload().map((b) => b.runId)).toEqual([changed.runId]);
     const d = ledger.pending()[0]!;
     const doc = ledger.loadEpoch(1);
@@ -204,8 +202,27 @@ describe('held confirmations', () => {
     expect(r.runsAcked).toBe(2);
   });
 
-  it('does not hold back a failed plan: it goes with the next push, and what was held with it', () => {
-    const { ledger } = memoryLedger({ now: () => Date.UTC(2030, 0, 1, 4) });
+  it('writes held changed plans with the next push by default: news does not wait for the round to end', () => {
+    const { ledger } = memoryLedger();
+    ledger.recordMany([input(0, 0), input(0, 1)]);
+    const since = acked(ledger);
+    ledger.recordMany([input(1, 0)], { moreComing: true }); // a confirmation: waits
+    expect(ledger.pending()).toEqual([]);
+    const changed = input(1, 1, 'b');
+    ledger.recordMany([changed], { moreComing: true });
+    const d = ledger.pending()[0]!;
+    const doc = ledger.loadEpoch(1);
+    expect(d.heads).toEqual(A.getHeads(doc));
+    expect(changesIn(doc, since)).toBe(1);
+    const plain = AgentDocSchema.parse(plainAgentDoc(A.toJS(doc)));
+    expect(plain.runs[changed.runId]).toBeDefined();
+    expect(plain.cells[cellKey('prod', comp(0))]).toMatchObject({ plannedAt: Date.parse(at(1, 0)) });
+    const r = ledger.applyAck({ ...ackFor(d.epoch, d.heads, []), readsConfirmed: true });
+    expect(r.runsAcked).toBe(2);
+  });
+
+  it('does not hold back a failed plan, even with sync.newsHoldS: it goes with the next push, and what was held with it', () => {
+    const { ledger } = memoryLedger({ now: () => Date.UTC(2030, 0, 1, 4), holdNewsMs: 600_000 });
     ledger.recordMany([input(0, 0), input(0, 1)]);
     acked(ledger);
     ledger.recordMany([input(1, 0)], { moreComing: true });
@@ -255,9 +272,9 @@ describe('held confirmations', () => {
     expect(storage.heldCells()).toHaveLength(0);
   });
 
-  it('writes confirmations held past holdRoundMs with the next push, younger ones not', () => {
+  it('writes confirmations held past holdConfirmationsMs with the next push, younger ones not', () => {
     let now = Date.UTC(2030, 0, 1);
-    const { ledger, storage } = memoryLedger({ now: () => now, holdRoundMs: 600_000 });
+    const { ledger, storage } = memoryLedger({ now: () => now, holdConfirmationsMs: 600_000 });
     ledger.recordMany([input(0, 0), input(0, 1)]);
     acked(ledger);
     ledger.recordMany([input(1, 0)], { moreComing: true });

@@ -26,7 +26,7 @@ afterEach(async () => {
 
 const newId = monotonicUlid(Date.now, cryptoRandomBytes);
 
-async function setup(opts: { upstreams?: string[]; dir?: string; hub?: TestHub; holdRoundMs?: number } = {}) {
+async function setup(opts: { upstreams?: string[]; dir?: string; hub?: TestHub } = {}) {
   const hub = opts.hub ?? (await TestHub.start(agentKeys.publicKey));
   if (!opts.hub) cleanup.push(() => hub.close());
   const dir = opts.dir ?? tempDir();
@@ -34,7 +34,6 @@ async function setup(opts: { upstreams?: string[]; dir?: string; hub?: TestHub; 
     path: join(dir, 'agent.sqlite'),
     site: 'ship-7',
     agent: 'a1',
-    ...(opts.holdRoundMs !== undefined ? { holdRoundMs: opts.holdRoundMs } : {}),
   });
   cleanup.push(() => store.close());
   const requests: string[] = [];
@@ -204,8 +203,7 @@ describe('agent sync over the hop API', () => {
   });
 
   it('probes before building a batch while every upstream failed: results held stay held until one answers', async () => {
-    // sync.roundHoldS 0: a held result is due at the next push (decision 395)
-    const { store, engine } = await setup({ upstreams: ['http://127.0.0.1:9'], holdRoundMs: 0 });
+    const { store, engine } = await setup({ upstreams: ['http://127.0.0.1:9'] });
     const finishedAt = (s: number) => new Date(1_800_000_000_000 + s * 1000).toISOString();
     store.recordMany([{ runId: runId(), summary: summary({ finishedAt: finishedAt(0) }) }], {
       moreComing: true,

@@ -101,7 +101,7 @@ export interface StoreStatus {
   /**
    * Results of a plan round under way held out of the document (decision 370): not in `bytesPending` yet.
    * `since`: when the oldest was first held; `dueBy`: when they go with the next push at the latest
-   * (`sync.roundHoldS` after `since`; decision 395).
+   * (a changed plan: with the next push unless `sync.newsHoldS`; decisions 370, 395).
    */
   held: { cells: number; runs: number; since: number | null; dueBy: number | null };
   blobsPending: number;

@@ -13,7 +13,7 @@ export function openAgentStore(config: AgentConfig, now: () => number): ReturnTy
     maxQueueBytes: config.sync.maxQueueBytes,
     resendAfterMs: config.sync.resendAfterS * 1000,
     rejectedRetryMs: config.sync.rejectedRetryS * 1000,
-    holdRoundMs: config.sync.roundHoldS * 1000,
+    holdNewsMs: config.sync.newsHoldS * 1000,
     now,
   });
 }

@@ -21,7 +21,15 @@ import { type AgentAutomergeDoc, mergeFacts, readCell, recordRuns } from '../doc
 import { ackWrites } from './acks.js';
 import { blobsToUpload } from './blobQueue.js';
 import { appendChange, sealOrCompact } from './epochs.js';
-import { type HeldResults, heldDue, heldSummary, holdBatch, loadHeld, nothingHeld } from './heldResults.js';
+import {
+  type HeldResults,
+  type HoldLimits,
+  heldDue,
+  heldSummary,
+  holdBatch,
+  loadHeld,
+  nothingHeld,
+} from './heldResults.js';
 import { LedgerDocument } from './LedgerDocument.js';
 import { pendingDeltas } from './pending.js';
 import { planRequestChange } from './planRequestLog.js';
@@ -158,6 +166,10 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     return batch.unchanged.map((u) => ({ epoch, unchanged: u, sealed: false }));
   }
 
+  private holdLimits(): HoldLimits {
+    return { confirmationsMs: this.opts.holdConfirmationsMs, newsMs: this.opts.holdNewsMs };
+  }
+
   /** Writes the held results (and the held batch's facts) into the document as one change. */
   private writeHeld(): void {
     const count = this.held.cells.size + this.held.runs.size;
@@ -212,7 +224,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
 
   pending(): PendingDelta[] {
     this.flushFacts();
-    if (heldDue(this.held, this.opts.now(), this.opts.holdRoundMs)) this.writeHeld();
+    if (heldDue(this.held, this.opts.now(), this.holdLimits())) this.writeHeld();
     return pendingDeltas({ ...this.context(), heldRuns: this.held.runs });
   }
 
@@ -289,8 +301,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   blobsToUpload(limit = 20): BlobToUpload[] {
     // A held plan's detail goes up after its run entry, as it always did (the hub waits for announced
     // blobs): with the held results once they are due, else it waits with them (decision 395).
-    if (this.held.runs.size > 0 && heldDue(this.held, this.opts.now(), this.opts.holdRoundMs))
-      this.writeHeld();
+    if (this.held.runs.size > 0 && heldDue(this.held, this.opts.now(), this.holdLimits())) this.writeHeld();
     const all = blobsToUpload(this.storage, limit, this.opts.now() - this.opts.resendAfterMs);
     return this.held.runs.size === 0 ? all : all.filter((b) => !b.runId || !this.held.runs.has(b.runId));
   }
@@ -308,7 +319,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       maxQueueBytes: this.opts.maxQueueBytes,
       queueBytes: queueBytes(this.storage),
       pendingChangeBytes: this.pendingBytes.total(this.context()),
-      held: heldSummary(this.held, this.opts.holdRoundMs),
+      held: heldSummary(this.held, this.holdLimits()),
       rejections: this.rejections(),
     });
   }

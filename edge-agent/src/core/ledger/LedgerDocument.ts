@@ -23,12 +23,16 @@ export interface AgentLedgerOptions extends Partial<EpochLimits> {
   /** Re-send changes the hub rejected this long after the rejection arrived. Default 5 minutes. */
   rejectedRetryMs?: number;
   /**
-   * Longest a result recorded while more were coming (a plan round under way) is held out of the
-   * document before a push writes it anyway, a changed plan as an unchanged one (`sync.roundHoldS`;
-   * docs/decisions/370-one-change-per-push.md, docs/decisions/395-a-round-goes-up-together.md). Default
-   * 10 minutes; 0 holds nothing past the next push.
+   * Longest an unchanged re-plan recorded while more results were coming is held out of the document
+   * before a push writes it anyway (docs/decisions/370-one-change-per-push.md). Default 10 minutes.
    */
-  holdRoundMs?: number;
+  holdConfirmationsMs?: number;
+  /**
+   * Longest a changed plan recorded while more results were coming waits for its round before a push
+   * writes it (`sync.newsHoldS`, docs/decisions/395-a-round-goes-up-together.md). Default 0: with the
+   * next push; a failed plan never waits.
+   */
+  holdNewsMs?: number;
   now?: () => number;
 }
 
@@ -64,7 +68,8 @@ export abstract class LedgerDocument {
       compactAfterChunks: 16,
       resendAfterMs: 6 * 3600_000,
       rejectedRetryMs: 300_000,
-      holdRoundMs: 600_000,
+      holdConfirmationsMs: 600_000,
+      holdNewsMs: 0,
       now: Date.now,
       ...options,
     };

@@ -8,19 +8,33 @@ import { canonicalJson } from '../plan/canonical.js';
  * more results are coming (a cron round under way) commits its run rows and, instead of a document
  * change, a row per cell it leaves (the cell as readers see it) and per changed plan's run entry. They
  * are written into the document as one change: with the next batch that writes (the round's last, or one
- * answering a plan request), or when the uplink builds its next bundle (`pending()`) once the first was
- * held `holdRoundMs` (`sync.roundHoldS`), changed plans as unchanged ones (decision 395). A round is one
- * change and one push whatever the batcher did (each change costs ~55 B on the wire after brotli, each
- * push ~2.5 kB with its receipt and ack); a changed plan's detail blob waits for its run entry.
+ * answering a plan request), or when the uplink builds its next bundle (`pending()`): at once when a
+ * changed plan is held (news goes with the next push, unless `sync.newsHoldS` lets it wait for its round,
+ * decision 395), once held `holdConfirmationsMs` when only confirmations are. A quiet round is one change
+ * whatever the batcher did (each change costs ~55 B on the wire after brotli, each push ~2.5 kB with its
+ * receipt and ack); a changed plan's detail blob waits for its run entry.
  */
 
-/** What is held: the cells as `recordRuns` reads them, run entries, and when each cell was first held. */
+/** What is held: the cells as `recordRuns` reads them, run entries, and when each was first held. */
 export interface HeldResults extends HeldAfter {
   /** When each cell's first held result was recorded (ledger clock), by cell key. */
   heldAt: Map<string, number>;
+  /** When each changed plan's run entry was held (ledger clock), by run id. */
+  runHeldAt: Map<string, number>;
 }
 
-export const nothingHeld = (): HeldResults => ({ cells: new Map(), runs: new Map(), heldAt: new Map() });
+export const nothingHeld = (): HeldResults => ({
+  cells: new Map(),
+  runs: new Map(),
+  heldAt: new Map(),
+  runHeldAt: new Map(),
+});
+
+/** How long held results may wait: confirmations, and changed plans (decisions 370, 395). */
+export interface HoldLimits {
+  confirmationsMs: number;
+  newsMs: number;
+}
 
 /**
  * What storage holds (after a restart: held results are durable like the run rows they belong to). The
@@ -33,7 +47,10 @@ export function loadHeld(storage: Pick<RunStorage, 'heldCells' | 'heldRuns'>): H
     held.cells.set(r.cellKey, JSON.parse(r.cell) as DocCell);
     held.heldAt.set(r.cellKey, r.heldAt);
   }
-  for (const r of storage.heldRuns()) held.runs.set(r.runId, JSON.parse(r.run) as DocRun);
+  for (const r of storage.heldRuns()) {
+    held.runs.set(r.runId, JSON.parse(r.run) as DocRun);
+    held.runHeldAt.set(r.runId, r.heldAt);
+  }
   return held;
 }
 
@@ -56,33 +73,41 @@ export function holdBatch(
     if (before.cells.get(cellKey) !== cell)
       cells.push({ cellKey, epoch, cell: canonicalJson(cell), heldAt: at });
   }
-  for (const [runId, run] of after.runs)
-    if (!before.runs.has(runId)) runs.push({ runId, epoch, run: canonicalJson(run), heldAt: now });
-  return { held: { ...after, heldAt }, cells, runs };
+  const runHeldAt = new Map<string, number>();
+  for (const [runId, run] of after.runs) {
+    const at = before.runHeldAt.get(runId);
+    runHeldAt.set(runId, at ?? now);
+    if (at === undefined) runs.push({ runId, epoch, run: canonicalJson(run), heldAt: now });
+  }
+  return { held: { ...after, heldAt, runHeldAt }, cells, runs };
 }
 
 /**
- * Whether the next bundle should carry the held results now: once the first was held `holdMs` (they go
- * with the round's last result before that), or at once when a plan failed. A changed plan waits as a
- * confirmation does: a round's news goes up as one push, not one push and ack per changed plan
- * (docs/decisions/395-a-round-goes-up-together.md).
+ * Whether the next bundle should carry the held results now: a failed plan at once; a changed plan once
+ * held `newsMs` (0 by default: news goes with the next push; `sync.newsHoldS` lets a round's news go up
+ * as one push, docs/decisions/395-a-round-goes-up-together.md); confirmations once held
+ * `confirmationsMs` (the round's last result writes them all before that).
  */
-export function heldDue(held: HeldResults, now: number, holdMs: number): boolean {
+export function heldDue(held: HeldResults, now: number, limits: HoldLimits): boolean {
   // every held run has its cell held with it; a run alone (not expected) is not kept waiting
   if (held.runs.size > 0 && held.cells.size === 0) return true;
   for (const run of held.runs.values()) if (isFailureStatus(run.summary.status)) return true;
-  for (const at of held.heldAt.values()) if (now - at >= holdMs) return true;
+  for (const at of held.runHeldAt.values()) if (now - at >= limits.newsMs) return true;
+  for (const at of held.heldAt.values()) if (now - at >= limits.confirmationsMs) return true;
   return false;
 }
 
 /** What `edge-agent status` says of the held results: counts, the oldest hold, when they go at the latest. */
-export function heldSummary(held: HeldResults, holdMs: number) {
+export function heldSummary(held: HeldResults, limits: HoldLimits) {
   let since: number | null = null;
-  for (const at of held.heldAt.values()) if (since === null || at < since) since = at;
-  return {
-    cells: held.cells.size,
-    runs: held.runs.size,
-    since,
-    dueBy: since === null ? null : since + holdMs,
+  let dueBy: number | null = null;
+  const due = (t: number) => {
+    if (dueBy === null || t < dueBy) dueBy = t;
   };
+  for (const at of held.heldAt.values()) {
+    if (since === null || at < since) since = at;
+    due(at + limits.confirmationsMs);
+  }
+  for (const at of held.runHeldAt.values()) due(at + limits.newsMs);
+  return { cells: held.cells.size, runs: held.runs.size, since, dueBy };
 }
