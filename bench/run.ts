@@ -136,6 +136,7 @@ const parts: Record<string, Part> = {
         bytesUp: 0,
         bytesDown: 0,
         requests: 0,
+        pushes: 0,
         pollOnlyBytes: 0,
         floorBytes: 0,
         automergeSyncBytes: 0,
