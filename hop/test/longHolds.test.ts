@@ -100,6 +100,11 @@ describe('holds up to a day', () => {
     expect(backend.held.size).toBe(1);
     backend.held.notify('ship-7');
     expect((await asking).headers.get('driftline-held')).toBe('7200;keep=2;max=21600');
+    // Only `1` says it: any other value (garbage, a long one) is told the hour, as an older client.
+    for (const value of ['yes', '0', '11', 'x'.repeat(4000)]) {
+      const odd = await pull('wait=0', { 'driftline-long-holds': value });
+      expect(odd.headers.get('driftline-held')).toBe('0;keep=2;max=3600');
+    }
     // More than a day is refused as a bad query, naming the key.
     const tooLong = await pull('wait=86401');
     expect(tooLong.status).toBe(400);
