@@ -1,8 +1,8 @@
 # Driftline: one image for every part of the Compose topology (hub, relay, edge-agent, link emulator,
 # set-up step). The relay and the agents run the offline package that ships to outposts (`npm run
 # package`, unpacked in /opt/driftline-edge: bundled code, its own Node, the launchers bin/relay and
-# bin/edge-agent); the hub, the link emulator and the set-up step run from source through tsx
-# (docs/decisions/001).
+# bin/edge-agent); the hub, the link emulator and the set-up step run compiled by `npm run build`
+# (hub/dist, simulation/dist; docs/decisions/440-compiled-programs.md).
 #
 #   docker build -t driftline:local .                                  # base: node:20-bookworm-slim
 #   docker build --build-arg BASE_IMAGE=my-mirror/node:20-bookworm-slim -t driftline:local .
@@ -20,7 +20,7 @@ FROM ${BASE_IMAGE} AS manifests
 COPY . /src
 RUN cd /src && mkdir /manifests \
  && cp package.json package-lock.json .npmrc /manifests/ \
- && mkdir /manifests/scripts && cp scripts/prepare-ui.mjs /manifests/scripts/ \
+ && mkdir /manifests/scripts && cp scripts/build.mjs /manifests/scripts/ \
  && for w in protocol hop edge-agent relay hub ui simulation; do \
       mkdir -p "/manifests/$w" && cp "$w/package.json" "/manifests/$w/" \
       && if [ -d "$w/bin" ]; then cp -a "$w/bin" "/manifests/$w/"; fi; \
@@ -37,7 +37,7 @@ COPY --from=manifests /manifests /app
 # node-gyp reads Node's headers from the image (npm_config_nodedir) instead of downloading them.
 RUN cd /app && npm_config_nodedir=/usr/local npm ci --no-audit --no-fund --no-update-notifier
 COPY . /app
-RUN cd /app && npm run build -w @driftline/ui \
+RUN cd /app && npm run build \
  && npm run package -- --out /tmp/package \
  && mkdir -p /out/opt/driftline-edge \
  && tar xzf /tmp/package/driftline-edge-*-linux-*.tar.gz -C /out/opt/driftline-edge \
@@ -47,7 +47,7 @@ RUN cd /app && npm run build -w @driftline/ui \
  && rm -rf /root/.npm \
  && mv /app /out/app && chmod 0755 /out /out/opt
 
-# ---- runtime: Node and the pruned tree (tsx included: a runtime dependency of every program), and the
+# ---- runtime: Node and the pruned tree with every program compiled (hub/dist, simulation/dist), and the
 # unpacked package in /opt/driftline-edge.
 FROM ${BASE_IMAGE} AS runtime
 # Volumes mounted under /data start out owned by `node` (uid 1000), who runs every service.

@@ -4,6 +4,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['protocol', 'hop', 'edge-agent', 'relay', 'hub', 'ui', 'simulation'],
+    // The programs that tests start as processes run compiled (hub/dist, relay/dist, …): rebuilt here,
+    // once per run, when a source is newer (docs/decisions/440-compiled-programs.md).
+    globalSetup: ['scripts/build.setup.ts'],
+    // Every run ends with its 20 slowest files (and .tmp/test-timing.json; `npm run test:timing`).
+    reporters: ['default', './scripts/slowestFiles.ts'],
     // Two test files at a time. Vitest's default on a 2-core machine (cores − 1) runs the files one after
     // another, and the longest ones (the act loop over an emulated Mars link, contact windows) spend their
     // time waiting on the link, not on the CPU: serial, the whole run neared an hour. The tests bound their

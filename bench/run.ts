@@ -128,6 +128,24 @@ const parts: Record<string, Part> = {
       };
     },
   },
+  startup: {
+    keys: {
+      runs: 0,
+      bareNode: { wallMs: 0, cpuMs: 0 },
+      compiled: {
+        hub: { wallMs: 0, cpuMs: 0 },
+        relay: { wallMs: 0, cpuMs: 0 },
+        edgeAgent: { wallMs: 0, cpuMs: 0 },
+      },
+      fromSource: {
+        hub: { wallMs: 0, cpuMs: 0 },
+        relay: { wallMs: 0, cpuMs: 0 },
+        edgeAgent: { wallMs: 0, cpuMs: 0 },
+      },
+      pass: { versionWithin600Ms: false },
+    },
+    run: async () => lastJsonLine((await runTs('bench/parts/startup.ts', flag, 3 * min)).stdout),
+  },
   siteDay: {
     keys: {
       cells: 0,

@@ -1,6 +1,17 @@
 #!/usr/bin/env node
-// The fake terraform, run from TypeScript through tsx's loader (docs/decisions/001-running-typescript.md).
-import { register } from 'tsx/esm/api';
+// Runs the compiled fake terraform (`npm run build`); DRIFTLINE_FROM_SOURCE=1 runs its TypeScript through tsx instead
+// (docs/decisions/440-compiled-programs.md).
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/fakeTerraform.ts');
+const compiled = new URL('../dist/terraform.mjs', import.meta.url);
+if (process.env.DRIFTLINE_FROM_SOURCE === '1') {
+  (await import('tsx/esm/api')).register();
+  await import('../src/fakeTerraform.ts');
+} else if (existsSync(compiled)) {
+  await import(compiled.href);
+} else {
+  console.error(
+    'fake terraform: not built: run `npm run build` in the checkout (or set DRIFTLINE_FROM_SOURCE=1 to run from source)',
+  );
+  process.exit(1);
+}

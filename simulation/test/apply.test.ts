@@ -11,7 +11,8 @@ import { describeRealTerraform, realPath } from './realTerraform.js';
 import { ProcessGroup, setUpHub, until } from './support.js';
 
 /**
- * Approve at headquarters, apply at the outpost, as processes over the demo's Mars link (12 s one way),
+ * Approve at headquarters, apply at the outpost, as processes over the Mars link compressed ×360 (2 s one
+ * way: every exchange still waits on the light time; the demo's ×60 made this file take minutes),
  * on the fake terraform and on the real one where it is on PATH (issue 28): a change to main is planned
  * at the site, approved at headquarters while the link is down, delivered when it comes back; its saved
  * plan is stale by then, so the apply fails and the cell is planned again as a new run, which is approved
@@ -157,10 +158,12 @@ async function actLoop(tool: Tool): Promise<void> {
     name: 'mars',
     target: { port: relayPort },
     profile: 'mars',
-    timeScale: 60,
+    timeScale: 360,
     controlPort: false,
   });
   links.push(hubRelay, mars);
+  // Up until the test cuts it: at ×360 Mars' own schedule would close the window within 80 s.
+  mars.control.force('up');
   const relayConfig = join(dir, 'relay.yaml');
   writeFileSync(
     relayConfig,
@@ -313,7 +316,7 @@ async function actLoop(tool: Tool): Promise<void> {
   expect(await journey(runId)).toMatchObject({ runId, state: 'submitted', deliveredAt: null });
 
   // At the next contact the agent verifies and applies: the saved plan is stale. It plans again.
-  mars.control.force(null);
+  mars.control.force('up');
   const failed = await until(
     'the stale apply and the plan after it',
     async () => {

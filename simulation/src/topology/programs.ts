@@ -1,9 +1,25 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * The checkout: the nearest folder above this file holding `hub/bin/hub.js`, so that the same code finds
+ * it from its source (simulation/src/topology) and compiled (simulation/dist; decision 440).
+ */
+function checkoutRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'hub', 'bin', 'hub.js'))) {
+    const up = dirname(dir);
+    if (up === dir)
+      throw new Error('simulation: no Driftline checkout above this file (hub/bin/hub.js not found)');
+    dir = up;
+  }
+  return `${dir}/`;
+}
+
 /** The Driftline programs this simulation starts (never imported: docs/architecture.md#components). */
-export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const ROOT = checkoutRoot();
 export const BINS = {
   hub: `${ROOT}hub/bin/hub.js`,
   relay: `${ROOT}relay/bin/relay.js`,

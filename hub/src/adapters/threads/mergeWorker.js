@@ -1,19 +1,7 @@
-// A merge worker (see MergePool.ts): runs mergeDoc on the jobs its parent posts. Plain JavaScript
-// because a worker thread starts without the parent's TypeScript loader (decision 001).
-import { parentPort } from 'node:worker_threads';
+// The merge worker as run from source (vitest, ad-hoc scripts): a worker thread starts without the
+// parent's TypeScript loader, so it registers tsx and loads mergeWorkerMain.ts. The compiled hub loads
+// hub/dist/mergeWorker.js instead (docs/decisions/440-compiled-programs.md).
 import { register } from 'tsx/esm/api';
 
 register();
-const { mergeDoc } = await import('../../core/mergeDoc.ts');
-
-parentPort.on('message', ({ id, input }) => {
-  let out;
-  try {
-    out = mergeDoc(input);
-  } catch (e) {
-    parentPort.postMessage({ id, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
-    return;
-  }
-  parentPort.postMessage({ id, out }, out.whole ? [out.whole.buffer] : []);
-});
-parentPort.postMessage({ ready: true });
+await import('./mergeWorkerMain.ts');
