@@ -5,5 +5,8 @@ export default defineProject({
     name: 'edge-agent',
     environment: 'node',
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // A hang guard, not a speed check: beside a full run on two cores, tests that start the program as a
+    // process passed vitest's default 5 s (relayKey.test took 9.2 s once; issue 40).
+    testTimeout: 30_000,
   },
 });
