@@ -13,7 +13,8 @@ import { ProcessGroup, setUpHub, until } from './support.js';
 
 /**
  * Headquarters proposes, the outpost plans (source as git bundles, providers as mirrors, offline
- * init), as processes: hub → relay → the demo's Mars link (12 s one way) → agent, and a second site
+ * init), as processes: hub → relay → the Mars link compressed ×360 (2 s one way; the demo's ×60 made this
+ * file take minutes for the same exchanges) → agent, and a second site
  * behind a geostationary link whose PR needs a provider it lacks. On the fake terraform and, where it
  * is on PATH, on the real one (issue 28).
  */
@@ -117,9 +118,11 @@ async function refsJourney(tool: Tool): Promise<void> {
     name: 'mars',
     target: { port: relayPort },
     profile: 'mars',
-    timeScale: 60,
+    timeScale: 360,
     controlPort: false,
   });
+  // Always up: at ×360 Mars' own schedule would close its window after 80 s.
+  mars.control.force('up');
   const geo = await startLink({
     name: 'geo',
     target: { port: relayPort },
