@@ -67,19 +67,32 @@ function resolveImport(from, spec) {
   return null;
 }
 
-const verdict = new Map();
+const parsed = new Map();
+/** A file's own marker and its imports inside the checkout, read once however many walks reach it. */
+function parse(f) {
+  let p = parsed.get(f);
+  if (!p) {
+    const text = readFileSync(f, 'utf8');
+    const imports = [];
+    for (const m of text.matchAll(IMPORT)) {
+      const r = resolveImport(f, m[1] ?? m[2] ?? m[3]);
+      if (r) imports.push(r);
+    }
+    p = { marker: STARTS_PROCESSES.test(text), imports };
+    parsed.set(f, p);
+  }
+  return p;
+}
+
 /** Whether `file` or anything it imports inside the checkout may start a process (iterative walk). */
 function startsProcesses(file) {
   const seen = new Set([file]);
   const stack = [file];
   while (stack.length) {
-    const f = stack.pop();
-    if (verdict.get(f) === true) return true;
-    const text = readFileSync(f, 'utf8');
-    if (STARTS_PROCESSES.test(text)) return true;
-    for (const m of text.matchAll(IMPORT)) {
-      const r = resolveImport(f, m[1] ?? m[2] ?? m[3]);
-      if (r && !seen.has(r)) {
+    const { marker, imports } = parse(stack.pop());
+    if (marker) return true;
+    for (const r of imports) {
+      if (!seen.has(r)) {
         seen.add(r);
         stack.push(r);
       }
@@ -99,9 +112,7 @@ const files = testFiles();
 const withProcesses = [];
 const unit = [];
 for (const f of files) {
-  const p = startsProcesses(f);
-  verdict.set(f, p);
-  (p ? withProcesses : unit).push(relative(ROOT, f));
+  (startsProcesses(f) ? withProcesses : unit).push(relative(ROOT, f));
 }
 if (args.includes('--list')) {
   const lane = args.includes('--processes') ? withProcesses : unit;
