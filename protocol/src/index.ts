@@ -30,4 +30,5 @@ export * from './readCapped.js';
 export * from './refs.js';
 export * from './relays.js';
 export * from './run.js';
+export * from './schedule.js';
 export * from './ulid.js';
