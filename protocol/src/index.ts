@@ -31,4 +31,5 @@ export * from './refs.js';
 export * from './relays.js';
 export * from './run.js';
 export * from './schedule.js';
+export * from './staleness.js';
 export * from './ulid.js';
