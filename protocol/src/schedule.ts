@@ -96,9 +96,12 @@ export function parseSchedule(
     // An unknown time zone is only noticed when a date is computed.
     cron.nextRun(new Date(0));
   } catch (e) {
-    const why = (e instanceof Error ? e.message : String(e))
+    let why = (e instanceof Error ? e.message : String(e))
       .replace(/^Cron\w*: /, '')
       .split('. Original error')[0];
+    if (why?.includes('steps cannot be greater'))
+      why =
+        "a step wider than its field never repeats within it (cron reads '*/90' minutes as minute 0 only); for a longer period write a window 'every 90m for 10m from <ISO time>'";
     return { ok: false, error: `cron '${text}'${timezone === 'UTC' ? '' : ` in ${timezone}`}: ${why}` };
   }
   const value = new Schedule(text, timezone, cron);

@@ -33,7 +33,7 @@ describe('contact window format', () => {
     expect(spec('0 */2 * * *')).toMatchObject({ kind: 'cron', durationMs: MIN });
     expect(parseWindow('*/90 * * * * for 5m')).toEqual({
       ok: false,
-      error: expect.stringContaining('steps'),
+      error: expect.stringContaining('step wider than its field'),
     });
     expect(spec('2026-11-27T14:00:00Z for 8m')).toEqual({
       kind: 'once',

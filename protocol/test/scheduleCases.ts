@@ -136,7 +136,7 @@ export const SCHEDULE_CASES: readonly ScheduleCase[] = [
     what: 'a step wider than its field',
     expression: '*/90 * * * *',
     from: '2026-12-02T00:00:00Z',
-    rejects: 'steps',
+    rejects: 'a step wider than its field',
   },
   { what: 'minute 61', expression: '61 * * * *', from: '2026-12-02T00:00:00Z', rejects: 'minute' },
   { what: 'day-of-week 8', expression: '0 6 * * 8', from: '2026-12-02T00:00:00Z', rejects: 'dayOfWeek' },
