@@ -53,13 +53,18 @@ const MAX_WAIT_MS = 60_000;
  * Calls `fire` at each occurrence of `schedule`. Occurrences missed while the process slept are not
  * made up one by one: the next look fires once and goes on from now. Returns a stop function.
  */
-export function runSchedule(schedule: Schedule, fire: () => void, timers: Timers = REAL): () => void {
+export function runSchedule(
+  schedule: Schedule,
+  fire: () => void,
+  timers: Timers = REAL,
+  maxWaitMs = MAX_WAIT_MS,
+): () => void {
   let handle: unknown;
   let stopped = false;
   const arm = (after: number) => {
     const due = schedule.nextAfter(after);
     if (stopped || due === null) return;
-    const wait = Math.min(Math.max(0, due - timers.now()), MAX_WAIT_MS);
+    const wait = Math.min(Math.max(0, due - timers.now()), maxWaitMs);
     handle = timers.setTimeout(() => {
       if (stopped) return;
       const now = timers.now();
