@@ -13,14 +13,13 @@
  * 3-minute windows every 20) can miss a hop's every window, and `delivered` says how many got through.
  * Prints one JSON line.
  */
-import type { Receipt } from '@driftline/protocol';
+import { parseWindow, type Receipt } from '@driftline/protocol';
 import {
   type ContactPlan,
   contactState,
   type ForwardEvent,
   forwardStep,
   MemoryCustody,
-  parseCron,
   type Upstream,
   type UpstreamSlot,
 } from '@driftline/relay/forwarding';
@@ -42,9 +41,9 @@ const HOPS = [
 ] as const;
 
 const planOf = (h: (typeof HOPS)[number]): ContactPlan => {
-  const c = parseCron(h.cron);
-  if (!c.ok) throw new Error(c.error);
-  return { windows: [{ cron: c.value, durationMinutes: h.minutes }] };
+  const w = parseWindow(`${h.cron} for ${h.minutes}m`);
+  if (!w.ok) throw new Error(w.error);
+  return { windows: [w.value] };
 };
 const PLANS = HOPS.map(planOf);
 const ALWAYS: ContactPlan = { windows: [] };

@@ -56,6 +56,27 @@ describe('config', () => {
     expect(configWarnings(off.config)).toEqual([]);
   });
 
+  it('reads contact windows in the syntax of hub and relay, and warns of free text that nobody can judge', () => {
+    const accept = 'publications: { accept: { module: { dir: ./modules } } }\n';
+    const good = parseConfig(
+      `${GOOD}${accept}sync: { contactWindows: ['0 2 * * * for 30m', 'every 90m for 8m from 2026-11-27T00:00:00Z'] }\n`,
+      '/etc/driftline',
+    );
+    if (!good.ok) throw new Error(good.problems.join('; '));
+    expect(configWarnings(good.config)).toEqual([]);
+    const free = parseConfig(
+      `${GOOD}${accept}sync: { contactWindows: ['0 2 * * * for 30m', 'when the satellite is up'] }\n`,
+      '/etc/driftline',
+    );
+    if (!free.ok) throw new Error(free.problems.join('; '));
+    expect(free.config.sync.contactWindows).toHaveLength(2);
+    expect(configWarnings(free.config)).toEqual([
+      expect.stringMatching(
+        /^sync\.contactWindows\[1\]: free text is deprecated \(decision 431\): 'when the satellite is up' is not/,
+      ),
+    ]);
+  });
+
   it('reads bundles:, the name of publications: before decision 170, with a warning', () => {
     const old = parseConfig(`${GOOD}bundles: { accept: { module: { dir: ./modules } } }\n`, '/etc/driftline');
     if (!old.ok) throw new Error(old.problems.join('; '));
@@ -84,7 +105,9 @@ describe('config', () => {
       expect.arrayContaining([
         expect.stringMatching(/^site: /),
         expect.stringMatching(/^upstreams\[0\]\.url: /),
-        expect.stringMatching(/^components\[0\]\.schedule: "every day" is not a valid cron/),
+        expect.stringMatching(
+          /^components\[0\]\.schedule: cron 'every day' has 2 fields; write 5: minute hour/,
+        ),
         expect.stringMatching(/^components\[0\]\.timeoutS: /),
         expect.stringMatching(/^redaction\.patterns\[0\]\.regex: is not a valid regular expression/),
       ]),

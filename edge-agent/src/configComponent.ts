@@ -1,5 +1,4 @@
-import { RefPatternSchema, refNameProblem } from '@driftline/protocol';
-import { validate as validCron } from 'node-cron';
+import { parseSchedule, RefPatternSchema, refNameProblem } from '@driftline/protocol';
 import { z } from 'zod';
 import { nestedQuantifier } from './core/redact/rules.js';
 
@@ -168,11 +167,14 @@ export const ComponentSchema = z
     env: EnvVars.default({}).describe('Extra environment variables for every run of this component.'),
     schedule: z
       .string()
-      .refine((s) => validCron(s), {
-        error: (iss) => `"${String(iss.input)}" is not a valid cron expression (e.g. "*/30 * * * *")`,
+      .superRefine((s, ctx) => {
+        const r = parseSchedule(s, { seconds: true });
+        if (!r.ok) ctx.addIssue({ code: 'custom', message: `${r.error} (e.g. "*/30 * * * *")` });
       })
       .default('0 */6 * * *')
-      .describe('When to plan: a cron expression (5 fields, or 6 with seconds first), local time.'),
+      .describe(
+        'When to plan: a cron expression (5 fields, or 6 with seconds first), local time; day-of-month or day-of-week when both are set, as cron.',
+      ),
     timeoutS: z
       .number()
       .positive()

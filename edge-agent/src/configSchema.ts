@@ -150,7 +150,7 @@ const SyncSchema = z
       .array(z.string())
       .default([])
       .describe(
-        "Contact windows the agent expects (free text, e.g. cron-like), shown in the dashboard's site view.",
+        "When the site's link is expected up, in the window syntax of hub and relay: '0 2 * * * for 30m' (cron, UTC), 'every 90m for 8m from 2026-11-27T00:00:00Z' or '2026-11-27T14:00:00Z for 8m'; the hub judges silence by them. Other text is shown only, with a warning.",
       ),
   })
   .prefault({})

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
+import { API_ROUTES } from '../src/adapters/http/routes/index.js';
 import { AgentSim } from './agentSim.js';
 import { PLAN, type TestHub } from './hubFixture.js';
 import { approvalExamples } from './openapiApprovalExamples.js';
@@ -93,7 +94,6 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
     { op: 'GET /api/matrix', url: `${H}/api/matrix?at=yesterday`, status: 400 },
     { op: 'GET /api/sites', url: `${H}/api/sites`, status: 200 },
     { op: 'GET /api/fleet', url: `${H}/api/fleet`, status: 200 },
-    { op: 'GET /api/relays', url: `${H}/api/relays`, status: 200 },
     { op: 'GET /api/sites/{site}', url: `${H}/api/sites/ship-7`, status: 200 },
     { op: 'GET /api/sites/{site}', url: `${H}/api/sites/nowhere`, status: 404 },
     {
@@ -266,6 +266,14 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
       status: 204,
     },
     ...(await approvalExamples(h)),
+    // The examples each route entry carries (routes/route.ts `examples`).
+    ...API_ROUTES.flatMap((r) =>
+      (r.examples ?? []).map((e) => ({
+        op: `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`,
+        url: `${H}${e.url}`,
+        status: e.status,
+      })),
+    ),
   ];
   return { list, admin: admin.authorization, token: admin.token };
 }

@@ -1,11 +1,14 @@
+import { parseSchedule, type Schedule } from './schedule.js';
+
 /**
  * Contact windows: when a site's link is expected up. One text format, declared by an agent
- * (`sync.contactWindows`) or in the hub's site config, and written by the hub for a learned plan
- * (docs/decisions/260-contact-plans.md). Each entry is one of:
+ * (`sync.contactWindows`), in the hub's site config (`contactPlans.sites`) or for a relay's upstream
+ * (`upstreams[].contact.windows`), and written by the hub for a learned plan (docs/decisions/260-contact-plans.md). Each entry is one of:
  *
  * - `every <duration> for <duration> from <ISO 8601>`: a periodic pass (`every 4m for 40s from 2026-11-27T00:00:00Z`);
- * - `<cron> for <duration>`: five-field cron (minute hour day-of-month month day-of-week, UTC), each match
- *   opens a window (`0 2 * * * for 30m`: a nightly VSAT slot); without `for` a window lasts one minute;
+ * - `<cron> for <duration>`: five-field cron (minute hour day-of-month month day-of-week, UTC, read by
+ *   `schedule.ts` with standard semantics), each match opens a window (`0 2 * * * for 30m`: a nightly VSAT
+ *   slot); without `for` a window lasts one minute;
  * - `<ISO 8601> for <duration>`: one window (`2026-11-27T14:00:00Z for 8m`).
  *
  * Durations are `90s`, `4m`, `1h30m`, `2d`, `500ms`. Anything else is free text: kept and shown, never judged.
@@ -14,7 +17,7 @@
 
 export type WindowSpec =
   | { kind: 'every'; periodMs: number; durationMs: number; fromMs: number }
-  | { kind: 'cron'; fields: Set<number>[]; durationMs: number }
+  | { kind: 'cron'; schedule: Schedule; durationMs: number }
   | { kind: 'once'; atMs: number; durationMs: number };
 
 /** One window, `[start, end)` in epoch milliseconds. */
@@ -60,28 +63,6 @@ export function formatWindowDuration(ms: number): string {
   return out.join('');
 }
 
-const CRON_RANGES: ReadonlyArray<[number, number]> = [
-  [0, 59],
-  [0, 23],
-  [1, 31],
-  [1, 12],
-  [0, 7],
-];
-
-function cronField(text: string, [lo, hi]: [number, number]): Set<number> | null {
-  const out = new Set<number>();
-  for (const part of text.split(',')) {
-    const m = /^(\*|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(part);
-    if (!m) return null;
-    const step = m[4] ? Number(m[4]) : 1;
-    const from = m[2] !== undefined ? Number(m[2]) : lo;
-    const to = m[3] !== undefined ? Number(m[3]) : m[2] !== undefined && !m[4] ? from : hi;
-    if (step < 1 || from < lo || to > hi || from > to) return null;
-    for (let v = from; v <= to; v += step) out.add(v);
-  }
-  return out;
-}
-
 const isoMs = (text: string): number | null => {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text)) return null;
   const t = Date.parse(text);
@@ -109,15 +90,11 @@ export function parseWindow(text: string): { ok: true; value: WindowSpec } | { o
     return { ok: false, error: `'${t}': '${forText}' is not a duration (90s, 4m, 1h30m)` };
   const at = isoMs(head);
   if (at !== null) return { ok: true, value: { kind: 'once', atMs: at, durationMs } };
-  const parts = head.split(' ');
-  if (parts.length !== 5)
+  if (head.split(' ').length !== 5 || !/^[\d*]/.test(head))
     return { ok: false, error: `'${t}' is not 'every … for … from …', '<cron> for …' or '<ISO time> for …'` };
-  const fields = parts.map((p, i) => cronField(p, CRON_RANGES[i] as [number, number]));
-  if (fields.some((f) => f === null))
-    return { ok: false, error: `'${t}': a cron field is not *, n, a-b, a,b or */n` };
-  const dow = fields[4] as Set<number>;
-  if (dow.has(7)) dow.add(0);
-  return { ok: true, value: { kind: 'cron', fields: fields as Set<number>[], durationMs } };
+  const cron = parseSchedule(head);
+  if (!cron.ok) return { ok: false, error: `'${t}': ${cron.error.replace(/^cron '[^']*': /, '')}` };
+  return { ok: true, value: { kind: 'cron', schedule: cron.value, durationMs } };
 }
 
 /** The entries that parse; the rest are free text. */
@@ -130,40 +107,7 @@ export function parseWindows(texts: readonly string[]): WindowSpec[] {
   return out;
 }
 
-function cronDayMatches(f: Set<number>[], d: Date): boolean {
-  return (
-    (f[2] as Set<number>).has(d.getUTCDate()) &&
-    (f[3] as Set<number>).has(d.getUTCMonth() + 1) &&
-    (f[4] as Set<number>).has(d.getUTCDay())
-  );
-}
-
-/**
- * The first cron match at or after `from` (dir 1) or at or before it (dir -1), within `horizonMs`:
- * whole days and hours that cannot match are skipped, so the work is bounded by the horizon's hours.
- */
-function cronMatch(f: Set<number>[], from: number, dir: 1 | -1, horizonMs = 40 * DAY): number | null {
-  let t = dir === 1 ? Math.ceil(from / MIN) * MIN : Math.floor(from / MIN) * MIN;
-  const limit = from + dir * horizonMs;
-  for (let steps = 0; steps < 2_000_000 && (dir === 1 ? t <= limit : t >= limit); steps++) {
-    const d = new Date(t);
-    if (!cronDayMatches(f, d)) {
-      const day = Math.floor(t / DAY) * DAY;
-      t = dir === 1 ? day + DAY : day - MIN;
-      continue;
-    }
-    if (!(f[1] as Set<number>).has(d.getUTCHours())) {
-      const hour = Math.floor(t / 3_600_000) * 3_600_000;
-      t = dir === 1 ? hour + 3_600_000 : hour - MIN;
-      continue;
-    }
-    if ((f[0] as Set<number>).has(d.getUTCMinutes())) return t;
-    t += dir * MIN;
-  }
-  return null;
-}
-
-/** The first window of `spec` that starts after `t` (strictly), or null within the horizon. */
+/** The first window of `spec` that starts after `t` (strictly), or null. */
 export function windowAfter(spec: WindowSpec, t: number): ContactWindow | null {
   const w = (start: number | null) => (start === null ? null : { start, end: start + spec.durationMs });
   switch (spec.kind) {
@@ -174,7 +118,7 @@ export function windowAfter(spec: WindowSpec, t: number): ContactWindow | null {
       return w(spec.fromMs + Math.max(0, k) * spec.periodMs);
     }
     case 'cron':
-      return w(cronMatch(spec.fields, Math.floor(t / MIN) * MIN + MIN, 1));
+      return w(spec.schedule.nextAfter(t));
   }
 }
 
@@ -189,7 +133,7 @@ export function windowAtOrBefore(spec: WindowSpec, t: number): ContactWindow | n
         ? null
         : w(spec.fromMs + Math.floor((t - spec.fromMs) / spec.periodMs) * spec.periodMs);
     case 'cron':
-      return w(cronMatch(spec.fields, t, -1));
+      return w(spec.schedule.latestAtOrBefore(t));
   }
 }
 

@@ -30,4 +30,6 @@ export * from './readCapped.js';
 export * from './refs.js';
 export * from './relays.js';
 export * from './run.js';
+export * from './schedule.js';
+export * from './staleness.js';
 export * from './ulid.js';

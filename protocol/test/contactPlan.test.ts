@@ -30,7 +30,11 @@ describe('contact window format', () => {
       fromMs: T0,
     });
     expect(spec('0 2 * * * for 30m')).toMatchObject({ kind: 'cron', durationMs: 30 * MIN });
-    expect(spec('*/90 * * * *')).toMatchObject({ kind: 'cron', durationMs: MIN });
+    expect(spec('0 */2 * * *')).toMatchObject({ kind: 'cron', durationMs: MIN });
+    expect(parseWindow('*/90 * * * * for 5m')).toEqual({
+      ok: false,
+      error: expect.stringContaining('step wider than its field'),
+    });
     expect(spec('2026-11-27T14:00:00Z for 8m')).toEqual({
       kind: 'once',
       atMs: T0 + 14 * 60 * MIN,

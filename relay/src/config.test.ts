@@ -18,7 +18,7 @@ describe('relay config', () => {
     if (!r.ok) throw new Error(r.errors.join('; '));
     expect(r.value.dataDir).toBe(join(dir, 'data'));
     expect(r.value.upstreams[0]?.tokenFile).toBe(join(dir, 'up.token'));
-    expect(r.value.upstreams[0]?.contact).toEqual({ windows: [] });
+    expect(r.value.upstreams[0]?.contact).toEqual({ windows: [], oldSpellings: [] });
     const ups = resolveUpstreams(r.value, {});
     expect(ups.ok && ups.value).toEqual([
       { name: '127.0.0.1:8443', url: 'http://127.0.0.1:8443', token: 'tok', plan: { windows: [] } },
@@ -48,6 +48,36 @@ describe('relay config', () => {
     expect(none.ok && configWarnings(none.value)).toEqual([
       expect.stringMatching(/^sites is empty/),
       expect.stringMatching(/^upstreams is empty: bundles taken into custody here are never forwarded/),
+    ]);
+  });
+
+  it('reads contact windows in the syntax of hub and agent, and the older { cron, durationMinutes } with a warning', () => {
+    const up = (windows: unknown[]) => ({
+      ...BASE,
+      sites: ['ship-7'],
+      upstreams: [{ url: 'http://h:1', token: 't', contact: { windows } }],
+    });
+    const now = parseConfig(
+      up(['0 */2 * * * for 10m', 'every 90m for 8m from 2026-11-27T00:00:00Z']),
+      '/etc',
+    );
+    if (!now.ok) throw new Error(now.errors.join('; '));
+    expect(now.value.upstreams[0]?.contact.windows.map((w) => w.kind)).toEqual(['cron', 'every']);
+    expect(configWarnings(now.value)).toEqual([]);
+    const old = parseConfig(up([{ cron: '0 6 * * 7', durationMinutes: 15 }]), '/etc');
+    if (!old.ok) throw new Error(old.errors.join('; '));
+    expect(old.value.upstreams[0]?.contact.windows).toEqual([
+      expect.objectContaining({ kind: 'cron', durationMs: 15 * 60_000 }),
+    ]);
+    expect(configWarnings(old.value)).toEqual([
+      "upstreams[0].contact.windows: { cron, durationMinutes } is deprecated (decision 431); write '0 6 * * 7 for 15m' (the window syntax of hub and agent), read as such for now",
+    ]);
+    const ups = resolveUpstreams(old.value, {});
+    expect(ups.ok && Object.keys(ups.value[0]?.plan ?? {})).toEqual(['windows']);
+    const bad = parseConfig(up(['61 * * * * for 5m', 'when the satellite is up']), '/etc');
+    expect(!bad.ok && bad.errors).toEqual([
+      expect.stringMatching(/^upstreams\[0\]\.contact\.windows\[0\]: .*minute/),
+      expect.stringMatching(/^upstreams\[0\]\.contact\.windows\[1\]: .*is not/),
     ]);
   });
 

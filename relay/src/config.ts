@@ -8,19 +8,49 @@ import {
   renamedKeyProblem,
   renamedKeyWarning,
 } from '@driftline/hop/config';
-import { SiteIdSchema } from '@driftline/protocol';
+import { parseWindow, SiteIdSchema, type WindowSpec } from '@driftline/protocol';
 import { z } from 'zod';
 import type { ContactPlan } from './core/contactPlan.js';
-import { parseCron } from './core/cron.js';
 
-const Cron = z.string().transform((s, ctx) => {
-  const r = parseCron(s);
-  if (!r.ok) {
-    ctx.addIssue({ code: 'custom', message: r.error });
-    return z.NEVER;
-  }
-  return r.value;
-});
+/**
+ * One contact window, in the syntax the hub and the agent read (`0 *\/2 * * * for 10m`, `every 90m for
+ * 8m from …`; protocol's contactWindows.ts), or in the relay's older spelling `{ cron, durationMinutes }`,
+ * read as `<cron> for <n>m` with a warning (docs/decisions/431-one-window-syntax.md).
+ */
+const WindowEntry = z
+  .union([
+    z
+      .string()
+      .max(200)
+      .describe(
+        "A window: '0 */2 * * * for 10m' (cron, UTC, and how long it stays open), 'every 90m for 8m from 2026-11-27T00:00:00Z' or '2026-11-27T14:00:00Z for 8m'.",
+      ),
+    z
+      .strictObject({
+        cron: z
+          .string()
+          .describe('When a window opens: cron, 5 fields (minute hour day month weekday), UTC.'),
+        durationMinutes: z
+          .number()
+          .int()
+          .min(1)
+          .max(1440)
+          .describe('How long the window stays open, minutes.'),
+      })
+      .describe("Deprecated spelling of '<cron> for <durationMinutes>m', read with a warning."),
+  ])
+  .transform((w, ctx): { spec: WindowSpec; oldSpelling: string | null } => {
+    const text = typeof w === 'string' ? w : `${w.cron} for ${w.durationMinutes}m`;
+    const r = parseWindow(text);
+    if (!r.ok) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${r.error} (see docs/configuration.md, upstreams[].contact)`,
+      });
+      return z.NEVER;
+    }
+    return { spec: r.value, oldSpelling: typeof w === 'string' ? null : text };
+  });
 
 const UpstreamSchema = z
   .strictObject({
@@ -41,21 +71,7 @@ const UpstreamSchema = z
     contact: z
       .strictObject({
         windows: z
-          .array(
-            z
-              .strictObject({
-                cron: Cron.describe(
-                  'When a window opens: cron, 5 fields (minute hour day month weekday), UTC.',
-                ),
-                durationMinutes: z
-                  .number()
-                  .int()
-                  .min(1)
-                  .max(1440)
-                  .describe('How long the window stays open, minutes.'),
-              })
-              .describe('One contact window.'),
-          )
+          .array(WindowEntry)
           .prefault([])
           .describe(
             'When the link to this upstream is expected up; none means always (forwarding is tried at any time).',
@@ -74,6 +90,12 @@ const UpstreamSchema = z
           .describe('Most bytes forwarded per UTC day; default no cap.'),
       })
       .prefault({})
+      .transform(({ windows, ...budgets }) => ({
+        ...budgets,
+        windows: windows.map((w) => w.spec),
+        /** Windows written in the deprecated object spelling, as the text that replaces them. */
+        oldSpellings: windows.flatMap((w) => (w.oldSpelling ? [w.oldSpelling] : [])),
+      }))
       .describe('Contact plan: windows and byte budgets of a costly or scheduled link.'),
   })
   .refine((u) => [u.token, u.tokenFile, u.tokenEnv].filter(Boolean).length === 1, {
@@ -341,6 +363,12 @@ export function loadConfigFile(
 export function configWarnings(cfg: RelayConfig): string[] {
   const w: string[] = [];
   if (cfg.bundles) w.push(renamedKeyWarning(PUBLICATIONS_KEY));
+  cfg.upstreams.forEach((u, i) => {
+    for (const text of u.contact.oldSpellings)
+      w.push(
+        `upstreams[${i}].contact.windows: { cron, durationMinutes } is deprecated (decision 431); write '${text}' (the window syntax of hub and agent), read as such for now`,
+      );
+  });
   if (cfg.sites.length === 0)
     w.push(
       'sites is empty: this relay holds no downlink, so acks, plan requests, publications and approvals will not reach agents behind it (agents then resend what the hub already has); list the sites it serves',
@@ -374,7 +402,8 @@ export function resolveUpstreams(
       token = env[u.tokenEnv] ?? '';
       if (!token) errors.push(`upstreams[${i}].tokenEnv: variable ${u.tokenEnv} is not set`);
     }
-    return { name: u.name ?? new URL(u.url).host, url: u.url, token, plan: u.contact };
+    const { oldSpellings: _, ...plan } = u.contact;
+    return { name: u.name ?? new URL(u.url).host, url: u.url, token, plan };
   });
   return errors.length ? { ok: false, errors } : { ok: true, value };
 }

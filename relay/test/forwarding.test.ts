@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryUpstream } from '../src/adapters/memory/MemoryUpstream.js';
 import { SqliteCustody } from '../src/adapters/sqlite/SqliteCustody.js';
-import { parseCron } from '../src/core/cron.js';
+import { windowsOf } from '../src/core/contactPlan.js';
 import { describeBundle } from '../src/core/describeBundle.js';
 import { type ForwardEvent, forwardStep, type UpstreamSlot } from '../src/core/Forwarder.js';
 import { makeBundle, tmp } from './helpers.js';
@@ -132,9 +132,7 @@ describe('forwarding order and lifetime', () => {
 });
 
 describe('contact plan', () => {
-  const cron = parseCron('0 */2 * * *');
-  if (!cron.ok) throw new Error(cron.error);
-  const plan = { windows: [{ cron: cron.value, durationMinutes: 10 }] };
+  const plan = { windows: windowsOf(['0 */2 * * * for 10m']) };
 
   it('holds traffic outside windows and sends it inside one', async () => {
     const s = store();

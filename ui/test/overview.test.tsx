@@ -141,7 +141,7 @@ describe('links, needs and refs', () => {
     expect(mine.textContent).toContain('enrolled, never heard from');
     expect(mine.textContent).toContain('0 of 1');
     const ship = within(table).getByRole('row', { name: /ship-7/ });
-    expect(ship.textContent).toContain('in 1 h'); // `*/90 * * * *` fires on the hour
+    expect(ship.textContent).toContain('in 1 h'); // `0 * * * *` fires on the hour
     expect(ship.textContent).toContain('2 h ago');
     expect(document.body.textContent).toContain("the relay's own contact plan is not known to the hub");
   });

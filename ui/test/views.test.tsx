@@ -34,7 +34,7 @@ describe('site view', () => {
     expect(text).toContain('Last contact3 d ago');
     expect(text).toContain('1 s ahead');
     expect(text).toContain('relay-dmz');
-    expect(text).toContain('*/90 * * * *');
+    expect(text).toContain('0 * * * *');
     const agentRow = screen.getByRole('row', { name: /a1/ });
     expect(agentRow.textContent).toContain('0.1.0');
     expect(agentRow.textContent).toContain('4');

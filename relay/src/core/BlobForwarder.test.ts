@@ -5,7 +5,7 @@ import { MemoryCustody } from '../adapters/memory/MemoryCustody.js';
 import { MemoryUpstream } from '../adapters/memory/MemoryUpstream.js';
 import { BLOB_LOST } from '../ports/BlobUploader.js';
 import { BLOB_ASIDE_MS, forwardBlob } from './BlobForwarder.js';
-import { parseCron } from './cron.js';
+import { windowsOf } from './contactPlan.js';
 import { describeBundle } from './describeBundle.js';
 import type { ForwardEvent } from './Forwarder.js';
 import { forwardRound } from './forwardRound.js';
@@ -127,9 +127,7 @@ describe('forwarding blobs', () => {
   });
 
   it('holds blobs outside the contact window, as it holds bundles', async () => {
-    const cron = parseCron('0 */2 * * *');
-    if (!cron.ok) throw new Error(cron.error);
-    const plan = { windows: [{ cron: cron.value, durationMinutes: 10 }] };
+    const plan = { windows: windowsOf(['0 */2 * * * for 10m']) };
     const s = setup([{ upstream: upstream('hub'), plan, failures: 0, retryAt: 0 }]);
     expect(await forwardBlob(s.deps)).toBe(false);
     expect(await forwardBlob({ ...s.deps, now: () => T0 + 90 * 60_000 })).toBe(true);

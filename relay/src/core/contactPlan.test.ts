@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { budgetLeft, type ContactPlan, contactState } from './contactPlan.js';
-import { parseCron } from './cron.js';
+import { budgetLeft, type ContactPlan, contactState, windowsOf } from './contactPlan.js';
 
-const cron = (e: string) => {
-  const r = parseCron(e);
-  if (!r.ok) throw new Error(r.error);
-  return r.value;
-};
 const at = (iso: string) => Date.parse(iso);
 // a 10-minute pass at the top of every second hour
-const plan: ContactPlan = { windows: [{ cron: cron('0 */2 * * *'), durationMinutes: 10 }] };
+const plan: ContactPlan = { windows: windowsOf(['0 */2 * * * for 10m']) };
 
 describe('contactState', () => {
   it('is open inside a window and names it', () => {
@@ -29,18 +23,22 @@ describe('contactState', () => {
   it('is always open without windows', () => {
     expect(contactState({ windows: [] }, 0).open).toBe(true);
   });
-});
-
-describe('parseCron', () => {
-  it('refuses a malformed expression with a reason', () => {
-    expect(parseCron('* * *')).toEqual({ ok: false, error: "cron '* * *' needs 5 fields, has 3" });
-    expect(parseCron('61 * * * *').ok).toBe(false);
-    expect(parseCron('x * * * *').ok).toBe(false);
+  it('opens on the 1st of the month or a Monday, as cron does, and takes 7 for Sunday', () => {
+    // 2026-12-02 is a Wednesday: the next window is Monday the 7th, not 1 February (both days at once).
+    const monthly = { windows: windowsOf(['0 6 1 * 1 for 30m']) };
+    expect(contactState(monthly, at('2026-12-02T00:00:00Z'), 30 * 86_400_000)).toEqual({
+      open: false,
+      opensAt: at('2026-12-07T06:00:00Z'),
+    });
+    const sundays = { windows: windowsOf(['0 6 * * 7 for 30m']) };
+    expect(contactState(sundays, at('2026-12-06T06:29:00Z'))).toMatchObject({ open: true });
   });
-  it('reads lists, ranges and steps', () => {
-    const c = cron('5,10-12,*/30 * * * 1-5');
-    expect([...(c.fields[0] ?? [])].sort((a, b) => a - b)).toEqual([0, 5, 10, 11, 12, 30]);
-    expect([...(c.fields[4] ?? [])]).toEqual([1, 2, 3, 4, 5]);
+  it('says nothing opens when the next window is beyond the lookahead', () => {
+    const yearly = { windows: windowsOf(['0 0 1 1 * for 10m']) };
+    expect(contactState(yearly, at('2026-06-01T00:00:00Z'))).toEqual({ open: false, opensAt: null });
+  });
+  it('refuses a malformed window with a reason', () => {
+    expect(() => windowsOf(['61 * * * * for 5m'])).toThrow(/minute/);
   });
 });
 

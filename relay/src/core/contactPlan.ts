@@ -1,16 +1,13 @@
-import { type CronSpec, cronMatches } from './cron.js';
+import { nextWindowOf, parseWindow, type WindowSpec, windowAtOrBefore } from '@driftline/protocol';
 
-const MIN = 60_000;
+const DAY = 86_400_000;
 
-/** A window opens at every minute the cron matches and stays open `durationMinutes`. */
-export interface ContactWindow {
-  cron: CronSpec;
-  durationMinutes: number;
-}
-
-/** When an uplink is expected up, and how many bytes it may carry. No windows = always open. */
+/**
+ * When an uplink is expected up, and how many bytes it may carry. No windows = always open. The windows
+ * are protocol's contact windows (`0 *\/2 * * * for 10m`), the syntax the hub and the agent read too.
+ */
 export interface ContactPlan {
-  windows: ContactWindow[];
+  windows: WindowSpec[];
   bytesPerWindow?: number;
   bytesPerDay?: number;
 }
@@ -21,24 +18,27 @@ export type ContactState =
 
 const dayKey = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+/** Windows from their texts (`0 *\/2 * * * for 10m`); throws on one that does not parse (config is checked first). */
+export function windowsOf(texts: readonly string[]): WindowSpec[] {
+  return texts.map((t) => {
+    const r = parseWindow(t);
+    if (!r.ok) throw new Error(r.error);
+    return r.value;
+  });
+}
+
 /**
- * Whether `now` is inside a window. Looks back at most one window length and forward at most
- * `lookaheadMinutes` (bounded work: one cron check per minute).
+ * Whether `now` is inside a window (named by its start), else when the next one opens: null when none
+ * opens within `lookaheadMs`.
  */
-export function contactState(plan: ContactPlan, now: number, lookaheadMinutes = 24 * 60): ContactState {
+export function contactState(plan: ContactPlan, now: number, lookaheadMs = DAY): ContactState {
   if (plan.windows.length === 0) return { open: true, windowKey: 'always', dayKey: dayKey(now) };
-  const minute = Math.floor(now / MIN) * MIN;
-  for (const w of plan.windows) {
-    for (let back = 0; back < w.durationMinutes; back++) {
-      const start = minute - back * MIN;
-      if (cronMatches(w.cron, start)) return { open: true, windowKey: String(start), dayKey: dayKey(now) };
-    }
+  for (const s of plan.windows) {
+    const w = windowAtOrBefore(s, now);
+    if (w && w.end > now) return { open: true, windowKey: String(w.start), dayKey: dayKey(now) };
   }
-  for (let ahead = 1; ahead <= lookaheadMinutes; ahead++) {
-    const t = minute + ahead * MIN;
-    if (plan.windows.some((w) => cronMatches(w.cron, t))) return { open: false, opensAt: t };
-  }
-  return { open: false, opensAt: null };
+  const next = nextWindowOf(plan.windows, now);
+  return { open: false, opensAt: next && next.start - now <= lookaheadMs ? next.start : null };
 }
 
 /** Bytes the uplink may still send now, given what was sent in this window and today. */

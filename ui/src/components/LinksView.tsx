@@ -31,7 +31,7 @@ export function bytesPendingDown(
 
 /**
  * The next contact window from the site's plan: `in 3 min · declared` or `in 3 min · predicted (80 %)`,
- * with the windows in its title. From older hubs (no plan), the agents' declared cron windows.
+ * with the windows in its title. From older hubs (no plan), the agents' declared windows.
  */
 export function NextWindow({ s, now }: { s: Pick<FleetSite, 'contact' | 'contactWindows'>; now: number }) {
   const plan = s.contact;
@@ -76,7 +76,7 @@ export function LastWindow({ s, now }: { s: Pick<FleetSite, 'contact'>; now: num
   );
 }
 
-/** The agents' declared windows without a plan from the hub: the next cron time, or the text as declared. */
+/** The agents' declared windows without a plan from the hub: when the next one opens (any window syntax, decision 431), or the text as declared. */
 function DeclaredWindow({ windows, now }: { windows: readonly string[]; now: number }) {
   if (windows.length === 0) return <span class="muted">not declared</span>;
   const next = nextWindow(windows, now);

@@ -1,5 +1,6 @@
 import {
   type ContactJudgement,
+  cellAgainstContact,
   judgeContact,
   type MatrixCell,
   parseWindows,
@@ -41,21 +42,10 @@ export function cellAgainstPlan(
   now: number,
 ): MatrixCell {
   const j = contactNow(site, now);
-  if (!j || j.state === 'unplanned') return cell;
-  const last = site?.lastContactAt ? Date.parse(site.lastContactAt) : now;
-  const heard = Math.min(now, last + j.plan.graceS * 1000);
-  const stale =
-    cell.plannedAt !== null &&
-    cell.expectedIntervalS !== null &&
-    cell.expectedIntervalS > 0 &&
-    heard - Date.parse(cell.plannedAt) > 2 * cell.expectedIntervalS * 1000;
-  return {
-    ...cell,
-    stale,
-    siteUnreachable: j.state === 'unreachable',
-    contact: j.state,
-    nextWindowAt: j.next ? new Date(j.next.start).toISOString() : null,
-  };
+  if (!j) return cell;
+  const nextWindowAt = j.next ? new Date(j.next.start).toISOString() : null;
+  const last = site?.lastContactAt ? Date.parse(site.lastContactAt) : null;
+  return cellAgainstContact(cell, { state: j.state, nextWindowAt, graceS: j.plan.graceS }, last, now);
 }
 
 /** `next in 3 min`, `opens now`, or `no next window known`. */

@@ -2,9 +2,8 @@ import { summariseFleet } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { cell, counts, HOUR, iso, NOW, runItem, smallWorld } from '../../test/support/fixtures.js';
 import { CellStore } from './cellStore.js';
-import { nextCronTime } from './cron.js';
 import { driftEpisodes, timeline } from './episodes.js';
-import { linkSentence } from './link.js';
+import { linkSentence, nextWindow } from './link.js';
 import { belongsToView, layoutMatrix } from './matrix.js';
 import { NO_FILTERS } from './route.js';
 import { tileAge, tileText } from './tile.js';
@@ -119,12 +118,18 @@ describe('cell history', () => {
     expect(timeline(runs, 3).map((r) => r.plannedAt)).toEqual([iso(6 * HOUR), iso(5 * HOUR), iso(2 * HOUR)]);
   });
 
-  it('finds the next contact window of a cron expression and leaves free text alone', () => {
+  it('finds the next declared contact window and leaves free text alone', () => {
     const from = Date.parse('2025-06-01T12:00:30.000Z'); // a Sunday
-    expect(new Date(nextCronTime('*/15 * * * *', from)!).toISOString()).toBe('2025-06-01T12:15:00.000Z');
-    expect(new Date(nextCronTime('30 2 * * 1', from)!).toISOString()).toBe('2025-06-02T02:30:00.000Z');
-    expect(new Date(nextCronTime('0 0 1 7 *', from)!).toISOString()).toBe('2025-07-01T00:00:00.000Z');
-    expect(nextCronTime('every pass of the satellite', from)).toBeNull();
-    expect(nextCronTime('61 * * * *', from)).toBeNull();
+    const next = (w: string[]) => {
+      const t = nextWindow(w, from);
+      return t === null ? null : new Date(t).toISOString();
+    };
+    expect(next(['*/15 * * * *'])).toBe('2025-06-01T12:15:00.000Z');
+    expect(next(['30 2 * * 1 for 30m'])).toBe('2025-06-02T02:30:00.000Z');
+    expect(next(['0 0 1 7 *', 'every 4h for 10m from 2025-06-01T00:00:00Z'])).toBe(
+      '2025-06-01T16:00:00.000Z',
+    );
+    expect(next(['0 6 1 * 1'])).toBe('2025-06-02T06:00:00.000Z'); // a Monday: day-of-month OR day-of-week
+    expect(next(['every pass of the satellite', '61 * * * *'])).toBeNull();
   });
 });

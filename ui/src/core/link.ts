@@ -1,6 +1,5 @@
-import { type FleetSite, linkState, type SiteDetail } from '@driftline/protocol';
+import { type FleetSite, linkState, nextWindowOf, parseWindows, type SiteDetail } from '@driftline/protocol';
 import { contactNow, nextInText } from './contact.js';
-import { nextCronTime } from './cron.js';
 import { formatAgo } from './time.js';
 
 /** A site's link facts from its detail (the site view), in the shape the fleet summary gives them. */
@@ -90,8 +89,7 @@ export function liveLink(s: FleetSite, nowMs: number): FleetSite {
   };
 }
 
-/** The next declared contact window: the earliest next time of the cron windows, else null. */
+/** When the next declared contact window opens (the windows that parse; free text is only shown), else null. */
 export function nextWindow(windows: readonly string[], nowMs: number): number | null {
-  const times = windows.map((w) => nextCronTime(w, nowMs)).filter((t): t is number => t !== null);
-  return times.length ? Math.min(...times) : null;
+  return nextWindowOf(parseWindows(windows), nowMs)?.start ?? null;
 }

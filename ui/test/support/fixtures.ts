@@ -198,7 +198,7 @@ export function siteDetail(summary: SiteSummary, cells: MatrixCell[]): SiteDetai
       },
     ],
     upstream: 'relay-dmz',
-    contactWindows: ['*/90 * * * *'],
+    contactWindows: ['0 * * * *'],
     matrix: cells.filter((c) => c.site === summary.site),
   });
 }

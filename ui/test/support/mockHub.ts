@@ -169,7 +169,7 @@ export class MockHub {
         queueDepth: 4,
         oldestUnsentAt: iso(2 * HOUR),
         upstream: 'relay-dmz',
-        contactWindows: ['*/90 * * * *'],
+        contactWindows: ['0 * * * *'],
       }));
       return { status: 200, body: FleetResponseSchema.parse(summariseFleet(this.cells, sites, iso(0))) };
     }

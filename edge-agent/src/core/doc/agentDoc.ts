@@ -7,7 +7,6 @@ import {
   type DocCell,
   DocCellSchema,
   type DocRun,
-  type PlanSummary,
   packDocEntry as packJson,
   plainAgentDoc,
   unpackDocEntry,
@@ -17,6 +16,7 @@ import { withConfirmed, writeCell } from './confirmApart.js';
 import { toDocValue } from './docValues.js';
 import { docRun, planDone, planRuns } from './planRuns.js';
 import { answers, openRequests, stampRequests } from './requestStamps.js';
+import type { RunInput } from './runInput.js';
 
 /** A packed entry as the document holds it: its canonical JSON as one scalar string (not text). */
 const packDocEntry = (value: DocRun | DocCell) => new A.ImmutableString(packJson(value));
@@ -48,19 +48,8 @@ export interface StoredAgentDoc {
 }
 export type AgentAutomergeDoc = A.Doc<StoredAgentDoc>;
 
-export interface RunInput {
-  runId: string;
-  summary: PlanSummary;
-  /** sha256 of the stored detail blob, when one was stored. */
-  detailBlob?: string;
-  recordedAt: number;
-  /** Consecutive locked results for this cell, this one included. */
-  lockedStreak?: number;
-  /** A ref other than the component's default: the run's cell is `environment/component@ref`. */
-  cellRef?: string;
-  /** Whether a plan equal to the cell's may only confirm the cell's run (`RecordRunInput.mayConfirm`). */
-  mayConfirm?: (runId: string) => boolean;
-}
+/** Kept importable from here; defined in runInput.ts, which planRuns.ts reads without this file. */
+export type { RunInput };
 
 export function newEpochDoc(
   site: string,

@@ -1,6 +1,6 @@
 import { cellKey, type DocCell, type DocRun, isUnchangedPlan } from '@driftline/protocol';
-import type { RunInput } from './agentDoc.js';
 import type { PlanDone } from './requestStamps.js';
+import type { RunInput } from './runInput.js';
 
 /**
  * What a batch of runs does to the cells, decided before the document is touched: which runs only

@@ -1,8 +1,18 @@
-import type { SyncDeps } from './SyncEngine.js';
+import type { Ledger } from '../../ports/Ledger.js';
+import type { Logger } from '../../ports/Logger.js';
+import type { Uplink } from '../../ports/Uplink.js';
+
+/** What uploading blobs needs: the ports themselves (SyncEngine's `SyncDeps` has them all). */
+export interface UploadDeps {
+  store: Ledger;
+  /** Upstreams in order of preference. */
+  uplinks: readonly Uplink[];
+  log: Logger;
+}
 
 /** Uploads detail blobs the upstream does not hold yet, lowest priority (SyncEngine's last step). */
 export async function uploadBlobsOnce(
-  deps: Pick<SyncDeps, 'store' | 'uplinks' | 'log'>,
+  deps: UploadDeps,
   onProgress?: (sha256: string, sent: number, total: number) => void,
   signal?: AbortSignal,
   /** Asked before each blob: true when a result waits to be pushed first, and the uploads stop. */

@@ -1,4 +1,4 @@
-import type { MatrixCell, SiteContact } from '@driftline/protocol';
+import { cellAgainstContact, type MatrixCell, type SiteContact } from '@driftline/protocol';
 import type { AgentRow } from '../../ports/HubStore.js';
 import { ContactHistory } from './ContactHistory.js';
 import { type ContactPlanSettings, siteContact } from './siteContact.js';
@@ -48,18 +48,5 @@ export function cellWithContact(
   lastContactAt: number | null,
   now: number,
 ): MatrixCell {
-  if (!contact.judged || contact.state === 'unplanned') return cell;
-  const heard = lastContactAt === null ? now : Math.min(now, lastContactAt + contact.graceS * 1000);
-  const stale =
-    cell.plannedAt !== null &&
-    cell.expectedIntervalS !== null &&
-    cell.expectedIntervalS > 0 &&
-    heard - Date.parse(cell.plannedAt) > 2 * cell.expectedIntervalS * 1000;
-  return {
-    ...cell,
-    stale,
-    siteUnreachable: contact.state === 'unreachable',
-    contact: contact.state,
-    nextWindowAt: contact.nextWindowAt,
-  };
+  return contact.judged ? cellAgainstContact(cell, contact, lastContactAt, now) : cell;
 }

@@ -17,6 +17,7 @@ export const relayRoutes = [
       summary:
         'Each relay: the sites it acts for, its last token use, the status it last reported, and what is wrong there with the command that fixes it',
     },
+    examples: [{ url: '/api/relays', status: 200 }],
     handler: async (_ctx, d) => ({ relays: relayInfos(await d.store.listPeers(), d.clock.now()) }),
   }),
 ];

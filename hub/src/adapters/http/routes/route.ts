@@ -52,6 +52,17 @@ export interface Deprecation {
   successor: string;
 }
 
+/**
+ * A request that exercises the route, and the status it must get: `hub/test/openapi.test.ts` sends it
+ * (with an admin credential, then with none) and checks the answer against the document. Written with
+ * the route, so a new read-only endpoint needs no line in `hub/test/openapiExamples.ts`.
+ */
+export interface RouteExample {
+  /** Path and query from the root, against the fixture hub (site `ship-7`, environment `prod`, component `net`). */
+  url: string;
+  status: number;
+}
+
 /** A JSON body: the component schema it is declared as, and the most bytes the handler reads. */
 export interface JsonBody {
   schema: SchemaName;
@@ -103,6 +114,8 @@ export interface RouteSpec<Q extends Query, A extends JsonAnswer<SchemaName> | R
   /** A deprecated route: every answer carries `Deprecation` and a `Link` to its successor (decision 170). */
   deprecation?: Deprecation;
   doc: RouteDoc;
+  /** Requests `/api/openapi.json`'s test sends to it; routes without one are exercised from `openapiExamples.ts`. */
+  examples?: readonly RouteExample[];
   /** Answers the body (checked against `response.schema`), or writes `ctx` itself for a raw answer. */
   handler: Handler<Q, A>;
 }
@@ -119,6 +132,7 @@ export interface Route {
   response: JsonAnswer<SchemaName> | RawAnswer;
   deprecation?: Deprecation;
   doc: RouteDoc;
+  examples?: readonly RouteExample[];
   handler: (ctx: Context, deps: RouteDeps, query: never) => unknown;
 }
 
