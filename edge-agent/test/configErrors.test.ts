@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lockRace } from '@driftline/hop/testing';
 import { generateSigningKeyPair, publicKeyToText } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/storeFixtures.js';
@@ -52,5 +53,33 @@ describe('edge-agent configuration errors (one loader, docs/decisions/250)', { t
     expect(check.stderr).toContain(
       "components[0].apply.approvers[0]: the hub's public key is pinned as an approver (component c)",
     );
+  });
+
+  it('exits 2 from run without an agent key, naming the file and what makes it (issue 42)', async () => {
+    const config = await site('');
+    const run = agent(['run', '--config', config]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe(
+      `edge-agent run: no agent key at ${join(dirname(config), 'data', 'agent-key.pem')} (run \`edge-agent init --config <file>\` first)\n`,
+    );
+  });
+
+  it('runs one agent per data directory: a second exits 2 naming the holder; a restart after SIGKILL is not blocked', async () => {
+    const config = await site('');
+    expect(agent(['init', '--config', config]).status).toBe(0);
+    const dataDir = join(dirname(config), 'data');
+    const r = await lockRace(
+      [process.execPath, bin, 'run', '--config', config, '--no-schedule'],
+      join(dataDir, 'agent.lock'),
+      { readyLine: /"msg":"agent started"/ },
+    );
+    expect(r.second.status).toBe(2);
+    expect(r.second.stderr).toMatch(
+      new RegExp(
+        `^edge-agent run: ${dataDir} is in use by PID ${r.firstPid} \\(edge-agent run, since [^\\n]*\\n$`,
+      ),
+    );
+    expect(r.restartTook).toBe(true);
+    expect(r.restartExit).toBe(0);
   });
 });

@@ -1,4 +1,7 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigProblem, listenAs } from '@driftline/hop/config';
+import { takeDataDirLock } from '@driftline/hop/lock';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateRelayKey } from './adapters/fs/relayKey.js';
@@ -47,6 +50,13 @@ program
       pino.destination(2),
     );
     for (const w of configWarnings(cfg)) logger.warn(w);
+    // One relay per data directory (issue 42): two would both take custody and forward from one store.
+    mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+    const locked = takeDataDirLock(join(cfg.dataDir, 'relay.lock'), cfg.dataDir, 'relay run');
+    if (!locked.ok) {
+      console.error(`relay: ${locked.message}`);
+      process.exit(2);
+    }
     const relay = createRelay(cfg, ups.value, { logger });
     const addr = await listenAs('listen.port', cfg.listen, () => relay.start()).catch((e: unknown) => {
       if (!(e instanceof ConfigProblem)) throw e;
