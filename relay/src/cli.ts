@@ -44,12 +44,6 @@ program
       console.error(`relay: ${opts.config}:\n${ups.errors.map((e) => `  - ${e}`).join('\n')}`);
       process.exit(2);
     }
-    // Logs are JSON lines on stderr; stdout carries only what was asked for (O2 in docs/architecture.md#invariants).
-    const logger = pino(
-      { level: process.env.LOG_LEVEL ?? 'info', base: { service: 'relay', name: cfg.name } },
-      pino.destination(2),
-    );
-    for (const w of configWarnings(cfg)) logger.warn(w);
     // One relay per data directory (issue 42): two would both take custody and forward from one store.
     mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
     const locked = takeDataDirLock(join(cfg.dataDir, 'relay.lock'), cfg.dataDir, 'relay run');
@@ -57,6 +51,12 @@ program
       console.error(`relay: ${locked.message}`);
       process.exit(2);
     }
+    // Logs are JSON lines on stderr; stdout carries only what was asked for (O2 in docs/architecture.md#invariants).
+    const logger = pino(
+      { level: process.env.LOG_LEVEL ?? 'info', base: { service: 'relay', name: cfg.name } },
+      pino.destination(2),
+    );
+    for (const w of configWarnings(cfg)) logger.warn(w);
     const relay = createRelay(cfg, ups.value, { logger });
     const addr = await listenAs('listen.port', cfg.listen, () => relay.start()).catch((e: unknown) => {
       if (!(e instanceof ConfigProblem)) throw e;
