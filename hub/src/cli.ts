@@ -189,9 +189,11 @@ try {
     process.exit(2);
   }
   // The store refusing or out of reach is the operator's to fix: one line naming what, no stack trace.
+  // A database that refuses this hub (a wrong password, no such database) is a configuration problem, 2,
+  // as `hub config check` says it; one that does not answer is a failure, 1 (issue 42).
   if (e instanceof StoreRefusedError || e instanceof StoreUnavailableError) {
     console.error(`hub: ${e.message}`);
-    process.exit(1);
+    process.exit(e instanceof StoreRefusedError ? 2 : 1);
   }
   throw e;
 }
