@@ -114,7 +114,7 @@ describe('edge-agent configuration errors (one loader, docs/decisions/250)', { t
         });
       });
       expect(JSON.parse(line)).toMatchObject({
-        level: 50,
+        level: 40,
         upstream: url,
         msg: expect.stringMatching(
           new RegExp(`^refused by ${url}: unauthorized: the bearer token is unknown`),

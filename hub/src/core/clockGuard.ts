@@ -29,6 +29,18 @@ export interface BundleTiming {
   via: string;
   /** Whether it brought changes the hub did not have (a delta is cumulative since the last ack). */
   changed: boolean;
+  /**
+   * False when the estimate came through a hop that vouches for nothing: a relay enrolled without a key
+   * (`hub peer add --no-key`). Such a claim is checked against the agent's own bound but never narrows
+   * it (docs/decisions/415-unkeyed-relays.md). Default true.
+   */
+  attested?: boolean;
+  /**
+   * The least `receivedAt − requestedAt` of the hub's plan requests the agent's document says it
+   * received (agent clock minus hub clock): the agent received each after the hub made it, so its offset
+   * is at most this, whatever any hop says. Null or absent: none in this batch.
+   */
+  upperMs?: number | null;
 }
 
 export interface ClockVerdict {
@@ -51,6 +63,11 @@ export interface ClockVerdict {
  *   the bundle after its arrival) is taken at once; one that stands unchallenged for
  *   {@link STEP_CONFIRM_MS} over {@link STEP_CONFIRM_SAMPLES} samples is a clock step and is taken then.
  *
+ * - the agent received each plan request it confirms after the hub made it (`upperMs`);
+ * - a claim that came through a relay enrolled without a key (`attested: false`) is checked against these
+ *   bounds (a lie beyond them is held as `contradicts-bounds`) but never narrows them: the estimate is the
+ *   agent's own bound (docs/decisions/415-unkeyed-relays.md).
+ *
  * A stale bundle (neither newer than the newest nor bringing changes: a replay) changes nothing.
  */
 export function guardClock(prev: AgentClock, t: BundleTiming): ClockVerdict {
@@ -61,23 +78,31 @@ export function guardClock(prev: AgentClock, t: BundleTiming): ClockVerdict {
   let held: HeldClock | null = prev.held;
   let flag: HeldReason | null = null;
   const transitLo = t.created - t.receivedAt;
+  // The agent's own bound, from what no hop can forge: made before it arrived (transitLo), not before the
+  // newest bundle taken (only when that time was read from a round trip), received after the hub made
+  // each request it confirms (upperMs).
+  let ownHi = t.upperMs ?? Number.POSITIVE_INFINITY;
+  const prevU = prev.est.uncertaintyMs;
+  if (prev.lastCreated !== null && prev.lastCreatedAt !== null && prevU != null && t.created >= prev.lastCreated)
+    ownHi = Math.min(ownHi, t.created - prev.lastCreatedAt + prevU);
   if (e) {
     let lo = Math.max(e.offsetMs - e.uncertaintyMs, transitLo);
-    let hi = e.offsetMs + e.uncertaintyMs;
-    const prevU = prev.est.uncertaintyMs;
-    // Not made before the newest bundle taken (only when that time was read from a round trip).
-    if (
-      prev.lastCreated !== null &&
-      prev.lastCreatedAt !== null &&
-      prevU != null &&
-      t.created >= prev.lastCreated
-    )
-      hi = Math.min(hi, t.created - prev.lastCreatedAt + prevU);
+    let hi = Math.min(e.offsetMs + e.uncertaintyMs, ownHi);
     if (lo > hi) {
       flag = 'contradicts-bounds';
       held = holdRecord(null, 'contradicts-bounds', e, t);
       // A round-trip estimate stands however old it is: the one-way fallback would be worse than it.
       est = prev.est.uncertaintyMs != null ? prev.est : nextOffset(prev.est, t.created, t.receivedAt, null);
+    } else if (t.attested === false) {
+      // An unkeyed hop's claim meets the agent's own bound but narrows nothing: the estimate is that
+      // bound (its middle, half its width), or the one-way bound while it has no upper end.
+      held = null;
+      est = Number.isFinite(ownHi)
+        ? nextOffset(prev.est, t.created, t.receivedAt, {
+            offsetMs: Math.round((transitLo + ownHi) / 2),
+            uncertaintyMs: Math.ceil((ownHi - transitLo) / 2),
+          })
+        : nextOffset(prev.est, t.created, t.receivedAt, null);
     } else {
       lo = Math.max(lo, transitLo);
       const cut: ClockEstimate = {

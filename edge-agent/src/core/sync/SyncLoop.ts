@@ -144,7 +144,7 @@ export class SyncLoop {
         // An upstream that answered 401/403 was reached: it refuses this agent's credential (issue 42).
         const { refusals, others } = splitRefusals(pushed.errors);
         for (const r of refusals)
-          this.deps.log.error(
+          this.deps.log.warn(
             { upstream: r.upstream, retryInMs: next },
             `refused by ${r.upstream}: ${r.reason} (check the token in its upstreams[].tokenFile; at the relay: relay token add)`,
           );
