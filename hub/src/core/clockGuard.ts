@@ -83,26 +83,21 @@ export function guardClock(prev: AgentClock, t: BundleTiming): ClockVerdict {
   // each request it confirms (upperMs).
   let ownHi = t.upperMs ?? Number.POSITIVE_INFINITY;
   const prevU = prev.est.uncertaintyMs;
-  if (prev.lastCreated !== null && prev.lastCreatedAt !== null && prevU != null && t.created >= prev.lastCreated)
+  if (
+    prev.lastCreated !== null &&
+    prev.lastCreatedAt !== null &&
+    prevU != null &&
+    t.created >= prev.lastCreated
+  )
     ownHi = Math.min(ownHi, t.created - prev.lastCreatedAt + prevU);
   if (e) {
     let lo = Math.max(e.offsetMs - e.uncertaintyMs, transitLo);
-    let hi = Math.min(e.offsetMs + e.uncertaintyMs, ownHi);
+    const hi = Math.min(e.offsetMs + e.uncertaintyMs, ownHi);
     if (lo > hi) {
       flag = 'contradicts-bounds';
       held = holdRecord(null, 'contradicts-bounds', e, t);
       // A round-trip estimate stands however old it is: the one-way fallback would be worse than it.
       est = prev.est.uncertaintyMs != null ? prev.est : nextOffset(prev.est, t.created, t.receivedAt, null);
-    } else if (t.attested === false) {
-      // An unkeyed hop's claim meets the agent's own bound but narrows nothing: the estimate is that
-      // bound (its middle, half its width), or the one-way bound while it has no upper end.
-      held = null;
-      est = Number.isFinite(ownHi)
-        ? nextOffset(prev.est, t.created, t.receivedAt, {
-            offsetMs: Math.round((transitLo + ownHi) / 2),
-            uncertaintyMs: Math.ceil((ownHi - transitLo) / 2),
-          })
-        : nextOffset(prev.est, t.created, t.receivedAt, null);
     } else {
       lo = Math.max(lo, transitLo);
       const cut: ClockEstimate = {
@@ -110,16 +105,35 @@ export function guardClock(prev: AgentClock, t: BundleTiming): ClockVerdict {
         uncertaintyMs: Math.ceil((hi - lo) / 2),
         ...(e.trusted && lo === 0 && hi === 0 ? { trusted: true } : {}),
       };
+      // What the estimate may become: the claim within the bounds, or, from a hop that vouches for
+      // nothing, the agent's own bound (its middle, half its width; the one-way bound while it has no
+      // upper end): such a claim is checked (here and for a jump) but never narrows anything.
+      const taken: ClockEstimate | null =
+        t.attested !== false
+          ? cut
+          : Number.isFinite(ownHi)
+            ? {
+                offsetMs: Math.round((transitLo + ownHi) / 2),
+                uncertaintyMs: Math.ceil((ownHi - transitLo) / 2),
+              }
+            : null;
       const jumped = jumpFrom(prev.est, cut, t.receivedAt);
       const provenByTransit =
         prev.est.offsetMs !== null && transitLo > prev.est.offsetMs + aged(prev.est, t.receivedAt);
       if (!jumped || provenByTransit) {
-        est = nextOffset(prev.est, t.created, t.receivedAt, cut);
+        est = nextOffset(prev.est, t.created, t.receivedAt, taken);
         held = null;
       } else {
         const h = holdRecord(held, 'jump', cut, t);
         if (h.samples >= STEP_CONFIRM_SAMPLES && t.receivedAt - h.since >= STEP_CONFIRM_MS) {
-          est = { offsetMs: cut.offsetMs, uncertaintyMs: cut.uncertaintyMs, sampledAt: t.receivedAt };
+          est = taken
+            ? { offsetMs: taken.offsetMs, uncertaintyMs: taken.uncertaintyMs, sampledAt: t.receivedAt }
+            : nextOffset(
+                { offsetMs: null, uncertaintyMs: null, sampledAt: null },
+                t.created,
+                t.receivedAt,
+                null,
+              );
           held = null;
         } else {
           flag = 'jump';
