@@ -139,6 +139,7 @@ export async function setUp(
       'relay-1',
       '--sites',
       sites.join(','),
+      '--no-key', // the demo's relay makes its key at its first start, after this
       '--json',
     ]),
   ]);
