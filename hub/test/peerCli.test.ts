@@ -107,5 +107,5 @@ describe('hub peer list|add|revoke|rotate|sites', () => {
       expect(r.status).toBe(0);
       expect(r.stdout).toContain('Example:\n  hub peer');
     }
-  });
+  }, 120_000); // six process starts: beside other tests on two cores, past the default 30 s
 });
