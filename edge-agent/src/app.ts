@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { takeDataDirLock } from '@driftline/hop/lock';
 import { cryptoRandomBytes, monotonicUlid } from '@driftline/protocol';
 import type { Logger } from 'pino';
 import { loadAgentKey, loadHubKey } from './adapters/fs/agentKeys.js';
@@ -7,6 +8,7 @@ import { FsPlanFiles } from './adapters/fs/FsPlanFiles.js';
 import { PLATFORM, planDeps } from './adapters/planDeps.js';
 import { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
 import type { AgentConfig } from './config.js';
+import { ConfigProblem } from './configProblem.js';
 import { ApplyCoordinator, hubKeyProblem } from './core/apply/ApplyCoordinator.js';
 import { PlanCycle } from './core/cycle/PlanCycle.js';
 import type { AgentLedger } from './core/ledger/AgentLedger.js';
@@ -60,10 +62,16 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   const now = opts.now ?? Date.now;
   const log = opts.log;
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // One agent per data directory (issue 42): a second would plan and record beside the first.
+  const locked = takeDataDirLock(join(config.dataDir, 'agent.lock'), config.dataDir, 'edge-agent run');
+  if (!locked.ok) throw new ConfigProblem(locked.message);
   const [privateKey, hubPublicKey] = await Promise.all([
     loadAgentKey(config.dataDir),
     loadHubKey(config.hubPublicKeyFile),
-  ]);
+  ]).catch((e: unknown) => {
+    locked.lock.release();
+    throw e;
+  });
   const { ledger: store, db } = openAgentStore(config, now);
   const { uplinks, tokens } = agentUplinks(config, {
     urlStorage: new SqliteUrlStorage(db),
@@ -75,7 +83,8 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   const hubKeyInApprovers = await hubKeyProblem(config, hubPublicKey);
   if (hubKeyInApprovers) {
     store.close();
-    throw new Error(hubKeyInApprovers);
+    locked.lock.release();
+    throw new ConfigProblem(hubKeyInApprovers);
   }
   const runDeps = planDeps(config, log, now, opts.toolEnv);
   const planFiles = new FsPlanFiles(join(config.dataDir, 'plans'), 3, now);
@@ -164,6 +173,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
       batcher.flush();
       await running.stop();
       store.close();
+      locked.lock.release();
       log.info({}, 'agent stopped');
     },
   };

@@ -1,7 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createHopServer, MemoryHopBackend } from '@driftline/hop';
+import { lockRace } from '@driftline/hop/testing';
 import { generateSigningKeyPair, publicKeyToText } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/storeFixtures.js';
@@ -52,5 +54,76 @@ describe('edge-agent configuration errors (one loader, docs/decisions/250)', { t
     expect(check.stderr).toContain(
       "components[0].apply.approvers[0]: the hub's public key is pinned as an approver (component c)",
     );
+  });
+
+  it('exits 2 from run without an agent key, naming the file and what makes it (issue 42)', async () => {
+    const config = await site('');
+    const run = agent(['run', '--config', config]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe(
+      `edge-agent run: no agent key at ${join(dirname(config), 'data', 'agent-key.pem')} (run \`edge-agent init --config <file>\` first)\n`,
+    );
+  });
+
+  it('runs one agent per data directory: a second exits 2 naming the holder; a restart after SIGKILL is not blocked', async () => {
+    const config = await site('');
+    expect(agent(['init', '--config', config]).status).toBe(0);
+    const dataDir = join(dirname(config), 'data');
+    const r = await lockRace(
+      [process.execPath, bin, 'run', '--config', config, '--no-schedule'],
+      join(dataDir, 'agent.lock'),
+      { readyLine: /"msg":"agent started"/ },
+    );
+    expect(r.second.status).toBe(2);
+    expect(r.second.stderr).toMatch(
+      new RegExp(
+        `^edge-agent run: ${dataDir} is in use by PID ${r.firstPid} \\(edge-agent run, since [^\\n]*\\n$`,
+      ),
+    );
+    expect(r.restartTook).toBe(true);
+    expect(r.restartExit).toBe(0);
+  });
+
+  it("logs an upstream's 401 as `refused by <upstream>: <reason>`, not as unreachable (issue 42)", async () => {
+    const backend = new MemoryHopBackend({ name: 'relay-1', role: 'relay' });
+    backend.addToken('the-right-token', { name: 's', sites: ['s'] });
+    const hop = createHopServer(backend, { uploads: { directory: tempDir('driftline-tus-') } });
+    const { port } = await hop.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${port}`;
+    const config = await site('', `[{ url: "${url}", tokenFile: ./token }]`);
+    expect(agent(['init', '--config', config]).status).toBe(0);
+    const fakeTerraform = fileURLToPath(new URL('../../simulation/bin', import.meta.url));
+    const child = spawn(process.execPath, [bin, 'run', '--config', config], {
+      env: { ...process.env, LOG_LEVEL: 'info', PATH: `${fakeTerraform}:${process.env.PATH}` },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no refusal logged: ${stderr.slice(-2000)}`)),
+          60_000,
+        );
+        child.stderr.on('data', (d) => {
+          stderr += d;
+          const hit = stderr.split('\n').find((l) => l.includes('refused by'));
+          if (hit) {
+            clearTimeout(timer);
+            resolve(hit);
+          }
+        });
+      });
+      expect(JSON.parse(line)).toMatchObject({
+        level: 40,
+        upstream: url,
+        msg: expect.stringMatching(
+          new RegExp(`^refused by ${url}: unauthorized: the bearer token is unknown`),
+        ),
+      });
+      expect(stderr).not.toContain('no upstream reachable');
+    } finally {
+      child.kill('SIGKILL');
+      await hop.close();
+    }
   });
 });

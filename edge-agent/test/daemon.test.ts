@@ -126,7 +126,7 @@ sync:
       'site: s\nagent: a\ndataDir: ./data\nhubPublicKeyFile: ./hub.pub\nupstreams: [{url: "http://127.0.0.1:9", tokenFile: ./token}]\ncomponents: [{name: c, workingDir: ./infra, environments: [e]}]\n',
     );
     const r = cli(['run', '--config', join(dir, 'a.yaml')]);
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2); // a missing key is a configuration problem (issue 42)
     expect(r.stderr).toContain('edge-agent init');
   });
 });

@@ -47,3 +47,5 @@ export async function makeBundle(
         );
   return { id, bytes };
 }
+
+export { type LockRace, lockRace } from './lock/lockRace.js';

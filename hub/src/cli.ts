@@ -1,5 +1,7 @@
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigProblem } from '@driftline/hop/config';
+import { takeDataDirLock } from '@driftline/hop/lock';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
@@ -141,6 +143,12 @@ verb(
   const c = config(o);
   // Logs are JSON lines on stderr; stdout carries only what was asked for (O2 in docs/architecture.md#invariants).
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+  // One hub per SQLite store (issue 42). Hubs on one PostgreSQL database share dataDir by design (decision 160).
+  if (c.store.kind === 'sqlite') {
+    mkdirSync(c.dataDir, { recursive: true, mode: 0o700 });
+    const locked = takeDataDirLock(join(c.dataDir, 'hub.lock'), c.dataDir, 'hub run');
+    if (!locked.ok) throw new ConfigProblem(locked.message);
+  }
   const hub = await createHub(c, { logger });
   hub.startTimers();
   const urls = await hub.listen();
@@ -181,9 +189,11 @@ try {
     process.exit(2);
   }
   // The store refusing or out of reach is the operator's to fix: one line naming what, no stack trace.
+  // A database that refuses this hub (a wrong password, no such database) is a configuration problem, 2,
+  // as `hub config check` says it; one that does not answer is a failure, 1 (issue 42).
   if (e instanceof StoreRefusedError || e instanceof StoreUnavailableError) {
     console.error(`hub: ${e.message}`);
-    process.exit(1);
+    process.exit(e instanceof StoreRefusedError ? 2 : 1);
   }
   throw e;
 }

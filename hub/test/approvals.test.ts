@@ -135,6 +135,53 @@ describe('approvals at the hub', () => {
     expect((await submit('not an approval' as never)).status).toBe(422);
   });
 
+  it('refuses (422), before anything travels, an approval of a superseded, stale or already applied run, with the reason', async () => {
+    const applied = (id: string, at: number) =>
+      reportApply(h, sim, {
+        runId: id as never,
+        environment: 'prod',
+        component: 'app',
+        state: 'applied',
+        approvalIds: [],
+        approvers: [],
+        receivedAt: at,
+        startedAt: at,
+        finishedAt: at,
+        updatedAt: at,
+      } as never);
+    // superseded: the cell's latest plan is a later run that found something else
+    h.clock.t += 60_000;
+    const later = await planWithFile(h, sim, { planFileSha256: 'f'.repeat(64) });
+    const old = await submit(await sign(claimsFor(h, runId), keys));
+    expect(old.status).toBe(422);
+    expect((await error(old)).message).toMatch(
+      `approval refused: superseded by run '${later}' (planned ${new Date(h.clock.t).toISOString()}, changes): approve the cell's latest plan`,
+    );
+    // already applied: the agent's record says so
+    await applied(later, h.clock.now());
+    const again = await submit(
+      await sign(claimsFor(h, later, { planFileSha256: 'f'.repeat(64) as never }), keys),
+    );
+    expect(again.status).toBe(422);
+    expect((await error(again)).message).toMatch(
+      new RegExp(`^approval refused: already applied: run '${later}' is applied at site 'mars-1'`),
+    );
+    // stale: the cell's latest plan was made before another run of the cell was applied
+    h.clock.t += 60_000;
+    const before = await planWithFile(h, sim);
+    h.clock.t += 60_000;
+    await applied(later, h.clock.now());
+    const stale = await submit(await sign(claimsFor(h, before), keys));
+    expect(stale.status).toBe(422);
+    expect((await error(stale)).message).toMatch(
+      new RegExp(
+        `^approval refused: stale: run '${later}' of prod/app was applied at .* after run '${before}' was planned`,
+      ),
+    );
+    expect(await approvalsOnDownlink(h)).toEqual([]);
+    expect((await h.hub.store.listApprovals({ site: 'mars-1', limit: 10 })).length).toBe(0);
+  });
+
   it('refuses an approval of a run that kept no plan file: apply is not enabled there', async () => {
     const plain = await planWithFile(h, sim, { planFileSha256: null });
     const res = await submit(await sign(claimsFor(h, plain), keys));

@@ -130,6 +130,25 @@ describe('hub approver and hub approve (as processes)', { timeout: 120_000 }, ()
     expect(viewer.stderr).toMatch(/403 .*lacks the role/);
     const bad = await hub(['approve', '--key', pem, '--run', withFile, '--expires', 'soon', ...remote]);
     expect([bad.status, bad.stderr]).toEqual([2, expect.stringMatching(/--expires soon: a duration/)]);
+    // a run a later plan superseded: the hub says so, and nothing travels (issue 42)
+    const approverToken = join(h.dir, 'approver.token');
+    writeFileSync(approverToken, (await addTestUser(h.hub.store, 'ada', ['approver'])).token);
+    const key = JSON.parse((await hub(['approver', 'keygen', '--out', `${pem}.2`, '--json'])).stdout).key;
+    const cfg = join(h.dir, 'hub.yaml');
+    writeFileSync(cfg, `dataDir: ${h.dir}\n`);
+    expect((await hub(['approver', 'add', 'Ada', '--key', key, '-c', cfg])).status).toBe(0);
+    h.clock.t += 1000;
+    const later = await planWithFile(h, sim, { planFileSha256: 'f'.repeat(64) });
+    const superseded = await hub([
+      'approve',
+      '--key',
+      `${pem}.2`,
+      '--run',
+      withFile,
+      ...['--hub', h.url, '--token-file', approverToken],
+    ]);
+    expect(superseded.status).toBe(2);
+    expect(superseded.stderr).toMatch(new RegExp(`approval refused: superseded by run '${later}'`));
     expect(await approvalsOnDownlink(h)).toEqual([]);
   });
 

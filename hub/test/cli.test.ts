@@ -68,7 +68,7 @@ describe('hub CLI', () => {
       const cfg = join(dir, 'hub.yaml');
       writeFileSync(cfg, `dataDir: ${dir}\n`);
       const key = await publicKeyToText((await generateSigningKeyPair()).publicKey);
-      expect(run('peer', '--name', 'ground-1', '--sites', 'ship-7', '-c', cfg).status).toBe(0);
+      expect(run('peer', '--name', 'ground-1', '--sites', 'ship-7', '--no-key', '-c', cfg).status).toBe(0);
       expect(run('enroll', '--site', 'ship-7', '--agent', 'a1', '--key', key, '-c', cfg).status).toBe(0);
       expect(run('revoke', '--site', 'ship-7', '--agent', 'a1', '-c', cfg).status).toBe(0);
       const store = new SqliteHubStore(join(dir, 'hub.db'));

@@ -12,7 +12,7 @@ const newKey = async () => publicKeyToText((await generateSigningKeyPair()).publ
 
 type Listed = { peers: { name: string; state: string; publicKey: string | null }[] };
 
-describe('hub peer add|rotate --key (decision 290)', () => {
+describe('hub peer add|rotate --key (decision 290)', { timeout: 120_000 }, () => {
   it("enrols a relay's key, lists it, keeps it on rotation, replaces it with --key", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hub-peer-key-'));
     const cfg = join(dir, 'hub.yaml');
@@ -30,12 +30,22 @@ describe('hub peer add|rotate --key (decision 290)', () => {
     const added = run('peer', 'add', 'relay-1', '--sites', 'ship-7', '--key', k1, '--json', '-c', cfg);
     expect(added.status).toBe(0);
     expect(JSON.parse(added.stdout)).toMatchObject({ name: 'relay-1', publicKey: k1 });
-    // an older relay without a key still enrols
-    expect(run('peer', 'add', 'relay-2', '--sites', 'ship-8', '-c', cfg).status).toBe(0);
+    // a relay without a key enrols only when the operator says so (issue 42): unkeyed
+    const keyless = run('peer', 'add', 'relay-2', '--sites', 'ship-8', '-c', cfg);
+    expect(keyless.status).toBe(2);
+    expect(keyless.stderr).toContain('--key "$(relay key --config relay.yaml)"');
+    expect(keyless.stderr).toContain('--no-key');
+    const unkeyed = run('peer', 'add', 'relay-2', '--sites', 'ship-8', '--no-key', '-c', cfg);
+    expect(unkeyed.status).toBe(0);
+    expect(unkeyed.stdout).toContain('relay-2 enrolled without a key (unkeyed)');
+    // so does the older form; an agent talking to the hub directly (site/agent) needs none
+    expect(run('peer', '--name', 'relay-3', '--sites', 'ship-9', '-c', cfg).status).toBe(2);
+    expect(run('peer', 'add', 'ship-9/a1', '--sites', 'ship-9', '-c', cfg).status).toBe(0);
     const listed = () => JSON.parse(run('peer', 'list', '--json', '-c', cfg).stdout) as Listed;
     expect(listed().peers.map((p) => [p.name, p.publicKey])).toEqual([
       ['relay-1', k1],
       ['relay-2', null],
+      ['ship-9/a1', null],
     ]);
     expect(run('peer', 'list', '-c', cfg).stdout).toContain(k1);
 
@@ -47,6 +57,7 @@ describe('hub peer add|rotate --key (decision 290)', () => {
     expect(live.map((p) => [p.name, p.publicKey])).toEqual([
       ['relay-1', k2],
       ['relay-2', null],
+      ['ship-9/a1', null],
     ]);
   });
 });

@@ -154,10 +154,11 @@ describePg('hub migrate and config check on PostgreSQL', (server) => {
       expect(JSON.parse(wrong.stdout).problems).toEqual([
         expect.stringMatching(/password authentication failed/),
       ]);
-      // `hub run` and the store's CLI verbs say it in one line, no stack trace, and exit 1.
+      // `hub run` and the store's CLI verbs say it in one line, no stack trace, and exit 2 (a credential
+      // problem, as config check says it; issue 42).
       for (const args of [['run'], ['user', 'list'], ['migrate']]) {
         const r = await hub([...args, '--config', cfg], { HUB_TEST_DB_PW: 'not-it' });
-        expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(1);
+        expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2);
         expect(r.stderr).toMatch(
           /password authentication failed for user .*store\.passwordFile or store\.passwordEnv/,
         );

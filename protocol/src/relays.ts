@@ -21,6 +21,11 @@ export const RelayInfoSchema = z.object({
   reportedAt: z.iso.datetime().nullable(),
   status: RelayStatusSchema.nullable(),
   problems: z.array(RelayProblemSchema),
+  /**
+   * Enrolled without a key (`hub peer add --no-key`): the hub cannot check the clock terms it passes on,
+   * so its agents' clocks are bounded by their own bounds only (decision 415). Absent from older hubs.
+   */
+  unkeyed: z.boolean().optional(),
 });
 export type RelayInfo = z.infer<typeof RelayInfoSchema>;
 

@@ -1,4 +1,7 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigProblem, listenAs } from '@driftline/hop/config';
+import { takeDataDirLock } from '@driftline/hop/lock';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateRelayKey } from './adapters/fs/relayKey.js';
@@ -39,6 +42,13 @@ program
     const ups = resolveUpstreams(cfg, process.env);
     if (!ups.ok) {
       console.error(`relay: ${opts.config}:\n${ups.errors.map((e) => `  - ${e}`).join('\n')}`);
+      process.exit(2);
+    }
+    // One relay per data directory (issue 42): two would both take custody and forward from one store.
+    mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+    const locked = takeDataDirLock(join(cfg.dataDir, 'relay.lock'), cfg.dataDir, 'relay run');
+    if (!locked.ok) {
+      console.error(`relay: ${locked.message}`);
       process.exit(2);
     }
     // Logs are JSON lines on stderr; stdout carries only what was asked for (O2 in docs/architecture.md#invariants).

@@ -4,6 +4,7 @@ import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lockRace } from '@driftline/hop/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const bin = fileURLToPath(new URL('../bin/relay.js', import.meta.url));
@@ -54,5 +55,24 @@ describe('relay configuration errors (one loader, docs/decisions/250)', { timeou
     expect(r.stderr.trim()).toBe(
       `relay: listen.port: port ${port} on 127.0.0.1 is already in use; stop the program that holds it or set listen.port to a free port`,
     );
+  });
+
+  it('runs one relay per data directory: a second exits 2 naming the holder; a restart after SIGKILL is not blocked', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'relay-lock-'));
+    writeFileSync(join(own, 't'), 'token\n');
+    const cfg = join(own, 'relay.yaml');
+    writeFileSync(
+      cfg,
+      'name: relay-1\ndataDir: ./data\nlisten: { host: 127.0.0.1, port: 0 }\nupstreams: [{ url: "http://127.0.0.1:1", tokenFile: ./t }]\n',
+    );
+    const data = join(own, 'data');
+    const r = await lockRace([process.execPath, bin, 'run', '--config', cfg], join(data, 'relay.lock'), {
+      readyLine: /"msg":"relay listening"/,
+    });
+    expect(r.second.status).toBe(2);
+    expect(r.second.stderr).toMatch(
+      new RegExp(`^relay: ${data} is in use by PID ${r.firstPid} \\(relay run, since [^\\n]*\\n$`),
+    );
+    expect([r.restartTook, r.restartExit]).toEqual([true, 0]);
   });
 });

@@ -28,7 +28,7 @@ const closedPort = () =>
   });
 
 describe('relay config check --online', { timeout: 60_000 }, () => {
-  it('says per upstream whether it answers and takes the token, and exits 1 when one does not', async () => {
+  it('says per upstream whether it answers and takes the token: exit 2 when one refuses it, 1 when one does not answer', async () => {
     const good = await startTerminal('good-token');
     good.backend.addToken('scoped-token', { name: 'relay-1', sites: ['ship-7'] });
     const dead = await closedPort();
@@ -50,7 +50,8 @@ describe('relay config check --online', { timeout: 60_000 }, () => {
         ),
       );
       const r = await run(['config', 'check', '--config', config, '--online', '--timeout', '5']);
-      expect(r.status).toBe(1);
+      // a refused token is a credential problem: 2, as the agent's check says it (issue 42)
+      expect(r.status).toBe(2);
       expect(r.stdout).toContain(
         `upstream hub (${good.url}): OK, takes the token as peer 'relay-1', acting for ship-7`,
       );
@@ -68,6 +69,9 @@ describe('relay config check --online', { timeout: 60_000 }, () => {
       // without --online nothing is asked: the same file with a dead upstream passes
       writeFileSync(config, yaml(up('down', `http://127.0.0.1:${dead}`, 'good.token')));
       expect((await run(['config', 'check', '--config', config])).status).toBe(0);
+      // with --online, an upstream that only does not answer is a failure, 1
+      const down = await run(['config', 'check', '--config', config, '--online', '--timeout', '5']);
+      expect(down.status, down.stderr).toBe(1);
     } finally {
       await good.hop.close();
     }

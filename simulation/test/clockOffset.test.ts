@@ -48,17 +48,24 @@ describe('clock offsets over an emulated Mars link', () => {
     const sites = ['mars-sym', 'mars-asym'];
     const hub = await setUpHub(dir, hubPort, { name: 'ground-1', sites });
     const relayConfig = join(dir, 'relay.yaml');
-    writeFileSync(
-      relayConfig,
-      stringify({
-        name: 'ground-1',
-        dataDir: join(dir, 'relay'),
-        listen: { port: relayPort },
-        sites,
-        upstreams: [{ url: hub.url, token: hub.relayToken }],
-        forward: { idleMs: 300, pullIntervalMs: 1000, backoffBaseMs: 300, backoffMaxMs: 3000 },
-      }),
-    );
+    const writeRelayConfig = (token: string) =>
+      writeFileSync(
+        relayConfig,
+        stringify({
+          name: 'ground-1',
+          dataDir: join(dir, 'relay'),
+          listen: { port: relayPort },
+          sites,
+          upstreams: [{ url: hub.url, token }],
+          forward: { idleMs: 300, pullIntervalMs: 1000, backoffBaseMs: 300, backoffMaxMs: 3000 },
+        }),
+      );
+    writeRelayConfig(hub.relayToken);
+    // The relay's key enrolled (the default, decision 415): through an unkeyed relay the hub would take
+    // only the agent's own bound, never the round trips it reports.
+    const relayKey = (await runProgram('relay', ['key', '--config', relayConfig])).trim();
+    const rotate = ['peer', 'rotate', 'ground-1', '--key', relayKey, '--json', '--config', hub.config];
+    writeRelayConfig((JSON.parse(await runProgram('hub', rotate)) as { token: string }).token);
     // The Mars profile compressed 360 times: 12 min one way becomes 2 s; the asymmetric link is 1.5 s
     // toward headquarters and 3 s back. Always up: the contact windows are not the point here.
     const delays = { 'mars-sym': [2000, 2000], 'mars-asym': [1500, 3000] } as const;

@@ -98,7 +98,17 @@ describe('configuration reference', { timeout: 120_000 }, () => {
     // Headquarters: the hub's store and key, the key agents pin, a token for the relay.
     ok(run(BINS.hub, ['init', '--config', at('hub.yaml')], { cwd: elsewhere }));
     writeFileSync(at('hub.pub'), ok(run(BINS.hub, ['key', '--config', at('hub.yaml')], { cwd: elsewhere })));
-    const peer = ['peer', '--config', at('hub.yaml'), '--name', 'relay-1', '--sites', 'ship-7', '--json'];
+    const peer = [
+      'peer',
+      '--config',
+      at('hub.yaml'),
+      '--name',
+      'relay-1',
+      '--sites',
+      'ship-7',
+      '--no-key',
+      '--json',
+    ];
     writeFileSync(at('relay-upstream.token'), JSON.parse(ok(run(BINS.hub, peer, { cwd: elsewhere }))).token);
     ok(
       run(BINS.hub, ['user', 'add', 'ada', '--role', 'admin', '--config', at('hub.yaml')], {

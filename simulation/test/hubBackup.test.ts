@@ -54,7 +54,7 @@ describe('docs/operations.md: back up and restore the hub', () => {
     for (const step of [
       'init',
       'user add alice --role admin --write-token alice.token',
-      'peer add relay-1 --sites ship-7',
+      'peer add relay-1 --sites ship-7 --no-key',
       'publication publish --site ship-7 --name f f.bin',
     ]) {
       const r = hubCli(step);

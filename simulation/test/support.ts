@@ -57,7 +57,17 @@ export async function setUpHub(dir: string, port: number, relay: { name: string;
   writeFileSync(config, stringify({ listen: { port }, dataDir: './hub-data', sweepIntervalS: 1 }));
   await runProgram('hub', ['init', '--config', config]);
   const key = (await runProgram('hub', ['key', '--config', config])).trim();
-  const args = ['peer', '--config', config, '--name', relay.name, '--sites', relay.sites.join(','), '--json'];
+  const args = [
+    'peer',
+    '--config',
+    config,
+    '--name',
+    relay.name,
+    '--sites',
+    relay.sites.join(','),
+    '--no-key',
+    '--json',
+  ];
   const relayToken = (JSON.parse(await runProgram('hub', args)) as { token: string }).token;
   const user = ['user', 'add', 'test-admin', '--role', 'admin', '--config', config, '--json'];
   const adminToken = (JSON.parse(await runProgram('hub', user)) as { token: string }).token;

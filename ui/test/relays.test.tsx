@@ -20,7 +20,15 @@ describe('relays in the links view', () => {
       upstreams: [{ name: 'hub', ok: true, code: null, message: null }],
     };
     hub.relays = [
-      { name: 'ground-2', sites: ['*'], lastUsedAt: null, reportedAt: null, status: null, problems: [] },
+      {
+        name: 'ground-2',
+        sites: ['*'],
+        lastUsedAt: null,
+        reportedAt: null,
+        status: null,
+        problems: [],
+        unkeyed: true,
+      },
       {
         name: 'relay-1',
         sites: ['ship-7'],
@@ -44,7 +52,16 @@ describe('relays in the links view', () => {
     await waitFor(() => expect(hub.requests.map((q) => q.path)).toContain('GET /api/publications'));
     const table = await screen.findByRole('table', { name: /Each relay's own report/ });
     const rows = within(table).getAllByRole('row').slice(1);
-    expect(rows.map((x) => within(x).getByRole('rowheader').textContent)).toEqual(['relay-1', 'ground-2']);
+    expect(rows.map((x) => within(x).getByRole('rowheader').textContent)).toEqual([
+      'relay-1',
+      'ground-2 unkeyed',
+    ]);
+    // a relay enrolled without a key says so (issue 42): its clocks are bounded, not checked
+    expect(
+      within(rows[1] as HTMLElement)
+        .getByText('unkeyed')
+        .getAttribute('title'),
+    ).toMatch(/--no-key/);
     expect(rows[0]?.textContent).toContain('ship-8, which its token does not act for');
     expect(
       within(rows[0] as HTMLElement).getByText('hub peer sites relay-1 --sites ship-7,ship-8').tagName,

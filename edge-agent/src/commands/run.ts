@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import pino from 'pino';
 import { startAgent } from '../app.js';
+import { ConfigProblem } from '../configProblem.js';
 import { configOrExit } from './configOrExit.js';
 import { uploadProgressBar } from './progress.js';
 
@@ -14,7 +15,9 @@ export function registerRun(program: Command): void {
     .addHelpText(
       'after',
       '\nLogs are JSON lines on stderr (LOG_LEVEL=debug|info|warn|error). SIGTERM or Ctrl-C finishes the\n' +
-        'current runs (up to 30 s), flushes and exits 0; uploads pause and resume on the next start.\n\n' +
+        'current runs (up to 30 s), flushes and exits 0; uploads pause and resume on the next start.\n' +
+        'Exit 2 on a configuration or credential problem (the file, a missing key, a data directory another\n' +
+        'agent holds: one line naming its PID), 1 on any other failure to start.\n\n' +
         'Example:\n  edge-agent run --config /etc/driftline/agent.yaml',
     )
     .action(async (o: { config: string; schedule: boolean }) => {
@@ -33,7 +36,8 @@ export function registerRun(program: Command): void {
         });
       } catch (e) {
         process.stderr.write(`edge-agent run: ${(e as Error).message}\n`);
-        process.exitCode = 1;
+        // a key, a pinned key or a data directory held by another agent: configuration (2), else 1
+        process.exitCode = e instanceof ConfigProblem ? 2 : 1;
         return;
       }
       let stopping = false;

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { migrateStore } from '../adapters/openStores.js';
+import { StoreRefusedError } from '../adapters/postgres/errors.js';
 import type { HubConfig } from '../config.js';
 
 /**
@@ -22,7 +23,8 @@ export function addMigrateVerb(program: Command, config: (o: { config?: string }
         'an advisory lock, so hubs starting at the same time never apply one twice. SQLite migrates',
         'itself whenever the store is opened; this prints the version it is at.',
         '',
-        'Exit codes: 0 up to date, 1 the database refused or could not be reached, 2 a bad configuration.',
+        'Exit codes: 0 up to date, 1 the database could not be reached, 2 a bad configuration or a database',
+        'that refuses this hub (a wrong password, no such database).',
         '',
         'Example:',
         '  hub migrate --config hub.yaml',
@@ -36,7 +38,7 @@ export function addMigrateVerb(program: Command, config: (o: { config?: string }
         r = await migrateStore(c);
       } catch (e) {
         console.error(`hub migrate: ${(e as Error).message}`);
-        process.exitCode = 1;
+        process.exitCode = e instanceof StoreRefusedError ? 2 : 1;
         return;
       }
       if (o.json) console.log(JSON.stringify(r));

@@ -49,9 +49,17 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
       );
     }
   };
-  const add = async (name: string, o: Opts & { sites: string; key?: string }) => {
+  const add = async (name: string, o: Opts & { sites: string; key?: string | false }) => {
     const sites = sitesOf('add', o.sites);
-    const publicKey = await keyOf('add', o.key);
+    // A relay is enrolled with its key unless the operator says otherwise (issue 42, decision 415); an
+    // agent talking to the hub directly (`site/agent`) signs with its own enrolled key.
+    if (o.key === undefined && !name.includes('/'))
+      fail(
+        'add',
+        `a relay is enrolled with its public key: --key "$(relay key --config relay.yaml)" on the relay's machine; or --no-key to enrol ${name} without one (the hub then cannot check the clocks it passes on, only bound them, and Links shows it unkeyed)`,
+        2,
+      );
+    const publicKey = await keyOf('add', o.key === false ? undefined : o.key);
     const token = newToken();
     const r = await withStore(o, (s) =>
       addPeer(s, { name, sites, tokenSha256: sha256Hex(token), publicKey }, Date.now()),
@@ -61,7 +69,7 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
     if (o.json) console.log(JSON.stringify({ name, sites, publicKey, token }));
     else
       console.log(
-        `${publicKey ? `key ${publicKey} enrolled: its signed clock records are checked\n` : ''}token for ${name} (shown once):\n${token}`,
+        `${publicKey ? `key ${publicKey} enrolled: its signed clock records are checked\n` : o.key === false ? `${name} enrolled without a key (unkeyed): its clock statements are bounded, not checked\n` : ''}token for ${name} (shown once):\n${token}`,
       );
   };
 
@@ -74,14 +82,16 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
     .option('--json', 'machine-readable output')
     .option('--name <name>', '(older form of `hub peer add NAME`)')
     .option('--sites <list>', '(older form) sites the peer acts for', '*')
+    .option('--key <ed25519:…>', "(older form) the relay's public key (`relay key`)")
+    .option('--no-key', '(older form) enrol the relay without a key')
     .addHelpText(
       'after',
-      '\nExample:\n  hub peer add relay-1 --sites ship-7 --config hub.yaml | tail -n 1 > relay-upstream.token\n  hub peer list --config hub.yaml',
+      '\nExample:\n  hub peer add relay-1 --sites ship-7 --key "$(relay key --config relay.yaml)" --config hub.yaml | tail -n 1 > relay-upstream.token\n  hub peer list --config hub.yaml',
     )
     .exitOverride()
     // the verbs' own --sites, --json and -c are theirs, not the older form's
     .enablePositionalOptions()
-    .action(async (o: Opts & { name?: string; sites: string }) => {
+    .action(async (o: Opts & { name?: string; sites: string; key?: string | false }) => {
       if (!o.name) fail('', 'name a verb (list, add, revoke, rotate, sites) or see hub peer --help', 2);
       await add(o.name as string, o);
     });
@@ -137,13 +147,17 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
   verb(
     'add',
     'issue the first token for a relay or an agent talking to the hub directly; prints it once (stored hashed)',
-    'hub peer add relay-1 --sites ship-7,ship-8 --config hub.yaml | tail -n 1 > relay-upstream.token',
+    'hub peer add relay-1 --sites ship-7,ship-8 --key "$(relay key --config relay.yaml)" --config hub.yaml | tail -n 1 > relay-upstream.token',
   )
     .argument('<name>', "the relay's name (relay.yaml name), or site/agent")
     .requiredOption('--sites <list>', "comma-separated sites it acts for, or '*' for every site")
     .option(
       '--key <ed25519:…>',
-      "the relay's public key (`relay key`): its clock records are then checked, not only bounded",
+      "the relay's public key (`relay key`): its clock records are then checked, not only bounded; required for a relay unless --no-key",
+    )
+    .option(
+      '--no-key',
+      'enrol a relay without a key: the clocks it passes on are bounded, never checked; Links shows it unkeyed',
     )
     .action(add);
 

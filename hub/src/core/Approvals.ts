@@ -33,7 +33,7 @@ const fail = (message: string, code: Fail['code'] = 'unprocessable'): Fail => ({
 export class Approvals {
   constructor(
     private readonly d: {
-      store: PeopleStore & Pick<ReadStore, 'getRun' | 'listAgents' | 'listSites'>;
+      store: PeopleStore & Pick<ReadStore, 'getRun' | 'listAgents' | 'listSites' | 'getCell' | 'getRefCell'>;
       clock: Clock;
       ids: IdGen;
       hubPrivateKey: CryptoKey;
@@ -85,7 +85,7 @@ export class Approvals {
     const run = await store.getRun(c.runId);
     if (!run || run.site !== c.site)
       return fail(`approval refused: no run '${c.runId}' at site '${c.site}' (see GET /api/runs/${c.runId})`);
-    const problem = mismatch(a, run);
+    const problem = mismatch(a, run) ?? (await this.outdated(run));
     if (problem) return fail(`approval refused: ${problem}`);
     const row: ApprovalRow = {
       approvalId: c.approvalId,
@@ -157,6 +157,42 @@ export class Approvals {
     }
     for (const id of this.lastSent.keys()) if (!open.has(id)) this.lastSent.delete(id);
     return out;
+  }
+
+  /**
+   * Why the run can no longer be applied, as far as the hub knows, or null (issue 42: refused here, before
+   * anything travels, instead of by the agent a link round trip later). The agent decides again with what
+   * it holds (`checkApproval.ts`); these are the same reasons, read from what it reported:
+   * - **already applied**: the agent's record of the run says applying, applied or apply-failed;
+   * - **stale**: another run of the same cell was applied after this one was planned: its saved plan was
+   *   made against a state that changed since (Terraform refuses it: "Saved plan is stale");
+   * - **superseded**: the cell's latest run is a later plan that found something else (a confirmation of
+   *   the same plan is not one).
+   */
+  private async outdated(run: RunRow): Promise<string | null> {
+    const { store } = this.d;
+    const [own] = await store.listApplies(run.site, [run.runId]);
+    if (own && (own.state === 'applying' || own.state === 'applied' || own.state === 'apply-failed'))
+      return `already applied: run '${run.runId}' is ${own.state} at site '${run.site}'${own.finishedAt ? ` (${new Date(own.finishedAt).toISOString()})` : ''}; approve its next plan instead`;
+    const sameCell = (await store.listApplies(run.site)).find(
+      (x) =>
+        x.runId !== run.runId &&
+        x.environment === run.environment &&
+        x.component === run.component &&
+        x.state === 'applied' &&
+        (x.finishedAt ?? x.updatedAt) > run.plannedAt,
+    );
+    if (sameCell)
+      return `stale: run '${sameCell.runId}' of ${run.environment}/${run.component} was applied at ${new Date(sameCell.finishedAt ?? sameCell.updatedAt).toISOString()}, after run '${run.runId}' was planned; its saved plan no longer matches the state (approve a plan made since)`;
+    const cell = run.atRef
+      ? await store.getRefCell(run.site, run.environment, run.component, run.atRef)
+      : await store.getCell(run.site, run.environment, run.component);
+    if (cell && cell.runId !== run.runId && cell.plannedAt > run.plannedAt) {
+      const later = await store.getRun(cell.runId);
+      if (!later?.unchanged)
+        return `superseded by run '${cell.runId}' (planned ${new Date(cell.plannedAt).toISOString()}, ${cell.status}): approve the cell's latest plan`;
+    }
+    return null;
   }
 
   /** The approval's control bundle, signed by the hub, as a downlink row (replacing any earlier one). */

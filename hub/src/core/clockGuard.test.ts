@@ -119,4 +119,54 @@ describe('guardClock: time a hop cannot forge', () => {
     expect(v.held).toBeNull();
     expect(v.next.est).toMatchObject({ offsetMs: SKEW, uncertaintyMs: 100 });
   });
+
+  describe('through a relay enrolled without a key (decision 415)', () => {
+    const unkeyed = (
+      made: number,
+      at: number,
+      e: { offsetMs: number; uncertaintyMs: number } | null,
+      upperMs?: number,
+    ) => ({
+      ...bundle(made, at, e),
+      attested: false,
+      ...(upperMs === undefined ? {} : { upperMs }),
+    });
+
+    it('never narrows the first bundle past the one-way bound: a +20 min lie moves nothing', () => {
+      const v = guardClock(fresh, unkeyed(T, T + 2000, { offsetMs: SKEW + 1_200_000, uncertaintyMs: 1 }));
+      expect(v.held).toBeNull();
+      // the one-way bound: made no later than it arrived, uncertainty unknown
+      expect(v.next.est).toMatchObject({ offsetMs: SKEW - 2000, uncertaintyMs: null });
+      expect(v.next.lastCreatedAt).toBe(T + 2000);
+    });
+
+    it("takes the agent's own bound, not the claim, when the bound has an upper end", () => {
+      // the agent received a plan request the hub made at T − 5 s at its T − 3 s: offset ≤ SKEW + 2 s
+      const v = guardClock(fresh, unkeyed(T, T + 2000, { offsetMs: SKEW, uncertaintyMs: 1 }, SKEW + 2000));
+      expect(v.held).toBeNull();
+      expect(v.next.est).toMatchObject({ offsetMs: SKEW, uncertaintyMs: 2000 });
+    });
+
+    it("holds and flags a lie beyond the agent's own bound, as for a keyed relay", () => {
+      const v = guardClock(
+        fresh,
+        unkeyed(T, T + 2000, { offsetMs: SKEW + 1_200_000, uncertaintyMs: 1 }, SKEW + 2000),
+      );
+      expect(v.held).toBe('contradicts-bounds');
+      expect(v.next.held).toMatchObject({
+        reason: 'contradicts-bounds',
+        offsetMs: SKEW + 1_200_000,
+        via: 'relay-1',
+      });
+      expect(v.next.est.uncertaintyMs).toBeNull(); // the one-way bound stands; the claim is not taken
+    });
+
+    it('bounds a keyed path by plan-request receipts too', () => {
+      const v = guardClock(fresh, {
+        ...bundle(T, T + 2000, { offsetMs: SKEW + 1_200_000, uncertaintyMs: 1 }),
+        upperMs: SKEW + 2000,
+      });
+      expect(v.held).toBe('contradicts-bounds');
+    });
+  });
 });

@@ -29,6 +29,18 @@ export interface BundleTiming {
   via: string;
   /** Whether it brought changes the hub did not have (a delta is cumulative since the last ack). */
   changed: boolean;
+  /**
+   * False when the estimate came through a hop that vouches for nothing: a relay enrolled without a key
+   * (`hub peer add --no-key`). Such a claim is checked against the agent's own bound but never narrows
+   * it (docs/decisions/415-unkeyed-relays.md). Default true.
+   */
+  attested?: boolean;
+  /**
+   * The least `receivedAt − requestedAt` of the hub's plan requests the agent's document says it
+   * received (agent clock minus hub clock): the agent received each after the hub made it, so its offset
+   * is at most this, whatever any hop says. Null or absent: none in this batch.
+   */
+  upperMs?: number | null;
 }
 
 export interface ClockVerdict {
@@ -51,6 +63,11 @@ export interface ClockVerdict {
  *   the bundle after its arrival) is taken at once; one that stands unchallenged for
  *   {@link STEP_CONFIRM_MS} over {@link STEP_CONFIRM_SAMPLES} samples is a clock step and is taken then.
  *
+ * - the agent received each plan request it confirms after the hub made it (`upperMs`);
+ * - a claim that came through a relay enrolled without a key (`attested: false`) is checked against these
+ *   bounds (a lie beyond them is held as `contradicts-bounds`) but never narrows them: the estimate is the
+ *   agent's own bound (docs/decisions/415-unkeyed-relays.md).
+ *
  * A stale bundle (neither newer than the newest nor bringing changes: a replay) changes nothing.
  */
 export function guardClock(prev: AgentClock, t: BundleTiming): ClockVerdict {
@@ -61,18 +78,21 @@ export function guardClock(prev: AgentClock, t: BundleTiming): ClockVerdict {
   let held: HeldClock | null = prev.held;
   let flag: HeldReason | null = null;
   const transitLo = t.created - t.receivedAt;
+  // The agent's own bound, from what no hop can forge: made before it arrived (transitLo), not before the
+  // newest bundle taken (only when that time was read from a round trip), received after the hub made
+  // each request it confirms (upperMs).
+  let ownHi = t.upperMs ?? Number.POSITIVE_INFINITY;
+  const prevU = prev.est.uncertaintyMs;
+  if (
+    prev.lastCreated !== null &&
+    prev.lastCreatedAt !== null &&
+    prevU != null &&
+    t.created >= prev.lastCreated
+  )
+    ownHi = Math.min(ownHi, t.created - prev.lastCreatedAt + prevU);
   if (e) {
     let lo = Math.max(e.offsetMs - e.uncertaintyMs, transitLo);
-    let hi = e.offsetMs + e.uncertaintyMs;
-    const prevU = prev.est.uncertaintyMs;
-    // Not made before the newest bundle taken (only when that time was read from a round trip).
-    if (
-      prev.lastCreated !== null &&
-      prev.lastCreatedAt !== null &&
-      prevU != null &&
-      t.created >= prev.lastCreated
-    )
-      hi = Math.min(hi, t.created - prev.lastCreatedAt + prevU);
+    const hi = Math.min(e.offsetMs + e.uncertaintyMs, ownHi);
     if (lo > hi) {
       flag = 'contradicts-bounds';
       held = holdRecord(null, 'contradicts-bounds', e, t);
@@ -85,16 +105,35 @@ export function guardClock(prev: AgentClock, t: BundleTiming): ClockVerdict {
         uncertaintyMs: Math.ceil((hi - lo) / 2),
         ...(e.trusted && lo === 0 && hi === 0 ? { trusted: true } : {}),
       };
+      // What the estimate may become: the claim within the bounds, or, from a hop that vouches for
+      // nothing, the agent's own bound (its middle, half its width; the one-way bound while it has no
+      // upper end): such a claim is checked (here and for a jump) but never narrows anything.
+      const taken: ClockEstimate | null =
+        t.attested !== false
+          ? cut
+          : Number.isFinite(ownHi)
+            ? {
+                offsetMs: Math.round((transitLo + ownHi) / 2),
+                uncertaintyMs: Math.ceil((ownHi - transitLo) / 2),
+              }
+            : null;
       const jumped = jumpFrom(prev.est, cut, t.receivedAt);
       const provenByTransit =
         prev.est.offsetMs !== null && transitLo > prev.est.offsetMs + aged(prev.est, t.receivedAt);
       if (!jumped || provenByTransit) {
-        est = nextOffset(prev.est, t.created, t.receivedAt, cut);
+        est = nextOffset(prev.est, t.created, t.receivedAt, taken);
         held = null;
       } else {
         const h = holdRecord(held, 'jump', cut, t);
         if (h.samples >= STEP_CONFIRM_SAMPLES && t.receivedAt - h.since >= STEP_CONFIRM_MS) {
-          est = { offsetMs: cut.offsetMs, uncertaintyMs: cut.uncertaintyMs, sampledAt: t.receivedAt };
+          est = taken
+            ? { offsetMs: taken.offsetMs, uncertaintyMs: taken.uncertaintyMs, sampledAt: t.receivedAt }
+            : nextOffset(
+                { offsetMs: null, uncertaintyMs: null, sampledAt: null },
+                t.created,
+                t.receivedAt,
+                null,
+              );
           held = null;
         } else {
           flag = 'jump';

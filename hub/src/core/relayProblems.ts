@@ -90,6 +90,8 @@ export function relayInfos(peers: readonly PeerRow[], now: number): RelayInfo[] 
       reportedAt: iso(kept?.at),
       status: kept?.status ?? null,
       problems: relayProblems(name, sites, kept, now),
+      // an agent posting directly (`site/agent`) signs its own bundles: no relay key to enrol
+      unkeyed: !name.includes('/') && !rows.some((r) => r.publicKey),
     };
   });
 }

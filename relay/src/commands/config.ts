@@ -66,7 +66,7 @@ export function addConfigVerbs(program: Command): void {
     .option('--timeout <seconds>', 'with --online: how long to wait for each upstream', '30')
     .addHelpText(
       'after',
-      '\nExit codes: 0 usable (warnings are printed, not counted), 1 an upstream fails --online, 2 a problem.\n\nExample:\n  relay config check --config relay.yaml --online',
+      '\nExit codes: 0 usable (warnings are printed, not counted), 1 an upstream does not answer --online, 2 a problem\n(an upstream refusing the token included).\n\nExample:\n  relay config check --config relay.yaml --online',
     )
     .action(async (o: { config: string; json?: boolean; online?: boolean; timeout: string }) => {
       const r: CheckReport = checkRelayConfig(o.config, process.env);
@@ -98,7 +98,8 @@ export function addConfigVerbs(program: Command): void {
           if (u.warning) console.log(`warning: ${u.warning}`);
         }
       }
-      if (!r.ok) process.exitCode = 2;
+      // A refused token is a credential problem (2, as in the file); an upstream that does not answer, 1.
+      if (!r.ok || r.online?.some((u) => u.refused)) process.exitCode = 2;
       else if (r.online?.some((u) => !u.ok)) process.exitCode = 1;
     });
   config

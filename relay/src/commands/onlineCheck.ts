@@ -12,6 +12,8 @@ export interface OnlineResult {
   line: string;
   /** Something to look at that does not fail the check. */
   warning?: string;
+  /** The upstream refused the token (401/403): a credential problem, exit 2 like any in the file. */
+  refused?: boolean;
 }
 
 /**
@@ -47,9 +49,17 @@ export async function checkUpstreams(
       continue;
     }
     let line: string;
-    if (r.code === 'unauthorized' || r.status === 401)
-      line = `${at}: refuses the token (${r.message}); issue a new one where it runs (at the hub: hub peer rotate ${relayName}, or hub peer add ${relayName} --sites …) and put it in the tokenFile`;
-    else if (r.status === 404) {
+    if (r.code === 'unauthorized' || r.status === 401 || r.status === 403) {
+      out.push({
+        name: u.name,
+        url: u.url,
+        ok: false,
+        refused: true,
+        line: `${at}: refuses the token (${r.message}); issue a new one where it runs (at the hub: hub peer rotate ${relayName}, or hub peer add ${relayName} --sites …) and put it in the tokenFile`,
+      });
+      continue;
+    }
+    if (r.status === 404) {
       // an upstream from before GET /v1/peer: it answers, but cannot say whether it takes the token
       const probe = await client.probe();
       out.push({

@@ -127,36 +127,43 @@ export async function setUp(
   );
   await runProgram('hub', ['init', '--config', l.hubConfig]);
   const sites = spec.sites.map((s) => s.site);
+  const writeRelayConfig = (token: string) =>
+    writeFileSync(
+      l.relayConfig,
+      stringify({
+        name: 'relay-1',
+        dataDir: join(spec.dir, 'relay', 'data'),
+        listen: { host: listenHost, port: ports.relay },
+        sites,
+        upstreams: [{ name: 'hub', url: `http://${relayLinkHost}:${ports.relayLink}`, token }],
+        forward: { idleMs: 500, pullIntervalMs: 2000, backoffBaseMs: 500, backoffMaxMs: 10_000 },
+      }),
+    );
+  // The relay's key first (`relay key` makes it in its data dir), so it is enrolled with it (decision 415).
+  writeRelayConfig('not-yet');
   // Independent steps run side by side: each is a process start.
-  const [hubKeyText, adminText, peerText] = await Promise.all([
+  const [hubKeyText, adminText, relayKey] = await Promise.all([
     runProgram('hub', ['key', '--config', l.hubConfig]),
     runProgram('hub', ['user', 'add', ADMIN_USER, '--role', 'admin', '--config', l.hubConfig, '--json']),
-    runProgram('hub', [
-      'peer',
-      '--config',
-      l.hubConfig,
-      '--name',
-      'relay-1',
-      '--sites',
-      sites.join(','),
-      '--json',
-    ]),
+    runProgram('relay', ['key', '--config', l.relayConfig]),
+  ]);
+  const peerText = await runProgram('hub', [
+    'peer',
+    'add',
+    'relay-1',
+    '--sites',
+    sites.join(','),
+    '--key',
+    relayKey.trim(),
+    '--config',
+    l.hubConfig,
+    '--json',
   ]);
   const hubKey = hubKeyText.trim();
   const admin = json<{ token: string }>(adminText);
   writeFileSync(l.adminToken, `${admin.token}\n`, { mode: 0o600 });
   const peer = json<{ token: string }>(peerText);
-  writeFileSync(
-    l.relayConfig,
-    stringify({
-      name: 'relay-1',
-      dataDir: join(spec.dir, 'relay', 'data'),
-      listen: { host: listenHost, port: ports.relay },
-      sites,
-      upstreams: [{ name: 'hub', url: `http://${relayLinkHost}:${ports.relayLink}`, token: peer.token }],
-      forward: { idleMs: 500, pullIntervalMs: 2000, backoffBaseMs: 500, backoffMaxMs: 10_000 },
-    }),
-  );
+  writeRelayConfig(peer.token);
   // Each cell's scenario seed, in spec order, whatever order the sites finish in.
   const firstSeed = new Map<string, number>();
   let next = spec.seed ?? 1;

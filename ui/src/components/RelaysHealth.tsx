@@ -57,7 +57,20 @@ export function RelaysHealth({ now }: { now: number }) {
             .sort((a, b) => b.problems.length - a.problems.length || (a.name < b.name ? -1 : 1))
             .map((r) => (
               <tr key={r.name} class={r.problems.length > 0 ? 'relay-problem' : 'relay-ok'}>
-                <th scope="row">{r.name}</th>
+                <th scope="row">
+                  {r.name}
+                  {r.unkeyed ? (
+                    <>
+                      {' '}
+                      <span
+                        class="badge unkeyed"
+                        title="enrolled without a key (hub peer add --no-key): the clocks it passes on are not checked, only bounded"
+                      >
+                        unkeyed
+                      </span>
+                    </>
+                  ) : null}
+                </th>
                 <td>{r.sites.join(', ') || '—'}</td>
                 <td>
                   {r.status ? <When at={r.reportedAt} now={now} /> : <span class="muted">no report yet</span>}

@@ -8,6 +8,7 @@ import {
   publicKeyOf,
   publicKeyToText,
 } from '@driftline/protocol';
+import { ConfigProblem } from '../../configProblem.js';
 
 export const agentKeyPath = (dataDir: string) => join(dataDir, 'agent-key.pem');
 
@@ -29,15 +30,21 @@ export async function initAgentKey(dataDir: string): Promise<{ created: boolean;
 export async function loadAgentKey(dataDir: string): Promise<CryptoKey> {
   const path = agentKeyPath(dataDir);
   if (!existsSync(path))
-    throw new Error(`no agent key at ${path} (run \`edge-agent init --config <file>\` first)`);
-  return importPrivateKeyPem(readFileSync(path, 'utf8'));
+    throw new ConfigProblem(`no agent key at ${path} (run \`edge-agent init --config <file>\` first)`);
+  try {
+    return await importPrivateKeyPem(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new ConfigProblem(
+      `agent key ${path}: ${(e as Error).message} (restore it from a backup, or make a new one with \`edge-agent init\` and enrol it again)`,
+    );
+  }
 }
 
 export async function loadHubKey(file: string): Promise<CryptoKey> {
   try {
     return await publicKeyFromText(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new Error(
+    throw new ConfigProblem(
       `hub public key file ${file}: ${(e as Error).message} (paste the output of \`hub key\` into it)`,
     );
   }
@@ -46,6 +53,6 @@ export async function loadHubKey(file: string): Promise<CryptoKey> {
 export function readToken(file: string): string {
   const token = readFileSync(file, 'utf8').trim();
   if (!token)
-    throw new Error(`token file ${file} is empty (put the token \`relay token add\` printed in it)`);
+    throw new ConfigProblem(`token file ${file} is empty (put the token \`relay token add\` printed in it)`);
   return token;
 }

@@ -141,7 +141,15 @@ export class SyncLoop {
           this.deps.backoffCapMs,
           this.deps.random,
         );
-        this.deps.log.warn({ errors: pushed.errors, retryInMs: next }, 'no upstream reachable; will retry');
+        // An upstream that answered 401/403 was reached: it refuses this agent's credential (issue 42).
+        const { refusals, others } = splitRefusals(pushed.errors);
+        for (const r of refusals)
+          this.deps.log.warn(
+            { upstream: r.upstream, retryInMs: next },
+            `refused by ${r.upstream}: ${r.reason} (check the token in its upstreams[].tokenFile; at the relay: relay token add)`,
+          );
+        if (others.length > 0 || refusals.length === 0)
+          this.deps.log.warn({ errors: others, retryInMs: next }, 'no upstream reachable; will retry');
       } else {
         const wasDown = this.failures > 0;
         this.failures = 0;
@@ -215,4 +223,22 @@ export class SyncLoop {
     await this.standingRun;
     await this.sidePush;
   }
+}
+
+/** A push error as `SyncEngine` words it (`<url>: HTTP 401 unauthorized: …`): a refusal, or not. */
+const REFUSAL = /^(\S+): HTTP (?:401|403) (.*)$/s;
+
+/** Push errors split into upstreams that refused the credential (401/403) and every other failure. */
+export function splitRefusals(errors: readonly string[]): {
+  refusals: { upstream: string; reason: string }[];
+  others: string[];
+} {
+  const refusals: { upstream: string; reason: string }[] = [];
+  const others: string[] = [];
+  for (const e of errors) {
+    const m = REFUSAL.exec(e);
+    if (m) refusals.push({ upstream: m[1]!, reason: m[2]! });
+    else others.push(e);
+  }
+  return { refusals, others };
 }

@@ -119,8 +119,14 @@ export class HubHopBackend implements HopBackend {
           custody,
         )
       : clocks;
+    // A relay enrolled without a key vouches for no clock it passes on (decision 415); an agent posting
+    // directly (`site/agent`) states its own clock, which it signs its bundles with.
+    const unkeyed = sourceClocks && !this.keyOf.get(peer) && !peer.name.includes('/');
+    const pathClocks = unkeyed
+      ? Object.assign((s: string) => sourceClocks(s), { unattested: true })
+      : sourceClocks;
     const inner =
-      scoped.allowed.length > 0 ? await this.d.ingest.accept(peer.name, scoped.allowed, sourceClocks) : [];
+      scoped.allowed.length > 0 ? await this.d.ingest.accept(peer.name, scoped.allowed, pathClocks) : [];
     return scoped.complete(inner);
   }
 

@@ -59,6 +59,7 @@ export const approvalRoutes = [
       summary:
         "Submit an approval signed with the approver's own Ed25519 key (signed where the key is: `hub approve` " +
         "or the dashboard). The hub checks the signature, the site, the run and its saved plan file's sha256, " +
+        'that no later plan superseded the run and that it is not applied, nor stale behind an apply, ' +
         "then queues it on the site's downlink at control priority until it expires. The agent applies only " +
         'with a quorum of the approver keys its own config pins; the role alone cannot make a valid approval.',
       others: {
@@ -67,7 +68,7 @@ export const approvalRoutes = [
         '409': err('the approval id is already used by another approval'),
         '413': err('body over 16 KiB'),
         '422': err(
-          'malformed, oversized (over 4096 bytes), bad signature, expired, unknown site or run, or not the run’s environment, component, ref, commit or plan file',
+          'malformed, oversized (over 4096 bytes), bad signature, expired, unknown site or run, not the run’s environment, component, ref, commit or plan file, or a run superseded by a later plan, stale (its cell applied since) or already applied',
         ),
       },
     },
