@@ -1,5 +1,6 @@
 import type { FleetSite, PlanRequest, PublicationListItem, SiteDetail } from '@driftline/protocol';
 import { contactNow } from '../core/contact.js';
+import { expectedContactText } from '../core/expectedContact.js';
 import { linkFromDetail, linkSentence, liveLink, nextWindow } from '../core/link.js';
 import { formatBytes, pendingAt } from '../core/publications.js';
 import type { Route } from '../core/route.js';
@@ -130,11 +131,7 @@ export function LinkCells({
         {linkSentence(s, now)}
       </td>
       <td>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} /> : 'never'}</td>
-      <td>
-        {s.expectedContactIntervalS !== null
-          ? `every ${formatDuration(s.expectedContactIntervalS * 1000)}`
-          : dash}
-      </td>
+      <td>{expectedContactText(s) ?? dash}</td>
       <td>
         <NextWindow s={s} now={now} />
       </td>
