@@ -21,6 +21,11 @@ export const RelayInfoSchema = z.object({
   reportedAt: z.iso.datetime().nullable(),
   status: RelayStatusSchema.nullable(),
   problems: z.array(RelayProblemSchema),
+  /**
+   * When its last token was revoked (`hub peer revoke`): a revoked relay stays listed, its history being
+   * audit material, with no problems. Absent for a relay with a working token, and from older hubs.
+   */
+  revokedAt: z.iso.datetime().nullable().optional(),
 });
 export type RelayInfo = z.infer<typeof RelayInfoSchema>;
 
