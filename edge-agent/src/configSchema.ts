@@ -31,7 +31,9 @@ const SyncSchema = z
       .positive()
       .max(86_400)
       .default(900)
-      .describe('Longest wait between retries of a failing link, seconds.'),
+      .describe(
+        'Longest wait between retries of a failing link, seconds; never past the next declared contact window, and at most a quarter of a window inside one.',
+      ),
     /**
      * After the hub rejects this agent's bundles (not enrolled yet, revoked, bad signature, …), seconds
      * before everything it has not acknowledged goes up again; at once when a hub ack shows it takes them.
@@ -150,7 +152,7 @@ const SyncSchema = z
       .array(z.string())
       .default([])
       .describe(
-        "Contact windows the agent expects (free text, e.g. cron-like), shown in the dashboard's site view.",
+        "Contact windows of this site's link ('every 5m for 1m from <ISO time>', '0 2 * * * for 30m', '<ISO time> for 8m'): the hub judges the site's silence by them; the agent syncs as each opens, tries at least every min(backoffCapS, window / 4) inside it and sends a small signed presence in a window it has nothing else to say in. Other text is shown, never aimed at.",
       ),
   })
   .prefault({})
