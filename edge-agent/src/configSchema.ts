@@ -31,7 +31,9 @@ const SyncSchema = z
       .positive()
       .max(86_400)
       .default(900)
-      .describe('Longest wait between retries of a failing link, seconds.'),
+      .describe(
+        'Longest wait between retries of a failing link, seconds; never past the next declared contact window, and at most a quarter of a window inside one.',
+      ),
     /**
      * After the hub rejects this agent's bundles (not enrolled yet, revoked, bad signature, …), seconds
      * before everything it has not acknowledged goes up again; at once when a hub ack shows it takes them.
@@ -150,7 +152,7 @@ const SyncSchema = z
       .array(z.string())
       .default([])
       .describe(
-        "When the site's link is expected up, in the window syntax of hub and relay: '0 2 * * * for 30m' (cron, UTC), 'every 90m for 8m from 2026-11-27T00:00:00Z' or '2026-11-27T14:00:00Z for 8m'; the hub judges silence by them. Other text is shown only, with a warning.",
+        "Contact windows of this site's link, in the window syntax of hub and relay ('every 5m for 1m from <ISO time>', '0 2 * * * for 30m' (cron, UTC), '<ISO time> for 8m'): the hub judges the site's silence by them; the agent syncs as each opens, tries at least every min(backoffCapS, window / 4) inside it and sends a small signed presence in a window it has nothing else to say in. Other text is shown only, with a warning, and never aimed at.",
       ),
   })
   .prefault({})

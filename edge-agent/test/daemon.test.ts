@@ -105,6 +105,8 @@ sync:
     const status = cli(['status', '--config', config]);
     expect(status.stdout).toContain('agent          ship-7/a1');
     expect(status.stdout).toMatch(/last push\s+ok/);
+    // No windows declared: status says so, and that the agent syncs by its interval (decision 450).
+    expect(status.stdout).toContain('contact plan   none declared (sync.contactWindows)');
   });
 
   it('exits 2 with a readable list when the config is wrong', () => {

@@ -194,6 +194,11 @@ export const AgentDocSchema = z.object({
   requests: z.record(z.string(), DocPlanRequestSchema).optional(),
   /** Set when the agent sealed this epoch; nothing follows in it. */
   sealedAt: z.number().int().nonnegative().optional(),
+  /**
+   * When the agent last said it was there (agent clock, ms): written in a contact window it had nothing
+   * else to say in, so the hub hears it, signed (docs/decisions/450-contact-the-agent-proves.md).
+   */
+  presentAt: z.number().int().nonnegative().optional(),
 });
 export type AgentDoc = z.infer<typeof AgentDocSchema>;
 

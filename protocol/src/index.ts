@@ -3,6 +3,7 @@ export * from './api.js';
 export * from './apiPaths.js';
 export * from './apiQueries.js';
 export * from './approval.js';
+export * from './attentionGroups.js';
 export * from './batch.js';
 export * from './bundle.js';
 export * from './bytes.js';

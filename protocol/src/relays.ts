@@ -26,6 +26,11 @@ export const RelayInfoSchema = z.object({
    * so its agents' clocks are bounded by their own bounds only (decision 415). Absent from older hubs.
    */
   unkeyed: z.boolean().optional(),
+  /**
+   * When its last token was revoked (`hub peer revoke`): a revoked relay stays listed, its history being
+   * audit material, with no problems. Absent for a relay with a working token, and from older hubs.
+   */
+  revokedAt: z.iso.datetime().nullable().optional(),
 });
 export type RelayInfo = z.infer<typeof RelayInfoSchema>;
 

@@ -85,7 +85,7 @@ describe('writes and roles', () => {
     start(hub, '?view=cell&site=ship-7&env=prod&comp=network');
     await screen.findByRole('button', { name: 'Plan now' });
     fireEvent.click(screen.getByRole('button', { name: 'Plan now' }));
-    await screen.findByText(/Plan request pending/);
+    await screen.findByText(/Plan request asked/);
     const post = hub.requests.find((r) => r.path === 'POST /api/plan-requests');
     expect(post?.csrf).toBe(MOCK_CSRF);
     const reads = hub.requests.filter((r) => r.path.startsWith('GET '));

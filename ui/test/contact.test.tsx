@@ -64,6 +64,8 @@ describe('expected silence is not an outage', () => {
     const polar = within(table).getByRole('row', { name: /polar-1/ });
     expect(polar.textContent).toContain('waiting for window · next in 1 h');
     expect(polar.textContent).toContain('in 1 h · declared');
+    // The expectation is the plan, not the agents' contact interval (issue 44).
+    expect(polar.textContent).toContain('once in each window: every 4h for 30m from 2025-06-01T01:00:00Z');
     expect(polar.textContent).not.toContain('link down');
     // 13:00 opens, 13:30 closes, the grace ends 13:31: nothing came, so the browser judges it overdue.
     act(() => r.clock.advance(HOUR + 32 * MIN));

@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/preact';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HOUR, iso, smallWorld } from './support/fixtures.js';
+import { HOUR, iso, MIN, smallWorld } from './support/fixtures.js';
 import { MockHub } from './support/mockHub.js';
 import { renderApp } from './support/renderApp.js';
 
@@ -68,6 +68,58 @@ describe('relays in the links view', () => {
     ).toBe('CODE');
     expect(rows[0]?.textContent).toContain('3 bundles, oldest');
     expect(rows[1]?.textContent).toContain('no report yet');
+  });
+
+  it('keeps a revoked relay as revoked at …, and never reads a site behind a silent relay in contact', async () => {
+    const hub = new MockHub(smallWorld());
+    // Every site of the mock fleet came through relay-dmz, which has not reported for 10 minutes.
+    hub.relays = [
+      {
+        name: 'relay-dmz',
+        sites: ['*'],
+        lastUsedAt: iso(10 * MIN),
+        reportedAt: iso(10 * MIN),
+        status: null,
+        problems: [
+          {
+            code: 'silent',
+            message: 'no status from relay-dmz for 10 min: the relay is down or its link is',
+            fix: 'on the relay: relay config check --online --config relay.yaml',
+          },
+        ],
+      },
+      {
+        name: 'old-relay',
+        sites: ['ship-7'],
+        lastUsedAt: iso(3 * HOUR),
+        reportedAt: null,
+        status: null,
+        problems: [],
+        revokedAt: '2025-06-01T10:00:00.000Z',
+      },
+    ];
+    const r = renderApp(hub, '?view=links');
+    teardown = r.teardown;
+    const links = await screen.findByRole('table', { name: /Each site's link/ });
+    await waitFor(() => expect(links.textContent).toContain('behind relay-dmz, silent since'));
+    const why = within(links)
+      .getAllByRole('row')
+      .slice(1)
+      .map((x) => x.querySelector('td')?.textContent ?? '');
+    expect(why.length).toBeGreaterThan(0);
+    for (const w of why) {
+      expect(w).not.toBe('in contact');
+      expect(w).toContain(
+        `behind relay-dmz, silent since ${iso(10 * MIN)
+          .replace('T', ' ')
+          .replace(/\.\d+Z$/, ' UTC')}`,
+      );
+    }
+    const relays = await screen.findByRole('table', { name: /Each relay's own report/ });
+    const rows = within(relays).getAllByRole('row').slice(1);
+    expect(rows.map((x) => within(x).getByRole('rowheader').textContent)).toEqual(['relay-dmz', 'old-relay']);
+    expect(rows[1]?.textContent).toContain('revoked at 2025-06-01 10:00:00 UTC');
+    await waitFor(() => expect(hub.requests.map((q) => q.path)).toContain('GET /api/publications'));
   });
 
   it('shows no relays table for a hub from before /api/relays', async () => {

@@ -1,6 +1,6 @@
 import { act, fireEvent, screen, waitFor, within } from '@testing-library/preact';
 import { afterEach, describe, expect, it } from 'vitest';
-import { counts, planRequest, runDetail, runId, runItem, smallWorld } from './support/fixtures.js';
+import { counts, NOW, planRequest, runDetail, runId, runItem, smallWorld } from './support/fixtures.js';
 import { MockHub } from './support/mockHub.js';
 import { renderApp } from './support/renderApp.js';
 
@@ -106,7 +106,7 @@ describe('cell view', () => {
     start(hub, '?view=cell&site=ship-7&env=prod&comp=compute');
     await screen.findByText(/changes \+2 ~1 -3/, { selector: '.badge' });
     fireEvent.click(screen.getByRole('button', { name: 'Plan now' }));
-    await screen.findByText(/Plan request pending/);
+    await screen.findByText(/^Plan request asked \d\d:\d\d:\d\d, waiting for the site$/);
     expect(hub.requests.find((r) => r.path === 'POST /api/plan-requests')?.body).toEqual({
       site: 'ship-7',
       environment: 'prod',
@@ -127,14 +127,24 @@ describe('cell view', () => {
     act(() =>
       hub.emit({ type: 'plan-request-updated', request: planRequest({ ...base, state: 'delivered' }) }),
     );
-    await screen.findByText(/delivered to the site/);
+    await screen.findByText(/, delivered, waiting for the run$/);
+    // The run that answers it started after the request was made: it is named as the answer.
+    const asked = new Date(NOW - 60_000).toISOString();
+    act(() =>
+      hub.emit({
+        type: 'plan-request-updated',
+        request: planRequest({ ...base, requestedAt: asked, state: 'done', runId: runId(9) }),
+      }),
+    );
+    await screen.findByText(new RegExp(`done: run ${runId(9)}$`));
+    // A done request whose run started before it (the same plan came out) never names that run as the answer.
     act(() =>
       hub.emit({
         type: 'plan-request-updated',
         request: planRequest({ ...base, state: 'done', runId: runId(9) }),
       }),
     );
-    await screen.findByText(new RegExp(`done \\(run ${runId(9)}\\)`));
+    await screen.findByText(new RegExp(`planned again, unchanged since run ${runId(9)}$`));
   });
 
   it('shows why a plan request was refused', async () => {

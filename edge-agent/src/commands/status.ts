@@ -6,6 +6,7 @@ import { readPublicationEntries } from '../adapters/publications/SqlitePublicati
 import { openSqliteLedger } from '../adapters/sqlite/openSqliteLedger.js';
 import type { AgentRejection, StoreStatus } from '../ports/Ledger.js';
 import { configOrExit } from './configOrExit.js';
+import { contactStatus, renderContact } from './contactStatus.js';
 import { readPublications, renderPublications } from './publicationStatus.js';
 
 const ago = (t: number | null) =>
@@ -88,11 +89,13 @@ export function registerStatus(program: Command): void {
       const s = opened.ledger.status();
       const publications = readPublications(readPublicationEntries(opened.db), config.dataDir);
       opened.ledger.close();
+      const now = Date.now();
+      const contact = contactStatus(config.sync.contactWindows, config.sync.backoffCapS, now);
       // `bundles` repeats `publications` for scripts written before decision 170 (one version).
       process.stdout.write(
         o.json
-          ? `${JSON.stringify({ ...s, publications, bundles: publications.map(asLegacyBundle) }, null, 2)}\n`
-          : renderStatus(s) + renderPublications(publications, process.stdout.isTTY === true),
+          ? `${JSON.stringify({ ...s, contact, publications, bundles: publications.map(asLegacyBundle) }, null, 2)}\n`
+          : `${renderStatus(s)}${renderContact(contact, now)}\n${renderPublications(publications, process.stdout.isTTY === true)}`,
       );
     });
 }

@@ -149,6 +149,12 @@ export interface Ledger {
   lockedStreak(environment: string, component: string, cellRef?: string): number;
   pending(): PendingDelta[];
   /**
+   * Writes the agent's presence (`presentAt`, one scalar) into the current document and answers what is
+   * pending then: what the agent signs and pushes in a contact window it has nothing else to say in
+   * (docs/decisions/450-contact-the-agent-proves.md).
+   */
+  presence(): PendingDelta[];
+  /**
    * A bundle carrying `heads` of `epoch` was pushed; `receipt` is the upstream's answer (or null when
    * none came). `sentAt` is when the bundle was built: a receipt for one built before the latest
    * rejection does not count, since the rejection already asked for its changes again.

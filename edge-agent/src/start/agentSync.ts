@@ -8,6 +8,7 @@ import { allowsRef, cellRefOf } from '../core/plan/refPolicy.js';
 import type { CellScheduler } from '../core/schedule/CellScheduler.js';
 import { SyncEngine } from '../core/sync/SyncEngine.js';
 import { SyncLoop } from '../core/sync/SyncLoop.js';
+import { WindowAim } from '../core/sync/windowAim.js';
 import type { Logger } from '../ports/Logger.js';
 
 /**
@@ -32,6 +33,9 @@ export function agentSync(
   },
 ): SyncLoop {
   const { scheduler, log } = deps;
+  // The site's own contact plan: the loop syncs as each window opens, tries often inside it, and says
+  // it is there when it has nothing else to say (docs/decisions/450-contact-the-agent-proves.md).
+  const aim = new WindowAim(config.sync.contactWindows, config.sync.backoffCapS * 1000);
   const engine = new SyncEngine({
     site: config.site,
     agent: config.agent,
@@ -60,6 +64,7 @@ export function agentSync(
     log,
     onBlobManifest: (m) => deps.publications.announce(m),
     onApproval: (a) => deps.applies.receive(a),
+    ...(aim.planned ? { presenceDue: (at: number | null, now: number) => aim.presenceDue(at, now) } : {}),
   });
   return new SyncLoop({
     engine,
@@ -72,5 +77,6 @@ export function agentSync(
     random: Math.random,
     log,
     onUploadProgress: deps.onUploadProgress,
+    ...(aim.planned ? { aim: (ms: number, now: number) => aim.wait(ms, now) } : {}),
   });
 }

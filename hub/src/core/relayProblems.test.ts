@@ -38,7 +38,7 @@ describe('relayProblems', () => {
     expect(relayProblems('r', [], undefined, 0)).toEqual([]);
   });
 
-  it('lists each peer name with a working token once, revoked ones not', () => {
+  it('lists each peer name once, a revoked one with when it was revoked and no problems', () => {
     const infos = relayInfos(
       [
         {
@@ -61,9 +61,11 @@ describe('relayProblems', () => {
       ],
       60,
     );
-    expect(infos.map((i) => [i.name, i.lastUsedAt, i.status])).toEqual([
-      ['relay-1', new Date(70).toISOString(), null],
+    expect(infos.map((i) => [i.name, i.lastUsedAt, i.status, i.revokedAt])).toEqual([
+      ['relay-1', new Date(70).toISOString(), null, undefined],
+      ['old', null, null, new Date(10).toISOString()],
     ]);
+    expect(infos[1]?.problems).toEqual([]);
   });
 
   it('shows the newest status any working token of the relay brought, with its problems', () => {

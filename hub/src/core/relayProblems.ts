@@ -68,12 +68,18 @@ export function relayProblems(
   return out;
 }
 
-/** `/api/relays`: one entry per peer name that holds a working token, with its latest status. */
+/**
+ * `/api/relays`: one entry per peer name, with its latest status: one that holds a working token with
+ * its problems; one whose every token is revoked with `revokedAt` (the latest) and no problems, kept
+ * because its history is audit material (issue 44).
+ */
 export function relayInfos(peers: readonly PeerRow[], now: number): RelayInfo[] {
   const byName = new Map<string, PeerRow[]>();
-  for (const p of peers) if (peerLive(p, now)) byName.set(p.name, [...(byName.get(p.name) ?? []), p]);
+  for (const p of peers) byName.set(p.name, [...(byName.get(p.name) ?? []), p]);
   const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
-  return [...byName.entries()].map(([name, rows]) => {
+  return [...byName.entries()].map(([name, all]) => {
+    const live = all.filter((p) => peerLive(p, now));
+    const rows = live.length > 0 ? live : all;
     const sites = rows.at(-1)?.sites ?? [];
     const used = Math.max(0, ...rows.map((r) => r.lastUsedAt ?? 0));
     // the newest status any of its tokens brought (a relay mid-rotation may report with either)
@@ -83,15 +89,17 @@ export function relayInfos(peers: readonly PeerRow[], now: number): RelayInfo[] 
     const kept: KeptStatus | undefined = latest?.status
       ? { status: latest.status, at: latest.statusAt ?? 0 }
       : undefined;
-    return {
+    const info: RelayInfo = {
       name,
       sites,
       lastUsedAt: iso(used || null),
       reportedAt: iso(kept?.at),
       status: kept?.status ?? null,
-      problems: relayProblems(name, sites, kept, now),
+      problems: live.length > 0 ? relayProblems(name, sites, kept, now) : [],
       // an agent posting directly (`site/agent`) signs its own bundles: no relay key to enrol
       unkeyed: !name.includes('/') && !rows.some((r) => r.publicKey),
     };
+    if (live.length === 0) info.revokedAt = iso(Math.max(...all.map((r) => r.revokedAt ?? 0)));
+    return info;
   });
 }

@@ -59,6 +59,7 @@ export class Topology {
         target: { port: t.ports.relay },
         profile: s.profile,
         timeScale: s.timeScale,
+        ...(s.linkSettings ? { settings: s.linkSettings } : {}),
         controlPort: 0,
         seed: spec.seed,
       });

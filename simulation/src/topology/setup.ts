@@ -122,7 +122,7 @@ export async function setUp(
       sweepIntervalS: 2,
       // Time-compressed links: a window's contact may come 30 s after it (sync interval, backoff, Mars' light
       // time); a session of contacts ends after 20 s of silence when windows are learned.
-      contactPlans: { graceS: 30, learnSilenceS: 20 },
+      contactPlans: { graceS: 30, learnSilenceS: 20, ...spec.hubContactPlans },
     }),
   );
   await runProgram('hub', ['init', '--config', l.hubConfig]);
@@ -241,6 +241,7 @@ export async function setUp(
             backoffCapS: 30,
             maxParallelRuns: 1,
             ...(spec.agentRecordWindowS !== undefined ? { recordWindowS: spec.agentRecordWindowS } : {}),
+            ...spec.agentSync,
           },
         }),
       );

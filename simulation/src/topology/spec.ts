@@ -1,3 +1,5 @@
+import type { LinkSettingsInput } from '../core/link/settings.js';
+
 /** What a simulated deployment looks like: one hub, one relay, agents at sites behind emulated links. */
 export interface SiteSpec {
   site: string;
@@ -19,6 +21,8 @@ export interface SiteSpec {
    * survives the scratch checkouts of delivered code (FAKE_TERRAFORM_STATE_DIR).
    */
   toolState?: boolean;
+  /** Link settings on top of the profile (deep-merged), such as a schedule of its own. */
+  linkSettings?: LinkSettingsInput;
 }
 
 export interface TopologySpec {
@@ -32,6 +36,10 @@ export interface TopologySpec {
   relayPort?: number;
   /** Seconds between the agents' push/pull cycles. */
   agentSyncIntervalS?: number;
+  /** More of the agents' `sync` block, over the set-up's (e.g. `backoffCapS` back at its default). */
+  agentSync?: Record<string, unknown>;
+  /** The hub's `contactPlans` block, over the set-up's (`graceS: 30, learnSilenceS: 20`). */
+  hubContactPlans?: Record<string, unknown>;
   /** The agents' `sync.recordWindowS` (their default, 5 s, when unset): how long a result waits to share a write. */
   agentRecordWindowS?: number;
   /** The built dashboard to serve (absolute). */

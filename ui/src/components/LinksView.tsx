@@ -1,7 +1,9 @@
 import type { FleetSite, PlanRequest, PublicationListItem, SiteDetail } from '@driftline/protocol';
 import { contactNow } from '../core/contact.js';
+import { expectedContactText } from '../core/expectedContact.js';
 import { linkFromDetail, linkSentence, liveLink, nextWindow } from '../core/link.js';
 import { formatBytes, pendingAt } from '../core/publications.js';
+import { type BehindRelay, behindRelay, sentenceBehind } from '../core/relayBehind.js';
 import type { Route } from '../core/route.js';
 import { formatAbsolute, formatAgo, formatDuration } from '../core/time.js';
 import {
@@ -113,8 +115,11 @@ export function LinkCells({
   pendingDown,
   unconfirmed = null,
   unconfirmedPublications = [],
+  behind = null,
 }: {
   s: FleetSite;
+  /** The silent or revoked relay the site's contact came through, if so: then never `in contact`. */
+  behind?: BehindRelay | null;
   now: number;
   pendingDown: number | null;
   /** The site's plan requests its agent has not confirmed; null while not known. */
@@ -125,16 +130,20 @@ export function LinkCells({
   return (
     <>
       <td
-        class={s.link === 'ok' ? undefined : s.link === 'waiting' ? 'link-why link-is-waiting' : 'link-why'}
+        class={
+          behind
+            ? 'link-why link-behind'
+            : s.link === 'ok'
+              ? undefined
+              : s.link === 'waiting'
+                ? 'link-why link-is-waiting'
+                : 'link-why'
+        }
       >
-        {linkSentence(s, now)}
+        {sentenceBehind(linkSentence(s, now), s.link, behind)}
       </td>
       <td>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} /> : 'never'}</td>
-      <td>
-        {s.expectedContactIntervalS !== null
-          ? `every ${formatDuration(s.expectedContactIntervalS * 1000)}`
-          : dash}
-      </td>
+      <td>{expectedContactText(s) ?? dash}</td>
       <td>
         <NextWindow s={s} now={now} />
       </td>
@@ -190,6 +199,8 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
   const fleet = useFleet();
   const [publications] = useLoad(() => api.publications(), [api]);
   const [requests] = useLoad(() => api.planRequests(), [api]);
+  const [relays] = useLoad(() => api.relays(), [api]);
+  const relayList = relays.state === 'ok' ? relays.data.relays : [];
   const open = requests.state === 'ok' ? requests.data.requests : null;
   if (fleet.state === 'loading') return <p aria-busy="true">Loading links…</p>;
   if (fleet.state === 'error')
@@ -199,8 +210,11 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
       </p>
     );
   const b = publications.state === 'ok' ? publications.data.publications : null;
+  // A site behind a silent or revoked relay ranks with the overdue ones: the hub cannot hear it.
   const rank = (s: FleetSite) =>
-    ['link-down', 'overdue', 'never-heard', 'no-plan-yet', 'waiting', 'ok'].indexOf(s.link);
+    behindRelay(s, relayList) && (s.link === 'ok' || s.link === 'waiting')
+      ? 1
+      : ['link-down', 'overdue', 'never-heard', 'no-plan-yet', 'waiting', 'ok'].indexOf(s.link);
   const sites = fleet.data.sites
     .map((s) => liveLink(s, now))
     .sort((x, y) => rank(x) - rank(y) || (x.site < y.site ? -1 : 1));
@@ -233,13 +247,14 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
                 pendingDown={bytesPendingDown(b, s.site)}
                 unconfirmed={unconfirmedAt(open, s.site, now)}
                 unconfirmedPublications={unconfirmedPublicationsAt(b, s.site)}
+                behind={behindRelay(s, relayList)}
               />
             </tr>
           ))}
         </tbody>
       </table>
       <LinkNotes />
-      <RelaysHealth now={now} />
+      <RelaysHealth now={now} relays={relays} />
     </section>
   );
 }
@@ -249,6 +264,7 @@ export function SiteLink({ detail, now }: { detail: SiteDetail; now: number }) {
   const { api } = useServices();
   const [publications] = useLoad(() => api.publications(detail.site), [api, detail.site]);
   const [requests] = useLoad(() => api.planRequests(detail.site), [api, detail.site]);
+  const [relays] = useLoad(() => api.relays(), [api]);
   const s = liveLink(linkFromDetail(detail), now);
   return (
     <>
@@ -281,6 +297,7 @@ export function SiteLink({ detail, now }: { detail: SiteDetail; now: number }) {
                 publications.state === 'ok' ? publications.data.publications : null,
                 s.site,
               )}
+              behind={behindRelay(s, relays.state === 'ok' ? relays.data.relays : [])}
             />
           </tr>
         </tbody>

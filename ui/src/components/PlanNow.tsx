@@ -1,18 +1,12 @@
 import { asSiteId, type PlanRequest } from '@driftline/protocol';
 import { useEffect, useId, useState } from 'preact/hooks';
+import { planRequestText } from '../core/planRequestText.js';
 import { useWhyNot } from '../hooks/useSession.js';
 import { useServices } from '../services.js';
 
-const STATE_TEXT: Record<PlanRequest['state'], string> = {
-  pending: 'pending — waiting for the site to ask for it',
-  delivered: 'delivered to the site — waiting for the run',
-  done: 'done',
-  expired: 'expired before the site picked it up',
-  refused: 'refused by the hub',
-};
-
 /**
- * "Plan now": files a plan request and follows its state over the live stream. Without the operator
+ * "Plan now": files a plan request and follows its own state over the live stream, with the times it
+ * moved (`planRequestText`); the run that answers it is the one the hub names for this request only. Without the operator
  * role the button stays focusable but inert (`aria-disabled`), and says why beside it.
  */
 export function PlanNow({
@@ -72,9 +66,7 @@ export function PlanNow({
         </span>
       ) : null}
       <span role="status" class="plan-state">
-        {req ? `Plan request ${STATE_TEXT[req.state]}` : ''}
-        {req?.state === 'done' && req.runId ? ` (run ${req.runId})` : ''}
-        {req?.unconfirmed ? ' — unconfirmed: the agent has not said it arrived, sent again' : ''}
+        {req ? `Plan request ${planRequestText(req)}` : ''}
       </span>
       {error ? (
         <p class="error" role="alert">

@@ -1,7 +1,6 @@
-import type { RelayInfo } from '@driftline/protocol';
+import type { RelayInfo, RelaysResponse } from '@driftline/protocol';
 import { formatAbsolute, formatAgo } from '../core/time.js';
-import { useLoad } from '../hooks/useLoad.js';
-import { useServices } from '../services.js';
+import type { Loaded } from '../hooks/useLoad.js';
 
 function When({ at, now }: { at: string | null; now: number }) {
   if (!at) return <span class="muted">never</span>;
@@ -32,11 +31,10 @@ function Custody({ r, now }: { r: RelayInfo; now: number }) {
 /**
  * The Links view's relays: each relay the hub issued a token to, what it last reported of itself
  * (`POST /v1/status`: refusals, sites refused, custody) and each problem with the command that fixes it.
- * Nothing is shown for a hub from before `/api/relays`, or with no relays.
+ * A revoked relay stays, last, as `revoked at …` (its history is audit material). Nothing is shown for a
+ * hub from before `/api/relays`, or with no relays. The Links view loads them (its sites' sentences read them too).
  */
-export function RelaysHealth({ now }: { now: number }) {
-  const { api } = useServices();
-  const [relays] = useLoad(() => api.relays(), [api]);
+export function RelaysHealth({ now, relays }: { now: number; relays: Loaded<RelaysResponse> }) {
   if (relays.state !== 'ok' || relays.data.relays.length === 0) return null;
   return (
     <section aria-labelledby="relays-title">
@@ -54,9 +52,17 @@ export function RelaysHealth({ now }: { now: number }) {
         </thead>
         <tbody>
           {[...relays.data.relays]
-            .sort((a, b) => b.problems.length - a.problems.length || (a.name < b.name ? -1 : 1))
+            .sort(
+              (a, b) =>
+                Number(!!a.revokedAt) - Number(!!b.revokedAt) ||
+                b.problems.length - a.problems.length ||
+                (a.name < b.name ? -1 : 1),
+            )
             .map((r) => (
-              <tr key={r.name} class={r.problems.length > 0 ? 'relay-problem' : 'relay-ok'}>
+              <tr
+                key={r.name}
+                class={r.revokedAt ? 'relay-revoked' : r.problems.length > 0 ? 'relay-problem' : 'relay-ok'}
+              >
                 <th scope="row">
                   {r.name}
                   {r.unkeyed ? (
@@ -79,7 +85,14 @@ export function RelaysHealth({ now }: { now: number }) {
                   <Custody r={r} now={now} />
                 </td>
                 <td>
-                  {r.problems.length === 0 ? (
+                  {r.revokedAt ? (
+                    <span>
+                      revoked at{' '}
+                      <time dateTime={r.revokedAt} title={formatAgo(r.revokedAt, now)}>
+                        {formatAbsolute(r.revokedAt)}
+                      </time>
+                    </span>
+                  ) : r.problems.length === 0 ? (
                     <span>{r.status ? 'ok' : '—'}</span>
                   ) : (
                     <ul class="relay-problems">

@@ -1,5 +1,6 @@
 import { type AgentInfo, cellKey } from '@driftline/protocol';
 import { formatClockOffset } from '../core/clockText.js';
+import { expectedContactText } from '../core/expectedContact.js';
 import type { Route } from '../core/route.js';
 import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
@@ -41,10 +42,8 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
       <dl class="facts">
         <dt>Last contact</dt>
         <dd>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} focusable /> : 'never'}</dd>
-        <dt>Expected contact every</dt>
-        <dd>
-          {s.expectedContactIntervalS !== null ? `${Math.round(s.expectedContactIntervalS / 60)} min` : dash}
-        </dd>
+        <dt>Expected contact</dt>
+        <dd>{expectedContactText(s) ?? dash}</dd>
         <dt>Clock offset</dt>
         <dd>
           {formatClockOffset(s.clockOffsetMs, s.clockOffsetUncertaintyMs)}

@@ -45,6 +45,8 @@ export interface StoredAgentDoc {
   /** Unchanged re-plans written apart from their cells (`confirmApart.ts`, decision 330). */
   confirmed?: Record<string, A.ImmutableString>;
   sealedAt?: number;
+  /** When the agent last said it was there, in a contact window with nothing else to say (decision 450). */
+  presentAt?: number;
 }
 export type AgentAutomergeDoc = A.Doc<StoredAgentDoc>;
 

@@ -18,6 +18,7 @@ import type {
 } from '../../ports/Ledger.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
 import { type AgentAutomergeDoc, mergeFacts, readCell, recordRuns } from '../doc/agentDoc.js';
+import { writePresence } from '../doc/presence.js';
 import { ackWrites } from './acks.js';
 import { blobsToUpload } from './blobQueue.js';
 import { appendChange, sealOrCompact } from './epochs.js';
@@ -226,6 +227,13 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     this.flushFacts();
     if (heldDue(this.held, this.opts.now(), this.holdLimits())) this.writeHeld();
     return pendingDeltas({ ...this.context(), heldRuns: this.held.runs });
+  }
+
+  presence(): PendingDelta[] {
+    this.flushFacts();
+    const before = this.docs.doc;
+    this.commitChange(before, writePresence(before, this.opts.now()));
+    return this.pending();
   }
 
   recordPush(p: PushRecord): void {

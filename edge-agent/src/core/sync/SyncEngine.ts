@@ -48,6 +48,12 @@ export interface SyncDeps {
    * the keys the local config pins). Awaited before the downlink cursor moves on; unset: refused.
    */
   onApproval?(approval: ApprovalPayload): Promise<void>;
+  /**
+   * With nothing pending, whether a presence is owed now (a contact window opened since `lastPushedAt`,
+   * the last push an upstream took): then the agent writes it (`presentAt`) and pushes it, signed, and the
+   * hub counts it as contact (`WindowAim.presenceDue`, docs/decisions/450-contact-the-agent-proves.md).
+   */
+  presenceDue?(lastPushedAt: number | null, now: number): boolean;
 }
 
 export type PushOutcome =
@@ -86,6 +92,8 @@ export class SyncEngine {
   private handling: Promise<void> = Promise.resolve();
   /** Downlink bundles handled lately: a second answer carrying one again costs nothing (decision 340). */
   private readonly seen = new SeenBundles();
+  /** When an upstream last took a push (agent clock); null: not since start. */
+  private lastPushedAt: number | null = null;
 
   constructor(private readonly deps: SyncDeps) {}
 
@@ -110,8 +118,11 @@ export class SyncEngine {
       if (at < 0) return { kind: 'unreachable', errors };
       uplinks = uplinks.slice(at);
     }
-    const pending = this.deps.store.pending();
-    if (pending.length === 0) return { kind: 'idle' };
+    let pending = this.deps.store.pending();
+    if (pending.length === 0) {
+      if (!this.deps.presenceDue?.(this.lastPushedAt, this.deps.now())) return { kind: 'idle' };
+      pending = this.deps.store.presence();
+    }
     // Failures first: a relay forwards by priority, and so does the batch order.
     pending.sort((a, b) => Number(b.hasFailure) - Number(a.hasFailure) || a.epoch - b.epoch);
     const bundles = await Promise.all(pending.map((p) => this.sign(p)));
@@ -128,6 +139,7 @@ export class SyncEngine {
         continue;
       }
       this.suspect.delete(up.url);
+      this.lastPushedAt = this.deps.now();
       for (const [i, b] of bundles.entries()) {
         const receipt = r.value.find((x) => x.index === i);
         if (receipt?.status === 'rejected') {

@@ -22,6 +22,11 @@ export interface SyncLoopDeps {
   /** Held pulls kept open at once where the upstream keeps two (`sync.heldPulls`, decision 340); default 2. */
   heldPulls?: number;
   now?(): number;
+  /**
+   * Brings a wait forward to the site's contact plan (`WindowAim.wait`): it ends by the next window's
+   * opening, and inside a window it is at most min(backoffCap, window / 4). Unset: waits as asked.
+   */
+  aim?(waitMs: number, now: number): number;
 }
 
 /**
@@ -66,15 +71,20 @@ export class SyncLoop {
         ),
     });
     this.ticker = new Ticker({
-      step: () => this.cycle(),
+      step: () => this.cycle().then((ms) => this.aimed(ms)),
       restMs: deps.intervalMs,
       setTimer: deps.setTimer,
       onError: (e) => {
         const next = backoffDelay(++this.failures, deps.backoffBaseMs, deps.backoffCapMs, deps.random);
         deps.log.warn({ err: (e as Error).message, retryInMs: next }, 'sync cycle failed; will retry');
-        return next;
+        return this.aimed(next);
       },
     });
+  }
+
+  /** A wait brought forward to the contact plan (docs/decisions/450-contact-the-agent-proves.md). */
+  private aimed(ms: number): number {
+    return this.deps.aim ? this.deps.aim(ms, (this.deps.now ?? Date.now)()) : ms;
   }
 
   start(): void {

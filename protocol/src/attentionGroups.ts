@@ -1,0 +1,184 @@
+/**
+ * The overview's "Needs attention", grouped by cause (issue 44): one row per silent relay, per site a
+ * relay's token was refused for, per overdue site, and per group of cells with the same status and
+ * reason, each with the filter of the matrix it links to. At fleet scale (1,005 sites, 200,000 cells) a
+ * failure shared by a thousand sites is one row, not a thousand. Pure, linear in its input, no I/O: the
+ * hub may serve it and the browser may compute it alike.
+ */
+
+/** A relay the hub has not heard from (its `silent` problem), with the sites whose contact came through it. */
+export interface AttentionRelay {
+  name: string;
+  /** When it last reported (epoch ms), or null when it never did. */
+  silentSince: number | null;
+  sitesBehind: readonly string[];
+}
+
+/** A site a relay forwarded for although its token does not act for it (`sites-refused`). */
+export interface AttentionRefused {
+  relay: string;
+  site: string;
+}
+
+/** A site judged by its contact plan that missed a window (`overdue`) or too many (`unreachable`). */
+export interface AttentionOverdue {
+  site: string;
+  state: 'overdue' | 'unreachable';
+  missedWindows: number;
+}
+
+/** A cell that needs a look: its status (`failed`, `drift`, `changes`, `locked`, `stale`, …) and reason. */
+export interface AttentionCell {
+  site: string;
+  status: string;
+  /** `exit-1`, `lock-timeout`, a drift signature; null when the status says it all. */
+  reason: string | null;
+}
+
+export interface AttentionInput {
+  relays: readonly AttentionRelay[];
+  refused: readonly AttentionRefused[];
+  overdue: readonly AttentionOverdue[];
+  cells: readonly AttentionCell[];
+}
+
+/** What the row's link opens: the matrix filtered so, or the Links view for a relay. */
+export type AttentionFilter =
+  | { view: 'links'; relay: string }
+  | { view: 'matrix'; site: string }
+  | { view: 'matrix'; status: string; reason: string | null };
+
+export type AttentionGroup =
+  | {
+      kind: 'silent-relay';
+      relay: string;
+      since: number | null;
+      sites: number;
+      text: string;
+      filter: AttentionFilter;
+    }
+  | { kind: 'refused-site'; relay: string; site: string; text: string; filter: AttentionFilter }
+  | {
+      kind: 'overdue-site';
+      site: string;
+      state: 'overdue' | 'unreachable';
+      missedWindows: number;
+      text: string;
+      filter: AttentionFilter;
+    }
+  | {
+      kind: 'cells';
+      status: string;
+      reason: string | null;
+      cells: number;
+      sites: number;
+      text: string;
+      filter: AttentionFilter;
+    };
+
+export interface AttentionGroups {
+  /** At most `limit` rows, causes first (relays, refusals, overdue sites), then cell groups, largest first. */
+  rows: AttentionGroup[];
+  /** Rows beyond `limit`, counted. */
+  more: number;
+  /** Headline counts, relay problems included. */
+  counts: { silentRelays: number; refusedSites: number; overdueSites: number; cells: number };
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+const plural = (x: number, one: string, many = `${one}s`) => `${n(x)} ${x === 1 ? one : many}`;
+
+function forHow(ms: number): string {
+  if (ms < 60_000) return `${Math.max(0, Math.round(ms / 1000))} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  if (ms < 86_400_000) return `${Math.round(ms / 3_600_000)} h`;
+  return `${Math.round(ms / 86_400_000)} d`;
+}
+
+/**
+ * Groups what needs attention by cause. A site behind a silent relay is counted in that relay's row and
+ * not listed again as overdue (its silence has one cause); its cells still count in their groups (they
+ * are facts about the site, as last heard). `limit` bounds the rows (default 30).
+ */
+export function groupAttention(input: AttentionInput, now: number, limit = 30): AttentionGroups {
+  const rows: AttentionGroup[] = [];
+  const behindSilent = new Set<string>();
+  const relays = [...input.relays].sort(
+    (a, b) => b.sitesBehind.length - a.sitesBehind.length || (a.name < b.name ? -1 : 1),
+  );
+  for (const r of relays) {
+    for (const s of r.sitesBehind) behindSilent.add(s);
+    const sites = new Set(r.sitesBehind).size;
+    const silent = r.silentSince === null ? 'never reported' : `silent for ${forHow(now - r.silentSince)}`;
+    rows.push({
+      kind: 'silent-relay',
+      relay: r.name,
+      since: r.silentSince,
+      sites,
+      text: `${r.name} ${silent}: ${plural(sites, 'site')} behind it`,
+      filter: { view: 'links', relay: r.name },
+    });
+  }
+  const refusedSeen = new Set<string>();
+  for (const f of input.refused) {
+    const key = `${f.relay}\u0000${f.site}`;
+    if (refusedSeen.has(key)) continue;
+    refusedSeen.add(key);
+    rows.push({
+      kind: 'refused-site',
+      relay: f.relay,
+      site: f.site,
+      text: `${f.site} refused at ${f.relay}: its token does not act for the site`,
+      filter: { view: 'matrix', site: f.site },
+    });
+  }
+  const overdue = input.overdue
+    .filter((o) => !behindSilent.has(o.site))
+    .sort((a, b) => b.missedWindows - a.missedWindows || (a.site < b.site ? -1 : 1));
+  for (const o of overdue)
+    rows.push({
+      kind: 'overdue-site',
+      site: o.site,
+      state: o.state,
+      missedWindows: o.missedWindows,
+      text: `${o.site} ${o.state}: ${plural(o.missedWindows, 'window')} passed without contact`,
+      filter: { view: 'matrix', site: o.site },
+    });
+  const groups = new Map<
+    string,
+    { status: string; reason: string | null; cells: number; sites: Set<string> }
+  >();
+  for (const c of input.cells) {
+    const key = `${c.status}\u0000${c.reason ?? ''}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { status: c.status, reason: c.reason, cells: 0, sites: new Set() };
+      groups.set(key, g);
+    }
+    g.cells++;
+    g.sites.add(c.site);
+  }
+  const cellRows = [...groups.values()].sort(
+    (a, b) => b.cells - a.cells || (a.status < b.status ? -1 : a.status > b.status ? 1 : 0),
+  );
+  for (const g of cellRows)
+    rows.push({
+      kind: 'cells',
+      status: g.status,
+      reason: g.reason,
+      cells: g.cells,
+      sites: g.sites.size,
+      text: `${plural(g.cells, 'cell')} ${g.status}${g.reason ? `: ${g.reason}` : ''} at ${plural(g.sites.size, 'site')}`,
+      filter: { view: 'matrix', status: g.status, reason: g.reason },
+    });
+  return {
+    rows: rows.slice(0, limit),
+    more: Math.max(0, rows.length - limit),
+    counts: {
+      silentRelays: relays.length,
+      refusedSites: refusedSeen.size,
+      overdueSites: overdue.length,
+      cells: input.cells.length,
+    },
+  };
+}
