@@ -122,6 +122,14 @@ export const PlanChecksSchema = z.object({
 });
 export type PlanChecks = z.infer<typeof PlanChecksSchema>;
 
+/** A drifted resource in brief: what a drift episode at the hub is keyed and grouped by. */
+export const DriftedSchema = z.object({
+  address: z.string().max(500),
+  type: z.string().max(200),
+  attributes: z.array(z.string().max(200)).max(50),
+});
+export type Drifted = z.infer<typeof DriftedSchema>;
+
 export const GitInfoSchema = z.object({
   commit: z.string().regex(/^[0-9a-f]{7,64}$/),
   branch: z.string().max(255).optional(),
@@ -139,6 +147,12 @@ export const PlanSummarySchema = z.object({
   /** Absent when nothing of the plan may leave (`redaction-failed`) or there was no plan (`failed`, `locked`). */
   counts: PlanCountsSchema.optional(),
   resources: z.array(ResourceChangeSchema).optional(),
+  /**
+   * The drifted resources in brief (address, type, attribute names; at most 50), so the hub can track
+   * drift per address from the agent's document alone: `resources` travel in the detail blob, last
+   * (decision 421). Absent from older agents.
+   */
+  drifted: z.array(DriftedSchema).max(50).optional(),
   /** The plan's checks, counted (decision 420); absent from older agents and plans without `checks`. */
   checks: PlanChecksSchema.optional(),
   /** Names of root outputs that change. */

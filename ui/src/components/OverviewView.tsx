@@ -45,6 +45,7 @@ const KIND_TEXT: Record<
   failed: { icon: '✕', label: 'failed', tone: 'st-failed', filter: { status: 'failed' } },
   'stuck-lock': { icon: '⊘', label: 'stuck lock (failed)', tone: 'st-locked', filter: { status: 'failed' } },
   drift: { icon: '≈', label: 'drift', tone: 'st-drift', filter: { status: 'drift' } },
+  'check-failed': { icon: '✓✕', label: 'failing check', tone: 'st-failed', filter: {} },
   stale: { icon: '◔', label: 'stale', tone: 'st-changes', filter: { staleOnly: true } },
   blocked: { icon: '⊟', label: 'blocked', tone: 'st-blocked', filter: { status: 'blocked' } },
 };

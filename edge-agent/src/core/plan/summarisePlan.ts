@@ -126,6 +126,14 @@ export function summarisePlan(planJson: unknown, ctx: SummariseContext): Summari
   });
   if (checks) built.checks = checks;
   const summary = maskSummary(built, masks);
+  // Drift in brief travels in the document (the resources go in the detail blob): decision 421.
+  const drifted = (summary.resources ?? []).filter((r) => r.drift).slice(0, 50);
+  if (drifted.length > 0)
+    summary.drifted = drifted.map((r) => ({
+      address: r.address,
+      type: r.type,
+      attributes: r.changedAttributes.slice(0, 50),
+    }));
   if (ctx.git) summary.git = ctx.git;
   if (ctx.ref) summary.ref = ctx.ref;
   if (ctx.exitCode !== undefined) summary.exitCode = ctx.exitCode;
