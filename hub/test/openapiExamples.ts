@@ -5,6 +5,7 @@ import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
 import { AgentSim } from './agentSim.js';
 import { PLAN, type TestHub } from './hubFixture.js';
 import { approvalExamples } from './openapiApprovalExamples.js';
+import { driftExamples } from './openapiDriftExamples.js';
 import type { Example } from './openapiExample.js';
 import { addTestUser } from './users.js';
 
@@ -266,6 +267,7 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
       status: 204,
     },
     ...(await approvalExamples(h)),
+    ...(await driftExamples(h)),
   ];
   return { list, admin: admin.authorization, token: admin.token };
 }
