@@ -8,6 +8,7 @@ import { StoreRefusedError, StoreUnavailableError } from './adapters/postgres/er
 import { createHub, keyPath } from './app.js';
 import { addApproveVerb } from './commands/approve.js';
 import { addApproverVerbs } from './commands/approver.js';
+import { addWaiverVerbs } from './commands/waiver.js';
 import { addBackupVerb } from './commands/backup.js';
 import { addConfigVerbs } from './commands/config.js';
 import { addEnrollVerb } from './commands/enroll.js';
@@ -167,6 +168,7 @@ addUserVerbs(program, config);
 addConfigVerbs(program);
 addRefsVerbs(program);
 addApproverVerbs(program, config);
+addWaiverVerbs(program, config);
 addApproveVerb(program);
 addMigrateVerb(program, config);
 addBackupVerb(program, config);
