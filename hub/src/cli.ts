@@ -8,7 +8,6 @@ import { StoreRefusedError, StoreUnavailableError } from './adapters/postgres/er
 import { createHub, keyPath } from './app.js';
 import { addApproveVerb } from './commands/approve.js';
 import { addApproverVerbs } from './commands/approver.js';
-import { addWaiverVerbs } from './commands/waiver.js';
 import { addBackupVerb } from './commands/backup.js';
 import { addConfigVerbs } from './commands/config.js';
 import { addEnrollVerb } from './commands/enroll.js';
@@ -20,6 +19,7 @@ import { addRefsVerbs } from './commands/refs.js';
 import { addReleaseVerbs } from './commands/release.js';
 import { addSourceVerbs } from './commands/source.js';
 import { addUserVerbs } from './commands/user.js';
+import { addWaiverVerbs } from './commands/waiver.js';
 import { configWarnings, type HubConfig, loadConfig } from './config.js';
 import { revoke } from './core/enrolment.js';
 import { cliAudit } from './core/users.js';
