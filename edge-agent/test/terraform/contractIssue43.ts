@@ -50,38 +50,42 @@ export function runIssue43Contract(tool: ContractTool): void {
   const realOnly = (name: string, why: string) =>
     fake ? it.skip(`${name} (the fake does not model ${why})`, () => {}) : undefined;
 
-  realOnly('summarises checks: a failing check, a passing one, a postcondition', 'check blocks');
-  if (!fake)
-    it(
-      'summarises checks: a failing check, a passing one, a postcondition (pass and unknown)',
-      SLOW,
-      async () => {
-        const c = makeCase(tool, 'checks', { files: { 'main.tf': CHECKS } });
-        const r = await c.plan();
-        expect(r.summary).toMatchObject({ status: 'changes', exitCode: 2 });
-        expect(r.summary.checks).toMatchObject({ fail: 1, pass: 2, unknown: 1 });
-        const by = Object.fromEntries((r.summary.checks?.items ?? []).map((i) => [i.address, i]));
-        expect(by['check.health']).toEqual({ address: 'check.health', kind: 'check', status: 'fail' });
-        expect(by['check.fine']).toMatchObject({ status: 'pass', kind: 'check' });
-        expect(by['terraform_data.x']).toMatchObject({ status: 'pass', kind: 'resource' });
-        expect(by['terraform_data.later']).toMatchObject({ status: 'unknown', kind: 'resource' });
-        expect(r.summary.checks?.items[0]?.address).toBe('check.health');
-        // The author-written message is not kept by default.
-        expect(JSON.stringify(r.summary)).not.toContain('must be two');
-      },
+  // The fake prints the same `checks` as the real binary does for CHECKS (a scenario step's `checks`).
+  const fakeChecks = scenario(
+    `{ state: changes, checks: [{ address: check.health, status: fail, message: "n must be two, it is 1-units" }, { address: check.fine, status: pass }, { address: terraform_data.x, kind: resource, status: pass }, { address: terraform_data.later, kind: resource, status: unknown }] }`,
+  );
+  const checksCase = (name: string, config?: string) =>
+    makeCase(
+      tool,
+      name,
+      fake
+        ? { scenario: fakeChecks, ...(config ? { config } : {}) }
+        : { files: { 'main.tf': CHECKS }, ...(config ? { config } : {}) },
     );
 
-  realOnly('keeps a failing check message with redaction.keepCustomMessages', 'check blocks');
-  if (!fake)
-    it('keeps a failing check message with redaction.keepCustomMessages', SLOW, async () => {
-      const c = makeCase(tool, 'checks-kept', {
-        files: { 'main.tf': CHECKS },
-        config: 'redaction: { keepCustomMessages: true }',
-      });
-      const r = await c.plan();
-      const health = r.summary.checks?.items.find((i) => i.address === 'check.health');
-      expect(health?.message).toBe('n must be two, it is 1-units');
-    });
+  it(
+    'summarises checks: a failing check, a passing one, a postcondition (pass and unknown)',
+    SLOW,
+    async () => {
+      const r = await checksCase('checks').plan();
+      expect(r.summary).toMatchObject({ status: 'changes', exitCode: 2 });
+      expect(r.summary.checks).toMatchObject({ fail: 1, pass: 2, unknown: 1 });
+      const by = Object.fromEntries((r.summary.checks?.items ?? []).map((i) => [i.address, i]));
+      expect(by['check.health']).toEqual({ address: 'check.health', kind: 'check', status: 'fail' });
+      expect(by['check.fine']).toMatchObject({ status: 'pass', kind: 'check' });
+      expect(by['terraform_data.x']).toMatchObject({ status: 'pass', kind: 'resource' });
+      expect(by['terraform_data.later']).toMatchObject({ status: 'unknown', kind: 'resource' });
+      expect(r.summary.checks?.items[0]?.address).toBe('check.health');
+      // The author-written message is not kept by default.
+      expect(JSON.stringify(r.summary)).not.toContain('must be two');
+    },
+  );
+
+  it('keeps a failing check message with redaction.keepCustomMessages', SLOW, async () => {
+    const r = await checksCase('checks-kept', 'redaction: { keepCustomMessages: true }').plan();
+    const health = r.summary.checks?.items.find((i) => i.address === 'check.health');
+    expect(health?.message).toBe('n must be two, it is 1-units');
+  });
 
   it('fails an environment whose working directory is missing, alone, saying so', SLOW, async () => {
     const c = makeCase(tool, 'no-dir', { files: { 'main.tf': '' }, scenario: scenario('{ state: clean }') });
