@@ -168,6 +168,9 @@ describe('drift at 600 of 1,000 sites', () => {
     expect(m.cells[0]).toMatchObject({ status: 'drift', driftWaived: true });
     const waived = await get('/api/drift?state=waived&limit=1', DriftResponseSchema);
     expect(waived.episodes[0]).toMatchObject({ state: 'waived', waiver: w.id });
+    const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: viewer } })).text();
+    expect(metrics).toContain(`hub_drift_episodes{state="waived"} ${DRIFTED}`);
+    expect(metrics).toContain('hub_drift_episodes{state="open"} 0');
     const audit = await get('/api/audit?limit=20', AuditResponseSchema);
     expect(audit.entries.find((e) => e.action === 'waiver.add')).toMatchObject({
       actor: 'ops',

@@ -6,7 +6,7 @@ import type { Notice } from './notices.js';
 
 /**
  * `site.overdue` for each site its contact plan judges overdue, `relay.silent` for each relay whose
- * problems say `silent`: keyed by the site's last contact (the relay's last token use), so one silence
+ * problems say `silent`: keyed by the site's last contact (the relay's last status), so one silence
  * notifies once however many sweeps see it (decision 421).
  */
 export async function fleetNotices(d: {
@@ -30,7 +30,7 @@ export async function fleetNotices(d: {
       notices.push({
         event: 'relay.silent',
         subject: r.name,
-        key: `${r.name}|${r.lastUsedAt ?? 'never'}`,
+        key: `${r.name}|${r.reportedAt ?? 'never'}`,
         body: { relay: r.name, lastUsedAt: r.lastUsedAt, reportedAt: r.reportedAt },
       });
   const webhooks = notices.flatMap((n) => d.drift.webhooks(n, now));
