@@ -18,7 +18,7 @@ export function registerDriftGauges(
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const c = await drift.counts(clock.now());
+      const c = await drift.counts();
       this.set({ state: 'open' }, c.open);
       this.set({ state: 'waived' }, c.waived);
       this.set({ state: 'check' }, c.checks);

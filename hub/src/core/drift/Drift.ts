@@ -143,21 +143,29 @@ export class Drift {
     };
     const out: DriftEpisode[] = [];
     let before = cursor !== undefined ? Number(cursor) : undefined;
-    // `open` and `waived` are told apart after reading: read pages until the answer is full (bounded).
-    for (let pages = 0; pages < 20 && out.length < limit; pages++) {
-      const rows = await this.d.drift.list(f, limit + 1 - out.length, before);
-      for (const { seq, row } of rows) {
+    let more = false;
+    // `open` and `waived` are told apart after reading: read pages until the answer is full, at most 20.
+    for (let pages = 0; ; pages++) {
+      const want = limit - out.length;
+      const rows = await this.d.drift.list(f, want + 1, before);
+      let i = 0;
+      while (i < rows.length && out.length < limit) {
+        const { seq, row } = rows[i++] as { seq: number; row: EpisodeRow };
         before = seq;
         const v = this.view(row, waivers, now);
         if (!state || v.state === state) out.push(v);
-        if (out.length === limit) break;
       }
-      if (rows.length < limit + 1 - out.length || rows.length === 0) {
-        if (out.length < limit) before = undefined;
+      if (out.length === limit) {
+        // Rows left unread, or a full read whose last row filled the page: there may be more.
+        more = i < rows.length || rows.length > want;
+        break;
+      }
+      if (rows.length <= want) break; // nothing older
+      if (pages === 19) {
+        more = true; // a short page: the cursor goes on from where this one stopped reading
         break;
       }
     }
-    const more = out.length === limit && before !== undefined;
     return { episodes: out, nextCursor: more ? String(before) : null };
   }
 
@@ -225,9 +233,8 @@ export class Drift {
   }
 
   /** Gauges: open drift episodes not waived, waived ones, failing-check episodes. */
-  async counts(now: number): Promise<{ open: number; waived: number; checks: number }> {
+  async counts(): Promise<{ open: number; waived: number; checks: number }> {
     const g = await this.groups({ limit: 1 });
-    void now;
     return { open: g.totals.open, waived: g.totals.waived, checks: g.totals.checks };
   }
 
