@@ -116,8 +116,10 @@ export async function createHub(
   });
   // Episodes advance from what each committed batch brought (decision 421).
   ingest.onCommitted((c) => {
-    if (c.runs.length > 0)
-      drift.observe(c.runs).catch((e) => logger.warn({ err: e }, 'drift episodes were not advanced'));
+    if (c.runs.length > 0 || c.cells.length > 0)
+      drift
+        .observe(c.runs, c.cells)
+        .catch((e) => logger.warn({ err: e }, 'drift episodes were not advanced'));
   });
   queries.waivedCells = (now) => drift.waivedCells(now);
   registerDriftGauges(registry, drift, queries, clock);

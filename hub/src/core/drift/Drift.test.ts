@@ -51,6 +51,16 @@ describe('Drift', () => {
     ]);
     now += 1000; // the waiver ends: the drift is back
     expect((await drift.list({ limit: 10, state: 'waived' })).episodes).toEqual([]);
+    // The same plan confirmed (no new run): the episode's last seen moves with the cell.
+    await drift.observe(
+      [],
+      [{ site: 's-2', environment: 'prod', component: 'net', runId: 'r2-1', plannedAt: 7000 } as never],
+    );
+    expect((await drift.list({ limit: 10, site: 's-2' })).episodes[0]).toMatchObject({
+      state: 'open',
+      lastSeen: new Date(7000).toISOString(),
+      firstSeen: new Date(1000).toISOString(),
+    });
     // A late run older than one already observed does not move the episode back.
     await drift.observe([run(1, 3, false), run(1, 2, true)]);
     expect((await drift.list({ limit: 10, site: 's-1' })).episodes[0]).toMatchObject({ state: 'resolved' });

@@ -9,7 +9,7 @@ import type {
   WaiverCreate,
 } from '@driftline/protocol';
 import type { DriftStore, EpisodeFilter } from '../../ports/DriftStore.js';
-import type { AuditRow, RunRow, WebhookRow } from '../../ports/HubStore.js';
+import type { AuditRow, CellRow, RunRow, WebhookRow } from '../../ports/HubStore.js';
 import { type EpisodeRow, observeRun } from './episodes.js';
 import { episodeNotices, type Notice } from './notices.js';
 import { covers, isActive, type WaiverRow, waiverOf } from './waivers.js';
@@ -42,9 +42,15 @@ export class Drift {
 
   constructor(private readonly d: DriftDeps) {}
 
-  /** Feeds a committed batch's runs in planned order; one at a time, so episodes never race. */
-  observe(runs: readonly RunRow[]): Promise<void> {
-    const next = this.chain.then(() => this.observeNow(runs));
+  /**
+   * Feeds a committed batch's runs in planned order, and its cells: a cell whose plan was confirmed
+   * unchanged (no new run) moves its open episodes' last seen. One batch at a time, so episodes never race.
+   */
+  observe(runs: readonly RunRow[], cells: readonly CellRow[] = []): Promise<void> {
+    const next = this.chain.then(async () => {
+      await this.observeNow(runs);
+      await this.confirmNow(runs, cells);
+    });
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -74,6 +80,22 @@ export class Drift {
     this.cache = null;
     const webhooks = notices.flatMap((n) => this.webhooks(n, now));
     if (webhooks.length > 0) await this.d.commit({ webhooks });
+  }
+
+  private async confirmNow(runs: readonly RunRow[], cells: readonly CellRow[]): Promise<void> {
+    const ran = new Set(runs.map((r) => r.runId));
+    for (const c of cells) {
+      if (c.atRef || ran.has(c.runId)) continue;
+      const open = (await this.d.drift.openOf(c.site, c.environment, c.component)).filter(
+        (e) => e.lastRunId === c.runId && e.lastSeen < c.plannedAt,
+      );
+      if (open.length === 0) continue;
+      await this.d.drift.record({
+        episodes: open.map((e) => ({ ...e, lastSeen: c.plannedAt })),
+        marks: [{ site: c.site, environment: c.environment, component: c.component, plannedAt: c.plannedAt }],
+      });
+      this.cache = null;
+    }
   }
 
   /** One row per URL; the id names the episode, so it notifies once however often it is recorded. */
