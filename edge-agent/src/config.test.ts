@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configWarnings, loadConfig, parseConfig } from './config.js';
+import { configWarnings, fileProblems, isWorkingDirProblem, loadConfig, parseConfig } from './config.js';
 
 const GOOD = `
 site: ship-7
@@ -136,6 +136,14 @@ describe('config', () => {
     const r = loadConfig(join(dir, 'agent.yaml'));
     expect(r.ok ? [] : r.problems).toEqual([
       expect.stringMatching(/^upstreams\[0\]\.tokenFile: token file ".*relay.token" does not exist$/),
+    ]);
+    // A missing working directory fails that component's runs alone, never the agent's start.
+    writeFileSync(join(dir, 'relay.token'), 't');
+    rmSync(join(dir, 'infra'), { recursive: true });
+    const noDir = loadConfig(join(dir, 'agent.yaml'));
+    expect(noDir.ok).toBe(true);
+    expect(noDir.ok && fileProblems(noDir.config).filter(isWorkingDirProblem)).toEqual([
+      expect.stringMatching(/^components\[0\]\.workingDir: working directory ".*network" does not exist$/),
     ]);
     writeFileSync(join(dir, 'broken.yaml'), 'site: [unclosed');
     expect(loadConfig(join(dir, 'broken.yaml'))).toMatchObject({

@@ -60,6 +60,11 @@ function absolutise(c: AgentConfig, base: string): AgentConfig {
   };
 }
 
+/** Whether a `fileProblems` line is about a component's working directory (not fatal at start). */
+export function isWorkingDirProblem(problem: string): boolean {
+  return /^components\[\d+\]\.(?:environments\[\d+\]\.)?workingDir: /.test(problem);
+}
+
 /** Files and directories the config points at that are missing or of the wrong kind, by key path. */
 export function fileProblems(c: AgentConfig): string[] {
   const problems: string[] = [];
@@ -96,7 +101,8 @@ export function parseConfig(text: string, base: string, file = '(file)'): LoadCo
 
 /**
  * Reads and validates the config file. Problems name the key path and what to fix; files the config
- * points at (key, tokens, working directories) must exist unless `checkFiles` is false.
+ * points at (key, tokens) must exist unless `checkFiles` is false; a missing working directory is not
+ * a problem here (it fails that component's runs alone).
  */
 export function loadConfig(path: string, opts: { checkFiles?: boolean } = {}): LoadConfigResult {
   let text: string;
@@ -112,7 +118,9 @@ export function loadConfig(path: string, opts: { checkFiles?: boolean } = {}): L
   }
   const r = parseConfig(text, dirname(resolve(path)), path);
   if (!r.ok || opts.checkFiles === false) return r;
-  const problems = fileProblems(r.config);
+  // A missing working directory fails that component's runs alone (`working directory … does not
+  // exist`), never the whole agent: `config check` and the start-up log still say so.
+  const problems = fileProblems(r.config).filter((p) => !isWorkingDirProblem(p));
   return problems.length ? { ok: false, problems } : r;
 }
 

@@ -11,14 +11,19 @@ import { HubAuth } from './adapters/http/auth.js';
 import { openStores } from './adapters/openStores.js';
 import { PgEvents } from './adapters/postgres/PgEvents.js';
 import { Publisher } from './adapters/publish/Publisher.js';
+import { SqliteDriftStore } from './adapters/sqlite/SqliteDriftStore.js';
 import type { HubConfig } from './config.js';
 import { Approvals } from './core/Approvals.js';
+import { Drift } from './core/drift/Drift.js';
+import { fleetNotices } from './core/drift/fleetNotices.js';
 import { EventLog } from './core/EventLog.js';
 import type { Ingest } from './core/Ingest.js';
 import { PublicationResends } from './core/publish/PublicationResends.js';
 import type { Sweeper } from './core/Sweeper.js';
+import { registerDriftGauges } from './driftMetrics.js';
 import { createHubMetrics } from './metrics.js';
 import { type Clock, systemClock } from './ports/Clock.js';
+import type { DriftStore } from './ports/DriftStore.js';
 import type { HubStore } from './ports/HubStore.js';
 import { ulidGen } from './ports/IdGen.js';
 import type { PublicationStore } from './ports/PublicationStore.js';
@@ -47,19 +52,28 @@ export interface Hub {
   /** Publications: publish files to sites, read their delivery state. */
   publisher: Publisher;
   publications: PublicationStore;
+  /** Drift episodes, groups and waivers (decision 421). */
+  drift: Drift;
   /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
   startTimers(): void;
   close(): Promise<void>;
 }
 
-import { csrfKeyPath, keyPath } from './dataDir.js';
+import { csrfKeyPath, driftStorePath, keyPath } from './dataDir.js';
 
 export { csrfKeyPath, keyPath, publicationStorePath, storePath } from './dataDir.js';
 
 /** Wires the hub: store, key, core, hop server with /api, SSE, UI and metrics. */
 export async function createHub(
   config: HubConfig,
-  opts: { logger?: Logger; clock?: Clock; sender?: WebhookSender; store?: HubStore } = {},
+  opts: {
+    logger?: Logger;
+    clock?: Clock;
+    sender?: WebhookSender;
+    store?: HubStore;
+    /** Replaces the drift store (`drift.db` in the data directory). */
+    driftStore?: DriftStore;
+  } = {},
 ): Promise<Hub> {
   const logger = opts.logger ?? pino({ level: 'silent' });
   const clock = opts.clock ?? systemClock;
@@ -92,6 +106,23 @@ export async function createHub(
     // Shared: a dashboard of another hub may be listening.
     listening: () => shared || events.listening,
   });
+  const driftStore = opts.driftStore ?? new SqliteDriftStore(driftStorePath(config.dataDir));
+  const drift = new Drift({
+    drift: driftStore,
+    commit: (w) => store.commit(w),
+    clock,
+    ids,
+    webhookUrls: config.webhooks.urls,
+  });
+  // Episodes advance from what each committed batch brought (decision 421).
+  ingest.onCommitted((c) => {
+    if (c.runs.length > 0 || c.cells.length > 0)
+      drift
+        .observe(c.runs, c.cells)
+        .catch((e) => logger.warn({ err: e }, 'drift episodes were not advanced'));
+  });
+  queries.waivedCells = (now) => drift.waivedCells(now);
+  registerDriftGauges(registry, drift, queries, clock);
   const hopSide = hubHopBackend(config, {
     store,
     publications,
@@ -127,6 +158,7 @@ export async function createHub(
     defaultContactIntervalS: config.defaultContactIntervalS,
   });
   const apiDeps = {
+    drift,
     publicationResends,
     store,
     queries,
@@ -163,6 +195,7 @@ export async function createHub(
     logger,
     ...(postgres ? { postgres } : {}),
     sweepIntervalS: config.sweepIntervalS,
+    notices: () => fleetNotices({ queries, store, clock, drift }),
   });
   return {
     hop,
@@ -175,6 +208,7 @@ export async function createHub(
     publicKeyText: key.publicKeyText,
     publisher,
     publications,
+    drift,
     startTimers: () => sweeps.start(),
     async close() {
       await sweeps.close();
@@ -183,6 +217,7 @@ export async function createHub(
       await hop.close();
       await replicas.close();
       await publications.close();
+      await driftStore.close();
       await store.close();
     },
   };

@@ -58,7 +58,14 @@ export class AgentSim {
     environment: string,
     component: string,
     status: PlanStatus = 'clean',
-    opts: { planHash?: string; cadenceS?: number; detailBlob?: string; queueDepth?: number } = {},
+    opts: {
+      planHash?: string;
+      cadenceS?: number;
+      detailBlob?: string;
+      queueDepth?: number;
+      /** More fields of the run's summary (`resources`, `checks`, `errorExcerpt`). */
+      summary?: Record<string, unknown>;
+    } = {},
   ): string {
     const runId = this.ids();
     const at = this.clock.now();
@@ -87,6 +94,7 @@ export class AgentSim {
           startedAt: new Date(at - 1000).toISOString(),
           finishedAt: iso,
           ...(opts.planHash ? { planHash: opts.planHash as never } : {}),
+          ...(opts.summary ?? {}),
         },
         ...(opts.detailBlob ? { detailBlob: opts.detailBlob as never } : {}),
         recordedAt: at,

@@ -194,8 +194,10 @@ describe('hub over HTTP', () => {
     h.agent.plan('prod', 'net', 'drift', { cadenceS: 60 });
     await h.push();
     await h.push(); // the same facts again: no new transition
+    await h.hub.drift.settled();
     await h.hub.sweeper.deliverWebhooks();
-    expect(h.sent.map((s) => s.event)).toEqual(['new-drift']);
+    // The cell's transition, and the drift episode it opened (decision 421): each once.
+    expect(h.sent.map((s) => s.event).sort()).toEqual(['drift.opened', 'new-drift']);
     h.agent.plan('prod', 'net', 'drift', { cadenceS: 60 }); // still drifting: not a new transition
     await h.push();
     h.clock.advance(121_000);
@@ -203,8 +205,12 @@ describe('hub over HTTP', () => {
     await h.hub.sweeper.sweep();
     await h.hub.sweeper.deliverWebhooks();
     await h.hub.sweeper.deliverWebhooks();
-    expect(h.sent.map((s) => s.event)).toEqual(['new-drift', 'cell-stale']);
-    expect(JSON.parse(h.sent[0]!.body)).toMatchObject({
+    expect(h.sent.map((s) => s.event).filter((e) => e !== 'drift.opened')).toEqual([
+      'new-drift',
+      'cell-stale',
+    ]);
+    expect(h.sent.filter((s) => s.event === 'drift.opened')).toHaveLength(1);
+    expect(JSON.parse(h.sent.find((s) => s.event === 'new-drift')!.body)).toMatchObject({
       event: 'new-drift',
       site: 'ship-7',
       component: 'net',

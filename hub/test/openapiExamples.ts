@@ -6,6 +6,7 @@ import { API_ROUTES } from '../src/adapters/http/routes/index.js';
 import { AgentSim } from './agentSim.js';
 import { PLAN, type TestHub } from './hubFixture.js';
 import { approvalExamples } from './openapiApprovalExamples.js';
+import { driftExamples } from './openapiDriftExamples.js';
 import type { Example } from './openapiExample.js';
 import { addTestUser } from './users.js';
 
@@ -266,6 +267,7 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
       status: 204,
     },
     ...(await approvalExamples(h)),
+    ...(await driftExamples(h)),
     // The examples each route entry carries (routes/route.ts `examples`).
     ...API_ROUTES.flatMap((r) =>
       (r.examples ?? []).map((e) => ({

@@ -38,6 +38,13 @@ export const MatrixCellSchema = z.object({
   nextWindowAt: z.iso.datetime().nullable().optional(),
   /** For a failure: the first diagnostic's summary (`Error: Unsupported argument`), when the run kept one. */
   diagnostic: z.string().max(200).optional(),
+  /**
+   * How many of the plan's checks fail (check blocks, pre/postconditions; Terraform's `error` counted as
+   * a failure): a signal beside the status (decision 420). Absent: the agent reported no checks.
+   */
+  checksFailed: z.number().int().nonnegative().optional(),
+  /** Every open drift episode of the cell is waived (decision 421): not in attention, shown as waived. */
+  driftWaived: z.boolean().optional(),
 });
 export type MatrixCell = z.infer<typeof MatrixCellSchema>;
 
@@ -153,6 +160,8 @@ export const RunListItemSchema = z.object({
   receivedAt: z.iso.datetime(),
   /** true when the run only confirmed the previous plan ("unchanged as of"). */
   unchanged: z.boolean(),
+  /** How many of the run's checks fail (decision 420); absent: the run reported no checks. */
+  checksFailed: z.number().int().nonnegative().optional(),
   ref: z.string().nullable().optional(),
   commit: z.string().nullable().optional(),
 });
@@ -297,6 +306,10 @@ export const AUDIT_ACTIONS = [
   /** `hub approver add|remove`: who holds which approver key, so a renamed key is traceable. */
   'approver.add',
   'approver.remove',
+  /** `hub waiver add|remove`, `POST/DELETE /api/waivers` (decision 421). */
+  'waiver.add',
+  'waiver.remove',
+  'drift.acknowledge',
 ] as const;
 export const AuditActionSchema = z.enum(AUDIT_ACTIONS);
 export type AuditAction = z.infer<typeof AuditActionSchema>;

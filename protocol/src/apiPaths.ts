@@ -24,6 +24,11 @@ export const API_PATHS = {
   audit: '/api/audit',
   approvers: '/api/approvers',
   approvals: '/api/approvals',
+  drift: '/api/drift',
+  driftGroups: '/api/drift/groups',
+  driftAck: '/api/drift/:episodeId/ack',
+  waivers: '/api/waivers',
+  waiver: '/api/waivers/:waiverId',
 } as const;
 
 /** The `:name` parameters of a path template. */

@@ -58,8 +58,11 @@ export const FleetEnvironmentSchema = z.object({
 });
 export type FleetEnvironment = z.infer<typeof FleetEnvironmentSchema>;
 
-/** What needs attention, worst first. `stuck-lock` is a failure whose reason is a lock held too long. */
-export const ATTENTION_KINDS = ['failed', 'stuck-lock', 'drift', 'stale', 'blocked'] as const;
+/**
+ * What needs attention, worst first. `stuck-lock` is a failure whose reason is a lock held too long;
+ * `check-failed` a plan whose checks fail (decision 420).
+ */
+export const ATTENTION_KINDS = ['failed', 'stuck-lock', 'drift', 'check-failed', 'stale', 'blocked'] as const;
 export const AttentionKindSchema = z.enum(ATTENTION_KINDS);
 export type AttentionKind = z.infer<typeof AttentionKindSchema>;
 
@@ -132,7 +135,10 @@ export type FleetSiteInput = SiteSummary &
 export function attentionKind(c: MatrixCell): AttentionKind | null {
   if (c.reason === 'stuck-lock') return 'stuck-lock';
   if (c.status === 'failed' || c.status === 'redaction-failed') return 'failed';
-  if (c.status === 'drift' || (c.status === 'changes' && (c.counts?.drift ?? 0) > 0)) return 'drift';
+  const drifted = c.status === 'drift' || (c.status === 'changes' && (c.counts?.drift ?? 0) > 0);
+  // Drift a waiver covers is counted apart, never in attention (decision 421).
+  if (drifted && !c.driftWaived) return 'drift';
+  if ((c.checksFailed ?? 0) > 0) return 'check-failed';
   if (c.stale) return 'stale';
   if (c.status === 'blocked') return 'blocked';
   return null;

@@ -18,6 +18,7 @@ export * from './contactWindows.js';
 export * from './custody.js';
 export * from './custodyChain.js';
 export * from './docConfirmed.js';
+export * from './drift.js';
 export * from './enrolmentToken.js';
 export * from './errors.js';
 export * from './fleet.js';

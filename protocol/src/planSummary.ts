@@ -84,6 +84,52 @@ export const ResourceChangeSchema = z.object({
 });
 export type ResourceChange = z.infer<typeof ResourceChangeSchema>;
 
+/**
+ * A check's result as the cell shows it. Terraform's `error` (the condition could not be evaluated)
+ * counts as `fail`, with `errored: true`.
+ */
+export const CHECK_STATUSES = ['pass', 'fail', 'unknown'] as const;
+export const CheckStatusSchema = z.enum(CHECK_STATUSES);
+export type CheckStatus = z.infer<typeof CheckStatusSchema>;
+
+/** One entry of the plan's `checks` (a `check` block, a resource's or output's conditions, a variable's validation). */
+export const CheckResultSchema = z.object({
+  /** Terraform's `address.to_display`, e.g. `check.health`, `module.net.aws_vpc.this` (instance keys masked). */
+  address: z.string().min(1).max(300),
+  /** Terraform's `address.kind`: `check`, `resource`, `output_value`, `var`, or `unknown`. */
+  kind: z.string().max(32).optional(),
+  status: CheckStatusSchema,
+  /** Terraform said `error` (counted as `fail`). */
+  errored: z.boolean().optional(),
+  /**
+   * The first problem's author-written message, only when the site keeps custom messages
+   * (`redaction.keepCustomMessages`) and the scan finds no value in it.
+   */
+  message: z.string().max(500).optional(),
+});
+export type CheckResult = z.infer<typeof CheckResultSchema>;
+
+/**
+ * Continuous validation: the plan's `checks` (check blocks, preconditions, postconditions) counted by
+ * status, with the first entries (failures first). Optional: older agents send none and older hubs
+ * ignore it (decision 420).
+ */
+export const PlanChecksSchema = z.object({
+  pass: z.number().int().nonnegative(),
+  fail: z.number().int().nonnegative(),
+  unknown: z.number().int().nonnegative(),
+  items: z.array(CheckResultSchema).max(100),
+});
+export type PlanChecks = z.infer<typeof PlanChecksSchema>;
+
+/** A drifted resource in brief: what a drift episode at the hub is keyed and grouped by. */
+export const DriftedSchema = z.object({
+  address: z.string().max(500),
+  type: z.string().max(200),
+  attributes: z.array(z.string().max(200)).max(50),
+});
+export type Drifted = z.infer<typeof DriftedSchema>;
+
 export const GitInfoSchema = z.object({
   commit: z.string().regex(/^[0-9a-f]{7,64}$/),
   branch: z.string().max(255).optional(),
@@ -101,6 +147,14 @@ export const PlanSummarySchema = z.object({
   /** Absent when nothing of the plan may leave (`redaction-failed`) or there was no plan (`failed`, `locked`). */
   counts: PlanCountsSchema.optional(),
   resources: z.array(ResourceChangeSchema).optional(),
+  /**
+   * The drifted resources in brief (address, type, attribute names; at most 50), so the hub can track
+   * drift per address from the agent's document alone: `resources` travel in the detail blob, last
+   * (decision 421). Absent from older agents.
+   */
+  drifted: z.array(DriftedSchema).max(50).optional(),
+  /** The plan's checks, counted (decision 420); absent from older agents and plans without `checks`. */
+  checks: PlanChecksSchema.optional(),
   /** Names of root outputs that change. */
   outputChanges: z.array(z.string()).optional(),
   errored: z.boolean().optional(),

@@ -1,11 +1,11 @@
-import { access, writeFile } from 'node:fs/promises';
+import { access, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { terraformPlatform } from '@driftline/protocol';
 import type { AgentConfig } from '../config.js';
 import type { RunPlanDeps } from '../core/plan/runPlan.js';
 import type { Logger } from '../ports/Logger.js';
 import { FsVarFiles } from './fs/FsVarFiles.js';
-import { readModuleVariables } from './fs/moduleVariables.js';
+import { readModuleCalls, readModuleVariables } from './fs/moduleVariables.js';
 import { loadSiteKey } from './fs/siteKey.js';
 import { TmpScratchSpace } from './fs/TmpScratchSpace.js';
 import { CliGitMirror } from './git/CliGitMirror.js';
@@ -39,6 +39,11 @@ export function planDeps(
         () => true,
         () => false,
       ),
+    isDirectory: (path) =>
+      stat(path).then(
+        (st) => st.isDirectory(),
+        () => false,
+      ),
     proc: new NodeProcessRunner(),
     git: new CliGitProbe(),
     scratch: new TmpScratchSpace(),
@@ -49,5 +54,6 @@ export function planDeps(
     // The plan hash is keyed with the site's own key (decision 200), made in the data dir on first use.
     siteKey: loadSiteKey(config.dataDir),
     moduleVariables: readModuleVariables,
+    moduleCalls: readModuleCalls,
   };
 }

@@ -1,5 +1,6 @@
 import { describe, it } from 'vitest';
 import { runTerraformContract } from './contract.js';
+import { runIssue43Contract } from './contractIssue43.js';
 import { realTool, required } from './tools.js';
 
 // The Terraform contract against real binaries on PATH: terraform, and OpenTofu's tofu when present.
@@ -8,7 +9,10 @@ import { realTool, required } from './tools.js';
 for (const name of ['terraform', 'tofu'] as const) {
   const tool = realTool(name);
   if (tool.found.ok)
-    describe(`Terraform contract: ${name} ${tool.found.version}`, () => runTerraformContract(tool));
+    describe(`Terraform contract: ${name} ${tool.found.version}`, () => {
+      runTerraformContract(tool);
+      runIssue43Contract(tool);
+    });
   else if (required(tool))
     describe(`Terraform contract: ${name}`, () => {
       it(`needs ${name} (required here)`, () => {

@@ -21,6 +21,8 @@ export interface CaseSpec {
   scenario?: string;
   /** Extra YAML lines of the component (indented by 4), e.g. `init: true`. */
   component?: string;
+  /** Extra top-level YAML lines of the agent's config, e.g. `redaction: { keepCustomMessages: true }`. */
+  config?: string;
 }
 
 /** One case's working directory, config and the agent's own plan and apply path. */
@@ -77,6 +79,7 @@ dataDir: ${root}/data
 hubPublicKeyFile: ${root}/hub.pub
 upstreams: [{ url: "http://127.0.0.1:1", tokenFile: ${root}/token }]
 providerMirrors: [${JSON.stringify(provider.mirrorDir)}]
+${spec.config ?? ''}
 components:
   - name: c
     workingDir: ${dir}

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import type { Command } from 'commander';
 import { csrfKeyPath, keyPath, publicationStorePath, storePath } from '../app.js';
 import type { HubConfig } from '../config.js';
+import { driftStorePath } from '../dataDir.js';
 
 /** What `hub backup` wrote, by file, relative to `--out`. */
 interface BackupReport {
@@ -21,18 +22,22 @@ interface BackupReport {
 export async function backupHub(c: HubConfig, out: string): Promise<BackupReport> {
   const files: string[] = [];
   mkdirSync(out, { mode: 0o700 });
-  if (c.store.kind === 'sqlite')
-    for (const db of [storePath(c.dataDir), publicationStorePath(c.dataDir)]) {
-      if (!existsSync(db)) continue;
-      const src = new Database(db, { readonly: true, fileMustExist: true });
-      try {
-        const name = db.slice(c.dataDir.length + 1);
-        await src.backup(join(out, name));
-        files.push(name);
-      } finally {
-        src.close();
-      }
+  // Drift episodes and waivers are a SQLite file whatever the store (decision 421).
+  const sqliteFiles = [
+    ...(c.store.kind === 'sqlite' ? [storePath(c.dataDir), publicationStorePath(c.dataDir)] : []),
+    driftStorePath(c.dataDir),
+  ];
+  for (const db of sqliteFiles) {
+    if (!existsSync(db)) continue;
+    const src = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      const name = db.slice(c.dataDir.length + 1);
+      await src.backup(join(out, name));
+      files.push(name);
+    } finally {
+      src.close();
     }
+  }
   for (const name of [keyPath(''), csrfKeyPath(''), 'blobs'].map((p) => p.replace(/^\//, ''))) {
     const from = join(c.dataDir, name);
     if (!existsSync(from)) continue;

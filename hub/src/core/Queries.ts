@@ -31,6 +31,12 @@ export class Queries {
     this.refs = new RefQueries(store, publications);
   }
 
+  /**
+   * Cells (`site\0environment\0component`) whose open drift is all waived (decision 421): marked
+   * `driftWaived`, so attention leaves them out. Set by the hub when it keeps drift episodes.
+   */
+  waivedCells?: (now: number) => Promise<ReadonlySet<string>>;
+
   private ctx(now: number): ViewContext {
     return { now, defaultContactIntervalS: this.defaultContactIntervalS };
   }
@@ -97,6 +103,11 @@ export class Queries {
             : noDataCells(agents, have, unreachable(site)).map(judge)),
         );
     }
+    const waived = at === undefined && this.waivedCells ? await this.waivedCells(now) : null;
+    if (waived?.size)
+      for (const [i, c] of cells.entries())
+        if (waived.has(`${c.site}\u0000${c.environment}\u0000${c.component}`))
+          cells[i] = { ...c, driftWaived: true };
     const shown = cells.filter(
       (c) =>
         (!q.environment || c.environment === q.environment) &&

@@ -100,6 +100,8 @@ export function materialise(
       continue;
     }
     const c = parsed.data;
+    // The cell's run, when this segment carries it, says how many checks fail (decision 420).
+    const checks = runs.find((r) => r.runId === c.runId)?.summary.checks;
     cells.push({
       site: ctx.site,
       environment: c.environment,
@@ -117,6 +119,7 @@ export function materialise(
       commit: c.commit ?? null,
       ...(c.needs ? { needs: [...c.needs] } : {}),
       atRef: split.atRef,
+      ...(checks ? { checksFailed: checks.fail } : {}),
     });
   }
   return {

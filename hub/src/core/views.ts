@@ -57,6 +57,7 @@ export function toMatrixCell(c: CellHistoryRow, ctx: ViewContext, siteUnreachabl
     ...(c.ref ? { ref: c.ref } : {}),
     ...(c.commit ? { commit: c.commit } : {}),
     ...(c.needs?.length ? { needs: [...c.needs] } : {}),
+    ...(typeof c.checksFailed === 'number' ? { checksFailed: c.checksFailed } : {}),
   };
 }
 
@@ -152,6 +153,7 @@ export function toRunItem(r: RunRow): RunListItem {
     plannedAt: iso(r.plannedAt) as string,
     receivedAt: iso(r.receivedAt) as string,
     unchanged: r.unchanged,
+    ...(r.summary?.checks ? { checksFailed: r.summary.checks.fail } : {}),
     ...(r.ref ? { ref: r.ref } : {}),
     ...(r.commit ? { commit: r.commit } : {}),
   };

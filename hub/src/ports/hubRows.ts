@@ -96,6 +96,8 @@ export interface CellRow {
    * the default ones (`getRefCell`, `listRefCells`): they are never in `getCell`, `listCells` or history.
    */
   atRef?: string | null;
+  /** How many of the plan's checks fail (decision 420); absent or null: the run reported no checks. */
+  checksFailed?: number | null;
 }
 
 /** One version of a cell as the hub learnt it; the point-in-time matrix reads these. */

@@ -22,6 +22,8 @@ export interface HubSweepDeps {
   /** A shared database: one hub of those on it leads (runs the sweeps and webhooks). */
   postgres?: PgDatabase;
   sweepIntervalS: number;
+  /** Once per sweep: sites overdue and relays silent as webhooks, once per silence (decision 421). */
+  notices?: () => Promise<void>;
 }
 
 /**
@@ -33,6 +35,7 @@ export function hubSweeps(d: HubSweepDeps) {
   const { logger, clock } = d;
   const sweepOnce = async (prune: boolean) => {
     await d.live.swept(await d.sweeper.sweep({ prune }));
+    await d.notices?.().catch((e) => logger.warn({ err: e }, 'site and relay notices were not queued'));
     // Requests the agent has not confirmed go down again (decision 230), logged and counted.
     for (const x of await d.planRequests.resendUnconfirmed()) {
       d.metrics.resent();

@@ -18,7 +18,10 @@ export function App() {
   const resetKey = useResetKey();
   const { auth, signIn, signOut, showSignIn, recheck } = useAuth();
   const signedIn = auth.state === 'signed-in';
-  const viewLink = (view: 'overview' | 'links' | 'needs' | 'publications' | 'audit', text: string) => (
+  const viewLink = (
+    view: 'overview' | 'links' | 'needs' | 'publications' | 'audit' | 'drift',
+    text: string,
+  ) => (
     <a {...linkProps({ view }, go)} aria-current={route.view === view ? 'page' : undefined}>
       {text}
     </a>
@@ -41,7 +44,7 @@ export function App() {
             >
               Matrix
             </a>{' '}
-            {viewLink('links', 'Links')} {viewLink('needs', 'Needs')}{' '}
+            {viewLink('drift', 'Drift')} {viewLink('links', 'Links')} {viewLink('needs', 'Needs')}{' '}
             {viewLink('publications', 'Publications')} {viewLink('audit', 'Audit')}
           </nav>
         ) : null}

@@ -43,11 +43,14 @@ export function CellHistory({
         <ol class="strip" aria-label={`Last ${strip.length} runs, oldest first`}>
           {strip.map((r) => {
             const look = statusLook(r.status);
-            const text = `${statusText(r.status, r.counts, r.reason)}, planned ${formatAgo(r.plannedAt, now)} (${formatAbsolute(r.plannedAt)})${r.unchanged ? ', unchanged' : ''}`;
+            const text = `${statusText(r.status, r.counts, r.reason)}, planned ${formatAgo(r.plannedAt, now)} (${formatAbsolute(r.plannedAt)})${r.unchanged ? ', unchanged' : ''}${(r.checksFailed ?? 0) > 0 ? `, ${r.checksFailed} failing check${r.checksFailed === 1 ? '' : 's'}` : ''}`;
             return (
               <li key={r.runId} class={`strip-run ${look.tone}`}>
                 <a {...linkProps({ view: 'run', runId: r.runId }, go)} title={text}>
-                  <span aria-hidden="true">{look.icon}</span>
+                  <span aria-hidden="true">
+                    {look.icon}
+                    {(r.checksFailed ?? 0) > 0 ? '✕' : ''}
+                  </span>
                   <span class="sr-only">{text}</span>
                 </a>
               </li>

@@ -14,9 +14,12 @@ import { type Filters, NO_FILTERS, type Route } from '../core/route.js';
 import { statusLook, statusText } from '../core/status.js';
 import { formatAbsolute, formatAgo } from '../core/time.js';
 import { useFleet } from '../hooks/useFleet.js';
+import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
+import { useServices } from '../services.js';
 import { EnvironmentTable, SiteTable } from './FleetTables.js';
+import { OverviewDrift } from './OverviewDrift.js';
 
 type Go = (r: Route) => void;
 
@@ -45,6 +48,7 @@ const KIND_TEXT: Record<
   failed: { icon: '✕', label: 'failed', tone: 'st-failed', filter: { status: 'failed' } },
   'stuck-lock': { icon: '⊘', label: 'stuck lock (failed)', tone: 'st-locked', filter: { status: 'failed' } },
   drift: { icon: '≈', label: 'drift', tone: 'st-drift', filter: { status: 'drift' } },
+  'check-failed': { icon: '✓✕', label: 'failing check', tone: 'st-failed', filter: {} },
   stale: { icon: '◔', label: 'stale', tone: 'st-changes', filter: { staleOnly: true } },
   blocked: { icon: '⊟', label: 'blocked', tone: 'st-blocked', filter: { status: 'blocked' } },
 };
@@ -53,6 +57,9 @@ const KIND_TEXT: Record<
 export function OverviewView({ go }: { go: Go }) {
   const now = useNow();
   const fleet = useFleet();
+  const { api } = useServices();
+  // Asked with the fleet, so both answers come together (decision 421).
+  const [drift] = useLoad(() => api.driftGroups(), [api]);
   if (fleet.state === 'loading') return <p aria-busy="true">Loading the fleet overview…</p>;
   if (fleet.state === 'error')
     return (
@@ -74,6 +81,7 @@ export function OverviewView({ go }: { go: Go }) {
       </h1>
       <Totals f={f} go={go} />
       <Attention f={f} now={now} go={go} />
+      {drift.state === 'ok' ? <OverviewDrift data={drift.data} go={go} /> : null}
       <div class="ov-tables">
         <SiteTable sites={f.sites} now={now} go={go} />
         <EnvironmentTable environments={f.environments} go={go} />

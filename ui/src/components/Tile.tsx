@@ -17,6 +17,8 @@ export function TileFace({ cell, now }: { cell: MatrixCell; now: number }) {
         {stale ? '◔ ' : ''}
         {cell.siteUnreachable ? '⌁ ' : ''}
         {cell.contact === 'waiting' ? '◌ ' : cell.contact === 'overdue' ? '! ' : ''}
+        {(cell.checksFailed ?? 0) > 0 ? '✓✕ ' : ''}
+        {cell.driftWaived ? 'w ' : ''}
         {tileAge(cell.plannedAt, now)}
       </span>
     </span>
@@ -57,6 +59,18 @@ export function TileDetail({
         <span class="d-line d-diagnostic">
           <Sep />
           {cell.diagnostic}
+        </span>
+      ) : null}
+      {(cell.checksFailed ?? 0) > 0 ? (
+        <span class="d-line d-checks" data-checks-failed={cell.checksFailed}>
+          <Sep />
+          {cell.checksFailed} failing check{cell.checksFailed === 1 ? '' : 's'}
+        </span>
+      ) : null}
+      {cell.driftWaived ? (
+        <span class="d-line d-waived">
+          <Sep />
+          drift waived
         </span>
       ) : null}
       {cell.needs?.length ? (

@@ -1,6 +1,7 @@
 import type { Route } from '../core/route.js';
 import { AuditView } from './AuditView.js';
 import { CellView } from './CellView.js';
+import { DriftView } from './DriftView.js';
 import { LinksView } from './LinksView.js';
 import { MatrixView } from './MatrixView.js';
 import { NeedsView } from './NeedsView.js';
@@ -39,5 +40,7 @@ export function Views({ route, go }: { route: Route; go: (r: Route, opts?: { rep
       return <PublicationsView go={go} />;
     case 'audit':
       return <AuditView />;
+    case 'drift':
+      return <DriftView signature={route.signature ?? null} go={go} />;
   }
 }

@@ -1,14 +1,19 @@
 import type { Role } from '@driftline/protocol';
 
 /** Something the dashboard can ask the hub to do that changes state. */
-export type WriteAction = 'plan-request' | 'approve';
+export type WriteAction = 'plan-request' | 'approve' | 'waive';
 
 /** The role each write needs (the hub's rule; `admin` implies every role). */
-const NEEDS: Record<WriteAction, Role> = { 'plan-request': 'operator', approve: 'approver' };
+const NEEDS: Record<WriteAction, Role> = {
+  'plan-request': 'operator',
+  approve: 'approver',
+  waive: 'operator',
+};
 
 const WHAT: Record<WriteAction, string> = {
   'plan-request': 'Filing a plan request',
   approve: 'Approving a plan',
+  waive: 'Waiving drift',
 };
 
 /** Whether someone holding `roles` may do `action`. */

@@ -37,7 +37,8 @@ export type Route =
     }
   | { view: 'run'; runId: string }
   | { view: 'publications' }
-  | { view: 'audit' };
+  | { view: 'audit' }
+  | { view: 'drift'; signature?: string };
 
 export const NO_FILTERS: Filters = {
   site: '',
@@ -89,6 +90,7 @@ export function parseRoute(search: string): Route {
   // `bundles` is the view's name before decision 170: links saved then still open it.
   if (view === 'publications' || view === 'bundles') return { view: 'publications' };
   if (view === 'audit') return { view: 'audit' };
+  if (view === 'drift') return p.get('sig') ? { view: 'drift', signature: p.get('sig')! } : { view: 'drift' };
   return {
     view: 'matrix',
     pivot: p.get('pivot') || null,
@@ -149,6 +151,10 @@ export function formatRoute(route: Route): string {
       break;
     case 'audit':
       p.set('view', 'audit');
+      break;
+    case 'drift':
+      p.set('view', 'drift');
+      if (route.signature) p.set('sig', route.signature);
       break;
   }
   const s = p.toString();

@@ -4,6 +4,8 @@ import type {
   ApprovalsResponse,
   Approver,
   AuditResponse,
+  DriftGroupsResponse,
+  DriftResponse,
   FleetResponse,
   MatrixResponse,
   NeedsResponse,
@@ -18,6 +20,9 @@ import type {
   Session,
   SiteDetail,
   SitesResponse,
+  Waiver,
+  WaiverCreate,
+  WaiversResponse,
 } from '@driftline/protocol';
 
 /** The hub's `/api`, as the dashboard uses it. Every answer is validated against the protocol schemas. */
@@ -68,6 +73,13 @@ export interface Api {
   signOut(): Promise<void>;
   /** The audit log, newest first; `before` pages back from an entry's id. */
   audit(opts?: { before?: string | null; limit?: number }): Promise<AuditResponse>;
+  /** Open episodes, one row per signature (`GET /api/drift/groups`). */
+  driftGroups(): Promise<DriftGroupsResponse>;
+  /** Episodes, newest first, filtered (`GET /api/drift`). */
+  drift(q: Record<string, string | number | undefined>): Promise<DriftResponse>;
+  waivers(): Promise<WaiversResponse>;
+  addWaiver(w: WaiverCreate): Promise<Waiver>;
+  removeWaiver(id: string): Promise<Waiver>;
   /**
    * Calls `fn` whenever the hub answers 401 to a call other than signing in: the session expired or
    * ended elsewhere, and the dashboard must ask for a sign-in again. Answers an unsubscribe.

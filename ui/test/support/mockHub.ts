@@ -85,6 +85,8 @@ export class MockHub {
   approvals: ApprovalJourney[] = [];
   /** `GET /api/approvers`. */
   approvers: Approver[] = [];
+  /** More routes (the drift model of `mockDrift.ts`): answers, or null to fall through to 404. */
+  extra?: (method: string, url: URL, body: unknown) => ApiAnswer | null;
   private readonly streams = new Map<(frame: string) => void, () => void>();
   private eventSeq = 0;
   private requestSeq = 0;
@@ -260,6 +262,8 @@ export class MockHub {
     }
     const approvals = this.handleApprovals(method, a, b, url, body);
     if (approvals) return approvals;
+    const extra = this.extra?.(method, url, body);
+    if (extra) return extra;
     return notFound(`${method} ${url.pathname}`);
   }
 

@@ -1,5 +1,6 @@
 import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type ModuleCall, moduleCalls } from '../../core/plan/moduleCalls.js';
 import { type DeclaredVariable, declaredVariables } from '../../core/redact/declaredVariables.js';
 
 const MODULE_FILE = /\.tf(?:\.json)?$/;
@@ -32,6 +33,20 @@ export async function readModuleVariables(dir: string, maxBytes: number): Promis
   for (const n of names) {
     const text = await readUpTo(join(dir, n), maxBytes);
     if (text !== undefined) out.push(...declaredVariables(n, text));
+  }
+  return out;
+}
+
+/** The `module` calls of the root module in `dir` (`*.tf` directly in it), each file read up to `maxBytes`. */
+export async function readModuleCalls(dir: string, maxBytes: number): Promise<ModuleCall[]> {
+  const names = await readdir(dir).then(
+    (ns) => ns.filter((n) => n.endsWith('.tf')).sort(),
+    () => [] as string[],
+  );
+  const out: ModuleCall[] = [];
+  for (const n of names) {
+    const text = await readUpTo(join(dir, n), maxBytes);
+    if (text !== undefined) out.push(...moduleCalls(text));
   }
   return out;
 }

@@ -133,6 +133,11 @@ export function planDerivedText(summary: PlanSummary): string {
     parts.push(r.address, r.type, ...r.changedAttributes);
     for (const s of [r.module, r.name, r.provider, r.previousAddress]) if (s !== undefined) parts.push(s);
   }
+  for (const d of summary.drifted ?? []) parts.push(d.address, d.type, ...d.attributes);
+  for (const c of summary.checks?.items ?? []) {
+    parts.push(c.address);
+    if (c.message !== undefined) parts.push(c.message);
+  }
   if (summary.errorExcerpt !== undefined) parts.push(summary.errorExcerpt);
   return parts.join('\n');
 }

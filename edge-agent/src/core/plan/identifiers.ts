@@ -57,6 +57,7 @@ export function summaryIdentifiers(summary: PlanSummary): PlanIdentifiers {
   const names: string[] = [summary.component, summary.environment, KEY_PLACEHOLDER];
   const keys: string[] = [];
   for (const o of summary.outputChanges ?? []) split(o, names, keys);
+  for (const c of summary.checks?.items ?? []) split(c.address, names, keys);
   for (const r of summary.resources ?? []) {
     for (const s of [r.address, r.type, r.module, r.name, r.provider, r.previousAddress]) {
       if (s !== undefined) split(s, names, keys);

@@ -42,12 +42,18 @@ export function maskAddress(address: string, values: MaskSet): string {
   return out;
 }
 
-/** A summary whose addresses, previous addresses and module addresses carry no variable value. */
+/** A summary whose addresses, previous addresses, module and check addresses carry no variable value. */
 export function maskSummary(summary: PlanSummary, masks: readonly MaskValue[]): PlanSummary {
-  if (masks.length === 0 || !summary.resources) return summary;
+  if (masks.length === 0 || (!summary.resources && !summary.checks)) return summary;
   const values = new MaskSet(masks);
+  const checks = summary.checks && {
+    ...summary.checks,
+    items: summary.checks.items.map((c) => ({ ...c, address: maskAddress(c.address, values) })),
+  };
+  if (!summary.resources) return { ...summary, ...(checks ? { checks } : {}) };
   return {
     ...summary,
+    ...(checks ? { checks } : {}),
     resources: summary.resources.map((r) => {
       const m = { ...r, address: maskAddress(r.address, values) };
       if (r.module !== undefined) m.module = maskAddress(r.module, values);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { moduleCalls } from './moduleCalls.js';
 import { initModuleNeeds } from './moduleNeeds.js';
+import { planProviderNeeds } from './pluginNeeds.js';
 
 const out = (stdout: string, stderr = '') => ({
   exitCode: 1,
@@ -53,5 +55,43 @@ describe('modules an offline init could not fetch', () => {
 
   it('finds nothing in other failures', () => {
     expect(initModuleNeeds(out('', 'Error: Unsupported argument'))).toEqual([]);
+  });
+});
+
+describe('issue 43: needs a person can publish', () => {
+  const REGISTRY_OFFLINE = `Error: Error accessing remote module registry
+
+  on main.tf line 1:
+   1: module "vpc" {
+
+Failed to retrieve available versions for module "vpc" (main.tf:1) from
+registry.terraform.io: failed to request discovery document: Get
+"https://registry.terraform.io/.well-known/terraform.json": dial tcp: lookup
+registry.terraform.io on 10.255.255.53:53: no such host.
+`;
+
+  it('names a registry module by its source and version from the root module call', () => {
+    const calls = moduleCalls(
+      '# net\nmodule "vpc" {\n  source  = "terraform-aws-modules/vpc/aws"\n  version = "5.0.0"\n  name = "x"\n}\nmodule "other" {\n  source = "./o"\n}\n',
+    );
+    expect(calls).toEqual([
+      { name: 'vpc', source: 'terraform-aws-modules/vpc/aws', version: '5.0.0' },
+      { name: 'other', source: './o' },
+    ]);
+    expect(initModuleNeeds(out('', REGISTRY_OFFLINE), calls)).toEqual([
+      'module terraform-aws-modules/vpc/aws 5.0.0',
+    ]);
+    // Without the call (a nested module), the registry host as before.
+    expect(initModuleNeeds(out('', REGISTRY_OFFLINE))).toEqual(['module "vpc" from registry.terraform.io']);
+  });
+
+  it('reads the providers a plan without init says are not installed', () => {
+    const json =
+      '{"@level":"error","diagnostic":{"severity":"error","summary":"Required plugins are not installed","detail":"The installed provider plugins are not consistent with the packages selected in the dependency lock file:\\n  - registry.terraform.io/hashicorp/null: there is no package for registry.terraform.io/hashicorp/null 3.2.2 cached in .terraform/providers\\n"},"type":"diagnostic"}\n';
+    expect(planProviderNeeds(out(json))).toEqual(['registry.terraform.io/hashicorp/null 3.2.2']);
+    const noLock =
+      'Error: Inconsistent dependency lock file\n\n  - provider registry.terraform.io/hashicorp/null: required by this configuration but no version is selected\n';
+    expect(planProviderNeeds(out('', noLock))).toEqual(['registry.terraform.io/hashicorp/null']);
+    expect(planProviderNeeds(out('', 'Error: Unsupported argument'))).toEqual([]);
   });
 });

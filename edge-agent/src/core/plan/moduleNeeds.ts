@@ -1,4 +1,5 @@
 import type { ProcessResult } from '../../ports/ProcessRunner.js';
+import type { ModuleCall } from './moduleCalls.js';
 
 /**
  * Modules an offline `init` could not fetch, in Terraform's own words (1.x and OpenTofu alike):
@@ -32,11 +33,15 @@ export function safeModuleSource(source: string): string {
 }
 
 /**
- * Needs (`module <source>`, or `module "<call>" from <registry host>`) for the modules an `init` could
- * not fetch. Terraform wraps its messages at ~78 columns (inside `│ ` boxes without -no-color): lines are
- * joined before matching.
+ * Needs (`module <source>`; a registry module as `module <source> <version>` from its call in the root
+ * module, e.g. `module terraform-aws-modules/vpc/aws 5.0.0`, or `module "<call>" from <registry host>`
+ * when the call is not found) for the modules an `init` could not fetch. Terraform wraps its messages at
+ * ~78 columns (inside `│ ` boxes without -no-color): lines are joined before matching.
  */
-export function initModuleNeeds(r: Pick<ProcessResult, 'stdout' | 'stderr'>): string[] {
+export function initModuleNeeds(
+  r: Pick<ProcessResult, 'stdout' | 'stderr'>,
+  calls: readonly ModuleCall[] = [],
+): string[] {
   const raw = `${r.stdout.slice(0, 256 * 1024)}\n${r.stderr.slice(0, 256 * 1024)}`;
   const text = raw
     .split('\n')
@@ -44,6 +49,13 @@ export function initModuleNeeds(r: Pick<ProcessResult, 'stdout' | 'stderr'>): st
     .join(' ');
   const needs = new Set<string>();
   for (const m of text.matchAll(DOWNLOAD)) needs.add(`module ${safeModuleSource(`${m[1]}`)}`);
-  for (const m of text.matchAll(REGISTRY)) needs.add(`module "${m[1]}" from ${m[2]}`);
+  for (const m of text.matchAll(REGISTRY)) {
+    const call = calls.find((c) => c.name === m[1]);
+    needs.add(
+      call
+        ? `module ${safeModuleSource(call.source)}${call.version ? ` ${call.version}` : ''}`
+        : `module "${m[1]}" from ${m[2]}`,
+    );
+  }
   return [...needs].slice(0, 50);
 }

@@ -40,6 +40,8 @@ export interface PlanJson {
   resource_drift?: PlanResourceChange[];
   output_changes?: Record<string, PlanChange>;
   configuration?: Json;
+  /** Format 1.1+: check blocks, preconditions, postconditions and validations with their status. */
+  checks?: Json;
   errored?: boolean;
   applyable?: boolean;
   complete?: boolean;

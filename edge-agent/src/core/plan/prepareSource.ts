@@ -23,6 +23,8 @@ export interface SourceDeps {
   providerMirrors: readonly string[];
   /** Writes a file (the generated CLI configuration). */
   writeFile(path: string, text: string): Promise<void>;
+  /** Whether a directory exists (a configured working directory); absent: assumed to. */
+  isDirectory?(path: string): Promise<boolean>;
 }
 
 /** Where a run plans, and what it must undo afterwards. */
@@ -34,7 +36,15 @@ export type Prepared =
       git?: GitInfo;
       release(): Promise<void>;
     }
-  | { ok: false; status: 'blocked' | 'failed'; reason: string; needs?: string[]; ref?: string };
+  | {
+      ok: false;
+      status: 'blocked' | 'failed';
+      reason: string;
+      needs?: string[];
+      ref?: string;
+      /** What the operator reads (the agent's own words, no tool output). */
+      excerpt?: string;
+    };
 
 /** The component's default ref: the first of its `refs`. */
 export function defaultRef(c: ComponentSettings): string | undefined {
@@ -62,6 +72,13 @@ export async function prepareSource(
   const noop = async () => {};
   if (!c.source) {
     const dir = e.workingDir ?? (c.workingDir as string);
+    if (d.isDirectory && !(await d.isDirectory(dir)))
+      return {
+        ok: false,
+        status: 'failed',
+        reason: 'working-dir-missing',
+        excerpt: `working directory "${dir}" does not exist (create it or correct workingDir in the agent's config)`,
+      };
     return { ok: true, dir, release: noop };
   }
   const ref = want.ref ?? (defaultRef(c) as string);

@@ -10,7 +10,9 @@ import { hmacFingerprint } from '../redact/maskValues.js';
 import type { PlanSettings } from '../settings.js';
 import { keyedPlanHash } from './applyDigest.js';
 import { buildErrorExcerpt, isLockError, type ToolOutput } from './excerpt.js';
+import type { ModuleCall } from './moduleCalls.js';
 import { findTarget, type PlanTarget } from './planTarget.js';
+import { planProviderNeeds } from './pluginNeeds.js';
 import { type PlanSource, type ProviderNeeds, prepareSource } from './prepareSource.js';
 import { parsePlanText, redactionFailed, sealSummary, summarisePlan } from './summarisePlan.js';
 import { errorName, failureReason, fill, NO_JSON_FLAG, planArgs } from './toolArgs.js';
@@ -37,6 +39,10 @@ export interface RunPlanDeps {
   writeFile?(path: string, text: string): Promise<void>;
   /** Whether a file exists (the lock file). */
   exists?(path: string): Promise<boolean>;
+  /** The root module's `module` calls in a directory (a registry module's need names source and version). */
+  moduleCalls?(dir: string, maxBytes: number): Promise<ModuleCall[]>;
+  /** Whether a directory exists: a missing working directory fails that cell alone. */
+  isDirectory?(path: string): Promise<boolean>;
   /** Where a run of an apply-enabled cell keeps its saved plan file (copied out of scratch space). */
   planFiles?: PlanFiles;
   /**
@@ -125,6 +131,7 @@ async function runTarget(
       providers: deps.providers,
       providerMirrors: deps.providerMirrors ?? [],
       writeFile: deps.writeFile ?? (async () => {}),
+      ...(deps.isDirectory ? { isDirectory: deps.isDirectory } : {}),
     });
     if (!prep.ok) {
       const summary: PlanSummary = {
@@ -136,6 +143,7 @@ async function runTarget(
         finishedAt: iso(deps.clock.now()),
         ...(prep.ref ? { ref: prep.ref } : {}),
         ...(prep.needs ? { needs: prep.needs } : {}),
+        ...(prep.excerpt ? { errorExcerpt: prep.excerpt } : {}),
       };
       deps.log?.warn(
         {
@@ -300,6 +308,9 @@ async function runIn(
       (plan.exitCode !== 0 && plan.exitCode !== 2)
     ) {
       if (plan.exitCode === 1 && isLockError(plan.stderr, plan.stdout)) return lockedOrStuck(plan);
+      // Without `init:`, a provider that is not installed is something headquarters can deliver.
+      const providers = plan.exitCode === 1 ? planProviderNeeds(plan) : [];
+      if (providers.length > 0) return blocked('providers-missing', providers);
       return failed(failureReason(plan), 'failed', plan, plan.exitCode);
     }
     planExit = plan.exitCode;
@@ -325,6 +336,7 @@ async function runIn(
       extraSecrets: secrets,
       // Variable values in addresses become tags keyed with the site's key (decision 210).
       publicVariables: config.redaction.publicVariables,
+      keepCustomMessages: config.redaction.keepCustomMessages,
       ...(deps.siteKey ? { fingerprint: hmacFingerprint(deps.siteKey) } : {}),
     });
     if (!r.ok) return failed(r.reason, 'failed', { stderr: '' });

@@ -12,6 +12,7 @@ import { type SecretValue, scanForSecrets } from '../redact/scan.js';
 import { collectSecretValues } from '../redact/secretValues.js';
 import { allText, buildSummary, planDerivedText } from './buildSummary.js';
 import { canonicalDetail, sha256Hex } from './canonical.js';
+import { summariseChecks } from './checks.js';
 import { summaryIdentifiers } from './identifiers.js';
 import { maskSummary } from './maskAddress.js';
 import { asPlanJson } from './planJson.js';
@@ -32,6 +33,8 @@ export interface SummariseContext {
   rules?: readonly SecretRule[];
   /** Further values that must not leave (the component's environment variables, …). */
   extraSecrets?: readonly SecretValue[];
+  /** Keep the author-written messages of failing checks (config `redaction.keepCustomMessages`). */
+  keepCustomMessages?: boolean;
   /** Variables whose values may appear as they are (config `redaction.publicVariables`). */
   publicVariables?: readonly string[];
   /**
@@ -111,14 +114,29 @@ export function summarisePlan(planJson: unknown, ctx: SummariseContext): Summari
   const publicVariables = ctx.publicVariables ?? [];
   // Every root-module variable's value inside an instance key becomes its tag (decision 210).
   const masks = maskValues(plan.variables, publicVariables, ctx.fingerprint ?? processFingerprint());
-  const summary = maskSummary(buildSummary(plan, { ...ctx, sensitiveNames }), masks);
-  if (ctx.git) summary.git = ctx.git;
-  if (ctx.ref) summary.ref = ctx.ref;
-  if (ctx.exitCode !== undefined) summary.exitCode = ctx.exitCode;
   const secrets = [
     ...collectSecretValues(plan, sensitiveNames, publicVariables),
     ...(ctx.extraSecrets ?? []),
   ];
+  const built = buildSummary(plan, { ...ctx, sensitiveNames });
+  const checks = summariseChecks(plan.checks, {
+    keepCustomMessages: ctx.keepCustomMessages === true,
+    secrets,
+    rules: ctx.rules ?? BUILTIN_RULES,
+  });
+  if (checks) built.checks = checks;
+  const summary = maskSummary(built, masks);
+  // Drift in brief travels in the document (the resources go in the detail blob): decision 421.
+  const drifted = (summary.resources ?? []).filter((r) => r.drift).slice(0, 50);
+  if (drifted.length > 0)
+    summary.drifted = drifted.map((r) => ({
+      address: r.address,
+      type: r.type,
+      attributes: r.changedAttributes.slice(0, 50),
+    }));
+  if (ctx.git) summary.git = ctx.git;
+  if (ctx.ref) summary.ref = ctx.ref;
+  if (ctx.exitCode !== undefined) summary.exitCode = ctx.exitCode;
   const sealed = sealSummary(summary, secrets, ctx.rules ?? BUILTIN_RULES);
   if (!sealed.ok) return { ok: true, summary: redactionFailed(ctx, sealed.hit), redactionHit: sealed.hit };
   return { ok: true, summary: sealed.summary, canonical: sealed.canonical };

@@ -7,6 +7,7 @@ import type { SecretValue } from '../redact/scan.js';
 import type { PlanSettings } from '../settings.js';
 import type { ToolOutput } from './excerpt.js';
 import { knownValues } from './knownValues.js';
+import type { ModuleCall } from './moduleCalls.js';
 import { initModuleNeeds } from './moduleNeeds.js';
 import type { PlanTarget } from './planTarget.js';
 import { initArgs, initNeeds, offlineCliConfig, type ProviderNeeds } from './prepareSource.js';
@@ -70,6 +71,8 @@ export interface InitDeps {
   providerMirrors?: readonly string[];
   writeFile?(path: string, text: string): Promise<void>;
   exists?(path: string): Promise<boolean>;
+  /** The root module's `module` calls (source, version), for a registry module's need. */
+  moduleCalls?(dir: string, maxBytes: number): Promise<ModuleCall[]>;
 }
 
 export type InitOutcome =
@@ -114,7 +117,10 @@ export async function offlineInit(
   const needs = initNeeds(r);
   if (needs.length > 0) return { ok: false, kind: 'blocked', reason: 'providers-missing', needs };
   // A module the site cannot fetch offline is something headquarters can deliver, not a broken plan.
-  const modules = initModuleNeeds(r);
+  const modules = initModuleNeeds(
+    r,
+    deps.moduleCalls ? await deps.moduleCalls(dir, 256 * 1024).catch(() => []) : [],
+  );
   if (modules.length > 0) return { ok: false, kind: 'blocked', reason: 'modules-missing', needs: modules };
   return { ok: false, kind: 'failed', reason: `init-${failureReason(r)}`, out: r, exitCode: r.exitCode };
 }

@@ -4,6 +4,9 @@ import {
   ApprovalsResponseSchema,
   ApproversResponseSchema,
   AuditResponseSchema,
+  DriftEpisodeSchema,
+  DriftGroupsResponseSchema,
+  DriftResponseSchema,
   ErrorBodySchema,
   FleetResponseSchema,
   HealthSchema,
@@ -30,6 +33,9 @@ import {
   SiteDetailSchema,
   SitesResponseSchema,
   SourcesResponseSchema,
+  WaiverCreateSchema,
+  WaiverSchema,
+  WaiversResponseSchema,
 } from '@driftline/protocol';
 import { z } from 'zod';
 
@@ -69,6 +75,12 @@ export const API_SCHEMAS = {
   ApproversResponse: ApproversResponseSchema,
   Health: HealthSchema.extend({ detail: z.string().optional() }),
   Error: ErrorBodySchema,
+  DriftResponse: DriftResponseSchema,
+  DriftEpisode: DriftEpisodeSchema,
+  DriftGroupsResponse: DriftGroupsResponseSchema,
+  Waiver: WaiverSchema,
+  WaiverCreate: WaiverCreateSchema,
+  WaiversResponse: WaiversResponseSchema,
 } as const;
 
 export type SchemaName = keyof typeof API_SCHEMAS;

@@ -26,6 +26,9 @@ export async function recordCells(
       plannedAt: prev && !cellTouched ? prev.plannedAt : next.plannedAt,
       staleNotifiedFor: prev?.staleNotifiedFor ?? null,
     };
+    // A segment without the cell's run (a cadence change) keeps what that run said of its checks.
+    if (row.checksFailed === undefined && prev?.runId === row.runId && prev.checksFailed != null)
+      row.checksFailed = prev.checksFailed;
     const k = batchCellKey(site, next.environment, next.component, next.atRef);
     b.cells.set(k, row);
     b.changedCells.set(k, row);

@@ -2,7 +2,7 @@ import { seededRandom } from '../rng.js';
 import { infraContext } from './infra.js';
 import { failureText, lockErrorText, planText } from './messages.js';
 import { buildPlan } from './planJson.js';
-import { pickStep, type Scenario, stepInstance } from './scenario.js';
+import { pickStep, type Scenario, type Step, stepInstance } from './scenario.js';
 import { hex } from './secrets.js';
 import { boxToDiagnostic, changeSummaryMessage, diagnosticMessage, versionMessage } from './uiJson.js';
 import { findOffender, type VarFile, validationDiagnostic, validationErrorText } from './validation.js';
@@ -124,6 +124,7 @@ function textOutcome(p: PlanContext): Outcome & { state: string; step: number } 
     terraformVersion: s.terraformVersion,
     timestamp: p.timestamp ?? FIXED_TIMESTAMP,
   });
+  if (step.checks) plan.checks = planChecks(step.checks);
   const exitCode = found === 'changes' && p.detailedExitcode ? 2 : 0;
   const saved = { serial: p.serial ?? 0, state: step.state, instance };
   return {
@@ -175,4 +176,20 @@ export function versionOutcome(version: string, json: boolean): Outcome {
       )}\n`
     : `Terraform v${version}\non linux_amd64\n`;
   return { exitCode: 0, stdout, stderr: '' };
+}
+
+/** A step's checks as `terraform show -json` prints them (`address.to_display`, instances with problems). */
+function planChecks(checks: NonNullable<Step['checks']>): unknown[] {
+  return checks.map((c) => {
+    const name = c.address.split('.').at(-1) ?? c.address;
+    const problems =
+      c.message && (c.status === 'fail' || c.status === 'error') ? [{ message: c.message }] : [];
+    return {
+      address: { kind: c.kind, name, to_display: c.address },
+      status: c.status,
+      instances: [
+        { address: { to_display: c.address }, status: c.status, ...(problems.length ? { problems } : {}) },
+      ],
+    };
+  });
 }

@@ -32,6 +32,23 @@ export const StepSchema = z
     variant: z.number().int().nonnegative().default(0),
     /** How long `plan` takes, to exercise the agent's timeout. */
     durationMs: z.number().int().nonnegative().max(3_600_000).default(0),
+    /**
+     * The plan's `checks` (Terraform 1.5+): check blocks and conditions with their status, and the
+     * author's message of a failing one, as `terraform show -json` prints them.
+     */
+    checks: z
+      .array(
+        z
+          .object({
+            address: z.string().min(1).max(300),
+            kind: z.enum(['check', 'resource', 'output_value', 'var']).default('check'),
+            status: z.enum(['pass', 'fail', 'error', 'unknown']),
+            message: z.string().max(500).optional(),
+          })
+          .strict(),
+      )
+      .max(50)
+      .optional(),
   })
   .strict();
 export type Step = z.infer<typeof StepSchema>;

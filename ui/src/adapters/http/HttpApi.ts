@@ -7,6 +7,8 @@ import {
   ApproversResponseSchema,
   type AuditQueryParams,
   AuditResponseSchema,
+  DriftGroupsResponseSchema,
+  DriftResponseSchema,
   ErrorBodySchema,
   FleetResponseSchema,
   fillPath,
@@ -26,6 +28,9 @@ import {
   SiteDetailSchema,
   type SiteFilterQueryParams,
   SitesResponseSchema,
+  type WaiverCreate,
+  WaiverSchema,
+  WaiversResponseSchema,
 } from '@driftline/protocol';
 import { type Api, ApiError, type MatrixPart } from '../../ports/Api.js';
 
@@ -136,6 +141,21 @@ export class HttpApi implements Api {
   audit(opts: { before?: string | null; limit?: number } = {}) {
     const q: AuditQueryParams = { limit: opts.limit, before: opts.before };
     return this.call(AuditResponseSchema, `${API_PATHS.audit}${query(q)}`);
+  }
+  driftGroups() {
+    return this.call(DriftGroupsResponseSchema, API_PATHS.driftGroups);
+  }
+  drift(q: Record<string, string | number | undefined>) {
+    return this.call(DriftResponseSchema, `${API_PATHS.drift}${query(q)}`);
+  }
+  waivers() {
+    return this.call(WaiversResponseSchema, API_PATHS.waivers);
+  }
+  addWaiver(w: WaiverCreate) {
+    return this.call(WaiverSchema, API_PATHS.waivers, 'POST', w);
+  }
+  removeWaiver(id: string) {
+    return this.call(WaiverSchema, fillPath(API_PATHS.waiver, { waiverId: id }), 'DELETE');
   }
   matrix(part: MatrixPart = {}) {
     const { site, environment, component, ref, at } = part;

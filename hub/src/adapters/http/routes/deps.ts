@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { ApiConfig } from '../../../config.js';
 import type { Approvals } from '../../../core/Approvals.js';
+import type { Drift } from '../../../core/drift/Drift.js';
 import type { EventLog } from '../../../core/EventLog.js';
 import type { PlanRequests } from '../../../core/PlanRequests.js';
 import type { PublicationResends } from '../../../core/publish/PublicationResends.js';
@@ -47,6 +48,8 @@ export interface ApiDeps {
   logger?: Pick<Logger, 'warn'>;
   /** Cap of a detail blob's inflated size, bytes; default `MAX_DETAIL_BYTES` (routes/runs.ts). */
   maxDetailBytes?: number;
+  /** Drift episodes, groups and waivers (decision 421); unset: `/api/drift` and `/api/waivers` answer 404. */
+  drift?: Drift;
 }
 
 /** `ApiDeps` with what the people's side adds when it mounts the routes. */

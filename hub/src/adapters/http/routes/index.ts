@@ -1,6 +1,7 @@
 import { approvalRoutes } from './approvals.js';
 import { auditRoutes } from './audit.js';
 import { documentRoutes } from './document.js';
+import { driftRoutes } from './drift.js';
 import { eventRoutes } from './events.js';
 import { fleetRoutes } from './fleet.js';
 import { matrixRoutes } from './matrix.js';
@@ -32,4 +33,5 @@ export const API_ROUTES: readonly Route[] = [
   ...refRoutes,
   ...auditRoutes,
   ...approvalRoutes,
+  ...driftRoutes,
 ];

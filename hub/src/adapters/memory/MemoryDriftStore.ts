@@ -1,0 +1,77 @@
+import type { EpisodeRow } from '../../core/drift/episodes.js';
+import type { WaiverRow } from '../../core/drift/waivers.js';
+import type { CellMark, DriftStore, EpisodeFilter } from '../../ports/DriftStore.js';
+
+const cell = (site: string, environment: string, component: string) =>
+  `${site}\u0000${environment}\u0000${component}`;
+
+/** DriftStore in memory, for tests and a hub without a data directory. */
+export class MemoryDriftStore implements DriftStore {
+  private seq = 0;
+  private readonly episodes = new Map<string, { seq: number; row: EpisodeRow }>();
+  private readonly marks = new Map<string, number>();
+  private readonly waivers = new Map<string, WaiverRow>();
+
+  async openOf(site: string, environment: string, component: string): Promise<EpisodeRow[]> {
+    const k = cell(site, environment, component);
+    return [...this.episodes.values()]
+      .filter((e) => e.row.state === 'open' && cell(e.row.site, e.row.environment, e.row.component) === k)
+      .map((e) => structuredClone(e.row));
+  }
+
+  async markOf(site: string, environment: string, component: string): Promise<number | null> {
+    return this.marks.get(cell(site, environment, component)) ?? null;
+  }
+
+  async record(w: { episodes: readonly EpisodeRow[]; marks: readonly CellMark[] }): Promise<void> {
+    for (const e of w.episodes) {
+      const prev = this.episodes.get(e.id);
+      this.episodes.set(e.id, { seq: prev?.seq ?? ++this.seq, row: structuredClone(e) });
+    }
+    for (const m of w.marks) {
+      const k = cell(m.site, m.environment, m.component);
+      this.marks.set(k, Math.max(this.marks.get(k) ?? m.plannedAt, m.plannedAt));
+    }
+  }
+
+  async list(f: EpisodeFilter, limit: number, before?: number): Promise<{ seq: number; row: EpisodeRow }[]> {
+    return [...this.episodes.values()]
+      .filter(
+        (e) =>
+          (before === undefined || e.seq < before) &&
+          Object.entries(f).every(([k, v]) => v === undefined || e.row[k as keyof EpisodeFilter] === v),
+      )
+      .sort((a, b) => b.seq - a.seq)
+      .slice(0, limit)
+      .map((e) => structuredClone(e));
+  }
+
+  async listOpen(): Promise<EpisodeRow[]> {
+    return [...this.episodes.values()]
+      .filter((e) => e.row.state === 'open')
+      .sort((a, b) => a.seq - b.seq)
+      .map((e) => structuredClone(e.row));
+  }
+
+  async get(id: string): Promise<EpisodeRow | null> {
+    const e = this.episodes.get(id);
+    return e ? structuredClone(e.row) : null;
+  }
+
+  async putWaiver(w: WaiverRow): Promise<void> {
+    this.waivers.set(w.id, structuredClone(w));
+  }
+
+  async listWaivers(): Promise<WaiverRow[]> {
+    return [...this.waivers.values()]
+      .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+      .map((w) => structuredClone(w));
+  }
+
+  async getWaiver(id: string): Promise<WaiverRow | null> {
+    const w = this.waivers.get(id);
+    return w ? structuredClone(w) : null;
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,357 @@
+import type {
+  DriftEpisode,
+  DriftGroup,
+  DriftGroupsQuery,
+  DriftGroupsResponse,
+  DriftQuery,
+  DriftResponse,
+  Waiver,
+  WaiverCreate,
+} from '@driftline/protocol';
+import type { DriftStore, EpisodeFilter } from '../../ports/DriftStore.js';
+import type { AuditRow, CellRow, RunRow, WebhookRow } from '../../ports/HubStore.js';
+import { type EpisodeRow, observeRun } from './episodes.js';
+import { episodeNotices, type Notice } from './notices.js';
+import { covers, isActive, type WaiverRow, waiverOf } from './waivers.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export interface DriftDeps {
+  drift: DriftStore;
+  /** Writes webhooks and audit rows (the hub store's `commit`). */
+  commit(w: { webhooks?: WebhookRow[]; audit?: Omit<AuditRow, 'id'>[] }): Promise<void>;
+  clock: { now(): number };
+  ids: { next(): string };
+  webhookUrls: readonly string[];
+}
+
+/** Who changed a waiver, for the audit log. */
+export interface Actor {
+  actor: string;
+  via: string;
+  address: string;
+}
+
+/**
+ * Drift as objects (decision 421): advances episodes from the runs each committed batch brings, answers
+ * `/api/drift` and its groups, keeps waivers (audited) and says which cells' drift is all waived.
+ */
+export class Drift {
+  private chain: Promise<unknown> = Promise.resolve();
+  private cache: { at: number; until: number; open: EpisodeRow[]; waivers: WaiverRow[] } | null = null;
+
+  constructor(private readonly d: DriftDeps) {}
+
+  /**
+   * Feeds a committed batch's runs in planned order, and its cells: a cell whose plan was confirmed
+   * unchanged (no new run) moves its open episodes' last seen. One batch at a time, so episodes never race.
+   */
+  observe(runs: readonly RunRow[], cells: readonly CellRow[] = []): Promise<void> {
+    const next = this.chain.then(async () => {
+      await this.observeNow(runs);
+      await this.confirmNow(runs, cells);
+    });
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Resolves when every batch handed to `observe` so far is recorded. */
+  settled(): Promise<unknown> {
+    return this.chain;
+  }
+
+  private async observeNow(runs: readonly RunRow[]): Promise<void> {
+    const sorted = runs.filter((r) => !r.atRef).sort((a, b) => a.plannedAt - b.plannedAt);
+    const notices: Notice[] = [];
+    const waivers = await this.d.drift.listWaivers();
+    const now = this.d.clock.now();
+    for (const r of sorted) {
+      const mark = await this.d.drift.markOf(r.site, r.environment, r.component);
+      // A run older than one already observed (late, by another relay) does not move episodes back.
+      if (mark !== null && r.plannedAt < mark) continue;
+      const open = await this.d.drift.openOf(r.site, r.environment, r.component);
+      const o = observeRun(open, r);
+      await this.d.drift.record({
+        episodes: o.write,
+        marks: [{ site: r.site, environment: r.environment, component: r.component, plannedAt: r.plannedAt }],
+      });
+      notices.push(...episodeNotices(o, (e) => waiverOf(waivers, e, now) !== null));
+    }
+    this.cache = null;
+    const webhooks = notices.flatMap((n) => this.webhooks(n, now));
+    if (webhooks.length > 0) await this.d.commit({ webhooks });
+  }
+
+  private async confirmNow(runs: readonly RunRow[], cells: readonly CellRow[]): Promise<void> {
+    const ran = new Set(runs.map((r) => r.runId));
+    for (const c of cells) {
+      if (c.atRef || ran.has(c.runId)) continue;
+      const open = (await this.d.drift.openOf(c.site, c.environment, c.component)).filter(
+        (e) => e.lastRunId === c.runId && e.lastSeen < c.plannedAt,
+      );
+      if (open.length === 0) continue;
+      await this.d.drift.record({
+        episodes: open.map((e) => ({ ...e, lastSeen: c.plannedAt })),
+        marks: [{ site: c.site, environment: c.environment, component: c.component, plannedAt: c.plannedAt }],
+      });
+      this.cache = null;
+    }
+  }
+
+  /** One row per URL; the id names the episode, so it notifies once however often it is recorded. */
+  webhooks(n: Notice, now: number): WebhookRow[] {
+    const body = JSON.stringify({ event: n.event, subject: n.subject, at: iso(now), ...n.body });
+    return this.d.webhookUrls.map((url) => ({
+      id: `${n.event}|${n.key}|${url}`,
+      url,
+      event: n.event,
+      body,
+      attempts: 0,
+      nextAt: now,
+      state: 'pending',
+      lastError: null,
+    }));
+  }
+
+  /** Open episodes and waivers, read once until something changes or the next waiver ends. */
+  private async current(now: number) {
+    if (this.cache && now >= this.cache.at && now < this.cache.until) return this.cache;
+    const [open, waivers] = await Promise.all([this.d.drift.listOpen(), this.d.drift.listWaivers()]);
+    let until = Number.POSITIVE_INFINITY;
+    for (const w of waivers) {
+      if (w.removedAt !== null) continue;
+      if (w.createdAt > now) until = Math.min(until, w.createdAt);
+      else if (w.expiresAt > now) until = Math.min(until, w.expiresAt);
+    }
+    this.cache = { at: now, until, open, waivers };
+    return this.cache;
+  }
+
+  private view(e: EpisodeRow, waivers: readonly WaiverRow[], now: number): DriftEpisode {
+    const w = e.state === 'open' ? waiverOf(waivers, e, now) : null;
+    const end = e.resolvedAt ?? now;
+    return {
+      id: e.id,
+      kind: e.kind,
+      site: e.site,
+      environment: e.environment,
+      component: e.component,
+      address: e.address,
+      type: e.type,
+      attributes: e.attributes,
+      signature: e.signature,
+      state: w ? 'waived' : e.state,
+      firstSeen: iso(e.firstSeen),
+      lastSeen: iso(e.lastSeen),
+      resolvedAt: e.resolvedAt === null ? null : iso(e.resolvedAt),
+      durationS: Math.max(0, Math.round((end - e.firstSeen) / 1000)),
+      firstRunId: e.firstRunId,
+      lastRunId: e.lastRunId,
+      acknowledgedBy: e.acknowledgedBy,
+      acknowledgedAt: e.acknowledgedAt === null ? null : iso(e.acknowledgedAt),
+      waiver: w?.id ?? null,
+      ...(e.detail ? { detail: e.detail } : {}),
+    };
+  }
+
+  /** `/api/drift`: episodes newest first, filtered, a bounded page and a cursor. */
+  async list(q: DriftQuery): Promise<DriftResponse> {
+    const now = this.d.clock.now();
+    const { waivers } = await this.current(now);
+    const { limit, cursor, state, ...rest } = q;
+    const f: EpisodeFilter = {
+      ...rest,
+      ...(state ? { state: state === 'resolved' ? 'resolved' : 'open' } : {}),
+    };
+    const out: DriftEpisode[] = [];
+    let before = cursor !== undefined ? Number(cursor) : undefined;
+    let more = false;
+    // `open` and `waived` are told apart after reading: read pages until the answer is full, at most 20.
+    for (let pages = 0; ; pages++) {
+      const want = limit - out.length;
+      const rows = await this.d.drift.list(f, want + 1, before);
+      let i = 0;
+      while (i < rows.length && out.length < limit) {
+        const { seq, row } = rows[i++] as { seq: number; row: EpisodeRow };
+        before = seq;
+        const v = this.view(row, waivers, now);
+        if (!state || v.state === state) out.push(v);
+      }
+      if (out.length === limit) {
+        // Rows left unread, or a full read whose last row filled the page: there may be more.
+        more = i < rows.length || rows.length > want;
+        break;
+      }
+      if (rows.length <= want) break; // nothing older
+      if (pages === 19) {
+        more = true; // a short page: the cursor goes on from where this one stopped reading
+        break;
+      }
+    }
+    return { episodes: out, nextCursor: more ? String(before) : null };
+  }
+
+  /** `/api/drift/groups`: one row per signature of the open episodes, most cells first. */
+  async groups(q: DriftGroupsQuery): Promise<DriftGroupsResponse> {
+    const now = this.d.clock.now();
+    const { open, waivers } = await this.current(now);
+    const by = new Map<string, { g: DriftGroup; sites: Set<string>; cells: Set<string> }>();
+    const totals = { open: 0, waived: 0, checks: 0, failures: 0 };
+    for (const e of open) {
+      const waived = waiverOf(waivers, e, now) !== null;
+      if (waived) totals.waived++;
+      else if (e.kind === 'drift') totals.open++;
+      else if (e.kind === 'check') totals.checks++;
+      else totals.failures++;
+      if (q.kind && e.kind !== q.kind) continue;
+      let x = by.get(e.signature);
+      if (!x) {
+        const [, , address = ''] = e.signature.split(' ');
+        x = {
+          g: {
+            signature: e.signature,
+            kind: e.kind,
+            type: e.type,
+            address: e.kind === 'failure' ? '' : address,
+            attributes: e.attributes,
+            sites: 0,
+            cells: 0,
+            open: 0,
+            waived: 0,
+            firstSeen: iso(e.firstSeen),
+            ...(e.detail ? { detail: e.detail } : {}),
+          },
+          sites: new Set(),
+          cells: new Set(),
+        };
+        by.set(e.signature, x);
+      }
+      x.sites.add(e.site);
+      x.cells.add(`${e.site}\u0000${e.environment}\u0000${e.component}`);
+      if (waived) x.g.waived++;
+      else x.g.open++;
+      if (iso(e.firstSeen) < x.g.firstSeen) x.g.firstSeen = iso(e.firstSeen);
+    }
+    const all = [...by.values()]
+      .map((x) => ({ ...x.g, sites: x.sites.size, cells: x.cells.size }))
+      .sort((a, b) => b.cells - a.cells || (a.signature < b.signature ? -1 : 1));
+    const start = q.cursor !== undefined ? Number(q.cursor) : 0;
+    const page = all.slice(start, start + q.limit);
+    const next = start + q.limit < all.length ? String(start + q.limit) : null;
+    return { groups: page, nextCursor: next, totals };
+  }
+
+  /** Cells (`site\0environment\0component`) whose every open drift episode an active waiver covers. */
+  async waivedCells(now: number): Promise<ReadonlySet<string>> {
+    const { open, waivers } = await this.current(now);
+    const state = new Map<string, boolean>();
+    for (const e of open) {
+      if (e.kind !== 'drift') continue;
+      const k = `${e.site}\u0000${e.environment}\u0000${e.component}`;
+      const waived = waiverOf(waivers, e, now) !== null;
+      state.set(k, (state.get(k) ?? true) && waived);
+    }
+    return new Set([...state].filter(([, w]) => w).map(([k]) => k));
+  }
+
+  /** Gauges: open drift episodes not waived, waived ones, failing-check episodes. */
+  async counts(): Promise<{ open: number; waived: number; checks: number }> {
+    const g = await this.groups({ limit: 1 });
+    return { open: g.totals.open, waived: g.totals.waived, checks: g.totals.checks };
+  }
+
+  async acknowledge(id: string, by: string): Promise<DriftEpisode | null> {
+    const now = this.d.clock.now();
+    const e = await this.d.drift.get(id);
+    if (!e) return null;
+    const next = { ...e, acknowledgedBy: by, acknowledgedAt: now };
+    await this.d.drift.record({ episodes: [next], marks: [] });
+    this.cache = null;
+    return this.view(next, (await this.current(now)).waivers, now);
+  }
+
+  waiverView(w: WaiverRow, open: readonly EpisodeRow[], now: number): Waiver {
+    return {
+      id: w.id,
+      pattern: w.pattern,
+      attributes: w.attributes,
+      sites: w.sites,
+      environments: w.environments,
+      components: w.components,
+      expiresAt: iso(w.expiresAt),
+      reason: w.reason,
+      author: w.author,
+      createdAt: iso(w.createdAt),
+      removedAt: w.removedAt === null ? null : iso(w.removedAt),
+      removedBy: w.removedBy,
+      active: isActive(w, now),
+      covers: open.filter((e) => covers(w, e, now)).length,
+    };
+  }
+
+  async waivers(): Promise<Waiver[]> {
+    const now = this.d.clock.now();
+    const { open, waivers } = await this.current(now);
+    return waivers.map((w) => this.waiverView(w, open, now));
+  }
+
+  /** Adds a waiver, audited as `waiver.add`; `expiresAt` already parsed by the caller. */
+  async addWaiver(c: Omit<WaiverCreate, 'expires'> & { expiresAt: number }, who: Actor): Promise<Waiver> {
+    const now = this.d.clock.now();
+    const w: WaiverRow = {
+      id: `w-${this.d.ids.next().toLowerCase()}`,
+      pattern: c.pattern,
+      attributes: c.attributes ? [...c.attributes].sort() : null,
+      sites: c.sites ?? [],
+      environments: c.environments ?? [],
+      components: c.components ?? [],
+      expiresAt: c.expiresAt,
+      reason: c.reason,
+      author: who.actor,
+      createdAt: now,
+      removedAt: null,
+      removedBy: null,
+    };
+    await this.d.drift.putWaiver(w);
+    this.cache = null;
+    await this.audit('waiver.add', w, who, `${w.pattern} until ${iso(w.expiresAt)}: ${w.reason}`);
+    const { open } = await this.current(now);
+    return this.waiverView(w, open, now);
+  }
+
+  /** Removes a waiver (kept, marked removed), audited as `waiver.remove`; null when there is none. */
+  async removeWaiver(id: string, who: Actor): Promise<Waiver | null> {
+    const now = this.d.clock.now();
+    const w = await this.d.drift.getWaiver(id);
+    if (!w) return null;
+    const removed = w.removedAt === null ? { ...w, removedAt: now, removedBy: who.actor } : w;
+    await this.d.drift.putWaiver(removed);
+    this.cache = null;
+    await this.audit('waiver.remove', removed, who, w.pattern);
+    const { open } = await this.current(now);
+    return this.waiverView(removed, open, now);
+  }
+
+  private async audit(
+    action: 'waiver.add' | 'waiver.remove',
+    w: WaiverRow,
+    who: Actor,
+    detail: string,
+  ): Promise<void> {
+    if (who.via === 'api') return; // the route's own audit middleware records API calls
+    await this.d.commit({
+      audit: [
+        {
+          at: this.d.clock.now(),
+          actor: who.actor,
+          via: who.via,
+          action,
+          target: w.id,
+          outcome: 'ok',
+          detail: detail.slice(0, 500),
+          address: who.address,
+        },
+      ],
+    });
+  }
+}

@@ -1,0 +1,44 @@
+import type { EpisodeKind } from '@driftline/protocol';
+import type { EpisodeRow } from '../core/drift/episodes.js';
+import type { WaiverRow } from '../core/drift/waivers.js';
+
+/** What `/api/drift` filters by (exact values). */
+export interface EpisodeFilter {
+  site?: string;
+  environment?: string;
+  component?: string;
+  address?: string;
+  type?: string;
+  kind?: EpisodeKind;
+  state?: 'open' | 'resolved';
+  signature?: string;
+}
+
+/** The newest run a cell's episodes were advanced by (runs older than it are not replayed). */
+export interface CellMark {
+  site: string;
+  environment: string;
+  component: string;
+  plannedAt: number;
+}
+
+/**
+ * Drift episodes and waivers (decision 421), apart from the hub store so the matrix's store stays as it
+ * is. Contract: `hub/test/driftStoreContract.ts`.
+ */
+export interface DriftStore {
+  /** The cell's open episodes. */
+  openOf(site: string, environment: string, component: string): Promise<EpisodeRow[]>;
+  markOf(site: string, environment: string, component: string): Promise<number | null>;
+  /** One transaction: episodes upserted by id, and the cells' marks. */
+  record(w: { episodes: readonly EpisodeRow[]; marks: readonly CellMark[] }): Promise<void>;
+  /** Episodes, newest first, with a sequence to page by (`before`: exclusive), at most `limit`. */
+  list(f: EpisodeFilter, limit: number, before?: number): Promise<{ seq: number; row: EpisodeRow }[]>;
+  /** Every open episode (groups, the cells' waived marks and the gauges read these). */
+  listOpen(): Promise<EpisodeRow[]>;
+  get(id: string): Promise<EpisodeRow | null>;
+  putWaiver(w: WaiverRow): Promise<void>;
+  listWaivers(): Promise<WaiverRow[]>;
+  getWaiver(id: string): Promise<WaiverRow | null>;
+  close(): Promise<void>;
+}
