@@ -12,7 +12,7 @@ describe('programs started by the end-to-end tests', () => {
   const pkg = edgePackage();
 
   it.skipIf(!pkg)(
-    'are the packaged launchers for the agent and the relay, and the hub'"'"'s bin (compiled, decision 440)',
+    "are the packaged launchers for the agent and the relay, and the hub's bin (compiled, decision 440)",
     async () => {
       expect(commandFor(BINS.agent)).toEqual({ cmd: join(pkg!, 'bin', 'edge-agent'), args: [] });
       expect(commandFor(BINS.relay)).toEqual({ cmd: join(pkg!, 'bin', 'relay'), args: [] });
