@@ -43,8 +43,9 @@ export function renderStatus(s: StoreStatus): string {
     'upstreams',
     ...s.upstreams.map(
       (u) =>
-        `  ${u.url}  ${u.consecutiveFailures > 0 ? `DOWN (${u.consecutiveFailures} failures, last: ${u.lastError})` : 'ok'}  last ok ${ago(u.lastOkAt)}`,
+        `  ${u.url}  ${u.consecutiveFailures > 0 ? `DOWN (${u.consecutiveFailures} failures, last: ${u.lastError})` : 'ok'}  last ok ${ago(u.lastOkAt)}${u.stalls > 0 ? `\n    STALLED ${u.stalls} time(s), last ${ago(u.lastStallAt)}: its downlink answers were cut (no progress for sync.stallS, or dripping); other upstreams go on` : ''}`,
     ),
+    `stalls         ${s.upstreamStalls} downlink answer(s) cut (driftline_agent_upstream_stalls_total)`,
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -37,7 +37,7 @@ import { enforceQueueBound, queueBytes } from './queueBound.js';
 import { recordBatch } from './recordBatch.js';
 import { agentRejection, type PushRecord, pushWrites, rejectionWrites } from './resend.js';
 import { readStatus } from './status.js';
-import { newUpstream, upstreamResult } from './upstreams.js';
+import { lastStallOf, newUpstream, STALLS, stallsOf, upstreamResult } from './upstreams.js';
 
 export type { AgentLedgerOptions } from './LedgerDocument.js';
 
@@ -246,6 +246,19 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     if (error === null && fresh) return;
     const w: AgentWriteSet = {};
     upstreamResult(w, row, upstream, error, now);
+    this.commit(w);
+  }
+
+  recordStall(upstream: string, error: string): void {
+    const w: AgentWriteSet = {};
+    upstreamResult(w, this.storage.upstream(upstream), upstream, error, this.opts.now());
+    const c = (name: string) => this.storage.counter(name);
+    w.counters = {
+      ...w.counters,
+      [STALLS]: c(STALLS) + 1,
+      [stallsOf(upstream)]: c(stallsOf(upstream)) + 1,
+      [lastStallOf(upstream)]: this.opts.now(),
+    };
     this.commit(w);
   }
 

@@ -1,4 +1,4 @@
-import type { PullOutcome, SyncEngine } from './SyncEngine.js';
+import type { PullOutcome } from './SyncEngine.js';
 
 /** How long an upstream that can hold a pull open is asked to hold one, seconds. */
 export const DEFAULT_HOLD_S = 25;
@@ -18,7 +18,8 @@ const SAME_EVENT_MS = 2_000;
 const MIN_LEAD_MS = 1_000;
 
 export interface DownlinkPullsDeps {
-  engine: Pick<SyncEngine, 'pullOnce'>;
+  /** The pulls of this lane: one upstream's downlink, or every upstream's (decision 410). */
+  engine: { pullOnce(hold?: { waitS: number; signal?: AbortSignal }): Promise<PullOutcome> };
   /** Rest between pulls when the upstream cannot hold one open, ms (the sync interval). */
   intervalMs: number;
   /** Hold asked of the upstream, seconds; 0 never asks. */
