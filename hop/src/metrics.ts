@@ -8,6 +8,7 @@ export interface HopMetrics {
   bytesOut: Counter<'peer'>;
   uploadsInProgress: Gauge;
   connectionsRefused: Counter;
+  revokedClosed: Counter;
 }
 
 export function createHopMetrics(registry: Registry = new Registry()): HopMetrics {
@@ -39,6 +40,11 @@ export function createHopMetrics(registry: Registry = new Registry()): HopMetric
     connectionsRefused: new Counter({
       name: 'driftline_hop_connections_refused_total',
       help: 'connections answered 429 and closed because their client address had too many open',
+      registers: [registry],
+    }),
+    revokedClosed: new Counter({
+      name: 'driftline_hop_revoked_requests_closed_total',
+      help: 'held downlink pulls and tus uploads closed because their token was revoked or rotated out while they were open',
       registers: [registry],
     }),
   };
