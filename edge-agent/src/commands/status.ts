@@ -33,7 +33,7 @@ export function renderStatus(s: StoreStatus): string {
   const lines = [
     `agent          ${s.site}/${s.agent}`,
     `unacknowledged ${s.unackedRuns} run(s), oldest ${ago(s.oldestUnackedAt)}`,
-    `bytes pending  ${mb(s.bytesPending)} (${s.blobsPending} blob(s) held, ${s.blobsAwaitingReceipt} of them uploaded and awaiting a hub receipt)`,
+    `bytes pending  ${mb(s.bytesPending)} (${s.blobsPending} blob(s) held, ${s.blobsAwaitingReceipt} of them uploaded and awaiting a hub receipt; ${s.blobReuploads} upload(s) again since start of the store)`,
     heldLine(s.held),
     `last push      ${s.lastPush ? `${s.lastPush.ok ? 'ok' : 'FAILED'} ${ago(s.lastPush.at)} via ${s.lastPush.upstream ?? '-'}${s.lastPush.ok ? '' : `: ${s.lastPush.detail}`}` : 'never'}`,
     `last hub ack   ${ago(s.lastAckAt)}`,

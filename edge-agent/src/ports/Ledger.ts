@@ -127,6 +127,8 @@ export interface StoreStatus {
   }>;
   /** Every downlink answer cut as stalled, all upstreams (`driftline_agent_upstream_stalls_total`). */
   upstreamStalls: number;
+  /** Uploads of blobs an upstream took before, still unacknowledged (`driftline_agent_blob_reuploads_total`). */
+  blobReuploads: number;
 }
 
 /**

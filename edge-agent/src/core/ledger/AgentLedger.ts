@@ -19,7 +19,7 @@ import type {
 import type { BlobToUpload } from '../../ports/Uplink.js';
 import { type AgentAutomergeDoc, mergeFacts, readCell, recordRuns } from '../doc/agentDoc.js';
 import { ackWrites } from './acks.js';
-import { blobsToUpload } from './blobQueue.js';
+import { blobsToUpload, REUPLOADS, reuploadDue, reuploadsOf } from './blobQueue.js';
 import { appendChange, sealOrCompact } from './epochs.js';
 import {
   type HeldResults,
@@ -315,12 +315,33 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     // A held plan's detail goes up after its run entry, as it always did (the hub waits for announced
     // blobs): with the held results once they are due, else it waits with them (decision 395).
     if (this.held.runs.size > 0 && heldDue(this.held, this.opts.now(), this.holdLimits())) this.writeHeld();
-    const all = blobsToUpload(this.storage, limit, this.opts.now() - this.opts.resendAfterMs);
-    return this.held.runs.size === 0 ? all : all.filter((b) => !b.runId || !this.held.runs.has(b.runId));
+    const now = this.opts.now();
+    // A blob uploaded before goes up again only as its wait (doubling per upload, capped) allows: read
+    // more rows than asked, so blobs still waiting do not hide those due (decision 412).
+    const all = blobsToUpload(this.storage, limit * 4, now - this.opts.resendAfterMs).filter(
+      (b) =>
+        !b.previousUpload ||
+        reuploadDue(
+          b.previousUpload.at,
+          this.storage.counter(reuploadsOf(b.sha256)),
+          now,
+          this.opts.resendAfterMs,
+        ),
+    );
+    const due = this.held.runs.size === 0 ? all : all.filter((b) => !b.runId || !this.held.runs.has(b.runId));
+    return due.slice(0, limit);
   }
 
   markBlobUploaded(sha256: string, upstream: string): void {
-    this.commit({ blobUpdates: [{ sha256, uploadedAt: this.opts.now(), uploadUpstream: upstream }] });
+    const again = this.storage.blob(sha256)?.uploadedAt != null;
+    const c = (name: string) => this.storage.counter(name);
+    this.commit({
+      blobUpdates: [{ sha256, uploadedAt: this.opts.now(), uploadUpstream: upstream }],
+      // an upload of a blob an upstream took before: counted, and its next wait doubles (decision 412)
+      ...(again
+        ? { counters: { [REUPLOADS]: c(REUPLOADS) + 1, [reuploadsOf(sha256)]: c(reuploadsOf(sha256)) + 1 } }
+        : {}),
+    });
     this.rewriteFacts(); // its detailUploads entry
   }
 

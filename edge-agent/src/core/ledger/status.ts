@@ -1,5 +1,6 @@
 import type { BlobStorage, EpochStorage, RunStorage, SyncStorage } from '../../ports/AgentStorage.js';
 import type { AgentRejection, StoreStatus } from '../../ports/Ledger.js';
+import { REUPLOADS } from './blobQueue.js';
 import { DROPPED_BLOBS } from './queueBound.js';
 import { isCustody } from './resend.js';
 import { lastStallOf, STALLS, stallsOf } from './upstreams.js';
@@ -58,5 +59,6 @@ export function readStatus(
       return { ...u, stalls: storage.counter(stallsOf(u.url)), lastStallAt: lastStallAt || null };
     }),
     upstreamStalls: storage.counter(STALLS),
+    blobReuploads: storage.counter(REUPLOADS),
   };
 }
