@@ -34,7 +34,10 @@ describe('revocation during a held pull', () => {
     await new Promise((r) => setTimeout(r, 200));
     backend.removeToken(TOKEN);
     const r = await held;
-    backend.enqueueDownlink('ship-7', (await makeBundle({ destination: { site: 'ship-7' } })).bytes);
+    backend.enqueueDownlink(
+      'ship-7',
+      (await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never)).bytes,
+    );
     expect(r.ok).toBe(false);
     if (!r.ok) expect([r.status, r.code]).toEqual([401, 'unauthorized']);
     // closed by the check (not the hour's hold), and counted

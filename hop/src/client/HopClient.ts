@@ -362,7 +362,13 @@ export class HopClient {
       try {
         bytes = new Uint8Array(brotliDecompressSync(bytes, { maxOutputLength: this.maxResponseBytes }));
       } catch (e) {
-        return unreadable((e as Error).message);
+        // past maxOutputLength node refuses to make the buffer: the same refusal as a plain answer's
+        const over = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+        return unreadable(
+          over
+            ? `the response is over ${this.maxResponseBytes} bytes once inflated; refused`
+            : (e as Error).message,
+        );
       }
     }
     const batch = decodeBatch(bytes);

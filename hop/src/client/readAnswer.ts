@@ -11,15 +11,12 @@ export interface Progress {
 
 export type ReadAnswer = { ok: true; bytes: Uint8Array } | { ok: false; reason: string; stalled: boolean };
 
-/** Below this, chunks are kept as they come; past it they are copied into one buffer the size of the cap. */
-const SMALL = 1024 * 1024;
-
 /**
  * Reads an answer body, refusing more than `cap` bytes (after decoding) and, with `progress`, cutting an
- * answer that stalls or drips. A `Content-Length` over the cap is refused before a byte is read. Past
- * the first MiB every chunk is copied into one buffer reserved at the cap, whose pages become resident
- * only as they are written, and let go: a read costs the cap once, never twice (issue 42 measured ~1.7x
- * the cap with a list of chunks; S8 in docs/architecture.md#invariants).
+ * answer that stalls or drips. A `Content-Length` over the cap is refused before a byte is read. The
+ * chunks are kept as they came (a copy per chunk leaves as much garbage as it keeps until the next
+ * collection) and joined once at the end: an answer refused at the cap cost the cap and a chunk
+ * (docs/decisions/414-downlink-reads-stream.md; S8 in docs/architecture.md#invariants).
  */
 export async function readAnswer(res: Response, cap: number, progress?: Progress): Promise<ReadAnswer> {
   if (!res.body) return { ok: true, bytes: new Uint8Array(0) };
@@ -35,8 +32,7 @@ export async function readAnswer(res: Response, cap: number, progress?: Progress
     return overCap;
   }
   const reader = res.body.getReader();
-  const small: Uint8Array[] = [];
-  let big: Uint8Array | null = null;
+  const chunks: Uint8Array[] = [];
   let total = 0;
   let cut: string | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -58,17 +54,7 @@ export async function readAnswer(res: Response, cap: number, progress?: Progress
         await reader.cancel().catch(() => {});
         return overCap;
       }
-      if (big) big.set(value, total);
-      else if (total + value.byteLength <= SMALL) small.push(value);
-      else {
-        big = new Uint8Array(cap); // zero pages: resident only where written
-        let at = 0;
-        for (const c of small.splice(0)) {
-          big.set(c, at);
-          at += c.byteLength;
-        }
-        big.set(value, total);
-      }
+      chunks.push(value);
       total += value.byteLength;
       if (progress) {
         const tookMs = progress.now() - t0;
@@ -87,11 +73,10 @@ export async function readAnswer(res: Response, cap: number, progress?: Progress
     clearTimeout(timer);
   }
   if (cut) return { ok: false, reason: `stalled: ${cut}`, stalled: true };
-  if (big) return { ok: true, bytes: total > cap / 2 ? big.subarray(0, total) : big.slice(0, total) };
-  if (small.length === 1) return { ok: true, bytes: small[0] as Uint8Array };
+  if (chunks.length === 1) return { ok: true, bytes: chunks[0] as Uint8Array };
   const out = new Uint8Array(total);
   let at = 0;
-  for (const c of small) {
+  for (const c of chunks.splice(0)) {
     out.set(c, at);
     at += c.byteLength;
   }
