@@ -9,9 +9,14 @@ export interface HopMetrics {
   uploadsInProgress: Gauge;
   connectionsRefused: Counter;
   revokedClosed: Counter;
+  heldOpen: Gauge;
 }
 
-export function createHopMetrics(registry: Registry = new Registry()): HopMetrics {
+/** `openNow`: held downlink pulls and tus PATCHes open now (the server's `OpenCredentials`). */
+export function createHopMetrics(
+  registry: Registry = new Registry(),
+  openNow: () => number = () => 0,
+): HopMetrics {
   return {
     registry,
     requests: new Counter({
@@ -41,6 +46,14 @@ export function createHopMetrics(registry: Registry = new Registry()): HopMetric
       name: 'driftline_hop_connections_refused_total',
       help: 'connections answered 429 and closed because their client address had too many open',
       registers: [registry],
+    }),
+    heldOpen: new Gauge({
+      name: 'driftline_hop_held_requests_open',
+      help: 'held downlink pulls and tus PATCHes open now (their tokens are checked again every second)',
+      registers: [registry],
+      collect() {
+        this.set(openNow());
+      },
     }),
     revokedClosed: new Counter({
       name: 'driftline_hop_revoked_requests_closed_total',

@@ -93,7 +93,8 @@ export interface HopServer {
  */
 export function createHopServer(backend: HopBackend, options: HopServerOptions): HopServer {
   const logger = options.logger ?? pino({ level: 'silent' });
-  const metrics = createHopMetrics(options.registry);
+  let openNow = () => 0;
+  const metrics = createHopMetrics(options.registry, () => openNow());
   const limits = {
     maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,
     maxBundlesPerBatch: options.maxBundlesPerBatch ?? 10_000,
@@ -102,6 +103,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
     metrics.revokedClosed.inc(n);
     logger.warn({ closed: n }, 'a token was revoked: its open held pulls and uploads are closed');
   });
+  openNow = () => credentials.size;
   const tus = createTusMount(backend, metrics, logger, options.uploads, credentials);
   const app = new Koa();
   app.silent = true;

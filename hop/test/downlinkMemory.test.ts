@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * A 200 MB downlink answer is refused at the client's 64 MiB cap, and reading it grows the reading
- * process's peak memory by at most 1.2 times the cap (docs/decisions/414-downlink-reads-stream.md): a
+ * process's peak memory by at most 1.2 times the cap (docs/decisions/413-downlink-reads-stream.md): a
  * real process (fixtures/readHugeDownlink.ts) reads it from a real server, plain with and without a
  * length, and as a brotli bomb.
  */

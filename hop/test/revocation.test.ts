@@ -32,6 +32,7 @@ describe('revocation during a held pull', () => {
     await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
     const held = client.pullDownlink('ship-7', undefined, undefined, { waitS: 3600 });
     await new Promise((r) => setTimeout(r, 200));
+    expect((await hop.metrics.heldOpen.get()).values[0]?.value).toBe(1);
     backend.removeToken(TOKEN);
     const r = await held;
     backend.enqueueDownlink(

@@ -87,7 +87,7 @@ function toResponse(res: IncomingMessage, method: string): Response {
 /**
  * A web stream over `body` that reads a chunk only when its reader asks (high-water mark 0): the socket
  * is paused in between, so a fast upstream cannot queue more than a chunk ahead of a capped reader
- * (`Readable.toWeb` in Node 20 queues whatever the socket delivers; docs/decisions/414-downlink-reads-stream.md).
+ * (`Readable.toWeb` in Node 20 queues whatever the socket delivers; docs/decisions/413-downlink-reads-stream.md).
  */
 function pulled(body: Readable): ReadableStream<Uint8Array> {
   const chunks = body[Symbol.asyncIterator]();

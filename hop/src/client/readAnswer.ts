@@ -16,7 +16,7 @@ export type ReadAnswer = { ok: true; bytes: Uint8Array } | { ok: false; reason: 
  * answer that stalls or drips. A `Content-Length` over the cap is refused before a byte is read. The
  * chunks are kept as they came (a copy per chunk leaves as much garbage as it keeps until the next
  * collection) and joined once at the end: an answer refused at the cap cost the cap and a chunk
- * (docs/decisions/414-downlink-reads-stream.md; S8 in docs/architecture.md#invariants).
+ * (docs/decisions/413-downlink-reads-stream.md; S8 in docs/architecture.md#invariants).
  */
 export async function readAnswer(res: Response, cap: number, progress?: Progress): Promise<ReadAnswer> {
   if (!res.body) return { ok: true, bytes: new Uint8Array(0) };

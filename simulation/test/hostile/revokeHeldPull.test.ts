@@ -26,6 +26,10 @@ describe('revocation during a held pull', () => {
     });
     // every refusal the agent logs: a pull, or a push (its wording is the agent's own)
     const REFUSED = /downlink pull failed|no upstream reachable|refused by/;
+    await until(
+      'the agent to hold a pull open at relay-1',
+      async () => (await w.relayMetric('driftline_hop_held_requests_open')) >= 1,
+    );
     const pullFailures = () => w.logLines('ship-1', REFUSED).length;
     await runProgram('relay', ['token', 'revoke', 'ship-1', '--config', join(w.dir, 'relay-1.yaml')]);
     const sentToRelay = await w.hubMetric('driftline_hop_bytes_out_total', { peer: 'relay-1' });
