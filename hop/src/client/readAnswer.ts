@@ -73,7 +73,10 @@ export async function readAnswer(res: Response, cap: number, progress?: Progress
     clearTimeout(timer);
   }
   if (cut) return { ok: false, reason: `stalled: ${cut}`, stalled: true };
-  if (chunks.length === 1) return { ok: true, bytes: chunks[0] as Uint8Array };
+  // a plain view of a lone chunk (a Buffer from the socket): no copy, and callers get a Uint8Array
+  const [one] = chunks;
+  if (chunks.length === 1 && one)
+    return { ok: true, bytes: new Uint8Array(one.buffer, one.byteOffset, one.byteLength) };
   const out = new Uint8Array(total);
   let at = 0;
   for (const c of chunks.splice(0)) {
