@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -45,5 +47,53 @@ describe('revocation during a held pull', () => {
     expect((await hop.metrics.revokedClosed.get()).values[0]?.value).toBe(1);
     const again = await client.pullDownlink('ship-7', undefined);
     expect(again.ok).toBe(false);
+  });
+});
+
+describe('revocation during a tus upload', () => {
+  it('cuts a PATCH in progress at once; the bytes that came before stay', async () => {
+    const backend = new MemoryHopBackend({ name: 'relay-1', role: 'relay' });
+    backend.addToken(TOKEN, { name: 'ship-7', sites: ['ship-7'] });
+    const hop = createHopServer(backend, {
+      uploads: { directory: mkdtempSync(join(tmpdir(), 'hop-revoke-tus-')) },
+      revocationCheckMs: 50,
+    });
+    const { url } = await hop.listen();
+    closers.push(() => hop.close());
+    const data = Buffer.alloc(1024 * 1024, 1);
+    const auth = { authorization: `Bearer ${TOKEN}`, 'tus-resumable': '1.0.0' };
+    const sha = createHash('sha256').update(data).digest('hex');
+    const created = await fetch(`${url}/v1/uploads/`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'upload-length': String(data.length),
+        'upload-metadata': `sha256 ${Buffer.from(sha).toString('base64')}`,
+      },
+    });
+    expect(created.status).toBe(201);
+    const at = new URL(created.headers.get('location') ?? '', url);
+    // a PATCH that sends a quarter of the blob and then waits, as over a slow link
+    const closed = new Promise<string>((resolve) => {
+      const req = request(at, {
+        method: 'PATCH',
+        headers: {
+          ...auth,
+          'upload-offset': '0',
+          'content-type': 'application/offset+octet-stream',
+          'content-length': String(data.length),
+        },
+      });
+      req.on('response', (res) => resolve(`answered ${res.statusCode}`));
+      req.on('error', (e) => resolve(`closed: ${(e as NodeJS.ErrnoException).code ?? e.message}`));
+      req.write(data.subarray(0, data.length / 4));
+    });
+    // bounded: at most 5 s of 20 ms turns for the PATCH to be open at the server
+    for (let i = 0; i < 250 && (await hop.metrics.heldOpen.get()).values[0]?.value !== 1; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect((await hop.metrics.heldOpen.get()).values[0]?.value).toBe(1);
+    backend.removeToken(TOKEN);
+    expect(await closed).toMatch(/^closed: /);
+    expect((await hop.metrics.revokedClosed.get()).values[0]?.value).toBe(1);
   });
 });

@@ -89,7 +89,8 @@ export class DownlinkPulls {
       else if (o.held && this.heldS === null && o.holdMaxS !== undefined) this.heldS = o.holdMaxS;
       this.rttMs = Math.min(this.rttMs, took);
     }
-    if (waitS > 0) this.noteCut(o, took, t0 + took);
+    // a stalled answer was cut by the agent itself (decision 410), not by an idle timeout on the path
+    if (waitS > 0 && !o.stalled?.length) this.noteCut(o, took, t0 + took);
     return o;
   }
 
