@@ -76,6 +76,15 @@ const SyncSchema = z
       .describe(
         'Held downlink pulls kept open at once at an upstream that keeps two: 2, so one still waits there while the answer to the other travels down and control arrives one light time after it reaches the upstream, always; 1 costs half the empty pulls on a quiet day (about 3 kB a day less with 6-hour holds), and control arriving just after an answer then waits up to two light times more.',
       ),
+    stallS: z
+      .number()
+      .int()
+      .min(1)
+      .max(7_200)
+      .default(60)
+      .describe(
+        "Seconds a downlink answer may make no progress before it is cut and counted as a stall (edge-agent status names the upstream): it must begin within its hold, the upstream's measured round trip and this, pause no longer than this, and past this come at 128 B/s or more. Each upstream's downlink is its own lane, so one that stalls or drips never holds up another's; over a link whose round trip is not measured yet (minutes one way) keep this above it.",
+      ),
     bundleLifetimeS: z
       .number()
       .int()

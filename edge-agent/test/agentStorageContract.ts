@@ -166,6 +166,12 @@ export function runAgentStorageContract(
         });
         expect(s.unannouncedBlobs(1).map((b) => b.sha256)).toEqual(['a']);
         expect(s.unannouncedBlobs(2)).toEqual([]);
+        // announced long ago but never uploaded: not announced again; once uploaded, it is (decision 412)
+        expect(s.unannouncedBlobs(1, 7).map((b) => b.sha256)).toEqual(['a']);
+        s.commit({ blobUpdates: [{ sha256: 'b', uploadedAt: 7, uploadUpstream: 'http://relay' }] });
+        expect(s.unannouncedBlobs(1, 7).map((b) => b.sha256)).toEqual(['b', 'a']);
+        expect(s.unannouncedBlobs(1, 6).map((b) => b.sha256)).toEqual(['a']);
+        s.commit({ blobUpdates: [{ sha256: 'b', uploadedAt: null, uploadUpstream: null }] });
         expect(s.announcedBlobs().map((b) => b.sha256)).toEqual(['b']);
         const up = s.blobsToUpload(10);
         expect(up.map((b) => b.sha256)).toEqual(['b', 'a']);

@@ -8,9 +8,15 @@ export interface HopMetrics {
   bytesOut: Counter<'peer'>;
   uploadsInProgress: Gauge;
   connectionsRefused: Counter;
+  revokedClosed: Counter;
+  heldOpen: Gauge;
 }
 
-export function createHopMetrics(registry: Registry = new Registry()): HopMetrics {
+/** `openNow`: held downlink pulls and tus PATCHes open now (the server's `OpenCredentials`). */
+export function createHopMetrics(
+  registry: Registry = new Registry(),
+  openNow: () => number = () => 0,
+): HopMetrics {
   return {
     registry,
     requests: new Counter({
@@ -39,6 +45,19 @@ export function createHopMetrics(registry: Registry = new Registry()): HopMetric
     connectionsRefused: new Counter({
       name: 'driftline_hop_connections_refused_total',
       help: 'connections answered 429 and closed because their client address had too many open',
+      registers: [registry],
+    }),
+    heldOpen: new Gauge({
+      name: 'driftline_hop_held_requests_open',
+      help: 'held downlink pulls and tus PATCHes open now (their tokens are checked again every second)',
+      registers: [registry],
+      collect() {
+        this.set(openNow());
+      },
+    }),
+    revokedClosed: new Counter({
+      name: 'driftline_hop_revoked_requests_closed_total',
+      help: 'held downlink pulls and tus uploads closed because their token was revoked or rotated out while they were open',
       registers: [registry],
     }),
   };

@@ -15,6 +15,7 @@ import {
 import { errorMiddleware } from './http/errorMiddleware.js';
 import { closeServer, listenOn } from './http/lifecycle.js';
 import { type MetricsAccess, metricsAccess } from './http/metricsRoute.js';
+import { OpenCredentials, RECHECK_MS } from './http/openCredentials.js';
 import { HOP_ROUTES, type HopRole } from './http/routes.js';
 import { createHopMetrics, type HopMetrics } from './metrics.js';
 import type { HopBackend } from './ports/HopBackend.js';
@@ -62,6 +63,11 @@ export interface HopServerOptions extends ConnectionLimits {
   extend?: (app: Koa) => void;
   /** The node's clock (ms since the epoch) stamped on exchanges for the peers' offset estimates; default `Date.now`. */
   now?: () => number;
+  /**
+   * How often the tokens of open held pulls and tus uploads are checked again, ms (default 1000): one
+   * revoked or rotated out past its grace closes them (docs/decisions/411-revocation-cuts-at-once.md).
+   */
+  revocationCheckMs?: number;
 }
 
 /** A hop API server, not yet listening. */
@@ -87,12 +93,18 @@ export interface HopServer {
  */
 export function createHopServer(backend: HopBackend, options: HopServerOptions): HopServer {
   const logger = options.logger ?? pino({ level: 'silent' });
-  const metrics = createHopMetrics(options.registry);
+  let openNow = () => 0;
+  const metrics = createHopMetrics(options.registry, () => openNow());
   const limits = {
     maxBatchBytes: options.maxBatchBytes ?? 8 * 1024 * 1024,
     maxBundlesPerBatch: options.maxBundlesPerBatch ?? 10_000,
   };
-  const tus = createTusMount(backend, metrics, logger, options.uploads);
+  const credentials = new OpenCredentials(backend, options.revocationCheckMs ?? RECHECK_MS, (n) => {
+    metrics.revokedClosed.inc(n);
+    logger.warn({ closed: n }, 'a token was revoked: its open held pulls and uploads are closed');
+  });
+  openNow = () => credentials.size;
+  const tus = createTusMount(backend, metrics, logger, options.uploads, credentials);
   const app = new Koa();
   app.silent = true;
   const router = new Router();
@@ -104,7 +116,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
     open: [],
     metrics: [metricsAccess(backend, options.metrics)],
   };
-  const deps = { backend, metrics, limits, peerClocks };
+  const deps = { backend, metrics, limits, peerClocks, credentials };
   for (const r of HOP_ROUTES) {
     const chain = [...guards[r.role], ...(r.clocks ? [clocks] : []), (ctx: Context) => r.handler(ctx, deps)];
     if (r.method === 'GET') router.get(r.path, ...chain);
@@ -167,6 +179,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
     listen: (port, host) => listenOn(server, port, host),
     close: () => {
       if (timer) clearInterval(timer);
+      credentials.stop();
       return closeServer(server);
     },
   };

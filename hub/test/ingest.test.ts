@@ -58,6 +58,26 @@ describe('ingest', () => {
     expect(payload.ok && payload.value.heads).toEqual(A.getHeads(a.doc));
   });
 
+  it('takes a bundle that only announces a blob again, and acks the blob it holds (decision 412)', async () => {
+    const h = await harness();
+    const a = await AgentSim.create('ship-7', 'a1', h.clock);
+    await h.enrol(a);
+    const runId = a.plan('prod', 'net', 'drift', { cadenceS: 600 });
+    expect((await h.ingest.accept('relay-1', [await a.delta()])).map((r) => r.status)).toEqual(['stored']);
+    // the hub holds the detail, but the bundle that announced it never came (a relay faked its receipt)
+    const sha256 = 'ab'.repeat(32);
+    await h.store.commit({
+      blobs: [{ sha256, size: 3, contentType: 'application/json', path: '/x', receivedAt: h.clock.now() }],
+    });
+    const again = await a.delta({ changes: new Uint8Array(0), blobs: [{ sha256, size: 3, runId }] });
+    expect((await h.ingest.accept('relay-1', [again])).map((r) => r.status)).toEqual(['stored']);
+    const rows = await h.store.readDownlink('ship-7', 0, 10);
+    const last = decodeBundle(rows.at(-1)!.bytes);
+    if (!last.ok) throw last.error;
+    const ack = decodePayload('ack', last.value.payload);
+    expect(ack.ok && ack.value.blobs).toEqual([sha256]);
+  });
+
   it('materialises documents of agents from before packed entries exactly as packed ones', async () => {
     const h = await harness();
     const packed = await AgentSim.create('ship-7', 'a1', h.clock);

@@ -34,7 +34,7 @@ export function renderStatus(s: StoreStatus): string {
   const lines = [
     `agent          ${s.site}/${s.agent}`,
     `unacknowledged ${s.unackedRuns} run(s), oldest ${ago(s.oldestUnackedAt)}`,
-    `bytes pending  ${mb(s.bytesPending)} (${s.blobsPending} blob(s) held, ${s.blobsAwaitingReceipt} of them uploaded and awaiting a hub receipt)`,
+    `bytes pending  ${mb(s.bytesPending)} (${s.blobsPending} blob(s) held, ${s.blobsAwaitingReceipt} of them uploaded and awaiting a hub receipt; ${s.blobReuploads} upload(s) again since start of the store)`,
     heldLine(s.held),
     `last push      ${s.lastPush ? `${s.lastPush.ok ? 'ok' : 'FAILED'} ${ago(s.lastPush.at)} via ${s.lastPush.upstream ?? '-'}${s.lastPush.ok ? '' : `: ${s.lastPush.detail}`}` : 'never'}`,
     `last hub ack   ${ago(s.lastAckAt)}`,
@@ -44,8 +44,9 @@ export function renderStatus(s: StoreStatus): string {
     'upstreams',
     ...s.upstreams.map(
       (u) =>
-        `  ${u.url}  ${u.consecutiveFailures > 0 ? `DOWN (${u.consecutiveFailures} failures, last: ${u.lastError})` : 'ok'}  last ok ${ago(u.lastOkAt)}`,
+        `  ${u.url}  ${u.consecutiveFailures > 0 ? `DOWN (${u.consecutiveFailures} failures, last: ${u.lastError})` : 'ok'}  last ok ${ago(u.lastOkAt)}${u.stalls > 0 ? `\n    STALLED ${u.stalls} time(s), last ${ago(u.lastStallAt)}: its downlink answers were cut (no progress for sync.stallS, or dripping); other upstreams go on` : ''}`,
     ),
+    `stalls         ${s.upstreamStalls} downlink answer(s) cut (driftline_agent_upstream_stalls_total)`,
   ];
   return `${lines.join('\n')}\n`;
 }

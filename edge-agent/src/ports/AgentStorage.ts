@@ -225,8 +225,12 @@ export interface RunStorage {
 /** Blobs (redacted details): the blob queue, its bound and what to upload again. */
 export interface BlobStorage {
   blob(sha256: string): BlobInfo | undefined;
-  /** Blobs of `epoch`'s runs not announced, acknowledged or dropped yet. */
-  unannouncedBlobs(epoch: number): BlobInfo[];
+  /**
+   * Blobs of `epoch`'s runs not announced, acknowledged or dropped yet; with `announcedBefore`, also
+   * those announced at or before it and uploaded, still without a hub ack (an announcement a relay
+   * receipted that never reached the hub: docs/decisions/412-every-held-blob-receipted.md).
+   */
+  unannouncedBlobs(epoch: number, announcedBefore?: number): BlobInfo[];
   /** Blobs announced and neither acknowledged nor dropped. */
   announcedBlobs(): BlobInfo[];
   /**

@@ -121,7 +121,14 @@ export interface StoreStatus {
     lastErrorAt: number | null;
     lastError: string | null;
     consecutiveFailures: number;
+    /** Downlink answers of this upstream cut as stalled (decision 410), and when the last was. */
+    stalls: number;
+    lastStallAt: number | null;
   }>;
+  /** Every downlink answer cut as stalled, all upstreams (`driftline_agent_upstream_stalls_total`). */
+  upstreamStalls: number;
+  /** Uploads of blobs an upstream took before, still unacknowledged (`driftline_agent_blob_reuploads_total`). */
+  blobReuploads: number;
 }
 
 /**
@@ -176,6 +183,12 @@ export interface Ledger {
    * ok), not per held pull.
    */
   recordPullResult(upstream: string, error: string | null): void;
+  /**
+   * A downlink answer from `upstream` cut for making no progress (`sync.stallS`): counted
+   * (`driftline_agent_upstream_stalls_total`), kept with its time, and recorded as that upstream's failure,
+   * so `status` names it (docs/decisions/410-independent-downlinks.md).
+   */
+  recordStall(upstream: string, error: string): void;
   applyAck(ack: AckPayload): AckResult;
   /**
    * Records a hub rejection of this agent's bundles and forgets what relays receipted, so the next push

@@ -3,7 +3,14 @@ import type { Receipt, RelayRefusal } from '@driftline/protocol';
 /** The outcome of one request to an upstream. `retryable` false means: do not send this unchanged again. */
 export type UplinkResult<T> =
   | { ok: true; value: T }
-  | { ok: false; error: string; retryable: boolean; status?: number };
+  | {
+      ok: false;
+      error: string;
+      retryable: boolean;
+      status?: number;
+      /** A downlink answer cut for making no progress (`sync.stallS`, docs/decisions/410-independent-downlinks.md). */
+      stalled?: boolean;
+    };
 
 export interface BlobToUpload {
   sha256: string;

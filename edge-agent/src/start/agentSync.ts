@@ -71,6 +71,8 @@ export function agentSync(
     intervalMs: config.sync.intervalS * 1000,
     holdS: config.sync.downlinkHoldS,
     heldPulls: config.sync.heldPulls,
+    // each upstream's downlink its own lane (decision 410)
+    upstreams: deps.uplinks.map((u) => u.url),
     backoffBaseMs: config.sync.backoffBaseS * 1000,
     backoffCapMs: config.sync.backoffCapS * 1000,
     setTimer: deps.setTimer,

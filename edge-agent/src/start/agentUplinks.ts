@@ -33,6 +33,8 @@ export function agentUplinks(
         now: deps.now,
         source: `${config.site}/${config.agent}`,
         trustedClock: config.clock === 'trusted',
+        // a downlink answer that stalls or drips is cut: one upstream never holds up another (decision 410)
+        stallMs: config.sync.stallS * 1000,
         // the agent signs its own clock term with its key (decision 290)
         ...(deps.privateKey ? { signKey: deps.privateKey } : {}),
       }),

@@ -42,8 +42,9 @@ import {
 import { compressBatch } from '../wire/compress.js';
 import { fetchRange, type RangeSink } from './fetchRange.js';
 import { type PlainInit, PlainTransport } from './plainRequest.js';
+import { readAnswer } from './readAnswer.js';
 import { readRefusals } from './refusals.js';
-import { answered, failure, type HopResult, thrown } from './result.js';
+import { answered, failure, type HopFailure, type HopResult, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
 
 /**
@@ -71,7 +72,18 @@ export interface HopClientOptions {
   now?: () => number;
   /** The caller's clock is disciplined: it reports `trusted`, never a measured offset. */
   trustedClock?: boolean;
+  /**
+   * Downlink pulls that make no progress this long are cut (`stalled`): an answer that has not begun
+   * within the hold, the round trip and this, or a body that pauses this long or, past this long, comes
+   * slower than `floorBytesPerS` (docs/decisions/410-independent-downlinks.md). Absent: only `timeoutMs`.
+   */
+  stallMs?: number;
+  /** Least average rate of a downlink answer's body once `stallMs` has passed, bytes/s; default 128. */
+  floorBytesPerS?: number;
 }
+
+/** Round trips kept to bound when a pull's answer must begin (the least of them is used). */
+const RTTS_KEPT = 8;
 
 /**
  * The hop API, client side, for the agent and for relays: batches (brotli, one receipt per bundle),
@@ -103,6 +115,11 @@ export class HopClient {
   private longHolds: boolean | null = null;
   /** When the last exchange gave a clock sample (this client's clock), or null before one did. */
   private sampledAt: number | null = null;
+  /**
+   * Send-to-headers times of the last answered requests, ms: each is at least the round trip (a held
+   * pull's is longer), so the least bounds when an answer must begin; an upstream can only lengthen it.
+   */
+  private readonly rtts: number[] = [];
 
   constructor(private readonly opts: HopClientOptions) {
     this.url = opts.url.replace(/\/+$/, '');
@@ -173,6 +190,8 @@ export class HopClient {
       });
       // the request resolves when the answer's headers arrive: t3, before any body is read.
       const t3 = this.now();
+      this.rtts.push(t3 - t0);
+      if (this.rtts.length > RTTS_KEPT) this.rtts.shift();
       const sample = answerSample(t0, res.headers, t3);
       if (sample) {
         this.filter.add(sample);
@@ -191,6 +210,11 @@ export class HopClient {
     } catch (e) {
       return thrown(e);
     }
+  }
+
+  /** The least send-to-headers time of the last requests answered, ms; null before one was. */
+  roundTripMs(): number | null {
+    return this.rtts.length === 0 ? null : Math.min(...this.rtts);
   }
 
   /** `GET /v1/health`: a cheap reachability check (a down link costs this and nothing else). */
@@ -283,6 +307,7 @@ export class HopClient {
     // Until it is known whether the upstream holds longer than an hour, a held pull says this client reads
     // a longer longest (an older client takes one for garbage, decision 390); one asking more says it anyway.
     const marked = hold !== undefined && this.longHolds === null && waitS <= LEGACY_MAX_STATED_S;
+    const watch = this.watchAnswer(waitS, hold?.signal);
     const r = await this.request(
       `/v1/bundles?${q}`,
       {
@@ -295,12 +320,13 @@ export class HopClient {
           ...(marked ? { [LONG_HOLDS_HEADER]: '1' } : {}),
         },
       },
-      hold?.signal,
+      watch.signal,
       false,
       time,
       Math.max(this.timeoutMs, (waitS + 60) * 1000),
     );
-    if (!r.ok) return r;
+    watch.begun();
+    if (!r.ok) return watch.cut() ?? r;
     const heldHeader = r.value.headers.get(HELD_HEADER);
     const held = hold !== undefined && heldHeader !== null;
     if (hold !== undefined) {
@@ -326,8 +352,9 @@ export class HopClient {
     const refusals = readRefusals(r.value.headers.get(REFUSALS_HEADER));
     const unreadable = (why: string) =>
       failure('bad-answer', `downlink unreadable: ${why} (maxResponseBytes)`, true);
-    const read = await readCapped(r.value, this.maxResponseBytes);
-    if (!read.ok) return unreadable(read.reason);
+    const read = await readAnswer(r.value, this.maxResponseBytes, this.progress());
+    if (!read.ok)
+      return read.stalled ? failure('stalled', `${this.url}: ${read.reason}`, true) : unreadable(read.reason);
     let bytes = read.bytes;
     // the transport decodes `Content-Encoding: br` itself; a raw brotli body (no Content-Encoding) does not
     // start with the batch magic
@@ -335,7 +362,13 @@ export class HopClient {
       try {
         bytes = new Uint8Array(brotliDecompressSync(bytes, { maxOutputLength: this.maxResponseBytes }));
       } catch (e) {
-        return unreadable((e as Error).message);
+        // past maxOutputLength node refuses to make the buffer: the same refusal as a plain answer's
+        const over = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+        return unreadable(
+          over
+            ? `the response is over ${this.maxResponseBytes} bytes once inflated; refused`
+            : (e as Error).message,
+        );
       }
     }
     const batch = decodeBatch(bytes);
@@ -345,6 +378,58 @@ export class HopClient {
     return {
       ok: true,
       value: { bundles: batch.value, cursor, bytes: read.bytes.length, held, ...how, refusals },
+    };
+  }
+
+  /** How a downlink answer's body must progress, when this client cuts stalls. */
+  private progress() {
+    const stallMs = this.opts.stallMs;
+    if (stallMs === undefined) return undefined;
+    return { stallMs, floorBytesPerS: this.opts.floorBytesPerS ?? 128, now: this.now };
+  }
+
+  /**
+   * The deadline of a pull's answer (with `stallMs`): it must begin within the hold, the round trip and
+   * `stallMs`, or it is cut (`cut()` then answers the `stalled` failure). An upstream whose round trip is
+   * not known yet is probed beside the pull, and the deadline is set when the probe answers; a probe
+   * that fails leaves the request timeout alone in force.
+   */
+  private watchAnswer(waitS: number, signal?: AbortSignal) {
+    const stallMs = this.opts.stallMs;
+    const cutter = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let done = false;
+    let why: string | null = null;
+    const t0 = this.now();
+    const arm = (rttMs: number) => {
+      if (done || stallMs === undefined) return;
+      const ms = waitS * 1000 + rttMs + stallMs - (this.now() - t0);
+      timer = setTimeout(
+        () => {
+          why = `no answer within the ${waitS} s hold, the ${Math.round(rttMs / 1000)} s round trip and ${Math.round(stallMs / 1000)} s`;
+          cutter.abort();
+        },
+        Math.max(0, ms),
+      );
+    };
+    if (stallMs !== undefined) {
+      const rtt = this.roundTripMs();
+      if (rtt !== null) arm(rtt);
+      else
+        void this.probe().then((p) => {
+          const known = this.roundTripMs();
+          if (p.ok && known !== null) arm(known);
+        });
+    }
+    return {
+      signal: signal ? AbortSignal.any([signal, cutter.signal]) : cutter.signal,
+      /** The answer's headers came (or the request ended): its body is watched from here on. */
+      begun: () => {
+        done = true;
+        clearTimeout(timer);
+      },
+      cut: (): HopFailure | null =>
+        why !== null && !signal?.aborted ? failure('stalled', `${this.url}: stalled: ${why}`, true) : null,
     };
   }
 

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { pipeline, Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 /**
@@ -77,11 +77,34 @@ function toResponse(res: IncomingMessage, method: string): Response {
   const status = res.statusCode ?? 502;
   const empty = NULL_BODY.has(status) || method === 'HEAD';
   if (empty) res.resume();
-  return new Response(empty ? null : (Readable.toWeb(decoded(res)) as ReadableStream<Uint8Array>), {
+  return new Response(empty ? null : pulled(decoded(res)), {
     status,
     statusText: res.statusMessage ?? '',
     headers,
   });
+}
+
+/**
+ * A web stream over `body` that reads a chunk only when its reader asks (high-water mark 0): the socket
+ * is paused in between, so a fast upstream cannot queue more than a chunk ahead of a capped reader
+ * (`Readable.toWeb` in Node 20 queues whatever the socket delivers; docs/decisions/413-downlink-reads-stream.md).
+ */
+function pulled(body: Readable): ReadableStream<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { value, done } = await chunks.next();
+        if (done) controller.close();
+        else controller.enqueue(value as Uint8Array);
+      },
+      async cancel(reason) {
+        body.destroy(reason instanceof Error ? reason : undefined);
+        await chunks.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /** The body as sent, or decoded from its `Content-Encoding` (one coding; any other is left as it came). */

@@ -2,10 +2,17 @@
  * Codes the client gives a failure the server did not name: `unreachable` (no answer: refused, reset,
  * timed out), `bad-answer` (an answer that is not what the hop API sends: not receipts, not a batch,
  * over the size cap), `http-error` (an error status without the `{ error: { code } }` body), `aborted`
- * (the caller stopped it), `hash-mismatch` (fetched bytes that do not hash to the blob's name).
+ * (the caller stopped it), `hash-mismatch` (fetched bytes that do not hash to the blob's name), `stalled`
+ * (a downlink answer that made no progress, or came slower than the floor rate: cut, docs/decisions/410).
  * Any other code is the one the server sent from protocol's ERRORS table.
  */
-export type ClientCode = 'unreachable' | 'bad-answer' | 'http-error' | 'aborted' | 'hash-mismatch';
+export type ClientCode =
+  | 'unreachable'
+  | 'bad-answer'
+  | 'http-error'
+  | 'aborted'
+  | 'hash-mismatch'
+  | 'stalled';
 
 /**
  * A request that did not do what it was asked. `retryable` false means: sending the same request

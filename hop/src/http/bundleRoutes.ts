@@ -14,6 +14,7 @@ import { compressBatch } from '../wire/compress.js';
 import { mayPullFor } from './auth.js';
 import type { PeerClocks } from './clocks.js';
 import { holdPull } from './heldPull.js';
+import type { OpenCredentials } from './openCredentials.js';
 import { readLimitedBody } from './readBody.js';
 
 const ACCEPTED_TYPES = [BATCH_CONTENT_TYPE, 'application/octet-stream'];
@@ -45,7 +46,12 @@ export async function postBundles(
 }
 
 /** `GET /v1/bundles?for&after&limit`: a batch, and the cursor to send back as `after`. */
-export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: Context): Promise<void> {
+export async function getBundles(
+  backend: HopBackend,
+  metrics: HopMetrics,
+  ctx: Context,
+  credentials?: OpenCredentials,
+): Promise<void> {
   const peer = ctx.state.peer as Peer;
   const parsed = DownlinkQuerySchema.safeParse(ctx.query);
   if (!parsed.success) {
@@ -68,7 +74,14 @@ export async function getBundles(backend: HopBackend, metrics: HopMetrics, ctx: 
   let superseded = false;
   const { wait } = parsed.data;
   if (wait !== undefined && backend.waitForDownlink) {
-    const page = await holdPull(backend, peer, { ...parsed.data, wait }, ctx, { bundles, cursor });
+    const page = await holdPull(
+      backend,
+      peer,
+      { ...parsed.data, wait },
+      ctx,
+      { bundles, cursor },
+      credentials,
+    );
     ({ bundles, cursor, quiet: superseded } = page);
   }
   const refusals = superseded ? [] : (backend.refusalsFor?.(parsed.data.for) ?? []);

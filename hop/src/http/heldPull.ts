@@ -7,9 +7,12 @@ import {
   HOLDER_PATTERN,
   LEGACY_MAX_STATED_S,
   LONG_HOLDS_HEADER,
+  WireError,
 } from '@driftline/protocol';
 import type { Context } from 'koa';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
+import { bearerToken } from './auth.js';
+import type { OpenCredentials } from './openCredentials.js';
 
 /** Longest hold of a node that holds pulls but states no longest of its own (the query's old bound). */
 const LEGACY_MAX_HOLD_S = 60;
@@ -24,7 +27,9 @@ type Page = { bundles: Uint8Array[]; cursor: string };
  * find only what that holder's last answer carried is held as if it found nothing, and answered empty
  * then (docs/decisions/340-no-gap-between-held-pulls.md). Holds may last a day; a client that may not
  * read so long a longest is told an hour (docs/decisions/390-long-holds.md). Answers the page to send;
- * `quiet` when a newer pull of the holder took this one's place (nothing else goes with it).
+ * `quiet` when a newer pull of the holder took this one's place (nothing else goes with it). With
+ * `credentials`, a pull whose token is revoked while it is held is let go at once and answered 401, and
+ * the token is checked once more before any page goes out (docs/decisions/411-revocation-cuts-at-once.md).
  */
 export async function holdPull(
   backend: HopBackend,
@@ -32,6 +37,7 @@ export async function holdPull(
   q: DownlinkQuery & { wait: number },
   ctx: Context,
   first: Page,
+  credentials?: OpenCredentials,
 ): Promise<Page & { quiet: boolean }> {
   const maxS = backend.maxHoldS ?? LEGACY_MAX_HOLD_S;
   const waitS = Math.min(q.wait, maxS);
@@ -56,16 +62,30 @@ export async function holdPull(
     const gone = new AbortController();
     const onClose = () => gone.abort();
     ctx.req.once('close', onClose);
+    const token = bearerToken(ctx.get('authorization'));
+    let revoked = false;
+    const release =
+      credentials && token
+        ? credentials.hold(token, () => {
+            revoked = true;
+            gone.abort();
+          })
+        : () => {};
     let end: string | undefined;
     try {
       const by = holder ? { peer: holder } : undefined;
       end = await backend.waitForDownlink(q.for, waitS * 1000, gone.signal, by);
     } finally {
       ctx.req.off('close', onClose);
+      release();
     }
+    if (revoked) throw new WireError('unauthorized', 'the bearer token was revoked while this pull was held');
     quiet = end === 'superseded';
     page = quiet || gone.signal.aborted ? { bundles: [], cursor: after } : await backend.downlink(peer, q);
     if (repeats(page)) page = { bundles: [], cursor: after };
+    // revoked while it was held, between two checks: nothing goes to it
+    if (credentials && token && page.bundles.length > 0 && !(await credentials.live(token)))
+      throw new WireError('unauthorized', 'the bearer token was revoked while this pull was held');
   }
   if (holder && page.bundles.length > 0) memory?.noteAnswered(q.for, holder, page.cursor);
   return { ...page, quiet };

@@ -6,6 +6,7 @@ import { serveBlob } from './blobRoute.js';
 import { getBundles, postBundles } from './bundleRoutes.js';
 import type { PeerClocks } from './clocks.js';
 import { healthHandler } from './lifecycle.js';
+import type { OpenCredentials } from './openCredentials.js';
 import { getPeer, postStatus } from './peerRoutes.js';
 
 /**
@@ -20,6 +21,8 @@ export interface HopRouteDeps {
   metrics: HopMetrics;
   limits: { maxBatchBytes: number; maxBundlesPerBatch: number };
   peerClocks: PeerClocks;
+  /** Tokens of held pulls, checked again while they are open (decision 411). */
+  credentials?: OpenCredentials;
 }
 
 /** One hop API endpoint, declared once: `createHopServer` registers it with the guard its role names. */
@@ -52,7 +55,7 @@ export const HOP_ROUTES: readonly HopRoute[] = [
     path: '/v1/bundles',
     role: 'peer',
     clocks: true,
-    handler: (ctx, d) => getBundles(d.backend, d.metrics, ctx),
+    handler: (ctx, d) => getBundles(d.backend, d.metrics, ctx, d.credentials),
   },
   {
     method: 'GET',

@@ -6,7 +6,8 @@ import { ERRORS, type ErrorCode, renderError, Sha256Schema, WireError } from '@d
 import { FileConfigstore, FileStore } from '@tus/file-store';
 import { Server as TusServer } from '@tus/server';
 import type { Logger } from 'pino';
-import { authenticate } from '../http/auth.js';
+import { authenticate, bearerToken } from '../http/auth.js';
+import type { OpenCredentials } from '../http/openCredentials.js';
 import { errorHeaders, sendError } from '../http/refuse.js';
 import type { HopMetrics } from '../metrics.js';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
@@ -76,6 +77,8 @@ export function createTusMount(
   metrics: HopMetrics,
   logger: Logger,
   opts: UploadOptions,
+  /** Tokens of uploads in progress, checked again while they are open (decision 411). */
+  credentials?: OpenCredentials,
 ) {
   const peers = new WeakMap<IncomingMessage, Peer>();
   const records = new FileConfigstore(opts.directory);
@@ -204,6 +207,16 @@ export function createTusMount(
       }
       const len = Number(req.headers['content-length'] ?? 0);
       if (req.method === 'PATCH' && len > 0) metrics.bytesIn.inc({ peer: peer.name }, len);
+      // A PATCH over a slow link lasts minutes: one whose token is revoked meanwhile is cut at once
+      // (decision 411); the bytes that came before stay, as after any cut (tus).
+      const token = bearerToken(req.headers.authorization);
+      if (credentials && token && req.method === 'PATCH') {
+        const release = credentials.hold(token, () => {
+          req.destroy();
+          res.destroy();
+        });
+        res.once('close', release);
+      }
     }
     await tus.handle(req, res);
   }

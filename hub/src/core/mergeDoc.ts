@@ -142,6 +142,12 @@ export function mergeDoc(input: MergeInput): MergeOutput {
     };
 
     for (const changes of input.changes) {
+      // A bundle that only announces detail blobs (again: docs/decisions/412-every-held-blob-receipted.md)
+      // carries no changes: nothing to merge, and its announcements are taken.
+      if (changes.length === 0) {
+        items.push({ ok: true, changed: false });
+        continue;
+      }
       const before = h.getHeads();
       const waiting = h.getMissingDeps([]).join();
       // Automerge skips bytes it cannot parse when merging into a non-empty document, but would fail

@@ -1,5 +1,6 @@
+import type { ServerResponse } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
-import { decodeBatch, encodeBatch } from '@driftline/protocol';
+import { decodeBatch, decodeBundle, encodeBatch } from '@driftline/protocol';
 import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileProxy.js';
 
 /** The attacks of issue 29 part A, one factory each; every attack counts what it did. */
@@ -123,6 +124,92 @@ export function flippedBytes(n: { bundles: number; patches: number }): Attack & 
       });
       const { 'content-encoding': _e, ...headers } = req.headers;
       return { forward: { ...req, headers, body: Buffer.from(encodeBatch(bundles)) } };
+    },
+  };
+  return attack;
+}
+
+const isPull = (req: { method: string; path: string }) =>
+  req.method === 'GET' && req.path.startsWith('/v1/bundles?');
+
+/**
+ * (h) Holds every downlink pull open without a word (no status, no byte) until the agent lets go; every
+ * other request passes. `held` counts the pulls it took, `open` those still open.
+ */
+export function silentPulls(): Attack & { held: number; open: number } {
+  const attack = {
+    name: 'hold downlink pulls without a word',
+    held: 0,
+    open: 0,
+    takeOver(req: { method: string; path: string }, out: ServerResponse): boolean {
+      if (!isPull(req)) return false;
+      attack.held++;
+      attack.open++;
+      out.on('close', () => attack.open--);
+      return true;
+    },
+  };
+  return attack;
+}
+
+/**
+ * (i) Answers every downlink pull at once with a 200 and then one byte every `everyMs`, for as long as
+ * the agent listens (a batch that never ends). `dripped` counts the bytes sent, `cut` the answers the
+ * agent closed.
+ */
+export function dripPulls(everyMs = 250): Attack & { answered: number; dripped: number; cut: number } {
+  const attack = {
+    name: `drip downlink answers a byte every ${everyMs} ms`,
+    answered: 0,
+    dripped: 0,
+    cut: 0,
+    takeOver(req: { method: string; path: string }, out: ServerResponse): boolean {
+      if (!isPull(req)) return false;
+      attack.answered++;
+      out.writeHead(200, { 'content-type': 'application/vnd.driftline.batch', 'driftline-cursor': '1' });
+      const body = Buffer.from(encodeBatch([new Uint8Array(4096)]));
+      let i = 0;
+      const t = setInterval(() => {
+        if (out.destroyed || i >= body.length) return clearInterval(t);
+        out.write(body.subarray(i, ++i));
+        attack.dripped++;
+      }, everyMs);
+      out.on('close', () => {
+        clearInterval(t);
+        if (i < body.length) attack.cut++;
+      });
+      return true;
+    },
+  };
+  return attack;
+}
+
+/**
+ * (j) Fake receipts: answers every bundle post with `stored` receipts from `by` and forwards nothing, so
+ * the agent believes a relay took custody (and that the detail blobs it announced are on their way).
+ * `faked` counts the receipts.
+ */
+export function fakeReceipts(by = 'relay-1'): Attack & { faked: number } {
+  const attack = {
+    name: 'fake receipts',
+    faked: 0,
+    onRequest(req: HopRequest): RequestVerdict {
+      if (req.method !== 'POST' || req.path !== '/v1/bundles') return undefined;
+      const br = req.headers['content-encoding'] === 'br';
+      const batch = decodeBatch(new Uint8Array(br ? brotliDecompressSync(req.body) : req.body));
+      if (!batch.ok) return undefined;
+      const receipts = batch.value.map((b, index) => {
+        const d = decodeBundle(b);
+        attack.faked++;
+        return { bundleId: d.ok ? d.value.header.id : null, index, status: 'stored', by };
+      });
+      return {
+        answer: {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+          body: Buffer.from(JSON.stringify({ receipts })),
+        },
+      };
     },
   };
   return attack;

@@ -13,7 +13,13 @@ describe('an honest relay whose blob directory is deleted after it receipted', (
     timeout: 300_000,
   }, async () => {
     const down = uploadsDown();
-    world = await startWorld({ relayUpstreams: ['proxy'], attacks: { upstreamSide: [down] } });
+    // The agent uploads again only after 20 s: relay-1 first finds the file gone (a re-upload before it
+    // would put the file back, and nothing would be lost to count).
+    world = await startWorld({
+      relayUpstreams: ['proxy'],
+      attacks: { upstreamSide: [down] },
+      agentSync: { resendAfterS: 20 },
+    });
     const w = world;
     const blobs = join(w.relayDataDir, 'blobs');
     await runsWithDetail(w, 'ship-1');

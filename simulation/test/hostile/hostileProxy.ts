@@ -1,4 +1,10 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -13,6 +19,7 @@ import type { AddressInfo } from 'node:net';
  *   (method, path, headers, body), or `{ answer: res }` to answer itself without forwarding anything
  *   (fake a tus completion, eat a downlink pull).
  * - `onResponse` sees the upstream's answer and returns `undefined` or a changed response.
+ * - `takeOver` gets the raw response before anything is read, for attacks on timing (hold, drip).
  * - Count what the attack did in the attack itself (a closure), and assert it in the test: an attack that
  *   never fired proves nothing.
  * Headers are lower-case (node's); `content-length` and `transfer-encoding` are recomputed by the proxy.
@@ -36,6 +43,12 @@ export type RequestVerdict = undefined | { forward: HopRequest } | { answer: Hop
 
 export interface Attack {
   name: string;
+  /**
+   * Takes the request over before its body is read: answer (or never answer) on `out` as the attack
+   * likes, byte by byte if it will (a pull held without a word, an answer dripped). True: the proxy does
+   * nothing more with it.
+   */
+  takeOver?(req: { method: string; path: string }, out: ServerResponse): boolean;
   onRequest?(req: HopRequest): RequestVerdict | Promise<RequestVerdict>;
   onResponse?(req: HopRequest, res: HopResponse): HopResponse | undefined | Promise<HopResponse | undefined>;
 }
@@ -105,6 +118,10 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       out.writeHead(res.status, cleanHeaders(res.headers, res.body.length));
       out.end(res.body);
     };
+    if (attack?.takeOver?.({ method: inc.method ?? 'GET', path: inc.url ?? '/' }, out)) {
+      seen.push({ method: inc.method ?? '', path: inc.url ?? '', status: 0 });
+      return;
+    }
     (async () => {
       const req: HopRequest = {
         method: inc.method ?? 'GET',

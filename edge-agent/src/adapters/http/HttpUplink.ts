@@ -32,6 +32,11 @@ export interface HttpUplinkOptions {
    * hostile relay stops here instead of filling memory.
    */
   maxResponseBytes?: number;
+  /**
+   * A downlink answer that makes no progress this long, or past it comes slower than the floor rate, is
+   * cut (`sync.stallS`; docs/decisions/410-independent-downlinks.md). Absent: only the request timeout.
+   */
+  stallMs?: number;
   /** The agent's clock (its `Clock` port); default `Date.now`. Exchanges are timed with it. */
   now?: () => number;
   /** `site/agent`: the source of this agent's bundles, named in `driftline-source-clocks`. */
@@ -54,6 +59,7 @@ const asUplink = (f: HopFailure): UplinkResult<never> => ({
   error: f.message,
   retryable: f.retryable,
   ...(f.status === undefined ? {} : { status: f.status }),
+  ...(f.code === 'stalled' ? { stalled: true } : {}),
 });
 
 /** The hop API over HTTP for the agent: hop's client (fetch for bundles and downlink, tus for blobs). */
@@ -68,6 +74,7 @@ export class HttpUplink implements Uplink {
       timeoutMs: opts.requestTimeoutMs ?? 30 * 60_000,
       ...(opts.maxResponseBytes ? { maxResponseBytes: opts.maxResponseBytes } : {}),
       ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.stallMs !== undefined ? { stallMs: opts.stallMs } : {}),
       trustedClock: opts.trustedClock ?? false,
     });
     this.url = this.client.url;

@@ -180,12 +180,12 @@ export class MemoryAgentStorage implements AgentStorage {
       .sort((a, b) => a.createdAt - b.createdAt || byKey(a.sha256, b.sha256));
   }
 
-  unannouncedBlobs(epoch: number): BlobInfo[] {
+  unannouncedBlobs(epoch: number, announcedBefore = Number.NEGATIVE_INFINITY): BlobInfo[] {
     return this.blobsWhere(
       (b) =>
         b.runId !== null &&
         this.runRows.get(b.runId)?.epoch === epoch &&
-        b.announcedAt === null &&
+        (b.announcedAt === null || (b.announcedAt <= announcedBefore && b.uploadedAt !== null)) &&
         b.ackedAt === null &&
         b.droppedAt === null,
     ).map(info);

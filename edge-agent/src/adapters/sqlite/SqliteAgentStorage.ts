@@ -222,13 +222,15 @@ export class SqliteAgentStorage implements AgentStorage {
     return r && blobInfo(r);
   }
 
-  unannouncedBlobs(epoch: number): BlobInfo[] {
+  unannouncedBlobs(epoch: number, announcedBefore = Number.NEGATIVE_INFINITY): BlobInfo[] {
+    const before = Number.isFinite(announcedBefore) ? announcedBefore : Number.MIN_SAFE_INTEGER;
     return (
       this.sql(
         `SELECT ${BLOB_INFO} FROM blobs b JOIN runs r ON r.run_id = b.run_id
-         WHERE r.epoch = ? AND b.announced_at IS NULL AND b.acked_at IS NULL AND b.dropped_at IS NULL
+         WHERE r.epoch = ? AND (b.announced_at IS NULL OR (b.announced_at <= ? AND b.uploaded_at IS NOT NULL))
+         AND b.acked_at IS NULL AND b.dropped_at IS NULL
          ORDER BY b.created_at, b.sha256`,
-      ).all(epoch) as Row[]
+      ).all(epoch, before) as Row[]
     ).map(blobInfo);
   }
 

@@ -20,7 +20,7 @@ import type { BlobToUpload } from '../../ports/Uplink.js';
 import { type AgentAutomergeDoc, mergeFacts, readCell, recordRuns } from '../doc/agentDoc.js';
 import { writePresence } from '../doc/presence.js';
 import { ackWrites } from './acks.js';
-import { blobsToUpload } from './blobQueue.js';
+import { blobsToUpload, REUPLOADS, reuploadDue, reuploadsOf } from './blobQueue.js';
 import { appendChange, sealOrCompact } from './epochs.js';
 import {
   type HeldResults,
@@ -38,7 +38,7 @@ import { enforceQueueBound, queueBytes } from './queueBound.js';
 import { recordBatch } from './recordBatch.js';
 import { agentRejection, type PushRecord, pushWrites, rejectionWrites } from './resend.js';
 import { readStatus } from './status.js';
-import { newUpstream, upstreamResult } from './upstreams.js';
+import { lastStallOf, newUpstream, STALLS, stallsOf, upstreamResult } from './upstreams.js';
 
 export type { AgentLedgerOptions } from './LedgerDocument.js';
 
@@ -257,6 +257,19 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     this.commit(w);
   }
 
+  recordStall(upstream: string, error: string): void {
+    const w: AgentWriteSet = {};
+    upstreamResult(w, this.storage.upstream(upstream), upstream, error, this.opts.now());
+    const c = (name: string) => this.storage.counter(name);
+    w.counters = {
+      ...w.counters,
+      [STALLS]: c(STALLS) + 1,
+      [stallsOf(upstream)]: c(stallsOf(upstream)) + 1,
+      [lastStallOf(upstream)]: this.opts.now(),
+    };
+    this.commit(w);
+  }
+
   applyAck(ack: AckPayload): AckResult {
     if (ack.readsConfirmed) this.confirmApart = true;
     const { w, result } = ackWrites(this.storage, this.docs, ack, this.opts, this.opts.now());
@@ -310,12 +323,33 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     // A held plan's detail goes up after its run entry, as it always did (the hub waits for announced
     // blobs): with the held results once they are due, else it waits with them (decision 395).
     if (this.held.runs.size > 0 && heldDue(this.held, this.opts.now(), this.holdLimits())) this.writeHeld();
-    const all = blobsToUpload(this.storage, limit, this.opts.now() - this.opts.resendAfterMs);
-    return this.held.runs.size === 0 ? all : all.filter((b) => !b.runId || !this.held.runs.has(b.runId));
+    const now = this.opts.now();
+    // A blob uploaded before goes up again only as its wait (doubling per upload, capped) allows: read
+    // more rows than asked, so blobs still waiting do not hide those due (decision 412).
+    const all = blobsToUpload(this.storage, limit * 4, now - this.opts.resendAfterMs).filter(
+      (b) =>
+        !b.previousUpload ||
+        reuploadDue(
+          b.previousUpload.at,
+          this.storage.counter(reuploadsOf(b.sha256)),
+          now,
+          this.opts.resendAfterMs,
+        ),
+    );
+    const due = this.held.runs.size === 0 ? all : all.filter((b) => !b.runId || !this.held.runs.has(b.runId));
+    return due.slice(0, limit);
   }
 
   markBlobUploaded(sha256: string, upstream: string): void {
-    this.commit({ blobUpdates: [{ sha256, uploadedAt: this.opts.now(), uploadUpstream: upstream }] });
+    const again = this.storage.blob(sha256)?.uploadedAt != null;
+    const c = (name: string) => this.storage.counter(name);
+    this.commit({
+      blobUpdates: [{ sha256, uploadedAt: this.opts.now(), uploadUpstream: upstream }],
+      // an upload of a blob an upstream took before: counted, and its next wait doubles (decision 412)
+      ...(again
+        ? { counters: { [REUPLOADS]: c(REUPLOADS) + 1, [reuploadsOf(sha256)]: c(reuploadsOf(sha256)) + 1 } }
+        : {}),
+    });
     this.rewriteFacts(); // its detailUploads entry
   }
 

@@ -26,6 +26,22 @@ export function blobsToUpload(storage: BlobStorage, limit: number, uploadedBefor
   }));
 }
 
+/** Every upload of a blob an upstream took before: `driftline_agent_blob_reuploads_total` (decision 412). */
+export const REUPLOADS = 'driftline_agent_blob_reuploads_total';
+/** Uploads of one blob after its first, the counter its next wait grows from. */
+export const reuploadsOf = (sha256: string) => `blob-reuploads ${sha256}`;
+/** The wait before the next upload of a blob still not acknowledged doubles up to this many times. */
+export const MAX_REUPLOAD_DOUBLINGS = 4;
+
+/**
+ * Whether a blob an upstream took at `uploadedAt`, uploaded `again` times since, is due to go up once
+ * more: `resendAfterMs` after its first upload, then twice, four times… that long, at most 16 times
+ * (decision 412): a hop that fakes or loses uploads costs a bounded, shrinking share of the link.
+ */
+export function reuploadDue(uploadedAt: number, again: number, now: number, resendAfterMs: number): boolean {
+  return now - uploadedAt >= resendAfterMs * 2 ** Math.min(again, MAX_REUPLOAD_DOUBLINGS);
+}
+
 /** The facts' `detailUploads`: blobs an upstream took that the hub has not acknowledged, oldest first. */
 export function detailUploads(storage: BlobStorage): NonNullable<AgentFacts['detailUploads']> {
   return storage.awaitingReceipt(50).flatMap((b) =>

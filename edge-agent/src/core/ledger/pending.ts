@@ -8,7 +8,7 @@ import { sinceHeads } from './resend.js';
 
 /**
  * What the next push carries, per unpruned epoch: `saveSince` the heads resend.ts picks, and the blobs
- * not announced yet. A delta holding a failure goes up at `failure` priority.
+ * not announced yet (or announced `resendAfterMs` ago, uploaded, and still not acknowledged). A delta holding a failure goes up at `failure` priority.
  */
 
 /** Results whose delta is pushed first (a relay forwards by priority): a failure is news (protocol's list). */
@@ -34,7 +34,9 @@ export function pendingDeltas(c: PendingContext): PendingDelta[] {
       return { heads, changes: sameHeads(since, heads) ? new Uint8Array(0) : A.saveSince(doc, since) };
     });
     const held = c.heldRuns;
-    const all = c.storage.unannouncedBlobs(e.epoch);
+    // Announced with a receipt that grew stale and still not acknowledged: announced again, so a hub that
+    // holds the blob but never saw its announcement (a relay that faked the receipt) acks it (decision 412).
+    const all = c.storage.unannouncedBlobs(e.epoch, c.now - c.resendAfterMs);
     const blobs = held?.size ? all.filter((b) => !b.runId || !held.has(b.runId)) : all;
     if (delta.changes.length === 0 && blobs.length === 0) continue;
     out.push({

@@ -1,7 +1,9 @@
 import type { BlobStorage, EpochStorage, RunStorage, SyncStorage } from '../../ports/AgentStorage.js';
 import type { AgentRejection, StoreStatus } from '../../ports/Ledger.js';
+import { REUPLOADS } from './blobQueue.js';
 import { DROPPED_BLOBS } from './queueBound.js';
 import { isCustody } from './resend.js';
+import { lastStallOf, STALLS, stallsOf } from './upstreams.js';
 
 /** `edge-agent status` from the storage's rows and what the ledger knows besides. */
 export function readStatus(
@@ -52,6 +54,11 @@ export function readStatus(
     maxQueueBytes: base.maxQueueBytes,
     boundInForce: base.queueBytes >= base.maxQueueBytes || dropped > 0,
     dropped: { blobs: dropped },
-    upstreams: upstreams.map(({ cursor: _cursor, ...u }) => u),
+    upstreams: upstreams.map(({ cursor: _cursor, ...u }) => {
+      const lastStallAt = storage.counter(lastStallOf(u.url));
+      return { ...u, stalls: storage.counter(stallsOf(u.url)), lastStallAt: lastStallAt || null };
+    }),
+    upstreamStalls: storage.counter(STALLS),
+    blobReuploads: storage.counter(REUPLOADS),
   };
 }

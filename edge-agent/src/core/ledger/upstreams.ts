@@ -34,3 +34,10 @@ export function upstreamResult(
         };
   w.upstreams = [...(w.upstreams ?? []).filter((u) => u.url !== url), next];
 }
+
+/** The counter of downlink answers of `url` cut as stalled (decision 410); the total is {@link STALLS}. */
+export const stallsOf = (url: string) => `upstream-stalls ${url}`;
+/** When the last downlink answer of `url` was cut as stalled, ms. */
+export const lastStallOf = (url: string) => `upstream-stalled-at ${url}`;
+/** Every downlink answer cut as stalled: `driftline_agent_upstream_stalls_total`. */
+export const STALLS = 'driftline_agent_upstream_stalls_total';

@@ -1,4 +1,4 @@
-import type { PullOutcome, SyncEngine } from './SyncEngine.js';
+import type { PullOutcome } from './SyncEngine.js';
 
 /** How long an upstream that can hold a pull open is asked to hold one, seconds. */
 export const DEFAULT_HOLD_S = 25;
@@ -18,7 +18,8 @@ const SAME_EVENT_MS = 2_000;
 const MIN_LEAD_MS = 1_000;
 
 export interface DownlinkPullsDeps {
-  engine: Pick<SyncEngine, 'pullOnce'>;
+  /** The pulls of this lane: one upstream's downlink, or every upstream's (decision 410). */
+  engine: { pullOnce(hold?: { waitS: number; signal?: AbortSignal }): Promise<PullOutcome> };
   /** Rest between pulls when the upstream cannot hold one open, ms (the sync interval). */
   intervalMs: number;
   /** Hold asked of the upstream, seconds; 0 never asks. */
@@ -88,7 +89,8 @@ export class DownlinkPulls {
       else if (o.held && this.heldS === null && o.holdMaxS !== undefined) this.heldS = o.holdMaxS;
       this.rttMs = Math.min(this.rttMs, took);
     }
-    if (waitS > 0) this.noteCut(o, took, t0 + took);
+    // a stalled answer was cut by the agent itself (decision 410), not by an idle timeout on the path
+    if (waitS > 0 && !o.stalled?.length) this.noteCut(o, took, t0 + took);
     return o;
   }
 

@@ -75,6 +75,8 @@ export interface PullOutcome {
   /** A hub ack outdated the rejections: the refused changes may go up at once. */
   resumed: boolean;
   errors: string[];
+  /** Upstreams whose answer was cut for making no progress (`sync.stallS`, decision 410); absent: none. */
+  stalled?: string[];
   /** The upstream held this pull open as asked (it answers `wait`); absent: it did not, or none was asked. */
   held?: boolean;
   /** Seconds it said it held (or would hold) the pull, and how many held pulls it keeps at once (decision 340). */
@@ -215,8 +217,10 @@ export class SyncEngine {
    * Fetches this site's downlink from every upstream that answers (decision 300: one that eats it cannot
    * shadow an honest one), side by side, each with its own cursor; what came twice is acted on once.
    * Hub acks prune, plan requests for listed cells run, others are refused. `upstream`: the first answering.
+   * With `only`, that upstream alone: each upstream's downlink is then a lane of its own, which never
+   * waits for another's (docs/decisions/410-independent-downlinks.md).
    */
-  async pullOnce(hold?: { waitS: number; signal?: AbortSignal }): Promise<PullOutcome> {
+  async pullOnce(hold?: { waitS: number; signal?: AbortSignal }, only?: string): Promise<PullOutcome> {
     const out: PullOutcome = {
       upstream: null,
       acks: 0,
@@ -227,15 +231,25 @@ export class SyncEngine {
       resumed: false,
       errors: [],
     };
+    const uplinks = only === undefined ? this.deps.uplinks : this.deps.uplinks.filter((u) => u.url === only);
     const answered = await Promise.all(
-      this.deps.uplinks.map(async (up) => {
+      uplinks.map(async (up) => {
         const sent = this.deps.store.downlinkCursor(up.url);
         // A held pull names its agent: the upstream then keeps two of them (decision 340).
         const r = await up.pullDownlink(this.deps.site, sent, hold && { ...hold, holder: this.deps.agent });
         if (!r.ok) {
           out.errors.push(`${up.url}: ${r.error}`);
+          if (r.stalled) {
+            // cut for making no progress: counted, and `status` names the upstream (decision 410)
+            out.stalled = [...(out.stalled ?? []), up.url];
+            this.deps.store.recordStall(up.url, r.error);
+            this.deps.log.warn(
+              { upstream: up.url, err: r.error },
+              `downlink from ${up.url} stalled and was cut; other upstreams are not held up by it`,
+            );
+          }
           // a pull cut by the agent's own stop says nothing of the upstream
-          if (!hold?.signal?.aborted) this.deps.store.recordPullResult(up.url, r.error);
+          else if (!hold?.signal?.aborted) this.deps.store.recordPullResult(up.url, r.error);
           return false;
         }
         this.deps.store.recordPullResult(up.url, null);
@@ -249,7 +263,7 @@ export class SyncEngine {
         return true;
       }),
     );
-    out.upstream = this.deps.uplinks[answered.indexOf(true)]?.url ?? null;
+    out.upstream = uplinks[answered.indexOf(true)]?.url ?? null;
     return out;
   }
 

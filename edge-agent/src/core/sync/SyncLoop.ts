@@ -21,12 +21,28 @@ export interface SyncLoopDeps {
   holdS?: number;
   /** Held pulls kept open at once where the upstream keeps two (`sync.heldPulls`, decision 340); default 2. */
   heldPulls?: number;
+  /**
+   * The upstreams' urls: each one's downlink is a lane of its own, pulled, held and cut on its own, so
+   * one that stalls never holds up another (docs/decisions/410-independent-downlinks.md). Absent: one
+   * lane over every upstream.
+   */
+  upstreams?: readonly string[];
   now?(): number;
   /**
    * Brings a wait forward to the site's contact plan (`WindowAim.wait`): it ends by the next window's
    * opening, and inside a window it is at most min(backoffCap, window / 4). Unset: waits as asked.
    */
   aim?(waitMs: number, now: number): number;
+}
+
+/** One upstream's downlink (decision 410): its pulls, its standing held pulls, the pull the cycle started. */
+interface Lane {
+  url: string | undefined;
+  pulls: DownlinkPulls;
+  /** A standing held pull is open (the cycle then does not pull this lane itself). */
+  standing: Promise<number> | null;
+  /** The cycle's pull in flight: a lane still waiting on one is not pulled again (nor waited for). */
+  pulling: Promise<PullOutcome> | null;
 }
 
 /**
@@ -45,10 +61,8 @@ export class SyncLoop {
   private readonly abort = new AbortController();
   /** Runs `cycle` one at a time, each after the wait the last one answered (hop's one kick-and-timer loop). */
   private readonly ticker: Ticker;
-  /** The downlink's pulls: one at a time, beside uploads, and held open where the upstream can. */
-  private readonly pulls: DownlinkPulls;
-  /** A standing held pull is open (the cycle then does not pull itself). */
-  private standingRun: Promise<number> | null = null;
+  /** Each upstream's downlink: pulls one at a time, beside uploads, held open where the upstream can. */
+  private readonly lanes: Lane[];
   /** The cycle is sending blobs now (a result recorded then is pushed beside them: `pushBeside`). */
   private uploadingBlobs = false;
   /** A push beside the uploads in flight, and whether another result came during it. */
@@ -57,19 +71,25 @@ export class SyncLoop {
   lastOutcome: PushOutcome | null = null;
 
   constructor(private readonly deps: SyncLoopDeps) {
-    this.pulls = new DownlinkPulls({
-      engine: deps.engine,
-      intervalMs: deps.intervalMs,
-      holdS: deps.holdS ?? 0,
-      lanes: deps.heldPulls ?? 2,
-      setTimer: deps.setTimer,
-      now: deps.now ?? Date.now,
-      onHoldCut: (cutMs, holdS) =>
-        deps.log.warn(
-          { cutAfterMs: cutMs, holdS },
-          `held downlink pulls were cut twice after about ${Math.round(cutMs / 1000)} s (an idle timeout on the path, such as a proxy's): asking ${holdS} s from now on; set the relay's limits.maxHoldS under that timeout`,
-        ),
-    });
+    const urls: Array<string | undefined> = deps.upstreams?.length ? [...deps.upstreams] : [undefined];
+    this.lanes = urls.map((url) => ({
+      url,
+      standing: null,
+      pulling: null,
+      pulls: new DownlinkPulls({
+        engine: { pullOnce: (hold) => deps.engine.pullOnce(hold, url) },
+        intervalMs: deps.intervalMs,
+        holdS: deps.holdS ?? 0,
+        lanes: deps.heldPulls ?? 2,
+        setTimer: deps.setTimer,
+        now: deps.now ?? Date.now,
+        onHoldCut: (cutMs, holdS) =>
+          deps.log.warn(
+            { cutAfterMs: cutMs, holdS, ...(url ? { upstream: url } : {}) },
+            `held downlink pulls were cut twice after about ${Math.round(cutMs / 1000)} s (an idle timeout on the path, such as a proxy's): asking ${holdS} s from now on; set the relay's limits.maxHoldS under that timeout`,
+          ),
+      }),
+    }));
     this.ticker = new Ticker({
       step: () => this.cycle().then((ms) => this.aimed(ms)),
       restMs: deps.intervalMs,
@@ -137,12 +157,10 @@ export class SyncLoop {
     this.resultWaiting = false;
     try {
       // Push and pull travel together: over a long delay that is one round trip per cycle, not two.
-      // While the link is down only the push (a probe) goes out.
-      // A standing held pull covers the downlink: the cycle does not queue a pull behind it.
-      const [pushed, pulled] = await Promise.all([
-        this.deps.engine.pushOnce(),
-        this.failures === 0 && !this.standingRun ? this.pulls.pull() : Promise.resolve(null),
-      ]);
+      // While the link is down only the push (a probe) goes out. Each lane's pull lands on its own
+      // (`pulled`), never waited for here: one upstream that stalls holds up no other (decision 410).
+      if (this.failures === 0) this.pullLanes();
+      const pushed = await this.deps.engine.pushOnce();
       this.lastOutcome = pushed;
       if (pushed.kind === 'unreachable') {
         next = backoffDelay(
@@ -163,13 +181,10 @@ export class SyncLoop {
       } else {
         const wasDown = this.failures > 0;
         this.failures = 0;
-        const pull = pulled ?? (wasDown ? await this.pulls.pull() : null);
-        if (pull && pull.errors.length > 0)
-          this.deps.log.warn({ errors: pull.errors }, 'downlink pull failed');
+        if (wasDown) this.pullLanes();
         // A rejected agent pushes again at the rejection's retry time, or at once when a hub ack shows
-        // that the hub takes its bundles now (its enrolment took effect).
+        // that the hub takes its bundles now (its enrolment took effect: `pulled` kicks).
         if (pushed.kind === 'held') next = Math.min(next, pushed.retryInMs);
-        if (pull?.resumed) next = 0;
         if (!this.stopped) {
           let asked = 0;
           let gaveWay = false;
@@ -186,7 +201,8 @@ export class SyncLoop {
           // Control first: the downlink is pulled beside a long upload, not after it: by the standing held
           // pulls where the upstream holds them (both lanes, decision 340), else one per interval.
           this.keepStanding();
-          if (!this.standingRun) void this.pulls.whileBusy(uploading, (o) => this.pulled(o));
+          for (const lane of this.lanes)
+            if (!lane.standing) void lane.pulls.whileBusy(uploading, (o) => this.pulled(o, lane));
           this.uploadingBlobs = true;
           const sent = await uploading.finally(() => {
             this.uploadingBlobs = false;
@@ -205,32 +221,58 @@ export class SyncLoop {
     return next;
   }
 
-  /** What a pull beside the cycle brought: a lifted rejection brings the next push forward. */
-  private pulled(o: PullOutcome): void {
-    if (o.errors.length > 0) this.deps.log.warn({ errors: o.errors }, 'downlink pull failed');
-    if (o.resumed) this.ticker.kick();
+  /** Starts a pull on every lane that has neither a standing held pull nor a pull in flight. */
+  private pullLanes(): void {
+    for (const lane of this.lanes) {
+      if (lane.standing || lane.pulling) continue;
+      lane.pulling = lane.pulls
+        .pull()
+        .then((o) => {
+          this.pulled(o, lane);
+          return o;
+        })
+        .finally(() => {
+          lane.pulling = null;
+        });
+      lane.pulling.catch((e: unknown) =>
+        this.deps.log.warn({ err: (e as Error).message, upstream: lane.url }, 'downlink pull failed'),
+      );
+    }
   }
 
-  /** Opens a standing held pull once the upstream has shown it holds pulls and the link works. */
-  private keepStanding(): void {
-    if (this.standingRun || this.stopped || !this.pulls.holds || this.failures > 0) return;
-    this.standingRun = this.pulls
-      .standing(
-        () => this.failures === 0,
-        (o) => this.pulled(o),
-      )
-      .finally(() => {
-        this.standingRun = null;
-      });
+  /**
+   * What a lane's pull brought: a lifted rejection brings the next push forward, and a lane whose
+   * upstream holds pulls keeps them open from now on, whatever the other lanes do.
+   */
+  private pulled(o: PullOutcome, lane: Lane): void {
+    if (o.errors.length > 0) this.deps.log.warn({ errors: o.errors }, 'downlink pull failed');
+    if (o.resumed) this.ticker.kick();
+    this.keepStanding(lane);
+  }
+
+  /** Opens standing held pulls on each lane whose upstream has shown it holds pulls, while the link works. */
+  private keepStanding(only?: Lane): void {
+    for (const lane of only ? [only] : this.lanes) {
+      if (lane.standing || this.stopped || !lane.pulls.holds || this.failures > 0) continue;
+      lane.standing = lane.pulls
+        .standing(
+          () => this.failures === 0,
+          (o) => this.pulled(o, lane),
+        )
+        .finally(() => {
+          lane.standing = null;
+        });
+    }
   }
 
   /** Stops after the current cycle; an upload in progress is paused (it resumes on the next start). */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.pulls.stop();
+    for (const lane of this.lanes) lane.pulls.stop();
     this.abort.abort();
     await this.ticker.stop();
-    await this.standingRun;
+    await Promise.all(this.lanes.map((l) => l.standing));
+    await Promise.all(this.lanes.map((l) => l.pulling?.catch(() => null)));
     await this.sidePush;
   }
 }

@@ -1,0 +1,94 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CURSOR_HEADER, encodeBatch } from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HopClient } from '../src/client.js';
+
+/**
+ * A downlink answer that makes no progress is cut (docs/decisions/410-independent-downlinks.md): one
+ * that never begins (a pull held without a word), one that pauses, one that drips a byte at a time.
+ * Real HTTP on 127.0.0.1; the client's own stall time is short, every wait is the client's.
+ */
+
+let server: Server | undefined;
+const open = new Set<ServerResponse>();
+afterEach(async () => {
+  for (const r of open) r.destroy();
+  open.clear();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+async function upstream(onPull: (res: ServerResponse) => void): Promise<string> {
+  server = createServer((req, res) => {
+    if (req.url === '/v1/health') return res.end('{"ok":true}');
+    open.add(res);
+    onPull(res);
+  });
+  await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const page = Buffer.from(encodeBatch([new Uint8Array(600).fill(7)]));
+const pull = (url: string) =>
+  new HopClient({ url, token: 't', stallMs: 400, floorBytesPerS: 128 }).pullDownlink(
+    'ship-1',
+    '5',
+    undefined,
+    {
+      waitS: 1,
+    },
+  );
+
+describe('HopClient cuts a stalled downlink answer', () => {
+  it('cuts a pull held past its hold, the round trip and the stall time without a word', async () => {
+    const url = await upstream(() => {});
+    const r = await pull(url);
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect([r.code, r.message]).toEqual([
+        'stalled',
+        expect.stringMatching(/no answer within the 1 s hold/),
+      ]);
+  });
+
+  it('cuts an answer whose body pauses longer than the stall time', async () => {
+    const url = await upstream((res) => {
+      res.writeHead(200, { [CURSOR_HEADER]: '6', 'content-length': String(page.length) });
+      res.write(page.subarray(0, 10));
+    });
+    const r = await pull(url);
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect([r.code, r.message]).toEqual([
+        'stalled',
+        expect.stringMatching(/no progress for 0 s after 10 byte/),
+      ]);
+  });
+
+  it('cuts an answer that drips a byte at a time, under the floor rate', async () => {
+    const url = await upstream((res) => {
+      res.writeHead(200, { [CURSOR_HEADER]: '6', 'content-length': String(page.length) });
+      let i = 0;
+      const drip = setInterval(() => {
+        if (res.destroyed || i >= page.length) return clearInterval(drip);
+        res.write(page.subarray(i, ++i));
+      }, 20);
+    });
+    const r = await pull(url);
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect([r.code, r.message]).toEqual(['stalled', expect.stringMatching(/under the floor of 128 B\/s/)]);
+  });
+
+  it('takes an answer that comes whole within the hold', async () => {
+    const url = await upstream((res) => {
+      setTimeout(() => {
+        res.writeHead(200, { [CURSOR_HEADER]: '6', 'content-length': String(page.length) });
+        res.end(page);
+      }, 100);
+    });
+    const r = await pull(url);
+    expect(r.ok && r.value.bundles.map((b) => b.length)).toEqual([600]);
+  });
+});
