@@ -8,6 +8,7 @@ import type {
 } from '@driftline/protocol';
 import type { AgentRow, CellHistoryRow, PlanRequestRow, RunRow, SiteRow } from '../ports/HubStore.js';
 import { siteOffsetUncertainty } from './clockOffset.js';
+import { isStaleAt } from './staleness.js';
 
 const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
 
@@ -34,13 +35,9 @@ export function isUnreachable(site: SiteRow | null, agents: readonly AgentRow[],
   return ctx.now - site.lastContactAt > expected * 1000;
 }
 
-/** Stale: the plan (corrected plan time) is older than twice the cadence the agent declared. */
+/** Stale: the plan (corrected plan time) is past its deadline (`staleness.ts`, the one place of the rule). */
 export function isStale(cell: { plannedAt: number; expectedIntervalS: number | null }, now: number): boolean {
-  return (
-    cell.expectedIntervalS !== null &&
-    cell.expectedIntervalS > 0 &&
-    now - cell.plannedAt > 2 * cell.expectedIntervalS * 1000
-  );
+  return isStaleAt(cell, now);
 }
 
 export function toMatrixCell(c: CellHistoryRow, ctx: ViewContext, siteUnreachable: boolean): MatrixCell {

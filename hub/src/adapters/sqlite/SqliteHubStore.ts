@@ -6,10 +6,13 @@ import { pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
   AgentRow,
+  AttentionQuery,
   BlobRow,
   CellHistoryRow,
   CellKeyQuery,
+  CellPageQuery,
   CellRow,
+  CountScope,
   Deliveries,
   DownlinkRow,
   HubStore,
@@ -20,6 +23,7 @@ import type {
   RetentionPolicy,
   RunQuery,
   RunRow,
+  SitePageQuery,
   SiteRow,
   SweepMarks,
   WebhookRow,
@@ -27,6 +31,7 @@ import type {
 } from '../../ports/HubStore.js';
 import { approvalStatements } from './approvalStatements.js';
 import { authStatements, migrate } from './authStatements.js';
+import { readModelStatements } from './readModelStatements.js';
 import { refStatements } from './refStatements.js';
 
 /** protocol's failure statuses as an SQL list (constants, not input). */
@@ -53,7 +58,12 @@ export class SqliteHubStore implements HubStore {
     this.auth = authStatements(this.db);
     this.refs = refStatements(this.db);
     this.approvals = approvalStatements(this.db);
+    this.model = readModelStatements(this.db);
+    // Cells stored before the read model get their columns (and counts) once, in bounded steps.
+    const fill = this.db.transaction(() => this.model.backfillStep());
+    while (fill() > 0);
   }
+  private readonly model: ReturnType<typeof readModelStatements>;
   private readonly approvals: ReturnType<typeof approvalStatements>;
   private readonly auth: ReturnType<typeof authStatements>;
   private readonly refs: ReturnType<typeof refStatements>;
@@ -65,8 +75,7 @@ export class SqliteHubStore implements HubStore {
       if (c.whole) s.delChunks.run(c.docId);
       s.insChunk.run(c.docId, c.site, c.agent, c.epoch, Buffer.from(c.bytes));
     }
-    for (const c of this.refs.write(w))
-      s.upCell.run(c.site, c.environment, c.component, c.runId, JSON.stringify(c));
+    this.model.writeCells(this.refs.write(w));
     for (const h of w.history ?? [])
       s.insHistory.run(h.site, h.environment, h.component, h.status, h.receivedAt, JSON.stringify(h));
     for (const a of w.agents ?? []) s.upAgent.run(a.site, a.agent, JSON.stringify(a));
@@ -128,6 +137,21 @@ export class SqliteHubStore implements HubStore {
   }
   async listCells(site?: string) {
     return parseAll<CellRow>((site ? this.s.cellsOf.all(site) : this.s.cells.all()) as Row[]);
+  }
+  async cellCounts(scope: CountScope, keys?: readonly string[]) {
+    return this.model.counts(scope, keys);
+  }
+  async pageCells(q: CellPageQuery) {
+    return this.model.page(q);
+  }
+  async attentionCells(q: AttentionQuery) {
+    return this.model.attention(q);
+  }
+  async pageSites(q: SitePageQuery) {
+    return this.model.sites(q);
+  }
+  async advanceStale(now: number, limit: number) {
+    return this.db.transaction(() => this.model.advanceStale(now, limit))();
   }
   async cellsAt(at: number) {
     return parseAll<CellHistoryRow>(this.s.cellsAt.all(at) as Row[]);
@@ -328,9 +352,6 @@ function prepare(db: Database.Database) {
     getRun: p('SELECT row FROM runs WHERE run_id = ?'),
     runKeys: p('SELECT run_id, site, environment, component, status, received_at, at_ref FROM runs'),
     delRun: p('DELETE FROM runs WHERE run_id = ?'),
-    upCell: p(
-      'INSERT INTO cells (site, environment, component, run_id, row) VALUES (?, ?, ?, ?, ?) ON CONFLICT (site, environment, component) DO UPDATE SET run_id = excluded.run_id, row = excluded.row',
-    ),
     getCell: p('SELECT row FROM cells WHERE site = ? AND environment = ? AND component = ?'),
     cells: p('SELECT row FROM cells ORDER BY site, environment, component'),
     cellsOf: p('SELECT row FROM cells WHERE site = ? ORDER BY site, environment, component'),

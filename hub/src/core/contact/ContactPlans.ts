@@ -1,5 +1,6 @@
 import type { MatrixCell, SiteContact } from '@driftline/protocol';
 import type { AgentRow } from '../../ports/HubStore.js';
+import { isStaleAt } from '../staleness.js';
 import { ContactHistory } from './ContactHistory.js';
 import { type ContactPlanSettings, siteContact } from './siteContact.js';
 
@@ -52,9 +53,7 @@ export function cellWithContact(
   const heard = lastContactAt === null ? now : Math.min(now, lastContactAt + contact.graceS * 1000);
   const stale =
     cell.plannedAt !== null &&
-    cell.expectedIntervalS !== null &&
-    cell.expectedIntervalS > 0 &&
-    heard - Date.parse(cell.plannedAt) > 2 * cell.expectedIntervalS * 1000;
+    isStaleAt({ plannedAt: Date.parse(cell.plannedAt), expectedIntervalS: cell.expectedIntervalS }, heard);
   return {
     ...cell,
     stale,
