@@ -45,6 +45,8 @@ export const MatrixResponseSchema = z.object({
   cells: z.array(MatrixCellSchema),
   /** The hub time the matrix describes (now, or `at`). */
   asOf: z.iso.datetime().optional(),
+  /** More cells match: pass this as `cursor` for the next page; null or absent: this was the last. */
+  next: z.string().nullable().optional(),
 });
 export type MatrixResponse = z.infer<typeof MatrixResponseSchema>;
 
@@ -60,7 +62,21 @@ export const MatrixQuerySchema = z.object({
   at: z.iso.datetime().optional(),
   /** Plans of this ref (`pr/42`); default the main view (each component's default ref). */
   ref: z.string().max(200).optional(),
+  /** A window's rows: only these sites, comma-separated (at most {@link MATRIX_WINDOW_SITES}). */
+  sites: z
+    .string()
+    .max(20_000)
+    .transform((s) => s.split(',').filter((x) => x.length > 0))
+    .pipe(z.array(z.string()).max(500))
+    .optional(),
+  /** Most cells in one answer (default and at most {@link MATRIX_PAGE_MAX}). */
+  limit: z.coerce.number().int().min(1).max(5000).optional(),
+  /** The `next` of the previous page. */
+  cursor: z.string().max(2000).optional(),
 });
+/** Most sites a matrix window names; most cells one matrix answer holds. */
+export const MATRIX_WINDOW_SITES = 500;
+export const MATRIX_PAGE_MAX = 5000;
 export type MatrixQuery = z.infer<typeof MatrixQuerySchema>;
 
 /** A path clock estimate the hub held back, not used to date anything. */
@@ -126,7 +142,27 @@ export const SiteSummarySchema = z.object({
 });
 export type SiteSummary = z.infer<typeof SiteSummarySchema>;
 
-export const SitesResponseSchema = z.object({ sites: z.array(SiteSummarySchema) });
+export const SitesResponseSchema = z.object({
+  sites: z.array(SiteSummarySchema),
+  /** How many sites match in all (every page). */
+  total: z.number().int().nonnegative().optional(),
+  /** Pass as `cursor` for the next page; null or absent: this was the last. */
+  next: z.string().nullable().optional(),
+});
+
+/** Orders of `GET /api/sites`: by name, by last contact (oldest first, or `-` newest), by problems. */
+export const SITE_SORT_KEYS = ['site', '-site', 'lastContact', '-lastContact', 'problems'] as const;
+/** Most sites one `/api/sites` answer holds (and the default). */
+export const SITES_PAGE_MAX = 500;
+export const SITES_PAGE_DEFAULT = 100;
+export const SitesQuerySchema = z.object({
+  sort: z.enum(SITE_SORT_KEYS).optional(),
+  limit: z.coerce.number().int().min(1).max(SITES_PAGE_MAX).optional(),
+  cursor: z.string().max(200).optional(),
+  /** Only sites whose name contains this text. */
+  contains: z.string().max(200).optional(),
+});
+export type SitesQuery = z.infer<typeof SitesQuerySchema>;
 export type SitesResponse = z.infer<typeof SitesResponseSchema>;
 
 export const SiteDetailSchema = SiteSummarySchema.extend({

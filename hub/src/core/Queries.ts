@@ -2,6 +2,7 @@ import type { MatrixCell, MatrixQuery, SiteContact, SiteDetail, SiteSummary } fr
 import type { AgentRow, ReadStore, SiteRow } from '../ports/HubStore.js';
 import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import { firstDiagnostic } from './diagnostic.js';
+import { FleetReads } from './fleet/FleetReads.js';
 import type { PublicationReader } from './onTheWay.js';
 import { RefQueries } from './RefQueries.js';
 import {
@@ -20,6 +21,8 @@ const DIAGNOSTICS_CAP = 500;
 export class Queries {
   /** Plans of refs: the gate, the ref's matrix, needs, sources. */
   readonly refs: RefQueries;
+  /** Fleet-wide views from the read model (docs/decisions/400-fleet-read-model.md). */
+  readonly fleet: FleetReads;
 
   constructor(
     private readonly store: ReadStore,
@@ -29,6 +32,7 @@ export class Queries {
     readonly contactPlans?: ContactPlans,
   ) {
     this.refs = new RefQueries(store, publications);
+    this.fleet = new FleetReads(store, defaultContactIntervalS, contactPlans);
   }
 
   private ctx(now: number): ViewContext {

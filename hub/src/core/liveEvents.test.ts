@@ -24,23 +24,27 @@ const cell: CellRow = {
 function setup(listening: boolean) {
   const sent: HubEvent[] = [];
   let reads = 0;
+  const asked: string[][] = [];
   const live = new LiveEvents({
     publish: (e) => sent.push(e),
     listening: () => listening,
     queries: {
-      sites: async () => {
-        reads++;
-        return [site('ship-7'), site('ship-9'), site('polar-1')];
+      fleet: {
+        siteSummaries: async (names: readonly string[]) => {
+          reads++;
+          asked.push([...names]);
+          return names.map(site);
+        },
       },
     },
     now: () => T,
     defaultContactIntervalS: null,
   });
-  return { live, sent, reads: () => reads };
+  return { live, sent, reads: () => reads, asked };
 }
 
 describe('LiveEvents', () => {
-  it('sends the cells of a commit, then the summaries of the sites it heard from, read once', async () => {
+  it('sends the cells of a commit, then the summaries of the sites it heard from, reading only those', async () => {
     const t = setup(true);
     await t.live.committed({
       cells: [cell],
@@ -55,6 +59,7 @@ describe('LiveEvents', () => {
       'site polar-1',
     ]);
     expect(t.reads()).toBe(1);
+    expect(t.asked).toEqual([['ship-7', 'polar-1']]);
   });
 
   it('reads no site summaries when no dashboard listens, and still sends the cells', async () => {

@@ -1,7 +1,7 @@
 import type { HubEvent, PlanRequest } from '@driftline/protocol';
 import type { CellRow, PlanRequestRow } from '../ports/HubStore.js';
+import type { FleetReads } from './fleet/FleetReads.js';
 import type { Committed } from './ingestTypes.js';
-import type { Queries } from './Queries.js';
 import { toMatrixCell, toPlanRequest, toRunItem, type ViewContext } from './views.js';
 
 export interface LiveEventsDeps {
@@ -9,7 +9,7 @@ export interface LiveEventsDeps {
   publish(event: HubEvent): void;
   /** Whether anyone may be listening: a dashboard of this hub, or (`shared`) of another hub on the database. */
   listening(): boolean;
-  queries: Pick<Queries, 'sites'>;
+  queries: { fleet: Pick<FleetReads, 'siteSummaries'> };
   now(): number;
   /** Expected contact interval (s) for sites whose agents declared none. */
   defaultContactIntervalS: number | null;
@@ -56,11 +56,12 @@ export class LiveEvents {
     this.deps.publish({ type: 'plan-request-updated', request: r });
   }
 
-  /** The summaries of `sites`, read once for all of them; nothing when no one listens. */
+  /** The summaries of `sites`, read from the read model; nothing when no one listens. */
   async sites(sites: string[]): Promise<void> {
     if (!this.deps.listening() || sites.length === 0) return;
-    const all = await this.deps.queries.sites(this.deps.now());
-    for (const s of all) if (sites.includes(s.site)) this.deps.publish({ type: 'site-updated', site: s });
+    // Only these sites' rows and counts are read, never the fleet.
+    for (const s of await this.deps.queries.fleet.siteSummaries([...new Set(sites)], this.deps.now()))
+      this.deps.publish({ type: 'site-updated', site: s });
   }
 
   private context(): ViewContext {

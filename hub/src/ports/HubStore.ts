@@ -178,7 +178,10 @@ export interface CellPageQuery {
 
 /** `attentionCells`: the longest-standing cells of one attention kind. */
 export interface AttentionQuery {
-  /** A base kind (`failed`, `stuck-lock`, `drift`, `blocked`), or `stale` (stale cells of no worse kind). */
+  /**
+   * An attention kind as `kindWithStale` gives it: `failed`, `stuck-lock`, `drift`, `blocked` (not stale),
+   * or `stale` (stale cells of no worse kind).
+   */
   kind: string;
   limit: number;
 }

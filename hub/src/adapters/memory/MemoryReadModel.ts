@@ -85,7 +85,9 @@ export class MemoryReadModel {
     return [...cells]
       .filter((c) => {
         const k = this.col(c);
-        return q.kind === 'stale' ? kindWithStale(k.kind, k.stale === 1) === 'stale' : k.kind === q.kind;
+        return q.kind === 'stale'
+          ? kindWithStale(k.kind, k.stale === 1) === 'stale'
+          : k.kind === q.kind && kindWithStale(k.kind, k.stale === 1) === q.kind;
       })
       .sort((a, b) => a.plannedAt - b.plannedAt || byCell(a, b))
       .slice(0, q.limit);

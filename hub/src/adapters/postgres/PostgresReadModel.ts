@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { OUTRANK_STALE } from '../../core/fleet/cellColumns.js';
 import type {
   AttentionQuery,
   CellCount,
@@ -33,7 +34,7 @@ const M = {
   ),
   attention: st(
     'attention',
-    'SELECT row FROM cells WHERE kind = $1 ORDER BY planned_at, site, environment, component LIMIT $2',
+    `SELECT row FROM cells WHERE kind = $1 AND (stale = 0 OR kind IN ${OUTRANK_STALE}) ORDER BY planned_at, site, environment, component LIMIT $2`,
   ),
   attentionStale: st(
     'attention_stale',

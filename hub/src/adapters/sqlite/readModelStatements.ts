@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { cellColumns } from '../../core/fleet/cellColumns.js';
+import { cellColumns, OUTRANK_STALE } from '../../core/fleet/cellColumns.js';
 import type {
   AttentionQuery,
   CellCount,
@@ -51,7 +51,7 @@ export function readModelStatements(db: Database.Database) {
     ),
     markStale: p('UPDATE cells SET stale = 1 WHERE site = ? AND environment = ? AND component = ?'),
     attention: p(
-      'SELECT row FROM cells WHERE kind = ? ORDER BY planned_at, site, environment, component LIMIT ?',
+      `SELECT row FROM cells WHERE kind = ? AND (stale = 0 OR kind IN ${OUTRANK_STALE}) ORDER BY planned_at, site, environment, component LIMIT ?`,
     ),
     attentionStale: p(
       "SELECT row FROM cells WHERE stale = 1 AND kind IN ('', 'blocked') ORDER BY planned_at, site, environment, component LIMIT ?",

@@ -14,6 +14,9 @@ export function baseKind(c: Pick<CellRow, 'status' | 'reason' | 'counts'>): stri
   return '';
 }
 
+/** Kinds a stale cell keeps (stale outranks the others): as an SQL list (constants, not input). */
+export const OUTRANK_STALE = "('stuck-lock', 'failed', 'drift')";
+
 /** The attention kind with staleness: stale outranks `blocked` and nothing, as in `attentionKind`. */
 export function kindWithStale(kind: string, stale: boolean): string {
   if (kind === 'stuck-lock' || kind === 'failed' || kind === 'drift') return kind;
