@@ -1,6 +1,8 @@
 import {
   FleetResponseSchema,
   type FleetSiteInput,
+  type MatrixCell,
+  MatrixResponseSchema,
   SitesResponseSchema,
   summariseFleet,
 } from '@driftline/protocol';
@@ -172,5 +174,57 @@ describe('fleet views from the read model', () => {
       (await fetch(`${h.url}/api/sites?limit=501`, { headers: { authorization: viewer.authorization } }))
         .status,
     ).toBe(400);
+  });
+
+  it('answers /api/matrix windows and filters from the index, paged with a cursor, as the whole matrix filtered', async () => {
+    const h = await startHub();
+    hubs.push(h);
+    await fleetFixture(h);
+    h.clock.advance(1000);
+    const viewer = await addTestUser(h.hub.store, 'wall', ['viewer']);
+    const get = async (query: string) => {
+      const res = await fetch(`${h.url}/api/matrix${query}`, {
+        headers: { authorization: viewer.authorization },
+      });
+      expect(res.status).toBe(200);
+      return MatrixResponseSchema.parse(await res.json());
+    };
+    const all = async (query: string, limit: number) => {
+      const out: MatrixCell[] = [];
+      let page = await get(`${query}&limit=${limit}`);
+      for (let i = 0; i < 200; i++) {
+        out.push(...page.cells);
+        if (!page.next) return out;
+        page = await get(`${query}&limit=${limit}&cursor=${page.next}`);
+      }
+      throw new Error('more than 200 pages');
+    };
+    const whole = await new Queries(h.hub.store, null).matrix({}, h.clock.now());
+    const key = (c: MatrixCell) =>
+      `${c.site}/${c.environment}/${c.component} ${c.status}${c.stale ? ' stale' : ''}`;
+    const sorted = (cs: MatrixCell[]) => cs.map(key).sort();
+    expect(whole.length).toBe(24 * 12 + 1);
+    expect(sorted(await all('?', 37))).toEqual(sorted(whole));
+    const drift = whole.filter((c) => c.status === 'drift');
+    expect(drift.length).toBeGreaterThan(10);
+    expect((await all('?status=drift', 7)).map(key)).toEqual(drift.map(key).sort());
+    expect(sorted(await all('?stale=true', 5))).toEqual(sorted(whole.filter((c) => c.stale)));
+    expect(sorted(await all('?status=no-data', 5))).toEqual(
+      sorted(whole.filter((c) => c.status === 'no-data')),
+    );
+    // A window: two sites' rows × one environment's columns, no-data cells included.
+    const window = await get('?sites=site-00,site-04&environment=dev');
+    expect(window.next).toBeNull();
+    expect(window.cells.map(key)).toEqual(
+      whole
+        .filter((c) => ['site-00', 'site-04'].includes(c.site) && c.environment === 'dev')
+        .map(key)
+        .sort(),
+    );
+    expect(window.cells.some((c) => c.status === 'no-data')).toBe(true);
+    const bad = await fetch(`${h.url}/api/matrix?limit=5001`, {
+      headers: { authorization: viewer.authorization },
+    });
+    expect(bad.status).toBe(400);
   });
 });

@@ -88,6 +88,16 @@ export function runReadModelContract(withStore: (fn: (s: HubStore) => Promise<vo
           { ...at('b', 'prod', 'dns', 'clean', 1000), expectedIntervalS: null },
         ],
       });
+      // Judged at a time by the deadline, before any sweep moved the flag.
+      expect(keys(await s.pageCells({ stale: true, now: 122_500, limit: 10 }))).toEqual([
+        'a/prod/dns',
+        'a/prod/net',
+      ]);
+      expect(keys(await s.pageCells({ stale: false, now: 122_500, limit: 10 }))).toEqual([
+        'b/prod/dns',
+        'b/prod/net',
+      ]);
+      expect(await s.pageCells({ stale: true, limit: 10 })).toEqual([]);
       expect(await s.advanceStale(121_000, 10)).toEqual([]);
       expect(keys(await s.advanceStale(500_000, 2))).toEqual(['a/prod/net', 'a/prod/dns']);
       expect(keys(await s.advanceStale(500_000, 10))).toEqual(['b/prod/net']);

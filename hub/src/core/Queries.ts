@@ -3,6 +3,7 @@ import type { AgentRow, ReadStore, SiteRow } from '../ports/HubStore.js';
 import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import { firstDiagnostic } from './diagnostic.js';
 import { FleetReads } from './fleet/FleetReads.js';
+import { MatrixWindow } from './fleet/MatrixWindow.js';
 import type { PublicationReader } from './onTheWay.js';
 import { RefQueries } from './RefQueries.js';
 import {
@@ -23,6 +24,8 @@ export class Queries {
   readonly refs: RefQueries;
   /** Fleet-wide views from the read model (docs/decisions/400-fleet-read-model.md). */
   readonly fleet: FleetReads;
+  /** Windows of the matrix now, through the read model's indexes. */
+  readonly window: MatrixWindow;
 
   constructor(
     private readonly store: ReadStore,
@@ -33,6 +36,7 @@ export class Queries {
   ) {
     this.refs = new RefQueries(store, publications);
     this.fleet = new FleetReads(store, defaultContactIntervalS, contactPlans);
+    this.window = new MatrixWindow(store, defaultContactIntervalS, contactPlans);
   }
 
   private ctx(now: number): ViewContext {

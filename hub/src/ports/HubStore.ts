@@ -171,6 +171,11 @@ export interface CellPageQuery {
   /** Only cells with this base kind (`baseKind`). */
   kind?: string;
   stale?: boolean;
+  /**
+   * With `stale`: judge staleness at this time by the deadline (exact before the sweeper moves the flag);
+   * absent: by the stored flag.
+   */
+  now?: number;
   /** Only cells after this key (the cursor of the previous page). */
   after?: { site: string; environment: string; component: string };
   limit: number;

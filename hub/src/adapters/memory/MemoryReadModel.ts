@@ -73,7 +73,9 @@ export class MemoryReadModel {
           (q.component === undefined || c.component === q.component) &&
           (q.status === undefined || k.status === q.status) &&
           (q.kind === undefined || k.kind === q.kind) &&
-          (q.stale === undefined || (k.stale === 1) === q.stale) &&
+          (q.stale === undefined ||
+            (k.stale === 1 || (q.now !== undefined && k.staleAt !== null && k.staleAt < q.now)) ===
+              q.stale) &&
           (after === null || byText(keyOf(c), after) > 0)
         );
       })

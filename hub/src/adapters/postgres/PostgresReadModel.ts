@@ -93,7 +93,13 @@ export class PostgresReadModel {
     eq('component', q.component);
     eq('status', q.status);
     eq('kind', q.kind);
-    if (q.stale !== undefined) eq('stale', q.stale ? 1 : 0);
+    if (q.stale !== undefined && q.now !== undefined) {
+      values.push(q.now);
+      const n = values.length;
+      where.push(
+        q.stale ? `(stale = 1 OR stale_at < $${n})` : `stale = 0 AND (stale_at IS NULL OR stale_at >= $${n})`,
+      );
+    } else if (q.stale !== undefined) eq('stale', q.stale ? 1 : 0);
     if (q.sites) {
       values.push([...q.sites]);
       where.push(`site = ANY($${values.length}::text[])`);

@@ -104,7 +104,12 @@ export function readModelStatements(db: Database.Database) {
       eq('component', q.component);
       eq('status', q.status);
       eq('kind', q.kind);
-      if (q.stale !== undefined) eq('stale', q.stale ? 1 : 0);
+      if (q.stale !== undefined && q.now !== undefined) {
+        where.push(
+          q.stale ? '(stale = 1 OR stale_at < @now)' : 'stale = 0 AND (stale_at IS NULL OR stale_at >= @now)',
+        );
+        args.now = q.now;
+      } else if (q.stale !== undefined) eq('stale', q.stale ? 1 : 0);
       if (q.sites) {
         where.push('site IN (SELECT value FROM json_each(@sites))');
         args.sites = JSON.stringify(q.sites);
