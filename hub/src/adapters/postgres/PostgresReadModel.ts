@@ -47,7 +47,11 @@ const M = {
        SELECT site, environment, component FROM cells WHERE stale = 0 AND stale_at IS NOT NULL AND stale_at < $1
        ORDER BY stale_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING row`,
   ),
-  unfilled: st('unfilled', 'SELECT row FROM cells WHERE status IS NULL LIMIT 500'),
+  unfilled: st(
+    'unfilled',
+    `SELECT site, environment, component, row FROM cells WHERE (site, environment, component) > ($1, $2, $3)
+     AND status IS NULL ORDER BY site, environment, component LIMIT 500`,
+  ),
 };
 
 /** The read model on PostgreSQL (docs/decisions/400-fleet-read-model.md); part of `PostgresHubStore`. */
@@ -55,13 +59,15 @@ export class PostgresReadModel {
   private filled: Promise<void> | null = null;
   constructor(private readonly db: PgDatabase) {}
 
-  /** Cells stored before migration 4 get their columns (and counts) once, 500 per transaction. */
+  /** Cells stored before migration 4 get their columns (and counts) once, 500 per transaction, in key order. */
   private ready(): Promise<void> {
     this.filled ??= (async () => {
-      for (;;) {
-        const rows = (await this.db.query<{ row: CellRow }>(M.unfilled)).map((r) => r.row);
-        if (rows.length === 0) return;
+      for (let after = ['', '', '']; ; ) {
+        const rows = (await this.db.query<{ row: CellRow }>(M.unfilled, after)).map((r) => r.row);
+        const last = rows.at(-1);
+        if (!last) return;
         await this.db.pipeline(writeSteps({ cells: rows }));
+        after = [last.site, last.environment, last.component];
       }
     })().catch((e) => {
       this.filled = null;

@@ -32,8 +32,6 @@ CREATE INDEX cells_kind ON cells (kind, planned_at) WHERE kind <> '';
 CREATE INDEX cells_stale ON cells (planned_at) WHERE stale = 1;
 CREATE INDEX cells_status ON cells (status, site, environment, component);
 CREATE INDEX cells_environment ON cells (environment, site, component);
-CREATE INDEX cells_component ON cells (component, site, environment);
-CREATE INDEX cells_unfilled ON cells (site) WHERE status IS NULL;
 CREATE TABLE cell_counts (
   scope text NOT NULL, key ${K} NOT NULL, status text NOT NULL, kind text NOT NULL, stale integer NOT NULL,
   n integer NOT NULL, PRIMARY KEY (scope, key, status, kind, stale)

@@ -60,8 +60,8 @@ export class SqliteHubStore implements HubStore {
     this.approvals = approvalStatements(this.db);
     this.model = readModelStatements(this.db);
     // Cells stored before the read model get their columns (and counts) once, in bounded steps.
-    const fill = this.db.transaction(() => this.model.backfillStep());
-    while (fill() > 0);
+    const fill = this.db.transaction((after: [string, string, string]) => this.model.backfillStep(after));
+    for (let at: [string, string, string] | null = ['', '', '']; at; ) at = fill(at);
   }
   private readonly model: ReturnType<typeof readModelStatements>;
   private readonly approvals: ReturnType<typeof approvalStatements>;

@@ -56,7 +56,9 @@ export function readModelStatements(db: Database.Database) {
     attentionStale: p(
       "SELECT row FROM cells WHERE stale = 1 AND kind IN ('', 'blocked') ORDER BY planned_at, site, environment, component LIMIT ?",
     ),
-    unfilled: p('SELECT row FROM cells WHERE status IS NULL LIMIT 500'),
+    unfilled: p(
+      'SELECT row FROM cells WHERE (site, environment, component) > (?, ?, ?) AND status IS NULL ORDER BY site, environment, component LIMIT 500',
+    ),
   };
   const pages = new Map<string, Database.Statement>();
   const siteTotals = new Map<string, Database.Statement>();
@@ -102,7 +104,11 @@ export function readModelStatements(db: Database.Database) {
       eq('site', q.site);
       eq('environment', q.environment);
       eq('component', q.component);
-      eq('status', q.status);
+      // A literal (an API status, checked here) lets SQLite use the partial index of statuses but clean.
+      if (q.status !== undefined) {
+        if (!/^[a-z-]{1,40}$/.test(q.status)) return [];
+        where.push(`status = '${q.status}'`);
+      }
       eq('kind', q.kind);
       if (q.stale !== undefined && q.now !== undefined) {
         where.push(
@@ -158,11 +164,15 @@ export function readModelStatements(db: Database.Database) {
       for (const d of due) s.markStale.run(d.site, d.environment, d.component);
       return parseAll(due);
     },
-    /** Cells stored before the read model: their columns filled, 500 at a time (call inside a transaction). */
-    backfillStep(): number {
-      const rows = parseAll(s.unfilled.all() as Row[]);
+    /**
+     * Cells stored before the read model: their columns filled, 500 per step in key order from `after`
+     * (call each inside a transaction); answers the last key filled, or null when none was left.
+     */
+    backfillStep(after: [string, string, string]): [string, string, string] | null {
+      const rows = parseAll(s.unfilled.all(...after) as Row[]);
       this.writeCells(rows);
-      return rows.length;
+      const last = rows.at(-1);
+      return last ? [last.site, last.environment, last.component] : null;
     },
   };
 }
