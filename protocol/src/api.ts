@@ -277,12 +277,34 @@ export const HubEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run-added'), run: RunListItemSchema }),
   z.object({ type: z.literal('plan-request-updated'), request: PlanRequestSchema }),
   /**
+   * What one ingest batch or sweep moved, coalesced (decision 402): the sites touched, how many cells
+   * changed (each also sent as `cell-updated`) and how many were unchanged confirmations (their ages
+   * moved; they are not sent one by one), and the fleet's new totals. A client asks for what it shows.
+   */
+  z.object({
+    type: z.literal('fleet-moved'),
+    at: z.iso.datetime(),
+    /** Sites whose cells or contact moved, sorted; at most {@link FLEET_MOVED_SITES}. */
+    sites: z.array(z.string()),
+    /** More sites moved than `sites` lists. */
+    moreSites: z.boolean(),
+    changed: z.number().int().nonnegative(),
+    confirmed: z.number().int().nonnegative(),
+    totals: z.object({
+      cells: z.number().int().nonnegative(),
+      statusCounts: z.record(z.string(), z.number().int().nonnegative()),
+      stale: z.number().int().nonnegative(),
+    }),
+  }),
+  /**
    * The client cannot be caught up from its `Last-Event-ID` and must re-read everything: the hub restarted
    * (another epoch), the client fell behind the replay window, or the id is not one this hub gave out.
    */
   z.object({ type: z.literal('reset'), reason: z.enum(['restarted', 'behind', 'unknown']) }),
 ]);
 export type HubEvent = z.infer<typeof HubEventSchema>;
+/** Most sites one `fleet-moved` event names. */
+export const FLEET_MOVED_SITES = 1000;
 
 /**
  * A person's role at the hub (S5 in docs/architecture.md#invariants). `viewer` reads; `operator` also asks for plans;

@@ -108,6 +108,12 @@ export class FleetReads {
     return this.summaries(rows, tallies, now);
   }
 
+  /** The fleet's planned cells counted (no `no-data`): one read of the `environment` counts. */
+  async totals(): Promise<{ cells: number; statusCounts: Record<string, number>; stale: number }> {
+    const t = addCounts(emptyTally(), await this.store.cellCounts('environment'));
+    return { cells: t.cells, statusCounts: t.statusCounts, stale: t.stale };
+  }
+
   /** A page of `/api/sites`: ordered and paged by the store, each site summarised from its counts. */
   async sitesPage(
     q: SitesQuery,
