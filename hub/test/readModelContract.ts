@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import type { AgentRow, CellCount, CellRow, HubStore } from '../src/ports/HubStore.js';
-import { cell } from './storeFixtures.js';
+import type { AgentRow, CellCount, CellRow, HubStore, RunRow } from '../src/ports/HubStore.js';
+import { cell, run } from './storeFixtures.js';
 
 /** A default cell of the contract's fleet: expected interval 60 s, so stale 120 s after its plan. */
 const at = (site: string, environment: string, component: string, status: CellRow['status'], t = 1000) => ({
@@ -198,6 +198,30 @@ export function runReadModelContract(withStore: (fn: (s: HubStore) => Promise<vo
         sites: ['b'],
         total: 1,
       });
+    }),
+  );
+
+  it(
+    'prunes runs across many cells (more than one bounded step) and keeps the run each cell shows',
+    withStore(async (s) => {
+      const runsOf = (i: number) =>
+        [1, 2, 3].map((k) => ({
+          ...run(`01J${String(i).padStart(4, '0')}${k}`.padEnd(26, '0'), 1000 + k),
+          component: `c${String(i).padStart(4, '0')}`,
+        }));
+      const runs = Array.from({ length: 450 }, (_, i) => runsOf(i)).flat();
+      // Each cell shows its oldest run: kept though beyond the newest one.
+      const cells = Array.from({ length: 450 }, (_, i) => ({
+        ...cell((runsOf(i)[0] as RunRow).runId, 1001),
+        component: `c${String(i).padStart(4, '0')}`,
+      }));
+      await s.commit({ runs, cells });
+      const r = await s.prune({ maxRunsPerCell: 1, maxAgeMs: 1e12, failureMaxAgeMs: 1e12 }, 10_000);
+      expect(r.runs).toBe(450);
+      const left = await s.listRuns({ site: 'ship-7', environment: 'prod', component: 'c0449', limit: 10 });
+      expect(left.map((x) => x.runId).sort()).toEqual(
+        [(runsOf(449)[0] as RunRow).runId, (runsOf(449)[2] as RunRow).runId].sort(),
+      );
     }),
   );
 }

@@ -1,8 +1,6 @@
 import { openWalDatabase } from '@driftline/hop/sqlite';
-import { FAILURE_STATUSES } from '@driftline/protocol';
 import type Database from 'better-sqlite3';
 import { sortPeers } from '../../core/peers.js';
-import { pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
   AgentRow,
@@ -31,11 +29,9 @@ import type {
 } from '../../ports/HubStore.js';
 import { approvalStatements } from './approvalStatements.js';
 import { authStatements, migrate } from './authStatements.js';
+import { pruneStatements } from './pruneSteps.js';
 import { readModelStatements } from './readModelStatements.js';
 import { refStatements } from './refStatements.js';
-
-/** protocol's failure statuses as an SQL list (constants, not input). */
-const FAILURES_SQL = `(${FAILURE_STATUSES.map((f) => `'${f}'`).join(', ')})`;
 
 type Row = { row: string };
 const parse = <T>(r: Row | undefined): T | null => (r ? (JSON.parse(r.row) as T) : null);
@@ -59,11 +55,13 @@ export class SqliteHubStore implements HubStore {
     this.refs = refStatements(this.db);
     this.approvals = approvalStatements(this.db);
     this.model = readModelStatements(this.db);
+    this.pruneSteps = pruneStatements(this.db);
     // Cells stored before the read model get their columns (and counts) once, in bounded steps.
     const fill = this.db.transaction((after: [string, string, string]) => this.model.backfillStep(after));
     for (let at: [string, string, string] | null = ['', '', '']; at; ) at = fill(at);
   }
   private readonly model: ReturnType<typeof readModelStatements>;
+  private readonly pruneSteps: ReturnType<typeof pruneStatements>;
   private readonly approvals: ReturnType<typeof approvalStatements>;
   private readonly auth: ReturnType<typeof authStatements>;
   private readonly refs: ReturnType<typeof refStatements>;
@@ -294,31 +292,14 @@ export class SqliteHubStore implements HubStore {
     return this.approvals.listApplies(site, runIds);
   }
   async prune(policy: RetentionPolicy, now: number): Promise<PruneResult> {
-    return this.db.transaction(() => {
-      const expired = this.refs.expire(policy, now);
-      const keep = new Set((this.s.cellRunIds.all() as { run_id: string }[]).map((r) => r.run_id));
-      for (const id of this.refs.cellRunIds()) keep.add(id);
-      const runs = (this.s.runKeys.all() as RunKey[]).map((r) => ({
-        runId: r.run_id,
-        site: r.site,
-        environment: r.environment,
-        component: r.component,
-        status: r.status as RunRow['status'],
-        receivedAt: r.received_at,
-        atRef: r.at_ref,
-      }));
-      const doomed = pruneRuns(runs, keep, policy, now);
-      for (const id of doomed) this.s.delRun.run(id);
-      const history = this.db
-        .prepare(
-          `DELETE FROM cell_history WHERE seq NOT IN (SELECT MAX(seq) FROM cell_history GROUP BY site, environment, component)
-           AND ((status IN ${FAILURES_SQL} AND received_at < ?) OR (status NOT IN ${FAILURES_SQL} AND received_at < ?))`,
-        )
-        .run(now - policy.failureMaxAgeMs, now - policy.maxAgeMs).changes;
-      const bundles = this.s.delBundles.run(now - policy.maxAgeMs).changes;
+    const expired = this.db.transaction(() => this.refs.expire(policy, now))();
+    const { runs, history } = await this.pruneSteps.pruneRunsAndHistory(policy, now);
+    const bundles = this.db.transaction(() => {
+      const n = this.s.delBundles.run(now - policy.maxAgeMs).changes;
       this.auth.prune(now, now - policy.failureMaxAgeMs);
-      return { runs: doomed.length, history, bundles, ...expired };
+      return n;
     })();
+    return { runs, history, bundles, ...expired };
   }
   /** One process owns the file: nothing to take. */
   lockDocs<T>(_docIds: readonly string[], fn: () => Promise<T>): Promise<T> {
@@ -330,16 +311,6 @@ export class SqliteHubStore implements HubStore {
   }
 }
 
-type RunKey = {
-  run_id: string;
-  site: string;
-  environment: string;
-  component: string;
-  status: string;
-  received_at: number;
-  at_ref: string | null;
-};
-
 function prepare(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   return {
@@ -350,12 +321,9 @@ function prepare(db: Database.Database) {
     chunks: p('SELECT bytes FROM doc_chunks WHERE doc_id = ? ORDER BY seq'),
     delChunks: p('DELETE FROM doc_chunks WHERE doc_id = ?'),
     getRun: p('SELECT row FROM runs WHERE run_id = ?'),
-    runKeys: p('SELECT run_id, site, environment, component, status, received_at, at_ref FROM runs'),
-    delRun: p('DELETE FROM runs WHERE run_id = ?'),
     getCell: p('SELECT row FROM cells WHERE site = ? AND environment = ? AND component = ?'),
     cells: p('SELECT row FROM cells ORDER BY site, environment, component'),
     cellsOf: p('SELECT row FROM cells WHERE site = ? ORDER BY site, environment, component'),
-    cellRunIds: p('SELECT run_id FROM cells'),
     insHistory: p(
       'INSERT INTO cell_history (site, environment, component, status, received_at, row) VALUES (?, ?, ?, ?, ?, ?)',
     ),
