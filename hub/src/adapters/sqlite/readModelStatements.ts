@@ -50,9 +50,6 @@ export function readModelStatements(db: Database.Database) {
       'SELECT site, environment, component, row FROM cells WHERE stale = 0 AND stale_at IS NOT NULL AND stale_at < ? ORDER BY stale_at LIMIT ?',
     ),
     markStale: p('UPDATE cells SET stale = 1 WHERE site = ? AND environment = ? AND component = ?'),
-    attention: p(
-      `SELECT row FROM cells WHERE kind = ? AND (stale = 0 OR kind IN ${OUTRANK_STALE}) ORDER BY planned_at, site, environment, component LIMIT ?`,
-    ),
     attentionStale: p(
       "SELECT row FROM cells WHERE stale = 1 AND kind IN ('', 'blocked') ORDER BY planned_at, site, environment, component LIMIT ?",
     ),
@@ -61,6 +58,7 @@ export function readModelStatements(db: Database.Database) {
     ),
   };
   const pages = new Map<string, Database.Statement>();
+  const attentionByKind = new Map<string, Database.Statement>();
   const siteTotals = new Map<string, Database.Statement>();
   const sitePages = new Map<string, Database.Statement>();
   const names = `(SELECT site FROM sites UNION SELECT site FROM agents) n`;
@@ -107,7 +105,10 @@ export function readModelStatements(db: Database.Database) {
       // A literal (an API status, checked here) lets SQLite use the partial index of statuses but clean.
       if (q.status !== undefined) {
         if (!/^[a-z-]{1,40}$/.test(q.status)) return [];
-        where.push(`status = '${q.status}'`);
+        // The partial index's own term, so SQLite knows the index holds the rows asked for.
+        where.push(
+          q.status === 'clean' ? "status = 'clean'" : `status <> 'clean' AND status = '${q.status}'`,
+        );
       }
       eq('kind', q.kind);
       if (q.stale !== undefined && q.now !== undefined) {
@@ -124,7 +125,18 @@ export function readModelStatements(db: Database.Database) {
         where.push('(site, environment, component) > (@as, @ae, @ac)');
         Object.assign(args, { as: q.after.site, ae: q.after.environment, ac: q.after.component });
       }
-      const sql = `SELECT row FROM cells ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY site, environment, component LIMIT @limit`;
+      // Without statistics SQLite would walk the primary key and filter: name the index that holds the
+      // window (a status but clean, or one environment across sites).
+      const index =
+        q.status !== undefined && q.status !== 'clean'
+          ? 'INDEXED BY cells_status'
+          : q.environment !== undefined &&
+              q.site === undefined &&
+              q.sites === undefined &&
+              q.status === undefined
+            ? 'INDEXED BY cells_environment'
+            : '';
+      const sql = `SELECT row FROM cells ${index} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY site, environment, component LIMIT @limit`;
       let st = pages.get(sql);
       if (!st) {
         st = db.prepare(sql);
@@ -133,8 +145,17 @@ export function readModelStatements(db: Database.Database) {
       return parseAll(st.all(args) as Row[]);
     },
     attention(q: AttentionQuery): CellRow[] {
-      const rows = q.kind === 'stale' ? s.attentionStale.all(q.limit) : s.attention.all(q.kind, q.limit);
-      return parseAll(rows as Row[]);
+      if (q.kind === 'stale') return parseAll(s.attentionStale.all(q.limit) as Row[]);
+      // The kind as a literal (checked here) lets SQLite use the partial index of kinds but ''.
+      if (!/^[a-z-]{1,40}$/.test(q.kind)) return [];
+      let st = attentionByKind.get(q.kind);
+      if (!st) {
+        st = db.prepare(
+          `SELECT row FROM cells INDEXED BY cells_kind WHERE kind <> '' AND kind = '${q.kind}'${OUTRANK_STALE.includes(`'${q.kind}'`) ? '' : ' AND stale = 0'} ORDER BY planned_at, site, environment, component LIMIT ?`,
+        );
+        attentionByKind.set(q.kind, st);
+      }
+      return parseAll(st.all(q.limit) as Row[]);
     },
     sites(q: SitePageQuery): { sites: string[]; total: number } {
       const filter = q.contains ? 'WHERE instr(n.site, @contains) > 0' : '';

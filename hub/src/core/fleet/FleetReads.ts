@@ -70,9 +70,9 @@ export class FleetReads {
     for (const site of rows.names) {
       const perEnv = new Map<string, Tally>();
       for (const [env, list] of grouped.get(site) ?? []) perEnv.set(env, addCounts(emptyTally(), list));
-      for (const [env, keys] of declaredByEnvironment(rows.agents.get(site) ?? [])) {
+      for (const [env, declared] of declaredByEnvironment(rows.agents.get(site) ?? [])) {
         const t = perEnv.get(env) ?? emptyTally();
-        addNoData(t, keys.size - t.withData);
+        addNoData(t, declared - t.withData);
         perEnv.set(env, t);
       }
       out.set(site, { total: sumTallies(perEnv.values()), perEnv });
@@ -102,7 +102,7 @@ export class FleetReads {
     for (const site of rows.names) {
       const total = addCounts(emptyTally(), counts.get(site) ?? []);
       let declared = 0;
-      for (const keys of declaredByEnvironment(rows.agents.get(site) ?? []).values()) declared += keys.size;
+      for (const n of declaredByEnvironment(rows.agents.get(site) ?? []).values()) declared += n;
       tallies.set(site, { total: addNoData(total, declared - total.withData), perEnv: new Map() });
     }
     return this.summaries(rows, tallies, now);

@@ -49,20 +49,22 @@ export async function siteRows(
 }
 
 /**
- * The default cell keys (`environment/component`) the site's agents declared a cadence for, by
- * environment: the cells the matrix shows as `no-data` until planned.
+ * How many default cells (`environment/component`) the site's agents declared a cadence for, by
+ * environment: the cells the matrix shows as `no-data` until planned. Keys two agents both declare
+ * count once.
  */
-export function declaredByEnvironment(agents: readonly AgentRow[]): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
-  for (const a of agents)
-    for (const key of Object.keys(a.cadenceS)) {
-      const slash = key.indexOf('/');
-      if (slash <= 0 || slash === key.length - 1 || key.includes('@')) continue;
-      const env = key.slice(0, slash);
-      const set = out.get(env) ?? new Set<string>();
-      set.add(key);
-      out.set(env, set);
-    }
+export function declaredByEnvironment(agents: readonly AgentRow[]): Map<string, number> {
+  const out = new Map<string, number>();
+  const keys =
+    agents.length === 1
+      ? Object.keys(agents[0]?.cadenceS ?? {})
+      : [...new Set(agents.flatMap((a) => Object.keys(a.cadenceS)))];
+  for (const key of keys) {
+    const slash = key.indexOf('/');
+    if (slash <= 0 || slash === key.length - 1 || key.includes('@')) continue;
+    const env = key.slice(0, slash);
+    out.set(env, (out.get(env) ?? 0) + 1);
+  }
   return out;
 }
 
