@@ -379,6 +379,51 @@ const parts: Record<string, Part> = {
     run: async () =>
       lastJsonLine((await runTs('bench/parts/relayCustody.ts', flag, (quick ? 12 : 60) * min)).stdout),
   },
+  fleetScale: {
+    keys: Object.fromEntries(
+      ['sqlite', 'postgres'].map((store) => [
+        store,
+        {
+          sites: 0,
+          cells: 0,
+          fillResultsPerSec: 0,
+          views: Object.fromEntries(
+            [
+              'fleet',
+              'sites',
+              'sitesByProblems',
+              'matrixWindow',
+              'matrixDrift',
+              'matrixEnvironmentPage',
+              'site',
+              'cellRuns',
+            ].map((v) => [v, { p50Ms: 0, p95Ms: 0, wireBytes: 0 }]),
+          ),
+          ingestResultsPerSec: { alone: 0, with10Clients: 0 },
+          ingestWithClientsRatio: 0,
+          liveDelayMs: { p50: 0, p95: 0, samples: 0 },
+          rssMb: { afterViews: 0, peak: 0 },
+        },
+      ]),
+    ),
+    // Issue 41: a hub filled through its hop API (1,000 × 200; --quick 100 × 200; --sites/--cells), on
+    // SQLite and on PostgreSQL, each in its own process (hub/bench/fleetScale.ts).
+    run: async () => {
+      const size = process.argv.flatMap((a, i) =>
+        /^--(sites|cells)(=|$)/.test(a) ? (a.includes('=') ? [a] : [a, process.argv[i + 1] ?? '']) : [],
+      );
+      const out: Record<string, unknown> = {};
+      for (const store of ['sqlite', 'postgres']) {
+        const r = await runTs(
+          'hub/bench/fleetScale.ts',
+          [...flag, ...size, '--store', store],
+          (quick ? 15 : 90) * min,
+        );
+        out[store] = { ...lastJsonLine(r.stdout), processPeakRssMb: r.peakRssMb };
+      }
+      return out;
+    },
+  },
   ui: {
     keys: { cells: 0, firstRenderMs: 0, overviewFirstRenderMs: 0, updateLatencyMs: 0 },
     run: async () => {

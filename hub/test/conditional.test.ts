@@ -22,7 +22,11 @@ async function seeded(extra: object = {}) {
   mkdirSync(join(ui, 'assets'), { recursive: true });
   writeFileSync(join(ui, 'index.html'), '<!doctype html><title>Driftline</title>');
   writeFileSync(join(ui, 'assets', 'app.js'), 'console.log("dashboard")');
-  const admin = { authorization: (await addTestUser(h.hub.store, 'ada', ['admin'])).authorization };
+  // Identity: these tests are about validators of the bytes; compressed answers are tested below.
+  const admin = {
+    authorization: (await addTestUser(h.hub.store, 'ada', ['admin'])).authorization,
+    'accept-encoding': 'identity',
+  };
   const req = (await (await postJson(`${h.url}/api/plan-requests`, PLAN, admin)).json()) as {
     requestId: string;
   };
@@ -140,5 +144,62 @@ describe('ETags on /api reads', () => {
     expect(b.status).toBe(200);
     expect(await b.text()).toBe(await a.text());
     expect(b.headers.get('etag')).toBe(a.headers.get('etag'));
+  });
+});
+
+describe('compressed answers', () => {
+  it('sends br or gzip as the client takes them, with a weak tag that revalidates to 304', async () => {
+    const { h, admin } = await seeded();
+    // Enough sites for an answer past the compression threshold.
+    for (let i = 0; i < 40; i++)
+      await h.hub.store.commit({
+        sites: [{ site: `site-${i}`, lastContactAt: 1, upstream: 'relay-1', unreachableNotifiedFor: null }],
+      });
+    const get = (encoding: string, extra: Record<string, string> = {}) =>
+      fetch(`${h.url}/api/fleet`, { headers: { ...admin, 'accept-encoding': encoding, ...extra } });
+    const plain = await get('identity');
+    const plainText = await plain.text();
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    for (const [accept, coding] of [
+      ['br, gzip', 'br'],
+      ['gzip', 'gzip'],
+    ] as const) {
+      const res = await get(accept);
+      expect(res.headers.get('content-encoding'), accept).toBe(coding);
+      expect(res.headers.get('vary')).toMatch(/accept-encoding/i);
+      const tag = res.headers.get('etag') as string;
+      expect(tag).toBe(`W/${plain.headers.get('etag')}`);
+      // fetch decodes: the same JSON as the identity answer.
+      expect(await res.text()).toBe(plainText);
+      const again = await get(accept, { 'if-none-match': tag });
+      expect(again.status).toBe(304);
+      expect(again.headers.get('etag')).toBe(tag);
+    }
+    // On the wire: smaller than the identity bytes.
+    const { request } = await import('node:http');
+    const wire = await new Promise<number>((resolve, reject) => {
+      const req = request(`${h.url}/api/fleet`, { headers: { ...admin, 'accept-encoding': 'br' } }, (res) => {
+        let n = 0;
+        res.on('data', (d: Buffer) => {
+          n += d.length;
+        });
+        res.on('end', () => resolve(n));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(wire).toBeLessThan(Buffer.byteLength(plainText) / 3);
+  });
+
+  it('never compresses the event stream', async () => {
+    const { h, admin } = await seeded();
+    const ctl = new AbortController();
+    const res = await fetch(`${h.url}/api/events`, {
+      headers: { ...admin, 'accept-encoding': 'br, gzip' },
+      signal: ctl.signal,
+    });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(res.headers.get('content-encoding')).toBeNull();
+    ctl.abort();
   });
 });

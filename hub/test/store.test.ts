@@ -10,6 +10,7 @@ import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
 import { MIGRATIONS, SCHEMA_V1 } from '../src/adapters/sqlite/schema.js';
 import { runPublicationStoreContract } from './publicationStoreContract.js';
 import { runHubStoreContract } from './storeContract.js';
+import { cell } from './storeFixtures.js';
 
 runHubStoreContract('memory', async () => ({ store: new MemoryHubStore(), done: async () => {} }));
 
@@ -212,8 +213,44 @@ describe('SqliteHubStore schema', () => {
       await store.close();
     }
     const again = new Database(path, { readonly: true });
-    expect(again.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({ value: '5' });
+    expect(again.prepare("SELECT value FROM meta WHERE key = 'schema'").get()).toEqual({
+      value: String(MIGRATIONS.length),
+    });
     again.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('migrates a version-5 file: its cells are counted and past-deadline ones go stale at the next sweep step', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hub-store-v5-'));
+    const path = join(dir, 'hub.db');
+    const v5 = new Database(path);
+    for (const m of MIGRATIONS.slice(0, 5)) v5.exec(m);
+    v5.prepare("UPDATE meta SET value = '5' WHERE key = 'schema'").run();
+    const put = v5.prepare(
+      'INSERT INTO cells (site, environment, component, run_id, row) VALUES (?, ?, ?, ?, ?)',
+    );
+    // 1,200 cells: more than one backfill step (500).
+    v5.transaction(() => {
+      for (let i = 0; i < 1200; i++) {
+        const c = { ...cell(`R${i}`, 1000, i % 3 === 0 ? 'drift' : 'clean'), component: `c${i}` };
+        put.run(c.site, c.environment, c.component, c.runId, JSON.stringify(c));
+      }
+    })();
+    v5.close();
+    const store = new SqliteHubStore(path);
+    try {
+      expect(await store.cellCounts('site')).toEqual([
+        { key: 'ship-7', status: 'clean', kind: '', stale: false, n: 800 },
+        { key: 'ship-7', status: 'drift', kind: 'drift', stale: false, n: 400 },
+      ]);
+      expect((await store.advanceStale(1_000_000, 2000)).length).toBe(1200);
+      expect((await store.cellCounts('environment')).map((c) => [c.status, c.stale, c.n])).toEqual([
+        ['clean', true, 800],
+        ['drift', true, 400],
+      ]);
+    } finally {
+      await store.close();
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 });

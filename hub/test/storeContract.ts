@@ -3,6 +3,7 @@ import type { HubStore } from '../src/ports/HubStore.js';
 import { runApprovalStoreContract } from './approvalStoreContract.js';
 import { runAuthStoreContract } from './authStoreContract.js';
 import { runPeerStoreContract } from './peerStoreContract.js';
+import { runReadModelContract } from './readModelContract.js';
 import { runSharedStoreContract } from './sharedStoreContract.js';
 import { cell, hist, hook, run } from './storeFixtures.js';
 
@@ -376,5 +377,6 @@ export function runHubStoreContract(
     runPeerStoreContract(withStore);
     runApprovalStoreContract(withStore);
     runSharedStoreContract(withStore);
+    runReadModelContract(withStore);
   });
 }

@@ -52,6 +52,8 @@ export const MatrixResponseSchema = z.object({
   cells: z.array(MatrixCellSchema),
   /** The hub time the matrix describes (now, or `at`). */
   asOf: z.iso.datetime().optional(),
+  /** More cells match: pass this as `cursor` for the next page; null or absent: this was the last. */
+  next: z.string().nullable().optional(),
 });
 export type MatrixResponse = z.infer<typeof MatrixResponseSchema>;
 
@@ -67,7 +69,21 @@ export const MatrixQuerySchema = z.object({
   at: z.iso.datetime().optional(),
   /** Plans of this ref (`pr/42`); default the main view (each component's default ref). */
   ref: z.string().max(200).optional(),
+  /** A window's rows: only these sites, comma-separated (at most {@link MATRIX_WINDOW_SITES}). */
+  sites: z
+    .string()
+    .max(20_000)
+    .transform((s) => s.split(',').filter((x) => x.length > 0))
+    .pipe(z.array(z.string()).max(500))
+    .optional(),
+  /** Most cells in one answer (default and at most {@link MATRIX_PAGE_MAX}). */
+  limit: z.coerce.number().int().min(1).max(5000).optional(),
+  /** The `next` of the previous page. */
+  cursor: z.string().max(2000).optional(),
 });
+/** Most sites a matrix window names; most cells one matrix answer holds. */
+export const MATRIX_WINDOW_SITES = 500;
+export const MATRIX_PAGE_MAX = 5000;
 export type MatrixQuery = z.infer<typeof MatrixQuerySchema>;
 
 /** A path clock estimate the hub held back, not used to date anything. */
@@ -133,7 +149,27 @@ export const SiteSummarySchema = z.object({
 });
 export type SiteSummary = z.infer<typeof SiteSummarySchema>;
 
-export const SitesResponseSchema = z.object({ sites: z.array(SiteSummarySchema) });
+export const SitesResponseSchema = z.object({
+  sites: z.array(SiteSummarySchema),
+  /** How many sites match in all (every page). */
+  total: z.number().int().nonnegative().optional(),
+  /** Pass as `cursor` for the next page; null or absent: this was the last. */
+  next: z.string().nullable().optional(),
+});
+
+/** Orders of `GET /api/sites`: by name, by last contact (oldest first, or `-` newest), by problems. */
+export const SITE_SORT_KEYS = ['site', '-site', 'lastContact', '-lastContact', 'problems'] as const;
+/** Most sites one `/api/sites` answer holds (and the default). */
+export const SITES_PAGE_MAX = 500;
+export const SITES_PAGE_DEFAULT = 100;
+export const SitesQuerySchema = z.object({
+  sort: z.enum(SITE_SORT_KEYS).optional(),
+  limit: z.coerce.number().int().min(1).max(SITES_PAGE_MAX).optional(),
+  cursor: z.string().max(200).optional(),
+  /** Only sites whose name contains this text. */
+  contains: z.string().max(200).optional(),
+});
+export type SitesQuery = z.infer<typeof SitesQuerySchema>;
 export type SitesResponse = z.infer<typeof SitesResponseSchema>;
 
 export const SiteDetailSchema = SiteSummarySchema.extend({
@@ -250,12 +286,34 @@ export const HubEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run-added'), run: RunListItemSchema }),
   z.object({ type: z.literal('plan-request-updated'), request: PlanRequestSchema }),
   /**
+   * What one ingest batch or sweep moved, coalesced (decision 402): the sites touched, how many cells
+   * changed (each also sent as `cell-updated`) and how many were unchanged confirmations (their ages
+   * moved; they are not sent one by one), and the fleet's new totals. A client asks for what it shows.
+   */
+  z.object({
+    type: z.literal('fleet-moved'),
+    at: z.iso.datetime(),
+    /** Sites whose cells or contact moved, sorted; at most {@link FLEET_MOVED_SITES}. */
+    sites: z.array(z.string()),
+    /** More sites moved than `sites` lists. */
+    moreSites: z.boolean(),
+    changed: z.number().int().nonnegative(),
+    confirmed: z.number().int().nonnegative(),
+    totals: z.object({
+      cells: z.number().int().nonnegative(),
+      statusCounts: z.record(z.string(), z.number().int().nonnegative()),
+      stale: z.number().int().nonnegative(),
+    }),
+  }),
+  /**
    * The client cannot be caught up from its `Last-Event-ID` and must re-read everything: the hub restarted
    * (another epoch), the client fell behind the replay window, or the id is not one this hub gave out.
    */
   z.object({ type: z.literal('reset'), reason: z.enum(['restarted', 'behind', 'unknown']) }),
 ]);
 export type HubEvent = z.infer<typeof HubEventSchema>;
+/** Most sites one `fleet-moved` event names. */
+export const FLEET_MOVED_SITES = 1000;
 
 /**
  * A person's role at the hub (S5 in docs/architecture.md#invariants). `viewer` reads; `operator` also asks for plans;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MatrixQuerySchema } from './api.js';
+import type { MatrixQuerySchema, SitesQuerySchema } from './api.js';
 import { RunIdSchema, SiteIdSchema } from './ids.js';
 import { PlanStatusSchema } from './planSummary.js';
 import { CommitSchema, RefNameSchema } from './refs.js';
@@ -96,6 +96,7 @@ export const SourcesQuerySchema = z.object({
 
 /** What the dashboard may send to each `/api` read: the names the hub parses, nothing else. */
 export type MatrixQueryParams = QueryParams<typeof MatrixQuerySchema>;
+export type SitesQueryParams = QueryParams<typeof SitesQuerySchema>;
 export type RunsQueryParams = QueryParams<typeof RunsQuerySchema>;
 export type AuditQueryParams = QueryParams<typeof AuditQuerySchema>;
 export type SiteFilterQueryParams = QueryParams<typeof SiteFilterQuerySchema>;

@@ -46,10 +46,10 @@ describe('a reset on the live stream', () => {
     await screen.findByRole('grid');
     await waitFor(() => expect(hub.openStreams).toBe(1));
     const matrixReads = () => hub.requests.filter((q) => q.path.startsWith('GET /api/matrix')).length;
-    // what is on screen (prod at its 3 sites), then one read per environment (prod, staging)
-    await waitFor(() => expect(matrixReads()).toBe(5));
+    // what is on screen (prod at its 3 sites, one window), then one read per environment (prod, staging)
+    await waitFor(() => expect(matrixReads()).toBe(3));
     act(() => hub.emit({ type: 'reset', reason: 'restarted' }));
-    await waitFor(() => expect(matrixReads()).toBe(10));
+    await waitFor(() => expect(matrixReads()).toBe(6));
     await screen.findByRole('grid');
   });
 });

@@ -2,6 +2,8 @@ import type { MatrixCell, MatrixQuery, SiteContact, SiteDetail, SiteSummary } fr
 import type { AgentRow, ReadStore, SiteRow } from '../ports/HubStore.js';
 import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import { firstDiagnostic } from './diagnostic.js';
+import { FleetReads } from './fleet/FleetReads.js';
+import { MatrixWindow } from './fleet/MatrixWindow.js';
 import type { PublicationReader } from './onTheWay.js';
 import { RefQueries } from './RefQueries.js';
 import {
@@ -20,6 +22,10 @@ const DIAGNOSTICS_CAP = 500;
 export class Queries {
   /** Plans of refs: the gate, the ref's matrix, needs, sources. */
   readonly refs: RefQueries;
+  /** Fleet-wide views from the read model (docs/decisions/400-fleet-read-model.md). */
+  readonly fleet: FleetReads;
+  /** Windows of the matrix now, through the read model's indexes. */
+  readonly window: MatrixWindow;
 
   constructor(
     private readonly store: ReadStore,
@@ -29,6 +35,8 @@ export class Queries {
     readonly contactPlans?: ContactPlans,
   ) {
     this.refs = new RefQueries(store, publications);
+    this.fleet = new FleetReads(store, defaultContactIntervalS, contactPlans);
+    this.window = new MatrixWindow(store, defaultContactIntervalS, contactPlans);
   }
 
   /**

@@ -16,11 +16,17 @@ import { isStale, isUnreachable, type ViewContext } from './views.js';
 import { afterAttempt, webhookRow } from './webhooks.js';
 
 export interface SweepResult {
+  /** Cells the read model marked stale in this sweep (their deadline passed). */
+  advanced: number;
   expired: PlanRequestRow[];
   staleCells: CellRow[];
   unreachableSites: string[];
   pruned: PruneResult | null;
 }
+
+/** Cells one `advanceStale` step marks at most, and steps per sweep (the rest wait for the next sweep). */
+const STALE_STEP = 500;
+const STALE_STEPS = 40;
 
 /**
  * Time-driven transitions, which no arriving bundle would trigger: expiring plan requests, cells going stale,
@@ -64,10 +70,19 @@ export class Sweeper {
           heard: s.lastContactAt === null ? now : Math.min(now, s.lastContactAt + k.graceS * 1000),
         });
     }
+    // The read model's stale flags move for the cells whose deadline passed (an index on the deadline,
+    // never the fleet), in bounded steps; each such cell is notified once, unless its site's contact plan
+    // says the silence was expected (then it is not notified: decision 400).
     const staleCells: CellRow[] = [];
-    for (const c of await store.listCells()) {
-      if (c.staleNotifiedFor === c.runId || !isStale(c, planned.get(c.site)?.heard ?? now)) continue;
-      staleCells.push({ ...c, staleNotifiedFor: c.runId });
+    let advanced = 0;
+    for (let step = 0; step < STALE_STEPS; step++) {
+      const due = await store.advanceStale(now, STALE_STEP);
+      advanced += due.length;
+      for (const c of due) {
+        if (c.staleNotifiedFor === c.runId || !isStale(c, planned.get(c.site)?.heard ?? now)) continue;
+        staleCells.push({ ...c, staleNotifiedFor: c.runId });
+      }
+      if (due.length < STALE_STEP) break;
     }
     const sites: SiteRow[] = [];
     for (const s of siteRows) {
@@ -92,6 +107,7 @@ export class Sweeper {
       this.d.countRefsExpired?.(pruned.refCells, pruned.refRuns);
     }
     return {
+      advanced,
       expired: written.expired,
       staleCells: written.staleCells,
       unreachableSites: written.sites.map((s) => s.site),

@@ -105,6 +105,16 @@ export function toSiteSummary(
 ): SiteSummary {
   const statusCounts: Record<string, number> = {};
   for (const c of cells) statusCounts[c.status] = (statusCounts[c.status] ?? 0) + 1;
+  return toSiteSummaryCounted(site, agents, { cells: cells.length, statusCounts }, ctx);
+}
+
+/** A site's summary from its cell counts (the read model's, or counted from cells). */
+export function toSiteSummaryCounted(
+  site: SiteRow,
+  agents: readonly AgentRow[],
+  counts: { cells: number; statusCounts: Record<string, number> },
+  ctx: ViewContext,
+): SiteSummary {
   return {
     site: site.site as SiteSummary['site'],
     lastContactAt: iso(site.lastContactAt),
@@ -113,8 +123,8 @@ export function toSiteSummary(
     clockOffsetMs: meanOffset(agents),
     clockOffsetUncertaintyMs: siteOffsetUncertainty(agents, meanOffset(agents)),
     clockHeldAgents: agents.filter((a) => a.clockHeld).map((a) => a.agent),
-    cells: cells.length,
-    statusCounts,
+    cells: counts.cells,
+    statusCounts: { ...counts.statusCounts },
   };
 }
 

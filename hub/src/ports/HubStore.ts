@@ -144,6 +144,66 @@ export interface RunQuery {
   limit: number;
 }
 
+/**
+ * A scope the read model counts default cells by (docs/decisions/400-fleet-read-model.md); the fleet's
+ * totals are the sum of the `environment` scope. `siteEnvironment` keys are `site/environment`.
+ */
+export type CountScope = 'site' | 'environment' | 'component' | 'siteEnvironment';
+
+/** One count of the read model: how many cells of `key` have this status, base kind and staleness. */
+export interface CellCount {
+  key: string;
+  status: string;
+  /** `baseKind` of the cells ('' for none): the attention kind apart from staleness. */
+  kind: string;
+  stale: boolean;
+  n: number;
+}
+
+/** `pageCells`: a window of default cells, in (site, environment, component) order. */
+export interface CellPageQuery {
+  site?: string;
+  /** Only these sites (a window's rows). */
+  sites?: readonly string[];
+  environment?: string;
+  component?: string;
+  status?: string;
+  /** Only cells with this base kind (`baseKind`). */
+  kind?: string;
+  stale?: boolean;
+  /**
+   * With `stale`: judge staleness at this time by the deadline (exact before the sweeper moves the flag);
+   * absent: by the stored flag.
+   */
+  now?: number;
+  /** Only cells after this key (the cursor of the previous page). */
+  after?: { site: string; environment: string; component: string };
+  limit: number;
+}
+
+/** `attentionCells`: the longest-standing cells of one attention kind. */
+export interface AttentionQuery {
+  /**
+   * An attention kind as `kindWithStale` gives it: `failed`, `stuck-lock`, `drift`, `blocked` (not stale),
+   * or `stale` (stale cells of no worse kind).
+   */
+  kind: string;
+  limit: number;
+}
+
+/** Sort orders of `pageSites`. */
+export const SITE_SORTS = ['site', '-site', 'lastContact', '-lastContact', 'problems'] as const;
+export type SiteSort = (typeof SITE_SORTS)[number];
+
+/** `pageSites`: sites (with a row, or enrolled agents only) in one order, from `offset`. */
+export interface SitePageQuery {
+  sort: SiteSort;
+  offset: number;
+  limit: number;
+  /** Only sites whose name contains this text. */
+  contains?: string;
+}
+
 /** Every write goes through `commit`, so each adapter implements atomicity once (D1). */
 export interface StoreWrites {
   commit(writes: WriteSet): Promise<void>;
@@ -161,6 +221,14 @@ export interface ReadStore {
   /** Several cells (default or `@ref`) in one read, in the order asked; null where none is stored. */
   getCells(keys: readonly CellKeyQuery[]): Promise<(CellRow | null)[]>;
   listCells(site?: string): Promise<CellRow[]>;
+  /** The read model's counts of one scope (of `keys` only, when given): no cell is read. */
+  cellCounts(scope: CountScope, keys?: readonly string[]): Promise<CellCount[]>;
+  /** A bounded window of default cells by the read model's columns. */
+  pageCells(q: CellPageQuery): Promise<CellRow[]>;
+  /** The longest-standing cells (oldest `plannedAt` first) of one attention kind, bounded. */
+  attentionCells(q: AttentionQuery): Promise<CellRow[]>;
+  /** Sites (names only) in the order asked, and how many match in all. */
+  pageSites(q: SitePageQuery): Promise<{ sites: string[]; total: number }>;
   /** The latest history row per cell with `receivedAt <= at`. */
   cellsAt(at: number): Promise<CellHistoryRow[]>;
   /** The `environment/component@ref` cell of a site (a ref other than the component's default). */
@@ -251,13 +319,20 @@ export interface PeopleStore extends StoreWrites {
 /** What the sweeper writes on time alone: retention, time-driven marks and due webhooks. */
 export interface RetentionStore
   extends StoreWrites,
-    Pick<ReadStore, 'listAgents' | 'listCells' | 'listSites' | 'listPlanRequests'> {
+    Pick<ReadStore, 'listAgents' | 'listSites' | 'listPlanRequests'> {
   /**
    * Writes the marks still true (see `SweepMarks`) and, in the same transaction, the webhooks
    * `webhooksOf` names for what was written; answers what was written. Only the mark fields change
    * (`state`, `staleNotifiedFor`, `unreachableNotifiedFor`): the rest of each row stays as stored.
    */
   markSwept(m: SweepMarks, webhooksOf: (written: SweepMarks) => WebhookRow[]): Promise<SweepMarks>;
+
+  /**
+   * Marks stale the cells whose deadline (`staleDeadline`) passed by `now`, at most `limit`, oldest
+   * deadline first, moving the read model's counts in the same transaction; answers the cells marked.
+   * Reads only those cells (an index on the deadline), never the fleet.
+   */
+  advanceStale(now: number, limit: number): Promise<CellRow[]>;
 
   dueWebhooks(now: number, limit: number): Promise<WebhookRow[]>;
   getWebhook(id: string): Promise<WebhookRow | null>;

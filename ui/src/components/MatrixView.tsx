@@ -27,6 +27,7 @@ export function MatrixView({ filters, pivot, go }: Props) {
     site: filters.site || null,
     pivot,
     visibleSites: visibleColumns(),
+    status: at || ref ? null : filters.status,
   });
   const clockNow = at ? Date.parse(at) : now;
   const layout = useMemo(

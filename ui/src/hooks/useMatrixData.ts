@@ -6,6 +6,9 @@ import { type FirstHints, planParts } from '../core/matrixParts.js';
 import type { MatrixPart } from '../ports/Api.js';
 import { useServices } from '../services.js';
 
+/** Most pages one part is read in (5,000 cells each: a 1,000 × 200 fleet is 40). */
+const MAX_PAGES = 100;
+
 /** What a site row needs beside its cells: whether and since when it is unreachable. */
 export type SiteFacts = Pick<SiteSummary, 'site' | 'lastContactAt' | 'unreachable' | 'contact'>;
 
@@ -75,9 +78,21 @@ export function useMatrixData(at: string | null, ref: string | null, first: Firs
       }
       progress = { done: 0, total: parts.length };
       for (const step of parts) {
-        const got = await Promise.all(step.map((part) => api.matrix(part)));
+        // Each part is paged by the hub: follow its cursor until the part is whole.
+        const got = await Promise.all(
+          step.map(async (part) => {
+            const cells: MatrixCell[] = [];
+            let m = await api.matrix(part);
+            cells.push(...(m.cells as MatrixCell[]));
+            for (let pages = 1; m.next && pages < MAX_PAGES && !cancelled; pages++) {
+              m = await api.matrix({ ...part, cursor: m.next });
+              cells.push(...(m.cells as MatrixCell[]));
+            }
+            return cells;
+          }),
+        );
         if (cancelled) return;
-        for (const m of got) store.addAll(m.cells as MatrixCell[]);
+        for (const cells of got) store.addAll(cells);
         progress = { done: progress.done + 1, total: parts.length };
         publish();
         // Let the browser paint (and answer the keyboard) before the next part is read and laid out.
@@ -88,7 +103,7 @@ export function useMatrixData(at: string | null, ref: string | null, first: Firs
       cancelled = true;
       off();
     };
-  }, [api, live, at, ref]);
+  }, [api, live, at, ref, first.status ?? null]);
   return data;
 }
 

@@ -33,6 +33,12 @@ export interface MatrixPart {
   site?: string | null;
   environment?: string | null;
   component?: string | null;
+  /** Only cells with this status (the server filters: `status=drift` reads the drifted cells alone). */
+  status?: string | null;
+  /** A window's rows: only these sites. */
+  sites?: readonly string[] | null;
+  /** The `next` of the previous page of the same part. */
+  cursor?: string | null;
 }
 
 export interface Api {

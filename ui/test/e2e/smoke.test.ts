@@ -115,6 +115,22 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.screenshot({ path: join(SHOTS, 'e2e-dark.png'), fullPage: true });
   });
+
+  it('asks the hub for the drifted cells alone when the matrix is filtered by drift', async () => {
+    await page.emulateMedia({ colorScheme: 'light' });
+    const before = hub.requests.length;
+    await page.goto(`${server.url}/?status=drift`);
+    const grid = page.getByRole('grid');
+    await grid.waitFor({ timeout: 10_000 });
+    await expect.poll(() => grid.textContent(), { timeout: 10_000 }).toContain('drift');
+    const reads = hub.requests
+      .slice(before)
+      .map((r) => r.path)
+      .filter((p) => p.startsWith('GET /api/matrix'));
+    // The hub filters: one request for the drifted cells, no environment read in full.
+    expect(reads).toEqual(['GET /api/matrix?status=drift']);
+    expect(await grid.textContent()).not.toContain('clean');
+  });
 });
 
 if (!hasChromium && !required) {

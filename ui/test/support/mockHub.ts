@@ -154,10 +154,16 @@ export class MockHub {
       const site = q.get('site');
       const env = q.get('environment');
       const comp = q.get('component');
-      if (site || env || comp)
+      const status = q.get('status');
+      const sites = q.get('sites')?.split(',') ?? null;
+      if (site || env || comp || status || sites)
         cells = cells.filter(
           (c) =>
-            (!site || c.site === site) && (!env || c.environment === env) && (!comp || c.component === comp),
+            (!site || c.site === site) &&
+            (!env || c.environment === env) &&
+            (!comp || c.component === comp) &&
+            (!status || c.status === status) &&
+            (!sites || sites.includes(c.site)),
         );
       return { status: 200, body: MatrixResponseSchema.parse(matrixResponse(cells, at ?? undefined)) };
     }

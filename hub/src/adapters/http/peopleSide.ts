@@ -5,6 +5,7 @@ import type { ApiConfig } from '../../config.js';
 import type { Clock } from '../../ports/Clock.js';
 import type { HubStore } from '../../ports/HubStore.js';
 import type { HubAuth } from './auth.js';
+import { compression, weakEncodedEtags } from './compression.js';
 import { conditionalGet } from './conditional.js';
 import { openApiDocument } from './openapi.js';
 import type { ApiDeps } from './routes/deps.js';
@@ -40,13 +41,16 @@ export function metricsRouter(registry: Registry): Router {
 
 /**
  * Mounts the people's side on `app`: store errors that pass become 503/507, then the auth guard (every
- * `/api…` and `/metrics` request passes it), `/metrics` when asked, ETags and 304s on what follows, then
+ * `/api…` and `/metrics` request passes it), `/metrics` when asked, compression (br, gzip; weak ETags when
+ * encoded), ETags and 304s on what follows, then
  * the sign-in link, the `/api` routes (generated from the route table) and the dashboard's files.
  */
 export function mountPeopleSide(app: Koa, d: PeopleSideDeps): void {
   app.use(storeErrors());
   app.use(d.auth.guard());
   if (d.metricsRegistry) app.use(metricsRouter(d.metricsRegistry).routes());
+  app.use(weakEncodedEtags());
+  app.use(compression());
   app.use(conditionalGet());
   const link = signInLink(d);
   app.use(link.routes());

@@ -1,7 +1,11 @@
 import { PassThrough } from 'node:stream';
 import type { HubEvent } from '@driftline/protocol';
 import type { Context } from 'koa';
+import { coalesceEvents, type NumberedEvent } from '../../core/coalesceEvents.js';
 import type { EventLog } from '../../core/EventLog.js';
+
+/** A client gets at most one flush of live events per this many ms (a few a second). */
+export const COALESCE_MS = 250;
 
 const frame = (id: string, e: HubEvent) => `id: ${id}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
 
@@ -12,7 +16,12 @@ const frame = (id: string, e: HubEvent) => `id: ${id}\nevent: ${e.type}\ndata: $
  * `reset` event carrying the current id, after which it must re-read everything. `HEAD` answers the
  * headers only and opens no stream.
  */
-export async function serveEvents(ctx: Context, log: EventLog, keepAliveMs = 15_000): Promise<void> {
+export async function serveEvents(
+  ctx: Context,
+  log: EventLog,
+  keepAliveMs = 15_000,
+  coalesceMs = COALESCE_MS,
+): Promise<void> {
   const lastId =
     ctx.get('last-event-id') || (typeof ctx.query.lastEventId === 'string' ? ctx.query.lastEventId : '');
   ctx.set({
@@ -38,12 +47,25 @@ export async function serveEvents(ctx: Context, log: EventLog, keepAliveMs = 15_
     if (since.kind === 'reset') stream.write(frame(since.id, { type: 'reset', reason: since.reason }));
     else for (const e of since.events) stream.write(frame(e.id, e.event));
   }
-  const off = log.subscribe((e) => stream.write(frame(e.id, e.event)));
+  // Live events are coalesced per client: at most one flush per `coalesceMs` (decision 402).
+  let pending: NumberedEvent[] = [];
+  let flushTimer: NodeJS.Timeout | null = null;
+  const flush = () => {
+    flushTimer = null;
+    const batch = pending;
+    pending = [];
+    for (const e of coalesceEvents(batch)) stream.write(frame(e.id, e.event));
+  };
+  const off = log.subscribe((e) => {
+    pending.push(e);
+    flushTimer ??= setTimeout(flush, coalesceMs);
+  });
   const timer = setInterval(() => stream.write(': keep-alive\n\n'), keepAliveMs);
   timer.unref();
   const close = () => {
     off();
     clearInterval(timer);
+    if (flushTimer) clearTimeout(flushTimer);
     stream.end();
   };
   ctx.req.on('close', close);

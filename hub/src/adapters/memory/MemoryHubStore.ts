@@ -6,11 +6,14 @@ import type {
   ApplyRow,
   ApprovalRow,
   ApproverRow,
+  AttentionQuery,
   AuditRow,
   BlobRow,
   CellHistoryRow,
   CellKeyQuery,
+  CellPageQuery,
   CellRow,
+  CountScope,
   Deliveries,
   DownlinkRow,
   HubStore,
@@ -22,12 +25,14 @@ import type {
   RunQuery,
   RunRow,
   SessionRow,
+  SitePageQuery,
   SiteRow,
   SweepMarks,
   UserRow,
   WebhookRow,
   WriteSet,
 } from '../../ports/HubStore.js';
+import { MemoryReadModel } from './MemoryReadModel.js';
 
 const cellId = (s: string, e: string, c: string, ref = '') => `${s}\u0000${e}\u0000${c}\u0000${ref}`;
 const clone = <T>(v: T): T => structuredClone(v);
@@ -39,6 +44,7 @@ export class MemoryHubStore implements HubStore {
   private bundles = new Map<string, number>();
   private chunks = new Map<string, Uint8Array[]>();
   private cells = new Map<string, CellRow>();
+  private readonly model = new MemoryReadModel();
   /** `@ref` cells, apart from the default ones. */
   private refCells = new Map<string, CellRow>();
   private history: CellHistoryRow[] = [];
@@ -73,7 +79,10 @@ export class MemoryHubStore implements HubStore {
     for (const r of w.runs ?? []) if (!this.runs.has(r.runId)) this.runs.set(r.runId, clone(r));
     for (const c of w.cells ?? []) {
       if (c.atRef) this.refCells.set(cellId(c.site, c.environment, c.component, c.atRef), clone(c));
-      else this.cells.set(cellId(c.site, c.environment, c.component), clone(c));
+      else {
+        this.cells.set(cellId(c.site, c.environment, c.component), clone(c));
+        this.model.write(c);
+      }
     }
     for (const h of w.history ?? []) this.history.push(clone(h));
     for (const a of w.agents ?? []) this.agents.set(`${a.site}/${a.agent}`, clone(a));
@@ -180,6 +189,22 @@ export class MemoryHubStore implements HubStore {
       .filter((c) => !site || c.site === site)
       .sort(byCell)
       .map(clone);
+  }
+  async cellCounts(scope: CountScope, keys?: readonly string[]) {
+    return this.model.counts(this.cells.values(), scope, keys);
+  }
+  async pageCells(q: CellPageQuery) {
+    return this.model.page(this.cells.values(), q).map(clone);
+  }
+  async attentionCells(q: AttentionQuery) {
+    return this.model.attention(this.cells.values(), q).map(clone);
+  }
+  async pageSites(q: SitePageQuery) {
+    const names = [...this.sites.keys(), ...[...this.agents.values()].map((a) => a.site)];
+    return this.model.sites(names, this.cells.values(), (s) => this.sites.get(s)?.lastContactAt ?? null, q);
+  }
+  async advanceStale(now: number, limit: number) {
+    return this.model.advanceStale(this.cells.values(), now, limit).map(clone);
   }
   async cellsAt(at: number) {
     const latest = new Map<string, CellHistoryRow>();

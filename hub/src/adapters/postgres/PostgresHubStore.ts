@@ -8,11 +8,14 @@ import type {
   ApplyRow,
   ApprovalRow,
   ApproverRow,
+  AttentionQuery,
   AuditRow,
   BlobRow,
   CellHistoryRow,
   CellKeyQuery,
+  CellPageQuery,
   CellRow,
+  CountScope,
   Deliveries,
   DownlinkRow,
   HubStore,
@@ -24,6 +27,7 @@ import type {
   RunQuery,
   RunRow,
   SessionRow,
+  SitePageQuery,
   SiteRow,
   SweepMarks,
   UserRow,
@@ -31,6 +35,7 @@ import type {
   WriteSet,
 } from '../../ports/HubStore.js';
 import type { PgDatabase, Stmt } from './PgDatabase.js';
+import { PostgresReadModel } from './PostgresReadModel.js';
 import { L, P, R } from './readStatements.js';
 import { writeSteps } from './writeStatements.js';
 
@@ -59,8 +64,25 @@ export class PostgresHubStore implements HubStore {
   /** Inside `lockDocs`: the connection holding the documents' locks, on which `commit` then runs. */
   private readonly locked = new AsyncLocalStorage<{ client: pg.PoolClient; open: boolean }>();
 
+  private readonly model: PostgresReadModel;
   constructor(private readonly db: PgDatabase) {
     db.retain();
+    this.model = new PostgresReadModel(db);
+  }
+  cellCounts(scope: CountScope, keys?: readonly string[]) {
+    return this.model.counts(scope, keys);
+  }
+  pageCells(q: CellPageQuery) {
+    return this.model.page(q);
+  }
+  attentionCells(q: AttentionQuery) {
+    return this.model.attention(q);
+  }
+  pageSites(q: SitePageQuery) {
+    return this.model.sites(q);
+  }
+  advanceStale(now: number, limit: number) {
+    return this.model.advanceStale(now, limit);
   }
 
   private async one<T>(s: Stmt, values: unknown[]): Promise<T | null> {

@@ -1,3 +1,5 @@
+import { READ_MODEL } from './readModelMigration.js';
+
 /**
  * The PostgreSQL schema as numbered migrations, applied in order (`migrate.ts`). A released migration
  * is never edited: a change is a new entry. Times are `bigint` milliseconds on the hub clock; rows are
@@ -118,4 +120,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'hub store', sql: HUB_STORE },
   { version: 2, name: 'published bundles', sql: BUNDLE_STORE },
   { version: 3, name: 'shared live events', sql: SHARED_EVENTS },
+  { version: 4, name: 'fleet read model', sql: READ_MODEL },
 ];

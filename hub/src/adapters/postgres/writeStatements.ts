@@ -1,3 +1,4 @@
+import { cellColumns } from '../../core/fleet/cellColumns.js';
 import type { WriteSet } from '../../ports/HubStore.js';
 import { LOCK, lockSql } from './locks.js';
 import type { Step, Stmt } from './PgDatabase.js';
@@ -29,7 +30,15 @@ const W = {
     'ref_cell',
     upsert('ref_cells', 'site, environment, component, ref', ['run_id', 'status', 'received_at', 'row']),
   ),
-  cell: st('cell', upsert('cells', 'site, environment, component', ['run_id', 'row'])),
+  cell: st(
+    'cell',
+    `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (site, environment, component) DO UPDATE SET
+     run_id = EXCLUDED.run_id, row = EXCLUDED.row, status = EXCLUDED.status, kind = EXCLUDED.kind,
+     planned_at = EXCLUDED.planned_at, stale_at = EXCLUDED.stale_at,
+     stale = CASE WHEN cells.stale_at IS NOT DISTINCT FROM EXCLUDED.stale_at
+       THEN GREATEST(cells.stale, EXCLUDED.stale) ELSE EXCLUDED.stale END`,
+  ),
   history: st(
     'history',
     'INSERT INTO cell_history (site, environment, component, status, received_at, row) VALUES ($1, $2, $3, $4, $5, $6)',
@@ -105,7 +114,22 @@ export function writeSteps(w: WriteSet): Step[] {
   for (const c of w.cells ?? []) {
     if (c.atRef)
       add(W.refCell, c.site, c.environment, c.component, c.atRef, c.runId, c.status, c.receivedAt, json(c));
-    else add(W.cell, c.site, c.environment, c.component, c.runId, json(c));
+    else {
+      const k = cellColumns(c);
+      add(
+        W.cell,
+        c.site,
+        c.environment,
+        c.component,
+        c.runId,
+        json(c),
+        k.status,
+        k.kind,
+        k.plannedAt,
+        k.staleAt,
+        k.stale,
+      );
+    }
   }
   for (const h of w.history ?? [])
     add(W.history, h.site, h.environment, h.component, h.status, h.receivedAt, json(h));

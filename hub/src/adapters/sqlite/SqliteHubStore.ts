@@ -1,15 +1,16 @@
 import { openWalDatabase } from '@driftline/hop/sqlite';
-import { FAILURE_STATUSES } from '@driftline/protocol';
 import type Database from 'better-sqlite3';
 import { sortPeers } from '../../core/peers.js';
-import { pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
   AgentRow,
+  AttentionQuery,
   BlobRow,
   CellHistoryRow,
   CellKeyQuery,
+  CellPageQuery,
   CellRow,
+  CountScope,
   Deliveries,
   DownlinkRow,
   HubStore,
@@ -20,6 +21,7 @@ import type {
   RetentionPolicy,
   RunQuery,
   RunRow,
+  SitePageQuery,
   SiteRow,
   SweepMarks,
   WebhookRow,
@@ -27,10 +29,9 @@ import type {
 } from '../../ports/HubStore.js';
 import { approvalStatements } from './approvalStatements.js';
 import { authStatements, migrate } from './authStatements.js';
+import { pruneStatements } from './pruneSteps.js';
+import { readModelStatements } from './readModelStatements.js';
 import { refStatements } from './refStatements.js';
-
-/** protocol's failure statuses as an SQL list (constants, not input). */
-const FAILURES_SQL = `(${FAILURE_STATUSES.map((f) => `'${f}'`).join(', ')})`;
 
 type Row = { row: string };
 const parse = <T>(r: Row | undefined): T | null => (r ? (JSON.parse(r.row) as T) : null);
@@ -53,7 +54,14 @@ export class SqliteHubStore implements HubStore {
     this.auth = authStatements(this.db);
     this.refs = refStatements(this.db);
     this.approvals = approvalStatements(this.db);
+    this.model = readModelStatements(this.db);
+    this.pruneSteps = pruneStatements(this.db);
+    // Cells stored before the read model get their columns (and counts) once, in bounded steps.
+    const fill = this.db.transaction((after: [string, string, string]) => this.model.backfillStep(after));
+    for (let at: [string, string, string] | null = ['', '', '']; at; ) at = fill(at);
   }
+  private readonly model: ReturnType<typeof readModelStatements>;
+  private readonly pruneSteps: ReturnType<typeof pruneStatements>;
   private readonly approvals: ReturnType<typeof approvalStatements>;
   private readonly auth: ReturnType<typeof authStatements>;
   private readonly refs: ReturnType<typeof refStatements>;
@@ -65,8 +73,7 @@ export class SqliteHubStore implements HubStore {
       if (c.whole) s.delChunks.run(c.docId);
       s.insChunk.run(c.docId, c.site, c.agent, c.epoch, Buffer.from(c.bytes));
     }
-    for (const c of this.refs.write(w))
-      s.upCell.run(c.site, c.environment, c.component, c.runId, JSON.stringify(c));
+    this.model.writeCells(this.refs.write(w));
     for (const h of w.history ?? [])
       s.insHistory.run(h.site, h.environment, h.component, h.status, h.receivedAt, JSON.stringify(h));
     for (const a of w.agents ?? []) s.upAgent.run(a.site, a.agent, JSON.stringify(a));
@@ -128,6 +135,21 @@ export class SqliteHubStore implements HubStore {
   }
   async listCells(site?: string) {
     return parseAll<CellRow>((site ? this.s.cellsOf.all(site) : this.s.cells.all()) as Row[]);
+  }
+  async cellCounts(scope: CountScope, keys?: readonly string[]) {
+    return this.model.counts(scope, keys);
+  }
+  async pageCells(q: CellPageQuery) {
+    return this.model.page(q);
+  }
+  async attentionCells(q: AttentionQuery) {
+    return this.model.attention(q);
+  }
+  async pageSites(q: SitePageQuery) {
+    return this.model.sites(q);
+  }
+  async advanceStale(now: number, limit: number) {
+    return this.db.transaction(() => this.model.advanceStale(now, limit))();
   }
   async cellsAt(at: number) {
     return parseAll<CellHistoryRow>(this.s.cellsAt.all(at) as Row[]);
@@ -270,31 +292,14 @@ export class SqliteHubStore implements HubStore {
     return this.approvals.listApplies(site, runIds);
   }
   async prune(policy: RetentionPolicy, now: number): Promise<PruneResult> {
-    return this.db.transaction(() => {
-      const expired = this.refs.expire(policy, now);
-      const keep = new Set((this.s.cellRunIds.all() as { run_id: string }[]).map((r) => r.run_id));
-      for (const id of this.refs.cellRunIds()) keep.add(id);
-      const runs = (this.s.runKeys.all() as RunKey[]).map((r) => ({
-        runId: r.run_id,
-        site: r.site,
-        environment: r.environment,
-        component: r.component,
-        status: r.status as RunRow['status'],
-        receivedAt: r.received_at,
-        atRef: r.at_ref,
-      }));
-      const doomed = pruneRuns(runs, keep, policy, now);
-      for (const id of doomed) this.s.delRun.run(id);
-      const history = this.db
-        .prepare(
-          `DELETE FROM cell_history WHERE seq NOT IN (SELECT MAX(seq) FROM cell_history GROUP BY site, environment, component)
-           AND ((status IN ${FAILURES_SQL} AND received_at < ?) OR (status NOT IN ${FAILURES_SQL} AND received_at < ?))`,
-        )
-        .run(now - policy.failureMaxAgeMs, now - policy.maxAgeMs).changes;
-      const bundles = this.s.delBundles.run(now - policy.maxAgeMs).changes;
+    const expired = this.db.transaction(() => this.refs.expire(policy, now))();
+    const { runs, history } = await this.pruneSteps.pruneRunsAndHistory(policy, now);
+    const bundles = this.db.transaction(() => {
+      const n = this.s.delBundles.run(now - policy.maxAgeMs).changes;
       this.auth.prune(now, now - policy.failureMaxAgeMs);
-      return { runs: doomed.length, history, bundles, ...expired };
+      return n;
     })();
+    return { runs, history, bundles, ...expired };
   }
   /** One process owns the file: nothing to take. */
   lockDocs<T>(_docIds: readonly string[], fn: () => Promise<T>): Promise<T> {
@@ -306,16 +311,6 @@ export class SqliteHubStore implements HubStore {
   }
 }
 
-type RunKey = {
-  run_id: string;
-  site: string;
-  environment: string;
-  component: string;
-  status: string;
-  received_at: number;
-  at_ref: string | null;
-};
-
 function prepare(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   return {
@@ -326,15 +321,9 @@ function prepare(db: Database.Database) {
     chunks: p('SELECT bytes FROM doc_chunks WHERE doc_id = ? ORDER BY seq'),
     delChunks: p('DELETE FROM doc_chunks WHERE doc_id = ?'),
     getRun: p('SELECT row FROM runs WHERE run_id = ?'),
-    runKeys: p('SELECT run_id, site, environment, component, status, received_at, at_ref FROM runs'),
-    delRun: p('DELETE FROM runs WHERE run_id = ?'),
-    upCell: p(
-      'INSERT INTO cells (site, environment, component, run_id, row) VALUES (?, ?, ?, ?, ?) ON CONFLICT (site, environment, component) DO UPDATE SET run_id = excluded.run_id, row = excluded.row',
-    ),
     getCell: p('SELECT row FROM cells WHERE site = ? AND environment = ? AND component = ?'),
     cells: p('SELECT row FROM cells ORDER BY site, environment, component'),
     cellsOf: p('SELECT row FROM cells WHERE site = ? ORDER BY site, environment, component'),
-    cellRunIds: p('SELECT run_id FROM cells'),
     insHistory: p(
       'INSERT INTO cell_history (site, environment, component, status, received_at, row) VALUES (?, ?, ?, ?, ?, ?)',
     ),

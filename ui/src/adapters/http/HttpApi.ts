@@ -158,8 +158,9 @@ export class HttpApi implements Api {
     return this.call(WaiverSchema, fillPath(API_PATHS.waiver, { waiverId: id }), 'DELETE');
   }
   matrix(part: MatrixPart = {}) {
-    const { site, environment, component, ref, at } = part;
-    const q: MatrixQueryParams = { site, environment, component, ref, at };
+    const { site, environment, component, ref, at, status, cursor } = part;
+    const sites = part.sites?.length ? part.sites.join(',') : null;
+    const q: MatrixQueryParams = { site, environment, component, ref, at, status, sites, cursor };
     return this.call(MatrixResponseSchema, `${API_PATHS.matrix}${query(q)}`);
   }
   fleet() {

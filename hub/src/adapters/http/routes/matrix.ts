@@ -1,9 +1,13 @@
-import { API_PATHS, MatrixQuerySchema } from '@driftline/protocol';
+import { API_PATHS, MATRIX_PAGE_MAX, MatrixQuerySchema } from '@driftline/protocol';
+import { decodeCellCursor, encodeCellCursor } from '../../../core/fleet/MatrixWindow.js';
 import { err } from '../openapiShared.js';
 import { checkRefQuery } from './refs.js';
 import { route } from './route.js';
 
-/** `/api/matrix`: the cells (site × environment × component), now or as known at `at`. */
+/**
+ * `/api/matrix`: a window of the cells (site × environment × component) now, through the read model's
+ * indexes, or as known at `at` / of a ref; every answer is a bounded page with a cursor.
+ */
 export const matrixRoutes = [
   route({
     method: 'GET',
@@ -20,6 +24,9 @@ export const matrixRoutes = [
         status: 'only cells with this status',
         stale: 'only stale (true) or fresh (false) cells',
         at: 'ISO 8601 time: the matrix as the hub knew it then',
+        sites: 'a window of rows: only these sites, comma-separated (at most 500)',
+        limit: `most cells in this answer (default and at most ${MATRIX_PAGE_MAX})`,
+        cursor: 'the `next` of the previous page',
         ref: "plans of this ref (pr/42): its cells and no-data for cells that may plan it; default each component's default ref; not with at",
       },
       others: { '400': err('bad query') },
@@ -27,9 +34,26 @@ export const matrixRoutes = [
     handler: async (_ctx, d, q) => {
       checkRefQuery(q);
       const now = d.clock.now();
+      if (q.at === undefined && q.ref === undefined) {
+        const { cells, next } = await d.queries.window.page(q, now);
+        return { cells, asOf: new Date(now).toISOString(), next };
+      }
+      // The matrix of a past time or of a ref is computed whole, then paged the same way.
       const at = q.at ? Date.parse(q.at) : undefined;
-      const cells = await d.queries.matrix(q, now, at);
-      return { cells, asOf: new Date(at ?? now).toISOString() };
+      const all = await d.queries.matrix(q, now, at);
+      const after = decodeCellCursor(q.cursor);
+      const sites = q.sites ? new Set(q.sites) : null;
+      const rest = all.filter(
+        (c) =>
+          (!sites || sites.has(c.site)) &&
+          (!after ||
+            [c.site, c.environment, c.component].join('\u0000') >
+              [after.site, after.environment, after.component].join('\u0000')),
+      );
+      const limit = Math.min(q.limit ?? MATRIX_PAGE_MAX, MATRIX_PAGE_MAX);
+      const cells = rest.slice(0, limit);
+      const last = rest.length > limit ? cells.at(-1) : undefined;
+      return { cells, asOf: new Date(at ?? now).toISOString(), next: last ? encodeCellCursor(last) : null };
     },
   }),
 ];

@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import { OUTRANK_STALE } from '../../core/fleet/cellColumns.js';
+import type {
+  AttentionQuery,
+  CellCount,
+  CellPageQuery,
+  CellRow,
+  CountScope,
+  SitePageQuery,
+} from '../../ports/HubStore.js';
+import type { PgDatabase, Stmt } from './PgDatabase.js';
+import { writeSteps } from './writeStatements.js';
+
+const st = (name: string, text: string): Stmt => ({ name: `hub_m_${name}`, text });
+const NAMES = '(SELECT site FROM sites UNION SELECT site FROM agents) n';
+const CONTACT = "(s.row->>'lastContactAt')::bigint";
+/** Sites in `pageSites` order: the key expressions per sort (constants, not input). */
+const SITE_ORDER: Record<SitePageQuery['sort'], string> = {
+  site: 'n.site',
+  '-site': 'n.site DESC',
+  lastContact: `${CONTACT} ASC NULLS LAST, n.site`,
+  '-lastContact': `${CONTACT} DESC NULLS LAST, n.site`,
+  problems: `(SELECT COALESCE(SUM(c.n), 0) FROM cell_counts c WHERE c.scope = 'site' AND c.key = n.site
+      AND (c.kind IN ('failed', 'stuck-lock', 'drift') OR c.stale = 1)) DESC, n.site`,
+};
+const M = {
+  counts: st(
+    'counts',
+    'SELECT key, status, kind, stale, n FROM cell_counts WHERE scope = $1 AND n > 0 ORDER BY key, status, kind, stale',
+  ),
+  countsOf: st(
+    'counts_of',
+    'SELECT key, status, kind, stale, n FROM cell_counts WHERE scope = $1 AND key = ANY($2::text[]) AND n > 0 ORDER BY key, status, kind, stale',
+  ),
+  attention: st(
+    'attention',
+    `SELECT row FROM cells WHERE kind = $1 AND (stale = 0 OR kind IN ${OUTRANK_STALE}) ORDER BY planned_at, site, environment, component LIMIT $2`,
+  ),
+  attentionStale: st(
+    'attention_stale',
+    "SELECT row FROM cells WHERE stale = 1 AND kind IN ('', 'blocked') ORDER BY planned_at, site, environment, component LIMIT $1",
+  ),
+  /** Locked rows another hub's sweep holds are left to it (SKIP LOCKED): each cell is marked once. */
+  advance: st(
+    'advance',
+    `UPDATE cells SET stale = 1 WHERE (site, environment, component) IN (
+       SELECT site, environment, component FROM cells WHERE stale = 0 AND stale_at IS NOT NULL AND stale_at < $1
+       ORDER BY stale_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING row`,
+  ),
+  unfilled: st(
+    'unfilled',
+    `SELECT site, environment, component, row FROM cells WHERE (site, environment, component) > ($1, $2, $3)
+     AND status IS NULL ORDER BY site, environment, component LIMIT 500`,
+  ),
+};
+
+/** The read model on PostgreSQL (docs/decisions/400-fleet-read-model.md); part of `PostgresHubStore`. */
+export class PostgresReadModel {
+  private filled: Promise<void> | null = null;
+  constructor(private readonly db: PgDatabase) {}
+
+  /** Cells stored before migration 4 get their columns (and counts) once, 500 per transaction, in key order. */
+  private ready(): Promise<void> {
+    this.filled ??= (async () => {
+      for (let after = ['', '', '']; ; ) {
+        const rows = (await this.db.query<{ row: CellRow }>(M.unfilled, after)).map((r) => r.row);
+        const last = rows.at(-1);
+        if (!last) return;
+        await this.db.pipeline(writeSteps({ cells: rows }));
+        after = [last.site, last.environment, last.component];
+      }
+    })().catch((e) => {
+      this.filled = null;
+      throw e;
+    });
+    return this.filled;
+  }
+
+  async counts(scope: CountScope, keys?: readonly string[]): Promise<CellCount[]> {
+    await this.ready();
+    const rows = await this.db.query<{ key: string; status: string; kind: string; stale: number; n: number }>(
+      keys ? M.countsOf : M.counts,
+      keys ? [scope, [...keys]] : [scope],
+    );
+    return rows.map((r) => ({ ...r, stale: Number(r.stale) === 1, n: Number(r.n) }));
+  }
+
+  async page(q: CellPageQuery): Promise<CellRow[]> {
+    await this.ready();
+    const where: string[] = [];
+    const values: unknown[] = [];
+    const eq = (col: string, v: unknown) => {
+      if (v === undefined) return;
+      values.push(v);
+      where.push(`${col} = $${values.length}`);
+    };
+    eq('site', q.site);
+    eq('environment', q.environment);
+    eq('component', q.component);
+    eq('status', q.status);
+    eq('kind', q.kind);
+    if (q.stale !== undefined && q.now !== undefined) {
+      values.push(q.now);
+      const n = values.length;
+      where.push(
+        q.stale ? `(stale = 1 OR stale_at < $${n})` : `stale = 0 AND (stale_at IS NULL OR stale_at >= $${n})`,
+      );
+    } else if (q.stale !== undefined) eq('stale', q.stale ? 1 : 0);
+    if (q.sites) {
+      values.push([...q.sites]);
+      where.push(`site = ANY($${values.length}::text[])`);
+    }
+    if (q.after) {
+      values.push(q.after.site, q.after.environment, q.after.component);
+      const n = values.length;
+      where.push(`(site, environment, component) > ($${n - 2}, $${n - 1}, $${n})`);
+    }
+    values.push(q.limit);
+    const text = `SELECT row FROM cells ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY site, environment, component LIMIT $${values.length}`;
+    // Named by its text: one prepared statement per combination of filters.
+    const name = `page_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+    return (await this.db.query<{ row: CellRow }>(st(name, text), values)).map((r) => r.row);
+  }
+
+  async attention(q: AttentionQuery): Promise<CellRow[]> {
+    await this.ready();
+    const rows =
+      q.kind === 'stale'
+        ? await this.db.query<{ row: CellRow }>(M.attentionStale, [q.limit])
+        : await this.db.query<{ row: CellRow }>(M.attention, [q.kind, q.limit]);
+    return rows.map((r) => r.row);
+  }
+
+  async sites(q: SitePageQuery): Promise<{ sites: string[]; total: number }> {
+    const filter = q.contains ? 'WHERE strpos(n.site, $3) > 0' : '';
+    const args = q.contains ? [q.limit, q.offset, q.contains] : [q.limit, q.offset];
+    const page = st(
+      `sites_${q.sort.replace('-', 'desc_')}_${q.contains ? 'f' : 'a'}`,
+      `SELECT n.site AS site FROM ${NAMES} LEFT JOIN sites s ON s.site = n.site ${filter}
+       ORDER BY ${SITE_ORDER[q.sort]} LIMIT $1 OFFSET $2`,
+    );
+    const total = st(
+      `sites_total_${q.contains ? 'f' : 'a'}`,
+      `SELECT COUNT(*)::int AS n FROM ${NAMES} ${q.contains ? 'WHERE strpos(n.site, $1) > 0' : ''}`,
+    );
+    const [rows, [t]] = await Promise.all([
+      this.db.query<{ site: string }>(page, args),
+      this.db.query<{ n: number }>(total, q.contains ? [q.contains] : []),
+    ]);
+    return { sites: rows.map((r) => r.site), total: Number(t?.n ?? 0) };
+  }
+
+  async advanceStale(now: number, limit: number): Promise<CellRow[]> {
+    await this.ready();
+    return (await this.db.query<{ row: CellRow }>(M.advance, [now, limit])).map((r) => r.row);
+  }
+}

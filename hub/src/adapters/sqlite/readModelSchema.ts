@@ -1,0 +1,57 @@
+/**
+ * Version 6: the fleet read model (docs/decisions/400-fleet-read-model.md). Default cells gain the
+ * columns the fleet views filter and sort by (status, base attention kind, plan time, stale deadline,
+ * stale flag), and `cell_counts` keeps how many cells each site, environment, component and
+ * site/environment has by (status, kind, stale), moved by triggers in the same transaction as the cell.
+ * Rows written before version 6 have no status; `SqliteReadModel.backfill` fills them once at open.
+ */
+const SCOPES: [scope: string, key: (row: 'new' | 'old') => string][] = [
+  ['site', (r) => `${r}.site`],
+  ['environment', (r) => `${r}.environment`],
+  ['component', (r) => `${r}.component`],
+  ['siteEnvironment', (r) => `${r}.site || '/' || ${r}.environment`],
+];
+
+const inc = (r: 'new' | 'old') =>
+  SCOPES.map(
+    ([scope, key]) =>
+      `INSERT INTO cell_counts (scope, key, status, kind, stale, n) VALUES ('${scope}', ${key(r)}, ${r}.status, ${r}.kind, ${r}.stale, 1)
+       ON CONFLICT (scope, key, status, kind, stale) DO UPDATE SET n = n + 1;`,
+  ).join('\n');
+const dec = (r: 'new' | 'old') =>
+  SCOPES.map(
+    ([scope, key]) =>
+      `UPDATE cell_counts SET n = n - 1 WHERE scope = '${scope}' AND key = ${key(r)} AND status = ${r}.status AND kind = ${r}.kind AND stale = ${r}.stale;`,
+  ).join('\n');
+
+export const SCHEMA_V6 = `
+ALTER TABLE cells ADD COLUMN status TEXT;
+ALTER TABLE cells ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE cells ADD COLUMN planned_at INTEGER;
+ALTER TABLE cells ADD COLUMN stale_at INTEGER;
+ALTER TABLE cells ADD COLUMN stale INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS cells_deadline ON cells (stale_at) WHERE stale = 0 AND stale_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS cells_kind ON cells (kind, planned_at) WHERE kind <> '';
+CREATE INDEX IF NOT EXISTS cells_stale ON cells (planned_at) WHERE stale = 1;
+-- Most cells are clean: the status index holds the others (a query names its status as a literal).
+CREATE INDEX IF NOT EXISTS cells_status ON cells (status, site, environment, component) WHERE status <> 'clean';
+CREATE INDEX IF NOT EXISTS cells_environment ON cells (environment, site, component);
+CREATE TABLE IF NOT EXISTS cell_counts (
+  scope TEXT NOT NULL, key TEXT NOT NULL, status TEXT NOT NULL, kind TEXT NOT NULL, stale INTEGER NOT NULL,
+  n INTEGER NOT NULL, PRIMARY KEY (scope, key, status, kind, stale)
+);
+CREATE TRIGGER IF NOT EXISTS cells_count_insert AFTER INSERT ON cells WHEN new.status IS NOT NULL BEGIN
+${inc('new')}
+END;
+CREATE TRIGGER IF NOT EXISTS cells_count_delete AFTER DELETE ON cells WHEN old.status IS NOT NULL BEGIN
+${dec('old')}
+END;
+CREATE TRIGGER IF NOT EXISTS cells_count_update_old AFTER UPDATE OF status, kind, stale ON cells
+WHEN old.status IS NOT NULL AND (old.status IS NOT new.status OR old.kind IS NOT new.kind OR old.stale IS NOT new.stale) BEGIN
+${dec('old')}
+END;
+CREATE TRIGGER IF NOT EXISTS cells_count_update_new AFTER UPDATE OF status, kind, stale ON cells
+WHEN new.status IS NOT NULL AND (old.status IS NOT new.status OR old.kind IS NOT new.kind OR old.stale IS NOT new.stale) BEGIN
+${inc('new')}
+END;
+`;

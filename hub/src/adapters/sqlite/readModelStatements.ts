@@ -1,0 +1,199 @@
+import type Database from 'better-sqlite3';
+import { cellColumns, OUTRANK_STALE } from '../../core/fleet/cellColumns.js';
+import type {
+  AttentionQuery,
+  CellCount,
+  CellPageQuery,
+  CellRow,
+  CountScope,
+  SitePageQuery,
+} from '../../ports/HubStore.js';
+
+type Row = { row: string };
+const parseAll = (rs: Row[]): CellRow[] => rs.map((r) => JSON.parse(r.row) as CellRow);
+
+/** Sites in `pageSites` order: the key expressions per sort (constants, not input). */
+const SITE_ORDER: Record<SitePageQuery['sort'], string> = {
+  site: 'n.site',
+  '-site': 'n.site DESC',
+  lastContact:
+    "json_extract(s.row, '$.lastContactAt') IS NULL, json_extract(s.row, '$.lastContactAt'), n.site",
+  '-lastContact':
+    "json_extract(s.row, '$.lastContactAt') IS NULL, json_extract(s.row, '$.lastContactAt') DESC, n.site",
+  problems: `(SELECT COALESCE(SUM(c.n), 0) FROM cell_counts c WHERE c.scope = 'site' AND c.key = n.site
+      AND (c.kind IN ('failed', 'stuck-lock', 'drift') OR c.stale = 1)) DESC, n.site`,
+};
+
+/**
+ * The read model on SQLite (docs/decisions/400-fleet-read-model.md): the cell upsert with its columns,
+ * counts, windows of cells, the sweeper's stale step and the one-time backfill. Part of `SqliteHubStore`;
+ * writes run inside its commit's transaction.
+ */
+export function readModelStatements(db: Database.Database) {
+  const p = (sql: string) => db.prepare(sql);
+  const s = {
+    upCell: p(
+      `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, environment, component) DO UPDATE SET
+       run_id = excluded.run_id, row = excluded.row, status = excluded.status, kind = excluded.kind,
+       planned_at = excluded.planned_at,
+       stale = CASE WHEN cells.stale_at IS excluded.stale_at THEN max(cells.stale, excluded.stale) ELSE excluded.stale END,
+       stale_at = excluded.stale_at`,
+    ),
+    counts: p(
+      'SELECT key, status, kind, stale, n FROM cell_counts WHERE scope = ? AND n > 0 ORDER BY key, status, kind, stale',
+    ),
+    countsOf: p(
+      'SELECT key, status, kind, stale, n FROM cell_counts WHERE scope = ? AND key IN (SELECT value FROM json_each(?)) AND n > 0 ORDER BY key, status, kind, stale',
+    ),
+    due: p(
+      'SELECT site, environment, component, row FROM cells WHERE stale = 0 AND stale_at IS NOT NULL AND stale_at < ? ORDER BY stale_at LIMIT ?',
+    ),
+    markStale: p('UPDATE cells SET stale = 1 WHERE site = ? AND environment = ? AND component = ?'),
+    attentionStale: p(
+      "SELECT row FROM cells WHERE stale = 1 AND kind IN ('', 'blocked') ORDER BY planned_at, site, environment, component LIMIT ?",
+    ),
+    unfilled: p(
+      'SELECT row FROM cells WHERE (site, environment, component) > (?, ?, ?) AND status IS NULL ORDER BY site, environment, component LIMIT 500',
+    ),
+  };
+  const pages = new Map<string, Database.Statement>();
+  const attentionByKind = new Map<string, Database.Statement>();
+  const siteTotals = new Map<string, Database.Statement>();
+  const sitePages = new Map<string, Database.Statement>();
+  const names = `(SELECT site FROM sites UNION SELECT site FROM agents) n`;
+  return {
+    /** The default cells of a commit, with their read-model columns (the triggers move the counts). */
+    writeCells(cells: readonly CellRow[]): void {
+      for (const c of cells) {
+        const k = cellColumns(c);
+        s.upCell.run(
+          c.site,
+          c.environment,
+          c.component,
+          c.runId,
+          JSON.stringify(c),
+          k.status,
+          k.kind,
+          k.plannedAt,
+          k.staleAt,
+          k.stale,
+        );
+      }
+    },
+    counts(scope: CountScope, keys?: readonly string[]): CellCount[] {
+      const rows = (keys ? s.countsOf.all(scope, JSON.stringify(keys)) : s.counts.all(scope)) as {
+        key: string;
+        status: string;
+        kind: string;
+        stale: number;
+        n: number;
+      }[];
+      return rows.map((r) => ({ ...r, stale: r.stale === 1 }));
+    },
+    page(q: CellPageQuery): CellRow[] {
+      const where: string[] = [];
+      const args: Record<string, unknown> = { limit: q.limit };
+      const eq = (col: string, v: unknown) => {
+        if (v === undefined) return;
+        where.push(`${col} = @${col}`);
+        args[col] = v;
+      };
+      eq('site', q.site);
+      eq('environment', q.environment);
+      eq('component', q.component);
+      // A literal (an API status, checked here) lets SQLite use the partial index of statuses but clean.
+      if (q.status !== undefined) {
+        if (!/^[a-z-]{1,40}$/.test(q.status)) return [];
+        // The partial index's own term, so SQLite knows the index holds the rows asked for.
+        where.push(
+          q.status === 'clean' ? "status = 'clean'" : `status <> 'clean' AND status = '${q.status}'`,
+        );
+      }
+      eq('kind', q.kind);
+      if (q.stale !== undefined && q.now !== undefined) {
+        where.push(
+          q.stale ? '(stale = 1 OR stale_at < @now)' : 'stale = 0 AND (stale_at IS NULL OR stale_at >= @now)',
+        );
+        args.now = q.now;
+      } else if (q.stale !== undefined) eq('stale', q.stale ? 1 : 0);
+      if (q.sites) {
+        where.push('site IN (SELECT value FROM json_each(@sites))');
+        args.sites = JSON.stringify(q.sites);
+      }
+      if (q.after) {
+        where.push('(site, environment, component) > (@as, @ae, @ac)');
+        Object.assign(args, { as: q.after.site, ae: q.after.environment, ac: q.after.component });
+      }
+      // Without statistics SQLite would walk the primary key and filter: name the index that holds the
+      // window (a status but clean, or one environment across sites).
+      const index =
+        q.status !== undefined && q.status !== 'clean'
+          ? 'INDEXED BY cells_status'
+          : q.environment !== undefined &&
+              q.site === undefined &&
+              q.sites === undefined &&
+              q.status === undefined
+            ? 'INDEXED BY cells_environment'
+            : '';
+      const sql = `SELECT row FROM cells ${index} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY site, environment, component LIMIT @limit`;
+      let st = pages.get(sql);
+      if (!st) {
+        st = db.prepare(sql);
+        pages.set(sql, st);
+      }
+      return parseAll(st.all(args) as Row[]);
+    },
+    attention(q: AttentionQuery): CellRow[] {
+      if (q.kind === 'stale') return parseAll(s.attentionStale.all(q.limit) as Row[]);
+      // The kind as a literal (checked here) lets SQLite use the partial index of kinds but ''.
+      if (!/^[a-z-]{1,40}$/.test(q.kind)) return [];
+      let st = attentionByKind.get(q.kind);
+      if (!st) {
+        st = db.prepare(
+          `SELECT row FROM cells INDEXED BY cells_kind WHERE kind <> '' AND kind = '${q.kind}'${OUTRANK_STALE.includes(`'${q.kind}'`) ? '' : ' AND stale = 0'} ORDER BY planned_at, site, environment, component LIMIT ?`,
+        );
+        attentionByKind.set(q.kind, st);
+      }
+      return parseAll(st.all(q.limit) as Row[]);
+    },
+    sites(q: SitePageQuery): { sites: string[]; total: number } {
+      const filter = q.contains ? 'WHERE instr(n.site, @contains) > 0' : '';
+      const key = `${q.sort}|${filter}`;
+      let page = sitePages.get(key);
+      if (!page) {
+        page = db.prepare(
+          `SELECT n.site AS site FROM ${names} LEFT JOIN sites s ON s.site = n.site ${filter}
+           ORDER BY ${SITE_ORDER[q.sort]} LIMIT @limit OFFSET @offset`,
+        );
+        sitePages.set(key, page);
+      }
+      let total = siteTotals.get(filter);
+      if (!total) {
+        total = db.prepare(`SELECT COUNT(*) AS n FROM ${names} ${filter}`);
+        siteTotals.set(filter, total);
+      }
+      const args = { limit: q.limit, offset: q.offset, ...(q.contains ? { contains: q.contains } : {}) };
+      return {
+        sites: (page.all(args) as { site: string }[]).map((r) => r.site),
+        total: (total.get(q.contains ? { contains: q.contains } : {}) as { n: number }).n,
+      };
+    },
+    /** The sweeper's bounded step: cells past their deadline, marked stale (call inside a transaction). */
+    advanceStale(now: number, limit: number): CellRow[] {
+      const due = s.due.all(now, limit) as (Row & { site: string; environment: string; component: string })[];
+      for (const d of due) s.markStale.run(d.site, d.environment, d.component);
+      return parseAll(due);
+    },
+    /**
+     * Cells stored before the read model: their columns filled, 500 per step in key order from `after`
+     * (call each inside a transaction); answers the last key filled, or null when none was left.
+     */
+    backfillStep(after: [string, string, string]): [string, string, string] | null {
+      const rows = parseAll(s.unfilled.all(...after) as Row[]);
+      this.writeCells(rows);
+      const last = rows.at(-1);
+      return last ? [last.site, last.environment, last.component] : null;
+    },
+  };
+}

@@ -1,0 +1,253 @@
+import {
+  ATTENTION_KINDS,
+  type AttentionItem,
+  type AttentionKind,
+  type FleetEnvironment,
+  type FleetResponse,
+  type FleetSite,
+  linkState,
+  SITES_PAGE_DEFAULT,
+  type SilentSite,
+  type SiteSummary,
+  type SitesQuery,
+  silentSite,
+} from '@driftline/protocol';
+import type { CellCount, CellRow, ReadStore } from '../../ports/HubStore.js';
+import type { ContactPlans } from '../contact/ContactPlans.js';
+import type { ViewContext } from '../views.js';
+import { addCounts, addNoData, byKey, emptyTally, sumTallies, type Tally } from './counted.js';
+import {
+  declaredByEnvironment,
+  emptySiteRow,
+  judgedSummary,
+  linkFacts,
+  type SiteRows,
+  siteRows,
+} from './siteContext.js';
+
+const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** What the fleet reads need of the store: counts, windows and site rows, never every cell. */
+export type FleetStore = Pick<
+  ReadStore,
+  'cellCounts' | 'attentionCells' | 'pageSites' | 'getSite' | 'listSites' | 'listAgents'
+>;
+
+/** One site's cells counted per environment, `no-data` included. */
+interface SiteTally {
+  total: Tally;
+  perEnv: Map<string, Tally>;
+}
+
+/**
+ * The fleet-wide views from the read model (docs/decisions/400-fleet-read-model.md): `/api/fleet`,
+ * `/api/sites` pages and the site summaries of live events. Reads counts and the site and agent rows,
+ * never every cell; `no-data` cells are the declared cells less those planned (per site and environment).
+ */
+export class FleetReads {
+  constructor(
+    private readonly store: FleetStore,
+    private readonly defaultContactIntervalS: number | null,
+    private readonly contactPlans?: ContactPlans,
+  ) {}
+
+  private ctx(now: number): ViewContext {
+    return { now, defaultContactIntervalS: this.defaultContactIntervalS };
+  }
+
+  /** Per site and environment: the read model's counts plus the declared cells not planned yet. */
+  private tallies(rows: SiteRows, siteEnv: readonly CellCount[]): Map<string, SiteTally> {
+    const grouped = new Map<string, Map<string, CellCount[]>>();
+    for (const [key, list] of byKey(siteEnv)) {
+      const slash = key.indexOf('/');
+      const site = key.slice(0, slash);
+      const m = grouped.get(site) ?? new Map<string, CellCount[]>();
+      m.set(key.slice(slash + 1), list);
+      grouped.set(site, m);
+    }
+    const out = new Map<string, SiteTally>();
+    for (const site of rows.names) {
+      const perEnv = new Map<string, Tally>();
+      for (const [env, list] of grouped.get(site) ?? []) perEnv.set(env, addCounts(emptyTally(), list));
+      for (const [env, declared] of declaredByEnvironment(rows.agents.get(site) ?? [])) {
+        const t = perEnv.get(env) ?? emptyTally();
+        addNoData(t, declared - t.withData);
+        perEnv.set(env, t);
+      }
+      out.set(site, { total: sumTallies(perEnv.values()), perEnv });
+    }
+    return out;
+  }
+
+  private summaries(rows: SiteRows, tallies: Map<string, SiteTally>, now: number): SiteSummary[] {
+    const ctx = this.ctx(now);
+    return rows.names.map((s) =>
+      judgedSummary(
+        rows.rows.get(s) ?? emptySiteRow(s),
+        rows.agents.get(s) ?? [],
+        tallies.get(s)?.total ?? emptyTally(),
+        ctx,
+        this.contactPlans,
+      ),
+    );
+  }
+
+  /** The summaries of `names` (those that exist), as `/api/sites` shows them: one count read for all. */
+  async siteSummaries(names: readonly string[], now: number): Promise<SiteSummary[]> {
+    const rows = await siteRows(this.store, names);
+    rows.names = rows.names.filter((n) => rows.rows.has(n) || rows.agents.has(n));
+    const counts = byKey(await this.store.cellCounts('site', rows.names));
+    const tallies = new Map<string, SiteTally>();
+    for (const site of rows.names) {
+      const total = addCounts(emptyTally(), counts.get(site) ?? []);
+      let declared = 0;
+      for (const n of declaredByEnvironment(rows.agents.get(site) ?? []).values()) declared += n;
+      tallies.set(site, { total: addNoData(total, declared - total.withData), perEnv: new Map() });
+    }
+    return this.summaries(rows, tallies, now);
+  }
+
+  /** The fleet's planned cells counted (no `no-data`): one read of the `environment` counts. */
+  async totals(): Promise<{ cells: number; statusCounts: Record<string, number>; stale: number }> {
+    const t = addCounts(emptyTally(), await this.store.cellCounts('environment'));
+    return { cells: t.cells, statusCounts: t.statusCounts, stale: t.stale };
+  }
+
+  /** A page of `/api/sites`: ordered and paged by the store, each site summarised from its counts. */
+  async sitesPage(
+    q: SitesQuery,
+    now: number,
+  ): Promise<{ sites: SiteSummary[]; total: number; next: string | null }> {
+    const limit = q.limit ?? SITES_PAGE_DEFAULT;
+    const offset = decodeOffset(q.cursor);
+    const page = await this.store.pageSites({
+      sort: q.sort ?? 'site',
+      offset,
+      limit,
+      ...(q.contains ? { contains: q.contains } : {}),
+    });
+    const sites = await this.siteSummaries(page.sites, now);
+    const next = offset + page.sites.length < page.total ? encodeOffset(offset + page.sites.length) : null;
+    return { sites, total: page.total, next };
+  }
+
+  /** `GET /api/fleet`: totals, sites, environments and the worst cells first, from counts alone. */
+  async fleet(now: number, attentionCap: number): Promise<FleetResponse> {
+    const [rows, siteEnv, components] = await Promise.all([
+      siteRows(this.store),
+      this.store.cellCounts('siteEnvironment'),
+      this.store.cellCounts('component'),
+    ]);
+    const tallies = this.tallies(rows, siteEnv);
+    const summaries = this.summaries(rows, tallies, now);
+    const sites: FleetSite[] = summaries.map((s) => {
+      const t = tallies.get(s.site)?.total ?? emptyTally();
+      const agents = rows.agents.get(s.site) ?? [];
+      return {
+        site: s.site,
+        cells: t.cells,
+        statusCounts: t.statusCounts,
+        stale: t.stale,
+        unreachable: s.unreachable,
+        lastContactAt: s.lastContactAt,
+        expectedContactIntervalS: s.expectedContactIntervalS,
+        environments: [...(tallies.get(s.site)?.perEnv.keys() ?? [])].sort(byText),
+        ...linkFacts(agents, rows.rows.get(s.site)?.upstream ?? null),
+        link: linkState(s, t.withData),
+        ...(s.contact ? { contact: s.contact } : {}),
+      };
+    });
+    const unreachable = new Set<string>(sites.filter((s) => s.unreachable).map((s) => s.site));
+    const envs = new Map<string, FleetEnvironment>();
+    for (const [site, t] of tallies)
+      for (const [env, e] of t.perEnv) {
+        const x = envs.get(env) ?? {
+          environment: env,
+          cells: 0,
+          statusCounts: {},
+          stale: 0,
+          unreachable: 0,
+          sites: [],
+        };
+        const sum = sumTallies([{ ...emptyTally(), ...x, withData: 0, kinds: {} }, e]);
+        x.cells = sum.cells;
+        x.statusCounts = sum.statusCounts;
+        x.stale = sum.stale;
+        if (unreachable.has(site)) x.unreachable += e.cells;
+        if (e.cells > 0) x.sites.push(site);
+        envs.set(env, x);
+      }
+    const totals = sumTallies([...tallies.values()].map((t) => t.total));
+    const silentSites = sites.map(silentSite).filter((x): x is SilentSite => x !== null);
+    // Stale cells of a silent site are its one row in `silentSites`, not one row each.
+    const silent = new Set<string>(
+      sites
+        .filter((s) => s.unreachable || (s.contact?.judged && s.contact.state !== 'unplanned'))
+        .map((s) => s.site),
+    );
+    const attention = await this.attention(attentionCap, silent, unreachable);
+    const attentionCounts = Object.fromEntries(
+      ATTENTION_KINDS.map((k) => [k, totals.kinds[k] ?? 0]),
+    ) as Record<AttentionKind, number>;
+    return {
+      asOf: new Date(now).toISOString(),
+      totals: {
+        cells: totals.cells,
+        statusCounts: totals.statusCounts,
+        stale: totals.stale,
+        sites: sites.length,
+        unreachableSites: unreachable.size,
+        unreachableCells: sites.filter((s) => s.unreachable).reduce((n, s) => n + s.cells, 0),
+      },
+      sites,
+      environments: [...envs.values()].sort((a, b) => byText(a.environment, b.environment)),
+      components: [...new Set(components.map((c) => c.key))].sort(byText),
+      attention,
+      attentionCounts,
+      silentSites,
+    };
+  }
+
+  /** The worst cells by kind, longest-standing first, each kind read from its index, up to `cap`. */
+  private async attention(
+    cap: number,
+    silent: ReadonlySet<string>,
+    unreachable: ReadonlySet<string>,
+  ): Promise<AttentionItem[]> {
+    const out: AttentionItem[] = [];
+    for (const kind of ATTENTION_KINDS) {
+      const room = cap - out.length;
+      if (room <= 0) break;
+      // Stale cells of silent sites are left out: read a bounded margin more.
+      const margin = kind === 'stale' ? Math.min(room * 4, 5000) : room;
+      let rows: CellRow[] = await this.store.attentionCells({ kind, limit: margin });
+      if (kind === 'stale') rows = rows.filter((c) => !silent.has(c.site));
+      for (const c of rows.slice(0, room))
+        out.push({
+          kind,
+          site: c.site as AttentionItem['site'],
+          environment: c.environment,
+          component: c.component,
+          ref: c.ref ?? null,
+          status: c.status,
+          reason: c.reason ?? null,
+          needs: c.needs ?? [],
+          plannedAt: iso(c.plannedAt),
+          receivedAt: iso(c.receivedAt),
+          siteUnreachable: unreachable.has(c.site),
+        });
+    }
+    return out;
+  }
+}
+
+/** `/api/sites` cursors: the offset of the next page (sites are few; the order is the store's). */
+export function encodeOffset(n: number): string {
+  return `o${n}`;
+}
+export function decodeOffset(cursor: string | undefined): number {
+  if (!cursor) return 0;
+  const m = /^o(\d{1,9})$/.exec(cursor);
+  return m ? Number(m[1]) : 0;
+}

@@ -1,0 +1,46 @@
+import type { CellRow } from '../../ports/HubStore.js';
+import { staleDeadline } from '../staleness.js';
+
+/**
+ * A cell's attention kind apart from staleness (`protocol`'s `attentionKind` without the time-driven
+ * `stale`), kept in the read model beside the status: `stuck-lock`, `failed`, `drift`, `blocked` or ''.
+ * Later kinds (a failing check, a waived drift) are new values here, not new columns.
+ */
+export function baseKind(c: Pick<CellRow, 'status' | 'reason' | 'counts'>): string {
+  if (c.reason === 'stuck-lock') return 'stuck-lock';
+  if (c.status === 'failed' || c.status === 'redaction-failed') return 'failed';
+  if (c.status === 'drift' || (c.status === 'changes' && (c.counts?.drift ?? 0) > 0)) return 'drift';
+  if (c.status === 'blocked') return 'blocked';
+  return '';
+}
+
+/** Kinds a stale cell keeps (stale outranks the others): as an SQL list (constants, not input). */
+export const OUTRANK_STALE = "('stuck-lock', 'failed', 'drift')";
+
+/** The attention kind with staleness: stale outranks `blocked` and nothing, as in `attentionKind`. */
+export function kindWithStale(kind: string, stale: boolean): string {
+  if (kind === 'stuck-lock' || kind === 'failed' || kind === 'drift') return kind;
+  return stale ? 'stale' : kind;
+}
+
+/** The indexed columns a store keeps beside a default cell's row (docs/decisions/400-fleet-read-model.md). */
+export interface CellColumns {
+  status: string;
+  kind: string;
+  plannedAt: number;
+  /** `staleDeadline`, or null when the cell never goes stale on time alone. */
+  staleAt: number | null;
+  /** Stale when the hub received it; the sweeper sets it once the deadline passes (`advanceStale`). */
+  stale: 0 | 1;
+}
+
+export function cellColumns(c: CellRow): CellColumns {
+  const staleAt = staleDeadline(c);
+  return {
+    status: c.status,
+    kind: baseKind(c),
+    plannedAt: c.plannedAt,
+    staleAt,
+    stale: staleAt !== null && c.receivedAt > staleAt ? 1 : 0,
+  };
+}

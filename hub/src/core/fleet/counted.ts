@@ -1,0 +1,60 @@
+import type { CellCount } from '../../ports/HubStore.js';
+import { kindWithStale } from './cellColumns.js';
+
+/** Counts of a set of cells as the API shows them. */
+export interface Tally {
+  cells: number;
+  statusCounts: Record<string, number>;
+  stale: number;
+  /** Cells with a plan (not `no-data`). */
+  withData: number;
+  /** By attention kind (stale included), `kindWithStale`. */
+  kinds: Record<string, number>;
+}
+
+export const emptyTally = (): Tally => ({ cells: 0, statusCounts: {}, stale: 0, withData: 0, kinds: {} });
+
+/** Adds read-model count rows to a tally. */
+export function addCounts(t: Tally, rows: Iterable<CellCount>): Tally {
+  for (const r of rows) {
+    t.cells += r.n;
+    t.withData += r.n;
+    t.statusCounts[r.status] = (t.statusCounts[r.status] ?? 0) + r.n;
+    if (r.stale) t.stale += r.n;
+    const k = kindWithStale(r.kind, r.stale);
+    if (k) t.kinds[k] = (t.kinds[k] ?? 0) + r.n;
+  }
+  return t;
+}
+
+/** Adds `n` cells declared by an agent's cadence but not planned yet. */
+export function addNoData(t: Tally, n: number): Tally {
+  if (n <= 0) return t;
+  t.cells += n;
+  t.statusCounts['no-data'] = (t.statusCounts['no-data'] ?? 0) + n;
+  return t;
+}
+
+/** Sums tallies. */
+export function sumTallies(ts: Iterable<Tally>): Tally {
+  const out = emptyTally();
+  for (const t of ts) {
+    out.cells += t.cells;
+    out.stale += t.stale;
+    out.withData += t.withData;
+    for (const [k, n] of Object.entries(t.statusCounts)) out.statusCounts[k] = (out.statusCounts[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(t.kinds)) out.kinds[k] = (out.kinds[k] ?? 0) + n;
+  }
+  return out;
+}
+
+/** Groups count rows by key. */
+export function byKey(rows: readonly CellCount[]): Map<string, CellCount[]> {
+  const m = new Map<string, CellCount[]>();
+  for (const r of rows) {
+    const list = m.get(r.key);
+    if (list) list.push(r);
+    else m.set(r.key, [r]);
+  }
+  return m;
+}

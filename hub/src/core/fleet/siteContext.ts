@@ -1,0 +1,104 @@
+import type { FleetSite, SiteContact, SiteSummary } from '@driftline/protocol';
+import type { AgentRow, ReadStore, SiteRow } from '../../ports/HubStore.js';
+import type { ContactPlans } from '../contact/ContactPlans.js';
+import { toSiteSummaryCounted, type ViewContext } from '../views.js';
+import type { Tally } from './counted.js';
+
+const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+
+/** Site and agent rows of some sites (or all), never their cells. */
+export interface SiteRows {
+  names: string[];
+  rows: Map<string, SiteRow>;
+  agents: Map<string, AgentRow[]>;
+}
+
+export const emptySiteRow = (site: string): SiteRow => ({
+  site,
+  lastContactAt: null,
+  upstream: null,
+  unreachableNotifiedFor: null,
+});
+
+/** The rows of `names`, or of every site (those with a row or enrolled agents), sorted by name. */
+export async function siteRows(
+  store: Pick<ReadStore, 'getSite' | 'listSites' | 'listAgents'>,
+  names?: readonly string[],
+): Promise<SiteRows> {
+  const rows = new Map<string, SiteRow>();
+  const agents = new Map<string, AgentRow[]>();
+  const add = (a: AgentRow) => {
+    const list = agents.get(a.site);
+    if (list) list.push(a);
+    else agents.set(a.site, [a]);
+  };
+  if (names) {
+    const [r, a] = await Promise.all([
+      Promise.all(names.map((n) => store.getSite(n))),
+      Promise.all(names.map((n) => store.listAgents(n))),
+    ]);
+    for (const x of r) if (x) rows.set(x.site, x);
+    for (const list of a) for (const x of list) add(x);
+    return { names: [...names], rows, agents };
+  }
+  const [r, a] = await Promise.all([store.listSites(), store.listAgents()]);
+  for (const x of r) rows.set(x.site, x);
+  for (const x of a) add(x);
+  const all = [...new Set([...rows.keys(), ...agents.keys()])].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  return { names: all, rows, agents };
+}
+
+/**
+ * How many default cells (`environment/component`) the site's agents declared a cadence for, by
+ * environment: the cells the matrix shows as `no-data` until planned. Keys two agents both declare
+ * count once.
+ */
+export function declaredByEnvironment(agents: readonly AgentRow[]): Map<string, number> {
+  const out = new Map<string, number>();
+  const keys =
+    agents.length === 1
+      ? Object.keys(agents[0]?.cadenceS ?? {})
+      : [...new Set(agents.flatMap((a) => Object.keys(a.cadenceS)))];
+  for (const key of keys) {
+    const slash = key.indexOf('/');
+    if (slash <= 0 || slash === key.length - 1 || key.includes('@')) continue;
+    const env = key.slice(0, slash);
+    out.set(env, (out.get(env) ?? 0) + 1);
+  }
+  return out;
+}
+
+/** Judges a site: its summary from counts, with its contact plan when it has one. */
+export function judgedSummary(
+  row: SiteRow,
+  agents: readonly AgentRow[],
+  tally: Tally,
+  ctx: ViewContext,
+  plans: ContactPlans | undefined,
+): SiteSummary {
+  const base = toSiteSummaryCounted(row, agents, tally, ctx);
+  const contact: SiteContact | null = plans ? plans.of(row.site, agents, row.lastContactAt, ctx.now) : null;
+  if (!contact) return base;
+  return { ...base, ...(contact.judged ? { unreachable: contact.state === 'unreachable' } : {}), contact };
+}
+
+/** Link facts of one site from its agents' last reports (revoked agents left out). */
+export function linkFacts(
+  agents: readonly AgentRow[],
+  upstream: string | null,
+): Pick<
+  FleetSite,
+  'agents' | 'agentsHeardFrom' | 'queueDepth' | 'oldestUnsentAt' | 'upstream' | 'contactWindows'
+> {
+  const live = agents.filter((a) => a.revokedAt === null);
+  const depths = live.map((a) => a.queueDepth).filter((x): x is number => x !== null);
+  const unsent = live.map((a) => a.oldestUnsentAt).filter((x): x is number => x !== null);
+  return {
+    agents: live.length,
+    agentsHeardFrom: live.filter((a) => a.lastContactAt !== null).length,
+    queueDepth: depths.length ? depths.reduce((s, x) => s + x, 0) : null,
+    oldestUnsentAt: iso(unsent.length ? Math.min(...unsent) : null),
+    upstream,
+    contactWindows: [...new Set(live.flatMap((a) => a.contactWindows))],
+  };
+}

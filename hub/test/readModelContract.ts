@@ -1,0 +1,227 @@
+import { expect, it } from 'vitest';
+import type { AgentRow, CellCount, CellRow, HubStore, RunRow } from '../src/ports/HubStore.js';
+import { cell, run } from './storeFixtures.js';
+
+/** A default cell of the contract's fleet: expected interval 60 s, so stale 120 s after its plan. */
+const at = (site: string, environment: string, component: string, status: CellRow['status'], t = 1000) => ({
+  ...cell(`R-${site}-${environment}-${component}-${t}`, t, status),
+  site,
+  environment,
+  component,
+});
+const agent = (site: string): AgentRow => ({
+  site,
+  agent: 'a1',
+  publicKey: 'ed25519:x',
+  enrolledAt: 1,
+  revokedAt: null,
+  version: null,
+  lastContactAt: null,
+  queueDepth: null,
+  oldestUnsentAt: null,
+  clockOffsetMs: null,
+  offsetSampledAt: null,
+  upstream: null,
+  cadenceS: {},
+  contactIntervalS: null,
+  contactWindows: [],
+});
+/** Counts as `key status[/kind][ stale] n` lines, for readable expectations. */
+const lines = (cs: CellCount[]) =>
+  cs.map((c) => `${c.key} ${c.status}${c.kind ? `/${c.kind}` : ''}${c.stale ? ' stale' : ''} ${c.n}`);
+const keys = (cs: CellRow[]) => cs.map((c) => `${c.site}/${c.environment}/${c.component}`);
+
+/** The fleet read model (docs/decisions/400-fleet-read-model.md), one suite for every HubStore adapter. */
+export function runReadModelContract(withStore: (fn: (s: HubStore) => Promise<void>) => () => Promise<void>) {
+  it(
+    'counts cells by site, environment, component and site/environment in the commit that writes them',
+    withStore(async (s) => {
+      await s.commit({
+        cells: [
+          at('a', 'prod', 'net', 'clean'),
+          at('a', 'prod', 'dns', 'drift'),
+          at('a', 'dev', 'net', 'failed'),
+          at('b', 'prod', 'net', 'clean'),
+          {
+            ...at('b', 'prod', 'dns', 'changes'),
+            counts: { add: 1, change: 0, destroy: 0, replace: 0, import: 0, drift: 2 },
+          },
+          // An `@ref` cell is a plan of another ref: never in the default cells' counts.
+          { ...at('b', 'prod', 'net', 'drift'), atRef: 'pr/1', ref: 'pr/1' },
+        ],
+      });
+      expect(lines(await s.cellCounts('site'))).toEqual([
+        'a clean 1',
+        'a drift/drift 1',
+        'a failed/failed 1',
+        'b changes/drift 1',
+        'b clean 1',
+      ]);
+      expect(lines(await s.cellCounts('environment'))).toEqual([
+        'dev failed/failed 1',
+        'prod changes/drift 1',
+        'prod clean 2',
+        'prod drift/drift 1',
+      ]);
+      expect(lines(await s.cellCounts('siteEnvironment', ['a/dev', 'b/prod']))).toEqual([
+        'a/dev failed/failed 1',
+        'b/prod changes/drift 1',
+        'b/prod clean 1',
+      ]);
+      // A cell that changes status moves from one count to the other; the same status again moves nothing.
+      await s.commit({ cells: [at('a', 'prod', 'dns', 'clean', 2000)] });
+      await s.commit({ cells: [at('a', 'prod', 'dns', 'clean', 3000)] });
+      expect(lines(await s.cellCounts('component', ['dns']))).toEqual(['dns changes/drift 1', 'dns clean 1']);
+      expect(lines(await s.cellCounts('site', ['a']))).toEqual(['a clean 2', 'a failed/failed 1']);
+    }),
+  );
+
+  it(
+    'marks stale only the cells whose deadline passed, a bounded step at a time, and a newer plan is fresh again',
+    withStore(async (s) => {
+      // Deadlines: plannedAt + 2 × 60 s.
+      await s.commit({
+        cells: [
+          at('a', 'prod', 'net', 'clean', 1000),
+          at('a', 'prod', 'dns', 'blocked', 2000),
+          at('b', 'prod', 'net', 'drift', 3000),
+          { ...at('b', 'prod', 'dns', 'clean', 1000), expectedIntervalS: null },
+        ],
+      });
+      // Judged at a time by the deadline, before any sweep moved the flag.
+      expect(keys(await s.pageCells({ stale: true, now: 122_500, limit: 10 }))).toEqual([
+        'a/prod/dns',
+        'a/prod/net',
+      ]);
+      expect(keys(await s.pageCells({ stale: false, now: 122_500, limit: 10 }))).toEqual([
+        'b/prod/dns',
+        'b/prod/net',
+      ]);
+      expect(await s.pageCells({ stale: true, limit: 10 })).toEqual([]);
+      expect(await s.advanceStale(121_000, 10)).toEqual([]);
+      expect(keys(await s.advanceStale(500_000, 2))).toEqual(['a/prod/net', 'a/prod/dns']);
+      expect(keys(await s.advanceStale(500_000, 10))).toEqual(['b/prod/net']);
+      expect(await s.advanceStale(500_000, 10)).toEqual([]);
+      expect(lines(await s.cellCounts('site'))).toEqual([
+        'a blocked/blocked stale 1',
+        'a clean stale 1',
+        'b clean 1',
+        'b drift/drift stale 1',
+      ]);
+      expect(keys(await s.pageCells({ stale: true, limit: 10 }))).toEqual([
+        'a/prod/dns',
+        'a/prod/net',
+        'b/prod/net',
+      ]);
+      // Stale outranks blocked and nothing, not drift: the stale attention list is a's two cells.
+      expect(keys(await s.attentionCells({ kind: 'stale', limit: 10 }))).toEqual([
+        'a/prod/net',
+        'a/prod/dns',
+      ]);
+      // The same plan written again (a sweep's notification mark) stays stale; a newer plan is fresh.
+      const a = (await s.getCell('a', 'prod', 'net')) as CellRow;
+      await s.commit({ cells: [{ ...a, staleNotifiedFor: a.runId }] });
+      await s.commit({ cells: [{ ...at('a', 'prod', 'dns', 'clean', 400_000), receivedAt: 500_000 }] });
+      expect(lines(await s.cellCounts('site', ['a']))).toEqual(['a clean 1', 'a clean stale 1']);
+      // A plan received already past its deadline is stale from the start.
+      await s.commit({ cells: [{ ...at('c', 'prod', 'net', 'clean', 1000), receivedAt: 500_000 }] });
+      expect(lines(await s.cellCounts('site', ['c']))).toEqual(['c clean stale 1']);
+    }),
+  );
+
+  it(
+    'pages cells by filter and cursor in key order, and lists attention longest-standing first',
+    withStore(async (s) => {
+      await s.commit({
+        cells: [
+          at('a', 'prod', 'net', 'drift', 5000),
+          at('a', 'dev', 'net', 'drift', 4000),
+          at('b', 'prod', 'net', 'failed', 3000),
+          { ...at('b', 'prod', 'dns', 'failed', 6000), reason: 'stuck-lock' },
+          at('c', 'prod', 'net', 'drift', 1000),
+          at('c', 'prod', 'dns', 'clean', 1000),
+        ],
+      });
+      const first = await s.pageCells({ status: 'drift', limit: 2 });
+      expect(keys(first)).toEqual(['a/dev/net', 'a/prod/net']);
+      const last = first.at(-1) as CellRow;
+      expect(keys(await s.pageCells({ status: 'drift', after: last, limit: 2 }))).toEqual(['c/prod/net']);
+      expect(keys(await s.pageCells({ environment: 'prod', sites: ['b', 'c'], limit: 10 }))).toEqual([
+        'b/prod/dns',
+        'b/prod/net',
+        'c/prod/dns',
+        'c/prod/net',
+      ]);
+      expect(keys(await s.pageCells({ site: 'c', component: 'dns', limit: 10 }))).toEqual(['c/prod/dns']);
+      expect(keys(await s.attentionCells({ kind: 'drift', limit: 2 }))).toEqual(['c/prod/net', 'a/dev/net']);
+      expect(keys(await s.attentionCells({ kind: 'failed', limit: 10 }))).toEqual(['b/prod/net']);
+      expect(keys(await s.attentionCells({ kind: 'stuck-lock', limit: 10 }))).toEqual(['b/prod/dns']);
+    }),
+  );
+
+  it(
+    'pages sites, enrolled-only ones included, by name, last contact or problems, with the total',
+    withStore(async (s) => {
+      await s.commit({
+        sites: [
+          { site: 'a', lastContactAt: 300, upstream: null, unreachableNotifiedFor: null },
+          { site: 'b', lastContactAt: 100, upstream: null, unreachableNotifiedFor: null },
+          { site: 'c', lastContactAt: 200, upstream: null, unreachableNotifiedFor: null },
+        ],
+        agents: [agent('d'), agent('a')],
+        cells: [
+          at('b', 'prod', 'net', 'failed'),
+          at('b', 'prod', 'dns', 'drift'),
+          at('c', 'prod', 'x', 'drift'),
+        ],
+      });
+      expect(await s.pageSites({ sort: 'site', offset: 0, limit: 3 })).toEqual({
+        sites: ['a', 'b', 'c'],
+        total: 4,
+      });
+      expect((await s.pageSites({ sort: 'site', offset: 3, limit: 3 })).sites).toEqual(['d']);
+      expect((await s.pageSites({ sort: '-site', offset: 0, limit: 2 })).sites).toEqual(['d', 'c']);
+      expect((await s.pageSites({ sort: 'lastContact', offset: 0, limit: 10 })).sites).toEqual([
+        'b',
+        'c',
+        'a',
+        'd',
+      ]);
+      expect((await s.pageSites({ sort: '-lastContact', offset: 0, limit: 10 })).sites).toEqual([
+        'a',
+        'c',
+        'b',
+        'd',
+      ]);
+      expect((await s.pageSites({ sort: 'problems', offset: 0, limit: 2 })).sites).toEqual(['b', 'c']);
+      expect(await s.pageSites({ sort: 'site', offset: 0, limit: 10, contains: 'b' })).toEqual({
+        sites: ['b'],
+        total: 1,
+      });
+    }),
+  );
+
+  it(
+    'prunes runs across many cells (more than one bounded step) and keeps the run each cell shows',
+    withStore(async (s) => {
+      const runsOf = (i: number) =>
+        [1, 2, 3].map((k) => ({
+          ...run(`01J${String(i).padStart(4, '0')}${k}`.padEnd(26, '0'), 1000 + k),
+          component: `c${String(i).padStart(4, '0')}`,
+        }));
+      const runs = Array.from({ length: 450 }, (_, i) => runsOf(i)).flat();
+      // Each cell shows its oldest run: kept though beyond the newest one.
+      const cells = Array.from({ length: 450 }, (_, i) => ({
+        ...cell((runsOf(i)[0] as RunRow).runId, 1001),
+        component: `c${String(i).padStart(4, '0')}`,
+      }));
+      await s.commit({ runs, cells });
+      const r = await s.prune({ maxRunsPerCell: 1, maxAgeMs: 1e12, failureMaxAgeMs: 1e12 }, 10_000);
+      expect(r.runs).toBe(450);
+      const left = await s.listRuns({ site: 'ship-7', environment: 'prod', component: 'c0449', limit: 10 });
+      expect(left.map((x) => x.runId).sort()).toEqual(
+        [(runsOf(449)[0] as RunRow).runId, (runsOf(449)[2] as RunRow).runId].sort(),
+      );
+    }),
+  );
+}
