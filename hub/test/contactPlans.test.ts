@@ -92,6 +92,26 @@ describe('silence judged against the contact plan (real SQLite)', () => {
     expect((await plain.matrix({}, now))[0]).toMatchObject({ stale: true, siteUnreachable: true });
   });
 
+  it('counts no stale cells for a site between its windows on /api/fleet, as its matrix shows them', async () => {
+    await heardAt('polar-1', [POLAR], T0 + 20 * S);
+    // A second cell already stale when the site was last heard from: it stays stale.
+    const old = { ...cell('R0', T0 - 10 * MIN), site: 'polar-1', component: 'dns', expectedIntervalS: 40 };
+    await store.commit({ cells: [old] });
+    const q = new Queries(store, 120, null, new ContactPlans(settings()));
+    const now = T0 + 3 * MIN;
+    // The read model's flag is judged at now (the sweeper): both cells are past twice their cadence.
+    await store.advanceStale(now, 100);
+    const fleet = await q.fleet.fleet(now, 30);
+    expect(fleet.sites[0]).toMatchObject({ site: 'polar-1', stale: 1, cells: 2 });
+    expect(fleet.totals.stale).toBe(1);
+    expect(fleet.environments[0]).toMatchObject({ environment: 'prod', stale: 1 });
+    const matrix = await q.matrix({}, now);
+    expect(matrix.filter((c) => c.stale).map((c) => c.component)).toEqual(['dns']);
+    // Without a plan the same cells are both stale at now.
+    const plain = new Queries(store, 120);
+    expect((await plain.fleet.fleet(now, 30)).totals.stale).toBe(2);
+  });
+
   it('calls the site overdue after a missed window and unreachable after three', async () => {
     await heardAt('polar-1', [], T0 + 20 * S);
     // Declared in the hub's config this time, not by the agent.

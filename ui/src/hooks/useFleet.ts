@@ -12,12 +12,14 @@ export const FLEET_REFRESH_MS = 30_000;
 /** The summary with a live event applied: new totals, a site's new counts and contact. */
 export function applyFleetEvent(f: FleetResponse, e: HubEvent): FleetResponse | null {
   if (e.type === 'fleet-moved') {
-    // The event counts planned cells; `no-data` ones stay as last read.
+    // The event counts planned cells; `no-data` ones stay as last read, and so does `stale`: the event
+    // judges it at now, where the summary judges a site on a contact plan at its last contact (the
+    // summary's next read brings it).
     const noData = f.totals.statusCounts['no-data'] ?? 0;
     const statusCounts = { ...e.totals.statusCounts, ...(noData ? { 'no-data': noData } : {}) };
     return {
       ...f,
-      totals: { ...f.totals, cells: e.totals.cells + noData, statusCounts, stale: e.totals.stale },
+      totals: { ...f.totals, cells: e.totals.cells + noData, statusCounts },
     };
   }
   if (e.type === 'site-updated') {

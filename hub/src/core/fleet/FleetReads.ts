@@ -16,6 +16,7 @@ import type { CellCount, CellRow, ReadStore } from '../../ports/HubStore.js';
 import type { ContactPlans } from '../contact/ContactPlans.js';
 import type { ViewContext } from '../views.js';
 import { addCounts, addNoData, byKey, emptyTally, sumTallies, type Tally } from './counted.js';
+import { countsJudgedAt, judgedAt } from './judgedStale.js';
 import {
   declaredByEnvironment,
   emptySiteRow,
@@ -31,7 +32,7 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /** What the fleet reads need of the store: counts, windows and site rows, never every cell. */
 export type FleetStore = Pick<
   ReadStore,
-  'cellCounts' | 'attentionCells' | 'pageSites' | 'getSite' | 'listSites' | 'listAgents'
+  'cellCounts' | 'attentionCells' | 'pageSites' | 'getSite' | 'listSites' | 'listAgents' | 'pageCells'
 >;
 
 /** One site's cells counted per environment, `no-data` included. */
@@ -80,6 +81,41 @@ export class FleetReads {
     return out;
   }
 
+  /**
+   * The count rows with each contact-judged site's staleness judged at its last contact plus the grace, as
+   * its matrix cells are (`judgedStale.ts`): a healthy site between windows reads no stale cells.
+   */
+  private async judgedCounts(
+    rows: SiteRows,
+    counts: readonly CellCount[],
+    now: number,
+    keyOf: (c: CellRow) => string,
+  ): Promise<CellCount[]> {
+    if (!this.contactPlans) return [...counts];
+    const at = new Map<string, number>();
+    for (const site of rows.names) {
+      const row = rows.rows.get(site);
+      const lastContactAt = row?.lastContactAt ?? null;
+      const contact = this.contactPlans.of(site, rows.agents.get(site) ?? [], lastContactAt, now);
+      const t = judgedAt(contact, lastContactAt, now);
+      if (t !== null) at.set(site, t);
+    }
+    if (at.size === 0) return [...counts];
+    const siteOf = (key: string) => (key.includes('/') ? key.slice(0, key.indexOf('/')) : key);
+    const out = counts.filter((r) => !at.has(siteOf(r.key)));
+    for (const [site, t] of at)
+      out.push(
+        ...(await countsJudgedAt(
+          this.store,
+          site,
+          t,
+          counts.filter((r) => siteOf(r.key) === site),
+          keyOf,
+        )),
+      );
+    return out;
+  }
+
   private summaries(rows: SiteRows, tallies: Map<string, SiteTally>, now: number): SiteSummary[] {
     const ctx = this.ctx(now);
     return rows.names.map((s) =>
@@ -97,7 +133,9 @@ export class FleetReads {
   async siteSummaries(names: readonly string[], now: number): Promise<SiteSummary[]> {
     const rows = await siteRows(this.store, names);
     rows.names = rows.names.filter((n) => rows.rows.has(n) || rows.agents.has(n));
-    const counts = byKey(await this.store.cellCounts('site', rows.names));
+    const counts = byKey(
+      await this.judgedCounts(rows, await this.store.cellCounts('site', rows.names), now, (c) => c.site),
+    );
     const tallies = new Map<string, SiteTally>();
     for (const site of rows.names) {
       const total = addCounts(emptyTally(), counts.get(site) ?? []);
@@ -134,11 +172,12 @@ export class FleetReads {
 
   /** `GET /api/fleet`: totals, sites, environments and the worst cells first, from counts alone. */
   async fleet(now: number, attentionCap: number): Promise<FleetResponse> {
-    const [rows, siteEnv, components] = await Promise.all([
+    const [rows, counted, components] = await Promise.all([
       siteRows(this.store),
       this.store.cellCounts('siteEnvironment'),
       this.store.cellCounts('component'),
     ]);
+    const siteEnv = await this.judgedCounts(rows, counted, now, (c) => `${c.site}/${c.environment}`);
     const tallies = this.tallies(rows, siteEnv);
     const summaries = this.summaries(rows, tallies, now);
     const sites: FleetSite[] = summaries.map((s) => {
