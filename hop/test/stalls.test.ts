@@ -11,17 +11,23 @@ import { HopClient } from '../src/client.js';
  */
 
 let server: Server | undefined;
+/** Runs as the upstream answers a health probe (before its headers go). */
+let onHealth: () => void = () => {};
 const open = new Set<ServerResponse>();
 afterEach(async () => {
   for (const r of open) r.destroy();
   open.clear();
+  onHealth = () => {};
   await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
   server = undefined;
 });
 
 async function upstream(onPull: (res: ServerResponse) => void): Promise<string> {
   server = createServer((req, res) => {
-    if (req.url === '/v1/health') return res.end('{"ok":true}');
+    if (req.url === '/v1/health') {
+      onHealth();
+      return res.end('{"ok":true}');
+    }
     open.add(res);
     onPull(res);
   });
@@ -89,6 +95,34 @@ describe('HopClient cuts a stalled downlink answer', () => {
       }, 100);
     });
     const r = await pull(url);
+    expect(r.ok && r.value.bundles.map((b) => b.length)).toEqual([600]);
+  });
+
+  it('measures round trips and deadlines on the monotonic clock, whatever the wall clock does', async () => {
+    // The agent's wall clock set back two hours while a request was out (a skew test, or an operator
+    // fixing it): a round trip read off the wall clock came out at -7,200 s and armed every later pull's
+    // deadline in the past, so each was cut at once.
+    const wall = { offset: 0 };
+    const url = await upstream((res) => {
+      setTimeout(() => {
+        res.writeHead(200, { [CURSOR_HEADER]: '6', 'content-length': String(page.length) });
+        res.end(page);
+      }, 300);
+    });
+    onHealth = () => {
+      wall.offset = -7_200_000;
+    };
+    const client = new HopClient({
+      url,
+      token: 't',
+      stallMs: 400,
+      floorBytesPerS: 128,
+      now: () => Date.now() + wall.offset,
+    });
+    expect((await client.probe()).ok).toBe(true);
+    expect(wall.offset).toBe(-7_200_000);
+    expect(client.roundTripMs()).toBeGreaterThanOrEqual(0);
+    const r = await client.pullDownlink('ship-1', '5', undefined, { waitS: 1 });
     expect(r.ok && r.value.bundles.map((b) => b.length)).toEqual([600]);
   });
 });

@@ -178,6 +178,8 @@ export class HopClient {
     try {
       const own = report ? this.clock() : null;
       const t0 = this.now();
+      // Durations on the monotonic clock: `now` is the agent's wall clock, which may jump (or be set).
+      const m0 = performance.now();
       const res = await this.transport.request(`${this.url}${path}`, {
         ...init,
         headers: {
@@ -190,7 +192,7 @@ export class HopClient {
       });
       // the request resolves when the answer's headers arrive: t3, before any body is read.
       const t3 = this.now();
-      this.rtts.push(t3 - t0);
+      this.rtts.push(performance.now() - m0);
       if (this.rtts.length > RTTS_KEPT) this.rtts.shift();
       const sample = answerSample(t0, res.headers, t3);
       if (sample) {
@@ -400,10 +402,11 @@ export class HopClient {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let done = false;
     let why: string | null = null;
-    const t0 = this.now();
+    // Elapsed on the monotonic clock: a wall clock set back would arm a deadline already past.
+    const m0 = performance.now();
     const arm = (rttMs: number) => {
       if (done || stallMs === undefined) return;
-      const ms = waitS * 1000 + rttMs + stallMs - (this.now() - t0);
+      const ms = waitS * 1000 + rttMs + stallMs - (performance.now() - m0);
       timer = setTimeout(
         () => {
           why = `no answer within the ${waitS} s hold, the ${Math.round(rttMs / 1000)} s round trip and ${Math.round(stallMs / 1000)} s`;
