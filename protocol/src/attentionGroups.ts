@@ -153,14 +153,14 @@ export function groupAttention(input: AttentionInput, now: number, limit = 30): 
     { status: string; reason: string | null; cells: number; sites: Set<string> }
   >();
   for (const c of input.cells) {
+    const k = c.n ?? 1;
+    if (k <= 0) continue;
     const key = `${c.status}\u0000${c.reason ?? ''}`;
     let g = groups.get(key);
     if (!g) {
       g = { status: c.status, reason: c.reason, cells: 0, sites: new Set() };
       groups.set(key, g);
     }
-    const k = c.n ?? 1;
-    if (k <= 0) continue;
     g.cells += k;
     g.sites.add(c.site);
   }

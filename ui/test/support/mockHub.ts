@@ -5,6 +5,7 @@ import {
   ApprovalsResponseSchema,
   type Approver,
   ApproversResponseSchema,
+  type AttentionGroups,
   type AuditEntry,
   AuditResponseSchema,
   FleetResponseSchema,
@@ -69,6 +70,8 @@ export class MockHub {
   planRequests: PlanRequest[] = [];
   /** Relays for `GET /api/relays`; null answers 404, as a hub from before it does. */
   relays: RelayInfo[] | null = null;
+  /** `/api/fleet`'s grouped attention (issue 44); null: left out, as a hub from before it does. */
+  attentionGroups: AttentionGroups | null = null;
   /** Tokens `POST /api/session` accepts, and whom they sign in. */
   tokens = new Map<string, { user: string; roles: Role[] }>([
     ['admin-token', { user: 'ada', roles: ['admin'] }],
@@ -179,7 +182,9 @@ export class MockHub {
         upstream: 'relay-dmz',
         contactWindows: ['0 * * * *'],
       }));
-      return { status: 200, body: FleetResponseSchema.parse(summariseFleet(this.cells, sites, iso(0))) };
+      const fleet = summariseFleet(this.cells, sites, iso(0));
+      if (this.attentionGroups) fleet.attentionGroups = this.attentionGroups;
+      return { status: 200, body: FleetResponseSchema.parse(fleet) };
     }
     if (method === 'GET' && a === 'refs' && !b) {
       const byRef = new Map<string, MatrixCell[]>();
