@@ -19,8 +19,9 @@ import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
 import { AttentionGroupList, attentionSummary } from './AttentionGroups.js';
-import { EnvironmentTable, SiteTable } from './FleetTables.js';
+import { EnvironmentTable } from './FleetTables.js';
 import { OverviewDrift } from './OverviewDrift.js';
+import { SitesPaged } from './SitesPaged.js';
 
 type Go = (r: Route) => void;
 
@@ -84,7 +85,7 @@ export function OverviewView({ go }: { go: Go }) {
       <Attention f={f} now={now} go={go} />
       {drift.state === 'ok' ? <OverviewDrift data={drift.data} go={go} /> : null}
       <div class="ov-tables">
-        <SiteTable sites={f.sites} now={now} go={go} />
+        <SitesPaged known={f.sites} version={f.asOf} now={now} go={go} />
         <EnvironmentTable environments={f.environments} go={go} />
       </div>
     </section>
