@@ -19,11 +19,11 @@ import type {
   RunsResponse,
   Session,
   SiteDetail,
+  SitesQueryParams,
   SitesResponse,
   Waiver,
   WaiverCreate,
   WaiversResponse,
-  SitesQueryParams,
 } from '@driftline/protocol';
 
 /** The hub's `/api`, as the dashboard uses it. Every answer is validated against the protocol schemas. */
