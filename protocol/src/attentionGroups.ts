@@ -6,6 +6,8 @@
  * hub may serve it and the browser may compute it alike.
  */
 
+import { z } from 'zod';
+
 /** A relay the hub has not heard from (its `silent` problem), with the sites whose contact came through it. */
 export interface AttentionRelay {
   name: string;
@@ -33,6 +35,8 @@ export interface AttentionCell {
   status: string;
   /** `exit-1`, `lock-timeout`, a drift signature; null when the status says it all. */
   reason: string | null;
+  /** How many cells of the site this entry stands for (a count from the hub's read model); default 1. */
+  n?: number;
 }
 
 export interface AttentionInput {
@@ -149,13 +153,15 @@ export function groupAttention(input: AttentionInput, now: number, limit = 30): 
     { status: string; reason: string | null; cells: number; sites: Set<string> }
   >();
   for (const c of input.cells) {
+    const k = c.n ?? 1;
+    if (k <= 0) continue;
     const key = `${c.status}\u0000${c.reason ?? ''}`;
     let g = groups.get(key);
     if (!g) {
       g = { status: c.status, reason: c.reason, cells: 0, sites: new Set() };
       groups.set(key, g);
     }
-    g.cells++;
+    g.cells += k;
     g.sites.add(c.site);
   }
   const cellRows = [...groups.values()].sort(
@@ -178,7 +184,56 @@ export function groupAttention(input: AttentionInput, now: number, limit = 30): 
       silentRelays: relays.length,
       refusedSites: refusedSeen.size,
       overdueSites: overdue.length,
-      cells: input.cells.length,
+      cells: cellRows.reduce((t, g) => t + g.cells, 0),
     },
   };
 }
+
+const filterSchema = z.union([
+  z.object({ view: z.literal('links'), relay: z.string() }),
+  z.object({ view: z.literal('matrix'), site: z.string() }),
+  z.object({ view: z.literal('matrix'), status: z.string(), reason: z.string().nullable() }),
+]);
+const nat = z.number().int().nonnegative();
+
+/** `AttentionGroups` on the wire (`GET /api/fleet`'s `attentionGroups`). */
+export const AttentionGroupsSchema = z.object({
+  rows: z.array(
+    z.discriminatedUnion('kind', [
+      z.object({
+        kind: z.literal('silent-relay'),
+        relay: z.string(),
+        since: z.number().nullable(),
+        sites: nat,
+        text: z.string(),
+        filter: filterSchema,
+      }),
+      z.object({
+        kind: z.literal('refused-site'),
+        relay: z.string(),
+        site: z.string(),
+        text: z.string(),
+        filter: filterSchema,
+      }),
+      z.object({
+        kind: z.literal('overdue-site'),
+        site: z.string(),
+        state: z.enum(['overdue', 'unreachable']),
+        missedWindows: nat,
+        text: z.string(),
+        filter: filterSchema,
+      }),
+      z.object({
+        kind: z.literal('cells'),
+        status: z.string(),
+        reason: z.string().nullable(),
+        cells: nat,
+        sites: nat,
+        text: z.string(),
+        filter: filterSchema,
+      }),
+    ]),
+  ),
+  more: nat,
+  counts: z.object({ silentRelays: nat, refusedSites: nat, overdueSites: nat, cells: nat }),
+});

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { MatrixCell, SiteSummary } from './api.js';
+import { AttentionGroupsSchema } from './attentionGroups.js';
 import { SiteContactSchema } from './contactApi.js';
 import { SiteIdSchema } from './ids.js';
 
@@ -116,6 +117,11 @@ export const FleetResponseSchema = z.object({
    * one per cell; their stale cells are counted in `attentionCounts` but not listed in `attention`.
    */
   silentSites: z.array(SilentSiteSchema).optional(),
+  /**
+   * "Needs attention" grouped by cause (issue 44, `groupAttention`): silent relays, refused and overdue
+   * sites, cells by status and reason; headline counts with relay problems. Absent from older hubs.
+   */
+  attentionGroups: AttentionGroupsSchema.optional(),
 });
 export type FleetResponse = z.infer<typeof FleetResponseSchema>;
 

@@ -81,4 +81,22 @@ describe('groupAttention', () => {
       'x refused at r: its token does not act for the site',
     ]);
   });
+
+  it('counts an entry that stands for n cells as n, and one of none as nothing', () => {
+    const g = groupAttention(
+      {
+        relays: [],
+        refused: [],
+        overdue: [],
+        cells: [
+          { site: 'a', status: 'drift', reason: null, n: 1000 },
+          { site: 'b', status: 'drift', reason: null, n: 22 },
+          { site: 'c', status: 'failed', reason: null, n: 0 },
+        ],
+      },
+      NOW,
+    );
+    expect(g.rows.map((r) => r.text)).toEqual(['1,022 cells drift at 2 sites']);
+    expect(g.counts.cells).toBe(1022);
+  });
 });

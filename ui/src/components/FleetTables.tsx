@@ -1,4 +1,4 @@
-import type { CellStatus, FleetEnvironment, FleetSite } from '@driftline/protocol';
+import type { CellStatus, FleetEnvironment, FleetSite, SitesQueryParams } from '@driftline/protocol';
 import { linkSentence, liveLink } from '../core/link.js';
 import { NO_FILTERS, type Route } from '../core/route.js';
 import { statusLook } from '../core/status.js';
@@ -34,91 +34,126 @@ function Bar({ counts, total }: { counts: Record<string, number>; total: number 
 
 const n = (x: number | undefined) => (x ? x.toLocaleString('en') : <span class="muted">0</span>);
 
-const worstFirst = (a: FleetSite, b: FleetSite) => {
-  const rank = (s: FleetSite) => {
-    const i = ['link-down', 'overdue', 'never-heard'].indexOf(s.link);
-    return i < 0 ? 3 : i;
-  };
-  return (
-    rank(a) - rank(b) ||
-    (b.statusCounts.failed ?? 0) - (a.statusCounts.failed ?? 0) ||
-    (b.statusCounts.blocked ?? 0) - (a.statusCounts.blocked ?? 0) ||
-    (b.statusCounts.drift ?? 0) - (a.statusCounts.drift ?? 0) ||
-    b.stale - a.stale ||
-    (a.site < b.site ? -1 : 1)
-  );
+/** Orders of the Sites table, as the hub sorts them (`GET /api/sites?sort=`). */
+export type SiteSort = SitesQueryParams['sort'] & string;
+
+const SORT_TEXT: Record<SiteSort, string> = {
+  problems: 'worst first',
+  site: 'by name',
+  '-site': 'by name, Z to A',
+  lastContact: 'longest silent first',
+  '-lastContact': 'last heard first',
 };
 
-/** Per site: why it shows what it shows, last contact, and its cells by status (worst sites first). */
-export function SiteTable({ sites, now, go }: { sites: readonly FleetSite[]; now: number; go: Go }) {
+/** A column header that sorts on the server: first click its order, a second the reverse. */
+function SortHeader({
+  label,
+  asc,
+  desc,
+  sort,
+  onSort,
+}: {
+  label: string;
+  asc: SiteSort;
+  desc: SiteSort | null;
+  sort: SiteSort;
+  onSort: (s: SiteSort) => void;
+}) {
+  const on = sort === asc || sort === desc;
+  const next = sort === asc && desc ? desc : asc;
   return (
-    <section aria-labelledby="sites-title">
-      <h2 id="sites-title">Sites</h2>
-      <table class="table counts">
-        <caption class="sr-only">Sites, worst first, with their cells by status</caption>
-        <thead>
-          <tr>
-            <th scope="col">site</th>
-            <th scope="col">link</th>
-            <th scope="col">last contact</th>
-            <th scope="col">cells</th>
-            {COUNTED.map((s) => (
-              <th scope="col" key={s}>
-                {statusLook(s).label}
-              </th>
-            ))}
-            <th scope="col">stale</th>
-            <th scope="col">
-              <span class="sr-only">share by status</span>
+    <th scope="col" aria-sort={on ? (sort === asc ? 'ascending' : 'descending') : 'none'}>
+      <button type="button" class="sort-head" onClick={() => onSort(next)}>
+        {label}
+        <span class="sr-only">, sort {SORT_TEXT[next]}</span>
+      </button>
+    </th>
+  );
+}
+
+/**
+ * Per site: why it shows what it shows, last contact, and its cells by status: the rows of one page, in
+ * the order the hub sorted them (`sort`); the headers of site, last contact and problems sort again.
+ */
+export function SiteTable({
+  sites,
+  now,
+  go,
+  sort,
+  onSort,
+}: {
+  sites: readonly FleetSite[];
+  now: number;
+  go: Go;
+  sort: SiteSort;
+  onSort: (s: SiteSort) => void;
+}) {
+  return (
+    <table class="table counts">
+      <caption class="sr-only">Sites, {SORT_TEXT[sort]}, with their cells by status</caption>
+      <thead>
+        <tr>
+          <SortHeader label="site" asc="site" desc="-site" sort={sort} onSort={onSort} />
+          <SortHeader label="link" asc="problems" desc={null} sort={sort} onSort={onSort} />
+          <SortHeader
+            label="last contact"
+            asc="lastContact"
+            desc="-lastContact"
+            sort={sort}
+            onSort={onSort}
+          />
+          <th scope="col">cells</th>
+          {COUNTED.map((s) => (
+            <th scope="col" key={s}>
+              {statusLook(s).label}
             </th>
-          </tr>
-        </thead>
-        <tbody>
-          {sites
-            .map((s) => liveLink(s, now))
-            .sort(worstFirst)
-            .map((s) => (
-              <tr key={s.site} class={s.link !== 'ok' ? `link-${s.link}` : undefined}>
-                <th scope="row">
-                  <a {...linkProps({ view: 'site', site: s.site }, go)}>{s.site}</a>{' '}
-                  <a
-                    class="small"
-                    {...linkProps(
-                      { view: 'matrix', filters: { ...NO_FILTERS, site: s.site }, pivot: null },
-                      go,
-                    )}
-                  >
-                    matrix<span class="sr-only"> of {s.site}</span>
-                  </a>
-                </th>
-                <td
-                  class={
-                    s.link === 'ok' ? 'muted' : s.link === 'waiting' ? 'link-why link-is-waiting' : 'link-why'
-                  }
-                >
-                  {s.link === 'ok' ? (
-                    ''
-                  ) : (
-                    <span aria-hidden="true">{s.link === 'waiting' ? '◌ ' : '⌁ '}</span>
+          ))}
+          <th scope="col">stale</th>
+          <th scope="col">
+            <span class="sr-only">share by status</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {sites
+          .map((s) => liveLink(s, now))
+          .map((s) => (
+            <tr key={s.site} class={s.link !== 'ok' ? `link-${s.link}` : undefined}>
+              <th scope="row">
+                <a {...linkProps({ view: 'site', site: s.site }, go)}>{s.site}</a>{' '}
+                <a
+                  class="small"
+                  {...linkProps(
+                    { view: 'matrix', filters: { ...NO_FILTERS, site: s.site }, pivot: null },
+                    go,
                   )}
-                  {linkSentence(s, now)}
+                >
+                  matrix<span class="sr-only"> of {s.site}</span>
+                </a>
+              </th>
+              <td
+                class={
+                  s.link === 'ok' ? 'muted' : s.link === 'waiting' ? 'link-why link-is-waiting' : 'link-why'
+                }
+              >
+                {s.link === 'ok' ? '' : <span aria-hidden="true">{s.link === 'waiting' ? '◌ ' : '⌁ '}</span>}
+                {linkSentence(s, now)}
+              </td>
+              <td>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} /> : 'never'}</td>
+              <td>{n(s.cells)}</td>
+              {COUNTED.map((st) => (
+                <td key={st} class={(s.statusCounts[st] ?? 0) > 0 ? statusLook(st).tone : undefined}>
+                  {n(s.statusCounts[st])}
                 </td>
-                <td>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} /> : 'never'}</td>
-                <td>{n(s.cells)}</td>
-                {COUNTED.map((st) => (
-                  <td key={st} class={(s.statusCounts[st] ?? 0) > 0 ? statusLook(st).tone : undefined}>
-                    {n(s.statusCounts[st])}
-                  </td>
-                ))}
-                <td>{n(s.stale)}</td>
-                <td>
-                  <Bar counts={s.statusCounts} total={s.cells} />
-                </td>
-              </tr>
-            ))}
-        </tbody>
-      </table>
-    </section>
+              ))}
+              <td>{n(s.stale)}</td>
+              <td>
+                <Bar counts={s.statusCounts} total={s.cells} />
+              </td>
+            </tr>
+          ))}
+      </tbody>
+    </table>
   );
 }
 

@@ -18,8 +18,10 @@ import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
-import { EnvironmentTable, SiteTable } from './FleetTables.js';
+import { AttentionGroupList, attentionSummary } from './AttentionGroups.js';
+import { EnvironmentTable } from './FleetTables.js';
 import { OverviewDrift } from './OverviewDrift.js';
+import { SitesPaged } from './SitesPaged.js';
 
 type Go = (r: Route) => void;
 
@@ -83,7 +85,7 @@ export function OverviewView({ go }: { go: Go }) {
       <Attention f={f} now={now} go={go} />
       {drift.state === 'ok' ? <OverviewDrift data={drift.data} go={go} /> : null}
       <div class="ov-tables">
-        <SiteTable sites={f.sites} now={now} go={go} />
+        <SitesPaged known={f.sites} version={f.asOf} now={now} go={go} />
         <EnvironmentTable environments={f.environments} go={go} />
       </div>
     </section>
@@ -127,11 +129,29 @@ function Totals({ f, go }: { f: FleetResponse; go: Go }) {
           <span class="ov-label">sites unreachable</span>
         </a>
       </li>
+      {relayProblems(f) > 0 ? (
+        <li class="ov-total st-failed">
+          <a {...linkProps({ view: 'links' }, go)}>
+            <span class="ov-icon" aria-hidden="true">
+              ⌁
+            </span>
+            <span class="ov-n">{relayProblems(f).toLocaleString('en')}</span>{' '}
+            <span class="ov-label">relay problems</span>
+          </a>
+        </li>
+      ) : null}
     </ul>
   );
 }
 
+/** Silent relays and sites refused at a relay: the headline's relay count (issue 44). */
+function relayProblems(f: FleetResponse): number {
+  const c = f.attentionGroups?.counts;
+  return c ? c.silentRelays + c.refusedSites : 0;
+}
+
 function Attention({ f, now, go }: { f: FleetResponse; now: number; go: Go }) {
+  if (f.attentionGroups) return <GroupedAttention f={f} now={now} go={go} />;
   const shown = new Map<AttentionKind, number>();
   for (const a of f.attention) shown.set(a.kind, (shown.get(a.kind) ?? 0) + 1);
   const total = ATTENTION_KINDS.reduce((n, k) => n + f.attentionCounts[k], 0);
@@ -175,6 +195,33 @@ function Attention({ f, now, go }: { f: FleetResponse; now: number; go: Go }) {
           </a>
         ))}
       </p>
+    </section>
+  );
+}
+
+/**
+ * A hub that groups (issue 44): one row per cause; sites merely waiting for their window are listed
+ * apart (overdue and unreachable ones are rows of the groups).
+ */
+function GroupedAttention({ f, now, go }: { f: FleetResponse; now: number; go: Go }) {
+  const g = f.attentionGroups!;
+  const waiting = f.sites
+    .map((s) => silentSite(liveLink(s, now)))
+    .filter((s): s is SilentSite => s !== null && s.state === 'waiting')
+    .sort((a, b) => (a.site < b.site ? -1 : 1));
+  return (
+    <section aria-labelledby="attention-title" class="ov-attention">
+      <h2 id="attention-title">
+        Needs attention <span class="muted small">({attentionSummary(g)})</span>
+      </h2>
+      <AttentionGroupList g={g} go={go} />
+      {waiting.length > 0 ? (
+        <ol class="attention silent-sites" aria-label="Silent sites">
+          {waiting.map((s) => (
+            <SilentSiteRow key={s.site} s={s} now={now} go={go} />
+          ))}
+        </ol>
+      ) : null}
     </section>
   );
 }

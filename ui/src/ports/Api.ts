@@ -19,6 +19,7 @@ import type {
   RunsResponse,
   Session,
   SiteDetail,
+  SitesQueryParams,
   SitesResponse,
   Waiver,
   WaiverCreate,
@@ -51,7 +52,8 @@ export interface Api {
   refs(): Promise<RefsResponse>;
   /** What sites lack to plan, with the cells waiting for it (`GET /api/needs`). */
   needs(): Promise<NeedsResponse>;
-  sites(): Promise<SitesResponse>;
+  /** A page of sites, sorted and filtered by the hub (`GET /api/sites`); no query: the hub's first page. */
+  sites(q?: SitesQueryParams): Promise<SitesResponse>;
   site(site: string): Promise<SiteDetail>;
   runs(
     site: string,

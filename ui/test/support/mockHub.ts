@@ -5,6 +5,7 @@ import {
   ApprovalsResponseSchema,
   type Approver,
   ApproversResponseSchema,
+  type AttentionGroups,
   type AuditEntry,
   AuditResponseSchema,
   FleetResponseSchema,
@@ -69,6 +70,8 @@ export class MockHub {
   planRequests: PlanRequest[] = [];
   /** Relays for `GET /api/relays`; null answers 404, as a hub from before it does. */
   relays: RelayInfo[] | null = null;
+  /** `/api/fleet`'s grouped attention (issue 44); null: left out, as a hub from before it does. */
+  attentionGroups: AttentionGroups | null = null;
   /** Tokens `POST /api/session` accepts, and whom they sign in. */
   tokens = new Map<string, { user: string; roles: Role[] }>([
     ['admin-token', { user: 'ada', roles: ['admin'] }],
@@ -102,6 +105,44 @@ export class MockHub {
       this.runs.set(key, [...(this.runs.get(key) ?? []), r]);
     }
     for (const d of details) this.details.set(d.runId, d);
+  }
+
+  /**
+   * `GET /api/sites` with `sort`, `limit`, `cursor` (`o<offset>`) and `contains`, as the hub pages it
+   * (decision 401); `problems` counts failed, drifted and stale cells, as the hub's read model does.
+   */
+  sitesPage(q: URLSearchParams) {
+    const problems = new Map<string, number>();
+    for (const c of this.cells)
+      if (c.status === 'failed' || c.status === 'drift' || c.stale)
+        problems.set(c.site, (problems.get(c.site) ?? 0) + 1);
+    const name = (a: SiteSummary, b: SiteSummary) => (a.site < b.site ? -1 : a.site > b.site ? 1 : 0);
+    const contact = (s: SiteSummary) => s.lastContactAt ?? '~';
+    const orders: Record<string, (a: SiteSummary, b: SiteSummary) => number> = {
+      site: name,
+      '-site': (a, b) => name(b, a),
+      lastContact: (a, b) => (contact(a) < contact(b) ? -1 : contact(a) > contact(b) ? 1 : name(a, b)),
+      '-lastContact': (a, b) =>
+        !a.lastContactAt !== !b.lastContactAt
+          ? a.lastContactAt
+            ? -1
+            : 1
+          : contact(a) > contact(b)
+            ? -1
+            : contact(a) < contact(b)
+              ? 1
+              : name(a, b),
+      problems: (a, b) => (problems.get(b.site) ?? 0) - (problems.get(a.site) ?? 0) || name(a, b),
+    };
+    const contains = q.get('contains') ?? '';
+    const all = this.sites
+      .filter((s) => s.site.includes(contains))
+      .sort(orders[q.get('sort') ?? 'site'] ?? name);
+    const limit = Math.min(500, Number(q.get('limit') ?? 100));
+    const offset = Number(/^o(\d+)$/.exec(q.get('cursor') ?? '')?.[1] ?? 0);
+    const sites = all.slice(offset, offset + limit);
+    const next = offset + sites.length < all.length ? `o${offset + sites.length}` : null;
+    return { sites, total: all.length, next };
   }
 
   /** Ends the session on the hub's side, as expiry or a sign-out in another tab would. */
@@ -179,7 +220,9 @@ export class MockHub {
         upstream: 'relay-dmz',
         contactWindows: ['0 * * * *'],
       }));
-      return { status: 200, body: FleetResponseSchema.parse(summariseFleet(this.cells, sites, iso(0))) };
+      const fleet = summariseFleet(this.cells, sites, iso(0));
+      if (this.attentionGroups) fleet.attentionGroups = this.attentionGroups;
+      return { status: 200, body: FleetResponseSchema.parse(fleet) };
     }
     if (method === 'GET' && a === 'refs' && !b) {
       const byRef = new Map<string, MatrixCell[]>();
@@ -217,7 +260,10 @@ export class MockHub {
       return { status: 200, body: NeedsResponseSchema.parse({ needs: [...needs.values()] }) };
     }
     if (method === 'GET' && a === 'sites' && !b) {
-      return { status: 200, body: SitesResponseSchema.parse({ sites: this.sites }) };
+      const q = url.searchParams;
+      if (![...q.keys()].length)
+        return { status: 200, body: SitesResponseSchema.parse({ sites: this.sites }) };
+      return { status: 200, body: SitesResponseSchema.parse(this.sitesPage(q)) };
     }
     if (method === 'GET' && a === 'sites' && b) {
       const s = this.sites.find((x) => x.site === b);

@@ -5,7 +5,9 @@ import {
   type FleetEnvironment,
   type FleetResponse,
   type FleetSite,
+  groupAttention,
   linkState,
+  type RelayInfo,
   SITES_PAGE_DEFAULT,
   type SilentSite,
   type SiteSummary,
@@ -15,6 +17,7 @@ import {
 import type { CellCount, CellRow, ReadStore } from '../../ports/HubStore.js';
 import type { ContactPlans } from '../contact/ContactPlans.js';
 import type { ViewContext } from '../views.js';
+import { attentionInput } from './attentionInput.js';
 import { addCounts, addNoData, byKey, emptyTally, sumTallies, type Tally } from './counted.js';
 import { countsJudgedAt, judgedAt } from './judgedStale.js';
 import {
@@ -170,8 +173,11 @@ export class FleetReads {
     return { sites, total: page.total, next };
   }
 
-  /** `GET /api/fleet`: totals, sites, environments and the worst cells first, from counts alone. */
-  async fleet(now: number, attentionCap: number): Promise<FleetResponse> {
+  /**
+   * `GET /api/fleet`: totals, sites, environments and the worst cells first, from counts alone, with
+   * "Needs attention" grouped by cause (`relays`: `/api/relays`' entries, for the relay rows).
+   */
+  async fleet(now: number, attentionCap: number, relays: readonly RelayInfo[] = []): Promise<FleetResponse> {
     const [rows, counted, components] = await Promise.all([
       siteRows(this.store),
       this.store.cellCounts('siteEnvironment'),
@@ -229,6 +235,12 @@ export class FleetReads {
     const attentionCounts = Object.fromEntries(
       ATTENTION_KINDS.map((k) => [k, totals.kinds[k] ?? 0]),
     ) as Record<AttentionKind, number>;
+    const grouped = groupAttention(
+      await attentionInput(sites, relays, siteEnv, totals.kinds, silent, (kind, limit) =>
+        this.store.attentionCells({ kind, limit }),
+      ),
+      now,
+    );
     return {
       asOf: new Date(now).toISOString(),
       totals: {
@@ -245,6 +257,7 @@ export class FleetReads {
       attention,
       attentionCounts,
       silentSites,
+      attentionGroups: grouped,
     };
   }
 

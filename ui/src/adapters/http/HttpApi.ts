@@ -27,6 +27,7 @@ import {
   SessionSchema,
   SiteDetailSchema,
   type SiteFilterQueryParams,
+  type SitesQueryParams,
   SitesResponseSchema,
   type WaiverCreate,
   WaiverSchema,
@@ -175,8 +176,8 @@ export class HttpApi implements Api {
   needs() {
     return this.call(NeedsResponseSchema, API_PATHS.needs);
   }
-  sites() {
-    return this.call(SitesResponseSchema, API_PATHS.sites);
+  sites(q: SitesQueryParams = {}) {
+    return this.call(SitesResponseSchema, `${API_PATHS.sites}${query(q)}`);
   }
   publications(site?: string) {
     const q: SiteFilterQueryParams = { site };

@@ -1,4 +1,5 @@
 import { API_PATHS } from '@driftline/protocol';
+import { relayInfos } from '../../../core/relayProblems.js';
 import { route } from './route.js';
 
 /** Most cells `GET /api/fleet` lists as needing attention; the counts cover the rest. */
@@ -19,6 +20,10 @@ export const fleetRoutes = [
       summary:
         'The fleet at a glance: counts by status, stale and unreachable per site and environment, link facts, worst cells first',
     },
-    handler: async (_ctx, d) => d.queries.fleet.fleet(d.clock.now(), ATTENTION_CAP),
+    handler: async (_ctx, d) => {
+      const now = d.clock.now();
+      // Peer rows are a few dozen: the relay rows of the grouped attention list (issue 44).
+      return d.queries.fleet.fleet(now, ATTENTION_CAP, relayInfos(await d.store.listPeers(), now));
+    },
   }),
 ];
