@@ -40,5 +40,10 @@ export interface DriftStore {
   putWaiver(w: WaiverRow): Promise<void>;
   listWaivers(): Promise<WaiverRow[]>;
   getWaiver(id: string): Promise<WaiverRow | null>;
+  /**
+   * A value that differs after any write by anyone (this hub, `hub waiver` in another process, another
+   * hub on the same database): what `Drift` compares before it trusts its cached open episodes and waivers.
+   */
+  stamp(): Promise<string>;
   close(): Promise<void>;
 }
