@@ -8,10 +8,9 @@ import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { loadOrCreateSecret } from './adapters/fs/secretFile.js';
 import type { ApiServer } from './adapters/http/apiServer.js';
 import { HubAuth } from './adapters/http/auth.js';
-import { openStores } from './adapters/openStores.js';
+import { openDriftStore, openStores } from './adapters/openStores.js';
 import { PgEvents } from './adapters/postgres/PgEvents.js';
 import { Publisher } from './adapters/publish/Publisher.js';
-import { SqliteDriftStore } from './adapters/sqlite/SqliteDriftStore.js';
 import type { HubConfig } from './config.js';
 import { Approvals } from './core/Approvals.js';
 import { Drift } from './core/drift/Drift.js';
@@ -59,7 +58,7 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-import { csrfKeyPath, driftStorePath, keyPath } from './dataDir.js';
+import { csrfKeyPath, keyPath } from './dataDir.js';
 
 export { csrfKeyPath, keyPath, publicationStorePath, storePath } from './dataDir.js';
 
@@ -71,7 +70,7 @@ export async function createHub(
     clock?: Clock;
     sender?: WebhookSender;
     store?: HubStore;
-    /** Replaces the drift store (`drift.db` in the data directory). */
+    /** Replaces the drift store (`drift.db` in the data directory, or the PostgreSQL store's database). */
     driftStore?: DriftStore;
   } = {},
 ): Promise<Hub> {
@@ -106,7 +105,8 @@ export async function createHub(
     // Shared: a dashboard of another hub may be listening.
     listening: () => shared || events.listening,
   });
-  const driftStore = opts.driftStore ?? new SqliteDriftStore(driftStorePath(config.dataDir));
+  // On PostgreSQL, in the database every hub shares (decision 470).
+  const driftStore = opts.driftStore ?? openDriftStore(config, postgres);
   const drift = new Drift({
     drift: driftStore,
     commit: (w) => store.commit(w),
