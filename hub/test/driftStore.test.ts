@@ -1,11 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { MemoryDriftStore } from '../src/adapters/memory/MemoryDriftStore.js';
 import { PgDatabase } from '../src/adapters/postgres/PgDatabase.js';
 import { PostgresDriftStore } from '../src/adapters/postgres/PostgresDriftStore.js';
 import { SqliteDriftStore } from '../src/adapters/sqlite/SqliteDriftStore.js';
+import { Drift } from '../src/core/drift/Drift.js';
+import type { RunRow } from '../src/ports/HubStore.js';
 import { runDriftStoreContract } from './driftStoreContract.js';
 import { describePg } from './postgres.js';
 
@@ -31,15 +33,108 @@ runDriftStoreContract('sqlite', () => {
   };
 });
 
+/** Waits (bounded in tries, not in time) until `fn` answers true. */
+async function until(fn: () => Promise<boolean>, what: string, tries = 400): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await fn()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gave up waiting: ${what}`);
+}
+
+const driftRun = (site: number, n: number): RunRow =>
+  ({
+    runId: `r-${site}-${n}`,
+    site: `s-${site}`,
+    environment: 'prod',
+    component: 'net',
+    plannedAt: n * 1000,
+    summary: {
+      status: 'drift',
+      drifted: [{ address: 'aws_s3_bucket.logs', type: 'aws_s3_bucket', attributes: ['tags'] }],
+    },
+  }) as unknown as RunRow;
+
 describePg('the drift store on PostgreSQL', (server) => {
+  // Another hub: a pool of its own on the same database.
+  const storeOn = (url: string) =>
+    new PostgresDriftStore(new PgDatabase({ url, password: server().password }));
+
   runDriftStoreContract('postgres', async () => {
     const url = await server().createDatabase();
-    const store = new PostgresDriftStore(new PgDatabase({ url, password: server().password }));
-    return {
-      store,
-      // Another hub: a pool of its own on the same database.
-      other: () => new PostgresDriftStore(new PgDatabase({ url, password: server().password })),
-      done: () => store.close(),
-    };
+    const store = storeOn(url);
+    return { store, other: () => storeOn(url), done: () => store.close() };
+  });
+
+  it('lets one hub at a time advance episodes: the second waits in the database until the first is done', async () => {
+    const url = await server().createDatabase();
+    const a = storeOn(url);
+    const b = storeOn(url);
+    const admin = await server().client(url);
+    try {
+      const order: string[] = [];
+      let release = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let entered = () => {};
+      const aIn = new Promise<void>((r) => {
+        entered = r;
+      });
+      const first = a.exclusive(async () => {
+        order.push('a in');
+        entered();
+        await held;
+        order.push('a out');
+      });
+      await aIn;
+      const second = b.exclusive(async () => {
+        order.push('b in');
+      });
+      await until(async () => {
+        const r = await admin.query(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = 7 AND NOT granted",
+        );
+        return r.rows[0].n === 1;
+      }, 'the second hub waits on the drift lock');
+      expect(order).toEqual(['a in']);
+      release();
+      await Promise.all([first, second]);
+      expect(order).toEqual(['a in', 'a out', 'b in']);
+    } finally {
+      await admin.end();
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('opens one episode when two hubs observe the same drift of a cell at once', async () => {
+    const url = await server().createDatabase();
+    const stores = [storeOn(url), storeOn(url)];
+    try {
+      const hubs = stores.map(
+        (drift) =>
+          new Drift({
+            drift,
+            commit: async () => {},
+            clock: { now: () => 10_000 },
+            ids: { next: () => '01J' },
+            webhookUrls: [],
+          }),
+      );
+      // Consecutive plans of each cell, each reaching a different hub (two relays), observed at once.
+      const cells = [...Array(10).keys()];
+      await Promise.all([
+        hubs[0]?.observe(cells.map((i) => driftRun(i, 1))),
+        hubs[1]?.observe(cells.map((i) => driftRun(i, 2))),
+      ]);
+      // Whichever hub went first, each cell has one open episode, advanced by the later plan (the earlier
+      // one, when it comes second, is a late run and skipped).
+      const open = (await stores[0]?.listOpen()) ?? [];
+      expect(open.map((e) => e.site).sort()).toEqual(cells.map((i) => `s-${i}`).sort());
+      expect(new Set(open.map((e) => e.lastRunId.replace(/^r-\d+-/, '')))).toEqual(new Set(['2']));
+    } finally {
+      for (const s of stores) await s.close();
+    }
   });
 });

@@ -45,5 +45,11 @@ export interface DriftStore {
    * hub on the same database): what `Drift` compares before it trusts its cached open episodes and waivers.
    */
   stamp(): Promise<string>;
+  /**
+   * Runs `fn` (reads, then `record`) while no other hub on the same store runs one, so two hubs never
+   * both open an episode for the same drift. On PostgreSQL an advisory lock across hubs (decision 470);
+   * in one process `Drift` already runs one batch at a time, so the file and memory stores just run it.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

@@ -80,5 +80,9 @@ export class MemoryDriftStore implements DriftStore {
     return String(this.writes);
   }
 
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+
   async close(): Promise<void> {}
 }

@@ -1,6 +1,7 @@
 import type { EpisodeRow } from '../../core/drift/episodes.js';
 import type { WaiverRow } from '../../core/drift/waivers.js';
 import type { CellMark, DriftStore, EpisodeFilter } from '../../ports/DriftStore.js';
+import { LOCK } from './locks.js';
 import type { PgDatabase, Step, Stmt } from './PgDatabase.js';
 
 const st = (name: string, text: string): Stmt => ({ name: `drift_${name}`, text });
@@ -144,6 +145,22 @@ export class PostgresDriftStore implements DriftStore {
   async stamp(): Promise<string> {
     const [r] = await this.db.query<{ value: number }>(S.stamp);
     return String(r?.value ?? 0);
+  }
+
+  /**
+   * Holds the drift lock on a connection of its own while `fn` runs its reads and writes on the pool. If
+   * that connection breaks, the lock goes with it and `session` destroys it; `fn`'s own writes are each
+   * one transaction, and an observation cut midway is repaired by the cell's next plan (decision 421).
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.db.session(async (c) => {
+      await c.query('SELECT pg_advisory_lock($1, 0)', [LOCK.drift]);
+      try {
+        return await fn();
+      } finally {
+        await c.query('SELECT pg_advisory_unlock($1, 0)', [LOCK.drift]);
+      }
+    });
   }
 
   close(): Promise<void> {

@@ -151,6 +151,10 @@ export class SqliteDriftStore implements DriftStore {
     return `${this.writes}:${this.db.pragma('data_version', { simple: true })}`;
   }
 
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+
   async close(): Promise<void> {
     this.db.close();
   }

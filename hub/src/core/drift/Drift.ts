@@ -50,13 +50,17 @@ export class Drift {
 
   /**
    * Feeds a committed batch's runs in planned order, and its cells: a cell whose plan was confirmed
-   * unchanged (no new run) moves its open episodes' last seen. One batch at a time, so episodes never race.
+   * unchanged (no new run) moves its open episodes' last seen. One batch at a time, at this hub and
+   * among the hubs sharing the store (`DriftStore.exclusive`), so episodes never race.
    */
   observe(runs: readonly RunRow[], cells: readonly CellRow[] = []): Promise<void> {
-    const next = this.chain.then(async () => {
-      await this.observeNow(runs);
-      await this.confirmNow(runs, cells);
-    });
+    // Other hubs on the same database advance the same episodes: one batch at a time among them too.
+    const next = this.chain.then(() =>
+      this.d.drift.exclusive(async () => {
+        await this.observeNow(runs);
+        await this.confirmNow(runs, cells);
+      }),
+    );
     this.chain = next.catch(() => undefined);
     return next;
   }
