@@ -30,6 +30,7 @@ import type { WebhookSender } from './ports/WebhookSender.js';
 import { hubHopBackend } from './start/hopBackend.js';
 import { hubCore } from './start/hubCore.js';
 import { listenHub } from './start/listen.js';
+import { importLocalWaiversAtStart } from './start/localWaivers.js';
 import { hubReplicas } from './start/replicas.js';
 import { hubServers } from './start/servers.js';
 import { hubSweeps } from './start/sweeps.js';
@@ -107,6 +108,7 @@ export async function createHub(
   });
   // On PostgreSQL, in the database every hub shares (decision 470).
   const driftStore = opts.driftStore ?? openDriftStore(config, postgres);
+  if (postgres && !opts.driftStore) await importLocalWaiversAtStart(config.dataDir, driftStore, logger);
   const drift = new Drift({
     drift: driftStore,
     commit: (w) => store.commit(w),

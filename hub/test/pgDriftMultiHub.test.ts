@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -10,10 +10,12 @@ import {
 import { expect, it, vi } from 'vitest';
 import { sha256Hex } from '../src/adapters/http/credentials.js';
 import { openDriftStore, openHubStore } from '../src/adapters/openStores.js';
+import { SqliteDriftStore } from '../src/adapters/sqlite/SqliteDriftStore.js';
 import { createHub } from '../src/app.js';
 import { type HubConfig, parseConfig } from '../src/config.js';
 import { Drift } from '../src/core/drift/Drift.js';
 import { enrol } from '../src/core/enrolment.js';
+import { driftStorePath } from '../src/dataDir.js';
 import { ulidGen } from '../src/ports/IdGen.js';
 import { AgentSim, TestClock } from './agentSim.js';
 import { describePg, type PgServer } from './postgres.js';
@@ -41,8 +43,14 @@ function configOn(server: PgServer, url: string): { config: HubConfig; dir: stri
 }
 
 /** A real hub on port 0 on the shared database: its API's base URL. */
-async function hubOn(server: PgServer, url: string, clock: TestClock) {
+async function hubOn(
+  server: PgServer,
+  url: string,
+  clock: TestClock,
+  before: (dataDir: string) => Promise<void> = async () => {},
+) {
   const { config, dir } = configOn(server, url);
+  await before(config.dataDir);
   const hub = await createHub(config, { clock });
   const api = (await hub.listen()).api;
   return {
@@ -174,6 +182,68 @@ describePg('drift on several hubs sharing one PostgreSQL database', (server) => 
     } finally {
       await b.close();
       await a.close();
+    }
+  });
+
+  it('copies the waivers of a drift.db left from before into the database once, where every hub applies them', async () => {
+    const url = await server().createDatabase();
+    const clock = new TestClock();
+    const waiver = (id: string, removedAt: number | null) => ({
+      id,
+      pattern: 'aws_s3_bucket.*',
+      attributes: null,
+      sites: [],
+      environments: [],
+      components: [],
+      expiresAt: clock.now() + 3600_000,
+      reason: 'before the upgrade',
+      author: 'ada',
+      createdAt: clock.now() - 1000,
+      removedAt,
+      removedBy: removedAt === null ? null : 'bob',
+    });
+    // The hub ran on PostgreSQL with a drift.db of its own: one waiver active, one removed.
+    const a = await hubOn(server(), url, clock, async (dataDir) => {
+      mkdirSync(dataDir, { recursive: true });
+      const old = new SqliteDriftStore(driftStorePath(dataDir));
+      await old.putWaiver(waiver('w-old-1', null));
+      await old.putWaiver(waiver('w-old-2', clock.now() - 500));
+      await old.close();
+    });
+    const b = await hubOn(server(), url, clock);
+    let aOpen = true;
+    try {
+      const operator = (await addTestUser(a.hub.store, 'ops', ['operator'])).authorization;
+      const listed = async (base: string) => {
+        const res = await fetch(`${base}/api/waivers`, { headers: { authorization: operator } });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { waivers: { id: string; active: boolean }[] }).waivers;
+      };
+      expect((await listed(b.api)).map((w) => [w.id, w.active])).toEqual([
+        ['w-old-1', true],
+        ['w-old-2', false],
+      ]);
+      // Removed through the other hub, it stays removed when the first hub starts again.
+      const del = await fetch(`${b.api}/api/waivers/w-old-1`, {
+        method: 'DELETE',
+        headers: { authorization: operator },
+      });
+      expect(del.status).toBe(200);
+      await a.hub.close();
+      aOpen = false;
+      const again = await createHub(a.config, { clock });
+      try {
+        expect((await again.drift.waivers()).map((w) => [w.id, w.active])).toEqual([
+          ['w-old-1', false],
+          ['w-old-2', false],
+        ]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await b.close();
+      if (aOpen) await a.hub.close();
+      rmSync(a.config.dataDir, { recursive: true, force: true });
     }
   });
 });
