@@ -8,10 +8,9 @@ import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { loadOrCreateSecret } from './adapters/fs/secretFile.js';
 import type { ApiServer } from './adapters/http/apiServer.js';
 import { HubAuth } from './adapters/http/auth.js';
-import { openStores } from './adapters/openStores.js';
+import { openDriftStore, openStores } from './adapters/openStores.js';
 import { PgEvents } from './adapters/postgres/PgEvents.js';
 import { Publisher } from './adapters/publish/Publisher.js';
-import { SqliteDriftStore } from './adapters/sqlite/SqliteDriftStore.js';
 import type { HubConfig } from './config.js';
 import { Approvals } from './core/Approvals.js';
 import { Drift } from './core/drift/Drift.js';
@@ -31,6 +30,7 @@ import type { WebhookSender } from './ports/WebhookSender.js';
 import { hubHopBackend } from './start/hopBackend.js';
 import { hubCore } from './start/hubCore.js';
 import { listenHub } from './start/listen.js';
+import { importLocalWaiversAtStart } from './start/localWaivers.js';
 import { hubReplicas } from './start/replicas.js';
 import { hubServers } from './start/servers.js';
 import { hubSweeps } from './start/sweeps.js';
@@ -59,7 +59,7 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-import { csrfKeyPath, driftStorePath, keyPath } from './dataDir.js';
+import { csrfKeyPath, keyPath } from './dataDir.js';
 
 export { csrfKeyPath, keyPath, publicationStorePath, storePath } from './dataDir.js';
 
@@ -71,7 +71,7 @@ export async function createHub(
     clock?: Clock;
     sender?: WebhookSender;
     store?: HubStore;
-    /** Replaces the drift store (`drift.db` in the data directory). */
+    /** Replaces the drift store (`drift.db` in the data directory, or the PostgreSQL store's database). */
     driftStore?: DriftStore;
   } = {},
 ): Promise<Hub> {
@@ -106,7 +106,9 @@ export async function createHub(
     // Shared: a dashboard of another hub may be listening.
     listening: () => shared || events.listening,
   });
-  const driftStore = opts.driftStore ?? new SqliteDriftStore(driftStorePath(config.dataDir));
+  // On PostgreSQL, in the database every hub shares (decision 470).
+  const driftStore = opts.driftStore ?? openDriftStore(config, postgres);
+  if (postgres && !opts.driftStore) await importLocalWaiversAtStart(config.dataDir, driftStore, logger);
   const drift = new Drift({
     drift: driftStore,
     commit: (w) => store.commit(w),

@@ -1,95 +1,140 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { MemoryDriftStore } from '../src/adapters/memory/MemoryDriftStore.js';
+import { PgDatabase } from '../src/adapters/postgres/PgDatabase.js';
+import { PostgresDriftStore } from '../src/adapters/postgres/PostgresDriftStore.js';
 import { SqliteDriftStore } from '../src/adapters/sqlite/SqliteDriftStore.js';
-import type { EpisodeRow } from '../src/core/drift/episodes.js';
-import type { DriftStore } from '../src/ports/DriftStore.js';
+import { Drift } from '../src/core/drift/Drift.js';
+import type { RunRow } from '../src/ports/HubStore.js';
+import { runDriftStoreContract } from './driftStoreContract.js';
+import { describePg } from './postgres.js';
 
-const ep = (n: number, o: Partial<EpisodeRow> = {}): EpisodeRow => ({
-  id: `drift|s-${n}|prod|net|a.b|r${n}`,
-  kind: 'drift',
-  site: `s-${n}`,
-  environment: 'prod',
-  component: 'net',
-  address: 'a.b',
-  type: 'a',
-  attributes: ['x'],
-  signature: 'drift a a.b {x}',
-  state: 'open',
-  firstSeen: n,
-  lastSeen: n,
-  resolvedAt: null,
-  firstRunId: `r${n}`,
-  lastRunId: `r${n}`,
-  acknowledgedBy: null,
-  acknowledgedAt: null,
-  ...o,
+// A fresh database per test on a machine shared with other work: give each more than the default 5 s.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 180_000 });
+
+runDriftStoreContract('memory', () => {
+  const store = new MemoryDriftStore();
+  return { store, other: () => store, done: () => {} };
 });
 
-/** The DriftStore contract, run against every adapter. */
-function contract(name: string, make: () => { store: DriftStore; done(): void }) {
-  describe(`DriftStore contract: ${name}`, () => {
-    it('upserts episodes by id, pages newest first, filters, keeps marks monotonic and waivers', async () => {
-      const { store, done } = make();
-      try {
-        await store.record({
-          episodes: [ep(1), ep(2), ep(3, { site: 's-1' })],
-          marks: [{ site: 's-1', environment: 'prod', component: 'net', plannedAt: 5 }],
-        });
-        await store.record({
-          episodes: [ep(2, { state: 'resolved', resolvedAt: 9 })],
-          marks: [{ site: 's-1', environment: 'prod', component: 'net', plannedAt: 4 }],
-        });
-        expect(await store.markOf('s-1', 'prod', 'net')).toBe(5);
-        expect(await store.markOf('s-9', 'prod', 'net')).toBeNull();
-        expect((await store.openOf('s-1', 'prod', 'net')).map((e) => e.firstRunId).sort()).toEqual([
-          'r1',
-          'r3',
-        ]);
-        const page1 = await store.list({}, 2);
-        expect(page1.map((p) => p.row.firstRunId)).toEqual(['r3', 'r2']);
-        const page2 = await store.list({}, 2, page1[1]?.seq);
-        expect(page2.map((p) => p.row.firstRunId)).toEqual(['r1']);
-        expect((await store.list({ state: 'resolved' }, 10)).map((p) => p.row.resolvedAt)).toEqual([9]);
-        expect((await store.list({ site: 's-1', kind: 'drift' }, 10)).length).toBe(2);
-        expect((await store.listOpen()).length).toBe(2);
-        expect(await store.get(ep(2).id)).toMatchObject({ state: 'resolved' });
-        const w = {
-          id: 'w-1',
-          pattern: '*',
-          attributes: null,
-          sites: [],
-          environments: [],
-          components: [],
-          expiresAt: 10,
-          reason: 'r',
-          author: 'a',
-          createdAt: 1,
-          removedAt: null,
-          removedBy: null,
-        };
-        await store.putWaiver(w);
-        await store.putWaiver({ ...w, removedAt: 2, removedBy: 'b' });
-        expect(await store.listWaivers()).toEqual([{ ...w, removedAt: 2, removedBy: 'b' }]);
-        expect(await store.getWaiver('w-2')).toBeNull();
-      } finally {
-        done();
-      }
-    });
-  });
-}
-
-contract('memory', () => ({ store: new MemoryDriftStore(), done: () => {} }));
-contract('sqlite', () => {
+runDriftStoreContract('sqlite', () => {
   const dir = mkdtempSync(join(tmpdir(), 'drift-store-'));
   const store = new SqliteDriftStore(join(dir, 'drift.db'));
   return {
     store,
-    done: () => {
-      void store.close();
+    // `hub waiver` in another process: another connection to the same file.
+    other: () => new SqliteDriftStore(join(dir, 'drift.db')),
+    done: async () => {
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+/** Waits (bounded in tries, not in time) until `fn` answers true. */
+async function until(fn: () => Promise<boolean>, what: string, tries = 400): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await fn()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gave up waiting: ${what}`);
+}
+
+const driftRun = (site: number, n: number): RunRow =>
+  ({
+    runId: `r-${site}-${n}`,
+    site: `s-${site}`,
+    environment: 'prod',
+    component: 'net',
+    plannedAt: n * 1000,
+    summary: {
+      status: 'drift',
+      drifted: [{ address: 'aws_s3_bucket.logs', type: 'aws_s3_bucket', attributes: ['tags'] }],
+    },
+  }) as unknown as RunRow;
+
+describePg('the drift store on PostgreSQL', (server) => {
+  // Another hub: a pool of its own on the same database.
+  const storeOn = (url: string) =>
+    new PostgresDriftStore(new PgDatabase({ url, password: server().password }));
+
+  runDriftStoreContract('postgres', async () => {
+    const url = await server().createDatabase();
+    const store = storeOn(url);
+    return { store, other: () => storeOn(url), done: () => store.close() };
+  });
+
+  it('lets one hub at a time advance episodes: the second waits in the database until the first is done', async () => {
+    const url = await server().createDatabase();
+    const a = storeOn(url);
+    const b = storeOn(url);
+    const admin = await server().client(url);
+    try {
+      const order: string[] = [];
+      let release = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let entered = () => {};
+      const aIn = new Promise<void>((r) => {
+        entered = r;
+      });
+      const first = a.exclusive(async () => {
+        order.push('a in');
+        entered();
+        await held;
+        order.push('a out');
+      });
+      await aIn;
+      const second = b.exclusive(async () => {
+        order.push('b in');
+      });
+      await until(async () => {
+        const r = await admin.query(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = 7 AND NOT granted",
+        );
+        return r.rows[0].n === 1;
+      }, 'the second hub waits on the drift lock');
+      expect(order).toEqual(['a in']);
+      release();
+      await Promise.all([first, second]);
+      expect(order).toEqual(['a in', 'a out', 'b in']);
+    } finally {
+      await admin.end();
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('opens one episode when two hubs observe the same drift of a cell at once', async () => {
+    const url = await server().createDatabase();
+    const stores = [storeOn(url), storeOn(url)];
+    try {
+      const hubs = stores.map(
+        (drift) =>
+          new Drift({
+            drift,
+            commit: async () => {},
+            clock: { now: () => 10_000 },
+            ids: { next: () => '01J' },
+            webhookUrls: [],
+          }),
+      );
+      // Consecutive plans of each cell, each reaching a different hub (two relays), observed at once.
+      const cells = [...Array(10).keys()];
+      await Promise.all([
+        hubs[0]?.observe(cells.map((i) => driftRun(i, 1))),
+        hubs[1]?.observe(cells.map((i) => driftRun(i, 2))),
+      ]);
+      // Whichever hub went first, each cell has one open episode, advanced by the later plan (the earlier
+      // one, when it comes second, is a late run and skipped).
+      const open = (await stores[0]?.listOpen()) ?? [];
+      expect(open.map((e) => e.site).sort()).toEqual(cells.map((i) => `s-${i}`).sort());
+      expect(new Set(open.map((e) => e.lastRunId.replace(/^r-\d+-/, '')))).toEqual(new Set(['2']));
+    } finally {
+      for (const s of stores) await s.close();
+    }
+  });
 });

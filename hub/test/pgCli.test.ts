@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -140,6 +140,47 @@ describePg('hub migrate and config check on PostgreSQL', (server) => {
       expect((await hub(['user', 'add', 'ada', '--role', 'admin', '--config', cfg], env())).status).toBe(0);
       const after = JSON.parse((await hub(['config', 'check', '--config', cfg, '--json'], env())).stdout);
       expect(after).toMatchObject({ ok: true, users: 1, problems: [] });
+    } finally {
+      done();
+    }
+  });
+
+  it('keeps `hub waiver` in the database (no drift.db), where every hub reads it; `hub backup` has no drift.db to copy', async () => {
+    const url = await server().createDatabase();
+    const { dir, cfg, done } = setUp(url);
+    try {
+      const add = await hub(
+        [
+          'waiver',
+          'add',
+          '--pattern',
+          'aws_s3_bucket.*',
+          '--expires',
+          '7d',
+          '--reason',
+          'OPS-41',
+          '--config',
+          cfg,
+          '--json',
+        ],
+        { ...env(), USER: 'ada' },
+      );
+      expect(add.status, add.stderr).toBe(0);
+      const w = JSON.parse(add.stdout);
+      expect(w).toMatchObject({ pattern: 'aws_s3_bucket.*', author: 'ada', active: true });
+      expect(existsSync(join(dir, 'data', 'drift.db'))).toBe(false);
+      const c = await server().client(url);
+      try {
+        const rows = await c.query('SELECT id FROM drift_waivers');
+        expect(rows.rows).toEqual([{ id: w.id }]);
+      } finally {
+        await c.end();
+      }
+      const list = JSON.parse((await hub(['waiver', 'list', '--config', cfg, '--json'], env())).stdout);
+      expect(list.waivers.map((x: { id: string }) => x.id)).toEqual([w.id]);
+      const backup = await hub(['backup', '--out', join(dir, 'backup'), '--config', cfg, '--json'], env());
+      expect(backup.status, backup.stderr).toBe(0);
+      expect(JSON.parse(backup.stdout).files).not.toContain('drift.db');
     } finally {
       done();
     }

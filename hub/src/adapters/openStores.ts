@@ -1,14 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { HubConfig } from '../config.js';
-import { publicationStorePath, storePath } from '../dataDir.js';
+import { driftStorePath, publicationStorePath, storePath } from '../dataDir.js';
+import type { DriftStore } from '../ports/DriftStore.js';
 import type { HubStore } from '../ports/HubStore.js';
 import type { PublicationStore } from '../ports/PublicationStore.js';
 import { isUnavailable } from './postgres/errors.js';
 import { LATEST_VERSION, type MigrateResult, SchemaTooNewError } from './postgres/migrate.js';
 import { PgDatabase } from './postgres/PgDatabase.js';
+import { PostgresDriftStore } from './postgres/PostgresDriftStore.js';
 import { PostgresHubStore } from './postgres/PostgresHubStore.js';
 import { PostgresPublicationStore } from './postgres/PostgresPublicationStore.js';
 import { SqlitePublicationStore } from './publish/SqlitePublicationStore.js';
+import { SqliteDriftStore } from './sqlite/SqliteDriftStore.js';
 import { SqliteHubStore } from './sqlite/SqliteHubStore.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/schema.js';
 
@@ -96,6 +99,16 @@ export async function openHubStore(c: HubConfig): Promise<HubStore> {
     throw e;
   }
   return store;
+}
+
+/**
+ * The drift store (decisions 421, 470): `drift.db` in the data directory beside a SQLite store; on
+ * PostgreSQL the same database as the hub store (`postgres`, else a pool of its own for a command-line
+ * verb), so every hub on it sees the same episodes and waivers.
+ */
+export function openDriftStore(c: HubConfig, postgres?: PgDatabase): DriftStore {
+  if (c.store.kind === 'sqlite') return new SqliteDriftStore(driftStorePath(c.dataDir));
+  return new PostgresDriftStore(postgres ?? openDatabase(c));
 }
 
 /** `hub migrate`: what was applied now, and the version the store is at. */

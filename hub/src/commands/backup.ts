@@ -17,16 +17,17 @@ interface BackupReport {
 /**
  * Copies what a restore needs into `out` (a new folder, 0700: the hub key is in it): the SQLite store
  * through SQLite's online backup (consistent while `hub run` writes), the key files and the blobs as
- * they are. For store kind postgres it copies the files and says the database needs `pg_dump`.
+ * they are. For store kind postgres it copies the files and says the database (hub store, publications,
+ * drift episodes and waivers) needs `pg_dump`.
  */
 export async function backupHub(c: HubConfig, out: string): Promise<BackupReport> {
   const files: string[] = [];
   mkdirSync(out, { mode: 0o700 });
-  // Drift episodes and waivers are a SQLite file whatever the store (decision 421).
-  const sqliteFiles = [
-    ...(c.store.kind === 'sqlite' ? [storePath(c.dataDir), publicationStorePath(c.dataDir)] : []),
-    driftStorePath(c.dataDir),
-  ];
+  // Drift episodes and waivers: drift.db beside a SQLite store, in the database on PostgreSQL (decision 470).
+  const sqliteFiles =
+    c.store.kind === 'sqlite'
+      ? [storePath(c.dataDir), publicationStorePath(c.dataDir), driftStorePath(c.dataDir)]
+      : [];
   for (const db of sqliteFiles) {
     if (!existsSync(db)) continue;
     const src = new Database(db, { readonly: true, fileMustExist: true });

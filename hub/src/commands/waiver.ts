@@ -1,10 +1,8 @@
 import { parseExpiry, type Waiver } from '@driftline/protocol';
 import type { Command } from 'commander';
-import { openHubStore } from '../adapters/openStores.js';
-import { SqliteDriftStore } from '../adapters/sqlite/SqliteDriftStore.js';
+import { openDriftStore, openHubStore } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
 import { Drift } from '../core/drift/Drift.js';
-import { driftStorePath } from '../dataDir.js';
 import { systemClock } from '../ports/Clock.js';
 import { ulidGen } from '../ports/IdGen.js';
 
@@ -31,7 +29,8 @@ function line(w: Waiver): string {
 
 /**
  * `hub waiver add|list|remove` (decision 421): expiring, audited rules that mark matching drift
- * `waived`. They write the hub's drift store (`drift.db`) and its audit log, as the API does.
+ * `waived`. They write the hub's drift store (`drift.db`, or the PostgreSQL store's database: decision
+ * 470) and its audit log, as the API does; a running hub sees the change at its next read (the store's stamp).
  */
 export function addWaiverVerbs(program: Command, config: (o: { config?: string }) => HubConfig): void {
   const waiver = program
@@ -44,7 +43,7 @@ export function addWaiverVerbs(program: Command, config: (o: { config?: string }
   const withDrift = async <T>(o: { config?: string }, fn: (d: Drift) => Promise<T>): Promise<T> => {
     const c = config(o);
     const store = await openHubStore(c);
-    const driftStore = new SqliteDriftStore(driftStorePath(c.dataDir));
+    const driftStore = openDriftStore(c);
     try {
       const drift = new Drift({
         drift: driftStore,

@@ -40,5 +40,16 @@ export interface DriftStore {
   putWaiver(w: WaiverRow): Promise<void>;
   listWaivers(): Promise<WaiverRow[]>;
   getWaiver(id: string): Promise<WaiverRow | null>;
+  /**
+   * A value that differs after any write by anyone (this hub, `hub waiver` in another process, another
+   * hub on the same database): what `Drift` compares before it trusts its cached open episodes and waivers.
+   */
+  stamp(): Promise<string>;
+  /**
+   * Runs `fn` (reads, then `record`) while no other hub on the same store runs one, so two hubs never
+   * both open an episode for the same drift. On PostgreSQL an advisory lock across hubs (decision 470);
+   * in one process `Drift` already runs one batch at a time, so the file and memory stores just run it.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

@@ -8,6 +8,7 @@ const cell = (site: string, environment: string, component: string) =>
 /** DriftStore in memory, for tests and a hub without a data directory. */
 export class MemoryDriftStore implements DriftStore {
   private seq = 0;
+  private writes = 0;
   private readonly episodes = new Map<string, { seq: number; row: EpisodeRow }>();
   private readonly marks = new Map<string, number>();
   private readonly waivers = new Map<string, WaiverRow>();
@@ -24,6 +25,7 @@ export class MemoryDriftStore implements DriftStore {
   }
 
   async record(w: { episodes: readonly EpisodeRow[]; marks: readonly CellMark[] }): Promise<void> {
+    this.writes++;
     for (const e of w.episodes) {
       const prev = this.episodes.get(e.id);
       this.episodes.set(e.id, { seq: prev?.seq ?? ++this.seq, row: structuredClone(e) });
@@ -59,6 +61,7 @@ export class MemoryDriftStore implements DriftStore {
   }
 
   async putWaiver(w: WaiverRow): Promise<void> {
+    this.writes++;
     this.waivers.set(w.id, structuredClone(w));
   }
 
@@ -71,6 +74,14 @@ export class MemoryDriftStore implements DriftStore {
   async getWaiver(id: string): Promise<WaiverRow | null> {
     const w = this.waivers.get(id);
     return w ? structuredClone(w) : null;
+  }
+
+  async stamp(): Promise<string> {
+    return String(this.writes);
+  }
+
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return fn();
   }
 
   async close(): Promise<void> {}

@@ -1,7 +1,7 @@
 /**
  * Advisory lock namespaces: the first key of `pg_advisory_xact_lock(namespace, hashtext(key))`. One
- * table so two features never pick the same number. Transaction-scoped where possible; the two that a
- * session holds (documents, leader) go with the session, whatever happens to the process holding them.
+ * table so two features never pick the same number. Transaction-scoped where possible; the three that a
+ * session holds (documents, leader, drift) go with the session, whatever happens to the process holding them.
  */
 export const LOCK = {
   /** Schema migrations (key 0): two hubs starting at once apply them one after the other. */
@@ -16,6 +16,8 @@ export const LOCK = {
   leader: 5,
   /** Appends to the shared event table (key 0), so event ids follow commit order (PgEvents). */
   events: 6,
+  /** Advancing drift episodes (key 0): one hub's batch at a time reads and writes them; session-scoped. */
+  drift: 7,
 } as const;
 
 /** SQL taking the lock of `namespace` for the text key in parameter `$n` until the transaction ends. */

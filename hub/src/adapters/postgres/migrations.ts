@@ -1,3 +1,4 @@
+import { DRIFT } from './driftMigration.js';
 import { READ_MODEL } from './readModelMigration.js';
 
 /**
@@ -121,4 +122,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: 'published bundles', sql: BUNDLE_STORE },
   { version: 3, name: 'shared live events', sql: SHARED_EVENTS },
   { version: 4, name: 'fleet read model', sql: READ_MODEL },
+  { version: 5, name: 'drift episodes and waivers', sql: DRIFT },
 ];

@@ -38,6 +38,8 @@ const COLUMNS = [
 export class SqliteDriftStore implements DriftStore {
   private readonly db: Database.Database;
   private readonly s;
+  /** Own writes: SQLite's `data_version` counts only other connections' commits. */
+  private writes = 0;
 
   constructor(path: string) {
     this.db = openWalDatabase(path, { synchronous: 'NORMAL' });
@@ -97,6 +99,7 @@ export class SqliteDriftStore implements DriftStore {
 
   async record(w: { episodes: readonly EpisodeRow[]; marks: readonly CellMark[] }): Promise<void> {
     this.db.transaction(this.tx)(w);
+    this.writes++;
   }
 
   async list(f: EpisodeFilter, limit: number, before?: number): Promise<{ seq: number; row: EpisodeRow }[]> {
@@ -131,6 +134,7 @@ export class SqliteDriftStore implements DriftStore {
 
   async putWaiver(w: WaiverRow): Promise<void> {
     this.s.putWaiver.run(w.id, w.createdAt, JSON.stringify(w));
+    this.writes++;
   }
 
   async listWaivers(): Promise<WaiverRow[]> {
@@ -140,6 +144,15 @@ export class SqliteDriftStore implements DriftStore {
   async getWaiver(id: string): Promise<WaiverRow | null> {
     const r = this.s.getWaiver.get(id) as { row: string } | undefined;
     return r ? JSON.parse(r.row) : null;
+  }
+
+  /** Own writes and `PRAGMA data_version` (moves when `hub waiver` in another process commits). */
+  async stamp(): Promise<string> {
+    return `${this.writes}:${this.db.pragma('data_version', { simple: true })}`;
+  }
+
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return fn();
   }
 
   async close(): Promise<void> {

@@ -38,19 +38,29 @@ export interface Actor {
  */
 export class Drift {
   private chain: Promise<unknown> = Promise.resolve();
-  private cache: { at: number; until: number; open: EpisodeRow[]; waivers: WaiverRow[] } | null = null;
+  private cache: {
+    at: number;
+    until: number;
+    stamp: string;
+    open: EpisodeRow[];
+    waivers: WaiverRow[];
+  } | null = null;
 
   constructor(private readonly d: DriftDeps) {}
 
   /**
    * Feeds a committed batch's runs in planned order, and its cells: a cell whose plan was confirmed
-   * unchanged (no new run) moves its open episodes' last seen. One batch at a time, so episodes never race.
+   * unchanged (no new run) moves its open episodes' last seen. One batch at a time, at this hub and
+   * among the hubs sharing the store (`DriftStore.exclusive`), so episodes never race.
    */
   observe(runs: readonly RunRow[], cells: readonly CellRow[] = []): Promise<void> {
-    const next = this.chain.then(async () => {
-      await this.observeNow(runs);
-      await this.confirmNow(runs, cells);
-    });
+    // Other hubs on the same database advance the same episodes: one batch at a time among them too.
+    const next = this.chain.then(() =>
+      this.d.drift.exclusive(async () => {
+        await this.observeNow(runs);
+        await this.confirmNow(runs, cells);
+      }),
+    );
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -113,9 +123,14 @@ export class Drift {
     }));
   }
 
-  /** Open episodes and waivers, read once until something changes or the next waiver ends. */
+  /**
+   * Open episodes and waivers, read once until something changes or the next waiver ends. The store's
+   * stamp is read first: a write by another hub or by `hub waiver` (decision 470) makes it read again.
+   */
   private async current(now: number) {
-    if (this.cache && now >= this.cache.at && now < this.cache.until) return this.cache;
+    const stamp = await this.d.drift.stamp();
+    const c = this.cache;
+    if (c && c.stamp === stamp && now >= c.at && now < c.until) return c;
     const [open, waivers] = await Promise.all([this.d.drift.listOpen(), this.d.drift.listWaivers()]);
     let until = Number.POSITIVE_INFINITY;
     for (const w of waivers) {
@@ -123,7 +138,7 @@ export class Drift {
       if (w.createdAt > now) until = Math.min(until, w.createdAt);
       else if (w.expiresAt > now) until = Math.min(until, w.expiresAt);
     }
-    this.cache = { at: now, until, open, waivers };
+    this.cache = { at: now, until, stamp, open, waivers };
     return this.cache;
   }
 
