@@ -4,6 +4,7 @@ import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import { firstDiagnostic } from './diagnostic.js';
 import { FleetReads } from './fleet/FleetReads.js';
 import { MatrixWindow } from './fleet/MatrixWindow.js';
+import type { WaivedCells } from './fleet/waivedDrift.js';
 import type { PublicationReader } from './onTheWay.js';
 import { RefQueries } from './RefQueries.js';
 import {
@@ -39,11 +40,21 @@ export class Queries {
     this.window = new MatrixWindow(store, defaultContactIntervalS, contactPlans);
   }
 
+  private waived?: WaivedCells;
+
   /**
    * Cells (`site\0environment\0component`) whose open drift is all waived (decision 421): marked
-   * `driftWaived`, so attention leaves them out. Set by the hub when it keeps drift episodes.
+   * `driftWaived`, so attention leaves them out, in every view (the matrix, its windows and the fleet's
+   * counts). Set by the hub when it keeps drift episodes.
    */
-  waivedCells?: (now: number) => Promise<ReadonlySet<string>>;
+  get waivedCells(): WaivedCells | undefined {
+    return this.waived;
+  }
+  set waivedCells(f: WaivedCells | undefined) {
+    this.waived = f;
+    this.fleet.waivedCells = f;
+    this.window.waivedCells = f;
+  }
 
   private ctx(now: number): ViewContext {
     return { now, defaultContactIntervalS: this.defaultContactIntervalS };

@@ -28,6 +28,7 @@ import {
   type SiteRows,
   siteRows,
 } from './siteContext.js';
+import { countsWithoutWaived, type WaivedCells, waivedKey } from './waivedDrift.js';
 
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -35,7 +36,14 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /** What the fleet reads need of the store: counts, windows and site rows, never every cell. */
 export type FleetStore = Pick<
   ReadStore,
-  'cellCounts' | 'attentionCells' | 'pageSites' | 'getSite' | 'listSites' | 'listAgents' | 'pageCells'
+  | 'cellCounts'
+  | 'attentionCells'
+  | 'pageSites'
+  | 'getSite'
+  | 'listSites'
+  | 'listAgents'
+  | 'pageCells'
+  | 'getCells'
 >;
 
 /** One site's cells counted per environment, `no-data` included. */
@@ -55,6 +63,32 @@ export class FleetReads {
     private readonly defaultContactIntervalS: number | null,
     private readonly contactPlans?: ContactPlans,
   ) {}
+
+  /** Cells whose drift is all waived (decision 421): set by the hub when it keeps drift episodes. */
+  waivedCells?: WaivedCells;
+
+  /** The count rows with judged staleness (`judgedCounts`) and waived drift set aside (`waivedDrift.ts`). */
+  private async counts(
+    rows: SiteRows,
+    counts: readonly CellCount[],
+    now: number,
+    keyOf: (c: CellRow) => string,
+    waived: ReadonlySet<string>,
+  ): Promise<CellCount[]> {
+    const judged = await this.judgedCounts(rows, counts, now, keyOf);
+    return countsWithoutWaived(this.store, waived, judged, keyOf);
+  }
+
+  private async waived(now: number): Promise<ReadonlySet<string>> {
+    return this.waivedCells ? this.waivedCells(now) : new Set<string>();
+  }
+
+  /** `attentionCells` of one kind without the cells whose drift is waived (read a bounded margin more). */
+  private async attentionOf(kind: string, limit: number, waived: ReadonlySet<string>): Promise<CellRow[]> {
+    if (kind !== 'drift' || waived.size === 0) return this.store.attentionCells({ kind, limit });
+    const rows = await this.store.attentionCells({ kind, limit: limit + Math.min(waived.size, 20_000) });
+    return rows.filter((c) => !waived.has(waivedKey(c))).slice(0, limit);
+  }
 
   private ctx(now: number): ViewContext {
     return { now, defaultContactIntervalS: this.defaultContactIntervalS };
@@ -137,7 +171,13 @@ export class FleetReads {
     const rows = await siteRows(this.store, names);
     rows.names = rows.names.filter((n) => rows.rows.has(n) || rows.agents.has(n));
     const counts = byKey(
-      await this.judgedCounts(rows, await this.store.cellCounts('site', rows.names), now, (c) => c.site),
+      await this.counts(
+        rows,
+        await this.store.cellCounts('site', rows.names),
+        now,
+        (c) => c.site,
+        await this.waived(now),
+      ),
     );
     const tallies = new Map<string, SiteTally>();
     for (const site of rows.names) {
@@ -183,7 +223,8 @@ export class FleetReads {
       this.store.cellCounts('siteEnvironment'),
       this.store.cellCounts('component'),
     ]);
-    const siteEnv = await this.judgedCounts(rows, counted, now, (c) => `${c.site}/${c.environment}`);
+    const waived = await this.waived(now);
+    const siteEnv = await this.counts(rows, counted, now, (c) => `${c.site}/${c.environment}`, waived);
     const tallies = this.tallies(rows, siteEnv);
     const summaries = this.summaries(rows, tallies, now);
     const sites: FleetSite[] = summaries.map((s) => {
@@ -231,13 +272,13 @@ export class FleetReads {
         .filter((s) => s.unreachable || (s.contact?.judged && s.contact.state !== 'unplanned'))
         .map((s) => s.site),
     );
-    const attention = await this.attention(attentionCap, silent, unreachable);
+    const attention = await this.attention(attentionCap, silent, unreachable, waived);
     const attentionCounts = Object.fromEntries(
       ATTENTION_KINDS.map((k) => [k, totals.kinds[k] ?? 0]),
     ) as Record<AttentionKind, number>;
     const grouped = groupAttention(
       await attentionInput(sites, relays, siteEnv, totals.kinds, silent, (kind, limit) =>
-        this.store.attentionCells({ kind, limit }),
+        this.attentionOf(kind, limit, waived),
       ),
       now,
     );
@@ -266,6 +307,7 @@ export class FleetReads {
     cap: number,
     silent: ReadonlySet<string>,
     unreachable: ReadonlySet<string>,
+    waived: ReadonlySet<string>,
   ): Promise<AttentionItem[]> {
     const out: AttentionItem[] = [];
     for (const kind of ATTENTION_KINDS) {
@@ -273,7 +315,7 @@ export class FleetReads {
       if (room <= 0) break;
       // Stale cells of silent sites are left out: read a bounded margin more.
       const margin = kind === 'stale' ? Math.min(room * 4, 5000) : room;
-      let rows: CellRow[] = await this.store.attentionCells({ kind, limit: margin });
+      let rows: CellRow[] = await this.attentionOf(kind, margin, waived);
       if (kind === 'stale') rows = rows.filter((c) => !silent.has(c.site));
       for (const c of rows.slice(0, room))
         out.push({

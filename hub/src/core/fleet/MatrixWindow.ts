@@ -4,6 +4,7 @@ import { type ContactPlans, cellWithContact } from '../contact/ContactPlans.js';
 import { firstDiagnostic } from '../diagnostic.js';
 import { isUnreachable, noDataCells, toMatrixCell, type ViewContext } from '../views.js';
 import { siteRows } from './siteContext.js';
+import { type WaivedCells, waivedKey } from './waivedDrift.js';
 
 /** Most failed cells whose diagnostic one answer reads (each is one run read). */
 const DIAGNOSTICS_CAP = 500;
@@ -53,6 +54,9 @@ export class MatrixWindow {
     private readonly contactPlans?: ContactPlans,
   ) {}
 
+  /** Cells whose drift is all waived (decision 421): marked `driftWaived`. Set by the hub. */
+  waivedCells?: WaivedCells;
+
   async page(
     q: Omit<MatrixQuery, 'at' | 'ref'>,
     now: number,
@@ -76,7 +80,11 @@ export class MatrixWindow {
     const last = more ? shown.at(-1) : undefined;
     const siteNames = q.site ? [q.site] : q.sites ? [...q.sites] : [...new Set(shown.map((c) => c.site))];
     const judge = await this.judge(siteNames, now);
-    const cells = shown.map((c) => judge.cell(c));
+    const waived = this.waivedCells ? await this.waivedCells(now) : null;
+    const cells = shown.map((c) => {
+      const m = judge.cell(c);
+      return waived?.has(waivedKey(c)) ? { ...m, driftWaived: true } : m;
+    });
     // Declared cells not planned yet, within the page's range: only when no filter excludes them.
     if (q.status === undefined && q.stale !== true) {
       const have = new Set(cells.map((c) => `${c.site}/${c.environment}/${c.component}`));

@@ -6,20 +6,29 @@ import { staleDeadline } from '../staleness.js';
  * `stale`), kept in the read model beside the status: `stuck-lock`, `failed`, `drift`, `blocked` or ''.
  * Later kinds (a failing check, a waived drift) are new values here, not new columns.
  */
-export function baseKind(c: Pick<CellRow, 'status' | 'reason' | 'counts'>): string {
+export function baseKind(c: Pick<CellRow, 'status' | 'reason' | 'counts' | 'checksFailed'>): string {
   if (c.reason === 'stuck-lock') return 'stuck-lock';
   if (c.status === 'failed' || c.status === 'redaction-failed') return 'failed';
   if (c.status === 'drift' || (c.status === 'changes' && (c.counts?.drift ?? 0) > 0)) return 'drift';
+  return kindBesideDrift(c);
+}
+
+/**
+ * The kind a cell has once its drift is set aside (a waiver covers it, decision 421): a failing check
+ * (decision 420), blocked, or none, in `attentionKind`'s order.
+ */
+export function kindBesideDrift(c: Pick<CellRow, 'status' | 'checksFailed'>): string {
+  if ((c.checksFailed ?? 0) > 0) return 'check-failed';
   if (c.status === 'blocked') return 'blocked';
   return '';
 }
 
 /** Kinds a stale cell keeps (stale outranks the others): as an SQL list (constants, not input). */
-export const OUTRANK_STALE = "('stuck-lock', 'failed', 'drift')";
+export const OUTRANK_STALE = "('stuck-lock', 'failed', 'drift', 'check-failed')";
 
 /** The attention kind with staleness: stale outranks `blocked` and nothing, as in `attentionKind`. */
 export function kindWithStale(kind: string, stale: boolean): string {
-  if (kind === 'stuck-lock' || kind === 'failed' || kind === 'drift') return kind;
+  if (kind === 'stuck-lock' || kind === 'failed' || kind === 'drift' || kind === 'check-failed') return kind;
   return stale ? 'stale' : kind;
 }
 
