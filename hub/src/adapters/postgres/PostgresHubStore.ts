@@ -1,9 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
+import { agentBrief } from '../../core/fleet/agentBrief.js';
 import { sortPeers } from '../../core/peers.js';
 import { pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
+  AgentBrief,
   AgentRow,
   ApplyRow,
   ApprovalRow,
@@ -126,6 +128,10 @@ export class PostgresHubStore implements HubStore {
   }
   listAgents(site?: string) {
     return site ? this.all<AgentRow>(R.agentsOf, [site]) : this.all<AgentRow>(R.agents);
+  }
+  async listAgentBriefs() {
+    const rows = await this.db.query<{ brief: AgentBrief | null; row: AgentRow | null }>(R.agentBriefs);
+    return rows.map((r) => r.brief ?? agentBrief(r.row as AgentRow));
   }
   peerByToken(tokenSha256: string) {
     return this.one<PeerRow>(R.getPeer, [tokenSha256]);

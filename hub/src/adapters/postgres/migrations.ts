@@ -121,4 +121,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: 'published bundles', sql: BUNDLE_STORE },
   { version: 3, name: 'shared live events', sql: SHARED_EVENTS },
   { version: 4, name: 'fleet read model', sql: READ_MODEL },
+  // Each agent's brief beside its row (core/fleet/agentBrief.ts, decision 465); older rows are briefed when read.
+  { version: 5, name: 'agent briefs', sql: 'ALTER TABLE agents ADD COLUMN brief json;' },
 ];

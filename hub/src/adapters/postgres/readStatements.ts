@@ -12,6 +12,11 @@ const FAILURES = `(${FAILURE_STATUSES.map((f) => `'${f}'`).join(', ')})`;
 export const R = {
   getAgent: st('agent', 'SELECT row FROM agents WHERE site = $1 AND agent = $2'),
   agents: st('agents', 'SELECT row FROM agents ORDER BY site, agent'),
+  /** A row written before migration 5 has no brief: its row comes instead, briefed when read. */
+  agentBriefs: st(
+    'agent_briefs',
+    'SELECT brief, CASE WHEN brief IS NULL THEN row END AS row FROM agents ORDER BY site, agent',
+  ),
   agentsOf: st('agents_of', 'SELECT row FROM agents WHERE site = $1 ORDER BY site, agent'),
   getPeer: st('peer', 'SELECT row FROM peers WHERE token_sha256 = $1'),
   peers: st('peers', 'SELECT row FROM peers'),
