@@ -322,7 +322,7 @@ export interface PeopleStore extends StoreWrites {
 /** What the sweeper writes on time alone: retention, time-driven marks and due webhooks. */
 export interface RetentionStore
   extends StoreWrites,
-    Pick<ReadStore, 'listAgents' | 'listSites' | 'listPlanRequests'> {
+    Pick<ReadStore, 'listAgents' | 'listAgentBriefs' | 'listSites' | 'listPlanRequests'> {
   /**
    * Writes the marks still true (see `SweepMarks`) and, in the same transaction, the webhooks
    * `webhooksOf` names for what was written; answers what was written. Only the mark fields change
