@@ -399,6 +399,7 @@ const parts: Record<string, Part> = {
               'cellRuns',
             ].map((v) => [v, { p50Ms: 0, p95Ms: 0, wireBytes: 0 }]),
           ),
+          firstPaint: { overviewMs: 0, matrixFirstTileMs: 0, runs: 0 },
           ingestResultsPerSec: { alone: 0, with10Clients: 0 },
           ingestWithClientsRatio: 0,
           liveDelayMs: { p50: 0, p95: 0, samples: 0 },

@@ -11,6 +11,8 @@
  * round 1 plans every cell (~3 % drift), rounds 2 and 3 change 5 % of the cells and confirm the rest
  * unchanged. Generated documents and signed bundles are cached in `bench/.cache/` (`--cache <dir>`), so a
  * rerun only measures. `--store postgres` starts a PostgreSQL server (hub/test/postgres.ts) for the run.
+ * The dashboard's first paint in Chromium (overview, matrix first tile) is timed after the views
+ * (`firstPaint.ts`; `--skip-browser` leaves it out).
  * Prints one JSON object.
  */
 import {
@@ -54,6 +56,7 @@ import { TestClock } from '../test/agentSim.js';
 import { PgServer } from '../test/postgres.js';
 import { addTestUser } from '../test/users.js';
 import { FastAgentDoc, type RunSpec } from './agentDocs.js';
+import { firstPaint } from './firstPaint.js';
 
 const { values } = parseArgs({
   options: {
@@ -63,6 +66,7 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     cache: { type: 'string' },
     reads: { type: 'string', default: '12' },
+    'skip-browser': { type: 'boolean', default: false },
   },
 });
 const sites = values.quick ? 100 : Number(values.sites);
@@ -163,10 +167,12 @@ const bundleOf = (round: number, i: number): Uint8Array => {
   return b;
 };
 
+// The built dashboard (vitest's set-up and `npm run build` make it): served so Chromium can paint it.
+const uiDir = join(import.meta.dirname, '../../ui/dist');
 const pg = values.store === 'postgres' ? await PgServer.start({ durable: true }) : null;
 const dir = mkdtempSync(join(tmpdir(), 'fleet-scale-'));
 const cfg = parseConfig(
-  { dataDir: dir, uiDir: join(dir, 'no-ui'), listen: { host: '127.0.0.1', port: 0 }, sweepIntervalS: 15 },
+  { dataDir: dir, uiDir, listen: { host: '127.0.0.1', port: 0 }, sweepIntervalS: 15 },
   dir,
   {},
 );
@@ -272,6 +278,8 @@ for (const [name, path] of Object.entries(views)) {
   viewStats[name] = { p50Ms: pct(ms, 50), p95Ms: pct(ms, 95), wireBytes: last.bytes };
 }
 say(`views: ${JSON.stringify(viewStats)}`);
+const paint = values['skip-browser'] ? null : await firstPaint(urls.api, viewer.token, uiDir);
+say(`first paint: ${JSON.stringify(paint)}`);
 const rssAfterViews = rss();
 
 clock.advance(60_000);
@@ -320,6 +328,7 @@ const result = {
   cells,
   fillResultsPerSec: fillRate,
   views: viewStats,
+  firstPaint: paint,
   ingestResultsPerSec: { alone: ingestAlone, with10Clients: ingestWithClients },
   ingestWithClientsRatio: Math.round((ingestWithClients / ingestAlone) * 100) / 100,
   liveDelayMs: { p50: pct(delays, 50), p95: pct(delays, 95), samples: delays.length, batches: acks.length },

@@ -4,9 +4,12 @@ import { MIGRATIONS } from '../src/adapters/postgres/migrations.js';
 import { PgDatabase } from '../src/adapters/postgres/PgDatabase.js';
 import { PostgresHubStore } from '../src/adapters/postgres/PostgresHubStore.js';
 import { PostgresPublicationStore } from '../src/adapters/postgres/PostgresPublicationStore.js';
+import { PG_PRUNE_STEP_CELLS, pruneStep } from '../src/adapters/postgres/pruneSteps.js';
+import type { RunRow } from '../src/ports/HubStore.js';
 import { describePg } from './postgres.js';
 import { runPublicationStoreContract } from './publicationStoreContract.js';
 import { runHubStoreContract } from './storeContract.js';
+import { cell, run } from './storeFixtures.js';
 
 // A fresh database per test on a machine shared with other work: give each more than the default 5 s.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 180_000 });
@@ -188,6 +191,45 @@ describePg('PostgreSQL stores', (server) => {
       expect(await store.getUser('bob')).toBeNull();
       await store.commit({ peers: [{ tokenSha256: 'p', name: 'r', sites: [] }] });
       expect((await store.peerByToken('p'))?.name).toBe('r');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('prunes in bounded steps: one transaction reads at most 200 cells and says where the next begins', async () => {
+    const db = await database();
+    const store = new PostgresHubStore(db);
+    try {
+      const comp = (i: number) => `c${String(i).padStart(4, '0')}`;
+      const runsOf = (i: number) =>
+        [1, 2, 3].map((k) => ({
+          ...run(`01J${String(i).padStart(4, '0')}${k}`.padEnd(26, '0'), 1000 + k),
+          component: comp(i),
+        }));
+      // Each cell shows its newest run and has three history rows, all old.
+      const cells = Array.from({ length: 450 }, (_, i) => ({
+        ...cell((runsOf(i)[2] as RunRow).runId, 1003),
+        component: comp(i),
+      }));
+      const history = cells.flatMap((c) => [1, 2, 3].map((k) => ({ ...c, receivedAt: 1000 + k })));
+      await store.commit({ runs: Array.from({ length: 450 }, (_, i) => runsOf(i)).flat(), cells, history });
+      const policy = { maxRunsPerCell: 1, maxAgeMs: 1e12, failureMaxAgeMs: 1e12 };
+      const first = await pruneStep(db, ['', '', ''], policy, 10_000);
+      expect(first).toEqual({
+        runs: 2 * PG_PRUNE_STEP_CELLS,
+        history: 0,
+        next: ['ship-7', 'prod', comp(199)],
+      });
+      // The cells after the step are untouched until their own step.
+      const left = (i: number) =>
+        store.listRuns({ site: 'ship-7', environment: 'prod', component: comp(i), limit: 10 });
+      expect(await left(199)).toHaveLength(1);
+      expect(await left(200)).toHaveLength(3);
+      expect(await store.prune(policy, 10_000)).toMatchObject({ runs: 500, history: 0 });
+      expect(await left(449)).toHaveLength(1);
+      // History ages out step by step too, the newest row of each cell kept.
+      const aged = await store.prune({ ...policy, maxAgeMs: 1, failureMaxAgeMs: 1 }, 10_000);
+      expect(aged.history).toBe(900);
     } finally {
       await store.close();
     }

@@ -34,6 +34,31 @@ const keys = (cs: CellRow[]) => cs.map((c) => `${c.site}/${c.environment}/${c.co
 /** The fleet read model (docs/decisions/400-fleet-read-model.md), one suite for every HubStore adapter. */
 export function runReadModelContract(withStore: (fn: (s: HubStore) => Promise<void>) => () => Promise<void>) {
   it(
+    "keeps each agent's brief beside its row: its facts and declared cells per environment, no cadence",
+    withStore(async (s) => {
+      const big: AgentRow = {
+        ...agent('b'),
+        lastContactAt: 7,
+        queueDepth: 3,
+        contactWindows: ['0 */6 * * *'],
+        cadenceS: { 'prod/dns': 60, 'prod/net': 60, 'dev/dns': 60, 'prod/dns@main': 60, bad: 60 },
+        refs: { 'prod/dns': ['main'] },
+        providers: ['registry.terraform.io/hashicorp/aws 5.0.0 linux_amd64'],
+      };
+      await s.commit({ agents: [agent('a'), big] });
+      const briefs = await s.listAgentBriefs();
+      expect(briefs.map((b) => `${b.site}/${b.agent}`)).toEqual(['a/a1', 'b/a1']);
+      expect(briefs[1]?.declared).toEqual({ prod: 2, dev: 1 });
+      expect(briefs[1]).toMatchObject({ lastContactAt: 7, queueDepth: 3, contactWindows: ['0 */6 * * *'] });
+      for (const field of ['cadenceS', 'refs', 'providers']) expect(briefs[1]).not.toHaveProperty(field);
+      // Rewritten with the row: a later contact moves the brief too.
+      await s.commit({ agents: [{ ...big, lastContactAt: 9, cadenceS: { 'test/x': 60 } }] });
+      const after = (await s.listAgentBriefs())[1];
+      expect(after?.lastContactAt).toBe(9);
+      expect(after?.declared).toEqual({ test: 1 });
+    }),
+  );
+  it(
     'counts cells by site, environment, component and site/environment in the commit that writes them',
     withStore(async (s) => {
       await s.commit({

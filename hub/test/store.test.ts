@@ -253,4 +253,45 @@ describe('SqliteHubStore schema', () => {
     }
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('migrates a version-6 file: agent rows written before briefs are briefed when read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hub-store-v6-'));
+    const path = join(dir, 'hub.db');
+    const v6 = new Database(path);
+    for (const m of MIGRATIONS.slice(0, 6)) v6.exec(m);
+    v6.prepare("UPDATE meta SET value = '6' WHERE key = 'schema'").run();
+    const row = {
+      site: 'ship-7',
+      agent: 'a1',
+      publicKey: 'ed25519:x',
+      enrolledAt: 1,
+      revokedAt: null,
+      version: null,
+      lastContactAt: 5,
+      queueDepth: null,
+      oldestUnsentAt: null,
+      clockOffsetMs: null,
+      offsetSampledAt: null,
+      upstream: null,
+      cadenceS: { 'prod/dns': 60, 'dev/dns': 60 },
+      contactIntervalS: 600,
+      contactWindows: [],
+    };
+    v6.prepare('INSERT INTO agents (site, agent, row) VALUES (?, ?, ?)').run(
+      'ship-7',
+      'a1',
+      JSON.stringify(row),
+    );
+    v6.close();
+    const store = new SqliteHubStore(path);
+    try {
+      const [brief] = await store.listAgentBriefs();
+      expect(brief).toMatchObject({ site: 'ship-7', lastContactAt: 5, contactIntervalS: 600 });
+      expect(brief?.declared).toEqual({ prod: 1, dev: 1 });
+      expect(brief).not.toHaveProperty('cadenceS');
+    } finally {
+      await store.close();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
 });

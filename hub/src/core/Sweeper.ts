@@ -1,6 +1,6 @@
 import type { Clock } from '../ports/Clock.js';
 import type {
-  AgentRow,
+  AgentFacts,
   CellRow,
   PlanRequestRow,
   PruneResult,
@@ -56,9 +56,14 @@ export class Sweeper {
       .filter((r) => r.expiresAt <= now)
       .map((r) => ({ ...r, state: 'expired' as const }));
     const ctx: ViewContext = { now, defaultContactIntervalS: this.d.defaultContactIntervalS };
-    const agents = await store.listAgents();
-    const bySite = new Map<string, AgentRow[]>();
-    for (const a of agents) bySite.set(a.site, [...(bySite.get(a.site) ?? []), a]);
+    // Briefs (decision 465): contact plans and reachability need no agent's cadence.
+    const agents = await store.listAgentBriefs();
+    const bySite = new Map<string, AgentFacts[]>();
+    for (const a of agents) {
+      const list = bySite.get(a.site);
+      if (list) list.push(a);
+      else bySite.set(a.site, [a]);
+    }
     const siteRows = await store.listSites();
     // Sites judged by a contact plan: a cell ages only while its site is heard from (plus the grace).
     const planned = new Map<string, { unreachable: boolean; heard: number }>();

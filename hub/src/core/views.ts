@@ -7,7 +7,14 @@ import type {
   SiteSummary,
 } from '@driftline/protocol';
 import { isPlanStale } from '@driftline/protocol';
-import type { AgentRow, CellHistoryRow, PlanRequestRow, RunRow, SiteRow } from '../ports/HubStore.js';
+import type {
+  AgentFacts,
+  AgentRow,
+  CellHistoryRow,
+  PlanRequestRow,
+  RunRow,
+  SiteRow,
+} from '../ports/HubStore.js';
 import { siteOffsetUncertainty } from './clockOffset.js';
 
 const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
@@ -20,7 +27,7 @@ export interface ViewContext {
 }
 
 /** The site's expected contact interval: the shortest its agents declared, else the configured one. */
-export function expectedContactS(agents: readonly AgentRow[], ctx: ViewContext): number | null {
+export function expectedContactS(agents: readonly AgentFacts[], ctx: ViewContext): number | null {
   const declared = agents.map((a) => a.contactIntervalS).filter((s): s is number => s !== null);
   return declared.length > 0 ? Math.min(...declared) : ctx.defaultContactIntervalS;
 }
@@ -29,7 +36,11 @@ export function expectedContactS(agents: readonly AgentRow[], ctx: ViewContext):
  * Unreachable: nothing has arrived for longer than the expected contact interval (the shortest one the
  * site's agents declared, else the hub's default), so a site that calls in weekly is not flagged daily.
  */
-export function isUnreachable(site: SiteRow | null, agents: readonly AgentRow[], ctx: ViewContext): boolean {
+export function isUnreachable(
+  site: SiteRow | null,
+  agents: readonly AgentFacts[],
+  ctx: ViewContext,
+): boolean {
   const expected = expectedContactS(agents, ctx);
   if (!site || site.lastContactAt === null || expected === null) return false;
   return ctx.now - site.lastContactAt > expected * 1000;
@@ -92,7 +103,7 @@ export function noDataCells(
   return out;
 }
 
-export function meanOffset(agents: readonly AgentRow[]): number | null {
+export function meanOffset(agents: readonly AgentFacts[]): number | null {
   const o = agents.map((a) => a.clockOffsetMs).filter((x): x is number => x !== null);
   return o.length ? Math.round(o.reduce((s, x) => s + x, 0) / o.length) : null;
 }
@@ -111,7 +122,7 @@ export function toSiteSummary(
 /** A site's summary from its cell counts (the read model's, or counted from cells). */
 export function toSiteSummaryCounted(
   site: SiteRow,
-  agents: readonly AgentRow[],
+  agents: readonly AgentFacts[],
   counts: { cells: number; statusCounts: Record<string, number> },
   ctx: ViewContext,
 ): SiteSummary {

@@ -1,5 +1,6 @@
 import type { PlanStatus, RelayStatus } from '@driftline/protocol';
 import type {
+  AgentBrief,
   AgentRow,
   ApplyRow,
   ApprovalRow,
@@ -216,6 +217,8 @@ export interface StoreWrites {
 export interface ReadStore {
   getAgent(site: string, agent: string): Promise<AgentRow | null>;
   listAgents(site?: string): Promise<AgentRow[]>;
+  /** Every agent's brief (`core/fleet/agentBrief.ts`), by site and agent: kept at write time, never its cadence. */
+  listAgentBriefs(): Promise<AgentBrief[]>;
 
   getCell(site: string, environment: string, component: string): Promise<CellRow | null>;
   /** Several cells (default or `@ref`) in one read, in the order asked; null where none is stored. */
@@ -319,7 +322,7 @@ export interface PeopleStore extends StoreWrites {
 /** What the sweeper writes on time alone: retention, time-driven marks and due webhooks. */
 export interface RetentionStore
   extends StoreWrites,
-    Pick<ReadStore, 'listAgents' | 'listSites' | 'listPlanRequests'> {
+    Pick<ReadStore, 'listAgents' | 'listAgentBriefs' | 'listSites' | 'listPlanRequests'> {
   /**
    * Writes the marks still true (see `SweepMarks`) and, in the same transaction, the webhooks
    * `webhooksOf` names for what was written; answers what was written. Only the mark fields change

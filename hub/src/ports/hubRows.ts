@@ -67,6 +67,17 @@ export interface AgentRow {
   factsReportedAt?: number | null;
 }
 
+/** An agent row less the per-cell facts only a site's own pages read. */
+export type AgentFacts = Omit<AgentRow, 'cadenceS' | 'refs' | 'sources' | 'providers'>;
+
+/**
+ * What fleet-wide reads need of an agent (`ReadStore.listAgentBriefs`): its facts, and how many default
+ * cells (`environment/component`, no `@ref`) its cadence declares per environment.
+ */
+export interface AgentBrief extends AgentFacts {
+  declared: Record<string, number>;
+}
+
 /** The latest fact for one cell of the matrix. */
 export interface CellRow {
   site: string;

@@ -1,3 +1,4 @@
+import { agentBrief } from '../../core/fleet/agentBrief.js';
 import { sortPeers } from '../../core/peers.js';
 import { isFailure, pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
@@ -168,6 +169,9 @@ export class MemoryHubStore implements HubStore {
       .filter((a) => !site || a.site === site)
       .sort((a, b) => `${a.site}/${a.agent}`.localeCompare(`${b.site}/${b.agent}`))
       .map(clone);
+  }
+  async listAgentBriefs() {
+    return (await this.listAgents()).map(agentBrief);
   }
   async peerByToken(tokenSha256: string) {
     return clone(this.peers.get(tokenSha256) ?? null);

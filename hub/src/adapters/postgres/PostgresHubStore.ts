@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
+import { agentBrief } from '../../core/fleet/agentBrief.js';
 import { sortPeers } from '../../core/peers.js';
-import { pruneRuns } from '../../core/retention.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
+  AgentBrief,
   AgentRow,
   ApplyRow,
   ApprovalRow,
@@ -36,6 +37,7 @@ import type {
 } from '../../ports/HubStore.js';
 import type { PgDatabase, Stmt } from './PgDatabase.js';
 import { PostgresReadModel } from './PostgresReadModel.js';
+import { PG_PRUNE_STEP_CELLS, pruneInSteps } from './pruneSteps.js';
 import { L, P, R } from './readStatements.js';
 import { writeSteps } from './writeStatements.js';
 
@@ -57,7 +59,7 @@ interface DownlinkDbRow {
 
 /**
  * HubStore on PostgreSQL 15+. Same tables and semantics as the SQLite store (rows as json beside the
- * indexed columns); every `commit` is one transaction sent as one pipeline (D1), and `prune` one more.
+ * indexed columns); every `commit` is one transaction sent as one pipeline (D1); `prune` runs in bounded steps.
  * Several stores may share one {@link PgDatabase} (and its pool); `close` releases this one's share.
  */
 export class PostgresHubStore implements HubStore {
@@ -126,6 +128,10 @@ export class PostgresHubStore implements HubStore {
   }
   listAgents(site?: string) {
     return site ? this.all<AgentRow>(R.agentsOf, [site]) : this.all<AgentRow>(R.agents);
+  }
+  async listAgentBriefs() {
+    const rows = await this.db.query<{ brief: AgentBrief | null; row: AgentRow | null }>(R.agentBriefs);
+    return rows.map((r) => r.brief ?? agentBrief(r.row as AgentRow));
   }
   peerByToken(tokenSha256: string) {
     return this.one<PeerRow>(R.getPeer, [tokenSha256]);
@@ -321,48 +327,29 @@ export class PostgresHubStore implements HubStore {
     });
   }
 
-  prune(policy: RetentionPolicy, now: number): Promise<PruneResult> {
-    return this.db.tx(async (c) => {
-      const q = async <T>(s: Stmt, values: unknown[] = []) => (await c.query({ ...s, values })).rows as T[];
-      const expired =
-        policy.refMaxAgeMs === undefined
-          ? { refCells: 0, refRuns: 0 }
-          : await q<{ cells: number; runs: number }>(P.expireRefs, [now - policy.refMaxAgeMs]).then(
-              ([r]) => ({ refCells: r?.cells ?? 0, refRuns: r?.runs ?? 0 }),
-            );
-      const keep = new Set((await q<{ run_id: string }>(P.shownRunIds)).map((r) => r.run_id));
-      const runs = (await q<RunKey>(P.runKeys)).map((r) => ({
-        runId: r.run_id,
-        site: r.site,
-        environment: r.environment,
-        component: r.component,
-        status: r.status as RunRow['status'],
-        receivedAt: r.received_at,
-        atRef: r.at_ref,
-      }));
-      const doomed = pruneRuns(runs, keep, policy, now);
-      if (doomed.length > 0) await q(P.delRuns, [doomed]);
-      const history = (
-        await c.query({ ...P.history, values: [now - policy.failureMaxAgeMs, now - policy.maxAgeMs] })
-      ).rowCount;
-      const bundles = (await c.query({ ...P.bundles, values: [now - policy.maxAgeMs] })).rowCount;
-      await q(P.sessions, [now]);
-      await q(P.audit, [now - policy.failureMaxAgeMs]);
-      return { runs: doomed.length, history: history ?? 0, bundles: bundles ?? 0, ...expired };
+  /**
+   * Retention in bounded steps (decision 466), as on SQLite: expired `@ref` cells in one transaction,
+   * then runs and history one transaction per {@link PG_PRUNE_STEP_CELLS} cells (`pruneSteps.ts`), then
+   * bundles, sessions and audit.
+   */
+  async prune(policy: RetentionPolicy, now: number): Promise<PruneResult> {
+    const expired =
+      policy.refMaxAgeMs === undefined
+        ? { refCells: 0, refRuns: 0 }
+        : await this.db
+            .query<{ cells: number; runs: number }>(P.expireRefs, [now - policy.refMaxAgeMs])
+            .then(([r]) => ({ refCells: r?.cells ?? 0, refRuns: r?.runs ?? 0 }));
+    const { runs, history } = await pruneInSteps(this.db, policy, now);
+    const bundles = await this.db.tx(async (c) => {
+      const n = (await c.query({ ...P.bundles, values: [now - policy.maxAgeMs] })).rowCount;
+      await c.query({ ...P.sessions, values: [now] });
+      await c.query({ ...P.audit, values: [now - policy.failureMaxAgeMs] });
+      return n ?? 0;
     });
+    return { runs, history, bundles, ...expired };
   }
 
   close(): Promise<void> {
     return this.db.close();
   }
 }
-
-type RunKey = {
-  run_id: string;
-  site: string;
-  environment: string;
-  component: string;
-  status: string;
-  received_at: number;
-  at_ref: string | null;
-};

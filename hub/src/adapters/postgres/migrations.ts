@@ -123,4 +123,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'shared live events', sql: SHARED_EVENTS },
   { version: 4, name: 'fleet read model', sql: READ_MODEL },
   { version: 5, name: 'drift episodes and waivers', sql: DRIFT },
+  // Each agent's brief beside its row (core/fleet/agentBrief.ts, decision 465); older rows are briefed when read.
+  { version: 6, name: 'agent briefs', sql: 'ALTER TABLE agents ADD COLUMN brief json;' },
 ];

@@ -1,17 +1,19 @@
-import { FAILURE_STATUSES } from '@driftline/protocol';
 import { LOCK } from './locks.js';
 import type { Stmt } from './PgDatabase.js';
 
 const st = (name: string, text: string): Stmt => ({ name: `hub_r_${name}`, text });
 const pst = (name: string, text: string): Stmt => ({ name: `hub_p_${name}`, text });
 const CELL = 'site = $1 AND environment = $2 AND component = $3';
-/** protocol's failure statuses as an SQL list (constants, not input). */
-const FAILURES = `(${FAILURE_STATUSES.map((f) => `'${f}'`).join(', ')})`;
 
 /** The reads of `PostgresHubStore`, one per port method (rows come back as the `row` json column). */
 export const R = {
   getAgent: st('agent', 'SELECT row FROM agents WHERE site = $1 AND agent = $2'),
   agents: st('agents', 'SELECT row FROM agents ORDER BY site, agent'),
+  /** A row written before migration 6 has no brief: its row comes instead, briefed when read. */
+  agentBriefs: st(
+    'agent_briefs',
+    'SELECT brief, CASE WHEN brief IS NULL THEN row END AS row FROM agents ORDER BY site, agent',
+  ),
   agentsOf: st('agents_of', 'SELECT row FROM agents WHERE site = $1 ORDER BY site, agent'),
   getPeer: st('peer', 'SELECT row FROM peers WHERE token_sha256 = $1'),
   peers: st('peers', 'SELECT row FROM peers'),
@@ -128,7 +130,7 @@ export const L = {
   unlockAll: st('unlock_all', 'SELECT pg_advisory_unlock_all()'),
 };
 
-/** The statements of `prune`, run in order in one transaction. */
+/** The statements of `prune` beside its bounded steps (`pruneSteps.ts`). */
 export const P = {
   /** `@ref` cells not updated since `$1`, with every run of theirs: counts of each. */
   expireRefs: st(
@@ -137,17 +139,6 @@ export const P = {
      r AS (DELETE FROM runs USING c WHERE runs.site = c.site AND runs.environment = c.environment
            AND runs.component = c.component AND runs.at_ref = c.ref RETURNING runs.run_id)
      SELECT (SELECT count(*) FROM c)::int AS cells, (SELECT count(*) FROM r)::int AS runs`,
-  ),
-  shownRunIds: pst('shown_run_ids', 'SELECT run_id FROM cells UNION SELECT run_id FROM ref_cells'),
-  runKeys: pst(
-    'run_keys',
-    'SELECT run_id, site, environment, component, status, received_at, at_ref FROM runs',
-  ),
-  delRuns: pst('del_runs', 'DELETE FROM runs WHERE run_id = ANY($1::text[])'),
-  history: st(
-    'history',
-    `DELETE FROM cell_history WHERE seq NOT IN (SELECT MAX(seq) FROM cell_history GROUP BY site, environment, component)
-     AND ((status IN ${FAILURES} AND received_at < $1) OR (status NOT IN ${FAILURES} AND received_at < $2))`,
   ),
   bundles: pst('bundles', 'DELETE FROM bundles WHERE received_at < $1'),
   sessions: pst('sessions', 'DELETE FROM sessions WHERE expires_at <= $1'),

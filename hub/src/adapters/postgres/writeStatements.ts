@@ -1,3 +1,4 @@
+import { agentBrief } from '../../core/fleet/agentBrief.js';
 import { cellColumns } from '../../core/fleet/cellColumns.js';
 import type { WriteSet } from '../../ports/HubStore.js';
 import { LOCK, lockSql } from './locks.js';
@@ -43,7 +44,7 @@ const W = {
     'history',
     'INSERT INTO cell_history (site, environment, component, status, received_at, row) VALUES ($1, $2, $3, $4, $5, $6)',
   ),
-  agent: st('agent', upsert('agents', 'site, agent', ['row'])),
+  agent: st('agent', upsert('agents', 'site, agent', ['row', 'brief'])),
   site: st('site', upsert('sites', 'site', ['row'])),
   announcement: st(
     'announcement',
@@ -133,7 +134,7 @@ export function writeSteps(w: WriteSet): Step[] {
   }
   for (const h of w.history ?? [])
     add(W.history, h.site, h.environment, h.component, h.status, h.receivedAt, json(h));
-  for (const a of w.agents ?? []) add(W.agent, a.site, a.agent, json(a));
+  for (const a of w.agents ?? []) add(W.agent, a.site, a.agent, json(a), json(agentBrief(a)));
   for (const x of w.sites ?? []) add(W.site, x.site, json(x));
   for (const a of w.announcements ?? []) add(W.announcement, a.sha256, a.docId, a.runId);
   for (const d of w.downlink ?? []) {

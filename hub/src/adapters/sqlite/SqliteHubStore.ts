@@ -1,8 +1,10 @@
 import { openWalDatabase } from '@driftline/hop/sqlite';
 import type Database from 'better-sqlite3';
+import { agentBrief } from '../../core/fleet/agentBrief.js';
 import { sortPeers } from '../../core/peers.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
 import type {
+  AgentBrief,
   AgentRow,
   AttentionQuery,
   BlobRow,
@@ -76,7 +78,8 @@ export class SqliteHubStore implements HubStore {
     this.model.writeCells(this.refs.write(w));
     for (const h of w.history ?? [])
       s.insHistory.run(h.site, h.environment, h.component, h.status, h.receivedAt, JSON.stringify(h));
-    for (const a of w.agents ?? []) s.upAgent.run(a.site, a.agent, JSON.stringify(a));
+    for (const a of w.agents ?? [])
+      s.upAgent.run(a.site, a.agent, JSON.stringify(a), JSON.stringify(agentBrief(a)));
     for (const x of w.sites ?? []) s.upSite.run(x.site, JSON.stringify(x));
     for (const a of w.announcements ?? []) s.insAnnouncement.run(a.sha256, a.docId, a.runId);
     for (const d of w.downlink ?? []) {
@@ -117,6 +120,13 @@ export class SqliteHubStore implements HubStore {
   }
   async listAgents(site?: string) {
     return parseAll<AgentRow>((site ? this.s.agentsOf.all(site) : this.s.agents.all()) as Row[]);
+  }
+  async listAgentBriefs() {
+    return (this.s.agentBriefs.all() as { brief: string | null; row: string | null }[]).map((r) =>
+      r.brief !== null
+        ? (JSON.parse(r.brief) as AgentBrief)
+        : agentBrief(JSON.parse(r.row as string) as AgentRow),
+    );
   }
   async peerByToken(tokenSha256: string) {
     return parse<PeerRow>(this.s.getPeer.get(tokenSha256) as Row | undefined);
@@ -333,10 +343,13 @@ function prepare(db: Database.Database) {
        ) m ON h.seq = m.seq ORDER BY h.site, h.environment, h.component`,
     ),
     upAgent: p(
-      'INSERT INTO agents (site, agent, row) VALUES (?, ?, ?) ON CONFLICT (site, agent) DO UPDATE SET row = excluded.row',
+      'INSERT INTO agents (site, agent, row, brief) VALUES (?, ?, ?, ?) ON CONFLICT (site, agent) DO UPDATE SET row = excluded.row, brief = excluded.brief',
     ),
     getAgent: p('SELECT row FROM agents WHERE site = ? AND agent = ?'),
     agents: p('SELECT row FROM agents ORDER BY site, agent'),
+    agentBriefs: p(
+      'SELECT brief, CASE WHEN brief IS NULL THEN row END AS row FROM agents ORDER BY site, agent',
+    ),
     agentsOf: p('SELECT row FROM agents WHERE site = ? ORDER BY site, agent'),
     upPeer: p(
       'INSERT INTO peers (token_sha256, row) VALUES (?, ?) ON CONFLICT (token_sha256) DO UPDATE SET row = excluded.row',

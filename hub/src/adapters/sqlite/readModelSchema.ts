@@ -55,3 +55,11 @@ WHEN new.status IS NOT NULL AND (old.status IS NOT new.status OR old.kind IS NOT
 ${inc('new')}
 END;
 `;
+
+/**
+ * Version 7: each agent row keeps its brief beside it (`core/fleet/agentBrief.ts`, decision 465), written
+ * with the row; a row written before has none and is briefed when read.
+ */
+export const SCHEMA_V7 = `
+ALTER TABLE agents ADD COLUMN brief TEXT;
+`;

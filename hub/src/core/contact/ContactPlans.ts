@@ -1,5 +1,5 @@
 import { cellAgainstContact, type MatrixCell, type SiteContact } from '@driftline/protocol';
-import type { AgentRow } from '../../ports/HubStore.js';
+import type { AgentFacts } from '../../ports/HubStore.js';
 import { ContactHistory } from './ContactHistory.js';
 import { type ContactPlanSettings, siteContact } from './siteContact.js';
 
@@ -20,12 +20,12 @@ export class ContactPlans {
   }
 
   /** The windows declared for `site`: the hub's config first, then its live agents'. */
-  declared(site: string, agents: readonly AgentRow[]): string[] {
+  declared(site: string, agents: readonly AgentFacts[]): string[] {
     const fromAgents = agents.filter((a) => a.revokedAt === null).flatMap((a) => a.contactWindows);
     return [...new Set([...(this.settings.sites[site] ?? []), ...fromAgents])];
   }
 
-  of(site: string, agents: readonly AgentRow[], lastContactAt: number | null, now: number): SiteContact {
+  of(site: string, agents: readonly AgentFacts[], lastContactAt: number | null, now: number): SiteContact {
     if (lastContactAt !== null) this.history.record(site, lastContactAt);
     return siteContact({
       declared: this.declared(site, agents),

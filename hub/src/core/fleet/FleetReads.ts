@@ -14,18 +14,29 @@ import {
   type SitesQuery,
   silentSite,
 } from '@driftline/protocol';
-import type { CellCount, CellRow, ReadStore } from '../../ports/HubStore.js';
+import type { AgentFacts, CellCount, CellRow, ReadStore } from '../../ports/HubStore.js';
 import type { ContactPlans } from '../contact/ContactPlans.js';
 import type { ViewContext } from '../views.js';
 import { attentionInput } from './attentionInput.js';
-import { addCounts, addNoData, byKey, emptyTally, sumTallies, type Tally } from './counted.js';
+import {
+  addCount,
+  addCounts,
+  addNoData,
+  addTally,
+  byKey,
+  emptyTally,
+  sumTallies,
+  type Tally,
+} from './counted.js';
 import { countsJudgedAt, judgedAt } from './judgedStale.js';
 import {
   declaredByEnvironment,
+  declaredBySite,
   emptySiteRow,
   judgedSummary,
   linkFacts,
   type SiteRows,
+  siteBriefs,
   siteRows,
 } from './siteContext.js';
 import { countsWithoutWaived, type WaivedCells, waivedKey } from './waivedDrift.js';
@@ -42,6 +53,7 @@ export type FleetStore = Pick<
   | 'getSite'
   | 'listSites'
   | 'listAgents'
+  | 'listAgentBriefs'
   | 'pageCells'
   | 'getCells'
 >;
@@ -68,8 +80,8 @@ export class FleetReads {
   waivedCells?: WaivedCells;
 
   /** The count rows with judged staleness (`judgedCounts`) and waived drift set aside (`waivedDrift.ts`). */
-  private async counts(
-    rows: SiteRows,
+  private async counts<A extends AgentFacts>(
+    rows: SiteRows<A>,
     counts: readonly CellCount[],
     now: number,
     keyOf: (c: CellRow) => string,
@@ -95,25 +107,27 @@ export class FleetReads {
   }
 
   /** Per site and environment: the read model's counts plus the declared cells not planned yet. */
-  private tallies(rows: SiteRows, siteEnv: readonly CellCount[]): Map<string, SiteTally> {
-    const grouped = new Map<string, Map<string, CellCount[]>>();
-    for (const [key, list] of byKey(siteEnv)) {
-      const slash = key.indexOf('/');
-      const site = key.slice(0, slash);
-      const m = grouped.get(site) ?? new Map<string, CellCount[]>();
-      m.set(key.slice(slash + 1), list);
-      grouped.set(site, m);
-    }
+  private tallies(
+    names: readonly string[],
+    siteEnv: readonly CellCount[],
+    declared: ReadonlyMap<string, ReadonlyMap<string, number>>,
+  ): Map<string, SiteTally> {
     const out = new Map<string, SiteTally>();
-    for (const site of rows.names) {
-      const perEnv = new Map<string, Tally>();
-      for (const [env, list] of grouped.get(site) ?? []) perEnv.set(env, addCounts(emptyTally(), list));
-      for (const [env, declared] of declaredByEnvironment(rows.agents.get(site) ?? [])) {
-        const t = perEnv.get(env) ?? emptyTally();
-        addNoData(t, declared - t.withData);
-        perEnv.set(env, t);
+    for (const site of names) out.set(site, { total: emptyTally(), perEnv: new Map() });
+    for (const c of siteEnv) {
+      const slash = c.key.indexOf('/');
+      const t = out.get(c.key.slice(0, slash));
+      if (!t) continue;
+      const env = c.key.slice(slash + 1);
+      const e = t.perEnv.get(env) ?? emptyTally();
+      t.perEnv.set(env, addCount(e, c));
+    }
+    for (const [site, t] of out) {
+      for (const [env, n] of declared.get(site) ?? []) {
+        const e = t.perEnv.get(env) ?? emptyTally();
+        t.perEnv.set(env, addNoData(e, n - e.withData));
       }
-      out.set(site, { total: sumTallies(perEnv.values()), perEnv });
+      for (const e of t.perEnv.values()) addTally(t.total, e);
     }
     return out;
   }
@@ -122,8 +136,8 @@ export class FleetReads {
    * The count rows with each contact-judged site's staleness judged at its last contact plus the grace, as
    * its matrix cells are (`judgedStale.ts`): a healthy site between windows reads no stale cells.
    */
-  private async judgedCounts(
-    rows: SiteRows,
+  private async judgedCounts<A extends AgentFacts>(
+    rows: SiteRows<A>,
     counts: readonly CellCount[],
     now: number,
     keyOf: (c: CellRow) => string,
@@ -153,7 +167,11 @@ export class FleetReads {
     return out;
   }
 
-  private summaries(rows: SiteRows, tallies: Map<string, SiteTally>, now: number): SiteSummary[] {
+  private summaries<A extends AgentFacts>(
+    rows: SiteRows<A>,
+    tallies: Map<string, SiteTally>,
+    now: number,
+  ): SiteSummary[] {
     const ctx = this.ctx(now);
     return rows.names.map((s) =>
       judgedSummary(
@@ -219,13 +237,13 @@ export class FleetReads {
    */
   async fleet(now: number, attentionCap: number, relays: readonly RelayInfo[] = []): Promise<FleetResponse> {
     const [rows, counted, components] = await Promise.all([
-      siteRows(this.store),
+      siteBriefs(this.store),
       this.store.cellCounts('siteEnvironment'),
       this.store.cellCounts('component'),
     ]);
     const waived = await this.waived(now);
     const siteEnv = await this.counts(rows, counted, now, (c) => `${c.site}/${c.environment}`, waived);
-    const tallies = this.tallies(rows, siteEnv);
+    const tallies = this.tallies(rows.names, siteEnv, await declaredBySite(this.store, rows));
     const summaries = this.summaries(rows, tallies, now);
     const sites: FleetSite[] = summaries.map((s) => {
       const t = tallies.get(s.site)?.total ?? emptyTally();
@@ -245,25 +263,23 @@ export class FleetReads {
       };
     });
     const unreachable = new Set<string>(sites.filter((s) => s.unreachable).map((s) => s.site));
-    const envs = new Map<string, FleetEnvironment>();
+    const envs = new Map<string, { e: FleetEnvironment; t: Tally }>();
     for (const [site, t] of tallies)
       for (const [env, e] of t.perEnv) {
         const x = envs.get(env) ?? {
-          environment: env,
-          cells: 0,
-          statusCounts: {},
-          stale: 0,
-          unreachable: 0,
-          sites: [],
+          e: { environment: env, cells: 0, statusCounts: {}, stale: 0, unreachable: 0, sites: [] },
+          t: emptyTally(),
         };
-        const sum = sumTallies([{ ...emptyTally(), ...x, withData: 0, kinds: {} }, e]);
-        x.cells = sum.cells;
-        x.statusCounts = sum.statusCounts;
-        x.stale = sum.stale;
-        if (unreachable.has(site)) x.unreachable += e.cells;
-        if (e.cells > 0) x.sites.push(site);
         envs.set(env, x);
+        addTally(x.t, e);
+        if (unreachable.has(site)) x.e.unreachable += e.cells;
+        if (e.cells > 0) x.e.sites.push(site);
       }
+    for (const { e, t } of envs.values()) {
+      e.cells = t.cells;
+      e.statusCounts = t.statusCounts;
+      e.stale = t.stale;
+    }
     const totals = sumTallies([...tallies.values()].map((t) => t.total));
     const silentSites = sites.map(silentSite).filter((x): x is SilentSite => x !== null);
     // Stale cells of a silent site are its one row in `silentSites`, not one row each.
@@ -293,7 +309,7 @@ export class FleetReads {
         unreachableCells: sites.filter((s) => s.unreachable).reduce((n, s) => n + s.cells, 0),
       },
       sites,
-      environments: [...envs.values()].sort((a, b) => byText(a.environment, b.environment)),
+      environments: [...envs.values()].map((x) => x.e).sort((a, b) => byText(a.environment, b.environment)),
       components: [...new Set(components.map((c) => c.key))].sort(byText),
       attention,
       attentionCounts,

@@ -14,17 +14,32 @@ export interface Tally {
 
 export const emptyTally = (): Tally => ({ cells: 0, statusCounts: {}, stale: 0, withData: 0, kinds: {} });
 
+/** Adds one read-model count row to a tally. */
+export function addCount(t: Tally, r: CellCount): Tally {
+  t.cells += r.n;
+  t.withData += r.n;
+  t.statusCounts[r.status] = (t.statusCounts[r.status] ?? 0) + r.n;
+  if (r.stale) t.stale += r.n;
+  const k = kindWithStale(r.kind, r.stale);
+  if (k) t.kinds[k] = (t.kinds[k] ?? 0) + r.n;
+  return t;
+}
+
 /** Adds read-model count rows to a tally. */
 export function addCounts(t: Tally, rows: Iterable<CellCount>): Tally {
-  for (const r of rows) {
-    t.cells += r.n;
-    t.withData += r.n;
-    t.statusCounts[r.status] = (t.statusCounts[r.status] ?? 0) + r.n;
-    if (r.stale) t.stale += r.n;
-    const k = kindWithStale(r.kind, r.stale);
-    if (k) t.kinds[k] = (t.kinds[k] ?? 0) + r.n;
-  }
+  for (const r of rows) addCount(t, r);
   return t;
+}
+
+/** Adds tally `t` into `into` (in place). */
+export function addTally(into: Tally, t: Tally): Tally {
+  into.cells += t.cells;
+  into.stale += t.stale;
+  into.withData += t.withData;
+  for (const k in t.statusCounts)
+    into.statusCounts[k] = (into.statusCounts[k] ?? 0) + (t.statusCounts[k] ?? 0);
+  for (const k in t.kinds) into.kinds[k] = (into.kinds[k] ?? 0) + (t.kinds[k] ?? 0);
+  return into;
 }
 
 /** Adds `n` cells declared by an agent's cadence but not planned yet. */
@@ -38,13 +53,7 @@ export function addNoData(t: Tally, n: number): Tally {
 /** Sums tallies. */
 export function sumTallies(ts: Iterable<Tally>): Tally {
   const out = emptyTally();
-  for (const t of ts) {
-    out.cells += t.cells;
-    out.stale += t.stale;
-    out.withData += t.withData;
-    for (const [k, n] of Object.entries(t.statusCounts)) out.statusCounts[k] = (out.statusCounts[k] ?? 0) + n;
-    for (const [k, n] of Object.entries(t.kinds)) out.kinds[k] = (out.kinds[k] ?? 0) + n;
-  }
+  for (const t of ts) addTally(out, t);
   return out;
 }
 

@@ -1,5 +1,5 @@
 import type { FleetSite, SiteContact, SiteSummary } from '@driftline/protocol';
-import type { AgentRow, ReadStore, SiteRow } from '../../ports/HubStore.js';
+import type { AgentBrief, AgentFacts, AgentRow, ReadStore, SiteRow } from '../../ports/HubStore.js';
 import type { ContactPlans } from '../contact/ContactPlans.js';
 import { toSiteSummaryCounted, type ViewContext } from '../views.js';
 import type { Tally } from './counted.js';
@@ -7,10 +7,10 @@ import type { Tally } from './counted.js';
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 
 /** Site and agent rows of some sites (or all), never their cells. */
-export interface SiteRows {
+export interface SiteRows<A extends AgentFacts = AgentRow> {
   names: string[];
   rows: Map<string, SiteRow>;
-  agents: Map<string, AgentRow[]>;
+  agents: Map<string, A[]>;
 }
 
 export const emptySiteRow = (site: string): SiteRow => ({
@@ -49,6 +49,45 @@ export async function siteRows(
 }
 
 /**
+ * Every site's row and its agents' briefs (`listAgentBriefs`), sorted by name: what `/api/fleet` reads
+ * of sites, without parsing any agent's cadence (docs/decisions/465-agent-briefs.md).
+ */
+export async function siteBriefs(
+  store: Pick<ReadStore, 'listSites' | 'listAgentBriefs'>,
+): Promise<SiteRows<AgentBrief>> {
+  const rows = new Map<string, SiteRow>();
+  const agents = new Map<string, AgentBrief[]>();
+  const [r, a] = await Promise.all([store.listSites(), store.listAgentBriefs()]);
+  for (const x of r) rows.set(x.site, x);
+  for (const x of a) {
+    const list = agents.get(x.site);
+    if (list) list.push(x);
+    else agents.set(x.site, [x]);
+  }
+  const all = [...new Set([...rows.keys(), ...agents.keys()])].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  return { names: all, rows, agents };
+}
+
+/**
+ * `declaredByEnvironment` of every site from briefs: a site of one agent takes its brief's counts; a
+ * site of several reads its agents' rows, since keys two agents both declare count once.
+ */
+export async function declaredBySite(
+  store: Pick<ReadStore, 'listAgents'>,
+  briefs: SiteRows<AgentBrief>,
+): Promise<Map<string, Map<string, number>>> {
+  const out = new Map<string, Map<string, number>>();
+  const shared: string[] = [];
+  for (const [site, list] of briefs.agents) {
+    if (list.length === 1) out.set(site, new Map(Object.entries((list[0] as AgentBrief).declared)));
+    else shared.push(site);
+  }
+  const full = await Promise.all(shared.map((site) => store.listAgents(site)));
+  for (const [i, site] of shared.entries()) out.set(site, declaredByEnvironment(full[i] ?? []));
+  return out;
+}
+
+/**
  * How many default cells (`environment/component`) the site's agents declared a cadence for, by
  * environment: the cells the matrix shows as `no-data` until planned. Keys two agents both declare
  * count once.
@@ -71,7 +110,7 @@ export function declaredByEnvironment(agents: readonly AgentRow[]): Map<string, 
 /** Judges a site: its summary from counts, with its contact plan when it has one. */
 export function judgedSummary(
   row: SiteRow,
-  agents: readonly AgentRow[],
+  agents: readonly AgentFacts[],
   tally: Tally,
   ctx: ViewContext,
   plans: ContactPlans | undefined,
@@ -84,7 +123,7 @@ export function judgedSummary(
 
 /** Link facts of one site from its agents' last reports (revoked agents left out). */
 export function linkFacts(
-  agents: readonly AgentRow[],
+  agents: readonly AgentFacts[],
   upstream: string | null,
 ): Pick<
   FleetSite,
