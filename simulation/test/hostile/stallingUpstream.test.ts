@@ -34,7 +34,17 @@ describe('hostile relay: an agent with two upstreams, the first stalling its dow
     });
     // The agent's second upstream: the hub directly, with a peer token scoped to its site.
     const hubConfig = join(w.dir, 'hub.yaml');
-    const args = ['peer', '--config', hubConfig, '--name', 'ship-1-direct', '--sites', 'ship-1', '--json'];
+    const args = [
+      'peer',
+      '--config',
+      hubConfig,
+      '--name',
+      'ship-1-direct',
+      '--sites',
+      'ship-1',
+      '--no-key',
+      '--json',
+    ];
     const token = (JSON.parse(await runProgram('hub', args)) as { token: string }).token;
     await w.stopProgram('ship-1');
     const cwd = join(w.dir, 'ship-1');
