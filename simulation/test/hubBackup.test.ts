@@ -68,7 +68,7 @@ describe('docs/operations.md: back up and restore the hub', () => {
     const backup = join(root, 'backup');
     const b = sh(opsBlock('backup'), { BACKUP: backup });
     expect(b.status, b.stderr).toBe(0);
-    expect(b.stdout).toMatch(/^backed up to .*: hub\.db bundles\.db hub-key\.pem csrf-key/m);
+    expect(b.stdout).toMatch(/^backed up to .*: hub\.db bundles\.db drift\.db hub-key\.pem csrf-key/m);
     expect(statSync(backup).mode & 0o777).toBe(0o700);
     expect(hubCli('user add bob --role viewer').status).toBe(0); // after the backup: not restored
     await stopHub();
