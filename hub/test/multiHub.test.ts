@@ -183,6 +183,9 @@ describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
       for (let n = 0; n < 3; n++) await round(n);
       // Hub 0 has started taking them: the relay is mid-way when it is killed.
       await until('hub 0 ingesting', async () => ((await runsAt(0, 'ship-7/net-a1')) ?? []).length > 0);
+      // Its dashboard has had a frame to resume from: frames are flushed per client every 250 ms (decision
+      // 402), so a kill right after the first ingest could come before any reached it.
+      await until('a live frame at the dashboard on hub 0', async () => onKilled.lastId() !== undefined);
       for (let n = 3; n < 5; n++) await round(n);
       await procs.stop(hubs[0] as Proc, 'SIGKILL');
       for (let n = 5; n < 8; n++) await round(n);
