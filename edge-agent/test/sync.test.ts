@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import {
+  asSiteId,
   cryptoRandomBytes,
   generateSigningKeyPair,
   monotonicUlid,
@@ -107,6 +108,26 @@ describe('agent sync over the hop API', () => {
     await hub.queueAck('ship-7/a1/epoch-1', heads); // the genuine ack
     expect((await engine.pullOnce()).acks).toBe(1);
     expect(store.status().unackedRuns).toBe(0);
+  });
+
+  it('refuses an altered copy of a bundle it already took under the same id, and runs nothing twice', async () => {
+    const { hub, engine, requests, warnings } = await setup();
+    await hub.queuePlanRequest('prod', 'network', 'req-1');
+    const peer = { name: 'ship-7', sites: [asSiteId('ship-7')] };
+    const [genuine] = (await hub.backend.downlink(peer, { for: asSiteId('ship-7'), limit: 10 })).bundles;
+    expect((await engine.pullOnce()).refused).toBe(0);
+    expect(requests).toEqual(['req-1']);
+    // The same bytes again (a second answer, decision 340): skipped without a word.
+    hub.backend.enqueueDownlink('ship-7', (genuine as Uint8Array).slice());
+    expect((await engine.pullOnce()).refused).toBe(0);
+    // An altered copy under the genuine id, after the genuine one was taken (through another upstream,
+    // say): refused and logged as altered, not skipped as a duplicate.
+    const altered = (genuine as Uint8Array).slice();
+    altered[altered.length - 80] = (altered[altered.length - 80] as number) ^ 0xff;
+    hub.backend.enqueueDownlink('ship-7', altered);
+    expect((await engine.pullOnce()).refused).toBe(1);
+    expect(warnings.join('\n')).toContain('not signed by the pinned hub key');
+    expect(requests).toEqual(['req-1']);
   });
 
   it('runs a plan request only for a cell the local config lists, once, and refuses the rest', async () => {

@@ -10,6 +10,7 @@ import {
   type Receipt,
   type RejectionPayload,
   type RelayRefusal,
+  sha256Hex,
   verifyBundle,
 } from '@driftline/protocol';
 import type { Ledger, PendingDelta } from '../../ports/Ledger.js';
@@ -292,7 +293,8 @@ export class SyncEngine {
       header.destination.site === this.deps.site &&
       (!header.destination.agent || header.destination.agent === this.deps.agent);
     if (!forUs) return; // another agent's ack at the same site
-    if (this.seen.has(header.id)) return; // a second answer with the same bundle (decision 340)
+    const digest = await sha256Hex(bytes);
+    if (this.seen.has(header.id, digest)) return; // a second answer with the same bundle (decision 340)
     if (header.source !== 'hub' || !(await verifyBundle(d.value, this.deps.hubPublicKey))) {
       this.deps.log.warn(
         { bundleId: header.id, kind: header.kind, upstream },
@@ -301,8 +303,9 @@ export class SyncEngine {
       out.refused++;
       return;
     }
+    if (this.seen.handled(header.id)) return; // the same bundle, signed again: handled once
     await this.handleVerified(header, d.value.payload, out);
-    this.seen.add(header.id);
+    this.seen.add(header.id, digest);
   }
 
   /** A downlink bundle the pinned hub key signed, for this agent. */

@@ -8,19 +8,31 @@ import { compareDecimalCursors } from '@driftline/protocol';
 /** Bundle ids handled lately, kept to skip a second copy before its signature is checked again. */
 const SEEN_KEPT = 4096;
 
-/** The most recently handled downlink bundle ids (bounded, oldest forgotten first). */
+/**
+ * The most recently handled downlink bundles (bounded, oldest forgotten first), each id with the digest of
+ * the bytes that were handled: a second copy is skipped only when it is the same bytes. A copy that differs
+ * under a handled id (altered on the way, by another upstream than the one that brought the genuine copy)
+ * goes on to the signature check, so it is refused and logged whichever copy came first (decision 220).
+ */
 export class SeenBundles {
-  private readonly ids = new Set<string>();
+  private readonly digests = new Map<string, string>();
 
-  has(id: string): boolean {
-    return this.ids.has(id);
+  /** Whether exactly these bytes were handled under this id. */
+  has(id: string, digest: string): boolean {
+    return this.digests.get(id) === digest;
+  }
+
+  /** Whether some copy was handled under this id (a verified second copy with other bytes is not handled again). */
+  handled(id: string): boolean {
+    return this.digests.has(id);
   }
 
   /** Called only once a bundle verified and was handled: an altered copy under its id is never remembered. */
-  add(id: string): void {
-    this.ids.delete(id);
-    this.ids.add(id);
-    if (this.ids.size > SEEN_KEPT) for (const old of this.ids) return void this.ids.delete(old);
+  add(id: string, digest: string): void {
+    this.digests.delete(id);
+    this.digests.set(id, digest);
+    if (this.digests.size > SEEN_KEPT)
+      for (const old of this.digests.keys()) return void this.digests.delete(old);
   }
 }
 
