@@ -10,6 +10,7 @@ import {
   type RelayInfo,
   SITES_PAGE_DEFAULT,
   type SilentSite,
+  type SiteContact,
   type SiteSummary,
   type SitesQuery,
   silentSite,
@@ -39,7 +40,13 @@ import {
   siteBriefs,
   siteRows,
 } from './siteContext.js';
-import { countsWithoutWaived, type WaivedCells, waivedKey } from './waivedDrift.js';
+import {
+  countsWithoutWaived,
+  WAIVED_CELLS_CAP,
+  type WaivedCells,
+  waivedAt,
+  waivedKey,
+} from './waivedDrift.js';
 
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -80,15 +87,32 @@ export class FleetReads {
   waivedCells?: WaivedCells;
 
   /** The count rows with judged staleness (`judgedCounts`) and waived drift set aside (`waivedDrift.ts`). */
-  private async counts<A extends AgentFacts>(
-    rows: SiteRows<A>,
+  private async counts(
     counts: readonly CellCount[],
+    contacts: ReadonlyMap<string, SiteContact | null>,
+    lastContact: (site: string) => number | null,
     now: number,
     keyOf: (c: CellRow) => string,
     waived: ReadonlySet<string>,
   ): Promise<CellCount[]> {
-    const judged = await this.judgedCounts(rows, counts, now, keyOf);
-    return countsWithoutWaived(this.store, waived, judged, keyOf);
+    const judged = await this.judgedCounts(counts, contacts, lastContact, now, keyOf);
+    return countsWithoutWaived(this.store, waived, judged, keyOf, now);
+  }
+
+  /** Each site's contact judgement, once per read (the counts and the summaries both need it). */
+  private contacts<A extends AgentFacts>(rows: SiteRows<A>, now: number): Map<string, SiteContact | null> {
+    const out = new Map<string, SiteContact | null>();
+    for (const site of rows.names)
+      out.set(
+        site,
+        this.contactPlans?.of(
+          site,
+          rows.agents.get(site) ?? [],
+          rows.rows.get(site)?.lastContactAt ?? null,
+          now,
+        ) ?? null,
+      );
+    return out;
   }
 
   private async waived(now: number): Promise<ReadonlySet<string>> {
@@ -98,7 +122,10 @@ export class FleetReads {
   /** `attentionCells` of one kind without the cells whose drift is waived (read a bounded margin more). */
   private async attentionOf(kind: string, limit: number, waived: ReadonlySet<string>): Promise<CellRow[]> {
     if (kind !== 'drift' || waived.size === 0) return this.store.attentionCells({ kind, limit });
-    const rows = await this.store.attentionCells({ kind, limit: limit + Math.min(waived.size, 20_000) });
+    const rows = await this.store.attentionCells({
+      kind,
+      limit: limit + Math.min(waived.size, WAIVED_CELLS_CAP),
+    });
     return rows.filter((c) => !waived.has(waivedKey(c))).slice(0, limit);
   }
 
@@ -136,40 +163,36 @@ export class FleetReads {
    * The count rows with each contact-judged site's staleness judged at its last contact plus the grace, as
    * its matrix cells are (`judgedStale.ts`): a healthy site between windows reads no stale cells.
    */
-  private async judgedCounts<A extends AgentFacts>(
-    rows: SiteRows<A>,
+  private async judgedCounts(
     counts: readonly CellCount[],
+    contacts: ReadonlyMap<string, SiteContact | null>,
+    lastContact: (site: string) => number | null,
     now: number,
     keyOf: (c: CellRow) => string,
   ): Promise<CellCount[]> {
-    if (!this.contactPlans) return [...counts];
     const at = new Map<string, number>();
-    for (const site of rows.names) {
-      const row = rows.rows.get(site);
-      const lastContactAt = row?.lastContactAt ?? null;
-      const contact = this.contactPlans.of(site, rows.agents.get(site) ?? [], lastContactAt, now);
-      const t = judgedAt(contact, lastContactAt, now);
+    for (const [site, contact] of contacts) {
+      const t = judgedAt(contact, lastContact(site), now);
       if (t !== null) at.set(site, t);
     }
     if (at.size === 0) return [...counts];
-    const siteOf = (key: string) => (key.includes('/') ? key.slice(0, key.indexOf('/')) : key);
-    const out = counts.filter((r) => !at.has(siteOf(r.key)));
-    for (const [site, t] of at)
-      out.push(
-        ...(await countsJudgedAt(
-          this.store,
-          site,
-          t,
-          counts.filter((r) => siteOf(r.key) === site),
-          keyOf,
-        )),
-      );
-    return out;
+    const bySite = new Map<string, CellCount[]>();
+    const out: CellCount[] = [];
+    for (const r of counts) {
+      const site = r.key.includes('/') ? r.key.slice(0, r.key.indexOf('/')) : r.key;
+      if (!at.has(site)) out.push(r);
+      else bySite.set(site, [...(bySite.get(site) ?? []), r]);
+    }
+    const judged = await Promise.all(
+      [...at].map(([site, t]) => countsJudgedAt(this.store, site, t, bySite.get(site) ?? [], keyOf)),
+    );
+    return out.concat(...judged);
   }
 
   private summaries<A extends AgentFacts>(
     rows: SiteRows<A>,
     tallies: Map<string, SiteTally>,
+    contacts: ReadonlyMap<string, SiteContact | null>,
     now: number,
   ): SiteSummary[] {
     const ctx = this.ctx(now);
@@ -179,7 +202,7 @@ export class FleetReads {
         rows.agents.get(s) ?? [],
         tallies.get(s)?.total ?? emptyTally(),
         ctx,
-        this.contactPlans,
+        contacts.get(s) ?? null,
       ),
     );
   }
@@ -188,13 +211,15 @@ export class FleetReads {
   async siteSummaries(names: readonly string[], now: number): Promise<SiteSummary[]> {
     const rows = await siteRows(this.store, names);
     rows.names = rows.names.filter((n) => rows.rows.has(n) || rows.agents.has(n));
+    const contacts = this.contacts(rows, now);
     const counts = byKey(
       await this.counts(
-        rows,
         await this.store.cellCounts('site', rows.names),
+        contacts,
+        (site) => rows.rows.get(site)?.lastContactAt ?? null,
         now,
         (c) => c.site,
-        await this.waived(now),
+        waivedAt(await this.waived(now), new Set(rows.names)),
       ),
     );
     const tallies = new Map<string, SiteTally>();
@@ -204,7 +229,7 @@ export class FleetReads {
       for (const n of declaredByEnvironment(rows.agents.get(site) ?? []).values()) declared += n;
       tallies.set(site, { total: addNoData(total, declared - total.withData), perEnv: new Map() });
     }
-    return this.summaries(rows, tallies, now);
+    return this.summaries(rows, tallies, contacts, now);
   }
 
   /** The fleet's planned cells counted (no `no-data`): one read of the `environment` counts. */
@@ -242,9 +267,17 @@ export class FleetReads {
       this.store.cellCounts('component'),
     ]);
     const waived = await this.waived(now);
-    const siteEnv = await this.counts(rows, counted, now, (c) => `${c.site}/${c.environment}`, waived);
+    const contacts = this.contacts(rows, now);
+    const siteEnv = await this.counts(
+      counted,
+      contacts,
+      (site) => rows.rows.get(site)?.lastContactAt ?? null,
+      now,
+      (c) => `${c.site}/${c.environment}`,
+      waived,
+    );
     const tallies = this.tallies(rows.names, siteEnv, await declaredBySite(this.store, rows));
-    const summaries = this.summaries(rows, tallies, now);
+    const summaries = this.summaries(rows, tallies, contacts, now);
     const sites: FleetSite[] = summaries.map((s) => {
       const t = tallies.get(s.site)?.total ?? emptyTally();
       const agents = rows.agents.get(s.site) ?? [];

@@ -67,3 +67,38 @@ export function byKey(rows: readonly CellCount[]): Map<string, CellCount[]> {
   }
   return m;
 }
+
+/**
+ * Count rows being re-split (staleness judged at another time, waived drift set aside): one row per
+ * (key, status, kind, stale), cells moved between them one at a time.
+ */
+export class CountRows {
+  private readonly by = new Map<string, CellCount>();
+
+  constructor(rows: Iterable<CellCount> = []) {
+    for (const r of rows) this.add(r.key, r.status, r.kind, r.stale, r.n);
+  }
+
+  add(key: string, status: string, kind: string, stale: boolean, n: number): void {
+    const id = `${key}\u0000${status}\u0000${kind}\u0000${stale ? 1 : 0}`;
+    const r = this.by.get(id);
+    if (r) r.n += n;
+    else this.by.set(id, { key, status, kind, stale, n });
+  }
+
+  /** Takes one cell from (key, status, kind), from the `prefer` staleness if it has one; its staleness, or null. */
+  take(key: string, status: string, kind: string, prefer: boolean): boolean | null {
+    for (const stale of [prefer, !prefer]) {
+      const r = this.by.get(`${key}\u0000${status}\u0000${kind}\u0000${stale ? 1 : 0}`);
+      if (r && r.n > 0) {
+        r.n -= 1;
+        return stale;
+      }
+    }
+    return null;
+  }
+
+  rows(): CellCount[] {
+    return [...this.by.values()].filter((r) => r.n > 0);
+  }
+}

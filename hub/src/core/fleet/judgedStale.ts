@@ -1,6 +1,7 @@
 import { isPlanStale, type SiteContact } from '@driftline/protocol';
 import type { CellCount, CellRow, ReadStore } from '../../ports/HubStore.js';
 import { baseKind } from './cellColumns.js';
+import { CountRows } from './counted.js';
 
 /** The most cells one site's re-judgement reads (a site holds a few hundred). */
 const SITE_CELLS_CAP = 5000;
@@ -34,22 +35,15 @@ export async function countsJudgedAt(
   rows: readonly CellCount[],
   keyOf: (c: CellRow) => string,
 ): Promise<CellCount[]> {
-  const by = new Map<string, CellCount>();
-  const add = (key: string, status: string, kind: string, stale: boolean, n: number) => {
-    const id = JSON.stringify([key, status, kind, stale]);
-    const r = by.get(id);
-    if (r) r.n += n;
-    else by.set(id, { key, status, kind, stale, n });
-  };
-  for (const r of rows) add(r.key, r.status, r.kind, false, r.n);
+  const out = new CountRows();
+  for (const r of rows) out.add(r.key, r.status, r.kind, false, r.n);
   // Stale by the flag or by a deadline before `at`: a superset of the cells stale at `at`, kept by the rule.
   const stale = await store.pageCells({ site, stale: true, now: at, limit: SITE_CELLS_CAP });
   for (const c of stale) {
     if (!isPlanStale(c.plannedAt, c.expectedIntervalS, at)) continue;
     const key = keyOf(c);
     const kind = baseKind(c);
-    add(key, c.status, kind, false, -1);
-    add(key, c.status, kind, true, 1);
+    if (out.take(key, c.status, kind, false) !== null) out.add(key, c.status, kind, true, 1);
   }
-  return [...by.values()].filter((r) => r.n > 0);
+  return out.rows();
 }

@@ -1,6 +1,5 @@
 import type { FleetSite, SiteContact, SiteSummary } from '@driftline/protocol';
 import type { AgentBrief, AgentFacts, AgentRow, ReadStore, SiteRow } from '../../ports/HubStore.js';
-import type { ContactPlans } from '../contact/ContactPlans.js';
 import { toSiteSummaryCounted, type ViewContext } from '../views.js';
 import type { Tally } from './counted.js';
 
@@ -113,10 +112,10 @@ export function judgedSummary(
   agents: readonly AgentFacts[],
   tally: Tally,
   ctx: ViewContext,
-  plans: ContactPlans | undefined,
+  /** The site's contact judgement (`ContactPlans.of`), or null where no plan judges silence. */
+  contact: SiteContact | null,
 ): SiteSummary {
   const base = toSiteSummaryCounted(row, agents, tally, ctx);
-  const contact: SiteContact | null = plans ? plans.of(row.site, agents, row.lastContactAt, ctx.now) : null;
   if (!contact) return base;
   return { ...base, ...(contact.judged ? { unreachable: contact.state === 'unreachable' } : {}), contact };
 }

@@ -1,5 +1,7 @@
+import { isPlanStale } from '@driftline/protocol';
 import type { CellCount, CellRow, ReadStore } from '../../ports/HubStore.js';
 import { baseKind, kindBesideDrift } from './cellColumns.js';
+import { CountRows } from './counted.js';
 
 /** The most waived cells one read adjusts (a waiver over a whole fleet's drift is 200,000 at worst). */
 export const WAIVED_CELLS_CAP = 20_000;
@@ -22,32 +24,27 @@ export async function countsWithoutWaived(
   waived: ReadonlySet<string>,
   rows: readonly CellCount[],
   keyOf: (c: CellRow) => string,
+  now: number,
 ): Promise<CellCount[]> {
   if (waived.size === 0) return [...rows];
   const keys = [...waived].slice(0, WAIVED_CELLS_CAP).map((k) => {
     const [site = '', environment = '', component = ''] = k.split('\u0000');
     return { site, environment, component };
   });
-  const out = rows.map((r) => ({ ...r }));
-  const find = (key: string, status: string, kind: string, stale?: boolean) =>
-    out.find(
-      (r) =>
-        r.key === key &&
-        r.status === status &&
-        r.kind === kind &&
-        r.n > 0 &&
-        (stale === undefined || r.stale === stale),
-    );
+  const out = new CountRows(rows);
   for (const c of await store.getCells(keys)) {
     if (!c || baseKind(c) !== 'drift') continue;
     const key = keyOf(c);
-    const from = find(key, c.status, 'drift');
-    if (!from) continue;
-    from.n -= 1;
-    const kind = kindBesideDrift(c);
-    const to = find(key, c.status, kind, from.stale);
-    if (to) to.n += 1;
-    else out.push({ key, status: c.status, kind, stale: from.stale, n: 1 });
+    const stale = out.take(key, c.status, 'drift', isPlanStale(c.plannedAt, c.expectedIntervalS, now));
+    if (stale !== null) out.add(key, c.status, kindBesideDrift(c), stale, 1);
   }
-  return out.filter((r) => r.n > 0);
+  return out.rows();
+}
+
+/** The waived cells of `sites` only (a read of a few sites never reads the fleet's waived cells). */
+export function waivedAt(waived: ReadonlySet<string>, sites: ReadonlySet<string>): ReadonlySet<string> {
+  if (waived.size === 0) return waived;
+  const out = new Set<string>();
+  for (const k of waived) if (sites.has(k.slice(0, k.indexOf('\u0000')))) out.add(k);
+  return out;
 }
