@@ -10,7 +10,7 @@ import type {
 } from '@driftline/protocol';
 import type { DriftStore, EpisodeFilter } from '../../ports/DriftStore.js';
 import type { AuditRow, CellRow, RunRow, WebhookRow } from '../../ports/HubStore.js';
-import { type EpisodeRow, observeRun } from './episodes.js';
+import { type EpisodeRow, type Observation, observeRun } from './episodes.js';
 import { episodeNotices, type Notice } from './notices.js';
 import { covers, isActive, type WaiverRow, waiverOf } from './waivers.js';
 
@@ -44,6 +44,8 @@ export class Drift {
     stamp: string;
     open: EpisodeRow[];
     waivers: WaiverRow[];
+    /** `waivedCells`' answer, made at the first read of this cache (it cannot change while the cache holds). */
+    waivedCells?: ReadonlySet<string>;
   } | null = null;
 
   constructor(private readonly d: DriftDeps) {}
@@ -54,6 +56,10 @@ export class Drift {
    * among the hubs sharing the store (`DriftStore.exclusive`), so episodes never race.
    */
   observe(runs: readonly RunRow[], cells: readonly CellRow[] = []): Promise<void> {
+    // A batch of `@ref` plans only, or of cells its own runs cover, has nothing to observe: no lock taken.
+    const ran = new Set(runs.map((r) => r.runId));
+    if (runs.every((r) => r.atRef) && cells.every((c) => c.atRef || ran.has(c.runId)))
+      return this.chain.then(() => undefined);
     // Other hubs on the same database advance the same episodes: one batch at a time among them too.
     const next = this.chain.then(() =>
       this.d.drift.exclusive(async () => {
@@ -72,8 +78,7 @@ export class Drift {
 
   private async observeNow(runs: readonly RunRow[]): Promise<void> {
     const sorted = runs.filter((r) => !r.atRef).sort((a, b) => a.plannedAt - b.plannedAt);
-    const notices: Notice[] = [];
-    const waivers = await this.d.drift.listWaivers();
+    const seen: Observation[] = [];
     const now = this.d.clock.now();
     for (const r of sorted) {
       const mark = await this.d.drift.markOf(r.site, r.environment, r.component);
@@ -85,9 +90,13 @@ export class Drift {
         episodes: o.write,
         marks: [{ site: r.site, environment: r.environment, component: r.component, plannedAt: r.plannedAt }],
       });
-      notices.push(...episodeNotices(o, (e) => waiverOf(waivers, e, now) !== null));
+      seen.push(o);
     }
     this.cache = null;
+    // Waivers are read only when a drift episode opened (whether it opened waived); most batches open none.
+    const opened = seen.some((o) => o.opened.some((e) => e.kind === 'drift'));
+    const waivers = opened ? await this.d.drift.listWaivers() : [];
+    const notices = seen.flatMap((o) => episodeNotices(o, (e) => waiverOf(waivers, e, now) !== null));
     const webhooks = notices.flatMap((n) => this.webhooks(n, now));
     if (webhooks.length > 0) await this.d.commit({ webhooks });
   }
@@ -258,7 +267,9 @@ export class Drift {
 
   /** Cells (`site\0environment\0component`) whose every open drift episode an active waiver covers. */
   async waivedCells(now: number): Promise<ReadonlySet<string>> {
-    const { open, waivers } = await this.current(now);
+    const c = await this.current(now);
+    if (c.waivedCells) return c.waivedCells;
+    const { open, waivers } = c;
     const state = new Map<string, boolean>();
     for (const e of open) {
       if (e.kind !== 'drift') continue;
@@ -266,7 +277,8 @@ export class Drift {
       const waived = waiverOf(waivers, e, now) !== null;
       state.set(k, (state.get(k) ?? true) && waived);
     }
-    return new Set([...state].filter(([, w]) => w).map(([k]) => k));
+    c.waivedCells = new Set([...state].filter(([, w]) => w).map(([k]) => k));
+    return c.waivedCells;
   }
 
   /** Gauges: open drift episodes not waived, waived ones, failing-check episodes. */
