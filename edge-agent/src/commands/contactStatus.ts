@@ -28,7 +28,7 @@ export function contactStatus(windows: readonly string[], backoffCapS: number, n
     planned: aim.planned,
     open: iso(open),
     next: iso(next),
-    triesEveryS: w ? Math.max(1, Math.min(backoffCapS, (w.end - w.start) / 4000)) : null,
+    triesEveryS: w ? aim.tryEveryMs(w) / 1000 : null,
   };
 }
 

@@ -387,7 +387,8 @@ export class HopClient {
   private progress() {
     const stallMs = this.opts.stallMs;
     if (stallMs === undefined) return undefined;
-    return { stallMs, floorBytesPerS: this.opts.floorBytesPerS ?? 128, now: this.now };
+    // Elapsed on the monotonic clock, as the answer's deadline: a wall clock moved forward mid-read is no stall.
+    return { stallMs, floorBytesPerS: this.opts.floorBytesPerS ?? 128, now: () => performance.now() };
   }
 
   /**

@@ -54,13 +54,15 @@ export class WindowAim {
     if (!this.planned) return asked;
     let wait = asked;
     const open = this.openAt(now);
-    if (open) {
-      const every = Math.max(MIN_TRY_MS, Math.min(this.backoffCapMs, (open.end - open.start) / 4));
-      wait = Math.min(wait, every);
-    }
+    if (open) wait = Math.min(wait, this.tryEveryMs(open));
     const next = this.nextAfter(now);
     if (next) wait = Math.min(wait, Math.max(0, next.start - now));
     return Math.max(0, wait);
+  }
+
+  /** How often the loop tries inside window `w`: `min(backoffCap, window / 4)`, never under a second. */
+  tryEveryMs(w: { start: number; end: number }): number {
+    return Math.max(MIN_TRY_MS, Math.min(this.backoffCapMs, (w.end - w.start) / 4));
   }
 
   /**
