@@ -57,10 +57,21 @@ export interface SyncDeps {
   presenceDue?(lastPushedAt: number | null, now: number): boolean;
 }
 
+/** An upstream that answered and refused this agent's credential (401/403). */
+export interface Refusal {
+  upstream: string;
+  reason: string;
+}
+
 export type PushOutcome =
   | { kind: 'idle' }
   | { kind: 'pushed'; upstream: string; receipts: Receipt[]; bytes: number }
-  | { kind: 'unreachable'; errors: string[] }
+  | {
+      kind: 'unreachable';
+      errors: string[];
+      /** Upstreams that answered and refused this agent's credential (401/403): reached, not unreachable. */
+      refusals?: Refusal[];
+    }
   /** The hub rejected this agent's bundles: nothing goes up for `retryInMs`, unless a hub ack comes first. */
   | { kind: 'held'; code: string; retryInMs: number };
 
@@ -110,6 +121,7 @@ export class SyncEngine {
     const wait = rejection ? rejection.retryAt - this.deps.now() : 0;
     if (rejection && wait > 0) return { kind: 'held', code: rejection.code, retryInMs: wait };
     const errors: string[] = [];
+    const refusals: Refusal[] = [];
     let uplinks = this.deps.uplinks;
     if (!this.deps.store.documentOpen() || uplinks.every((u) => this.suspect.has(u.url))) {
       // Idle since it started (nothing recorded): building the batch would open the document and compile
@@ -117,8 +129,8 @@ export class SyncEngine {
       // So too while every upstream failed last time: building the batch writes the results held out of
       // the document (docs/decisions/370-one-change-per-push.md), and a link that stays down would cut
       // a round into one change per attempt; probed first, it is one change when the link returns.
-      const at = await this.firstAnswering(errors);
-      if (at < 0) return { kind: 'unreachable', errors };
+      const at = await this.firstAnswering(errors, refusals);
+      if (at < 0) return { kind: 'unreachable', errors, refusals };
       uplinks = uplinks.slice(at);
     }
     let pending = this.deps.store.pending();
@@ -133,12 +145,10 @@ export class SyncEngine {
     for (const up of uplinks) {
       // A link that worked last time gets the batch straight away (one round trip, which is what a
       // minutes-long delay makes precious); one that failed gets a small probe first.
-      if (this.suspect.has(up.url) && !(await this.answers(up, errors))) continue;
+      if (this.suspect.has(up.url) && !(await this.answers(up, errors, refusals))) continue;
       const r = await up.postBundles(batch);
       if (!r.ok) {
-        this.suspect.add(up.url);
-        this.deps.store.recordPushFailure(up.url, r.error);
-        errors.push(`${up.url}: ${r.error}`);
+        this.failed(up, r, errors, refusals);
         continue;
       }
       this.suspect.delete(up.url);
@@ -167,26 +177,38 @@ export class SyncEngine {
       }
       return { kind: 'pushed', upstream: up.url, receipts: r.value, bytes: batch.length };
     }
-    return { kind: 'unreachable', errors };
+    return { kind: 'unreachable', errors, refusals };
   }
 
   /** The index of the first upstream answering a probe, or -1. */
-  private async firstAnswering(errors: string[]): Promise<number> {
-    for (const [i, up] of this.deps.uplinks.entries()) if (await this.answers(up, errors)) return i;
+  private async firstAnswering(errors: string[], refusals: Refusal[]): Promise<number> {
+    for (const [i, up] of this.deps.uplinks.entries()) if (await this.answers(up, errors, refusals)) return i;
     return -1;
   }
 
   /** Probes an upstream: one that answers is no longer suspect; one that does not is, with the failure recorded. */
-  private async answers(up: Uplink, errors: string[]): Promise<boolean> {
+  private async answers(up: Uplink, errors: string[], refusals: Refusal[]): Promise<boolean> {
     const probe = await up.probe();
     if (probe.ok) {
       this.suspect.delete(up.url);
       return true;
     }
-    this.suspect.add(up.url);
-    this.deps.store.recordPushFailure(up.url, probe.error);
-    errors.push(`${up.url}: ${probe.error}`);
+    this.failed(up, probe, errors, refusals);
     return false;
+  }
+
+  /** A push or probe that failed: a refusal of the credential (401/403, issue 42) or another failure. */
+  private failed(
+    up: Uplink,
+    r: { error: string; status?: number },
+    errors: string[],
+    refusals: Refusal[],
+  ): void {
+    this.suspect.add(up.url);
+    this.deps.store.recordPushFailure(up.url, r.error);
+    if (r.status === 401 || r.status === 403)
+      refusals.push({ upstream: up.url, reason: r.error.replace(/^HTTP 40[13] /, '') });
+    else errors.push(`${up.url}: ${r.error}`);
   }
 
   private async sign(

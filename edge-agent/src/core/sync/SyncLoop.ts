@@ -170,7 +170,8 @@ export class SyncLoop {
           this.deps.random,
         );
         // An upstream that answered 401/403 was reached: it refuses this agent's credential (issue 42).
-        const { refusals, others } = splitRefusals(pushed.errors);
+        const refusals = pushed.refusals ?? [];
+        const others = pushed.errors;
         for (const r of refusals)
           this.deps.log.warn(
             { upstream: r.upstream, retryInMs: next },
@@ -275,22 +276,4 @@ export class SyncLoop {
     await Promise.all(this.lanes.map((l) => l.pulling?.catch(() => null)));
     await this.sidePush;
   }
-}
-
-/** A push error as `SyncEngine` words it (`<url>: HTTP 401 unauthorized: …`): a refusal, or not. */
-const REFUSAL = /^(\S+): HTTP (?:401|403) (.*)$/s;
-
-/** Push errors split into upstreams that refused the credential (401/403) and every other failure. */
-export function splitRefusals(errors: readonly string[]): {
-  refusals: { upstream: string; reason: string }[];
-  others: string[];
-} {
-  const refusals: { upstream: string; reason: string }[] = [];
-  const others: string[] = [];
-  for (const e of errors) {
-    const m = REFUSAL.exec(e);
-    if (m) refusals.push({ upstream: m[1]!, reason: m[2]! });
-    else others.push(e);
-  }
-  return { refusals, others };
 }
