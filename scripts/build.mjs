@@ -11,7 +11,7 @@
 //   node scripts/build.mjs --check      exit 1 naming what is stale, build nothing
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -111,24 +111,27 @@ const externalPackages = {
 
 async function buildPrograms(targets) {
   const { build } = await import('esbuild');
-  for (const t of targets) {
-    const started = Date.now();
-    const r = await build({
-      absWorkingDir: ROOT,
-      entryPoints: [t.entry],
-      outfile: t.out,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      sourcemap: 'linked',
-      metafile: true,
-      plugins: [externalPackages],
-      logLevel: 'warning',
-    });
-    writeFileSync(join(ROOT, `${t.out}.meta.json`), JSON.stringify({ inputs: r.metafile.inputs }));
-    say(`${t.out} (${Date.now() - started} ms)`);
-  }
+  // Independent entries: esbuild runs them side by side.
+  await Promise.all(
+    targets.map(async (t) => {
+      const started = Date.now();
+      const r = await build({
+        absWorkingDir: ROOT,
+        entryPoints: [t.entry],
+        outfile: t.out,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        sourcemap: 'linked',
+        metafile: true,
+        plugins: [externalPackages],
+        logLevel: 'warning',
+      });
+      writeFileSync(join(ROOT, `${t.out}.meta.json`), JSON.stringify({ inputs: r.metafile.inputs }));
+      say(`${t.out} (${Date.now() - started} ms)`);
+    }),
+  );
 }
 
 function buildUi() {
@@ -154,7 +157,7 @@ if (!existsSync(join(ROOT, 'hub', 'src', 'cli.ts'))) {
 const programs = ifStale ? stalePrograms() : TARGETS;
 const ui = !args.has('--programs') && (ifStale ? uiStale() : true);
 if (args.has('--check')) {
-  const stale = [...programs.map((t) => relative(ROOT, join(ROOT, t.out))), ...(ui ? ['ui/dist'] : [])];
+  const stale = [...programs.map((t) => t.out), ...(ui ? ['ui/dist'] : [])];
   if (stale.length) {
     console.error(`build: stale: ${stale.join(', ')} (run npm run build)`);
     process.exit(1);

@@ -7,7 +7,7 @@
 //   npm run test:unit               vitest on the process-free files
 //   node scripts/test-lanes.mjs --list [--processes]
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -58,12 +58,7 @@ function resolveImport(from, spec) {
     `${base}.tsx`,
     join(base, 'index.ts'),
   ])
-    if (existsSync(c) && !c.endsWith('/')) {
-      try {
-        readFileSync(c);
-        return c;
-      } catch {}
-    }
+    if (statSync(c, { throwIfNoEntry: false })?.isFile()) return c;
   return null;
 }
 

@@ -171,10 +171,11 @@ export class Approvals {
    */
   private async outdated(run: RunRow): Promise<string | null> {
     const { store } = this.d;
-    const [own] = await store.listApplies(run.site, [run.runId]);
+    const applies = await store.listApplies(run.site);
+    const own = applies.find((x) => x.runId === run.runId);
     if (own && (own.state === 'applying' || own.state === 'applied' || own.state === 'apply-failed'))
       return `already applied: run '${run.runId}' is ${own.state} at site '${run.site}'${own.finishedAt ? ` (${new Date(own.finishedAt).toISOString()})` : ''}; approve its next plan instead`;
-    const sameCell = (await store.listApplies(run.site)).find(
+    const sameCell = applies.find(
       (x) =>
         x.runId !== run.runId &&
         x.environment === run.environment &&

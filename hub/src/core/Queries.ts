@@ -4,7 +4,7 @@ import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import { firstDiagnostic } from './diagnostic.js';
 import { FleetReads } from './fleet/FleetReads.js';
 import { MatrixWindow } from './fleet/MatrixWindow.js';
-import type { WaivedCells } from './fleet/waivedDrift.js';
+import { type WaivedCells, waivedKey } from './fleet/waivedDrift.js';
 import type { PublicationReader } from './onTheWay.js';
 import { RefQueries } from './RefQueries.js';
 import {
@@ -125,8 +125,7 @@ export class Queries {
     const waived = at === undefined && this.waivedCells ? await this.waivedCells(now) : null;
     if (waived?.size)
       for (const [i, c] of cells.entries())
-        if (waived.has(`${c.site}\u0000${c.environment}\u0000${c.component}`))
-          cells[i] = { ...c, driftWaived: true };
+        if (waived.has(waivedKey(c))) cells[i] = { ...c, driftWaived: true };
     const shown = cells.filter(
       (c) =>
         (!q.environment || c.environment === q.environment) &&

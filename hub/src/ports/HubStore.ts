@@ -331,7 +331,7 @@ export interface RetentionStore
   markSwept(m: SweepMarks, webhooksOf: (written: SweepMarks) => WebhookRow[]): Promise<SweepMarks>;
 
   /**
-   * Marks stale the cells whose deadline (`staleDeadline`) passed by `now`, at most `limit`, oldest
+   * Marks stale the cells whose deadline (protocol's `staleAt`) passed by `now`, at most `limit`, oldest
    * deadline first, moving the read model's counts in the same transaction; answers the cells marked.
    * Reads only those cells (an index on the deadline), never the fleet.
    */

@@ -10,6 +10,7 @@ import type {
 } from '@driftline/protocol';
 import type { DriftStore, EpisodeFilter } from '../../ports/DriftStore.js';
 import type { AuditRow, CellRow, RunRow, WebhookRow } from '../../ports/HubStore.js';
+import { waivedKey } from '../fleet/waivedDrift.js';
 import { type EpisodeRow, type Observation, observeRun } from './episodes.js';
 import { episodeNotices, type Notice } from './notices.js';
 import { covers, isActive, type WaiverRow, waiverOf } from './waivers.js';
@@ -251,7 +252,7 @@ export class Drift {
         by.set(e.signature, x);
       }
       x.sites.add(e.site);
-      x.cells.add(`${e.site}\u0000${e.environment}\u0000${e.component}`);
+      x.cells.add(waivedKey(e));
       if (waived) x.g.waived++;
       else x.g.open++;
       if (iso(e.firstSeen) < x.g.firstSeen) x.g.firstSeen = iso(e.firstSeen);
@@ -273,7 +274,7 @@ export class Drift {
     const state = new Map<string, boolean>();
     for (const e of open) {
       if (e.kind !== 'drift') continue;
-      const k = `${e.site}\u0000${e.environment}\u0000${e.component}`;
+      const k = waivedKey(e);
       const waived = waiverOf(waivers, e, now) !== null;
       state.set(k, (state.get(k) ?? true) && waived);
     }

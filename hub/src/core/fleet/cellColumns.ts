@@ -1,5 +1,5 @@
+import { staleAt as staleDeadline } from '@driftline/protocol';
 import type { CellRow } from '../../ports/HubStore.js';
-import { staleDeadline } from '../staleness.js';
 
 /**
  * A cell's attention kind apart from staleness (`protocol`'s `attentionKind` without the time-driven
@@ -37,14 +37,14 @@ export interface CellColumns {
   status: string;
   kind: string;
   plannedAt: number;
-  /** `staleDeadline`, or null when the cell never goes stale on time alone. */
+  /** protocol's `staleAt`, or null when the cell never goes stale on time alone. */
   staleAt: number | null;
   /** Stale when the hub received it; the sweeper sets it once the deadline passes (`advanceStale`). */
   stale: 0 | 1;
 }
 
 export function cellColumns(c: CellRow): CellColumns {
-  const staleAt = staleDeadline(c);
+  const staleAt = staleDeadline(c.plannedAt, c.expectedIntervalS);
   return {
     status: c.status,
     kind: baseKind(c),
