@@ -1,4 +1,10 @@
-import { type ContactWindow, lastWindowOf, nextWindowOf, type WindowSpec } from './contactWindows.js';
+import {
+  type ContactWindow,
+  lastWindowOf,
+  nextWindowOf,
+  openWindowOf,
+  type WindowSpec,
+} from './contactWindows.js';
 
 /**
  * Where a site stands against its contact plan (docs/decisions/260-contact-plans.md):
@@ -53,7 +59,7 @@ export function judgeContact(
       w = nextWindowOf(specs, w.start);
     }
   }
-  const open = last !== null && now < last.end;
+  const open = openWindowOf(specs, now) !== null;
   const state: ContactState =
     missed >= opts.unreachableAfter ? 'unreachable' : missed > 0 ? 'overdue' : open ? 'in-window' : 'waiting';
   return { state, next, last, missed };

@@ -156,3 +156,16 @@ export function lastWindowOf(specs: readonly WindowSpec[], t: number): ContactWi
   }
   return best;
 }
+
+/**
+ * The window open at `t`, or null: of every spec's latest window starting at or before `t`, the first
+ * still open (two specs' windows may overlap: a shorter, later one can have ended inside a longer one).
+ * The one rule the agent's aim, the relay's forwarding and the hub's judgement use.
+ */
+export function openWindowOf(specs: readonly WindowSpec[], t: number): ContactWindow | null {
+  for (const s of specs) {
+    const w = windowAtOrBefore(s, t);
+    if (w && w.start <= t && t < w.end) return w;
+  }
+  return null;
+}

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import {
   contactSessions,
   judgeContact,
+  lastWindowOf,
   learnContactPlan,
+  openWindowOf,
   parseDuration,
   parseWindow,
   parseWindows,
@@ -209,5 +211,19 @@ describe('learning a plan from contact history', () => {
     const starts = [0, 7, 9, 31, 32, 50, 77, 78, 101].map((m) => T0 + m * MIN);
     const learned = learnContactPlan(starts, { silenceMs: 30 * S });
     expect(learned === null || learned.confidence < 0.5).toBe(true);
+  });
+});
+
+describe('the window open at a time, with overlapping specs', () => {
+  it('finds a longer window still open after a later, shorter one ended inside it', () => {
+    const specs = parseWindows([
+      'every 60m for 30m from 2026-11-27T00:00:00Z',
+      'every 60m for 5m from 2026-11-27T00:10:00Z',
+    ]);
+    const t = Date.parse('2026-11-27T00:20:00Z');
+    // The latest window to start (00:10, 5 min) has ended; the one from 00:00 (30 min) is still open.
+    expect(lastWindowOf(specs, t)?.start).toBe(Date.parse('2026-11-27T00:10:00Z'));
+    expect(openWindowOf(specs, t)?.start).toBe(Date.parse('2026-11-27T00:00:00Z'));
+    expect(openWindowOf(specs, Date.parse('2026-11-27T00:40:00Z'))).toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import { nextWindowOf, parseWindow, type WindowSpec, windowAtOrBefore } from '@driftline/protocol';
+import { nextWindowOf, openWindowOf, parseWindow, type WindowSpec } from '@driftline/protocol';
 
 const DAY = 86_400_000;
 
@@ -33,10 +33,8 @@ export function windowsOf(texts: readonly string[]): WindowSpec[] {
  */
 export function contactState(plan: ContactPlan, now: number, lookaheadMs = DAY): ContactState {
   if (plan.windows.length === 0) return { open: true, windowKey: 'always', dayKey: dayKey(now) };
-  for (const s of plan.windows) {
-    const w = windowAtOrBefore(s, now);
-    if (w && w.end > now) return { open: true, windowKey: String(w.start), dayKey: dayKey(now) };
-  }
+  const w = openWindowOf(plan.windows, now);
+  if (w) return { open: true, windowKey: String(w.start), dayKey: dayKey(now) };
   const next = nextWindowOf(plan.windows, now);
   return { open: false, opensAt: next && next.start - now <= lookaheadMs ? next.start : null };
 }

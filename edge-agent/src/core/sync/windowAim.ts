@@ -1,7 +1,7 @@
 import {
   type ContactWindow,
-  lastWindowOf,
   nextWindowOf,
+  openWindowOf,
   parseWindows,
   type WindowSpec,
 } from '@driftline/protocol';
@@ -37,8 +37,7 @@ export class WindowAim {
 
   /** The window open at `now`, or null. */
   openAt(now: number): ContactWindow | null {
-    const w = lastWindowOf(this.specs, now);
-    return w && w.start <= now && now < w.end ? w : null;
+    return openWindowOf(this.specs, now);
   }
 
   /** The next window opening after `now` (strictly), or null. */
