@@ -42,7 +42,7 @@ import {
 import { compressBatch } from '../wire/compress.js';
 import { fetchRange, type RangeSink } from './fetchRange.js';
 import { type PlainInit, PlainTransport } from './plainRequest.js';
-import { readAnswer } from './readAnswer.js';
+
 import { readRefusals } from './refusals.js';
 import { answered, failure, type HopFailure, type HopResult, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
@@ -354,7 +354,7 @@ export class HopClient {
     const refusals = readRefusals(r.value.headers.get(REFUSALS_HEADER));
     const unreadable = (why: string) =>
       failure('bad-answer', `downlink unreadable: ${why} (maxResponseBytes)`, true);
-    const read = await readAnswer(r.value, this.maxResponseBytes, this.progress());
+    const read = await readCapped(r.value, this.maxResponseBytes, this.progress());
     if (!read.ok)
       return read.stalled ? failure('stalled', `${this.url}: ${read.reason}`, true) : unreadable(read.reason);
     let bytes = read.bytes;
