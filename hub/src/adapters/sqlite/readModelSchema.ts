@@ -63,3 +63,11 @@ END;
 export const SCHEMA_V7 = `
 ALTER TABLE agents ADD COLUMN brief TEXT;
 `;
+
+/**
+ * Version 8: the cells the read model's backfill still has to fill, indexed (none once it ran): without
+ * it the check at every open walked every cell's row.
+ */
+export const SCHEMA_V8 = `
+CREATE INDEX IF NOT EXISTS cells_unfilled ON cells (site, environment, component) WHERE status IS NULL;
+`;

@@ -1,4 +1,4 @@
-import { SCHEMA_V6, SCHEMA_V7 } from './readModelSchema.js';
+import { SCHEMA_V6, SCHEMA_V7, SCHEMA_V8 } from './readModelSchema.js';
 
 /** Schema of the hub's SQLite store, version 1. Times are integer milliseconds on the hub clock. */
 export const SCHEMA_V1 = `
@@ -108,4 +108,13 @@ CREATE TABLE IF NOT EXISTS applies (
 `;
 
 /** Each entry takes the store from the previous version to the next; index 0 builds version 1. */
-export const MIGRATIONS = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7];
+export const MIGRATIONS = [
+  SCHEMA_V1,
+  SCHEMA_V2,
+  SCHEMA_V3,
+  SCHEMA_V4,
+  SCHEMA_V5,
+  SCHEMA_V6,
+  SCHEMA_V7,
+  SCHEMA_V8,
+];
