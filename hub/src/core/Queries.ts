@@ -1,7 +1,7 @@
 import type { MatrixCell, MatrixQuery, SiteContact, SiteDetail, SiteSummary } from '@driftline/protocol';
 import type { AgentRow, ReadStore, SiteRow } from '../ports/HubStore.js';
 import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
-import { firstDiagnostic } from './diagnostic.js';
+import { withDiagnostics } from './diagnostic.js';
 import { FleetReads } from './fleet/FleetReads.js';
 import { MatrixWindow } from './fleet/MatrixWindow.js';
 import { type WaivedCells, waivedKey } from './fleet/waivedDrift.js';
@@ -15,9 +15,6 @@ import {
   toSiteSummary,
   type ViewContext,
 } from './views.js';
-
-/** Most failed cells whose diagnostic one matrix answer reads (each is one run read). */
-const DIAGNOSTICS_CAP = 500;
 
 /** Read models for the API, built from the store at `now` (or `at`). */
 export class Queries {
@@ -133,31 +130,12 @@ export class Queries {
         (!q.status || c.status === q.status) &&
         (q.stale === undefined || c.stale === q.stale),
     );
-    return (await this.withDiagnostics(shown)).sort(
+    return (await withDiagnostics(this.store, shown)).sort(
       (a, b) =>
         a.site.localeCompare(b.site) ||
         a.environment.localeCompare(b.environment) ||
         a.component.localeCompare(b.component),
     );
-  }
-
-  /**
-   * Failed cells with their run's first diagnostic summary, so a failure tile says more than `exit-1`: one
-   * run read per failed cell, at most {@link DIAGNOSTICS_CAP} per answer (the rest keep their reason).
-   */
-  private async withDiagnostics(cells: MatrixCell[]): Promise<MatrixCell[]> {
-    let left = DIAGNOSTICS_CAP;
-    const out: MatrixCell[] = [];
-    for (const c of cells) {
-      if (c.status !== 'failed' || !c.runId || left <= 0) {
-        out.push(c);
-        continue;
-      }
-      left--;
-      const d = firstDiagnostic((await this.store.getRun(c.runId))?.summary.errorExcerpt);
-      out.push(d ? { ...c, diagnostic: d } : c);
-    }
-    return out;
   }
 
   async sites(now: number): Promise<SiteSummary[]> {

@@ -1,3 +1,5 @@
+import type { MatrixCell } from '@driftline/protocol';
+import type { ReadStore } from '../ports/HubStore.js';
 /**
  * The first error diagnostic's summary in a failed plan's error excerpt (`Error: Unsupported argument`), so a
  * failure tile says more than `exit-1`. Terraform frames each diagnostic in box-drawing characters
@@ -16,4 +18,29 @@ export function firstDiagnostic(excerpt: string | undefined | null): string | nu
     first ??= line.slice(0, 200);
   }
   return warning ?? first;
+}
+
+/** Failed cells given their run's diagnostic per answer at most (the rest keep their reason). */
+export const DIAGNOSTICS_CAP = 500;
+
+/**
+ * Failed cells with their run's first diagnostic summary, so a failure tile says more than `exit-1`: one
+ * run read per failed cell, at most {@link DIAGNOSTICS_CAP} per answer.
+ */
+export async function withDiagnostics(
+  store: Pick<ReadStore, 'getRun'>,
+  cells: readonly MatrixCell[],
+): Promise<MatrixCell[]> {
+  let left = DIAGNOSTICS_CAP;
+  const out: MatrixCell[] = [];
+  for (const c of cells) {
+    if (c.status !== 'failed' || !c.runId || left <= 0) {
+      out.push(c);
+      continue;
+    }
+    left--;
+    const d = firstDiagnostic((await store.getRun(c.runId))?.summary.errorExcerpt);
+    out.push(d ? { ...c, diagnostic: d } : c);
+  }
+  return out;
 }

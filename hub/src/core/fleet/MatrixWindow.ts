@@ -1,13 +1,11 @@
 import { MATRIX_PAGE_MAX, type MatrixCell, type MatrixQuery } from '@driftline/protocol';
 import type { CellPageQuery, CellRow, ReadStore } from '../../ports/HubStore.js';
 import { type ContactPlans, cellWithContact } from '../contact/ContactPlans.js';
-import { firstDiagnostic } from '../diagnostic.js';
+import { withDiagnostics } from '../diagnostic.js';
 import { isUnreachable, noDataCells, toMatrixCell, type ViewContext } from '../views.js';
 import { siteRows } from './siteContext.js';
 import { type WaivedCells, waivedKey } from './waivedDrift.js';
 
-/** Most failed cells whose diagnostic one answer reads (each is one run read). */
-const DIAGNOSTICS_CAP = 500;
 /** Sites one `no-data`-only page looks through at most. */
 const NO_DATA_SITES = 50;
 
@@ -100,7 +98,7 @@ export class MatrixWindow {
     }
     const out = q.stale === undefined ? cells : cells.filter((c) => c.stale === q.stale);
     out.sort(byKey);
-    return { cells: await this.withDiagnostics(out), next: last ? encodeCellCursor(last) : null };
+    return { cells: await withDiagnostics(this.store, out), next: last ? encodeCellCursor(last) : null };
   }
 
   /** `status=no-data`: site by site from the cursor's, the declared cells not planned, bounded. */
@@ -181,19 +179,5 @@ export class MatrixWindow {
       noData: (site: string, have: ReadonlySet<string>) =>
         noDataCells(rows.agents.get(site) ?? [], have, of(site).unreachable).map(withContact),
     };
-  }
-
-  private async withDiagnostics(cells: MatrixCell[]): Promise<MatrixCell[]> {
-    let left = DIAGNOSTICS_CAP;
-    const out: MatrixCell[] = [];
-    for (const c of cells) {
-      if (c.status !== 'failed' || !c.runId || left-- <= 0) {
-        out.push(c);
-        continue;
-      }
-      const d = firstDiagnostic((await this.store.getRun(c.runId))?.summary.errorExcerpt);
-      out.push(d ? { ...c, diagnostic: d } : c);
-    }
-    return out;
   }
 }
