@@ -179,6 +179,31 @@ describePg('several hubs on one PostgreSQL database', (server) => {
     }
   });
 
+  it('takes the table’s numbering once, on one listener, however often its timer fires before the database answers', async () => {
+    const url = await server().createDatabase();
+    const a = storeOn(server(), url);
+    const log = new EventLog();
+    // A timer far quicker than the database's first answers: every tick overtakes the first one.
+    const events = new PgEvents(a.db, log, { pollMs: 1 });
+    try {
+      await until(() => log.epoch.startsWith('p'), 'the table’s epoch taken');
+      const seen: string[] = [];
+      log.subscribe((e) => seen.push(e.id));
+      for (let i = 0; i < 20; i++) {
+        events.publish({ type: 'reset', reason: 'unknown', site: `s${i}` } as never);
+        await events.flushed();
+      }
+      await until(() => seen.length === 20, 'every event heard by the subscriber');
+      const listeners = await a.db.pool.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'driftline-hub-events' AND datname = current_database()",
+      );
+      expect(listeners.rows[0].n).toBe(1);
+    } finally {
+      await events.close();
+      await a.store.close();
+    }
+  });
+
   it('hands every hub the same live events with the same ids, so a client resumes at another hub', async () => {
     const url = await server().createDatabase();
     const a = storeOn(server(), url);

@@ -53,6 +53,7 @@ export class PgEvents {
   /** The last tick failed (told once per outage). */
   private down = false;
   private readonly timer: NodeJS.Timeout;
+  private ticking: Promise<void> | null = null;
 
   constructor(
     private readonly db: PgDatabase,
@@ -135,8 +136,19 @@ export class PgEvents {
     }
   }
 
-  /** Listens (again) when not listening, takes the table's numbering once, and reads what is new. */
-  private async tick(): Promise<void> {
+  /**
+   * Listens (again) when not listening, takes the table's numbering once, and reads what is new. One tick
+   * at a time: a timer's tick while the first one still waited on the database opened a second listener
+   * and took the numbering again, after events had been read, so a subscriber never heard of them.
+   */
+  private tick(): Promise<void> {
+    this.ticking ??= this.tickOnce().finally(() => {
+      this.ticking = null;
+    });
+    return this.ticking;
+  }
+
+  private async tickOnce(): Promise<void> {
     if (this.closed) return;
     try {
       if (!this.listener) await this.listen();
