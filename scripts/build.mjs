@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run build` (and `npm install`'s prepare): every program compiled to one ESM file per entry with
 // esbuild, and the dashboard built with Vite, so that the programs start without compiling TypeScript
-// (docs/decisions/440-compiled-programs.md). Workspace code (@driftline/*) is bundled in; every other
-// package stays an import resolved from node_modules at run time, as before.
+// (docs/decisions/440-compiled-programs.md). Workspace code and third-party packages are bundled in; the
+// packages that load a native addon or WebAssembly stay imports resolved from node_modules at run time.
 //
 //   node scripts/build.mjs              build everything
 //   node scripts/build.mjs --if-stale   build only what is older than one of its sources (vitest's global
@@ -98,16 +98,35 @@ function uiStale() {
   return newest(sources.filter((f) => !f.includes('.test.'))) > statSync(index).mtimeMs;
 }
 
-// Third-party packages stay imports (better-sqlite3's addon, Automerge's WebAssembly and the rest load
-// as they always have); the workspaces' own TypeScript is compiled in.
-const externalPackages = {
-  name: 'external-packages',
+// Third-party packages are compiled in too, but for those that load a native addon or WebAssembly from
+// their own folder: those stay imports and load as they always have. One file of plain JavaScript starts
+// faster than hundreds of packages resolved and read one by one: `hub --version` took 0.50 CPU-s with every
+// package an import, 0.33 with them compiled in (docs/decisions/441-longest-files-first.md); the suite
+// starts programs some 1,300 times.
+const NATIVE = new Set(['better-sqlite3', '@automerge/automerge', 'cbor-extract', 'pg-native']);
+const packageName = (path) =>
+  path
+    .split('/')
+    .slice(0, path.startsWith('@') ? 2 : 1)
+    .join('/');
+const externalNative = {
+  name: 'external-native',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (a) =>
-      a.path.startsWith('@driftline/') ? undefined : { path: a.path, external: true },
+      NATIVE.has(packageName(a.path)) ? { path: a.path, external: true } : undefined,
     );
   },
 };
+// CommonJS packages compiled into an ES module still call require() for Node's own modules and read
+// __dirname: the banner gives them both, for the output file's own folder.
+const BANNER = [
+  "import { createRequire as __dlRequire } from 'node:module';",
+  "import { fileURLToPath as __dlPath } from 'node:url';",
+  "import { dirname as __dlDir } from 'node:path';",
+  'const require = __dlRequire(import.meta.url);',
+  'const __filename = __dlPath(import.meta.url);',
+  'const __dirname = __dlDir(__filename);',
+].join(' ');
 
 async function buildPrograms(targets) {
   const { build } = await import('esbuild');
@@ -125,7 +144,8 @@ async function buildPrograms(targets) {
         target: 'node20',
         sourcemap: 'linked',
         metafile: true,
-        plugins: [externalPackages],
+        plugins: [externalNative],
+        banner: { js: BANNER },
         logLevel: 'warning',
       });
       writeFileSync(join(ROOT, `${t.out}.meta.json`), JSON.stringify({ inputs: r.metafile.inputs }));
