@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './scripts/longestFirst.js';
 
 // One vitest run over every workspace; each workspace's own vitest.config.ts is a project.
 export default defineConfig({
@@ -9,11 +10,13 @@ export default defineConfig({
     globalSetup: ['scripts/build.setup.ts'],
     // Every run ends with its 20 slowest files (and .tmp/test-timing.json; `npm run test:timing`).
     reporters: ['default', './scripts/slowestFiles.ts'],
-    // Two test files at a time. Vitest's default on a 2-core machine (cores − 1) runs the files one after
-    // another, and the longest ones (the act loop over an emulated Mars link, contact windows) spend their
-    // time waiting on the link, not on the CPU: serial, the whole run neared an hour. The tests bound their
-    // waits by count and by the programs' own signals, never by wall-clock limits, so a second file beside
-    // them changes how long they take, not what they assert. VITEST_MAX_WORKERS overrides it.
-    maxWorkers: 2,
+    // Six files at a time, the longest first whichever workspace they are in, in shared workers
+    // (docs/decisions/441-longest-files-first.md). The longest files wait minutes on (compressed) link time
+    // at a tenth of a core each; with two workers, two of them left both cores idle. The tests bound their
+    // waits by count and by the programs' own signals, never by wall-clock limits, so more files at a time
+    // changes how long they take, not what they assert. VITEST_MAX_WORKERS or --maxWorkers overrides it.
+    // Each workspace's config sets `isolate: false` (a project does not take it from here).
+    maxWorkers: 6,
+    sequence: { sequencer: LongestFirst },
   },
 });

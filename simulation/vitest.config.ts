@@ -3,6 +3,8 @@ import { defineProject } from 'vitest/config';
 export default defineProject({
   test: {
     name: 'simulation',
+    // Files share workers (docs/decisions/441-longest-files-first.md); the root config sets the rest.
+    isolate: false,
     environment: 'node',
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // The agent and relay processes run from the offline package, built once per run.
