@@ -94,9 +94,11 @@ export async function childHub(
   program: string,
   args: HubProcessArgs,
   pgPassword?: string,
+  execArgv: string[] = [],
 ): Promise<BenchHub> {
   mkdirSync(args.dataDir, { recursive: true });
   const child: ChildProcess = fork(program, [JSON.stringify(args)], {
+    execArgv,
     env: { ...process.env, ...(pgPassword ? { FLEET_PG_PASSWORD: pgPassword } : {}) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

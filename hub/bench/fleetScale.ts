@@ -64,6 +64,8 @@ const { values } = parseArgs({
     'skip-browser': { type: 'boolean', default: false },
     hubs: { type: 'string', default: '1' },
     'in-process': { type: 'boolean', default: false },
+    /** Node flags for each hub's process, e.g. "--cpu-prof --max-semi-space-size=4". */
+    'hub-node-options': { type: 'string', default: '' },
   },
 });
 const sites = values.quick ? 100 : Number(values.sites);
@@ -178,6 +180,7 @@ const viewer = await prepare(
   clock.now() - 1000,
 );
 const program = values['in-process'] ? null : await compileHubProcess();
+const nodeFlags = values['hub-node-options'].split(' ').filter(Boolean);
 const hubs: BenchHub[] = [];
 for (let h = 0; h < hubCount; h++) {
   const args = {
@@ -187,7 +190,9 @@ for (let h = 0; h < hubCount; h++) {
     ...(pgUrl ? { postgres: { url: pgUrl } } : {}),
   };
   hubs.push(
-    program ? await childHub(program, args, pg?.password) : await inProcessHub(args, clock, pg?.password),
+    program
+      ? await childHub(program, args, pg?.password, nodeFlags)
+      : await inProcessHub(args, clock, pg?.password),
   );
 }
 const hubA = hubs[0] as BenchHub;
