@@ -17,6 +17,8 @@ export interface MemoryMb {
   hwm: number;
   main: ThreadMb;
   mergeWorkers: ThreadMb[];
+  /** The main thread's heap after a full collection: what is live (only with `--expose-gc`). */
+  liveHeap?: number;
 }
 export interface LoopDelayMs {
   p50: number;
@@ -45,7 +47,15 @@ export function hubProbe(hub: Pick<Hub, 'memory'>) {
   return {
     async memory(): Promise<MemoryMb> {
       const m = await hub.memory();
-      return { ...procStatusMb('self'), main: threadMb(m.main), mergeWorkers: m.mergeWorkers.map(threadMb) };
+      const out = {
+        ...procStatusMb('self'),
+        main: threadMb(m.main),
+        mergeWorkers: m.mergeWorkers.map(threadMb),
+      };
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (!gc) return out;
+      gc();
+      return { ...out, liveHeap: mb(process.memoryUsage().heapUsed) };
     },
     /** The main thread's event-loop delay since the last reset; `reset` starts a new interval. */
     loopDelay(reset: boolean): LoopDelayMs {
