@@ -4,11 +4,12 @@
  * bounded in time; a part that fails reports null values and an `error` string. Progress goes to stderr;
  * stdout carries one JSON document, also written to bench/results/latest.json.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lastJsonLine, runTs } from './lib/child.js';
+import { fleetScalePart } from './lib/fleetScalePart.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv
@@ -17,53 +18,6 @@ const only = process.argv
   .split(',');
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const say = (m: string) => process.stderr.write(`[bench] ${m}\n`);
-
-interface ChildResult {
-  stdout: string;
-  peakRssMb: number | null;
-}
-
-/** Runs a TypeScript file under tsx, inherits stderr, returns stdout and the child's peak RSS (VmHWM). */
-function runTs(file: string, args: string[], timeoutMs: number): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let stdout = '';
-    let peak: number | null = null;
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    const poll = setInterval(() => {
-      try {
-        const m = readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/);
-        if (m) peak = Math.max(peak ?? 0, Math.round(Number(m[1]) / 1024));
-      } catch {}
-    }, 100);
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${file} did not finish within ${Math.round(timeoutMs / 1000)} s (killed)`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      clearInterval(poll);
-      if (code === 0) resolve({ stdout, peakRssMb: peak });
-      else reject(new Error(`${file} exited with ${signal ?? `code ${code}`}`));
-    });
-  });
-}
-
-const lastJsonLine = (out: string): Record<string, unknown> => {
-  const line = out
-    .trim()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .at(-1);
-  if (!line) throw new Error('the part printed no JSON');
-  return JSON.parse(line) as Record<string, unknown>;
-};
 
 const flag = quick ? ['--quick'] : [];
 const min = 60_000;
@@ -379,52 +333,7 @@ const parts: Record<string, Part> = {
     run: async () =>
       lastJsonLine((await runTs('bench/parts/relayCustody.ts', flag, (quick ? 12 : 60) * min)).stdout),
   },
-  fleetScale: {
-    keys: Object.fromEntries(
-      ['sqlite', 'postgres'].map((store) => [
-        store,
-        {
-          sites: 0,
-          cells: 0,
-          fillResultsPerSec: 0,
-          views: Object.fromEntries(
-            [
-              'fleet',
-              'sites',
-              'sitesByProblems',
-              'matrixWindow',
-              'matrixDrift',
-              'matrixEnvironmentPage',
-              'site',
-              'cellRuns',
-            ].map((v) => [v, { p50Ms: 0, p95Ms: 0, wireBytes: 0 }]),
-          ),
-          firstPaint: { overviewMs: 0, matrixFirstTileMs: 0, runs: 0 },
-          ingestResultsPerSec: { alone: 0, with10Clients: 0 },
-          ingestWithClientsRatio: 0,
-          liveDelayMs: { p50: 0, p95: 0, samples: 0 },
-          rssMb: { afterViews: 0, peak: 0 },
-        },
-      ]),
-    ),
-    // Issue 41: a hub filled through its hop API (1,000 × 200; --quick 100 × 200; --sites/--cells), on
-    // SQLite and on PostgreSQL, each in its own process (hub/bench/fleetScale.ts).
-    run: async () => {
-      const size = process.argv.flatMap((a, i) =>
-        /^--(sites|cells)(=|$)/.test(a) ? (a.includes('=') ? [a] : [a, process.argv[i + 1] ?? '']) : [],
-      );
-      const out: Record<string, unknown> = {};
-      for (const store of ['sqlite', 'postgres']) {
-        const r = await runTs(
-          'hub/bench/fleetScale.ts',
-          [...flag, ...size, '--store', store],
-          (quick ? 15 : 90) * min,
-        );
-        out[store] = { ...lastJsonLine(r.stdout), processPeakRssMb: r.peakRssMb };
-      }
-      return out;
-    },
-  },
+  fleetScale: fleetScalePart(quick, flag),
   ui: {
     keys: { cells: 0, firstRenderMs: 0, overviewFirstRenderMs: 0, updateLatencyMs: 0 },
     run: async () => {

@@ -45,18 +45,13 @@ import {
   monotonicUlid,
   publicKeyToText,
 } from '@driftline/protocol';
-import pino from 'pino';
-import { sha256Hex } from '../src/adapters/http/credentials.js';
-import { PgDatabase } from '../src/adapters/postgres/PgDatabase.js';
-import { PostgresHubStore } from '../src/adapters/postgres/PostgresHubStore.js';
-import { createHub } from '../src/app.js';
-import { parseConfig } from '../src/config.js';
-import { enrol } from '../src/core/enrolment.js';
 import { TestClock } from '../test/agentSim.js';
 import { PgServer } from '../test/postgres.js';
-import { addTestUser } from '../test/users.js';
 import { FastAgentDoc, type RunSpec } from './agentDocs.js';
 import { firstPaint } from './firstPaint.js';
+import { type BenchHub, childHub, compileHubProcess, inProcessHub, prepare } from './fleetHubs.js';
+import { type LoopDelayMs, type MemoryMb, procStatusMb } from './hubProbe.js';
+import { liveClients } from './liveClients.js';
 
 const { values } = parseArgs({
   options: {
@@ -67,6 +62,10 @@ const { values } = parseArgs({
     cache: { type: 'string' },
     reads: { type: 'string', default: '12' },
     'skip-browser': { type: 'boolean', default: false },
+    hubs: { type: 'string', default: '1' },
+    'in-process': { type: 'boolean', default: false },
+    /** Node flags for each hub's process, e.g. "--cpu-prof --max-semi-space-size=4". */
+    'hub-node-options': { type: 'string', default: '' },
   },
 });
 const sites = values.quick ? 100 : Number(values.sites);
@@ -170,70 +169,111 @@ const bundleOf = (round: number, i: number): Uint8Array => {
 // The built dashboard (vitest's set-up and `npm run build` make it): served so Chromium can paint it.
 const uiDir = join(import.meta.dirname, '../../ui/dist');
 const pg = values.store === 'postgres' ? await PgServer.start({ durable: true }) : null;
+const pgUrl = pg ? await pg.createDatabase() : null;
 const dir = mkdtempSync(join(tmpdir(), 'fleet-scale-'));
-const cfg = parseConfig(
-  { dataDir: dir, uiDir, listen: { host: '127.0.0.1', port: 0 }, sweepIntervalS: 15 },
-  dir,
-  {},
+const hubCount = Number(values.hubs);
+if (hubCount > 1 && (!pg || values['in-process']))
+  throw new Error('--hubs 2 needs --store postgres, not --in-process');
+const viewer = await prepare(
+  pg && pgUrl ? { url: pgUrl, password: pg.password } : { dataDir: join(dir, 'hub-0') },
+  keys.map((key, i) => ({ site: siteOf(i), key })),
+  clock.now() - 1000,
 );
-if (!cfg.ok) throw new Error(cfg.errors.join('; '));
-const store = pg
-  ? new PostgresHubStore(new PgDatabase({ url: await pg.createDatabase(), password: pg.password }))
-  : undefined;
-const hub = await createHub(cfg.config, {
-  clock,
-  logger: pino({ level: 'silent' }),
-  ...(store ? { store } : {}),
-});
-const urls = await hub.listen();
-hub.startTimers();
-await hub.store.commit({ peers: [{ tokenSha256: sha256Hex('relay-token'), name: 'relay-1', sites: ['*'] }] });
-for (let i = 0; i < sites; i++)
-  await enrol(hub.store, { site: siteOf(i), agent: 'a1', key: keys[i] as string }, clock.now() - 1000);
-const viewer = await addTestUser(hub.store, 'bench', ['viewer']);
+const program = values['in-process'] ? null : await compileHubProcess();
+const nodeFlags = values['hub-node-options'].split(' ').filter(Boolean);
+const hubs: BenchHub[] = [];
+for (let h = 0; h < hubCount; h++) {
+  const args = {
+    dataDir: join(dir, `hub-${h}`),
+    uiDir,
+    clock: clock.now(),
+    ...(pgUrl ? { postgres: { url: pgUrl } } : {}),
+  };
+  hubs.push(
+    program
+      ? await childHub(program, args, pg?.password, nodeFlags)
+      : await inProcessHub(args, clock, pg?.password),
+  );
+}
+const hubA = hubs[0] as BenchHub;
+const urls = hubA.urls;
+const advance = async (ms: number) => {
+  for (const h of hubs) await h.advance(ms);
+  if (program) clock.advance(ms);
+};
+
+// RSS of each hub's process every 200 ms, its peak per phase; the breakdown and the main thread's
+// event-loop delay at the end of each phase (hubProbe.ts).
+type Phase = 'fill' | 'views' | 'round2' | 'round3';
+let phase: Phase = 'fill';
+const peaks: Record<string, number> = {};
 let peakRss = 0;
+let peakPhase: Phase = 'fill';
 const rss = () => {
-  const r = Math.round(process.memoryUsage().rss / 1048576);
-  peakRss = Math.max(peakRss, r);
+  let r = 0;
+  for (const pid of new Set(hubs.map((h) => h.pid))) r = Math.max(r, procStatusMb(pid).rss);
+  peaks[phase] = Math.max(peaks[phase] ?? 0, r);
+  if (r > peakRss) [peakRss, peakPhase] = [r, phase];
   return r;
 };
 const rssTimer = setInterval(rss, 200);
+const memory: Partial<Record<Phase, MemoryMb>> = {};
+const loopDelay: Partial<Record<Phase, LoopDelayMs>> = {};
+const endPhase = async (next: Phase) => {
+  rss();
+  memory[phase] = await hubA.memory();
+  loopDelay[phase] = await hubA.loopDelay(true);
+  say(`${phase}: ${JSON.stringify({ memory: memory[phase], loopDelay: loopDelay[phase] })}`);
+  phase = next;
+};
 
-/** One round through the hop API, BATCH bundles per POST; `onAck` is told each batch's sites. */
-async function round(r: number, onAck?: (sites: string[], at: number) => void): Promise<number> {
+/**
+ * One round through the hop API, BATCH bundles per POST, in `lanes` concurrent pushers (lane l pushes
+ * every lanes-th batch to targets[l % targets.length]); `onAck` is told each batch's sites.
+ */
+async function round(
+  r: number,
+  targets: BenchHub[],
+  lanes: number,
+  onAck?: (sites: string[], at: number) => void,
+): Promise<number> {
   const t0 = performance.now();
-  for (let i = 0; i < sites; i += BATCH) {
-    const list: Uint8Array[] = [];
-    for (let k = i; k < Math.min(sites, i + BATCH); k++) list.push(bundleOf(r, k));
-    const res = await fetch(`${urls.hop}/v1/bundles`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer relay-token', 'content-type': BATCH_CONTENT_TYPE },
-      body: encodeBatch(list) as Uint8Array<ArrayBuffer>,
-    });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`push answered ${res.status}`);
-    onAck?.(
-      Array.from({ length: Math.min(sites, i + BATCH) - i }, (_, k) => siteOf(i + k)),
-      performance.now(),
-    );
-  }
+  const starts = Array.from({ length: Math.ceil(sites / BATCH) }, (_, b) => b * BATCH);
+  const lane = async (l: number) => {
+    const hop = (targets[l % targets.length] as BenchHub).urls.hop;
+    for (let b = l; b < starts.length; b += lanes) {
+      const i = starts[b] as number;
+      const list: Uint8Array[] = [];
+      for (let k = i; k < Math.min(sites, i + BATCH); k++) list.push(bundleOf(r, k));
+      const res = await fetch(`${hop}/v1/bundles`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer relay-token', 'content-type': BATCH_CONTENT_TYPE },
+        body: encodeBatch(list) as Uint8Array<ArrayBuffer>,
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`push answered ${res.status}`);
+      onAck?.(
+        Array.from({ length: Math.min(sites, i + BATCH) - i }, (_, k) => siteOf(i + k)),
+        performance.now(),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, (_, l) => lane(l)));
   return Math.round((sites * cells) / ((performance.now() - t0) / 1000));
 }
-
 /** GET with br: status, wire bytes, ms. */
-function get(path: string): Promise<{ status: number; bytes: number; ms: number; body: Buffer }> {
+function get(path: string): Promise<{ status: number; bytes: number; ms: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const req = request(
       `${urls.api}${path}`,
       { headers: { authorization: viewer.authorization, 'accept-encoding': 'br, gzip' } },
       (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () => {
-          const body = Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, bytes: body.length, ms: performance.now() - t0, body });
+        let bytes = 0;
+        res.on('data', (d: Buffer) => {
+          bytes += d.length;
         });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0 }));
       },
     );
     req.on('error', reject);
@@ -245,10 +285,13 @@ const pct = (xs: number[], p: number) => {
   return Math.round((s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0) * 10) / 10;
 };
 
-say(`${pg ? 'postgres' : 'sqlite'}: filling ${sites}×${cells} through the hop API`);
-const fillRate = await round(0);
+say(
+  `${pg ? 'postgres' : 'sqlite'} × ${hubCount} hub(s)${program ? '' : ' in process'}: filling ${sites}×${cells}`,
+);
+const fillRate = await round(0, hubs, hubs.length);
 say(`filled at ${fillRate} results/s, rss ${rss()} MB`);
-await hub.sweeper.sweep();
+await hubA.sweep();
+await endPhase('views');
 
 const windowSites = Array.from({ length: Math.min(sites, 30) }, (_, i) => siteOf(i)).join(',');
 const views: Record<string, string> = {
@@ -261,80 +304,74 @@ const views: Record<string, string> = {
   site: `/api/sites/${siteOf(1)}`,
   cellRuns: `/api/cells/${siteOf(1)}/prod/comp-0/runs`,
 };
-const viewStats: Record<string, { p50Ms: number; p95Ms: number; wireBytes: number; cells?: number }> = {};
-for (const [name, path] of Object.entries(views)) {
+const viewStats: Record<string, { p50Ms: number; p95Ms: number; wireBytes: number }> = {};
+// Two hubs: ingest is what is measured (the views are the one-hub run's).
+for (const [name, path] of hubCount > 1 ? [] : Object.entries(views)) {
   const ms: number[] = [];
-  let last: { status: number; bytes: number; ms: number; body: Buffer } = {
-    status: 0,
-    bytes: 0,
-    ms: 0,
-    body: Buffer.alloc(0),
-  };
+  let bytes = 0;
   for (let k = 0; k < Number(values.reads); k++) {
-    last = await get(path);
+    const last = await get(path);
     if (last.status !== 200) throw new Error(`${path} answered ${last.status}`);
     ms.push(last.ms);
+    bytes = last.bytes;
   }
-  viewStats[name] = { p50Ms: pct(ms, 50), p95Ms: pct(ms, 95), wireBytes: last.bytes };
+  viewStats[name] = { p50Ms: pct(ms, 50), p95Ms: pct(ms, 95), wireBytes: bytes };
 }
 say(`views: ${JSON.stringify(viewStats)}`);
-const paint = values['skip-browser'] ? null : await firstPaint(urls.api, viewer.token, uiDir);
+const paint = values['skip-browser'] || hubCount > 1 ? null : await firstPaint(urls.api, viewer.token, uiDir);
 say(`first paint: ${JSON.stringify(paint)}`);
 const rssAfterViews = rss();
+await endPhase('round2');
 
-clock.advance(60_000);
-const ingestAlone = await round(1);
+// Round 2 alone: one hub (with two hubs: one of them, pushed in two lanes as the two-hub round is).
+await advance(60_000);
+const ingestAlone = await round(1, [hubA], hubs.length);
 say(`round 2 alone: ${ingestAlone} results/s`);
+await endPhase('round3');
 
-// 10 dashboards on the event stream; the delay from each batch's ack to its fleet-moved at each client.
-const acks: { sites: Set<string>; at: number; seen: number }[] = [];
-const delays: number[] = [];
-const clients = Array.from({ length: 10 }, () => {
-  const req = request(
-    `${urls.api}/api/events`,
-    { headers: { authorization: viewer.authorization } },
-    (res) => {
-      let buf = '';
-      res.on('data', (d: Buffer) => {
-        buf += d.toString();
-        for (let end = buf.indexOf('\n\n'); end >= 0; end = buf.indexOf('\n\n')) {
-          const frame = buf.slice(0, end);
-          buf = buf.slice(end + 2);
-          const data = frame.split('\n').find((l) => l.startsWith('data: '));
-          if (!data || !frame.includes('event: fleet-moved')) continue;
-          const e = JSON.parse(data.slice(6)) as { sites: string[] };
-          const now = performance.now();
-          for (const a of acks)
-            if (e.sites.some((s) => a.sites.has(s)) && a.seen < 10) {
-              a.seen++;
-              delays.push(now - a.at);
-            }
-        }
-      });
-    },
-  );
-  req.end();
-  return req;
-});
+// One hub: 10 dashboards on the event stream, the delay from each batch's ack to its fleet-moved at each
+// client. Two hubs: round 3 split between them, no dashboards.
+const live = liveClients(`${urls.api}/api/events`, viewer.authorization, hubCount > 1 ? 0 : 10);
 await new Promise((r) => setTimeout(r, 500));
-clock.advance(60_000);
-const ingestWithClients = await round(2, (s, at) => acks.push({ sites: new Set(s), at, seen: 0 }));
+await advance(60_000);
+const round3 = await round(2, hubs, hubs.length, live.acked);
 await new Promise((r) => setTimeout(r, 2000));
-for (const c of clients) c.destroy();
+live.close();
+await endPhase('round3'); // records round 3 (the phase after it is never measured)
 clearInterval(rssTimer);
+const hwm = Math.max(...[...new Set(hubs.map((h) => h.pid))].map((pid) => procStatusMb(pid).hwm));
+const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 const result = {
   store: pg ? 'postgres' : 'sqlite',
+  hubs: hubCount,
+  hubProcess: program !== null,
   sites,
   cells,
   fillResultsPerSec: fillRate,
-  views: viewStats,
-  firstPaint: paint,
-  ingestResultsPerSec: { alone: ingestAlone, with10Clients: ingestWithClients },
-  ingestWithClientsRatio: Math.round((ingestWithClients / ingestAlone) * 100) / 100,
-  liveDelayMs: { p50: pct(delays, 50), p95: pct(delays, 95), samples: delays.length, batches: acks.length },
-  rssMb: { afterViews: rssAfterViews, peak: peakRss },
+  ...(hubCount > 1
+    ? {
+        ingestResultsPerSec: { oneHub: ingestAlone, twoHubs: round3 },
+        twoHubRatio: ratio(round3, ingestAlone),
+      }
+    : {
+        views: viewStats,
+        firstPaint: paint,
+        ingestResultsPerSec: { alone: ingestAlone, with10Clients: round3 },
+        ingestWithClientsRatio: ratio(round3, ingestAlone),
+        liveDelayMs: {
+          p50: pct(live.delays, 50),
+          p95: pct(live.delays, 95),
+          samples: live.delays.length,
+          batches: live.batches(),
+        },
+      }),
+  // The hub's process (the first hub's; the most of any hub's for peak and hwm): VmRSS after the views,
+  // sampled peak and the phase it fell in, and the kernel's high-water mark (VmHWM).
+  rssMb: { afterViews: rssAfterViews, peak: peakRss, peakPhase, hwm, peakByPhase: peaks },
+  memoryMb: memory,
+  loopDelayMs: loopDelay,
 };
-await hub.close();
+for (const h of hubs) await h.close();
 if (pg) await pg.stop();
 rmSync(dir, { recursive: true, force: true });
 console.log(JSON.stringify(result));

@@ -20,6 +20,7 @@ import type { Ingest } from './core/Ingest.js';
 import { PublicationResends } from './core/publish/PublicationResends.js';
 import type { Sweeper } from './core/Sweeper.js';
 import { registerDriftGauges } from './driftMetrics.js';
+import { type HubMemory, hubMemory, registerMemoryGauges } from './memoryMetrics.js';
 import { createHubMetrics } from './metrics.js';
 import { type Clock, systemClock } from './ports/Clock.js';
 import type { DriftStore } from './ports/DriftStore.js';
@@ -54,6 +55,8 @@ export interface Hub {
   publications: PublicationStore;
   /** Drift episodes, groups and waivers (decision 421). */
   drift: Drift;
+  /** Where the hub's memory is now: main thread and merge workers (also `hub_memory_bytes` on /metrics). */
+  memory(): Promise<HubMemory>;
   /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
   startTimers(): void;
   close(): Promise<void>;
@@ -125,6 +128,8 @@ export async function createHub(
   });
   queries.waivedCells = (now) => drift.waivedCells(now);
   registerDriftGauges(registry, drift, queries, clock);
+  const memory = hubMemory(() => replicas.mergerMemory());
+  registerMemoryGauges(registry, memory);
   const hopSide = hubHopBackend(config, {
     store,
     publications,
@@ -211,6 +216,7 @@ export async function createHub(
     publisher,
     publications,
     drift,
+    memory,
     startTimers: () => sweeps.start(),
     async close() {
       await sweeps.close();

@@ -9,7 +9,7 @@ import type { Queries } from './core/Queries.js';
 export function registerDriftGauges(
   registry: Registry,
   drift: Pick<Drift, 'counts'>,
-  queries: Pick<Queries, 'sites'>,
+  queries: Pick<Queries, 'siteContacts'>,
   clock: { now(): number },
 ): void {
   const episodes = new Gauge({
@@ -30,8 +30,8 @@ export function registerDriftGauges(
     help: 'Sites their contact plan judges overdue',
     registers: [registry],
     async collect() {
-      const sites = await queries.sites(clock.now());
-      this.set(sites.filter((s) => s.contact?.judged && s.contact.state === 'overdue').length);
+      const sites = await queries.siteContacts(clock.now());
+      this.set(sites.filter((s) => s.contact.judged && s.contact.state === 'overdue').length);
     },
   });
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EpisodeRow } from '../src/core/drift/episodes.js';
 import type { WaiverRow } from '../src/core/drift/waivers.js';
-import type { DriftStore } from '../src/ports/DriftStore.js';
+import { cellKey, type DriftStore } from '../src/ports/DriftStore.js';
 
 export const ep = (n: number, o: Partial<EpisodeRow> = {}): EpisodeRow => ({
   id: `drift|s-${n}|prod|net|a.b|r${n}`,
@@ -67,6 +67,13 @@ export function runDriftStoreContract(name: string, make: () => Promise<DriftSto
           'r1',
           'r3',
         ]);
+        // Many cells in one read: the same marks and open episodes (oldest first), none for unknown cells.
+        const cell = (site: string) => ({ site, environment: 'prod', component: 'net' });
+        const state = await store.cellsState([cell('s-1'), cell('s-9'), cell('s-1')]);
+        expect([...state.marks]).toEqual([[cellKey(cell('s-1')), 5]]);
+        expect([...state.open.keys()]).toEqual([cellKey(cell('s-1'))]);
+        expect(state.open.get(cellKey(cell('s-1')))?.map((e) => e.firstRunId)).toEqual(['r1', 'r3']);
+        expect(await store.cellsState([])).toEqual({ marks: new Map(), open: new Map() });
         const page1 = await store.list({}, 2);
         expect(page1.map((p) => p.row.firstRunId)).toEqual(['r3', 'r2']);
         const page2 = await store.list({}, 2, page1[1]?.seq);

@@ -1,5 +1,5 @@
 import type { IngestStore } from '../ports/HubStore.js';
-import type { Merger } from '../ports/Merger.js';
+import type { Merger, ThreadMemory } from '../ports/Merger.js';
 import type { HeapHeadroom } from './HeapHeadroom.js';
 import { inThread } from './inThread.js';
 import { loadStored, type MergeOutput } from './mergeDoc.js';
@@ -86,6 +86,11 @@ export class DocReplicas {
   /** Call between batches: keeps room in this thread's Automerge heap (see HeapHeadroom). */
   settle(): void {
     this.opts.headroom?.check();
+  }
+
+  /** The merge workers' memory (none when merging in this thread). */
+  async mergerMemory(): Promise<ThreadMemory[]> {
+    return (await this.merger.memory?.()) ?? [];
   }
 
   /** Memos held (for the benchmark). */

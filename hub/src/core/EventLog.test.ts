@@ -33,6 +33,18 @@ describe('EventLog', () => {
     expect(log.since('garbage')).toMatchObject({ kind: 'reset', reason: 'unknown' });
   });
 
+  it('keeps exactly the last `capacity` events however many go through it', () => {
+    const log = new EventLog({ epoch: 'e', capacity: 8 });
+    for (let n = 1; n <= 45; n++) {
+      log.publish(reset);
+      const kept = Math.min(n, 8);
+      const first = n - kept + 1;
+      expect(log.since(`e-${first - 1}`)).toMatchObject({ kind: 'replay' });
+      expect((log.since(`e-${first - 1}`) as { events: unknown[] }).events).toHaveLength(kept);
+      if (first > 1) expect(log.since(`e-${first - 2}`)).toMatchObject({ kind: 'reset', reason: 'behind' });
+    }
+  });
+
   it('chooses a different epoch for every run', () => {
     const t = 1_750_000_000_000;
     expect(newEpoch(t)).not.toBe(newEpoch(t));

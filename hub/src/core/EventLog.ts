@@ -38,7 +38,9 @@ export function newEpoch(now = Date.now()): string {
  */
 export class EventLog {
   private currentEpoch: string;
+  /** The events kept are `ring[start…]`: the dropped ones are cut off in one slice now and then. */
   private ring: LoggedEvent[] = [];
+  private start = 0;
   private lastSeq = 0;
   private readonly capacity: number;
   private readonly subs = new Set<(e: LoggedEvent) => void>();
@@ -67,6 +69,7 @@ export class EventLog {
     this.currentEpoch = checkEpoch(epoch);
     this.lastSeq = lastSeq;
     this.ring = recent.slice(-this.capacity).map((e) => ({ ...e, id: `${epoch}-${e.seq}` }));
+    this.start = 0;
   }
 
   /**
@@ -93,9 +96,19 @@ export class EventLog {
     this.keep({ seq, id: `${this.currentEpoch}-${seq}`, event });
   }
 
+  /**
+   * A full ring drops its oldest event. It used to copy the whole ring for each event (slice): an ingest
+   * batch of 25 first-round sites publishes 10,000 events, 100 million copies at the default capacity
+   * (~90 ms of the hub's thread per batch); the dropped events are now cut off once a quarter of the
+   * capacity has gone.
+   */
   private keep(e: LoggedEvent): void {
     this.ring.push(e);
-    if (this.ring.length > this.capacity) this.ring = this.ring.slice(-this.capacity);
+    if (this.ring.length - this.start > this.capacity) this.start++;
+    if (this.start > 0 && this.start >= this.capacity >> 2) {
+      this.ring = this.ring.slice(this.start);
+      this.start = 0;
+    }
     for (const fn of this.subs) fn(e);
   }
 
@@ -107,9 +120,9 @@ export class EventLog {
     if (m[1] !== this.currentEpoch) return reset('restarted');
     const seq = Number(m[2]);
     if (seq > this.lastSeq) return reset('unknown');
-    const first = this.ring[0]?.seq ?? this.lastSeq + 1;
+    const first = this.ring[this.start]?.seq ?? this.lastSeq + 1;
     if (seq < first - 1) return reset('behind');
-    return { kind: 'replay', events: this.ring.filter((e) => e.seq > seq) };
+    return { kind: 'replay', events: this.ring.slice(this.start).filter((e) => e.seq > seq) };
   }
 
   subscribe(fn: (e: LoggedEvent) => void): () => void {

@@ -1,5 +1,5 @@
 import type { MatrixCell, MatrixQuery, SiteContact, SiteDetail, SiteSummary } from '@driftline/protocol';
-import type { AgentRow, ReadStore, SiteRow } from '../ports/HubStore.js';
+import type { AgentFacts, AgentRow, ReadStore, SiteRow } from '../ports/HubStore.js';
 import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import { withDiagnostics } from './diagnostic.js';
 import { FleetReads } from './fleet/FleetReads.js';
@@ -150,6 +150,26 @@ export class Queries {
         now,
       ),
     );
+  }
+
+  /**
+   * Each site's standing against its contact plan, from site rows and agent briefs alone: the sweeper's
+   * notices and the overdue gauge ask every sweep, and `sites` reads and judges every cell of the fleet.
+   * Empty without contact plans.
+   */
+  async siteContacts(
+    now: number,
+  ): Promise<{ site: string; lastContactAt: number | null; contact: SiteContact }[]> {
+    const plans = this.contactPlans;
+    if (!plans) return [];
+    const bySite = new Map<string, AgentFacts[]>();
+    for (const a of await this.store.listAgentBriefs())
+      bySite.set(a.site, [...(bySite.get(a.site) ?? []), a]);
+    const rows = new Map((await this.store.listSites()).map((s) => [s.site, s]));
+    return [...new Set([...rows.keys(), ...bySite.keys()])].sort().map((site) => {
+      const lastContactAt = rows.get(site)?.lastContactAt ?? null;
+      return { site, lastContactAt, contact: plans.of(site, bySite.get(site) ?? [], lastContactAt, now) };
+    });
   }
 
   /** The site's summary, its silence judged by its contact plan when it has one. */

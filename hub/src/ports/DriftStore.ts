@@ -22,6 +22,20 @@ export interface CellMark {
   plannedAt: number;
 }
 
+/** A cell, as `cellsState` is asked and answers (`cellKey`). */
+export interface CellKey {
+  site: string;
+  environment: string;
+  component: string;
+}
+export const cellKey = (c: CellKey): string => `${c.site}\u0000${c.environment}\u0000${c.component}`;
+
+/** The marks and open episodes (each cell's oldest first) of the cells asked, by `cellKey`. */
+export interface CellsState {
+  marks: Map<string, number>;
+  open: Map<string, EpisodeRow[]>;
+}
+
 /**
  * Drift episodes and waivers (decision 421), apart from the hub store so the matrix's store stays as it
  * is. Contract: `hub/test/driftStoreContract.ts`.
@@ -30,6 +44,8 @@ export interface DriftStore {
   /** The cell's open episodes. */
   openOf(site: string, environment: string, component: string): Promise<EpisodeRow[]>;
   markOf(site: string, environment: string, component: string): Promise<number | null>;
+  /** `markOf` and `openOf` of many cells in one read: what `Drift.observe` asks once per batch. */
+  cellsState(cells: readonly CellKey[]): Promise<CellsState>;
   /** One transaction: episodes upserted by id, and the cells' marks. */
   record(w: { episodes: readonly EpisodeRow[]; marks: readonly CellMark[] }): Promise<void>;
   /** Episodes, newest first, with a sequence to page by (`before`: exclusive), at most `limit`. */

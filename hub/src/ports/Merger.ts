@@ -7,4 +7,15 @@ import type { MergeInput, MergeOutput } from '../core/mergeDoc.js';
 export interface Merger {
   merge(input: MergeInput): Promise<MergeOutput>;
   close(): Promise<void>;
+  /** Each worker thread's memory (none when merging in the caller's thread). */
+  memory?(): Promise<ThreadMemory[]>;
+}
+
+/** One thread's memory, bytes: its V8 heap, memory outside it, and its Automerge WebAssembly heap. */
+export interface ThreadMemory {
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  wasm: number;
 }

@@ -1,6 +1,13 @@
 import type { EpisodeRow } from '../../core/drift/episodes.js';
 import type { WaiverRow } from '../../core/drift/waivers.js';
-import type { CellMark, DriftStore, EpisodeFilter } from '../../ports/DriftStore.js';
+import {
+  type CellKey,
+  type CellMark,
+  type CellsState,
+  cellKey,
+  type DriftStore,
+  type EpisodeFilter,
+} from '../../ports/DriftStore.js';
 
 const cell = (site: string, environment: string, component: string) =>
   `${site}\u0000${environment}\u0000${component}`;
@@ -22,6 +29,23 @@ export class MemoryDriftStore implements DriftStore {
 
   async markOf(site: string, environment: string, component: string): Promise<number | null> {
     return this.marks.get(cell(site, environment, component)) ?? null;
+  }
+
+  async cellsState(cells: readonly CellKey[]): Promise<CellsState> {
+    const asked = new Set(cells.map(cellKey));
+    const out: CellsState = { marks: new Map(), open: new Map() };
+    for (const k of asked) {
+      const m = this.marks.get(k);
+      if (m !== undefined) out.marks.set(k, m);
+    }
+    const open = [...this.episodes.values()]
+      .filter((e) => e.row.state === 'open' && asked.has(cellKey(e.row)))
+      .sort((a, b) => a.seq - b.seq);
+    for (const e of open) {
+      const k = cellKey(e.row);
+      out.open.set(k, [...(out.open.get(k) ?? []), structuredClone(e.row)]);
+    }
+    return out;
   }
 
   async record(w: { episodes: readonly EpisodeRow[]; marks: readonly CellMark[] }): Promise<void> {

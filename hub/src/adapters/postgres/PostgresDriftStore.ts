@@ -1,6 +1,13 @@
 import type { EpisodeRow } from '../../core/drift/episodes.js';
 import type { WaiverRow } from '../../core/drift/waivers.js';
-import type { CellMark, DriftStore, EpisodeFilter } from '../../ports/DriftStore.js';
+import {
+  type CellKey,
+  type CellMark,
+  type CellsState,
+  cellKey,
+  type DriftStore,
+  type EpisodeFilter,
+} from '../../ports/DriftStore.js';
 import { LOCK } from './locks.js';
 import type { PgDatabase, Step, Stmt } from './PgDatabase.js';
 
@@ -17,6 +24,19 @@ const S = {
   markOf: st(
     'mark_of',
     'SELECT planned_at FROM drift_marks WHERE site = $1 AND environment = $2 AND component = $3',
+  ),
+  /** Many cells at once: their keys as three arrays. */
+  cellsMarks: st(
+    'cells_marks',
+    `SELECT m.site, m.environment, m.component, m.planned_at FROM drift_marks m
+     JOIN unnest($1::text[], $2::text[], $3::text[]) AS t(site, environment, component)
+     USING (site, environment, component)`,
+  ),
+  cellsOpen: st(
+    'cells_open',
+    `SELECT e.row FROM drift_episodes e
+     JOIN unnest($1::text[], $2::text[], $3::text[]) AS t(site, environment, component)
+     USING (site, environment, component) WHERE e.state = 'open' ORDER BY e.seq`,
   ),
   upEpisode: st(
     'up_episode',
@@ -71,6 +91,24 @@ export class PostgresDriftStore implements DriftStore {
   async markOf(site: string, environment: string, component: string): Promise<number | null> {
     const [r] = await this.db.query<{ planned_at: number }>(S.markOf, [site, environment, component]);
     return r ? r.planned_at : null;
+  }
+
+  async cellsState(cells: readonly CellKey[]): Promise<CellsState> {
+    const out: CellsState = { marks: new Map(), open: new Map() };
+    const unique = [...new Map(cells.map((c) => [cellKey(c), c])).values()];
+    if (unique.length === 0) return out;
+    const keys = [
+      unique.map((c) => c.site),
+      unique.map((c) => c.environment),
+      unique.map((c) => c.component),
+    ];
+    const marks = await this.db.query<CellKey & { planned_at: number | string }>(S.cellsMarks, keys);
+    for (const m of marks) out.marks.set(cellKey(m), Number(m.planned_at));
+    for (const { row } of await this.db.query<{ row: EpisodeRow }>(S.cellsOpen, keys)) {
+      const k = cellKey(row);
+      out.open.set(k, [...(out.open.get(k) ?? []), row]);
+    }
+    return out;
   }
 
   record(w: { episodes: readonly EpisodeRow[]; marks: readonly CellMark[] }): Promise<void> {

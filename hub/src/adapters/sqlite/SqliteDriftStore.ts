@@ -2,7 +2,14 @@ import { openWalDatabase } from '@driftline/hop/sqlite';
 import type Database from 'better-sqlite3';
 import type { EpisodeRow } from '../../core/drift/episodes.js';
 import type { WaiverRow } from '../../core/drift/waivers.js';
-import type { CellMark, DriftStore, EpisodeFilter } from '../../ports/DriftStore.js';
+import {
+  type CellKey,
+  type CellMark,
+  type CellsState,
+  cellKey,
+  type DriftStore,
+  type EpisodeFilter,
+} from '../../ports/DriftStore.js';
 
 /** Version 1 of the drift file: episodes, the cells' marks, waivers (decision 421). */
 const SCHEMA = `
@@ -48,6 +55,9 @@ export class SqliteDriftStore implements DriftStore {
     this.s = {
       openOf: db.prepare(
         "SELECT row FROM episodes WHERE site = ? AND environment = ? AND component = ? AND state = 'open'",
+      ),
+      openOfInOrder: db.prepare(
+        "SELECT row FROM episodes WHERE site = ? AND environment = ? AND component = ? AND state = 'open' ORDER BY seq",
       ),
       markOf: db.prepare('SELECT planned_at FROM marks WHERE site = ? AND environment = ? AND component = ?'),
       upEpisode: db.prepare(
@@ -95,6 +105,24 @@ export class SqliteDriftStore implements DriftStore {
   async markOf(site: string, environment: string, component: string): Promise<number | null> {
     const r = this.s.markOf.get(site, environment, component) as { planned_at: number } | undefined;
     return r ? r.planned_at : null;
+  }
+
+  async cellsState(cells: readonly CellKey[]): Promise<CellsState> {
+    const out: CellsState = { marks: new Map(), open: new Map() };
+    this.db.transaction(() => {
+      for (const c of cells) {
+        const k = cellKey(c);
+        const m = this.s.markOf.get(c.site, c.environment, c.component) as { planned_at: number } | undefined;
+        if (m) out.marks.set(k, m.planned_at);
+        const rows = this.s.openOfInOrder.all(c.site, c.environment, c.component) as { row: string }[];
+        if (rows.length > 0)
+          out.open.set(
+            k,
+            rows.map((r) => JSON.parse(r.row)),
+          );
+      }
+    })();
+    return out;
   }
 
   async record(w: { episodes: readonly EpisodeRow[]; marks: readonly CellMark[] }): Promise<void> {

@@ -51,4 +51,20 @@ describe('MergePool', () => {
     await slots[1]?.worker.terminate();
     expect(await pool.merge(input)).toEqual(expected);
   });
+
+  it("answers each worker's own memory, its Automerge heap included, beside its merges", async () => {
+    const pool = new MergePool(2);
+    pools.push(pool);
+    const doc = start();
+    const input = job([A.save(doc)], [put(doc, 'r1', text(300)).delta]);
+    const [merged, memory] = await Promise.all([pool.merge(input), pool.memory()]);
+    expect(merged.heads).toHaveLength(1);
+    expect(memory).toHaveLength(2);
+    for (const m of memory) {
+      expect(m.heapUsed).toBeGreaterThan(0);
+      expect(m.heapTotal).toBeGreaterThanOrEqual(m.heapUsed);
+      // Automerge's WebAssembly memory, measured in the worker (a page at least).
+      expect(m.wasm).toBeGreaterThanOrEqual(65_536);
+    }
+  });
 });

@@ -1,11 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import type { MergeInput, MergeOutput } from '../../core/mergeDoc.js';
-import type { Merger } from '../../ports/Merger.js';
+import type { Merger, ThreadMemory } from '../../ports/Merger.js';
 
 interface Slot {
   worker: Worker;
   ready: Promise<void>;
   jobs: Map<number, { resolve: (o: MergeOutput) => void; reject: (e: Error) => void }>;
+  /** Memory asked for (not counted as jobs). */
+  asks: Map<number, (m: ThreadMemory | null) => void>;
 }
 
 /**
@@ -46,6 +48,24 @@ export class MergePool implements Merger {
     return done;
   }
 
+  /** Each started worker's memory, as the worker measures it (a worker that dies meanwhile is left out). */
+  async memory(): Promise<ThreadMemory[]> {
+    const started = this.closed ? [] : this.slots;
+    const answers = await Promise.all(
+      started.map(
+        (slot) =>
+          new Promise<ThreadMemory | null>((resolve) => {
+            const id = this.next++;
+            slot.asks.set(id, resolve);
+            void slot.ready.then(() => {
+              if (slot.asks.has(id)) slot.worker.postMessage({ id, memory: true });
+            });
+          }),
+      ),
+    );
+    return answers.filter((m): m is ThreadMemory => m !== null);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
@@ -55,14 +75,21 @@ export class MergePool implements Merger {
     const worker = new Worker(new URL('./mergeWorker.js', import.meta.url));
     worker.unref();
     const jobs: Slot['jobs'] = new Map();
+    const asks: Slot['asks'] = new Map();
     let started: () => void = () => {};
     let isReady = false;
     let dead = false;
-    const slot: Slot = { worker, jobs, ready: new Promise<void>((r) => (started = r)) };
-    worker.on('message', (m: { ready?: true; id: number; out?: MergeOutput; error?: string }) => {
+    const slot: Slot = { worker, jobs, asks, ready: new Promise<void>((r) => (started = r)) };
+    type Message = { ready?: true; id: number; out?: MergeOutput; error?: string; memory?: ThreadMemory };
+    worker.on('message', (m: Message) => {
       if (m.ready) {
         isReady = true;
         return started();
+      }
+      if (m.memory) {
+        asks.get(m.id)?.(m.memory);
+        asks.delete(m.id);
+        return;
       }
       const job = jobs.get(m.id);
       jobs.delete(m.id);
@@ -75,6 +102,8 @@ export class MergePool implements Merger {
       if (!isReady) this.broken = new Error(`merge worker did not start: ${e.message}`);
       for (const job of jobs.values()) job.reject(this.broken ?? e);
       jobs.clear();
+      for (const ask of asks.values()) ask(null);
+      asks.clear();
       started();
       if (this.closed || this.broken) return;
       this.onError(e);

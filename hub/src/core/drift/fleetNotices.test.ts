@@ -1,4 +1,4 @@
-import type { RelayStatus, SiteSummary } from '@driftline/protocol';
+import type { RelayStatus, SiteContact } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { MemoryDriftStore } from '../../adapters/memory/MemoryDriftStore.js';
 import type { WebhookRow } from '../../ports/HubStore.js';
@@ -29,15 +29,14 @@ describe('fleetNotices', () => {
       ids: { next: () => 'x' },
       webhookUrls: ['http://127.0.0.1:9/h'],
     });
-    let lastContactAt = '2025-01-01T00:00:00.000Z';
-    const site = () =>
-      ({
-        site: 'polar-1',
-        lastContactAt,
-        contact: { judged: true, state: 'overdue', missedWindows: 1 },
-      }) as unknown as SiteSummary;
+    let lastContactAt = Date.parse('2025-01-01T00:00:00.000Z');
+    const site = () => ({
+      site: 'polar-1',
+      lastContactAt,
+      contact: { judged: true, state: 'overdue', missedWindows: 1 } as unknown as SiteContact,
+    });
     const deps = {
-      queries: { sites: async () => [site()] },
+      queries: { siteContacts: async () => [site()] },
       store: {
         listPeers: async () => [{ tokenSha256: 'a', name: 'relay-1', sites: ['*'], status, statusAt: 0 }],
         commit,
@@ -51,7 +50,7 @@ describe('fleetNotices', () => {
     }
     expect([...rows.values()].map((r) => r.event).sort()).toEqual(['relay.silent', 'site.overdue']);
     // The site is heard from, then silent again: a new silence, a new notice.
-    lastContactAt = '2025-01-01T01:00:00.000Z';
+    lastContactAt = Date.parse('2025-01-01T01:00:00.000Z');
     await fleetNotices(deps);
     expect([...rows.values()].filter((r) => r.event === 'site.overdue')).toHaveLength(2);
   });

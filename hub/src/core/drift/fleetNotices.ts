@@ -10,21 +10,24 @@ import type { Notice } from './notices.js';
  * notifies once however many sweeps see it (decision 421).
  */
 export async function fleetNotices(d: {
-  queries: Pick<Queries, 'sites'>;
+  queries: Pick<Queries, 'siteContacts'>;
   store: Pick<HubStore, 'listPeers' | 'commit'>;
   clock: { now(): number };
   drift: Pick<Drift, 'webhooks'>;
 }): Promise<void> {
   const now = d.clock.now();
   const notices: Notice[] = [];
-  for (const s of await d.queries.sites(now))
-    if (s.contact?.judged && s.contact.state === 'overdue')
-      notices.push({
-        event: 'site.overdue',
-        subject: s.site,
-        key: `${s.site}|${s.lastContactAt ?? 'never'}`,
-        body: { site: s.site, lastContactAt: s.lastContactAt, missedWindows: s.contact.missedWindows ?? 0 },
-      });
+  // Site rows and briefs, never the cells: this runs every sweep.
+  for (const s of await d.queries.siteContacts(now)) {
+    if (!s.contact.judged || s.contact.state !== 'overdue') continue;
+    const lastContactAt = s.lastContactAt === null ? null : new Date(s.lastContactAt).toISOString();
+    notices.push({
+      event: 'site.overdue',
+      subject: s.site,
+      key: `${s.site}|${lastContactAt ?? 'never'}`,
+      body: { site: s.site, lastContactAt, missedWindows: s.contact.missedWindows ?? 0 },
+    });
+  }
   for (const r of relayInfos(await d.store.listPeers(), now))
     if (r.problems.some((p) => p.code === 'silent'))
       notices.push({
