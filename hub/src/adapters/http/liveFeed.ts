@@ -14,7 +14,7 @@ export interface FeedClient {
 }
 
 /**
- * The live part of `/api/events` for every client of one hub (docs/decisions/476-one-feed-for-all-dashboards.md):
+ * The live part of `/api/events` for every client of one hub (docs/decisions/476-live-feed-and-view-reads-at-fleet-scale.md):
  * one subscription to the event log, one coalescing window of `coalesceMs` (decision 402), and per flush
  * one coalesced list serialised once into one text that each client gets in one write. It used to be done
  * per client: each coalesced its own copy of the batch, serialised every event and wrote each frame apart,

@@ -45,7 +45,7 @@ export async function serveEvents(
     else if (since.events.length > 0) stream.write(since.events.map((e) => frame(e.id, e.event)).join(''));
   }
   // Live events are coalesced at most once per `coalesceMs` (decision 402), for all clients at once
-  // (docs/decisions/476-one-feed-for-all-dashboards.md).
+  // (docs/decisions/476-live-feed-and-view-reads-at-fleet-scale.md).
   const off = feedOf(log, coalesceMs).join({ write: (t) => stream.write(t), afterSeq: log.seq });
   const timer = setInterval(() => stream.write(': keep-alive\n\n'), keepAliveMs);
   timer.unref();
