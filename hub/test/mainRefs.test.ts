@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryHubStore } from '../src/adapters/memory/MemoryHubStore.js';
+import { PgDatabase } from '../src/adapters/postgres/PgDatabase.js';
+import { PostgresHubStore } from '../src/adapters/postgres/PostgresHubStore.js';
 import { SqliteHubStore } from '../src/adapters/sqlite/SqliteHubStore.js';
 import { Queries } from '../src/core/Queries.js';
+import { describePg } from './postgres.js';
 import { cell } from './storeFixtures.js';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -49,5 +52,19 @@ describe('/api/refs counts the default cells’ refs without listing the cells',
       ],
     });
     expect(await new Queries(memory, 120).refs.refs(10)).toEqual(refs);
+  });
+});
+
+describePg('/api/refs counted by PostgreSQL', (server) => {
+  it('answers as the memory store does, listing no cell', async () => {
+    const store = new PostgresHubStore(
+      new PgDatabase({ url: await server().createDatabase(), password: server().password }),
+    );
+    cleanup.push(() => store.close());
+    const memory = new MemoryHubStore();
+    for (const s of [store, memory]) await s.commit({ cells });
+    const listed = vi.spyOn(store, 'listCells');
+    expect(await new Queries(store, 120).refs.refs(10)).toEqual(await new Queries(memory, 120).refs.refs(10));
+    expect(listed).not.toHaveBeenCalled();
   });
 });
