@@ -86,6 +86,11 @@ export class EventLog {
     return this.subs.size > 0;
   }
 
+  /** The sequence number of the latest event (0 before the first). */
+  get seq(): number {
+    return this.lastSeq;
+  }
+
   /** The id of the latest event (`<epoch>-0` before the first). */
   get lastId(): string {
     return `${this.currentEpoch}-${this.lastSeq}`;

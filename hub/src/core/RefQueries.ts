@@ -10,7 +10,7 @@ import {
   type SiteSources,
   type SourcesResponse,
 } from '@driftline/protocol';
-import type { AgentRow, CellRow, ReadStore, RunRow } from '../ports/HubStore.js';
+import type { AgentRow, CellRow, MainRef, ReadStore, RunRow } from '../ports/HubStore.js';
 import { OnTheWay, type PublicationReader } from './onTheWay.js';
 
 /** Most `@ref` cells one answer reads; past it the answer covers the first ones by site, cell, ref. */
@@ -111,11 +111,25 @@ export class RefQueries {
 
   /** Refs with plans, newest plan first, at most `limit`. */
   async refs(limit: number): Promise<RefsResponse> {
-    const main = (await this.store.listCells()).filter((c) => c.ref);
+    // Counted by the store where it can: listing every cell parsed the whole fleet per request (200,000
+    // rows at 1,000 × 200, most of the hub's heap while a dashboard loads; docs/decisions/476-live-feed-and-view-reads-at-fleet-scale.md).
+    const main: MainRef[] = this.store.mainRefs
+      ? await this.store.mainRefs()
+      : (await this.store.listCells())
+          .filter((c) => c.ref)
+          .map((c) => ({ ref: c.ref ?? '', cells: 1, plannedAt: c.plannedAt, receivedAt: c.receivedAt }));
     const other = await this.store.listRefCells({ limit: MAX_REF_CELLS });
     const by = new Map<string, RefsResponse['refs'][number] & { planned: number; received: number }>();
-    for (const c of [...main, ...other]) {
-      const ref = c.ref ?? c.atRef ?? '';
+    for (const c of [
+      ...main,
+      ...other.map((c) => ({
+        ref: c.ref ?? c.atRef ?? '',
+        cells: 1,
+        plannedAt: c.plannedAt,
+        receivedAt: c.receivedAt,
+      })),
+    ]) {
+      const ref = c.ref;
       const r = by.get(ref) ?? {
         ref,
         cells: 0,
@@ -124,7 +138,7 @@ export class RefQueries {
         planned: 0,
         received: 0,
       };
-      r.cells++;
+      r.cells += c.cells;
       r.planned = Math.max(r.planned, c.plannedAt);
       r.received = Math.max(r.received, c.receivedAt);
       by.set(ref, r);

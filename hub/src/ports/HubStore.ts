@@ -214,6 +214,14 @@ export interface StoreWrites {
  * What the dashboard, the API and the ref gate read: agents, cells (default and `@ref`), runs, sites
  * and plan requests (`test/storeContract.ts`). Reads are small and specific.
  */
+/** A ref of the default cells and how much of the fleet plans it (`ReadStore.mainRefs`). */
+export interface MainRef {
+  ref: string;
+  cells: number;
+  plannedAt: number;
+  receivedAt: number;
+}
+
 export interface ReadStore {
   getAgent(site: string, agent: string): Promise<AgentRow | null>;
   listAgents(site?: string): Promise<AgentRow[]>;
@@ -224,6 +232,11 @@ export interface ReadStore {
   /** Several cells (default or `@ref`) in one read, in the order asked; null where none is stored. */
   getCells(keys: readonly CellKeyQuery[]): Promise<(CellRow | null)[]>;
   listCells(site?: string): Promise<CellRow[]>;
+  /**
+   * The refs of the default cells (`ref` set), each with its cells and newest plan and result, counted
+   * by the database (`/api/refs`): no cell row is read. A store without it has `listCells` read instead.
+   */
+  mainRefs?(): Promise<MainRef[]>;
   /** The read model's counts of one scope (of `keys` only, when given): no cell is read. */
   cellCounts(scope: CountScope, keys?: readonly string[]): Promise<CellCount[]>;
   /** A bounded window of default cells by the read model's columns. */

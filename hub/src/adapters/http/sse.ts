@@ -1,13 +1,10 @@
 import { PassThrough } from 'node:stream';
-import type { HubEvent } from '@driftline/protocol';
 import type { Context } from 'koa';
-import { coalesceEvents, type NumberedEvent } from '../../core/coalesceEvents.js';
 import type { EventLog } from '../../core/EventLog.js';
+import { feedOf, frame } from './liveFeed.js';
 
 /** A client gets at most one flush of live events per this many ms (a few a second). */
 export const COALESCE_MS = 250;
-
-const frame = (id: string, e: HubEvent) => `id: ${id}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
 
 /**
  * `GET /api/events` (Server-Sent Events, WHATWG HTML §9.2). Ids are `<epoch>-<seq>`. A client that
@@ -45,27 +42,16 @@ export async function serveEvents(
     await log.catchUp?.().catch(() => {});
     const since = log.since(lastId);
     if (since.kind === 'reset') stream.write(frame(since.id, { type: 'reset', reason: since.reason }));
-    else for (const e of since.events) stream.write(frame(e.id, e.event));
+    else if (since.events.length > 0) stream.write(since.events.map((e) => frame(e.id, e.event)).join(''));
   }
-  // Live events are coalesced per client: at most one flush per `coalesceMs` (decision 402).
-  let pending: NumberedEvent[] = [];
-  let flushTimer: NodeJS.Timeout | null = null;
-  const flush = () => {
-    flushTimer = null;
-    const batch = pending;
-    pending = [];
-    for (const e of coalesceEvents(batch)) stream.write(frame(e.id, e.event));
-  };
-  const off = log.subscribe((e) => {
-    pending.push(e);
-    flushTimer ??= setTimeout(flush, coalesceMs);
-  });
+  // Live events are coalesced at most once per `coalesceMs` (decision 402), for all clients at once
+  // (docs/decisions/476-live-feed-and-view-reads-at-fleet-scale.md).
+  const off = feedOf(log, coalesceMs).join({ write: (t) => stream.write(t), afterSeq: log.seq });
   const timer = setInterval(() => stream.write(': keep-alive\n\n'), keepAliveMs);
   timer.unref();
   const close = () => {
     off();
     clearInterval(timer);
-    if (flushTimer) clearTimeout(flushTimer);
     stream.end();
   };
   ctx.req.on('close', close);

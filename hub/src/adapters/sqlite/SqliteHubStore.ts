@@ -155,6 +155,7 @@ export class SqliteHubStore implements HubStore {
   async attentionCells(q: AttentionQuery) {
     return this.model.attention(q);
   }
+  mainRefs = async () => this.model.refs();
   async pageSites(q: SitePageQuery) {
     return this.model.sites(q);
   }
@@ -315,7 +316,6 @@ export class SqliteHubStore implements HubStore {
   lockDocs<T>(_docIds: readonly string[], fn: () => Promise<T>): Promise<T> {
     return fn();
   }
-
   async close() {
     this.db.close();
   }

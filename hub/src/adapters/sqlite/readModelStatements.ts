@@ -6,6 +6,7 @@ import type {
   CellPageQuery,
   CellRow,
   CountScope,
+  MainRef,
   SitePageQuery,
 } from '../../ports/HubStore.js';
 
@@ -59,6 +60,11 @@ export function readModelStatements(db: Database.Database) {
   };
   const pages = new Map<string, Database.Statement>();
   const attentionByKind = new Map<string, Database.Statement>();
+  const mainRefs = db.prepare(
+    `SELECT json_extract(row, '$.ref') AS ref, count(*) AS cells,
+       max(json_extract(row, '$.plannedAt')) AS plannedAt, max(json_extract(row, '$.receivedAt')) AS receivedAt
+     FROM cells WHERE json_extract(row, '$.ref') <> '' GROUP BY 1`,
+  );
   const siteTotals = new Map<string, Database.Statement>();
   const sitePages = new Map<string, Database.Statement>();
   const names = `(SELECT site FROM sites UNION SELECT site FROM agents) n`;
@@ -143,6 +149,10 @@ export function readModelStatements(db: Database.Database) {
         pages.set(sql, st);
       }
       return parseAll(st.all(args) as Row[]);
+    },
+    /** `ReadStore.mainRefs`: counted in SQLite, no row parsed in JavaScript. */
+    refs(): MainRef[] {
+      return mainRefs.all() as MainRef[];
     },
     attention(q: AttentionQuery): CellRow[] {
       if (q.kind === 'stale') return parseAll(s.attentionStale.all(q.limit) as Row[]);

@@ -18,7 +18,7 @@ import {
 import type { AgentFacts, CellCount, CellRow, ReadStore } from '../../ports/HubStore.js';
 import type { ContactPlans } from '../contact/ContactPlans.js';
 import type { ViewContext } from '../views.js';
-import { attentionInput } from './attentionInput.js';
+import { attentionInput, EXACT_KIND_CAP, type KindCells, onceEachKind } from './attentionInput.js';
 import {
   addCount,
   addCounts,
@@ -321,14 +321,13 @@ export class FleetReads {
         .filter((s) => s.unreachable || (s.contact?.judged && s.contact.state !== 'unplanned'))
         .map((s) => s.site),
     );
-    const attention = await this.attention(attentionCap, silent, unreachable, waived);
+    const kindCells = onceEachKind((kind, limit) => this.attentionOf(kind, limit, waived), EXACT_KIND_CAP);
+    const attention = await this.attention(attentionCap, silent, unreachable, kindCells);
     const attentionCounts = Object.fromEntries(
       ATTENTION_KINDS.map((k) => [k, totals.kinds[k] ?? 0]),
     ) as Record<AttentionKind, number>;
     const grouped = groupAttention(
-      await attentionInput(sites, relays, siteEnv, totals.kinds, silent, (kind, limit) =>
-        this.attentionOf(kind, limit, waived),
-      ),
+      await attentionInput(sites, relays, siteEnv, totals.kinds, silent, kindCells),
       now,
     );
     return {
@@ -356,7 +355,7 @@ export class FleetReads {
     cap: number,
     silent: ReadonlySet<string>,
     unreachable: ReadonlySet<string>,
-    waived: ReadonlySet<string>,
+    kindCells: KindCells,
   ): Promise<AttentionItem[]> {
     const out: AttentionItem[] = [];
     for (const kind of ATTENTION_KINDS) {
@@ -364,7 +363,7 @@ export class FleetReads {
       if (room <= 0) break;
       // Stale cells of silent sites are left out: read a bounded margin more.
       const margin = kind === 'stale' ? Math.min(room * 4, 5000) : room;
-      let rows: CellRow[] = await this.attentionOf(kind, margin, waived);
+      let rows: CellRow[] = await kindCells(kind, margin);
       if (kind === 'stale') rows = rows.filter((c) => !silent.has(c.site));
       for (const c of rows.slice(0, room))
         out.push({

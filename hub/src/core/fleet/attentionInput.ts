@@ -96,3 +96,21 @@ export async function attentionInput(
   out.cells = cells;
   return out;
 }
+
+/**
+ * One read per kind for one `/api/fleet` answer: the attention list and the grouping both ask for a
+ * kind's cells (its first `limit`, longest-standing first), which were read twice. The first ask reads
+ * at least `floor` cells; a later ask for no more is a prefix of it.
+ */
+export function onceEachKind(read: KindCells, floor: number): KindCells {
+  const reads = new Map<string, { limit: number; rows: Promise<CellRow[]> }>();
+  return async (kind, limit) => {
+    let r = reads.get(kind);
+    if (!r || r.limit < limit) {
+      const n = Math.max(limit, floor);
+      r = { limit: n, rows: read(kind, n) };
+      reads.set(kind, r);
+    }
+    return (await r.rows).slice(0, limit);
+  };
+}
