@@ -19,9 +19,7 @@ describe('newsWaitMs (docs/decisions/485-news-waits-for-its-round.md)', () => {
       120_000,
     );
     // the cadence caps an operator's longer hold too: news never waits into the next round
-    expect(newsWaitMs({ status: 'changes', scheduledEveryS: 3600, first: false }, 3_600_000)).toBe(
-      360_000,
-    );
+    expect(newsWaitMs({ status: 'changes', scheduledEveryS: 3600, first: false }, 3_600_000)).toBe(360_000);
     expect(newsWaitMs({ status: 'changes', scheduledEveryS: SIX_HOURS, first: false }, 0)).toBe(0);
   });
 
