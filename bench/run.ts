@@ -31,6 +31,19 @@ const nulls = (o: Record<string, unknown>): Record<string, unknown> =>
     ]),
   );
 
+/** A siteDay day's figures: bytes, pushes, both floors (one signature a round; one per direction) and ratios. */
+const SITE_DAY = {
+  bytesUp: 0,
+  bytesDown: 0,
+  requests: 0,
+  pushes: 0,
+  floorBytes: 0,
+  floorBothWaysBytes: 0,
+  vsFloor: 0,
+  vsFloorBothWays: 0,
+  costUsd: 0,
+};
+
 const parts: Record<string, Part> = {
   delivery: {
     keys: { oneWayDelayMs: 0, hops: 0, driftlineMs: 0, automergeSyncMs: 0 },
@@ -104,48 +117,12 @@ const parts: Record<string, Part> = {
     keys: {
       cells: 0,
       tariffUsdPerMb: 0,
-      quiet: {
-        bytesUp: 0,
-        bytesDown: 0,
-        requests: 0,
-        pushes: 0,
-        pollOnlyBytes: 0,
-        floorBytes: 0,
-        automergeSyncBytes: 0,
-        vsFloor: 0,
-        costUsd: 0,
-      },
-      busy: {
-        bytesUp: 0,
-        bytesDown: 0,
-        requests: 0,
-        pushes: 0,
-        pollOnlyBytes: 0,
-        floorBytes: 0,
-        automergeSyncBytes: 0,
-        vsFloor: 0,
-        costUsd: 0,
-      },
-      // the busy day with plans finishing 10 s apart, pushed as the daemon does (decision 395)
-      busyAsDaemon: {
-        bytesUp: 0,
-        bytesDown: 0,
-        requests: 0,
-        pushes: 0,
-        floorBytes: 0,
-        vsFloor: 0,
-        costUsd: 0,
-      },
-      // the same with sync.newsHoldS: 600
-      busyNewsHeld: {
-        bytesUp: 0,
-        bytesDown: 0,
-        requests: 0,
-        pushes: 0,
-        floorBytes: 0,
-        vsFloor: 0,
-        costUsd: 0,
-      },
+      quiet: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
+      busy: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
+      // the busy day with plans finishing 10 s apart, pushed as the daemon does (decisions 395, 485)
+      busyAsDaemon: SITE_DAY,
+      // the same with sync.newsHoldS: 0 (each changed plan with the next push)
+      busyNewsAtOnce: SITE_DAY,
       pass: { quietWithin2xFloor: false },
     },
     run: async () => lastJsonLine((await runTs('bench/parts/siteDay.ts', flag, 6 * min)).stdout),

@@ -10,12 +10,15 @@
  * `sync.intervalS` with holding off). The empty pull is measured as the agent sends it once it knows the
  * relay (conditional, answered 304), asked with `wait=0` and counted with the digits of the real hold;
  * two held pulls at once where the relay keeps two (decision 340), one with `--one-lane`. Beside it, in the same run: the floor (the facts that changed,
- * brotli-compressed, plus one 64-byte signature per batch) and the same changes through Automerge's sync
+ * brotli-compressed, plus one 64-byte signature per batch), a second floor with one signature per direction
+ * per round (the agent's word up, the hub's acknowledgement down: `floorBothWaysBytes`, issue 46) and the same changes through Automerge's sync
  * protocol (its messages alone, no transport). The cost at `--tariff=<USD per MB>` (default 5, a satellite
  * data plan's order of magnitude). (c) `busyAsDaemon`: the busy day again, its plans finishing 10 s apart
  * and whatever the ledger has due pushed after each, as the daemon's sync loop is kicked by every result
- * (decision 395): the number of pushes a busy round really costs; (d) `busyNewsHeld`: the same with
- * `sync.newsHoldS: 600` (a round's news waits for it, up to 10 minutes).
+ * (decision 395): the number of pushes a busy round really costs, with the default settings (a cron
+ * round's news waits for it, at most min(600 s, a tenth of the cadence): decision 485); (d)
+ * `busyNewsAtOnce`: the same with `sync.newsHoldS: 0` (each changed plan with the next push, the default
+ * before decision 485).
  */
 import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
@@ -58,6 +61,8 @@ interface DayResult {
   requests: number;
   pollOnlyBytes: number;
   floorBytes: number;
+  /** The floor with one signature per direction per round (the agent's up, the hub's ack down). */
+  floorBothWaysBytes: number;
   automergeSyncBytes: number;
 }
 
@@ -65,14 +70,15 @@ const wire = (r: TappedResponse) => ({ up: r.reqBytes + r.reqHeadBytes, down: r.
 
 /**
  * `asDaemon`: the round's plans finish one every {@link PLAN_GAP_S} and, as the daemon's sync loop is
- * kicked by each result, whatever the ledger has due goes up at once: by default a changed plan is due at
- * once (one push and ack per changed plan); `newsHoldS` lets it wait for its round (decision 395).
+ * kicked by each result, whatever the ledger has due goes up at once: by default a cron round's changed
+ * plan waits for its round (decision 485); `newsHoldS` 0 sends each with the next push (one push and ack
+ * per changed plan). `newsHoldS` absent: the agent's default.
  */
 async function day(
   changeShare: number,
   seed: number,
   asDaemon = false,
-  newsHoldS = 0,
+  newsHoldS?: number,
 ): Promise<DayResult & { pushes: number }> {
   const keys = await generateSigningKeyPair();
   const chain = await startChain(keys.publicKey, {}, { pullIntervalMs: 200 }, {});
@@ -83,7 +89,7 @@ async function day(
   let now = Date.now();
   let skew = 0;
   const clock = () => now;
-  const store = agentStore(clock, { holdNewsMs: newsHoldS * 1000 });
+  const store = agentStore(clock, newsHoldS === undefined ? {} : { holdNewsMs: newsHoldS * 1000 });
   if (WHOLE_CONFIRMATIONS) {
     // As with a hub older than decision 330: its acks never say it reads confirmations written apart.
     const applyAck = store.applyAck.bind(store);
@@ -182,6 +188,7 @@ async function day(
   automergeSyncBytes = 0;
 
   let floorBytes = 0;
+  let floorBothWaysBytes = 0;
   for (let round = 0; round < ROUNDS; round++) {
     now = Math.max(now + 1000, Date.now());
     const facts: object[] = [];
@@ -203,7 +210,11 @@ async function day(
     // commits a round whose plans each outlast its record window (the ledger holds the confirmations until
     // the last: decision 370); `--one-change-per-plan`: each recorded alone, as before decision 370;
     // `--batched`: the round as one commit, as the batcher commits a cron tick whose plans finish together.
-    const input = ({ p, runId }: (typeof plans)[number]) => planInput(runId, p, cadenceS);
+    // A cron round's plans, as the daemon records them: each with its cell's cadence (decision 485).
+    const input = ({ p, runId }: (typeof plans)[number]) => ({
+      ...planInput(runId, p, cadenceS),
+      scheduledEveryS: 6 * 3600,
+    });
     const recorded = asDaemon
       ? await recordAsDaemon(plans.map(input))
       : BATCHED
@@ -218,7 +229,9 @@ async function day(
         facts.push({ c, at, s });
       }
     }
-    floorBytes += brotliCompressSync(JSON.stringify(facts)).length + 64;
+    const factBytes = brotliCompressSync(JSON.stringify(facts)).length;
+    floorBytes += factBytes + 64;
+    floorBothWaysBytes += factBytes + 2 * 64;
     if (!asDaemon) {
       pushes++;
       await roundTrip();
@@ -259,11 +272,12 @@ async function day(
     requests: busyRequests + heldPulls,
     pollOnlyBytes: dataUp + dataDown + pollPulls * (poll.up + poll.down),
     floorBytes,
+    floorBothWaysBytes,
     automergeSyncBytes,
   };
   log(
     'siteDay',
-    `day with ${Math.round(changeShare * 100)} % of cells changing per round${asDaemon ? `, pushed as the daemon does (sync.newsHoldS ${newsHoldS})` : ''}`,
+    `day with ${Math.round(changeShare * 100)} % of cells changing per round${asDaemon ? `, pushed as the daemon does (sync.newsHoldS ${newsHoldS ?? 'default'})` : ''}`,
     {
       ...result,
       pushes,
@@ -288,35 +302,26 @@ async function day(
 const quiet = await day(0, 7);
 const busy = await day(0.05, 7);
 const busyAsDaemon = await day(0.05, 7, true);
-const busyNewsHeld = await day(0.05, 7, true, 600);
+const busyNewsAtOnce = await day(0.05, 7, true, 0);
 const mb = (b: number) => b / 1e6;
 const total = (d: DayResult) => d.bytesUp + d.bytesDown;
+/** A day's figures with its ratio to each floor and its cost. */
+const rated = <D extends DayResult>(d: D) => ({
+  ...d,
+  vsFloor: +(total(d) / d.floorBytes).toFixed(2),
+  vsFloorBothWays: +(total(d) / d.floorBothWaysBytes).toFixed(2),
+  costUsd: +(mb(total(d)) * TARIFF).toFixed(3),
+});
 emit({
   cells: CELLS,
   tariffUsdPerMb: TARIFF,
   wholeConfirmations: WHOLE_CONFIRMATIONS,
   batched: BATCHED,
   onePerPlan: ONE_PER_PLAN,
-  quiet: {
-    ...quiet,
-    vsFloor: +(total(quiet) / quiet.floorBytes).toFixed(2),
-    costUsd: +(mb(total(quiet)) * TARIFF).toFixed(3),
-  },
-  busy: {
-    ...busy,
-    vsFloor: +(total(busy) / busy.floorBytes).toFixed(2),
-    costUsd: +(mb(total(busy)) * TARIFF).toFixed(3),
-  },
-  busyAsDaemon: {
-    ...busyAsDaemon,
-    vsFloor: +(total(busyAsDaemon) / busyAsDaemon.floorBytes).toFixed(2),
-    costUsd: +(mb(total(busyAsDaemon)) * TARIFF).toFixed(3),
-  },
-  busyNewsHeld: {
-    ...busyNewsHeld,
-    vsFloor: +(total(busyNewsHeld) / busyNewsHeld.floorBytes).toFixed(2),
-    costUsd: +(mb(total(busyNewsHeld)) * TARIFF).toFixed(3),
-  },
+  quiet: rated(quiet),
+  busy: rated(busy),
+  busyAsDaemon: rated(busyAsDaemon),
+  busyNewsAtOnce: rated(busyNewsAtOnce),
   pass: { quietWithin2xFloor: total(quiet) <= 2 * quiet.floorBytes },
 });
 process.exit(0);

@@ -117,9 +117,9 @@ const SyncSchema = z
       .int()
       .nonnegative()
       .max(3600)
-      .default(0)
+      .default(600)
       .describe(
-        "Longest a changed plan found while other plans of its round still run, wait in a queue or in their jitter is held back, so the round's news goes up as one push, seconds. 0: each changed plan goes with the next push (one push, receipt and ack each, ~2.5 kB on the wire). On a metered link 600 makes a busy round about one push per 10 minutes. A failed plan and a plan request's answer never wait; unchanged re-plans wait for the round's end (at most 10 minutes) either way.",
+        "Longest a scheduled round's changed plan waits for the round's last plan before it is pushed, seconds; never more than a tenth of the cell's cadence (a six-hourly cell: 600 s, an hourly one: 360 s), so a busy round goes up as about one push instead of one push, receipt and ack (~2.5 kB) per changed plan. Never waits: a failed plan, a cell's first result, start-up's plans (planOnStart), a plan request's answer, a manual, source or apply run. 0: each changed plan goes with the next push. Unchanged re-plans wait for the round's end (at most 10 minutes) either way.",
       ),
     recordWindowS: z
       .number()

@@ -114,7 +114,7 @@ describe('held confirmations', () => {
     expect(renderStatus(quiet)).toContain(
       `with the round's last plan, at ${new Date(heldAt + 600_000).toISOString()} at the latest`,
     );
-    // a changed plan is due at once (sync.newsHoldS 0, the default): it goes with the next push
+    // a changed plan no schedule ran is due at once (decision 485): it goes with the next push
     now += 1000;
     ledger.recordMany([input(1, 2, 'b')], { moreComing: true });
     expect(ledger.status().held).toEqual({ cells: 3, runs: 1, since: heldAt, dueBy: now });
@@ -176,7 +176,7 @@ describe('held confirmations', () => {
     expect(doc.cells[cellKey('prod', comp(1))]?.runId).toBe(changed[1]?.runId);
   });
 
-  it('with sync.newsHoldS, holds a changed plan and its detail with the round: one push once due, the detail after its run entry', () => {
+  it("holds a scheduled round's changed plan and its detail with the round: one push once due, the detail after its run entry", () => {
     let now = Date.UTC(2030, 0, 1, 2);
     const { ledger } = memoryLedger({ now: () => now, holdNewsMs: 600_000 });
     ledger.recordMany([input(0, 0), input(0, 1)]);
@@ -184,9 +184,9 @@ describe('held confirmations', () => {
     ledger.recordMany([input(1, 0)], { moreComing: true }); // a confirmation: waits
     expect(ledger.pending()).toEqual([]);
     now += 60_000;
-    const changed = { ...input(1, 1, 'b'), detail: detail('news') };
+    const changed = { ...input(1, 1, 'b'), detail: detail('news'), scheduledEveryS: 6 * 3600 };
     ledger.recordMany([changed], { moreComing: true });
-    // news waits with the round (decision 395): no push, and its detail does not go up before its run
+    // news waits with the round (decisions 395, 485): no push, and its detail does not go up before its run
     expect(ledger.pending()).toEqual([]);
     expect(ledger.blobsToUpload()).toEqual([]);
     now += 540_000; // ten minutes after the first was held (sync.newsHoldS 600)
@@ -202,7 +202,7 @@ describe('held confirmations', () => {
     expect(r.runsAcked).toBe(2);
   });
 
-  it('writes held changed plans with the next push by default: news does not wait for the round to end', () => {
+  it('writes held changed plans no schedule ran with the next push: their news does not wait for the round to end', () => {
     const { ledger } = memoryLedger();
     ledger.recordMany([input(0, 0), input(0, 1)]);
     const since = acked(ledger);
@@ -221,7 +221,7 @@ describe('held confirmations', () => {
     expect(r.runsAcked).toBe(2);
   });
 
-  it('does not hold back a failed plan, even with sync.newsHoldS: it goes with the next push, and what was held with it', () => {
+  it('does not hold back a failed plan, even in a scheduled round: it goes with the next push, and what was held with it', () => {
     const { ledger } = memoryLedger({ now: () => Date.UTC(2030, 0, 1, 4), holdNewsMs: 600_000 });
     ledger.recordMany([input(0, 0), input(0, 1)]);
     acked(ledger);
@@ -230,6 +230,7 @@ describe('held confirmations', () => {
     const failed: RecordRunInput = {
       runId: runId(),
       summary: summary({ component: comp(1), finishedAt: at(1, 1), status: 'failed', reason: 'boom' }),
+      scheduledEveryS: 6 * 3600,
     };
     ledger.recordMany([failed], { moreComing: true });
     const d = ledger.pending();

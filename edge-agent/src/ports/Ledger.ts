@@ -35,6 +35,12 @@ export interface RecordRunInput {
    */
   mayConfirm?: (runId: string) => boolean;
   facts?: Omit<AgentFacts, 'queueDepth' | 'oldestUnsentAt' | 'reportedAt'>;
+  /**
+   * The cell's cadence, seconds, when a cron round ran this plan (not start-up's `planOnStart`, a plan
+   * request, a manual, source or apply run): its news may then wait for the round's end, at most
+   * min(`sync.newsHoldS`, a tenth of it) (docs/decisions/485-news-waits-for-its-round.md).
+   */
+  scheduledEveryS?: number;
 }
 
 export interface RecordRunResult {
@@ -101,7 +107,7 @@ export interface StoreStatus {
   /**
    * Results of a plan round under way held out of the document (decision 370): not in `bytesPending` yet.
    * `since`: when the oldest was first held; `dueBy`: when they go with the next push at the latest
-   * (a changed plan: with the next push unless `sync.newsHoldS`; decisions 370, 395).
+   * (a changed plan: when its round's wait ends, or with the next push; decisions 370, 485).
    */
   held: { cells: number; runs: number; since: number | null; dueBy: number | null };
   blobsPending: number;

@@ -40,7 +40,9 @@ export function agentRuns(
 /**
  * Starts the cron schedules (each firing jittered by `jitterS`) and, with `planOnStart`, plans every
  * cell now: a new agent shows its first results within a minute rather than at the next cron firing;
- * the scheduler runs them `maxParallelRuns` at a time, like any other firing. Returns a stop function.
+ * the scheduler runs them `maxParallelRuns` at a time, like any other firing. They are `start` runs, not
+ * a cron round: their news never waits for the round (docs/decisions/485-news-waits-for-its-round.md).
+ * Returns a stop function.
  */
 export function startSchedules(config: AgentConfig, scheduler: CellScheduler): () => void {
   const stopCron = scheduleCells(config, (cell) =>
@@ -48,7 +50,6 @@ export function startSchedules(config: AgentConfig, scheduler: CellScheduler): (
   );
   if (config.sync.planOnStart)
     for (const c of config.components)
-      for (const e of c.environments)
-        scheduler.trigger({ component: c.name, environment: e.name }, 'schedule');
+      for (const e of c.environments) scheduler.trigger({ component: c.name, environment: e.name }, 'start');
   return stopCron;
 }

@@ -216,4 +216,27 @@ describe('PlanCycle', () => {
     t.cycle.headsArrived('infra', { 'pr/7': COMMIT });
     expect(t.triggered).toEqual([{ cell: pr, reason: 'source' }]);
   });
+
+  it("tells the ledger a cron round's plan and its cell's cadence, and no other run's (decision 485)", async () => {
+    const seen: { reason: TriggerReason; everyS?: number }[] = [];
+    let reason: TriggerReason = 'schedule';
+    const t = setup({
+      record: async (input) => {
+        seen.push({ reason, ...(input.scheduledEveryS ? { everyS: input.scheduledEveryS } : {}) });
+        return { epoch: 1, unchanged: false, sealed: false };
+      },
+    });
+    for (reason of ['schedule', 'start', 'request', 'manual', 'source', 'apply'] as TriggerReason[]) {
+      t.results.push({ summary: summary(), canonical: '{}', lockedStreak: 0 });
+      await t.cycle.runCell(cell, reason);
+    }
+    expect(seen).toEqual([
+      { reason: 'schedule', everyS: 3600 },
+      { reason: 'start' },
+      { reason: 'request' },
+      { reason: 'manual' },
+      { reason: 'source' },
+      { reason: 'apply' },
+    ]);
+  });
 });

@@ -1,3 +1,4 @@
+import { cellKey } from '@driftline/protocol';
 import type { RecordRunInput, RecordRunResult } from '../../ports/Ledger.js';
 import type { Logger } from '../../ports/Logger.js';
 import type { RunPlanOptions, RunPlanResult } from '../plan/runPlan.js';
@@ -79,6 +80,10 @@ export class PlanCycle {
     });
     const runId = this.deps.newId();
     const canonical = r.summary.status !== 'redaction-failed' ? r.canonical : undefined;
+    // A cron round's news may wait for the round, capped by the cell's cadence; start-up's, a request's or
+    // a manual run's never does (docs/decisions/485-news-waits-for-its-round.md).
+    const everyS =
+      reason === 'schedule' ? this.deps.facts.cadenceS[cellKey(cell.environment, cell.component)] : undefined;
     const recorded = await this.deps.record({
       runId,
       summary: r.summary,
@@ -87,6 +92,7 @@ export class PlanCycle {
       ...(cell.ref ? { cellRef: cell.ref } : {}),
       mayConfirm: (shown) => applies.mayConfirm(cell, shown),
       facts: this.deps.facts,
+      ...(everyS ? { scheduledEveryS: everyS } : {}),
     });
     log.info({ ...cell, runId, reason, status: r.summary.status, ...recorded }, 'result recorded');
     // The plan file is kept under the run's id before the result goes up (an approval names it);

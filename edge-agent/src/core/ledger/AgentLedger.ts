@@ -32,6 +32,7 @@ import {
   nothingHeld,
 } from './heldResults.js';
 import { LedgerDocument } from './LedgerDocument.js';
+import { newsWaitMs } from './newsWait.js';
 import { pendingDeltas } from './pending.js';
 import { planRequestChange } from './planRequestLog.js';
 import { enforceQueueBound, queueBytes } from './queueBound.js';
@@ -98,7 +99,8 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
         hold,
       );
       next = batch.doc;
-      if (next === before) return this.holdRecorded(w, inputs, batch, recordedIn, now);
+      if (next === before)
+        return this.holdRecorded(w, inputs, batch, recordedIn, now, this.newsWaits(inputs));
       const heldCount = this.held.cells.size + this.held.runs.size;
       if (heldCount > 0) w.heldCleared = true;
       let row = this.currentRow();
@@ -152,8 +154,9 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     batch: ReturnType<typeof recordBatch>,
     epoch: number,
     now: number,
+    waits: ReadonlyMap<string, number>,
   ): RecordRunResult[] {
-    const { held, cells, runs } = holdBatch(this.held, batch.held, epoch, now);
+    const { held, cells, runs } = holdBatch(this.held, batch.held, epoch, now, waits);
     w.heldCells = cells;
     w.heldRuns = runs;
     let queue = this.queueEstimate + batch.added;
@@ -168,7 +171,19 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   }
 
   private holdLimits(): HoldLimits {
-    return { confirmationsMs: this.opts.holdConfirmationsMs, newsMs: this.opts.holdNewsMs };
+    return { confirmationsMs: this.opts.holdConfirmationsMs };
+  }
+
+  /** How long each input's news may wait for its round (decision 485): a cell's first result never does. */
+  private newsWaits(inputs: readonly RecordRunInput[]): Map<string, number> {
+    const waits = new Map<string, number>();
+    for (const i of inputs) {
+      const key = cellKey(i.summary.environment, i.summary.component, i.cellRef);
+      const first = !this.held.cells.has(key) && readCell(this.docs.doc, key) === undefined;
+      const run = { status: i.summary.status, scheduledEveryS: i.scheduledEveryS, first };
+      waits.set(i.runId, newsWaitMs(run, this.opts.holdNewsMs));
+    }
+    return waits;
   }
 
   /** Writes the held results (and the held batch's facts) into the document as one change. */

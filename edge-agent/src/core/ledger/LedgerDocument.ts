@@ -28,9 +28,10 @@ export interface AgentLedgerOptions extends Partial<EpochLimits> {
    */
   holdConfirmationsMs?: number;
   /**
-   * Longest a changed plan recorded while more results were coming waits for its round before a push
-   * writes it (`sync.newsHoldS`, docs/decisions/395-a-round-goes-up-together.md). Default 0: with the
-   * next push; a failed plan never waits.
+   * Longest a scheduled round's changed plan recorded while more results were coming waits for the round
+   * before a push writes it, never more than a tenth of its cell's cadence (`sync.newsHoldS`,
+   * docs/decisions/485-news-waits-for-its-round.md). Default 10 minutes; 0: with the next push. A
+   * failure, a cell's first result and a plan no schedule ran never wait.
    */
   holdNewsMs?: number;
   now?: () => number;
@@ -69,7 +70,7 @@ export abstract class LedgerDocument {
       resendAfterMs: 6 * 3600_000,
       rejectedRetryMs: 300_000,
       holdConfirmationsMs: 600_000,
-      holdNewsMs: 0,
+      holdNewsMs: 600_000,
       now: Date.now,
       ...options,
     };

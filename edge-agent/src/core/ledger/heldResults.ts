@@ -9,8 +9,9 @@ import { canonicalJson } from '../plan/canonical.js';
  * change, a row per cell it leaves (the cell as readers see it) and per changed plan's run entry. They
  * are written into the document as one change: with the next batch that writes (the round's last, or one
  * answering a plan request), or when the uplink builds its next bundle (`pending()`): at once when a
- * changed plan is held (news goes with the next push, unless `sync.newsHoldS` lets it wait for its round,
- * decision 395), once held `holdConfirmationsMs` when only confirmations are. A quiet round is one change
+ * changed plan's wait ends (a scheduled round's news waits for it, at most min(`sync.newsHoldS`, a tenth of
+ * the cell's cadence); other news goes with the next push: `newsWait.ts`, decision 485), once held
+ * `holdConfirmationsMs` when only confirmations are. A quiet round is one change
  * whatever the batcher did (each change costs ~55 B on the wire after brotli, each push ~2.5 kB with its
  * receipt and ack); a changed plan's detail blob waits for its run entry.
  */
@@ -21,6 +22,11 @@ export interface HeldResults extends HeldAfter {
   heldAt: Map<string, number>;
   /** When each changed plan's run entry was held (ledger clock), by run id. */
   runHeldAt: Map<string, number>;
+  /**
+   * How long each changed plan may wait (`newsWaitMs`), by run id; absent: not at all. Not kept across a
+   * restart: news held before one goes with the next push (a start-up holds nothing back, decision 485).
+   */
+  runWaitMs: Map<string, number>;
 }
 
 export const nothingHeld = (): HeldResults => ({
@@ -28,12 +34,12 @@ export const nothingHeld = (): HeldResults => ({
   runs: new Map(),
   heldAt: new Map(),
   runHeldAt: new Map(),
+  runWaitMs: new Map(),
 });
 
-/** How long held results may wait: confirmations, and changed plans (decisions 370, 395). */
+/** How long held confirmations may wait (decision 370); a changed plan's wait is its own (decision 485). */
 export interface HoldLimits {
   confirmationsMs: number;
-  newsMs: number;
 }
 
 /**
@@ -57,12 +63,14 @@ export function loadHeld(storage: Pick<RunStorage, 'heldCells' | 'heldRuns'>): H
 /**
  * After a batch was held: what is held now (`after`, from `recordRuns`, taken as it is) with each cell's
  * first hold time, and the rows to upsert (the cells and run entries this batch added or changed).
+ * `waits`: how long this batch's changed plans may wait, by run id (absent: not at all).
  */
 export function holdBatch(
   before: HeldResults,
   after: HeldAfter,
   epoch: number,
   now: number,
+  waits: ReadonlyMap<string, number> = new Map(),
 ): { held: HeldResults; cells: HeldCellRow[]; runs: HeldRunRow[] } {
   const heldAt = new Map<string, number>();
   const cells: HeldCellRow[] = [];
@@ -74,25 +82,27 @@ export function holdBatch(
       cells.push({ cellKey, epoch, cell: canonicalJson(cell), heldAt: at });
   }
   const runHeldAt = new Map<string, number>();
+  const runWaitMs = new Map<string, number>();
   for (const [runId, run] of after.runs) {
     const at = before.runHeldAt.get(runId);
     runHeldAt.set(runId, at ?? now);
+    const wait = at === undefined ? waits.get(runId) : before.runWaitMs.get(runId);
+    if (wait) runWaitMs.set(runId, wait);
     if (at === undefined) runs.push({ runId, epoch, run: canonicalJson(run), heldAt: now });
   }
-  return { held: { ...after, heldAt, runHeldAt }, cells, runs };
+  return { held: { ...after, heldAt, runHeldAt, runWaitMs }, cells, runs };
 }
 
 /**
  * Whether the next bundle should carry the held results now: a failed plan at once; a changed plan once
- * held `newsMs` (0 by default: news goes with the next push; `sync.newsHoldS` lets a round's news go up
- * as one push, docs/decisions/395-a-round-goes-up-together.md); confirmations once held
- * `confirmationsMs` (the round's last result writes them all before that).
+ * its wait is over (0 unless a scheduled round ran it: docs/decisions/485-news-waits-for-its-round.md);
+ * confirmations once held `confirmationsMs` (the round's last result writes them all before that).
  */
 export function heldDue(held: HeldResults, now: number, limits: HoldLimits): boolean {
   // every held run has its cell held with it; a run alone (not expected) is not kept waiting
   if (held.runs.size > 0 && held.cells.size === 0) return true;
   for (const run of held.runs.values()) if (isFailureStatus(run.summary.status)) return true;
-  for (const at of held.runHeldAt.values()) if (now - at >= limits.newsMs) return true;
+  for (const [runId, at] of held.runHeldAt) if (now - at >= (held.runWaitMs.get(runId) ?? 0)) return true;
   for (const at of held.heldAt.values()) if (now - at >= limits.confirmationsMs) return true;
   return false;
 }
@@ -108,6 +118,6 @@ export function heldSummary(held: HeldResults, limits: HoldLimits) {
     if (since === null || at < since) since = at;
     due(at + limits.confirmationsMs);
   }
-  for (const at of held.runHeldAt.values()) due(at + limits.newsMs);
+  for (const [runId, at] of held.runHeldAt) due(at + (held.runWaitMs.get(runId) ?? 0));
   return { cells: held.cells.size, runs: held.runs.size, since, dueBy };
 }

@@ -13,8 +13,12 @@ export interface CellRef {
   commit?: string;
 }
 
-/** `source`: a git bundle brought a new commit of a ref the component plans; `apply`: an approved plan waits. */
-export type TriggerReason = 'schedule' | 'request' | 'manual' | 'source' | 'apply';
+/**
+ * `schedule`: a cron firing; `start`: `planOnStart`'s first plans (their news never waits for a round,
+ * docs/decisions/485-news-waits-for-its-round.md); `source`: a git bundle brought a new commit of a ref
+ * the component plans; `apply`: an approved plan waits.
+ */
+export type TriggerReason = 'schedule' | 'start' | 'request' | 'manual' | 'source' | 'apply';
 export type TriggerResult = 'queued' | 'coalesced' | 'stopped';
 
 export interface SchedulerDeps {
