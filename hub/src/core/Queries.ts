@@ -1,9 +1,10 @@
 import type { MatrixCell, MatrixQuery, SiteContact, SiteDetail, SiteSummary } from '@driftline/protocol';
-import type { AgentFacts, AgentRow, ReadStore, SiteRow } from '../ports/HubStore.js';
+import type { AgentRow, ReadStore, SiteRow } from '../ports/HubStore.js';
 import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import { withDiagnostics } from './diagnostic.js';
 import { FleetReads } from './fleet/FleetReads.js';
 import { MatrixWindow } from './fleet/MatrixWindow.js';
+import { siteBriefs } from './fleet/siteContext.js';
 import { type WaivedCells, waivedKey } from './fleet/waivedDrift.js';
 import type { PublicationReader } from './onTheWay.js';
 import { RefQueries } from './RefQueries.js';
@@ -162,13 +163,10 @@ export class Queries {
   ): Promise<{ site: string; lastContactAt: number | null; contact: SiteContact }[]> {
     const plans = this.contactPlans;
     if (!plans) return [];
-    const bySite = new Map<string, AgentFacts[]>();
-    for (const a of await this.store.listAgentBriefs())
-      bySite.set(a.site, [...(bySite.get(a.site) ?? []), a]);
-    const rows = new Map((await this.store.listSites()).map((s) => [s.site, s]));
-    return [...new Set([...rows.keys(), ...bySite.keys()])].sort().map((site) => {
+    const { names, rows, agents } = await siteBriefs(this.store);
+    return names.map((site) => {
       const lastContactAt = rows.get(site)?.lastContactAt ?? null;
-      return { site, lastContactAt, contact: plans.of(site, bySite.get(site) ?? [], lastContactAt, now) };
+      return { site, lastContactAt, contact: plans.of(site, agents.get(site) ?? [], lastContactAt, now) };
     });
   }
 
