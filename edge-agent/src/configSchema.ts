@@ -2,6 +2,7 @@ import { AgentIdSchema, FileKindSchema, SiteIdSchema } from '@driftline/protocol
 import { z } from 'zod';
 import { ComponentSchema, PatternSchema } from './configComponent.js';
 import { ReleasesSchema } from './configReleases.js';
+import { NEWS_HOLD_DEFAULT_S } from './core/ledger/newsWait.js';
 
 /**
  * The agent's configuration file (`agent.yaml`) as a zod schema. Every key carries a one-line
@@ -117,7 +118,7 @@ const SyncSchema = z
       .int()
       .nonnegative()
       .max(3600)
-      .default(600)
+      .default(NEWS_HOLD_DEFAULT_S)
       .describe(
         "Longest a scheduled round's changed plan waits for the round's last plan before it is pushed, seconds; never more than a tenth of the cell's cadence (a six-hourly cell: 600 s, an hourly one: 360 s), so a busy round goes up as about one push instead of one push, receipt and ack (~2.5 kB) per changed plan. Never waits: a failed plan, a cell's first result, start-up's plans (planOnStart), a plan request's answer, a manual, source or apply run. 0: each changed plan goes with the next push. Unchanged re-plans wait for the round's end (at most 10 minutes) either way.",
       ),
