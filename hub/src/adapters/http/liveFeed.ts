@@ -75,13 +75,12 @@ const text = (events: readonly LoggedEvent[]) =>
     .map((e) => frame(e.id, e.event))
     .join('');
 
-/** One feed per event log (a hub has one), made at its first client. */
-const feeds = new WeakMap<object, LiveFeed>();
+/** One feed per event log and coalescing window (a hub has one of each), made at its first client. */
+const feeds = new WeakMap<object, Map<number, LiveFeed>>();
 export function feedOf(log: EventLog, coalesceMs: number): LiveFeed {
-  let feed = feeds.get(log);
-  if (!feed) {
-    feed = new LiveFeed(log, coalesceMs);
-    feeds.set(log, feed);
-  }
+  const byWindow = feeds.get(log) ?? new Map<number, LiveFeed>();
+  feeds.set(log, byWindow);
+  const feed = byWindow.get(coalesceMs) ?? new LiveFeed(log, coalesceMs);
+  byWindow.set(coalesceMs, feed);
   return feed;
 }
