@@ -37,9 +37,15 @@ export class OpenCredentials {
     };
   }
 
-  /** Whether `token` still authenticates (the last look before an answer goes out). */
+  /**
+   * Whether `token` still authenticates (the last look before an answer goes out). A held request this
+   * look refuses is closed by the revoke as surely as one the timer closes, so it is counted the same.
+   */
   async live(token: string): Promise<boolean> {
-    return (await this.backend.authenticate(token).catch(() => null)) !== null;
+    // a store that cannot answer refuses the page too (undefined), but revoked nothing
+    const peer = await this.backend.authenticate(token).catch(() => undefined);
+    if (peer === null) this.onRevoked?.(1);
+    return peer !== null && peer !== undefined;
   }
 
   /** Requests open now (all tokens). */
