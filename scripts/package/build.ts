@@ -124,6 +124,9 @@ export async function buildPackage(
         join(stage, 'examples/schema', `${c}.schema.json`),
       );
     }
+    // the code the example agent.yaml plans (`./infra/network`): a real Terraform plans it offline
+    mkdirSync(join(stage, 'examples/infra/network'), { recursive: true });
+    copyFileSync(join(root, 'examples/infra/network/main.tf'), join(stage, 'examples/infra/network/main.tf'));
     for (const d of SHIPPED_DOCS) {
       mkdirSync(dirname(join(stage, d)), { recursive: true });
       copyFileSync(join(root, d), join(stage, d));

@@ -169,6 +169,7 @@ describe('the offline package', () => {
     expect(readFileSync(join(inst, 'INSTALL.md'), 'utf8')).toContain('docs/configuration.md');
     expect(readFileSync(join(inst, 'docs/configuration.md'), 'utf8')).toContain('## agent.yaml');
     expect(readFileSync(join(inst, 'examples/agent.yaml'), 'utf8')).not.toContain('simulation/bin');
+    expect(readFileSync(join(inst, 'examples/infra/network/main.tf'), 'utf8')).toContain('terraform_data');
     const sums = await run('sha256sum', ['-c', '--strict', 'SHA256SUMS'], inst);
     expect(sums.stderr).toBe('');
     expect(sums.code).toBe(0);

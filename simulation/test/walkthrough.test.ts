@@ -7,6 +7,7 @@
  * Ports: the examples' own (hop 8443, dashboard 8080, relay 7000) clash with other tests that bind them
  * (the Compose test publishes 8080), so by default free ports are written into the copies of the examples
  * the walk-through reads; `DRIFTLINE_WALKTHROUGH_PORTS=examples` runs on the examples' ports unchanged.
+ * `DRIFTLINE_WALKTHROUGH_TERRAFORM=real` runs it with the real terraform on PATH instead of the fake.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
@@ -89,7 +90,12 @@ describe("the README's deployment walk-through", () => {
     mkdirSync(work);
     const scriptPath = join(dir, 'walkthrough.sh');
     // `wait` keeps the shell (and the programs it started in the background) until the test stops it.
-    writeFileSync(scriptPath, `set -e\n${blocks.join('\n')}\nwait\n`);
+    // `DRIFTLINE_WALKTHROUGH_TERRAFORM=real`: as an operator with Terraform installed, who skips the line
+    // that puts the simulator's fake first on PATH (the README says so) and plans examples/infra for real.
+    const real = process.env.DRIFTLINE_WALKTHROUGH_TERRAFORM === 'real';
+    const lines = blocks.join('\n').split('\n');
+    const run = real ? lines.filter((l) => !l.includes('simulation/bin')) : lines;
+    writeFileSync(scriptPath, `set -e\n${run.join('\n')}\nwait\n`);
     let output = '';
     script = spawn('bash', [scriptPath], {
       cwd: work,
@@ -126,6 +132,7 @@ describe("the README's deployment walk-through", () => {
       throw new Error(`${e.message}\n--- walk-through output ---\n${output}`);
     });
     expect(cell.status).not.toBe('no-data');
+    if (real) expect(cell.status).toBe('changes'); // terraform_data.network, to create
     expect(cell.runId).toMatch(/^[0-9A-Z]{26}$/);
 
     // The walk-through ends at a working dashboard: `npm install` built it (the root `prepare`), so the
