@@ -5,11 +5,11 @@ import { fileURLToPath } from 'node:url';
 import {
   ApprovalsResponseSchema,
   importPrivateKeyPem,
+  parseCliDuration as parseDuration,
   publicKeyOf,
   publicKeyToText,
 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDuration } from '../src/commands/approve.js';
 import { applySite, approvalsOnDownlink, PLAN_FILE, planWithFile } from './applySim.js';
 import { startHub, type TestHub } from './hubFixture.js';
 import { addTestUser } from './users.js';

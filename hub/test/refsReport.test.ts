@@ -1,6 +1,6 @@
 import type { MatrixCell, RefStatusResponse } from '@driftline/protocol';
+import { parseCliDuration as parseDuration } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../src/commands/refs.js';
 import { age, buildReport, cellLink, reportMarkdown } from '../src/commands/refsReport.js';
 import { sha } from './refSim.js';
 
@@ -28,7 +28,8 @@ describe('hub refs helpers', () => {
       7_200_000, 1_800_000, 90_000, 600_000,
     ]);
     expect(parseDuration('1.5h')).toBe(5_400_000);
-    for (const bad of ['soon', '', '2d', '-5', '1h30m', 'h']) expect(parseDuration(bad), bad).toBeNull();
+    expect([parseDuration('2d'), parseDuration('1h30m')]).toEqual([172_800_000, 5_400_000]);
+    for (const bad of ['soon', '', '-5', 'h', '5x', '0']) expect(parseDuration(bad), bad).toBeNull();
   });
 
   it('tells ages in the largest unit that fits', () => {

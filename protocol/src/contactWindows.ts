@@ -1,3 +1,4 @@
+import { parseDuration } from './duration.js';
 import { parseSchedule, type Schedule } from './schedule.js';
 
 /**
@@ -28,22 +29,6 @@ export interface ContactWindow {
 
 const MIN = 60_000;
 const DAY = 86_400_000;
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: MIN, h: 3_600_000, d: DAY };
-
-/** `1h30m` → 5_400_000; null when not a duration. Read token by token (a sticky regex: linear time). */
-export function parseDuration(text: string): number | null {
-  const token = /(\d{1,9}(?:\.\d{1,6})?)(ms|s|m|h|d)/y;
-  let ms = 0;
-  let at = 0;
-  while (at < text.length) {
-    token.lastIndex = at;
-    const m = token.exec(text);
-    if (!m) return null;
-    ms += Number(m[1]) * (UNITS[m[2] as string] ?? 0);
-    at = token.lastIndex;
-  }
-  return ms > 0 ? ms : null;
-}
 
 /** 240_000 → `4m`, 5_400_000 → `1h30m`: the form `parseDuration` reads back. */
 export function formatWindowDuration(ms: number): string {

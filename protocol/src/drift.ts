@@ -158,13 +158,3 @@ export type Waiver = z.infer<typeof WaiverSchema>;
 
 export const WaiversResponseSchema = z.object({ waivers: z.array(WaiverSchema) });
 export type WaiversResponse = z.infer<typeof WaiversResponseSchema>;
-
-/** Reads `7d`, `12h`, `30m` or an ISO time as a hub time in ms; null when neither or past a year. */
-export function parseExpiry(text: string, now: number): number | null {
-  const m = /^([0-9]{1,6})([mhd])$/.exec(text.trim());
-  const ms = m
-    ? now + Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd']
-    : Date.parse(text);
-  if (!Number.isFinite(ms) || ms <= now || ms > now + 366 * 86_400_000) return null;
-  return ms;
-}

@@ -19,6 +19,7 @@ export * from './custody.js';
 export * from './custodyChain.js';
 export * from './docConfirmed.js';
 export * from './drift.js';
+export * from './duration.js';
 export * from './enrolmentToken.js';
 export * from './errors.js';
 export * from './fleet.js';

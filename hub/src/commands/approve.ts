@@ -3,21 +3,13 @@ import {
   ApprovalJourneySchema,
   approvalClaimsFor,
   importPrivateKeyPem,
+  parseCliDuration,
   publicKeyOf,
   RunDetailSchema,
   signApproval,
 } from '@driftline/protocol';
 import type { Command } from 'commander';
 import { remoteAction, remoteHub, remoteOptions } from './remote.js';
-
-/** `24h`, `30m`, `2d`, `90s` or seconds, as milliseconds; null when not a duration. */
-export function parseDuration(text: string): number | null {
-  const m = text.trim().match(/^(\d{1,7})([smhd]?)$/);
-  if (!m) return null;
-  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
-  const ms = Number(m[1]) * unit * 1000;
-  return ms > 0 ? ms : null;
-}
 
 /**
  * `hub approve`: signs an approval of one run's saved plan with the approver's own key, on this
@@ -57,7 +49,7 @@ async function approve(o: {
   hub?: string;
   tokenFile?: string;
 }): Promise<number> {
-  const ttl = parseDuration(o.expires);
+  const ttl = parseCliDuration(o.expires);
   if (ttl === null) throw new Error(`--expires ${o.expires}: a duration such as 30m, 24h or 2d`);
   let pem: string;
   try {

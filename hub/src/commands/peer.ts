@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { publicKeyFromText } from '@driftline/protocol';
+import { parseCliDuration, publicKeyFromText } from '@driftline/protocol';
 import type { Command } from 'commander';
 import { sha256Hex } from '../adapters/hop/HubHopBackend.js';
 import { openHubStore } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
 import { addPeer, parsePeerSites, peerState, revokePeer, rotatePeer, setPeerSites } from '../core/peers.js';
 import type { PeopleStore } from '../ports/HubStore.js';
-import { parseDuration } from './approve.js';
 
 type Opts = { config?: string; json?: boolean };
 const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
@@ -183,7 +182,7 @@ export function addPeerVerbs(program: Command, config: (o: { config?: string }) 
     .option('--grace <duration>', 'how long the old token keeps working: 0, 90s, 30m, 1h, 2d', '0')
     .option('--key <ed25519:…>', "the relay's new public key (`relay key`); default: the key it had")
     .action(async (name: string, o: Opts & { grace: string; key?: string }) => {
-      const graceMs = o.grace.trim() === '0' ? 0 : parseDuration(o.grace);
+      const graceMs = o.grace.trim() === '0' ? 0 : parseCliDuration(o.grace);
       if (graceMs === null)
         return fail('rotate', `--grace: '${o.grace}' is not a duration (0, 90s, 30m, 1h, 2d)`, 2);
       const publicKey = await keyOf('rotate', o.key);

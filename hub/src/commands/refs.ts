@@ -1,6 +1,7 @@
 import {
   CommitSchema,
   MatrixResponseSchema,
+  parseCliDuration,
   type RefStatusResponse,
   RefStatusResponseSchema,
   RefsResponseSchema,
@@ -9,17 +10,6 @@ import {
 import type { Command } from 'commander';
 import { buildReport, reportMarkdown } from './refsReport.js';
 import { RemoteError, type RemoteHub, remoteAction, remoteHub, remoteOptions } from './remote.js';
-
-/**
- * A duration as people write it: `2h`, `30m`, `90s`, or plain seconds (`600`); milliseconds, or null
- * when it is not one.
- */
-export function parseDuration(text: string): number | null {
-  const m = /^(\d+(?:\.\d+)?)\s*(h|m|s)?$/.exec(text.trim());
-  if (!m) return null;
-  const n = Number(m[1]) * ({ h: 3600, m: 60, s: 1 }[(m[2] ?? 's') as 'h' | 'm' | 's'] ?? 1) * 1000;
-  return Number.isFinite(n) ? n : null;
-}
 
 /** Exit codes of `hub refs wait`: a CI gate. */
 export const WAIT_EXIT = { complete: 0, failed: 1, blocked: 1, pending: 2 } as const;
@@ -122,9 +112,10 @@ export function addRefsVerbs(program: Command): void {
         const ref = checkRef('wait', o.ref);
         const commit = checkCommit('wait', o.commit);
         const timeoutMs =
-          parseDuration(o.timeout) ?? usage('wait', `--timeout ${o.timeout}: write 2h, 30m, 90s or seconds`);
+          parseCliDuration(o.timeout) ??
+          usage('wait', `--timeout ${o.timeout}: write 2h, 30m, 90s or seconds`);
         const intervalMs =
-          parseDuration(o.interval) ?? usage('wait', `--interval ${o.interval}: write 30s, 1m or seconds`);
+          parseCliDuration(o.interval) ?? usage('wait', `--interval ${o.interval}: write 30s, 1m or seconds`);
         return waitFor(remoteHub(o), { ref, commit, timeoutMs, intervalMs, json: !!o.json });
       }),
     );
