@@ -23,6 +23,7 @@ export * from './duration.js';
 export * from './enrolmentToken.js';
 export * from './errors.js';
 export * from './fleet.js';
+export * from './glob.js';
 export * from './hop.js';
 export * from './ids.js';
 export * from './keys.js';

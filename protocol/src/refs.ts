@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { globMatch } from './glob.js';
 import { SiteIdSchema } from './ids.js';
 import { PlanCountsSchema } from './planSummary.js';
 
@@ -40,30 +41,9 @@ export const RefPatternSchema = z.string().superRefine((s, ctx) => {
   if (p) ctx.addIssue({ code: 'custom', message: p.replace('a ref', 'a ref pattern') });
 });
 
-/**
- * Whether `ref` matches `pattern`, where `*` matches any run of characters (slashes included).
- * Greedy matching with one backtrack point: time linear in the product of the lengths at worst,
- * no regular expression built from input.
- */
+/** Whether `ref` matches `pattern`, where `*` matches any run of characters (slashes included). */
 export function refMatches(pattern: string, ref: string): boolean {
-  let p = 0;
-  let r = 0;
-  let star = -1;
-  let mark = 0;
-  while (r < ref.length) {
-    if (p < pattern.length && pattern[p] !== '*' && pattern[p] === ref[r]) {
-      p++;
-      r++;
-    } else if (p < pattern.length && pattern[p] === '*') {
-      star = p++;
-      mark = r;
-    } else if (star >= 0) {
-      p = star + 1;
-      r = ++mark;
-    } else return false;
-  }
-  while (p < pattern.length && pattern[p] === '*') p++;
-  return p === pattern.length;
+  return globMatch(pattern, ref);
 }
 
 /** A full commit id as git prints it (SHA-1 or SHA-256). */

@@ -1,8 +1,9 @@
 import type { PlanSummary } from '@driftline/protocol';
+import { globMatch } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { type EpisodeRow, observeRun } from './episodes.js';
 import { driftSignature, failureSignature, generaliseAddress } from './signature.js';
-import { covers, globMatch, type WaiverRow } from './waivers.js';
+import { covers, type WaiverRow } from './waivers.js';
 
 const summary = (o: Partial<PlanSummary>): PlanSummary => ({
   component: 'net',

@@ -1,3 +1,4 @@
+import { globMatch } from '@driftline/protocol';
 import type { EpisodeRow } from './episodes.js';
 
 /** A waiver as the drift store keeps it. Times are hub milliseconds. */
@@ -14,26 +15,6 @@ export interface WaiverRow {
   createdAt: number;
   removedAt: number | null;
   removedBy: string | null;
-}
-
-/**
- * Whether `text` matches `pattern`, where `*` stands for any text: the literal pieces are found in
- * order (first at the start, last at the end), each with one `indexOf`, so the time is linear in the
- * sizes, never a backtracking regex.
- */
-export function globMatch(pattern: string, text: string): boolean {
-  const parts = pattern.split('*');
-  if (parts.length === 1) return pattern === text;
-  const first = parts[0] as string;
-  const last = parts[parts.length - 1] as string;
-  if (!text.startsWith(first) || text.length < first.length + last.length) return false;
-  let at = first.length;
-  for (const p of parts.slice(1, -1)) {
-    const i = text.indexOf(p, at);
-    if (i < 0) return false;
-    at = i + p.length;
-  }
-  return text.length - last.length >= at && text.endsWith(last);
 }
 
 const anyOf = (patterns: readonly string[], v: string) =>
