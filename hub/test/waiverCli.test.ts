@@ -24,6 +24,23 @@ describe('hub waiver add|list|remove', () => {
       const bad = run('waiver', 'add', '--pattern', 'x', '--expires', 'tomorrow', '--reason', 'r', '-c', cfg);
       expect(bad.status).toBe(2);
       expect(bad.stderr).toContain('--expires "tomorrow": give a future time within a year');
+      // what the API refuses the CLI refuses too, naming the option (the API's own schema)
+      const tooMany = Array.from({ length: 101 }, (_, i) => `a${i}`).join(',');
+      const wide = run(
+        'waiver',
+        'add',
+        '--pattern',
+        'x',
+        '--expires',
+        '7d',
+        '--reason',
+        'r',
+        '--attributes',
+        tooMany,
+        '-c',
+        cfg,
+      );
+      expect([wide.status, wide.stderr]).toEqual([2, expect.stringContaining('--attributes: ')]);
 
       const added = run(
         'waiver',

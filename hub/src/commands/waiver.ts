@@ -1,4 +1,4 @@
-import { parseExpiry, type Waiver } from '@driftline/protocol';
+import { parseExpiry, type Waiver, WaiverCreateSchema } from '@driftline/protocol';
 import type { Command } from 'commander';
 import { openDriftStore, openHubStore } from '../adapters/openStores.js';
 import type { HubConfig } from '../config.js';
@@ -96,6 +96,25 @@ export function addWaiverVerbs(program: Command, config: (o: { config?: string }
         config?: string;
         json?: boolean;
       }) => {
+        const attributes = list(o.attributes);
+        const sites = list(o.sites);
+        const environments = list(o.environments);
+        const components = list(o.components);
+        // the API's own schema, so the CLI refuses what the API would, naming the option
+        const parsed = WaiverCreateSchema.safeParse({
+          pattern: o.pattern,
+          reason: o.reason,
+          expires: o.expires,
+          attributes,
+          sites,
+          environments,
+          components,
+        });
+        if (!parsed.success) {
+          for (const i of parsed.error.issues)
+            console.error(`hub waiver add: --${String(i.path[0] ?? 'pattern')}: ${i.message}`);
+          process.exit(2);
+        }
         const expiresAt = parseExpiry(o.expires, Date.now());
         if (expiresAt === null) {
           console.error(
@@ -103,15 +122,7 @@ export function addWaiverVerbs(program: Command, config: (o: { config?: string }
           );
           process.exit(2);
         }
-        if (o.pattern.length > 1000 || o.reason.length > 500) {
-          console.error('hub waiver add: --pattern is at most 1000 characters and --reason at most 500');
-          process.exit(2);
-        }
         const author = (o.author ?? process.env.USER ?? 'cli').slice(0, 100);
-        const attributes = list(o.attributes);
-        const sites = list(o.sites);
-        const environments = list(o.environments);
-        const components = list(o.components);
         const w = await withDrift(o, (d) =>
           d.addWaiver(
             {
