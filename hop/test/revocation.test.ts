@@ -18,29 +18,39 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-describe('revocation during a held pull', () => {
-  it('answers the held pull 401 at once, and the control queued after the revoke never reaches it', async () => {
-    const backend = new MemoryHopBackend({ name: 'relay-1', role: 'relay', maxHoldS: 3600 });
-    backend.addToken(TOKEN, { name: 'ship-7', sites: ['ship-7'] });
-    const hop = createHopServer(backend, {
-      uploads: { directory: mkdtempSync(join(tmpdir(), 'hop-revoke-')) },
-      revocationCheckMs: 50,
-    });
-    const { url } = await hop.listen();
-    closers.push(() => hop.close());
-    const client = new HopClient({ url, token: TOKEN });
-    closers.push(async () => client.abort());
-    // a first pull learns the longest hold; the second is held
-    await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
-    const held = client.pullDownlink('ship-7', undefined, undefined, { waitS: 3600 });
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await hop.metrics.heldOpen.get()).values[0]?.value).toBe(1);
-    backend.removeToken(TOKEN);
-    const r = await held;
+/** A relay holding ship-7's pull for up to an hour, its tokens checked every `recheckMs`. */
+async function heldPull(recheckMs: number) {
+  const backend = new MemoryHopBackend({ name: 'relay-1', role: 'relay', maxHoldS: 3600 });
+  backend.addToken(TOKEN, { name: 'ship-7', sites: ['ship-7'] });
+  const hop = createHopServer(backend, {
+    uploads: { directory: mkdtempSync(join(tmpdir(), 'hop-revoke-')) },
+    revocationCheckMs: recheckMs,
+  });
+  const { url } = await hop.listen();
+  closers.push(() => hop.close());
+  const client = new HopClient({ url, token: TOKEN });
+  closers.push(async () => client.abort());
+  // a first pull learns the longest hold; the second is held
+  await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
+  const held = client.pullDownlink('ship-7', undefined, undefined, { waitS: 3600 });
+  // bounded: at most 5 s of 20 ms turns for the pull to be held
+  for (let i = 0; i < 250 && (await hop.metrics.heldOpen.get()).values[0]?.value !== 1; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  expect((await hop.metrics.heldOpen.get()).values[0]?.value).toBe(1);
+  const control = async () =>
     backend.enqueueDownlink(
       'ship-7',
       (await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never)).bytes,
     );
+  return { backend, hop, client, held, control };
+}
+
+describe('revocation during a held pull', () => {
+  it('answers the held pull 401 at once, and the control queued after the revoke never reaches it', async () => {
+    const { backend, hop, client, held, control } = await heldPull(50);
+    backend.removeToken(TOKEN);
+    const r = await held;
+    await control();
     expect(r.ok).toBe(false);
     if (!r.ok) expect([r.status, r.code]).toEqual([401, 'unauthorized']);
     // closed by the check (not the hour's hold), and counted
@@ -48,28 +58,12 @@ describe('revocation during a held pull', () => {
     const again = await client.pullDownlink('ship-7', undefined);
     expect(again.ok).toBe(false);
   });
+
   it('counts a held pull woken between two checks and answered 401 by its last look as closed by the revoke', async () => {
     // the check never comes in this test: what wakes the pull is the control queued after the revoke
-    const backend = new MemoryHopBackend({ name: 'relay-1', role: 'relay', maxHoldS: 3600 });
-    backend.addToken(TOKEN, { name: 'ship-7', sites: ['ship-7'] });
-    const hop = createHopServer(backend, {
-      uploads: { directory: mkdtempSync(join(tmpdir(), 'hop-revoke-woken-')) },
-      revocationCheckMs: 3_600_000,
-    });
-    const { url } = await hop.listen();
-    closers.push(() => hop.close());
-    const client = new HopClient({ url, token: TOKEN });
-    closers.push(async () => client.abort());
-    await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
-    const held = client.pullDownlink('ship-7', undefined, undefined, { waitS: 3600 });
-    // bounded: at most 5 s of 20 ms turns for the pull to be held
-    for (let i = 0; i < 250 && (await hop.metrics.heldOpen.get()).values[0]?.value !== 1; i++)
-      await new Promise((r) => setTimeout(r, 20));
+    const { backend, hop, held, control } = await heldPull(3_600_000);
     backend.removeToken(TOKEN);
-    backend.enqueueDownlink(
-      'ship-7',
-      (await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never)).bytes,
-    );
+    await control();
     const r = await held;
     expect(r.ok).toBe(false);
     if (!r.ok) expect([r.status, r.code]).toEqual([401, 'unauthorized']);
