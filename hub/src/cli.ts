@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigProblem } from '@driftline/hop/config';
 import { takeDataDirLock } from '@driftline/hop/lock';
+import { stopWithParent } from '@driftline/protocol';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
@@ -166,6 +167,7 @@ verb(
   const stop = () => hub.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child
 });
 
 addPublicationVerbs(program, config);

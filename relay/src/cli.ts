@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigProblem, listenAs } from '@driftline/hop/config';
 import { takeDataDirLock } from '@driftline/hop/lock';
+import { stopWithParent } from '@driftline/protocol';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateRelayKey } from './adapters/fs/relayKey.js';
@@ -70,6 +71,7 @@ program
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child
   });
 
 const token = program.command('token').description('manage the bearer tokens of downstream peers');

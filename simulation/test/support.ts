@@ -28,7 +28,7 @@ export class ProcessGroup {
     const c = commandFor(bin); // the packaged agent and relay when the global set-up unpacked one
     const p = spawn(c.cmd, [...c.args, ...args], {
       ...opts,
-      env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
+      env: { ...process.env, LOG_LEVEL: 'warn', DRIFTLINE_EXIT_WITH_PARENT: '1', ...opts.env },
       stdio: 'ignore',
     });
     this.procs.add(p);

@@ -1,3 +1,4 @@
+import { stopWithParent } from '@driftline/protocol';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { startAgent } from '../app.js';
@@ -51,5 +52,6 @@ export function registerRun(program: Command): void {
       };
       process.on('SIGTERM', () => void stop('SIGTERM'));
       process.on('SIGINT', () => void stop('SIGINT'));
+      stopWithParent(() => void stop('parent gone')); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child
     });
 }

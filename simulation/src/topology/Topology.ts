@@ -96,7 +96,12 @@ export class Topology {
     let bin: string;
     let args: string[];
     let cwd: string | undefined;
-    const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+    // a demo or test killed outright leaves no program behind (docs/operations.md, supervisors)
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+      DRIFTLINE_EXIT_WITH_PARENT: '1',
+    };
     if (name === 'hub') {
       bin = BINS.hub;
       args = ['run', '--config', this.layout.hubConfig];

@@ -86,7 +86,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     const c = commandFor(bin);
     const child = spawn(c.cmd, [...c.args, ...args], {
       cwd,
-      env: { ...process.env, LOG_LEVEL: 'info', ...env },
+      env: { ...process.env, LOG_LEVEL: 'info', DRIFTLINE_EXIT_WITH_PARENT: '1', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const p: Program = { name, child, stderr: programs.get(name)?.stderr ?? '' };
