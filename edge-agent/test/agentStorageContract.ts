@@ -81,9 +81,15 @@ export function runAgentStorageContract(
         s.commit({ heldCells: [held('prod/b', '{"n":1}'), held('prod/a', '{"n":1}')] });
         s.commit({ heldCells: [held('prod/b', '{"n":2}')] });
         expect(s.heldCells()).toEqual([held('prod/a', '{"n":1}'), held('prod/b', '{"n":2}')]);
-        const heldRun = (runId: string) => ({ runId, epoch: 1, run: '{}', heldAt: 6 });
-        s.commit({ heldRuns: [heldRun('r2'), heldRun('r1')] });
-        expect(s.heldRuns()).toEqual([heldRun('r1'), heldRun('r2')]);
+        const heldRun = (runId: string, waitUntil: number | null = 606) => ({
+          runId,
+          epoch: 1,
+          run: '{}',
+          heldAt: 6,
+          waitUntil,
+        });
+        s.commit({ heldRuns: [heldRun('r2', null), heldRun('r1')] });
+        expect(s.heldRuns()).toEqual([heldRun('r1'), heldRun('r2', null)]);
         s.commit({ heldCleared: true, heldCells: [held('prod/c', '{}')], heldRuns: [heldRun('r3')] });
         expect(s.heldCells()).toEqual([held('prod/c', '{}')]);
         expect(s.heldRuns()).toEqual([heldRun('r3')]);

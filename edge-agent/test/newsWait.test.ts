@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordRunInput } from '../src/ports/Ledger.js';
-import { ackFor, memoryLedger, sqliteLedger } from './agentStorageFixtures.js';
-import { runId, summary, tempDir } from './helpers/storeFixtures.js';
+import { ackFor, memoryLedger } from './agentStorageFixtures.js';
+import { runId, summary } from './helpers/storeFixtures.js';
 
 /**
  * News waits for its round by default where that is safe (docs/decisions/485-news-waits-for-its-round.md):
  * a scheduled round's changed plan is held until the round's last result, at most min(600 s, a tenth of
  * the cell's cadence); a failure, a first result and a plan no schedule ran (start-up's, a request's)
- * go with the next push.
+ * go with the next push. Across a restart: `heldNewsRestart.test.ts`.
  */
 
 const SIX_HOURS = 6 * 3600;
@@ -89,18 +89,5 @@ describe('news waits for its round by default', () => {
     const { ledger } = estate({ holdNewsMs: 0 });
     ledger.recordMany([input(1, 0, 'b', SIX_HOURS)], { moreComing: true });
     expect(ledger.pending()).toHaveLength(1);
-  });
-
-  it('after a restart, news held before it goes with the next push (a start-up holds nothing back)', () => {
-    const dir = tempDir();
-    const first = sqliteLedger(dir).ledger;
-    first.recordMany([input(0, 0), input(0, 1)]);
-    const d = first.pending()[0]!;
-    first.applyAck({ ...ackFor(d.epoch, d.heads, []), readsConfirmed: true });
-    first.recordMany([input(1, 0, 'b', SIX_HOURS)], { moreComing: true });
-    expect(first.pending()).toEqual([]);
-    first.close();
-    const again = sqliteLedger(dir).ledger;
-    expect(again.pending()).toHaveLength(1);
   });
 });

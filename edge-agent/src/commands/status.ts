@@ -30,12 +30,21 @@ const heldLine = (h: StoreStatus['held']) =>
     ? 'held back      nothing'
     : `held back      ${h.cells} cell(s), ${h.runs} new run(s) of a plan round under way, since ${ago(h.since)}; they go up with the round's last plan${h.dueBy === null ? '' : `, ${at(h.dueBy)} at the latest`}`;
 
+/** Changed plans of a cron round waiting for it (decision 485): held until their deadline, not due. */
+const heldNewsLine = (n: StoreStatus['heldNews']) =>
+  n.count === 0
+    ? []
+    : [
+        `held news      ${n.count} changed plan(s), ${n.until !== null && n.until > Date.now() ? `held until ${new Date(n.until).toISOString()} (its round)` : 'due: they go with the next push'}`,
+      ];
+
 export function renderStatus(s: StoreStatus): string {
   const lines = [
     `agent          ${s.site}/${s.agent}`,
     `unacknowledged ${s.unackedRuns} run(s), oldest ${ago(s.oldestUnackedAt)}`,
     `bytes pending  ${mb(s.bytesPending)} (${s.blobsPending} blob(s) held, ${s.blobsAwaitingReceipt} of them uploaded and awaiting a hub receipt; ${s.blobReuploads} upload(s) again since start of the store)`,
     heldLine(s.held),
+    ...heldNewsLine(s.heldNews),
     `last push      ${s.lastPush ? `${s.lastPush.ok ? 'ok' : 'FAILED'} ${ago(s.lastPush.at)} via ${s.lastPush.upstream ?? '-'}${s.lastPush.ok ? '' : `: ${s.lastPush.detail}`}` : 'never'}`,
     `last hub ack   ${ago(s.lastAckAt)}`,
     ...s.rejections.map(rejectionLine),
@@ -55,12 +64,21 @@ export function renderStatus(s: StoreStatus): string {
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description('Show what is waiting to go upstream, the last push and ack, upstreams, epoch and disk use')
+    .description(
+      'Show what is waiting to go upstream (and what is held back for its round, until when), the last push and ack, upstreams, epoch and disk use',
+    )
     .requiredOption('--config <file>', 'agent configuration (YAML)')
     .option('--json', 'print the status as JSON')
     .addHelpText(
       'after',
-      '\nSafe to run while the daemon runs.\n\nExample:\n  edge-agent status --config /etc/driftline/agent.yaml --json',
+      [
+        '',
+        "Safe to run while the daemon runs. A cron round's changed plans waiting for the round read",
+        '`held news ... held until <time> (its round)` (in --json: heldNews { count, until }).',
+        '',
+        'Example:',
+        '  edge-agent status --config /etc/driftline/agent.yaml --json',
+      ].join('\n'),
     )
     .action((o: { config: string; json?: boolean }) => {
       const config = configOrExit(o.config);
@@ -81,6 +99,7 @@ export function registerStatus(program: Command): void {
           agent: config.agent,
           maxQueueBytes: config.sync.maxQueueBytes,
           rejectedRetryMs: config.sync.rejectedRetryS * 1000,
+          holdNewsMs: config.sync.newsHoldS * 1000, // a held plan's deadline reads capped by it, as in the daemon
         });
       } catch (e) {
         process.stderr.write(`edge-agent status: ${(e as Error).message}\n`);

@@ -176,6 +176,12 @@ export interface HeldRunRow {
   epoch: number;
   run: string;
   heldAt: number;
+  /**
+   * Until when it may wait for its round (ledger clock, ms; decision 485): a push after then writes it.
+   * Kept so a restart neither sends it early nor holds it longer. `null`: it does not wait (nor does a
+   * row held before deadlines were stored): it goes with the next push.
+   */
+  waitUntil: number | null;
 }
 
 /**

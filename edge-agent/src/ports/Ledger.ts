@@ -110,6 +110,12 @@ export interface StoreStatus {
    * (a changed plan: when its round's wait ends, or with the next push; decisions 370, 485).
    */
   held: { cells: number; runs: number; since: number | null; dueBy: number | null };
+  /**
+   * The changed plans among them (`held.runs`: news waiting for its round, decision 485) and `until` when
+   * they go with the next push at the latest (`held.dueBy`: what is held goes together); `null` when none.
+   * The deadline is stored, so a status beside the daemon or after a restart reads the same.
+   */
+  heldNews: { count: number; until: number | null };
   blobsPending: number;
   /** Blobs an upstream took (tus completion) that the hub has not acknowledged yet: uploaded again after resendAfterS. */
   blobsAwaitingReceipt: number;

@@ -208,13 +208,22 @@ export class SqliteAgentStorage implements AgentStorage {
   }
   heldRuns(): HeldRunRow[] {
     return (
-      this.sql('SELECT run_id, epoch, run, held_at FROM held_runs ORDER BY run_id').all() as Array<{
+      this.sql(
+        'SELECT run_id, epoch, run, held_at, wait_until FROM held_runs ORDER BY run_id',
+      ).all() as Array<{
         run_id: string;
         epoch: number;
         run: string;
         held_at: number;
+        wait_until: number | null;
       }>
-    ).map((r) => ({ runId: r.run_id, epoch: r.epoch, run: r.run, heldAt: r.held_at }));
+    ).map((r) => ({
+      runId: r.run_id,
+      epoch: r.epoch,
+      run: r.run,
+      heldAt: r.held_at,
+      waitUntil: r.wait_until,
+    }));
   }
 
   blob(sha256: string): BlobInfo | undefined {

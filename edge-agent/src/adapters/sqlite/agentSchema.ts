@@ -136,4 +136,9 @@ export const AGENT_MIGRATIONS: readonly string[] = [
     held_at INTEGER NOT NULL
   );
   `,
+  // Until when a held changed plan may wait for its round (decision 485): kept so a restart keeps it
+  // waiting until then and no longer. Rows held before this step have none: they go with the next push.
+  `
+  ALTER TABLE held_runs ADD COLUMN wait_until INTEGER;
+  `,
 ];

@@ -142,9 +142,10 @@ export function applyWrites(sql: Sql, w: AgentWriteSet): void {
     ).run(h.cellKey, h.epoch, h.cell, h.heldAt);
   for (const h of w.heldRuns ?? [])
     sql(
-      `INSERT INTO held_runs (run_id, epoch, run, held_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (run_id) DO UPDATE SET epoch = excluded.epoch, run = excluded.run, held_at = excluded.held_at`,
-    ).run(h.runId, h.epoch, h.run, h.heldAt);
+      `INSERT INTO held_runs (run_id, epoch, run, held_at, wait_until) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (run_id) DO UPDATE SET epoch = excluded.epoch, run = excluded.run, held_at = excluded.held_at,
+         wait_until = excluded.wait_until`,
+    ).run(h.runId, h.epoch, h.run, h.heldAt, h.waitUntil);
 }
 
 /** One statement per distinct set of fields (a handful: announce, upload, ack, drop). */

@@ -58,7 +58,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
    */
   private confirmApart = false;
   /** Results held out of the document: cells by key, changed plans' run entries (decision 370; `heldResults.ts`). */
-  private held: HeldResults = loadHeld(this.storage);
+  private held: HeldResults = loadHeld(this.storage, this.opts.now(), this.opts.holdNewsMs);
   /** The facts of the last batch held: written with the held results. */
   private heldFacts: AgentFacts | undefined;
 

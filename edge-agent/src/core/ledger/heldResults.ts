@@ -23,10 +23,10 @@ export interface HeldResults extends HeldAfter {
   /** When each changed plan's run entry was held (ledger clock), by run id. */
   runHeldAt: Map<string, number>;
   /**
-   * How long each changed plan may wait (`newsWaitMs`), by run id; absent: not at all. Not kept across a
-   * restart: news held before one goes with the next push (a start-up holds nothing back, decision 485).
+   * Until when each changed plan may wait (ledger clock: when it was held plus its `newsWaitMs`), by run
+   * id; absent: not at all. Stored with its row, so a restart keeps it waiting until then (`loadHeld`).
    */
-  runWaitMs: Map<string, number>;
+  runWaitUntil: Map<string, number>;
 }
 
 export const nothingHeld = (): HeldResults => ({
@@ -34,7 +34,7 @@ export const nothingHeld = (): HeldResults => ({
   runs: new Map(),
   heldAt: new Map(),
   runHeldAt: new Map(),
-  runWaitMs: new Map(),
+  runWaitUntil: new Map(),
 });
 
 /** How long held confirmations may wait (decision 370); a changed plan's wait is its own (decision 485). */
@@ -45,9 +45,15 @@ export interface HoldLimits {
 /**
  * What storage holds (after a restart: held results are durable like the run rows they belong to). The
  * rows are this ledger's own canonical JSON of values it built: read back as written, not re-validated
- * (a schema would drop fields it does not list).
+ * (a schema would drop fields it does not list). A changed plan's stored deadline holds (decision 485),
+ * capped at `now` plus its own wait and `newsHoldMs`: a clock that jumped backwards, or a hold turned
+ * down since, never keeps news longer than that from start-up; a deadline past goes with the next push.
  */
-export function loadHeld(storage: Pick<RunStorage, 'heldCells' | 'heldRuns'>): HeldResults {
+export function loadHeld(
+  storage: Pick<RunStorage, 'heldCells' | 'heldRuns'>,
+  now: number,
+  newsHoldMs: number,
+): HeldResults {
   const held = nothingHeld();
   for (const r of storage.heldCells()) {
     held.cells.set(r.cellKey, JSON.parse(r.cell) as DocCell);
@@ -56,6 +62,9 @@ export function loadHeld(storage: Pick<RunStorage, 'heldCells' | 'heldRuns'>): H
   for (const r of storage.heldRuns()) {
     held.runs.set(r.runId, JSON.parse(r.run) as DocRun);
     held.runHeldAt.set(r.runId, r.heldAt);
+    if (r.waitUntil === null || r.waitUntil <= r.heldAt) continue; // no wait: it goes with the next push
+    const cap = now + Math.min(newsHoldMs, r.waitUntil - r.heldAt);
+    held.runWaitUntil.set(r.runId, Math.min(r.waitUntil, cap));
   }
   return held;
 }
@@ -82,15 +91,17 @@ export function holdBatch(
       cells.push({ cellKey, epoch, cell: canonicalJson(cell), heldAt: at });
   }
   const runHeldAt = new Map<string, number>();
-  const runWaitMs = new Map<string, number>();
+  const runWaitUntil = new Map<string, number>();
   for (const [runId, run] of after.runs) {
     const at = before.runHeldAt.get(runId);
     runHeldAt.set(runId, at ?? now);
-    const wait = at === undefined ? waits.get(runId) : before.runWaitMs.get(runId);
-    if (wait) runWaitMs.set(runId, wait);
-    if (at === undefined) runs.push({ runId, epoch, run: canonicalJson(run), heldAt: now });
+    const wait = waits.get(runId) ?? 0;
+    const until = at === undefined ? (wait > 0 ? now + wait : undefined) : before.runWaitUntil.get(runId);
+    if (until !== undefined) runWaitUntil.set(runId, until);
+    if (at === undefined)
+      runs.push({ runId, epoch, run: canonicalJson(run), heldAt: now, waitUntil: until ?? null });
   }
-  return { held: { ...after, heldAt, runHeldAt, runWaitMs }, cells, runs };
+  return { held: { ...after, heldAt, runHeldAt, runWaitUntil }, cells, runs };
 }
 
 /**
@@ -102,7 +113,7 @@ export function heldDue(held: HeldResults, now: number, limits: HoldLimits): boo
   // every held run has its cell held with it; a run alone (not expected) is not kept waiting
   if (held.runs.size > 0 && held.cells.size === 0) return true;
   for (const run of held.runs.values()) if (isFailureStatus(run.summary.status)) return true;
-  for (const [runId, at] of held.runHeldAt) if (now - at >= (held.runWaitMs.get(runId) ?? 0)) return true;
+  for (const runId of held.runHeldAt.keys()) if (now >= (held.runWaitUntil.get(runId) ?? now)) return true;
   for (const at of held.heldAt.values()) if (now - at >= limits.confirmationsMs) return true;
   return false;
 }
@@ -118,6 +129,6 @@ export function heldSummary(held: HeldResults, limits: HoldLimits) {
     if (since === null || at < since) since = at;
     due(at + limits.confirmationsMs);
   }
-  for (const [runId, at] of held.runHeldAt) due(at + (held.runWaitMs.get(runId) ?? 0));
+  for (const [runId, at] of held.runHeldAt) due(held.runWaitUntil.get(runId) ?? at);
   return { cells: held.cells.size, runs: held.runs.size, since, dueBy };
 }

@@ -45,6 +45,7 @@ export function readStatus(
     oldestUnackedAt: storage.oldestUnackedFinish(),
     bytesPending: base.pendingChangeBytes + blobs.bytes,
     held: base.held,
+    heldNews: { count: base.held.runs, until: base.held.runs > 0 ? base.held.dueBy : null },
     blobsPending: blobs.count,
     blobsAwaitingReceipt: storage.blobsAwaitingReceipt(),
     lastPush,
