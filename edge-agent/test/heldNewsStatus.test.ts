@@ -45,7 +45,7 @@ describe('edge-agent status and held news', () => {
     expect(s.heldNews).toEqual({ count: 1, until: heldAt + NEWS_WAIT });
     expect(s.held).toEqual({ cells: 1, runs: 1, since: heldAt, dueBy: heldAt + NEWS_WAIT });
     expect(renderStatus(s)).toContain(
-      `held news      1 changed plan(s), held until ${new Date(heldAt + NEWS_WAIT).toISOString()} (its round)\n`,
+      `held news      1 result(s), held until ${new Date(heldAt + NEWS_WAIT).toISOString()} (its round)\n`,
     );
     // a changed plan no schedule ran is due at once, and what is held goes with it
     now += 1000;
@@ -53,7 +53,7 @@ describe('edge-agent status and held news', () => {
     const due = ledger.status();
     expect(due.heldNews).toEqual({ count: 2, until: now });
     expect(renderStatus({ ...due, heldNews: { count: 2, until: Date.now() - 1 } })).toContain(
-      'held news      2 changed plan(s), due: they go with the next push\n',
+      'held news      2 result(s), due: they go with the next push\n',
     );
   });
 
@@ -105,7 +105,7 @@ components:
     const text = cli([]);
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toContain(
-      `held news      1 changed plan(s), held until ${new Date(heldAt + NEWS_WAIT).toISOString()} (its round)`,
+      `held news      1 result(s), held until ${new Date(heldAt + NEWS_WAIT).toISOString()} (its round)`,
     );
   });
 });

@@ -35,7 +35,7 @@ const heldNewsLine = (n: StoreStatus['heldNews']) =>
   n.count === 0
     ? []
     : [
-        `held news      ${n.count} changed plan(s), ${n.until !== null && n.until > Date.now() ? `held until ${new Date(n.until).toISOString()} (its round)` : 'due: they go with the next push'}`,
+        `held news      ${n.count} result(s), ${n.until !== null && n.until > Date.now() ? `held until ${new Date(n.until).toISOString()} (its round)` : 'due: they go with the next push'}`,
       ];
 
 export function renderStatus(s: StoreStatus): string {
