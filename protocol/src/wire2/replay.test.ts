@@ -4,6 +4,7 @@ import {
   acceptSeq,
   advanceReceipt,
   EMPTY_WINDOW,
+  type ReceiptState,
   readAbove,
   receiptCovers,
   SEQ_WINDOW,
@@ -36,7 +37,7 @@ describe('sequences of a stream', () => {
 
 describe('cumulative receipts', () => {
   it('folds a contiguous run into upTo and keeps the rest as a bitmap', () => {
-    let s = { upTo: 0, above: [] as number[] };
+    let s: ReceiptState = { upTo: 0, above: [] };
     for (const q of [1, 2, 4, 7]) s = advanceReceipt(s, q);
     expect(s).toEqual({ upTo: 2, above: [4, 7] });
     const bm = aboveBitmap(s);
