@@ -30,6 +30,8 @@ export interface PushBody {
   heartbeat?: HeartbeatBody;
   /** No change will follow in this epoch. */
   sealed?: true;
+  /** The agent's send time, ms: asks the relay to stamp the exchange in its custody answer (decision 290). */
+  t0?: number;
 }
 
 /** `pull`, agent → its relay: a held pull, and the cumulative receipt of the downlink. */
@@ -98,6 +100,7 @@ export const FIELDS: Record<KindName, Field[]> = {
     { key: 3, name: 'changesEncoding', type: 'encoding' },
     { key: 4, name: 'heartbeat', type: 'heartbeat' },
     { key: 5, name: 'sealed', type: 'true' },
+    { key: 6, name: 't0', type: 'uint' },
   ],
   pull: [
     { key: 1, name: 'have', type: 'uint', required: true },
