@@ -1,5 +1,5 @@
 /** Why bytes are not a usable bundle or batch. Maps onto the ERRORS table by `code`. */
-export type CodecErrorCode = 'bad-bundle' | 'unsupported-version' | 'unknown-kind' | 'payload-too-large';
+export type CodecErrorCode = 'bad-bundle' | 'unsupported-version' | 'unknown-kind';
 
 export class BundleCodecError extends Error {
   constructor(

@@ -82,7 +82,7 @@ describe('hop v2 messages', () => {
       body: { epoch: 1, changes: new Uint8Array(5000) },
     };
     const d = decodeMessage(await encodeMessage(big, agent.privateKey), { maxBytes: 4096 });
-    expect(d.ok || d.error.code).toBe('payload-too-large');
+    expect(d.ok || d.error.code).toBe('bad-bundle');
     expect(d.ok || d.error.message).toMatch(/over the limit of 4096/);
   });
 

@@ -111,10 +111,8 @@ const bad = (m: string) => fail('bad-bundle', `hop v2 message: ${m}`);
 export function decodeMessage(bytes: Uint8Array, opts: DecodeOptions = {}): Decoded<DecodedMessage> {
   const maxBytes = opts.maxBytes ?? MAX_MESSAGE_BYTES;
   if (bytes.length > maxBytes)
-    return fail(
-      'payload-too-large',
-      `hop v2 message is ${bytes.length} bytes, over the limit of ${maxBytes}`,
-    );
+    // a server caps the body before the codec and answers `payload-too-large`; this is the second line
+    return bad(`${bytes.length} bytes, over the limit of ${maxBytes}`);
   if (bytes.length < MIN_MESSAGE_BYTES) return bad(`${bytes.length} bytes is too short to be one`);
   const first = bytes[0] as number;
   if (first >> 5 !== 4 || (first & 0x1f) >= 24)
