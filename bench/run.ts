@@ -148,7 +148,7 @@ const parts: Record<string, Part> = {
       pass: {
         quietWithin2xFloor: false,
         quietHttp1Within2xFloor: false,
-        quietStampsWithPushWithin2xFloor: false,
+        quietStampsAsV1Within2xFloor: false,
       },
     },
     run: async () => lastJsonLine((await runTs('bench/parts/hopV2Budget.ts', flag, 8 * min)).stdout),
