@@ -44,6 +44,11 @@ const SITE_DAY = {
   costUsd: 0,
 };
 
+/** hopV2Budget: a day over one v2 carrier, and v1's day beside it. */
+const V2_CARRIER = { bytes: 0, connections: 0, requests: 0, messageBytes: 0, vsFloor: 0, vsFloorBothWays: 0 };
+const V2_DAY = { http1: V2_CARRIER, h2One: V2_CARRIER, h2PerRound: V2_CARRIER };
+const V1_DAY = { bytes: 0, requests: 0, floorBytes: 0, floorBothWaysBytes: 0, vsFloor: 0 };
+
 const parts: Record<string, Part> = {
   delivery: {
     keys: { oneWayDelayMs: 0, hops: 0, driftlineMs: 0, automergeSyncMs: 0 },
@@ -126,6 +131,27 @@ const parts: Record<string, Part> = {
       pass: { quietWithin2xFloor: false },
     },
     run: async () => lastJsonLine((await runTs('bench/parts/siteDay.ts', flag, 6 * min)).stdout),
+  },
+  hopV2Budget: {
+    // issue 46: siteDay's quiet and busy days in hop v2 messages beside v1 and the floor, same run
+    // (docs/decisions/490-hop-v2-wire-format.md); each carrier: bytes, vsFloor, vsFloorBothWays
+    keys: {
+      cells: 0,
+      v1: { quiet: V1_DAY, busy: V1_DAY },
+      v2: {
+        quiet: V2_DAY,
+        quietAsChanges: V2_DAY,
+        busy: V2_DAY,
+        quietStampsWithPush: V2_DAY,
+        busyStampsWithPush: V2_DAY,
+      },
+      pass: {
+        quietWithin2xFloor: false,
+        quietHttp1Within2xFloor: false,
+        quietStampsAsV1Within2xFloor: false,
+      },
+    },
+    run: async () => lastJsonLine((await runTs('bench/parts/hopV2Budget.ts', flag, 8 * min)).stdout),
   },
   wireBytes: {
     keys: {

@@ -19,6 +19,11 @@ export interface TappedResponse {
   encoding?: string;
   /** The response's header names and the bytes of each line, where `keepBody` asked for it. */
   headLines?: Record<string, number>;
+  /** The request's body as sent (still encoded) and its header lines (name → value), where `keepBody` asked. */
+  reqBody?: Buffer;
+  reqHeaders?: [string, string][];
+  /** The response's header lines (name → value), where `keepBody` asked. */
+  ansHeaders?: [string, string][];
 }
 
 /**
@@ -39,8 +44,13 @@ export async function startHttpTap(
     let reqHeadBytes = `${req.method} ${req.url} HTTP/1.1\r\n`.length + 2;
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
       reqHeadBytes += `${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`.length;
+    const keep = keepBody(req.method ?? '', req.url ?? '');
+    const reqKept: Buffer[] | null = keep ? [] : null;
+    const pairs = (raw: string[]) =>
+      raw.flatMap((v, i, a): [string, string][] => (i % 2 === 0 ? [[v, a[i + 1] ?? '']] : []));
     req.on('data', (c: Buffer) => {
       reqBytes += c.length;
+      reqKept?.push(c);
     });
     const up = request(
       {
@@ -55,7 +65,7 @@ export async function startHttpTap(
         for (let i = 0; i + 1 < ur.rawHeaders.length; i += 2)
           bytes += `${ur.rawHeaders[i]}: ${ur.rawHeaders[i + 1]}\r\n`.length;
         res.writeHead(ur.statusCode ?? 502, ur.statusMessage, ur.rawHeaders);
-        const kept: Buffer[] | null = keepBody(req.method ?? '', req.url ?? '') ? [] : null;
+        const kept: Buffer[] | null = keep ? [] : null;
         ur.on('data', (c: Buffer) => {
           bytes += c.length;
           kept?.push(c);
@@ -74,6 +84,9 @@ export async function startHttpTap(
               ? {
                   body: Buffer.concat(kept),
                   encoding: String(ur.headers['content-encoding'] ?? 'identity'),
+                  reqBody: Buffer.concat(reqKept ?? []),
+                  reqHeaders: pairs(req.rawHeaders),
+                  ansHeaders: pairs(ur.rawHeaders),
                   headLines: Object.fromEntries(
                     ur.rawHeaders.flatMap((v, i, a) =>
                       i % 2 === 0 ? [[v, `${v}: ${a[i + 1]}\r\n`.length]] : [],

@@ -18,7 +18,9 @@
  * (decision 395): the number of pushes a busy round really costs, with the default settings (a cron
  * round's news waits for it, at most min(600 s, a tenth of the cadence): decision 485); (d)
  * `busyNewsAtOnce`: the same with `sync.newsHoldS: 0` (each changed plan with the next push, the default
- * before decision 485).
+ * before decision 485). `--breakdown` (issue 46, bench part hopV2Budget): the quiet and busy days only, each
+ * with its first round's exchanges and a timed empty pull opened (`exchangeBreakdown`), and every round's
+ * facts and pushed Automerge changes, for the v2 budget to rebuild the same rounds.
  */
 import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
@@ -38,6 +40,7 @@ import {
 import { startHttpTap, type TappedResponse } from '../lib/httpTap.js';
 import { type PlanState, realPlan, rng } from '../lib/plans.js';
 import { startChain } from '../lib/topology.js';
+import { exchangeBreakdown, pushedChanges } from '../lib/v1Breakdown.js';
 
 const CELLS = 200;
 const ROUNDS = 4; // the default schedule, every 6 h
@@ -54,6 +57,13 @@ const ONE_PER_PLAN = process.argv.includes('--one-change-per-plan');
 const ONE_LANE = process.argv.includes('--one-lane');
 /** Seconds between two plans' ends in a round, as the daemon runs them (`asDaemon`). */
 const PLAN_GAP_S = 10;
+const BREAKDOWN = process.argv.includes('--breakdown');
+
+/** A round as `--breakdown` hands it on: each cell's plan end and whether it changed, and the pushed changes. */
+interface RoundFacts {
+  cells: { at: number; changed: boolean }[];
+  changes: string[];
+}
 
 interface DayResult {
   bytesUp: number;
@@ -79,11 +89,11 @@ async function day(
   seed: number,
   asDaemon = false,
   newsHoldS?: number,
-): Promise<DayResult & { pushes: number }> {
+): Promise<DayResult & { pushes: number; breakdown?: unknown; rounds?: RoundFacts[] }> {
   const keys = await generateSigningKeyPair();
   const chain = await startChain(keys.publicKey, {}, { pullIntervalMs: 200 }, {});
   const holdS = Math.min(AGENT_HOLD_S, chain.maxHoldS);
-  const tap = await startHttpTap(chain.agentLink.port);
+  const tap = await startHttpTap(chain.agentLink.port, undefined, () => BREAKDOWN);
   // Rounds run back to back on the real clock (the relay drops bundles past their lifetime, the hub
   // distrusts a clock that runs ahead); the day's shape is in the counts: four rounds, the pulls between.
   let now = Date.now();
@@ -189,6 +199,7 @@ async function day(
 
   let floorBytes = 0;
   let floorBothWaysBytes = 0;
+  const rounds: RoundFacts[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     now = Math.max(now + 1000, Date.now());
     const facts: object[] = [];
@@ -229,6 +240,10 @@ async function day(
         facts.push({ c, at, s });
       }
     }
+    rounds.push({
+      cells: plans.map(({ at }, i) => ({ at, changed: !recorded[i]?.unchanged })),
+      changes: [],
+    });
     const factBytes = brotliCompressSync(JSON.stringify(facts)).length;
     floorBytes += factBytes + 64;
     floorBothWaysBytes += factBytes + 2 * 64;
@@ -243,6 +258,9 @@ async function day(
   await engine.pullOnce({ waitS: 0 });
 
   const measured = tap.responses.slice(counted);
+  const posts = measured.filter((x) => x.method === 'POST');
+  for (const [i, r] of rounds.entries())
+    r.changes = (posts[i] ? pushedChanges(posts[i]) : []).map((c) => Buffer.from(c).toString('base64'));
   // The three pulls made last are the measured empty ones (as polling sends it, as a held one goes, and
   // as one goes once an hour, timed); a held pull that ended with nothing during the rounds (304) is one
   // of the day's held pulls counted below.
@@ -293,12 +311,27 @@ async function day(
       ),
     },
   );
+  const breakdown = BREAKDOWN
+    ? [
+        posts[0] && exchangeBreakdown('push', posts[0]),
+        measured[1] && exchangeBreakdown('held pull answered with the ack', measured[1]),
+        timedPull && exchangeBreakdown('empty held pull, timed (10 a day)', timedPull),
+        last && exchangeBreakdown('empty held pull, untimed', last),
+      ]
+    : undefined;
   await tap.close();
   store.close();
   await chain.close();
-  return { ...result, pushes };
+  return { ...result, pushes, ...(BREAKDOWN ? { breakdown, rounds } : {}) };
 }
 
+if (BREAKDOWN) {
+  // issue 46: the two days hopV2Budget rebuilds in v2, with their first round opened
+  const q = await day(0, 7);
+  const b = await day(0.05, 7);
+  emit({ cells: CELLS, quiet: q, busy: b });
+  process.exit(0);
+}
 const quiet = await day(0, 7);
 const busy = await day(0.05, 7);
 const busyAsDaemon = await day(0.05, 7, true);

@@ -38,3 +38,4 @@ export * from './run.js';
 export * from './schedule.js';
 export * from './staleness.js';
 export * from './ulid.js';
+export * as wire2 from './wire2/index.js';

@@ -1,0 +1,5 @@
+export * from './cbor.js';
+export * from './heartbeat.js';
+export * from './kinds.js';
+export * from './message.js';
+export * from './replay.js';

@@ -1,0 +1,220 @@
+import type { Value } from './cbor.js';
+import type { HeartbeatBody } from './heartbeat.js';
+
+/**
+ * The kinds of hop v2 message and their bodies (docs/decisions/490-hop-v2-wire-format.md). A body is a
+ * CBOR map keyed by field numbers; an unknown field, a missing one or a value of the wrong type is refused
+ * (as v1's strict payload schemas: a new field comes with a capability the receiver states).
+ */
+export const KINDS = { push: 1, pull: 2, custody: 3, ack: 4 } as const;
+export type KindName = keyof typeof KINDS;
+export const KIND_NAMES = Object.keys(KINDS) as KindName[];
+export const kindName = (n: number): KindName | undefined => KIND_NAMES.find((k) => KINDS[k] === n);
+
+/** Most bytes of Automerge changes one push carries (as v1's batch cap); larger rounds go as several pushes. */
+export const MAX_CHANGES_BYTES = 4 * 1024 * 1024;
+/** Most bytes of a cumulative bitmap (`above`): 8,192 sequences past the cumulative one. */
+export const MAX_ABOVE_BYTES = 1024;
+/** Longest hold a pull may ask, seconds (as v1's `MAX_DOWNLINK_WAIT_S`). */
+export const MAX_HOLD_S = 86_400;
+
+/** `push`, agent → hub through any relays: a round's results. At least one of `changes` and `heartbeat`. */
+export interface PushBody {
+  /** The agent document's epoch the changes belong to (numbered from 1). */
+  epoch: number;
+  /** Automerge changes (`saveSince` the acknowledged heads), as v1's doc-delta carries them. */
+  changes?: Uint8Array;
+  /** `br`: `changes` are brotli-compressed (the receiver inflates within its cap, S8). */
+  changesEncoding?: 'br';
+  /** Cells re-planned unchanged, and when (the quiet-round form). */
+  heartbeat?: HeartbeatBody;
+  /** No change will follow in this epoch. */
+  sealed?: true;
+  /** The agent's send time, ms: asks the relay to stamp the exchange in its custody answer (decision 290). */
+  t0?: number;
+}
+
+/** `pull`, agent → its relay: a held pull, and the cumulative receipt of the downlink. */
+export interface PullBody {
+  /** The agent holds every message of the stream to it up to this sequence (0: none yet). */
+  have: number;
+  /** Hold the answer up to this many seconds while nothing is due (0: answer at once). */
+  holdS: number;
+  /** The agent's send time, ms: asks the relay to stamp the exchange (clock sample, decision 290). */
+  t0?: number;
+}
+
+/** `custody`, relay → agent: the relay holds durably (D1) every push of the agent up to `upTo`. */
+export interface CustodyBody {
+  upTo: number;
+  /** Bitmap of sequences after `upTo + 1` also held (bit i of byte j: `upTo + 2 + 8j + i`). */
+  above?: Uint8Array;
+  /** The exchange's times: the client's t0, the relay's t1 (received) and t2 (answered), ms. */
+  stamp?: [number, number, number];
+}
+
+/** `ack`, hub → agent: the hub committed every push of the agent up to `upTo` (D4: prune on this). */
+export interface AckBody {
+  upTo: number;
+  /** First 8 bytes of sha256 over the signature of the push `upTo`: the ack names that exact message. */
+  tip: Uint8Array;
+  /** Hub time of the commit, ms. */
+  committedAt: number;
+  /** The hub reads confirmations written apart (decision 330). */
+  readsConfirmed?: true;
+  /** As custody's `above`: pushes after `upTo + 1` also committed. */
+  above?: Uint8Array;
+}
+
+export interface Bodies {
+  push: PushBody;
+  pull: PullBody;
+  custody: CustodyBody;
+  ack: AckBody;
+}
+
+type FieldType = 'uint' | 'bytes' | 'true' | 'stamp' | 'heartbeat' | 'encoding';
+interface Field {
+  key: number;
+  name: string;
+  type: FieldType;
+  required?: boolean;
+  /** uint: largest value; bytes: most bytes. */
+  max?: number;
+  min?: number;
+  /** bytes: exact length. */
+  len?: number;
+}
+
+const HEARTBEAT: Field[] = [
+  { key: 1, name: 'list', type: 'bytes', required: true, len: 4 },
+  { key: 2, name: 'start', type: 'uint', required: true },
+  { key: 3, name: 'runs', type: 'bytes', required: true, max: 64 * 1024 },
+  { key: 4, name: 'gaps', type: 'bytes', required: true, max: 512 * 1024 },
+];
+
+export const FIELDS: Record<KindName, Field[]> = {
+  push: [
+    { key: 1, name: 'epoch', type: 'uint', required: true, min: 1 },
+    { key: 2, name: 'changes', type: 'bytes', max: MAX_CHANGES_BYTES },
+    { key: 3, name: 'changesEncoding', type: 'encoding' },
+    { key: 4, name: 'heartbeat', type: 'heartbeat' },
+    { key: 5, name: 'sealed', type: 'true' },
+    { key: 6, name: 't0', type: 'uint' },
+  ],
+  pull: [
+    { key: 1, name: 'have', type: 'uint', required: true },
+    { key: 2, name: 'holdS', type: 'uint', required: true, max: MAX_HOLD_S },
+    { key: 3, name: 't0', type: 'uint' },
+  ],
+  custody: [
+    { key: 1, name: 'upTo', type: 'uint', required: true },
+    { key: 2, name: 'above', type: 'bytes', max: MAX_ABOVE_BYTES },
+    { key: 3, name: 'stamp', type: 'stamp' },
+  ],
+  ack: [
+    { key: 1, name: 'upTo', type: 'uint', required: true },
+    { key: 2, name: 'tip', type: 'bytes', required: true, len: 8 },
+    { key: 3, name: 'committedAt', type: 'uint', required: true },
+    { key: 4, name: 'readsConfirmed', type: 'true' },
+    { key: 5, name: 'above', type: 'bytes', max: MAX_ABOVE_BYTES },
+  ],
+};
+
+/** Encodings of `changesEncoding` on the wire. */
+const ENCODINGS = { br: 1 } as const;
+
+function fieldsToMap(fields: Field[], body: Record<string, unknown>): Map<number, Value> {
+  const out = new Map<number, Value>();
+  for (const f of fields) {
+    const v = body[f.name];
+    if (v === undefined) continue;
+    if (f.type === 'heartbeat') out.set(f.key, fieldsToMap(HEARTBEAT, v as Record<string, unknown>));
+    else if (f.type === 'encoding') out.set(f.key, ENCODINGS[v as 'br']);
+    else out.set(f.key, v as Value);
+  }
+  return out;
+}
+
+/** A body as the CBOR map it travels as (field names → numbers). Checks nothing: `bodyFromValue` does. */
+export function bodyToValue<K extends KindName>(kind: K, body: Bodies[K]): Map<number, Value> {
+  return fieldsToMap(FIELDS[kind], body as unknown as Record<string, unknown>);
+}
+
+const isUint = (v: Value): v is number => typeof v === 'number';
+
+function readField(
+  f: Field,
+  v: Value,
+  where: string,
+): { ok: true; value: unknown } | { ok: false; reason: string } {
+  const bad = (what: string) => ({
+    ok: false as const,
+    reason: `${where} field ${f.key} (${f.name}) ${what}`,
+  });
+  switch (f.type) {
+    case 'uint':
+      if (!isUint(v)) return bad('is not a uint');
+      if (f.max !== undefined && v > f.max) return bad(`is ${v}, over ${f.max}`);
+      if (f.min !== undefined && v < f.min) return bad(`is ${v}, under ${f.min}`);
+      return { ok: true, value: v };
+    case 'bytes':
+      if (!(v instanceof Uint8Array)) return bad('is not a byte string');
+      if (f.len !== undefined && v.length !== f.len) return bad(`is ${v.length} bytes, not ${f.len}`);
+      if (f.max !== undefined && v.length > f.max) return bad(`is ${v.length} bytes, over ${f.max}`);
+      return { ok: true, value: v };
+    case 'true':
+      return v === true ? { ok: true, value: true } : bad('is not true (leave it out instead)');
+    case 'encoding':
+      return v === ENCODINGS.br ? { ok: true, value: 'br' } : bad(`names no known encoding (${String(v)})`);
+    case 'stamp':
+      return Array.isArray(v) && v.length === 3 && v.every(isUint)
+        ? { ok: true, value: v }
+        : bad('is not three uint times [t0, t1, t2]');
+    case 'heartbeat':
+      return v instanceof Map ? readFields(HEARTBEAT, v, `${where} heartbeat`) : bad('is not a map');
+  }
+}
+
+function readFields(
+  fields: Field[],
+  map: ReadonlyMap<number, Value>,
+  where: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; reason: string } {
+  for (const k of map.keys())
+    if (!fields.some((f) => f.key === k))
+      return {
+        ok: false,
+        reason: `${where} has unknown field ${k} (known: ${fields.map((f) => f.key).join(', ')})`,
+      };
+  const out: Record<string, unknown> = {};
+  for (const f of fields) {
+    const v = map.get(f.key);
+    if (v === undefined) {
+      if (f.required) return { ok: false, reason: `${where} lacks field ${f.key} (${f.name})` };
+      continue;
+    }
+    const r = readField(f, v, where);
+    if (!r.ok) return r;
+    out[f.name] = r.value;
+  }
+  return { ok: true, value: out };
+}
+
+/** A decoded body checked against its kind's fields; a reason naming the field when it is not one. */
+export function bodyFromValue<K extends KindName>(
+  kind: K,
+  value: Value,
+): { ok: true; body: Bodies[K] } | { ok: false; reason: string } {
+  if (!(value instanceof Map)) return { ok: false, reason: `${kind} body is not a map` };
+  const r = readFields(FIELDS[kind], value, `${kind} body`);
+  if (!r.ok) return r;
+  if (kind === 'push') {
+    const p = r.value as unknown as PushBody;
+    if (!p.changes && !p.heartbeat)
+      return { ok: false, reason: 'push body has neither changes nor heartbeat' };
+    if (p.changesEncoding && !p.changes)
+      return { ok: false, reason: 'push body names an encoding without changes' };
+  }
+  return { ok: true, body: r.value as unknown as Bodies[K] };
+}
