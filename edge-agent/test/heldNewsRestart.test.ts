@@ -2,9 +2,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { AGENT_MIGRATIONS } from '../src/adapters/sqlite/agentSchema.js';
-import type { RecordRunInput } from '../src/ports/Ledger.js';
 import { ackFor, sqliteLedger } from './agentStorageFixtures.js';
-import { runId, summary, tempDir } from './helpers/storeFixtures.js';
+import { roundInput as input, tempDir } from './helpers/storeFixtures.js';
 
 /**
  * A held plan's wait is durable (docs/decisions/485-news-waits-for-its-round.md, "Since"): each held run's
@@ -15,13 +14,6 @@ import { runId, summary, tempDir } from './helpers/storeFixtures.js';
 
 const HOURLY = 3600;
 const NEWS_WAIT = 360_000;
-const at = (round: number, i: number) => new Date(Date.UTC(2030, 0, 1, round) + i * 1000).toISOString();
-const comp = (i: number) => `component-${String(i).padStart(3, '0')}`;
-const input = (round: number, i: number, hash = 'a', everyS?: number): RecordRunInput => ({
-  runId: runId(),
-  summary: summary({ component: comp(i), finishedAt: at(round, i), planHash: hash.repeat(64) as never }),
-  ...(everyS ? { scheduledEveryS: everyS } : {}),
-});
 
 /** A store on a settable clock whose estate the hub holds, with a cron round's changed plan held at `held`. */
 function heldNews() {

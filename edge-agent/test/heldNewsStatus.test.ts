@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { renderStatus } from '../src/commands/status.js';
-import type { RecordRunInput } from '../src/ports/Ledger.js';
 import { ackFor, memoryLedger, sqliteLedger } from './agentStorageFixtures.js';
-import { runId, summary, tempDir } from './helpers/storeFixtures.js';
+import { roundInput as input, tempDir } from './helpers/storeFixtures.js';
 
 /**
  * `edge-agent status` says held news is held, and until when (docs/decisions/485-news-waits-for-its-round.md,
@@ -16,13 +15,6 @@ import { runId, summary, tempDir } from './helpers/storeFixtures.js';
 
 const HOURLY = 3600;
 const NEWS_WAIT = 360_000;
-const at = (round: number, i: number) => new Date(Date.UTC(2030, 0, 1, round) + i * 1000).toISOString();
-const comp = (i: number) => `component-${String(i).padStart(3, '0')}`;
-const input = (round: number, i: number, hash = 'a', everyS?: number): RecordRunInput => ({
-  runId: runId(),
-  summary: summary({ component: comp(i), finishedAt: at(round, i), planHash: hash.repeat(64) as never }),
-  ...(everyS ? { scheduledEveryS: everyS } : {}),
-});
 type Recorder = Pick<ReturnType<typeof memoryLedger>['ledger'], 'recordMany' | 'pending' | 'applyAck'>;
 
 /** Two cells the hub holds, then a cron round's changed plan of the first held (more of the round coming). */

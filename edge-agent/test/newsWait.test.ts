@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordRunInput } from '../src/ports/Ledger.js';
 import { ackFor, memoryLedger } from './agentStorageFixtures.js';
-import { runId, summary } from './helpers/storeFixtures.js';
+import {
+  roundAt as at,
+  roundComponent as comp,
+  roundInput as input,
+  runId,
+  summary,
+} from './helpers/storeFixtures.js';
 
 /**
  * News waits for its round by default where that is safe (docs/decisions/485-news-waits-for-its-round.md):
@@ -11,13 +17,6 @@ import { runId, summary } from './helpers/storeFixtures.js';
  */
 
 const SIX_HOURS = 6 * 3600;
-const at = (round: number, i: number) => new Date(Date.UTC(2030, 0, 1, round) + i * 1000).toISOString();
-const comp = (i: number) => `component-${String(i).padStart(3, '0')}`;
-const input = (round: number, i: number, hash = 'a', everyS?: number): RecordRunInput => ({
-  runId: runId(),
-  summary: summary({ component: comp(i), finishedAt: at(round, i), planHash: hash.repeat(64) as never }),
-  ...(everyS ? { scheduledEveryS: everyS } : {}),
-});
 
 /** A ledger on a settable clock (default options: the agent's defaults) whose estate the hub holds. */
 function estate(over: { holdNewsMs?: number } = {}) {

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeUlid, type PlanStatus, type PlanSummary } from '@driftline/protocol';
+import type { RecordRunInput } from '../../src/ports/Ledger.js';
 
 export function tempDir(prefix = 'driftline-agent-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -49,3 +50,19 @@ export function detail(seed: string, size = 200) {
     contentType: 'application/vnd.driftline.plan-detail+json;encoding=br',
   };
 }
+
+/** When plan `i` of round `round` (hours after 2030-01-01T00:00Z) finished: one second apart. */
+export const roundAt = (round: number, i: number) =>
+  new Date(Date.UTC(2030, 0, 1, round) + i * 1000).toISOString();
+/** Component `i`'s name: `component-007`. */
+export const roundComponent = (i: number) => `component-${String(i).padStart(3, '0')}`;
+/** Plan `i` of a round, its plan hash `hash` × 64; `everyS`: the cadence of the cron round that ran it. */
+export const roundInput = (round: number, i: number, hash = 'a', everyS?: number): RecordRunInput => ({
+  runId: runId(),
+  summary: summary({
+    component: roundComponent(i),
+    finishedAt: roundAt(round, i),
+    planHash: hash.repeat(64) as never,
+  }),
+  ...(everyS ? { scheduledEveryS: everyS } : {}),
+});
