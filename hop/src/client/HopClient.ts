@@ -1,16 +1,9 @@
-import { brotliDecompressSync } from 'node:zlib';
 import {
-  answerSample,
   BATCH_CONTENT_TYPE,
   CLOCK_HEADER,
-  CLOCK_RECEIVED_HEADER,
-  CLOCK_REPLIED_HEADER,
   CLOCK_SENT_HEADER,
   type ClockEstimate,
-  ClockFilter,
-  CURSOR_HEADER,
   CUSTODY_HEADER,
-  decodeBatch,
   formatClock,
   formatSourceClocks,
   HELD_HEADER,
@@ -22,10 +15,8 @@ import {
   PEER_PATH,
   type PeerInfo,
   PeerInfoSchema,
-  parseClockTime,
   parseHeld,
   parseHeldMax,
-  parseStamp,
   REFUSALS_HEADER,
   type Receipt,
   ReceiptsResponseSchema,
@@ -34,17 +25,19 @@ import {
   readCapped,
   readCappedText,
   SOURCE_CLOCKS_HEADER,
-  STAMP_HEADER,
   STATUS_PATH,
   type StampedExchange,
   TRUSTED_CLOCK,
 } from '@driftline/protocol';
 import { compressBatch } from '../wire/compress.js';
+import { watchAnswer } from './answerWatch.js';
+import { readDownlinkAnswer } from './downlinkAnswer.js';
+import { ExchangeTimes } from './exchangeTimes.js';
 import { fetchRange, type RangeSink } from './fetchRange.js';
 import { type PlainInit, PlainTransport } from './plainRequest.js';
 
 import { readRefusals } from './refusals.js';
-import { answered, failure, type HopFailure, type HopResult, thrown } from './result.js';
+import { answered, failure, type HopResult, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
 
 /**
@@ -83,7 +76,6 @@ export interface HopClientOptions {
 }
 
 /** Round trips kept to bound when a pull's answer must begin (the least of them is used). */
-const RTTS_KEPT = 8;
 
 /**
  * The hop API, client side, for the agent and for relays: batches (brotli, one receipt per bundle),
@@ -96,10 +88,8 @@ export class HopClient {
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly now: () => number;
-  /** The caller's clock minus the upstream's, from the times of every exchange (NTP's clock filter). */
-  private readonly filter = new ClockFilter();
-  /** The last exchanges the upstream stamped (decision 290), with their round trips. */
-  private readonly stamped: { x: StampedExchange; rttMs: number }[] = [];
+  /** The times of every exchange: the clock offset, the upstream's stamps, the round trip. */
+  private readonly times = new ExchangeTimes();
   private readonly stopping = new AbortController();
   /** Requests with only the headers the hop API reads (not fetch's own; decision 380). */
   private readonly transport = new PlainTransport();
@@ -113,13 +103,6 @@ export class HopClient {
    * reads them ({@link LONG_HOLDS_HEADER}) is answered (decision 390).
    */
   private longHolds: boolean | null = null;
-  /** When the last exchange gave a clock sample (this client's clock), or null before one did. */
-  private sampledAt: number | null = null;
-  /**
-   * Send-to-headers times of the last answered requests, ms: each is at least the round trip (a held
-   * pull's is longer), so the least bounds when an answer must begin; an upstream can only lengthen it.
-   */
-  private readonly rtts: number[] = [];
 
   constructor(private readonly opts: HopClientOptions) {
     this.url = opts.url.replace(/\/+$/, '');
@@ -136,7 +119,7 @@ export class HopClient {
 
   /** The caller's clock minus the upstream's; null before the first timed exchange. */
   clock(): ClockEstimate | null {
-    return this.opts.trustedClock ? TRUSTED_CLOCK : this.filter.best(this.now());
+    return this.opts.trustedClock ? TRUSTED_CLOCK : this.times.best(this.now());
   }
 
   /**
@@ -144,9 +127,7 @@ export class HopClient {
    * filter picks): the term this client signs in its custody record. Null when the upstream stamps none.
    */
   stampedExchange(): StampedExchange | null {
-    let best: { x: StampedExchange; rttMs: number } | null = null;
-    for (const s of this.stamped) if (!best || s.rttMs < best.rttMs) best = s;
-    return best?.x ?? null;
+    return this.times.stampedExchange();
   }
 
   /** Ends every request in progress and refuses new ones (shutdown): they fail `aborted`. */
@@ -192,20 +173,7 @@ export class HopClient {
       });
       // the request resolves when the answer's headers arrive: t3, before any body is read.
       const t3 = this.now();
-      this.rtts.push(performance.now() - m0);
-      if (this.rtts.length > RTTS_KEPT) this.rtts.shift();
-      const sample = answerSample(t0, res.headers, t3);
-      if (sample) {
-        this.filter.add(sample);
-        this.sampledAt = t3;
-        const stamp = parseStamp(res.headers.get(STAMP_HEADER));
-        const t1 = parseClockTime(res.headers.get(CLOCK_RECEIVED_HEADER));
-        const t2 = parseClockTime(res.headers.get(CLOCK_REPLIED_HEADER));
-        if (stamp && t1 !== null && t2 !== null) {
-          this.stamped.push({ x: { t: [t0, t1, t2, t3], ...stamp }, rttMs: sample.rttMs });
-          if (this.stamped.length > 8) this.stamped.shift();
-        }
-      }
+      this.times.record(t0, res.headers, t3, performance.now() - m0);
       // 304: a conditional downlink pull that found nothing (only pullDownlink sends conditions).
       if (res.ok || res.status === 304) return { ok: true, value: res };
       return answered(res.status, await readCappedText(res, ERROR_BODY_CAP));
@@ -216,7 +184,7 @@ export class HopClient {
 
   /** The least send-to-headers time of the last requests answered, ms; null before one was. */
   roundTripMs(): number | null {
-    return this.rtts.length === 0 ? null : Math.min(...this.rtts);
+    return this.times.roundTripMs();
   }
 
   /** `GET /v1/health`: a cheap reachability check (a down link costs this and nothing else). */
@@ -305,11 +273,13 @@ export class HopClient {
     // A conditional held pull is timed only when the last sample is an hour old: the server's times
     // (and its signed stamp, decision 290) cost ~250 B of answer, and posts are timed anyway.
     const time =
-      !conditional || this.sampledAt === null || this.now() - this.sampledAt >= HELD_SAMPLE_EVERY_MS;
+      !conditional ||
+      this.times.sampledAt === null ||
+      this.now() - this.times.sampledAt >= HELD_SAMPLE_EVERY_MS;
     // Until it is known whether the upstream holds longer than an hour, a held pull says this client reads
     // a longer longest (an older client takes one for garbage, decision 390); one asking more says it anyway.
     const marked = hold !== undefined && this.longHolds === null && waitS <= LEGACY_MAX_STATED_S;
-    const watch = this.watchAnswer(waitS, hold?.signal);
+    const watch = watchAnswer(this, waitS, this.opts.stallMs, hold?.signal);
     const r = await this.request(
       `/v1/bundles?${q}`,
       {
@@ -352,35 +322,9 @@ export class HopClient {
       return { ok: true, value: { bundles: [], cursor: after, bytes: 0, held, ...how, refusals: [] } };
     }
     const refusals = readRefusals(r.value.headers.get(REFUSALS_HEADER));
-    const unreadable = (why: string) =>
-      failure('bad-answer', `downlink unreadable: ${why} (maxResponseBytes)`, true);
-    const read = await readCapped(r.value, this.maxResponseBytes, this.progress());
-    if (!read.ok)
-      return read.stalled ? failure('stalled', `${this.url}: ${read.reason}`, true) : unreadable(read.reason);
-    let bytes = read.bytes;
-    // the transport decodes `Content-Encoding: br` itself; a raw brotli body (no Content-Encoding) does not
-    // start with the batch magic
-    if (bytes.length > 0 && bytes[0] !== 0x44) {
-      try {
-        bytes = new Uint8Array(brotliDecompressSync(bytes, { maxOutputLength: this.maxResponseBytes }));
-      } catch (e) {
-        // past maxOutputLength node refuses to make the buffer: the same refusal as a plain answer's
-        const over = (e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-        return unreadable(
-          over
-            ? `the response is over ${this.maxResponseBytes} bytes once inflated; refused`
-            : (e as Error).message,
-        );
-      }
-    }
-    const batch = decodeBatch(bytes);
-    if (!batch.ok) return unreadable(`not a batch: ${batch.error.message}`);
-    const cursor = r.value.headers.get(CURSOR_HEADER);
-    if (!cursor) return unreadable(`no ${CURSOR_HEADER} header`);
-    return {
-      ok: true,
-      value: { bundles: batch.value, cursor, bytes: read.bytes.length, held, ...how, refusals },
-    };
+    const body = await readDownlinkAnswer(r.value, this.url, this.maxResponseBytes, this.progress());
+    if (!body.ok) return body;
+    return { ok: true, value: { ...body.value, held, ...how, refusals } };
   }
 
   /** How a downlink answer's body must progress, when this client cuts stalls. */
@@ -389,52 +333,6 @@ export class HopClient {
     if (stallMs === undefined) return undefined;
     // Elapsed on the monotonic clock, as the answer's deadline: a wall clock moved forward mid-read is no stall.
     return { stallMs, floorBytesPerS: this.opts.floorBytesPerS ?? 128, now: () => performance.now() };
-  }
-
-  /**
-   * The deadline of a pull's answer (with `stallMs`): it must begin within the hold, the round trip and
-   * `stallMs`, or it is cut (`cut()` then answers the `stalled` failure). An upstream whose round trip is
-   * not known yet is probed beside the pull, and the deadline is set when the probe answers; a probe
-   * that fails leaves the request timeout alone in force.
-   */
-  private watchAnswer(waitS: number, signal?: AbortSignal) {
-    const stallMs = this.opts.stallMs;
-    const cutter = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let done = false;
-    let why: string | null = null;
-    // Elapsed on the monotonic clock: a wall clock set back would arm a deadline already past.
-    const m0 = performance.now();
-    const arm = (rttMs: number) => {
-      if (done || stallMs === undefined) return;
-      const ms = waitS * 1000 + rttMs + stallMs - (performance.now() - m0);
-      timer = setTimeout(
-        () => {
-          why = `no answer within the ${waitS} s hold, the ${Math.round(rttMs / 1000)} s round trip and ${Math.round(stallMs / 1000)} s`;
-          cutter.abort();
-        },
-        Math.max(0, ms),
-      );
-    };
-    if (stallMs !== undefined) {
-      const rtt = this.roundTripMs();
-      if (rtt !== null) arm(rtt);
-      else
-        void this.probe().then((p) => {
-          const known = this.roundTripMs();
-          if (p.ok && known !== null) arm(known);
-        });
-    }
-    return {
-      signal: signal ? AbortSignal.any([signal, cutter.signal]) : cutter.signal,
-      /** The answer's headers came (or the request ended): its body is watched from here on. */
-      begun: () => {
-        done = true;
-        clearTimeout(timer);
-      },
-      cut: (): HopFailure | null =>
-        why !== null && !signal?.aborted ? failure('stalled', `${this.url}: stalled: ${why}`, true) : null,
-    };
   }
 
   /** `GET /v1/peer`: who this client's token is upstream and the sites it acts for there. */

@@ -1,0 +1,71 @@
+import {
+  answerSample,
+  CLOCK_RECEIVED_HEADER,
+  CLOCK_REPLIED_HEADER,
+  type ClockEstimate,
+  ClockFilter,
+  parseClockTime,
+  parseStamp,
+  STAMP_HEADER,
+  type StampedExchange,
+} from '@driftline/protocol';
+
+/** Send-to-headers times kept for the round trip's bound. */
+const RTTS_KEPT = 8;
+/** Stamped exchanges kept for the custody record's term. */
+const STAMPED_KEPT = 8;
+
+/**
+ * What a hop client learns from the times of its exchanges: the caller's clock minus the upstream's
+ * (NTP's clock filter over every timed answer), the upstream's signed stamps (decision 290) and the
+ * round trip's bound.
+ */
+export class ExchangeTimes {
+  private readonly filter = new ClockFilter();
+  /** The last exchanges the upstream stamped, with their round trips. */
+  private readonly stamped: { x: StampedExchange; rttMs: number }[] = [];
+  /**
+   * Send-to-headers times of the last answered requests, ms: each is at least the round trip (a held
+   * pull's is longer), so the least bounds when an answer must begin; an upstream can only lengthen it.
+   */
+  private readonly rtts: number[] = [];
+  /** When the last exchange gave a clock sample (the caller's clock), or null before one did. */
+  sampledAt: number | null = null;
+
+  /**
+   * One answered request: sent at `t0`, its headers in at `t3` (the caller's clock), `elapsedMs` between
+   * on the monotonic clock.
+   */
+  record(t0: number, headers: Headers, t3: number, elapsedMs: number): void {
+    this.rtts.push(elapsedMs);
+    if (this.rtts.length > RTTS_KEPT) this.rtts.shift();
+    const sample = answerSample(t0, headers, t3);
+    if (!sample) return;
+    this.filter.add(sample);
+    this.sampledAt = t3;
+    const stamp = parseStamp(headers.get(STAMP_HEADER));
+    const t1 = parseClockTime(headers.get(CLOCK_RECEIVED_HEADER));
+    const t2 = parseClockTime(headers.get(CLOCK_REPLIED_HEADER));
+    if (stamp && t1 !== null && t2 !== null) {
+      this.stamped.push({ x: { t: [t0, t1, t2, t3], ...stamp }, rttMs: sample.rttMs });
+      if (this.stamped.length > STAMPED_KEPT) this.stamped.shift();
+    }
+  }
+
+  /** The caller's clock minus the upstream's at `now`; null before the first timed exchange. */
+  best(now: number): ClockEstimate | null {
+    return this.filter.best(now);
+  }
+
+  /** Of the stamped exchanges kept, the one with the least round trip (as the clock filter picks). */
+  stampedExchange(): StampedExchange | null {
+    let best: { x: StampedExchange; rttMs: number } | null = null;
+    for (const s of this.stamped) if (!best || s.rttMs < best.rttMs) best = s;
+    return best?.x ?? null;
+  }
+
+  /** The least send-to-headers time of the last requests answered, ms; null before one was. */
+  roundTripMs(): number | null {
+    return this.rtts.length === 0 ? null : Math.min(...this.rtts);
+  }
+}
