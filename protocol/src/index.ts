@@ -1,5 +1,6 @@
 export * from './agentDoc.js';
 export * from './api.js';
+export * from './apiAccess.js';
 export * from './apiPaths.js';
 export * from './apiQueries.js';
 export * from './approval.js';
