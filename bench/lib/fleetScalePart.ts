@@ -30,6 +30,7 @@ export function fleetScalePart(quick: boolean, flag: string[]) {
               ].map((v) => [v, { p50Ms: 0, p95Ms: 0, wireBytes: 0 }]),
             ),
             firstPaint: { overviewMs: 0, matrixFirstTileMs: 0, runs: 0 },
+            // Round 3's blocks pushed alone, interleaved with blocks pushed with 10 dashboards connected.
             ingestResultsPerSec: { alone: 0, with10Clients: 0 },
             ingestWithClientsRatio: 0,
             liveDelayMs: { p50: 0, p95: 0, samples: 0 },
@@ -40,7 +41,8 @@ export function fleetScalePart(quick: boolean, flag: string[]) {
           },
         ]),
       ),
-      // Two hubs on one PostgreSQL database: round 2 through one hub, round 3 split between both.
+      // Two hubs on one PostgreSQL database: round 3's blocks through one hub, interleaved with blocks
+      // split between both (hub/bench/fleetPush.ts).
       postgresTwoHubs: {
         ingestResultsPerSec: { oneHub: 0, twoHubs: 0 },
         twoHubRatio: 0,

@@ -1,56 +1,32 @@
 /**
  * Fleet-scale benchmark (not a test; issue 41, decisions 400–402): a real hub filled through its hop API
  * as a fleet fills it, then each dashboard view's API answer timed (p50/p95) and weighed (bytes on the
- * wire, br), ingest rate of a round with and without 10 live dashboards (`--live-clients N`; round 3
- * merges larger documents than round 2, so `--live-clients 0` gives the two rounds' ratio without any),
- * how long after the hub's ack a dashboard hears of the batch (`fleet-moved`), and the process's RSS (the
- * hub runs in it; from the cache nothing else is held).
+ * wire, br), ingest with and without 10 live dashboards (`--live-clients N`), how long after the hub's
+ * ack a dashboard hears of the batch (`fleet-moved`), and the process's RSS (the hub runs in it; from
+ * the cache nothing else is held).
  *
  *   npx tsx hub/bench/fleetScale.ts [--sites 1000] [--cells 200] [--quick] [--store sqlite|postgres]
  *
- * `--quick` is 100 sites × 200 cells. Each site has one agent planning `cells` cells (4 environments);
- * round 1 plans every cell (~3 % drift), rounds 2 and 3 change 5 % of the cells and confirm the rest
- * unchanged. Generated documents and signed bundles are cached in `bench/.cache/` (`--cache <dir>`), so a
- * rerun only measures. `--store postgres` starts a PostgreSQL server (hub/test/postgres.ts) for the run.
+ * `--quick` is 100 sites × 200 cells. The fleet's documents and bundles are cached (fleetCache.ts,
+ * `--cache <dir>`). Round 2 is pushed alone; round 3 is the comparison: its sites in up to 8 blocks,
+ * pushed alternately with and without the dashboards connected (two hubs: to one hub and split between
+ * both), ABBA (fleetPush.ts), so both sides of each ratio merge the same documents on the same machine.
+ * `--store postgres` starts a PostgreSQL server (hub/test/postgres.ts) for the run.
  * The dashboard's first paint in Chromium (overview, matrix first tile) is timed after the views
  * (`firstPaint.ts`; `--skip-browser` leaves it out).
  * Prints one JSON object.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type * as A from '@automerge/automerge';
-import {
-  BATCH_CONTENT_TYPE,
-  type BundleHeader,
-  cborDecode,
-  cborEncode,
-  cryptoRandomBytes,
-  docId,
-  encodeBatch,
-  encodeBundle,
-  generateSigningKeyPair,
-  monotonicUlid,
-  publicKeyToText,
-} from '@driftline/protocol';
 import { TestClock } from '../test/agentSim.js';
 import { PgServer } from '../test/postgres.js';
-import { FastAgentDoc, type RunSpec } from './agentDocs.js';
 import { firstPaint } from './firstPaint.js';
+import { fleetCache, siteOf } from './fleetCache.js';
 import { type BenchHub, childHub, compileHubProcess, inProcessHub, prepare } from './fleetHubs.js';
+import { type Arm, batchStarts, blockCount, interleaved, type Push, pushBatches } from './fleetPush.js';
 import { type LoopDelayMs, type MemoryMb, procStatusMb } from './hubProbe.js';
 import { liveClients } from './liveClients.js';
 
@@ -73,101 +49,16 @@ const { values } = parseArgs({
 });
 const sites = values.quick ? 100 : Number(values.sites);
 const cells = values.quick ? 200 : Number(values.cells);
-const ROUNDS = 3;
-const BATCH = 25;
-const ENVS = ['prod', 'staging', 'dev', 'test'];
 const say = (m: string) => process.stderr.write(`[fleetScale] ${m}\n`);
 const clock = new TestClock();
-const ids = monotonicUlid(() => clock.now(), cryptoRandomBytes);
-const siteOf = (i: number) => `site-${String(i).padStart(4, '0')}`;
-const cadenceS: Record<string, number> = {};
-for (let c = 0; c < cells; c++) cadenceS[`${ENVS[c % 4]}/comp-${Math.floor(c / 4)}`] = 3600;
-const facts = (at: number) => ({
-  version: '0.1.0',
-  cadenceS,
-  contactIntervalS: 3600,
-  upstream: 'http://relay.local:8080',
-  queueDepth: 0,
-  reportedAt: at,
-});
-
-type Cache = { sites: number; cells: number; keys: string[]; clock: number; index: [number, number][][] };
-const cacheDir = values.cache ?? join(import.meta.dirname, '../../bench/.cache');
-mkdirSync(cacheDir, { recursive: true });
-const cacheFile = join(cacheDir, `fleetScale-${sites}x${cells}.bundles`);
-const metaFile = `${cacheFile}.meta.cbor`;
-
-/** Every site's agent, its document and its signed bundle per round, written to the cache. */
-async function generate(): Promise<Cache> {
-  const t0 = performance.now();
-  const out = openSync(cacheFile, 'w');
-  const index: [number, number][][] = Array.from({ length: ROUNDS }, () => []);
-  const keys: string[] = [];
-  let at = 0;
-  for (let i = 0; i < sites; i++) {
-    const site = siteOf(i);
-    const pair = await generateSigningKeyPair();
-    keys.push(await publicKeyToText(pair.publicKey));
-    const doc = new FastAgentDoc(site, 'a1', (i + 1).toString(16).padStart(32, '0'), facts);
-    doc.publishFacts(facts(clock.now()), clock.now());
-    let acked: A.Heads = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      for (let c0 = 0; c0 < cells; c0 += 10) {
-        const together: RunSpec[] = [];
-        for (let c = c0; c < Math.min(cells, c0 + 10); c++) {
-          clock.advance(1);
-          const h = (i * 7919 + c * 104_729) % 100;
-          const changed = r === 0 || (h + r * 37) % 100 < 5;
-          together.push({
-            runId: ids(),
-            component: `comp-${Math.floor(c / 4)}`,
-            environment: ENVS[c % 4] as string,
-            status: (h + (changed ? r : 0)) % 100 < 3 ? 'drift' : 'clean',
-            planHash: (changed ? r.toString(16) : '0').padStart(64, '0'),
-            at: clock.now(),
-          });
-        }
-        doc.recordBatch(together);
-      }
-      const heads = doc.h.getHeads();
-      const header: BundleHeader & { kind: 'doc-delta' } = {
-        id: ids() as never,
-        kind: 'doc-delta',
-        source: { site, agent: 'a1' } as never,
-        destination: 'hub',
-        created: clock.now(),
-        lifetimeS: 30 * 86_400,
-        priority: 'status',
-        doc: docId(site, 'a1', 1),
-        heads,
-      };
-      const changes = doc.h.saveSince(acked) as Uint8Array<ArrayBuffer>;
-      const bytes = await encodeBundle(header, { epoch: 1, changes, blobs: [] }, pair.privateKey);
-      writeSync(out, bytes);
-      (index[r] as [number, number][]).push([at, bytes.length]);
-      at += bytes.length;
-      acked = heads;
-      doc.confirmApart = true; // the hub's ack says it reads `confirmed` (decision 330)
-    }
-    doc.h.free();
-  }
-  closeSync(out);
-  const meta: Cache = { sites, cells, keys, clock: clock.now(), index };
-  writeFileSync(metaFile, cborEncode(meta));
-  say(`generated ${sites}×${cells}×${ROUNDS} in ${Math.round((performance.now() - t0) / 1000)} s`);
-  return meta;
-}
-
-const cached = existsSync(metaFile) ? (cborDecode(readFileSync(metaFile)) as Cache) : null;
-const { keys, index, clock: madeAt } = cached ?? (await generate());
-clock.advance(madeAt - clock.now());
-const fd = openSync(cacheFile, 'r');
-const bundleOf = (round: number, i: number): Uint8Array => {
-  const [offset, length] = (index[round] as [number, number][])[i] as [number, number];
-  const b = new Uint8Array(length);
-  readSync(fd, b, 0, length, offset);
-  return b;
-};
+const cache = await fleetCache(
+  sites,
+  cells,
+  values.cache ?? join(import.meta.dirname, '../../bench/.cache'),
+  clock,
+  say,
+);
+const { keys, bundleOf } = cache;
 
 // The built dashboard (vitest's set-up and `npm run build` make it): served so Chromium can paint it.
 const uiDir = join(import.meta.dirname, '../../ui/dist');
@@ -230,39 +121,10 @@ const endPhase = async (next: Phase) => {
   phase = next;
 };
 
-/**
- * One round through the hop API, BATCH bundles per POST, in `lanes` concurrent pushers (lane l pushes
- * every lanes-th batch to targets[l % targets.length]); `onAck` is told each batch's sites.
- */
-async function round(
-  r: number,
-  targets: BenchHub[],
-  lanes: number,
-  onAck?: (sites: string[], at: number) => void,
-): Promise<number> {
-  const t0 = performance.now();
-  const starts = Array.from({ length: Math.ceil(sites / BATCH) }, (_, b) => b * BATCH);
-  const lane = async (l: number) => {
-    const hop = (targets[l % targets.length] as BenchHub).urls.hop;
-    for (let b = l; b < starts.length; b += lanes) {
-      const i = starts[b] as number;
-      const list: Uint8Array[] = [];
-      for (let k = i; k < Math.min(sites, i + BATCH); k++) list.push(bundleOf(r, k));
-      const res = await fetch(`${hop}/v1/bundles`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer relay-token', 'content-type': BATCH_CONTENT_TYPE },
-        body: encodeBatch(list) as Uint8Array<ArrayBuffer>,
-      });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`push answered ${res.status}`);
-      onAck?.(
-        Array.from({ length: Math.min(sites, i + BATCH) - i }, (_, k) => siteOf(i + k)),
-        performance.now(),
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: lanes }, (_, l) => lane(l)));
-  return Math.round((sites * cells) / ((performance.now() - t0) / 1000));
+/** A round's POSTs (all its sites unless `starts`) to `targets` in `lanes` lanes: results per second. */
+async function round(r: number, targets: BenchHub[], lanes: number, starts = batchStarts(sites)) {
+  const { bundles, ms } = await pushBatches({ round: r, sites, bundleOf, targets, lanes }, starts);
+  return Math.round((bundles * cells) / (ms / 1000));
 }
 /** GET with br: status, wire bytes, ms. */
 function get(path: string): Promise<{ status: number; bytes: number; ms: number }> {
@@ -326,28 +188,53 @@ say(`first paint: ${JSON.stringify(paint)}`);
 const rssAfterViews = rss();
 await endPhase('round2');
 
-// Round 2 alone: one hub (with two hubs: one of them, pushed in two lanes as the two-hub round is).
+// Round 2 alone: one hub (with two hubs: one of them, pushed in two lanes as the two-hub blocks are).
 await advance(60_000);
-const ingestAlone = await round(1, [hubA], hubs.length);
-say(`round 2 alone: ${ingestAlone} results/s`);
+const round2 = await round(1, [hubA], hubs.length);
+say(`round 2 alone: ${round2} results/s`);
 await endPhase('round3');
 
-// One hub: 10 dashboards on the event stream, the delay from each batch's ack to its fleet-moved at each
-// client. Two hubs: round 3 split between them, no dashboards.
-const live = liveClients(
-  `${urls.api}/api/events`,
-  viewer.authorization,
-  hubCount > 1 ? 0 : Number(values['live-clients']),
-);
-await new Promise((r) => setTimeout(r, 500));
+// Round 3, the comparison (fleetPush.ts). One hub: blocks pushed alone against blocks pushed with
+// `--live-clients` dashboards on the event stream, connected before their block and closed after it,
+// the delay from each batch's ack to its fleet-moved at each client. Two hubs: blocks pushed to one hub
+// against blocks split between both, two lanes each, no dashboards.
 await advance(60_000);
-const round3 = await round(2, hubs, hubs.length, live.acked);
-await new Promise((r) => setTimeout(r, 2000));
-live.close();
+const push =
+  (targets: BenchHub[], onAck?: Push['onAck']): Arm['push'] =>
+  (starts) =>
+    pushBatches({ round: 2, sites, bundleOf, targets, lanes: hubs.length, onAck }, starts);
+const delays: number[] = [];
+let liveBatches = 0;
+let live: ReturnType<typeof liveClients> | null = null;
+const withClients: Arm = {
+  before: async () => {
+    live = liveClients(`${urls.api}/api/events`, viewer.authorization, Number(values['live-clients']));
+    await new Promise((r) => setTimeout(r, 500));
+  },
+  push: (starts) => push([hubA], (s, at) => live?.acked(s, at))(starts),
+  after: async () => {
+    await new Promise((r) => setTimeout(r, 2000));
+    live?.close();
+    delays.push(...(live?.delays ?? []));
+    liveBatches += live?.batches() ?? 0;
+  },
+};
+const starts = batchStarts(sites);
+const blocks = blockCount(starts.length);
+const compared = await interleaved(
+  starts,
+  blocks,
+  cells,
+  hubCount > 1 ? [{ push: push([hubA]) }, { push: push(hubs) }] : [{ push: push([hubA]) }, withClients],
+);
+const [sideA, sideB] = compared.rates;
+say(`round 3 interleaved: ${sideA} / ${sideB} results/s (${JSON.stringify(compared.blocks)})`);
 await endPhase('round3'); // records round 3 (the phase after it is never measured)
 clearInterval(rssTimer);
 const hwm = Math.max(...[...new Set(hubs.map((h) => h.pid))].map((pid) => procStatusMb(pid).hwm));
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+// Round 3's blocks: each one's side (0: alone / one hub, 1: with clients / two hubs) and rate, in order.
+const ingestBlocks = { round: 3, blocks: compared.blocks, round2Alone: round2 };
 const result = {
   store: pg ? 'postgres' : 'sqlite',
   hubs: hubCount,
@@ -357,21 +244,23 @@ const result = {
   fillResultsPerSec: fillRate,
   ...(hubCount > 1
     ? {
-        ingestResultsPerSec: { oneHub: ingestAlone, twoHubs: round3 },
-        twoHubRatio: ratio(round3, ingestAlone),
+        ingestResultsPerSec: { oneHub: sideA, twoHubs: sideB },
+        twoHubRatio: ratio(sideB, sideA),
+        ingestBlocks,
       }
     : {
         views: viewStats,
         firstPaint: paint,
         // `with10Clients` keeps its name; `liveClients` says how many there were (`--live-clients`).
         liveClients: Number(values['live-clients']),
-        ingestResultsPerSec: { alone: ingestAlone, with10Clients: round3 },
-        ingestWithClientsRatio: ratio(round3, ingestAlone),
+        ingestResultsPerSec: { alone: sideA, with10Clients: sideB },
+        ingestWithClientsRatio: ratio(sideB, sideA),
+        ingestBlocks,
         liveDelayMs: {
-          p50: pct(live.delays, 50),
-          p95: pct(live.delays, 95),
-          samples: live.delays.length,
-          batches: live.batches(),
+          p50: pct(delays, 50),
+          p95: pct(delays, 95),
+          samples: delays.length,
+          batches: liveBatches,
         },
       }),
   // The hub's process (the first hub's; the most of any hub's for peak and hwm): VmRSS after the views,

@@ -19,6 +19,11 @@ export interface MemoryMb {
   mergeWorkers: ThreadMb[];
   /** The main thread's heap after a full collection: what is live (only with `--expose-gc`). */
   liveHeap?: number;
+  /**
+   * Sampled every 100 ms in the hub's thread since the last ask: the highest RSS and the main thread's
+   * memory at that moment, and the highest heap total seen (where a peak between asks came from).
+   */
+  sampledPeak?: { rss: number; heapTotal: number; heapUsed: number; external: number; maxHeapTotal: number };
 }
 export interface LoopDelayMs {
   p50: number;
@@ -44,13 +49,27 @@ const threadMb = (t: ThreadMemory): ThreadMb => ({
 export function hubProbe(hub: Pick<Hub, 'memory'>) {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
+  const fresh = () => ({ rss: 0, heapTotal: 0, heapUsed: 0, external: 0, maxHeapTotal: 0 });
+  let peak = fresh();
+  const sampler = setInterval(() => {
+    const u = process.memoryUsage();
+    if (u.rss > peak.rss)
+      peak = { ...peak, rss: u.rss, heapTotal: u.heapTotal, heapUsed: u.heapUsed, external: u.external };
+    peak.maxHeapTotal = Math.max(peak.maxHeapTotal, u.heapTotal);
+  }, 100);
+  sampler.unref();
   return {
     async memory(): Promise<MemoryMb> {
       const m = await hub.memory();
+      const sampledPeak = Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, mb(v)])) as NonNullable<
+        MemoryMb['sampledPeak']
+      >;
+      peak = fresh();
       const out = {
         ...procStatusMb('self'),
         main: threadMb(m.main),
         mergeWorkers: m.mergeWorkers.map(threadMb),
+        sampledPeak,
       };
       const gc = (globalThis as { gc?: () => void }).gc;
       if (!gc) return out;

@@ -7,6 +7,7 @@ import { claimedDocIds, dedupe } from './ingest/dedupe.js';
 import { ingestDocument } from './ingest/document.js';
 import { answerOnDownlink } from './ingest/downlink.js';
 import { committedEvent } from './ingest/events.js';
+import { batchParts } from './ingest/parts.js';
 import { startMerges } from './ingest/startMerges.js';
 import { verifyAll } from './ingest/verifyAll.js';
 import type { Committed, IngestDeps } from './ingestTypes.js';
@@ -15,11 +16,17 @@ import { KeyCache } from './verify.js';
 
 export type { Committed, IngestDeps } from './ingestTypes.js';
 
+/** Documents merged and committed together at most: a larger batch is taken in parts (`batchParts`). */
+export const PART_DOCS = 8;
+
 /**
  * Verify → dedupe → merge → materialise → answer → commit → events (step 7 of docs/architecture.md#the-trip), one batch at a
  * time. Each step is a function over a `Batch` under `./ingest/` (docs/decisions/140-ingest-steps.md).
- * Everything a batch changes, the acks included, goes into one transaction; receipts are returned after
- * it commits (D1).
+ * A request's bundles are taken in parts of at most `partDocs` documents, one after the other, so the
+ * hub holds one part's merges and rows at a time (docs/decisions/475-hub-memory-and-stalls-at-fleet-scale.md).
+ * Everything a part changes, its acks included, goes into one transaction; receipts are returned after
+ * the last part commits (D1). Should a part fail, the request fails: the parts before it stay
+ * committed, and the sender's retry finds their bundles `duplicate` (D2).
  */
 export class Ingest {
   /** Builds every ack the hub sends (ingest's, and the re-acks after a blob upload). */
@@ -49,7 +56,17 @@ export class Ingest {
    * (docs/decisions/070-clock-offsets.md); without it the offset falls back to one-way transit.
    */
   accept(peerName: string, bundles: readonly Uint8Array[], clocks?: PathClocks): Promise<Receipt[]> {
-    const next = this.chain.then(() => this.acceptNow(peerName, bundles, clocks));
+    const next = this.chain.then(async () => {
+      const receipts: Receipt[] = [];
+      for (const part of batchParts(bundles, this.d.partDocs ?? PART_DOCS)) {
+        const got = await this.acceptNow(peerName, part.bundles, clocks);
+        for (const r of got) {
+          const index = part.indexes[r.index] as number;
+          receipts[index] = { ...r, index };
+        }
+      }
+      return receipts;
+    });
     this.chain = next.catch(() => undefined);
     return next;
   }

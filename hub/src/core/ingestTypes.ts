@@ -22,6 +22,8 @@ export interface IngestDeps {
     clockHeld?(reason: HeldReason): void;
   };
   ackLifetimeS?: number;
+  /** Documents taken in one transaction at most (`Ingest`'s parts); `PART_DOCS` by default. */
+  partDocs?: number;
 }
 
 /** What one batch changed, after its commit: for live events. */
