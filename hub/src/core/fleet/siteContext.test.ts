@@ -46,9 +46,18 @@ describe('siteRows', () => {
     await store.commit({ agents, sites: agents.map((a) => ({ ...emptySiteRow(a.site), lastContactAt: 5 })) });
     const reads = { getSite: 0, listAgents: 0, listSites: 0 };
     const counted = {
-      getSite: (s: string) => (reads.getSite++, store.getSite(s)),
-      listAgents: (s?: string) => (reads.listAgents++, store.listAgents(s)),
-      listSites: () => (reads.listSites++, store.listSites()),
+      getSite: (s: string) => {
+        reads.getSite++;
+        return store.getSite(s);
+      },
+      listAgents: (s?: string) => {
+        reads.listAgents++;
+        return store.listAgents(s);
+      },
+      listSites: () => {
+        reads.listSites++;
+        return store.listSites();
+      },
     };
     const few = ['s001', 's007'];
     const many = agents.filter((_, i) => i % 2 === 0).map((a) => a.site);
