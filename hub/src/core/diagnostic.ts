@@ -23,24 +23,29 @@ export function firstDiagnostic(excerpt: string | undefined | null): string | nu
 /** Failed cells given their run's diagnostic per answer at most (the rest keep their reason). */
 export const DIAGNOSTICS_CAP = 500;
 
+/** Run reads in flight at once for {@link withDiagnostics}: on PostgreSQL each is a round trip. */
+const DIAGNOSTIC_READS_AT_ONCE = 16;
+
 /**
  * Failed cells with their run's first diagnostic summary, so a failure tile says more than `exit-1`: one
- * run read per failed cell, at most {@link DIAGNOSTICS_CAP} per answer.
+ * run read per failed cell, at most {@link DIAGNOSTICS_CAP} per answer, {@link DIAGNOSTIC_READS_AT_ONCE}
+ * at a time, in the cells' order.
  */
 export async function withDiagnostics(
   store: Pick<ReadStore, 'getRun'>,
   cells: readonly MatrixCell[],
 ): Promise<MatrixCell[]> {
-  let left = DIAGNOSTICS_CAP;
-  const out: MatrixCell[] = [];
-  for (const c of cells) {
-    if (c.status !== 'failed' || !c.runId || left <= 0) {
-      out.push(c);
-      continue;
+  const out = [...cells];
+  const failed: number[] = [];
+  for (const [i, c] of cells.entries())
+    if (c.status === 'failed' && c.runId && failed.length < DIAGNOSTICS_CAP) failed.push(i);
+  for (let at = 0; at < failed.length; at += DIAGNOSTIC_READS_AT_ONCE) {
+    const some = failed.slice(at, at + DIAGNOSTIC_READS_AT_ONCE);
+    const runs = await Promise.all(some.map((i) => store.getRun((cells[i] as MatrixCell).runId as string)));
+    for (const [k, i] of some.entries()) {
+      const d = firstDiagnostic(runs[k]?.summary.errorExcerpt);
+      if (d) out[i] = { ...(cells[i] as MatrixCell), diagnostic: d };
     }
-    left--;
-    const d = firstDiagnostic((await store.getRun(c.runId))?.summary.errorExcerpt);
-    out.push(d ? { ...c, diagnostic: d } : c);
   }
   return out;
 }
