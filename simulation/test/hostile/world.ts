@@ -301,8 +301,17 @@ export async function runsWithDetail(w: World, site: string, n = 1) {
 
 /** Waits until every run of `site` at the hub has its detail (nothing lost: docs/architecture.md#simulation). */
 export async function everyDetailArrives(w: World, site: string, n = 1) {
+  let last: unknown = null;
   return until(`every detail of ${site} to arrive at the hub`, async () => {
     const runs = await runsWithDetail(w, site, n);
+    last = runs.map((r) => r.detailState);
     return runs.every((r) => r.detailState === 'arrived' || r.detailState === 'none') ? runs : false;
+  }).catch((e: Error) => {
+    // what each program said last, so a rare timeout says why (stderr is kept, LOG_LEVEL info)
+    const tail = (name: string) => (w.programs.get(name)?.stderr ?? '').split('\n').slice(-25).join('\n');
+    const agent = [...w.programs.keys()].find((k) => k.startsWith(site)) ?? site;
+    throw new Error(
+      `${e.message} (detail states ${JSON.stringify(last)})\n--- relay-1 ---\n${tail('relay-1')}\n--- ${agent} ---\n${tail(agent)}\n--- hub ---\n${tail('hub')}`,
+    );
   });
 }
