@@ -164,7 +164,8 @@ verb(
   // The addresses are in the 'hub listening' log lines; `--json` prints them on stdout for scripts.
   if (o.json)
     out(true, '', { url: urls.hop, hopUrl: urls.hop, apiUrl: urls.api, publicKey: hub.publicKeyText });
-  const stop = () => hub.close().then(() => process.exit(0));
+  // exits even when closing throws (a log line to the stderr of a supervisor that died: EPIPE)
+  const stop = () => hub.close().finally(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child

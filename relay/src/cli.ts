@@ -65,10 +65,8 @@ program
       process.exit(2);
     });
     if (opts.json) console.log(JSON.stringify({ listening: addr.url, name: cfg.name }));
-    const stop = async () => {
-      await relay.stop();
-      process.exit(0);
-    };
+    // exits even when stopping throws (a log line to the stderr of a supervisor that died: EPIPE)
+    const stop = () => relay.stop().finally(() => process.exit(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child

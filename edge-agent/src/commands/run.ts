@@ -45,10 +45,17 @@ export function registerRun(program: Command): void {
       const stop = async (signal: string) => {
         if (stopping) return;
         stopping = true;
-        log.info({ signal }, 'stopping');
+        // Exits whatever the stop meets: stderr may be the pipe of a supervisor that died
+        // (DRIFTLINE_EXIT_WITH_PARENT), where a log line throws EPIPE; a throw here once left it running.
         const grace = new Promise((r) => setTimeout(r, 30_000).unref());
-        await Promise.race([agent.stop(), grace]);
-        process.exit(0);
+        try {
+          log.info({ signal }, 'stopping');
+          await Promise.race([agent.stop(), grace]);
+        } catch {
+          // stopping anyway
+        } finally {
+          process.exit(0);
+        }
       };
       process.on('SIGTERM', () => void stop('SIGTERM'));
       process.on('SIGINT', () => void stop('SIGINT'));
