@@ -49,3 +49,4 @@ export async function makeBundle(
 }
 
 export { type LockRace, lockRace } from './lock/lockRace.js';
+export { stopsWithSupervisor } from './orphanCheck.js';
