@@ -325,15 +325,13 @@ async function day(
   return { ...result, pushes, ...(BREAKDOWN ? { breakdown, rounds } : {}) };
 }
 
-if (BREAKDOWN) {
-  // issue 46: the two days hopV2Budget rebuilds in v2, with their first round opened
-  const q = await day(0, 7);
-  const b = await day(0.05, 7);
-  emit({ cells: CELLS, quiet: q, busy: b });
-  process.exit(0);
-}
 const quiet = await day(0, 7);
 const busy = await day(0.05, 7);
+if (BREAKDOWN) {
+  // issue 46: the two days hopV2Budget rebuilds in v2, with their first round opened
+  emit({ cells: CELLS, quiet, busy });
+  process.exit(0);
+}
 const busyAsDaemon = await day(0.05, 7, true);
 const busyNewsAtOnce = await day(0.05, 7, true, 0);
 const mb = (b: number) => b / 1e6;

@@ -77,6 +77,7 @@ export async function interleaved(
     { bundles: 0, ms: 0 },
   ];
   const done: { side: 0 | 1; resultsPerSec: number }[] = [];
+  const rate = (t: { bundles: number; ms: number }) => Math.round((t.bundles * cells) / (t.ms / 1000));
   for (let k = 0; k * per < starts.length; k++) {
     const side = [0, 1, 1, 0][k % 4] as 0 | 1;
     const arm = arms[side];
@@ -86,9 +87,8 @@ export async function interleaved(
     const t = totals[side] as { bundles: number; ms: number };
     t.bundles += got.bundles;
     t.ms += got.ms;
-    done.push({ side, resultsPerSec: Math.round((got.bundles * cells) / (got.ms / 1000)) });
+    done.push({ side, resultsPerSec: rate(got) });
   }
-  const rate = (t: { bundles: number; ms: number }) => Math.round((t.bundles * cells) / (t.ms / 1000));
   const [a, b] = totals as [{ bundles: number; ms: number }, { bundles: number; ms: number }];
   return { rates: [rate(a), rate(b)], blocks: done };
 }

@@ -121,9 +121,12 @@ const endPhase = async (next: Phase) => {
   phase = next;
 };
 
-/** A round's POSTs (all its sites unless `starts`) to `targets` in `lanes` lanes: results per second. */
-async function round(r: number, targets: BenchHub[], lanes: number, starts = batchStarts(sites)) {
-  const { bundles, ms } = await pushBatches({ round: r, sites, bundleOf, targets, lanes }, starts);
+/** A round's POSTs (all its sites) to `targets` in `lanes` lanes: results per second. */
+async function round(r: number, targets: BenchHub[], lanes: number) {
+  const { bundles, ms } = await pushBatches(
+    { round: r, sites, bundleOf, targets, lanes },
+    batchStarts(sites),
+  );
   return Math.round((bundles * cells) / (ms / 1000));
 }
 /** GET with br: status, wire bytes, ms. */

@@ -51,8 +51,6 @@ export function registerRun(program: Command): void {
         try {
           log.info({ signal }, 'stopping');
           await Promise.race([agent.stop(), grace]);
-        } catch {
-          // stopping anyway
         } finally {
           process.exit(0);
         }

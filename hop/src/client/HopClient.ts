@@ -75,8 +75,6 @@ export interface HopClientOptions {
   floorBytesPerS?: number;
 }
 
-/** Round trips kept to bound when a pull's answer must begin (the least of them is used). */
-
 /**
  * The hop API, client side, for the agent and for relays: batches (brotli, one receipt per bundle),
  * the downlink, tus uploads and `Range` fetches of blobs. Every answer is read with a cap, every
@@ -272,10 +270,7 @@ export class HopClient {
     const conditional = hold !== undefined && after !== undefined && this.heldMaxS !== null;
     // A conditional held pull is timed only when the last sample is an hour old: the server's times
     // (and its signed stamp, decision 290) cost ~250 B of answer, and posts are timed anyway.
-    const time =
-      !conditional ||
-      this.times.sampledAt === null ||
-      this.now() - this.times.sampledAt >= HELD_SAMPLE_EVERY_MS;
+    const time = !conditional || this.times.sampleOlderThan(this.now(), HELD_SAMPLE_EVERY_MS);
     // Until it is known whether the upstream holds longer than an hour, a held pull says this client reads
     // a longer longest (an older client takes one for garbage, decision 390); one asking more says it anyway.
     const marked = hold !== undefined && this.longHolds === null && waitS <= LEGACY_MAX_STATED_S;

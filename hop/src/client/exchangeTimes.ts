@@ -30,7 +30,7 @@ export class ExchangeTimes {
    */
   private readonly rtts: number[] = [];
   /** When the last exchange gave a clock sample (the caller's clock), or null before one did. */
-  sampledAt: number | null = null;
+  private sampledAt: number | null = null;
 
   /**
    * One answered request: sent at `t0`, its headers in at `t3` (the caller's clock), `elapsedMs` between
@@ -50,6 +50,11 @@ export class ExchangeTimes {
       this.stamped.push({ x: { t: [t0, t1, t2, t3], ...stamp }, rttMs: sample.rttMs });
       if (this.stamped.length > STAMPED_KEPT) this.stamped.shift();
     }
+  }
+
+  /** Whether no exchange gave a clock sample in the `ms` before `now` (or none ever did). */
+  sampleOlderThan(now: number, ms: number): boolean {
+    return this.sampledAt === null || now - this.sampledAt >= ms;
   }
 
   /** The caller's clock minus the upstream's at `now`; null before the first timed exchange. */

@@ -96,46 +96,32 @@ export function addWaiverVerbs(program: Command, config: (o: { config?: string }
         config?: string;
         json?: boolean;
       }) => {
-        const attributes = list(o.attributes);
-        const sites = list(o.sites);
-        const environments = list(o.environments);
-        const components = list(o.components);
         // the API's own schema, so the CLI refuses what the API would, naming the option
         const parsed = WaiverCreateSchema.safeParse({
           pattern: o.pattern,
           reason: o.reason,
           expires: o.expires,
-          attributes,
-          sites,
-          environments,
-          components,
+          attributes: list(o.attributes),
+          sites: list(o.sites),
+          environments: list(o.environments),
+          components: list(o.components),
         });
         if (!parsed.success) {
           for (const i of parsed.error.issues)
             console.error(`hub waiver add: --${String(i.path[0] ?? 'pattern')}: ${i.message}`);
           process.exit(2);
         }
-        const expiresAt = parseExpiry(o.expires, Date.now());
+        const { expires, ...rest } = parsed.data;
+        const expiresAt = parseExpiry(expires, Date.now());
         if (expiresAt === null) {
           console.error(
-            `hub waiver add: --expires ${JSON.stringify(o.expires.slice(0, 40))}: give a future time within a year, as ISO 8601 or a duration (30m, 12h, 7d)`,
+            `hub waiver add: --expires ${JSON.stringify(expires.slice(0, 40))}: give a future time within a year, as ISO 8601 or a duration (30m, 12h, 7d)`,
           );
           process.exit(2);
         }
         const author = (o.author ?? process.env.USER ?? 'cli').slice(0, 100);
         const w = await withDrift(o, (d) =>
-          d.addWaiver(
-            {
-              pattern: o.pattern,
-              reason: o.reason,
-              expiresAt,
-              ...(attributes ? { attributes } : {}),
-              ...(sites ? { sites } : {}),
-              ...(environments ? { environments } : {}),
-              ...(components ? { components } : {}),
-            },
-            { actor: author, via: 'cli', address: '' },
-          ),
+          d.addWaiver({ ...rest, expiresAt }, { actor: author, via: 'cli', address: '' }),
         );
         console.log(o.json ? JSON.stringify(w) : line(w));
       },

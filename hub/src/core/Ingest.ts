@@ -3,7 +3,7 @@ import { AckSigner } from './ingest/acks.js';
 import { Batch } from './ingest/batch.js';
 import { commitBatch } from './ingest/commit.js';
 import type { PathClocks } from './ingest/contact.js';
-import { claimedDocIds, dedupe } from './ingest/dedupe.js';
+import { dedupe } from './ingest/dedupe.js';
 import { ingestDocument } from './ingest/document.js';
 import { answerOnDownlink } from './ingest/downlink.js';
 import { committedEvent } from './ingest/events.js';
@@ -17,7 +17,7 @@ import { KeyCache } from './verify.js';
 export type { Committed, IngestDeps } from './ingestTypes.js';
 
 /** Documents merged and committed together at most: a larger batch is taken in parts (`batchParts`). */
-export const PART_DOCS = 8;
+const PART_DOCS = 8;
 
 /**
  * Verify → dedupe → merge → materialise → answer → commit → events (step 7 of docs/architecture.md#the-trip), one batch at a
@@ -59,7 +59,7 @@ export class Ingest {
     const next = this.chain.then(async () => {
       const receipts: Receipt[] = [];
       for (const part of batchParts(bundles, this.d.partDocs ?? PART_DOCS)) {
-        const got = await this.acceptNow(peerName, part.bundles, clocks);
+        const got = await this.acceptNow(peerName, part.bundles, part.docs, clocks);
         for (const r of got) {
           const index = part.indexes[r.index] as number;
           receipts[index] = { ...r, index };
@@ -74,18 +74,19 @@ export class Ingest {
   private async acceptNow(
     peerName: string,
     bundles: readonly Uint8Array[],
+    docs: readonly string[],
     clocks: PathClocks | undefined,
   ): Promise<Receipt[]> {
     const { store, replicas } = this.d;
     // Another hub on the same store may be merging these documents: from reading their agents' rows
     // and the duplicate check to the commit, they are this process's alone (a no-op for a store of one
     // process). Verification then only accepts bundles of the documents locked.
-    const b = await store.lockDocs(claimedDocIds(bundles), async () => {
+    const b = await store.lockDocs(docs, async () => {
       const b = new Batch(store, this.d.clock.now(), bundles.length);
       const accepted = await verifyAll(b, bundles, this.keys, this.d.count);
-      const docs = startMerges(replicas, await dedupe(b, accepted));
+      const merging = startMerges(replicas, await dedupe(b, accepted));
       // Merged concurrently, read one document at a time, in order: later documents see earlier cells.
-      for (const doc of docs) await ingestDocument(b, this.d, doc, peerName, clocks);
+      for (const doc of merging) await ingestDocument(b, this.d, doc, peerName, clocks);
       await answerOnDownlink(b, this.rejections, this.acks);
       await commitBatch(store, replicas, b);
       return b;

@@ -10,6 +10,8 @@
  * one value. A signed message must have one.
  */
 
+import { concatBytes } from '../bytes.js';
+
 /** A value of the subset. Maps are keyed by small unsigned integers (field numbers). */
 export type Value = number | boolean | string | Uint8Array | readonly Value[] | ReadonlyMap<number, Value>;
 
@@ -74,15 +76,7 @@ export function cborEncodeValue(value: Value): Uint8Array {
     }
   };
   walk(value);
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatBytes(...parts);
 }
 
 const MAJOR_NAMES = ['uint', 'negative int', 'bytes', 'text', 'array', 'map', 'tag', 'simple/float'];
@@ -173,11 +167,4 @@ export function cborDecodeItem(
     end = item.end;
   }
   return { value: map, end };
-}
-
-/** Decodes bytes that must hold exactly one item. */
-export function cborDecodeValue(bytes: Uint8Array, limits: CborLimits = DEFAULT_CBOR_LIMITS): Value {
-  const { value, end } = cborDecodeItem(bytes, 0, limits);
-  if (end !== bytes.length) throw new CborSubsetError(`${bytes.length - end} stray bytes after the item`);
-  return value;
 }

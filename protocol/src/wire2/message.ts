@@ -1,3 +1,5 @@
+import { concatBytes } from '../bytes.js';
+import { SIGNATURE_BYTES } from '../codec.js';
 import { type Decoded, fail } from '../codecError.js';
 import { signBytes, verifyBytes } from '../keys.js';
 import {
@@ -38,7 +40,6 @@ export const WIRE2_VERSION = 2;
 export const WIRE2_DOMAIN = new TextEncoder().encode('driftline/wire2\0');
 /** Largest message a receiver reads by default (a push of `MAX_CHANGES_BYTES` and its framing fits). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024 + 64 * 1024;
-const SIGNATURE_BYTES = 64;
 /** The smallest message: 7 one-byte items, an empty body and a 64-byte signature with its 2-byte head. */
 const MIN_MESSAGE_BYTES = 1 + 5 + 1 + 2 + SIGNATURE_BYTES;
 
@@ -82,10 +83,7 @@ export function messageSignedBytes(m: Message): Uint8Array {
         `message ${name} ${v} is not a ${name === 'seq' ? 'positive' : 'non-negative'} integer`,
       );
   const unsigned = cborEncodeValue([WIRE2_VERSION, KINDS[m.kind], m.from, m.to, m.seq, body] as Value);
-  const out = new Uint8Array(WIRE2_DOMAIN.length + unsigned.length);
-  out.set(WIRE2_DOMAIN);
-  out.set(unsigned, WIRE2_DOMAIN.length);
-  return out;
+  return concatBytes(WIRE2_DOMAIN, unsigned);
 }
 
 /** Encodes and signs a message with the sender's private key. */
@@ -93,12 +91,8 @@ export async function encodeMessage(m: Message, privateKey: CryptoKey): Promise<
   const signed = messageSignedBytes(m);
   const signature = await signBytes(privateKey, signed);
   const unsigned = signed.subarray(WIRE2_DOMAIN.length);
-  const sigHead = cborHead(2, SIGNATURE_BYTES);
-  const out = new Uint8Array(unsigned.length + sigHead.length + SIGNATURE_BYTES);
-  out.set(unsigned);
+  const out = concatBytes(unsigned, cborHead(2, SIGNATURE_BYTES), signature);
   out[0] = 0x87; // the array of seven: the six signed items and the signature
-  out.set(sigHead, unsigned.length);
-  out.set(signature, unsigned.length + sigHead.length);
   return out;
 }
 
@@ -150,9 +144,7 @@ export function decodeMessage(bytes: Uint8Array, opts: DecodeOptions = {}): Deco
       return bad(`the signature must be a ${SIGNATURE_BYTES}-byte string`);
     const body = bodyFromValue(kind, bodyValue as Value);
     if (!body.ok) return bad(body.reason);
-    const signed = new Uint8Array(WIRE2_DOMAIN.length + sigStart);
-    signed.set(WIRE2_DOMAIN);
-    signed.set(bytes.subarray(0, sigStart), WIRE2_DOMAIN.length);
+    const signed = concatBytes(WIRE2_DOMAIN, bytes.subarray(0, sigStart));
     signed[WIRE2_DOMAIN.length] = 0x86;
     const value = { version: WIRE2_VERSION, kind, from, to, seq, body: body.body, signature, signed, bytes };
     return { ok: true, value: value as DecodedMessage };

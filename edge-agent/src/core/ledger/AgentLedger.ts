@@ -174,12 +174,17 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     return { confirmationsMs: this.opts.holdConfirmationsMs };
   }
 
+  /** A cell as it stands here: held back for its round, else as the document has it. */
+  private shownCell(key: string) {
+    return this.held.cells.get(key) ?? readCell(this.docs.doc, key);
+  }
+
   /** How long each input's news may wait for its round (decision 485): a cell's first result never does. */
   private newsWaits(inputs: readonly RecordRunInput[]): Map<string, number> {
     const waits = new Map<string, number>();
     for (const i of inputs) {
       const key = cellKey(i.summary.environment, i.summary.component, i.cellRef);
-      const first = !this.held.cells.has(key) && readCell(this.docs.doc, key) === undefined;
+      const first = this.shownCell(key) === undefined;
       const run = { status: i.summary.status, scheduledEveryS: i.scheduledEveryS, first };
       waits.set(i.runId, newsWaitMs(run, this.opts.holdNewsMs));
     }
@@ -224,7 +229,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     runId: string,
   ): string | undefined {
     const key = cellKey(environment, component, cellRef);
-    const cell = this.held.cells.get(key) ?? readCell(this.docs.doc, key);
+    const cell = this.shownCell(key);
     const shown = cell && cell.runId > runId ? cell.runId : undefined;
     return this.storage.latestChangedRunAfter(environment, component, cellRef ?? null, runId) ?? shown;
   }

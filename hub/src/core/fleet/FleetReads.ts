@@ -321,7 +321,11 @@ export class FleetReads {
         .filter((s) => s.unreachable || (s.contact?.judged && s.contact.state !== 'unplanned'))
         .map((s) => s.site),
     );
-    const kindCells = onceEachKind((kind, limit) => this.attentionOf(kind, limit, waived), EXACT_KIND_CAP);
+    // the grouping reads a kind's cells only where it has at most EXACT_KIND_CAP (else its counts)
+    const kindCells = onceEachKind(
+      (kind, limit) => this.attentionOf(kind, limit, waived),
+      (kind) => ((totals.kinds[kind] ?? 0) <= EXACT_KIND_CAP ? EXACT_KIND_CAP : 0),
+    );
     const attention = await this.attention(attentionCap, silent, unreachable, kindCells);
     const attentionCounts = Object.fromEntries(
       ATTENTION_KINDS.map((k) => [k, totals.kinds[k] ?? 0]),

@@ -100,14 +100,15 @@ export async function attentionInput(
 /**
  * One read per kind for one `/api/fleet` answer: the attention list and the grouping both ask for a
  * kind's cells (its first `limit`, longest-standing first), which were read twice. The first ask reads
- * at least `floor` cells; a later ask for no more is a prefix of it.
+ * at least `floor(kind)` cells, so that a later ask for no more is a prefix of it; 0 where no later ask
+ * will come (a kind too large to group exactly is grouped from counts).
  */
-export function onceEachKind(read: KindCells, floor: number): KindCells {
+export function onceEachKind(read: KindCells, floor: (kind: AttentionKind) => number): KindCells {
   const reads = new Map<string, { limit: number; rows: Promise<CellRow[]> }>();
   return async (kind, limit) => {
     let r = reads.get(kind);
     if (!r || r.limit < limit) {
-      const n = Math.max(limit, floor);
+      const n = Math.max(limit, floor(kind));
       r = { limit: n, rows: read(kind, n) };
       reads.set(kind, r);
     }

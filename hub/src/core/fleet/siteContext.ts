@@ -24,7 +24,7 @@ export const emptySiteRow = (site: string): SiteRow => ({
  * not two reads a site: a drift page names up to ~1,000 sites, and on PostgreSQL each read is a round
  * trip (fleetScale, 2026-11-29: `status=drift` p95 416 ms against an environment's page's 140).
  */
-export const SITE_ROWS_ONE_BY_ONE = 32;
+const SITE_ROWS_ONE_BY_ONE = 32;
 
 /** The rows of `names`, or of every site (those with a row or enrolled agents), sorted by name. */
 export async function siteRows(
@@ -33,30 +33,22 @@ export async function siteRows(
 ): Promise<SiteRows> {
   const rows = new Map<string, SiteRow>();
   const agents = new Map<string, AgentRow[]>();
-  const add = (a: AgentRow) => {
-    const list = agents.get(a.site);
-    if (list) list.push(a);
-    else agents.set(a.site, [a]);
-  };
-  if (names && names.length > SITE_ROWS_ONE_BY_ONE) {
-    const wanted = new Set(names);
-    const [r, a] = await Promise.all([store.listSites(), store.listAgents()]);
-    for (const x of r) if (wanted.has(x.site)) rows.set(x.site, x);
-    for (const x of a) if (wanted.has(x.site)) add(x);
-    return { names: [...names], rows, agents };
+  const oneByOne = names !== undefined && names.length <= SITE_ROWS_ONE_BY_ONE;
+  const [r, a] = oneByOne
+    ? await Promise.all([
+        Promise.all(names.map((n) => store.getSite(n))),
+        Promise.all(names.map((n) => store.listAgents(n))).then((l) => l.flat()),
+      ])
+    : await Promise.all([store.listSites(), store.listAgents()]);
+  const wanted = names && new Set(names);
+  for (const x of r) if (x && (!wanted || wanted.has(x.site))) rows.set(x.site, x);
+  for (const x of a) {
+    if (wanted && !wanted.has(x.site)) continue;
+    const list = agents.get(x.site);
+    if (list) list.push(x);
+    else agents.set(x.site, [x]);
   }
-  if (names) {
-    const [r, a] = await Promise.all([
-      Promise.all(names.map((n) => store.getSite(n))),
-      Promise.all(names.map((n) => store.listAgents(n))),
-    ]);
-    for (const x of r) if (x) rows.set(x.site, x);
-    for (const list of a) for (const x of list) add(x);
-    return { names: [...names], rows, agents };
-  }
-  const [r, a] = await Promise.all([store.listSites(), store.listAgents()]);
-  for (const x of r) rows.set(x.site, x);
-  for (const x of a) add(x);
+  if (names) return { names: [...names], rows, agents };
   const all = [...new Set([...rows.keys(), ...agents.keys()])].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
   return { names: all, rows, agents };
 }

@@ -1,4 +1,3 @@
-import { decodeBundle } from '@driftline/protocol';
 import type { Batch } from './batch.js';
 import type { Accepted } from './verifyAll.js';
 
@@ -36,18 +35,4 @@ export async function dedupe(b: Batch, accepted: readonly Accepted[]): Promise<D
     g.items.push(a);
   }
   return [...groups.values()];
-}
-
-/**
- * The documents a batch's bundles name in their headers, before anything is verified: the ones the
- * batch locks against other hubs (`HubStore.lockDocs`). A bundle verifies only for the document its
- * header names, so every accepted bundle's document is among them.
- */
-export function claimedDocIds(bundles: readonly Uint8Array[]): string[] {
-  const ids = new Set<string>();
-  for (const bytes of bundles) {
-    const d = decodeBundle(bytes);
-    if (d.ok && d.value.header.kind === 'doc-delta' && d.value.header.doc) ids.add(d.value.header.doc);
-  }
-  return [...ids];
 }

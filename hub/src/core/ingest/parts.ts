@@ -4,6 +4,12 @@ import { decodeBundle } from '@driftline/protocol';
 export interface BatchPart {
   bundles: Uint8Array[];
   indexes: number[];
+  /**
+   * The documents the part's bundles name in their headers, before anything is verified: the ones the
+   * part locks against other hubs (`HubStore.lockDocs`). A bundle verifies only for the document its
+   * header names, so every accepted bundle's document is among them.
+   */
+  docs: string[];
 }
 
 /**
@@ -15,7 +21,7 @@ export interface BatchPart {
  * (docs/decisions/475-hub-memory-and-stalls-at-fleet-scale.md).
  */
 export function batchParts(bundles: readonly Uint8Array[], maxDocs: number): BatchPart[] {
-  const parts: (BatchPart & { docs: Set<string> })[] = [];
+  const parts: BatchPart[] = [];
   const partOf = new Map<string, BatchPart>();
   for (const [index, bytes] of bundles.entries()) {
     const d = decodeBundle(bytes);
@@ -23,19 +29,18 @@ export function batchParts(bundles: readonly Uint8Array[], maxDocs: number): Bat
     let part = doc === undefined ? parts.at(-1) : partOf.get(doc);
     if (!part) {
       const last = parts.at(-1);
-      if (last && (doc === undefined || last.docs.size < maxDocs)) part = last;
+      if (last && (doc === undefined || last.docs.length < maxDocs)) part = last;
       else {
-        const fresh = { bundles: [], indexes: [], docs: new Set<string>() };
-        parts.push(fresh);
-        part = fresh;
+        part = { bundles: [], indexes: [], docs: [] };
+        parts.push(part);
       }
     }
     if (doc !== undefined && !partOf.has(doc)) {
-      (part as BatchPart & { docs: Set<string> }).docs.add(doc);
+      part.docs.push(doc);
       partOf.set(doc, part);
     }
     part.bundles.push(bytes);
     part.indexes.push(index);
   }
-  return parts.map(({ bundles, indexes }) => ({ bundles, indexes }));
+  return parts;
 }
