@@ -3,3 +3,4 @@
  * the hub (docs/decisions/416-one-daemon-per-data-directory.md). Node's own `fs` only.
  */
 export { type DataDirLock, type LockResult, takeDataDirLock } from './lock/dataDirLock.js';
+export { exitProcess, stopWithParent } from './lock/exitWithParent.js';

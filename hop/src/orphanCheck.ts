@@ -11,7 +11,7 @@ const alive = (pid: number) => {
 
 /**
  * Test support (`@driftline/hop/testing`): starts `node <bin> <args>` in `cwd` under a supervisor process
- * that reads its stderr, with `DRIFTLINE_EXIT_WITH_PARENT=1` (docs/operations.md, "Under a supervisor of
+ * that reads its stderr (a pipe, or a file with `stderr: 'file'`), with `DRIFTLINE_EXIT_WITH_PARENT=1` (docs/operations.md, "Under a supervisor of
  * your own"); once the program logs `ready`, SIGKILLs the supervisor and waits, at most `withinMs`, for
  * the program to stop. Answers whether it stopped; one still running then is killed.
  */
@@ -21,7 +21,10 @@ export async function stopsWithSupervisor(
   cwd: string,
   ready: RegExp,
   withinMs = 30_000,
+  /** `file`: the program's stderr goes to a file the supervisor reads, not to a pipe of its own. */
+  stderr: 'pipe' | 'file' = 'pipe',
 ): Promise<boolean> {
+  const log = JSON.stringify(`${cwd}/.supervised-stderr.log`);
   const supervisor = spawn(
     process.execPath,
     [
@@ -30,10 +33,11 @@ export async function stopsWithSupervisor(
        const c = spawn(process.execPath, ${JSON.stringify([bin, ...args])}, {
          cwd: ${JSON.stringify(cwd)},
          env: { ...process.env, LOG_LEVEL: 'info', DRIFTLINE_EXIT_WITH_PARENT: '1' },
-         stdio: ['ignore', 'ignore', 'pipe'],
+         stdio: ['ignore', 'ignore', ${stderr === 'pipe' ? "'pipe'" : `require('node:fs').openSync(${log}, 'w')`}],
        });
        const ready = new RegExp(${JSON.stringify(ready.source)});
-       c.stderr.on('data', (d) => { if (ready.test(String(d))) console.log(c.pid); });
+       if (c.stderr) c.stderr.on('data', (d) => { if (ready.test(String(d))) console.log(c.pid); });
+       else { const t = setInterval(() => { let text = ''; try { text = require('node:fs').readFileSync(${log}, 'utf8'); } catch {} if (ready.test(text)) { clearInterval(t); console.log(c.pid); } }, 100); }
        setInterval(() => {}, 1000);`,
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },

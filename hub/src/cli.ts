@@ -1,8 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigProblem } from '@driftline/hop/config';
-import { takeDataDirLock } from '@driftline/hop/lock';
-import { stopWithParent } from '@driftline/protocol';
+import { exitProcess, stopWithParent, takeDataDirLock } from '@driftline/hop/lock';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
@@ -165,7 +164,7 @@ verb(
   if (o.json)
     out(true, '', { url: urls.hop, hopUrl: urls.hop, apiUrl: urls.api, publicKey: hub.publicKeyText });
   // exits even when closing throws (a log line to the stderr of a supervisor that died: EPIPE)
-  const stop = () => hub.close().finally(() => process.exit(0));
+  const stop = () => hub.close().finally(() => exitProcess(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child

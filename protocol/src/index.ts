@@ -23,7 +23,6 @@ export * from './drift.js';
 export * from './duration.js';
 export * from './enrolmentToken.js';
 export * from './errors.js';
-export * from './exitWithParent.js';
 export * from './fleet.js';
 export * from './glob.js';
 export * from './hop.js';

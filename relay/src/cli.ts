@@ -1,8 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigProblem, listenAs } from '@driftline/hop/config';
-import { takeDataDirLock } from '@driftline/hop/lock';
-import { stopWithParent } from '@driftline/protocol';
+import { exitProcess, stopWithParent, takeDataDirLock } from '@driftline/hop/lock';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateRelayKey } from './adapters/fs/relayKey.js';
@@ -66,7 +65,7 @@ program
     });
     if (opts.json) console.log(JSON.stringify({ listening: addr.url, name: cfg.name }));
     // exits even when stopping throws (a log line to the stderr of a supervisor that died: EPIPE)
-    const stop = () => relay.stop().finally(() => process.exit(0));
+    const stop = () => relay.stop().finally(() => exitProcess(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child

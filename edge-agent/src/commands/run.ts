@@ -1,4 +1,4 @@
-import { stopWithParent } from '@driftline/protocol';
+import { exitProcess, stopWithParent } from '@driftline/hop/lock';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { startAgent } from '../app.js';
@@ -52,7 +52,7 @@ export function registerRun(program: Command): void {
           log.info({ signal }, 'stopping');
           await Promise.race([agent.stop(), grace]);
         } finally {
-          process.exit(0);
+          exitProcess(0);
         }
       };
       process.on('SIGTERM', () => void stop('SIGTERM'));

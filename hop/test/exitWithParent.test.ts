@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { stopWithParent } from '../src/index.js';
+import { stopWithParent } from '../src/lock.js';
 
-/** `DRIFTLINE_EXIT_WITH_PARENT=1`: a daemon stops once whoever started it is gone (src/exitWithParent.ts). */
+/** `DRIFTLINE_EXIT_WITH_PARENT=1`: a daemon stops once whoever started it is gone (src/lock/exitWithParent.ts). */
 describe('stopWithParent', () => {
   it('stops once the parent is gone, and not while it lives or when the setting is off', async () => {
     const gone = spawn(process.execPath, ['-e', '0']);
