@@ -36,7 +36,12 @@ export function httpUplink(
   url: string,
   token: string,
   /** The daemon's own: 30 min per request (it bounds the hold asked), its clock. Default 120 s, `Date.now`. */
-  opts: { requestTimeoutMs?: number; now?: () => number } = {},
+  opts: {
+    requestTimeoutMs?: number;
+    now?: () => number;
+    /** Hop v2 where the upstream speaks it (`sync.wire: 2`): the agent's keys, as `edge-agent run` wires them. */
+    wire2?: { privateKey: CryptoKey; publicKey: string };
+  } = {},
 ): HttpUplink {
   const urlStorage = urlStorages.get(store);
   if (!urlStorage) throw new Error('httpUplink: pass a ledger agentStore opened');
@@ -46,6 +51,9 @@ export function httpUplink(
     urlStorage,
     requestTimeoutMs: opts.requestTimeoutMs ?? 120_000,
     ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.wire2
+      ? { wire2: { site: SITE, agent: AGENT, ...opts.wire2, seqFile: join(tmp('wire2'), 'wire2-seq.json') } }
+      : {}),
   });
 }
 

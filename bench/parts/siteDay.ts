@@ -25,7 +25,7 @@
 import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
 import { HELD_SAMPLE_EVERY_MS } from '@driftline/hop/client';
-import { generateSigningKeyPair } from '@driftline/protocol';
+import { generateSigningKeyPair, publicKeyToText } from '@driftline/protocol';
 import {
   agentStore,
   emit,
@@ -58,6 +58,8 @@ const ONE_LANE = process.argv.includes('--one-lane');
 /** Seconds between two plans' ends in a round, as the daemon runs them (`asDaemon`). */
 const PLAN_GAP_S = 10;
 const BREAKDOWN = process.argv.includes('--breakdown');
+/** `--wire=2`: the agent speaks hop v2 to the relay (`sync.wire: 2`, decision 495); default v1. */
+const WIRE2 = process.argv.includes('--wire=2');
 
 /** A round as `--breakdown` hands it on: each cell's plan end and whether it changed, and the pushed changes. */
 interface RoundFacts {
@@ -113,6 +115,9 @@ async function day(
       httpUplink(store, `http://127.0.0.1:${tap.port}`, chain.agentToken, {
         requestTimeoutMs: 1_800_000,
         now: () => Date.now() + skew,
+        ...(WIRE2
+          ? { wire2: { privateKey: keys.privateKey, publicKey: await publicKeyToText(keys.publicKey) } }
+          : {}),
       }),
     ],
     keys,
@@ -266,12 +271,23 @@ async function day(
   // of the day's held pulls counted below.
   const [pollPull, last, timedPull] = measured.slice(-3);
   const isPull = (x: TappedResponse) => x.method === 'GET' && x.path.startsWith('/v1/bundles');
-  const data = measured.slice(0, -3).filter((x) => !(isPull(x) && x.status === 304));
+  // v2: a held pull that ended with nothing is a 204 (pushes are never answered 204)
+  const emptyHeld = (x: TappedResponse) => (WIRE2 ? x.status === 204 : isPull(x) && x.status === 304);
+  const data = measured.slice(0, -3).filter((x) => !emptyHeld(x));
   const dataUp = data.reduce((n, x) => n + wire(x).up, 0);
   const dataDown = data.reduce((n, x) => n + wire(x).down, 0);
   const busyRequests = data.length;
   // `wait=0` and `0;max=…` where a held pull says `wait=<hold>` and `<hold>;max=…`: the digits added.
-  const digits = String(holdS).length - 1;
+  // v2: `holdS` 0 is one byte of CBOR where the hold is 3 (up to 65,535 s) or 5.
+  const digits = WIRE2
+    ? holdS < 24
+      ? 0
+      : holdS < 256
+        ? 1
+        : holdS < 65_536
+          ? 2
+          : 4
+    : String(holdS).length - 1;
   const withDigits = (x: TappedResponse | undefined) =>
     x ? { up: wire(x).up + digits, down: wire(x).down + digits } : { up: 0, down: 0 };
   const empty = withDigits(last);
@@ -345,6 +361,7 @@ const rated = <D extends DayResult>(d: D) => ({
 });
 emit({
   cells: CELLS,
+  wire: WIRE2 ? 2 : 1,
   tariffUsdPerMb: TARIFF,
   wholeConfirmations: WHOLE_CONFIRMATIONS,
   batched: BATCHED,

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { takeDataDirLock } from '@driftline/hop/lock';
-import { cryptoRandomBytes, monotonicUlid } from '@driftline/protocol';
+import { cryptoRandomBytes, monotonicUlid, publicKeyOf, publicKeyToText } from '@driftline/protocol';
 import type { Logger } from 'pino';
 import { loadAgentKey, loadHubKey } from './adapters/fs/agentKeys.js';
 import { FsPlanFiles } from './adapters/fs/FsPlanFiles.js';
@@ -78,6 +78,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     now,
     log,
     privateKey,
+    publicKey: await publicKeyToText(await publicKeyOf(privateKey)),
   });
   const newId = monotonicUlid(now, cryptoRandomBytes);
   const hubKeyInApprovers = await hubKeyProblem(config, hubPublicKey);

@@ -51,5 +51,14 @@ export type {
   Peer,
   SourceClocks,
 } from './ports/HopBackend.js';
+export type { Wire2Backend, Wire2Sender } from './ports/Wire2Backend.js';
 export { createHopServer, type HopServer, type HopServerOptions } from './server.js';
 export { isUploadPath, type Reserved, UPLOADS_PATH, type UploadOptions } from './tus/tusMount.js';
+export {
+  encodePush,
+  type PushDelta,
+  pushBundleId,
+  pushDelta,
+  wire2KeyId,
+  wire2NodeId,
+} from './wire2/push.js';

@@ -10,6 +10,7 @@ export interface HopMetrics {
   connectionsRefused: Counter;
   revokedClosed: Counter;
   heldOpen: Gauge;
+  wire2Messages: Counter<'kind' | 'peer'>;
 }
 
 /** `openNow`: held downlink pulls and tus PATCHes open now (the server's `OpenCredentials`). */
@@ -29,6 +30,12 @@ export function createHopMetrics(
       name: 'driftline_hop_bytes_in_total',
       help: 'request body bytes received from each peer (bundles and uploads)',
       labelNames: ['peer'],
+      registers: [registry],
+    }),
+    wire2Messages: new Counter({
+      name: 'driftline_hop_v2_messages_total',
+      help: 'hop v2 messages taken (signature verified), by kind and the peer the sender acts as (decision 495)',
+      labelNames: ['kind', 'peer'],
       registers: [registry],
     }),
     bytesOut: new Counter({

@@ -17,6 +17,7 @@ import { closeServer, listenOn } from './http/lifecycle.js';
 import { type MetricsAccess, metricsAccess } from './http/metricsRoute.js';
 import { OpenCredentials, RECHECK_MS } from './http/openCredentials.js';
 import { HOP_ROUTES, type HopRole } from './http/routes.js';
+import { SeqWindows } from './http/wire2Routes.js';
 import { createHopMetrics, type HopMetrics } from './metrics.js';
 import type { HopBackend } from './ports/HopBackend.js';
 import { createTusMount, isUploadPath, type UploadOptions } from './tus/tusMount.js';
@@ -114,9 +115,18 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
   const guards: Record<HopRole, Middleware[]> = {
     peer: [auth],
     open: [],
+    signed: [],
     metrics: [metricsAccess(backend, options.metrics)],
   };
-  const deps = { backend, metrics, limits, peerClocks, credentials };
+  const deps = {
+    backend,
+    metrics,
+    limits,
+    peerClocks,
+    credentials,
+    windows: new SeqWindows(),
+    now: options.now ?? Date.now,
+  };
   for (const r of HOP_ROUTES) {
     const chain = [...guards[r.role], ...(r.clocks ? [clocks] : []), (ctx: Context) => r.handler(ctx, deps)];
     if (r.method === 'GET') router.get(r.path, ...chain);

@@ -143,6 +143,7 @@ export async function createHub(
     metrics,
     registry,
     logger,
+    hubPrivateKey: key.privateKey,
   });
   const publisher = new Publisher({
     store,

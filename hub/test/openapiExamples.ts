@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
+import { BATCH_CONTENT_TYPE, encodeBatch, publicKeyToText, wire2 } from '@driftline/protocol';
 import { API_ROUTES } from '../src/adapters/http/routes/index.js';
 import { AgentSim } from './agentSim.js';
 import { PLAN, type TestHub } from './hubFixture.js';
@@ -65,6 +65,12 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
   const batch = encodeBatch([await stranger.delta()]) as Uint8Array<ArrayBuffer>;
   const H = h.url;
   const V = h.hopUrl;
+  // hop v2 (decision 495): the stranger's key is not the one enrolled; its message names no sender here
+  const strangerKey = await publicKeyToText(stranger.keys.publicKey);
+  const pull = (await wire2.encodeMessage(
+    { kind: 'pull', from: 1, to: 0, seq: 1, body: { have: 0, holdS: 0 } },
+    stranger.keys.privateKey,
+  )) as Uint8Array<ArrayBuffer>;
   const commitId = (c: string) => c.repeat(40);
   await h.hub.store.commit({
     cells: [
@@ -191,6 +197,19 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
     { op: 'GET /assets/{file}', url: `${H}/assets/app.js`, status: 200 },
     { op: 'GET /v1/health', url: `${V}/v1/health`, status: 200 },
     { op: 'GET /v1/peer', url: `${V}/v1/peer`, status: 200 },
+    {
+      op: 'POST /v1/peer/wire2',
+      url: `${V}/v1/peer/wire2`,
+      init: jsonPost({ site: 'ship-7', agent: 'a1', publicKey: strangerKey }),
+      status: 403,
+    },
+    { op: 'POST /v1/peer/wire2', url: `${V}/v1/peer/wire2`, init: jsonPost({ site: 'ship-7' }), status: 400 },
+    {
+      op: 'POST /v2',
+      url: `${V}/v2`,
+      init: { method: 'POST', headers: { 'content-type': wire2.WIRE2_CONTENT_TYPE }, body: pull },
+      status: 401,
+    },
     {
       op: 'POST /v1/status',
       url: `${V}/v1/status`,

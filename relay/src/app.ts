@@ -1,8 +1,10 @@
+import { wire2NodeId } from '@driftline/hop';
 import { bundleRef } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { loadOrCreateRelayKey } from './adapters/fs/relayKey.js';
 import { RelayBackend } from './adapters/hop/RelayBackend.js';
+import { RelayWire2 } from './adapters/hop/RelayWire2.js';
 import { openRelayStore } from './adapters/sqlite/openRelayStore.js';
 import { TusBlobUploader } from './adapters/tus/TusBlobUploader.js';
 import type { RelayConfig, ResolvedUpstream } from './config.js';
@@ -43,6 +45,8 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
   const key = loadOrCreateRelayKey(cfg.dataDir);
   if (key.created) log.info({ publicKey: key.publicKey, keyFile: key.path }, 'made the relay key');
   const backend = new RelayBackend(cfg.name, custody, tokens, clock, cfg.dataDir, cfg.limits);
+  // hop v2 for agents that register their key (docs/decisions/495-hop-v2-on-the-agent-link.md)
+  backend.wire2 = new RelayWire2(wire2NodeId(cfg.name), tokens, key);
   const registry = new Registry();
   const onUploadRefused = (peer: string, reason: string) => metrics.refusals.inc({ peer, reason });
   const hop = relayHopServer(cfg, { backend, tokens, registry, log, now, key, onUploadRefused });

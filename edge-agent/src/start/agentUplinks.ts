@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { tokenFromFile } from '@driftline/hop/client';
 import { readToken } from '../adapters/fs/agentKeys.js';
 import { HttpUplink } from '../adapters/http/HttpUplink.js';
@@ -11,7 +12,14 @@ import type { Logger } from '../ports/Logger.js';
  */
 export function agentUplinks(
   config: AgentConfig,
-  deps: { urlStorage: SqliteUrlStorage; now: () => number; log: Logger; privateKey?: CryptoKey },
+  deps: {
+    urlStorage: SqliteUrlStorage;
+    now: () => number;
+    log: Logger;
+    privateKey?: CryptoKey;
+    /** `ed25519:…` of `privateKey`: registered with upstreams for hop v2 (`sync.wire: 2`). */
+    publicKey?: string;
+  },
 ): { uplinks: HttpUplink[]; tokens: { url: string; token: string | (() => string) }[] } {
   const { log } = deps;
   const tokens = config.upstreams.map((u) => ({
@@ -37,6 +45,18 @@ export function agentUplinks(
         stallMs: config.sync.stallS * 1000,
         // the agent signs its own clock term with its key (decision 290)
         ...(deps.privateKey ? { signKey: deps.privateKey } : {}),
+        // hop v2 where the upstream speaks it (docs/decisions/495-hop-v2-on-the-agent-link.md)
+        ...(config.sync.wire === 2 && deps.privateKey && deps.publicKey
+          ? {
+              wire2: {
+                site: config.site,
+                agent: config.agent,
+                privateKey: deps.privateKey,
+                publicKey: deps.publicKey,
+                seqFile: join(config.dataDir, 'wire2-seq.json'),
+              },
+            }
+          : {}),
       }),
   );
   return { uplinks, tokens };

@@ -28,6 +28,7 @@ import {
   STATUS_PATH,
   type StampedExchange,
   TRUSTED_CLOCK,
+  wire2,
 } from '@driftline/protocol';
 import { compressBatch } from '../wire/compress.js';
 import { watchAnswer } from './answerWatch.js';
@@ -39,6 +40,7 @@ import { type PlainInit, PlainTransport } from './plainRequest.js';
 import { readRefusals } from './refusals.js';
 import { answered, failure, type HopResult, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
+import { exchangeWire2, readWire2Info } from './wire2Client.js';
 
 /**
  * Least time between two clock samples taken by held downlink pulls, ms: an hour adds ~54 ms of drift
@@ -343,6 +345,24 @@ export class HopClient {
     if (!parsed.success)
       return failure('bad-answer', `upstream answered ${PEER_PATH} with something that is not a peer`, true);
     return { ok: true, value: parsed.data };
+  }
+
+  /** Hop v2: one signed message to `POST /v2`, no token (`wire2Client.ts`); a hold adds to its timeout. */
+  exchangeWire2(message: Uint8Array, signal?: AbortSignal, holdS = 0) {
+    const t = { url: this.url, transport: this.transport, times: this.times, now: this.now };
+    const ms = Math.max(this.timeoutMs, (holdS + 60) * 1000);
+    return exchangeWire2({ ...t, signal: (s) => this.signal(s, ms) }, message, signal);
+  }
+
+  /** `POST /v1/peer/wire2` (bearer token): registers the agent's key; 404: the upstream speaks v1 only. */
+  async registerWire2(reg: wire2.Wire2Registration): Promise<HopResult<wire2.Wire2Info>> {
+    const json = { 'content-type': 'application/json' };
+    const r = await this.request(wire2.WIRE2_REGISTER_PATH, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify(reg),
+    });
+    return r.ok ? readWire2Info(r.value) : r;
   }
 
   /** `POST /v1/status`: this relay's own health, for the upstream to keep and show. */

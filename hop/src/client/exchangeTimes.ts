@@ -36,7 +36,7 @@ export class ExchangeTimes {
    * One answered request: sent at `t0`, its headers in at `t3` (the caller's clock), `elapsedMs` between
    * on the monotonic clock.
    */
-  record(t0: number, headers: Headers, t3: number, elapsedMs: number): void {
+  record(t0: number, headers: { get(name: string): string | null }, t3: number, elapsedMs: number): void {
     this.rtts.push(elapsedMs);
     if (this.rtts.length > RTTS_KEPT) this.rtts.shift();
     const sample = answerSample(t0, headers, t3);

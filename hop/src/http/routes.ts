@@ -1,4 +1,4 @@
-import { PEER_PATH, STATUS_PATH } from '@driftline/protocol';
+import { PEER_PATH, STATUS_PATH, wire2 } from '@driftline/protocol';
 import type { Context } from 'koa';
 import type { HopMetrics } from '../metrics.js';
 import type { HopBackend } from '../ports/HopBackend.js';
@@ -8,12 +8,14 @@ import type { PeerClocks } from './clocks.js';
 import { healthHandler } from './lifecycle.js';
 import type { OpenCredentials } from './openCredentials.js';
 import { getPeer, postStatus } from './peerRoutes.js';
+import { postWire2, registerWire2, type SeqWindows } from './wire2Routes.js';
 
 /**
  * Who may call a hop route: a `peer` (its bearer token is resolved before the handler runs, into
- * `ctx.state.peer`), anyone (`open`), or whoever the node's `MetricsAccess` lets (`metrics`).
+ * `ctx.state.peer`), anyone (`open`), whoever the node's `MetricsAccess` lets (`metrics`), or the sender
+ * whose registered key signed the message (`signed`: the handler checks it, decision 495).
  */
-export type HopRole = 'peer' | 'open' | 'metrics';
+export type HopRole = 'peer' | 'open' | 'metrics' | 'signed';
 
 /** What the hop handlers use, built once by `createHopServer`. */
 export interface HopRouteDeps {
@@ -23,6 +25,10 @@ export interface HopRouteDeps {
   peerClocks: PeerClocks;
   /** Tokens of held pulls, checked again while they are open (decision 411). */
   credentials?: OpenCredentials;
+  /** Hop v2 senders' sequence windows (decision 490). */
+  windows: SeqWindows;
+  /** The node's clock, for the stamps of v2 custody answers. */
+  now: () => number;
 }
 
 /** One hop API endpoint, declared once: `createHopServer` registers it with the guard its role names. */
@@ -64,6 +70,14 @@ export const HOP_ROUTES: readonly HopRoute[] = [
     handler: (ctx, d) => serveBlob(d.backend, ctx, ctx.params.sha256 ?? ''),
   },
   { method: 'GET', path: PEER_PATH, role: 'peer', handler: (ctx) => getPeer(ctx) },
+  {
+    method: 'POST',
+    path: wire2.WIRE2_REGISTER_PATH,
+    role: 'peer',
+    handler: (ctx, d) => registerWire2(d, ctx),
+  },
+  // no bearer token: each message is signed by its sender's registered key (decision 495)
+  { method: 'POST', path: wire2.WIRE2_PATH, role: 'signed', handler: (ctx, d) => postWire2(d, ctx, d.now) },
   { method: 'POST', path: STATUS_PATH, role: 'peer', handler: (ctx, d) => postStatus(d.backend, ctx) },
   {
     method: 'GET',

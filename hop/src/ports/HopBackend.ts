@@ -1,5 +1,6 @@
 import type { ClockEstimate, DownlinkQuery, Receipt, RelayRefusal, RelayStatus } from '@driftline/protocol';
 import type { DownlinkWaiters, Holder, WaitEnd } from '../http/downlinkWaiters.js';
+import type { Wire2Backend } from './Wire2Backend.js';
 
 /**
  * What a node (relay or hub) must provide for `@driftline/hop` to serve the hop API
@@ -82,6 +83,9 @@ export interface HopBackend {
    * Absent: the node keeps none and the route answers 404.
    */
   acceptStatus?(peer: Peer, status: RelayStatus): Promise<void>;
+
+  /** Hop v2 on this node (docs/decisions/495-hop-v2-on-the-agent-link.md); absent: `/v2` answers 404. */
+  readonly wire2?: Wire2Backend;
 
   /** Readiness for `/v1/health` (e.g. false while the store is migrating). */
   health(): Promise<{ ok: boolean; detail?: string }>;

@@ -1,4 +1,4 @@
-import type { Receipt } from '@driftline/protocol';
+import { docId, type Receipt, wire2 } from '@driftline/protocol';
 import { AckSigner } from './ingest/acks.js';
 import { Batch } from './ingest/batch.js';
 import { commitBatch } from './ingest/commit.js';
@@ -13,6 +13,7 @@ import { verifyAll } from './ingest/verifyAll.js';
 import type { Committed, IngestDeps } from './ingestTypes.js';
 import { Rejections } from './rejections.js';
 import { KeyCache } from './verify.js';
+import { Wire2Directory } from './wire2Push.js';
 
 export type { Committed, IngestDeps } from './ingestTypes.js';
 
@@ -33,11 +34,18 @@ export class Ingest {
   readonly acks: AckSigner;
   private chain: Promise<unknown> = Promise.resolve();
   private readonly keys = new KeyCache();
+  /** Who hop v2 short ids are (decision 495); the hub's `/v2` reads it too. */
+  readonly directory: Wire2Directory;
   private readonly listeners = new Set<(c: Committed) => void>();
   private readonly rejections: Rejections;
 
   constructor(private readonly d: IngestDeps) {
     this.acks = new AckSigner(d);
+    this.directory = new Wire2Directory(
+      () => d.store.listAgents(),
+      this.keys,
+      () => d.clock.now(),
+    );
     this.rejections = new Rejections({
       ids: d.ids,
       hubPrivateKey: d.hubPrivateKey,
@@ -55,11 +63,18 @@ export class Ingest {
    * `clocks`: each bundle source's clock minus the hub's, as its path composed it from round trips per hop
    * (docs/decisions/070-clock-offsets.md); without it the offset falls back to one-way transit.
    */
-  accept(peerName: string, bundles: readonly Uint8Array[], clocks?: PathClocks): Promise<Receipt[]> {
+  accept(
+    peerName: string,
+    bundles: readonly Uint8Array[],
+    clocks?: PathClocks,
+    /** The posting peer's sites: a v2 push says its site only through its key (decision 495). */
+    scope?: readonly string[],
+  ): Promise<Receipt[]> {
     const next = this.chain.then(async () => {
       const receipts: Receipt[] = [];
-      for (const part of batchParts(bundles, this.d.partDocs ?? PART_DOCS)) {
-        const got = await this.acceptNow(peerName, part.bundles, part.docs, clocks);
+      const v2Docs = await this.v2Docs(bundles);
+      for (const part of batchParts(bundles, this.d.partDocs ?? PART_DOCS, (i) => v2Docs.get(i))) {
+        const got = await this.acceptNow(peerName, part.bundles, part.docs, clocks, scope);
         for (const r of got) {
           const index = part.indexes[r.index] as number;
           receipts[index] = { ...r, index };
@@ -76,6 +91,7 @@ export class Ingest {
     bundles: readonly Uint8Array[],
     docs: readonly string[],
     clocks: PathClocks | undefined,
+    scope: readonly string[] | undefined,
   ): Promise<Receipt[]> {
     const { store, replicas } = this.d;
     // Another hub on the same store may be merging these documents: from reading their agents' rows
@@ -83,7 +99,8 @@ export class Ingest {
     // process). Verification then only accepts bundles of the documents locked.
     const b = await store.lockDocs(docs, async () => {
       const b = new Batch(store, this.d.clock.now(), bundles.length);
-      const accepted = await verifyAll(b, bundles, this.keys, this.d.count);
+      const v2 = { directory: this.directory, scope };
+      const accepted = await verifyAll(b, bundles, this.keys, this.d.count, v2);
       const merging = startMerges(replicas, await dedupe(b, accepted));
       // Merged concurrently, read one document at a time, in order: later documents see earlier cells.
       for (const doc of merging) await ingestDocument(b, this.d, doc, peerName, clocks);
@@ -94,5 +111,18 @@ export class Ingest {
     const event = committedEvent(b);
     if (event) for (const fn of this.listeners) fn(event);
     return b.receipts as Receipt[];
+  }
+
+  /** The document of each v2 push in a batch, by index, read before any part locks its documents. */
+  private async v2Docs(bundles: readonly Uint8Array[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    for (const [i, bytes] of bundles.entries()) {
+      if (!wire2.isWire2Message(bytes)) continue;
+      const m = wire2.decodeMessage(bytes);
+      if (!m.ok || m.value.kind !== 'push') continue;
+      const who = await this.directory.resolve(m.value.from);
+      if (who) out.set(i, docId(who.site, who.agent, (m.value.body as wire2.PushBody).epoch));
+    }
+    return out;
   }
 }

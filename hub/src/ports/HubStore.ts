@@ -274,7 +274,14 @@ export interface IngestStore
   extends StoreWrites,
     Pick<
       ReadStore,
-      'getAgent' | 'getCells' | 'getCell' | 'getRefCell' | 'getSite' | 'getPlanRequest' | 'listPlanRequests'
+      | 'getAgent'
+      | 'listAgents'
+      | 'getCells'
+      | 'getCell'
+      | 'getRefCell'
+      | 'getSite'
+      | 'getPlanRequest'
+      | 'listPlanRequests'
     >,
     /** An approval the agent's apply record names is delivered by its word (decision 300). */
     Pick<PeopleStore, 'getApproval'> {

@@ -5,6 +5,7 @@ import { DiskCap } from '../adapters/fs/DiskCap.js';
 import type { FileBlobs } from '../adapters/fs/FileBlobs.js';
 import { CustodyClocks, chainMessage, custodyChainCounter } from '../adapters/hop/custodyClocks.js';
 import { HubHopBackend } from '../adapters/hop/HubHopBackend.js';
+import { HubWire2 } from '../adapters/hop/HubWire2.js';
 import { peerMayRead } from '../adapters/hop/peerMayRead.js';
 import { DeliveryObserver } from '../adapters/publish/DeliveryObserver.js';
 import type { HubConfig } from '../config.js';
@@ -36,6 +37,8 @@ export function hubHopBackend(
     metrics: HubMetrics;
     registry: Registry;
     logger: Logger;
+    /** Signs the hub's v2 answers (decision 495). */
+    hubPrivateKey: CryptoKey;
   },
 ) {
   const { store, publications, clock, logger, metrics } = deps;
@@ -78,6 +81,11 @@ export function hubHopBackend(
     mayRead: (peer, sha) => peerMayRead(peer, sha, { store, publications }),
     checkDisk: (n) => disk.check(n),
     custodyClocks,
+  });
+  backend.wire2 = new HubWire2({
+    directory: deps.ingest.directory,
+    getAgent: (site, agent) => store.getAgent(site, agent),
+    hubPrivateKey: deps.hubPrivateKey,
   });
   const observed = new DeliveryObserver(backend, {
     ingest: deps.ingest,

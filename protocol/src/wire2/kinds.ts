@@ -32,6 +32,13 @@ export interface PushBody {
   sealed?: true;
   /** The agent's send time, ms: asks the relay to stamp the exchange in its custody answer (decision 290). */
   t0?: number;
+  /**
+   * Detail blobs the changes announce, as v1's `blobs`: UTF-8 JSON of the `BlobAnnouncement` array, read
+   * by its schema on arrival (`wire2/push.ts`). Rare on a quiet day; a compact form can come with a version.
+   */
+  blobs?: Uint8Array;
+  /** The round holds a failed plan: relays forward it first (v1's `failure` priority). */
+  failure?: true;
 }
 
 /** `pull`, agent → its relay: a held pull, and the cumulative receipt of the downlink. */
@@ -101,6 +108,8 @@ export const FIELDS: Record<KindName, Field[]> = {
     { key: 4, name: 'heartbeat', type: 'heartbeat' },
     { key: 5, name: 'sealed', type: 'true' },
     { key: 6, name: 't0', type: 'uint' },
+    { key: 7, name: 'blobs', type: 'bytes', max: 256 * 1024 },
+    { key: 8, name: 'failure', type: 'true' },
   ],
   pull: [
     { key: 1, name: 'have', type: 'uint', required: true },

@@ -87,9 +87,17 @@ export function messageSignedBytes(m: Message): Uint8Array {
 }
 
 /** Encodes and signs a message with the sender's private key. */
-export async function encodeMessage(m: Message, privateKey: CryptoKey): Promise<Uint8Array> {
+export function encodeMessage(m: Message, privateKey: CryptoKey): Promise<Uint8Array> {
+  return encodeMessageWith(m, (data) => signBytes(privateKey, data));
+}
+
+/** As {@link encodeMessage}, with a signer that holds the key itself (a node's key file). */
+export async function encodeMessageWith(
+  m: Message,
+  sign: (data: Uint8Array) => Uint8Array | Promise<Uint8Array>,
+): Promise<Uint8Array> {
   const signed = messageSignedBytes(m);
-  const signature = await signBytes(privateKey, signed);
+  const signature = await sign(signed);
   const unsigned = signed.subarray(WIRE2_DOMAIN.length);
   const out = concatBytes(unsigned, cborHead(2, SIGNATURE_BYTES), signature);
   out[0] = 0x87; // the array of seven: the six signed items and the signature

@@ -242,6 +242,7 @@ export async function setUp(
             maxParallelRuns: 1,
             ...(spec.agentRecordWindowS !== undefined ? { recordWindowS: spec.agentRecordWindowS } : {}),
             ...spec.agentSync,
+            ...site.agentSync,
           },
         }),
       );

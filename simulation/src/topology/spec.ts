@@ -23,6 +23,8 @@ export interface SiteSpec {
   toolState?: boolean;
   /** Link settings on top of the profile (deep-merged), such as a schedule of its own. */
   linkSettings?: LinkSettingsInput;
+  /** More of this site's agent `sync` block, over the topology's `agentSync` (e.g. `wire: 2`). */
+  agentSync?: Record<string, unknown>;
 }
 
 export interface TopologySpec {

@@ -12,6 +12,7 @@ import {
 } from '@driftline/protocol';
 import type { UrlStorage } from 'tus-js-client';
 import type { BlobToUpload, Uplink, UplinkResult } from '../../ports/Uplink.js';
+import { Wire2Link, type Wire2LinkOptions } from './Wire2Link.js';
 
 const ZERO: ClockEstimate = { offsetMs: 0, uncertaintyMs: 0 };
 
@@ -48,6 +49,8 @@ export interface HttpUplinkOptions {
    * stamped exchange with the upstream, the bundles it covers; docs/decisions/290-signed-hop-chain.md).
    */
   signKey?: CryptoKey;
+  /** Speak hop v2 where the upstream does (`sync.wire: 2`, docs/decisions/495-hop-v2-on-the-agent-link.md). */
+  wire2?: Omit<Wire2LinkOptions, 'now'>;
 }
 
 /** Most bundles one record names (a record stays well under the header's cap). */
@@ -66,6 +69,7 @@ const asUplink = (f: HopFailure): UplinkResult<never> => ({
 export class HttpUplink implements Uplink {
   readonly url: string;
   private readonly client: HopClient;
+  private readonly wire2: Wire2Link | null;
 
   constructor(private readonly opts: HttpUplinkOptions) {
     this.client = new HopClient({
@@ -78,6 +82,7 @@ export class HttpUplink implements Uplink {
       trustedClock: opts.trustedClock ?? false,
     });
     this.url = this.client.url;
+    this.wire2 = opts.wire2 ? new Wire2Link(this.client, { ...opts.wire2, now: opts.now ?? Date.now }) : null;
   }
 
   /** This agent's clock minus the upstream's (docs/decisions/070-clock-offsets.md); null before an exchange. */
@@ -91,6 +96,8 @@ export class HttpUplink implements Uplink {
   }
 
   async postBundles(batch: Uint8Array): Promise<UplinkResult<Receipt[]>> {
+    const v2 = await this.wire2?.push(batch);
+    if (v2) return v2;
     // The bundles' source is this agent: its clock minus the sender's is nothing (or trusted).
     const sources = this.opts.source
       ? new Map([[this.opts.source, this.opts.trustedClock ? TRUSTED_CLOCK : ZERO]])
@@ -148,6 +155,8 @@ export class HttpUplink implements Uplink {
       refusals?: RelayRefusal[];
     }>
   > {
+    const v2 = await this.wire2?.pull(after, hold);
+    if (v2) return v2;
     const r = await this.client.pullDownlink(site, after, undefined, hold);
     return r.ok
       ? {

@@ -7,6 +7,7 @@ import {
   type Peer,
   type SourceClocks,
   scopeBatch,
+  type Wire2Backend,
 } from '@driftline/hop';
 import { type DownlinkQuery, parseDocId, type Receipt, type RelayStatus } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
@@ -67,6 +68,9 @@ export class HubHopBackend implements HopBackend {
     read: (sha, start, end) => this.d.blobs.read(sha, start, end),
   };
 
+  /** Hop v2 for agents posting directly (decision 495), when the wiring sets it. */
+  wire2?: Wire2Backend;
+
   /** When each token's last use was written here: at most one write a minute per token. */
   private readonly usesWritten = new Map<string, number>();
 
@@ -126,7 +130,9 @@ export class HubHopBackend implements HopBackend {
       ? Object.assign((s: string) => sourceClocks(s), { unattested: true })
       : sourceClocks;
     const inner =
-      scoped.allowed.length > 0 ? await this.d.ingest.accept(peer.name, scoped.allowed, pathClocks) : [];
+      scoped.allowed.length > 0
+        ? await this.d.ingest.accept(peer.name, scoped.allowed, pathClocks, peer.sites)
+        : [];
     return scoped.complete(inner);
   }
 

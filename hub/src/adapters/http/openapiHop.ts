@@ -3,6 +3,7 @@ import {
   CURSOR_HEADER,
   DownlinkQuerySchema,
   SignInQuerySchema,
+  wire2,
 } from '@driftline/protocol';
 import {
   err,
@@ -174,6 +175,40 @@ export function hopPaths(): Record<string, Record<string, object>> {
         tags: ['hop'],
         summary: 'Who the bearer token is here and the sites it acts for (a relay learns its sites from it)',
         responses: { '200': json('PeerInfo', 'the peer'), '401': unauthorized('no or unknown peer token') },
+      },
+    },
+    '/v1/peer/wire2': {
+      post: {
+        tags: ['hop'],
+        summary:
+          'Hop v2 (decision 495): an agent registers its enrolled key with its token; from then on its signed messages go to /v2',
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('Wire2Registration') } },
+        },
+        responses: {
+          '200': json('Wire2Info', 'this node speaks v2: the short ids and how it holds pulls'),
+          '400': err('not {site, agent, publicKey}'),
+          '401': unauthorized('no or unknown peer token'),
+          '403': err('not the key enrolled for that agent, or a site the token does not act for'),
+          '404': err('an agent not enrolled here'),
+        },
+      },
+    },
+    '/v2': {
+      post: {
+        tags: ['hop'],
+        summary:
+          'One hop v2 message (decision 490), signed by its sender: a push (answered with the signed custody) or a pull (answered [cursor, items] or 204)',
+        requestBody: { required: true, content: { [wire2.WIRE2_CONTENT_TYPE]: { schema: binary } } },
+        responses: {
+          '200': raw(wire2.WIRE2_CONTENT_TYPE, 'a custody message, or a pull answer'),
+          '204': { description: 'a pull with nothing due (after its hold)' },
+          '400': err('not a v2 message, or a kind this node does not take'),
+          '401': unauthorized('no key is registered for the sender, or its token was revoked'),
+          '409': err('a sequence already taken, or too old'),
+          '413': err('over the message limit'),
+        },
       },
     },
     '/v1/status': {

@@ -36,6 +36,7 @@ import {
   WaiverCreateSchema,
   WaiverSchema,
   WaiversResponseSchema,
+  wire2,
 } from '@driftline/protocol';
 import { z } from 'zod';
 
@@ -63,6 +64,8 @@ export const API_SCHEMAS = {
   LegacyBundlesResponse: LegacyBundlesResponseSchema,
   ReceiptsResponse: ReceiptsResponseSchema,
   PeerInfo: PeerInfoSchema,
+  Wire2Registration: wire2.Wire2RegistrationSchema,
+  Wire2Info: wire2.Wire2InfoSchema,
   RelayStatus: RelayStatusSchema,
   RelaysResponse: RelaysResponseSchema,
   RefsResponse: RefsResponseSchema,

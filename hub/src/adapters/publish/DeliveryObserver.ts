@@ -37,6 +37,9 @@ export class DeliveryObserver implements HopBackend {
   get version() {
     return this.inner.version;
   }
+  get wire2() {
+    return this.inner.wire2;
+  }
   get blobs() {
     return this.inner.blobs;
   }

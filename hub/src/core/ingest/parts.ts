@@ -20,12 +20,17 @@ export interface BatchPart {
  * the merge outputs, rows and acks of `maxDocs` documents at once, not of the whole request
  * (docs/decisions/475-hub-memory-and-stalls-at-fleet-scale.md).
  */
-export function batchParts(bundles: readonly Uint8Array[], maxDocs: number): BatchPart[] {
+export function batchParts(
+  bundles: readonly Uint8Array[],
+  maxDocs: number,
+  /** The document of a bundle v1's header does not name (a hop v2 push, decision 495), by index. */
+  docOf: (index: number) => string | undefined = () => undefined,
+): BatchPart[] {
   const parts: BatchPart[] = [];
   const partOf = new Map<string, BatchPart>();
   for (const [index, bytes] of bundles.entries()) {
     const d = decodeBundle(bytes);
-    const doc = d.ok && d.value.header.kind === 'doc-delta' ? d.value.header.doc : undefined;
+    const doc = d.ok && d.value.header.kind === 'doc-delta' ? d.value.header.doc : docOf(index);
     let part = doc === undefined ? parts.at(-1) : partOf.get(doc);
     if (!part) {
       const last = parts.at(-1);

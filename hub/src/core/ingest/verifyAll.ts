@@ -1,5 +1,7 @@
+import { wire2 } from '@driftline/protocol';
 import type { IngestDeps } from '../ingestTypes.js';
 import { type KeyCache, type Verified, verifyDocDelta } from '../verify.js';
+import { verifyWire2Push, type Wire2Directory } from '../wire2Push.js';
 import type { Batch } from './batch.js';
 
 type Ok = Extract<Verified, { ok: true }>;
@@ -17,9 +19,16 @@ export async function verifyAll(
   bundles: readonly Uint8Array[],
   keys: KeyCache,
   count: IngestDeps['count'],
+  /** Hop v2 pushes (decision 495): who their short ids are, and the posting peer's sites. */
+  v2?: { directory: Wire2Directory; scope?: readonly string[] | undefined },
 ): Promise<Accepted[]> {
+  const lookup = (site: string, agent: string) => b.agent(site, agent);
   const verified = await Promise.all(
-    bundles.map((bytes) => verifyDocDelta(bytes, (site, agent) => b.agent(site, agent), keys)),
+    bundles.map((bytes) =>
+      v2 && wire2.isWire2Message(bytes)
+        ? verifyWire2Push(bytes, v2.directory, lookup, keys, b.now, v2.scope)
+        : verifyDocDelta(bytes, lookup, keys),
+    ),
   );
   const accepted: Accepted[] = [];
   for (const [index, v] of verified.entries()) {

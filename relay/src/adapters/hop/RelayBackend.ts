@@ -15,6 +15,7 @@ import {
   type SourceClocks,
   scopeBatch,
   type WaitEnd,
+  type Wire2Backend,
 } from '@driftline/hop';
 import {
   type BundleId,
@@ -57,6 +58,8 @@ export class RelayBackend implements HopBackend {
   onRefused: (peer: string, reason: PeerRefusal, n: number) => void = () => {};
   /** What upstream refused of a site's bundles, sent with its downlink pages (the wiring sets it). */
   refusalsFor?: (site: string) => RelayRefusal[];
+  /** Hop v2 (decision 495), once the wiring sets it. */
+  wire2?: Wire2Backend;
   /** The hop server's in-progress uploads, once it exists. */
   uploads: UploadReservations = { reservedBytes: () => 0, reservedBy: () => 0 };
 
@@ -96,7 +99,7 @@ export class RelayBackend implements HopBackend {
     const receipts: Receipt[] = new Array(scoped.allowed.length);
     const good: { index: number; item: IncomingBundle }[] = [];
     scoped.allowed.forEach((bytes, index) => {
-      const d = describeBundle(bytes);
+      const d = describeBundle(bytes, (from) => this.wire2Source(from), this.clock.now());
       if (d.ok)
         good.push({
           index,
@@ -141,6 +144,12 @@ export class RelayBackend implements HopBackend {
     });
     if (outcomes.includes('stored')) this.onWork();
     return scoped.complete(receipts);
+  }
+
+  /** `site/agent` of a v2 sender registered here; null for one registered at a relay downstream. */
+  private wire2Source(from: number): string | null {
+    const k = this.tokens.wire2Key(from);
+    return k ? `${k.site}/${k.agent}` : null;
   }
 
   /** Held downlink pulls; `app` notifies a site after each page of its downlink is committed. */

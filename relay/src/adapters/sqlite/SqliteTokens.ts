@@ -84,6 +84,43 @@ export class SqliteTokens {
     return row && row.scope === 'peer' ? { name: row.name, sites: JSON.parse(row.sites) } : null;
   }
 
+  /** The peer `name` is while it has a live `peer` token (the sites of its newest), or null. */
+  peerNamed(name: string): Peer | null {
+    const row = this.db
+      .prepare(
+        "SELECT sites FROM tokens WHERE name = ? AND scope = 'peer' AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1",
+      )
+      .get(name) as { sites: string } | undefined;
+    return row ? { name, sites: JSON.parse(row.sites) } : null;
+  }
+
+  /**
+   * Pins a hop v2 agent key under `peer` by its short id (decision 495). Refused (false): the same id with
+   * another key (two keys sharing 32 bits of hash at one relay), or a key another live peer registered (a
+   * token of one site cannot take over another site's agent by naming its public key).
+   */
+  pinWire2(id: number, k: { publicKey: string; peer: string; site: string; agent: string }): boolean {
+    const had = this.db.prepare('SELECT public_key, peer FROM wire2_keys WHERE id = ?').get(id) as
+      | { public_key: string; peer: string }
+      | undefined;
+    if (had && had.public_key !== k.publicKey) return false;
+    if (had && had.peer !== k.peer && this.peerNamed(had.peer)) return false;
+    this.db
+      .prepare(
+        'INSERT OR REPLACE INTO wire2_keys (id, public_key, peer, site, agent, registered_at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(id, k.publicKey, k.peer, k.site, k.agent, this.now());
+    return true;
+  }
+
+  /** The hop v2 key pinned under a short id, or null. */
+  wire2Key(id: number): { publicKey: string; peer: string; site: string; agent: string } | null {
+    const row = this.db
+      .prepare('SELECT public_key AS publicKey, peer, site, agent FROM wire2_keys WHERE id = ?')
+      .get(id) as { publicKey: string; peer: string; site: string; agent: string } | undefined;
+    return row ?? null;
+  }
+
   /** Whether a live token (of a peer, or a `metrics` one) may read `/metrics`. */
   mayReadMetrics(token: string): boolean {
     return this.find(token) !== null;

@@ -85,6 +85,11 @@ const MIGRATIONS = [
      PRIMARY KEY (site, id, sha256)) WITHOUT ROWID;
    INSERT INTO downlink_seen (site, id, sha256, expires_at) SELECT site, id, sha256, expires_at FROM downlink;
    CREATE INDEX downlink_seen_expiry ON downlink_seen (expires_at);`,
+  // hop v2 (docs/decisions/495-hop-v2-on-the-agent-link.md): an agent's key, registered with its peer's
+  // token, by the short id its messages name; it acts as that peer while the peer has a live token.
+  `CREATE TABLE wire2_keys (
+     id INTEGER PRIMARY KEY, public_key TEXT NOT NULL, peer TEXT NOT NULL, site TEXT NOT NULL,
+     agent TEXT NOT NULL, registered_at INTEGER NOT NULL);`,
 ];
 
 /** The content hash bundles are told apart by (hex SHA-256 of the encoded bundle). */

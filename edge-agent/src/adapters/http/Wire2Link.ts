@@ -1,0 +1,197 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { encodePush } from '@driftline/hop';
+import type { HopClient, HopFailure } from '@driftline/hop/client';
+import {
+  decodeBatch,
+  decodeBundle,
+  decodePayload,
+  type Receipt,
+  type RelayRefusal,
+  RelayRefusalsSchema,
+  wire2,
+} from '@driftline/protocol';
+import type { UplinkResult } from '../../ports/Uplink.js';
+
+/** After an upstream said it speaks v1 only, it is asked again this much later (decision 490 §5). */
+const ASK_AGAIN_MS = 86_400_000;
+/** Sequences reserved per write of the sequence file: one write per this many messages. */
+const SEQ_BLOCK = 64;
+
+export interface Wire2LinkOptions {
+  site: string;
+  agent: string;
+  privateKey: CryptoKey;
+  /** `ed25519:…`: the key the hub enrolled for this agent. */
+  publicKey: string;
+  /** Where the next sequence is kept, per upstream (written before a reserved block is used). */
+  seqFile: string;
+  now: () => number;
+}
+
+type Pulled = {
+  bundles: Uint8Array[];
+  cursor: string;
+  held?: boolean;
+  heldS?: number;
+  keep?: number;
+  holdMaxS?: number;
+  refusals?: RelayRefusal[];
+};
+
+const asUplink = (f: HopFailure): UplinkResult<never> => ({
+  ok: false,
+  error: f.message,
+  retryable: f.retryable,
+  ...(f.status === undefined ? {} : { status: f.status }),
+});
+
+/**
+ * Hop v2 on the agent's link (docs/decisions/495-hop-v2-on-the-agent-link.md): registers the agent's key
+ * with the upstream once (with its token), then sends each round's delta as one signed push and each pull
+ * as one signed message, no bearer token and no v1 heads. An upstream that does not speak v2 (404) is
+ * asked again a day later; meanwhile `ready()` is null and the caller speaks v1.
+ */
+export class Wire2Link {
+  private info: wire2.Wire2Info | null = null;
+  private askedAt = Number.NEGATIVE_INFINITY;
+  private next = 0;
+  private reservedTo = 0;
+
+  constructor(
+    private readonly client: HopClient,
+    private readonly o: Wire2LinkOptions,
+  ) {}
+
+  /** The upstream's v2 info, registering first when needed; null: speak v1 to it for now. */
+  async ready(): Promise<wire2.Wire2Info | null> {
+    if (this.info) return this.info;
+    if (this.o.now() - this.askedAt < ASK_AGAIN_MS) return null;
+    const r = await this.client.registerWire2({
+      site: this.o.site,
+      agent: this.o.agent,
+      publicKey: this.o.publicKey,
+    });
+    if (r.ok) this.info = r.value;
+    // a node without v2 answers 404 (or, older, 405): v1 for a day. Anything else is asked again next time.
+    else if (r.status === 404 || r.status === 405) this.askedAt = this.o.now();
+    return this.info;
+  }
+
+  /** Each doc-delta of a v1 batch as one v2 push; a receipt each, as v1's answer gives them. */
+  async push(batch: Uint8Array): Promise<UplinkResult<Receipt[]> | null> {
+    const info = await this.ready();
+    const bundles = decodeBatch(batch);
+    if (!info || !bundles.ok) return null;
+    const receipts: Receipt[] = [];
+    for (const [index, bytes] of bundles.value.entries()) {
+      const b = decodeBundle(bytes);
+      const p =
+        b.ok && b.value.header.kind === 'doc-delta' ? decodePayload('doc-delta', b.value.payload) : null;
+      if (!b.ok || !p?.ok) return null; // not a delta this agent made: v1 carries it
+      const t0 = this.o.now();
+      const message = await encodePush(
+        { ...p.value, priority: b.value.header.priority },
+        { from: info.from, seq: this.seq(), t0 },
+        this.o.privateKey,
+      );
+      const r = await this.exchange(message);
+      if (!r.ok) {
+        // a refusal of this push (4xx but the credential's) is its receipt; anything else fails the request
+        if (
+          r.status === undefined ||
+          r.status >= 500 ||
+          r.status === 401 ||
+          r.status === 403 ||
+          r.status === 429
+        )
+          return asUplink(r);
+        receipts.push({
+          bundleId: b.value.header.id,
+          index,
+          status: 'rejected',
+          code: (r.code as Receipt['code']) ?? 'bad-request',
+          message: r.message,
+          by: info.node === wire2.HUB_NODE_ID ? 'hub' : `node ${info.node}`,
+        });
+        continue;
+      }
+      const by = info.node === wire2.HUB_NODE_ID ? 'hub' : `node ${info.node}`;
+      receipts.push({ bundleId: b.value.header.id, index, status: 'stored', by });
+    }
+    return { ok: true, value: receipts };
+  }
+
+  /** One pull of the site's downlink after `after`, held up to `hold.waitS` while nothing is due. */
+  async pull(
+    after: string | undefined,
+    hold?: { waitS: number; signal?: AbortSignal },
+  ): Promise<UplinkResult<Pulled> | null> {
+    const info = await this.ready();
+    if (!info) return null;
+    const have = Number(after ?? '0');
+    if (!Number.isSafeInteger(have) || have < 0) return null;
+    const holdS = Math.max(0, Math.min(Math.round(hold?.waitS ?? 0), info.maxHoldS));
+    const message = await wire2.encodeMessage(
+      { kind: 'pull', from: info.from, to: info.node, seq: this.seq(), body: { have, holdS } },
+      this.o.privateKey,
+    );
+    const r = await this.exchange(message, hold?.signal, holdS);
+    if (!r.ok) return asUplink(r);
+    const stated = {
+      ...(hold ? { held: true, heldS: holdS, keep: info.keep } : {}),
+      holdMaxS: info.maxHoldS,
+    };
+    if (r.value.status === 204 || r.value.body.length === 0)
+      return { ok: true, value: { bundles: [], cursor: String(have), ...stated } };
+    const a = wire2.decodePullAnswer(r.value.body);
+    if (!a.ok) return { ok: false, error: `the v2 pull answer: ${a.error.message}`, retryable: true };
+    return {
+      ok: true,
+      value: {
+        bundles: a.value.items,
+        cursor: String(a.value.cursor),
+        ...stated,
+        ...refusalsOf(a.value.refusals),
+      },
+    };
+  }
+
+  /** One exchange; a sender the upstream no longer knows (it lost its keys) registers again, once. */
+  private async exchange(message: Uint8Array, signal?: AbortSignal, holdS = 0) {
+    const r = await this.client.exchangeWire2(message, signal, holdS);
+    if (r.ok || r.status !== 401 || !this.info) return r;
+    this.info = null;
+    this.askedAt = Number.NEGATIVE_INFINITY;
+    return (await this.ready()) ? this.client.exchangeWire2(message, signal, holdS) : r;
+  }
+
+  /** The next sequence: from a block reserved on disk first, so none is used twice across a restart. */
+  private seq(): number {
+    if (this.next === 0 || this.next >= this.reservedTo) {
+      const key = this.client.url;
+      let all: Record<string, number> = {};
+      try {
+        all = JSON.parse(readFileSync(this.o.seqFile, 'utf8')) as Record<string, number>;
+      } catch {}
+      const from = Math.max(this.next, typeof all[key] === 'number' ? (all[key] as number) : 1);
+      all[key] = from + SEQ_BLOCK;
+      mkdirSync(dirname(this.o.seqFile), { recursive: true });
+      writeFileSync(`${this.o.seqFile}.tmp`, JSON.stringify(all));
+      renameSync(`${this.o.seqFile}.tmp`, this.o.seqFile);
+      this.next = from;
+      this.reservedTo = from + SEQ_BLOCK;
+    }
+    return this.next++;
+  }
+}
+
+function refusalsOf(json: string | undefined): { refusals?: RelayRefusal[] } {
+  if (!json) return {};
+  try {
+    const parsed = RelayRefusalsSchema.safeParse(JSON.parse(json));
+    return parsed.success && parsed.data.length > 0 ? { refusals: parsed.data } : {};
+  } catch {
+    return {};
+  }
+}

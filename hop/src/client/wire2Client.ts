@@ -1,0 +1,94 @@
+import {
+  CLOCK_RECEIVED_HEADER,
+  CLOCK_REPLIED_HEADER,
+  readCapped,
+  readCappedText,
+  wire2,
+} from '@driftline/protocol';
+import type { ExchangeTimes } from './exchangeTimes.js';
+import type { PlainTransport } from './plainRequest.js';
+import { answered, failure, type HopResult, thrown } from './result.js';
+
+/** Most bytes of a v2 answer read (a pull page of 100 acks and control bundles fits many times). */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/** What a hop client lends its v2 exchanges: its transport, its signals and its exchange times. */
+export interface Wire2Transport {
+  url: string;
+  transport: PlainTransport;
+  times: ExchangeTimes;
+  now(): number;
+  signal(extra?: AbortSignal): AbortSignal;
+}
+
+/**
+ * One v2 exchange (`POST /v2`, docs/decisions/495-hop-v2-on-the-agent-link.md): the signed message and a
+ * content type, nothing else on the request, no bearer token. Answers the status (200 with a body, 204
+ * without) and the body; an error status is a failure as v1's. A `custody` answer's stamp is a clock
+ * sample, as v1's timed exchanges are.
+ */
+export async function exchangeWire2(
+  t: Wire2Transport,
+  message: Uint8Array,
+  signal?: AbortSignal,
+): Promise<HopResult<{ status: number; body: Uint8Array }>> {
+  try {
+    const m0 = performance.now();
+    const res = await t.transport.request(`${t.url}${wire2.WIRE2_PATH}`, {
+      method: 'POST',
+      // no content type, no token: the body is a signed message and nothing else
+      headers: {},
+      body: message,
+      signal: t.signal(signal),
+    });
+    const t3 = t.now();
+    const elapsed = performance.now() - m0;
+    if (!res.ok) {
+      const read = await readCapped(res, 64 * 1024);
+      return answered(
+        res.status,
+        read.ok
+          ? { ok: true, text: Buffer.from(read.bytes).toString('utf8') }
+          : { ok: false, reason: read.reason },
+      );
+    }
+    const read = await readCapped(res, MAX_ANSWER_BYTES);
+    if (!read.ok) return failure('bad-answer', `the v2 answer: ${read.reason}`, true);
+    const body = read.bytes;
+    const stamp = body.length > 0 && body[0] === 0x87 ? custodyStamp(body) : null;
+    // a custody stamp [t0, t1, t2] is this exchange's clock sample; other answers are only a round trip
+    t.times.record(stamp?.[0] ?? t3, stampHeaders(stamp), t3, elapsed);
+    return { ok: true, value: { status: res.status, body } };
+  } catch (e) {
+    return thrown(e);
+  }
+}
+
+function custodyStamp(body: Uint8Array): [number, number, number] | null {
+  const d = wire2.decodeMessage(body);
+  return d.ok && d.value.kind === 'custody' ? (d.value.body.stamp ?? null) : null;
+}
+
+const stampHeaders = (s: [number, number, number] | null) => ({
+  get: (name: string): string | null =>
+    !s
+      ? null
+      : name === CLOCK_RECEIVED_HEADER
+        ? String(s[1])
+        : name === CLOCK_REPLIED_HEADER
+          ? String(s[2])
+          : null,
+});
+
+/** The answer to `POST /v1/peer/wire2`: the node's v2 info, or a failure when it is not one. */
+export async function readWire2Info(res: Response): Promise<HopResult<wire2.Wire2Info>> {
+  const read = await readCappedText(res, 64 * 1024);
+  let json: unknown = null;
+  try {
+    json = read.ok ? JSON.parse(read.text) : null;
+  } catch {}
+  const parsed = wire2.Wire2InfoSchema.safeParse(json);
+  if (!parsed.success)
+    return failure('bad-answer', 'upstream answered the v2 registration with no v2 info', true);
+  return { ok: true, value: parsed.data };
+}

@@ -1,0 +1,198 @@
+import { asSiteId, WireError, wire2 } from '@driftline/protocol';
+import type { Context } from 'koa';
+import type { HopBackend, Peer } from '../ports/HopBackend.js';
+import type { Wire2Backend, Wire2Sender } from '../ports/Wire2Backend.js';
+import { compressBatch } from '../wire/compress.js';
+import { readLimitedBody } from './readBody.js';
+import type { HopRouteDeps } from './routes.js';
+
+/** Most JSON read from a registration. */
+const MAX_REGISTRATION_BYTES = 4096;
+/** Downlink items one pull answer carries at most (v1's default page). */
+const PULL_LIMIT = 100;
+/** Senders whose sequence windows a node keeps in memory (the oldest goes first). */
+const MAX_WINDOWS = 100_000;
+
+function wire2Of(backend: HopBackend): Wire2Backend {
+  if (!backend.wire2)
+    throw new WireError('not-found', `${backend.role} '${backend.name}' does not speak hop v2`);
+  return backend.wire2;
+}
+
+/**
+ * `POST /v1/peer/wire2` (peer token): the agent names itself and its key; the answer says this node speaks
+ * v2 and gives the short ids (docs/decisions/495-hop-v2-on-the-agent-link.md). A node without v2 answers 404
+ * and the agent stays on v1.
+ */
+export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void> {
+  const w = wire2Of(d.backend);
+  const peer = ctx.state.peer as Peer;
+  const raw = await readLimitedBody(ctx.req, MAX_REGISTRATION_BYTES);
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(raw).toString('utf8'));
+  } catch {
+    throw new WireError('bad-request', 'the registration is not JSON: send {site, agent, publicKey}');
+  }
+  const parsed = wire2.Wire2RegistrationSchema.safeParse(json);
+  if (!parsed.success)
+    throw new WireError(
+      'bad-request',
+      `the registration is not {site, agent, publicKey}: ${parsed.error.issues[0]?.message ?? ''} at ${parsed.error.issues[0]?.path.join('.') ?? ''}`,
+    );
+  if (!(peer.sites.includes('*') || peer.sites.includes(parsed.data.site)))
+    throw new WireError('forbidden', `peer '${peer.name}' does not act for site '${parsed.data.site}'`);
+  const from = await w.register(peer, parsed.data);
+  const info: wire2.Wire2Info = {
+    wire: [1, 2],
+    from,
+    node: w.nodeId,
+    maxHoldS: d.backend.maxHoldS ?? 60,
+    keep: d.backend.keepHeld ?? 1,
+  };
+  ctx.set('cache-control', 'no-store');
+  ctx.body = info;
+}
+
+/** Each sender's sequence window (decision 490's replay check), in memory: a restart forgets it, and every kind is idempotent. */
+export class SeqWindows {
+  private readonly windows = new Map<number, wire2.SeqWindow>();
+  accept(from: number, seq: number): void {
+    const v = wire2.acceptSeq(this.windows.get(from) ?? wire2.EMPTY_WINDOW, seq);
+    if (!v.ok)
+      throw new WireError('conflict', `message ${seq} of sender ${from}: ${v.detail}; send a new one`);
+    this.windows.delete(from);
+    this.windows.set(from, v.window);
+    if (this.windows.size > MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value as number);
+  }
+}
+
+/**
+ * `POST /v2` (no bearer token: the message is signed by its sender's registered key): one hop v2 message
+ * (decision 490). A `push` goes to the node's `accept` as it came, and is answered with this node's signed
+ * `custody` (with the exchange's stamp when the push asked); a `pull` reads the site's downlink after `have`,
+ * held up to `holdS` while nothing is due, and is answered `[cursor, items]` or 204.
+ */
+export async function postWire2(
+  d: HopRouteDeps & { windows: SeqWindows },
+  ctx: Context,
+  now: () => number,
+): Promise<void> {
+  const w = wire2Of(d.backend);
+  const t1 = now();
+  // every byte counts on this route (decision 495): no Date line; the time is in the stamp when asked
+  ctx.res.sendDate = false;
+  const bytes = await readLimitedBody(ctx.req, wire2.MAX_MESSAGE_BYTES);
+  const decoded = wire2.decodeMessage(bytes);
+  if (!decoded.ok) throw new WireError(decoded.error.code, decoded.error.message);
+  const m = decoded.value;
+  const sender = await w.sender(m.from);
+  if (!sender)
+    throw new WireError(
+      'unauthorized',
+      `no key is registered here for sender ${m.from}: register it with the agent's token (POST ${wire2.WIRE2_REGISTER_PATH})`,
+    );
+  if (!(await wire2.verifyMessage(m, sender.key)))
+    throw new WireError(
+      'bad-signature',
+      `the message does not verify with the key registered for sender ${m.from}`,
+    );
+  d.metrics.bytesIn.inc({ peer: sender.peer.name }, bytes.length);
+  d.metrics.wire2Messages.inc({ kind: m.kind, peer: sender.peer.name });
+  if (m.kind === 'push') return push(d, w, sender, m as wire2.DecodedMessage<'push'>, t1, now, ctx);
+  if (m.kind === 'pull') {
+    if (m.to !== w.nodeId)
+      throw new WireError('bad-request', `the pull is for node ${m.to}; this is node ${w.nodeId}`);
+    d.windows.accept(m.from, m.seq);
+    return pull(d, sender, m as wire2.DecodedMessage<'pull'>, ctx);
+  }
+  throw new WireError('bad-request', `a node takes push and pull messages from agents, not ${m.kind}`);
+}
+
+async function push(
+  d: HopRouteDeps,
+  w: Wire2Backend,
+  sender: Wire2Sender,
+  m: wire2.DecodedMessage<'push'>,
+  t1: number,
+  now: () => number,
+  ctx: Context,
+): Promise<void> {
+  if (m.to !== wire2.HUB_NODE_ID)
+    throw new WireError('bad-request', `a push goes to the hub (0), not ${m.to}`);
+  const [receipt] = await d.backend.accept(sender.peer, [m.bytes]);
+  if (!receipt || receipt.status === 'rejected')
+    throw new WireError(
+      (receipt?.status === 'rejected' ? receipt.code : 'bad-request') as never,
+      receipt?.status === 'rejected' ? receipt.message : 'the push was not taken',
+    );
+  // A push carries every change since the hub's last ack: custody of push N is custody of what every
+  // earlier push carried that the hub has not acknowledged (docs/decisions/495-hop-v2-on-the-agent-link.md).
+  const t0 = m.body.t0;
+  const answer = await wire2.encodeMessageWith(
+    {
+      kind: 'custody',
+      from: w.nodeId,
+      to: m.from,
+      seq: m.seq,
+      body: {
+        upTo: m.seq,
+        ...(t0 !== undefined ? { stamp: [t0, t1, now()] as [number, number, number] } : {}),
+      },
+    },
+    (data) => w.sign(data),
+  );
+  ctx.type = wire2.WIRE2_CONTENT_TYPE;
+  ctx.body = Buffer.from(answer);
+  d.metrics.bytesOut.inc({ peer: sender.peer.name }, answer.length);
+}
+
+async function pull(
+  d: HopRouteDeps,
+  sender: Wire2Sender,
+  m: wire2.DecodedMessage<'pull'>,
+  ctx: Context,
+): Promise<void> {
+  const { backend } = d;
+  const q = { for: asSiteId(sender.site), after: String(m.body.have), limit: PULL_LIMIT };
+  let page = await backend.downlink(sender.peer, q);
+  const holdS = Math.min(m.body.holdS, backend.maxHoldS ?? 60);
+  if (page.bundles.length === 0 && holdS > 0 && backend.waitForDownlink) {
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    ctx.req.once('close', onClose);
+    let end: string | undefined;
+    try {
+      end = await backend.waitForDownlink(sender.site, holdS * 1000, gone.signal, {
+        peer: `${sender.peer.name}\n${sender.agent}`,
+      } as never);
+    } finally {
+      ctx.req.off('close', onClose);
+    }
+    if (end !== 'superseded' && !gone.signal.aborted) {
+      // its token may have been revoked while it was held: nothing goes to it then
+      if (!(await backend.wire2?.sender(m.from)))
+        throw new WireError('unauthorized', 'the sender’s token was revoked while its pull was held');
+      page = await backend.downlink(sender.peer, q);
+    }
+  }
+  const refusals = backend.refusalsFor?.(sender.site) ?? [];
+  if (page.bundles.length === 0 && refusals.length === 0) {
+    ctx.status = 204;
+    return;
+  }
+  let answer: Uint8Array = wire2.encodePullAnswer({
+    cursor: Number(page.cursor),
+    items: page.bundles,
+    ...(refusals.length > 0 ? { refusals: JSON.stringify(refusals) } : {}),
+  });
+  // brotli when it pays for its `Content-Encoding: br` line, as v1's pages (decision 380)
+  const compressed = compressBatch(answer);
+  if (compressed.length + 24 < answer.length) {
+    answer = compressed;
+    ctx.set('Content-Encoding', 'br');
+  }
+  ctx.type = wire2.WIRE2_CONTENT_TYPE;
+  ctx.body = Buffer.from(answer);
+  d.metrics.bytesOut.inc({ peer: sender.peer.name }, answer.length);
+}

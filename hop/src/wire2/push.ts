@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
+import {
+  BlobAnnouncementSchema,
+  type DocDeltaPayload,
+  encodeUlid,
+  type Priority,
+  wire2,
+} from '@driftline/protocol';
+import { z } from 'zod';
+
+/** A doc-delta as v1 carries it, and what a v2 push carries of it (docs/decisions/495-hop-v2-on-the-agent-link.md). */
+export interface PushDelta {
+  epoch: number;
+  changes: Uint8Array;
+  blobs: DocDeltaPayload['blobs'];
+  sealed?: boolean | undefined;
+  priority: Priority;
+}
+
+const BlobsSchema = z.array(BlobAnnouncementSchema).max(4096);
+
+/**
+ * Signs a round's delta as a v2 push from the agent (`from`) to the hub. The changes go brotli'd when that
+ * is smaller (an Automerge change of 200 cells: 9.2 kB raw, ~1 kB); `t0` asks the first node for a stamp.
+ */
+export function encodePush(
+  d: PushDelta,
+  header: { from: number; seq: number; t0: number },
+  privateKey: CryptoKey,
+): Promise<Uint8Array> {
+  const br = brotliCompressSync(d.changes, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+      [constants.BROTLI_PARAM_SIZE_HINT]: d.changes.length,
+    },
+  });
+  const smaller = br.length < d.changes.length;
+  const body: wire2.PushBody = {
+    epoch: d.epoch,
+    changes: smaller ? new Uint8Array(br) : d.changes,
+    ...(smaller ? { changesEncoding: 'br' as const } : {}),
+    ...(d.sealed ? { sealed: true as const } : {}),
+    t0: header.t0,
+    ...(d.blobs.length > 0 ? { blobs: new TextEncoder().encode(JSON.stringify(d.blobs)) } : {}),
+    ...(d.priority === 'failure' ? { failure: true as const } : {}),
+  };
+  return wire2.encodeMessage(
+    { kind: 'push', from: header.from, to: wire2.HUB_NODE_ID, seq: header.seq, body },
+    privateKey,
+  );
+}
+
+/**
+ * A push's delta as the hub merges it: the changes inflated within `maxChanges` bytes (S8), the blob
+ * announcements read by their schema. A reason naming what is wrong when it is not one.
+ */
+export function pushDelta(
+  body: wire2.PushBody,
+  maxChanges: number,
+): { ok: true; value: PushDelta } | { ok: false; reason: string } {
+  if (!body.changes) return { ok: false, reason: 'a push without changes (a heartbeat) is not read yet' };
+  let changes = body.changes;
+  if (body.changesEncoding === 'br') {
+    try {
+      changes = new Uint8Array(brotliDecompressSync(body.changes, { maxOutputLength: maxChanges }));
+    } catch (e) {
+      return {
+        ok: false,
+        reason: `its changes do not inflate within ${maxChanges} bytes: ${(e as Error).message}`,
+      };
+    }
+  }
+  let blobs: DocDeltaPayload['blobs'] = [];
+  if (body.blobs) {
+    let json: unknown;
+    try {
+      json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body.blobs));
+    } catch {
+      return { ok: false, reason: 'its blobs field is not UTF-8 JSON' };
+    }
+    const parsed = BlobsSchema.safeParse(json);
+    if (!parsed.success)
+      return {
+        ok: false,
+        reason: `its blobs field is not a list of blob announcements: ${parsed.error.issues[0]?.message}`,
+      };
+    blobs = parsed.data;
+  }
+  return {
+    ok: true,
+    value: {
+      epoch: body.epoch,
+      changes,
+      blobs,
+      sealed: body.sealed ?? undefined,
+      priority: body.failure ? 'failure' : 'status',
+    },
+  };
+}
+
+/**
+ * The bundle id a push is known by where ids are kept (relay custody, the hub's dedupe, receipts): a ULID
+ * of the agent's send time and its signature's hash, so the same message always has the same id.
+ */
+export function pushBundleId(t0: number | undefined, signature: Uint8Array): string {
+  const time = Math.max(0, Math.min(t0 ?? 0, 2 ** 48 - 1));
+  return encodeUlid(time, createHash('sha256').update(signature).digest().subarray(0, 10));
+}
+
+/**
+ * An agent's short id, from its raw public key alone: the first 4 bytes of its sha256 as a uint. Every node
+ * computes the same one without asking anybody (a relay forwards the push verbatim, the hub checks it).
+ */
+export function wire2KeyId(rawPublicKey: Uint8Array): number {
+  return createHash('sha256').update(rawPublicKey).digest().readUInt32BE(0);
+}
+
+/** A relay's short id, from its name (1…65,535; 0 is the hub's). */
+export function wire2NodeId(name: string): number {
+  return (createHash('sha256').update(name).digest().readUInt16BE(0) % 65_535) + 1;
+}

@@ -1,0 +1,52 @@
+import { type Peer, type Wire2Backend, type Wire2Sender, wire2KeyId } from '@driftline/hop';
+import { publicKeyFromText, publicKeyRaw, signBytes, WireError, type wire2 } from '@driftline/protocol';
+import type { Wire2Directory } from '../../core/wire2Push.js';
+import type { AgentRow } from '../../ports/HubStore.js';
+
+/**
+ * Hop v2 at the hub, for an agent that posts to it directly (docs/decisions/495-hop-v2-on-the-agent-link.md):
+ * the key an agent registers must be the one the hub enrolled for it; its short id is found from the keys
+ * the hub enrolled, and it acts for its own site only. The hub is node 0.
+ */
+export class HubWire2 implements Wire2Backend {
+  readonly nodeId = 0;
+
+  constructor(
+    private readonly d: {
+      directory: Wire2Directory;
+      getAgent(site: string, agent: string): Promise<AgentRow | null>;
+      hubPrivateKey: CryptoKey;
+    },
+  ) {}
+
+  async register(_peer: Peer, r: wire2.Wire2Registration): Promise<number> {
+    const row = await this.d.getAgent(r.site, r.agent);
+    if (!row || row.revokedAt !== null)
+      throw new WireError(
+        'unknown-agent',
+        `agent '${r.site}/${r.agent}' is not enrolled here (or was revoked)`,
+      );
+    const [enrolled, named] = await Promise.all([
+      publicKeyFromText(row.publicKey).then(publicKeyRaw),
+      publicKeyFromText(r.publicKey)
+        .then(publicKeyRaw)
+        .catch(() => null),
+    ]);
+    if (!named || Buffer.compare(Buffer.from(enrolled), Buffer.from(named)) !== 0)
+      throw new WireError('forbidden', `that is not the key enrolled for agent '${r.site}/${r.agent}'`);
+    return wire2KeyId(enrolled);
+  }
+
+  async sender(from: number): Promise<Wire2Sender | null> {
+    const who = await this.d.directory.resolve(from);
+    if (!who) return null;
+    const row = await this.d.getAgent(who.site, who.agent);
+    if (!row || row.revokedAt !== null) return null;
+    const peer: Peer = { name: `${who.site}/${who.agent}`, sites: [who.site] };
+    return { peer, site: who.site, agent: who.agent, key: await publicKeyFromText(row.publicKey) };
+  }
+
+  sign(data: Uint8Array): Promise<Uint8Array> {
+    return signBytes(this.d.hubPrivateKey, data);
+  }
+}

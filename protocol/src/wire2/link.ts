@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { type Decoded, fail } from '../codecError.js';
+import { CborSubsetError, cborDecodeItem, cborEncodeValue, DEFAULT_CBOR_LIMITS, type Value } from './cbor.js';
+
+/**
+ * How hop v2 rides the hop API today (docs/decisions/495-hop-v2-on-the-agent-link.md): an agent that
+ * registers its key with its upstream (`POST /v1/peer/wire2`, with its bearer token) sends its pushes
+ * and pulls as signed messages to `POST /v2`; a relay forwards a push verbatim, inside its v1 batch.
+ */
+export const WIRE2_PATH = '/v2';
+export const WIRE2_REGISTER_PATH = '/v1/peer/wire2';
+/** What a v2 answer is (RFC 8949's type); a request needs none: every `POST /v2` body is a message. */
+export const WIRE2_CONTENT_TYPE = 'application/cbor';
+/** The hub's short id in `to` (decision 490). */
+export const HUB_NODE_ID = 0;
+
+/** `POST /v1/peer/wire2`: the agent names itself and the key its messages will be signed with. */
+export const Wire2RegistrationSchema = z.strictObject({
+  site: z.string().min(1).max(63),
+  agent: z.string().min(1).max(63),
+  /** `ed25519:…`, the key the hub enrolled for the agent. */
+  publicKey: z.string().min(1).max(200),
+});
+export type Wire2Registration = z.infer<typeof Wire2RegistrationSchema>;
+
+/** The answer: the node speaks v2; the ids to put in `from` and `to`, and how it holds pulls. */
+export const Wire2InfoSchema = z.strictObject({
+  wire: z.array(z.number().int()).max(8),
+  /** The agent's short id: the first 4 bytes of sha256 over its raw public key, as a uint. */
+  from: z.number().int().nonnegative(),
+  /** This node's short id (0: the hub). */
+  node: z.number().int().nonnegative(),
+  /** The longest hold it grants a pull, seconds, and how many held pulls of one agent it keeps. */
+  maxHoldS: z.number().int().nonnegative(),
+  keep: z.number().int().positive(),
+});
+export type Wire2Info = z.infer<typeof Wire2InfoSchema>;
+
+/**
+ * What a pull is answered with when something is due: `[cursor, [item…], refusals?]`, unsigned CBOR. Each
+ * item is the hub's own signed bundle or message, checked by the agent (S4); the cursor goes back as the
+ * next pull's `have`. A held pull with nothing due is answered 204, no body.
+ */
+export interface PullAnswer {
+  cursor: number;
+  items: Uint8Array[];
+  /** What the relay's upstream refused of the site's bundles (v1's `driftline-refusals`), as its JSON. */
+  refusals?: string;
+}
+
+export function encodePullAnswer(a: PullAnswer): Uint8Array {
+  const items: Value[] = [a.cursor, a.items];
+  if (a.refusals) items.push(a.refusals);
+  return cborEncodeValue(items);
+}
+
+export function decodePullAnswer(bytes: Uint8Array): Decoded<PullAnswer> {
+  try {
+    const { value, end } = cborDecodeItem(bytes, 0, { ...DEFAULT_CBOR_LIMITS, maxDepth: 3 });
+    if (end !== bytes.length) return fail('bad-bundle', `pull answer: ${bytes.length - end} stray bytes`);
+    if (!Array.isArray(value) || value.length < 2 || value.length > 3)
+      return fail('bad-bundle', 'pull answer: not [cursor, items, refusals?]');
+    const [cursor, items, refusals] = value as Value[];
+    if (typeof cursor !== 'number') return fail('bad-bundle', 'pull answer: the cursor is not a uint');
+    if (!Array.isArray(items) || !items.every((i) => i instanceof Uint8Array))
+      return fail('bad-bundle', 'pull answer: the items are not byte strings');
+    if (refusals !== undefined && typeof refusals !== 'string')
+      return fail('bad-bundle', 'pull answer: the refusals are not text');
+    return {
+      ok: true,
+      value: { cursor, items: items as Uint8Array[], ...(refusals ? { refusals } : {}) },
+    };
+  } catch (e) {
+    if (e instanceof CborSubsetError) return fail('bad-bundle', `pull answer: ${e.message}`);
+    throw e;
+  }
+}
+
+/** true when `bytes` begin as a hop v2 message does (a v1 bundle begins "DLB"). */
+export const isWire2Message = (bytes: Uint8Array): boolean => bytes[0] === 0x87 && bytes[1] === 0x02;

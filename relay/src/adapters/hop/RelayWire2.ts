@@ -1,0 +1,59 @@
+import { type Peer, type Wire2Backend, type Wire2Sender, wire2KeyId } from '@driftline/hop';
+import { publicKeyFromText, publicKeyRaw, WireError, type wire2 } from '@driftline/protocol';
+import type { RelayKey } from '../fs/relayKey.js';
+import type { SqliteTokens } from '../sqlite/SqliteTokens.js';
+
+/**
+ * Hop v2 at a relay (docs/decisions/495-hop-v2-on-the-agent-link.md): an agent registers its key with its
+ * site's bearer token, once; from then on its signed messages are its credential. A key acts as the peer
+ * that registered it, for as long as that peer has a live token: `relay token revoke` cuts its messages too.
+ */
+export class RelayWire2 implements Wire2Backend {
+  private readonly keys = new Map<string, Promise<CryptoKey>>();
+
+  constructor(
+    readonly nodeId: number,
+    private readonly tokens: SqliteTokens,
+    private readonly key: RelayKey,
+  ) {}
+
+  async register(peer: Peer, r: wire2.Wire2Registration): Promise<number> {
+    const id = wire2KeyId(await publicKeyRaw(await this.cryptoKey(r.publicKey)));
+    const pinned = this.tokens.pinWire2(id, {
+      publicKey: r.publicKey,
+      peer: peer.name,
+      site: r.site,
+      agent: r.agent,
+    });
+    if (!pinned)
+      throw new WireError(
+        'conflict',
+        `short id ${id} is registered here for another key or another peer; an agent's key is registered by its own site's token`,
+      );
+    return id;
+  }
+
+  async sender(from: number): Promise<Wire2Sender | null> {
+    const k = this.tokens.wire2Key(from);
+    if (!k) return null;
+    const peer = this.tokens.peerNamed(k.peer);
+    if (!peer || !(peer.sites.includes('*') || peer.sites.includes(k.site))) return null;
+    return { peer, site: k.site, agent: k.agent, key: await this.cryptoKey(k.publicKey) };
+  }
+
+  sign(data: Uint8Array): Uint8Array {
+    return this.key.sign(data);
+  }
+
+  private cryptoKey(text: string): Promise<CryptoKey> {
+    let k = this.keys.get(text);
+    if (!k) {
+      k = publicKeyFromText(text).catch(() => {
+        this.keys.delete(text);
+        throw new WireError('bad-request', `publicKey '${text.slice(0, 60)}' is not an ed25519:… key`);
+      });
+      this.keys.set(text, k);
+    }
+    return k;
+  }
+}
