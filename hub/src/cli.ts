@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigProblem } from '@driftline/hop/config';
-import { exitProcess, stopWithParent, takeDataDirLock } from '@driftline/hop/lock';
+import { exitProcess, stderrLog, stopWithParent, takeDataDirLock } from '@driftline/hop/lock';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
@@ -143,7 +143,7 @@ verb(
 ).action(async (o) => {
   const c = config(o);
   // Logs are JSON lines on stderr; stdout carries only what was asked for (O2 in docs/architecture.md#invariants).
-  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' }, stderrLog());
   // One hub per SQLite store (issue 42). Hubs on one PostgreSQL database share dataDir by design (decision 160).
   if (c.store.kind === 'sqlite') {
     mkdirSync(c.dataDir, { recursive: true, mode: 0o700 });
@@ -163,7 +163,7 @@ verb(
   // The addresses are in the 'hub listening' log lines; `--json` prints them on stdout for scripts.
   if (o.json)
     out(true, '', { url: urls.hop, hopUrl: urls.hop, apiUrl: urls.api, publicKey: hub.publicKeyText });
-  // exits even when closing throws (a log line to the stderr of a supervisor that died: EPIPE)
+  // exits even when closing throws
   const stop = () => hub.close().finally(() => exitProcess(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

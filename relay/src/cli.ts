@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigProblem, listenAs } from '@driftline/hop/config';
-import { exitProcess, stopWithParent, takeDataDirLock } from '@driftline/hop/lock';
+import { exitProcess, stderrLog, stopWithParent, takeDataDirLock } from '@driftline/hop/lock';
 import { Command, CommanderError } from 'commander';
 import pino from 'pino';
 import { loadOrCreateRelayKey } from './adapters/fs/relayKey.js';
@@ -54,7 +54,7 @@ program
     // Logs are JSON lines on stderr; stdout carries only what was asked for (O2 in docs/architecture.md#invariants).
     const logger = pino(
       { level: process.env.LOG_LEVEL ?? 'info', base: { service: 'relay', name: cfg.name } },
-      pino.destination(2),
+      stderrLog(),
     );
     for (const w of configWarnings(cfg)) logger.warn(w);
     const relay = createRelay(cfg, ups.value, { logger });
@@ -64,7 +64,7 @@ program
       process.exit(2);
     });
     if (opts.json) console.log(JSON.stringify({ listening: addr.url, name: cfg.name }));
-    // exits even when stopping throws (a log line to the stderr of a supervisor that died: EPIPE)
+    // exits even when stopping throws
     const stop = () => relay.stop().finally(() => exitProcess(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

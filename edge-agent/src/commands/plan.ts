@@ -1,3 +1,4 @@
+import { stderrLog } from '@driftline/hop/lock';
 import { type PlanSummary, PlanSummarySchema } from '@driftline/protocol';
 import type { Command } from 'commander';
 import pino from 'pino';
@@ -73,7 +74,7 @@ export function registerPlan(program: Command): void {
           return;
         }
         // Logs go to stderr so `--json` on stdout stays machine-readable.
-        const log = pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+        const log = pino({ level: process.env.LOG_LEVEL ?? 'info' }, stderrLog());
         const deps = planDeps(config, log, () => Date.now());
         const results: PlanSummary[] = [];
         for (const [component, environment] of targets) {

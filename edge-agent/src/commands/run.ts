@@ -1,4 +1,4 @@
-import { exitProcess, stopWithParent } from '@driftline/hop/lock';
+import { exitProcess, stderrLog, stopWithParent } from '@driftline/hop/lock';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { startAgent } from '../app.js';
@@ -24,9 +24,10 @@ export function registerRun(program: Command): void {
     .action(async (o: { config: string; schedule: boolean }) => {
       const config = configOrExit(o.config);
       if (!config) return;
+      // written synchronously, dropped once stderr's reader is gone: a stop cannot wait on a log line
       const log = pino(
         { level: process.env.LOG_LEVEL ?? 'info', base: { site: config.site, agent: config.agent } },
-        pino.destination(2),
+        stderrLog(),
       );
       let agent: Awaited<ReturnType<typeof startAgent>>;
       try {
@@ -45,8 +46,8 @@ export function registerRun(program: Command): void {
       const stop = async (signal: string) => {
         if (stopping) return;
         stopping = true;
-        // Exits whatever the stop meets: stderr may be the pipe of a supervisor that died
-        // (DRIFTLINE_EXIT_WITH_PARENT), where a log line throws EPIPE; a throw here once left it running.
+        // Exits whatever the stop meets (a throw here once left it running). stderr may be the pipe of a
+        // supervisor that died (DRIFTLINE_EXIT_WITH_PARENT): its log lines are then dropped (stderrLog).
         const grace = new Promise((r) => setTimeout(r, 30_000).unref());
         try {
           log.info({ signal }, 'stopping');

@@ -46,9 +46,10 @@ function parentGone(parent: number): boolean {
 }
 
 /**
- * `process.exit(code)`, sure to end the process: an 'exit' listener that throws (a last log flush to the
- * stderr of a supervisor that died: EPIPE) makes `process.exit` throw back to its caller and the process
- * run on; the second call skips the listeners and ends it.
+ * `process.exit(code)`, sure to end the process: an 'exit' listener that throws (a library's last flush)
+ * makes `process.exit` throw back to its caller and the process run on; the second call skips the
+ * listeners and ends it. A listener that never returns it cannot help: a daemon's logger registers none
+ * (stderrLog).
  */
 export function exitProcess(code: number): never {
   try {
