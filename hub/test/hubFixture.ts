@@ -57,6 +57,8 @@ export async function startHub(extra: object = {}) {
     logs,
     relay,
     runId,
+    /** The enrolled agent (`ship-7/a1`), its keys and document. */
+    agent,
     url: urls.api,
     hopUrl: urls.hop,
     close: async () => {

@@ -16,10 +16,23 @@ export class OpenCredentials {
   private checking = false;
 
   constructor(
-    private readonly backend: Pick<HopBackend, 'authenticate'>,
+    private readonly backend: Pick<HopBackend, 'authenticate' | 'wire2'>,
     private readonly recheckMs = RECHECK_MS,
     private readonly onRevoked?: (closed: number) => void,
   ) {}
+
+  /**
+   * The peer (or v2 sender) a credential stands for now, null when it no longer does, undefined when the
+   * store cannot answer. A v2 sender's credential is `wire2:<short id>` (its key, registered with a token
+   * whose revocation cuts it too: docs/decisions/495-hop-v2-on-the-agent-link.md).
+   */
+  private lookup(credential: string): Promise<unknown> {
+    const v2 = /^wire2:(\d+)$/.exec(credential);
+    const found = v2
+      ? (this.backend.wire2?.sender(Number(v2[1])) ?? Promise.resolve(null))
+      : this.backend.authenticate(credential);
+    return found.catch(() => undefined);
+  }
 
   /** Keeps `close` to call when `token` stops authenticating; answers the function that lets it go. */
   hold(token: string, close: () => void): () => void {
@@ -43,7 +56,7 @@ export class OpenCredentials {
    */
   async live(token: string): Promise<boolean> {
     // a store that cannot answer refuses the page too (undefined), but revoked nothing
-    const peer = await this.backend.authenticate(token).catch(() => undefined);
+    const peer = await this.lookup(token);
     if (peer === null) this.onRevoked?.(1);
     return peer !== null && peer !== undefined;
   }
@@ -62,7 +75,7 @@ export class OpenCredentials {
     try {
       for (const [token, set] of [...this.open]) {
         // a store that cannot answer now closes nothing: the next check asks again
-        const peer = await this.backend.authenticate(token).catch(() => undefined);
+        const peer = await this.lookup(token);
         if (peer !== null) continue;
         this.open.delete(token);
         const closers = [...set];

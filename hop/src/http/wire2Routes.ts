@@ -161,19 +161,29 @@ async function pull(
     const gone = new AbortController();
     const onClose = () => gone.abort();
     ctx.req.once('close', onClose);
+    // a revoked token cuts the held pulls of the keys it registered at once (decision 411)
+    const credential = `wire2:${m.from}`;
+    let revoked = false;
+    const release = d.credentials?.hold(credential, () => {
+      revoked = true;
+      gone.abort();
+    });
     let end: string | undefined;
     try {
       end = await backend.waitForDownlink(sender.site, holdS * 1000, gone.signal, {
         peer: `${sender.peer.name}\n${sender.agent}`,
-      } as never);
+      });
     } finally {
       ctx.req.off('close', onClose);
+      release?.();
     }
+    if (revoked)
+      throw new WireError('unauthorized', 'the sender’s token was revoked while its pull was held');
     if (end !== 'superseded' && !gone.signal.aborted) {
-      // its token may have been revoked while it was held: nothing goes to it then
-      if (!(await backend.wire2?.sender(m.from)))
-        throw new WireError('unauthorized', 'the sender’s token was revoked while its pull was held');
       page = await backend.downlink(sender.peer, q);
+      // revoked between two checks: nothing goes to it
+      if (page.bundles.length > 0 && d.credentials && !(await d.credentials.live(credential)))
+        throw new WireError('unauthorized', 'the sender’s token was revoked while its pull was held');
     }
   }
   const refusals = backend.refusalsFor?.(sender.site) ?? [];

@@ -1,0 +1,184 @@
+import {
+  createHopServer,
+  encodePush,
+  MemoryHopBackend,
+  type Peer,
+  wire2KeyId,
+  wire2NodeId,
+} from '@driftline/hop';
+import { HopClient } from '@driftline/hop/client';
+import {
+  type BundleId,
+  generateSigningKeyPair,
+  publicKeyFromText,
+  publicKeyRaw,
+  publicKeyToText,
+  type Receipt,
+  type SigningKeyPair,
+  wire2,
+} from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadOrCreateRelayKey } from '../src/adapters/fs/relayKey.js';
+import { makeBundle, startRelay, tmp, until, upstreamOf } from './helpers.js';
+
+/**
+ * Hop v2 at a relay (docs/decisions/495-hop-v2-on-the-agent-link.md), real Koa on 127.0.0.1:0, real
+ * SQLite: an agent registers its key with its token, pushes and pulls in signed messages, and the relay
+ * carries the push upstream byte for byte. And what a peer that lies or lost its right may not do.
+ */
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+});
+
+/** The hub's place: keeps v2 pushes as they came (a v1 memory node refuses them). */
+class Terminal extends MemoryHopBackend {
+  readonly pushes: Uint8Array[] = [];
+  override async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
+    const v1 = await super.accept(peer, bundles);
+    return bundles.map((bytes, index) => {
+      if (!wire2.isWire2Message(bytes)) return v1[index] as Receipt;
+      this.pushes.push(bytes.slice());
+      return { bundleId: null, index, status: 'stored', by: 'hub' };
+    });
+  }
+}
+
+async function world() {
+  const hub = new Terminal({ name: 'hub', role: 'hub' });
+  hub.addToken('hub-token', { name: 'relay', sites: ['*'] });
+  const hop = createHopServer(hub, { uploads: { directory: tmp('term-') } });
+  const up = await hop.listen();
+  closers.push(() => hop.close());
+  const { relay, url, cfg } = await startRelay({ sites: ['ship-7', 'ship-8'] }, [
+    upstreamOf('hub', up.url, 'hub-token'),
+  ]);
+  closers.push(() => relay.stop());
+  const token = relay.tokens.add('ship-7', ['ship-7']);
+  const keys = await generateSigningKeyPair();
+  const client = new HopClient({ url, token, timeoutMs: 10_000 });
+  closers.push(async () => client.abort());
+  return { hub, relay, url, cfg, token, keys, client };
+}
+
+const register = async (client: HopClient, keys: SigningKeyPair, site = 'ship-7') =>
+  client.registerWire2({ site, agent: 'a1', publicKey: await publicKeyToText(keys.publicKey) });
+
+const pullMessage = (from: number, to: number, seq: number, have: number, holdS: number, key: CryptoKey) =>
+  wire2.encodeMessage({ kind: 'pull', from, to, seq, body: { have, holdS } }, key);
+
+describe('hop v2 at a relay', () => {
+  it('registers the key, answers a push with its signed custody and stamp, and carries the push upstream verbatim', async () => {
+    const { hub, client, keys, cfg } = await world();
+    const info = await register(client, keys);
+    if (!info.ok) throw new Error(info.message);
+    expect(info.value).toMatchObject({ wire: [1, 2], node: wire2NodeId('relay-a'), keep: 2 });
+    expect(info.value.from).toBe(wire2KeyId(await publicKeyRaw(keys.publicKey)));
+    const t0 = Date.now();
+    const push = await encodePush(
+      { epoch: 1, changes: new Uint8Array(500).fill(7), blobs: [], priority: 'failure' },
+      { from: info.value.from, seq: 3, t0 },
+      keys.privateKey,
+    );
+    const r = await client.exchangeWire2(push);
+    if (!r.ok) throw new Error(r.message);
+    const custody = wire2.decodeMessage(r.value.body);
+    if (!custody.ok) throw new Error(custody.error.message);
+    expect(custody.value).toMatchObject({
+      kind: 'custody',
+      from: info.value.node,
+      to: info.value.from,
+      seq: 3,
+    });
+    const body = custody.value.body as wire2.CustodyBody;
+    expect(body.upTo).toBe(3);
+    expect(body.stamp?.[0]).toBe(t0);
+    // signed by the relay's own key (decision 290's key): the agent holds the relay's word for it
+    const relayKey = await publicKeyFromText(loadOrCreateRelayKey(cfg.dataDir).publicKey);
+    expect(await wire2.verifyMessage(custody.value, relayKey)).toBe(true);
+    await until(() => hub.pushes.length === 1, 10_000, 'the push upstream');
+    expect(Buffer.from(hub.pushes[0] as Uint8Array).equals(Buffer.from(push))).toBe(true);
+  });
+
+  it('holds a pull until the site has downlink, answers it with the items and the cursor, then 204', async () => {
+    const { hub, client, keys } = await world();
+    const info = await register(client, keys);
+    if (!info.ok) throw new Error(info.message);
+    const { from, node } = info.value;
+    const held = client.exchangeWire2(
+      await pullMessage(from, node, 1, 0, 30, keys.privateKey),
+      undefined,
+      30,
+    );
+    const ack = await makeBundle({
+      kind: 'ack',
+      source: 'hub',
+      destination: { site: 'ship-7' as never },
+      priority: 'control',
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    hub.enqueueDownlink('ship-7', ack.bytes);
+    const r = await held;
+    if (!r.ok) throw new Error(r.message);
+    const page = wire2.decodePullAnswer(r.value.body);
+    if (!page.ok) throw new Error(page.error.message);
+    expect(page.value.items.map((i) => Buffer.from(i).toString('hex'))).toEqual([
+      Buffer.from(ack.bytes).toString('hex'),
+    ]);
+    const again = await client.exchangeWire2(
+      await pullMessage(from, node, 2, page.value.cursor, 0, keys.privateKey),
+    );
+    expect(again.ok && again.value.status).toBe(204);
+  });
+
+  it('refuses what a lying or replaying peer sends: a forged sender, a replay, another node, a site not its own', async () => {
+    const { client, keys, relay, url } = await world();
+    const info = await register(client, keys);
+    if (!info.ok) throw new Error(info.message);
+    const { from, node } = info.value;
+    const thief = await generateSigningKeyPair();
+    // the victim's short id, the thief's signature
+    const forged = await client.exchangeWire2(await pullMessage(from, node, 1, 0, 0, thief.privateKey));
+    expect(forged.ok ? 200 : forged.code).toBe('bad-signature');
+    const once = await pullMessage(from, node, 5, 0, 0, keys.privateKey);
+    expect((await client.exchangeWire2(once)).ok).toBe(true);
+    const replay = await client.exchangeWire2(once);
+    expect(replay.ok ? 200 : replay.status).toBe(409);
+    const elsewhere = await client.exchangeWire2(await pullMessage(from, 0, 6, 0, 0, keys.privateKey));
+    expect(elsewhere.ok ? 200 : elsewhere.status).toBe(400);
+    // ship-7's token names a site it does not act for
+    const foreign = await register(client, keys, 'ship-8');
+    expect(foreign.ok ? 200 : foreign.status).toBe(403);
+    // ship-8's token cannot take over ship-7's agent by registering its public key
+    const other = new HopClient({ url, token: relay.tokens.add('ship-8', ['ship-8']), timeoutMs: 10_000 });
+    closers.push(async () => other.abort());
+    const takeover = await register(other, keys, 'ship-8');
+    expect(takeover.ok ? 200 : takeover.status).toBe(409);
+    expect(relay.tokens.wire2Key(from)?.site).toBe('ship-7');
+  });
+
+  it('cuts a held pull at once when the token that registered the key is revoked, and refuses its messages after', async () => {
+    const { client, keys, relay } = await world();
+    const info = await register(client, keys);
+    if (!info.ok) throw new Error(info.message);
+    const { from, node } = info.value;
+    const held = client.exchangeWire2(
+      await pullMessage(from, node, 1, 0, 600, keys.privateKey),
+      undefined,
+      600,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    relay.tokens.revoke('ship-7');
+    // its hold is 10 minutes: only the revocation ends it within this test's run
+    const r = await held;
+    expect(r.ok ? 200 : r.status).toBe(401);
+    const push = await encodePush(
+      { epoch: 1, changes: new Uint8Array(10), blobs: [], priority: 'status' },
+      { from, seq: 2, t0: Date.now() },
+      keys.privateKey,
+    );
+    const after = await client.exchangeWire2(push);
+    expect(after.ok ? 200 : after.status).toBe(401);
+    expect(relay.custody.nextBatch(Date.now(), 1 << 20, 10).map((b) => b.id as BundleId)).toEqual([]);
+  });
+});
