@@ -132,6 +132,21 @@ const parts: Record<string, Part> = {
     },
     run: async () => lastJsonLine((await runTs('bench/parts/siteDay.ts', flag, 6 * min)).stdout),
   },
+  siteDayV2: {
+    // issue 46: the same days with the agent on hop v2 (`sync.wire: 2`, decision 495), beside siteDay's v1
+    keys: {
+      cells: 0,
+      wire: 0,
+      tariffUsdPerMb: 0,
+      quiet: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
+      busy: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
+      busyAsDaemon: SITE_DAY,
+      busyNewsAtOnce: SITE_DAY,
+      pass: { quietWithin2xFloor: false },
+    },
+    run: async () =>
+      lastJsonLine((await runTs('bench/parts/siteDay.ts', [...flag, '--wire=2'], 6 * min)).stdout),
+  },
   hopV2Budget: {
     // issue 46: siteDay's quiet and busy days in hop v2 messages beside v1 and the floor, same run
     // (docs/decisions/490-hop-v2-wire-format.md); each carrier: bytes, vsFloor, vsFloorBothWays

@@ -8,6 +8,7 @@ import {
   packDetail,
   SqliteUrlStorage,
   SyncEngine,
+  Wire2State,
 } from '@driftline/edge-agent';
 import { cryptoRandomBytes, monotonicUlid, type SigningKeyPair } from '@driftline/protocol';
 import type { RealPlan } from './plans.js';
@@ -40,7 +41,7 @@ export function httpUplink(
     requestTimeoutMs?: number;
     now?: () => number;
     /** Hop v2 where the upstream speaks it (`sync.wire: 2`): the agent's keys, as `edge-agent run` wires them. */
-    wire2?: { privateKey: CryptoKey; publicKey: string };
+    wire2?: { privateKey: CryptoKey; publicKey: string; state: Wire2State };
   } = {},
 ): HttpUplink {
   const urlStorage = urlStorages.get(store);
@@ -52,7 +53,9 @@ export function httpUplink(
     requestTimeoutMs: opts.requestTimeoutMs ?? 120_000,
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.wire2
-      ? { wire2: { site: SITE, agent: AGENT, ...opts.wire2, seqFile: join(tmp('wire2'), 'wire2-seq.json') } }
+      ? {
+          wire2: { site: SITE, agent: AGENT, ...opts.wire2 },
+        }
       : {}),
   });
 }
@@ -64,12 +67,15 @@ export function syncEngine(
   keys: SigningKeyPair,
   hubPublicKey: CryptoKey,
   now: () => number = Date.now,
+  /** The hop v2 state its uplinks share (`sync.wire: 2`), for the acks that name their pushes. */
+  wire2?: Wire2State,
 ): SyncEngine {
   return new SyncEngine({
     site: SITE,
     agent: AGENT,
     store,
     uplinks,
+    ...(wire2 ? { wire2 } : {}),
     privateKey: keys.privateKey,
     hubPublicKey,
     allowsCell: () => true,
@@ -123,3 +129,6 @@ export async function until(
   }
   return cond();
 }
+
+/** A fresh hop v2 state file for a bench agent. */
+export const wire2State = () => new Wire2State(join(tmp('wire2'), 'wire2-state.json'));

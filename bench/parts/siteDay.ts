@@ -36,6 +36,7 @@ import {
   recordPlan,
   syncEngine,
   until,
+  wire2State,
 } from '../lib/agent.js';
 import { startHttpTap, type TappedResponse } from '../lib/httpTap.js';
 import { type PlanState, realPlan, rng } from '../lib/plans.js';
@@ -93,6 +94,7 @@ async function day(
   newsHoldS?: number,
 ): Promise<DayResult & { pushes: number; breakdown?: unknown; rounds?: RoundFacts[] }> {
   const keys = await generateSigningKeyPair();
+  const state = WIRE2 ? wire2State() : undefined;
   const chain = await startChain(keys.publicKey, {}, { pullIntervalMs: 200 }, {});
   const holdS = Math.min(AGENT_HOLD_S, chain.maxHoldS);
   const tap = await startHttpTap(chain.agentLink.port, undefined, () => BREAKDOWN);
@@ -115,14 +117,17 @@ async function day(
       httpUplink(store, `http://127.0.0.1:${tap.port}`, chain.agentToken, {
         requestTimeoutMs: 1_800_000,
         now: () => Date.now() + skew,
-        ...(WIRE2
-          ? { wire2: { privateKey: keys.privateKey, publicKey: await publicKeyToText(keys.publicKey) } }
+        ...(state
+          ? {
+              wire2: { privateKey: keys.privateKey, publicKey: await publicKeyToText(keys.publicKey), state },
+            }
           : {}),
       }),
     ],
     keys,
     chain.hubPublicKey,
     clock,
+    state,
   );
   const ids = newRunId(clock);
   const comps = Array.from({ length: CELLS }, (_, i) => `component-${String(i).padStart(3, '0')}`);

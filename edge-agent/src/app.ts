@@ -73,7 +73,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     throw e;
   });
   const { ledger: store, db } = openAgentStore(config, now);
-  const { uplinks, tokens } = agentUplinks(config, {
+  const { uplinks, tokens, wire2 } = agentUplinks(config, {
     urlStorage: new SqliteUrlStorage(db),
     now,
     log,
@@ -142,6 +142,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
   const running = agentSync(config, {
     store,
     uplinks,
+    ...(wire2 ? { wire2 } : {}),
     privateKey,
     hubPublicKey,
     scheduler,

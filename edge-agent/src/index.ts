@@ -3,6 +3,7 @@
  * reaching into `src/`. The CLI (`bin/edge-agent`) is the way to run an agent.
  */
 export { HttpUplink } from './adapters/http/HttpUplink.js';
+export { Wire2State } from './adapters/http/wire2State.js';
 export { openSqliteLedger } from './adapters/sqlite/openSqliteLedger.js';
 export { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
 export { AGENT_VERSION, packDetail, type RunningAgent, startAgent } from './app.js';

@@ -144,6 +144,11 @@ describe('hop v2 at a relay', () => {
     expect((await client.exchangeWire2(once)).ok).toBe(true);
     const replay = await client.exchangeWire2(once);
     expect(replay.ok ? 200 : replay.status).toBe(409);
+    // an agent that lost its state file registers again and numbers from 1: taken
+    const restarted = await register(client, keys);
+    expect(restarted.ok).toBe(true);
+    const fresh = await client.exchangeWire2(await pullMessage(from, node, 1, 0, 0, keys.privateKey));
+    expect(fresh.ok).toBe(true);
     const elsewhere = await client.exchangeWire2(await pullMessage(from, 0, 6, 0, 0, keys.privateKey));
     expect(elsewhere.ok ? 200 : elsewhere.status).toBe(400);
     // ship-7's token names a site it does not act for

@@ -87,7 +87,7 @@ describe('a v1 agent and a v2 agent behind one relay', { timeout: 600_000 }, () 
     expect(v2('push', 'old-ship') + v2('pull', 'old-ship')).toBe(0);
     // each agent keeps its message numbers only when it speaks v2
     const seqFile = (site: string) =>
-      existsSync(join(dirname(topo.layout.agentConfig(site)), 'data', 'wire2-seq.json'));
+      existsSync(join(dirname(topo.layout.agentConfig(site)), 'data', 'wire2-state.json'));
     expect([seqFile('old-ship'), seqFile('new-ship')]).toEqual([false, true]);
   });
 });

@@ -6,7 +6,7 @@ import type { AgentLedger } from '../core/ledger/AgentLedger.js';
 import { findTarget } from '../core/plan/planTarget.js';
 import { allowsRef, cellRefOf } from '../core/plan/refPolicy.js';
 import type { CellScheduler } from '../core/schedule/CellScheduler.js';
-import { SyncEngine } from '../core/sync/SyncEngine.js';
+import { SyncEngine, type Wire2Acks } from '../core/sync/SyncEngine.js';
 import { SyncLoop } from '../core/sync/SyncLoop.js';
 import { WindowAim } from '../core/sync/windowAim.js';
 import type { Logger } from '../ports/Logger.js';
@@ -20,6 +20,8 @@ export function agentSync(
   deps: {
     store: AgentLedger;
     uplinks: HttpUplink[];
+    /** Hop v2's pushes, for the acks that name them (`sync.wire: 2`). */
+    wire2?: Wire2Acks;
     privateKey: CryptoKey;
     hubPublicKey: CryptoKey;
     scheduler: CellScheduler;
@@ -41,6 +43,7 @@ export function agentSync(
     agent: config.agent,
     store: deps.store,
     uplinks: deps.uplinks,
+    ...(deps.wire2 ? { wire2: deps.wire2 } : {}),
     privateKey: deps.privateKey,
     hubPublicKey: deps.hubPublicKey,
     allowsCell: (environment, component, ref) =>

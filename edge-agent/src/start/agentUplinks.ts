@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { tokenFromFile } from '@driftline/hop/client';
 import { readToken } from '../adapters/fs/agentKeys.js';
 import { HttpUplink } from '../adapters/http/HttpUplink.js';
+import { Wire2State } from '../adapters/http/wire2State.js';
 import type { SqliteUrlStorage } from '../adapters/tus/SqliteUrlStorage.js';
 import type { AgentConfig } from '../config.js';
 import type { Logger } from '../ports/Logger.js';
@@ -20,8 +21,17 @@ export function agentUplinks(
     /** `ed25519:…` of `privateKey`: registered with upstreams for hop v2 (`sync.wire: 2`). */
     publicKey?: string;
   },
-): { uplinks: HttpUplink[]; tokens: { url: string; token: string | (() => string) }[] } {
+): {
+  uplinks: HttpUplink[];
+  tokens: { url: string; token: string | (() => string) }[];
+  /** The agent's hop v2 sequences and pushes (`sync.wire: 2`), for the acks that name them. */
+  wire2: Wire2State | null;
+} {
   const { log } = deps;
+  const wire2 =
+    config.sync.wire === 2 && deps.privateKey && deps.publicKey
+      ? new Wire2State(join(config.dataDir, 'wire2-state.json'))
+      : null;
   const tokens = config.upstreams.map((u) => ({
     url: u.url,
     token: tokenFromFile(u.tokenFile, {
@@ -46,18 +56,18 @@ export function agentUplinks(
         // the agent signs its own clock term with its key (decision 290)
         ...(deps.privateKey ? { signKey: deps.privateKey } : {}),
         // hop v2 where the upstream speaks it (docs/decisions/495-hop-v2-on-the-agent-link.md)
-        ...(config.sync.wire === 2 && deps.privateKey && deps.publicKey
+        ...(wire2 && deps.privateKey && deps.publicKey
           ? {
               wire2: {
                 site: config.site,
                 agent: config.agent,
                 privateKey: deps.privateKey,
                 publicKey: deps.publicKey,
-                seqFile: join(config.dataDir, 'wire2-seq.json'),
+                state: wire2,
               },
             }
           : {}),
       }),
   );
-  return { uplinks, tokens };
+  return { uplinks, tokens, wire2 };
 }

@@ -43,6 +43,9 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
   if (!(peer.sites.includes('*') || peer.sites.includes(parsed.data.site)))
     throw new WireError('forbidden', `peer '${peer.name}' does not act for site '${parsed.data.site}'`);
   const from = await w.register(peer, parsed.data);
+  // a registration (with the token) starts the sender's sequences afresh: an agent that lost its state
+  // file numbers from 1 again; a replayed old message is idempotent anyway (decision 490)
+  d.windows.forget(from);
   const info: wire2.Wire2Info = {
     wire: [1, 2],
     from,
@@ -57,6 +60,9 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
 /** Each sender's sequence window (decision 490's replay check), in memory: a restart forgets it, and every kind is idempotent. */
 export class SeqWindows {
   private readonly windows = new Map<number, wire2.SeqWindow>();
+  forget(from: number): void {
+    this.windows.delete(from);
+  }
   accept(from: number, seq: number): void {
     const v = wire2.acceptSeq(this.windows.get(from) ?? wire2.EMPTY_WINDOW, seq);
     if (!v.ok)
@@ -142,8 +148,7 @@ async function push(
     },
     (data) => w.sign(data),
   );
-  ctx.type = wire2.WIRE2_CONTENT_TYPE;
-  ctx.body = Buffer.from(answer);
+  sendBare(ctx, answer);
   d.metrics.bytesOut.inc({ peer: sender.peer.name }, answer.length);
 }
 
@@ -202,7 +207,18 @@ async function pull(
     answer = compressed;
     ctx.set('Content-Encoding', 'br');
   }
-  ctx.type = wire2.WIRE2_CONTENT_TYPE;
-  ctx.body = Buffer.from(answer);
+  sendBare(ctx, answer);
   d.metrics.bytesOut.inc({ peer: sender.peer.name }, answer.length);
+}
+
+/**
+ * Sends a v2 answer with no head but its length (and `Content-Encoding` when set): both ends know what a
+ * `/v2` answer is, so Koa's `Content-Type` would be ~40 bytes a message for nothing (decision 495).
+ */
+function sendBare(ctx: Context, body: Uint8Array): void {
+  ctx.status = 200;
+  ctx.respond = false;
+  ctx.res.statusCode = 200;
+  ctx.res.setHeader('content-length', body.length);
+  ctx.res.end(body);
 }

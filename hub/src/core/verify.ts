@@ -30,6 +30,8 @@ export type Verified =
       payload: DocDeltaPayload;
       agent: AgentRow;
       doc: { id: string; site: string; agent: string; epoch: number };
+      /** A hop v2 push (decision 495): its sender's short id, its sequence and its signature's `tip`, for the ack. */
+      wire2?: { from: number; seq: number; tip: Uint8Array };
     }
   | {
       ok: false;

@@ -71,6 +71,8 @@ export interface AckBody {
   readsConfirmed?: true;
   /** As custody's `above`: pushes after `upTo + 1` also committed. */
   above?: Uint8Array;
+  /** The detail blobs the hub holds for the document, 32-byte sha256 digests concatenated (v1's `blobs`). */
+  blobs?: Uint8Array;
 }
 
 export interface Bodies {
@@ -127,6 +129,7 @@ export const FIELDS: Record<KindName, Field[]> = {
     { key: 3, name: 'committedAt', type: 'uint', required: true },
     { key: 4, name: 'readsConfirmed', type: 'true' },
     { key: 5, name: 'above', type: 'bytes', max: MAX_ABOVE_BYTES },
+    { key: 6, name: 'blobs', type: 'bytes', max: 32 * 4096 },
   ],
 };
 
@@ -224,6 +227,14 @@ export function bodyFromValue<K extends KindName>(
       return { ok: false, reason: 'push body has neither changes nor heartbeat' };
     if (p.changesEncoding && !p.changes)
       return { ok: false, reason: 'push body names an encoding without changes' };
+  }
+  if (kind === 'ack') {
+    const a = r.value as unknown as AckBody;
+    if (a.blobs && a.blobs.length % 32 !== 0)
+      return {
+        ok: false,
+        reason: `ack body field 6 (blobs) is ${a.blobs.length} bytes, not whole sha256 digests`,
+      };
   }
   return { ok: true, body: r.value as unknown as Bodies[K] };
 }

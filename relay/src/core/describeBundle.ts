@@ -35,7 +35,7 @@ export function describeBundle(
 }
 
 /**
- * A hop v2 push, carried as it came (docs/decisions/495-hop-v2-on-the-agent-link.md): its id from its
+ * A hop v2 push or the hub's v2 ack, carried as it came (docs/decisions/495-hop-v2-on-the-agent-link.md): its id from its
  * signature, toward the hub, first when it holds a failure. Its signature is the hub's to check.
  */
 function describePush(
@@ -46,8 +46,27 @@ function describePush(
   const d = wire2.decodeMessage(bytes);
   if (!d.ok) return { ok: false, code: d.error.code, message: d.error.message };
   const m = d.value;
+  if (m.kind === 'ack' && m.from === wire2.HUB_NODE_ID) {
+    // the hub's ack of a v2 push, on its way down: the site is the one it was pulled for
+    const ack = m.body as wire2.AckBody;
+    return {
+      ok: true,
+      value: {
+        id: pushBundleId(ack.committedAt, m.signature),
+        dest: '',
+        priority: 'control',
+        kind: 'ack',
+        expiresAt: now + PUSH_LIFETIME_MS,
+        bytes,
+      },
+    };
+  }
   if (m.kind !== 'push')
-    return { ok: false, code: 'unprocessable', message: `a relay carries v2 pushes upstream, not ${m.kind}` };
+    return {
+      ok: false,
+      code: 'unprocessable',
+      message: `a relay carries v2 pushes up and acks down, not ${m.kind}`,
+    };
   const body = m.body as wire2.PushBody;
   const source = wire2Source(m.from);
   return {

@@ -1,5 +1,3 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { encodePush } from '@driftline/hop';
 import type { HopClient, HopFailure } from '@driftline/hop/client';
 import {
@@ -12,11 +10,10 @@ import {
   wire2,
 } from '@driftline/protocol';
 import type { UplinkResult } from '../../ports/Uplink.js';
+import type { Wire2State } from './wire2State.js';
 
 /** After an upstream said it speaks v1 only, it is asked again this much later (decision 490 §5). */
 const ASK_AGAIN_MS = 86_400_000;
-/** Sequences reserved per write of the sequence file: one write per this many messages. */
-const SEQ_BLOCK = 64;
 
 export interface Wire2LinkOptions {
   site: string;
@@ -24,8 +21,8 @@ export interface Wire2LinkOptions {
   privateKey: CryptoKey;
   /** `ed25519:…`: the key the hub enrolled for this agent. */
   publicKey: string;
-  /** Where the next sequence is kept, per upstream (written before a reserved block is used). */
-  seqFile: string;
+  /** The agent's sequences and pushes, shared by its upstreams (one stream to the hub). */
+  state: Wire2State;
   now: () => number;
 }
 
@@ -55,8 +52,6 @@ const asUplink = (f: HopFailure): UplinkResult<never> => ({
 export class Wire2Link {
   private info: wire2.Wire2Info | null = null;
   private askedAt = Number.NEGATIVE_INFINITY;
-  private next = 0;
-  private reservedTo = 0;
 
   constructor(
     private readonly client: HopClient,
@@ -90,11 +85,19 @@ export class Wire2Link {
         b.ok && b.value.header.kind === 'doc-delta' ? decodePayload('doc-delta', b.value.payload) : null;
       if (!b.ok || !p?.ok) return null; // not a delta this agent made: v1 carries it
       const t0 = this.o.now();
+      const seq = this.o.state.seq();
       const message = await encodePush(
         { ...p.value, priority: b.value.header.priority },
-        { from: info.from, seq: this.seq(), t0 },
+        { from: info.from, seq, t0 },
         this.o.privateKey,
       );
+      // the hub's ack names this push by its sequence and signature: what it carried is pruned then
+      const pushed = wire2.decodeMessage(message);
+      if (pushed.ok)
+        this.o.state.notePush(seq, await wire2.messageTip(pushed.value.signature), {
+          doc: b.value.header.doc ?? '',
+          heads: [...(b.value.header.heads ?? [])],
+        });
       const r = await this.exchange(message);
       if (!r.ok) {
         // a refusal of this push (4xx but the credential's) is its receipt; anything else fails the request
@@ -133,7 +136,7 @@ export class Wire2Link {
     if (!Number.isSafeInteger(have) || have < 0) return null;
     const holdS = Math.max(0, Math.min(Math.round(hold?.waitS ?? 0), info.maxHoldS));
     const message = await wire2.encodeMessage(
-      { kind: 'pull', from: info.from, to: info.node, seq: this.seq(), body: { have, holdS } },
+      { kind: 'pull', from: info.from, to: info.node, seq: this.o.state.seq(), body: { have, holdS } },
       this.o.privateKey,
     );
     const r = await this.exchange(message, hold?.signal, holdS);
@@ -164,25 +167,6 @@ export class Wire2Link {
     this.info = null;
     this.askedAt = Number.NEGATIVE_INFINITY;
     return (await this.ready()) ? this.client.exchangeWire2(message, signal, holdS) : r;
-  }
-
-  /** The next sequence: from a block reserved on disk first, so none is used twice across a restart. */
-  private seq(): number {
-    if (this.next === 0 || this.next >= this.reservedTo) {
-      const key = this.client.url;
-      let all: Record<string, number> = {};
-      try {
-        all = JSON.parse(readFileSync(this.o.seqFile, 'utf8')) as Record<string, number>;
-      } catch {}
-      const from = Math.max(this.next, typeof all[key] === 'number' ? (all[key] as number) : 1);
-      all[key] = from + SEQ_BLOCK;
-      mkdirSync(dirname(this.o.seqFile), { recursive: true });
-      writeFileSync(`${this.o.seqFile}.tmp`, JSON.stringify(all));
-      renameSync(`${this.o.seqFile}.tmp`, this.o.seqFile);
-      this.next = from;
-      this.reservedTo = from + SEQ_BLOCK;
-    }
-    return this.next++;
   }
 }
 

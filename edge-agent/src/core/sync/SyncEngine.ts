@@ -23,6 +23,8 @@ export interface SyncDeps {
   store: Ledger;
   /** Upstreams in order of preference: pushes go to the first reachable one, pulls to every one. */
   uplinks: readonly Uplink[];
+  /** What this agent's hop v2 pushes carried, for the hub's v2 acks that name them (decision 495). */
+  wire2?: Wire2Acks;
   privateKey: CryptoKey;
   /** The hub's key pinned in the local config: acks and plan requests must carry its signature (S4). */
   hubPublicKey: CryptoKey;
@@ -50,6 +52,11 @@ export interface SyncDeps {
    * hub counts it as contact (`WindowAim.presenceDue`, docs/decisions/450-contact-the-agent-proves.md).
    */
   presenceDue?(lastPushedAt: number | null, now: number): boolean;
+}
+
+/** What a hop v2 push the hub acknowledged by sequence and `tip` carried; null: not this agent's. */
+export interface Wire2Acks {
+  acked(upTo: number, tip: Uint8Array): { doc: string; heads: string[] } | null;
 }
 
 /** An upstream that answered and refused this agent's credential (401/403). */

@@ -1,11 +1,14 @@
 import {
+  type AgentId,
   type BundleHeader,
   decodeBundle,
   decodePayload,
   type RejectionPayload,
   type RelayRefusal,
+  type Sha256,
   sha256Hex,
   verifyBundle,
+  wire2,
 } from '@driftline/protocol';
 import { SeenBundles } from './downlinkAnswers.js';
 import type { PullOutcome, SyncDeps } from './SyncEngine.js';
@@ -36,6 +39,7 @@ export class DownlinkHandler {
    * the genuine copy, from this or another upstream, is still taken (docs/decisions/220).
    */
   private async handleDownlink(bytes: Uint8Array, out: PullOutcome, upstream: string): Promise<void> {
+    if (wire2.isWire2Message(bytes)) return this.handleWire2(bytes, out, upstream);
     const d = decodeBundle(bytes);
     if (!d.ok) {
       this.deps.log.warn({ code: d.error.code, upstream }, `downlink bundle refused: ${d.error.message}`);
@@ -61,6 +65,49 @@ export class DownlinkHandler {
     if (this.seen.handled(header.id)) return; // the same bundle, signed again: handled once
     await this.handleVerified(header, d.value.payload, out);
     this.seen.add(header.id, digest);
+  }
+
+  /**
+   * The hub's ack of a hop v2 push (docs/decisions/495-hop-v2-on-the-agent-link.md): signed by the pinned
+   * hub key, naming one of this agent's pushes by sequence and signature (`tip`): what that push carried is
+   * acknowledged, as a v1 ack of the same heads would. Another agent's ack at the site (or one this agent
+   * no longer remembers: it pushed again since, and that push's ack will come) is passed over.
+   */
+  private async handleWire2(bytes: Uint8Array, out: PullOutcome, upstream: string): Promise<void> {
+    const m = wire2.decodeMessage(bytes);
+    if (!m.ok || m.value.kind !== 'ack' || m.value.from !== wire2.HUB_NODE_ID) {
+      this.deps.log.warn(
+        { upstream },
+        `downlink message refused: ${m.ok ? `a ${m.value.kind} from ${m.value.from}` : m.error.message}`,
+      );
+      out.refused++;
+      return;
+    }
+    if (!(await wire2.verifyMessage(m.value, this.deps.hubPublicKey))) {
+      this.deps.log.warn(
+        { upstream },
+        'downlink ack refused: not signed by the pinned hub key (altered on the way, or forged by that upstream)',
+      );
+      out.refused++;
+      return;
+    }
+    const ack = m.value.body as wire2.AckBody;
+    const pushed = this.deps.wire2?.acked(ack.upTo, ack.tip);
+    if (!pushed) return;
+    const blobs = [];
+    for (let i = 0; ack.blobs && i < ack.blobs.length; i += 32)
+      blobs.push(Buffer.from(ack.blobs.subarray(i, i + 32)).toString('hex') as Sha256);
+    const r = this.deps.store.applyAck({
+      agent: this.deps.agent as AgentId,
+      doc: pushed.doc,
+      heads: pushed.heads,
+      blobs,
+      committedAt: ack.committedAt,
+      ...(ack.readsConfirmed ? { readsConfirmed: true as const } : {}),
+    });
+    this.deps.log.info({ doc: pushed.doc, push: ack.upTo, ...r }, 'hub acknowledged');
+    out.acks++;
+    if (r.rejectionsCleared > 0) out.resumed = true;
   }
 
   /** A downlink bundle the pinned hub key signed, for this agent. */

@@ -1,4 +1,4 @@
-import { type AckPayload, asAgentId, asSha256, asSiteId, encodeBundle } from '@driftline/protocol';
+import { type AckPayload, asAgentId, asSha256, asSiteId, encodeBundle, wire2 } from '@driftline/protocol';
 import type { DownlinkRow } from '../../ports/HubStore.js';
 import type { IdGen } from '../../ports/IdGen.js';
 
@@ -80,6 +80,45 @@ export class AckSigner {
     const signed = this.sign(who, docId, heads, blobs, now, readsConfirmed).then((bytes) => {
       row.bytes = bytes;
     });
+    return { row, signed };
+  }
+
+  /**
+   * The downlink row for the ack of a hop v2 push (decision 495): the hub's signed `ack` message naming the
+   * push (`upTo` its sequence, `tip` its signature), not the heads; the agent knows what that push carried.
+   */
+  rowWire2(
+    who: { site: string; agent: string },
+    push: { from: number; seq: number; tip: Uint8Array },
+    docId: string,
+    blobs: readonly string[],
+    now: number,
+    readsConfirmed = false,
+  ): { row: AckRow; signed: Promise<void> } {
+    const row: AckRow = {
+      site: who.site,
+      agent: who.agent,
+      kind: 'ack',
+      docId,
+      requestId: null,
+      expiresAt: now + this.lifetimeS * 1000,
+      bytes: new Uint8Array(0),
+    };
+    const body: wire2.AckBody = {
+      upTo: push.seq,
+      tip: push.tip,
+      committedAt: now,
+      ...(readsConfirmed ? { readsConfirmed: true as const } : {}),
+      ...(blobs.length > 0 ? { blobs: Buffer.concat(blobs.map((b) => Buffer.from(b, 'hex'))) } : {}),
+    };
+    const signed = wire2
+      .encodeMessage(
+        { kind: 'ack', from: wire2.HUB_NODE_ID, to: push.from, seq: push.seq, body },
+        this.d.hubPrivateKey,
+      )
+      .then((bytes) => {
+        row.bytes = bytes;
+      });
     return { row, signed };
   }
 }

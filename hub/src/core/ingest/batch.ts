@@ -56,7 +56,14 @@ export class Batch {
   /** `readsConfirmed`: the document has a `confirmed` map, so its ack says the hub reads it (decision 330). */
   readonly touchedDocs = new Map<
     string,
-    { site: string; agent: string; heads: string[]; readsConfirmed?: boolean }
+    {
+      site: string;
+      agent: string;
+      heads: string[];
+      readsConfirmed?: boolean;
+      /** The last bundle taken was a hop v2 push: acked by a v2 message naming it (decision 495). */
+      wire2?: { from: number; seq: number; tip: Uint8Array } | undefined;
+    }
   >();
   /** Documents whose bundles claimed another agent: not acked. */
   readonly poisoned = new Set<string>();

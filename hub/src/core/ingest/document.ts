@@ -66,7 +66,13 @@ export async function ingestDocument(
       );
     }
     b.receipts[index] = { bundleId: id, index, status: 'stored', by: 'hub' };
-    b.touchedDocs.set(docId, { site, agent, heads: out.heads, readsConfirmed: out.readsConfirmed === true });
+    b.touchedDocs.set(docId, {
+      site,
+      agent,
+      heads: out.heads,
+      readsConfirmed: out.readsConfirmed === true,
+      wire2: v.wire2,
+    });
   }
   await read(segment);
   await recordConfirmations(b, site, agent, offsetMs ?? 0);

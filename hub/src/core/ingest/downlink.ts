@@ -17,7 +17,11 @@ export async function answerOnDownlink(b: Batch, rejections: Rejections, acks: A
     const held = new Set(await b.store.heldBlobsFor(docId));
     for (const a of b.w.announcements)
       if (a.docId === docId && (await b.store.getBlob(a.sha256))) held.add(a.sha256);
-    const { row, signed } = acks.row(who, docId, who.heads, [...held].sort(), b.now, who.readsConfirmed);
+    const blobs = [...held].sort();
+    // a v2 push is acked by a v2 message naming it (docs/decisions/495-hop-v2-on-the-agent-link.md)
+    const { row, signed } = who.wire2
+      ? acks.rowWire2(who, who.wire2, docId, blobs, b.now, who.readsConfirmed)
+      : acks.row(who, docId, who.heads, blobs, b.now, who.readsConfirmed);
     b.w.downlink.push(row);
     signing.push(signed);
   }

@@ -100,7 +100,18 @@ export class RelayBackend implements HopBackend {
     const good: { index: number; item: IncomingBundle }[] = [];
     scoped.allowed.forEach((bytes, index) => {
       const d = describeBundle(bytes, (from) => this.wire2Source(from), this.clock.now());
-      if (d.ok)
+      if (d.ok && d.value.dest !== 'hub') {
+        // a v2 message that is not a push (scopeBatch reads v1 headers only): downlink comes from upstream
+        this.onRefused(peer.name, 'not-uplink', 1);
+        receipts[index] = {
+          bundleId: null,
+          index,
+          status: 'rejected',
+          code: 'forbidden',
+          message: `peer '${peer.name}' may send only pushes toward the hub; a site's downlink is filled from upstream`,
+          by: this.name,
+        };
+      } else if (d.ok)
         good.push({
           index,
           item: { ...d.value, clock: d.value.source && clocks ? clocks(d.value.source) : null },

@@ -1,0 +1,72 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** Sequences reserved per write of the state file: one write per this many messages. */
+const SEQ_BLOCK = 64;
+/** Pushes remembered for their acks: more than a day's rounds of a busy site. */
+const PUSHES_KEPT = 64;
+
+/** What a push carried, for the hub's v2 ack that names it by sequence and signature (decision 495). */
+export interface PushedDelta {
+  doc: string;
+  heads: string[];
+}
+
+interface Saved {
+  next: number;
+  pushes: { seq: number; tip: string; doc: string; heads: string[] }[];
+}
+
+/**
+ * The agent's hop v2 state, kept in one small file beside its store (docs/decisions/495-hop-v2-on-the-agent-link.md):
+ * the next message sequence (a block reserved on disk before any of it is used, so no number is signed
+ * twice across a restart) and the last pushes, so an ack naming a push by its sequence and `tip` prunes
+ * what that push carried. One for the agent: pushes go to the hub by whichever upstream, one stream.
+ */
+export class Wire2State {
+  private next = 0;
+  private reservedTo = 0;
+  private pushes: Saved['pushes'] = [];
+
+  constructor(private readonly file: string) {
+    try {
+      const s = JSON.parse(readFileSync(file, 'utf8')) as Partial<Saved>;
+      if (typeof s.next === 'number' && Number.isSafeInteger(s.next) && s.next > 0) this.reservedTo = s.next;
+      if (Array.isArray(s.pushes)) this.pushes = s.pushes.slice(-PUSHES_KEPT);
+    } catch {
+      // none yet, or unreadable: sequences start at 1 again; the agent registers its key first after a
+      // start, which starts its sequences afresh at the upstream (decision 495)
+    }
+  }
+
+  /** The next sequence of this agent's messages. */
+  seq(): number {
+    if (this.next === 0 || this.next >= this.reservedTo) {
+      this.next = Math.max(this.next, this.reservedTo, 1);
+      this.reservedTo = this.next + SEQ_BLOCK;
+      this.save();
+    }
+    return this.next++;
+  }
+
+  /** Notes a push before it is sent: an ack naming it (`seq`, `tip`) acknowledges `d`. */
+  notePush(seq: number, tip: Uint8Array, d: PushedDelta): void {
+    this.pushes.push({ seq, tip: Buffer.from(tip).toString('hex'), doc: d.doc, heads: d.heads });
+    if (this.pushes.length > PUSHES_KEPT) this.pushes.splice(0, this.pushes.length - PUSHES_KEPT);
+    this.save();
+  }
+
+  /** What the push an ack names carried; null: not a push of this agent's (another agent's, or forgotten). */
+  acked(upTo: number, tip: Uint8Array): PushedDelta | null {
+    const hex = Buffer.from(tip).toString('hex');
+    const p = this.pushes.find((x) => x.seq === upTo && x.tip === hex);
+    return p ? { doc: p.doc, heads: p.heads } : null;
+  }
+
+  private save(): void {
+    const saved: Saved = { next: this.reservedTo, pushes: this.pushes };
+    mkdirSync(dirname(this.file), { recursive: true });
+    writeFileSync(`${this.file}.tmp`, JSON.stringify(saved));
+    renameSync(`${this.file}.tmp`, this.file);
+  }
+}
