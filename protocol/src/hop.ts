@@ -137,6 +137,8 @@ export const PEER_PATH = '/v1/peer';
 export const PeerInfoSchema = z.object({
   name: z.string().max(128),
   sites: z.array(z.string().max(128)).max(10_000),
+  /** The hop versions this node speaks (`[1, 2]`, decision 495); absent: 1 only (an older node). */
+  wire: z.array(z.number().int()).max(8).optional(),
 });
 export type PeerInfo = z.infer<typeof PeerInfoSchema>;
 

@@ -45,8 +45,6 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
   const key = loadOrCreateRelayKey(cfg.dataDir);
   if (key.created) log.info({ publicKey: key.publicKey, keyFile: key.path }, 'made the relay key');
   const backend = new RelayBackend(cfg.name, custody, tokens, clock, cfg.dataDir, cfg.limits);
-  // hop v2 for agents that register their key (docs/decisions/495-hop-v2-on-the-agent-link.md)
-  backend.wire2 = new RelayWire2(wire2NodeId(cfg.name), tokens, key);
   const registry = new Registry();
   const onUploadRefused = (peer: string, reason: string) => metrics.refusals.inc({ peer, reason });
   const hop = relayHopServer(cfg, { backend, tokens, registry, log, now, key, onUploadRefused });
@@ -77,6 +75,8 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     now,
     log,
   });
+  // hop v2 for agents that register their key, while every upstream speaks it too (decision 495)
+  backend.wire2 = new RelayWire2(wire2NodeId(cfg.name), tokens, key, () => peers.upstreamsSpeakWire2());
   const logEvent = forwardEvents(metrics, log);
   // refused bundles go back to their agents as notices with the site's downlink (decision 240)
   const notices = new RefusalNotices(cfg.name);

@@ -44,6 +44,20 @@ export class UpstreamPeers {
     );
   }
 
+  /**
+   * Whether every upstream said it speaks hop v2 (`wire` in `GET /v1/peer`): true, false (one said it
+   * does not: an older hub or relay), or undefined while one has not answered yet (decision 495).
+   */
+  upstreamsSpeakWire2(): boolean | undefined {
+    let unknown = false;
+    for (const u of this.d.upstreams) {
+      const p = this.learned.get(u.name);
+      if (!p) unknown = true;
+      else if (!p.wire?.includes(2)) return false;
+    }
+    return unknown ? undefined : true;
+  }
+
   /** What upstream `name` says this relay is there; undefined before it answered. */
   peerAt(name: string): PeerInfo | undefined {
     return this.learned.get(name);

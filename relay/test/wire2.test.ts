@@ -3,6 +3,7 @@ import {
   encodePush,
   MemoryHopBackend,
   type Peer,
+  type Wire2Backend,
   wire2KeyId,
   wire2NodeId,
 } from '@driftline/hop';
@@ -31,9 +32,15 @@ afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c();
 });
 
-/** The hub's place: keeps v2 pushes as they came (a v1 memory node refuses them). */
+/** The hub's place: keeps v2 pushes as they came (a v1 memory node refuses them), and says it speaks v2. */
 class Terminal extends MemoryHopBackend {
   readonly pushes: Uint8Array[] = [];
+  readonly wire2: Wire2Backend = {
+    nodeId: 0,
+    register: async () => 0,
+    sender: async () => null,
+    sign: () => new Uint8Array(64),
+  };
   override async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
     const v1 = await super.accept(peer, bundles);
     return bundles.map((bytes, index) => {
@@ -44,8 +51,7 @@ class Terminal extends MemoryHopBackend {
   }
 }
 
-async function world() {
-  const hub = new Terminal({ name: 'hub', role: 'hub' });
+async function world(hub: MemoryHopBackend = new Terminal({ name: 'hub', role: 'hub' })) {
   hub.addToken('hub-token', { name: 'relay', sites: ['*'] });
   const hop = createHopServer(hub, { uploads: { directory: tmp('term-') } });
   const up = await hop.listen();
@@ -58,11 +64,19 @@ async function world() {
   const keys = await generateSigningKeyPair();
   const client = new HopClient({ url, token, timeoutMs: 10_000 });
   closers.push(async () => client.abort());
-  return { hub, relay, url, cfg, token, keys, client };
+  return { hub: hub as Terminal, relay, url, cfg, token, keys, client };
 }
 
-const register = async (client: HopClient, keys: SigningKeyPair, site = 'ship-7') =>
-  client.registerWire2({ site, agent: 'a1', publicKey: await publicKeyToText(keys.publicKey) });
+/** Registers the agent's key; a relay that has not heard from its upstream yet says so (503): again. */
+async function register(client: HopClient, keys: SigningKeyPair, site = 'ship-7') {
+  const reg = { site, agent: 'a1', publicKey: await publicKeyToText(keys.publicKey) };
+  let r = await client.registerWire2(reg);
+  for (let i = 0; i < 100 && !r.ok && r.status === 503; i++) {
+    await new Promise((ok) => setTimeout(ok, 50));
+    r = await client.registerWire2(reg);
+  }
+  return r;
+}
 
 const pullMessage = (from: number, to: number, seq: number, have: number, holdS: number, key: CryptoKey) =>
   wire2.encodeMessage({ kind: 'pull', from, to, seq, body: { have, holdS } }, key);
@@ -185,5 +199,13 @@ describe('hop v2 at a relay', () => {
     const after = await client.exchangeWire2(push);
     expect(after.ok ? 200 : after.status).toBe(401);
     expect(relay.custody.nextBatch(Date.now(), 1 << 20, 10).map((b) => b.id as BundleId)).toEqual([]);
+  });
+
+  it('speaks v1 to its agents while its upstream does not speak v2 (an older hub would refuse the pushes)', async () => {
+    const { client, keys } = await world(new MemoryHopBackend({ name: 'hub', role: 'hub' }));
+    const r = await register(client, keys);
+    expect(r.ok ? 200 : r.status).toBe(404);
+    const peer = await client.peerInfo();
+    expect(peer.ok && peer.value.wire).toBeUndefined();
   });
 });

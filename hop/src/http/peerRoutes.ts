@@ -13,10 +13,16 @@ import { readLimitedBody } from './readBody.js';
  * `GET /v1/peer`: who the bearer token is here and the sites it acts for. Any peer token may ask, about
  * itself only; a relay calls it at start and on a refusal to learn its sites from upstream
  * (docs/decisions/240-peers-and-relay-health.md), and `relay config check --online` to test a token.
+ * A node that speaks hop v2 says so (`wire: [1, 2]`): a relay states v2 to its agents only when its
+ * upstreams do (docs/decisions/495-hop-v2-on-the-agent-link.md).
  */
-export function getPeer(ctx: Context): void {
+export function getPeer(backend: HopBackend, ctx: Context): void {
   const peer = ctx.state.peer as Peer;
-  const body: PeerInfo = { name: peer.name, sites: [...peer.sites] };
+  const body: PeerInfo = {
+    name: peer.name,
+    sites: [...peer.sites],
+    ...(backend.wire2 && (backend.wire2.speaking?.() ?? true) ? { wire: [1, 2] } : {}),
+  };
   ctx.set('cache-control', 'no-store');
   ctx.body = body;
 }

@@ -69,7 +69,7 @@ export const HOP_ROUTES: readonly HopRoute[] = [
     role: 'peer',
     handler: (ctx, d) => serveBlob(d.backend, ctx, ctx.params.sha256 ?? ''),
   },
-  { method: 'GET', path: PEER_PATH, role: 'peer', handler: (ctx) => getPeer(ctx) },
+  { method: 'GET', path: PEER_PATH, role: 'peer', handler: (ctx, d) => getPeer(d.backend, ctx) },
   {
     method: 'POST',
     path: wire2.WIRE2_REGISTER_PATH,

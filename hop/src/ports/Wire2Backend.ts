@@ -17,6 +17,8 @@ export interface Wire2Sender {
  * from its `downlink`: this adds only who a short id is and the node's signature on its answers.
  */
 export interface Wire2Backend {
+  /** Whether it speaks v2 now (a relay: while its upstreams do); absent: always. */
+  speaking?(): boolean;
   /** This node's short id, `to` of the pulls it serves (0: the hub). */
   readonly nodeId: number;
   /**

@@ -1,4 +1,4 @@
-import { type Peer, type Wire2Backend, type Wire2Sender, wire2KeyId } from '@driftline/hop';
+import { type Peer, RetryLaterError, type Wire2Backend, type Wire2Sender, wire2KeyId } from '@driftline/hop';
 import { publicKeyFromText, publicKeyRaw, WireError, type wire2 } from '@driftline/protocol';
 import type { RelayKey } from '../fs/relayKey.js';
 import type { SqliteTokens } from '../sqlite/SqliteTokens.js';
@@ -15,9 +15,28 @@ export class RelayWire2 implements Wire2Backend {
     readonly nodeId: number,
     private readonly tokens: SqliteTokens,
     private readonly key: RelayKey,
+    /** Whether every upstream speaks v2 (undefined: not known yet); a v2 push goes only to one that does. */
+    private readonly upstreamsSpeak: () => boolean | undefined = () => true,
   ) {}
 
+  speaking(): boolean {
+    return this.upstreamsSpeak() === true;
+  }
+
   async register(peer: Peer, r: wire2.Wire2Registration): Promise<number> {
+    const upstream = this.upstreamsSpeak();
+    // an older hub would refuse the pushes this relay carried: the agent speaks v1 here (asked again in a day)
+    if (upstream === false)
+      throw new WireError(
+        'not-found',
+        'this relay speaks hop v2 only when its upstreams do, and one does not yet',
+      );
+    if (upstream === undefined)
+      throw new RetryLaterError(
+        'store-unavailable',
+        'this relay has not heard from its upstreams yet; register again soon',
+        30,
+      );
     const id = wire2KeyId(await publicKeyRaw(await this.cryptoKey(r.publicKey)));
     const pinned = this.tokens.pinWire2(id, {
       publicKey: r.publicKey,
