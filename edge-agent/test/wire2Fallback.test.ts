@@ -7,7 +7,7 @@ import {
 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
-import { Wire2State } from '../src/adapters/http/wire2State.js';
+import { readWire2Links, Wire2State } from '../src/adapters/http/wire2State.js';
 import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { SqliteUrlStorage } from '../src/adapters/tus/SqliteUrlStorage.js';
 import { SyncEngine } from '../src/core/sync/SyncEngine.js';
@@ -61,6 +61,11 @@ describe('an agent set to hop v2 (sync.wire: 2) behind an upstream that does not
     store.record({ runId: runId(), summary: summary({ component: 'network' }) });
     expect((await engine.pushOnce()).kind).toBe('pushed');
     expect(hub.backend.stored.size).toBe(1); // a v1 bundle, taken by the v1-only node
+    // what `edge-agent status` shows: v1 with that upstream, and why
+    const links = readWire2Links(join(dir, 'wire2-state.json'));
+    const link = links[hub.url];
+    expect(link?.wire).toBe(1);
+    expect(link?.wire === 1 ? link.reason : '').toMatch(/does not speak hop v2/);
     expect(await hub.processArrivals()).toBe(1);
     expect((await engine.pullOnce()).acks).toBe(1);
     expect(store.status().unackedRuns).toBe(0);

@@ -85,6 +85,11 @@ describe('a v1 agent and a v2 agent behind one relay', { timeout: 600_000 }, () 
     expect(v2('push', 'new-ship')).toBeGreaterThanOrEqual(2);
     expect(v2('pull', 'new-ship')).toBeGreaterThanOrEqual(2);
     expect(v2('push', 'old-ship') + v2('pull', 'old-ship')).toBe(0);
+    // `edge-agent status` says which wire each upstream speaks with it
+    const wireOf = async (site: string) =>
+      ((await agentStatus(topo, site)) as { wire?: Record<string, { wire: number }> }).wire;
+    expect(Object.values((await wireOf('new-ship')) ?? {}).map((l) => l.wire)).toEqual([2]);
+    expect(await wireOf('old-ship')).toBeUndefined();
     // each agent keeps its message numbers only when it speaks v2
     const seqFile = (site: string) =>
       existsSync(join(dirname(topo.layout.agentConfig(site)), 'data', 'wire2-state.json'));

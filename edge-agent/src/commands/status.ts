@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { asLegacyBundle } from '@driftline/protocol';
 import type { Command } from 'commander';
+import { readWire2Links, type Wire2LinkState } from '../adapters/http/wire2State.js';
 import { readPublicationEntries } from '../adapters/publications/SqlitePublicationLedger.js';
 import { openSqliteLedger } from '../adapters/sqlite/openSqliteLedger.js';
 import type { AgentRejection, StoreStatus } from '../ports/Ledger.js';
@@ -38,7 +39,15 @@ const heldNewsLine = (n: StoreStatus['heldNews']) =>
         `held news      ${n.count} result(s), ${n.until !== null && n.until > Date.now() ? `held until ${new Date(n.until).toISOString()} (its round)` : 'due: they go with the next push'}`,
       ];
 
-export function renderStatus(s: StoreStatus): string {
+/** Each upstream's hop wire as its last registration answered (`sync.wire: 2`, decision 495). */
+const wireLines = (links: Record<string, Wire2LinkState> | undefined) =>
+  Object.entries(links ?? {}).map(([url, l]) =>
+    l.wire === 2
+      ? `hop            v2 with ${url} (node ${l.node}) since ${ago(l.since)}`
+      : `hop            v1 with ${url}: ${l.reason}`,
+  );
+
+export function renderStatus(s: StoreStatus, links?: Record<string, Wire2LinkState>): string {
   const lines = [
     `agent          ${s.site}/${s.agent}`,
     `unacknowledged ${s.unackedRuns} run(s), oldest ${ago(s.oldestUnackedAt)}`,
@@ -56,6 +65,7 @@ export function renderStatus(s: StoreStatus): string {
         `  ${u.url}  ${u.consecutiveFailures > 0 ? `DOWN (${u.consecutiveFailures} failures, last: ${u.lastError})` : 'ok'}  last ok ${ago(u.lastOkAt)}${u.stalls > 0 ? `\n    STALLED ${u.stalls} time(s), last ${ago(u.lastStallAt)}: its downlink answers were cut (no progress for sync.stallS, or dripping); other upstreams go on` : ''}`,
     ),
     `stalls         ${s.upstreamStalls} downlink answer(s) cut (driftline_agent_upstream_stalls_total)`,
+    ...wireLines(links),
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -75,6 +85,8 @@ export function registerStatus(program: Command): void {
         '',
         "Safe to run while the daemon runs. A cron round's changed plans waiting for the round read",
         '`held news ... held until <time> (its round)` (in --json: heldNews { count, until }).',
+        "With sync.wire: 2, each upstream's wire as it last answered: `hop  v2 with <url> (node N) since ...`",
+        'or `hop  v1 with <url>: <why>` (in --json: wire { <url>: { wire, ... } }).',
         '',
         'Example:',
         '  edge-agent status --config /etc/driftline/agent.yaml --json',
@@ -107,6 +119,8 @@ export function registerStatus(program: Command): void {
         return;
       }
       const s = opened.ledger.status();
+      const wire =
+        config.sync.wire === 2 ? readWire2Links(join(config.dataDir, 'wire2-state.json')) : undefined;
       const publications = readPublications(readPublicationEntries(opened.db), config.dataDir);
       opened.ledger.close();
       const now = Date.now();
@@ -114,8 +128,8 @@ export function registerStatus(program: Command): void {
       // `bundles` repeats `publications` for scripts written before decision 170 (one version).
       process.stdout.write(
         o.json
-          ? `${JSON.stringify({ ...s, contact, publications, bundles: publications.map(asLegacyBundle) }, null, 2)}\n`
-          : `${renderStatus(s)}${renderContact(contact, now)}\n${renderPublications(publications, process.stdout.isTTY === true)}`,
+          ? `${JSON.stringify({ ...s, ...(wire ? { wire } : {}), contact, publications, bundles: publications.map(asLegacyBundle) }, null, 2)}\n`
+          : `${renderStatus(s, wire)}${renderContact(contact, now)}\n${renderPublications(publications, process.stdout.isTTY === true)}`,
       );
     });
 }

@@ -67,9 +67,16 @@ export class Wire2Link {
       agent: this.o.agent,
       publicKey: this.o.publicKey,
     });
-    if (r.ok) this.info = r.value;
-    // a node without v2 answers 404 (or, older, 405): v1 for a day. Anything else is asked again next time.
-    else if (r.status === 404 || r.status === 405) this.askedAt = this.o.now();
+    if (r.ok) {
+      this.info = r.value;
+      this.o.state.noteLink(this.client.url, { wire: 2, node: r.value.node, since: this.o.now() });
+    } else if (r.status === 404 || r.status === 405) {
+      // a node without v2 (or a relay whose hub has none) answers 404: v1 for a day. Anything else: next time.
+      this.askedAt = this.o.now();
+      const again = new Date(this.askedAt + ASK_AGAIN_MS).toISOString();
+      const reason = `the upstream does not speak hop v2 (${r.message.slice(0, 160)}); asked again ${again}`;
+      this.o.state.noteLink(this.client.url, { wire: 1, reason, at: this.askedAt });
+    }
     return this.info;
   }
 

@@ -12,9 +12,25 @@ export interface PushedDelta {
   heads: string[];
 }
 
+/** What an upstream answered the agent's v2 registration, last (shown by `edge-agent status`). */
+export type Wire2LinkState =
+  | { wire: 2; node: number; since: number }
+  | { wire: 1; reason: string; at: number };
+
 interface Saved {
   next: number;
   pushes: { seq: number; tip: string; doc: string; heads: string[] }[];
+  links?: Record<string, Wire2LinkState>;
+}
+
+/** What `edge-agent status` reads of the state file beside a running daemon: each upstream's wire. */
+export function readWire2Links(file: string): Record<string, Wire2LinkState> {
+  try {
+    const s = JSON.parse(readFileSync(file, 'utf8')) as Partial<Saved>;
+    return s.links && typeof s.links === 'object' ? s.links : {};
+  } catch {
+    return {};
+  }
 }
 
 /**
@@ -27,12 +43,14 @@ export class Wire2State {
   private next = 0;
   private reservedTo = 0;
   private pushes: Saved['pushes'] = [];
+  private links: Record<string, Wire2LinkState> = {};
 
   constructor(private readonly file: string) {
     try {
       const s = JSON.parse(readFileSync(file, 'utf8')) as Partial<Saved>;
       if (typeof s.next === 'number' && Number.isSafeInteger(s.next) && s.next > 0) this.reservedTo = s.next;
       if (Array.isArray(s.pushes)) this.pushes = s.pushes.slice(-PUSHES_KEPT);
+      if (s.links && typeof s.links === 'object') this.links = s.links;
     } catch {
       // none yet, or unreadable: sequences start at 1 again; the agent registers its key first after a
       // start, which starts its sequences afresh at the upstream (decision 495)
@@ -63,8 +81,14 @@ export class Wire2State {
     return p ? { doc: p.doc, heads: p.heads } : null;
   }
 
+  /** Notes what `url` answered the registration (v2 and its node, or v1 and why). */
+  noteLink(url: string, link: Wire2LinkState): void {
+    this.links[url] = link;
+    this.save();
+  }
+
   private save(): void {
-    const saved: Saved = { next: this.reservedTo, pushes: this.pushes };
+    const saved: Saved = { next: this.reservedTo, pushes: this.pushes, links: this.links };
     mkdirSync(dirname(this.file), { recursive: true });
     writeFileSync(`${this.file}.tmp`, JSON.stringify(saved));
     renameSync(`${this.file}.tmp`, this.file);
