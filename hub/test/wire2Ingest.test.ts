@@ -5,6 +5,7 @@ import {
   decodeBundle,
   decodePayload,
   encodeBatch,
+  publicKeyFromText,
   type Receipt,
   wire2,
 } from '@driftline/protocol';
@@ -45,24 +46,31 @@ const postBatch = async (url: string, token: string, bundles: Uint8Array[]) =>
     ).json()) as { receipts: Receipt[] }
   ).receipts;
 
+/** A hub with ship-7/a1 enrolled, and that agent's key registered for v2 with the hub itself. */
+async function registered() {
+  const hub = await startHub();
+  h = hub;
+  const agent = hub.agent;
+  const client = new HopClient({ url: hub.hopUrl, token: 'relay-token', timeoutMs: 10_000 });
+  const info = await client.registerWire2({
+    site: 'ship-7',
+    agent: 'a1',
+    publicKey: await agent.publicKeyText(),
+  });
+  if (!info.ok) throw new Error(info.message);
+  return { agent, client, info, hub };
+}
+
 describe('hop v2 pushes at the hub', () => {
   it('merges a push an agent posts to /v2 itself, answers its custody, and acks it on the downlink', async () => {
-    h = await startHub();
-    const agent = h.agent;
-    const client = new HopClient({ url: h.hopUrl, token: 'relay-token', timeoutMs: 10_000 });
-    const info = await client.registerWire2({
-      site: 'ship-7',
-      agent: 'a1',
-      publicKey: await agent.publicKeyText(),
-    });
-    if (!info.ok) throw new Error(info.message);
+    const { agent, client, info, hub } = await registered();
     expect(info.value.node).toBe(0);
     const runId = agent.plan('prod', 'net', 'drift');
-    const r = await client.exchangeWire2(await v2Push(agent, info.value.from, 1, h.clock.now()));
+    const r = await client.exchangeWire2(await v2Push(agent, info.value.from, 1, hub.clock.now()));
     if (!r.ok) throw new Error(r.message);
     const custody = wire2.decodeMessage(r.value.body);
     expect(custody.ok && custody.value.kind).toBe('custody');
-    expect((await h.hub.store.getCell('ship-7', 'prod', 'net'))?.runId).toBe(runId);
+    expect((await hub.hub.store.getCell('ship-7', 'prod', 'net'))?.runId).toBe(runId);
     const pulled = await client.exchangeWire2(
       await wire2.encodeMessage(
         { kind: 'pull', from: info.value.from, to: 0, seq: 2, body: { have: 0, holdS: 0 } },
@@ -72,46 +80,43 @@ describe('hop v2 pushes at the hub', () => {
     if (!pulled.ok) throw new Error(pulled.message);
     const page = wire2.decodePullAnswer(pulled.value.body);
     if (!page.ok) throw new Error(page.error.message);
-    const kinds = page.value.items.map((i) => {
-      const d = decodeBundle(i);
-      return d.ok ? d.value.header.kind : 'not a bundle';
-    });
-    expect(kinds).toContain('ack');
+    // the ack names the push (sequence 1 and its signature's tip), signed by the hub's key
+    const acks = page.value.items
+      .map((i) => wire2.decodeMessage(i))
+      .filter((m) => m.ok && m.value.kind === 'ack');
+    expect(acks).toHaveLength(1);
+    const ack = acks[0];
+    if (!ack?.ok) throw new Error('no ack');
+    expect(ack.value).toMatchObject({ from: 0, to: info.value.from, seq: 1 });
+    expect((ack.value.body as wire2.AckBody).upTo).toBe(1);
+    expect(await wire2.verifyMessage(ack.value, await publicKeyFromText(hub.hub.publicKeyText))).toBe(true);
     client.abort();
   });
 
   it('takes a push in a relay batch only for a site the relay acts for, and only as the agent signed it', async () => {
-    h = await startHub();
-    const agent = h.agent;
-    const client = new HopClient({ url: h.hopUrl, token: 'relay-token', timeoutMs: 10_000 });
-    const info = await client.registerWire2({
-      site: 'ship-7',
-      agent: 'a1',
-      publicKey: await agent.publicKeyText(),
-    });
-    if (!info.ok) throw new Error(info.message);
+    const { agent, client, info, hub } = await registered();
     client.abort();
     const from = info.value.from;
-    await h.hub.store.commit({
+    await hub.hub.store.commit({
       peers: [{ tokenSha256: sha256Hex('far-token'), name: 'relay-9', sites: ['ship-9'] }],
     });
     const runId = agent.plan('prod', 'net', 'drift');
-    const push = await v2Push(agent, from, 1, h.clock.now());
+    const push = await v2Push(agent, from, 1, hub.clock.now());
     // a relay acting for ship-9 only may not carry ship-7's push
-    const [far] = await postBatch(h.hopUrl, 'far-token', [push]);
+    const [far] = await postBatch(hub.hopUrl, 'far-token', [push]);
     expect([far?.status, far?.code]).toEqual(['rejected', 'forbidden']);
     // one byte of the changes changed on the way: not the agent's word
     const tampered = push.slice();
     tampered[40] = (tampered[40] as number) ^ 1;
-    const [bad] = await postBatch(h.hopUrl, 'relay-token', [tampered]);
+    const [bad] = await postBatch(hub.hopUrl, 'relay-token', [tampered]);
     expect(bad?.status).toBe('rejected');
     expect(['bad-signature', 'bad-bundle']).toContain(bad?.code);
-    expect((await h.hub.store.getCell('ship-7', 'prod', 'net'))?.runId).not.toBe(runId);
+    expect((await hub.hub.store.getCell('ship-7', 'prod', 'net'))?.runId).not.toBe(runId);
     // as it came, through the relay that acts for ship-7: merged; the same again is a duplicate (D2)
-    const [ok] = await postBatch(h.hopUrl, 'relay-token', [push]);
+    const [ok] = await postBatch(hub.hopUrl, 'relay-token', [push]);
     expect(ok?.status).toBe('stored');
-    expect((await h.hub.store.getCell('ship-7', 'prod', 'net'))?.runId).toBe(runId);
-    const [again] = await postBatch(h.hopUrl, 'relay-token', [push]);
+    expect((await hub.hub.store.getCell('ship-7', 'prod', 'net'))?.runId).toBe(runId);
+    const [again] = await postBatch(hub.hopUrl, 'relay-token', [push]);
     expect(again?.status).toBe('duplicate');
   });
 });

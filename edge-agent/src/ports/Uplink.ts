@@ -22,6 +22,20 @@ export interface BlobToUpload {
   previousUpload?: { at: number; upstream: string };
 }
 
+/** One answered downlink pull: what came, the cursor to send back, and how the upstream holds pulls. */
+export interface DownlinkPage {
+  bundles: Uint8Array[];
+  cursor: string;
+  held?: boolean;
+  /** Seconds the upstream said it held this pull, and how many it keeps at once (decision 340). */
+  heldS?: number;
+  keep?: number;
+  /** The longest hold the upstream stated (decision 320); absent: none stated. */
+  holdMaxS?: number;
+  /** What a relay's upstream refused of this site's bundles (decision 240); absent: nothing. */
+  refusals?: RelayRefusal[];
+}
+
 /**
  * One upstream (a relay, or the hub directly) as the agent sees it: the hop API, client side.
  * Adapters: `HttpUplink` (through a hop server), `MemoryUplink` (straight to a `HopBackend`); both pass
@@ -41,20 +55,7 @@ export interface Uplink {
     site: string,
     after: string | undefined,
     hold?: { waitS: number; signal?: AbortSignal; holder?: string },
-  ): Promise<
-    UplinkResult<{
-      bundles: Uint8Array[];
-      cursor: string;
-      held?: boolean;
-      /** Seconds the upstream said it held this pull, and how many it keeps at once (decision 340). */
-      heldS?: number;
-      keep?: number;
-      /** The longest hold the upstream stated (decision 320); absent: none stated. */
-      holdMaxS?: number;
-      /** What a relay's upstream refused of this site's bundles (decision 240); absent: nothing. */
-      refusals?: RelayRefusal[];
-    }>
-  >;
+  ): Promise<UplinkResult<DownlinkPage>>;
   /** Resumable upload (tus) of one blob; resumes where an earlier attempt, even in another process, stopped. */
   uploadBlob(
     blob: BlobToUpload,

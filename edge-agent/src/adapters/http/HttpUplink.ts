@@ -5,13 +5,12 @@ import {
   decodeBatch,
   formatCustody,
   type Receipt,
-  type RelayRefusal,
   signBytes,
   signCustodyRecord,
   TRUSTED_CLOCK,
 } from '@driftline/protocol';
 import type { UrlStorage } from 'tus-js-client';
-import type { BlobToUpload, Uplink, UplinkResult } from '../../ports/Uplink.js';
+import type { BlobToUpload, DownlinkPage, Uplink, UplinkResult } from '../../ports/Uplink.js';
 import { Wire2Link, type Wire2LinkOptions } from './Wire2Link.js';
 
 const ZERO: ClockEstimate = { offsetMs: 0, uncertaintyMs: 0 };
@@ -144,17 +143,7 @@ export class HttpUplink implements Uplink {
     site: string,
     after: string | undefined,
     hold?: { waitS: number; signal?: AbortSignal; holder?: string },
-  ): Promise<
-    UplinkResult<{
-      bundles: Uint8Array[];
-      cursor: string;
-      held?: boolean;
-      heldS?: number;
-      keep?: number;
-      holdMaxS?: number;
-      refusals?: RelayRefusal[];
-    }>
-  > {
+  ): Promise<UplinkResult<DownlinkPage>> {
     const v2 = await this.wire2?.pull(after, hold);
     if (v2) return v2;
     const r = await this.client.pullDownlink(site, after, undefined, hold);

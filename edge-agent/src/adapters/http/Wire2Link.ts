@@ -9,7 +9,7 @@ import {
   RelayRefusalsSchema,
   wire2,
 } from '@driftline/protocol';
-import type { UplinkResult } from '../../ports/Uplink.js';
+import type { DownlinkPage, UplinkResult } from '../../ports/Uplink.js';
 import type { Wire2State } from './wire2State.js';
 
 /** After an upstream said it speaks v1 only, it is asked again this much later (decision 490 §5). */
@@ -25,16 +25,6 @@ export interface Wire2LinkOptions {
   state: Wire2State;
   now: () => number;
 }
-
-type Pulled = {
-  bundles: Uint8Array[];
-  cursor: string;
-  held?: boolean;
-  heldS?: number;
-  keep?: number;
-  holdMaxS?: number;
-  refusals?: RelayRefusal[];
-};
 
 const asUplink = (f: HopFailure): UplinkResult<never> => ({
   ok: false,
@@ -136,7 +126,7 @@ export class Wire2Link {
   async pull(
     after: string | undefined,
     hold?: { waitS: number; signal?: AbortSignal },
-  ): Promise<UplinkResult<Pulled> | null> {
+  ): Promise<UplinkResult<DownlinkPage> | null> {
     const info = await this.ready();
     if (!info) return null;
     const have = Number(after ?? '0');

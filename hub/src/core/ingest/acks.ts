@@ -68,15 +68,7 @@ export class AckSigner {
     now: number,
     readsConfirmed = false,
   ): { row: AckRow; signed: Promise<void> } {
-    const row: AckRow = {
-      site: who.site,
-      agent: who.agent,
-      kind: 'ack',
-      docId,
-      requestId: null,
-      expiresAt: now + this.lifetimeS * 1000,
-      bytes: new Uint8Array(0),
-    };
+    const row = this.emptyRow(who, docId, now);
     const signed = this.sign(who, docId, heads, blobs, now, readsConfirmed).then((bytes) => {
       row.bytes = bytes;
     });
@@ -95,15 +87,7 @@ export class AckSigner {
     now: number,
     readsConfirmed = false,
   ): { row: AckRow; signed: Promise<void> } {
-    const row: AckRow = {
-      site: who.site,
-      agent: who.agent,
-      kind: 'ack',
-      docId,
-      requestId: null,
-      expiresAt: now + this.lifetimeS * 1000,
-      bytes: new Uint8Array(0),
-    };
+    const row = this.emptyRow(who, docId, now);
     const body: wire2.AckBody = {
       upTo: push.seq,
       tip: push.tip,
@@ -120,5 +104,18 @@ export class AckSigner {
         row.bytes = bytes;
       });
     return { row, signed };
+  }
+
+  /** An ack's downlink row, its bytes to be filled in once signed. */
+  private emptyRow(who: { site: string; agent: string }, docId: string, now: number): AckRow {
+    return {
+      site: who.site,
+      agent: who.agent,
+      kind: 'ack',
+      docId,
+      requestId: null,
+      expiresAt: now + this.lifetimeS * 1000,
+      bytes: new Uint8Array(0),
+    };
   }
 }
