@@ -65,7 +65,7 @@ describe('an agent set to hop v2 (sync.wire: 2) behind an upstream that does not
     const links = readWire2Links(join(dir, 'wire2-state.json'));
     const link = links[hub.url];
     expect(link?.wire).toBe(1);
-    expect(link?.wire === 1 ? link.reason : '').toMatch(/does not speak hop v2/);
+    expect(link?.wire === 1 ? link.reason : '').toMatch(/does not take hop v2/);
     expect(await hub.processArrivals()).toBe(1);
     expect((await engine.pullOnce()).acks).toBe(1);
     expect(store.status().unackedRuns).toBe(0);

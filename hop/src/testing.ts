@@ -5,6 +5,10 @@ import {
   encodeUlid,
   generateSigningKeyPair,
   type Priority,
+  publicKeyToText,
+  signBytes,
+  toBase64Url,
+  wire2,
 } from '@driftline/protocol';
 
 let counter = 0;
@@ -50,3 +54,14 @@ export async function makeBundle(
 
 export { type LockRace, lockRace } from './lock/lockRace.js';
 export { stopsWithSupervisor } from './orphanCheck.js';
+
+/** A hop v2 registration of `keys` for `site/agent`, with its proof (decision 495), as an agent sends it. */
+export async function wire2Registration(
+  keys: { publicKey: CryptoKey; privateKey: CryptoKey },
+  site = 'ship-7',
+  agent = 'a1',
+): Promise<wire2.Wire2Registration> {
+  const named = { site, agent, publicKey: await publicKeyToText(keys.publicKey) };
+  const proof = toBase64Url(await signBytes(keys.privateKey, wire2.registrationBytes(named)));
+  return { ...named, proof };
+}

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BATCH_CONTENT_TYPE, encodeBatch, publicKeyToText, wire2 } from '@driftline/protocol';
+import { wire2Registration } from '@driftline/hop/testing';
+import { BATCH_CONTENT_TYPE, encodeBatch, wire2 } from '@driftline/protocol';
 import { API_ROUTES } from '../src/adapters/http/routes/index.js';
 import { AgentSim } from './agentSim.js';
 import { PLAN, type TestHub } from './hubFixture.js';
@@ -66,7 +67,7 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
   const H = h.url;
   const V = h.hopUrl;
   // hop v2 (decision 495): the stranger's key is not the one enrolled; its message names no sender here
-  const strangerKey = await publicKeyToText(stranger.keys.publicKey);
+  const strangerRegistration = await wire2Registration(stranger.keys);
   const pull = (await wire2.encodeMessage(
     { kind: 'pull', from: 1, to: 0, seq: 1, body: { have: 0, holdS: 0 } },
     stranger.keys.privateKey,
@@ -200,7 +201,7 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
     {
       op: 'POST /v1/peer/wire2',
       url: `${V}/v1/peer/wire2`,
-      init: jsonPost({ site: 'ship-7', agent: 'a1', publicKey: strangerKey }),
+      init: jsonPost(strangerRegistration),
       status: 403,
     },
     { op: 'POST /v1/peer/wire2', url: `${V}/v1/peer/wire2`, init: jsonPost({ site: 'ship-7' }), status: 400 },

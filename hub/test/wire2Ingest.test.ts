@@ -1,5 +1,6 @@
 import { encodePush } from '@driftline/hop';
 import { HopClient } from '@driftline/hop/client';
+import { wire2Registration } from '@driftline/hop/testing';
 import {
   BATCH_CONTENT_TYPE,
   decodeBundle,
@@ -52,11 +53,7 @@ async function registered() {
   h = hub;
   const agent = hub.agent;
   const client = new HopClient({ url: hub.hopUrl, token: 'relay-token', timeoutMs: 10_000 });
-  const info = await client.registerWire2({
-    site: 'ship-7',
-    agent: 'a1',
-    publicKey: await agent.publicKeyText(),
-  });
+  const info = await client.registerWire2(await wire2Registration(agent.keys));
   if (!info.ok) throw new Error(info.message);
   return { agent, client, info, hub };
 }

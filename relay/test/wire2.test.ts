@@ -8,12 +8,12 @@ import {
   wire2NodeId,
 } from '@driftline/hop';
 import { HopClient } from '@driftline/hop/client';
+import { wire2Registration } from '@driftline/hop/testing';
 import {
   type BundleId,
   generateSigningKeyPair,
   publicKeyFromText,
   publicKeyRaw,
-  publicKeyToText,
   type Receipt,
   type SigningKeyPair,
   wire2,
@@ -69,7 +69,7 @@ async function world(hub: MemoryHopBackend = new Terminal({ name: 'hub', role: '
 
 /** Registers the agent's key; a relay that has not heard from its upstream yet says so (503): again. */
 async function register(client: HopClient, keys: SigningKeyPair, site = 'ship-7') {
-  const reg = { site, agent: 'a1', publicKey: await publicKeyToText(keys.publicKey) };
+  const reg = await wire2Registration(keys, site);
   let r = await client.registerWire2(reg);
   for (let i = 0; i < 100 && !r.ok && r.status === 503; i++) {
     await new Promise((ok) => setTimeout(ok, 50));
@@ -165,6 +165,10 @@ describe('hop v2 at a relay', () => {
     expect(fresh.ok).toBe(true);
     const elsewhere = await client.exchangeWire2(await pullMessage(from, 0, 6, 0, 0, keys.privateKey));
     expect(elsewhere.ok ? 200 : elsewhere.status).toBe(400);
+    // a registration must be signed by the key it names: naming another's key without it is refused
+    const named = await wire2Registration(keys);
+    const unproven = await client.registerWire2({ ...named, proof: (await wire2Registration(thief)).proof });
+    expect(unproven.ok ? 200 : unproven.code).toBe('bad-signature');
     // ship-7's token names a site it does not act for
     const foreign = await register(client, keys, 'ship-8');
     expect(foreign.ok ? 200 : foreign.status).toBe(403);
@@ -198,6 +202,11 @@ describe('hop v2 at a relay', () => {
     );
     const after = await client.exchangeWire2(push);
     expect(after.ok ? 200 : after.status).toBe(401);
+    // a new token of the same name does not bring the key back: it must be registered again
+    relay.tokens.add('ship-7', ['ship-7']);
+    const again = await client.exchangeWire2(push);
+    expect(again.ok ? 200 : again.status).toBe(401);
+    expect(relay.tokens.wire2Key(from)).toBeNull();
     expect(relay.custody.nextBatch(Date.now(), 1 << 20, 10).map((b) => b.id as BundleId)).toEqual([]);
   });
 
@@ -207,5 +216,8 @@ describe('hop v2 at a relay', () => {
     expect(r.ok ? 200 : r.status).toBe(404);
     const peer = await client.peerInfo();
     expect(peer.ok && peer.value.wire).toBeUndefined();
+    // and a message sent anyway (an agent registered before) is answered 404: it falls back to v1
+    const pull = await client.exchangeWire2(await pullMessage(1, 1, 1, 0, 0, keys.privateKey));
+    expect(pull.ok ? 200 : pull.status).toBe(404);
   });
 });

@@ -38,7 +38,7 @@ import { fetchRange, type RangeSink } from './fetchRange.js';
 import { type PlainInit, PlainTransport } from './plainRequest.js';
 
 import { readRefusals } from './refusals.js';
-import { answered, failure, type HopResult, thrown } from './result.js';
+import { answered, failure, type HopResult, safeJson, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
 import { exchangeWire2, readWire2Info } from './wire2Client.js';
 
@@ -337,11 +337,7 @@ export class HopClient {
     const r = await this.request(PEER_PATH, { method: 'GET', headers: { accept: 'application/json' } });
     if (!r.ok) return r;
     const read = await readCappedText(r.value, ERROR_BODY_CAP * 16);
-    let json: unknown = null;
-    try {
-      json = read.ok ? JSON.parse(read.text) : null;
-    } catch {}
-    const parsed = PeerInfoSchema.safeParse(json);
+    const parsed = PeerInfoSchema.safeParse(read.ok ? safeJson(read.text) : null);
     if (!parsed.success)
       return failure('bad-answer', `upstream answered ${PEER_PATH} with something that is not a peer`, true);
     return { ok: true, value: parsed.data };
@@ -349,19 +345,20 @@ export class HopClient {
 
   /** Hop v2: one signed message to `POST /v2`, no token (`wire2Client.ts`); a hold adds to its timeout. */
   exchangeWire2(message: Uint8Array, signal?: AbortSignal, holdS = 0) {
-    const t = { url: this.url, transport: this.transport, times: this.times, now: this.now };
+    const { url, transport, times, now, maxResponseBytes: maxBytes } = this;
     const ms = Math.max(this.timeoutMs, (holdS + 60) * 1000);
-    return exchangeWire2({ ...t, signal: (s) => this.signal(s, ms) }, message, signal);
+    const t = { url, transport, times, now, maxBytes, signal: (s?: AbortSignal) => this.signal(s, ms) };
+    return exchangeWire2(t, message, signal);
   }
 
   /** `POST /v1/peer/wire2` (bearer token): registers the agent's key; 404: the upstream speaks v1 only. */
   async registerWire2(reg: wire2.Wire2Registration): Promise<HopResult<wire2.Wire2Info>> {
-    const json = { 'content-type': 'application/json' };
-    const r = await this.request(wire2.WIRE2_REGISTER_PATH, {
+    const init = {
       method: 'POST',
-      headers: json,
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify(reg),
-    });
+    };
+    const r = await this.request(wire2.WIRE2_REGISTER_PATH, init);
     return r.ok ? readWire2Info(r.value) : r;
   }
 

@@ -74,3 +74,12 @@ export function answered(status: number, body: { ok: true; text: string } | { ok
   }
   return failure(code, `HTTP ${status} ${detail}`.trimEnd(), retryableStatus(status), status);
 }
+
+/** JSON of an answer's text, or null when it is not JSON. */
+export function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

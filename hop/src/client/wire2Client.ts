@@ -7,16 +7,15 @@ import {
 } from '@driftline/protocol';
 import type { ExchangeTimes } from './exchangeTimes.js';
 import type { PlainTransport } from './plainRequest.js';
-import { answered, failure, type HopResult, thrown } from './result.js';
-
-/** Most bytes of a v2 answer read (a pull page of 100 acks and control bundles fits many times). */
-const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+import { answered, failure, type HopResult, safeJson, thrown } from './result.js';
 
 /** What a hop client lends its v2 exchanges: its transport, its signals and its exchange times. */
 export interface Wire2Transport {
   url: string;
   transport: PlainTransport;
   times: ExchangeTimes;
+  /** Most bytes of an answer read (the client's `maxResponseBytes`, as v1's pages). */
+  maxBytes: number;
   now(): number;
   signal(extra?: AbortSignal): AbortSignal;
 }
@@ -52,7 +51,7 @@ export async function exchangeWire2(
           : { ok: false, reason: read.reason },
       );
     }
-    const read = await readCapped(res, MAX_ANSWER_BYTES);
+    const read = await readCapped(res, t.maxBytes);
     if (!read.ok) return failure('bad-answer', `the v2 answer: ${read.reason}`, true);
     const body = read.bytes;
     const stamp = body.length > 0 && body[0] === 0x87 ? custodyStamp(body) : null;
@@ -83,11 +82,7 @@ const stampHeaders = (s: [number, number, number] | null) => ({
 /** The answer to `POST /v1/peer/wire2`: the node's v2 info, or a failure when it is not one. */
 export async function readWire2Info(res: Response): Promise<HopResult<wire2.Wire2Info>> {
   const read = await readCappedText(res, 64 * 1024);
-  let json: unknown = null;
-  try {
-    json = read.ok ? JSON.parse(read.text) : null;
-  } catch {}
-  const parsed = wire2.Wire2InfoSchema.safeParse(json);
+  const parsed = wire2.Wire2InfoSchema.safeParse(read.ok ? safeJson(read.text) : null);
   if (!parsed.success)
     return failure('bad-answer', 'upstream answered the v2 registration with no v2 info', true);
   return { ok: true, value: parsed.data };

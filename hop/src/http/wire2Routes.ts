@@ -1,4 +1,4 @@
-import { asSiteId, WireError, wire2 } from '@driftline/protocol';
+import { asSiteId, fromBase64, publicKeyFromText, verifyBytes, WireError, wire2 } from '@driftline/protocol';
 import type { Context } from 'koa';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
 import type { Wire2Backend, Wire2Sender } from '../ports/Wire2Backend.js';
@@ -14,8 +14,12 @@ const PULL_LIMIT = 100;
 const MAX_WINDOWS = 100_000;
 
 function wire2Of(backend: HopBackend): Wire2Backend {
-  if (!backend.wire2)
-    throw new WireError('not-found', `${backend.role} '${backend.name}' does not speak hop v2`);
+  // a relay whose upstream does not speak v2 stops too: the pushes it carried would be refused there
+  if (!backend.wire2 || backend.wire2.speaking?.() === false)
+    throw new WireError(
+      'not-found',
+      `${backend.role} '${backend.name}' does not speak hop v2 (now): speak v1`,
+    );
   return backend.wire2;
 }
 
@@ -42,6 +46,15 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
     );
   if (!(peer.sites.includes('*') || peer.sites.includes(parsed.data.site)))
     throw new WireError('forbidden', `peer '${peer.name}' does not act for site '${parsed.data.site}'`);
+  // the registrant holds the key it names (it signed the registration with it)
+  const key = await publicKeyFromText(parsed.data.publicKey).catch(() => null);
+  if (!key) throw new WireError('bad-request', 'publicKey is not an ed25519:… public key');
+  const proof = fromBase64(parsed.data.proof);
+  if (!(await verifyBytes(key, proof, wire2.registrationBytes(parsed.data)).catch(() => false)))
+    throw new WireError(
+      'bad-signature',
+      "the registration's proof does not verify with its publicKey: sign {site, agent, publicKey} with the agent's own key",
+    );
   const from = await w.register(peer, parsed.data);
   // a registration (with the token) starts the sender's sequences afresh: an agent that lost its state
   // file numbers from 1 again; a replayed old message is idempotent anyway (decision 490)
@@ -96,8 +109,9 @@ export async function postWire2(
   if (!sender)
     throw new WireError(
       'unauthorized',
-      `no key is registered here for sender ${m.from}: register it with the agent's token (POST ${wire2.WIRE2_REGISTER_PATH})`,
+      `sender ${m.from} has no live registration here (an unknown key, or the token that registered it was revoked): register again with a live token (POST ${wire2.WIRE2_REGISTER_PATH})`,
     );
+
   if (!(await wire2.verifyMessage(m, sender.key)))
     throw new WireError(
       'bad-signature',
@@ -129,8 +143,8 @@ async function push(
   const [receipt] = await d.backend.accept(sender.peer, [m.bytes]);
   if (!receipt || receipt.status === 'rejected')
     throw new WireError(
-      (receipt?.status === 'rejected' ? receipt.code : 'bad-request') as never,
-      receipt?.status === 'rejected' ? receipt.message : 'the push was not taken',
+      receipt?.code ?? 'bad-request',
+      receipt?.message ?? 'the push was not taken (no receipt): send it again',
     );
   // A push carries every change since the hub's last ack: custody of push N is custody of what every
   // earlier push carried that the hub has not acknowledged (docs/decisions/495-hop-v2-on-the-agent-link.md).

@@ -1,4 +1,4 @@
-import { docId, type Receipt, wire2 } from '@driftline/protocol';
+import { docId, type Receipt, WireError, wire2 } from '@driftline/protocol';
 import { AckSigner } from './ingest/acks.js';
 import { Batch } from './ingest/batch.js';
 import { commitBatch } from './ingest/commit.js';
@@ -101,6 +101,14 @@ export class Ingest {
       const b = new Batch(store, this.d.clock.now(), bundles.length);
       const v2 = { directory: this.directory, scope };
       const accepted = await verifyAll(b, bundles, this.keys, this.d.count, v2);
+      // A v2 push names its document only through its key: one read before the lock that did not find
+      // it (a key enrolled a moment ago) is not locked here, and is not merged unlocked: sent again.
+      const unlocked = accepted.find((a) => a.v.wire2 && !docs.includes(a.v.doc.id));
+      if (unlocked)
+        throw new WireError(
+          'unavailable',
+          `document ${unlocked.v.doc.id} was not locked for this batch (its agent was enrolled just now); send it again`,
+        );
       const merging = startMerges(replicas, await dedupe(b, accepted));
       // Merged concurrently, read one document at a time, in order: later documents see earlier cells.
       for (const doc of merging) await ingestDocument(b, this.d, doc, peerName, clocks);
@@ -120,7 +128,9 @@ export class Ingest {
       if (!wire2.isWire2Message(bytes)) continue;
       const m = wire2.decodeMessage(bytes);
       if (!m.ok || m.value.kind !== 'push') continue;
-      const who = await this.directory.resolve(m.value.from);
+      // the first candidate's document: two keys sharing a short id are rare, and verification refuses a
+      // push whose document is not among the part's locked ones (it is sent again)
+      const [who] = await this.directory.resolve(m.value.from);
       if (who) out.set(i, docId(who.site, who.agent, (m.value.body as wire2.PushBody).epoch));
     }
     return out;

@@ -20,17 +20,23 @@ const REFRESH_MS = 5_000;
  * from the store when an id is not known, at most every {@link REFRESH_MS}.
  */
 export class Wire2Directory {
-  private byId = new Map<number, { site: string; agent: string }>();
+  private byId = new Map<number, { site: string; agent: string }[]>();
   private readAt = Number.NEGATIVE_INFINITY;
   private reading: Promise<void> | null = null;
 
   constructor(
-    private readonly agents: () => Promise<readonly Pick<AgentRow, 'site' | 'agent' | 'publicKey'>[]>,
+    private readonly agents: () => Promise<
+      readonly Pick<AgentRow, 'site' | 'agent' | 'publicKey' | 'revokedAt'>[]
+    >,
     private readonly keys: KeyCache,
     private readonly now: () => number = Date.now,
   ) {}
 
-  async resolve(from: number): Promise<{ site: string; agent: string } | null> {
+  /**
+   * The enrolled, unrevoked agents whose key has this short id: one, or (two keys sharing 32 bits of
+   * hash) a few, each tried by its signature. Empty: none (read again at most every {@link REFRESH_MS}).
+   */
+  async resolve(from: number): Promise<readonly { site: string; agent: string }[]> {
     const known = this.byId.get(from);
     if (known) return known;
     if (this.now() - this.readAt >= REFRESH_MS) {
@@ -39,18 +45,17 @@ export class Wire2Directory {
       });
       await this.reading;
     }
-    return this.byId.get(from) ?? null;
+    return this.byId.get(from) ?? [];
   }
 
   private async read(): Promise<void> {
     this.readAt = this.now();
-    const next = new Map<number, { site: string; agent: string }>();
+    const next = new Map<number, { site: string; agent: string }[]>();
     for (const a of await this.agents()) {
+      if (a.revokedAt !== null) continue;
       try {
-        next.set(wire2KeyId(await publicKeyRaw(await this.keys.get(a.publicKey))), {
-          site: a.site,
-          agent: a.agent,
-        });
+        const id = wire2KeyId(await publicKeyRaw(await this.keys.get(a.publicKey)));
+        next.set(id, [...(next.get(id) ?? []), { site: a.site, agent: a.agent }]);
       } catch {
         // a key the hub cannot read is no v2 sender
       }
@@ -79,21 +84,30 @@ export async function verifyWire2Push(
   if (m.kind !== 'push') return refuse(null, 'wrong-kind', `the hub takes v2 pushes upstream, not ${m.kind}`);
   const body = m.body as wire2.PushBody;
   const id = pushBundleId(body.t0, m.signature) as BundleId;
-  const who = await directory.resolve(m.from);
-  if (!who) return refuse(id, 'unknown-agent', `no enrolled agent has short id ${m.from}`);
-  if (scope && !scope.includes('*') && !scope.includes(who.site))
-    return refuse(id, 'agent-mismatch', `the posting peer does not act for site '${who.site}'`, who);
-  const agent = await lookup(who.site, who.agent);
-  if (!agent) return refuse(id, 'unknown-agent', `agent '${who.site}/${who.agent}' is not enrolled`, who);
-  if (agent.revokedAt !== null)
-    return refuse(id, 'revoked-agent', `agent '${who.site}/${who.agent}' was revoked`, who);
-  if (!(await wire2.verifyMessage(m, await keys.get(agent.publicKey))))
+  const candidates = await directory.resolve(m.from);
+  if (candidates.length === 0)
+    return refuse(id, 'unknown-agent', `no enrolled, unrevoked agent has short id ${m.from}`);
+  // the agent whose key signed it (two keys may share a short id: each is tried)
+  let who: { site: string; agent: string } | null = null;
+  let agent: AgentRow | null = null;
+  for (const c of candidates) {
+    const row = await lookup(c.site, c.agent);
+    if (!row || row.revokedAt !== null) continue;
+    if (await wire2.verifyMessage(m, await keys.get(row.publicKey))) {
+      who = c;
+      agent = row;
+      break;
+    }
+  }
+  if (!who || !agent)
     return refuse(
       id,
       'bad-signature',
-      `the push does not verify with the key of agent '${who.site}/${who.agent}'`,
-      who,
+      `the push does not verify with the key enrolled for short id ${m.from} (altered on the way, or not that agent's)`,
+      candidates[0] ?? null,
     );
+  if (scope && !scope.includes('*') && !scope.includes(who.site))
+    return refuse(id, 'agent-mismatch', `the posting peer does not act for site '${who.site}'`, who);
   const delta = pushDelta(body, MAX_CHANGES);
   if (!delta.ok) return refuse(id, 'bad-bundle', `v2 push: ${delta.reason}`, who);
   const doc = docIdFor(who.site, who.agent, body.epoch);

@@ -20,8 +20,20 @@ export const Wire2RegistrationSchema = z.strictObject({
   agent: z.string().min(1).max(63),
   /** `ed25519:…`, the key the hub enrolled for the agent. */
   publicKey: z.string().min(1).max(200),
+  /**
+   * base64url Ed25519 signature by that key over {@link registrationBytes}: the registrant holds the key,
+   * so a token of one site cannot pin another site's agent key by naming it (decision 495).
+   */
+  proof: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{86}$/, 'proof must be a base64url Ed25519 signature (86 characters)'),
 });
 export type Wire2Registration = z.infer<typeof Wire2RegistrationSchema>;
+
+/** What a registration's `proof` signs: a domain, then the site, the agent and the key, NUL-separated. */
+export function registrationBytes(r: { site: string; agent: string; publicKey: string }): Uint8Array {
+  return new TextEncoder().encode(`driftline/wire2-register\0${r.site}\0${r.agent}\0${r.publicKey}`);
+}
 
 /** The answer: the node speaks v2; the ids to put in `from` and `to`, and how it holds pulls. */
 export const Wire2InfoSchema = z.strictObject({

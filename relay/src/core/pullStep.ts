@@ -55,7 +55,7 @@ async function pullFrom(
       }
       const items = [];
       for (const bytes of r.bundles) {
-        const d = describeBundle(bytes);
+        const d = describeBundle(bytes, undefined, now());
         if (d.ok) items.push(d.value);
         else onError(up.name, site, `skipped an unreadable downlink bundle: ${d.message}`);
       }

@@ -7,6 +7,8 @@ import {
   type Receipt,
   type RelayRefusal,
   RelayRefusalsSchema,
+  signBytes,
+  toBase64Url,
   wire2,
 } from '@driftline/protocol';
 import type { DownlinkPage, UplinkResult } from '../../ports/Uplink.js';
@@ -52,20 +54,23 @@ export class Wire2Link {
   async ready(): Promise<wire2.Wire2Info | null> {
     if (this.info) return this.info;
     if (this.o.now() - this.askedAt < ASK_AGAIN_MS) return null;
-    const r = await this.client.registerWire2({
-      site: this.o.site,
-      agent: this.o.agent,
-      publicKey: this.o.publicKey,
-    });
+    const named = { site: this.o.site, agent: this.o.agent, publicKey: this.o.publicKey };
+    const proof = toBase64Url(await signBytes(this.o.privateKey, wire2.registrationBytes(named)));
+    const r = await this.client.registerWire2({ ...named, proof });
     if (r.ok) {
       this.info = r.value;
       this.o.state.noteLink(this.client.url, { wire: 2, node: r.value.node, since: this.o.now() });
-    } else if (r.status === 404 || r.status === 405) {
-      // a node without v2 (or a relay whose hub has none) answers 404: v1 for a day. Anything else: next time.
-      this.askedAt = this.o.now();
-      const again = new Date(this.askedAt + ASK_AGAIN_MS).toISOString();
-      const reason = `the upstream does not speak hop v2 (${r.message.slice(0, 160)}); asked again ${again}`;
-      this.o.state.noteLink(this.client.url, { wire: 1, reason, at: this.askedAt });
+    } else if (
+      r.status !== undefined &&
+      r.status >= 400 &&
+      r.status < 500 &&
+      r.status !== 401 &&
+      r.status !== 429
+    ) {
+      // A node without v2 (or a relay whose hub has none) answers 404; a refused registration (a short id
+      // taken, a key not the enrolled one) is not mended by asking again at once: v1 for a day, said in
+      // status. A token refused (401), a busy or starting node: v1 for this exchange, asked again next time.
+      this.fallBack(r.message);
     }
     return this.info;
   }
@@ -75,49 +80,41 @@ export class Wire2Link {
     const info = await this.ready();
     const bundles = decodeBatch(batch);
     if (!info || !bundles.ok) return null;
-    const receipts: Receipt[] = [];
-    for (const [index, bytes] of bundles.value.entries()) {
+    const deltas = [];
+    for (const bytes of bundles.value) {
       const b = decodeBundle(bytes);
       const p =
         b.ok && b.value.header.kind === 'doc-delta' ? decodePayload('doc-delta', b.value.payload) : null;
-      if (!b.ok || !p?.ok) return null; // not a delta this agent made: v1 carries it
-      const t0 = this.o.now();
+      if (!b.ok || !p?.ok) return null; // not a delta this agent made: v1 carries the whole batch
+      deltas.push({ header: b.value.header, payload: p.value });
+    }
+    const by = info.node === wire2.HUB_NODE_ID ? 'hub' : `node ${info.node}`;
+    const receipts: Receipt[] = [];
+    for (const [index, { header, payload }] of deltas.entries()) {
       const seq = this.o.state.seq();
       const message = await encodePush(
-        { ...p.value, priority: b.value.header.priority },
-        { from: info.from, seq, t0 },
+        { ...payload, priority: header.priority },
+        { from: info.from, seq, t0: this.o.now() },
         this.o.privateKey,
       );
       // the hub's ack names this push by its sequence and signature: what it carried is pruned then
-      const pushed = wire2.decodeMessage(message);
-      if (pushed.ok)
-        this.o.state.notePush(seq, await wire2.messageTip(pushed.value.signature), {
-          doc: b.value.header.doc ?? '',
-          heads: [...(b.value.header.heads ?? [])],
-        });
+      const signature = message.subarray(message.length - 64);
+      this.o.state.notePush(seq, await wire2.messageTip(signature), {
+        doc: header.doc ?? '',
+        heads: [...(header.heads ?? [])],
+      });
       const r = await this.exchange(message);
-      if (!r.ok) {
-        // a refusal of this push (4xx but the credential's) is its receipt; anything else fails the request
-        if (
-          r.status === undefined ||
-          r.status >= 500 ||
-          r.status === 401 ||
-          r.status === 403 ||
-          r.status === 429
-        )
-          return asUplink(r);
-        receipts.push({
-          bundleId: b.value.header.id,
-          index,
-          status: 'rejected',
-          code: (r.code as Receipt['code']) ?? 'bad-request',
-          message: r.message,
-          by: info.node === wire2.HUB_NODE_ID ? 'hub' : `node ${info.node}`,
-        });
+      if (r.ok) {
+        receipts.push({ bundleId: header.id, index, status: 'stored', by });
         continue;
       }
-      const by = info.node === wire2.HUB_NODE_ID ? 'hub' : `node ${info.node}`;
-      receipts.push({ bundleId: b.value.header.id, index, status: 'stored', by });
+      // an upstream that stopped speaking v2: v1 carries the batch (what went already is a duplicate there)
+      if (this.stoppedV2(r)) return null;
+      // a refusal of this push's content is its receipt; the credential's, a node down or busy fail the request
+      const refusal = r.status !== undefined && r.status < 500 && ![401, 403, 429].includes(r.status);
+      if (!refusal) return asUplink(r);
+      const code = (r.code as Receipt['code']) ?? 'bad-request';
+      receipts.push({ bundleId: header.id, index, status: 'rejected', code, message: r.message, by });
     }
     return { ok: true, value: receipts };
   }
@@ -137,7 +134,7 @@ export class Wire2Link {
       this.o.privateKey,
     );
     const r = await this.exchange(message, hold?.signal, holdS);
-    if (!r.ok) return asUplink(r);
+    if (!r.ok) return this.stoppedV2(r) ? null : asUplink(r);
     const stated = {
       ...(hold ? { held: true, heldS: holdS, keep: info.keep } : {}),
       holdMaxS: info.maxHoldS,
@@ -164,6 +161,22 @@ export class Wire2Link {
     this.info = null;
     this.askedAt = Number.NEGATIVE_INFINITY;
     return (await this.ready()) ? this.client.exchangeWire2(message, signal, holdS) : r;
+  }
+
+  /** v1 with this upstream for a day ({@link ASK_AGAIN_MS}), and why, for `edge-agent status`. */
+  private fallBack(why: string): void {
+    this.info = null;
+    this.askedAt = this.o.now();
+    const again = new Date(this.askedAt + ASK_AGAIN_MS).toISOString();
+    const reason = `the upstream does not take hop v2 from this agent (${why.slice(0, 160)}); asked again ${again}`;
+    this.o.state.noteLink(this.client.url, { wire: 1, reason, at: this.askedAt });
+  }
+
+  /** An upstream that stopped speaking v2 (404, or a version it does not read): v1 from now, for a day. */
+  private stoppedV2(r: HopFailure): boolean {
+    if (r.status !== 404 && r.code !== 'unsupported-version') return false;
+    this.fallBack(r.message);
+    return true;
   }
 }
 

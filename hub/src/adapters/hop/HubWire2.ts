@@ -34,12 +34,21 @@ export class HubWire2 implements Wire2Backend {
     ]);
     if (!named || Buffer.compare(Buffer.from(enrolled), Buffer.from(named)) !== 0)
       throw new WireError('forbidden', `that is not the key enrolled for agent '${r.site}/${r.agent}'`);
-    return wire2KeyId(enrolled);
+    const id = wire2KeyId(enrolled);
+    const holders = await this.d.directory.resolve(id);
+    if (holders.some((h) => h.site !== r.site || h.agent !== r.agent))
+      throw new WireError(
+        'conflict',
+        `another enrolled agent's key has the same short id ${id}: this agent speaks hop v1 to the hub (or re-enrol it with a new key)`,
+      );
+    return id;
   }
 
   async sender(from: number): Promise<Wire2Sender | null> {
-    const who = await this.d.directory.resolve(from);
-    if (!who) return null;
+    // two keys sharing a short id: the hub cannot tell which signed before it checks; it takes the one
+    // registered (`register` refuses a second agent with the id)
+    const [who, ...more] = await this.d.directory.resolve(from);
+    if (!who || more.length > 0) return null;
     const row = await this.d.getAgent(who.site, who.agent);
     if (!row || row.revokedAt !== null) return null;
     const peer: Peer = { name: `${who.site}/${who.agent}`, sites: [who.site] };

@@ -202,7 +202,10 @@ export function hopPaths(): Record<string, Record<string, object>> {
           'One hop v2 message (decision 490), signed by its sender: a push (answered with the signed custody) or a pull (answered [cursor, items] or 204)',
         requestBody: { required: true, content: { [wire2.WIRE2_CONTENT_TYPE]: { schema: binary } } },
         responses: {
-          '200': raw(wire2.WIRE2_CONTENT_TYPE, 'a custody message, or a pull answer'),
+          '200': {
+            description:
+              'a custody message, or a pull answer [cursor, items, refusals?] (CBOR, brotli with Content-Encoding: br); no Content-Type is sent',
+          },
           '204': { description: 'a pull with nothing due (after its hold)' },
           '400': err('not a v2 message, or a kind this node does not take'),
           '401': unauthorized('no key is registered for the sender, or its token was revoked'),

@@ -33,7 +33,7 @@ export class RelayWire2 implements Wire2Backend {
       );
     if (upstream === undefined)
       throw new RetryLaterError(
-        'store-unavailable',
+        'unavailable',
         'this relay has not heard from its upstreams yet; register again soon',
         30,
       );

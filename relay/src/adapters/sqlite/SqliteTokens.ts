@@ -42,11 +42,18 @@ export class SqliteTokens {
     return `dlr_${id}_${secret}`;
   }
 
-  /** Revokes every live token of `name`; returns how many. */
+  /**
+   * Revokes every live token of `name`; returns how many. The hop v2 keys they registered go with them: a
+   * new token of the same name does not bring a stolen key back; the agent registers again with it.
+   */
   revoke(name: string): number {
-    return this.db
-      .prepare('UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL')
-      .run(this.now(), name).changes;
+    return this.db.transaction(() => {
+      const n = this.db
+        .prepare('UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL')
+        .run(this.now(), name).changes;
+      this.db.prepare('DELETE FROM wire2_keys WHERE peer = ?').run(name);
+      return n;
+    })();
   }
 
   list(): {
