@@ -36,8 +36,11 @@ describe('relay publication fetching', () => {
     expect(readFileSync(join(dir, sha)).equals(data)).toBe(true);
     expect(existsSync(fetcher.partialPath(sha))).toBe(false);
     expect(events).toContain('failed'); // the drops happened …
-    // … and only what was in flight at each drop was sent again
-    expect(server.stats.bytes).toBeLessThanOrEqual(1.05 * data.length);
+    // … and only what was in flight at each drop was sent again: at most the cut answer (300 kB) each
+    // time, however little of it arrived before the cut (a loaded machine reads less of it)
+    const drops = events.filter((e) => e === 'failed').length;
+    expect(server.stats.bytes).toBeLessThanOrEqual(data.length + drops * 300_000);
+    expect(server.stats.bytes).toBeLessThan(2 * data.length);
   });
 
   it('resumes from the partial file after a restart, asking only for the bytes it lacks', async () => {

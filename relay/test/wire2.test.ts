@@ -10,7 +10,9 @@ import {
 import { HopClient } from '@driftline/hop/client';
 import { wire2Registration } from '@driftline/hop/testing';
 import {
+  BATCH_CONTENT_TYPE,
   type BundleId,
+  encodeBatch,
   generateSigningKeyPair,
   publicKeyFromText,
   publicKeyRaw,
@@ -178,6 +180,22 @@ describe('hop v2 at a relay', () => {
     const takeover = await register(other, keys, 'ship-8');
     expect(takeover.ok ? 200 : takeover.status).toBe(409);
     expect(relay.tokens.wire2Key(from)?.site).toBe('ship-7');
+    // nor post ship-7's push in a v1 batch of its own: the key is ship-7's here
+    const push = await encodePush(
+      { epoch: 1, changes: new Uint8Array(10), blobs: [], priority: 'status' },
+      { from, seq: 9, t0: Date.now() },
+      keys.privateKey,
+    );
+    const posted = await fetch(`${url}/v1/bundles`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${relay.tokens.add('ship-8', ['ship-8'])}`,
+        'content-type': BATCH_CONTENT_TYPE,
+      },
+      body: encodeBatch([push]) as BodyInit,
+    });
+    const [receipt] = ((await posted.json()) as { receipts: Receipt[] }).receipts;
+    expect([receipt?.status, receipt?.code]).toEqual(['rejected', 'forbidden']);
   });
 
   it('cuts a held pull at once when the token that registered the key is revoked, and refuses its messages after', async () => {

@@ -2,6 +2,7 @@ import { createReadStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  actsFor,
   type BlobReader,
   DownlinkWaiters,
   type FinishedUpload,
@@ -23,11 +24,15 @@ import {
   type Receipt,
   type RelayRefusal,
   WireError,
+  wire2,
 } from '@driftline/protocol';
 import { describeBundle } from '../../core/describeBundle.js';
 import type { Clock } from '../../ports/Clock.js';
 import { type Custody, type IncomingBundle, OutOfSpace, QuotaExceeded } from '../../ports/Custody.js';
 import type { SqliteTokens } from '../sqlite/SqliteTokens.js';
+
+/** The site of a `site/agent` source. */
+const siteOf = (source: string) => source.split('/')[0] ?? '';
 
 /** Why the relay refused a peer's traffic: the label of `driftline_relay_peer_refusals_total`. */
 export type PeerRefusal = 'foreign-site' | 'not-uplink' | 'quota-bundles' | 'quota-bytes' | 'storage-full';
@@ -109,6 +114,22 @@ export class RelayBackend implements HopBackend {
           status: 'rejected',
           code: 'forbidden',
           message: `peer '${peer.name}' may send only pushes toward the hub; a site's downlink is filled from upstream`,
+          by: this.name,
+        };
+      } else if (
+        d.ok &&
+        wire2.isWire2Message(bytes) &&
+        d.value.source &&
+        !actsFor(peer, siteOf(d.value.source))
+      ) {
+        // a v2 push of a key registered here for another site (scopeBatch reads v1 headers only)
+        this.onRefused(peer.name, 'foreign-site', 1);
+        receipts[index] = {
+          bundleId: d.value.id as BundleId,
+          index,
+          status: 'rejected',
+          code: 'forbidden',
+          message: `peer '${peer.name}' acts for ${peer.sites.join(', ') || 'no site'}, not for the push's source '${d.value.source}'`,
           by: this.name,
         };
       } else if (d.ok)
