@@ -114,7 +114,10 @@ const SyncSchema = z
         'Bound on unsent bytes on disk; past it detail blobs of clean results go first, counted (never failures).',
       ),
     wire: z
-      .union([z.literal(1), z.literal(2)])
+      .number()
+      .int()
+      .min(1, 'sync.wire is 1 or 2')
+      .max(2, 'sync.wire is 1 or 2 (2: hop v2 where the upstream speaks it)')
       .default(1)
       .describe(
         'The hop protocol spoken to upstreams: 1, or 2 where the upstream speaks it (a relay or hub of this version registers the agent key once with its token; from then on each push and pull is one signed binary message with no token or HTTP heads to speak of, a quiet day about half the bytes). An upstream that does not answers 404 and gets v1, asked again a day later.',
