@@ -43,6 +43,19 @@ const SITE_DAY = {
   vsFloorBothWays: 0,
   costUsd: 0,
 };
+/** What a siteDay part reports (v1 and `--wire=2` alike): its days, each as {@link SITE_DAY}. */
+const SITE_DAY_PART = {
+  cells: 0,
+  wire: 0,
+  tariffUsdPerMb: 0,
+  quiet: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
+  busy: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
+  // the busy day with plans finishing 10 s apart, pushed as the daemon does (decisions 395, 485)
+  busyAsDaemon: SITE_DAY,
+  // the same with sync.newsHoldS: 0 (each changed plan with the next push)
+  busyNewsAtOnce: SITE_DAY,
+  pass: { quietWithin2xFloor: false },
+};
 
 /** hopV2Budget: a day over one v2 carrier, and v1's day beside it. */
 const V2_CARRIER = { bytes: 0, connections: 0, requests: 0, messageBytes: 0, vsFloor: 0, vsFloorBothWays: 0 };
@@ -119,31 +132,12 @@ const parts: Record<string, Part> = {
     run: async () => lastJsonLine((await runTs('bench/parts/startup.ts', flag, 3 * min)).stdout),
   },
   siteDay: {
-    keys: {
-      cells: 0,
-      tariffUsdPerMb: 0,
-      quiet: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
-      busy: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
-      // the busy day with plans finishing 10 s apart, pushed as the daemon does (decisions 395, 485)
-      busyAsDaemon: SITE_DAY,
-      // the same with sync.newsHoldS: 0 (each changed plan with the next push)
-      busyNewsAtOnce: SITE_DAY,
-      pass: { quietWithin2xFloor: false },
-    },
+    keys: SITE_DAY_PART,
     run: async () => lastJsonLine((await runTs('bench/parts/siteDay.ts', flag, 6 * min)).stdout),
   },
   siteDayV2: {
     // issue 46: the same days with the agent on hop v2 (`sync.wire: 2`, decision 495), beside siteDay's v1
-    keys: {
-      cells: 0,
-      wire: 0,
-      tariffUsdPerMb: 0,
-      quiet: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
-      busy: { ...SITE_DAY, pollOnlyBytes: 0, automergeSyncBytes: 0 },
-      busyAsDaemon: SITE_DAY,
-      busyNewsAtOnce: SITE_DAY,
-      pass: { quietWithin2xFloor: false },
-    },
+    keys: SITE_DAY_PART,
     run: async () =>
       lastJsonLine((await runTs('bench/parts/siteDay.ts', [...flag, '--wire=2'], 6 * min)).stdout),
   },
