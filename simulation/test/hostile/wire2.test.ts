@@ -32,6 +32,9 @@ describe('hostile hop, agent on hop v2', () => {
       await w.relayMetric('driftline_hop_requests_total', { route: '/v2', status: '403' }),
     ).toBeGreaterThanOrEqual(2);
     expect(await w.hubMetric('hub_bundles_refused_total', { reason: 'bad-signature' })).toBe(0);
+    // the agent reads each refusal as that push's receipt (as v1's), not as its credential refused
+    const rejected = await w.logged('ship-1', /upstream rejected a bundle/, 2);
+    expect(rejected.map((l) => l.code)).toEqual(['bad-signature', 'bad-signature']);
     expect(
       await w.relayMetric('driftline_hop_v2_messages_total', { kind: 'push', peer: 'ship-1' }),
     ).toBeGreaterThan(0);

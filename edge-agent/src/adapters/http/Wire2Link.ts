@@ -110,8 +110,11 @@ export class Wire2Link {
       }
       // an upstream that stopped speaking v2: v1 carries the batch (what went already is a duplicate there)
       if (this.stoppedV2(r)) return null;
-      // a refusal of this push's content is its receipt; the credential's, a node down or busy fail the request
-      const refusal = r.status !== undefined && r.status < 500 && ![401, 403, 429].includes(r.status);
+      // A refusal of this push is its receipt, as v1's (a signature that does not verify, an agent the hub
+      // revoked: the hub's signed rejection follows on the downlink). The credential's (401, a peer that
+      // may not act for the site: 403 forbidden), a node down or busy fail the request.
+      const credential = r.status === 401 || (r.status === 403 && r.code === 'forbidden');
+      const refusal = r.status !== undefined && r.status < 500 && r.status !== 429 && !credential;
       if (!refusal) return asUplink(r);
       const code = (r.code as Receipt['code']) ?? 'bad-request';
       receipts.push({ bundleId: header.id, index, status: 'rejected', code, message: r.message, by });
