@@ -238,4 +238,16 @@ describe('hop v2 at a relay', () => {
     const pull = await client.exchangeWire2(await pullMessage(1, 1, 1, 0, 0, keys.privateKey));
     expect(pull.ok ? 200 : pull.status).toBe(404);
   });
+
+  it('answers a registration 503 (ask again soon) while it has not heard from its upstream, not 404', async () => {
+    // an upstream on a port nothing listens on: the relay cannot tell yet whether it speaks v2
+    const { relay, url } = await startRelay({ sites: ['ship-7'] }, [
+      upstreamOf('hub', 'http://127.0.0.1:9', 'hub-token'),
+    ]);
+    closers.push(() => relay.stop());
+    const client = new HopClient({ url, token: relay.tokens.add('ship-7', ['ship-7']), timeoutMs: 10_000 });
+    closers.push(async () => client.abort());
+    const r = await client.registerWire2(await wire2Registration(await generateSigningKeyPair()));
+    expect(r.ok ? 200 : [r.status, r.code]).toEqual([503, 'unavailable']);
+  });
 });

@@ -21,7 +21,7 @@ export function getPeer(backend: HopBackend, ctx: Context): void {
   const body: PeerInfo = {
     name: peer.name,
     sites: [...peer.sites],
-    ...(backend.wire2 && (backend.wire2.speaking?.() ?? true) ? { wire: [1, 2] } : {}),
+    ...(backend.wire2 && (backend.wire2.speaking?.() ?? true) === true ? { wire: [1, 2] } : {}),
   };
   ctx.set('cache-control', 'no-store');
   ctx.body = body;

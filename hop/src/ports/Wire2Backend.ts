@@ -17,8 +17,11 @@ export interface Wire2Sender {
  * from its `downlink`: this adds only who a short id is and the node's signature on its answers.
  */
 export interface Wire2Backend {
-  /** Whether it speaks v2 now (a relay: while its upstreams do); absent: always. */
-  speaking?(): boolean;
+  /**
+   * Whether it speaks v2 now (a relay: while its upstreams do): false refuses v2 (404), undefined means
+   * not known yet (registration answers 503: ask again soon); absent: always.
+   */
+  speaking?(): boolean | undefined;
   /** This node's short id, `to` of the pulls it serves (0: the hub). */
   readonly nodeId: number;
   /**

@@ -19,8 +19,8 @@ export class RelayWire2 implements Wire2Backend {
     private readonly upstreamsSpeak: () => boolean | undefined = () => true,
   ) {}
 
-  speaking(): boolean {
-    return this.upstreamsSpeak() === true;
+  speaking(): boolean | undefined {
+    return this.upstreamsSpeak();
   }
 
   async register(peer: Peer, r: wire2.Wire2Registration): Promise<number> {
