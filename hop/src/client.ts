@@ -9,6 +9,7 @@
  */
 export type { RangeResult, RangeSink } from './client/fetchRange.js';
 export { HELD_SAMPLE_EVERY_MS, HopClient, type HopClientOptions } from './client/HopClient.js';
+export { readRefusalsJson } from './client/refusals.js';
 export {
   type ClientCode,
   type HopFailure,

@@ -6,8 +6,6 @@ import {
   generateSigningKeyPair,
   type Priority,
   publicKeyToText,
-  signBytes,
-  toBase64Url,
   wire2,
 } from '@driftline/protocol';
 
@@ -62,6 +60,5 @@ export async function wire2Registration(
   agent = 'a1',
 ): Promise<wire2.Wire2Registration> {
   const named = { site, agent, publicKey: await publicKeyToText(keys.publicKey) };
-  const proof = toBase64Url(await signBytes(keys.privateKey, wire2.registrationBytes(named)));
-  return { ...named, proof };
+  return wire2.signRegistration(named, keys.privateKey);
 }

@@ -117,3 +117,20 @@ export async function verifyBytes(
     data as Uint8Array<ArrayBuffer>,
   );
 }
+
+/**
+ * Imported public keys, by their one-line text (a re-enrolled key is a new entry); a text that does not
+ * import is not kept, so texts from requests cannot fill it with failures.
+ */
+export class KeyCache {
+  private readonly keys = new Map<string, Promise<CryptoKey>>();
+  get(text: string): Promise<CryptoKey> {
+    let k = this.keys.get(text);
+    if (!k) {
+      k = publicKeyFromText(text);
+      k.catch(() => this.keys.delete(text));
+      this.keys.set(text, k);
+    }
+    return k;
+  }
+}

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { asLegacyBundle } from '@driftline/protocol';
 import type { Command } from 'commander';
-import { readWire2Links, type Wire2LinkState } from '../adapters/http/wire2State.js';
+import { readWire2Links, type Wire2LinkState, wire2StatePath } from '../adapters/http/wire2State.js';
 import { readPublicationEntries } from '../adapters/publications/SqlitePublicationLedger.js';
 import { openSqliteLedger } from '../adapters/sqlite/openSqliteLedger.js';
 import type { AgentRejection, StoreStatus } from '../ports/Ledger.js';
@@ -119,8 +119,7 @@ export function registerStatus(program: Command): void {
         return;
       }
       const s = opened.ledger.status();
-      const wire =
-        config.sync.wire === 2 ? readWire2Links(join(config.dataDir, 'wire2-state.json')) : undefined;
+      const wire = config.sync.wire === 2 ? readWire2Links(wire2StatePath(config.dataDir)) : undefined;
       const publications = readPublications(readPublicationEntries(opened.db), config.dataDir);
       opened.ledger.close();
       const now = Date.now();

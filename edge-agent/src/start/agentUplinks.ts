@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import { tokenFromFile } from '@driftline/hop/client';
 import { readToken } from '../adapters/fs/agentKeys.js';
 import { HttpUplink } from '../adapters/http/HttpUplink.js';
-import { Wire2State } from '../adapters/http/wire2State.js';
+import { Wire2State, wire2StatePath } from '../adapters/http/wire2State.js';
 import type { SqliteUrlStorage } from '../adapters/tus/SqliteUrlStorage.js';
 import type { AgentConfig } from '../config.js';
 import type { Logger } from '../ports/Logger.js';
@@ -30,7 +29,7 @@ export function agentUplinks(
   const { log } = deps;
   const wire2 =
     config.sync.wire === 2 && deps.privateKey && deps.publicKey
-      ? new Wire2State(join(config.dataDir, 'wire2-state.json'))
+      ? new Wire2State(wire2StatePath(config.dataDir))
       : null;
   const tokens = config.upstreams.map((u) => ({
     url: u.url,

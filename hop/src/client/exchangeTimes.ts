@@ -4,6 +4,8 @@ import {
   CLOCK_REPLIED_HEADER,
   type ClockEstimate,
   ClockFilter,
+  type ClockSample,
+  exchangeSample,
   parseClockTime,
   parseStamp,
   STAMP_HEADER,
@@ -36,13 +38,9 @@ export class ExchangeTimes {
    * One answered request: sent at `t0`, its headers in at `t3` (the caller's clock), `elapsedMs` between
    * on the monotonic clock.
    */
-  record(t0: number, headers: { get(name: string): string | null }, t3: number, elapsedMs: number): void {
-    this.rtts.push(elapsedMs);
-    if (this.rtts.length > RTTS_KEPT) this.rtts.shift();
-    const sample = answerSample(t0, headers, t3);
+  record(t0: number, headers: Headers, t3: number, elapsedMs: number): void {
+    const sample = this.exchange(answerSample(t0, headers, t3), t3, elapsedMs);
     if (!sample) return;
-    this.filter.add(sample);
-    this.sampledAt = t3;
     const stamp = parseStamp(headers.get(STAMP_HEADER));
     const t1 = parseClockTime(headers.get(CLOCK_RECEIVED_HEADER));
     const t2 = parseClockTime(headers.get(CLOCK_REPLIED_HEADER));
@@ -50,6 +48,24 @@ export class ExchangeTimes {
       this.stamped.push({ x: { t: [t0, t1, t2, t3], ...stamp }, rttMs: sample.rttMs });
       if (this.stamped.length > STAMPED_KEPT) this.stamped.shift();
     }
+  }
+
+  /**
+   * One exchange whose server times came in its answer's body (a hop v2 custody stamp `[t0, t1, t2]`,
+   * decision 495), or none (only a round trip).
+   */
+  recordTimes(times: readonly [number, number, number] | null, t3: number, elapsedMs: number): void {
+    this.exchange(times ? exchangeSample(times[0], times[1], times[2], t3) : null, t3, elapsedMs);
+  }
+
+  /** Keeps an exchange's round trip and its clock sample, when it gave one. */
+  private exchange(sample: ClockSample | null, t3: number, elapsedMs: number): ClockSample | null {
+    this.rtts.push(elapsedMs);
+    if (this.rtts.length > RTTS_KEPT) this.rtts.shift();
+    if (!sample) return null;
+    this.filter.add(sample);
+    this.sampledAt = t3;
+    return sample;
   }
 
   /** Whether no exchange gave a clock sample in the `ms` before `now` (or none ever did). */

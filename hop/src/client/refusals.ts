@@ -6,10 +6,14 @@ import { MAX_REFUSALS_HEADER, type RelayRefusal, RelayRefusalsSchema } from '@dr
  */
 export function readRefusals(header: string | null): RelayRefusal[] {
   if (!header || header.length > MAX_REFUSALS_HEADER) return [];
+  return readRefusalsJson(Buffer.from(header, 'base64url').toString('utf8'));
+}
+
+/** The same notices as JSON text (a hop v2 pull answer carries them so, decision 495). */
+export function readRefusalsJson(json: string | undefined): RelayRefusal[] {
+  if (!json || json.length > MAX_REFUSALS_HEADER) return [];
   try {
-    const parsed = RelayRefusalsSchema.safeParse(
-      JSON.parse(Buffer.from(header, 'base64url').toString('utf8')),
-    );
+    const parsed = RelayRefusalsSchema.safeParse(JSON.parse(json));
     return parsed.success ? parsed.data : [];
   } catch {
     return [];

@@ -1,10 +1,4 @@
-import {
-  CLOCK_RECEIVED_HEADER,
-  CLOCK_REPLIED_HEADER,
-  readCapped,
-  readCappedText,
-  wire2,
-} from '@driftline/protocol';
+import { readCapped, readCappedText, wire2 } from '@driftline/protocol';
 import type { ExchangeTimes } from './exchangeTimes.js';
 import type { PlainTransport } from './plainRequest.js';
 import { answered, failure, type HopResult, safeJson, thrown } from './result.js';
@@ -42,21 +36,12 @@ export async function exchangeWire2(
     });
     const t3 = t.now();
     const elapsed = performance.now() - m0;
-    if (!res.ok) {
-      const read = await readCapped(res, 64 * 1024);
-      return answered(
-        res.status,
-        read.ok
-          ? { ok: true, text: Buffer.from(read.bytes).toString('utf8') }
-          : { ok: false, reason: read.reason },
-      );
-    }
+    if (!res.ok) return answered(res.status, await readCappedText(res, 64 * 1024));
     const read = await readCapped(res, t.maxBytes);
     if (!read.ok) return failure('bad-answer', `the v2 answer: ${read.reason}`, true);
     const body = read.bytes;
-    const stamp = body.length > 0 && body[0] === 0x87 ? custodyStamp(body) : null;
     // a custody stamp [t0, t1, t2] is this exchange's clock sample; other answers are only a round trip
-    t.times.record(stamp?.[0] ?? t3, stampHeaders(stamp), t3, elapsed);
+    t.times.recordTimes(wire2.isWire2Message(body) ? custodyStamp(body) : null, t3, elapsed);
     return { ok: true, value: { status: res.status, body } };
   } catch (e) {
     return thrown(e);
@@ -67,17 +52,6 @@ function custodyStamp(body: Uint8Array): [number, number, number] | null {
   const d = wire2.decodeMessage(body);
   return d.ok && d.value.kind === 'custody' ? (d.value.body.stamp ?? null) : null;
 }
-
-const stampHeaders = (s: [number, number, number] | null) => ({
-  get: (name: string): string | null =>
-    !s
-      ? null
-      : name === CLOCK_RECEIVED_HEADER
-        ? String(s[1])
-        : name === CLOCK_REPLIED_HEADER
-          ? String(s[2])
-          : null,
-});
 
 /** The answer to `POST /v1/peer/wire2`: the node's v2 info, or a failure when it is not one. */
 export async function readWire2Info(res: Response): Promise<HopResult<wire2.Wire2Info>> {

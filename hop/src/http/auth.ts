@@ -27,7 +27,7 @@ export function requirePeer(backend: HopBackend): Middleware {
 }
 
 /** Whether `peer` acts for `site` (its token's sites, or `*`): may post its bundles and pull its downlink. */
-export function actsFor(peer: Peer, site: string): boolean {
+export function actsFor(peer: Pick<Peer, 'sites'>, site: string): boolean {
   return peer.sites.includes('*') || peer.sites.includes(site);
 }
 

@@ -12,10 +12,11 @@ import {
 import type { Context } from 'koa';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
 import { bearerToken } from './auth.js';
+import type { Holder, WaitEnd } from './downlinkWaiters.js';
 import type { OpenCredentials } from './openCredentials.js';
 
 /** Longest hold of a node that holds pulls but states no longest of its own (the query's old bound). */
-const LEGACY_MAX_HOLD_S = 60;
+export const LEGACY_MAX_HOLD_S = 60;
 
 type Page = { bundles: Uint8Array[]; cursor: string };
 
@@ -59,29 +60,22 @@ export async function holdPull(
   const repeat = repeats(page);
   if (waitS > 0 && backend.waitForDownlink && (page.bundles.length === 0 || repeat)) {
     if (repeat && holder) memory?.heldRepeat(q.for, holder);
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    ctx.req.once('close', onClose);
     const token = bearerToken(ctx.get('authorization'));
-    let revoked = false;
-    const release =
-      credentials && token
-        ? credentials.hold(token, () => {
-            revoked = true;
-            gone.abort();
-          })
-        : () => {};
-    let end: string | undefined;
-    try {
-      const by = holder ? { peer: holder } : undefined;
-      end = await backend.waitForDownlink(q.for, waitS * 1000, gone.signal, by);
-    } finally {
-      ctx.req.off('close', onClose);
-      release();
-    }
-    if (revoked) throw new WireError('unauthorized', 'the bearer token was revoked while this pull was held');
+    const by = holder ? { peer: holder } : undefined;
+    const held = await waitHeld(
+      backend,
+      ctx,
+      q.for,
+      waitS * 1000,
+      by,
+      token ? credentials : undefined,
+      token,
+    );
+    if (held.revoked)
+      throw new WireError('unauthorized', 'the bearer token was revoked while this pull was held');
+    const { end, gone } = held;
     quiet = end === 'superseded';
-    page = quiet || gone.signal.aborted ? { bundles: [], cursor: after } : await backend.downlink(peer, q);
+    page = quiet || gone ? { bundles: [], cursor: after } : await backend.downlink(peer, q);
     if (repeats(page)) page = { bundles: [], cursor: after };
     // revoked while it was held, between two checks: nothing goes to it
     if (credentials && token && page.bundles.length > 0 && !(await credentials.live(token)))
@@ -89,4 +83,38 @@ export async function holdPull(
   }
   if (holder && page.bundles.length > 0) memory?.noteAnswered(q.for, holder, page.cursor);
   return { ...page, quiet };
+}
+
+/**
+ * Holds a request open until downlink for `site` may have arrived, `ms` passed, or the request went away
+ * (`gone`); with `credentials`, until `credential` stops authenticating too (`revoked`: a revoke cuts a held
+ * pull at once, decision 411). Shared by v1's held pulls and hop v2's (decision 495).
+ */
+export async function waitHeld(
+  backend: HopBackend,
+  ctx: Context,
+  site: string,
+  ms: number,
+  holder: Holder | undefined,
+  credentials: OpenCredentials | undefined,
+  credential: string | null,
+): Promise<{ end: WaitEnd | undefined; gone: boolean; revoked: boolean }> {
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  ctx.req.once('close', onClose);
+  let revoked = false;
+  const release =
+    credentials && credential
+      ? credentials.hold(credential, () => {
+          revoked = true;
+          gone.abort();
+        })
+      : () => {};
+  try {
+    const end = await backend.waitForDownlink?.(site, ms, gone.signal, holder);
+    return { end, gone: gone.signal.aborted, revoked };
+  } finally {
+    ctx.req.off('close', onClose);
+    release();
+  }
 }

@@ -7,7 +7,7 @@ import {
 } from '@driftline/protocol';
 import type { Context } from 'koa';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
-import { readLimitedBody } from './readBody.js';
+import { readJsonBody } from './readBody.js';
 
 /**
  * `GET /v1/peer`: who the bearer token is here and the sites it acts for. Any peer token may ask, about
@@ -40,19 +40,10 @@ export async function postStatus(backend: HopBackend, ctx: Context): Promise<voi
       'unsupported-media-type',
       `send the status as application/json, not '${type || 'nothing'}'`,
     );
-  const bytes = await readLimitedBody(ctx.req, MAX_STATUS_BYTES);
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(bytes).toString('utf8'));
-  } catch {
-    throw new WireError('bad-request', 'the status is not JSON');
-  }
-  const parsed = RelayStatusSchema.safeParse(json);
-  if (!parsed.success)
-    throw new WireError(
-      'bad-request',
-      `the status does not match RelayStatus: ${parsed.error.issues[0]?.message ?? ''} at ${parsed.error.issues[0]?.path.join('.') ?? ''}`,
-    );
-  await backend.acceptStatus(ctx.state.peer as Peer, parsed.data as RelayStatus);
+  const status = await readJsonBody(ctx.req, MAX_STATUS_BYTES, RelayStatusSchema, {
+    notJson: 'the status is not JSON',
+    mismatch: 'the status does not match RelayStatus',
+  });
+  await backend.acceptStatus(ctx.state.peer as Peer, status as RelayStatus);
   ctx.status = 204;
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { WireError } from '@driftline/protocol';
+import type { z } from 'zod';
 
 /**
  * Reads a request body into memory, refusing anything over `limit` bytes: first from
@@ -56,4 +57,30 @@ export async function readLimitedBody(req: IncomingMessage, limit: number): Prom
   }
   const out = Buffer.concat(chunks, total);
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/**
+ * A JSON body within `limit` bytes, checked by `schema`: `bad-request` saying `says.notJson`, or
+ * `says.mismatch` with the first issue and where it is.
+ */
+export async function readJsonBody<T>(
+  req: IncomingMessage,
+  limit: number,
+  schema: z.ZodType<T>,
+  says: { notJson: string; mismatch: string },
+): Promise<T> {
+  const bytes = await readLimitedBody(req, limit);
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch {
+    throw new WireError('bad-request', says.notJson);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success)
+    throw new WireError(
+      'bad-request',
+      `${says.mismatch}: ${parsed.error.issues[0]?.message ?? ''} at ${parsed.error.issues[0]?.path.join('.') ?? ''}`,
+    );
+  return parsed.data;
 }

@@ -77,7 +77,7 @@ export const HOP_ROUTES: readonly HopRoute[] = [
     handler: (ctx, d) => registerWire2(d, ctx),
   },
   // no bearer token: each message is signed by its sender's registered key (decision 495)
-  { method: 'POST', path: wire2.WIRE2_PATH, role: 'signed', handler: (ctx, d) => postWire2(d, ctx, d.now) },
+  { method: 'POST', path: wire2.WIRE2_PATH, role: 'signed', handler: (ctx, d) => postWire2(d, ctx) },
   { method: 'POST', path: STATUS_PATH, role: 'peer', handler: (ctx, d) => postStatus(d.backend, ctx) },
   {
     method: 'GET',

@@ -3,7 +3,9 @@ import type { Context } from 'koa';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
 import type { Wire2Backend, Wire2Sender } from '../ports/Wire2Backend.js';
 import { compressBatch } from '../wire/compress.js';
-import { readLimitedBody } from './readBody.js';
+import { actsFor } from './auth.js';
+import { LEGACY_MAX_HOLD_S, waitHeld } from './heldPull.js';
+import { readJsonBody, readLimitedBody } from './readBody.js';
 import type { HopRouteDeps } from './routes.js';
 
 /** Most JSON read from a registration. */
@@ -31,31 +33,21 @@ function wire2Of(backend: HopBackend): Wire2Backend {
 export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void> {
   const w = wire2Of(d.backend);
   const peer = ctx.state.peer as Peer;
-  const raw = await readLimitedBody(ctx.req, MAX_REGISTRATION_BYTES);
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(raw).toString('utf8'));
-  } catch {
-    throw new WireError('bad-request', 'the registration is not JSON: send {site, agent, publicKey}');
-  }
-  const parsed = wire2.Wire2RegistrationSchema.safeParse(json);
-  if (!parsed.success)
-    throw new WireError(
-      'bad-request',
-      `the registration is not {site, agent, publicKey}: ${parsed.error.issues[0]?.message ?? ''} at ${parsed.error.issues[0]?.path.join('.') ?? ''}`,
-    );
-  if (!(peer.sites.includes('*') || peer.sites.includes(parsed.data.site)))
-    throw new WireError('forbidden', `peer '${peer.name}' does not act for site '${parsed.data.site}'`);
+  const reg = await readJsonBody(ctx.req, MAX_REGISTRATION_BYTES, wire2.Wire2RegistrationSchema, {
+    notJson: 'the registration is not JSON: send {site, agent, publicKey, proof}',
+    mismatch: 'the registration is not {site, agent, publicKey, proof}',
+  });
+  if (!actsFor(peer, reg.site))
+    throw new WireError('forbidden', `peer '${peer.name}' does not act for site '${reg.site}'`);
   // the registrant holds the key it names (it signed the registration with it)
-  const key = await publicKeyFromText(parsed.data.publicKey).catch(() => null);
+  const key = await publicKeyFromText(reg.publicKey).catch(() => null);
   if (!key) throw new WireError('bad-request', 'publicKey is not an ed25519:… public key');
-  const proof = fromBase64(parsed.data.proof);
-  if (!(await verifyBytes(key, proof, wire2.registrationBytes(parsed.data)).catch(() => false)))
+  if (!(await verifyBytes(key, fromBase64(reg.proof), wire2.registrationBytes(reg)).catch(() => false)))
     throw new WireError(
       'bad-signature',
       "the registration's proof does not verify with its publicKey: sign {site, agent, publicKey} with the agent's own key",
     );
-  const from = await w.register(peer, parsed.data);
+  const from = await w.register(peer, reg);
   // a registration (with the token) starts the sender's sequences afresh: an agent that lost its state
   // file numbers from 1 again; a replayed old message is idempotent anyway (decision 490)
   d.windows.forget(from);
@@ -63,7 +55,7 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
     wire: [1, 2],
     from,
     node: w.nodeId,
-    maxHoldS: d.backend.maxHoldS ?? 60,
+    maxHoldS: d.backend.maxHoldS ?? LEGACY_MAX_HOLD_S,
     keep: d.backend.keepHeld ?? 1,
   };
   ctx.set('cache-control', 'no-store');
@@ -92,13 +84,9 @@ export class SeqWindows {
  * `custody` (with the exchange's stamp when the push asked); a `pull` reads the site's downlink after `have`,
  * held up to `holdS` while nothing is due, and is answered `[cursor, items]` or 204.
  */
-export async function postWire2(
-  d: HopRouteDeps & { windows: SeqWindows },
-  ctx: Context,
-  now: () => number,
-): Promise<void> {
+export async function postWire2(d: HopRouteDeps, ctx: Context): Promise<void> {
   const w = wire2Of(d.backend);
-  const t1 = now();
+  const t1 = d.now();
   // every byte counts on this route (decision 495): no Date line; the time is in the stamp when asked
   ctx.res.sendDate = false;
   const bytes = await readLimitedBody(ctx.req, wire2.MAX_MESSAGE_BYTES);
@@ -119,7 +107,7 @@ export async function postWire2(
     );
   d.metrics.bytesIn.inc({ peer: sender.peer.name }, bytes.length);
   d.metrics.wire2Messages.inc({ kind: m.kind, peer: sender.peer.name });
-  if (m.kind === 'push') return push(d, w, sender, m as wire2.DecodedMessage<'push'>, t1, now, ctx);
+  if (m.kind === 'push') return push(d, w, sender, m as wire2.DecodedMessage<'push'>, t1, ctx);
   if (m.kind === 'pull') {
     if (m.to !== w.nodeId)
       throw new WireError('bad-request', `the pull is for node ${m.to}; this is node ${w.nodeId}`);
@@ -135,7 +123,6 @@ async function push(
   sender: Wire2Sender,
   m: wire2.DecodedMessage<'push'>,
   t1: number,
-  now: () => number,
   ctx: Context,
 ): Promise<void> {
   if (m.to !== wire2.HUB_NODE_ID)
@@ -157,7 +144,7 @@ async function push(
       seq: m.seq,
       body: {
         upTo: m.seq,
-        ...(t0 !== undefined ? { stamp: [t0, t1, now()] as [number, number, number] } : {}),
+        ...(t0 !== undefined ? { stamp: [t0, t1, d.now()] as [number, number, number] } : {}),
       },
     },
     (data) => w.sign(data),
@@ -175,30 +162,15 @@ async function pull(
   const { backend } = d;
   const q = { for: asSiteId(sender.site), after: String(m.body.have), limit: PULL_LIMIT };
   let page = await backend.downlink(sender.peer, q);
-  const holdS = Math.min(m.body.holdS, backend.maxHoldS ?? 60);
+  const holdS = Math.min(m.body.holdS, backend.maxHoldS ?? LEGACY_MAX_HOLD_S);
   if (page.bundles.length === 0 && holdS > 0 && backend.waitForDownlink) {
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    ctx.req.once('close', onClose);
     // a revoked token cuts the held pulls of the keys it registered at once (decision 411)
     const credential = `wire2:${m.from}`;
-    let revoked = false;
-    const release = d.credentials?.hold(credential, () => {
-      revoked = true;
-      gone.abort();
-    });
-    let end: string | undefined;
-    try {
-      end = await backend.waitForDownlink(sender.site, holdS * 1000, gone.signal, {
-        peer: `${sender.peer.name}\n${sender.agent}`,
-      });
-    } finally {
-      ctx.req.off('close', onClose);
-      release?.();
-    }
-    if (revoked)
+    const holder = { peer: `${sender.peer.name}\n${sender.agent}` };
+    const held = await waitHeld(backend, ctx, sender.site, holdS * 1000, holder, d.credentials, credential);
+    if (held.revoked)
       throw new WireError('unauthorized', 'the sender’s token was revoked while its pull was held');
-    if (end !== 'superseded' && !gone.signal.aborted) {
+    if (held.end !== 'superseded' && !held.gone) {
       page = await backend.downlink(sender.peer, q);
       // revoked between two checks: nothing goes to it
       if (page.bundles.length > 0 && d.credentials && !(await d.credentials.live(credential)))

@@ -33,7 +33,8 @@ export class Ingest {
   /** Builds every ack the hub sends (ingest's, and the re-acks after a blob upload). */
   readonly acks: AckSigner;
   private chain: Promise<unknown> = Promise.resolve();
-  private readonly keys = new KeyCache();
+  /** Enrolled agents' keys as imported (the hub's `/v2` reads them too). */
+  readonly keys = new KeyCache();
   /** Who hop v2 short ids are (decision 495); the hub's `/v2` reads it too. */
   readonly directory: Wire2Directory;
   private readonly listeners = new Set<(c: Committed) => void>();

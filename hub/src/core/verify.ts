@@ -6,11 +6,13 @@ import {
   decodeBundle,
   decodePayload,
   type ErrorCode,
+  type KeyCache,
   parseDocId,
-  publicKeyFromText,
   verifyBundle,
 } from '@driftline/protocol';
 import type { AgentRow } from '../ports/HubStore.js';
+
+export { KeyCache } from '@driftline/protocol';
 
 /** Why a bundle was refused; also the label of the refusal counter. */
 export type RefusalReason =
@@ -61,19 +63,6 @@ export function refuse(
   source: { site: string; agent: string } | null = null,
 ): Verified {
   return { ok: false, bundleId, reason, code: CODE[reason], message, source };
-}
-
-/** Imported public keys, by their one-line text (a re-enrolled key is a new entry). */
-export class KeyCache {
-  private readonly keys = new Map<string, Promise<CryptoKey>>();
-  get(text: string): Promise<CryptoKey> {
-    let k = this.keys.get(text);
-    if (!k) {
-      k = publicKeyFromText(text);
-      this.keys.set(text, k);
-    }
-    return k;
-  }
 }
 
 /**

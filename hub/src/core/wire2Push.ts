@@ -1,4 +1,4 @@
-import { pushBundleId, pushDelta, wire2KeyId } from '@driftline/hop';
+import { actsFor, pushBundleId, pushDelta, wire2KeyId } from '@driftline/hop';
 import {
   type BundleHeader,
   type BundleId,
@@ -29,7 +29,7 @@ export class Wire2Directory {
       readonly Pick<AgentRow, 'site' | 'agent' | 'publicKey' | 'revokedAt'>[]
     >,
     private readonly keys: KeyCache,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number,
   ) {}
 
   /**
@@ -106,7 +106,7 @@ export async function verifyWire2Push(
       `the push does not verify with the key enrolled for short id ${m.from} (altered on the way, or not that agent's)`,
       candidates[0] ?? null,
     );
-  if (scope && !scope.includes('*') && !scope.includes(who.site))
+  if (scope && !actsFor({ sites: scope }, who.site))
     return refuse(id, 'agent-mismatch', `the posting peer does not act for site '${who.site}'`, who);
   const delta = pushDelta(body, MAX_CHANGES);
   if (!delta.ok) return refuse(id, 'bad-bundle', `v2 push: ${delta.reason}`, who);

@@ -84,6 +84,7 @@ export function hubHopBackend(
   });
   backend.wire2 = new HubWire2({
     directory: deps.ingest.directory,
+    keys: deps.ingest.keys,
     getAgent: (site, agent) => store.getAgent(site, agent),
     hubPrivateKey: deps.hubPrivateKey,
   });

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { toBase64Url } from '../bytes.js';
 import { type Decoded, fail } from '../codecError.js';
+import { signBytes } from '../keys.js';
 import { CborSubsetError, cborDecodeItem, cborEncodeValue, DEFAULT_CBOR_LIMITS, type Value } from './cbor.js';
 
 /**
@@ -33,6 +35,14 @@ export type Wire2Registration = z.infer<typeof Wire2RegistrationSchema>;
 /** What a registration's `proof` signs: a domain, then the site, the agent and the key, NUL-separated. */
 export function registrationBytes(r: { site: string; agent: string; publicKey: string }): Uint8Array {
   return new TextEncoder().encode(`driftline/wire2-register\0${r.site}\0${r.agent}\0${r.publicKey}`);
+}
+
+/** A registration of `named`, its proof signed with the key it names (the agent's). */
+export async function signRegistration(
+  named: { site: string; agent: string; publicKey: string },
+  privateKey: CryptoKey,
+): Promise<Wire2Registration> {
+  return { ...named, proof: toBase64Url(await signBytes(privateKey, registrationBytes(named))) };
 }
 
 /** The answer: the node speaks v2; the ids to put in `from` and `to`, and how it holds pulls. */

@@ -1,18 +1,21 @@
 import { encodePush } from '@driftline/hop';
-import type { HopClient, HopFailure } from '@driftline/hop/client';
+import { type HopClient, type HopFailure, readRefusalsJson } from '@driftline/hop/client';
 import {
   decodeBatch,
   decodeBundle,
   decodePayload,
   type Receipt,
   type RelayRefusal,
-  RelayRefusalsSchema,
-  signBytes,
-  toBase64Url,
+  SIGNATURE_BYTES,
   wire2,
 } from '@driftline/protocol';
 import type { DownlinkPage, UplinkResult } from '../../ports/Uplink.js';
 import type { Wire2State } from './wire2State.js';
+
+const refusalsOf = (json: string | undefined): { refusals?: RelayRefusal[] } => {
+  const refusals = readRefusalsJson(json);
+  return refusals.length > 0 ? { refusals } : {};
+};
 
 /** After an upstream said it speaks v1 only, it is asked again this much later (decision 490 §5). */
 const ASK_AGAIN_MS = 86_400_000;
@@ -55,8 +58,7 @@ export class Wire2Link {
     if (this.info) return this.info;
     if (this.o.now() - this.askedAt < ASK_AGAIN_MS) return null;
     const named = { site: this.o.site, agent: this.o.agent, publicKey: this.o.publicKey };
-    const proof = toBase64Url(await signBytes(this.o.privateKey, wire2.registrationBytes(named)));
-    const r = await this.client.registerWire2({ ...named, proof });
+    const r = await this.client.registerWire2(await wire2.signRegistration(named, this.o.privateKey));
     if (r.ok) {
       this.info = r.value;
       this.o.state.noteLink(this.client.url, { wire: 2, node: r.value.node, since: this.o.now() });
@@ -98,7 +100,7 @@ export class Wire2Link {
         this.o.privateKey,
       );
       // the hub's ack names this push by its sequence and signature: what it carried is pruned then
-      const signature = message.subarray(message.length - 64);
+      const signature = message.subarray(message.length - SIGNATURE_BYTES);
       this.o.state.notePush(seq, await wire2.messageTip(signature), {
         doc: header.doc ?? '',
         heads: [...(header.heads ?? [])],
@@ -180,15 +182,5 @@ export class Wire2Link {
     if (r.status !== 404 && r.code !== 'unsupported-version') return false;
     this.fallBack(r.message);
     return true;
-  }
-}
-
-function refusalsOf(json: string | undefined): { refusals?: RelayRefusal[] } {
-  if (!json) return {};
-  try {
-    const parsed = RelayRefusalsSchema.safeParse(JSON.parse(json));
-    return parsed.success && parsed.data.length > 0 ? { refusals: parsed.data } : {};
-  } catch {
-    return {};
   }
 }

@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** Sequences reserved per write of the state file: one write per this many messages. */
 const SEQ_BLOCK = 64;
@@ -23,14 +23,23 @@ interface Saved {
   links?: Record<string, Wire2LinkState>;
 }
 
-/** What `edge-agent status` reads of the state file beside a running daemon: each upstream's wire. */
-export function readWire2Links(file: string): Record<string, Wire2LinkState> {
+/** Where an agent keeps its hop v2 state: beside its store, in its data directory. */
+export const wire2StatePath = (dataDir: string) => join(dataDir, 'wire2-state.json');
+
+/** The state file as saved; empty when there is none or it does not read (a damaged file starts afresh). */
+function load(file: string): Partial<Saved> {
   try {
-    const s = JSON.parse(readFileSync(file, 'utf8')) as Partial<Saved>;
-    return s.links && typeof s.links === 'object' ? s.links : {};
+    const s = JSON.parse(readFileSync(file, 'utf8')) as Partial<Saved> | null;
+    return s && typeof s === 'object' ? s : {};
   } catch {
     return {};
   }
+}
+
+/** What `edge-agent status` reads of the state file beside a running daemon: each upstream's wire. */
+export function readWire2Links(file: string): Record<string, Wire2LinkState> {
+  const { links } = load(file);
+  return links && typeof links === 'object' ? links : {};
 }
 
 /**
@@ -46,15 +55,13 @@ export class Wire2State {
   private links: Record<string, Wire2LinkState> = {};
 
   constructor(private readonly file: string) {
-    try {
-      const s = JSON.parse(readFileSync(file, 'utf8')) as Partial<Saved>;
-      if (typeof s.next === 'number' && Number.isSafeInteger(s.next) && s.next > 0) this.reservedTo = s.next;
-      if (Array.isArray(s.pushes)) this.pushes = s.pushes.slice(-PUSHES_KEPT);
-      if (s.links && typeof s.links === 'object') this.links = s.links;
-    } catch {
-      // none yet, or unreadable: sequences start at 1 again; the agent registers its key first after a
-      // start, which starts its sequences afresh at the upstream (decision 495)
-    }
+    // none yet, or unreadable: sequences start at 1 again; the agent registers its key first after a
+    // start, which starts its sequences afresh at the upstream (decision 495)
+    const s = load(file);
+    if (typeof s.next === 'number' && Number.isSafeInteger(s.next) && s.next > 0) this.reservedTo = s.next;
+    if (Array.isArray(s.pushes)) this.pushes = s.pushes.slice(-PUSHES_KEPT);
+    if (s.links && typeof s.links === 'object') this.links = s.links;
+    mkdirSync(dirname(file), { recursive: true });
   }
 
   /** The next sequence of this agent's messages. */
@@ -89,7 +96,6 @@ export class Wire2State {
 
   private save(): void {
     const saved: Saved = { next: this.reservedTo, pushes: this.pushes, links: this.links };
-    mkdirSync(dirname(this.file), { recursive: true });
     writeFileSync(`${this.file}.tmp`, JSON.stringify(saved));
     renameSync(`${this.file}.tmp`, this.file);
   }

@@ -1,5 +1,5 @@
 import { type Peer, type Wire2Backend, type Wire2Sender, wire2KeyId } from '@driftline/hop';
-import { publicKeyFromText, publicKeyRaw, signBytes, WireError, type wire2 } from '@driftline/protocol';
+import { type KeyCache, publicKeyRaw, signBytes, WireError, type wire2 } from '@driftline/protocol';
 import type { Wire2Directory } from '../../core/wire2Push.js';
 import type { AgentRow } from '../../ports/HubStore.js';
 
@@ -14,6 +14,7 @@ export class HubWire2 implements Wire2Backend {
   constructor(
     private readonly d: {
       directory: Wire2Directory;
+      keys: KeyCache;
       getAgent(site: string, agent: string): Promise<AgentRow | null>;
       hubPrivateKey: CryptoKey;
     },
@@ -27,8 +28,9 @@ export class HubWire2 implements Wire2Backend {
         `agent '${r.site}/${r.agent}' is not enrolled here (or was revoked)`,
       );
     const [enrolled, named] = await Promise.all([
-      publicKeyFromText(row.publicKey).then(publicKeyRaw),
-      publicKeyFromText(r.publicKey)
+      this.d.keys.get(row.publicKey).then(publicKeyRaw),
+      this.d.keys
+        .get(r.publicKey)
         .then(publicKeyRaw)
         .catch(() => null),
     ]);
@@ -52,7 +54,7 @@ export class HubWire2 implements Wire2Backend {
     const row = await this.d.getAgent(who.site, who.agent);
     if (!row || row.revokedAt !== null) return null;
     const peer: Peer = { name: `${who.site}/${who.agent}`, sites: [who.site] };
-    return { peer, site: who.site, agent: who.agent, key: await publicKeyFromText(row.publicKey) };
+    return { peer, site: who.site, agent: who.agent, key: await this.d.keys.get(row.publicKey) };
   }
 
   sign(data: Uint8Array): Promise<Uint8Array> {

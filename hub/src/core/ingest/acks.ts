@@ -80,8 +80,7 @@ export class AckSigner {
    * push (`upTo` its sequence, `tip` its signature), not the heads; the agent knows what that push carried.
    */
   rowWire2(
-    who: { site: string; agent: string },
-    push: { from: number; seq: number; tip: Uint8Array },
+    who: { site: string; agent: string; wire2: { from: number; seq: number; tip: Uint8Array } },
     docId: string,
     blobs: readonly string[],
     now: number,
@@ -89,15 +88,15 @@ export class AckSigner {
   ): { row: AckRow; signed: Promise<void> } {
     const row = this.emptyRow(who, docId, now);
     const body: wire2.AckBody = {
-      upTo: push.seq,
-      tip: push.tip,
+      upTo: who.wire2.seq,
+      tip: who.wire2.tip,
       committedAt: now,
       ...(readsConfirmed ? { readsConfirmed: true as const } : {}),
       ...(blobs.length > 0 ? { blobs: Buffer.concat(blobs.map((b) => Buffer.from(b, 'hex'))) } : {}),
     };
     const signed = wire2
       .encodeMessage(
-        { kind: 'ack', from: wire2.HUB_NODE_ID, to: push.from, seq: push.seq, body },
+        { kind: 'ack', from: wire2.HUB_NODE_ID, to: who.wire2.from, seq: who.wire2.seq, body },
         this.d.hubPrivateKey,
       )
       .then((bytes) => {

@@ -1,5 +1,12 @@
-import { type Peer, RetryLaterError, type Wire2Backend, type Wire2Sender, wire2KeyId } from '@driftline/hop';
-import { publicKeyFromText, publicKeyRaw, WireError, type wire2 } from '@driftline/protocol';
+import {
+  actsFor,
+  type Peer,
+  RetryLaterError,
+  type Wire2Backend,
+  type Wire2Sender,
+  wire2KeyId,
+} from '@driftline/hop';
+import { KeyCache, publicKeyRaw, WireError, type wire2 } from '@driftline/protocol';
 import type { RelayKey } from '../fs/relayKey.js';
 import type { SqliteTokens } from '../sqlite/SqliteTokens.js';
 
@@ -9,14 +16,14 @@ import type { SqliteTokens } from '../sqlite/SqliteTokens.js';
  * that registered it, for as long as that peer has a live token: `relay token revoke` cuts its messages too.
  */
 export class RelayWire2 implements Wire2Backend {
-  private readonly keys = new Map<string, Promise<CryptoKey>>();
+  private readonly keys = new KeyCache();
 
   constructor(
     readonly nodeId: number,
     private readonly tokens: SqliteTokens,
     private readonly key: RelayKey,
     /** Whether every upstream speaks v2 (undefined: not known yet); a v2 push goes only to one that does. */
-    private readonly upstreamsSpeak: () => boolean | undefined = () => true,
+    private readonly upstreamsSpeak: () => boolean | undefined,
   ) {}
 
   speaking(): boolean | undefined {
@@ -56,7 +63,7 @@ export class RelayWire2 implements Wire2Backend {
     const k = this.tokens.wire2Key(from);
     if (!k) return null;
     const peer = this.tokens.peerNamed(k.peer);
-    if (!peer || !(peer.sites.includes('*') || peer.sites.includes(k.site))) return null;
+    if (!peer || !actsFor(peer, k.site)) return null;
     return { peer, site: k.site, agent: k.agent, key: await this.cryptoKey(k.publicKey) };
   }
 
@@ -65,14 +72,8 @@ export class RelayWire2 implements Wire2Backend {
   }
 
   private cryptoKey(text: string): Promise<CryptoKey> {
-    let k = this.keys.get(text);
-    if (!k) {
-      k = publicKeyFromText(text).catch(() => {
-        this.keys.delete(text);
-        throw new WireError('bad-request', `publicKey '${text.slice(0, 60)}' is not an ed25519:… key`);
-      });
-      this.keys.set(text, k);
-    }
-    return k;
+    return this.keys.get(text).catch(() => {
+      throw new WireError('bad-request', `publicKey '${text.slice(0, 60)}' is not an ed25519:… key`);
+    });
   }
 }
