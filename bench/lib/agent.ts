@@ -21,7 +21,7 @@ export const AGENT = 'a1';
 /** The agent's real ledger over SQLite in a fresh directory; `now` may be synthetic. */
 export function agentStore(
   now: () => number = Date.now,
-  over: { maxDocBytes?: number; holdNewsMs?: number } = {},
+  over: { maxDocBytes?: number; holdNewsMs?: number; heartbeats?: boolean } = {},
 ): AgentLedger {
   const path = join(tmp('agent'), 'agent.sqlite');
   const { ledger, db } = openSqliteLedger({ path, site: SITE, agent: AGENT, now, ...over });
@@ -54,7 +54,13 @@ export function httpUplink(
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.wire2
       ? {
-          wire2: { site: SITE, agent: AGENT, ...opts.wire2 },
+          wire2: {
+            site: SITE,
+            agent: AGENT,
+            ...opts.wire2,
+            // as `edge-agent run` wires it: quiet rounds as heartbeats (decision 500)
+            heartbeatForm: (epoch: number, changes: Uint8Array) => store.heartbeatForm(epoch, changes),
+          },
         }
       : {}),
   });

@@ -103,7 +103,11 @@ async function day(
   let now = Date.now();
   let skew = 0;
   const clock = () => now;
-  const store = agentStore(clock, newsHoldS === undefined ? {} : { holdNewsMs: newsHoldS * 1000 });
+  // `sync.wire: 2` writes quiet rounds as heartbeat changes (decision 500), as the agent's store does
+  const store = agentStore(clock, {
+    ...(newsHoldS === undefined ? {} : { holdNewsMs: newsHoldS * 1000 }),
+    ...(WIRE2 ? { heartbeats: true } : {}),
+  });
   if (WHOLE_CONFIRMATIONS) {
     // As with a hub older than decision 330: its acks never say it reads confirmations written apart.
     const applyAck = store.applyAck.bind(store);
@@ -199,6 +203,21 @@ async function day(
     now += 100;
     recordPlan(store, ids(), realPlan(c, states[i]!.state, states[i]!.variant, now, i % 10), cadenceS);
   }
+  await roundTrip();
+  // A day of a daemon that has been running: one quiet round before the day, not counted. On hop v2 its
+  // heartbeat change goes as bytes and the hub's ack says it rebuilds heartbeats (decision 500), as a
+  // running agent knows (and keeps in its state file); on v1 it changes nothing but the counts in entries.
+  now += 1000;
+  store.recordMany(
+    comps.map((c, i) => {
+      now += 50;
+      const runId = ids();
+      return {
+        ...planInput(runId, realPlan(c, states[i]!.state, states[i]!.variant, now, i % 10), cadenceS),
+        scheduledEveryS: 6 * 3600,
+      };
+    }),
+  );
   await roundTrip();
   // the daemon's first pull asks, and learns how the relay holds: how long, and how many at once
   const asked = await engine.pullOnce({ waitS: 0 });

@@ -79,6 +79,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     log,
     privateKey,
     publicKey: await publicKeyToText(await publicKeyOf(privateKey)),
+    heartbeatForm: (epoch, changes) => store.heartbeatForm(epoch, changes),
   });
   const newId = monotonicUlid(now, cryptoRandomBytes);
   const hubKeyInApprovers = await hubKeyProblem(config, hubPublicKey);

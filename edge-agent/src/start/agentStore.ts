@@ -14,6 +14,8 @@ export function openAgentStore(config: AgentConfig, now: () => number): ReturnTy
     resendAfterMs: config.sync.resendAfterS * 1000,
     rejectedRetryMs: config.sync.rejectedRetryS * 1000,
     holdNewsMs: config.sync.newsHoldS * 1000,
+    // a quiet round as its heartbeat change, which a v2 push carries as a heartbeat (decision 500)
+    heartbeats: config.sync.wire === 2,
     now,
   });
 }

@@ -1,6 +1,7 @@
 import { tokenFromFile } from '@driftline/hop/client';
 import { readToken } from '../adapters/fs/agentKeys.js';
 import { HttpUplink } from '../adapters/http/HttpUplink.js';
+import type { Wire2LinkOptions } from '../adapters/http/Wire2Link.js';
 import { Wire2State, wire2StatePath } from '../adapters/http/wire2State.js';
 import type { SqliteUrlStorage } from '../adapters/tus/SqliteUrlStorage.js';
 import type { AgentConfig } from '../config.js';
@@ -19,6 +20,8 @@ export function agentUplinks(
     privateKey?: CryptoKey;
     /** `ed25519:…` of `privateKey`: registered with upstreams for hop v2 (`sync.wire: 2`). */
     publicKey?: string;
+    /** The ledger's delta as a heartbeat (decision 500), for v2 pushes. */
+    heartbeatForm?: Wire2LinkOptions['heartbeatForm'];
   },
 ): {
   uplinks: HttpUplink[];
@@ -63,6 +66,7 @@ export function agentUplinks(
                 privateKey: deps.privateKey,
                 publicKey: deps.publicKey,
                 state: wire2,
+                ...(deps.heartbeatForm ? { heartbeatForm: deps.heartbeatForm } : {}),
               },
             }
           : {}),

@@ -16,6 +16,11 @@ export interface PushDelta {
   blobs: DocDeltaPayload['blobs'];
   sealed?: boolean | undefined;
   priority: Priority;
+  /**
+   * The round's heartbeat, standing for the Automerge change the hub rebuilds after `changes`
+   * (docs/decisions/500-heartbeat-rebuilds-the-change.md); `changes` may then be empty.
+   */
+  heartbeat?: wire2.HeartbeatBody | undefined;
 }
 
 const BlobsSchema = z.array(BlobAnnouncementSchema).max(4096);
@@ -36,10 +41,12 @@ export function encodePush(
     },
   });
   const smaller = br.length < d.changes.length;
+  const some = d.changes.length > 0 || !d.heartbeat;
   const body: wire2.PushBody = {
     epoch: d.epoch,
-    changes: smaller ? new Uint8Array(br) : d.changes,
-    ...(smaller ? { changesEncoding: 'br' as const } : {}),
+    ...(some ? { changes: smaller ? new Uint8Array(br) : d.changes } : {}),
+    ...(some && smaller ? { changesEncoding: 'br' as const } : {}),
+    ...(d.heartbeat ? { heartbeat: d.heartbeat } : {}),
     ...(d.sealed ? { sealed: true as const } : {}),
     t0: header.t0,
     ...(d.blobs.length > 0 ? { blobs: new TextEncoder().encode(JSON.stringify(d.blobs)) } : {}),
@@ -59,9 +66,8 @@ export function pushDelta(
   body: wire2.PushBody,
   maxChanges: number,
 ): { ok: true; value: PushDelta } | { ok: false; reason: string } {
-  if (!body.changes) return { ok: false, reason: 'a push without changes (a heartbeat) is not read yet' };
-  let changes = body.changes;
-  if (body.changesEncoding === 'br') {
+  let changes = body.changes ?? new Uint8Array();
+  if (body.changes && body.changesEncoding === 'br') {
     try {
       changes = new Uint8Array(brotliDecompressSync(body.changes, { maxOutputLength: maxChanges }));
     } catch (e) {
@@ -95,6 +101,7 @@ export function pushDelta(
       blobs,
       sealed: body.sealed ?? undefined,
       priority: body.failure ? 'failure' : 'status',
+      ...(body.heartbeat ? { heartbeat: body.heartbeat } : {}),
     },
   };
 }

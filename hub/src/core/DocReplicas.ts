@@ -1,3 +1,4 @@
+import type { wire2 } from '@driftline/protocol';
 import type { IngestStore } from '../ports/HubStore.js';
 import type { Merger, ThreadMemory } from '../ports/Merger.js';
 import type { HeapHeadroom } from './HeapHeadroom.js';
@@ -53,6 +54,7 @@ export class DocReplicas {
     site: string,
     agent: string,
     changes: Uint8Array[],
+    heartbeats: (wire2.HeartbeatBody | null)[] = [],
   ): Promise<{ out: MergeOutput; memo: Map<string, unknown> }> {
     const memo = this.memo(docId);
     const out = await this.merger.merge({
@@ -61,6 +63,7 @@ export class DocReplicas {
       agent,
       stored: await this.store.docChunks(docId),
       changes,
+      ...(heartbeats.some((h) => h) ? { heartbeats } : {}),
       cadenceKnown: !this.opts.shared && memo.has('cadenceS'),
       maxChunks: this.opts.maxChunks ?? 8,
       maxGrowth: this.opts.maxGrowth ?? 0.25,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as A from '@automerge/automerge';
-import { concatBytes } from '@driftline/protocol';
+import { heartbeatActor, rebuildHeartbeat } from '@driftline/hop/heartbeat';
+import { concatBytes, type wire2 } from '@driftline/protocol';
 import { type Backend, DocReader, type Touched } from './DocReader.js';
 
 /**
@@ -17,6 +18,11 @@ export interface MergeInput {
   stored: Uint8Array[];
   /** Each accepted bundle's changes, in the order they are merged. */
   changes: Uint8Array[];
+  /**
+   * A v2 push's heartbeat per bundle (absent: none), the change rebuilt after that bundle's changes
+   * (docs/decisions/500-heartbeat-rebuilds-the-change.md).
+   */
+  heartbeats?: (wire2.HeartbeatBody | null)[];
   /** Whether the caller holds the declared cadences as last read (DocReplicas' memo): not read again unless changed. */
   cadenceKnown: boolean;
   /** When to store the whole document instead of appending chunks (see `storeWhole`). */
@@ -25,8 +31,11 @@ export interface MergeInput {
 }
 
 export type MergedItem =
-  /** `changed`: the chunk changed the document or waits for dependencies, so it is stored. */
-  | { ok: true; changed: boolean }
+  /**
+   * `changed`: the chunk changed the document or waits for dependencies, so it is stored. `rebuilt`: the
+   * change its heartbeat stands for, stored after its changes.
+   */
+  | { ok: true; changed: boolean; rebuilt?: Uint8Array }
   /** The document says it belongs to another agent: refused, and the replica goes back to before it. */
   | { ok: false; reason: 'agent-mismatch'; docSite: unknown; docAgent: unknown }
   /** The changes are not Automerge changes: refused. */
@@ -74,6 +83,8 @@ export interface MergeOutput {
    * ack says the hub reads them (`AckPayload.readsConfirmed`).
    */
   readsConfirmed?: boolean;
+  /** The agent writes its quiet rounds as heartbeat changes (decision 500): its v2 ack says the hub rebuilds them. */
+  writesHeartbeats?: boolean;
 }
 
 export function mergeDoc(input: MergeInput): MergeOutput {
@@ -141,10 +152,12 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       cursor = from;
     };
 
-    for (const changes of input.changes) {
+    let rebuiltAny = false;
+    for (const [n, changes] of input.changes.entries()) {
+      const heartbeat = input.heartbeats?.[n] ?? null;
       // A bundle that only announces detail blobs (again: docs/decisions/412-every-held-blob-receipted.md)
       // carries no changes: nothing to merge, and its announcements are taken.
-      if (changes.length === 0) {
+      if (changes.length === 0 && !heartbeat) {
         items.push({ ok: true, changed: false });
         continue;
       }
@@ -152,11 +165,22 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       const waiting = h.getMissingDeps([]).join();
       // Automerge skips bytes it cannot parse when merging into a non-empty document, but would fail
       // to load them again from the store: malformed chunks are refused before they are merged.
-      const shape = chunkShapeError(changes);
+      const shape = changes.length === 0 ? null : chunkShapeError(changes);
       let error: string | null = shape;
+      let rebuilt: Uint8Array | undefined;
       if (!shape) {
         try {
-          h.loadIncremental(changes);
+          if (changes.length > 0) h.loadIncremental(changes);
+          if (heartbeat) {
+            // the change the heartbeat stands for, made on the document as the push's changes left it
+            const r = rebuildHeartbeat(h, input.docId, heartbeat);
+            if (r.ok) {
+              rebuilt = r.bytes;
+              h.loadIncremental(r.bytes);
+            } else {
+              error = r.reason;
+            }
+          }
         } catch (e) {
           error = e instanceof Error ? e.message : String(e);
         }
@@ -181,8 +205,9 @@ export function mergeDoc(input: MergeInput): MergeOutput {
         continue;
       }
       const changed = !sameHeads(before, h.getHeads()) || h.getMissingDeps([]).join() !== waiting;
-      if (changed) accepted.push(changes);
-      items.push({ ok: true, changed });
+      if (changed) accepted.push(rebuilt ? concatBytes(changes, rebuilt) : changes);
+      if (rebuilt) rebuiltAny = true;
+      items.push({ ok: true, changed, ...(rebuilt ? { rebuilt } : {}) });
     }
     segments.push(read(h.getHeads()));
     const added = accepted.reduce((n, c) => n + c.length, 0);
@@ -200,6 +225,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       requests: requestsTouched ? new DocReader(h).root('requests') : undefined,
       whole: whole ? h.save() : null,
       readsConfirmed: new DocReader(h).hasConfirmed(),
+      writesHeartbeats: rebuiltAny || writesHeartbeats(h, input.docId),
     };
   } finally {
     h.free();
@@ -229,6 +255,22 @@ export function loadStored(chunks: readonly Uint8Array[]): Backend {
     }
   }
   return each;
+}
+
+/**
+ * Whether the agent writes its quiet rounds as heartbeat changes (decision 500): a `confirmed` entry (of the
+ * first few) was last written by the document's heartbeat actor. Only such an agent is told, in its v2 ack,
+ * that this hub rebuilds them: an agent older than decision 500 never sees the ack's `heartbeats` field.
+ */
+function writesHeartbeats(h: Backend, docId: string): boolean {
+  const confirmed = h.get('_root', 'confirmed');
+  if (typeof confirmed !== 'string') return false;
+  const actor = heartbeatActor(docId);
+  for (const key of h.keys(confirmed).slice(0, 8)) {
+    const all = h.getAll(confirmed, key) as unknown as [string, unknown, string][];
+    if (all.some((v) => typeof v[2] === 'string' && v[2].endsWith(`@${actor}`))) return true;
+  }
+  return false;
 }
 
 const MAGIC = [0x85, 0x6f, 0x4a, 0x83];

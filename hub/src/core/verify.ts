@@ -9,6 +9,7 @@ import {
   type KeyCache,
   parseDocId,
   verifyBundle,
+  type wire2,
 } from '@driftline/protocol';
 import type { AgentRow } from '../ports/HubStore.js';
 
@@ -34,6 +35,8 @@ export type Verified =
       doc: { id: string; site: string; agent: string; epoch: number };
       /** A hop v2 push (decision 495): its sender's short id, its sequence and its signature's `tip`, for the ack. */
       wire2?: { from: number; seq: number; tip: Uint8Array };
+      /** A v2 push's heartbeat: the change the merge rebuilds after `payload.changes` (decision 500). */
+      heartbeat?: wire2.HeartbeatBody;
     }
   | {
       ok: false;

@@ -122,7 +122,7 @@ export async function verifyWire2Push(
     doc,
     heads: [],
   };
-  const { changes, blobs, sealed, epoch } = delta.value;
+  const { changes, blobs, sealed, epoch, heartbeat } = delta.value;
   return {
     ok: true,
     bundle: {
@@ -137,5 +137,6 @@ export async function verifyWire2Push(
     agent,
     doc: { id: doc, site: who.site, agent: who.agent, epoch },
     wire2: { from: m.from, seq: m.seq, tip: await wire2.messageTip(m.signature) },
+    ...(heartbeat ? { heartbeat } : {}),
   };
 }

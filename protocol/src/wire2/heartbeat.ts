@@ -23,7 +23,21 @@ export interface HeartbeatBody {
   start: number;
   runs: Uint8Array;
   gaps: Uint8Array;
+  /**
+   * The first 8 bytes of the hash of the Automerge change the heartbeat stands for: the hub rebuilds the
+   * change and merges it only when it hashes so (docs/decisions/500-heartbeat-rebuilds-the-change.md).
+   */
+  change?: Uint8Array;
+  /** The facts the change writes besides its cells (decision 500): the queue's depth, its oldest unsent result (ms) and the report time (ms). */
+  depth?: number;
+  oldest?: number;
+  reported?: number;
+  /** `br`: `gaps` are brotli-compressed (the reader inflates within the field's cap, S8). */
+  gapsEncoding?: 'br';
 }
+
+/** Most bytes a heartbeat's gaps inflate to (the field's cap on the wire). */
+export const MAX_HEARTBEAT_GAPS_BYTES = 512 * 1024;
 
 /** Most cells a heartbeat may name (S8); the varints of a larger one are refused. */
 export const MAX_HEARTBEAT_CELLS = 100_000;

@@ -69,6 +69,8 @@ export interface AckBody {
   committedAt: number;
   /** The hub reads confirmations written apart (decision 330). */
   readsConfirmed?: true;
+  /** The hub rebuilds heartbeats (decision 500); stated only to an agent that writes heartbeat changes. */
+  heartbeats?: true;
   /** As custody's `above`: pushes after `upTo + 1` also committed. */
   above?: Uint8Array;
   /** The detail blobs the hub holds for the document, 32-byte sha256 digests concatenated (v1's `blobs`). */
@@ -100,6 +102,11 @@ const HEARTBEAT: Field[] = [
   { key: 2, name: 'start', type: 'uint', required: true },
   { key: 3, name: 'runs', type: 'bytes', required: true, max: 64 * 1024 },
   { key: 4, name: 'gaps', type: 'bytes', required: true, max: 512 * 1024 },
+  { key: 5, name: 'change', type: 'bytes', len: 8 },
+  { key: 6, name: 'depth', type: 'uint' },
+  { key: 7, name: 'oldest', type: 'uint' },
+  { key: 8, name: 'reported', type: 'uint' },
+  { key: 9, name: 'gapsEncoding', type: 'encoding' },
 ];
 
 export const FIELDS: Record<KindName, Field[]> = {
@@ -130,6 +137,7 @@ export const FIELDS: Record<KindName, Field[]> = {
     { key: 4, name: 'readsConfirmed', type: 'true' },
     { key: 5, name: 'above', type: 'bytes', max: MAX_ABOVE_BYTES },
     { key: 6, name: 'blobs', type: 'bytes', max: 32 * 4096 },
+    { key: 7, name: 'heartbeats', type: 'true' },
   ],
 };
 

@@ -9,6 +9,7 @@ import {
   SIGNATURE_BYTES,
   wire2,
 } from '@driftline/protocol';
+import type { HeartbeatForm } from '../../core/doc/heartbeatRound.js';
 import type { DownlinkPage, UplinkResult } from '../../ports/Uplink.js';
 import type { Wire2State } from './wire2State.js';
 
@@ -29,6 +30,11 @@ export interface Wire2LinkOptions {
   /** The agent's sequences and pushes, shared by its upstreams (one stream to the hub). */
   state: Wire2State;
   now: () => number;
+  /**
+   * A delta as a v2 push carries it when its last change is a quiet round's heartbeat change (the ledger's
+   * `heartbeatForm`, decision 500); used once a hub ack said the hub rebuilds heartbeats.
+   */
+  heartbeatForm?: (epoch: number, changes: Uint8Array) => HeartbeatForm | null;
 }
 
 const asUplink = (f: HopFailure): UplinkResult<never> => ({
@@ -94,8 +100,11 @@ export class Wire2Link {
     const receipts: Receipt[] = [];
     for (const [index, { header, payload }] of deltas.entries()) {
       const seq = this.o.state.seq();
+      const hb = this.o.state.rebuildsHeartbeats
+        ? this.o.heartbeatForm?.(payload.epoch, payload.changes)
+        : null;
       const message = await encodePush(
-        { ...payload, priority: header.priority },
+        { ...payload, ...(hb ?? {}), priority: header.priority },
         { from: info.from, seq, t0: this.o.now() },
         this.o.privateKey,
       );

@@ -21,6 +21,8 @@ interface Saved {
   next: number;
   pushes: { seq: number; tip: string; doc: string; heads: string[] }[];
   links?: Record<string, Wire2LinkState>;
+  /** A hub ack said the hub rebuilds heartbeats (decision 500). */
+  heartbeats?: boolean;
 }
 
 /** Where an agent keeps its hop v2 state: beside its store, in its data directory. */
@@ -53,6 +55,12 @@ export class Wire2State {
   private reservedTo = 0;
   private pushes: Saved['pushes'] = [];
   private links: Record<string, Wire2LinkState> = {};
+  /**
+   * A hub ack said the hub rebuilds heartbeats (decision 500): quiet rounds go as heartbeats from now on,
+   * across restarts. A hub that stops rebuilding them refuses such a push; the agent then sends the change
+   * itself while the rejection stands (`AgentLedger.heartbeatForm`).
+   */
+  rebuildsHeartbeats = false;
 
   constructor(private readonly file: string) {
     // none yet, or unreadable: sequences start at 1 again; the agent registers its key first after a
@@ -61,6 +69,7 @@ export class Wire2State {
     if (typeof s.next === 'number' && Number.isSafeInteger(s.next) && s.next > 0) this.reservedTo = s.next;
     if (Array.isArray(s.pushes)) this.pushes = s.pushes.slice(-PUSHES_KEPT);
     if (s.links && typeof s.links === 'object') this.links = s.links;
+    this.rebuildsHeartbeats = s.heartbeats === true;
     mkdirSync(dirname(file), { recursive: true });
   }
 
@@ -82,7 +91,11 @@ export class Wire2State {
   }
 
   /** What the push an ack names carried; null: not a push of this agent's (another agent's, or forgotten). */
-  acked(upTo: number, tip: Uint8Array): PushedDelta | null {
+  acked(upTo: number, tip: Uint8Array, heartbeats = false): PushedDelta | null {
+    if (heartbeats && !this.rebuildsHeartbeats) {
+      this.rebuildsHeartbeats = true;
+      this.save();
+    }
     const hex = Buffer.from(tip).toString('hex');
     const p = this.pushes.find((x) => x.seq === upTo && x.tip === hex);
     return p ? { doc: p.doc, heads: p.heads } : null;
@@ -95,7 +108,12 @@ export class Wire2State {
   }
 
   private save(): void {
-    const saved: Saved = { next: this.reservedTo, pushes: this.pushes, links: this.links };
+    const saved: Saved = {
+      next: this.reservedTo,
+      pushes: this.pushes,
+      links: this.links,
+      ...(this.rebuildsHeartbeats ? { heartbeats: true } : {}),
+    };
     writeFileSync(`${this.file}.tmp`, JSON.stringify(saved));
     renameSync(`${this.file}.tmp`, this.file);
   }

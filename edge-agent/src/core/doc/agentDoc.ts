@@ -1,4 +1,5 @@
 import * as A from '@automerge/automerge';
+import type { HeartbeatFacts } from '@driftline/hop/heartbeat';
 import {
   type AgentDoc,
   AgentDocSchema,
@@ -14,6 +15,7 @@ import {
 import { canonicalJson } from '../plan/canonical.js';
 import { withConfirmed, writeCell } from './confirmApart.js';
 import { toDocValue } from './docValues.js';
+import { heartbeatRound } from './heartbeatRound.js';
 import { docRun, planDone, planRuns } from './planRuns.js';
 import { answers, openRequests, stampRequests } from './requestStamps.js';
 import type { RunInput } from './runInput.js';
@@ -117,7 +119,7 @@ export function recordRuns(
   inputs: readonly RunInput[],
   facts?: AgentFacts,
   knownFacts?: Record<string, unknown> | null,
-  confirmApart = false,
+  confirmApart: ConfirmMode = false,
   heldBefore: HeldCells = { cells: new Map(), hold: false },
 ): { doc: AgentAutomergeDoc; unchanged: boolean[]; held: HeldAfter } {
   const last = inputs.at(-1);
@@ -140,6 +142,15 @@ export function recordRuns(
   if (!last && prior.size === 0 && priorRuns.size === 0) return { doc, unchanged, held: none };
   // A held cell this batch replaces is not written: the new cell supersedes it.
   const replacedKeys = new Set(planned.filter((p) => !p.same).map((p) => p.key));
+  const reported = confirmApart === 'heartbeat' ? heartbeatFacts(facts, knownFacts) : null;
+  if (reported && priorRuns.size === 0 && open.length === 0 && doc.requests && planned.every((p) => p.same)) {
+    // a quiet round: the change a v2 push may carry as its heartbeat (decision 500)
+    const cells = new Map(prior);
+    for (const p of planned) cells.set(p.key, p.cell);
+    const next = heartbeatRound(doc, cells, (key) => readPackedCell(doc, key), reported.facts);
+    if (next) return { doc: next, unchanged, held: none };
+  }
+  const apart = confirmApart !== false;
   const at = last?.recordedAt ?? heldBefore.at ?? 0;
   // No message: the run ids it named (`run <runId>`) are in the entries, nobody reads it, and its ~12 B
   // of entropy after brotli were a fifth of what each change costs on the wire (decision 370).
@@ -149,16 +160,45 @@ export function recordRuns(
     const bases = new Map<string, DocCell | undefined>();
     const base = (key: string) => (bases.has(key) ? bases.get(key) : readPackedCell(doc, key));
     for (const [key, cell] of prior)
-      if (!replacedKeys.has(key))
-        bases.set(key, writeCell(d, key, base(key), cell, confirmApart, packDocEntry));
+      if (!replacedKeys.has(key)) bases.set(key, writeCell(d, key, base(key), cell, apart, packDocEntry));
     for (const p of planned) {
       if (!p.same) d.runs[p.input.runId] = packDocEntry(docRun(p.input));
-      bases.set(p.key, writeCell(d, p.key, base(p.key), p.cell, confirmApart && p.same, packDocEntry));
+      bases.set(p.key, writeCell(d, p.key, base(p.key), p.cell, apart && p.same, packDocEntry));
       if (open.length > 0) stampRequests(d, open, planDone(p));
     }
     if (facts) writeFacts(d, facts, knownFacts ?? undefined);
   });
   return { doc: next, unchanged, held: none };
+}
+
+/**
+ * How unchanged re-plans are written: rewriting their cells (`false`), apart in `confirmed` (`true`,
+ * decision 330), or apart as the round's heartbeat change where the round is only that (`'heartbeat'`,
+ * decision 500).
+ */
+export type ConfirmMode = boolean | 'heartbeat';
+
+/** The facts a heartbeat change writes besides its cells (the queue and report time, as every round). */
+const HEARTBEAT_FACTS = new Set(['queueDepth', 'oldestUnsentAt', 'reportedAt']);
+
+/**
+ * What writing `facts` over `known` writes, when a heartbeat change can say it: nothing (`facts`
+ * undefined), or only the queue's depth, its oldest unsent result and the report time. Null: other facts
+ * change, or the document's facts are not known.
+ */
+function heartbeatFacts(
+  facts: AgentFacts | undefined,
+  known: Record<string, unknown> | null | undefined,
+): { facts?: HeartbeatFacts } | null {
+  if (!facts) return {};
+  if (!known) return null;
+  for (const [k, v] of Object.entries(facts))
+    if (!HEARTBEAT_FACTS.has(k) && !(v === undefined ? !(k in known) : same(known[k], v))) return null;
+  const { queueDepth, oldestUnsentAt, reportedAt } = facts as Record<string, unknown>;
+  const uint = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+  if (!uint(queueDepth) || !uint(reportedAt) || !(oldestUnsentAt === undefined || uint(oldestUnsentAt)))
+    return null;
+  return { facts: { queueDepth, reportedAt, ...(oldestUnsentAt === undefined ? {} : { oldestUnsentAt }) } };
 }
 
 /** The document's facts as plain data (read once when a document is loaded; see `recordRuns`). */

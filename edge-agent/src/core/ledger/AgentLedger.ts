@@ -17,7 +17,14 @@ import type {
   StoreStatus,
 } from '../../ports/Ledger.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
-import { type AgentAutomergeDoc, mergeFacts, readCell, recordRuns } from '../doc/agentDoc.js';
+import {
+  type AgentAutomergeDoc,
+  type ConfirmMode,
+  mergeFacts,
+  readCell,
+  recordRuns,
+} from '../doc/agentDoc.js';
+import { type HeartbeatForm, heartbeatForm } from '../doc/heartbeatRound.js';
 import { writePresence } from '../doc/presence.js';
 import { ackWrites } from './acks.js';
 import { blobsToUpload, REUPLOADS, reuploadDue, reuploadsOf } from './blobQueue.js';
@@ -57,6 +64,10 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
    * first ack after one, confirmations rewrite their cells, which every hub reads.
    */
   private confirmApart = false;
+  /** How this process writes unchanged re-plans now: as heartbeat changes on hop v2 (decision 500). */
+  private get confirmMode(): ConfirmMode {
+    return this.confirmApart && this.opts.heartbeats ? 'heartbeat' : this.confirmApart;
+  }
   /** Results held out of the document: cells by key, changed plans' run entries (decision 370; `heldResults.ts`). */
   private held: HeldResults = loadHeld(this.storage, this.opts.now(), this.opts.holdNewsMs);
   /** The facts of the last batch held: written with the held results. */
@@ -87,17 +98,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       const w: AgentWriteSet = {};
       const depth = { count: this.unacked, oldest: this.storage.oldestUnackedFinish() };
       const hold = { cells: this.held.cells, runs: this.held.runs, hold: opts.moreComing === true };
-      batch = recordBatch(
-        w,
-        before,
-        this.docs.facts,
-        inputs,
-        recordedIn,
-        depth,
-        now,
-        this.confirmApart,
-        hold,
-      );
+      batch = recordBatch(w, before, this.docs.facts, inputs, recordedIn, depth, now, this.confirmMode, hold);
       next = batch.doc;
       if (next === before)
         return this.holdRecorded(w, inputs, batch, recordedIn, now, this.newsWaits(inputs));
@@ -199,7 +200,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     const before = this.docs.doc;
     const hold = { cells: this.held.cells, runs: this.held.runs, hold: false, at: now };
     const facts = this.heldFacts;
-    const r = recordRuns(before, [], facts, this.docs.facts, this.confirmApart, hold);
+    const r = recordRuns(before, [], facts, this.docs.facts, this.confirmMode, hold);
     this.commitChange(before, r.doc, { heldCleared: true }, count);
     if (facts) this.docs.facts = mergeFacts(this.docs.facts, facts);
     this.held = nothingHeld();
@@ -288,6 +289,16 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       [lastStallOf(upstream)]: this.opts.now(),
     };
     this.commit(w);
+  }
+
+  /**
+   * A delta of epoch `epoch` as a v2 push carries it when its last change is a heartbeat change (decision
+   * 500); null: send the changes. While the hub holds a rejection against this agent, changes only: a
+   * heartbeat it could not rebuild goes as the change itself.
+   */
+  heartbeatForm(epoch: number, changes: Uint8Array): HeartbeatForm | null {
+    if (this.storage.rejections().length > 0) return null;
+    return this.docs.with(epoch, (doc) => heartbeatForm(doc, changes));
   }
 
   applyAck(ack: AckPayload): AckResult {

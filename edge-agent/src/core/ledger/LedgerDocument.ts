@@ -34,6 +34,11 @@ export interface AgentLedgerOptions extends Partial<EpochLimits> {
    * failure, a cell's first result and a plan no schedule ran never wait.
    */
   holdNewsMs?: number;
+  /**
+   * A quiet round is written as its heartbeat change, which a v2 push carries as a heartbeat
+   * (`sync.wire: 2`; docs/decisions/500-heartbeat-rebuilds-the-change.md). Default false.
+   */
+  heartbeats?: boolean;
   now?: () => number;
 }
 
@@ -71,6 +76,7 @@ export abstract class LedgerDocument {
       rejectedRetryMs: 300_000,
       holdConfirmationsMs: 600_000,
       holdNewsMs: 600_000,
+      heartbeats: false,
       now: Date.now,
       ...options,
     };

@@ -3,6 +3,7 @@ import type { AgentWriteSet, BlobRow, RunRow } from '../../ports/AgentStorage.js
 import type { RecordRunInput, StoredDetail } from '../../ports/Ledger.js';
 import {
   type AgentAutomergeDoc,
+  type ConfirmMode,
   type HeldAfter,
   type HeldCells,
   mergeFacts,
@@ -42,7 +43,7 @@ export function recordBatch(
   epoch: number,
   depth: { count: number; oldest: number | null },
   now: number,
-  confirmApart = false,
+  confirmApart: ConfirmMode = false,
   held?: HeldCells,
 ): RecordedBatch {
   const last = inputs.at(-1) as RecordRunInput;

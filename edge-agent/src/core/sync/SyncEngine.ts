@@ -56,7 +56,8 @@ export interface SyncDeps {
 
 /** What a hop v2 push the hub acknowledged by sequence and `tip` carried; null: not this agent's. */
 export interface Wire2Acks {
-  acked(upTo: number, tip: Uint8Array): { doc: string; heads: string[] } | null;
+  /** `heartbeats`: the ack says the hub rebuilds heartbeats (decision 500). */
+  acked(upTo: number, tip: Uint8Array, heartbeats?: boolean): { doc: string; heads: string[] } | null;
 }
 
 /** An upstream that answered and refused this agent's credential (401/403). */

@@ -92,7 +92,7 @@ export class DownlinkHandler {
       return;
     }
     const ack = m.value.body as wire2.AckBody;
-    const pushed = this.deps.wire2?.acked(ack.upTo, ack.tip);
+    const pushed = this.deps.wire2?.acked(ack.upTo, ack.tip, ack.heartbeats === true);
     if (!pushed) return;
     const blobs = [];
     for (let i = 0; ack.blobs && i < ack.blobs.length; i += 32)

@@ -84,14 +84,18 @@ export class AckSigner {
     docId: string,
     blobs: readonly string[],
     now: number,
-    readsConfirmed = false,
+    states: { readsConfirmed?: boolean; heartbeats?: boolean } = {},
   ): { row: AckRow; signed: Promise<void> } {
+    const { readsConfirmed = false, heartbeats = false } = states;
     const row = this.emptyRow(who, docId, now);
     const body: wire2.AckBody = {
       upTo: who.wire2.seq,
       tip: who.wire2.tip,
       committedAt: now,
       ...(readsConfirmed ? { readsConfirmed: true as const } : {}),
+      // the hub rebuilds heartbeats (decision 500): said only to an agent that writes them, so never to
+      // one older than that decision (its strict reading would refuse the field)
+      ...(heartbeats ? { heartbeats: true as const } : {}),
       ...(blobs.length > 0 ? { blobs: Buffer.concat(blobs.map((b) => Buffer.from(b, 'hex'))) } : {}),
     };
     const signed = wire2

@@ -61,6 +61,8 @@ export class Batch {
       agent: string;
       heads: string[];
       readsConfirmed?: boolean;
+      /** The agent writes heartbeat changes (decision 500): its v2 ack says the hub rebuilds them. */
+      writesHeartbeats?: boolean;
       /** The last bundle taken was a hop v2 push: acked by a v2 message naming it (decision 495). */
       wire2?: { from: number; seq: number; tip: Uint8Array } | undefined;
     }

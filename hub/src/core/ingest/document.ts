@@ -1,3 +1,4 @@
+import { concatBytes } from '@driftline/protocol';
 import { applyRows } from '../applyRows.js';
 import type { IngestDeps } from '../ingestTypes.js';
 import { recordApprovalWords } from './approvalWords.js';
@@ -51,7 +52,14 @@ export async function ingestDocument(
     }
     b.w.bundles.push({ id, receivedAt: b.now });
     if (merged.changed && !out.whole)
-      b.w.docChunks.push({ docId, site, agent, epoch, bytes: v.payload.changes });
+      b.w.docChunks.push({
+        docId,
+        site,
+        agent,
+        epoch,
+        // a heartbeat's change is stored as if it had come as bytes (decision 500)
+        bytes: merged.rebuilt ? concatBytes(v.payload.changes, merged.rebuilt) : v.payload.changes,
+      });
     for (const blob of v.payload.blobs)
       b.w.announcements.push({ sha256: blob.sha256, docId, runId: blob.runId ?? null });
     const contact = await recordContact(b, v, peerName, clocks, merged.changed);
@@ -71,6 +79,7 @@ export async function ingestDocument(
       agent,
       heads: out.heads,
       readsConfirmed: out.readsConfirmed === true,
+      writesHeartbeats: out.writesHeartbeats === true,
       wire2: v.wire2,
     });
   }

@@ -20,7 +20,10 @@ export async function answerOnDownlink(b: Batch, rejections: Rejections, acks: A
     const blobs = [...held].sort();
     // a v2 push is acked by a v2 message naming it (docs/decisions/495-hop-v2-on-the-agent-link.md)
     const { row, signed } = who.wire2
-      ? acks.rowWire2({ ...who, wire2: who.wire2 }, docId, blobs, b.now, who.readsConfirmed)
+      ? acks.rowWire2({ ...who, wire2: who.wire2 }, docId, blobs, b.now, {
+          readsConfirmed: who.readsConfirmed === true,
+          heartbeats: who.writesHeartbeats === true,
+        })
       : acks.row(who, docId, who.heads, blobs, b.now, who.readsConfirmed);
     b.w.downlink.push(row);
     signing.push(signed);

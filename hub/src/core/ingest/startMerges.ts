@@ -15,6 +15,7 @@ export function startMerges(replicas: DocReplicas, groups: readonly DocGroup[]):
       g.site,
       g.agent,
       g.items.map((i) => i.v.payload.changes),
+      g.items.map((i) => i.v.heartbeat ?? null),
     );
     job.catch(() => {});
     return { ...g, job };

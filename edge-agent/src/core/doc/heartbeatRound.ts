@@ -1,0 +1,127 @@
+import * as A from '@automerge/automerge';
+import {
+  confirmedAfter,
+  encodeHeartbeatOf,
+  type HeartbeatBackend,
+  type HeartbeatFacts,
+  heartbeatActor,
+  heartbeatCellKeys,
+  heartbeatChange,
+} from '@driftline/hop/heartbeat';
+import { type DocCell, docId as docIdFor, type wire2 } from '@driftline/protocol';
+import type { AgentAutomergeDoc } from './agentDoc.js';
+import { confirmedEntry } from './confirmApart.js';
+
+/**
+ * A quiet round written as its heartbeat change (docs/decisions/500-heartbeat-rebuilds-the-change.md): the
+ * round's confirmations as the one change both ends make by the same rule (`@driftline/hop/heartbeat`), so
+ * a v2 push can carry the heartbeat instead of the change. Null when the round is not exactly that: a cell
+ * whose entry the rule would not write (its plan's commit moved, a cell rewritten), or no `confirmed` map.
+ */
+export function heartbeatRound(
+  doc: AgentAutomergeDoc,
+  cells: ReadonlyMap<string, DocCell>,
+  base: (key: string) => DocCell | undefined,
+  facts?: HeartbeatFacts,
+): AgentAutomergeDoc | null {
+  if (cells.size === 0 || !doc.confirmed) return null;
+  const named = [];
+  for (const [key, cell] of cells) {
+    const entry = confirmedEntry(base(key), cell);
+    if (!entry) return null;
+    const prev = doc.confirmed[key];
+    if (JSON.stringify(entry) !== confirmedAfter(prev === undefined ? undefined : String(prev), entry.at))
+      return null;
+    named.push({ key, at: entry.at });
+  }
+  const made = heartbeatChange(backend(doc), docIdOf(doc), named, facts);
+  if (!made) return null;
+  const [next] = A.applyChanges(doc, [made.bytes]);
+  return next;
+}
+
+/** What a v2 push carries for a delta: its changes before the last, and the heartbeat standing for it. */
+export interface HeartbeatForm {
+  changes: Uint8Array;
+  heartbeat: wire2.HeartbeatBody;
+}
+
+/**
+ * The delta `changes` of `doc` as a v2 push carries it when its last change is a heartbeat change: the
+ * changes before it and the heartbeat (which cells, when, and the change's hash). Null: send it all.
+ */
+export function heartbeatForm(doc: AgentAutomergeDoc, changes: Uint8Array): HeartbeatForm | null {
+  const split = splitLastChunk(changes);
+  if (!split) return null;
+  const id = docIdOf(doc);
+  let change: A.DecodedChange;
+  try {
+    change = A.decodeChange(split.last);
+  } catch {
+    return null;
+  }
+  if (change.actor !== heartbeatActor(id) || !change.hash) return null;
+  const h = backend(doc);
+  const confirmedObj = h.get('_root', 'confirmed', change.deps);
+  const factsObj = h.get('_root', 'facts', change.deps);
+  const cells = [];
+  let factsWritten = false;
+  for (const op of change.ops) {
+    if (op.obj === confirmedObj && op.action === 'set' && typeof op.value === 'string') {
+      const at = (JSON.parse(op.value) as { at?: unknown }).at;
+      if (typeof at !== 'number') return null;
+      cells.push({ key: op.key, at });
+    } else if (op.obj === factsObj && FACT_KEYS.has(op.key)) factsWritten = true;
+    else return null;
+  }
+  // Automerge leaves out a put of the value already there: the facts are read as the change left them
+  const fact = (key: string) => {
+    const v = typeof factsObj === 'string' ? h.get(factsObj, key, [change.hash as string]) : undefined;
+    return typeof v === 'number' ? v : undefined;
+  };
+  const [queueDepth, reportedAt, oldestUnsentAt] = [
+    fact('queueDepth'),
+    fact('reportedAt'),
+    fact('oldestUnsentAt'),
+  ];
+  if (factsWritten && (queueDepth === undefined || reportedAt === undefined)) return null;
+  const keys = heartbeatCellKeys(h, change.deps);
+  const heartbeat = encodeHeartbeatOf(
+    keys,
+    cells,
+    change.hash,
+    factsWritten && queueDepth !== undefined && reportedAt !== undefined
+      ? { queueDepth, reportedAt, ...(oldestUnsentAt === undefined ? {} : { oldestUnsentAt }) }
+      : undefined,
+  );
+  return heartbeat ? { changes: split.rest, heartbeat } : null;
+}
+
+const FACT_KEYS = new Set(['queueDepth', 'oldestUnsentAt', 'reportedAt']);
+const docIdOf = (doc: AgentAutomergeDoc) => docIdFor(String(doc.site), String(doc.agent), doc.epoch);
+const backend = (doc: AgentAutomergeDoc) => A.getBackend(doc) as unknown as HeartbeatBackend;
+
+/**
+ * Automerge's chunks (magic, checksum, type, LEB128 length, data; `saveSince` writes one per change): the
+ * last one and the bytes before it; null when `bytes` is not whole chunks.
+ */
+export function splitLastChunk(bytes: Uint8Array): { rest: Uint8Array; last: Uint8Array } | null {
+  let at = 0;
+  let lastAt = -1;
+  while (at < bytes.length) {
+    if (bytes[at] !== 0x85 || bytes[at + 1] !== 0x6f || bytes[at + 2] !== 0x4a || bytes[at + 3] !== 0x83)
+      return null;
+    let p = at + 9;
+    let len = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[p++];
+      if (b === undefined || shift > 28) return null;
+      len += (b & 0x7f) * 2 ** shift;
+      if ((b & 0x80) === 0) break;
+    }
+    if (p + len > bytes.length) return null;
+    lastAt = at;
+    at = p + len;
+  }
+  return lastAt < 0 ? null : { rest: bytes.subarray(0, lastAt), last: bytes.subarray(lastAt) };
+}

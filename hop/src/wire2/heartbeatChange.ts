@@ -1,0 +1,201 @@
+import { createHash } from 'node:crypto';
+import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
+import { wire2 } from '@driftline/protocol';
+
+/**
+ * A quiet round as a heartbeat (docs/decisions/500-heartbeat-rebuilds-the-change.md): the agent writes the
+ * round's confirmations (decision 330's `confirmed` entries) as one Automerge change made by a rule both
+ * ends run, so a v2 push carries the heartbeat (which cells, when) and the hub rebuilds the very change
+ * from its copy of the document. The document stays the one record: same heads at both ends, acks by
+ * heads, compaction and every reader unchanged. The push names the change's hash; a change the hub does
+ * not rebuild to that hash is refused, never merged as something else.
+ *
+ * The rule: the change is made on a fork of the document at its heads by the document's heartbeat actor
+ * ({@link heartbeatActor}), sets `confirmed[key]` for each named cell in key order to the JSON
+ * `{at, n, commit?}` where `n` is the entry's count plus one and `commit` the entry's (carried), and its
+ * time is the latest `at` in seconds. No message. With facts (`HeartbeatFacts`), it then sets
+ * `facts.queueDepth`, `facts.oldestUnsentAt` (or deletes it, when none and present) and `facts.reportedAt`,
+ * as integers, in that order: what every recorded round writes besides its cells.
+ */
+
+/** The Automerge backend calls the rule needs (structural: hop does not load Automerge itself). */
+export interface HeartbeatBackend {
+  fork(actor?: string, heads?: string[]): HeartbeatBackend;
+  get(obj: string, prop: string, heads?: string[]): unknown;
+  keys(obj: string, heads?: string[]): string[];
+  put(obj: string, prop: string, value: string | number, datatype: 'str' | 'int'): void;
+  delete(obj: string, prop: string): void;
+  commit(message?: string | null, time?: number | null): string | null;
+  getLastLocalChange(): Uint8Array | null;
+  free(): void;
+}
+
+export interface HeartbeatCellAt {
+  key: string;
+  /** When its plan finished, ms since the epoch (agent clock). */
+  at: number;
+}
+
+/** The facts a heartbeat change writes besides its cells. */
+export interface HeartbeatFacts {
+  queueDepth: number;
+  oldestUnsentAt?: number;
+  reportedAt: number;
+}
+
+/** How many bytes of the change's hash a heartbeat names (a signed name: no collision to fear). */
+export const HEARTBEAT_HASH_BYTES = 8;
+
+/** The actor of a document's heartbeat changes: both ends derive it from the document id. */
+export function heartbeatActor(docId: string): string {
+  return createHash('sha256').update(`driftline/heartbeat\0${docId}`).digest('hex').slice(0, 32);
+}
+
+/** The document's cell keys in the heartbeat's order (sorted as `cellListDigest` sorts them). */
+export function heartbeatCellKeys(h: HeartbeatBackend, heads?: string[]): string[] {
+  const cells = h.get('_root', 'cells', heads);
+  return typeof cells === 'string' ? [...h.keys(cells, heads)].sort() : [];
+}
+
+/** The `confirmed` entry the rule writes over `prev` (the entry's JSON text, or none). */
+export function confirmedAfter(prev: unknown, at: number): string {
+  let p: { n?: unknown; commit?: unknown } = {};
+  if (typeof prev === 'string') {
+    try {
+      p = JSON.parse(prev) as typeof p;
+    } catch {
+      p = {};
+    }
+  }
+  const n = typeof p.n === 'number' && Number.isSafeInteger(p.n) && p.n >= 0 ? p.n + 1 : 1;
+  return JSON.stringify({ at, n, ...(typeof p.commit === 'string' ? { commit: p.commit } : {}) });
+}
+
+/**
+ * The heartbeat change for `cells` on the document `h` is at (its heads), and its hash; null when the
+ * document has no `confirmed` map. `h` itself is not changed: the caller merges the bytes.
+ */
+export function heartbeatChange(
+  h: HeartbeatBackend,
+  docId: string,
+  cells: readonly HeartbeatCellAt[],
+  facts?: HeartbeatFacts,
+): { bytes: Uint8Array; hash: string } | null {
+  if (cells.length === 0) return null;
+  const f = h.fork(heartbeatActor(docId));
+  try {
+    const confirmed = f.get('_root', 'confirmed');
+    if (typeof confirmed !== 'string') return null;
+    let latest = 0;
+    for (const { key, at } of [...cells].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
+      f.put(confirmed, key, confirmedAfter(f.get(confirmed, key), at), 'str');
+      latest = Math.max(latest, at);
+    }
+    if (facts) {
+      const obj = f.get('_root', 'facts');
+      if (typeof obj !== 'string') return null;
+      f.put(obj, 'queueDepth', facts.queueDepth, 'int');
+      if (facts.oldestUnsentAt !== undefined) f.put(obj, 'oldestUnsentAt', facts.oldestUnsentAt, 'int');
+      else if (f.get(obj, 'oldestUnsentAt') !== undefined) f.delete(obj, 'oldestUnsentAt');
+      f.put(obj, 'reportedAt', facts.reportedAt, 'int');
+    }
+    const hash = f.commit(null, Math.floor(latest / 1000));
+    const bytes = f.getLastLocalChange();
+    return hash && bytes ? { bytes, hash } : null;
+  } finally {
+    f.free();
+  }
+}
+
+/** protocol's `cellListDigest`, at once (the hub's merge is synchronous): 4 bytes of sha256 of the sorted keys. */
+export function cellListDigestNow(keys: readonly string[]): Uint8Array {
+  const d = createHash('sha256')
+    .update([...keys].sort().join('\n'))
+    .digest();
+  return Uint8Array.from(d.subarray(0, 4));
+}
+
+/** The first {@link HEARTBEAT_HASH_BYTES} of a change hash (hex), as a heartbeat names it. */
+export function heartbeatHashPrefix(hash: string): Uint8Array {
+  return Uint8Array.from(Buffer.from(hash.slice(0, HEARTBEAT_HASH_BYTES * 2), 'hex'));
+}
+
+/**
+ * The heartbeat naming `cells` of the document whose sorted cell keys are `keys`, and the change hash;
+ * null when a cell is not in the list.
+ */
+export function encodeHeartbeatOf(
+  keys: readonly string[],
+  cells: readonly HeartbeatCellAt[],
+  hash: string,
+  facts?: HeartbeatFacts,
+): wire2.HeartbeatBody | null {
+  const index = new Map(keys.map((k, i) => [k, i]));
+  const named: wire2.HeartbeatCell[] = [];
+  for (const c of cells) {
+    const i = index.get(c.key);
+    if (i === undefined) return null;
+    named.push({ index: i, at: c.at });
+  }
+  const body = wire2.encodeHeartbeat(cellListDigestNow(keys), named);
+  // brotli when it pays, as a push's changes: plans that finish at a steady pace have gaps alike
+  const br = brotliCompressSync(body.gaps, {
+    params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY },
+  });
+  return {
+    ...body,
+    ...(br.length < body.gaps.length ? { gaps: new Uint8Array(br), gapsEncoding: 'br' as const } : {}),
+    change: heartbeatHashPrefix(hash),
+    ...(facts
+      ? {
+          depth: facts.queueDepth,
+          ...(facts.oldestUnsentAt === undefined ? {} : { oldest: facts.oldestUnsentAt }),
+          reported: facts.reportedAt,
+        }
+      : {}),
+  };
+}
+
+/**
+ * What the hub merges for a heartbeat: the change rebuilt on `h` (at the heads the push's changes left),
+ * or why it cannot be (another cell list, a change that does not rebuild to the hash the agent signed).
+ */
+export function rebuildHeartbeat(
+  h: HeartbeatBackend,
+  docId: string,
+  body: wire2.HeartbeatBody,
+): { ok: true; bytes: Uint8Array } | { ok: false; reason: string } {
+  const keys = heartbeatCellKeys(h);
+  let gaps = body.gaps;
+  if (body.gapsEncoding === 'br') {
+    try {
+      gaps = brotliDecompressSync(body.gaps, { maxOutputLength: wire2.MAX_HEARTBEAT_GAPS_BYTES });
+    } catch (e) {
+      return {
+        ok: false,
+        reason: `heartbeat gaps do not inflate within ${wire2.MAX_HEARTBEAT_GAPS_BYTES} bytes: ${(e as Error).message}`,
+      };
+    }
+  }
+  const read = wire2.decodeHeartbeat({ ...body, gaps }, cellListDigestNow(keys), keys.length);
+  if (!read.ok) return read;
+  const cells = read.cells.map((c) => ({ key: keys[c.index] as string, at: c.at }));
+  const facts =
+    body.reported === undefined
+      ? undefined
+      : {
+          queueDepth: body.depth ?? 0,
+          reportedAt: body.reported,
+          ...(body.oldest === undefined ? {} : { oldestUnsentAt: body.oldest }),
+        };
+  const made = heartbeatChange(h, docId, cells, facts);
+  if (!made)
+    return { ok: false, reason: 'heartbeat for a document with no confirmed map, no facts or no cells' };
+  const want = Buffer.from(body.change ?? new Uint8Array()).toString('hex');
+  if (want.length === 0 || !made.hash.startsWith(want))
+    return {
+      ok: false,
+      reason: `heartbeat does not rebuild the agent's change (${want || 'no hash named'}, rebuilt ${made.hash.slice(0, 16)}): the agent sends the change itself next`,
+    };
+  return { ok: true, bytes: made.bytes };
+}
