@@ -10,17 +10,31 @@ import { until } from './support.js';
 /**
  * Issue 46's mixed fleet (docs/decisions/495-hop-v2-on-the-agent-link.md), as real processes: one relay,
  * a v1 agent and a v2 agent (`sync.wire: 2`) behind it, each over a flaky link (resets and stalls: what
- * loss looks like under TCP), every cell re-planned each minute. Both sites' results all reach the hub
- * and every one is acknowledged back (nothing pending at either agent); the v2 agent spoke `/v2` to the
- * relay and never posted a v1 batch, the v1 agent never spoke `/v2`.
+ * loss looks like under TCP). Two rounds: every cell's plan at start, then a plan request for every
+ * cell, which goes down each agent's own wire (a v2 pull answer or a v1 downlink page) and comes back up
+ * as a second run. Both sites' results all reach the hub and every one is acknowledged back (nothing
+ * pending at either agent); the v2 agent spoke `/v2` to the relay and never posted a v1 batch, the v1
+ * agent never spoke `/v2`.
  */
 const SITES = ['old-ship', 'new-ship'];
-const COMPONENTS = [{ name: 'network', environments: ['prod', 'staging'], schedule: '* * * * *' }];
+const ENVIRONMENTS = ['prod', 'staging'];
+// Plans at start and on request only: a schedule that does not fire during the test (the second round is
+// the plan requests, not a wait for a cron minute).
+const COMPONENTS = [{ name: 'network', environments: ENVIRONMENTS, schedule: '0 0 1 1 *' }];
 
 describe('a v1 agent and a v2 agent behind one relay', { timeout: 600_000 }, () => {
   let topo: Topology;
   const api = <T>(path: string) =>
     fetch(`${topo.hubUrl}${path}`, { headers: topo.authHeaders }).then((r) => r.json() as Promise<T>);
+  const requestPlan = (c: Cell) =>
+    until(`the hub to accept a plan request for ${c.site}/${c.environment}`, async () => {
+      const r = await fetch(`${topo.hubUrl}/api/plan-requests`, {
+        method: 'POST',
+        headers: { ...topo.authHeaders, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...c, component: 'network' }),
+      });
+      return r.ok && ((await r.json()) as { requestId: string }).requestId;
+    });
 
   beforeAll(async () => {
     topo = await Topology.start({
@@ -47,15 +61,29 @@ describe('a v1 agent and a v2 agent behind one relay', { timeout: 600_000 }, () 
   }, 120_000);
 
   it('brings every result of both to the hub and every ack back, each agent on its own wire', async () => {
-    const cells = SITES.flatMap((site) => ['prod', 'staging'].map((env) => `${site}/${env}/network`));
-    const runs = async (cell: string) => (await api<RunsResponse>(`/api/cells/${cell}/runs`)).runs ?? [];
-    // two rounds at least: the first results and a re-plan of each cell
+    const cells = SITES.flatMap((site) => ENVIRONMENTS.map((environment) => ({ site, environment })));
+    const runs = async (c: Cell) =>
+      (await api<RunsResponse>(`/api/cells/${c.site}/${c.environment}/network/runs`)).runs ?? [];
+    // round one: every cell's plan at start
     await until(
-      "both sites' cells to have two runs each at the hub",
-      async () => (await Promise.all(cells.map(runs))).every((r) => r.length >= 2),
+      "both sites' cells to have their first run at the hub",
+      async () => (await Promise.all(cells.map(runs))).every((r) => r.length >= 1),
       240_000,
       1000,
     );
+    // round two: a plan request per cell, down each agent's wire to it and its run back up
+    const requests = await Promise.all(cells.map((c) => requestPlan(c)));
+    const done = await until(
+      'every plan request to be done',
+      async () => {
+        const states = await Promise.all(requests.map((id) => api<PlanRequest>(`/api/plan-requests/${id}`)));
+        return states.every((r) => r.state === 'done') && states;
+      },
+      240_000,
+      1000,
+    );
+    expect(done.map((r) => r.runId)).toEqual(cells.map(() => expect.stringMatching(/^[0-9A-Z]{26}$/)));
+    expect((await Promise.all(cells.map(runs))).map((r) => r.length >= 2)).toEqual(cells.map(() => true));
     // nothing lost: every run each agent recorded is acknowledged by the hub (D4), none waits
     for (const site of SITES)
       await until(
@@ -96,6 +124,16 @@ describe('a v1 agent and a v2 agent behind one relay', { timeout: 600_000 }, () 
     expect([seqFile('old-ship'), seqFile('new-ship')]).toEqual([false, true]);
   });
 });
+
+interface Cell {
+  site: string;
+  environment: string;
+}
+
+interface PlanRequest {
+  state: string;
+  runId: string | null;
+}
 
 async function agentStatus(topo: Topology, site: string): Promise<{ unackedRuns: number }> {
   const config = topo.layout.agentConfig(site);
