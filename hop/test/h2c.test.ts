@@ -1,20 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect as h2connect } from 'node:http2';
-import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningKeyPair, publicKeyFromText, publicKeyRaw, wire2 } from '@driftline/protocol';
+import { generateSigningKeyPair, wire2 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
-import {
-  createHopServer,
-  MemoryHopBackend,
-  type Wire2Backend,
-  type Wire2Sender,
-  wire2KeyId,
-} from '../src/index.js';
-import { makeBundle, wire2Registration } from '../src/testing.js';
+import { createHopServer } from '../src/index.js';
+import { MemoryWire2Node, makeBundle, startFirstBytesTap, wire2Registration } from '../src/testing.js';
 
 /**
  * h2c beside HTTP/1.1 on one hop port (issue 46): a first-bytes switch hands the HTTP/2 preface to
@@ -27,53 +20,8 @@ afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c();
 });
 
-/** A relay's memory node that speaks v2: keys pinned at registration, dropped to revoke a sender. */
-class V2Node extends MemoryHopBackend {
-  readonly senders = new Map<number, Wire2Sender>();
-  readonly wire2: Wire2Backend = {
-    nodeId: 3,
-    register: async (peer, reg) => {
-      const key = await publicKeyFromText(reg.publicKey);
-      const from = wire2KeyId(await publicKeyRaw(key));
-      this.senders.set(from, { peer, site: reg.site, agent: reg.agent, key });
-      return from;
-    },
-    sender: async (from) => this.senders.get(from) ?? null,
-    sign: () => new Uint8Array(64),
-  };
-}
-
-/** A TCP forwarder that notes how each connection began: the HTTP/2 preface or not. */
-async function firstBytesTap(port: number) {
-  const kinds: ('h2c' | 'http/1.1')[] = [];
-  const open = new Set<Socket>();
-  const server = createServer((client) => {
-    const up = connect(port, '127.0.0.1');
-    for (const s of [client, up]) {
-      open.add(s);
-      s.on('error', () => {});
-      s.once('close', () => {
-        client.destroy();
-        up.destroy();
-        open.delete(s);
-      });
-    }
-    client.once('data', (d: Buffer) =>
-      kinds.push(d.subarray(0, 3).toString() === 'PRI' ? 'h2c' : 'http/1.1'),
-    );
-    client.pipe(up);
-    up.pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => {
-    for (const s of open) s.destroy();
-    return new Promise((r) => server.close(r));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, kinds };
-}
-
 async function node(opts: { h2c?: boolean; recheckMs?: number } = {}) {
-  const backend = new V2Node({ name: 'relay-1', role: 'relay', maxHoldS: 3600 });
+  const backend = new MemoryWire2Node({ name: 'relay-1', role: 'relay', maxHoldS: 3600 });
   backend.addToken(TOKEN, { name: 'ship-7', sites: ['ship-7'] });
   const hop = createHopServer(backend, {
     uploads: { directory: mkdtempSync(join(tmpdir(), 'hop-h2c-')) },
@@ -87,7 +35,8 @@ async function node(opts: { h2c?: boolean; recheckMs?: number } = {}) {
 
 /** An agent's hop client through a tap, registered; `pull` sends a held v2 pull. */
 async function agent(url: string) {
-  const tap = await firstBytesTap(Number(new URL(url).port));
+  const tap = await startFirstBytesTap(Number(new URL(url).port));
+  closers.push(() => tap.close());
   const client = new HopClient({ url: tap.url, token: TOKEN, timeoutMs: 10_000 });
   closers.push(() => client.abort());
   const keys = await generateSigningKeyPair();
