@@ -54,7 +54,13 @@ export class Wire2Carrier {
     if (this.state().carrier === 'http/1.1') return this.plain.request(url, init);
     this.h2 ??= new H2cTransport();
     try {
-      return await this.h2.request(url, init);
+      const res = await this.h2.request(url, init);
+      if (this.reason) {
+        // tried again a day later, and spoken this time (the proxy went): said so in status
+        this.reason = undefined;
+        this.note();
+      }
+      return res;
     } catch (e) {
       if (!(e instanceof H2cRefusedError)) throw e;
       // nothing reached the upstream as HTTP/2: the same exchange on HTTP/1.1, and the next ones too
