@@ -41,6 +41,7 @@ import {
 import { startH2Tap } from '../lib/h2Tap.js';
 import { startHttpTap, type TappedResponse } from '../lib/httpTap.js';
 import { type PlanState, realPlan, rng } from '../lib/plans.js';
+import { type DayResult, type RoundFacts, ratedDay, wire } from '../lib/siteDayResult.js';
 import { startChain } from '../lib/topology.js';
 import { exchangeBreakdown, pushedChanges } from '../lib/v1Breakdown.js';
 
@@ -62,28 +63,6 @@ const PLAN_GAP_S = 10;
 const BREAKDOWN = process.argv.includes('--breakdown');
 /** `--wire=2`: the agent speaks hop v2 to the relay (`sync.wire: 2`, decision 495); default v1. */
 const WIRE2 = process.argv.includes('--wire=2');
-
-/** A round as `--breakdown` hands it on: each cell's plan end and whether it changed, and the pushed changes. */
-interface RoundFacts {
-  cells: { at: number; changed: boolean }[];
-  changes: string[];
-}
-
-interface DayResult {
-  bytesUp: number;
-  bytesDown: number;
-  requests: number;
-  pollOnlyBytes: number;
-  floorBytes: number;
-  /** The floor with one signature per direction per round (the agent's up, the hub's ack down). */
-  floorBothWaysBytes: number;
-  automergeSyncBytes: number;
-  /** h2c: the connection's own bytes (preface, settings, window updates), counted once a day; and connections opened. */
-  connectionBytes?: number;
-  connections?: number;
-}
-
-const wire = (r: TappedResponse) => ({ up: r.reqBytes + r.reqHeadBytes, down: r.bytes });
 
 /**
  * `asDaemon`: the round's plans finish one every {@link PLAN_GAP_S} and, as the daemon's sync loop is
@@ -384,15 +363,7 @@ const h2cDays = WIRE2
       busyAsDaemon: await day(0.05, 7, true, undefined, true),
     }
   : null;
-const mb = (b: number) => b / 1e6;
-const total = (d: DayResult) => d.bytesUp + d.bytesDown;
-/** A day's figures with its ratio to each floor and its cost. */
-const rated = <D extends DayResult>(d: D) => ({
-  ...d,
-  vsFloor: +(total(d) / d.floorBytes).toFixed(2),
-  vsFloorBothWays: +(total(d) / d.floorBothWaysBytes).toFixed(2),
-  costUsd: +(mb(total(d)) * TARIFF).toFixed(3),
-});
+const rated = <D extends DayResult>(d: D) => ratedDay(d, TARIFF);
 emit({
   cells: CELLS,
   wire: WIRE2 ? 2 : 1,
@@ -413,6 +384,6 @@ emit({
         },
       }
     : {}),
-  pass: { quietWithin2xFloor: total(quiet) <= 2 * quiet.floorBytes },
+  pass: { quietWithin2xFloor: quiet.bytesUp + quiet.bytesDown <= 2 * quiet.floorBytes },
 });
 process.exit(0);
