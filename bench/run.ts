@@ -136,10 +136,18 @@ const parts: Record<string, Part> = {
     run: async () => lastJsonLine((await runTs('bench/parts/siteDay.ts', flag, 6 * min)).stdout),
   },
   siteDayV2: {
-    // issue 46: the same days with the agent on hop v2 (`sync.wire: 2`, decision 495), beside siteDay's v1
-    keys: SITE_DAY_PART,
+    // issue 46: the same days with the agent on hop v2 (`sync.wire: 2`, decision 495), beside siteDay's v1;
+    // its days on HTTP/1.1 as siteDay's, and `h2c` the same on one h2c connection, counted on the socket
+    keys: {
+      ...SITE_DAY_PART,
+      h2c: {
+        quiet: { ...SITE_DAY, connectionBytes: 0, connections: 0 },
+        busy: { ...SITE_DAY, connectionBytes: 0, connections: 0 },
+        busyAsDaemon: { ...SITE_DAY, connectionBytes: 0, connections: 0 },
+      },
+    },
     run: async () =>
-      lastJsonLine((await runTs('bench/parts/siteDay.ts', [...flag, '--wire=2'], 6 * min)).stdout),
+      lastJsonLine((await runTs('bench/parts/siteDay.ts', [...flag, '--wire=2'], 10 * min)).stdout),
   },
   hopV2Budget: {
     // issue 46: siteDay's quiet and busy days in hop v2 messages beside v1 and the floor, same run

@@ -42,6 +42,8 @@ export function httpUplink(
     now?: () => number;
     /** Hop v2 where the upstream speaks it (`sync.wire: 2`): the agent's keys, as `edge-agent run` wires them. */
     wire2?: { privateKey: CryptoKey; publicKey: string; state: Wire2State };
+    /** Carry v2 on h2c where the relay states it (`sync.h2c`); default true, as the agent's. */
+    h2c?: boolean;
   } = {},
 ): HttpUplink {
   const urlStorage = urlStorages.get(store);
@@ -52,6 +54,7 @@ export function httpUplink(
     urlStorage,
     requestTimeoutMs: opts.requestTimeoutMs ?? 120_000,
     ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.h2c === undefined ? {} : { h2c: opts.h2c }),
     ...(opts.wire2
       ? {
           wire2: {

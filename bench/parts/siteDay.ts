@@ -38,8 +38,10 @@ import {
   until,
   wire2State,
 } from '../lib/agent.js';
+import { startH2Tap } from '../lib/h2Tap.js';
 import { startHttpTap, type TappedResponse } from '../lib/httpTap.js';
 import { type PlanState, realPlan, rng } from '../lib/plans.js';
+import { type DayResult, type RoundFacts, ratedDay, wire } from '../lib/siteDayResult.js';
 import { startChain } from '../lib/topology.js';
 import { exchangeBreakdown, pushedChanges } from '../lib/v1Breakdown.js';
 
@@ -62,25 +64,6 @@ const BREAKDOWN = process.argv.includes('--breakdown');
 /** `--wire=2`: the agent speaks hop v2 to the relay (`sync.wire: 2`, decision 495); default v1. */
 const WIRE2 = process.argv.includes('--wire=2');
 
-/** A round as `--breakdown` hands it on: each cell's plan end and whether it changed, and the pushed changes. */
-interface RoundFacts {
-  cells: { at: number; changed: boolean }[];
-  changes: string[];
-}
-
-interface DayResult {
-  bytesUp: number;
-  bytesDown: number;
-  requests: number;
-  pollOnlyBytes: number;
-  floorBytes: number;
-  /** The floor with one signature per direction per round (the agent's up, the hub's ack down). */
-  floorBothWaysBytes: number;
-  automergeSyncBytes: number;
-}
-
-const wire = (r: TappedResponse) => ({ up: r.reqBytes + r.reqHeadBytes, down: r.bytes });
-
 /**
  * `asDaemon`: the round's plans finish one every {@link PLAN_GAP_S} and, as the daemon's sync loop is
  * kicked by each result, whatever the ledger has due goes up at once: by default a cron round's changed
@@ -92,12 +75,16 @@ async function day(
   seed: number,
   asDaemon = false,
   newsHoldS?: number,
+  h2c = false,
 ): Promise<DayResult & { pushes: number; breakdown?: unknown; rounds?: RoundFacts[] }> {
   const keys = await generateSigningKeyPair();
   const state = WIRE2 ? wire2State() : undefined;
   const chain = await startChain(keys.publicKey, {}, { pullIntervalMs: 200 }, {});
   const holdS = Math.min(AGENT_HOLD_S, chain.maxHoldS);
   const tap = await startHttpTap(chain.agentLink.port, undefined, () => BREAKDOWN);
+  // h2c (issue 46): the agent's v2 exchanges ride one HTTP/2 connection, counted frame by frame on the
+  // socket into the same list; its HTTP/1.1 requests (the registration) go on through the HTTP tap
+  const h2tap = h2c ? await startH2Tap(chain.agentLink.port, tap.port, tap.responses) : null;
   // Rounds run back to back on the real clock (the relay drops bundles past their lifetime, the hub
   // distrusts a clock that runs ahead); the day's shape is in the counts: four rounds, the pulls between.
   let now = Date.now();
@@ -118,8 +105,9 @@ async function day(
     // The daemon's request timeout (30 min: it bounds the hold asked). Exchanges are timed on the real
     // clock (plus `skew`, moved an hour to measure a timed held pull): the day's clock above jumps.
     [
-      httpUplink(store, `http://127.0.0.1:${tap.port}`, chain.agentToken, {
+      httpUplink(store, `http://127.0.0.1:${h2tap?.port ?? tap.port}`, chain.agentToken, {
         requestTimeoutMs: 1_800_000,
+        h2c,
         now: () => Date.now() + skew,
         ...(state
           ? {
@@ -224,6 +212,7 @@ async function day(
   // `--one-lane`: one held pull at a time (`sync.heldPulls: 1`; as before decision 340).
   const lanes = ONE_LANE ? 1 : Math.min(2, asked.keep ?? 1);
   const counted = tap.responses.length;
+  const connAtStart = h2tap ? { ...h2tap.connection } : null;
   automergeSyncBytes = 0;
 
   let floorBytes = 0;
@@ -324,18 +313,28 @@ async function day(
   const timedPulls = Math.min(heldPulls, Math.ceil((DAY_S * 1000) / HELD_SAMPLE_EVERY_MS));
   const pollPulls = Math.ceil(DAY_S / INTERVAL_S);
   const poll = pollPull ? wire(pollPull) : { up: 0, down: 0 };
+  // h2c: the connection's preface and settings once (it lives across the day's rounds), and what stream 0
+  // carried during the day (window updates; a second connection's setup, had one been opened)
+  const conn =
+    h2tap && connAtStart
+      ? {
+          up: h2tap.setup.up + h2tap.connection.up - connAtStart.up,
+          down: h2tap.setup.down + h2tap.connection.down - connAtStart.down,
+        }
+      : { up: 0, down: 0 };
   const result: DayResult = {
-    bytesUp: dataUp + (heldPulls - timedPulls) * empty.up + timedPulls * emptyTimed.up,
-    bytesDown: dataDown + (heldPulls - timedPulls) * empty.down + timedPulls * emptyTimed.down,
+    bytesUp: dataUp + (heldPulls - timedPulls) * empty.up + timedPulls * emptyTimed.up + conn.up,
+    bytesDown: dataDown + (heldPulls - timedPulls) * empty.down + timedPulls * emptyTimed.down + conn.down,
     requests: busyRequests + heldPulls,
     pollOnlyBytes: dataUp + dataDown + pollPulls * (poll.up + poll.down),
     floorBytes,
     floorBothWaysBytes,
     automergeSyncBytes,
+    ...(h2tap ? { connectionBytes: conn.up + conn.down, connections: h2tap.connection.opened } : {}),
   };
   log(
     'siteDay',
-    `day with ${Math.round(changeShare * 100)} % of cells changing per round${asDaemon ? `, pushed as the daemon does (sync.newsHoldS ${newsHoldS ?? 'default'})` : ''}`,
+    `day with ${Math.round(changeShare * 100)} % of cells changing per round${asDaemon ? `, pushed as the daemon does (sync.newsHoldS ${newsHoldS ?? 'default'})` : ''}${h2tap ? ', v2 on h2c' : ''}`,
     {
       ...result,
       pushes,
@@ -359,6 +358,7 @@ async function day(
         last && exchangeBreakdown('empty held pull, untimed', last),
       ]
     : undefined;
+  await h2tap?.close();
   await tap.close();
   store.close();
   await chain.close();
@@ -374,15 +374,15 @@ if (BREAKDOWN) {
 }
 const busyAsDaemon = await day(0.05, 7, true);
 const busyNewsAtOnce = await day(0.05, 7, true, 0);
-const mb = (b: number) => b / 1e6;
-const total = (d: DayResult) => d.bytesUp + d.bytesDown;
-/** A day's figures with its ratio to each floor and its cost. */
-const rated = <D extends DayResult>(d: D) => ({
-  ...d,
-  vsFloor: +(total(d) / d.floorBytes).toFixed(2),
-  vsFloorBothWays: +(total(d) / d.floorBothWaysBytes).toFixed(2),
-  costUsd: +(mb(total(d)) * TARIFF).toFixed(3),
-});
+// `--wire=2`: the same days with v2 on h2c (issue 46), measured on the socket, beside HTTP/1.1's above
+const h2cDays = WIRE2
+  ? {
+      quiet: await day(0, 7, false, undefined, true),
+      busy: await day(0.05, 7, false, undefined, true),
+      busyAsDaemon: await day(0.05, 7, true, undefined, true),
+    }
+  : null;
+const rated = <D extends DayResult>(d: D) => ratedDay(d, TARIFF);
 emit({
   cells: CELLS,
   wire: WIRE2 ? 2 : 1,
@@ -394,6 +394,15 @@ emit({
   busy: rated(busy),
   busyAsDaemon: rated(busyAsDaemon),
   busyNewsAtOnce: rated(busyNewsAtOnce),
-  pass: { quietWithin2xFloor: total(quiet) <= 2 * quiet.floorBytes },
+  ...(h2cDays
+    ? {
+        h2c: {
+          quiet: rated(h2cDays.quiet),
+          busy: rated(h2cDays.busy),
+          busyAsDaemon: rated(h2cDays.busyAsDaemon),
+        },
+      }
+    : {}),
+  pass: { quietWithin2xFloor: quiet.bytesUp + quiet.bytesDown <= 2 * quiet.floorBytes },
 });
 process.exit(0);

@@ -122,6 +122,12 @@ const SyncSchema = z
       .describe(
         'The hop protocol spoken to upstreams: 1, or 2 where the upstream speaks it (a relay or hub of this version registers the agent key once with its token; from then on each push and pull is one signed binary message with no token or HTTP heads to speak of, a quiet day about half the bytes). An upstream that does not answers 404 and gets v1, asked again a day later.',
       ),
+    h2c: z
+      .boolean()
+      .default(true)
+      .describe(
+        'With sync.wire 2: carry the v2 exchanges on HTTP/2 with prior knowledge (h2c: one connection kept across rounds, its heads a few bytes each) where the upstream states it serves it; http: upstreams only (https keeps HTTP/1.1). An HTTP/1.1-only proxy on the way is noticed (the preface is not answered) and that upstream gets HTTP/1.1 for a day, said in `edge-agent status`; false: always HTTP/1.1.',
+      ),
     newsHoldS: z
       .number()
       .int()

@@ -9,6 +9,7 @@
  */
 export type { RangeResult, RangeSink } from './client/fetchRange.js';
 export { HELD_SAMPLE_EVERY_MS, HopClient, type HopClientOptions } from './client/HopClient.js';
+export { H2cRefusedError, H2cTransport } from './client/h2cTransport.js';
 export { readRefusalsJson } from './client/refusals.js';
 export {
   type ClientCode,
@@ -19,3 +20,4 @@ export {
 } from './client/result.js';
 export { type TokenFileOptions, tokenFromFile } from './client/tokenFile.js';
 export type { TusUpload } from './client/tusUpload.js';
+export type { Wire2CarrierState } from './client/wire2Carrier.js';

@@ -13,9 +13,11 @@ import {
   omitKeepAliveLines,
 } from './http/connections.js';
 import { errorMiddleware } from './http/errorMiddleware.js';
+import { acceptH2c } from './http/h2c.js';
 import { closeServer, listenOn } from './http/lifecycle.js';
 import { type MetricsAccess, metricsAccess } from './http/metricsRoute.js';
 import { OpenCredentials, RECHECK_MS } from './http/openCredentials.js';
+import { sendError } from './http/refuse.js';
 import { HOP_ROUTES, type HopRole } from './http/routes.js';
 import { SeqWindows } from './http/wire2Routes.js';
 import { createHopMetrics, type HopMetrics } from './metrics.js';
@@ -69,6 +71,11 @@ export interface HopServerOptions extends ConnectionLimits {
    * revoked or rotated out past its grace closes them (docs/decisions/411-revocation-cuts-at-once.md).
    */
   revocationCheckMs?: number;
+  /**
+   * Serve HTTP/2 with prior knowledge (h2c) on the same port, beside HTTP/1.1 (default true): a hop v2
+   * agent that is told so keeps one connection across rounds, its heads a few bytes each (issue 46).
+   */
+  h2c?: boolean;
 }
 
 /** A hop API server, not yet listening. */
@@ -126,6 +133,7 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
     credentials,
     windows: new SeqWindows(),
     now: options.now ?? Date.now,
+    h2c: options.h2c ?? true,
   };
   for (const r of HOP_ROUTES) {
     const chain = [...guards[r.role], ...(r.clocks ? [clocks] : []), (ctx: Context) => r.handler(ctx, deps)];
@@ -166,8 +174,25 @@ export function createHopServer(backend: HopBackend, options: HopServerOptions):
       } else callback(req, res);
     },
   );
+  const keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? 3_600_000;
+  if (deps.h2c)
+    acceptH2c(
+      server,
+      (req, res) => {
+        // tus (and its clients) speak HTTP/1.1; only the hop's Koa routes are served over h2c
+        if (isUploadPath(req.url))
+          sendError(
+            req,
+            res,
+            'bad-request',
+            'tus uploads are served over HTTP/1.1: upload on an HTTP/1.1 connection',
+          );
+        else callback(req, res);
+      },
+      { firstBytesTimeoutMs: headersTimeoutMs, idleTimeoutMs: keepAliveTimeoutMs },
+    );
   server.requestTimeout = options.requestTimeoutMs ?? 0;
-  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 3_600_000;
+  server.keepAliveTimeout = keepAliveTimeoutMs;
   applyConnectionLimits(server, { ...options, headersTimeoutMs }, () => metrics.connectionsRefused.inc());
   const interval = options.uploadCleanupIntervalMs ?? 3_600_000;
   const timer =

@@ -9,6 +9,9 @@ import {
   wire2,
 } from '@driftline/protocol';
 
+export { MemoryWire2Node } from './memory/MemoryWire2Node.js';
+export { startFirstBytesTap } from './testing/firstBytesTap.js';
+
 let counter = 0;
 const keys = generateSigningKeyPair();
 

@@ -39,11 +39,19 @@ const heldNewsLine = (n: StoreStatus['heldNews']) =>
         `held news      ${n.count} result(s), ${n.until !== null && n.until > Date.now() ? `held until ${new Date(n.until).toISOString()} (its round)` : 'due: they go with the next push'}`,
       ];
 
+/** What carries a v2 link: h2c, or HTTP/1.1 and why (issue 46); nothing from an older state file. */
+const carried = (l: Extract<Wire2LinkState, { wire: 2 }>) =>
+  l.carrier === 'h2c'
+    ? ' (h2c)'
+    : l.carrier === 'http/1.1'
+      ? ` (HTTP/1.1${l.reason ? `: ${l.reason}` : ''})`
+      : '';
+
 /** Each upstream's hop wire as its last registration answered (`sync.wire: 2`, decision 495). */
 const wireLines = (links: Record<string, Wire2LinkState> | undefined) =>
   Object.entries(links ?? {}).map(([url, l]) =>
     l.wire === 2
-      ? `hop            v2 with ${url} (node ${l.node}) since ${ago(l.since)}`
+      ? `hop            v2${carried(l)} with ${url} (node ${l.node}) since ${ago(l.since)}`
       : `hop            v1 with ${url}: ${l.reason}`,
   );
 
@@ -85,8 +93,9 @@ export function registerStatus(program: Command): void {
         '',
         "Safe to run while the daemon runs. A cron round's changed plans waiting for the round read",
         '`held news ... held until <time> (its round)` (in --json: heldNews { count, until }).',
-        "With sync.wire: 2, each upstream's wire as it last answered: `hop  v2 with <url> (node N) since ...`",
-        'or `hop  v1 with <url>: <why>` (in --json: wire { <url>: { wire, ... } }).',
+        "With sync.wire: 2, each upstream's wire as it last answered: `hop  v2 (h2c) with <url> (node N) since ...`",
+        '(v2 (HTTP/1.1: <why>) where h2c was refused on the way), or `hop  v1 with <url>: <why>`',
+        '(in --json: wire { <url>: { wire, carrier, ... } }).',
         '',
         'Example:',
         '  edge-agent status --config /etc/driftline/agent.yaml --json',

@@ -57,7 +57,9 @@ export function agentUplinks(
         stallMs: config.sync.stallS * 1000,
         // the agent signs its own clock term with its key (decision 290)
         ...(deps.privateKey ? { signKey: deps.privateKey } : {}),
-        // hop v2 where the upstream speaks it (docs/decisions/495-hop-v2-on-the-agent-link.md)
+        // hop v2 where the upstream speaks it (docs/decisions/495-hop-v2-on-the-agent-link.md), on h2c
+        // where it states that too (issue 46)
+        h2c: config.sync.h2c,
         ...(wire2 && deps.privateKey && deps.publicKey
           ? {
               wire2: {

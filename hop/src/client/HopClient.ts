@@ -28,19 +28,20 @@ import {
   STATUS_PATH,
   type StampedExchange,
   TRUSTED_CLOCK,
-  wire2,
+  type wire2,
 } from '@driftline/protocol';
 import { compressBatch } from '../wire/compress.js';
 import { watchAnswer } from './answerWatch.js';
 import { readDownlinkAnswer } from './downlinkAnswer.js';
 import { ExchangeTimes } from './exchangeTimes.js';
 import { fetchRange, type RangeSink } from './fetchRange.js';
+import type { HopClientOptions } from './hopClientOptions.js';
 import { type PlainInit, PlainTransport } from './plainRequest.js';
-
 import { readRefusals } from './refusals.js';
 import { answered, failure, type HopResult, safeJson, thrown } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
-import { exchangeWire2, readWire2Info } from './wire2Client.js';
+import { Wire2Carrier, type Wire2CarrierState } from './wire2Carrier.js';
+import { exchangeWire2, registerWire2 } from './wire2Client.js';
 
 /**
  * Least time between two clock samples taken by held downlink pulls, ms: an hour adds ~54 ms of drift
@@ -48,34 +49,10 @@ import { exchangeWire2, readWire2Info } from './wire2Client.js';
  */
 export const HELD_SAMPLE_EVERY_MS = 3_600_000;
 
+export type { HopClientOptions } from './hopClientOptions.js';
+
 /** Error bodies are a line of JSON; more is not read. */
 const ERROR_BODY_CAP = 64 * 1024;
-
-export interface HopClientOptions {
-  /** Base URL of the upstream's hop API (a relay or the hub). */
-  url: string;
-  /** The bearer token, or a function read at each request (a token file re-read on change: `tokenFromFile`). */
-  token: string | (() => string);
-  /** Per request. Must exceed the link's round trip (minutes on some links); default 30 minutes. */
-  timeoutMs?: number;
-  /**
-   * Largest answer read, after fetch has inflated it (default 64 MiB): a compressed bomb from a hostile
-   * upstream stops here instead of filling memory.
-   */
-  maxResponseBytes?: number;
-  /** The caller's clock; every exchange is timed with it (docs/decisions/070-clock-offsets.md). */
-  now?: () => number;
-  /** The caller's clock is disciplined: it reports `trusted`, never a measured offset. */
-  trustedClock?: boolean;
-  /**
-   * Downlink pulls that make no progress this long are cut (`stalled`): an answer that has not begun
-   * within the hold, the round trip and this, or a body that pauses this long or, past this long, comes
-   * slower than `floorBytesPerS` (docs/decisions/410-independent-downlinks.md). Absent: only `timeoutMs`.
-   */
-  stallMs?: number;
-  /** Least average rate of a downlink answer's body once `stallMs` has passed, bytes/s; default 128. */
-  floorBytesPerS?: number;
-}
 
 /**
  * The hop API, client side, for the agent and for relays: batches (brotli, one receipt per bundle),
@@ -93,6 +70,8 @@ export class HopClient {
   private readonly stopping = new AbortController();
   /** Requests with only the headers the hop API reads (not fetch's own; decision 380). */
   private readonly transport = new PlainTransport();
+  /** Hop v2's exchanges: h2c where the upstream states it, else on {@link transport}. */
+  private readonly carrier: Wire2Carrier;
   /**
    * The longest hold the upstream stated (`driftline-held: <s>;max=<longest>`), or null before it did
    * (an older upstream): pulls then ask at most {@link LEGACY_DOWNLINK_WAIT_S}, unconditionally.
@@ -109,6 +88,13 @@ export class HopClient {
     this.timeoutMs = opts.timeoutMs ?? 30 * 60_000;
     this.maxResponseBytes = opts.maxResponseBytes ?? 64 * 1024 * 1024;
     this.now = opts.now ?? Date.now;
+    this.carrier = new Wire2Carrier(
+      this.url,
+      this.transport,
+      opts.h2c ?? true,
+      opts.onWire2Carrier,
+      this.now,
+    );
   }
 
   /** The token for the next request. */
@@ -134,7 +120,10 @@ export class HopClient {
   abort(): void {
     this.stopping.abort();
     // after the aborts above have ended their requests (as aborted, not as a closed socket)
-    setImmediate(() => this.transport.close());
+    setImmediate(() => {
+      this.transport.close();
+      this.carrier.close();
+    });
   }
 
   /** The signal a request runs under: the client's timeout, `abort()`, and the caller's own. */
@@ -345,7 +334,7 @@ export class HopClient {
 
   /** Hop v2: one signed message to `POST /v2`, no token (`wire2Client.ts`); a hold adds to its timeout. */
   exchangeWire2(message: Uint8Array, signal?: AbortSignal, holdS = 0) {
-    const { url, transport, times, now, maxResponseBytes: maxBytes } = this;
+    const { url, carrier: transport, times, now, maxResponseBytes: maxBytes } = this;
     const ms = Math.max(this.timeoutMs, (holdS + 60) * 1000);
     const t = { url, transport, times, now, maxBytes, signal: (s?: AbortSignal) => this.signal(s, ms) };
     return exchangeWire2(t, message, signal);
@@ -353,13 +342,12 @@ export class HopClient {
 
   /** `POST /v1/peer/wire2` (bearer token): registers the agent's key; 404: the upstream speaks v1 only. */
   async registerWire2(reg: wire2.Wire2Registration): Promise<HopResult<wire2.Wire2Info>> {
-    const init = {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(reg),
-    };
-    const r = await this.request(wire2.WIRE2_REGISTER_PATH, init);
-    return r.ok ? readWire2Info(r.value) : r;
+    return registerWire2((path, init) => this.request(path, init), this.carrier, reg);
+  }
+
+  /** What carries this client's hop v2 exchanges now (h2c, or HTTP/1.1 and why). */
+  wire2Carrier(): Wire2CarrierState {
+    return this.carrier.state();
   }
 
   /** `POST /v1/status`: this relay's own health, for the upstream to keep and show. */

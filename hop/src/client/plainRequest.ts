@@ -66,7 +66,7 @@ export class PlainTransport {
 }
 
 /** Statuses whose answer has no body (RFC 9110), which a `Response` refuses one for. */
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+export const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 function toResponse(res: IncomingMessage, method: string): Response {
   const headers = new Headers();
@@ -77,7 +77,7 @@ function toResponse(res: IncomingMessage, method: string): Response {
   const status = res.statusCode ?? 502;
   const empty = NULL_BODY.has(status) || method === 'HEAD';
   if (empty) res.resume();
-  return new Response(empty ? null : pulled(decoded(res)), {
+  return new Response(empty ? null : pulled(decoded(res, res.headers['content-encoding'])), {
     status,
     statusText: res.statusMessage ?? '',
     headers,
@@ -89,7 +89,7 @@ function toResponse(res: IncomingMessage, method: string): Response {
  * is paused in between, so a fast upstream cannot queue more than a chunk ahead of a capped reader
  * (`Readable.toWeb` in Node 20 queues whatever the socket delivers; docs/decisions/413-downlink-reads-stream.md).
  */
-function pulled(body: Readable): ReadableStream<Uint8Array> {
+export function pulled(body: Readable): ReadableStream<Uint8Array> {
   const chunks = body[Symbol.asyncIterator]();
   return new ReadableStream<Uint8Array>(
     {
@@ -108,8 +108,8 @@ function pulled(body: Readable): ReadableStream<Uint8Array> {
 }
 
 /** The body as sent, or decoded from its `Content-Encoding` (one coding; any other is left as it came). */
-function decoded(res: IncomingMessage): Readable {
-  const coding = String(res.headers['content-encoding'] ?? '')
+export function decoded(res: Readable, contentEncoding: string | string[] | undefined): Readable {
+  const coding = String(contentEncoding ?? '')
     .trim()
     .toLowerCase();
   const decoder =

@@ -1,12 +1,14 @@
 import { readCapped, readCappedText, wire2 } from '@driftline/protocol';
 import type { ExchangeTimes } from './exchangeTimes.js';
-import type { PlainTransport } from './plainRequest.js';
+import type { PlainInit } from './plainRequest.js';
 import { answered, failure, type HopResult, safeJson, thrown } from './result.js';
+import type { Wire2Carrier } from './wire2Carrier.js';
 
 /** What a hop client lends its v2 exchanges: its transport, its signals and its exchange times. */
 export interface Wire2Transport {
   url: string;
-  transport: PlainTransport;
+  /** HTTP/1.1 or h2c (`Wire2Carrier`), answering as a web `Response`. */
+  transport: { request(url: string, init: PlainInit): Promise<Response> };
   times: ExchangeTimes;
   /** Most bytes of an answer read (the client's `maxResponseBytes`, as v1's pages). */
   maxBytes: number;
@@ -15,8 +17,8 @@ export interface Wire2Transport {
 }
 
 /**
- * One v2 exchange (`POST /v2`, docs/decisions/495-hop-v2-on-the-agent-link.md): the signed message and a
- * content type, nothing else on the request, no bearer token. Answers the status (200 with a body, 204
+ * One v2 exchange (`POST /v2`, docs/decisions/495-hop-v2-on-the-agent-link.md): the signed message and its
+ * length, nothing else on the request (no content type, no bearer token). Answers the status (200 with a body, 204
  * without) and the body; an error status is a failure as v1's. A `custody` answer's stamp is a clock
  * sample, as v1's timed exchanges are.
  */
@@ -60,4 +62,25 @@ export async function readWire2Info(res: Response): Promise<HopResult<wire2.Wire
   if (!parsed.success)
     return failure('bad-answer', 'upstream answered the v2 registration with no v2 info', true);
   return { ok: true, value: parsed.data };
+}
+
+/**
+ * `POST /v1/peer/wire2` by `request` (the client's, with its token): registers the agent's key; saying it
+ * reads `h2c` where its carrier may use it (an older agent's strict schema would refuse the field), and
+ * telling the carrier what the upstream stated.
+ */
+export async function registerWire2(
+  request: (path: string, init: PlainInit) => Promise<HopResult<Response>>,
+  carrier: Wire2Carrier,
+  reg: wire2.Wire2Registration,
+): Promise<HopResult<wire2.Wire2Info>> {
+  const h2c: Record<string, string> = carrier.asks() ? { [wire2.WIRE2_H2C_HEADER]: '1' } : {};
+  const r = await request(wire2.WIRE2_REGISTER_PATH, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...h2c },
+    body: JSON.stringify(reg),
+  });
+  const info = r.ok ? await readWire2Info(r.value) : r;
+  if (info.ok) carrier.noteStated(info.value.h2c === true);
+  return info;
 }

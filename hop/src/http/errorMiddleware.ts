@@ -1,7 +1,7 @@
 import { ERRORS, type ErrorCode, renderError, WireError } from '@driftline/protocol';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { bodyUnread, errorHeaders } from './refuse.js';
+import { bodyUnread, dropUnreadBody, errorHeaders } from './refuse.js';
 
 /**
  * The one place a hop server turns errors into responses: a `WireError` renders its ERRORS entry,
@@ -44,7 +44,7 @@ export function errorMiddleware(
     if (ctx.status < 400) return;
     for (const [k, v] of Object.entries(errorHeaders(ctx.status, thrown)))
       if (!ctx.response.get(k)) ctx.set(k, v);
-    if (bodyUnread(ctx.req)) ctx.set('Connection', 'close');
+    if (bodyUnread(ctx.req)) dropUnreadBody(ctx.req, ctx.res, (k, v) => ctx.set(k, v));
   };
 }
 

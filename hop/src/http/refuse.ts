@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { Socket } from 'node:net';
 import { type ErrorCode, renderError, WireError } from '@driftline/protocol';
 
@@ -41,14 +42,34 @@ export function errorHeaders(status: number, e?: unknown): Record<string, string
  * the response says `Connection: close` and Node closes the socket once it is sent (RFC 9112 §9.6), so
  * an unauthenticated client cannot make the server read gigabytes it will throw away.
  */
-export function bodyUnread(req: IncomingMessage): boolean {
+export function bodyUnread(req: IncomingMessage | Http2ServerRequest): boolean {
   return !req.complete;
+}
+
+/**
+ * Lets a refused request's unread body go without draining it. HTTP/1.1: `Connection: close` on the
+ * answer. HTTP/2 has no connection header (a compat response throws on one) and the connection carries
+ * other exchanges: the stream alone is reset with NO_ERROR once the answer is sent (RFC 9113 §8.1).
+ */
+export function dropUnreadBody(
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+  setHeader: (name: string, value: string) => void,
+): void {
+  if (req.httpVersionMajor < 2) {
+    setHeader('Connection', 'close');
+    return;
+  }
+  const stream = (res as Http2ServerResponse).stream;
+  res.once('finish', () => {
+    if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
+  });
 }
 
 /** Answers `res` with an error from the ERRORS table and closes the connection when the body is unread. */
 export function sendError(
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
   code: ErrorCode,
   detail?: string,
   extra: Record<string, string> = {},
@@ -59,7 +80,7 @@ export function sendError(
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(body)),
     ...errorHeaders(r.status),
-    ...(bodyUnread(req) ? { connection: 'close' } : {}),
+    ...(bodyUnread(req) && req.httpVersionMajor < 2 ? { connection: 'close' } : {}),
     ...extra,
   });
   res.end(body);

@@ -29,6 +29,8 @@ export interface HopRouteDeps {
   windows: SeqWindows;
   /** The node's clock, for the stamps of v2 custody answers. */
   now: () => number;
+  /** The server takes h2c on its port (stated in the v2 registration's answer to agents that read it). */
+  h2c: boolean;
 }
 
 /** One hop API endpoint, declared once: `createHopServer` registers it with the guard its role names. */

@@ -57,6 +57,8 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
     node: w.nodeId,
     maxHoldS: d.backend.maxHoldS ?? LEGACY_MAX_HOLD_S,
     keep: d.backend.keepHeld ?? 1,
+    // only to an agent that said it reads it: an older one's strict schema refuses a field it does not know
+    ...(d.h2c && ctx.get(wire2.WIRE2_H2C_HEADER) === '1' ? { h2c: true } : {}),
   };
   ctx.set('cache-control', 'no-store');
   ctx.body = info;

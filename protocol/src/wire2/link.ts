@@ -13,6 +13,12 @@ export const WIRE2_PATH = '/v2';
 export const WIRE2_REGISTER_PATH = '/v1/peer/wire2';
 /** What a v2 answer is (RFC 8949's type); a request needs none: every `POST /v2` body is a message. */
 export const WIRE2_CONTENT_TYPE = 'application/cbor';
+/**
+ * On a registration, `1`: this agent can carry its v2 exchanges on h2c (issue 46). Only then does the
+ * answer state `h2c`: an agent built before it reads the answer with a strict schema, and a field it does
+ * not know would make it take the node for one without v2 (asked again every exchange, on v1).
+ */
+export const WIRE2_H2C_HEADER = 'driftline-h2c';
 /** The hub's short id in `to` (decision 490). */
 export const HUB_NODE_ID = 0;
 
@@ -45,8 +51,11 @@ export async function signRegistration(
   return { ...named, proof: toBase64Url(await signBytes(privateKey, registrationBytes(named))) };
 }
 
-/** The answer: the node speaks v2; the ids to put in `from` and `to`, and how it holds pulls. */
-export const Wire2InfoSchema = z.strictObject({
+/**
+ * The answer: the node speaks v2; the ids to put in `from` and `to`, and how it holds pulls. Fields it
+ * does not know are passed over (not strict), so a node can state more without breaking this agent.
+ */
+export const Wire2InfoSchema = z.object({
   wire: z.array(z.number().int()).max(8),
   /** The agent's short id: the first 4 bytes of sha256 over its raw public key, as a uint. */
   from: z.number().int().nonnegative(),
@@ -55,6 +64,12 @@ export const Wire2InfoSchema = z.strictObject({
   /** The longest hold it grants a pull, seconds, and how many held pulls of one agent it keeps. */
   maxHoldS: z.number().int().nonnegative(),
   keep: z.number().int().positive(),
+  /**
+   * The node serves HTTP/2 with prior knowledge on this port (stated only to a registration that said
+   * it reads it, {@link WIRE2_H2C_HEADER}): the agent may carry its `POST /v2` exchanges on one h2c
+   * connection kept across rounds.
+   */
+  h2c: z.boolean().optional(),
 });
 export type Wire2Info = z.infer<typeof Wire2InfoSchema>;
 

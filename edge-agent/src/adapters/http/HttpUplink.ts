@@ -50,6 +50,8 @@ export interface HttpUplinkOptions {
   signKey?: CryptoKey;
   /** Speak hop v2 where the upstream does (`sync.wire: 2`, docs/decisions/495-hop-v2-on-the-agent-link.md). */
   wire2?: Omit<Wire2LinkOptions, 'now'>;
+  /** Carry v2 on h2c where the upstream states it (`sync.h2c`, default true; issue 46). */
+  h2c?: boolean;
 }
 
 /** Most bundles one record names (a record stays well under the header's cap). */
@@ -79,6 +81,8 @@ export class HttpUplink implements Uplink {
       ...(opts.now ? { now: opts.now } : {}),
       ...(opts.stallMs !== undefined ? { stallMs: opts.stallMs } : {}),
       trustedClock: opts.trustedClock ?? false,
+      h2c: opts.h2c ?? true,
+      onWire2Carrier: (c) => opts.wire2?.state.noteCarrier(this.url, c),
     });
     this.url = this.client.url;
     this.wire2 = opts.wire2 ? new Wire2Link(this.client, { ...opts.wire2, now: opts.now ?? Date.now }) : null;

@@ -67,7 +67,13 @@ export class Wire2Link {
     const r = await this.client.registerWire2(await wire2.signRegistration(named, this.o.privateKey));
     if (r.ok) {
       this.info = r.value;
-      this.o.state.noteLink(this.client.url, { wire: 2, node: r.value.node, since: this.o.now() });
+      const carrier = this.client.wire2Carrier();
+      this.o.state.noteLink(this.client.url, {
+        wire: 2,
+        node: r.value.node,
+        since: this.o.now(),
+        ...carrier,
+      });
     } else if (
       r.status !== undefined &&
       r.status >= 400 &&

@@ -14,7 +14,14 @@ export interface PushedDelta {
 
 /** What an upstream answered the agent's v2 registration, last (shown by `edge-agent status`). */
 export type Wire2LinkState =
-  | { wire: 2; node: number; since: number }
+  | {
+      wire: 2;
+      node: number;
+      since: number;
+      /** What carries the v2 exchanges (absent: a state file written before h2c), and why HTTP/1.1. */
+      carrier?: 'h2c' | 'http/1.1';
+      reason?: string;
+    }
   | { wire: 1; reason: string; at: number };
 
 interface Saved {
@@ -104,6 +111,15 @@ export class Wire2State {
   /** Notes what `url` answered the registration (v2 and its node, or v1 and why). */
   noteLink(url: string, link: Wire2LinkState): void {
     this.links[url] = link;
+    this.save();
+  }
+
+  /** Notes what carries the v2 exchanges with `url` now (h2c refused on the way: HTTP/1.1, and why). */
+  noteCarrier(url: string, c: { carrier: 'h2c' | 'http/1.1'; reason?: string }): void {
+    const link = this.links[url];
+    if (link?.wire !== 2) return;
+    const { reason: _old, ...rest } = link;
+    this.links[url] = { ...rest, ...c };
     this.save();
   }
 

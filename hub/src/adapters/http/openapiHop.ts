@@ -182,6 +182,12 @@ export function hopPaths(): Record<string, Record<string, object>> {
         tags: ['hop'],
         summary:
           'Hop v2 (decision 495): an agent registers its enrolled key with its token; from then on its signed messages go to /v2',
+        parameters: [
+          header(
+            'driftline-h2c',
+            '1: the agent can carry /v2 on h2c; the answer then says `h2c: true` where this port serves it (issue 46)',
+          ),
+        ],
         requestBody: {
           required: true,
           content: { 'application/json': { schema: ref('Wire2Registration') } },
