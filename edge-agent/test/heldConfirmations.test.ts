@@ -287,3 +287,54 @@ describe('held confirmations', () => {
     expect(storage.heldCells()).toHaveLength(0);
   });
 });
+
+describe('a quiet round as a heartbeat change (decision 500)', () => {
+  it('writes the held confirmations of a round as the heartbeat change a v2 push carries as a heartbeat', () => {
+    const { ledger } = memoryLedger({ heartbeats: true });
+    // as the daemon starts: its facts first (they declare the `confirmed` map)
+    ledger.updateFacts({ version: '0.1.0', cadenceS: {} } as never);
+    ledger.recordMany(Array.from({ length: CELLS }, (_, i) => input(0, i)));
+    const since = acked(ledger);
+    // one round recorded as the daemon does, a few results a commit, more coming until the last
+    recordRound(
+      ledger,
+      Array.from({ length: CELLS }, (_, i) => input(1, i)),
+      7,
+    );
+    const d = ledger.pending()[0];
+    if (!d) throw new Error('nothing pending');
+    expect(d.heads).not.toEqual(since);
+    const form = ledger.heartbeatForm(d.epoch, d.changes);
+    if (!form) throw new Error('a quiet round has a heartbeat form');
+    // the whole round is the heartbeat: ~1 B a cell where the change was ~46 B a cell before brotli
+    expect(form.changes.length).toBe(0);
+    expect(form.heartbeat.gaps.length).toBeLessThan(CELLS * 3);
+    // while the hub holds a rejection against the agent, its changes go as they are
+    const t = Date.now();
+    ledger.recordRejection({
+      type: 'rejection',
+      site: 'ship-7' as never,
+      agent: 'a1' as never,
+      code: 'bad-bundle',
+      bundleIds: ['01JC0000000000000000000010' as never],
+      count: 1,
+      firstAt: t,
+      lastAt: t,
+    });
+    expect(ledger.heartbeatForm(d.epoch, d.changes)).toBeNull();
+  });
+
+  it('writes confirmations apart as before without `heartbeats` (an agent on hop v1)', () => {
+    const { ledger } = memoryLedger();
+    ledger.recordMany(Array.from({ length: CELLS }, (_, i) => input(0, i)));
+    acked(ledger);
+    recordRound(
+      ledger,
+      Array.from({ length: CELLS }, (_, i) => input(1, i)),
+      7,
+    );
+    const d = ledger.pending()[0];
+    if (!d) throw new Error('nothing pending');
+    expect(ledger.heartbeatForm(d.epoch, d.changes)).toBeNull();
+  });
+});

@@ -1,4 +1,5 @@
 import * as A from '@automerge/automerge';
+import { type HeartbeatBackend, heartbeatChange } from '@driftline/hop/heartbeat';
 import {
   type AgentDoc,
   type BundleHeader,
@@ -159,6 +160,22 @@ export class AgentSim {
         JSON.stringify({ at, n, ...(opts.commit ? { commit: opts.commit } : {}) }),
       );
     });
+  }
+
+  /**
+   * As an agent on hop v2 after decision 500 writes a quiet round: the confirmations of `keys` as the
+   * heartbeat change (hop's rule, the one the hub rebuilds). Answers the change's hash.
+   */
+  heartbeat(keys: readonly string[]): string {
+    const at = this.clock.now();
+    const made = heartbeatChange(
+      A.getBackend(this.doc) as unknown as HeartbeatBackend,
+      this.docId,
+      keys.map((key) => ({ key, at })),
+    );
+    if (!made) throw new Error('heartbeat: the document has no confirmed map');
+    [this.doc] = A.applyChanges(this.doc, [made.bytes]);
+    return made.hash;
   }
 
   /** Adds the empty `confirmed` map: says this agent writes confirmations apart once told (decision 330). */

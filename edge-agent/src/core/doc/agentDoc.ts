@@ -143,7 +143,9 @@ export function recordRuns(
   // A held cell this batch replaces is not written: the new cell supersedes it.
   const replacedKeys = new Set(planned.filter((p) => !p.same).map((p) => p.key));
   const reported = confirmApart === 'heartbeat' ? heartbeatFacts(facts, knownFacts) : null;
-  if (reported && priorRuns.size === 0 && open.length === 0 && doc.requests && planned.every((p) => p.same)) {
+  const quiet = priorRuns.size === 0 && open.length === 0 && planned.every((p) => p.same);
+  // (writing facts also declares the `requests` map where it is missing: not a heartbeat's op)
+  if (reported && quiet && (doc.requests || !facts)) {
     // a quiet round: the change a v2 push may carry as its heartbeat (decision 500)
     const cells = new Map(prior);
     for (const p of planned) cells.set(p.key, p.cell);

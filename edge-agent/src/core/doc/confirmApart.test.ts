@@ -1,64 +1,9 @@
 import * as A from '@automerge/automerge';
-import type { AgentFacts, PlanSummary } from '@driftline/protocol';
+import type { PlanSummary } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
-import {
-  type AgentAutomergeDoc,
-  latestCells,
-  newEpochDoc,
-  readCell,
-  readDoc,
-  recordRuns,
-} from './agentDoc.js';
+import { type AgentAutomergeDoc, latestCells, newEpochDoc, readCell, readDoc } from './agentDoc.js';
 
-const N = 50;
-const HOUR = 3600_000;
-const T0 = Date.parse('2026-11-01T10:00:00.000Z');
-const comp = (i: number) => `component-${String(i).padStart(3, '0')}`;
-
-function summary(i: number, at: number, over: Partial<PlanSummary> = {}): PlanSummary {
-  return {
-    component: comp(i),
-    environment: 'prod',
-    status: 'clean',
-    counts: { add: 0, change: 0, destroy: 0, replace: 0, import: 0, drift: 0 },
-    resources: [],
-    startedAt: new Date(at - 60_000).toISOString(),
-    finishedAt: new Date(at).toISOString(),
-    planHash: `${String(i).padStart(4, '0')}${'a'.repeat(60)}` as PlanSummary['planHash'],
-    git: { commit: 'c'.repeat(40) } as PlanSummary['git'],
-    ...over,
-  };
-}
-
-/** The same run ids for the same round in both documents compared. */
-const runId = (at: number, i: number) =>
-  `01JC${String((at - T0) / HOUR).padStart(10, '0')}${String(i).padStart(12, '0')}`;
-
-/** One plan round of every cell, recorded as one change, as the daemon records results that finish together. */
-function round(
-  doc: AgentAutomergeDoc,
-  at: number,
-  confirmApart: boolean,
-  over: (i: number) => Partial<PlanSummary> = () => ({}),
-) {
-  const facts: AgentFacts = {
-    version: '0.1.0',
-    cadenceS: Object.fromEntries(Array.from({ length: N }, (_, i) => [`prod/${comp(i)}`, 21_600])),
-    queueDepth: 0,
-    reportedAt: at,
-  };
-  return recordRuns(
-    doc,
-    Array.from({ length: N }, (_, i) => ({
-      runId: runId(at, i),
-      summary: summary(i, at, over(i)),
-      recordedAt: at,
-    })),
-    facts,
-    undefined,
-    confirmApart,
-  );
-}
+import { comp, HOUR, N, round, T0 } from './testRounds.js';
 
 /** Bytes the last round added to the saved document (what the next doc-delta carries, before brotli). */
 const added = (before: AgentAutomergeDoc, after: AgentAutomergeDoc) =>

@@ -1,0 +1,107 @@
+import * as A from '@automerge/automerge';
+import { type HeartbeatBackend, heartbeatActor, rebuildHeartbeat } from '@driftline/hop/heartbeat';
+import { docId, type PlanSummary } from '@driftline/protocol';
+import { describe, expect, it } from 'vitest';
+import { type AgentAutomergeDoc, newEpochDoc, plainFacts, readDoc } from './agentDoc.js';
+import { heartbeatForm } from './heartbeatRound.js';
+import { comp, HOUR, N, round, T0 } from './testRounds.js';
+
+const DOC_ID = docId('ship-7', 'a1', 1);
+const lastChange = (doc: AgentAutomergeDoc) => {
+  const heads = A.getHeads(doc);
+  return A.decodeChange(A.getBackend(doc).getChangeByHash(heads[0] as string) as Uint8Array);
+};
+
+/**
+ * The hub's side of a heartbeat (decision 500), on a replica of the document as the hub holds it: merge
+ * the push's changes, rebuild the heartbeat's change, merge it. Answers the replica, or why not.
+ */
+function hubMerges(replica: AgentAutomergeDoc, form: NonNullable<ReturnType<typeof heartbeatForm>>) {
+  const h = A.getBackend(replica);
+  if (form.changes.length > 0) h.loadIncremental(form.changes);
+  const r = rebuildHeartbeat(h as unknown as HeartbeatBackend, DOC_ID, form.heartbeat);
+  if (r.ok) h.loadIncremental(r.bytes);
+  return r;
+}
+
+/** The agent's epoch after a first round and its ack: the hub holds a replica of it. */
+function started() {
+  const doc = round(newEpochDoc('ship-7', 'a1', 1), T0, true).doc;
+  return { doc, replica: A.clone(doc), acked: A.getHeads(doc) };
+}
+
+describe('a quiet round as a heartbeat the hub rebuilds (decision 500)', () => {
+  it('reads as the confirmations written apart, and the hub rebuilds the very change from the heartbeat', () => {
+    let { doc, replica, acked } = started();
+    let apart = A.clone(doc);
+    for (let k = 1; k <= 3; k++) {
+      const at = T0 + k * 6 * HOUR;
+      const r = round(doc, at, 'heartbeat', () => ({}), k);
+      apart = round(apart, at, true, () => ({}), k).doc;
+      expect(r.unchanged.every(Boolean)).toBe(true);
+      doc = r.doc;
+      // the same cells and facts as decision 330's apart entries
+      expect(readDoc(doc).cells).toEqual(readDoc(apart).cells);
+      expect(plainFacts(doc)).toMatchObject({ queueDepth: k, reportedAt: at });
+      expect(lastChange(doc).actor).toBe(heartbeatActor(DOC_ID));
+      const form = heartbeatForm(doc, A.saveSince(doc, acked));
+      if (!form) throw new Error('a quiet round has a heartbeat form');
+      expect(form.changes.length).toBe(0);
+      // the round's change, ~46 B a cell before compression, is ~1 B a cell as a heartbeat
+      expect(form.heartbeat.gaps.length + form.heartbeat.runs.length).toBeLessThanOrEqual(N + 4);
+      const merged = hubMerges(replica, form);
+      expect(merged.ok).toBe(true);
+      // the same document at both ends: same heads, the next change applies on top
+      expect(A.getHeads(replica)).toEqual(A.getHeads(doc));
+      expect(readDoc(replica)).toEqual(readDoc(doc));
+      acked = A.getHeads(doc);
+    }
+  });
+
+  it('carries the changes before it too, when the hub has not acknowledged them', () => {
+    let { doc, replica } = started();
+    const acked = A.getHeads(doc);
+    doc = round(doc, T0 + 6 * HOUR, 'heartbeat').doc;
+    doc = round(doc, T0 + 12 * HOUR, 'heartbeat', () => ({}), 1).doc;
+    const form = heartbeatForm(doc, A.saveSince(doc, acked));
+    if (!form) throw new Error('a heartbeat form');
+    expect(form.changes.length).toBeGreaterThan(0);
+    expect(hubMerges(replica, form).ok).toBe(true);
+    expect(A.getHeads(replica)).toEqual(A.getHeads(doc));
+  });
+
+  it('writes a round that is more than confirmations as before: a changed plan, a commit that moved', () => {
+    const { doc } = started();
+    const changed = round(doc, T0 + 6 * HOUR, 'heartbeat', (i) =>
+      i === 3 ? { status: 'drift', planHash: `${'f'.repeat(60)}0003` as PlanSummary['planHash'] } : {},
+    ).doc;
+    expect(lastChange(changed).actor).not.toBe(heartbeatActor(DOC_ID));
+    expect(heartbeatForm(changed, A.saveSince(changed, A.getHeads(doc)))).toBeNull();
+    const moved = round(A.clone(doc), T0 + 6 * HOUR, 'heartbeat', (i) =>
+      i === 1 ? { git: { commit: 'd'.repeat(40) } as PlanSummary['git'] } : {},
+    ).doc;
+    expect(lastChange(moved).actor).not.toBe(heartbeatActor(DOC_ID));
+    // and apart, as decision 330 writes it: the commit planned last
+    expect(readDoc(moved).cells[`prod/${comp(1)}`]?.commit).toBe('d'.repeat(40));
+  });
+
+  it('is refused by a hub whose document is not the agent’s, or for a change the heartbeat does not name', () => {
+    const { doc, replica, acked } = started();
+    const next = round(doc, T0 + 6 * HOUR, 'heartbeat', () => ({}), 1).doc;
+    const form = heartbeatForm(next, A.saveSince(next, acked));
+    if (!form) throw new Error('a heartbeat form');
+    // a hash the agent did not sign (or a hub whose Automerge makes another change): never merged
+    const other = { ...form, heartbeat: { ...form.heartbeat, change: new Uint8Array(8).fill(7) } };
+    const wrong = A.clone(replica);
+    expect(hubMerges(wrong, other)).toMatchObject({
+      ok: false,
+      reason: /does not rebuild the agent's change/,
+    });
+    expect(A.getHeads(wrong)).toEqual(acked);
+    // a replica that lacks a cell the agent has: another cell list
+    const fewer = A.change(A.clone(replica), (d) => {
+      delete (d as unknown as { cells: Record<string, unknown> }).cells[`prod/${comp(0)}`];
+    });
+    expect(hubMerges(fewer, form)).toMatchObject({ ok: false, reason: /another cell list/ });
+  });
+});
