@@ -73,16 +73,20 @@ export function confirmedAfter(prev: unknown, at: number): string {
 
 /**
  * The heartbeat change for `cells` on the document `h` is at (its heads), and its hash; null when the
- * document has no `confirmed` map. `h` itself is not changed: the caller merges the bytes.
+ * document has no `confirmed` map (or no `facts` map for `facts`). Made on a fork: `h` itself is not
+ * changed and the caller merges the bytes. `inPlace`: made in `h` itself, whose actor must be the
+ * document's heartbeat actor (the hub's merge loads its replica so: no copy of the document per
+ * heartbeat); a null answer may then leave `h` with uncommitted operations (load it again).
  */
 export function heartbeatChange(
   h: HeartbeatBackend,
   docId: string,
   cells: readonly HeartbeatCellAt[],
   facts?: HeartbeatFacts,
+  inPlace = false,
 ): { bytes: Uint8Array; hash: string } | null {
   if (cells.length === 0) return null;
-  const f = h.fork(heartbeatActor(docId));
+  const f = inPlace ? h : h.fork(heartbeatActor(docId));
   try {
     const confirmed = f.get('_root', 'confirmed');
     if (typeof confirmed !== 'string') return null;
@@ -103,7 +107,7 @@ export function heartbeatChange(
     const bytes = f.getLastLocalChange();
     return hash && bytes ? { bytes, hash } : null;
   } finally {
-    f.free();
+    if (!inPlace) f.free();
   }
 }
 
@@ -159,11 +163,13 @@ export function encodeHeartbeatOf(
 /**
  * What the hub merges for a heartbeat: the change rebuilt on `h` (at the heads the push's changes left),
  * or why it cannot be (another cell list, a change that does not rebuild to the hash the agent signed).
+ * `inPlace`: as `heartbeatChange`'s, the change is made (and left, even when refused) in `h`.
  */
 export function rebuildHeartbeat(
   h: HeartbeatBackend,
   docId: string,
   body: wire2.HeartbeatBody,
+  inPlace = false,
 ): { ok: true; bytes: Uint8Array } | { ok: false; reason: string } {
   const keys = heartbeatCellKeys(h);
   let gaps = body.gaps;
@@ -188,7 +194,7 @@ export function rebuildHeartbeat(
           reportedAt: body.reported,
           ...(body.oldest === undefined ? {} : { oldestUnsentAt: body.oldest }),
         };
-  const made = heartbeatChange(h, docId, cells, facts);
+  const made = heartbeatChange(h, docId, cells, facts, inPlace);
   if (!made)
     return { ok: false, reason: 'heartbeat for a document with no confirmed map, no facts or no cells' };
   const want = Buffer.from(body.change ?? new Uint8Array()).toString('hex');

@@ -90,7 +90,10 @@ export interface MergeOutput {
 export function mergeDoc(input: MergeInput): MergeOutput {
   const stored = input.stored.reduce((n, c) => n + c.length, 0);
   const base = input.stored[0]?.length ?? 0;
-  let h = loadStored(input.stored);
+  // With heartbeats to rebuild, the replica is loaded as the document's heartbeat actor: each is made in
+  // place, not on a copy of the document (decision 500)
+  const actor = input.heartbeats?.some((x) => x) ? heartbeatActor(input.docId) : undefined;
+  let h = loadStored(input.stored, actor);
   // Automerge logs the patches of what is merged from here on: reading them (`diffIncremental`) costs
   // about half of `diff(before, after)` for the same patches (docs/decisions/350-hub-ingest-throughput.md).
   h.updateDiffCursor();
@@ -145,7 +148,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
     /** Back to the stored state plus the chunks accepted so far (after a refused bundle). */
     const restart = () => {
       h.free();
-      h = loadStored(input.stored);
+      h = loadStored(input.stored, actor);
       for (const c of accepted) h.loadIncremental(c);
       h.updateDiffCursor();
       from = h.getHeads();
@@ -173,11 +176,9 @@ export function mergeDoc(input: MergeInput): MergeOutput {
           if (changes.length > 0) h.loadIncremental(changes);
           if (heartbeat) {
             // the change the heartbeat stands for, made on the document as the push's changes left it
-            const r = rebuildHeartbeat(h, input.docId, heartbeat);
-            if (r.ok) {
-              rebuilt = r.bytes;
-              h.loadIncremental(r.bytes);
-            } else {
+            const r = rebuildHeartbeat(h, input.docId, heartbeat, true);
+            if (r.ok) rebuilt = r.bytes;
+            else {
               error = r.reason;
             }
           }
@@ -237,8 +238,9 @@ export function mergeDoc(input: MergeInput): MergeOutput {
  * that did not check them), chunk by chunk, skipping what Automerge cannot parse: a document must
  * never become unloadable.
  */
-export function loadStored(chunks: readonly Uint8Array[]): Backend {
-  const h = A.getBackend(A.init());
+export function loadStored(chunks: readonly Uint8Array[], actor?: string): Backend {
+  const init = () => A.getBackend(A.init(actor === undefined ? undefined : { actor }));
+  const h = init();
   if (chunks.length === 0) return h;
   try {
     h.loadIncremental(concatBytes(...chunks));
@@ -246,7 +248,7 @@ export function loadStored(chunks: readonly Uint8Array[]): Backend {
   } catch {
     h.free();
   }
-  const each = A.getBackend(A.init());
+  const each = init();
   for (const c of chunks) {
     try {
       each.loadIncremental(c);
