@@ -10,6 +10,8 @@ export interface HubMetrics {
   merged(n: number): void;
   /** A path clock estimate held back (`jump`, `contradicts-bounds`). */
   clockHeld(reason: string): void;
+  /** A v2 push's heartbeat rebuilt into the agent's change, or refused (decision 500). */
+  heartbeat(outcome: 'rebuilt' | 'refused'): void;
   /** A plan request sent again, unconfirmed by the agent. */
   resent(): void;
   /** An approval or a publication's manifest sent again, unconfirmed by the agent (decision 300). */
@@ -45,6 +47,12 @@ export function createHubMetrics(registry: Registry, store: Pick<HubStore, 'list
     labelNames: ['reason'],
     registers: [registry],
   });
+  const heartbeats = new Counter({
+    name: 'hub_heartbeats_total',
+    help: 'Quiet rounds taken as hop v2 heartbeats, by outcome (rebuilt into the agent change, refused): decision 500',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const resent = new Counter({
     name: 'hub_plan_requests_resent_total',
     help: 'Plan requests sent again because the agent had not confirmed them (decision 230)',
@@ -76,6 +84,7 @@ export function createHubMetrics(registry: Registry, store: Pick<HubStore, 'list
     refused: (reason, n) => refused.inc({ reason }, n),
     merged: (n) => merged.inc(n),
     clockHeld: (reason) => clockHeld.inc({ reason }),
+    heartbeat: (outcome) => heartbeats.inc({ outcome }),
     resent: () => resent.inc(),
     resentOther: (kind) => resentOther.inc({ kind }),
     expiredDownlink: (n) => expiredDownlink.inc(n),

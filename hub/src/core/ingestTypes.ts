@@ -20,6 +20,8 @@ export interface IngestDeps {
     merged(runs: number): void;
     /** A path clock estimate held back (docs/decisions/230-time-a-hop-cannot-forge.md). */
     clockHeld?(reason: HeldReason): void;
+    /** A v2 push's heartbeat rebuilt into the agent's change, or refused (decision 500). */
+    heartbeat?(outcome: 'rebuilt' | 'refused'): void;
   };
   ackLifetimeS?: number;
   /** Documents taken in one transaction at most (`Ingest`'s parts); `PART_DOCS` by default. */

@@ -49,7 +49,12 @@ export function hubCore(
     hubPrivateKey: deps.hubPrivateKey,
     webhookUrls: config.webhooks.urls,
     log: logger,
-    count: { refused: (r) => metrics.refused(r), merged: metrics.merged, clockHeld: metrics.clockHeld },
+    count: {
+      refused: (r) => metrics.refused(r),
+      merged: metrics.merged,
+      clockHeld: metrics.clockHeld,
+      heartbeat: metrics.heartbeat,
+    },
   });
   const contactPlans = new ContactPlans(contactPlanSettings(config.contactPlans));
   const queries = new Queries(store, config.defaultContactIntervalS, deps.publications, contactPlans);

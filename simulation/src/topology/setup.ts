@@ -203,7 +203,7 @@ export async function setUp(
         else {
           const sc = scenario(c.name, env, seed);
           writeFileSync(join(wd, 'fake-terraform.json'), JSON.stringify(sc));
-          if (spec.fastPlans) writeFastPlans(wd, c.name, env, seed);
+          if (spec.fastPlans) writeFastPlans(wd, c.name, env, seed, spec.fastPlans === 'quiet' ? 1 : 4);
           else if (spec.recordedPlans) writeRecordedPlans(wd, sc, c.name, env);
         }
         seed++;
@@ -267,7 +267,7 @@ export async function setUp(
 }
 
 /** Four plans a cell cycles through (each differs from the one before) and a script that prints the next. */
-function writeFastPlans(wd: string, component: string, environment: string, seed: number): void {
+function writeFastPlans(wd: string, component: string, environment: string, seed: number, cycle = 4): void {
   const states = [
     { state: 'clean', variant: 0 },
     { state: 'changes', variant: 0 },
@@ -289,7 +289,7 @@ function writeFastPlans(wd: string, component: string, environment: string, seed
   });
   writeFileSync(
     join(wd, 'plan.sh'),
-    '#!/bin/sh\n# Prints the next pre-generated plan (scenarios: many results for little CPU).\nd="$(dirname "$0")"\nn=$(cat "$d/.n" 2>/dev/null || echo 0)\necho $((n + 1)) > "$d/.n"\ncat "$d/plans/$((n % 4)).json"\n',
+    `#!/bin/sh\n# Prints the next pre-generated plan (scenarios: many results for little CPU).\nd="$(dirname "$0")"\nn=$(cat "$d/.n" 2>/dev/null || echo 0)\necho $((n + 1)) > "$d/.n"\ncat "$d/plans/$((n % ${cycle})).json"\n`,
     { mode: 0o755 },
   );
 }

@@ -55,8 +55,9 @@ export interface TopologySpec {
   /**
    * Plans from pre-generated plan JSON through the agent's command override (a few ms each) instead of
    * the fake terraform program (about a second of CPU each): for scenarios that need many results.
+   * `'quiet'`: every plan the same clean one, so each re-plan after the first is unchanged.
    */
-  fastPlans?: boolean;
+  fastPlans?: boolean | 'quiet';
   /**
    * Plans replay what the fake terraform answers for each cell's scenario, recorded at set-up (a few ms
    * each instead of about a second of CPU): the same plans, failures and locks, for a whole fleet.

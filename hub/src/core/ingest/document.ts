@@ -30,6 +30,7 @@ export async function ingestDocument(
   let segment = 0;
   for (const [n, { index, id, v }] of doc.items.entries()) {
     const merged = out.items[n];
+    if (v.heartbeat) d.count.heartbeat?.(merged?.ok ? 'rebuilt' : 'refused');
     if (!merged?.ok) {
       // What the bundles before it changed is good: read it, then go on without this one.
       await read(segment++);
