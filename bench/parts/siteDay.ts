@@ -403,6 +403,15 @@ emit({
         },
       }
     : {}),
-  pass: { quietWithin2xFloor: quiet.bytesUp + quiet.bytesDown <= 2 * quiet.floorBytes },
+  pass: {
+    quietWithin2xFloor: quiet.bytesUp + quiet.bytesDown <= 2 * quiet.floorBytes,
+    // v2 where the upstream is `http:`: the agent's carrier is h2c (decision 495; issue 46's goal, decision 500)
+    ...(h2cDays
+      ? {
+          quietH2cWithin2xFloor:
+            h2cDays.quiet.bytesUp + h2cDays.quiet.bytesDown <= 2 * h2cDays.quiet.floorBytes,
+        }
+      : {}),
+  },
 });
 process.exit(0);
