@@ -1,12 +1,12 @@
 import * as A from '@automerge/automerge';
 import { encodePush } from '@driftline/hop';
-import { HopClient } from '@driftline/hop/client';
+import type { HopClient } from '@driftline/hop/client';
 import { encodeHeartbeatOf, type HeartbeatBackend, heartbeatCellKeys } from '@driftline/hop/heartbeat';
-import { wire2Registration } from '@driftline/hop/testing';
 import { concatBytes, wire2 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentSim } from './agentSim.js';
-import { startHub, type TestHub } from './hubFixture.js';
+import type { TestHub } from './hubFixture.js';
+import { wire2Hub } from './wire2Fixture.js';
 
 /**
  * A quiet round as a heartbeat at the hub (docs/decisions/500-heartbeat-rebuilds-the-change.md): the hub
@@ -76,12 +76,8 @@ async function storedHeads(hub: TestHub, docId: string) {
 }
 
 async function registered() {
-  const hub = await startHub();
+  const { agent, client, info, hub } = await wire2Hub();
   h = hub;
-  const agent = hub.agent;
-  const client = new HopClient({ url: hub.hopUrl, token: 'relay-token', timeoutMs: 10_000 });
-  const info = await client.registerWire2(await wire2Registration(agent.keys));
-  if (!info.ok) throw new Error(info.message);
   // two cells planned and acknowledged, the confirmed map declared (decision 330)
   for (const k of KEYS) agent.plan('prod', k.split('/')[1] as string);
   agent.declareConfirmed();

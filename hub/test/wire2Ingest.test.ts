@@ -1,6 +1,4 @@
 import { encodePush } from '@driftline/hop';
-import { HopClient } from '@driftline/hop/client';
-import { wire2Registration } from '@driftline/hop/testing';
 import {
   BATCH_CONTENT_TYPE,
   decodeBundle,
@@ -13,7 +11,8 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/adapters/hop/HubHopBackend.js';
 import type { AgentSim } from './agentSim.js';
-import { startHub, type TestHub } from './hubFixture.js';
+import type { TestHub } from './hubFixture.js';
+import { wire2Hub } from './wire2Fixture.js';
 
 /**
  * Hop v2 at the hub (docs/decisions/495-hop-v2-on-the-agent-link.md): a push posted to `/v2` by an agent
@@ -49,13 +48,9 @@ const postBatch = async (url: string, token: string, bundles: Uint8Array[]) =>
 
 /** A hub with ship-7/a1 enrolled, and that agent's key registered for v2 with the hub itself. */
 async function registered() {
-  const hub = await startHub();
-  h = hub;
-  const agent = hub.agent;
-  const client = new HopClient({ url: hub.hopUrl, token: 'relay-token', timeoutMs: 10_000 });
-  const info = await client.registerWire2(await wire2Registration(agent.keys));
-  if (!info.ok) throw new Error(info.message);
-  return { agent, client, info, hub };
+  const r = await wire2Hub();
+  h = r.hub;
+  return r;
 }
 
 describe('hop v2 pushes at the hub', () => {
