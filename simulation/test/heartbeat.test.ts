@@ -8,13 +8,13 @@ import { until } from './support.js';
 
 /**
  * Quiet rounds as heartbeats (docs/decisions/500-heartbeat-rebuilds-the-change.md), as real processes: a
- * hub, a relay and an agent on hop v2 whose cells are re-planned every 10 s and never change. Its first
+ * hub, a relay and an agent on hop v2 whose cells are re-planned every 4 s and never change. Its first
  * quiet round goes as the heartbeat change's bytes; the hub's ack says it rebuilds heartbeats (the agent
  * keeps that in its state file); every later quiet round goes as a heartbeat the hub rebuilds into the
  * agent's own change: none refused, the cells' plan times keep moving at the hub, nothing unacknowledged.
  */
 const ENVIRONMENTS = ['prod', 'staging'];
-const COMPONENTS = [{ name: 'network', environments: ENVIRONMENTS, schedule: '*/10 * * * * *' }];
+const COMPONENTS = [{ name: 'network', environments: ENVIRONMENTS, schedule: '*/4 * * * * *' }];
 
 describe('an agent on hop v2 re-planning quiet cells', { timeout: 300_000 }, () => {
   let topo: Topology;
@@ -30,8 +30,9 @@ describe('an agent on hop v2 re-planning quiet cells', { timeout: 300_000 }, () 
           profile: 'lan',
           timeScale: 1,
           components: COMPONENTS,
-          // no jitter: each round ends before the next (a round under way holds its confirmations)
-          agentSync: { wire: 2, jitterS: 0 },
+          // no jitter and a short record window: each round is written before the next starts (a round
+          // under way holds its confirmations, decision 370)
+          agentSync: { wire: 2, jitterS: 0, recordWindowS: 1 },
         },
       ],
       agentSyncIntervalS: 2,
