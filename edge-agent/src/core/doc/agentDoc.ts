@@ -15,7 +15,7 @@ import {
 import { canonicalJson } from '../plan/canonical.js';
 import { withConfirmed, writeCell } from './confirmApart.js';
 import { toDocValue } from './docValues.js';
-import { heartbeatRound } from './heartbeatRound.js';
+import { heartbeatCells, heartbeatRound } from './heartbeatRound.js';
 import { docRun, planDone, planRuns } from './planRuns.js';
 import { answers, openRequests, stampRequests } from './requestStamps.js';
 import type { RunInput } from './runInput.js';
@@ -152,6 +152,13 @@ export function recordRuns(
     const next = heartbeatRound(doc, cells, (key) => readPackedCell(doc, key), reported.facts);
     if (next) return { doc: next, unchanged, held: none };
   }
+  // A round with news: its unchanged cells go as the heartbeat change after the round's change (decision
+  // 500), when there are enough of them to pay for a second change.
+  const split =
+    confirmApart === 'heartbeat' && open.length === 0 && doc.confirmed && (doc.requests || !facts)
+      ? heartbeatCells(doc, prior, planned, replacedKeys, (key) => readPackedCell(doc, key))
+      : new Map<string, DocCell>();
+  const later = split.size >= MIN_HEARTBEAT_CELLS ? split : new Map<string, DocCell>();
   const apart = confirmApart !== false;
   const at = last?.recordedAt ?? heldBefore.at ?? 0;
   // No message: the run ids it named (`run <runId>`) are in the entries, nobody reads it, and its ~12 B
@@ -162,16 +169,28 @@ export function recordRuns(
     const bases = new Map<string, DocCell | undefined>();
     const base = (key: string) => (bases.has(key) ? bases.get(key) : readPackedCell(doc, key));
     for (const [key, cell] of prior)
-      if (!replacedKeys.has(key)) bases.set(key, writeCell(d, key, base(key), cell, apart, packDocEntry));
+      if (!replacedKeys.has(key) && !later.has(key))
+        bases.set(key, writeCell(d, key, base(key), cell, apart, packDocEntry));
     for (const p of planned) {
+      if (later.has(p.key)) continue;
       if (!p.same) d.runs[p.input.runId] = packDocEntry(docRun(p.input));
       bases.set(p.key, writeCell(d, p.key, base(p.key), p.cell, apart && p.same, packDocEntry));
       if (open.length > 0) stampRequests(d, open, planDone(p));
     }
     if (facts) writeFacts(d, facts, knownFacts ?? undefined);
   });
-  return { doc: next, unchanged, held: none };
+  if (later.size === 0) return { doc: next, unchanged, held: none };
+  const after =
+    heartbeatRound(next, later, (key) => readPackedCell(next, key)) ??
+    // (not expected: the cells were checked against the rule) written apart as decision 330 writes them
+    A.change(next, { time: Math.floor(at / 1000) }, (d) => {
+      for (const [key, cell] of later) writeCell(d, key, readPackedCell(next, key), cell, true, packDocEntry);
+    });
+  return { doc: after, unchanged, held: none };
 }
+
+/** Fewest unchanged cells worth a heartbeat change of their own after a round's change (~100 B a change). */
+const MIN_HEARTBEAT_CELLS = 8;
 
 /**
  * How unchanged re-plans are written: rewriting their cells (`false`), apart in `confirmed` (`true`,

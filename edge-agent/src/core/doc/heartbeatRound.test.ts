@@ -80,19 +80,42 @@ describe('a quiet round as a heartbeat the hub rebuilds (decision 500)', () => {
     expect(A.getHeads(merged(replica, form))).toEqual(A.getHeads(doc));
   });
 
-  it('writes a round that is more than confirmations as before: a changed plan, a commit that moved', () => {
+  it('writes a round with news as its change, then its unchanged cells as the heartbeat change', () => {
+    const { doc, replica, acked } = started();
+    const drift = (i: number) =>
+      i === 3
+        ? { status: 'drift' as const, planHash: `${'f'.repeat(60)}0003` as PlanSummary['planHash'] }
+        : {};
+    const moved = (i: number) => (i === 1 ? { git: { commit: 'd'.repeat(40) } as PlanSummary['git'] } : {});
+    let agent = doc;
+    let apart = A.clone(doc);
+    let hub = replica;
+    let since = acked;
+    for (const [k, over] of [drift, moved].entries()) {
+      const at = T0 + (k + 1) * 6 * HOUR;
+      agent = round(agent, at, 'heartbeat', over, k + 1).doc;
+      apart = round(apart, at, true, over, k + 1).doc;
+      // the changed plan (or the moved commit) in the round's change, the other 49 cells after it
+      expect(lastChange(agent).actor).toBe(heartbeatActor(DOC_ID));
+      expect(readDoc(agent).cells).toEqual(readDoc(apart).cells);
+      const form = heartbeatForm(agent, A.saveSince(agent, since));
+      if (!form) throw new Error('a heartbeat form');
+      expect(form.changes.length).toBeGreaterThan(0);
+      hub = merged(hub, form);
+      expect(A.getHeads(hub)).toEqual(A.getHeads(agent));
+      since = A.getHeads(agent);
+    }
+    // and decision 330's reading: the commit planned last
+    expect(readDoc(agent).cells[`prod/${comp(1)}`]?.commit).toBe('d'.repeat(40));
+  });
+
+  it('writes a round with too few unchanged cells as one change', () => {
     const { doc } = started();
-    const changed = round(doc, T0 + 6 * HOUR, 'heartbeat', (i) =>
-      i === 3 ? { status: 'drift', planHash: `${'f'.repeat(60)}0003` as PlanSummary['planHash'] } : {},
+    const next = round(doc, T0 + 6 * HOUR, 'heartbeat', (i) =>
+      i > 44 ? {} : { status: 'drift', planHash: `${'f'.repeat(60)}${String(i).padStart(4, '0')}` as never },
     ).doc;
-    expect(lastChange(changed).actor).not.toBe(heartbeatActor(DOC_ID));
-    expect(heartbeatForm(changed, A.saveSince(changed, A.getHeads(doc)))).toBeNull();
-    const moved = round(A.clone(doc), T0 + 6 * HOUR, 'heartbeat', (i) =>
-      i === 1 ? { git: { commit: 'd'.repeat(40) } as PlanSummary['git'] } : {},
-    ).doc;
-    expect(lastChange(moved).actor).not.toBe(heartbeatActor(DOC_ID));
-    // and apart, as decision 330 writes it: the commit planned last
-    expect(readDoc(moved).cells[`prod/${comp(1)}`]?.commit).toBe('d'.repeat(40));
+    expect(lastChange(next).actor).not.toBe(heartbeatActor(DOC_ID));
+    expect(heartbeatForm(next, A.saveSince(next, A.getHeads(doc)))).toBeNull();
   });
 
   it('is refused by a hub whose document is not the agent’s, or for a change the heartbeat does not name', () => {

@@ -27,17 +27,52 @@ export function heartbeatRound(
   if (cells.size === 0 || !doc.confirmed) return null;
   const named = [];
   for (const [key, cell] of cells) {
-    const entry = confirmedEntry(base(key), cell);
-    if (!entry) return null;
-    const prev = doc.confirmed[key];
-    if (JSON.stringify(entry) !== confirmedAfter(prev === undefined ? undefined : String(prev), entry.at))
-      return null;
-    named.push({ key, at: entry.at });
+    const at = ruleWrites(doc, key, cell, base(key));
+    if (at === null) return null;
+    named.push({ key, at });
   }
   const made = heartbeatChange(backend(doc), docIdOf(doc), named, facts);
   if (!made) return null;
   const [next] = A.applyChanges(doc, [made.bytes]);
   return next;
+}
+
+/**
+ * When the rule writes `cell` over its packed `base` exactly as decision 330 would (a confirmation of the
+ * base's run whose commit did not move): the entry's time; else null.
+ */
+function ruleWrites(
+  doc: AgentAutomergeDoc,
+  key: string,
+  cell: DocCell,
+  base: DocCell | undefined,
+): number | null {
+  const entry = confirmedEntry(base, cell);
+  if (!entry) return null;
+  const prev = doc.confirmed?.[key];
+  const rule = confirmedAfter(prev === undefined ? undefined : String(prev), entry.at);
+  return JSON.stringify(entry) === rule ? entry.at : null;
+}
+
+/**
+ * The cells of a round that the heartbeat change can write after the round's own change (decision 500):
+ * each one's last plan in this batch confirms its packed cell as the rule writes it. `prior`: held cells,
+ * `planned`: this batch's (later ones win), `replaced`: keys a changed plan rewrites.
+ */
+export function heartbeatCells(
+  doc: AgentAutomergeDoc,
+  prior: ReadonlyMap<string, DocCell>,
+  planned: readonly { key: string; cell: DocCell; same: boolean }[],
+  replaced: ReadonlySet<string>,
+  base: (key: string) => DocCell | undefined,
+): Map<string, DocCell> {
+  const last = new Map<string, DocCell | null>();
+  for (const [key, cell] of prior) if (!replaced.has(key)) last.set(key, cell);
+  for (const p of planned) last.set(p.key, p.same ? p.cell : null);
+  const out = new Map<string, DocCell>();
+  for (const [key, cell] of last)
+    if (cell && ruleWrites(doc, key, cell, base(key)) !== null) out.set(key, cell);
+  return out;
 }
 
 /** What a v2 push carries for a delta: its changes before the last, and the heartbeat standing for it. */
