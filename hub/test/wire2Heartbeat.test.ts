@@ -108,6 +108,11 @@ describe('a quiet round as a heartbeat at the hub', () => {
     expect(await storedHeads(hub, agent.docId)).toEqual(A.getHeads(agent.doc).sort());
     const acks = await downlink(client, agent, from, 4);
     expect(acks.at(-1)).toMatchObject({ upTo: 3, heartbeats: true });
+    // the same round sent again (its ack lost: a new message, not a duplicate by id) is taken, not refused
+    const again = await client.exchangeWire2(await push(agent, from, 5, hub.clock.now(), { hash }));
+    if (!again.ok) throw new Error(again.message);
+    expect(await storedHeads(hub, agent.docId)).toEqual(A.getHeads(agent.doc).sort());
+    expect((await downlink(client, agent, from, 6)).at(-1)).toMatchObject({ upTo: 5 });
     client.abort();
   });
 

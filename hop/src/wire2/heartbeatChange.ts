@@ -27,6 +27,7 @@ export interface HeartbeatBackend {
   delete(obj: string, prop: string): void;
   commit(message?: string | null, time?: number | null): string | null;
   getLastLocalChange(): Uint8Array | null;
+  getHeads(): string[];
   free(): void;
 }
 
@@ -158,6 +159,16 @@ export function encodeHeartbeatOf(
         }
       : {}),
   };
+}
+
+/**
+ * Whether the document already holds the change a heartbeat names, as one of its heads: the agent sent the
+ * same round again (a new message, so no duplicate by id: a lost ack, another relay). Rebuilt on top of
+ * itself it would hash otherwise and be refused.
+ */
+export function heartbeatHeld(h: Pick<HeartbeatBackend, 'getHeads'>, body: wire2.HeartbeatBody): boolean {
+  const named = Buffer.from(body.change ?? new Uint8Array()).toString('hex');
+  return named.length > 0 && h.getHeads().some((head) => head.startsWith(named));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as A from '@automerge/automerge';
-import { heartbeatActor, rebuildHeartbeat } from '@driftline/hop/heartbeat';
+import { heartbeatActor, heartbeatHeld, rebuildHeartbeat } from '@driftline/hop/heartbeat';
 import { concatBytes, type wire2 } from '@driftline/protocol';
 import { type Backend, DocReader, type Touched } from './DocReader.js';
 
@@ -174,7 +174,8 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       if (!shape) {
         try {
           if (changes.length > 0) h.loadIncremental(changes);
-          if (heartbeat) {
+          // (a round sent again whose change is here already: nothing to rebuild, a duplicate)
+          if (heartbeat && !heartbeatHeld(h, heartbeat)) {
             // the change the heartbeat stands for, made on the document as the push's changes left it
             const r = rebuildHeartbeat(h, input.docId, heartbeat, true);
             if (r.ok) rebuilt = r.bytes;
