@@ -55,18 +55,6 @@ export type { Wire2Backend, Wire2Sender } from './ports/Wire2Backend.js';
 export { createHopServer, type HopServer, type HopServerOptions } from './server.js';
 export { isUploadPath, type Reserved, UPLOADS_PATH, type UploadOptions } from './tus/tusMount.js';
 export {
-  cellListDigestNow,
-  confirmedAfter,
-  encodeHeartbeatOf,
-  HEARTBEAT_HASH_BYTES,
-  type HeartbeatBackend,
-  type HeartbeatCellAt,
-  heartbeatActor,
-  heartbeatCellKeys,
-  heartbeatChange,
-  rebuildHeartbeat,
-} from './wire2/heartbeatChange.js';
-export {
   encodePush,
   type PushDelta,
   pushBundleId,

@@ -1,3 +1,4 @@
+import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
 import { encodePush } from '@driftline/hop';
 import type { HopClient } from '@driftline/hop/client';
@@ -126,6 +127,26 @@ describe('a quiet round as a heartbeat at the hub', () => {
     const r = await client.exchangeWire2(await push(agent, from, 3, hub.clock.now(), { hash, named }));
     expect(r.ok).toBe(false);
     expect((await hub.hub.store.getCell('ship-7', 'prod', 'net'))?.plannedAt).toBe(before?.plannedAt);
+    expect(await storedHeads(hub, agent.docId)).toEqual([...agent.acked].sort());
+    // gaps that inflate past their cap (a few hundred bytes standing for a megabyte): refused, not inflated
+    const bomb = brotliCompressSync(new Uint8Array(1024 * 1024));
+    const message = await push(agent, from, 4, hub.clock.now(), { hash });
+    const m = wire2.decodeMessage(message);
+    if (!m.ok) throw new Error(m.error.message);
+    const body = m.value.body as wire2.PushBody;
+    const heartbeat = {
+      ...(body.heartbeat as wire2.HeartbeatBody),
+      gaps: new Uint8Array(bomb),
+      gapsEncoding: 'br' as const,
+    };
+    const hostile = await encodePush(
+      { epoch: agent.epoch, changes: new Uint8Array(), blobs: [], priority: 'status', heartbeat },
+      { from, seq: 4, t0: hub.clock.now() },
+      agent.keys.privateKey,
+    );
+    const refused = await client.exchangeWire2(hostile);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.message).toMatch(/do not inflate within/);
     expect(await storedHeads(hub, agent.docId)).toEqual([...agent.acked].sort());
     client.abort();
   });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { wire2 } from '@driftline/protocol';
+import { brotliIfSmaller, inflateWithin } from './brotli.js';
 
 /**
  * A quiet round as a heartbeat (docs/decisions/500-heartbeat-rebuilds-the-change.md): the agent writes the
@@ -31,7 +31,7 @@ export interface HeartbeatBackend {
   free(): void;
 }
 
-export interface HeartbeatCellAt {
+interface HeartbeatCellAt {
   key: string;
   /** When its plan finished, ms since the epoch (agent clock). */
   at: number;
@@ -45,7 +45,7 @@ export interface HeartbeatFacts {
 }
 
 /** How many bytes of the change's hash a heartbeat names (a signed name: no collision to fear). */
-export const HEARTBEAT_HASH_BYTES = 8;
+const HEARTBEAT_HASH_BYTES = 8;
 
 /** The actor of a document's heartbeat changes: both ends derive it from the document id. */
 export function heartbeatActor(docId: string): string {
@@ -113,7 +113,7 @@ export function heartbeatChange(
 }
 
 /** protocol's `cellListDigest`, at once (the hub's merge is synchronous): 4 bytes of sha256 of the sorted keys. */
-export function cellListDigestNow(keys: readonly string[]): Uint8Array {
+function cellListDigestNow(keys: readonly string[]): Uint8Array {
   const d = createHash('sha256')
     .update([...keys].sort().join('\n'))
     .digest();
@@ -121,7 +121,7 @@ export function cellListDigestNow(keys: readonly string[]): Uint8Array {
 }
 
 /** The first {@link HEARTBEAT_HASH_BYTES} of a change hash (hex), as a heartbeat names it. */
-export function heartbeatHashPrefix(hash: string): Uint8Array {
+function heartbeatHashPrefix(hash: string): Uint8Array {
   return Uint8Array.from(Buffer.from(hash.slice(0, HEARTBEAT_HASH_BYTES * 2), 'hex'));
 }
 
@@ -144,12 +144,10 @@ export function encodeHeartbeatOf(
   }
   const body = wire2.encodeHeartbeat(cellListDigestNow(keys), named);
   // brotli when it pays, as a push's changes: plans that finish at a steady pace have gaps alike
-  const br = brotliCompressSync(body.gaps, {
-    params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY },
-  });
+  const gaps = brotliIfSmaller(body.gaps);
   return {
     ...body,
-    ...(br.length < body.gaps.length ? { gaps: new Uint8Array(br), gapsEncoding: 'br' as const } : {}),
+    ...(gaps.br ? { gaps: gaps.bytes, gapsEncoding: 'br' as const } : {}),
     change: heartbeatHashPrefix(hash),
     ...(facts
       ? {
@@ -185,14 +183,9 @@ export function rebuildHeartbeat(
   const keys = heartbeatCellKeys(h);
   let gaps = body.gaps;
   if (body.gapsEncoding === 'br') {
-    try {
-      gaps = brotliDecompressSync(body.gaps, { maxOutputLength: wire2.MAX_HEARTBEAT_GAPS_BYTES });
-    } catch (e) {
-      return {
-        ok: false,
-        reason: `heartbeat gaps do not inflate within ${wire2.MAX_HEARTBEAT_GAPS_BYTES} bytes: ${(e as Error).message}`,
-      };
-    }
+    const inflated = inflateWithin(body.gaps, wire2.MAX_HEARTBEAT_GAPS_BYTES, 'heartbeat gaps');
+    if (!inflated.ok) return inflated;
+    gaps = inflated.bytes;
   }
   const read = wire2.decodeHeartbeat({ ...body, gaps }, cellListDigestNow(keys), keys.length);
   if (!read.ok) return read;

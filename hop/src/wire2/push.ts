@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import {
   BlobAnnouncementSchema,
   type DocDeltaPayload,
@@ -8,6 +7,7 @@ import {
   wire2,
 } from '@driftline/protocol';
 import { z } from 'zod';
+import { brotliIfSmaller, inflateWithin } from './brotli.js';
 
 /** A doc-delta as v1 carries it, and what a v2 push carries of it (docs/decisions/495-hop-v2-on-the-agent-link.md). */
 export interface PushDelta {
@@ -34,18 +34,12 @@ export function encodePush(
   header: { from: number; seq: number; t0: number },
   privateKey: CryptoKey,
 ): Promise<Uint8Array> {
-  const br = brotliCompressSync(d.changes, {
-    params: {
-      [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
-      [constants.BROTLI_PARAM_SIZE_HINT]: d.changes.length,
-    },
-  });
-  const smaller = br.length < d.changes.length;
+  const changes = brotliIfSmaller(d.changes);
   const some = d.changes.length > 0 || !d.heartbeat;
   const body: wire2.PushBody = {
     epoch: d.epoch,
-    ...(some ? { changes: smaller ? new Uint8Array(br) : d.changes } : {}),
-    ...(some && smaller ? { changesEncoding: 'br' as const } : {}),
+    ...(some ? { changes: changes.bytes } : {}),
+    ...(some && changes.br ? { changesEncoding: 'br' as const } : {}),
     ...(d.heartbeat ? { heartbeat: d.heartbeat } : {}),
     ...(d.sealed ? { sealed: true as const } : {}),
     t0: header.t0,
@@ -68,14 +62,9 @@ export function pushDelta(
 ): { ok: true; value: PushDelta } | { ok: false; reason: string } {
   let changes = body.changes ?? new Uint8Array();
   if (body.changes && body.changesEncoding === 'br') {
-    try {
-      changes = new Uint8Array(brotliDecompressSync(body.changes, { maxOutputLength: maxChanges }));
-    } catch (e) {
-      return {
-        ok: false,
-        reason: `its changes do not inflate within ${maxChanges} bytes: ${(e as Error).message}`,
-      };
-    }
+    const inflated = inflateWithin(body.changes, maxChanges, 'its changes');
+    if (!inflated.ok) return inflated;
+    changes = inflated.bytes;
   }
   let blobs: DocDeltaPayload['blobs'] = [];
   if (body.blobs) {

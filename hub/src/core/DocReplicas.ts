@@ -55,6 +55,8 @@ export class DocReplicas {
     agent: string,
     changes: Uint8Array[],
     heartbeats: (wire2.HeartbeatBody | null)[] = [],
+    /** A bundle is a v2 push (its ack says whether the hub rebuilds heartbeats). */
+    v2 = false,
   ): Promise<{ out: MergeOutput; memo: Map<string, unknown> }> {
     const memo = this.memo(docId);
     const out = await this.merger.merge({
@@ -64,6 +66,7 @@ export class DocReplicas {
       stored: await this.store.docChunks(docId),
       changes,
       ...(heartbeats.some((h) => h) ? { heartbeats } : {}),
+      ...(v2 ? { wire2: true } : {}),
       cadenceKnown: !this.opts.shared && memo.has('cadenceS'),
       maxChunks: this.opts.maxChunks ?? 8,
       maxGrowth: this.opts.maxGrowth ?? 0.25,

@@ -23,6 +23,8 @@ export interface MergeInput {
    * (docs/decisions/500-heartbeat-rebuilds-the-change.md).
    */
   heartbeats?: (wire2.HeartbeatBody | null)[];
+  /** A bundle is a v2 push: its ack says whether the hub rebuilds heartbeats (`writesHeartbeats`). */
+  wire2?: boolean;
   /** Whether the caller holds the declared cadences as last read (DocReplicas' memo): not read again unless changed. */
   cadenceKnown: boolean;
   /** When to store the whole document instead of appending chunks (see `storeWhole`). */
@@ -227,7 +229,8 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       requests: requestsTouched ? new DocReader(h).root('requests') : undefined,
       whole: whole ? h.save() : null,
       readsConfirmed: new DocReader(h).hasConfirmed(),
-      writesHeartbeats: rebuiltAny || writesHeartbeats(h, input.docId),
+      // read only for a v2 push's ack: not on every merge
+      writesHeartbeats: rebuiltAny || (input.wire2 === true && writesHeartbeats(h, input.docId)),
     };
   } finally {
     h.free();

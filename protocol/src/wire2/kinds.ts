@@ -1,5 +1,5 @@
 import type { Value } from './cbor.js';
-import type { HeartbeatBody } from './heartbeat.js';
+import { type HeartbeatBody, MAX_HEARTBEAT_GAPS_BYTES } from './heartbeat.js';
 
 /**
  * The kinds of hop v2 message and their bodies (docs/decisions/490-hop-v2-wire-format.md). A body is a
@@ -101,7 +101,7 @@ const HEARTBEAT: Field[] = [
   { key: 1, name: 'list', type: 'bytes', required: true, len: 4 },
   { key: 2, name: 'start', type: 'uint', required: true },
   { key: 3, name: 'runs', type: 'bytes', required: true, max: 64 * 1024 },
-  { key: 4, name: 'gaps', type: 'bytes', required: true, max: 512 * 1024 },
+  { key: 4, name: 'gaps', type: 'bytes', required: true, max: MAX_HEARTBEAT_GAPS_BYTES },
   { key: 5, name: 'change', type: 'bytes', len: 8 },
   { key: 6, name: 'depth', type: 'uint' },
   { key: 7, name: 'oldest', type: 'uint' },

@@ -16,6 +16,7 @@ export function startMerges(replicas: DocReplicas, groups: readonly DocGroup[]):
       g.agent,
       g.items.map((i) => i.v.payload.changes),
       g.items.map((i) => i.v.heartbeat ?? null),
+      g.items.some((i) => i.v.wire2 !== undefined),
     );
     job.catch(() => {});
     return { ...g, job };
