@@ -17,7 +17,7 @@ import { runPlan } from './core/plan/runPlan.js';
 import type { CellRef, CellScheduler, TriggerReason } from './core/schedule/CellScheduler.js';
 import type { SyncLoop } from './core/sync/SyncLoop.js';
 import type { AgentStorage } from './ports/AgentStorage.js';
-import { agentFacts, providerBuilds } from './start/agentFacts.js';
+import { agentFacts, followReads, providerBuilds } from './start/agentFacts.js';
 import { agentPublications } from './start/agentPublications.js';
 import { agentRuns, startSchedules } from './start/agentRuns.js';
 import { openAgentStore } from './start/agentStore.js';
@@ -104,9 +104,14 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     trigger: (cell) => trigger(cell, 'apply'),
   });
   const { facts, repos } = agentFacts(config, AGENT_VERSION, PLATFORM);
+  let loop: SyncLoop | undefined;
+  const upstreamUrls = uplinks.map((u) => u.url);
+  followReads(facts, wire2, upstreamUrls, () => {
+    store.updateFacts(facts);
+    loop?.kick();
+  });
   // The hub learns this agent's cells and cadences at once, before the first plan finishes.
   store.updateFacts(facts);
-  let loop: SyncLoop | undefined;
   const cycle = new PlanCycle({
     plan: (cell, options) => runPlan(cell.component, cell.environment, config, runDeps, options),
     applies,

@@ -61,4 +61,5 @@ export {
   pushDelta,
   wire2KeyId,
   wire2NodeId,
+  wire2SiteId,
 } from './wire2/push.js';

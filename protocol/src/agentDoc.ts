@@ -161,7 +161,8 @@ export const AgentFactsSchema = z.object({
     .optional(),
   /**
    * What this agent reads that an older one refuses, so the hub may send it: `inline-publications`, a
-   * small file inside its signed manifest (docs/decisions/360-source-bundle-bytes.md). Absent: nothing new.
+   * small file inside its signed manifest (docs/decisions/360-source-bundle-bytes.md); `wire2-publications`,
+   * the compact manifest (docs/decisions/505-compact-publications.md). Absent: nothing new.
    */
   reads: z.array(z.string().max(40)).max(20).optional(),
   reportedAt: z.number().int().nonnegative(),
@@ -170,6 +171,11 @@ export type AgentFacts = z.infer<typeof AgentFactsSchema>;
 
 /** The fact (`reads`) of an agent that takes a publication inside its manifest (decision 360). */
 export const READS_INLINE_PUBLICATIONS = 'inline-publications';
+/**
+ * The fact (`reads`) of an agent that takes the hub's compact v2 `publication` message, stated only while
+ * every upstream says it carries them (`carries`; docs/decisions/505-compact-publications.md).
+ */
+export const READS_WIRE2_PUBLICATIONS = 'wire2-publications';
 
 export const AgentDocSchema = z.object({
   site: SiteIdSchema,

@@ -139,6 +139,11 @@ export const PeerInfoSchema = z.object({
   sites: z.array(z.string().max(128)).max(10_000),
   /** The hop versions this node speaks (`[1, 2]`, decision 495); absent: 1 only (an older node). */
   wire: z.array(z.number().int()).max(8).optional(),
+  /**
+   * The hub's v2 messages other than acks this node carries down to its sites (`['publication']`,
+   * docs/decisions/505-compact-publications.md): the hub always; a relay while every upstream says so.
+   */
+  carries: z.array(z.string().max(40)).max(16).optional(),
 });
 export type PeerInfo = z.infer<typeof PeerInfoSchema>;
 

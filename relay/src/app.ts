@@ -76,7 +76,13 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     log,
   });
   // hop v2 for agents that register their key, while every upstream speaks it too (decision 495)
-  backend.wire2 = new RelayWire2(wire2NodeId(cfg.name), tokens, key, () => peers.upstreamsSpeakWire2());
+  backend.wire2 = new RelayWire2(
+    wire2NodeId(cfg.name),
+    tokens,
+    key,
+    () => peers.upstreamsSpeakWire2(),
+    () => peers.upstreamsCarry(),
+  );
   const logEvent = forwardEvents(metrics, log);
   // refused bundles go back to their agents as notices with the site's downlink (decision 240)
   const notices = new RefusalNotices(cfg.name);

@@ -58,6 +58,19 @@ export class UpstreamPeers {
     return unknown ? undefined : true;
   }
 
+  /**
+   * The hub's v2 messages (besides acks) every upstream says it carries down (`carries` in `GET /v1/peer`,
+   * decision 505): none while one has not answered, or is older.
+   */
+  upstreamsCarry(): string[] {
+    let common: string[] | null = null;
+    for (const u of this.d.upstreams) {
+      const said = this.learned.get(u.name)?.carries ?? [];
+      common = common === null ? [...said] : common.filter((c) => said.includes(c));
+    }
+    return common ?? [];
+  }
+
   /** What upstream `name` says this relay is there; undefined before it answered. */
   peerAt(name: string): PeerInfo | undefined {
     return this.learned.get(name);

@@ -1,5 +1,6 @@
-import { READS_INLINE_PUBLICATIONS } from '@driftline/protocol';
+import { READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS, wire2 } from '@driftline/protocol';
 import { cadences } from '../adapters/cron/cronCells.js';
+import type { Wire2State } from '../adapters/http/wire2State.js';
 import { scanMirror } from '../adapters/providers/mirror.js';
 import type { AgentConfig } from '../config.js';
 import type { CycleFacts } from '../core/cycle/PlanCycle.js';
@@ -29,10 +30,41 @@ export function agentFacts(
     upstream: config.upstreams[0]?.url,
     platform,
     // what this version reads that an older one refuses, so the hub sends it (decision 360)
-    reads: [READS_INLINE_PUBLICATIONS],
+    reads: agentReads(null, []),
     ...(repos.length > 0 ? { refs: refFacts(config) } : {}),
   };
   return { facts, repos };
+}
+
+/**
+ * What the agent reads that an older one refuses (its `reads` fact): inline manifests always (decision
+ * 360); the hub's compact publication manifests (decision 505) while every upstream last said, on this
+ * agent's v2 registration, that it carries them down.
+ */
+export function agentReads(state: Wire2State | null, urls: readonly string[]): string[] {
+  return state?.everyLinkCarries(urls, wire2.CARRIES_PUBLICATIONS)
+    ? [READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS]
+    : [READS_INLINE_PUBLICATIONS];
+}
+
+/**
+ * Keeps the facts' `reads` current as upstreams register this agent (decision 505), from the state the
+ * last run left; `changed` runs after each change (the ledger writes the facts, the loop pushes them).
+ */
+export function followReads(
+  facts: CycleFacts,
+  state: Wire2State | null,
+  urls: readonly string[],
+  changed: () => void,
+): void {
+  facts.reads = agentReads(state, urls);
+  if (!state) return;
+  state.onLinks = () => {
+    const next = agentReads(state, urls);
+    if (next.join() === facts.reads?.join()) return;
+    facts.reads = next;
+    changed();
+  };
 }
 
 /** The provider builds the site's mirrors hold (`registry/namespace/type/version/platform`), at most 5000. */

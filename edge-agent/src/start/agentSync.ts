@@ -1,3 +1,4 @@
+import { wire2SiteId } from '@driftline/hop';
 import type { HttpUplink } from '../adapters/http/HttpUplink.js';
 import type { RunningPublications } from '../adapters/publications/startPublications.js';
 import type { AgentConfig } from '../config.js';
@@ -65,6 +66,7 @@ export function agentSync(
     now: deps.now,
     lifetimeS: config.sync.bundleLifetimeS,
     log,
+    siteShortId: wire2SiteId(config.site),
     onBlobManifest: (m) => deps.publications.announce(m),
     onApproval: (a) => deps.applies.receive(a),
     ...(aim.planned ? { presenceDue: (at: number | null, now: number) => aim.presenceDue(at, now) } : {}),

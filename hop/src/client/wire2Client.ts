@@ -74,7 +74,8 @@ export async function registerWire2(
   carrier: Wire2Carrier,
   reg: wire2.Wire2Registration,
 ): Promise<HopResult<wire2.Wire2Info>> {
-  const h2c: Record<string, string> = carrier.asks() ? { [wire2.WIRE2_H2C_HEADER]: '1' } : {};
+  // `0`: no h2c, but this agent reads the answer leniently, so the node may state more (`carries`)
+  const h2c = { [wire2.WIRE2_H2C_HEADER]: carrier.asks() ? '1' : '0' };
   const r = await request(wire2.WIRE2_REGISTER_PATH, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...h2c },

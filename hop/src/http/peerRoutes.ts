@@ -14,14 +14,18 @@ import { readJsonBody } from './readBody.js';
  * itself only; a relay calls it at start and on a refusal to learn its sites from upstream
  * (docs/decisions/240-peers-and-relay-health.md), and `relay config check --online` to test a token.
  * A node that speaks hop v2 says so (`wire: [1, 2]`): a relay states v2 to its agents only when its
- * upstreams do (docs/decisions/495-hop-v2-on-the-agent-link.md).
+ * upstreams do (docs/decisions/495-hop-v2-on-the-agent-link.md), and what of the hub's v2 messages it carries
+ * down (`carries`, decision 505).
  */
 export function getPeer(backend: HopBackend, ctx: Context): void {
   const peer = ctx.state.peer as Peer;
+  const v2 = backend.wire2 && (backend.wire2.speaking?.() ?? true) === true ? backend.wire2 : null;
+  const carries = [...(v2?.carries?.() ?? [])];
   const body: PeerInfo = {
     name: peer.name,
     sites: [...peer.sites],
-    ...(backend.wire2 && (backend.wire2.speaking?.() ?? true) === true ? { wire: [1, 2] } : {}),
+    ...(v2 ? { wire: [1, 2] } : {}),
+    ...(carries.length > 0 ? { carries } : {}),
   };
   ctx.set('cache-control', 'no-store');
   ctx.body = body;

@@ -51,6 +51,8 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
   // a registration (with the token) starts the sender's sequences afresh: an agent that lost its state
   // file numbers from 1 again; a replayed old message is idempotent anyway (decision 490)
   d.windows.forget(from);
+  const lenient = ctx.get(wire2.WIRE2_H2C_HEADER);
+  const carries = [...(w.carries?.() ?? [])];
   const info: wire2.Wire2Info = {
     wire: [1, 2],
     from,
@@ -58,7 +60,9 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
     maxHoldS: d.backend.maxHoldS ?? LEGACY_MAX_HOLD_S,
     keep: d.backend.keepHeld ?? 1,
     // only to an agent that said it reads it: an older one's strict schema refuses a field it does not know
-    ...(d.h2c && ctx.get(wire2.WIRE2_H2C_HEADER) === '1' ? { h2c: true } : {}),
+    ...(d.h2c && lenient === '1' ? { h2c: true } : {}),
+    // the hub's v2 messages this node carries down (decision 505), to an agent that reads leniently
+    ...(lenient && carries.length > 0 ? { carries } : {}),
   };
   ctx.set('cache-control', 'no-store');
   ctx.body = info;

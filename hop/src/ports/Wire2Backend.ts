@@ -22,6 +22,12 @@ export interface Wire2Backend {
    * not known yet (registration answers 503: ask again soon); absent: always.
    */
   speaking?(): boolean | undefined;
+  /**
+   * The hub's v2 messages besides acks this node carries down to its sites (`['publication']`,
+   * docs/decisions/505-compact-publications.md): the hub all it sends; a relay what every upstream carries.
+   * Absent: none.
+   */
+  carries?(): readonly string[];
   /** This node's short id, `to` of the pulls it serves (0: the hub). */
   readonly nodeId: number;
   /**

@@ -112,6 +112,14 @@ export function wire2KeyId(rawPublicKey: Uint8Array): number {
   return createHash('sha256').update(rawPublicKey).digest().readUInt32BE(0);
 }
 
+/**
+ * A site's short id, `to` of the hub's v2 messages for the whole site (a publication, decision 505): the
+ * first 4 bytes of sha256 over a domain and the site id. The agent takes only those naming its own site.
+ */
+export function wire2SiteId(site: string): number {
+  return createHash('sha256').update(`driftline/site\0${site}`).digest().readUInt32BE(0);
+}
+
 /** A relay's short id, from its name (1…65,535; 0 is the hub's). */
 export function wire2NodeId(name: string): number {
   return (createHash('sha256').update(name).digest().readUInt16BE(0) % 65_535) + 1;

@@ -5,6 +5,7 @@ import {
   DocRunSchema,
   isUnchangedPlan,
   READS_INLINE_PUBLICATIONS,
+  READS_WIRE2_PUBLICATIONS,
 } from '@driftline/protocol';
 import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
 import type { Touched } from './DocReader.js';
@@ -140,6 +141,7 @@ export function materialise(
             providers: [...(facts.providers ?? [])],
             platform: facts.platform ?? null,
             readsInline: facts.reads?.includes(READS_INLINE_PUBLICATIONS) === true,
+            readsWire2Publications: facts.reads?.includes(READS_WIRE2_PUBLICATIONS) === true,
             factsReportedAt: toHub(facts.reportedAt),
           }
         : null,

@@ -63,6 +63,8 @@ export interface AgentRow {
   platform?: string | null;
   /** The agent takes a small publication inside its manifest (its `reads` fact; decision 360). */
   readsInline?: boolean;
+  /** The agent takes the hub's compact v2 publication manifest (its `reads` fact; decision 505). */
+  readsWire2Publications?: boolean;
   /** When the agent reported these facts, corrected to hub time. */
   factsReportedAt?: number | null;
 }

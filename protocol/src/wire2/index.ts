@@ -3,4 +3,5 @@ export * from './heartbeat.js';
 export * from './kinds.js';
 export * from './link.js';
 export * from './message.js';
+export * from './publication.js';
 export * from './replay.js';

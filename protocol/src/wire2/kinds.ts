@@ -1,3 +1,5 @@
+import { MAX_INLINE_PUBLICATION_BYTES } from '../bundle.js';
+import { FILE_KINDS } from '../publications.js';
 import type { Value } from './cbor.js';
 import { type HeartbeatBody, MAX_HEARTBEAT_GAPS_BYTES } from './heartbeat.js';
 
@@ -6,7 +8,7 @@ import { type HeartbeatBody, MAX_HEARTBEAT_GAPS_BYTES } from './heartbeat.js';
  * CBOR map keyed by field numbers; an unknown field, a missing one or a value of the wrong type is refused
  * (as v1's strict payload schemas: a new field comes with a capability the receiver states).
  */
-export const KINDS = { push: 1, pull: 2, custody: 3, ack: 4 } as const;
+export const KINDS = { push: 1, pull: 2, custody: 3, ack: 4, publication: 5 } as const;
 export type KindName = keyof typeof KINDS;
 export const KIND_NAMES = Object.keys(KINDS) as KindName[];
 export const kindName = (n: number): KindName | undefined => KIND_NAMES.find((k) => KINDS[k] === n);
@@ -77,20 +79,45 @@ export interface AckBody {
   blobs?: Uint8Array;
 }
 
+/** Most publications one manifest supersedes (as v1's `supersedes`). */
+export const MAX_SUPERSEDES = 1000;
+
+/**
+ * `publication`, hub → a site (`to` its {@link wire2SiteId}-style short id): a file headquarters published
+ * for the site, the compact form of v1's signed `blob` manifest (docs/decisions/505-compact-publications.md).
+ * Either the file itself (`inline`: its sha256 and size are the receiver's to compute, the signature
+ * covers every byte) or `sha256` and `size` for a fetch by Range.
+ */
+export interface PublicationBody {
+  /** The publication id, a ULID as its 16 bytes. */
+  id: Uint8Array;
+  name: string;
+  /** Index into `FILE_KINDS`. */
+  fileKind: number;
+  /** When relays and the site drop it, seconds since the epoch; absent: never. */
+  expires?: number;
+  inline?: Uint8Array;
+  sha256?: Uint8Array;
+  size?: number;
+  /** Earlier publications of the same name and kind it replaces there, 16-byte ids concatenated. */
+  supersedes?: Uint8Array;
+}
+
 export interface Bodies {
   push: PushBody;
   pull: PullBody;
   custody: CustodyBody;
   ack: AckBody;
+  publication: PublicationBody;
 }
 
-type FieldType = 'uint' | 'bytes' | 'true' | 'stamp' | 'heartbeat' | 'encoding';
+type FieldType = 'uint' | 'bytes' | 'text' | 'true' | 'stamp' | 'heartbeat' | 'encoding';
 interface Field {
   key: number;
   name: string;
   type: FieldType;
   required?: boolean;
-  /** uint: largest value; bytes: most bytes. */
+  /** uint: largest value; bytes, text: most bytes (text: UTF-16 units). */
   max?: number;
   min?: number;
   /** bytes: exact length. */
@@ -139,6 +166,16 @@ export const FIELDS: Record<KindName, Field[]> = {
     { key: 6, name: 'blobs', type: 'bytes', max: 32 * 4096 },
     { key: 7, name: 'heartbeats', type: 'true' },
   ],
+  publication: [
+    { key: 1, name: 'id', type: 'bytes', required: true, len: 16 },
+    { key: 2, name: 'name', type: 'text', required: true, max: 255 },
+    { key: 3, name: 'fileKind', type: 'uint', required: true, max: FILE_KINDS.length - 1 },
+    { key: 4, name: 'expires', type: 'uint' },
+    { key: 5, name: 'inline', type: 'bytes', max: MAX_INLINE_PUBLICATION_BYTES },
+    { key: 6, name: 'sha256', type: 'bytes', len: 32 },
+    { key: 7, name: 'size', type: 'uint' },
+    { key: 8, name: 'supersedes', type: 'bytes', max: 16 * MAX_SUPERSEDES },
+  ],
 };
 
 /** Encodings of `changesEncoding` on the wire. */
@@ -182,6 +219,10 @@ function readField(
       if (!(v instanceof Uint8Array)) return bad('is not a byte string');
       if (f.len !== undefined && v.length !== f.len) return bad(`is ${v.length} bytes, not ${f.len}`);
       if (f.max !== undefined && v.length > f.max) return bad(`is ${v.length} bytes, over ${f.max}`);
+      return { ok: true, value: v };
+    case 'text':
+      if (typeof v !== 'string') return bad('is not a text string');
+      if (f.max !== undefined && v.length > f.max) return bad(`is ${v.length} characters, over ${f.max}`);
       return { ok: true, value: v };
     case 'true':
       return v === true ? { ok: true, value: true } : bad('is not true (leave it out instead)');
@@ -242,6 +283,20 @@ export function bodyFromValue<K extends KindName>(
       return {
         ok: false,
         reason: `ack body field 6 (blobs) is ${a.blobs.length} bytes, not whole sha256 digests`,
+      };
+  }
+  if (kind === 'publication') {
+    const p = r.value as unknown as PublicationBody;
+    const fetched = p.sha256 !== undefined && p.size !== undefined;
+    if (p.inline ? p.sha256 !== undefined || p.size !== undefined : !fetched)
+      return {
+        ok: false,
+        reason: 'publication body must carry either the file (5 inline) or its sha256 and size (6, 7)',
+      };
+    if (p.supersedes && p.supersedes.length % 16 !== 0)
+      return {
+        ok: false,
+        reason: `publication body field 8 (supersedes) is ${p.supersedes.length} bytes, not whole 16-byte ids`,
       };
   }
   return { ok: true, body: r.value as unknown as Bodies[K] };

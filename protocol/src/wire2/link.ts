@@ -70,7 +70,11 @@ export const Wire2InfoSchema = z.object({
    * connection kept across rounds.
    */
   h2c: z.boolean().optional(),
+  /** As `GET /v1/peer`'s: the hub's v2 messages besides acks this node carries down (decision 505). */
+  carries: z.array(z.string().max(40)).max(16).optional(),
 });
+/** What `carries` names for the hub's compact publication manifests (decision 505). */
+export const CARRIES_PUBLICATIONS = 'publication';
 export type Wire2Info = z.infer<typeof Wire2InfoSchema>;
 
 /**

@@ -109,7 +109,7 @@ describe('hop v2 messages', () => {
     const dk = decodeMessage(k9);
     expect(dk.ok || dk.error.code).toBe('unknown-kind');
     expect(dk.ok || dk.error.message).toMatch(
-      /kind 9 is not known \(known: 1 push, 2 pull, 3 custody, 4 ack\)/,
+      /kind 9 is not known \(known: 1 push, 2 pull, 3 custody, 4 ack, 5 publication\)/,
     );
   });
 

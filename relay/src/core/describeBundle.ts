@@ -1,5 +1,12 @@
 import { pushBundleId } from '@driftline/hop';
-import { decodeBundle, endpointText, type Receipt, wire2 } from '@driftline/protocol';
+import {
+  decodeBundle,
+  endpointText,
+  type Receipt,
+  ulidFromBytes,
+  ulidTime,
+  wire2,
+} from '@driftline/protocol';
 import type { IncomingBundle } from '../ports/Custody.js';
 
 /** How long a v2 push is held at most (v1's default bundle lifetime: a push names none). */
@@ -35,7 +42,7 @@ export function describeBundle(
 }
 
 /**
- * A hop v2 push or the hub's v2 ack, carried as it came (docs/decisions/495-hop-v2-on-the-agent-link.md): its id from its
+ * A hop v2 push, or the hub's v2 ack or publication, carried as it came (docs/decisions/495-hop-v2-on-the-agent-link.md): its id from its
  * signature, toward the hub, first when it holds a failure. Its signature is the hub's to check.
  */
 function describePush(
@@ -61,11 +68,26 @@ function describePush(
       },
     };
   }
+  if (m.kind === 'publication' && m.from === wire2.HUB_NODE_ID) {
+    // the hub's compact publication manifest (decision 505), on its way down at bulk as v1's `blob`
+    const p = m.body as wire2.PublicationBody;
+    return {
+      ok: true,
+      value: {
+        id: pushBundleId(ulidTime(ulidFromBytes(p.id)), m.signature),
+        dest: '',
+        priority: 'bulk',
+        kind: 'blob',
+        expiresAt: p.expires !== undefined ? p.expires * 1000 : now + PUSH_LIFETIME_MS,
+        bytes,
+      },
+    };
+  }
   if (m.kind !== 'push')
     return {
       ok: false,
       code: 'unprocessable',
-      message: `a relay carries v2 pushes up and acks down, not ${m.kind}`,
+      message: `a relay carries v2 pushes up, acks and publications down, not ${m.kind}`,
     };
   const body = m.body as wire2.PushBody;
   const source = wire2Source(m.from);

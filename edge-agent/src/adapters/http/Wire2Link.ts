@@ -73,6 +73,7 @@ export class Wire2Link {
         node: r.value.node,
         since: this.o.now(),
         ...carrier,
+        ...(r.value.carries?.length ? { carries: [...r.value.carries] } : {}),
       });
     } else if (
       r.status !== undefined &&

@@ -21,6 +21,8 @@ export type Wire2LinkState =
       /** What carries the v2 exchanges (absent: a state file written before h2c), and why HTTP/1.1. */
       carrier?: 'h2c' | 'http/1.1';
       reason?: string;
+      /** The hub's v2 messages besides acks it carries down (decision 505). */
+      carries?: string[];
     }
   | { wire: 1; reason: string; at: number };
 
@@ -108,10 +110,28 @@ export class Wire2State {
     return p ? { doc: p.doc, heads: p.heads } : null;
   }
 
+  /** Called after a link's state changed (what it carries may have). */
+  onLinks: (() => void) | null = null;
+
   /** Notes what `url` answered the registration (v2 and its node, or v1 and why). */
   noteLink(url: string, link: Wire2LinkState): void {
     this.links[url] = link;
     this.save();
+    this.onLinks?.();
+  }
+
+  /**
+   * Whether every one of `urls` last registered this agent on v2 and said it carries `what` down (decision
+   * 505): only then may the agent tell the hub it reads it, which the hub then sends whichever way it goes.
+   */
+  everyLinkCarries(urls: readonly string[], what: string): boolean {
+    return (
+      urls.length > 0 &&
+      urls.every((u) => {
+        const l = this.links[u];
+        return l?.wire === 2 && l.carries?.includes(what) === true;
+      })
+    );
   }
 
   /** Notes what carries the v2 exchanges with `url` now (h2c refused on the way: HTTP/1.1, and why). */

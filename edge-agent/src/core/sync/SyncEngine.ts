@@ -39,6 +39,11 @@ export interface SyncDeps {
   log: Logger;
   /** Bundle lifetime at relays, seconds. */
   lifetimeS?: number;
+  /**
+   * This site's short id (`wire2SiteId`), `to` of the hub's compact publication manifests (decision 505):
+   * one naming another site is passed over; unset, all are.
+   */
+  siteShortId?: number;
   /** A hub-signed `blob` manifest (a publication); unset: such manifests are ignored. */
   onBlobManifest?(manifest: PayloadOf<'blob'>): void;
   /**

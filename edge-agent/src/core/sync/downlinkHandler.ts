@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type AgentId,
   type BundleHeader,
@@ -7,6 +8,7 @@ import {
   type RelayRefusal,
   type Sha256,
   sha256Hex,
+  toHex,
   verifyBundle,
   wire2,
 } from '@driftline/protocol';
@@ -68,14 +70,13 @@ export class DownlinkHandler {
   }
 
   /**
-   * The hub's ack of a hop v2 push (docs/decisions/495-hop-v2-on-the-agent-link.md): signed by the pinned
-   * hub key, naming one of this agent's pushes by sequence and signature (`tip`): what that push carried is
-   * acknowledged, as a v1 ack of the same heads would. Another agent's ack at the site (or one this agent
-   * no longer remembers: it pushed again since, and that push's ack will come) is passed over.
+   * The hub's v2 message (docs/decisions/495-hop-v2-on-the-agent-link.md, 505): signed by the pinned hub
+   * key, then an ack or a publication. Anything else, or another key's, is refused and logged.
    */
   private async handleWire2(bytes: Uint8Array, out: PullOutcome, upstream: string): Promise<void> {
     const m = wire2.decodeMessage(bytes);
-    if (!m.ok || m.value.kind !== 'ack' || m.value.from !== wire2.HUB_NODE_ID) {
+    const kind = m.ok ? m.value.kind : null;
+    if (!m.ok || (kind !== 'ack' && kind !== 'publication') || m.value.from !== wire2.HUB_NODE_ID) {
       this.deps.log.warn(
         { upstream },
         `downlink message refused: ${m.ok ? `a ${m.value.kind} from ${m.value.from}` : m.error.message}`,
@@ -86,17 +87,42 @@ export class DownlinkHandler {
     if (!(await wire2.verifyMessage(m.value, this.deps.hubPublicKey))) {
       this.deps.log.warn(
         { upstream },
-        'downlink ack refused: not signed by the pinned hub key (altered on the way, or forged by that upstream)',
+        `downlink ${kind} refused: not signed by the pinned hub key (altered on the way, or forged by that upstream)`,
       );
       out.refused++;
       return;
     }
-    const ack = m.value.body as wire2.AckBody;
+    if (m.value.kind === 'publication') this.onPublication(m.value, upstream);
+    else this.onAck(m.value.body as wire2.AckBody, out);
+  }
+
+  /**
+   * The hub's compact publication manifest (decision 505), for this site only (`to` its short id: a copy
+   * of another site's, replayed here by a relay, is passed over), taken as v1's signed `blob` manifest.
+   */
+  private onPublication(m: wire2.DecodedMessage, upstream: string): void {
+    if (m.to !== this.deps.siteShortId) {
+      this.deps.log.warn({ upstream, to: m.to }, 'downlink publication passed over: it names another site');
+      return;
+    }
+    const manifest = wire2.manifestOfPublication(m.body as wire2.PublicationBody, (b) =>
+      createHash('sha256').update(b).digest('hex'),
+    );
+    this.deps.onBlobManifest?.(manifest);
+  }
+
+  /**
+   * The hub's ack of a hop v2 push, naming one of this agent's pushes by sequence and signature (`tip`):
+   * what that push carried is acknowledged, as a v1 ack of the same heads would. Another agent's ack at the
+   * site (or one this agent no longer remembers: it pushed again since, and that push's ack will come) is
+   * passed over.
+   */
+  private onAck(ack: wire2.AckBody, out: PullOutcome): void {
     const pushed = this.deps.wire2?.acked(ack.upTo, ack.tip, ack.heartbeats === true);
     if (!pushed) return;
-    const blobs = [];
+    const blobs: Sha256[] = [];
     for (let i = 0; ack.blobs && i < ack.blobs.length; i += 32)
-      blobs.push(Buffer.from(ack.blobs.subarray(i, i + 32)).toString('hex') as Sha256);
+      blobs.push(toHex(ack.blobs.subarray(i, i + 32)) as Sha256);
     const r = this.deps.store.applyAck({
       agent: this.deps.agent as AgentId,
       doc: pushed.doc,

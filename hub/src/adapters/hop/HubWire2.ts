@@ -1,5 +1,5 @@
 import { type Peer, type Wire2Backend, type Wire2Sender, wire2KeyId } from '@driftline/hop';
-import { type KeyCache, publicKeyRaw, signBytes, WireError, type wire2 } from '@driftline/protocol';
+import { type KeyCache, publicKeyRaw, signBytes, WireError, wire2 } from '@driftline/protocol';
 import type { Wire2Directory } from '../../core/wire2Push.js';
 import type { AgentRow } from '../../ports/HubStore.js';
 
@@ -10,6 +10,11 @@ import type { AgentRow } from '../../ports/HubStore.js';
  */
 export class HubWire2 implements Wire2Backend {
   readonly nodeId = 0;
+
+  /** The hub sends compact publication manifests to sites whose agents read them (decision 505). */
+  carries(): readonly string[] {
+    return [wire2.CARRIES_PUBLICATIONS];
+  }
 
   constructor(
     private readonly d: {

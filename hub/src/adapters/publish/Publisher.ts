@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type FileKind, MAX_INLINE_PUBLICATION_BYTES, SiteIdSchema } from '@driftline/protocol';
-import { buildManifests, publicationRow } from '../../core/publish/manifests.js';
+import { buildManifests, publicationRow, siteReads } from '../../core/publish/manifests.js';
 import type { BlobFiles } from '../../ports/BlobFiles.js';
 import type { Clock } from '../../ports/Clock.js';
 import type { AgentRow, ReadStore, StoreWrites } from '../../ports/HubStore.js';
@@ -69,22 +69,24 @@ export class Publisher {
   }
 
   /**
-   * The file inline, and the sites whose manifest carries it: all of them when asked (`buildManifests`'
-   * default), else those with at least one live agent and every live agent reading inline manifests.
+   * Per site, the manifest's form: the file inline where asked (`always`: every site, `buildManifests`'
+   * default) or where every live agent reads inline manifests (decision 360), and the compact v2 form
+   * where every live agent reads that (decision 505). A site with no live agent gets v1's fetched form.
    */
-  private async inlineFor(
+  private async formsFor(
     sites: readonly string[],
-    kept: Buffer[],
+    kept: Buffer[] | null,
     always: boolean,
-  ): Promise<{ inline?: Uint8Array; inlineSites?: string[] }> {
-    const inline = new Uint8Array(Buffer.concat(kept));
-    if (always) return { inline };
+  ): Promise<{ inline?: Uint8Array; inlineSites?: string[]; wire2Sites?: string[] }> {
     // One site (the usual `--site`): the store's query by site, not every agent of the fleet.
-    const reads = new Map<string, boolean>();
-    for (const a of await this.liveAgents(sites.length === 1 ? sites[0] : undefined))
-      reads.set(a.site, (reads.get(a.site) ?? true) && a.readsInline === true);
-    const inlineSites = sites.filter((site) => reads.get(site) === true);
-    return inlineSites.length > 0 ? { inline, inlineSites } : {};
+    const reads = siteReads(await this.liveAgents(sites.length === 1 ? sites[0] : undefined));
+    const wire2Sites = sites.filter((site) => reads.get(site)?.wire2 === true);
+    const forms = wire2Sites.length > 0 ? { wire2Sites } : {};
+    if (!kept) return forms;
+    const inline = new Uint8Array(Buffer.concat(kept));
+    if (always) return { ...forms, inline };
+    const inlineSites = sites.filter((site) => reads.get(site)?.inline === true);
+    return inlineSites.length > 0 ? { ...forms, inline, inlineSites } : forms;
   }
 
   async publish(body: Readable, req: PublishRequest): Promise<PublishResult> {
@@ -132,7 +134,7 @@ export class Publisher {
       sites: sites.sites,
       now,
       ttlS: req.ttlS,
-      ...(kept && size > 0 ? await this.inlineFor(sites.sites, kept, req.inline === true) : {}),
+      ...(await this.formsFor(sites.sites, size > 0 ? kept : null, req.inline === true)),
     };
     // The publication is recorded before it is queued: a crash between the two leaves a listed publication
     // still `queued` (visible, re-publishable), never an announced one the hub does not know. Recording

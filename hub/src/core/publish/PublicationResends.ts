@@ -8,7 +8,7 @@ import {
   supersededReason,
 } from '../../ports/PublicationStore.js';
 import { confirmBy } from '../confirmBy.js';
-import { buildManifests } from './manifests.js';
+import { buildManifests, siteReads } from './manifests.js';
 
 /** Publications looked at per sweep, newest first (older ones are long delivered or expired). */
 export const MAX_RESEND_PUBLICATIONS = 200;
@@ -101,6 +101,10 @@ export class PublicationResends {
             : {}),
           ...(supersedes.length > 0 ? { supersedes: { [u.site]: supersedes } } : {}),
           onlySites: [u.site],
+          sentAt: now,
+          ...(siteReads(await this.d.store.listAgents(u.site)).get(u.site)?.wire2
+            ? { wire2Sites: [u.site] }
+            : {}),
         },
         this.d.hubPrivateKey,
         () => this.d.ids.next(),

@@ -1,11 +1,13 @@
+import { wire2SiteId } from '@driftline/hop';
 import {
   type BlobManifest,
   type BundleHeader,
   type DocPublicationState,
   encodeBundle,
   type FileKind,
+  wire2,
 } from '@driftline/protocol';
-import type { DownlinkRow } from '../../ports/HubStore.js';
+import type { AgentRow, DownlinkRow } from '../../ports/HubStore.js';
 import type { DeliveryRow, PublicationRow } from '../../ports/PublicationStore.js';
 
 /** Default lifetime of a publication's manifest at relays and sites. */
@@ -22,6 +24,8 @@ export interface PublishInput {
   ttlS?: number;
   /** Per site, the earlier publications this one supersedes there (named in that site's manifest). */
   supersedes?: Record<string, string[]>;
+  /** When this sending happens, if later than `now` (a resend, decision 300). */
+  sentAt?: number;
   /** Queue manifests for these of `sites` only (a resend, decision 300); default: every target site. */
   onlySites?: string[];
   /**
@@ -31,6 +35,27 @@ export interface PublishInput {
   inline?: Uint8Array;
   /** The sites whose manifest carries `inline` (their agents read it); default every site. */
   inlineSites?: readonly string[];
+  /**
+   * The sites whose manifest goes as the compact v2 `publication` message (every live agent reads it and
+   * every relay on the way carries it, decision 505); default none.
+   */
+  wire2Sites?: readonly string[];
+}
+
+/** Which manifest form each site's live agents read: inline files (decision 360), compact (decision 505). */
+export function siteReads(
+  agents: readonly Pick<AgentRow, 'site' | 'revokedAt' | 'readsInline' | 'readsWire2Publications'>[],
+): Map<string, { inline: boolean; wire2: boolean }> {
+  const out = new Map<string, { inline: boolean; wire2: boolean }>();
+  for (const a of agents) {
+    if (a.revokedAt) continue;
+    const r = out.get(a.site) ?? { inline: true, wire2: true };
+    out.set(a.site, {
+      inline: r.inline && a.readsInline === true,
+      wire2: r.wire2 && a.readsWire2Publications === true,
+    });
+  }
+  return out;
 }
 
 /** The publication's record (what `PublicationStore.publish` keeps). */
@@ -77,8 +102,27 @@ export async function buildManifests(
   };
   const inlined: BlobManifest | null = input.inline ? { ...common, inline: input.inline } : null;
   const inlineSites = new Set(input.inlineSites ?? input.sites);
+  const wire2Sites = new Set(input.wire2Sites ?? []);
   const downlink: Omit<DownlinkRow, 'seq'>[] = [];
+  const row = (site: string, bytes: Uint8Array): Omit<DownlinkRow, 'seq'> => ({
+    site,
+    agent: null,
+    kind: 'blob',
+    docId: null,
+    requestId: null,
+    expiresAt,
+    bytes,
+  });
   for (const site of input.onlySites ?? input.sites) {
+    const supersedes = input.supersedes?.[site];
+    const inline = input.inline && inlineSites.has(site) ? input.inline : undefined;
+    const compact = wire2Sites.has(site)
+      ? await compactManifest(input, site, { expiresAt, supersedes, inline }, hubPrivateKey)
+      : null;
+    if (compact) {
+      downlink.push(row(site, compact));
+      continue;
+    }
     const header: BundleHeader & { kind: 'blob' } = {
       id: newId() as BundleHeader['id'],
       kind: 'blob',
@@ -88,21 +132,41 @@ export async function buildManifests(
       lifetimeS: ttlS,
       priority: 'bulk',
     };
-    const supersedes = input.supersedes?.[site];
     // Only when there is something to supersede, so manifests read the same as before otherwise.
-    const manifest = inlined && inlineSites.has(site) ? inlined : fetched;
+    const manifest = inline ? (inlined as BlobManifest) : fetched;
     const payload: BlobManifest = supersedes?.length ? { ...manifest, supersedes } : manifest;
-    downlink.push({
-      site,
-      agent: null,
-      kind: 'blob',
-      docId: null,
-      requestId: null,
-      expiresAt,
-      bytes: await encodeBundle(header, payload, hubPrivateKey),
-    });
+    downlink.push(row(site, await encodeBundle(header, payload, hubPrivateKey)));
   }
   return { publication: publicationRow(input), downlink };
+}
+
+/**
+ * One site's manifest as the hub's signed v2 `publication` message (decision 505), to the site's short id;
+ * null when the publication has no compact form (an id that is not a ULID). Its `seq` is the seconds since
+ * the publish, from 1: a resend (decision 300) is a new message, not a copy a relay passes over as held.
+ */
+async function compactManifest(
+  input: PublishInput,
+  site: string,
+  o: { expiresAt: number; supersedes: readonly string[] | undefined; inline: Uint8Array | undefined },
+  hubPrivateKey: CryptoKey,
+): Promise<Uint8Array | null> {
+  const body = wire2.publicationBody({
+    publicationId: input.publicationId,
+    name: input.name,
+    fileKind: input.fileKind,
+    sha256: input.sha256,
+    size: input.size,
+    expiresAt: o.expiresAt,
+    ...(o.inline ? { inline: o.inline } : {}),
+    ...(o.supersedes?.length ? { supersedes: o.supersedes } : {}),
+  });
+  if (!body) return null;
+  const seq = Math.max(1, Math.round(((input.sentAt ?? input.now) - input.now) / 1000) + 1);
+  return wire2.encodeMessage(
+    { kind: 'publication', from: wire2.HUB_NODE_ID, to: wire2SiteId(site), seq, body },
+    hubPrivateKey,
+  );
 }
 
 /** Delivery rows from an agent document's `bundles` map (publications; plain data), stamped with hub time. */

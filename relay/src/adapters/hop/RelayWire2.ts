@@ -24,10 +24,16 @@ export class RelayWire2 implements Wire2Backend {
     private readonly key: RelayKey,
     /** Whether every upstream speaks v2 (undefined: not known yet); a v2 push goes only to one that does. */
     private readonly upstreamsSpeak: () => boolean | undefined,
+    /** The hub's v2 messages every upstream carries down (decision 505): this relay carries them on. */
+    private readonly upstreamsCarry: () => readonly string[] = () => [],
   ) {}
 
   speaking(): boolean | undefined {
     return this.upstreamsSpeak();
+  }
+
+  carries(): readonly string[] {
+    return this.upstreamsCarry();
   }
 
   async register(peer: Peer, r: wire2.Wire2Registration): Promise<number> {

@@ -1,4 +1,5 @@
-import { decodeBundle, decodePayload } from '@driftline/protocol';
+import { createHash } from 'node:crypto';
+import { type BlobManifest, decodeBundle, decodePayload, wire2 } from '@driftline/protocol';
 import type { IncomingBundle } from '../../ports/Custody.js';
 import type {
   AnnouncedBlob,
@@ -9,24 +10,40 @@ import type {
 import type { ContactPlan } from '../contactPlan.js';
 import { slotState } from '../upstreamSlot.js';
 
+/**
+ * A `blob` manifest from the hub: v1's signed bundle, or the compact v2 `publication` message (decision
+ * 505). Not verified here (the agent checks the hub's signature, S4); null when it is neither.
+ */
+function hubManifest(bytes: Uint8Array): BlobManifest | null {
+  if (wire2.isWire2Message(bytes)) {
+    const m = wire2.decodeMessage(bytes);
+    if (!m.ok || m.value.kind !== 'publication' || m.value.from !== wire2.HUB_NODE_ID) return null;
+    return wire2.manifestOfPublication(m.value.body as wire2.PublicationBody, (b) =>
+      createHash('sha256').update(b).digest('hex'),
+    );
+  }
+  const d = decodeBundle(bytes);
+  if (!d.ok || d.value.header.source !== 'hub') return null;
+  const m = decodePayload('blob', d.value.payload);
+  return m.ok ? m.value : null;
+}
+
 /** Blobs announced by `blob` manifests from the hub in pulled downlink, for `PublicationCache.note`. */
 export function announcedBlobs(site: string, items: readonly IncomingBundle[]) {
   const out: AnnouncedBlob[] = [];
   for (const item of items) {
     if (item.kind !== 'blob') continue;
-    const d = decodeBundle(item.bytes);
-    if (!d.ok || d.value.header.source !== 'hub') continue;
-    const m = decodePayload('blob', d.value.payload);
-    if (!m.ok) continue;
+    const m = hubManifest(item.bytes);
+    if (!m) continue;
     out.push({
-      sha256: m.value.sha256,
-      size: m.value.size,
-      name: m.value.name ?? m.value.sha256,
+      sha256: m.sha256,
+      size: m.size,
+      name: m.name ?? m.sha256,
       site,
-      expiresAt: m.value.expiresAt ?? item.expiresAt,
-      ...(m.value.bundleId ? { publicationId: m.value.bundleId } : {}),
-      ...(m.value.supersedes?.length ? { supersedes: m.value.supersedes } : {}),
-      ...(m.value.inline ? { inline: m.value.inline } : {}),
+      expiresAt: m.expiresAt ?? item.expiresAt,
+      ...(m.bundleId ? { publicationId: m.bundleId } : {}),
+      ...(m.supersedes?.length ? { supersedes: m.supersedes } : {}),
+      ...(m.inline ? { inline: m.inline } : {}),
     });
   }
   return out;

@@ -1,0 +1,110 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createHopServer, MemoryHopBackend, type Wire2Backend, wire2SiteId } from '@driftline/hop';
+import { HopClient } from '@driftline/hop/client';
+import { wire2Registration } from '@driftline/hop/testing';
+import { cryptoRandomBytes, generateSigningKeyPair, monotonicUlid, wire2 } from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeBundle } from '../src/core/describeBundle.js';
+import { announcedBlobs } from '../src/core/publications/publicationFetch.js';
+import { startRelay, tmp, until, upstreamOf } from './helpers.js';
+
+/**
+ * The hub's compact publication manifest at a relay (docs/decisions/505-compact-publications.md): carried
+ * down verbatim at bulk, its inline file kept without a fetch, and stated to agents only while the relay's
+ * upstreams carry it.
+ */
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+});
+
+const hubKeys = await generateSigningKeyPair();
+const ids = monotonicUlid(Date.now, cryptoRandomBytes);
+const file = randomBytes(598);
+const sha = createHash('sha256').update(file).digest('hex');
+
+async function compact(id = ids()) {
+  const body = wire2.publicationBody({
+    publicationId: id,
+    name: 'infra',
+    fileKind: 'git',
+    sha256: sha,
+    size: file.length,
+    expiresAt: 1_900_000_000_000,
+    inline: file,
+  });
+  if (!body) throw new Error('no compact form');
+  return wire2.encodeMessage(
+    { kind: 'publication', from: 0, to: wire2SiteId('ship-7'), seq: 1, body },
+    hubKeys.privateKey,
+  );
+}
+
+/** A hub's place that speaks v2 and says it carries `carries` down. */
+async function world(carries: string[]) {
+  const hub = new MemoryHopBackend({ name: 'hub', role: 'hub' });
+  const v2: Wire2Backend = {
+    nodeId: 0,
+    carries: () => carries,
+    register: async () => 0,
+    sender: async () => null,
+    sign: () => new Uint8Array(64),
+  };
+  Object.assign(hub, { wire2: v2 });
+  hub.addToken('hub-token', { name: 'relay', sites: ['*'] });
+  const hop = createHopServer(hub, { uploads: { directory: tmp('term-') } });
+  const up = await hop.listen();
+  closers.push(() => hop.close());
+  const { relay, url } = await startRelay({ sites: ['ship-7'], publications: { intervalMs: 50 } }, [
+    upstreamOf('hub', up.url, 'hub-token'),
+  ]);
+  closers.push(() => relay.stop());
+  const client = new HopClient({ url, token: relay.tokens.add('ship-7', ['ship-7']), timeoutMs: 10_000 });
+  closers.push(async () => client.abort());
+  const keys = await generateSigningKeyPair();
+  const reg = await wire2Registration(keys, 'ship-7');
+  let info = await client.registerWire2(reg);
+  for (let i = 0; i < 100 && !info.ok && info.status === 503; i++) {
+    await new Promise((ok) => setTimeout(ok, 50));
+    info = await client.registerWire2(reg);
+  }
+  if (!info.ok) throw new Error(info.message);
+  return { hub, relay, client, keys, info: info.value };
+}
+
+describe('compact publication manifests at a relay', () => {
+  it('reads one as a hub blob manifest at bulk, its inline file hashed here', async () => {
+    const bytes = await compact();
+    const d = describeBundle(bytes);
+    if (!d.ok) throw new Error(d.message);
+    expect(d.value).toMatchObject({ kind: 'blob', priority: 'bulk', dest: '', expiresAt: 1_900_000_000_000 });
+    const [blob] = announcedBlobs('ship-7', [d.value]);
+    expect(blob).toMatchObject({ sha256: sha, size: 598, name: 'infra', site: 'ship-7' });
+    expect(Buffer.from(blob?.inline ?? []).equals(file)).toBe(true);
+  });
+
+  it('states it carries them while its upstream does, keeps the file without a fetch, and hands the message down verbatim', async () => {
+    const { hub, relay, client, keys, info } = await world([wire2.CARRIES_PUBLICATIONS]);
+    expect(info.carries).toEqual([wire2.CARRIES_PUBLICATIONS]);
+    const message = await compact();
+    hub.enqueueDownlink('ship-7', message);
+    // the hub here holds no blob: only the manifest's own bytes can make it held
+    await until(() => relay.publicationCache.list()[0]?.state === 'held', 10_000, 'the inline blob held');
+    const pull = await wire2.encodeMessage(
+      { kind: 'pull', from: info.from, to: info.node, seq: 1, body: { have: 0, holdS: 0 } },
+      keys.privateKey,
+    );
+    const r = await client.exchangeWire2(pull);
+    if (!r.ok) throw new Error(r.message);
+    const page = wire2.decodePullAnswer(r.value.body);
+    if (!page.ok) throw new Error(page.error.message);
+    expect(page.value.items.map((i) => Buffer.from(i).toString('hex'))).toEqual([
+      Buffer.from(message).toString('hex'),
+    ]);
+  });
+
+  it('states nothing while its upstream carries none (an older hub)', async () => {
+    const { info } = await world([]);
+    expect(info.carries).toBeUndefined();
+  });
+});
