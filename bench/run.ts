@@ -57,6 +57,34 @@ const SITE_DAY_PART = {
   pass: { quietWithin2xFloor: false },
 };
 
+/** What sourceBundles reports (v1, and `--wire=2` beside it). */
+const SOURCE_BUNDLES = {
+  timeScale: 0,
+  oneWayDelayMs: 0,
+  treeBytes: 0,
+  gitIncrementalBundle: 0,
+  gitFullBundle: 0,
+  tarball: 0,
+  publishedBundle: 0,
+  linkBytes: 0,
+  hubRelayBytes: 0,
+  bundleFetchBytes: 0,
+  announceBytes: 0,
+  reportBytes: 0,
+  syncBytes: 0,
+  pollingBytes: 0,
+  deliveryBytes: 0,
+  ratioToGitBundle: 0,
+  // issue 46's floor: git's bundle and one signature
+  ratioToGitBundleAndSignature: 0,
+  ratioToGitBundleWithReports: 0,
+  ratioToGitBundleWithPolling: 0,
+  tarballOverLink: 0,
+  publishToPlanMs: 0,
+  lightTimeFloors: 0,
+  pass: { bytesVsGitBundle: 0, bytesVsGitBundleAndSignature: 0, bytesVsTarball: 0 },
+};
+
 /** hopV2Budget: a day over one v2 carrier, and v1's day beside it. */
 const V2_CARRIER = { bytes: 0, connections: 0, requests: 0, messageBytes: 0, vsFloor: 0, vsFloorBothWays: 0 };
 const V2_DAY = { http1: V2_CARRIER, h2One: V2_CARRIER, h2PerRound: V2_CARRIER };
@@ -203,32 +231,17 @@ const parts: Record<string, Part> = {
       lastJsonLine((await runTs('bench/parts/transfer.ts', flag, (quick ? 3 : 15) * min)).stdout),
   },
   sourceBundles: {
-    keys: {
-      timeScale: 0,
-      oneWayDelayMs: 0,
-      treeBytes: 0,
-      gitIncrementalBundle: 0,
-      gitFullBundle: 0,
-      tarball: 0,
-      publishedBundle: 0,
-      linkBytes: 0,
-      hubRelayBytes: 0,
-      bundleFetchBytes: 0,
-      announceBytes: 0,
-      reportBytes: 0,
-      syncBytes: 0,
-      pollingBytes: 0,
-      deliveryBytes: 0,
-      ratioToGitBundle: 0,
-      ratioToGitBundleWithReports: 0,
-      ratioToGitBundleWithPolling: 0,
-      tarballOverLink: 0,
-      publishToPlanMs: 0,
-      lightTimeFloors: 0,
-      pass: { bytesVsGitBundle: 0, bytesVsTarball: 0 },
-    },
+    keys: SOURCE_BUNDLES,
     run: async () =>
       lastJsonLine((await runTs('bench/parts/sourceBundles.ts', flag, (quick ? 8 : 12) * min)).stdout),
+  },
+  sourceBundlesV2: {
+    // issue 46: the same commit with the agent on hop v2 (h2c) and the compact manifest (decision 505)
+    keys: { ...SOURCE_BUNDLES, h2cConnection: { up: 0, down: 0, opened: 0 } },
+    run: async () =>
+      lastJsonLine(
+        (await runTs('bench/parts/sourceBundles.ts', [...flag, '--wire=2'], (quick ? 8 : 12) * min)).stdout,
+      ),
   },
   contactWindows: {
     keys: {

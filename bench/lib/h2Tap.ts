@@ -18,7 +18,7 @@ const STATIC_STATUS: Record<number, number> = { 8: 200, 9: 204, 10: 206, 11: 304
  * rest it sent). The preface and stream 0's frames (SETTINGS, their ACKs, WINDOW_UPDATE, PING, GOAWAY)
  * are the connection's (`connection`). Any other connection goes on to `http1Port` (the HTTP/1.1 tap),
  * counted there. Every exchange it sees is `POST /v2` (only hop v2 rides h2c); status from HPACK's static
- * table, else 200 with a body, 204 without.
+ * table, else 200 with a body, 204 without. Each answer's body (its DATA payloads) is kept in `body`.
  */
 export async function startH2Tap(
   h2Port: number,
@@ -87,7 +87,11 @@ export async function startH2Tap(
           const r = stream(id);
           r.bytes += size;
           if (type === HEADERS && r.status === 0) r.status = STATIC_STATUS[(payload[0] ?? 0) & 0x7f] ?? -1;
-          if (type === DATA && payload.length > 0) r.hasData = true;
+          if (type === DATA && payload.length > 0) {
+            r.hasData = true;
+            // the answer's body (frames unpadded, as Node sends them), for what it carried
+            r.body = r.body ? Buffer.concat([r.body, payload]) : Buffer.from(payload);
+          }
           if ((type === HEADERS || type === DATA) && flags & END_STREAM && r.at === 0) {
             r.at = now();
             if (r.status === -1) r.status = r.hasData ? 200 : 204;

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { brotliDecompressSync } from 'node:zlib';
-import { decodeBatch, decodeBundle } from '@driftline/protocol';
+import { decodeBatch, decodeBundle, wire2 } from '@driftline/protocol';
 import type { LinkHandle } from '@driftline/simulation';
 import { stringify } from 'yaml';
 import type { TappedResponse } from './httpTap.js';
@@ -37,8 +37,11 @@ export function writeRelayConfig(
   );
 }
 
-/** agent.yaml: one component planned from repository `infra` (refs main and pr/*), data in ./data. */
-export function writeAgentConfig(path: string, o: { site: string; upstreamUrl: string }): void {
+/**
+ * agent.yaml: one component planned from repository `infra` (refs main and pr/*), data in ./data; `wire: 2`
+ * for hop v2 (on h2c, its default).
+ */
+export function writeAgentConfig(path: string, o: { site: string; upstreamUrl: string; wire?: 1 | 2 }): void {
   writeFileSync(
     path,
     stringify({
@@ -61,6 +64,7 @@ export function writeAgentConfig(path: string, o: { site: string; upstreamUrl: s
         backoffBaseS: 0.5,
         backoffCapS: 2,
         planOnStart: false,
+        ...(o.wire === 2 ? { wire: 2 } : {}),
       },
       publications: { retryMs: SOURCE_SETTINGS.agentBundleRetryMs },
     }),
@@ -104,6 +108,54 @@ export function agentLogLines(path: string, since: number): Array<Record<string,
     if ((o.time as number) >= since) out.push(o);
   }
   return out;
+}
+
+/**
+ * The kinds of what a tapped hop v2 answer (`POST /v2`, h2c, body kept) carried: a pull answer's items
+ * (a v2 message by its kind, a v1 bundle by its header's), `custody` for a push's answer; empty for 204.
+ */
+export function v2AnswerKinds(r: TappedResponse): string[] {
+  if (!r.body || r.body.length === 0) return [];
+  const tries = [r.body];
+  try {
+    tries.push(brotliDecompressSync(r.body));
+  } catch {
+    // not brotli: read as it came
+  }
+  for (const raw of tries) {
+    const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+    if (wire2.isWire2Message(bytes)) {
+      const m = wire2.decodeMessage(bytes);
+      return [m.ok ? m.value.kind : `undecodable: ${m.error.message}`];
+    }
+    const a = wire2.decodePullAnswer(bytes);
+    if (!a.ok) continue;
+    return a.value.items.map((b) => {
+      if (wire2.isWire2Message(b)) {
+        const m = wire2.decodeMessage(b);
+        return m.ok ? (m.value.kind === 'publication' ? 'blob' : m.value.kind) : 'undecodable';
+      }
+      const d = decodeBundle(b);
+      return d.ok ? d.value.header.kind : `undecodable: ${d.error.message}`;
+    });
+  }
+  return ['undecodable'];
+}
+
+/** A tapped v2 pull answer's cursor and item sizes (brotli or not), for the log; null when it is not one. */
+export function v2AnswerShape(r: TappedResponse): { cursor: number; items: number[]; br: boolean } | null {
+  if (!r.body || r.body.length === 0) return null;
+  for (const br of [false, true]) {
+    let raw: Buffer;
+    try {
+      raw = br ? brotliDecompressSync(r.body) : r.body;
+    } catch {
+      continue;
+    }
+    const a = wire2.decodePullAnswer(new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength));
+    if (a.ok) return { cursor: a.value.cursor, items: a.value.items.map((i) => i.length), br };
+  }
+  return null;
 }
 
 /**

@@ -19,12 +19,15 @@ import {
 import { ProcessGroup, setUpHub } from '@driftline/simulation/testing';
 import { emit, log, tmp, until } from '../lib/agent.js';
 import { changeLines, gitFileBytes, makeRepo } from '../lib/gitRepo.js';
-import { startHttpTap } from '../lib/httpTap.js';
+import { startH2Tap } from '../lib/h2Tap.js';
+import { startHttpTap, type TappedResponse } from '../lib/httpTap.js';
 import {
   agentLogLines,
   downlinkKinds,
   downlinkSampler,
   SOURCE_SETTINGS,
+  v2AnswerKinds,
+  v2AnswerShape,
   writeAgentConfig,
   writeRelayConfig,
 } from '../lib/sourceSite.js';
@@ -35,10 +38,15 @@ const FILE_BYTES = 50_000;
 const WAIT_MS = 300_000;
 /** `--no-inline`: publish without `--inline` (decision 360), so the bundle goes by its own Range fetch. */
 const INLINE = !process.argv.includes('--no-inline');
+/** `--wire=2`: the agent speaks hop v2 on h2c, and takes the compact manifest (decision 505). */
+const WIRE = process.argv.includes('--wire=2') ? 2 : 1;
+/** What the floor adds to git's bundle: one Ed25519 signature (issue 46). */
+const SIGNATURE_BYTES = 64;
 const dir = tmp('source');
 const group = new ProcessGroup();
 const links: LinkHandle[] = [];
 let tap: Awaited<ReturnType<typeof startHttpTap>> | null = null;
+let h2tap: Awaited<ReturnType<typeof startH2Tap>> | null = null;
 let agent: ChildProcess | null = null;
 const stopAll = async () => {
   if (agent && agent.exitCode === null) {
@@ -49,6 +57,7 @@ const stopAll = async () => {
   await group.stopAll();
   for (const l of links) await l.close();
   await tap?.close();
+  await h2tap?.close();
   rmSync(dir, { recursive: true, force: true });
 };
 try {
@@ -107,9 +116,11 @@ try {
     undefined,
     (method, path) => method === 'GET' && path.startsWith('/v1/bundles'),
   );
+  // hop v2's exchanges ride h2c: read as frames, each stream's bytes and body to the same list
+  if (WIRE === 2) h2tap = await startH2Tap(relayPort, tap.port, tap.responses);
   const mars = await startLink({
     name: 'mars',
-    target: { port: tap.port },
+    target: { port: h2tap?.port ?? tap.port },
     profile: 'mars',
     timeScale: TIME_SCALE,
     controlPort: false,
@@ -139,7 +150,11 @@ try {
   );
   writeFileSync(join(site, 'hub.pub'), hub.key);
   const agentConfig = join(site, 'agent.yaml');
-  writeAgentConfig(agentConfig, { site: 'mars-base', upstreamUrl: `http://127.0.0.1:${mars.port}` });
+  writeAgentConfig(agentConfig, {
+    site: 'mars-base',
+    upstreamUrl: `http://127.0.0.1:${mars.port}`,
+    wire: WIRE,
+  });
   const init = JSON.parse(await runProgram('agent', ['init', '--config', agentConfig, '--json'])) as {
     publicKey: string;
   };
@@ -230,6 +245,9 @@ try {
     if (!(await until(cond, WAIT_MS, 200))) throw new Error(`timed out waiting for ${what}`);
   };
 
+  // Sync responses (v1's downlink pages, every hop v2 answer) reach the site one way after the tap saw them.
+  const isSync = (r: { path: string }) => r.path.startsWith('/v1/bundles') || r.path === '/v2';
+  const kindsOf = (r: TappedResponse) => (r.path === '/v2' ? v2AnswerKinds(r) : downlinkKinds(r));
   // Warm-up: main as a full bundle over the undelayed link, planned on arrival, its head reported.
   await must(
     'the agent to report its (empty) sources',
@@ -251,7 +269,7 @@ try {
   const rtt = 2 * oneWayDelayMs;
   const settled = await until(
     () => {
-      const busy = tap!.responses.filter((r) => !(r.method === 'GET' && r.path.startsWith('/v1/bundles')));
+      const busy = tap!.responses.filter((r) => !isSync(r) || kindsOf(r).includes('custody'));
       const last = busy.at(-1)?.start ?? 0;
       return performance.now() - last > 2 * rtt + 2000;
     },
@@ -259,8 +277,6 @@ try {
     500,
   );
   if (!settled) log('sourceBundles', 'the link did not settle (still uploads or pushes); measuring anyway');
-  // Sync responses reach the site one way after the tap saw them.
-  const isSync = (r: { path: string }) => r.path.startsWith('/v1/bundles');
 
   // The PR: only its commit should cross the link.
   execFileSync('git', ['-C', repo.dir, 'branch', '-q', '-m', 'later/pr-1', 'pr/1']);
@@ -306,7 +322,7 @@ try {
   // Heads and bodies as the relay sent them; TCP/IP below HTTP is not counted (the link's own
   // count, `linkBytes`, is everything it carried in the window, polling and retransmissions included).
   const inWindow = tap.responses.filter((r) => r.at > t0 - oneWayDelayMs && r.at <= tEnd - oneWayDelayMs);
-  const carried = inWindow.map((r) => ({ r, kinds: isSync(r) ? downlinkKinds(r) : [] }));
+  const carried = inWindow.map((r) => ({ r, kinds: isSync(r) ? kindsOf(r) : [] }));
   const sum = (xs: typeof carried) => xs.reduce((n, x) => n + x.r.bytes, 0);
   const fetches = carried.filter((x) => x.r.path.startsWith('/v1/blobs/'));
   // A second held pull sent before the first answer reached the site can carry the manifest again
@@ -314,10 +330,11 @@ try {
   const endTap = (planMs ?? inMirrorMs) + t0 - oneWayDelayMs;
   const copies = tap.responses
     .filter((r) => isSync(r) && r.at > tEnd - oneWayDelayMs && r.at <= endTap)
-    .map((r) => ({ r, kinds: downlinkKinds(r) }))
+    .map((r) => ({ r, kinds: kindsOf(r) }))
     .filter((x) => x.kinds.includes('blob'));
   const announcements = [...carried.filter((x) => x.kinds.includes('blob')), ...copies];
-  const quiet = carried.filter((x) => x.r.status === 304);
+  // bare: v1's 304, v2's 204
+  const quiet = carried.filter((x) => x.r.status === 304 || x.r.status === 204);
   const reports = carried.filter(
     (x) => !fetches.includes(x) && !announcements.includes(x) && !quiet.includes(x),
   );
@@ -341,6 +358,7 @@ try {
         status: r.status,
         bytes: r.bytes,
         ...(kinds.length ? { kinds, bodyBytes: r.body?.length, head: r.headLines } : {}),
+        ...(r.path === '/v2' && kinds.length ? { answer: v2AnswerShape(r) } : {}),
       })),
     },
   );
@@ -376,7 +394,7 @@ try {
         status: r.status,
         up: r.reqBytes,
         down: r.bytes,
-        ...(isSync(r) && r.body?.length ? { kinds: downlinkKinds(r) } : {}),
+        ...(isSync(r) && r.body?.length ? { kinds: kindsOf(r) } : {}),
       })),
   });
   const floors = (ms: number | null) => (ms === null ? null : Math.round((ms / oneWayDelayMs) * 100) / 100);
@@ -398,6 +416,8 @@ try {
     pollingBytes,
     deliveryBytes,
     ratioToGitBundle: r2(deliveryBytes / gitIncremental),
+    // issue 46's floor: git's bundle and one signature
+    ratioToGitBundleAndSignature: r2(deliveryBytes / (gitIncremental + SIGNATURE_BYTES)),
     ratioToGitBundleWithReports: r2((deliveryBytes + reportBytes) / gitIncremental),
     ratioToGitBundleWithPolling: r2((linkBytes as number) / gitIncremental),
     tarballOverLink: r2(tarball / Math.max(1, deliveryBytes)),
@@ -405,9 +425,11 @@ try {
     stages,
     publishToPlanMs: planMs === null ? null : Math.round(planMs),
     lightTimeFloors: floors(planMs),
-    settings: { ...SOURCE_SETTINGS, inline: INLINE },
+    settings: { ...SOURCE_SETTINGS, inline: INLINE, wire: WIRE },
+    ...(h2tap ? { h2cConnection: h2tap.connection } : {}),
     pass: {
       bytesVsGitBundle: deliveryBytes <= 1.1 * gitIncremental,
+      bytesVsGitBundleAndSignature: deliveryBytes <= 1.1 * (gitIncremental + SIGNATURE_BYTES),
       bytesVsTarball: tarball >= 20 * deliveryBytes,
     },
   };

@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { connect as h2connect } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync } from 'node:zlib';
 import { generateSigningKeyPair, wire2 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
@@ -50,7 +51,7 @@ async function agent(url: string) {
         keys.privateKey,
       )
       .then((m) => client.exchangeWire2(m, undefined, holdS));
-  return { client, info: reg.value, pull, tap };
+  return { client, info: reg.value, pull, tap, keys };
 }
 
 async function heldOne(hop: Awaited<ReturnType<typeof node>>['hop']) {
@@ -132,6 +133,47 @@ describe('h2c beside HTTP/1.1 on one port', () => {
     expect(older.h2c).toBeUndefined();
     expect(wire2.Wire2InfoSchema.strict().safeParse(older).success).toBe(true);
     expect((await ask(off.port, { [wire2.WIRE2_H2C_HEADER]: '1' })) as object).not.toHaveProperty('h2c');
+    // what the node carries down (decision 505) goes to an agent that reads leniently (`0`: no h2c), not
+    // to an older one
+    Object.assign(on.backend.wire2, { carries: () => [wire2.CARRIES_PUBLICATIONS] });
+    expect(await ask(on.port, { [wire2.WIRE2_H2C_HEADER]: '0' })).toMatchObject({
+      carries: [wire2.CARRIES_PUBLICATIONS],
+    });
+    const strict = (await ask(on.port, {})) as Record<string, unknown>;
+    expect(wire2.Wire2InfoSchema.strict().safeParse(strict).success).toBe(true);
+  });
+
+  it('answers a v2 exchange on h2c with its status and body alone: no length, no date', async () => {
+    const { backend, url } = await node();
+    const a = await agent(url);
+    backend.enqueueDownlink(
+      'ship-7',
+      (await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never)).bytes,
+    );
+    const pull = await wire2.encodeMessage(
+      { kind: 'pull', from: a.info.from, to: a.info.node, seq: 1, body: { have: 0, holdS: 0 } },
+      a.keys.privateKey,
+    );
+    const session = h2connect(url);
+    closers.push(() => session.close());
+    const { headers, body } = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>(
+      (resolve, reject) => {
+        const s = session.request({ ':method': 'POST', ':path': wire2.WIRE2_PATH });
+        const chunks: Buffer[] = [];
+        let h: Record<string, unknown> = {};
+        s.on('response', (got) => {
+          h = got;
+        });
+        s.on('data', (c: Buffer) => chunks.push(c));
+        s.on('end', () => resolve({ headers: h, body: Buffer.concat(chunks) }));
+        s.on('error', reject);
+        s.end(pull);
+      },
+    );
+    expect(headers[':status']).toBe(200);
+    expect(Object.keys(headers).filter((k) => k !== ':status' && k !== 'content-encoding')).toEqual([]);
+    const raw = headers['content-encoding'] === 'br' ? brotliDecompressSync(body) : body;
+    expect(wire2.decodePullAnswer(new Uint8Array(raw)).ok).toBe(true);
   });
 
   it('carries an agent’s v2 exchanges on one h2c connection across exchanges', async () => {

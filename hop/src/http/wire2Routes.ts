@@ -1,3 +1,4 @@
+import type { Http2ServerResponse, ServerStreamResponseOptions } from 'node:http2';
 import { asSiteId, fromBase64, publicKeyFromText, verifyBytes, WireError, wire2 } from '@driftline/protocol';
 import type { Context } from 'koa';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
@@ -210,6 +211,18 @@ async function pull(
 function sendBare(ctx: Context, body: Uint8Array): void {
   ctx.status = 200;
   ctx.respond = false;
+  if (ctx.req.httpVersionMajor === 2) {
+    // h2c: the stream's end says where the body ends (no length), and it ends with the body's own DATA
+    // frame: the compat response would send an empty one after it, 9 bytes an answer (decision 505)
+    const encoding = ctx.response.get('Content-Encoding');
+    const stream = (ctx.res as unknown as Http2ServerResponse).stream;
+    stream.respond({ ':status': 200, ...(encoding ? { 'content-encoding': encoding } : {}) }, {
+      endStream: false,
+      sendDate: false,
+    } as ServerStreamResponseOptions);
+    stream.end(body);
+    return;
+  }
   ctx.res.statusCode = 200;
   ctx.res.setHeader('content-length', body.length);
   ctx.res.end(body);
