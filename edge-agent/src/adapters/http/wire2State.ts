@@ -64,6 +64,8 @@ export class Wire2State {
   private reservedTo = 0;
   private pushes: Saved['pushes'] = [];
   private links: Record<string, Wire2LinkState> = {};
+  /** Pushes noted since the file was last written ({@link flush}). */
+  private unsaved = false;
   /**
    * A hub ack said the hub rebuilds heartbeats (decision 500): quiet rounds go as heartbeats from now on,
    * across restarts. A hub that stops rebuilding them refuses such a push; the agent then sends the change
@@ -92,11 +94,20 @@ export class Wire2State {
     return this.next++;
   }
 
-  /** Notes a push before it is sent: an ack naming it (`seq`, `tip`) acknowledges `d`. */
+  /**
+   * Notes a push before it is sent: an ack naming it (`seq`, `tip`) acknowledges `d`. Held in memory until
+   * {@link flush} (once a batch of pushes): a push lost with a crash before that only has its ack passed
+   * over, and the next push's ack covers what it carried (docs/decisions/495-hop-v2-on-the-agent-link.md).
+   */
   notePush(seq: number, tip: Uint8Array, d: PushedDelta): void {
     this.pushes.push({ seq, tip: Buffer.from(tip).toString('hex'), doc: d.doc, heads: d.heads });
     if (this.pushes.length > PUSHES_KEPT) this.pushes.splice(0, this.pushes.length - PUSHES_KEPT);
-    this.save();
+    this.unsaved = true;
+  }
+
+  /** Writes the pushes noted since the last write, if any: once after each batch of pushes. */
+  flush(): void {
+    if (this.unsaved) this.save();
   }
 
   /** What the push an ack names carried; null: not a push of this agent's (another agent's, or forgotten). */
@@ -152,5 +163,6 @@ export class Wire2State {
     };
     writeFileSync(`${this.file}.tmp`, JSON.stringify(saved));
     renameSync(`${this.file}.tmp`, this.file);
+    this.unsaved = false;
   }
 }
