@@ -87,11 +87,20 @@ export interface HeartbeatForm {
  */
 export function heartbeatForm(doc: AgentAutomergeDoc, changes: Uint8Array): HeartbeatForm | null {
   const split = splitLastChunk(changes);
-  if (!split) return null;
+  const heartbeat = split ? heartbeatOf(doc, split.last) : null;
+  return split && heartbeat ? { changes: split.rest, heartbeat } : null;
+}
+
+/**
+ * The heartbeat standing for the change `last` of `doc` (which cells, when, and the change's hash); null
+ * when it is not a heartbeat change. It reads the document only at the change's own parents and hash, so
+ * the answer for one change never changes.
+ */
+export function heartbeatOf(doc: AgentAutomergeDoc, last: Uint8Array): wire2.HeartbeatBody | null {
   const id = docIdOf(doc);
   let change: A.DecodedChange;
   try {
-    change = A.decodeChange(split.last);
+    change = A.decodeChange(last);
   } catch {
     return null;
   }
@@ -121,7 +130,7 @@ export function heartbeatForm(doc: AgentAutomergeDoc, changes: Uint8Array): Hear
   ];
   if (factsWritten && (queueDepth === undefined || reportedAt === undefined)) return null;
   const keys = heartbeatCellKeys(h, change.deps);
-  const heartbeat = encodeHeartbeatOf(
+  return encodeHeartbeatOf(
     keys,
     cells,
     change.hash,
@@ -129,7 +138,6 @@ export function heartbeatForm(doc: AgentAutomergeDoc, changes: Uint8Array): Hear
       ? { queueDepth, reportedAt, ...(oldestUnsentAt === undefined ? {} : { oldestUnsentAt }) }
       : undefined,
   );
-  return heartbeat ? { changes: split.rest, heartbeat } : null;
 }
 
 const FACT_KEYS = new Set(['queueDepth', 'oldestUnsentAt', 'reportedAt']);
