@@ -25,13 +25,26 @@ export function heartbeatRound(
   facts?: HeartbeatFacts,
 ): AgentAutomergeDoc | null {
   if (cells.size === 0 || !doc.confirmed) return null;
-  const named = [];
+  const named = new Map<string, number>();
   for (const [key, cell] of cells) {
     const at = ruleWrites(doc, key, cell, base(key));
     if (at === null) return null;
-    named.push({ key, at });
+    named.set(key, at);
   }
-  const made = heartbeatChange(backend(doc), docIdOf(doc), named, facts);
+  return withHeartbeat(doc, named, facts);
+}
+
+/**
+ * `doc` after the heartbeat change naming `named` (each cell's time, checked against the rule by the
+ * caller: `heartbeatRound`, `heartbeatCells`); null when it has no `confirmed` map (nor `facts` for `facts`).
+ */
+export function withHeartbeat(
+  doc: AgentAutomergeDoc,
+  named: ReadonlyMap<string, number>,
+  facts?: HeartbeatFacts,
+): AgentAutomergeDoc | null {
+  const cells = [...named].map(([key, at]) => ({ key, at }));
+  const made = heartbeatChange(backend(doc), docIdOf(doc), cells, facts);
   if (!made) return null;
   const [next] = A.applyChanges(doc, [made.bytes]);
   return next;
@@ -55,9 +68,10 @@ function ruleWrites(
 }
 
 /**
- * The cells of a round that the heartbeat change can write after the round's own change (decision 500):
- * each one's last plan in this batch confirms its packed cell as the rule writes it. `prior`: held cells,
- * `planned`: this batch's (later ones win), `replaced`: keys a changed plan rewrites.
+ * The cells of a round that the heartbeat change can write after the round's own change (decision 500),
+ * each with its entry's time: each one's last plan in this batch confirms its packed cell as the rule
+ * writes it. `prior`: held cells, `planned`: this batch's (later ones win), `replaced`: keys a changed plan
+ * rewrites.
  */
 export function heartbeatCells(
   doc: AgentAutomergeDoc,
@@ -65,13 +79,15 @@ export function heartbeatCells(
   planned: readonly { key: string; cell: DocCell; same: boolean }[],
   replaced: ReadonlySet<string>,
   base: (key: string) => DocCell | undefined,
-): Map<string, DocCell> {
+): Map<string, number> {
   const last = new Map<string, DocCell | null>();
   for (const [key, cell] of prior) if (!replaced.has(key)) last.set(key, cell);
   for (const p of planned) last.set(p.key, p.same ? p.cell : null);
-  const out = new Map<string, DocCell>();
-  for (const [key, cell] of last)
-    if (cell && ruleWrites(doc, key, cell, base(key)) !== null) out.set(key, cell);
+  const out = new Map<string, number>();
+  for (const [key, cell] of last) {
+    const at = cell ? ruleWrites(doc, key, cell, base(key)) : null;
+    if (at !== null) out.set(key, at);
+  }
   return out;
 }
 
