@@ -8,7 +8,7 @@ import {
   heartbeatCellKeys,
   heartbeatChange,
 } from '@driftline/hop/heartbeat';
-import { type DocCell, docId as docIdFor, type wire2 } from '@driftline/protocol';
+import { automergeChunks, type DocCell, docId as docIdFor, type wire2 } from '@driftline/protocol';
 import type { AgentAutomergeDoc } from './agentDoc.js';
 import { confirmedEntry } from './confirmApart.js';
 
@@ -160,27 +160,10 @@ const FACT_KEYS = new Set(['queueDepth', 'oldestUnsentAt', 'reportedAt']);
 const docIdOf = (doc: AgentAutomergeDoc) => docIdFor(String(doc.site), String(doc.agent), doc.epoch);
 const backend = (doc: AgentAutomergeDoc) => A.getBackend(doc) as unknown as HeartbeatBackend;
 
-/**
- * Automerge's chunks (magic, checksum, type, LEB128 length, data; `saveSince` writes one per change): the
- * last one and the bytes before it; null when `bytes` is not whole chunks.
- */
+/** The last of Automerge's chunks in `bytes` and the bytes before it; null when `bytes` is not whole chunks. */
 export function splitLastChunk(bytes: Uint8Array): { rest: Uint8Array; last: Uint8Array } | null {
-  let at = 0;
-  let lastAt = -1;
-  while (at < bytes.length) {
-    if (bytes[at] !== 0x85 || bytes[at + 1] !== 0x6f || bytes[at + 2] !== 0x4a || bytes[at + 3] !== 0x83)
-      return null;
-    let p = at + 9;
-    let len = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = bytes[p++];
-      if (b === undefined || shift > 28) return null;
-      len += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) break;
-    }
-    if (p + len > bytes.length) return null;
-    lastAt = at;
-    at = p + len;
-  }
-  return lastAt < 0 ? null : { rest: bytes.subarray(0, lastAt), last: bytes.subarray(lastAt) };
+  const { chunks, broken } = automergeChunks(bytes);
+  const last = chunks.at(-1);
+  if (broken || !last) return null;
+  return { rest: bytes.subarray(0, last.start), last: bytes.subarray(last.start) };
 }
