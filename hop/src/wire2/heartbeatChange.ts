@@ -112,12 +112,10 @@ export function heartbeatChange(
   }
 }
 
-/** protocol's `cellListDigest`, at once (the hub's merge is synchronous): 4 bytes of sha256 of the sorted keys. */
+/** protocol's `cellListDigest`, at once (the hub's merge is synchronous): node's sha256 of the same text. */
 function cellListDigestNow(keys: readonly string[]): Uint8Array {
-  const d = createHash('sha256')
-    .update([...keys].sort().join('\n'))
-    .digest();
-  return Uint8Array.from(d.subarray(0, 4));
+  const d = createHash('sha256').update(wire2.cellListText(keys)).digest();
+  return Uint8Array.from(d.subarray(0, wire2.CELL_LIST_DIGEST_BYTES));
 }
 
 /** The first {@link HEARTBEAT_HASH_BYTES} of a change hash (hex), as a heartbeat names it. */
