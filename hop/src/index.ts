@@ -28,8 +28,14 @@
  * `WireError(code)` from it for a wire error (e.g. `insufficient-storage` → 507), `RetryLaterError` for
  * a 429 with its own `Retry-After`.
  */
-export { type ScopedBatch, type ScopeRefusal, scopeBatch } from './core/scope.js';
-export { actsFor, bearerToken } from './http/auth.js';
+export {
+  actsFor,
+  type ScopedBatch,
+  type ScopeRefusal,
+  scopeBatch,
+  type Wire2KeyOwner,
+} from './core/scope.js';
+export { bearerToken } from './http/auth.js';
 export type { StampKey } from './http/clocks.js';
 export { exchangeTimes, PeerClocks } from './http/clocks.js';
 export { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
