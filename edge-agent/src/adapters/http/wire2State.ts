@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { toHex } from '@driftline/protocol';
 
 /** Sequences reserved per write of the state file: one write per this many messages. */
 const SEQ_BLOCK = 64;
@@ -100,7 +101,7 @@ export class Wire2State {
    * over, and the next push's ack covers what it carried (docs/decisions/495-hop-v2-on-the-agent-link.md).
    */
   notePush(seq: number, tip: Uint8Array, d: PushedDelta): void {
-    this.pushes.push({ seq, tip: Buffer.from(tip).toString('hex'), doc: d.doc, heads: d.heads });
+    this.pushes.push({ seq, tip: toHex(tip), doc: d.doc, heads: d.heads });
     if (this.pushes.length > PUSHES_KEPT) this.pushes.splice(0, this.pushes.length - PUSHES_KEPT);
     this.unsaved = true;
   }
@@ -116,7 +117,7 @@ export class Wire2State {
       this.rebuildsHeartbeats = true;
       this.save();
     }
-    const hex = Buffer.from(tip).toString('hex');
+    const hex = toHex(tip);
     const p = this.pushes.find((x) => x.seq === upTo && x.tip === hex);
     return p ? { doc: p.doc, heads: p.heads } : null;
   }
