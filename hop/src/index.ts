@@ -41,6 +41,7 @@ export { exchangeTimes, PeerClocks } from './http/clocks.js';
 export { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 export { DownlinkWaiters, type Holder, MAX_HELD_PER_HOLDER, type WaitEnd } from './http/downlinkWaiters.js';
 export { errorMiddleware } from './http/errorMiddleware.js';
+export { H2_PREFACE } from './http/h2c.js';
 export { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
 export type { MetricsAccess } from './http/metricsRoute.js';
 export { readLimitedBody } from './http/readBody.js';
