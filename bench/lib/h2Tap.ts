@@ -1,8 +1,7 @@
 import { connect, createServer, type Socket } from 'node:net';
+import { H2_PREFACE } from '@driftline/hop';
 import type { TappedResponse } from './httpTap.js';
 
-/** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const DATA = 0x0;
 const HEADERS = 0x1;
 const CONTINUATION = 0x9;
@@ -35,7 +34,7 @@ export async function startH2Tap(
     open.add(client);
     client.once('close', () => open.delete(client));
     client.once('data', (first: Buffer) => {
-      const h2 = first.subarray(0, 3).equals(PREFACE.subarray(0, 3));
+      const h2 = first.subarray(0, 3).equals(H2_PREFACE.subarray(0, 3));
       const up = connect(h2 ? h2Port : http1Port, '127.0.0.1');
       open.add(up);
       const end = () => {
@@ -68,7 +67,7 @@ export async function startH2Tap(
           }
           return r;
         };
-        const upFrames = frames(PREFACE.length, (type, _flags, id, size) => {
+        const upFrames = frames(H2_PREFACE.length, (type, _flags, id, size) => {
           if (id === 0) {
             connection.up += size;
             if (setupOpen.up) setup.up += size;
@@ -99,8 +98,8 @@ export async function startH2Tap(
             responses.push(r);
           }
         });
-        connection.up += PREFACE.length;
-        if (setupOpen.up) setup.up += PREFACE.length;
+        connection.up += H2_PREFACE.length;
+        if (setupOpen.up) setup.up += H2_PREFACE.length;
         upFrames(first);
         client.on('data', (d: Buffer) => upFrames(d));
         up.on('data', (d: Buffer) => downFrames(d));

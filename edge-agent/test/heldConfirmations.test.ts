@@ -45,6 +45,21 @@ function recordRound(
   batcher.flush();
 }
 
+/** The hub's rejection of a bundle of this agent's, now (a heartbeat it could not rebuild). */
+const refusedNow = () => {
+  const t = Date.now();
+  return {
+    type: 'rejection' as const,
+    site: 'ship-7' as never,
+    agent: 'a1' as never,
+    code: 'bad-bundle' as const,
+    bundleIds: ['01JC0000000000000000000010' as never],
+    count: 1,
+    firstAt: t,
+    lastAt: t,
+  };
+};
+
 function acked(ledger: ReturnType<typeof memoryLedger>['ledger']) {
   const d = ledger.pending()[0];
   if (!d) throw new Error('nothing pending');
@@ -310,18 +325,40 @@ describe('a quiet round as a heartbeat change (decision 500)', () => {
     expect(form.changes.length).toBe(0);
     expect(form.heartbeat.gaps.length).toBeLessThan(CELLS * 3);
     // while the hub holds a rejection against the agent, its changes go as they are
-    const t = Date.now();
-    ledger.recordRejection({
-      type: 'rejection',
-      site: 'ship-7' as never,
-      agent: 'a1' as never,
-      code: 'bad-bundle',
-      bundleIds: ['01JC0000000000000000000010' as never],
-      count: 1,
-      firstAt: t,
-      lastAt: t,
-    });
+    ledger.recordRejection(refusedNow());
     expect(ledger.heartbeatForm(d.epoch, d.changes)).toBeNull();
+  });
+
+  it('derives a delta’s heartbeat once for its push and resends, anew when its last change differs', () => {
+    const { ledger } = memoryLedger({ heartbeats: true });
+    ledger.updateFacts({ version: '0.1.0', cadenceS: {} } as never);
+    ledger.recordMany(Array.from({ length: CELLS }, (_, i) => input(0, i)));
+    acked(ledger);
+    const quiet = (n: number) => {
+      recordRound(
+        ledger,
+        Array.from({ length: CELLS }, (_, i) => input(n, i)),
+        7,
+      );
+      const d = ledger.pending()[0];
+      const form = d && ledger.heartbeatForm(d.epoch, d.changes);
+      if (!d || !form) throw new Error('a quiet round has a heartbeat form');
+      return { d, form };
+    };
+    const first = quiet(1);
+    // the same delta again (a resend, another upstream): the heartbeat derived the first time
+    const again = ledger.heartbeatForm(first.d.epoch, first.d.changes.slice());
+    expect(again?.heartbeat).toBe(first.form.heartbeat);
+    // a rejection standing: the changes; cleared: the heartbeat again
+    ledger.recordRejection(refusedNow());
+    expect(ledger.heartbeatForm(first.d.epoch, first.d.changes)).toBeNull();
+    expect(ledger.clearRejections()).toBe(1);
+    expect(ledger.heartbeatForm(first.d.epoch, first.d.changes)?.heartbeat).toBe(first.form.heartbeat);
+    // the next quiet round is the delta's last change now: its own heartbeat, the first one's change before it
+    const second = quiet(2);
+    expect(second.form.heartbeat).not.toBe(first.form.heartbeat);
+    expect(second.form.heartbeat.change).not.toEqual(first.form.heartbeat.change);
+    expect(second.form.changes.length).toBeGreaterThan(0);
   });
 
   it('writes confirmations apart as before without `heartbeats` (an agent on hop v1)', () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -115,11 +115,13 @@ async function agent(url: string, h2c?: boolean) {
     expect((await engine.pullOnce()).errors).toEqual([]);
   };
   const link = () => readWire2Links(statePath)[url];
+  /** The pushes the state file holds: written once after each batch (docs/decisions/495-hop-v2-on-the-agent-link.md). */
+  const savedPushes = () => (JSON.parse(readFileSync(statePath, 'utf8')) as { pushes: unknown[] }).pushes;
   const hopLine = () =>
     renderStatus(store.status(), readWire2Links(statePath))
       .split('\n')
       .find((l) => l.startsWith('hop'));
-  return { round, link, hopLine };
+  return { round, link, hopLine, savedPushes };
 }
 
 describe('an agent on hop v2 and h2c', () => {
@@ -131,6 +133,7 @@ describe('an agent on hop v2 and h2c', () => {
     await a.round('network');
     await a.round('dns');
     expect(node.pushes).toHaveLength(2);
+    expect(a.savedPushes()).toHaveLength(2);
     // the registration (bearer token) on HTTP/1.1, every v2 exchange on the one h2c connection
     expect(tap.kinds).toEqual(['http/1.1', 'h2c']);
     expect(a.link()).toMatchObject({ wire: 2, carrier: 'h2c' });

@@ -28,13 +28,20 @@
  * `WireError(code)` from it for a wire error (e.g. `insufficient-storage` → 507), `RetryLaterError` for
  * a 429 with its own `Retry-After`.
  */
-export { type ScopedBatch, type ScopeRefusal, scopeBatch } from './core/scope.js';
-export { actsFor, bearerToken } from './http/auth.js';
+export {
+  actsFor,
+  type ScopedBatch,
+  type ScopeRefusal,
+  scopeBatch,
+  type Wire2KeyOwner,
+} from './core/scope.js';
+export { bearerToken } from './http/auth.js';
 export type { StampKey } from './http/clocks.js';
 export { exchangeTimes, PeerClocks } from './http/clocks.js';
 export { applyConnectionLimits, type ConnectionLimits, checkingIntervalMs } from './http/connections.js';
 export { DownlinkWaiters, type Holder, MAX_HELD_PER_HOLDER, type WaitEnd } from './http/downlinkWaiters.js';
 export { errorMiddleware } from './http/errorMiddleware.js';
+export { H2_PREFACE } from './http/h2c.js';
 export { closeServer, healthHandler, listenOn } from './http/lifecycle.js';
 export type { MetricsAccess } from './http/metricsRoute.js';
 export { readLimitedBody } from './http/readBody.js';

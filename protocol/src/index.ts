@@ -5,6 +5,7 @@ export * from './apiPaths.js';
 export * from './apiQueries.js';
 export * from './approval.js';
 export * from './attentionGroups.js';
+export * from './automergeChunks.js';
 export * from './batch.js';
 export * from './bundle.js';
 export * from './bytes.js';

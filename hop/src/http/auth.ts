@@ -1,5 +1,6 @@
 import { WireError } from '@driftline/protocol';
 import type { Middleware } from 'koa';
+import { actsFor } from '../core/scope.js';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
 
 /** The bearer token of a request, or null. */
@@ -26,9 +27,5 @@ export function requirePeer(backend: HopBackend): Middleware {
   };
 }
 
-/** Whether `peer` acts for `site` (its token's sites, or `*`): may post its bundles and pull its downlink. */
-export function actsFor(peer: Pick<Peer, 'sites'>, site: string): boolean {
-  return peer.sites.includes('*') || peer.sites.includes(site);
-}
-
+/** Whether `peer` may pull `site`'s downlink: it acts for the site (S4). */
 export const mayPullFor = actsFor;

@@ -1,10 +1,10 @@
 import type { Http2ServerResponse, ServerStreamResponseOptions } from 'node:http2';
 import { asSiteId, fromBase64, publicKeyFromText, verifyBytes, WireError, wire2 } from '@driftline/protocol';
 import type { Context } from 'koa';
+import { actsFor } from '../core/scope.js';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
 import type { Wire2Backend, Wire2Sender } from '../ports/Wire2Backend.js';
 import { compressBatch } from '../wire/compress.js';
-import { actsFor } from './auth.js';
 import { LEGACY_MAX_HOLD_S, waitHeld } from './heldPull.js';
 import { readJsonBody, readLimitedBody } from './readBody.js';
 import type { HopRouteDeps } from './routes.js';

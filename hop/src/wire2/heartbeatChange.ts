@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { wire2 } from '@driftline/protocol';
+import { fromHex, toHex, wire2 } from '@driftline/protocol';
 import { brotliIfSmaller, inflateWithin } from './brotli.js';
 
 /**
@@ -112,17 +112,15 @@ export function heartbeatChange(
   }
 }
 
-/** protocol's `cellListDigest`, at once (the hub's merge is synchronous): 4 bytes of sha256 of the sorted keys. */
+/** protocol's `cellListDigest`, at once (the hub's merge is synchronous): node's sha256 of the same text. */
 function cellListDigestNow(keys: readonly string[]): Uint8Array {
-  const d = createHash('sha256')
-    .update([...keys].sort().join('\n'))
-    .digest();
-  return Uint8Array.from(d.subarray(0, 4));
+  const d = createHash('sha256').update(wire2.cellListText(keys)).digest();
+  return Uint8Array.from(d.subarray(0, wire2.CELL_LIST_DIGEST_BYTES));
 }
 
 /** The first {@link HEARTBEAT_HASH_BYTES} of a change hash (hex), as a heartbeat names it. */
 function heartbeatHashPrefix(hash: string): Uint8Array {
-  return Uint8Array.from(Buffer.from(hash.slice(0, HEARTBEAT_HASH_BYTES * 2), 'hex'));
+  return fromHex(hash.slice(0, HEARTBEAT_HASH_BYTES * 2));
 }
 
 /**
@@ -165,7 +163,7 @@ export function encodeHeartbeatOf(
  * itself it would hash otherwise and be refused.
  */
 export function heartbeatHeld(h: Pick<HeartbeatBackend, 'getHeads'>, body: wire2.HeartbeatBody): boolean {
-  const named = Buffer.from(body.change ?? new Uint8Array()).toString('hex');
+  const named = toHex(body.change ?? new Uint8Array());
   return named.length > 0 && h.getHeads().some((head) => head.startsWith(named));
 }
 
@@ -201,7 +199,7 @@ export function rebuildHeartbeat(
   const made = heartbeatChange(h, docId, cells, facts, inPlace);
   if (!made)
     return { ok: false, reason: 'heartbeat for a document with no confirmed map, no facts or no cells' };
-  const want = Buffer.from(body.change ?? new Uint8Array()).toString('hex');
+  const want = toHex(body.change ?? new Uint8Array());
   if (want.length === 0 || !made.hash.startsWith(want))
     return {
       ok: false,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as A from '@automerge/automerge';
 import { heartbeatActor, heartbeatHeld, rebuildHeartbeat } from '@driftline/hop/heartbeat';
-import { concatBytes, type wire2 } from '@driftline/protocol';
+import { automergeChunks, type ChunkBreak, concatBytes, type wire2 } from '@driftline/protocol';
 import { type Backend, DocReader, type Touched } from './DocReader.js';
 
 /**
@@ -279,35 +279,29 @@ function writesHeartbeats(h: Backend, docId: string): boolean {
   return false;
 }
 
-const MAGIC = [0x85, 0x6f, 0x4a, 0x83];
-
 /**
- * Why `bytes` is not a sequence of whole, intact Automerge chunks (magic, checksum, type, LEB128
- * length, data), or null. The checksum is the first 4 bytes of the SHA-256 of type, length and data;
- * Automerge itself skips a bad chunk when merging into a loaded document.
+ * Why `bytes` is not a sequence of whole, intact Automerge chunks (protocol's `automergeChunks`), or null.
+ * The checksum is the first 4 bytes of the SHA-256 of type, length and data; Automerge itself skips a bad
+ * chunk when merging into a loaded document.
  */
 export function chunkShapeError(bytes: Uint8Array): string | null {
   if (bytes.length === 0) return 'no changes';
-  let at = 0;
-  while (at < bytes.length) {
-    if (MAGIC.some((m, i) => bytes[at + i] !== m)) return `no Automerge chunk at byte ${at}`;
-    let p = at + 9;
-    let len = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = bytes[p++];
-      if (b === undefined || shift > 28) return `chunk at byte ${at} has a bad length`;
-      len += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) break;
-    }
-    if (p + len > bytes.length) return `chunk at byte ${at} is cut short`;
+  const { chunks, broken } = automergeChunks(bytes);
+  for (const { start, end } of chunks) {
     const sum = createHash('sha256')
-      .update(bytes.subarray(at + 8, p + len))
+      .update(bytes.subarray(start + 8, end))
       .digest();
-    if (sum.compare(bytes, at + 4, at + 8, 0, 4) !== 0) return `chunk at byte ${at} fails its checksum`;
-    at = p + len;
+    if (sum.compare(bytes, start + 4, start + 8, 0, 4) !== 0)
+      return `chunk at byte ${start} fails its checksum`;
   }
-  return null;
+  return broken ? BROKEN[broken.why](broken.at) : null;
 }
+
+const BROKEN: Record<ChunkBreak['why'], (at: number) => string> = {
+  magic: (at) => `no Automerge chunk at byte ${at}`,
+  length: (at) => `chunk at byte ${at} has a bad length`,
+  short: (at) => `chunk at byte ${at} is cut short`,
+};
 
 const sameHeads = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x, i) => x === b[i]);

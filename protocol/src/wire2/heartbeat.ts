@@ -81,11 +81,20 @@ export function readVarints(bytes: Uint8Array, max: number): number[] | null {
 const zig = (n: number) => (n < 0 ? -2 * n - 1 : 2 * n);
 const unzig = (n: number) => (n % 2 === 1 ? -(n + 1) / 2 : n / 2);
 
-/** The 4-byte name of a cell list: the list is sorted first, so both ends agree on positions. */
+/** Bytes of a cell list's name: the first of the sha256 of {@link cellListText}. */
+export const CELL_LIST_DIGEST_BYTES = 4;
+
+/**
+ * What a cell list's name digests: the keys sorted, so both ends agree on positions, joined by `\n`. For a
+ * caller that must hash at once (the hub's merge is synchronous: `@driftline/hop/heartbeat`).
+ */
+export const cellListText = (keys: readonly string[]): string => [...keys].sort().join('\n');
+
+/** The 4-byte name of a cell list ({@link cellListText}). */
 export async function cellListDigest(keys: readonly string[]): Promise<Uint8Array> {
-  const data = new TextEncoder().encode([...keys].sort().join('\n'));
+  const data = new TextEncoder().encode(cellListText(keys));
   const d = await globalThis.crypto.subtle.digest('SHA-256', data);
-  return new Uint8Array(d).slice(0, 4);
+  return new Uint8Array(d).slice(0, CELL_LIST_DIGEST_BYTES);
 }
 
 /** The heartbeat naming `cells` (any order; each index once) of the list named `list`. */

@@ -1,6 +1,8 @@
 import { encodePush } from '@driftline/hop';
 import { type HopClient, type HopFailure, readRefusalsJson } from '@driftline/hop/client';
 import {
+  type BundleHeader,
+  type DocDeltaPayload,
   decodeBatch,
   decodeBundle,
   decodePayload,
@@ -103,6 +105,17 @@ export class Wire2Link {
       if (!b.ok || !p?.ok) return null; // not a delta this agent made: v1 carries the whole batch
       deltas.push({ header: b.value.header, payload: p.value });
     }
+    try {
+      return await this.pushEach(info, deltas);
+    } finally {
+      this.o.state.flush(); // the batch's pushes, one write of the state file
+    }
+  }
+
+  private async pushEach(
+    info: wire2.Wire2Info,
+    deltas: { header: BundleHeader; payload: DocDeltaPayload }[],
+  ): Promise<UplinkResult<Receipt[]> | null> {
     const by = info.node === wire2.HUB_NODE_ID ? 'hub' : `node ${info.node}`;
     const receipts: Receipt[] = [];
     for (const [index, { header, payload }] of deltas.entries()) {

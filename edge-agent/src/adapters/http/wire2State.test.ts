@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,9 +26,32 @@ describe('the agent’s hop v2 state', () => {
     expect(s.acked(5, tip)).toEqual({ doc: 'ship-7/a1/epoch-1', heads: ['ab'] });
     expect(s.acked(5, Uint8Array.of(9, 2, 3, 4, 5, 6, 7, 8))).toBeNull(); // another agent's push 5
     expect(s.acked(6, tip)).toBeNull();
+    s.flush(); // the batch's end
     expect(new Wire2State(f).acked(5, tip)).toEqual({ doc: 'ship-7/a1/epoch-1', heads: ['ab'] });
     for (let i = 0; i < 64; i++) s.notePush(100 + i, tip, { doc: 'd', heads: [] });
     expect(s.acked(5, tip)).toBeNull(); // the oldest go first: its ack would come for a later push
+  });
+
+  it('writes the pushes of a batch once, at flush, and a sequence block before its first number', () => {
+    const f = file();
+    const s = new Wire2State(f);
+    const tip = Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8);
+    const first = s.seq(); // reserves a block: written before the number is handed out
+    expect((JSON.parse(readFileSync(f, 'utf8')) as { next: number }).next).toBeGreaterThan(first);
+    const before = readFileSync(f, 'utf8');
+    for (let i = 0; i < 3; i++) s.notePush(first + i, tip, { doc: 'd', heads: [`h${i}`] });
+    expect(readFileSync(f, 'utf8')).toBe(before); // noted in memory: no write a push
+    expect(s.acked(first + 2, tip)).toEqual({ doc: 'd', heads: ['h2'] });
+    s.flush();
+    const after = readFileSync(f, 'utf8');
+    expect(new Wire2State(f).acked(first, tip)).toEqual({ doc: 'd', heads: ['h0'] });
+    s.flush();
+    expect(readFileSync(f, 'utf8')).toBe(after); // nothing new: nothing written
+    // a block reserved while pushes wait writes them with it
+    for (let i = 0; i < 63; i++) s.seq();
+    s.notePush(999, tip, { doc: 'd', heads: ['late'] });
+    s.seq();
+    expect(new Wire2State(f).acked(999, tip)).toEqual({ doc: 'd', heads: ['late'] });
   });
 
   it('starts afresh from an unreadable file', () => {

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { toHex } from '@driftline/protocol';
 
 /** Sequences reserved per write of the state file: one write per this many messages. */
 const SEQ_BLOCK = 64;
@@ -64,6 +65,8 @@ export class Wire2State {
   private reservedTo = 0;
   private pushes: Saved['pushes'] = [];
   private links: Record<string, Wire2LinkState> = {};
+  /** Pushes noted since the file was last written ({@link flush}). */
+  private unsaved = false;
   /**
    * A hub ack said the hub rebuilds heartbeats (decision 500): quiet rounds go as heartbeats from now on,
    * across restarts. A hub that stops rebuilding them refuses such a push; the agent then sends the change
@@ -92,11 +95,20 @@ export class Wire2State {
     return this.next++;
   }
 
-  /** Notes a push before it is sent: an ack naming it (`seq`, `tip`) acknowledges `d`. */
+  /**
+   * Notes a push before it is sent: an ack naming it (`seq`, `tip`) acknowledges `d`. Held in memory until
+   * {@link flush} (once a batch of pushes): a push lost with a crash before that only has its ack passed
+   * over, and the next push's ack covers what it carried (docs/decisions/495-hop-v2-on-the-agent-link.md).
+   */
   notePush(seq: number, tip: Uint8Array, d: PushedDelta): void {
-    this.pushes.push({ seq, tip: Buffer.from(tip).toString('hex'), doc: d.doc, heads: d.heads });
+    this.pushes.push({ seq, tip: toHex(tip), doc: d.doc, heads: d.heads });
     if (this.pushes.length > PUSHES_KEPT) this.pushes.splice(0, this.pushes.length - PUSHES_KEPT);
-    this.save();
+    this.unsaved = true;
+  }
+
+  /** Writes the pushes noted since the last write, if any: once after each batch of pushes. */
+  flush(): void {
+    if (this.unsaved) this.save();
   }
 
   /** What the push an ack names carried; null: not a push of this agent's (another agent's, or forgotten). */
@@ -105,7 +117,7 @@ export class Wire2State {
       this.rebuildsHeartbeats = true;
       this.save();
     }
-    const hex = Buffer.from(tip).toString('hex');
+    const hex = toHex(tip);
     const p = this.pushes.find((x) => x.seq === upTo && x.tip === hex);
     return p ? { doc: p.doc, heads: p.heads } : null;
   }
@@ -152,5 +164,6 @@ export class Wire2State {
     };
     writeFileSync(`${this.file}.tmp`, JSON.stringify(saved));
     renameSync(`${this.file}.tmp`, this.file);
+    this.unsaved = false;
   }
 }

@@ -15,7 +15,7 @@ import {
 import { canonicalJson } from '../plan/canonical.js';
 import { withConfirmed, writeCell } from './confirmApart.js';
 import { toDocValue } from './docValues.js';
-import { heartbeatCells, heartbeatRound } from './heartbeatRound.js';
+import { heartbeatCells, heartbeatRound, withHeartbeat } from './heartbeatRound.js';
 import { docRun, planDone, planRuns } from './planRuns.js';
 import { answers, openRequests, stampRequests } from './requestStamps.js';
 import type { RunInput } from './runInput.js';
@@ -157,8 +157,8 @@ export function recordRuns(
   const split =
     confirmApart === 'heartbeat' && open.length === 0 && doc.confirmed && (doc.requests || !facts)
       ? heartbeatCells(doc, prior, planned, replacedKeys, (key) => readPackedCell(doc, key))
-      : new Map<string, DocCell>();
-  const later = split.size >= MIN_HEARTBEAT_CELLS ? split : new Map<string, DocCell>();
+      : new Map<string, number>();
+  const later = split.size >= MIN_HEARTBEAT_CELLS ? split : new Map<string, number>();
   const apart = confirmApart !== false;
   const at = last?.recordedAt ?? heldBefore.at ?? 0;
   // No message: the run ids it named (`run <runId>`) are in the entries, nobody reads it, and its ~12 B
@@ -180,12 +180,10 @@ export function recordRuns(
     if (facts) writeFacts(d, facts, knownFacts ?? undefined);
   });
   if (later.size === 0) return { doc: next, unchanged, held: none };
-  const after =
-    heartbeatRound(next, later, (key) => readPackedCell(next, key)) ??
-    // (not expected: the cells were checked against the rule) written apart as decision 330 writes them
-    A.change(next, { time: Math.floor(at / 1000) }, (d) => {
-      for (const [key, cell] of later) writeCell(d, key, readPackedCell(next, key), cell, true, packDocEntry);
-    });
+  // checked against the rule on `doc` (heartbeatCells), and the round's change wrote none of these cells,
+  // their entries nor a request: the rule writes them on `next` as it would have on `doc`
+  const after = withHeartbeat(next, later);
+  if (!after) throw new Error('recordRuns: a document with a `confirmed` map made no heartbeat change');
   return { doc: after, unchanged, held: none };
 }
 

@@ -8,7 +8,7 @@ import {
   heartbeatCellKeys,
   heartbeatChange,
 } from '@driftline/hop/heartbeat';
-import { type DocCell, docId as docIdFor, type wire2 } from '@driftline/protocol';
+import { automergeChunks, type DocCell, docId as docIdFor, type wire2 } from '@driftline/protocol';
 import type { AgentAutomergeDoc } from './agentDoc.js';
 import { confirmedEntry } from './confirmApart.js';
 
@@ -25,13 +25,26 @@ export function heartbeatRound(
   facts?: HeartbeatFacts,
 ): AgentAutomergeDoc | null {
   if (cells.size === 0 || !doc.confirmed) return null;
-  const named = [];
+  const named = new Map<string, number>();
   for (const [key, cell] of cells) {
     const at = ruleWrites(doc, key, cell, base(key));
     if (at === null) return null;
-    named.push({ key, at });
+    named.set(key, at);
   }
-  const made = heartbeatChange(backend(doc), docIdOf(doc), named, facts);
+  return withHeartbeat(doc, named, facts);
+}
+
+/**
+ * `doc` after the heartbeat change naming `named` (each cell's time, checked against the rule by the
+ * caller: `heartbeatRound`, `heartbeatCells`); null when it has no `confirmed` map (nor `facts` for `facts`).
+ */
+export function withHeartbeat(
+  doc: AgentAutomergeDoc,
+  named: ReadonlyMap<string, number>,
+  facts?: HeartbeatFacts,
+): AgentAutomergeDoc | null {
+  const cells = [...named].map(([key, at]) => ({ key, at }));
+  const made = heartbeatChange(backend(doc), docIdOf(doc), cells, facts);
   if (!made) return null;
   const [next] = A.applyChanges(doc, [made.bytes]);
   return next;
@@ -55,9 +68,10 @@ function ruleWrites(
 }
 
 /**
- * The cells of a round that the heartbeat change can write after the round's own change (decision 500):
- * each one's last plan in this batch confirms its packed cell as the rule writes it. `prior`: held cells,
- * `planned`: this batch's (later ones win), `replaced`: keys a changed plan rewrites.
+ * The cells of a round that the heartbeat change can write after the round's own change (decision 500),
+ * each with its entry's time: each one's last plan in this batch confirms its packed cell as the rule
+ * writes it. `prior`: held cells, `planned`: this batch's (later ones win), `replaced`: keys a changed plan
+ * rewrites.
  */
 export function heartbeatCells(
   doc: AgentAutomergeDoc,
@@ -65,13 +79,15 @@ export function heartbeatCells(
   planned: readonly { key: string; cell: DocCell; same: boolean }[],
   replaced: ReadonlySet<string>,
   base: (key: string) => DocCell | undefined,
-): Map<string, DocCell> {
+): Map<string, number> {
   const last = new Map<string, DocCell | null>();
   for (const [key, cell] of prior) if (!replaced.has(key)) last.set(key, cell);
   for (const p of planned) last.set(p.key, p.same ? p.cell : null);
-  const out = new Map<string, DocCell>();
-  for (const [key, cell] of last)
-    if (cell && ruleWrites(doc, key, cell, base(key)) !== null) out.set(key, cell);
+  const out = new Map<string, number>();
+  for (const [key, cell] of last) {
+    const at = cell ? ruleWrites(doc, key, cell, base(key)) : null;
+    if (at !== null) out.set(key, at);
+  }
   return out;
 }
 
@@ -87,11 +103,20 @@ export interface HeartbeatForm {
  */
 export function heartbeatForm(doc: AgentAutomergeDoc, changes: Uint8Array): HeartbeatForm | null {
   const split = splitLastChunk(changes);
-  if (!split) return null;
+  const heartbeat = split ? heartbeatOf(doc, split.last) : null;
+  return split && heartbeat ? { changes: split.rest, heartbeat } : null;
+}
+
+/**
+ * The heartbeat standing for the change `last` of `doc` (which cells, when, and the change's hash); null
+ * when it is not a heartbeat change. It reads the document only at the change's own parents and hash, so
+ * the answer for one change never changes.
+ */
+export function heartbeatOf(doc: AgentAutomergeDoc, last: Uint8Array): wire2.HeartbeatBody | null {
   const id = docIdOf(doc);
   let change: A.DecodedChange;
   try {
-    change = A.decodeChange(split.last);
+    change = A.decodeChange(last);
   } catch {
     return null;
   }
@@ -121,7 +146,7 @@ export function heartbeatForm(doc: AgentAutomergeDoc, changes: Uint8Array): Hear
   ];
   if (factsWritten && (queueDepth === undefined || reportedAt === undefined)) return null;
   const keys = heartbeatCellKeys(h, change.deps);
-  const heartbeat = encodeHeartbeatOf(
+  return encodeHeartbeatOf(
     keys,
     cells,
     change.hash,
@@ -129,34 +154,16 @@ export function heartbeatForm(doc: AgentAutomergeDoc, changes: Uint8Array): Hear
       ? { queueDepth, reportedAt, ...(oldestUnsentAt === undefined ? {} : { oldestUnsentAt }) }
       : undefined,
   );
-  return heartbeat ? { changes: split.rest, heartbeat } : null;
 }
 
 const FACT_KEYS = new Set(['queueDepth', 'oldestUnsentAt', 'reportedAt']);
 const docIdOf = (doc: AgentAutomergeDoc) => docIdFor(String(doc.site), String(doc.agent), doc.epoch);
 const backend = (doc: AgentAutomergeDoc) => A.getBackend(doc) as unknown as HeartbeatBackend;
 
-/**
- * Automerge's chunks (magic, checksum, type, LEB128 length, data; `saveSince` writes one per change): the
- * last one and the bytes before it; null when `bytes` is not whole chunks.
- */
+/** The last of Automerge's chunks in `bytes` and the bytes before it; null when `bytes` is not whole chunks. */
 export function splitLastChunk(bytes: Uint8Array): { rest: Uint8Array; last: Uint8Array } | null {
-  let at = 0;
-  let lastAt = -1;
-  while (at < bytes.length) {
-    if (bytes[at] !== 0x85 || bytes[at + 1] !== 0x6f || bytes[at + 2] !== 0x4a || bytes[at + 3] !== 0x83)
-      return null;
-    let p = at + 9;
-    let len = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = bytes[p++];
-      if (b === undefined || shift > 28) return null;
-      len += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) break;
-    }
-    if (p + len > bytes.length) return null;
-    lastAt = at;
-    at = p + len;
-  }
-  return lastAt < 0 ? null : { rest: bytes.subarray(0, lastAt), last: bytes.subarray(lastAt) };
+  const { chunks, broken } = automergeChunks(bytes);
+  const last = chunks.at(-1);
+  if (broken || !last) return null;
+  return { rest: bytes.subarray(0, last.start), last: bytes.subarray(last.start) };
 }

@@ -24,11 +24,11 @@ import {
   readCell,
   recordRuns,
 } from '../doc/agentDoc.js';
-import { type HeartbeatForm, heartbeatForm } from '../doc/heartbeatRound.js';
 import { writePresence } from '../doc/presence.js';
 import { ackWrites } from './acks.js';
 import { blobsToUpload, REUPLOADS, reuploadDue, reuploadsOf } from './blobQueue.js';
 import { appendChange, sealOrCompact } from './epochs.js';
+import { type HeartbeatForm, HeartbeatForms } from './heartbeatForms.js';
 import {
   type HeldResults,
   type HoldLimits,
@@ -72,6 +72,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   private held: HeldResults = loadHeld(this.storage, this.opts.now(), this.opts.holdNewsMs);
   /** The facts of the last batch held: written with the held results. */
   private heldFacts: AgentFacts | undefined;
+  private readonly forms = new HeartbeatForms(this.storage, this.docs);
 
   record(input: RecordRunInput): RecordRunResult {
     return this.recordMany([input])[0] as RecordRunResult;
@@ -294,11 +295,10 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   /**
    * A delta of epoch `epoch` as a v2 push carries it when its last change is a heartbeat change (decision
    * 500); null: send the changes. While the hub holds a rejection against this agent, changes only: a
-   * heartbeat it could not rebuild goes as the change itself.
+   * heartbeat it could not rebuild goes as the change itself. Derived once a change: `heartbeatForms.ts`.
    */
   heartbeatForm(epoch: number, changes: Uint8Array): HeartbeatForm | null {
-    if (this.storage.rejections().length > 0) return null;
-    return this.docs.with(epoch, (doc) => heartbeatForm(doc, changes));
+    return this.forms.of(epoch, changes);
   }
 
   applyAck(ack: AckPayload): AckResult {

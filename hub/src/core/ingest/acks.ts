@@ -1,4 +1,13 @@
-import { type AckPayload, asAgentId, asSha256, asSiteId, encodeBundle, wire2 } from '@driftline/protocol';
+import {
+  type AckPayload,
+  asAgentId,
+  asSha256,
+  asSiteId,
+  concatBytes,
+  encodeBundle,
+  fromHex,
+  wire2,
+} from '@driftline/protocol';
 import type { DownlinkRow } from '../../ports/HubStore.js';
 import type { IdGen } from '../../ports/IdGen.js';
 
@@ -96,7 +105,7 @@ export class AckSigner {
       // the hub rebuilds heartbeats (decision 500): said only to an agent that writes them, so never to
       // one older than that decision (its strict reading would refuse the field)
       ...(heartbeats ? { heartbeats: true as const } : {}),
-      ...(blobs.length > 0 ? { blobs: Buffer.concat(blobs.map((b) => Buffer.from(b, 'hex'))) } : {}),
+      ...(blobs.length > 0 ? { blobs: concatBytes(...blobs.map(fromHex)) } : {}),
     };
     const signed = wire2
       .encodeMessage(

@@ -2,7 +2,6 @@ import { createReadStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  actsFor,
   type BlobReader,
   DownlinkWaiters,
   type FinishedUpload,
@@ -24,15 +23,11 @@ import {
   type Receipt,
   type RelayRefusal,
   WireError,
-  wire2,
 } from '@driftline/protocol';
 import { describeBundle } from '../../core/describeBundle.js';
 import type { Clock } from '../../ports/Clock.js';
 import { type Custody, type IncomingBundle, OutOfSpace, QuotaExceeded } from '../../ports/Custody.js';
 import type { SqliteTokens } from '../sqlite/SqliteTokens.js';
-
-/** The site of a `site/agent` source. */
-const siteOf = (source: string) => source.split('/')[0] ?? '';
 
 /** Why the relay refused a peer's traffic: the label of `driftline_relay_peer_refusals_total`. */
 export type PeerRefusal = 'foreign-site' | 'not-uplink' | 'quota-bundles' | 'quota-bytes' | 'storage-full';
@@ -99,40 +94,13 @@ export class RelayBackend implements HopBackend {
     chain?: HopCustody,
   ): Promise<Receipt[]> {
     if (chain && chain.records.length > 0) await this.onCustody(bundles, chain.records);
-    const scoped = scopeBatch(peer, bundles, this.name);
+    const scoped = scopeBatch(peer, bundles, this.name, (from) => this.tokens.wire2Key(from));
     for (const r of scoped.refused) this.onRefused(peer.name, r.reason, 1);
     const receipts: Receipt[] = new Array(scoped.allowed.length);
     const good: { index: number; item: IncomingBundle }[] = [];
     scoped.allowed.forEach((bytes, index) => {
       const d = describeBundle(bytes, (from) => this.wire2Source(from), this.clock.now());
-      if (d.ok && d.value.dest !== 'hub') {
-        // a v2 message that is not a push (scopeBatch reads v1 headers only): downlink comes from upstream
-        this.onRefused(peer.name, 'not-uplink', 1);
-        receipts[index] = {
-          bundleId: null,
-          index,
-          status: 'rejected',
-          code: 'forbidden',
-          message: `peer '${peer.name}' may send only pushes toward the hub; a site's downlink is filled from upstream`,
-          by: this.name,
-        };
-      } else if (
-        d.ok &&
-        wire2.isWire2Message(bytes) &&
-        d.value.source &&
-        !actsFor(peer, siteOf(d.value.source))
-      ) {
-        // a v2 push of a key registered here for another site (scopeBatch reads v1 headers only)
-        this.onRefused(peer.name, 'foreign-site', 1);
-        receipts[index] = {
-          bundleId: d.value.id as BundleId,
-          index,
-          status: 'rejected',
-          code: 'forbidden',
-          message: `peer '${peer.name}' acts for ${peer.sites.join(', ') || 'no site'}, not for the push's source '${d.value.source}'`,
-          by: this.name,
-        };
-      } else if (d.ok)
+      if (d.ok)
         good.push({
           index,
           item: { ...d.value, clock: d.value.source && clocks ? clocks(d.value.source) : null },
