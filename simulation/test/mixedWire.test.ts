@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { RunsResponse } from '@driftline/protocol';
+import { type RunsResponse, wire2 } from '@driftline/protocol';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProgram } from '../src/topology/programs.js';
 import { Topology } from '../src/topology/Topology.js';
@@ -21,6 +22,8 @@ const ENVIRONMENTS = ['prod', 'staging'];
 // Plans at start and on request only: a schedule that does not fire during the test (the second round is
 // the plan requests, not a wait for a cron minute).
 const COMPONENTS = [{ name: 'network', environments: ENVIRONMENTS, schedule: '0 0 1 1 *' }];
+/** Both agents take plain files from headquarters into ./files. */
+const ACCEPT = { accept: { file: { dir: './files' } } };
 
 describe('a v1 agent and a v2 agent behind one relay', { timeout: 600_000 }, () => {
   let topo: Topology;
@@ -41,7 +44,14 @@ describe('a v1 agent and a v2 agent behind one relay', { timeout: 600_000 }, () 
       dir: mkdtempSync(join(tmpdir(), 'driftline-mixed-')),
       relayLink: { profile: 'lan', timeScale: 1 },
       sites: [
-        { site: 'old-ship', agent: 'a1', profile: 'flaky', timeScale: 1, components: COMPONENTS },
+        {
+          site: 'old-ship',
+          agent: 'a1',
+          profile: 'flaky',
+          timeScale: 1,
+          components: COMPONENTS,
+          publications: ACCEPT,
+        },
         {
           site: 'new-ship',
           agent: 'a1',
@@ -49,6 +59,7 @@ describe('a v1 agent and a v2 agent behind one relay', { timeout: 600_000 }, () 
           timeScale: 1,
           components: COMPONENTS,
           agentSync: { wire: 2 },
+          publications: ACCEPT,
         },
       ],
       agentSyncIntervalS: 3,
@@ -123,6 +134,40 @@ describe('a v1 agent and a v2 agent behind one relay', { timeout: 600_000 }, () 
       existsSync(join(dirname(topo.layout.agentConfig(site)), 'data', 'wire2-state.json'));
     expect([seqFile('old-ship'), seqFile('new-ship')]).toEqual([false, true]);
   });
+
+  it('delivers one small file to both: the v2 site by the compact manifest, the v1 site by v1’s', async () => {
+    const file = Buffer.from(`${'# headquarters note\n'.repeat(30)}`);
+    // the v2 agent tells the hub it reads compact manifests once its relay said it carries them
+    await until(
+      'the v2 agent to say it reads compact manifests',
+      async () => (await agentStatus(topo, 'new-ship')).unackedRuns === 0 && carries(topo, 'new-ship'),
+      60_000,
+      500,
+    );
+    const res = await fetch(
+      `${topo.hubUrl}/api/publications?site=old-ship,new-ship&name=note.txt&kind=file`,
+      {
+        method: 'POST',
+        headers: topo.authHeaders,
+        body: file,
+      },
+    );
+    expect(res.status).toBe(201);
+    const placed = (site: string) => join(dirname(topo.layout.agentConfig(site)), 'files', 'note.txt');
+    for (const site of SITES)
+      await until(`${site} to place the file`, async () => existsSync(placed(site)), 120_000, 500);
+    expect(SITES.map((site) => readFileSync(placed(site)).equals(file))).toEqual([true, true]);
+    // what the hub queued for each: a signed v2 message for new-ship, v1's signed bundle for old-ship
+    const db = new Database(join(dirname(topo.layout.hubConfig), 'data', 'hub.db'), { readonly: true });
+    const forms = SITES.map((site) => {
+      const row = db
+        .prepare("SELECT bytes FROM downlink WHERE site = ? AND kind = 'blob' ORDER BY seq DESC LIMIT 1")
+        .get(site) as { bytes: Buffer };
+      return wire2.isWire2Message(row.bytes) ? 'v2' : row.bytes.subarray(0, 3).toString('latin1');
+    });
+    db.close();
+    expect(forms).toEqual(['DLB', 'v2']);
+  });
 });
 
 interface Cell {
@@ -133,6 +178,13 @@ interface Cell {
 interface PlanRequest {
   state: string;
   runId: string | null;
+}
+
+/** Whether the agent's v2 state says every upstream carries compact manifests down (decision 505). */
+function carries(topo: Topology, site: string): boolean {
+  const file = join(dirname(topo.layout.agentConfig(site)), 'data', 'wire2-state.json');
+  const state = JSON.parse(readFileSync(file, 'utf8')) as { links?: Record<string, { carries?: string[] }> };
+  return Object.values(state.links ?? {}).every((l) => l.carries?.includes(wire2.CARRIES_PUBLICATIONS));
 }
 
 async function agentStatus(topo: Topology, site: string): Promise<{ unackedRuns: number }> {

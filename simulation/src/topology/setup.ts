@@ -244,6 +244,7 @@ export async function setUp(
             ...spec.agentSync,
             ...site.agentSync,
           },
+          ...(site.publications ? { publications: site.publications } : {}),
         }),
       );
     }

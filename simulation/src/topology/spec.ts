@@ -25,6 +25,8 @@ export interface SiteSpec {
   linkSettings?: LinkSettingsInput;
   /** More of this site's agent `sync` block, over the topology's `agentSync` (e.g. `wire: 2`). */
   agentSync?: Record<string, unknown>;
+  /** This site's agent `publications` block (e.g. `{ accept: { file: { dir: ./files } } }`). */
+  publications?: Record<string, unknown>;
 }
 
 export interface TopologySpec {
