@@ -1,5 +1,6 @@
+import type { ServerResponse } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
-import { wire2 } from '@driftline/protocol';
+import { decodeBundle, wire2 } from '@driftline/protocol';
 import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileProxy.js';
 
 /** Attacks on hop v2's messages (docs/decisions/495-hop-v2-on-the-agent-link.md); each counts what it did. */
@@ -49,6 +50,98 @@ export function alteredPullAnswers(): Attack & { altered: number } {
       });
       const { 'content-encoding': _e, ...headers } = res.headers;
       return { ...res, headers, body: Buffer.from(wire2.encodePullAnswer({ ...page.value, items })) };
+    },
+  };
+  return attack;
+}
+
+/** The kind of a `POST /v2` request's message (null: not one). */
+export function v2Kind(req: HopRequest): wire2.KindName | null {
+  if (req.method !== 'POST' || req.path !== wire2.WIRE2_PATH) return null;
+  const m = message(req.body);
+  return m.ok ? m.value.kind : null;
+}
+
+/**
+ * (h) on v2: holds every v2 pull open without a word until the agent lets go; pushes pass. `held` counts
+ * the pulls it took, `open` those still open.
+ */
+export function silentV2Pulls(): Attack & { held: number; open: number } {
+  const attack = {
+    name: 'hold v2 pulls without a word',
+    held: 0,
+    open: 0,
+    takeOverRead(req: HopRequest, out: ServerResponse): boolean {
+      if (v2Kind(req) !== 'pull') return false;
+      attack.held++;
+      attack.open++;
+      out.on('close', () => attack.open--);
+      return true;
+    },
+  };
+  return attack;
+}
+
+/**
+ * (i) on v2: answers every v2 pull at once with a 200 and then one byte every `everyMs` of a pull answer
+ * that never ends in time. `dripped` counts the bytes sent, `cut` the answers the agent closed.
+ */
+export function dripV2Pulls(everyMs = 250): Attack & { answered: number; dripped: number; cut: number } {
+  const attack = {
+    name: `drip v2 pull answers a byte every ${everyMs} ms`,
+    answered: 0,
+    dripped: 0,
+    cut: 0,
+    takeOverRead(req: HopRequest, out: ServerResponse): boolean {
+      if (v2Kind(req) !== 'pull') return false;
+      attack.answered++;
+      const body = Buffer.from(wire2.encodePullAnswer({ cursor: 1, items: [new Uint8Array(4096)] }));
+      out.writeHead(200, { 'content-length': String(body.length) });
+      let i = 0;
+      const t = setInterval(() => {
+        if (out.destroyed || i >= body.length) return clearInterval(t);
+        out.write(body.subarray(i, ++i));
+        attack.dripped++;
+      }, everyMs);
+      out.on('close', () => {
+        clearInterval(t);
+        if (i < body.length) attack.cut++;
+      });
+      return true;
+    },
+  };
+  return attack;
+}
+
+/** A v2 pull answer's page (`[cursor, items, refusals?]`), plain, and whether it came brotli'd. */
+function pullPage(res: HopResponse): { page: wire2.PullAnswer; br: boolean } | null {
+  if (res.status !== 200 || res.body.length === 0) return null;
+  const br = res.headers['content-encoding'] === 'br';
+  const page = wire2.decodePullAnswer(new Uint8Array(br ? brotliDecompressSync(res.body) : res.body));
+  return page.ok ? { page: page.value, br } : null;
+}
+
+/**
+ * (d) on v2: every control bundle (plan requests, approvals) in a v2 pull answer is dropped, the cursor
+ * kept, so the agent moves past what it never saw. `eaten` counts them.
+ */
+export function eatV2Control(): Attack & { eaten: number } {
+  const attack = {
+    name: 'eat control in v2 pull answers',
+    eaten: 0,
+    onResponse(req: HopRequest, res: HopResponse): HopResponse | undefined {
+      if (v2Kind(req) !== 'pull') return undefined;
+      const p = pullPage(res);
+      if (!p) return undefined;
+      const items = p.page.items.filter((b) => {
+        const d = decodeBundle(b);
+        const control = d.ok && d.value.header.kind === 'control';
+        if (control) attack.eaten++;
+        return !control;
+      });
+      if (items.length === p.page.items.length) return undefined;
+      const { 'content-encoding': _e, ...headers } = res.headers;
+      return { ...res, headers, body: Buffer.from(wire2.encodePullAnswer({ ...p.page, items })) };
     },
   };
   return attack;
