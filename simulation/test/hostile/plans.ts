@@ -43,11 +43,30 @@ export function planDone(w: World, id: string, ms = 120_000): Promise<PlanReques
 }
 
 /**
- * Makes the next plan of `site` differ from the last (a configuration file the fake terraform folds into
- * its plan), so it is a new run with a detail blob, not a confirmation of the cell.
+ * What the fake terraform plans for `site`'s cell from now on (its scenario file, simulation/README.md):
+ * `changes` with a configuration file of `text` (which it folds into the plan), so the next plan is a new
+ * run with its detail blob; `clean` the same clean plan every time, so each re-plan only confirms the cell.
  */
-export function changeConfiguration(w: World, site: string, text: string): void {
-  writeFileSync(join(w.dir, site, 'infra', 'network', 'main.tf'), `# ${text}\n`);
+export function nextPlans(w: World, site: string, plans: { changes: string } | 'clean'): void {
+  const dir = join(w.dir, site, 'infra', 'network');
+  const state = plans === 'clean' ? 'clean' : 'changes';
+  writeFileSync(join(dir, 'fake-terraform.json'), JSON.stringify({ steps: [{ state }] }));
+  if (plans !== 'clean') writeFileSync(join(dir, 'main.tf'), `# ${plans.changes}\n`);
+}
+
+/** Stops `site`'s agent and rewrites its configuration with `edit`; the caller starts it again. */
+export async function reconfigureAgent(
+  w: World,
+  site: string,
+  edit: (config: Record<string, unknown>) => void,
+): Promise<{ config: string; cwd: string }> {
+  await w.stopProgram(site);
+  const cwd = join(w.dir, site);
+  const config = join(cwd, 'agent.yaml');
+  const yaml = parse(readFileSync(config, 'utf8')) as Record<string, unknown>;
+  edit(yaml);
+  writeFileSync(config, stringify(yaml));
+  return { config, cwd };
 }
 
 /**
@@ -60,15 +79,46 @@ export async function addHubUpstream(w: World, site = 'ship-1'): Promise<{ confi
   const args = ['peer', '--config', join(w.dir, 'hub.yaml'), '--name', `${site}-direct`, '--sites', site];
   const token = (JSON.parse(await runProgram('hub', [...args, '--no-key', '--json'])) as { token: string })
     .token;
-  await w.stopProgram(site);
-  const cwd = join(w.dir, site);
-  writeFileSync(join(cwd, 'token-hub'), token);
-  const config = join(cwd, 'agent.yaml');
-  const yaml = parse(readFileSync(config, 'utf8')) as { upstreams: unknown[] };
-  yaml.upstreams = [
-    { url: proxy.url, tokenFile: './token' },
-    { url: w.hubUrl, tokenFile: './token-hub' },
-  ];
-  writeFileSync(config, stringify(yaml));
-  return { config, cwd };
+  writeFileSync(join(w.dir, site, 'token-hub'), token);
+  return reconfigureAgent(w, site, (c) => {
+    c.upstreams = [
+      { url: proxy.url, tokenFile: './token' },
+      { url: w.hubUrl, tokenFile: './token-hub' },
+    ];
+  });
+}
+
+/** When the hub says `site`'s network cell was planned and received (0 when it has none). */
+export async function cellTimes(w: World, site = 'ship-1') {
+  const m = (await (await w.api(`/api/matrix?site=${site}`)).json()) as {
+    cells: Array<{ component: string; plannedAt: string | null; receivedAt: string | null }>;
+  };
+  const cell = m.cells.find((c) => c.component === 'network');
+  return {
+    plannedAt: Date.parse(cell?.plannedAt ?? '') || 0,
+    receivedAt: Date.parse(cell?.receivedAt ?? '') || 0,
+  };
+}
+
+/** How many runs of `site`'s network cell the hub holds. */
+export async function runCount(w: World, site = 'ship-1'): Promise<number> {
+  const r = await w.api(`/api/cells/${site}/prod/network/runs`);
+  return r.ok ? ((await r.json()) as { runs: unknown[] }).runs.length : 0;
+}
+
+/** The hub's word on `site`'s first agent: its clock and when it was last heard from. */
+export async function agentAtHub(w: World, site = 'ship-1') {
+  const s = (await (await w.api(`/api/sites/${site}`)).json()) as {
+    lastContactAt: string | null;
+    agents: Array<{
+      agent: string;
+      lastContactAt: string | null;
+      clockOffsetMs: number | null;
+      clockOffsetUncertaintyMs: number | null;
+      clockHeld: { reason: string; offsetMs: number; via: string } | null;
+    }>;
+  };
+  const agent = s.agents[0];
+  if (!agent) throw new Error(`no agent of ${site} at the hub`);
+  return { siteContactAt: s.lastContactAt, ...agent };
 }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
-import { decodeBundle, wire2 } from '@driftline/protocol';
+import { decodeBundle, generateSigningKeyPair, wire2 } from '@driftline/protocol';
 import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileProxy.js';
 
 /** Attacks on hop v2's messages (docs/decisions/495-hop-v2-on-the-agent-link.md); each counts what it did. */
@@ -142,6 +142,120 @@ export function eatV2Control(): Attack & { eaten: number } {
       if (items.length === p.page.items.length) return undefined;
       const { 'content-encoding': _e, ...headers } = res.headers;
       return { ...res, headers, body: Buffer.from(wire2.encodePullAnswer({ ...p.page, items })) };
+    },
+  };
+  return attack;
+}
+
+/** The decoded v2 push a request carries (null: not one). */
+function pushOf(req: HopRequest): wire2.DecodedMessage<'push'> | null {
+  if (req.method !== 'POST' || req.path !== wire2.WIRE2_PATH) return null;
+  const m = message(req.body);
+  return m.ok && m.value.kind === 'push' ? (m.value as wire2.DecodedMessage<'push'>) : null;
+}
+
+/**
+ * Fake custody (v1's fake receipts, on v2): answers every v2 push with a custody message of its own making
+ * (addressed to the agent, `upTo` the push's sequence, a stamp of its times, signed by a key of its own)
+ * and forwards nothing. `faked` counts them.
+ */
+export function fakeCustody(): Attack & { faked: number } {
+  let key: Promise<CryptoKey> | null = null;
+  const attack = {
+    name: 'fake v2 custody',
+    faked: 0,
+    async onRequest(req: HopRequest): Promise<RequestVerdict> {
+      const m = pushOf(req);
+      if (!m) return undefined;
+      key ??= generateSigningKeyPair().then((k) => k.privateKey);
+      const now = Date.now();
+      const custody = await wire2.encodeMessage(
+        {
+          kind: 'custody',
+          from: 1, // a relay's short id: what the agent's upstream would be
+          to: m.from,
+          seq: m.seq,
+          body: { upTo: m.seq, ...(m.body.t0 !== undefined ? { stamp: [m.body.t0, now, now] } : {}) },
+        },
+        await key,
+      );
+      attack.faked++;
+      return { answer: { status: 200, headers: {}, body: Buffer.from(custody) } };
+    },
+  };
+  return attack;
+}
+
+/** Keeps a copy of every v2 request (push or pull) to replay later; changes nothing. */
+export function captureV2(): Attack & { sent: Array<{ kind: wire2.KindName; req: HopRequest }> } {
+  const attack = {
+    name: 'capture v2 messages',
+    sent: [] as Array<{ kind: wire2.KindName; req: HopRequest }>,
+    onRequest(req: HopRequest): RequestVerdict {
+      const kind = v2Kind(req);
+      if (kind) attack.sent.push({ kind, req });
+      return undefined;
+    },
+  };
+  return attack;
+}
+
+/** Holds every v2 push `holdMs` before it forwards it (a v2 push states no clock to restate). */
+export function holdV2Pushes(holdMs: number): Attack & { held: number } {
+  const attack = {
+    name: `hold v2 pushes ${holdMs} ms`,
+    held: 0,
+    async onRequest(req: HopRequest): Promise<RequestVerdict> {
+      if (!pushOf(req)) return undefined;
+      await new Promise((r) => setTimeout(r, holdMs));
+      attack.held++;
+      return undefined;
+    },
+  };
+  return attack;
+}
+
+/**
+ * The first `n` v2 pushes that carry a heartbeat (decision 500) get one byte of the heartbeat's change
+ * hash flipped, so the hub would rebuild another change if it took it. `flipped` counts them.
+ */
+export function flippedHeartbeats(n: number): Attack & { flipped: number } {
+  const attack = {
+    name: 'flipped v2 heartbeats',
+    flipped: 0,
+    onRequest(req: HopRequest): RequestVerdict {
+      const hash = pushOf(req)?.body.heartbeat?.change;
+      if (!hash || attack.flipped >= n) return undefined;
+      const at = req.body.indexOf(Buffer.from(hash));
+      if (at < 0) return undefined;
+      attack.flipped++;
+      const body = Buffer.from(req.body);
+      body[at] = (body[at] ?? 0) ^ 0x01;
+      return { forward: { ...req, body } };
+    },
+  };
+  return attack;
+}
+
+/**
+ * Once it has seen pushes from two agents, sends each push of one under the other's short id (`from`),
+ * its signature kept: a hop naming another agent. `borrowed` counts them.
+ */
+export function borrowedFrom(): Attack & { borrowed: number } {
+  const seen = new Set<number>();
+  const attack = {
+    name: "v2 pushes under another agent's short id",
+    borrowed: 0,
+    async onRequest(req: HopRequest): Promise<RequestVerdict> {
+      const m = pushOf(req);
+      if (!m) return undefined;
+      seen.add(m.from);
+      const other = [...seen].find((f) => f !== m.from);
+      if (other === undefined) return undefined;
+      const { kind, to, seq, body, signature } = m;
+      const forged = await wire2.encodeMessageWith({ kind, from: other, to, seq, body }, () => signature);
+      attack.borrowed++;
+      return { forward: { ...req, body: Buffer.from(forged) } };
     },
   };
   return attack;
