@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
-import { fakeTusCompletion } from './attacks.js';
+import { fakeTusCompletion, flippedBytes } from './attacks.js';
 import {
   agentAtHub,
   askPlan,
@@ -18,7 +18,7 @@ import { everyDetailArrives, runsWithDetail, startWorld, type World } from './wo
  * The attacks of the hostile suite on the agent's link, with the agent on hop v2
  * (docs/decisions/495-hop-v2-on-the-agent-link.md), one after another in one world: a hop between the
  * agent and relay-1 (and an honest one between relay-1 and the hub) fakes relay-1's custody
- * (`fakeReceipts`), fakes tus completions (`fakeTusCompletion`), eats control from v2 pull answers
+ * (`fakeReceipts`), fakes tus completions (`fakeTusCompletion`), flips upload bytes (`flippedBytes`), eats control from v2 pull answers
  * (`silentDrops` d), holds pushes (`clockLies`' hold), alters a heartbeat (decision 500), and replays the
  * agent's pushes and held pulls once it is gone (`silentDrops` e). Each step ends with the hop honest and
  * nothing lost, so the next starts from a settled site.
@@ -98,6 +98,24 @@ describe('hostile hop, agent on hop v2: the suite’s agent-link attacks', () =>
     const arrived = await everyDetailArrives(w, 'ship-1', 2);
     expect(arrived.map((r) => r.detailState)).toEqual(['arrived', 'arrived']);
     await settled(w);
+  });
+
+  it('flipped tus bytes: relay-1 refuses each altered upload by its hash, and the detail arrives whole', {
+    timeout: 300_000,
+  }, async () => {
+    const w = world as World;
+    const flip = flippedBytes({ bundles: 0, patches: 2 });
+    hop().use(flip);
+    nextPlans(w, 'ship-1', { changes: 'a run whose detail is flipped on the way' });
+    await planDone(w, await askPlan(w));
+    await until('the hop to flip two uploads', async () => flip.flipped.patches >= 2);
+    hop().use(null);
+    const runs = await everyDetailArrives(w, 'ship-1', 3);
+    expect(runs.map((r) => r.detailState)).toEqual(['arrived', 'arrived', 'arrived']);
+    await settled(w);
+    expect(
+      await w.relayMetric('driftline_relay_refusals_total', { reason: 'checksum-mismatch', peer: 'ship-1' }),
+    ).toBe(2);
   });
 
   it('eaten control: a request is never done by a later run, is unconfirmed and sent again, and is done once the path is honest', {
