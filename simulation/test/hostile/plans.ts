@@ -30,16 +30,21 @@ export async function askPlan(w: World, site = 'ship-1'): Promise<string> {
   return created.requestId;
 }
 
-/** Waits (bounded) until the plan request is done. */
+/** Waits (bounded) until the plan request is done; a timeout says what each program logged last. */
 export function planDone(w: World, id: string, ms = 120_000): Promise<PlanRequest> {
+  let last: PlanRequest | null = null;
   return until(
     `plan request ${id} to be done`,
     async () => {
-      const r = await planRequest(w, id);
-      return r.state === 'done' ? r : false;
+      last = await planRequest(w, id);
+      return last.state === 'done' ? last : false;
     },
     ms,
-  );
+  ).catch((e: Error) => {
+    const tail = (name: string) => (w.programs.get(name)?.stderr ?? '').split('\n').slice(-15).join('\n');
+    const programs = [...w.programs.keys()].map((p) => `--- ${p} ---\n${tail(p)}`).join('\n');
+    throw new Error(`${e.message} (last: ${JSON.stringify(last)})\n${programs}`);
+  });
 }
 
 /**
