@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CURSOR_HEADER, encodeBatch } from '@driftline/protocol';
+import { CURSOR_HEADER, encodeBatch, wire2 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
 
@@ -124,5 +124,54 @@ describe('HopClient cuts a stalled downlink answer', () => {
     expect(client.roundTripMs()).toBeGreaterThanOrEqual(0);
     const r = await client.pullDownlink('ship-1', '5', undefined, { waitS: 1 });
     expect(r.ok && r.value.bundles.map((b) => b.length)).toEqual([600]);
+  });
+});
+
+describe('HopClient cuts a stalled hop v2 pull answer as v1’s (decision 495)', () => {
+  const answer = Buffer.from(wire2.encodePullAnswer({ cursor: 6, items: [new Uint8Array(600).fill(7)] }));
+  // what the upstream reads of it does not matter here: it answers every request the same
+  const pullV2 = (url: string) =>
+    new HopClient({ url, token: 't', stallMs: 400, floorBytesPerS: 128 }).exchangeWire2(
+      new Uint8Array(80),
+      undefined,
+      1,
+      true,
+    );
+
+  it('cuts a v2 pull held past its hold, the round trip and the stall time without a word', async () => {
+    const url = await upstream(() => {});
+    const r = await pullV2(url);
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect([r.code, r.message]).toEqual([
+        'stalled',
+        expect.stringMatching(/no answer within the 1 s hold/),
+      ]);
+  });
+
+  it('cuts a v2 answer that drips a byte at a time, under the floor rate', async () => {
+    const url = await upstream((res) => {
+      res.writeHead(200, { 'content-length': String(answer.length) });
+      let i = 0;
+      const drip = setInterval(() => {
+        if (res.destroyed || i >= answer.length) return clearInterval(drip);
+        res.write(answer.subarray(i, ++i));
+      }, 20);
+    });
+    const r = await pullV2(url);
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect([r.code, r.message]).toEqual(['stalled', expect.stringMatching(/under the floor of 128 B\/s/)]);
+  });
+
+  it('takes a v2 answer that comes whole within the hold', async () => {
+    const url = await upstream((res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-length': String(answer.length) });
+        res.end(answer);
+      }, 100);
+    });
+    const r = await pullV2(url);
+    expect(r.ok && Buffer.from(r.value.body).equals(answer)).toBe(true);
   });
 });

@@ -332,12 +332,30 @@ export class HopClient {
     return { ok: true, value: parsed.data };
   }
 
-  /** Hop v2: one signed message to `POST /v2`, no token (`wire2Client.ts`); a hold adds to its timeout. */
-  exchangeWire2(message: Uint8Array, signal?: AbortSignal, holdS = 0) {
+  /**
+   * Hop v2: one signed message to `POST /v2`, no token (`wire2Client.ts`); a hold adds to its timeout. A
+   * `pull`'s answer is watched as v1's downlink answers are (with `stallMs`): cut when it does not begin
+   * within the hold, the round trip and `stallMs`, or when its body stalls or drips (`stalled`,
+   * docs/decisions/410-independent-downlinks.md).
+   */
+  async exchangeWire2(message: Uint8Array, signal?: AbortSignal, holdS = 0, pull = false) {
     const { url, carrier: transport, times, now, maxResponseBytes: maxBytes } = this;
     const ms = Math.max(this.timeoutMs, (holdS + 60) * 1000);
-    const t = { url, transport, times, now, maxBytes, signal: (s?: AbortSignal) => this.signal(s, ms) };
-    return exchangeWire2(t, message, signal);
+    const watch = pull ? watchAnswer(this, holdS, this.opts.stallMs, signal) : null;
+    const progress = pull ? this.progress() : undefined;
+    const t = {
+      url,
+      transport,
+      times,
+      now,
+      maxBytes,
+      signal: (s?: AbortSignal) => this.signal(s, ms),
+      ...(watch ? { begun: () => watch.begun() } : {}),
+      ...(progress ? { progress } : {}),
+    };
+    const r = await exchangeWire2(t, message, watch?.signal ?? signal);
+    watch?.begun();
+    return r.ok ? r : (watch?.cut() ?? r);
   }
 
   /** `POST /v1/peer/wire2` (bearer token): registers the agent's key; 404: the upstream speaks v1 only. */

@@ -1,4 +1,4 @@
-import { readCapped, readCappedText, wire2 } from '@driftline/protocol';
+import { type Progress, readCapped, readCappedText, wire2 } from '@driftline/protocol';
 import type { ExchangeTimes } from './exchangeTimes.js';
 import type { PlainInit } from './plainRequest.js';
 import { answered, failure, type HopResult, safeJson, thrown } from './result.js';
@@ -14,6 +14,10 @@ export interface Wire2Transport {
   maxBytes: number;
   now(): number;
   signal(extra?: AbortSignal): AbortSignal;
+  /** Called once the answer's head came: a pull's deadline for an answer to begin ends there. */
+  begun?(): void;
+  /** How a pull's answer body must progress (`stallMs`); absent: only the request timeout. */
+  progress?: Progress;
 }
 
 /**
@@ -38,9 +42,13 @@ export async function exchangeWire2(
     });
     const t3 = t.now();
     const elapsed = performance.now() - m0;
+    t.begun?.();
     if (!res.ok) return answered(res.status, await readCappedText(res, 64 * 1024));
-    const read = await readCapped(res, t.maxBytes);
-    if (!read.ok) return failure('bad-answer', `the v2 answer: ${read.reason}`, true);
+    const read = await readCapped(res, t.maxBytes, t.progress);
+    if (!read.ok)
+      return read.stalled
+        ? failure('stalled', `${t.url}: ${read.reason}`, true)
+        : failure('bad-answer', `the v2 answer: ${read.reason}`, true);
     const body = read.bytes;
     // a custody stamp [t0, t1, t2] is this exchange's clock sample; other answers are only a round trip
     t.times.recordTimes(wire2.isWire2Message(body) ? custodyStamp(body) : null, t3, elapsed);

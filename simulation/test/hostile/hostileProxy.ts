@@ -19,7 +19,8 @@ import type { AddressInfo } from 'node:net';
  *   (method, path, headers, body), or `{ answer: res }` to answer itself without forwarding anything
  *   (fake a tus completion, eat a downlink pull).
  * - `onResponse` sees the upstream's answer and returns `undefined` or a changed response.
- * - `takeOver` gets the raw response before anything is read, for attacks on timing (hold, drip).
+ * - `takeOver` gets the raw response before anything is read, for attacks on timing (hold, drip);
+ *   `takeOverRead` the same once the request's body is read (a v2 pull is told from a push by its body).
  * - Count what the attack did in the attack itself (a closure), and assert it in the test: an attack that
  *   never fired proves nothing.
  * Headers are lower-case (node's); `content-length` and `transfer-encoding` are recomputed by the proxy.
@@ -49,6 +50,8 @@ export interface Attack {
    * nothing more with it.
    */
   takeOver?(req: { method: string; path: string }, out: ServerResponse): boolean;
+  /** As `takeOver`, once the request's body is read (hop v2 exchanges all go to `POST /v2`). */
+  takeOverRead?(req: HopRequest, out: ServerResponse): boolean;
   onRequest?(req: HopRequest): RequestVerdict | Promise<RequestVerdict>;
   onResponse?(req: HopRequest, res: HopResponse): HopResponse | undefined | Promise<HopResponse | undefined>;
 }
@@ -130,6 +133,10 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
         body: await readAll(inc),
       };
       const a = attack;
+      if (a?.takeOverRead?.(req, out)) {
+        seen.push({ method: req.method, path: req.path, status: 0 });
+        return;
+      }
       const verdict = await a?.onRequest?.(req);
       if (verdict && 'answer' in verdict) return reply(verdict.answer);
       const sent = verdict?.forward ?? req;

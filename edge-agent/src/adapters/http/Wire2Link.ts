@@ -44,6 +44,8 @@ const asUplink = (f: HopFailure): UplinkResult<never> => ({
   error: f.message,
   retryable: f.retryable,
   ...(f.status === undefined ? {} : { status: f.status }),
+  // a pull's answer cut for making no progress (decision 410), as v1's
+  ...(f.code === 'stalled' ? { stalled: true } : {}),
 });
 
 /**
@@ -167,7 +169,7 @@ export class Wire2Link {
       { kind: 'pull', from: info.from, to: info.node, seq: this.o.state.seq(), body: { have, holdS } },
       this.o.privateKey,
     );
-    const r = await this.exchange(message, hold?.signal, holdS);
+    const r = await this.exchange(message, hold?.signal, holdS, true);
     if (!r.ok) return this.stoppedV2(r) ? null : asUplink(r);
     const stated = {
       ...(hold ? { held: true, heldS: holdS, keep: info.keep } : {}),
@@ -189,12 +191,12 @@ export class Wire2Link {
   }
 
   /** One exchange; a sender the upstream no longer knows (it lost its keys) registers again, once. */
-  private async exchange(message: Uint8Array, signal?: AbortSignal, holdS = 0) {
-    const r = await this.client.exchangeWire2(message, signal, holdS);
+  private async exchange(message: Uint8Array, signal?: AbortSignal, holdS = 0, pull = false) {
+    const r = await this.client.exchangeWire2(message, signal, holdS, pull);
     if (r.ok || r.status !== 401 || !this.info) return r;
     this.info = null;
     this.askedAt = Number.NEGATIVE_INFINITY;
-    return (await this.ready()) ? this.client.exchangeWire2(message, signal, holdS) : r;
+    return (await this.ready()) ? this.client.exchangeWire2(message, signal, holdS, pull) : r;
   }
 
   /** v1 with this upstream for a day ({@link ASK_AGAIN_MS}), and why, for `edge-agent status`. */
