@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
 import { decodeBundle, generateSigningKeyPair, wire2 } from '@driftline/protocol';
@@ -172,7 +173,9 @@ export function fakeCustody(): Attack & { faked: number } {
       const custody = await wire2.encodeMessage(
         {
           kind: 'custody',
-          from: 1, // a relay's short id: what the agent's upstream would be
+          // relay-1's short id, derived from its name as hop's wire2NodeId does (decision 495: anybody can),
+          // so the agent takes it for relay-1's custody
+          from: (createHash('sha256').update('relay-1').digest().readUInt16BE(0) % 65_535) + 1,
           to: m.from,
           seq: m.seq,
           body: { upTo: m.seq, ...(m.body.t0 !== undefined ? { stamp: [m.body.t0, now, now] } : {}) },

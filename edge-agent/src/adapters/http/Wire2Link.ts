@@ -49,6 +49,22 @@ const asUplink = (f: HopFailure): UplinkResult<never> => ({
 });
 
 /**
+ * Why a push's 200 answer is not the node's custody of push `seq` (decision 495): not a custody message,
+ * not from the node this agent registered with, not to this agent, or not covering `seq`. Null: it is.
+ * The node's signature is not checked (the agent pins no relay key): this refuses what is plainly not
+ * custody (a proxy's page, another agent's answer), as v1 reads its receipts.
+ */
+export function custodyProblem(body: Uint8Array, info: wire2.Wire2Info, seq: number): string | null {
+  const m = wire2.decodeMessage(body);
+  if (!m.ok) return m.error.message;
+  if (m.value.kind !== 'custody') return `a ${m.value.kind} message`;
+  if (m.value.from !== info.node) return `from node ${m.value.from}, not ${info.node}`;
+  if (m.value.to !== info.from) return `to ${m.value.to}, not this agent's ${info.from}`;
+  const upTo = (m.value.body as wire2.CustodyBody).upTo;
+  return upTo < seq ? `custody up to ${upTo}, not ${seq}` : null;
+}
+
+/**
  * Hop v2 on the agent's link (docs/decisions/495-hop-v2-on-the-agent-link.md): registers the agent's key
  * with the upstream once (with its token), then sends each round's delta as one signed push and each pull
  * as one signed message, no bearer token and no v1 heads. An upstream that does not speak v2 (404) is
@@ -138,6 +154,14 @@ export class Wire2Link {
       });
       const r = await this.exchange(message);
       if (r.ok) {
+        // the node's word that it holds this push: its custody message, to this agent, covering this seq
+        const wrong = custodyProblem(r.value.body, info, seq);
+        if (wrong)
+          return {
+            ok: false,
+            error: `the upstream's answer to push ${seq} is not its custody of it (${wrong}): sent again later`,
+            retryable: true,
+          };
         receipts.push({ bundleId: header.id, index, status: 'stored', by });
         continue;
       }
