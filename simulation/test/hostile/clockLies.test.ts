@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { clockLie, holdAndFreshen } from './clockAttacks.js';
@@ -25,8 +27,11 @@ async function agentInfo(w: World): Promise<Agent> {
   return ((await r.json()) as { agents: Agent[] }).agents[0] as Agent;
 }
 
-/** Asks for a plan of the cell and waits until it is done; answers when it was asked and the cell after. */
-async function planOnce(w: World) {
+/**
+ * Asks for a plan of the cell and waits until it is done; answers when it was asked and the cell after.
+ * `delivered`: called once the agent's receipt of the request reached the hub (the plan still running).
+ */
+async function planOnce(w: World, delivered?: () => void) {
   const askedAt = Date.now();
   const req = await until('the hub to accept a plan request', async () => {
     const r = await w.api('/api/plan-requests', {
@@ -36,6 +41,15 @@ async function planOnce(w: World) {
     });
     return r.ok ? ((await r.json()) as { requestId: string }) : false;
   });
+  if (delivered) {
+    const state = await until('the agent’s receipt of the request at the hub', async () => {
+      const r = await w.api(`/api/plan-requests/${req.requestId}`);
+      const s = ((await r.json()) as { state: string }).state;
+      return s === 'pending' ? false : s;
+    });
+    expect(state).toBe('delivered');
+    delivered();
+  }
   await until(
     'the plan request to be done',
     async () => {
@@ -103,8 +117,14 @@ describe('hostile relay (c): rewritten clock headers', () => {
     expect((await agentInfo(w)).clockHeld).toBeNull();
     const u = (await agentInfo(w)).clockOffsetUncertaintyMs ?? 0;
     const hold = holdAndFreshen(90_000);
-    w.agentSide?.use(hold);
-    const p = await planOnce(w);
+    // The plan takes 30 s, so the agent's receipt of the request goes up (unheld) before its result: the
+    // hold then catches the result's push alone. Holding both costs a second 90 s whenever the receipt
+    // and the result go up apart, which they did or did not by a race.
+    writeFileSync(
+      join(w.dir, 'ship-1', 'infra', 'network', 'fake-terraform.json'),
+      JSON.stringify({ steps: [{ state: 'clean', durationMs: 30_000 }] }),
+    );
+    const p = await planOnce(w, () => w.agentSide?.use(hold));
     w.agentSide?.use(null);
     expect(hold.rewritten).toBeGreaterThan(0);
     // It arrived at least 90 s after it ran, and the hub says so (within the stated uncertainty).
