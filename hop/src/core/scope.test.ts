@@ -58,16 +58,33 @@ describe('scopeBatch', () => {
       },
       keys.privateKey,
     );
+    // the hub's compact publication manifest (decision 505) is downlink too, whatever its kind
+    const publication = await wire2.encodeMessage(
+      {
+        kind: 'publication',
+        from: wire2.HUB_NODE_ID,
+        to: 9,
+        seq: 1,
+        body: { id: new Uint8Array(16), name: 'infra', fileKind: 5, inline: new Uint8Array(3) },
+      },
+      keys.privateKey,
+    );
     // keys registered here: 1 for ship-7, 2 for ship-8; 3 registered at a relay below (its site unknown here)
     const owners = new Map([
       [1, { site: 'ship-7', agent: 'a1' }],
       [2, { site: 'ship-8', agent: 'a1' }],
     ]);
-    const s = scopeBatch(peer, [own, foreign, elsewhere, ack], 'relay-1', (from) => owners.get(from) ?? null);
+    const s = scopeBatch(
+      peer,
+      [own, foreign, elsewhere, ack, publication],
+      'relay-1',
+      (from) => owners.get(from) ?? null,
+    );
     expect(s.allowed).toEqual([own, elsewhere]);
     expect(s.refused.map((r) => [r.receipt.index, r.reason, r.receipt.code, r.receipt.bundleId])).toEqual([
       [1, 'foreign-site', 'forbidden', pushBundleId(t0, foreign.subarray(foreign.length - 64))],
       [3, 'not-uplink', 'forbidden', null],
+      [4, 'not-uplink', 'forbidden', null],
     ]);
     expect(s.refused[0]?.receipt.message).toBe(
       "peer 'ship-7' acts for ship-7, not for the push's source 'ship-8/a1'",

@@ -110,7 +110,8 @@ function wire2Refusal(peer: Peer, bytes: Uint8Array, sender: Wire2KeyOwner): Ref
   const d = wire2.decodeMessage(bytes);
   if (!d.ok) return null;
   const m = d.value;
-  if (m.kind === 'ack' && m.from === wire2.HUB_NODE_ID)
+  // the hub's messages (acks, publications) travel down only
+  if (m.from === wire2.HUB_NODE_ID)
     return {
       bundleId: null,
       reason: 'not-uplink',
