@@ -150,6 +150,9 @@ export type PlanRequestPayload = Extract<ControlPayload, { type: 'plan-request' 
  */
 export const MAX_INLINE_PUBLICATION_BYTES = 4096;
 
+/** Most publications one manifest supersedes (v1's list and the compact manifest's, decision 505). */
+export const MAX_SUPERSEDES = 1000;
+
 /** `blob`: a manifest of a content-addressed file (plan detail up, a publication down). */
 export const BlobManifestSchema = z.strictObject({
   sha256: Sha256Schema,
@@ -173,7 +176,7 @@ export const BlobManifestSchema = z.strictObject({
    * site that this one replaces. Relays drop their blobs unless a live publication still needs them; agents
    * stop fetching them and never delete a file already placed (only an atomic rename at the same path replaces it).
    */
-  supersedes: z.array(z.string().min(1).max(64)).max(1000).optional(),
+  supersedes: z.array(z.string().min(1).max(64)).max(MAX_SUPERSEDES).optional(),
   /**
    * For a small file from headquarters (decision 360): the file itself, so it reaches the site with its
    * manifest and no second request. The agent checks it against `size` and `sha256` exactly as it checks

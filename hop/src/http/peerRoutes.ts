@@ -8,6 +8,7 @@ import {
 import type { Context } from 'koa';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
 import { readJsonBody } from './readBody.js';
+import { carriedBy } from './wire2Routes.js';
 
 /**
  * `GET /v1/peer`: who the bearer token is here and the sites it acts for. Any peer token may ask, about
@@ -20,7 +21,7 @@ import { readJsonBody } from './readBody.js';
 export function getPeer(backend: HopBackend, ctx: Context): void {
   const peer = ctx.state.peer as Peer;
   const v2 = backend.wire2 && (backend.wire2.speaking?.() ?? true) === true ? backend.wire2 : null;
-  const carries = [...(v2?.carries?.() ?? [])];
+  const carries = carriedBy(v2);
   const body: PeerInfo = {
     name: peer.name,
     sites: [...peer.sites],

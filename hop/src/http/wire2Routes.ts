@@ -53,7 +53,7 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
   // file numbers from 1 again; a replayed old message is idempotent anyway (decision 490)
   d.windows.forget(from);
   const lenient = ctx.get(wire2.WIRE2_H2C_HEADER);
-  const carries = [...(w.carries?.() ?? [])];
+  const carries = carriedBy(w);
   const info: wire2.Wire2Info = {
     wire: [1, 2],
     from,
@@ -67,6 +67,11 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
   };
   ctx.set('cache-control', 'no-store');
   ctx.body = info;
+}
+
+/** The hub's v2 messages besides acks a node carries down (decision 505), as its answers state them. */
+export function carriedBy(w: Wire2Backend | null | undefined): string[] {
+  return [...(w?.carries?.() ?? [])];
 }
 
 /** Each sender's sequence window (decision 490's replay check), in memory: a restart forgets it, and every kind is idempotent. */

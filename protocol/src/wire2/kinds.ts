@@ -1,4 +1,4 @@
-import { MAX_INLINE_PUBLICATION_BYTES } from '../bundle.js';
+import { MAX_INLINE_PUBLICATION_BYTES, MAX_SUPERSEDES } from '../bundle.js';
 import { FILE_KINDS } from '../publications.js';
 import type { Value } from './cbor.js';
 import { type HeartbeatBody, MAX_HEARTBEAT_GAPS_BYTES } from './heartbeat.js';
@@ -78,9 +78,6 @@ export interface AckBody {
   /** The detail blobs the hub holds for the document, 32-byte sha256 digests concatenated (v1's `blobs`). */
   blobs?: Uint8Array;
 }
-
-/** Most publications one manifest supersedes (as v1's `supersedes`). */
-export const MAX_SUPERSEDES = 1000;
 
 /**
  * `publication`, hub → a site (`to` its {@link wire2SiteId}-style short id): a file headquarters published

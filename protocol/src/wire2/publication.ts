@@ -1,5 +1,5 @@
 import type { BlobManifest } from '../bundle.js';
-import { fromHex, toHex } from '../bytes.js';
+import { concatBytes, fromHex, toHex } from '../bytes.js';
 import { FILE_KINDS, type FileKind } from '../publications.js';
 import { ulidFromBytes, ulidToBytes } from '../ulid.js';
 import type { PublicationBody } from './kinds.js';
@@ -36,9 +36,7 @@ export function publicationBody(m: PublicationManifest): PublicationBody | null 
     // rounded up: a manifest never expires before the hub said
     ...(m.expiresAt !== undefined ? { expires: Math.ceil(m.expiresAt / 1000) } : {}),
     ...(m.inline ? { inline: m.inline } : { sha256: fromHex(m.sha256), size: m.size }),
-    ...(supersedes.length > 0
-      ? { supersedes: Uint8Array.from(supersedes.flatMap((s) => [...(s as Uint8Array)])) }
-      : {}),
+    ...(supersedes.length > 0 ? { supersedes: concatBytes(...(supersedes as Uint8Array[])) } : {}),
   };
 }
 

@@ -79,7 +79,7 @@ export class Publisher {
     always: boolean,
   ): Promise<{ inline?: Uint8Array; inlineSites?: string[]; wire2Sites?: string[] }> {
     // One site (the usual `--site`): the store's query by site, not every agent of the fleet.
-    const reads = siteReads(await this.liveAgents(sites.length === 1 ? sites[0] : undefined));
+    const reads = siteReads(await this.d.store.listAgents(sites.length === 1 ? sites[0] : undefined));
     const wire2Sites = sites.filter((site) => reads.get(site)?.wire2 === true);
     const forms = wire2Sites.length > 0 ? { wire2Sites } : {};
     if (!kept) return forms;

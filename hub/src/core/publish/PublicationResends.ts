@@ -43,8 +43,12 @@ export class PublicationResends {
     },
   ) {}
 
-  /** The unconfirmed deliveries now, with every publication's delivery rows read once. */
-  async unconfirmed(): Promise<{ list: UnconfirmedDelivery[]; rows: Map<string, DeliveryRow[]> }> {
+  /** The unconfirmed deliveries now, with every publication's delivery rows and each site's agents read once. */
+  async unconfirmed(): Promise<{
+    list: UnconfirmedDelivery[];
+    rows: Map<string, DeliveryRow[]>;
+    agentsOf: Map<string, AgentRow[]>;
+  }> {
     const now = this.d.clock.now();
     const publications = (await this.d.publications.listPublications()).slice(0, MAX_RESEND_PUBLICATIONS);
     const rows = new Map<string, DeliveryRow[]>();
@@ -66,13 +70,13 @@ export class PublicationResends {
         if (by !== undefined && now >= by) list.push({ publication: p, site: row.site, confirmBy: by });
       }
     }
-    return { list, rows };
+    return { list, rows, agentsOf };
   }
 
   /** Sends again what `unconfirmed` lists, each at most once per its span; answers what was sent. */
   async resendUnconfirmed(): Promise<UnconfirmedDelivery[]> {
     const now = this.d.clock.now();
-    const { list, rows } = await this.unconfirmed();
+    const { list, rows, agentsOf } = await this.unconfirmed();
     const open = new Set(list.map((u) => `${u.publication.publicationId}/${u.site}`));
     for (const k of this.lastSent.keys()) if (!open.has(k)) this.lastSent.delete(k);
     const out: UnconfirmedDelivery[] = [];
@@ -102,9 +106,7 @@ export class PublicationResends {
           ...(supersedes.length > 0 ? { supersedes: { [u.site]: supersedes } } : {}),
           onlySites: [u.site],
           sentAt: now,
-          ...(siteReads(await this.d.store.listAgents(u.site)).get(u.site)?.wire2
-            ? { wire2Sites: [u.site] }
-            : {}),
+          ...(siteReads(agentsOf.get(u.site) ?? []).get(u.site)?.wire2 ? { wire2Sites: [u.site] } : {}),
         },
         this.d.hubPrivateKey,
         () => this.d.ids.next(),
