@@ -331,6 +331,56 @@ const parts: Record<string, Part> = {
       }
     },
   },
+  hubIngestV2: {
+    // issue 46: the hub's ingest of the same fleet as hop v2 pushes (decision 500: after the first round
+    // the unchanged half of each agent's cells is a heartbeat whose change the hub rebuilds), beside v1's
+    // doc-deltas in the same run: SQLite, hub only (the Automerge baselines are hubIngest's).
+    keys: {
+      agents: 0,
+      cells: 0,
+      v1ResultsPerSec: 0,
+      v1RssMb: 0,
+      v2ResultsPerSec: 0,
+      v2RssMb: 0,
+      v2VsV1: 0,
+      v1BundleMb: 0,
+      v2BundleMb: 0,
+      pass: { v2AtLeast5000PerSec: false },
+    },
+    run: async () => {
+      const [agents, cells] = quick ? [50, 20] : [1000, 200];
+      const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-v2-'));
+      try {
+        const one = async (wire: 1 | 2) => {
+          const args = [String(agents), String(cells), '--batch', '100', '--wire', String(wire)];
+          const cache = ['--cache', join(dir, `bundles-v${wire}`)];
+          await runTs('hub/bench/ingest.ts', [...args, ...cache, '--generate-only'], (quick ? 4 : 30) * min);
+          const r = await runTs(
+            'hub/bench/ingest.ts',
+            [...args, ...cache, '--hub-only'],
+            (quick ? 4 : 30) * min,
+          );
+          return lastJsonLine(r.stdout) as { resultsPerSec: number; rssMb: number; bundleMb: number };
+        };
+        const v1 = await one(1);
+        const v2 = await one(2);
+        return {
+          agents,
+          cells,
+          v1ResultsPerSec: v1.resultsPerSec,
+          v1RssMb: v1.rssMb,
+          v2ResultsPerSec: v2.resultsPerSec,
+          v2RssMb: v2.rssMb,
+          v2VsV1: +(v2.resultsPerSec / v1.resultsPerSec).toFixed(2),
+          v1BundleMb: v1.bundleMb,
+          v2BundleMb: v2.bundleMb,
+          pass: { v2AtLeast5000PerSec: v2.resultsPerSec >= 5000 },
+        };
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  },
   edgeOffline: {
     keys: { results: 0, rssMb: 0, idleRssMb: 0, diskMb: 0, docLoadP99Ms: 0, packaged: false },
     run: async () => {

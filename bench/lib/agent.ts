@@ -63,6 +63,8 @@ export function httpUplink(
             ...opts.wire2,
             // as `edge-agent run` wires it: quiet rounds as heartbeats (decision 500)
             heartbeatForm: (epoch: number, changes: Uint8Array) => store.heartbeatForm(epoch, changes),
+            // a push of a round under way asks its ack to come with the next (decision 525)
+            ackLaterS: () => store.ackLaterS(),
           },
         }
       : {}),

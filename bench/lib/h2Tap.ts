@@ -67,14 +67,18 @@ export async function startH2Tap(
           }
           return r;
         };
-        const upFrames = frames(H2_PREFACE.length, (type, _flags, id, size) => {
+        const upFrames = frames(H2_PREFACE.length, (type, _flags, id, size, payload) => {
           if (id === 0) {
             connection.up += size;
             if (setupOpen.up) setup.up += size;
           } else setupOpen.up = false;
           if (id === 0) return;
-          if (type === HEADERS || type === CONTINUATION) stream(id).reqHeadBytes += size;
-          else stream(id).reqBytes += size;
+          const r = stream(id);
+          if (type === HEADERS || type === CONTINUATION) r.reqHeadBytes += size;
+          else r.reqBytes += size;
+          // the request's body (a push or a pull: what a 204 answered)
+          if (type === DATA && payload.length > 0)
+            r.reqBody = r.reqBody ? Buffer.concat([r.reqBody, payload]) : Buffer.from(payload);
         });
         const downFrames = frames(0, (type, flags, id, size, payload) => {
           if (id === 0) {

@@ -38,8 +38,8 @@ export function writeRelayConfig(
 }
 
 /**
- * agent.yaml: one component planned from repository `infra` (refs main and pr/*), data in ./data; `wire: 2`
- * for hop v2 (on h2c, its default).
+ * agent.yaml: one component planned from repository `infra` (refs main and pr/*), data in ./data; `wire: 1`
+ * unless told `wire: 2` (hop v2 on h2c; the agent's own default is 2).
  */
 export function writeAgentConfig(path: string, o: { site: string; upstreamUrl: string; wire?: 1 | 2 }): void {
   writeFileSync(
@@ -64,7 +64,8 @@ export function writeAgentConfig(path: string, o: { site: string; upstreamUrl: s
         backoffBaseS: 0.5,
         backoffCapS: 2,
         planOnStart: false,
-        ...(o.wire === 2 ? { wire: 2 } : {}),
+        // said either way: v2 is the agent's default since decision 495's change of 2026-11-30
+        wire: o.wire ?? 1,
       },
       publications: { retryMs: SOURCE_SETTINGS.agentBundleRetryMs },
     }),

@@ -5,14 +5,30 @@
  * link of one-way delay D (Mars ×60: 12 s; quick: 2 s). In one-way light times, beside the floor (hub →
  * relay → agent light time: half a health request's round trip over each link) measured in the same run. Driftline as wired
  * (`sync.downlinkHoldS` 55: a held pull at the relay) and the baseline of pulls once per sync interval
- * (`downlinkHoldS` 0, the default 30 s), each on a fresh chain. Approvals and publications travel the same
+ * (`downlinkHoldS` 0, the default 30 s), each on a fresh chain, the agent on hop v2 as by default (decision 495). Approvals and publications travel the same
  * downlink path (control bundles, then blob manifests) and are not measured apart.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { SyncEngine, SyncLoop } from '@driftline/edge-agent';
 import { addUser, sha256Hex } from '@driftline/hub';
-import { cryptoRandomBytes, generateSigningKeyPair, monotonicUlid } from '@driftline/protocol';
-import { AGENT, agentStore, emit, httpUplink, isQuick, log, newRunId, SITE, until } from '../lib/agent.js';
+import {
+  cryptoRandomBytes,
+  generateSigningKeyPair,
+  monotonicUlid,
+  publicKeyToText,
+} from '@driftline/protocol';
+import {
+  AGENT,
+  agentStore,
+  emit,
+  httpUplink,
+  isQuick,
+  log,
+  newRunId,
+  SITE,
+  until,
+  wire2State,
+} from '../lib/agent.js';
 import { realPlan } from '../lib/plans.js';
 import { startChain } from '../lib/topology.js';
 
@@ -37,11 +53,15 @@ async function measure(holdS: number) {
   if (!u.ok) throw new Error(u.error);
   const store = agentStore();
   const taken = new Map<string, number>();
+  // the agent's default wire: hop v2 (on h2c) where the relay speaks it, as `edge-agent run` wires it
+  const state = wire2State();
+  const wire2 = { privateKey: keys.privateKey, publicKey: await publicKeyToText(keys.publicKey), state };
   const engine = new SyncEngine({
     site: SITE,
     agent: AGENT,
     store,
-    uplinks: [httpUplink(store, chain.relayUrl, chain.agentToken)],
+    wire2: state,
+    uplinks: [httpUplink(store, chain.relayUrl, chain.agentToken, { wire2 })],
     privateKey: keys.privateKey,
     hubPublicKey: chain.hubPublicKey,
     allowsCell: () => true,

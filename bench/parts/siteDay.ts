@@ -25,7 +25,7 @@
 import { brotliCompressSync } from 'node:zlib';
 import * as A from '@automerge/automerge';
 import { HELD_SAMPLE_EVERY_MS } from '@driftline/hop/client';
-import { generateSigningKeyPair, publicKeyToText } from '@driftline/protocol';
+import { generateSigningKeyPair, publicKeyToText, wire2 } from '@driftline/protocol';
 import {
   agentStore,
   emit,
@@ -81,7 +81,12 @@ async function day(
   const state = WIRE2 ? wire2State() : undefined;
   const chain = await startChain(keys.publicKey, {}, { pullIntervalMs: 200 }, {});
   const holdS = Math.min(AGENT_HOLD_S, chain.maxHoldS);
-  const tap = await startHttpTap(chain.agentLink.port, undefined, () => BREAKDOWN);
+  // v2's POST bodies kept: a 204 answers a held pull or a push of a round under way (decision 530)
+  const tap = await startHttpTap(
+    chain.agentLink.port,
+    undefined,
+    (method) => BREAKDOWN || (WIRE2 && method === 'POST'),
+  );
   // h2c (issue 46): the agent's v2 exchanges ride one HTTP/2 connection, counted frame by frame on the
   // socket into the same list; its HTTP/1.1 requests (the registration) go on through the HTTP tap
   const h2tap = h2c ? await startH2Tap(chain.agentLink.port, tap.port, tap.responses) : null;
@@ -157,9 +162,16 @@ async function day(
   };
   const roundTrip = async () => {
     mirror();
+    // a push of a round under way asks its ack to come with the next one (v2, decision 525): the daemon's
+    // standing held pulls stay open, nothing comes down for it, and the round's last push is acked for all
+    const later = WIRE2 ? store.ackLaterS() : undefined;
     const pushed = await engine.pushOnce();
     if (pushed.kind !== 'pushed' && pushed.kind !== 'idle')
       throw new Error(`push: ${JSON.stringify(pushed)}`);
+    if (later !== undefined) {
+      syncRound();
+      return;
+    }
     // The ack comes back on the daemon's standing held pull, woken when the ack reaches the relay.
     const acked = await until(
       async () => {
@@ -284,8 +296,14 @@ async function day(
   // of the day's held pulls counted below.
   const [pollPull, last, timedPull] = measured.slice(-3);
   const isPull = (x: TappedResponse) => x.method === 'GET' && x.path.startsWith('/v1/bundles');
-  // v2: a held pull that ended with nothing is a 204 (pushes are never answered 204)
-  const emptyHeld = (x: TappedResponse) => (WIRE2 ? x.status === 204 : isPull(x) && x.status === 304);
+  // v2: a held pull that ended with nothing is a 204; so is a push of a round under way (decision 530),
+  // told apart by the message it answered
+  const isV2Push = (x: TappedResponse) => {
+    const m = x.reqBody ? wire2.decodeMessage(new Uint8Array(x.reqBody)) : null;
+    return m?.ok === true && m.value.kind === 'push';
+  };
+  const emptyHeld = (x: TappedResponse) =>
+    WIRE2 ? x.status === 204 && !isV2Push(x) : isPull(x) && x.status === 304;
   const data = measured.slice(0, -3).filter((x) => !emptyHeld(x));
   const dataUp = data.reduce((n, x) => n + wire(x).up, 0);
   const dataDown = data.reduce((n, x) => n + wire(x).down, 0);

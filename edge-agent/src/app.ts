@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { HopTransport } from '@driftline/hop/client';
 import { takeDataDirLock } from '@driftline/hop/lock';
 import { cryptoRandomBytes, monotonicUlid, publicKeyOf, publicKeyToText } from '@driftline/protocol';
 import type { Logger } from 'pino';
@@ -17,6 +18,8 @@ import { runPlan } from './core/plan/runPlan.js';
 import type { CellRef, CellScheduler, TriggerReason } from './core/schedule/CellScheduler.js';
 import type { SyncLoop } from './core/sync/SyncLoop.js';
 import type { AgentStorage } from './ports/AgentStorage.js';
+import type { GitProbe } from './ports/PlanWorkspace.js';
+import type { ProcessRunner } from './ports/ProcessRunner.js';
 import { agentFacts, followReads, providerBuilds } from './start/agentFacts.js';
 import { agentPublications } from './start/agentPublications.js';
 import { agentRuns, startSchedules } from './start/agentRuns.js';
@@ -50,6 +53,17 @@ export interface StartOptions {
   onUploadProgress?(sha256: string, sent: number, total: number): void;
   /** The plan and apply tools' base environment (default `process.env`). */
   toolEnv?: Readonly<Record<string, string | undefined>>;
+  /** What carries every exchange with the upstreams (default: sockets; a deterministic world's links). */
+  transport?: HopTransport;
+  /** What runs terraform/tofu (default: child processes; in process and seeded in a deterministic world). */
+  runner?: ProcessRunner;
+  /** What reads a working directory's commit (default: the `git` program; in process in a world). */
+  gitProbe?: GitProbe;
+  /**
+   * The sync loop's backoff jitter and the schedule's (default `Math.random`): a deterministic world gives
+   * each its own stream of its seed, so neither hangs on the order the other drew in.
+   */
+  random?: { sync: () => number; schedule: () => number };
 }
 
 const timer = (ms: number, fn: () => void) => {
@@ -80,6 +94,8 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     privateKey,
     publicKey: await publicKeyToText(await publicKeyOf(privateKey)),
     heartbeatForm: (epoch, changes) => store.heartbeatForm(epoch, changes),
+    ackLaterS: () => store.ackLaterS(),
+    ...(opts.transport ? { transport: opts.transport } : {}),
   });
   const newId = monotonicUlid(now, cryptoRandomBytes);
   const hubKeyInApprovers = await hubKeyProblem(config, hubPublicKey);
@@ -89,6 +105,8 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     throw new ConfigProblem(hubKeyInApprovers);
   }
   const runDeps = planDeps(config, log, now, opts.toolEnv);
+  if (opts.runner) runDeps.proc = opts.runner;
+  if (opts.gitProbe) runDeps.git = opts.gitProbe;
   const planFiles = new FsPlanFiles(join(config.dataDir, 'plans'), 3, now);
   runDeps.planFiles = planFiles;
   const { mirror, providerMirrors } = runDeps;
@@ -132,6 +150,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     store,
     runCell: (cell, reason) => cycle.runCell(cell, reason),
     setTimer: timer,
+    ...(opts.random ? { random: opts.random.sync } : {}),
     log,
   });
   const publications = agentPublications(config, {
@@ -157,6 +176,7 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     newId,
     now,
     setTimer: timer,
+    ...(opts.random ? { random: opts.random.sync } : {}),
     log,
     onUploadProgress: opts.onUploadProgress,
   });

@@ -84,7 +84,7 @@ const SyncSchema = z
       .max(7_200)
       .default(60)
       .describe(
-        "Seconds a downlink answer may make no progress before it is cut and counted as a stall (edge-agent status names the upstream): it must begin within its hold, the upstream's measured round trip and this, pause no longer than this, and past this come at 128 B/s or more. Each upstream's downlink is its own lane, so one that stalls or drips never holds up another's; over a link whose round trip is not measured yet (minutes one way) keep this above it.",
+        "Seconds a downlink answer may make no progress before it is cut and counted as a stall (edge-agent status names the upstream): it must begin within its hold, the upstream's measured round trip and this, pause no longer than this, and past this come at 128 B/s or more. Each upstream's downlink is its own lane, so one that stalls or drips never holds up another's; over a link whose round trip is not measured yet (minutes one way) keep this above it. An answer due at once (a push, a probe) must begin within the measured round trip, this and its bytes at 128 B/s, or the push goes on to the next upstream (docs/decisions/515-answers-due-at-once.md).",
       ),
     bundleLifetimeS: z
       .number()
@@ -118,7 +118,7 @@ const SyncSchema = z
       .int()
       .min(1, 'sync.wire is 1 or 2')
       .max(2, 'sync.wire is 1 or 2 (2: hop v2 where the upstream speaks it)')
-      .default(1)
+      .default(2)
       .describe(
         'The hop protocol spoken to upstreams: 1, or 2 where the upstream speaks it (a relay or hub of this version registers the agent key once with its token; from then on each push and pull is one signed binary message with no token or HTTP heads to speak of, a quiet day about half the bytes). An upstream that does not answers 404 and gets v1, asked again a day later.',
       ),
@@ -135,7 +135,7 @@ const SyncSchema = z
       .max(3600)
       .default(NEWS_HOLD_DEFAULT_S)
       .describe(
-        "Longest a scheduled round's changed plan waits for the round's last plan before it is pushed, seconds; never more than a tenth of the cell's cadence (a six-hourly cell: 600 s, an hourly one: 360 s), so a busy round goes up as about one push instead of one push, receipt and ack (~2.5 kB) per changed plan. Never waits: a failed plan, a cell's first result, start-up's plans (planOnStart), a plan request's answer, a manual, source or apply run. 0: each changed plan goes with the next push. Unchanged re-plans wait for the round's end (at most 10 minutes) either way.",
+        "Longest a scheduled round's changed plan waits for the round's last plan before it is pushed, seconds; never more than a tenth of the cell's cadence (a six-hourly cell: 600 s, an hourly one: 360 s), so a busy round goes up as about one push instead of one push, receipt and ack (~2.5 kB) per changed plan. Never waits: a failed plan, a cell's first result, start-up's plans (planOnStart), a plan request's answer, a manual, source or apply run. 0: each changed plan goes with the next push. Unchanged re-plans wait for the round's end (at most 10 minutes, and at most half the cell's cadence) either way.",
       ),
     recordWindowS: z
       .number()

@@ -2,6 +2,8 @@
  * The edge agent's public entry point: what benchmarks, the simulator and embedders may use without
  * reaching into `src/`. The CLI (`bin/edge-agent`) is the way to run an agent.
  */
+
+export { initAgentKey } from './adapters/fs/agentKeys.js';
 export { HttpUplink } from './adapters/http/HttpUplink.js';
 export { Wire2State } from './adapters/http/wire2State.js';
 export { openSqliteLedger } from './adapters/sqlite/openSqliteLedger.js';
@@ -15,4 +17,5 @@ export { summarisePlan } from './core/plan/summarisePlan.js';
 export { RecordBatcher } from './core/record/RecordBatcher.js';
 export { SyncEngine } from './core/sync/SyncEngine.js';
 export { SyncLoop } from './core/sync/SyncLoop.js';
+export type { ProcessResult, ProcessRunner, ProcessSpec } from './ports/ProcessRunner.js';
 export type { Uplink } from './ports/Uplink.js';

@@ -1,7 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS, wire2 } from '@driftline/protocol';
+import {
+  READS_INLINE_PUBLICATIONS,
+  READS_WIRE2_GIT_HEADS,
+  READS_WIRE2_PUBLICATIONS,
+  wire2,
+} from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Wire2State } from '../src/adapters/http/wire2State.js';
 import type { CycleFacts } from '../src/core/cycle/PlanCycle.js';
@@ -42,6 +47,24 @@ describe("the agent's reads fact", () => {
     const after = { reads: [] } as unknown as CycleFacts;
     followReads(after, new Wire2State(join(dir, 'wire2-state.json')), urls, () => {});
     expect(after.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS]);
+  });
+
+  it('names wire2-git-heads only where every upstream carries packed git heads too (decision 520)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-reads-'));
+    dirs.push(dir);
+    const state = new Wire2State(join(dir, 'wire2-state.json'));
+    const facts = { reads: [] } as unknown as CycleFacts;
+    followReads(facts, state, urls, () => {});
+    const both = [wire2.CARRIES_PUBLICATIONS, wire2.CARRIES_GIT_HEADS];
+    state.noteLink(urls[0] as string, v2(both));
+    // relay-b is of the build before: compact manifests, heads as git wrote them
+    state.noteLink(urls[1] as string, v2([wire2.CARRIES_PUBLICATIONS]));
+    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS]);
+    state.noteLink(urls[1] as string, v2(both));
+    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS, READS_WIRE2_GIT_HEADS]);
+    // packed heads alone, without compact manifests, mean nothing
+    state.noteLink(urls[0] as string, v2([wire2.CARRIES_GIT_HEADS]));
+    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS]);
   });
 
   it('names only inline manifests on hop v1 (no state) or when an upstream says nothing of it', () => {

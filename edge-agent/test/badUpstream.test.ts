@@ -88,4 +88,40 @@ describe('bad upstreams and a full disk', () => {
     expect(store.status().unackedRuns).toBe(2);
     store.close();
   });
+
+  it('says the last push FAILED only until an upstream answers again (then the push an upstream took)', () => {
+    let now = 1_000_000;
+    const opened = openSqliteLedger({
+      path: join(tempDir(), 'a.sqlite'),
+      site: 'ship-7',
+      agent: 'a1',
+      now: () => now,
+    });
+    const store = opened.ledger;
+    const [relay, hub] = ['http://relay-1:7000', 'http://hub:8443'];
+    store.recordPush({
+      bundleId: runId(),
+      epoch: 1,
+      heads: [],
+      bytes: 500,
+      upstream: relay,
+      receipt: 'stored',
+      blobs: [],
+    });
+    now += 1000;
+    store.recordPushFailure(relay, 'ECONNREFUSED');
+    expect(store.status().lastPush).toMatchObject({ ok: false, upstream: relay, detail: 'ECONNREFUSED' });
+    // the relay back (its pull answered): the last push is the one it took, not the failure before
+    now += 1000;
+    store.recordPullResult(relay, null);
+    expect(store.status().lastPush).toMatchObject({ ok: true, upstream: relay, at: 1_000_000 });
+    // a failure of the relay while the hub answers: in contact through the hub
+    now += 1000;
+    store.recordPushFailure(relay, 'stalled');
+    expect(store.status().lastPush?.ok).toBe(false);
+    now += 1000;
+    store.recordPullResult(hub, null);
+    expect(store.status().lastPush).toMatchObject({ ok: true, upstream: relay });
+    store.close();
+  });
 });

@@ -58,7 +58,12 @@ describe('compact publication manifests at the agent', () => {
     });
     const ids = monotonicUlid(Date.now, cryptoRandomBytes);
     const file = randomBytes(598);
-    const message = async (o: { site?: string; key?: CryptoKey; id?: string }) => {
+    // git's own header, then bytes: a file whose heads pack (decision 520)
+    const gitFile = Buffer.concat([
+      Buffer.from(`# v2 git bundle\n-${'a1'.repeat(20)} main\n${'b2'.repeat(20)} refs/heads/pr/1\n\n`),
+      randomBytes(480),
+    ]);
+    const message = async (o: { site?: string; key?: CryptoKey; id?: string; packed?: boolean }) => {
       const body = wire2.publicationBody({
         publicationId: o.id ?? ids(),
         name: 'infra',
@@ -66,7 +71,8 @@ describe('compact publication manifests at the agent', () => {
         sha256: '',
         size: file.length,
         expiresAt: Date.now() + 3_600_000,
-        inline: file,
+        inline: o.packed ? gitFile : file,
+        packGitHeads: o.packed === true,
       });
       if (!body) throw new Error('no compact form');
       return wire2.encodeMessage(
@@ -86,10 +92,28 @@ describe('compact publication manifests at the agent', () => {
     hub.backend.enqueueDownlink('ship-7', await message({ site: 'ship-8' }));
     const genuine = ids();
     hub.backend.enqueueDownlink('ship-7', await message({ id: genuine }));
+    // with its heads packed: announced as the very file git wrote; one byte of the packed heads altered
+    // on the way is refused as any altered byte is
+    const packed = await message({ packed: true });
+    expect(wire2.decodeMessage(packed)).toMatchObject({
+      ok: true,
+      value: { body: { gitHeads: expect.anything() } },
+    });
+    const alteredHeads = Buffer.from(await message({ packed: true }));
+    const headsAt = alteredHeads.indexOf(Buffer.from('a1'.repeat(20), 'hex'));
+    expect(headsAt).toBeGreaterThan(0);
+    alteredHeads[headsAt] = 0xa2;
+    hub.backend.enqueueDownlink('ship-7', alteredHeads);
+    hub.backend.enqueueDownlink('ship-7', packed);
 
     const r = await engine.pullOnce();
-    expect(r.refused).toBe(2);
-    expect(announced).toHaveLength(1);
+    expect(r.refused).toBe(3);
+    expect(announced).toHaveLength(2);
+    expect(announced[1]).toMatchObject({
+      size: gitFile.length,
+      sha256: createHash('sha256').update(gitFile).digest('hex'),
+    });
+    expect(Buffer.from(announced[1]?.inline ?? []).equals(gitFile)).toBe(true);
     expect(announced[0]).toMatchObject({
       bundleId: genuine,
       name: 'infra',
@@ -98,7 +122,7 @@ describe('compact publication manifests at the agent', () => {
       sha256: createHash('sha256').update(file).digest('hex'),
     });
     expect(Buffer.from(announced[0]?.inline ?? []).equals(file)).toBe(true);
-    expect(warnings.filter((w) => w.includes('downlink publication refused: not signed'))).toHaveLength(2);
+    expect(warnings.filter((w) => w.includes('downlink publication refused: not signed'))).toHaveLength(3);
     expect(warnings).toContain('downlink publication passed over: it names another site');
   });
 });

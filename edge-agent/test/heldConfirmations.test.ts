@@ -140,6 +140,33 @@ describe('held confirmations', () => {
     expect(ledger.status().bytesPending).toBeGreaterThan(0);
   });
 
+  it('holds a cron round’s confirmation at most half its cadence: rounds that overlap still send their quiet plans', () => {
+    let now = Date.UTC(2030, 0, 1, 6);
+    const { ledger } = memoryLedger({ now: () => now });
+    ledger.recordMany([input(0, 0), input(0, 1)]);
+    acked(ledger);
+    // every 10 s, each plan outlasting it: the next firing is queued before a result is recorded, so
+    // more is always coming and the round never ends
+    const heldAt = now;
+    ledger.recordMany([{ ...input(1, 0), scheduledEveryS: 10 }], { moreComing: true });
+    now += 1000;
+    ledger.recordMany([input(1, 1)], { moreComing: true }); // start-up's: no cadence, ten minutes
+    expect(ledger.status().held).toMatchObject({ cells: 2, runs: 0, dueBy: heldAt + 5000 });
+    now = heldAt + 4999;
+    expect(ledger.pending()).toEqual([]);
+    now = heldAt + 5000;
+    expect(ledger.pending()).toHaveLength(1);
+    expect(ledger.status().held).toEqual({ cells: 0, runs: 0, since: null, dueBy: null });
+    // a later firing of the cell keeps the first hold's deadline; a six-hour cadence keeps ten minutes
+    const again = now;
+    ledger.recordMany([{ ...input(2, 0), scheduledEveryS: 6 * 3600 }], { moreComing: true });
+    now += 3000;
+    ledger.recordMany([{ ...input(3, 0), scheduledEveryS: 10 }], { moreComing: true });
+    expect(ledger.status().held).toMatchObject({ cells: 1, dueBy: again + 5000 });
+    ledger.recordMany([{ ...input(3, 1), scheduledEveryS: 6 * 3600 }], { moreComing: true });
+    expect(ledger.status().held).toMatchObject({ cells: 2, dueBy: again + 5000 });
+  });
+
   it('keeps held results across a restart, and the hub ack acknowledges their runs', () => {
     const dir = tempDir();
     const first = sqliteLedger(dir).ledger;

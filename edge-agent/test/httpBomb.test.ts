@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { brotliCompressSync, constants } from 'node:zlib';
+import { brotliBomb } from '@driftline/hop/testing';
 import type { UrlStorage } from 'tus-js-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpUplink } from '../src/adapters/http/HttpUplink.js';
@@ -12,7 +12,7 @@ let url: string;
 
 /** A hostile relay: every answer is a few hundred bytes of brotli that fetch inflates to 300 MiB. */
 beforeAll(async () => {
-  bomb = brotliCompressSync(Buffer.alloc(300 * MiB), { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } });
+  bomb = brotliBomb(); // 481 bytes that inflate to 300 MiB (made once: @driftline/hop/testing)
   server = createServer((req, res) => {
     req.resume();
     res.writeHead(req.method === 'POST' ? 500 : 200, {

@@ -10,6 +10,7 @@
 export type { RangeResult, RangeSink } from './client/fetchRange.js';
 export { HELD_SAMPLE_EVERY_MS, HopClient, type HopClientOptions } from './client/HopClient.js';
 export { H2cRefusedError, H2cTransport } from './client/h2cTransport.js';
+export type { HopTransport } from './client/hopTransport.js';
 export { readRefusalsJson } from './client/refusals.js';
 export {
   type ClientCode,

@@ -62,10 +62,13 @@ export type { Wire2Backend, Wire2Sender } from './ports/Wire2Backend.js';
 export { createHopServer, type HopServer, type HopServerOptions } from './server.js';
 export { isUploadPath, type Reserved, UPLOADS_PATH, type UploadOptions } from './tus/tusMount.js';
 export {
+  ackLaterField,
   encodePush,
   type PushDelta,
+  type PushForms,
   pushBundleId,
   pushDelta,
+  pushFormsOf,
   wire2KeyId,
   wire2NodeId,
   wire2SiteId,

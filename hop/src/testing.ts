@@ -10,6 +10,7 @@ import {
 } from '@driftline/protocol';
 
 export { MemoryWire2Node } from './memory/MemoryWire2Node.js';
+export { BROTLI_BOMB_INFLATED_BYTES, brotliBomb } from './testing/brotliBomb.js';
 export { startFirstBytesTap } from './testing/firstBytesTap.js';
 
 let counter = 0;
@@ -53,6 +54,8 @@ export async function makeBundle(
   return { id, bytes };
 }
 
+/** h2c beside HTTP/1.1 on a test server's port (the hostile proxy speaks it as a relay does). */
+export { acceptH2c } from './http/h2c.js';
 export { type LockRace, lockRace } from './lock/lockRace.js';
 export { stopsWithSupervisor } from './orphanCheck.js';
 

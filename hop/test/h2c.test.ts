@@ -35,10 +35,15 @@ async function node(opts: { h2c?: boolean; recheckMs?: number } = {}) {
 }
 
 /** An agent's hop client through a tap, registered; `pull` sends a held v2 pull. */
-async function agent(url: string) {
+async function agent(url: string, stallMs?: number) {
   const tap = await startFirstBytesTap(Number(new URL(url).port));
   closers.push(() => tap.close());
-  const client = new HopClient({ url: tap.url, token: TOKEN, timeoutMs: 10_000 });
+  const client = new HopClient({
+    url: tap.url,
+    token: TOKEN,
+    timeoutMs: 10_000,
+    ...(stallMs === undefined ? {} : { stallMs }),
+  });
   closers.push(() => client.abort());
   const keys = await generateSigningKeyPair();
   const reg = await client.registerWire2(await wire2Registration(keys));
@@ -135,11 +140,18 @@ describe('h2c beside HTTP/1.1 on one port', () => {
     expect((await ask(off.port, { [wire2.WIRE2_H2C_HEADER]: '1' })) as object).not.toHaveProperty('h2c');
     // what the node carries down (decision 505) goes to an agent that reads leniently (`0`: no h2c), not
     // to an older one
-    Object.assign(on.backend.wire2, { carries: () => [wire2.CARRIES_PUBLICATIONS] });
+    // and so do the compact push forms every node to the hub reads (decision 510)
+    Object.assign(on.backend.wire2, {
+      carries: () => [wire2.CARRIES_PUBLICATIONS],
+      pushForms: () => wire2.PUSH_FORMS,
+    });
     expect(await ask(on.port, { [wire2.WIRE2_H2C_HEADER]: '0' })).toMatchObject({
       carries: [wire2.CARRIES_PUBLICATIONS],
+      pushForms: wire2.PUSH_FORMS,
     });
     const strict = (await ask(on.port, {})) as Record<string, unknown>;
+    expect(strict.carries).toBeUndefined();
+    expect(strict.pushForms).toBeUndefined();
     expect(wire2.Wire2InfoSchema.strict().safeParse(strict).success).toBe(true);
   });
 
@@ -190,6 +202,20 @@ describe('h2c beside HTTP/1.1 on one port', () => {
     expect(r.ok && r.value.status).toBe(200);
     // the registration on HTTP/1.1 (bearer token), both pulls on one h2c connection
     expect(a.tap.kinds).toEqual(['http/1.1', 'h2c']);
+  });
+
+  it('leaves an h2c connection on which an exchange stalled: the next goes on a new connection', async () => {
+    const { url } = await node();
+    // 2 s to stall: the push is cut then, and the next exchange (a new connection) has as long to be answered
+    const a = await agent(url, 2000);
+    expect((await a.pull(0)).ok).toBe(true); // the round trip is measured, on connection 1
+    a.tap.freeze(); // the path drops connection 1's bytes from now on, and tells neither end
+    const push = await a.client.exchangeWire2(new Uint8Array(64));
+    expect(push.ok ? 'answered' : push.code).toBe('stalled');
+    // before: the next exchange went on the silent connection too, and every one after, until TCP gave up
+    const next = await a.pull(0);
+    expect(next.ok).toBe(true);
+    expect(a.tap.kinds).toEqual(['http/1.1', 'h2c', 'h2c']);
   });
 
   it('cuts a held v2 pull over h2c when its sender’s token is revoked, and the connection carries the next', async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CURSOR_HEADER, encodeBatch, wire2 } from '@driftline/protocol';
@@ -173,5 +174,54 @@ describe('HopClient cuts a stalled hop v2 pull answer as v1’s (decision 495)',
     });
     const r = await pullV2(url);
     expect(r.ok && Buffer.from(r.value.body).equals(answer)).toBe(true);
+  });
+});
+
+/**
+ * An answer due at once (a push, a probe: no hold) is cut once it does not begin within the measured round
+ * trip, the stall time and the body's time at the floor rate (docs/decisions/515-answers-due-at-once.md):
+ * a hung upstream no longer holds the agent's pushes for the request timeout.
+ */
+describe('HopClient cuts an answer due at once that never begins', () => {
+  const client = (url: string) => new HopClient({ url, token: 't', stallMs: 400, floorBytesPerS: 128 });
+  const batch = encodeBatch([new Uint8Array(600).fill(7)]);
+
+  it('cuts a v1 batch and a v2 push to an upstream that answered once and then hangs', async () => {
+    const url = await upstream(() => {});
+    const c = client(url);
+    expect((await c.probe()).ok).toBe(true); // the round trip is measured
+    const v1 = await c.postBatch(batch);
+    const v2 = await c.exchangeWire2(new Uint8Array(200));
+    for (const r of [v1, v2]) {
+      expect(r.ok).toBe(false);
+      if (!r.ok) {
+        expect([r.code, r.retryable]).toEqual(['stalled', true]);
+        expect(r.message).toMatch(/no answer within the 0 s round trip, 0 s and \d+ s to send \d+ B/);
+      }
+    }
+  });
+
+  it('gives the body its time at the floor rate: a slow answer to a large push is not cut', async () => {
+    // 600 B at 128 B/s: ~4.7 s before a cut; the upstream answers after 1 s, well past the stall time
+    const url = await upstream((res) => {
+      setTimeout(() => res.end(JSON.stringify({ receipts: [] })), 1000);
+    });
+    const c = client(url);
+    expect((await c.probe()).ok).toBe(true);
+    // random bytes: the batch goes brotli-compressed, and 600 equal bytes would be a few dozen
+    const r = await c.postBatch(encodeBatch([new Uint8Array(randomBytes(600))]));
+    expect(r.ok || r.code).not.toBe('stalled');
+  });
+
+  it('leaves an upstream whose round trip is not measured yet to the request timeout', async () => {
+    const url = await upstream(() => {});
+    const c = client(url);
+    const stop = new AbortController();
+    const pending = c.exchangeWire2(new Uint8Array(200), stop.signal);
+    // three times the stall time and more: not cut (a link minutes long one way may not have answered yet)
+    await new Promise((r) => setTimeout(r, 1500));
+    stop.abort();
+    const r = await pending;
+    expect(r.ok ? 'answered' : r.code).toBe('aborted');
   });
 });

@@ -10,6 +10,12 @@
  *   npx tsx hub/bench/ingest.ts [agents=1000] [cells=200] [--rounds 2] [--batch 100] [--quick]
  *                               [--runs-per-change 10] [--src <dir with Ingest.ts and DocReplicas.ts>]
  *                               [--cache <file> [--generate-only]] [--workers 1] [--whole-confirmations]
+ *                               [--wire 2] [--hub-only]
+ *
+ * `--wire 2`: each round goes as the agent's hop v2 push (issue 46, docs/decisions/500-heartbeat-rebuilds-the-change.md)
+ * carried in the relay's batch: after the first round, the unchanged half of the cells is the round's
+ * heartbeat, whose change the hub rebuilds by the rule both ends share; the changed half goes as changes.
+ * Results count the same (every cell, every round).
  *
  * `--store postgres --url postgres://… --password-file <f>` runs the hub on PostgreSQL (the baselines are
  * skipped), and `--shard i/n` takes only the agents whose index is `i` modulo `n`: n such processes on one
@@ -25,7 +31,8 @@
  * hub: `rssMb`, read right after the hub's rounds (before the baselines), is then the hub's, and a
  * profile sees only the hub. NO_HEADROOM=1 leaves out HeapHeadroom (see hub/src/core/HeapHeadroom.ts), to
  * see what it saves: for the hub it only matters with `--workers 0` (as in app.ts, only a hub merging in
- * its own thread keeps one), and the Automerge baseline loses its own. HUB_ONLY=1 skips the baselines.
+ * its own thread keeps one), and the Automerge baseline loses its own. HUB_ONLY=1 (or `--hub-only`) skips
+ * the baselines.
  *
  * Prints one JSON object: results/s through the hub, and in the same run the baselines: Automerge
  * alone doing the hub's part (load each stored document, merge the same bundles, save it) and SQLite
@@ -46,6 +53,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as A from '@automerge/automerge';
+import { encodePush, wire2KeyId } from '@driftline/hop';
+import { encodeHeartbeatOf, heartbeatCellKeys, heartbeatChange } from '@driftline/hop/heartbeat';
 import {
   type BundleHeader,
   cborDecode,
@@ -57,6 +66,7 @@ import {
   encodeBundle,
   generateSigningKeyPair,
   monotonicUlid,
+  publicKeyRaw,
   publicKeyToText,
 } from '@driftline/protocol';
 import Database from 'better-sqlite3';
@@ -85,6 +95,8 @@ const { values, positionals } = parseArgs({
     'password-file': { type: 'string' },
     shard: { type: 'string', default: '0/1' },
     'whole-confirmations': { type: 'boolean', default: false },
+    wire: { type: 'string', default: '1' },
+    'hub-only': { type: 'boolean', default: false },
   },
 });
 const [agents, cells] = values.quick
@@ -94,6 +106,8 @@ const rounds = Number(values.rounds);
 const batch = Number(values.batch);
 const perChange = Number(values['runs-per-change']);
 const wholeConfirmations = values['whole-confirmations'] === true;
+const wire = Number(values.wire);
+if (wire !== 1 && wire !== 2) throw new Error(`--wire is 1 or 2, not ${values.wire}`);
 const src = resolve(values.src ?? join(import.meta.dirname, '../src/core'));
 const { Ingest } = (await import(join(src, 'Ingest.ts'))) as typeof import('../src/core/Ingest.js');
 const { DocReplicas } = (await import(
@@ -135,6 +149,8 @@ const dir = mkdtempSync(join(tmpdir(), 'hub-bench-'));
  */
 type Cache = {
   perChange: number;
+  /** 2: hop v2 pushes (absent: a cache written before `--wire`, v1). */
+  wire?: number;
   wholeConfirmations?: boolean;
   agents: number;
   cells: number;
@@ -151,22 +167,34 @@ if (
   (cached.agents !== agents ||
     cached.cells !== cells ||
     cached.rounds !== rounds ||
-    cached.perChange !== perChange)
+    cached.perChange !== perChange ||
+    (cached.wire ?? 1) !== wire)
 )
   throw new Error(
-    `--cache ${cacheFile} holds ${cached.agents}×${cached.cells}×${cached.rounds}, ${cached.perChange} runs per change: delete it or match it`,
+    `--cache ${cacheFile} holds ${cached.agents}×${cached.cells}×${cached.rounds}, ${cached.perChange} runs per change, wire ${cached.wire ?? 1}: delete it or match it`,
   );
 /** Agent `i`'s site and name. */
 const nameOf = (i: number) => ({ site: `site-${i % 100}`, agent: `a${i}` });
 /** Agents are enrolled before the first bundle they sign. */
 const enrolledAt = clock.now();
 
+/** A generated agent: its document, key and what its hub acked. */
+interface Sim {
+  site: string;
+  agent: string;
+  doc: FastAgentDoc;
+  key: CryptoKey;
+  acked: A.Heads;
+  /** Its hop v2 short id (`--wire 2`). */
+  from: number;
+}
+
 /**
  * Makes the agents' keys, documents and signed bundles; writes the bundles to `cacheFile` and their
  * index, the agents' public keys and the clock to `metaFile`.
  */
 async function generate(): Promise<Cache> {
-  const sims: { site: string; agent: string; doc: FastAgentDoc; key: CryptoKey; acked: A.Heads }[] = [];
+  const sims: Sim[] = [];
   const keys: string[] = [];
   for (let i = 0; i < agents; i++) {
     const { site, agent } = nameOf(i);
@@ -176,7 +204,14 @@ async function generate(): Promise<Cache> {
     const doc = new FastAgentDoc(site, agent, actor, factsFor(agent));
     doc.publishFacts(factsFor(agent)(clock.now()) as Record<string, unknown>, clock.now());
     queue.delete(agent);
-    sims.push({ site, agent, doc, key: pair.privateKey, acked: [] });
+    sims.push({
+      site,
+      agent,
+      doc,
+      key: pair.privateKey,
+      acked: [],
+      from: wire2KeyId(await publicKeyRaw(pair.publicKey)),
+    });
   }
   const out = openSync(cacheFile, 'w');
   const index: [number, number][][] = [];
@@ -184,11 +219,17 @@ async function generate(): Promise<Cache> {
   for (let r = 0; r < rounds; r++) {
     const list: [number, number][] = [];
     for (const s of sims) {
+      /** `--wire 2`: the round's unchanged cells, written as its heartbeat change. */
+      const quiet: { key: string; at: number }[] = [];
       for (let c0 = 0; c0 < cells; c0 += perChange) {
         const together: RunSpec[] = [];
         for (let c = c0; c < Math.min(cells, c0 + perChange); c++) {
           clock.advance(1);
           const changed = r === 0 || c % 2 === 1;
+          if (wire === 2 && !changed) {
+            quiet.push({ key: `prod/comp-${c}`, at: clock.now() });
+            continue;
+          }
           together.push({
             runId: ids(),
             component: `comp-${c}`,
@@ -199,6 +240,15 @@ async function generate(): Promise<Cache> {
           });
         }
         s.doc.recordBatch(together);
+      }
+      if (wire === 2) {
+        const bytes = await v2Push(s, quiet, r);
+        writeSync(out, bytes);
+        list.push([at, bytes.length]);
+        at += bytes.length;
+        queue.delete(s.agent);
+        s.acked = s.doc.h.getHeads();
+        continue;
       }
       const heads = s.doc.h.getHeads();
       const header: BundleHeader & { kind: 'doc-delta' } = {
@@ -228,6 +278,7 @@ async function generate(): Promise<Cache> {
   for (const s of sims) s.doc.h.free();
   const meta: Cache = {
     perChange,
+    wire,
     wholeConfirmations,
     agents,
     cells,
@@ -238,6 +289,29 @@ async function generate(): Promise<Cache> {
   };
   writeFileSync(metaFile, cborEncode(meta));
   return meta;
+}
+
+/**
+ * The agent's round as its v2 push: the changes since its last ack and, for `quiet` cells, the heartbeat
+ * standing for the change the rule writes (decision 500), which is merged into the agent's document.
+ */
+async function v2Push(
+  s: Sim,
+  quiet: readonly { key: string; at: number }[],
+  round: number,
+): Promise<Uint8Array> {
+  const h = s.doc.h;
+  const changes = h.saveSince(s.acked);
+  const keys = heartbeatCellKeys(h);
+  const made = quiet.length > 0 ? heartbeatChange(h, docId(s.site, s.agent, 1), quiet) : null;
+  if (quiet.length > 0 && !made) throw new Error(`${s.agent}: no heartbeat change (no confirmed map)`);
+  const heartbeat = made ? encodeHeartbeatOf(keys, quiet, made.hash) : null;
+  if (made) h.applyChanges([made.bytes]);
+  return encodePush(
+    { epoch: 1, changes, blobs: [], priority: 'status', ...(heartbeat ? { heartbeat } : {}) },
+    { from: s.from, seq: round + 1, t0: clock.now() },
+    s.key,
+  );
 }
 
 const { keys, index, clock: madeAt } = cached ?? (await generate());
@@ -337,8 +411,8 @@ for (let r = 0; r < rounds; r++) {
 const endedAt = Date.now();
 const rssMb = Math.round(process.memoryUsage().rss / 1048576);
 const runRows = (await store.listCells()).length;
-/** On PostgreSQL only the hub is measured (the baselines are SQLite's run's). */
-const baselines = !process.env.HUB_ONLY && !onPostgres;
+/** On PostgreSQL only the hub is measured (the baselines are SQLite's run's); on v2 too (they read v1 bundles). */
+const baselines = !process.env.HUB_ONLY && !values['hub-only'] && !onPostgres && wire === 1;
 const { memos } = replicas.size();
 const heapMb = headroom ? Math.round(headroom.size() / 1048576) : null;
 await merger?.close();
@@ -404,6 +478,7 @@ console.log(
     batch,
     runsPerChange: perChange,
     wholeConfirmations,
+    wire,
     mergeWorkers: merger ? workers : 0,
     results,
     resultsPerSec: Math.round(results / (hubMs / 1000)),

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { HopServer } from '@driftline/hop';
 import type { HubEvent, PlanRequest } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
-import { Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
 import { FileBlobs } from './adapters/fs/FileBlobs.js';
 import { loadOrCreateHubKey } from './adapters/fs/hubKey.js';
 import { loadOrCreateSecret } from './adapters/fs/secretFile.js';
@@ -130,6 +130,14 @@ export async function createHub(
   registerDriftGauges(registry, drift, queries, clock);
   const memory = hubMemory(() => replicas.mergerMemory());
   registerMemoryGauges(registry, memory);
+  new Gauge({
+    name: 'hub_acks_held',
+    help: "Acks of hop v2 pushes held for the agent's next push, now (decision 525)",
+    registers: [registry],
+    collect() {
+      this.set(ingest.heldAcks.size);
+    },
+  });
   const hopSide = hubHopBackend(config, {
     store,
     publications,
@@ -224,6 +232,7 @@ export async function createHub(
       await sharedEvents?.close();
       await api?.close();
       await hop.close();
+      await ingest.close(); // the acks it held for agents' next pushes go now (decision 525)
       await replicas.close();
       await publications.close();
       await driftStore.close();

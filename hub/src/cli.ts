@@ -151,6 +151,13 @@ verb(
     if (!locked.ok) throw new ConfigProblem(locked.message);
   }
   const hub = await createHub(c, { logger });
+  // Stops on a signal from here on, before any line says it serves: a supervisor that sends SIGTERM as
+  // soon as it reads one must not meet the default action (killed, exit code null) on a loaded machine.
+  // Exits even when closing throws.
+  const stop = () => hub.close().finally(() => exitProcess(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child
   hub.startTimers();
   const urls = await hub.listen();
   const shared = urls.hop === urls.api;
@@ -163,11 +170,6 @@ verb(
   // The addresses are in the 'hub listening' log lines; `--json` prints them on stdout for scripts.
   if (o.json)
     out(true, '', { url: urls.hop, hopUrl: urls.hop, apiUrl: urls.api, publicKey: hub.publicKeyText });
-  // exits even when closing throws
-  const stop = () => hub.close().finally(() => exitProcess(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child
 });
 
 addPublicationVerbs(program, config);

@@ -60,7 +60,7 @@ describe('hub CLI', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000);
 
   it('audits peers, enrolments and revocations made from the command line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hub-cli-'));
@@ -82,5 +82,5 @@ describe('hub CLI', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as A from '@automerge/automerge';
@@ -13,6 +14,7 @@ import {
   generateSigningKeyPair,
   publicKeyFromText,
   READS_INLINE_PUBLICATIONS,
+  READS_WIRE2_GIT_HEADS,
   READS_WIRE2_PUBLICATIONS,
   wire2,
 } from '@driftline/protocol';
@@ -117,6 +119,33 @@ describe('compact publication manifests at the hub', () => {
     expect(p.ok && Buffer.from(p.value.inline ?? []).equals(small)).toBe(true);
   });
 
+  it("packs a git bundle's heads for a site that reads them, and sends git's own to one that does not (decision 520)", async () => {
+    const { publish, lastItem, hubKey } = await start({
+      'ship-7': [...BOTH, READS_WIRE2_GIT_HEADS],
+      'ship-8': BOTH,
+    });
+    const bundle = gitBundle();
+    const id = await publish('ship-7,ship-8', 'infra', bundle);
+    const [packed, plain] = [await lastItem('ship-7'), await lastItem('ship-8')];
+    const bodies = [packed, plain].map((item) => {
+      const m = wire2.decodeMessage(item);
+      if (!m.ok) throw new Error(m.error.message);
+      return m.value;
+    });
+    expect(await wire2.verifyMessage(bodies[0] as wire2.DecodedMessage, hubKey)).toBe(true);
+    const [a, b] = bodies.map((m) => m.body as wire2.PublicationBody);
+    expect([a?.gitHeads !== undefined, b?.gitHeads]).toEqual([true, undefined]);
+    // both read back as the very file git wrote: its sha256 is the publication's
+    for (const body of [a, b])
+      expect(wire2.manifestOfPublication(body as wire2.PublicationBody, digest)).toMatchObject({
+        bundleId: id,
+        sha256: digest(bundle),
+        size: bundle.length,
+      });
+    // one prerequisite and one ref: git's 16-byte first line, the blank line, and 20 B per id
+    expect(plain.length - packed.length).toBeGreaterThanOrEqual(50);
+  });
+
   it('names a file too large to go inline by sha256 and size', async () => {
     const { publish, lastItem } = await start({ 'ship-7': BOTH });
     const large = randomBytes(10_000);
@@ -163,3 +192,26 @@ describe('compact publication manifests at the hub', () => {
     expect(Buffer.from(a.value.signature).equals(Buffer.from(b.value.signature))).toBe(false);
   });
 });
+
+/** An incremental bundle of one small commit, by the system git. */
+function gitBundle(): Uint8Array {
+  const dir = mkdtempSync(join(tmpdir(), 'hub-git-'));
+  try {
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.email=hq@example.org', '-c', 'user.name=hq', ...args], {
+        cwd: dir,
+        encoding: 'utf8',
+      }).trim();
+    git('init', '-q', '-b', 'main');
+    writeFileSync(join(dir, 'main.tf'), 'resource "null_resource" "a" {}\n'.repeat(20));
+    git('add', '.');
+    git('commit', '-qm', 'main');
+    const base = git('rev-parse', 'HEAD');
+    writeFileSync(join(dir, 'main.tf'), 'resource "null_resource" "b" {}\n'.repeat(20));
+    git('commit', '-qam', 'change');
+    git('bundle', 'create', '-q', join(dir, 'inc.bundle'), 'main', `^${base}`);
+    return new Uint8Array(readFileSync(join(dir, 'inc.bundle')));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -69,7 +69,7 @@ describe('enrolment from edge-agent init to hub enroll', () => {
     expect(audit.map((a) => [a.action, a.target, a.actor, a.outcome])).toEqual([
       ['agent.enroll', 'ship-7/a1', 'cli', 'ok'],
     ]);
-  }, 60_000);
+  }, 120_000);
 
   it('keeps the --site/--agent/--key form working', async () => {
     const { hq, outpost } = layout('ship-8', 'b2');
@@ -83,7 +83,7 @@ describe('enrolment from edge-agent init to hub enroll', () => {
     );
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ site: 'ship-8', agent: 'b2', replaced: false });
-  }, 60_000);
+  }, 120_000);
 
   it('refuses a damaged string, a missing --config and a wrong folder, saying what to do, and enrols nothing', async () => {
     const { hq, outpost } = layout();
@@ -109,7 +109,7 @@ describe('enrolment from edge-agent init to hub enroll', () => {
     expect(none.status).toBe(2);
     expect(none.stderr).toContain('dle1.');
     expect(existsSync(join(hq, 'hub-data')), 'no store was even created').toBe(false);
-  }, 60_000);
+  }, 120_000);
 
   it('names the key `hub key` prints', () => {
     const r = run(hubBin, ['key', '--help'], tmpdir());

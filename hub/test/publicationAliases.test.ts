@@ -134,5 +134,6 @@ describe('/api/bundles, the deprecated name of /api/publications', () => {
     const help = spawnSync(join(__dirname, '../bin/hub.js'), ['--help'], { encoding: 'utf8' }).stdout;
     expect(help).toMatch(/^ {2}publication\b/m);
     expect(help).not.toMatch(/^ {2}bundle\b/m);
-  });
+    // five CLI runs: a bound for a hang (one ran past 30 s in a clean clone's whole run)
+  }, 120_000);
 });

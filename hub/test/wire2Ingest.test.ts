@@ -1,4 +1,5 @@
-import { encodePush } from '@driftline/hop';
+import * as A from '@automerge/automerge';
+import { pushFormsOf } from '@driftline/hop';
 import {
   BATCH_CONTENT_TYPE,
   decodeBundle,
@@ -10,9 +11,8 @@ import {
 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/adapters/hop/HubHopBackend.js';
-import type { AgentSim } from './agentSim.js';
 import type { TestHub } from './hubFixture.js';
-import { wire2Hub } from './wire2Fixture.js';
+import { pullAcks, v2Push, wire2Hub } from './wire2Fixture.js';
 
 /**
  * Hop v2 at the hub (docs/decisions/495-hop-v2-on-the-agent-link.md): a push posted to `/v2` by an agent
@@ -25,15 +25,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** The agent's next round (changes since its last ack) as a v2 push. */
-async function v2Push(agent: AgentSim, from: number, seq: number, t0: number): Promise<Uint8Array> {
-  const b = decodeBundle(await agent.delta());
-  if (!b.ok) throw new Error(b.error.message);
-  const p = decodePayload('doc-delta', b.value.payload);
-  if (!p.ok) throw new Error(p.error.message);
-  return encodePush({ ...p.value, priority: 'status' }, { from, seq, t0 }, agent.keys.privateKey);
-}
 
 const postBatch = async (url: string, token: string, bundles: Uint8Array[]) =>
   (
@@ -85,6 +76,56 @@ describe('hop v2 pushes at the hub', () => {
     client.abort();
   });
 
+  it('reads a push in its compact forms, and says it does (decision 510)', async () => {
+    const { agent, client, info, hub } = await registered();
+    expect(info.value.pushForms).toEqual(
+      expect.arrayContaining([wire2.PUSH_FORM_BLOB_LIST, wire2.PUSH_FORM_DZ1]),
+    );
+    const runId = agent.plan('prod', 'net', 'drift');
+    const sha256 = 'cd'.repeat(32);
+    const push = await v2Push(agent, info.value.from, 1, hub.clock.now(), {
+      blobs: [{ sha256, size: 1234, runId }],
+      forms: pushFormsOf(info.value.pushForms),
+    });
+    const m = wire2.decodeMessage(push);
+    const body = m.ok ? (m.value.body as wire2.PushBody) : null;
+    // field 9, not the JSON of field 7
+    expect(body?.blobList).toBeDefined();
+    expect(body?.blobs).toBeUndefined();
+    // one plan's change: smaller against the shared dictionary than brotli'd
+    expect(body?.changesEncoding).toBe('dz1');
+    const r = await client.exchangeWire2(push);
+    if (!r.ok) throw new Error(r.message);
+    expect((await hub.hub.store.getCell('ship-7', 'prod', 'net'))?.runId).toBe(runId);
+    expect(await hub.hub.store.docsAnnouncing(sha256)).toEqual([agent.docId]);
+  });
+
+  it('refuses a push whose binary blob list is torn, and stores nothing of it', async () => {
+    const { agent, client, info, hub } = await registered();
+    agent.plan('prod', 'torn', 'drift');
+    const b = decodeBundle(await agent.delta());
+    const p = b.ok ? decodePayload('doc-delta', b.value.payload) : null;
+    if (!p?.ok) throw new Error('no delta');
+    const torn = await wire2.encodeMessage(
+      {
+        kind: 'push',
+        from: info.value.from,
+        to: 0,
+        seq: 1,
+        body: {
+          epoch: p.value.epoch,
+          changes: p.value.changes,
+          t0: hub.clock.now(),
+          blobList: Uint8Array.of(0x81, 0x83, 0x58),
+        },
+      },
+      agent.keys.privateKey,
+    );
+    const r = await client.exchangeWire2(torn);
+    expect(r.ok ? '' : r.message).toMatch(/blob list/);
+    expect(await hub.hub.store.getCell('ship-7', 'prod', 'torn')).toBeNull();
+  });
+
   it('takes a push in a relay batch only for a site the relay acts for, and only as the agent signed it', async () => {
     const { agent, client, info, hub } = await registered();
     client.abort();
@@ -110,5 +151,57 @@ describe('hop v2 pushes at the hub', () => {
     expect((await hub.hub.store.getCell('ship-7', 'prod', 'net'))?.runId).toBe(runId);
     const [again] = await postBatch(hub.hopUrl, 'relay-token', [push]);
     expect(again?.status).toBe('duplicate');
+  });
+
+  it('does not ack a push whose changes wait for an earlier push it never got: it acks the heads it holds, and the push once the gap is filled', async () => {
+    const { agent, client, info, hub } = await registered();
+    const from = info.value.from;
+    agent.acked = A.getHeads(agent.doc); // the fixture's first run, merged at the hub
+    const pull = (seq: number, have: number) => pullAcks(client, agent, from, seq, have);
+    const before = await pull(1, 0);
+    // push 2 carries the first run; a hop answers it with custody of its own and drops it (fake custody,
+    // or a relay that lost it), so push 3 carries only what came after, as the agent sends it (resend.ts)
+    const lost = agent.plan('prod', 'net', 'drift');
+    const custodyHeads = A.getHeads(agent.doc);
+    const push2 = await v2Push(agent, from, 2, hub.clock.now());
+    const later = agent.plan('prod', 'net', 'changes');
+    const push3 = await v2Push(agent, from, 3, hub.clock.now(), { since: custodyHeads });
+    const [r3] = await postBatch(hub.hopUrl, 'relay-token', [push3]);
+    expect(r3?.status).toBe('stored'); // held, waiting for the change it depends on
+    expect(await hub.hub.store.getRun(lost)).toBeNull();
+    const gap = await pull(4, before.cursor);
+    // an ack of push 3 would tell the agent the hub holds both runs: it would never send them again
+    expect(gap.v2.map((a) => a.upTo)).not.toContain(3);
+    // what the hub does hold, it says as heads: the agent sends everything after them again
+    expect(gap.v1.map((a) => a.heads)).toEqual([agent.acked]);
+    // the lost push comes after all: both runs are merged, and the ack names it
+    const [r2] = await postBatch(hub.hopUrl, 'relay-token', [push2]);
+    expect(r2?.status).toBe('stored');
+    expect((await hub.hub.store.getRun(lost))?.runId).toBe(lost);
+    expect((await hub.hub.store.getRun(later))?.runId).toBe(later);
+    const filled = await pull(5, gap.cursor);
+    expect(filled.v2.map((a) => a.upTo)).toContain(2);
+    client.abort();
+  });
+
+  it('does not ack a push that carried no changes after one it never got: it acks the heads it holds', async () => {
+    const { agent, client, info, hub } = await registered();
+    const from = info.value.from;
+    agent.acked = A.getHeads(agent.doc);
+    const before = await pullAcks(client, agent, from, 1, 0);
+    // push 2 carries the run and its detail's announcement, and is lost past a hop's custody; push 3
+    // announces the detail again (its receipt grew stale) and carries no changes: none since that custody
+    const lost = agent.plan('prod', 'net', 'drift');
+    const custodyHeads = A.getHeads(agent.doc);
+    const detail = { sha256: 'ab'.repeat(32), size: 10, runId: lost };
+    const push3 = await v2Push(agent, from, 3, hub.clock.now(), { since: custodyHeads, blobs: [detail] });
+    const [r3] = await postBatch(hub.hopUrl, 'relay-token', [push3]);
+    expect(r3?.status).toBe('stored');
+    const acks = await pullAcks(client, agent, from, 4, before.cursor);
+    // an ack naming push 3 would be taken as the hub holding the heads it was signed at: the lost run
+    expect(acks.v2.map((a) => a.upTo)).not.toContain(3);
+    expect(acks.v1.map((a) => a.heads)).toEqual([agent.acked]);
+    expect(await hub.hub.store.getRun(lost)).toBeNull();
+    client.abort();
   });
 });

@@ -162,7 +162,8 @@ export const AgentFactsSchema = z.object({
   /**
    * What this agent reads that an older one refuses, so the hub may send it: `inline-publications`, a
    * small file inside its signed manifest (docs/decisions/360-source-bundle-bytes.md); `wire2-publications`,
-   * the compact manifest (docs/decisions/505-compact-publications.md). Absent: nothing new.
+   * the compact manifest (docs/decisions/505-compact-publications.md); `wire2-git-heads`, a git bundle's
+   * heads packed in it (decision 520). Absent: nothing new.
    */
   reads: z.array(z.string().max(40)).max(20).optional(),
   reportedAt: z.number().int().nonnegative(),
@@ -176,6 +177,11 @@ export const READS_INLINE_PUBLICATIONS = 'inline-publications';
  * every upstream says it carries them (`carries`; docs/decisions/505-compact-publications.md).
  */
 export const READS_WIRE2_PUBLICATIONS = 'wire2-publications';
+/**
+ * The fact (`reads`) of an agent that takes a compact publication's git bundle with its heads packed
+ * (docs/decisions/520-packed-git-heads.md), stated only while every upstream carries them.
+ */
+export const READS_WIRE2_GIT_HEADS = 'wire2-git-heads';
 
 export const AgentDocSchema = z.object({
   site: SiteIdSchema,

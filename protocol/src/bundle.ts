@@ -50,11 +50,16 @@ export type BundleHeader = z.infer<typeof BundleHeaderSchema>;
 
 const Bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected a byte string');
 
+/** Longest content type a blob announcement names. */
+export const MAX_CONTENT_TYPE = 100;
+/** Most blob announcements one push carries (v1's JSON and v2's blob list alike). */
+export const MAX_BLOB_ANNOUNCEMENTS = 4096;
+
 /** A blob the source holds and will upload (by tus); the hub fetches nothing, it waits for it. */
 export const BlobAnnouncementSchema = z.strictObject({
   sha256: Sha256Schema,
   size: z.number().int().nonnegative(),
-  contentType: z.string().max(100),
+  contentType: z.string().max(MAX_CONTENT_TYPE),
   runId: RunIdSchema.optional(),
 });
 export type BlobAnnouncement = z.infer<typeof BlobAnnouncementSchema>;

@@ -116,8 +116,8 @@ export function composeClocks(a: ClockEstimate, b: ClockEstimate): ClockEstimate
   return { offsetMs: a.offsetMs + b.offsetMs, uncertaintyMs: a.uncertaintyMs + b.uncertaintyMs };
 }
 
-/** Largest offset or uncertainty a header may state (a year); anything beyond is refused as garbage. */
-const MAX_MS = 366 * 86_400_000;
+/** Largest offset or uncertainty a header (or a v2 push) may state (a year); anything beyond is refused as garbage. */
+export const MAX_CLOCK_MS = 366 * 86_400_000;
 const ESTIMATE = /^(-?\d{1,14});u=(\d{1,14})$/;
 
 /** `<offsetMs>;u=<uncertaintyMs>`, or `trusted`. */
@@ -133,7 +133,7 @@ export function parseClock(text: string | undefined | null): ClockEstimate | nul
   if (!m) return null;
   const offsetMs = Number(m[1]);
   const uncertaintyMs = Number(m[2]);
-  if (Math.abs(offsetMs) > MAX_MS || uncertaintyMs > MAX_MS) return null;
+  if (Math.abs(offsetMs) > MAX_CLOCK_MS || uncertaintyMs > MAX_CLOCK_MS) return null;
   return { offsetMs, uncertaintyMs };
 }
 

@@ -144,6 +144,13 @@ export const PeerInfoSchema = z.object({
    * docs/decisions/505-compact-publications.md): the hub always; a relay while every upstream says so.
    */
   carries: z.array(z.string().max(40)).max(16).optional(),
+  /**
+   * The compact forms of an agent's v2 push every node from here to the hub reads (`['blob-list',
+   * 'changes-dz1']`, docs/decisions/510-compact-blob-announcements.md): the hub all it reads; a relay those
+   * every upstream states that it reads itself. A field of its own, not `carries`: a relay older than it
+   * passed every `carries` name on, and would refuse the pushes.
+   */
+  pushForms: z.array(z.string().max(40)).max(16).optional(),
 });
 export type PeerInfo = z.infer<typeof PeerInfoSchema>;
 

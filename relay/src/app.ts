@@ -1,4 +1,5 @@
 import { wire2NodeId } from '@driftline/hop';
+import type { HopTransport } from '@driftline/hop/client';
 import { bundleRef } from '@driftline/protocol';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
@@ -24,6 +25,8 @@ export interface RelayDeps {
   clock?: Clock;
   random?: () => number;
   logger?: Logger;
+  /** What carries the exchanges with upstreams (default: sockets; a deterministic world's links). */
+  transport?: HopTransport;
 }
 
 /** Opens the relay's store (also used by `relay token …` without starting a server). */
@@ -64,8 +67,17 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     metrics.peerRefusals.inc({ peer, reason }, n);
     log.warn({ peer, reason, n }, 'refused a downstream peer');
   };
-  const { http, slots } = relayUpstreams(cfg, upstreams, { now, log, key, chains });
-  const uploader = new TusBlobUploader(new Map(http.map((h) => [h.name, h.client])));
+  const { http, slots } = relayUpstreams(cfg, upstreams, {
+    now,
+    log,
+    key,
+    chains,
+    ...(deps.transport ? { transport: deps.transport } : {}),
+  });
+  const uploader = new TusBlobUploader(
+    new Map(http.map((h) => [h.name, h.client])),
+    cfg.forward.stallS * 1000,
+  );
   // Who this relay is at each upstream and the sites it acts for there; its own health goes up too.
   const peers = new UpstreamPeers({
     configured: cfg.sites,
@@ -82,6 +94,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     key,
     () => peers.upstreamsSpeakWire2(),
     () => peers.upstreamsCarry(),
+    () => peers.upstreamsPushForms(),
   );
   const logEvent = forwardEvents(metrics, log);
   // refused bundles go back to their agents as notices with the site's downlink (decision 240)
@@ -112,6 +125,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     now,
     random,
     log,
+    ...(deps.transport ? { transport: deps.transport } : {}),
   });
   const { forwarding, pulling, fetching, peering, fetcher } = loops;
   backend.onWork = () => {
@@ -130,14 +144,17 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     /** Listens and starts the loops. */
     async start(): Promise<{ url: string; port: number }> {
       const addr = await hop.listen(cfg.listen.port, cfg.listen.host);
-      if (slots.length > 0) {
-        peering.start();
-        forwarding.start();
-        pulling.start();
-        fetching.start();
-      }
+      this.startLoops();
       log.info({ url: addr.url, upstreams: upstreams.map((u) => u.name) }, 'relay listening');
       return addr;
+    },
+    /** Starts the loops without listening (a deterministic world hands requests to `hop.server`). */
+    startLoops(): void {
+      if (slots.length === 0) return;
+      peering.start();
+      forwarding.start();
+      pulling.start();
+      fetching.start();
     },
     /** Wakes the forwarder now (tests; a new bundle does it by itself). */
     poke: () => forwarding.kick(),

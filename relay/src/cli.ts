@@ -58,17 +58,18 @@ program
     );
     for (const w of configWarnings(cfg)) logger.warn(w);
     const relay = createRelay(cfg, ups.value, { logger });
+    // Stops on a signal from here on, before any line says it listens (a supervisor may send SIGTERM as
+    // soon as it reads one); exits even when stopping throws.
+    const stop = () => relay.stop().finally(() => exitProcess(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child
     const addr = await listenAs('listen.port', cfg.listen, () => relay.start()).catch((e: unknown) => {
       if (!(e instanceof ConfigProblem)) throw e;
       console.error(`relay: ${e.message}`);
       process.exit(2);
     });
     if (opts.json) console.log(JSON.stringify({ listening: addr.url, name: cfg.name }));
-    // exits even when stopping throws
-    const stop = () => relay.stop().finally(() => exitProcess(0));
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    stopWithParent(() => void stop()); // DRIFTLINE_EXIT_WITH_PARENT=1: a supervisor's child
   });
 
 const token = program.command('token').description('manage the bearer tokens of downstream peers');

@@ -87,6 +87,15 @@ export const ForwardSchema = z
       .positive()
       .default(120_000)
       .describe('A request to an upstream that takes longer is abandoned and retried, ms.'),
+    stallS: z
+      .number()
+      .int()
+      .min(1)
+      .max(7_200)
+      .default(60)
+      .describe(
+        "Seconds an upstream may keep an answer due at once from beginning beyond its measured round trip and the request's bytes at 128 B/s: a batch it does not begin to answer by then is cut as stalled and goes on to the next upstream, so one hung upstream holds the uplink that long, not requestTimeoutMs. A downlink answer is cut the same way past its hold, and a blob upload with nothing sent or answered for this long. No round trip measured yet: requestTimeoutMs alone for a batch (docs/decisions/535-relay-cuts-a-stalled-upstream.md).",
+      ),
     pullIntervalMs: z
       .number()
       .int()
@@ -101,6 +110,7 @@ export const ForwardSchema = z
     backoffMaxMs: 300_000,
     idleMs: 5000,
     requestTimeoutMs: 120_000,
+    stallS: 60,
     pullIntervalMs: 10_000,
   })
   .describe('How custody is forwarded upstream and the downlink pulled.');

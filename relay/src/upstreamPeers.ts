@@ -1,5 +1,5 @@
 import type { HopClient } from '@driftline/hop/client';
-import type { PeerInfo, RelayStatus } from '@driftline/protocol';
+import { type PeerInfo, type RelayStatus, wire2 } from '@driftline/protocol';
 import type { Logger } from 'pino';
 import type { ForwardEvent } from './core/Forwarder.js';
 import { peerSitesFix, pulledSites, RelayHealth } from './core/relayHealth.js';
@@ -60,12 +60,26 @@ export class UpstreamPeers {
 
   /**
    * The hub's v2 messages (besides acks) every upstream says it carries down (`carries` in `GET /v1/peer`,
-   * decision 505): none while one has not answered, or is older.
+   * decision 505) that this relay carries too: none while one has not answered, or is older.
    */
   upstreamsCarry(): string[] {
+    return this.everyUpstreamSays((p) => p.carries).filter((c) => wire2.CARRIED.includes(c));
+  }
+
+  /**
+   * The compact push forms every upstream reads (`pushForms`, decision 510) that this relay reads too (it
+   * decodes each push it carries): none while one has not answered, or is older.
+   */
+  upstreamsPushForms(): string[] {
+    return this.everyUpstreamSays((p) => p.pushForms).filter((f) => wire2.PUSH_FORMS.includes(f));
+  }
+
+  /** The names every upstream's peer answer lists under `field`. */
+  private everyUpstreamSays(field: (p: PeerInfo) => readonly string[] | undefined): string[] {
     let common: string[] | null = null;
     for (const u of this.d.upstreams) {
-      const said = this.learned.get(u.name)?.carries ?? [];
+      const learned = this.learned.get(u.name);
+      const said = learned ? (field(learned) ?? []) : [];
       common = common === null ? [...said] : common.filter((c) => said.includes(c));
     }
     return common ?? [];

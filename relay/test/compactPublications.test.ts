@@ -40,12 +40,13 @@ async function compact(id = ids()) {
   );
 }
 
-/** A hub's place that speaks v2 and says it carries `carries` down. */
-async function world(carries: string[]) {
+/** A hub's place that speaks v2, says it carries `carries` down and reads pushes in `pushForms`. */
+async function world(carries: string[], pushForms: string[] = []) {
   const hub = new MemoryHopBackend({ name: 'hub', role: 'hub' });
   const v2: Wire2Backend = {
     nodeId: 0,
     carries: () => carries,
+    pushForms: () => pushForms,
     register: async () => 0,
     sender: async () => null,
     sign: () => new Uint8Array(64),
@@ -103,8 +104,59 @@ describe('compact publication manifests at a relay', () => {
     ]);
   });
 
+  it("reads packed git heads (decision 520): keeps git's very file, states it carries them while its upstream does", async () => {
+    const git = new TextEncoder().encode(
+      `# v2 git bundle\n-${'a1'.repeat(20)} main\n${'b2'.repeat(20)} refs/heads/pr/1\n\nPACK${'x'.repeat(400)}`,
+    );
+    const body = wire2.publicationBody({
+      publicationId: ids(),
+      name: 'infra',
+      fileKind: 'git',
+      sha256: '',
+      size: git.length,
+      inline: git,
+      packGitHeads: true,
+    });
+    if (!body?.gitHeads) throw new Error('not packed');
+    const bytes = await wire2.encodeMessage(
+      { kind: 'publication', from: 0, to: wire2SiteId('ship-7'), seq: 1, body },
+      hubKeys.privateKey,
+    );
+    const d = describeBundle(bytes);
+    if (!d.ok) throw new Error(d.message);
+    const [blob] = announcedBlobs('ship-7', [d.value]);
+    expect(blob).toMatchObject({ sha256: createHash('sha256').update(git).digest('hex'), size: git.length });
+    expect(Buffer.from(blob?.inline ?? []).equals(git)).toBe(true);
+    const { info } = await world([wire2.CARRIES_PUBLICATIONS, wire2.CARRIES_GIT_HEADS]);
+    expect(info.carries).toEqual([wire2.CARRIES_PUBLICATIONS, wire2.CARRIES_GIT_HEADS]);
+  });
+
   it('states nothing while its upstream carries none (an older hub)', async () => {
     const { info } = await world([]);
     expect(info.carries).toBeUndefined();
+    expect(info.pushForms).toBeUndefined();
+  });
+
+  it('states only what it knows itself of what its upstream carries and reads (decision 510)', async () => {
+    // a later hub's names this relay cannot decode: stated on, agents would send what this relay refuses
+    const { info } = await world(
+      [wire2.CARRIES_PUBLICATIONS, 'telegram'],
+      [
+        wire2.PUSH_FORM_BLOB_LIST,
+        'changes-dz9',
+        wire2.PUSH_FORM_DZ1,
+        wire2.PUSH_FORM_CLOCK,
+        wire2.PUSH_FORM_ACK_LATER,
+      ],
+    );
+    expect(info.carries).toEqual([wire2.CARRIES_PUBLICATIONS]);
+    // the clock term (decision 495) too: this relay composes it into the push's source clock; and the
+    // ack's wait (decision 525), which it carries verbatim but must decode to carry
+    expect(info.pushForms).toEqual([
+      wire2.PUSH_FORM_BLOB_LIST,
+      wire2.PUSH_FORM_DZ1,
+      wire2.PUSH_FORM_CLOCK,
+      wire2.PUSH_FORM_ACK_LATER,
+    ]);
   });
 });

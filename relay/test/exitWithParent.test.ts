@@ -22,6 +22,6 @@ it('a relay started with DRIFTLINE_EXIT_WITH_PARENT=1 stops when its supervisor 
     'name: relay-1\ndataDir: ./data\nlisten: { host: 127.0.0.1, port: 0 }\nsites: [ship-1]\nupstreams: [{ url: "http://127.0.0.1:9", tokenFile: ./up.token }]\n',
   );
   expect(
-    await stopsWithSupervisor(bin, ['run', '--config', 'relay.yaml'], dir, /relay listening/, 10_000),
+    await stopsWithSupervisor(bin, ['run', '--config', 'relay.yaml'], dir, /relay listening/, 30_000),
   ).toBe(true);
 });

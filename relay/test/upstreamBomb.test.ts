@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { brotliCompressSync, constants } from 'node:zlib';
+import { brotliBomb } from '@driftline/hop/testing';
 import { CURSOR_HEADER } from '@driftline/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpUpstream } from '../src/adapters/http/HttpUpstream.js';
@@ -13,7 +13,7 @@ let url: string;
 
 /** A hostile upstream: every answer is a few hundred bytes of brotli that inflate to 300 MiB. */
 beforeAll(async () => {
-  bomb = brotliCompressSync(Buffer.alloc(300 * MiB), { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } });
+  bomb = brotliBomb(); // 481 bytes that inflate to 300 MiB (made once: @driftline/hop/testing)
   server = createServer((req, res) => {
     const raw = req.url?.includes('raw=1');
     const status = req.url?.includes('fail=1') || req.method === 'POST' ? 500 : 200;

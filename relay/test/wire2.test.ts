@@ -3,6 +3,7 @@ import {
   encodePush,
   MemoryHopBackend,
   type Peer,
+  type SourceClocks,
   type Wire2Backend,
   wire2KeyId,
   wire2NodeId,
@@ -14,6 +15,7 @@ import {
   type BundleId,
   encodeBatch,
   generateSigningKeyPair,
+  PLAN_DETAIL_CONTENT_TYPE,
   publicKeyFromText,
   publicKeyRaw,
   type Receipt,
@@ -43,11 +45,18 @@ class Terminal extends MemoryHopBackend {
     sender: async () => null,
     sign: () => new Uint8Array(64),
   };
-  override async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
-    const v1 = await super.accept(peer, bundles);
+  /** Each v2 push's source clock, as the relay's batch said (`driftline-source-clocks` with its own clock). */
+  readonly pushClocks: ReturnType<SourceClocks>[] = [];
+  override async accept(
+    peer: Peer,
+    bundles: readonly Uint8Array[],
+    clocks?: SourceClocks,
+  ): Promise<Receipt[]> {
+    const v1 = await super.accept(peer, bundles, clocks);
     return bundles.map((bytes, index) => {
       if (!wire2.isWire2Message(bytes)) return v1[index] as Receipt;
       this.pushes.push(bytes.slice());
+      this.pushClocks.push(clocks?.('ship-7/a1') ?? null);
       return { bundleId: null, index, status: 'stored', by: 'hub' };
     });
   }
@@ -91,11 +100,16 @@ describe('hop v2 at a relay', () => {
     expect(info.value).toMatchObject({ wire: [1, 2], node: wire2NodeId('relay-a'), keep: 2 });
     expect(info.value.from).toBe(wire2KeyId(await publicKeyRaw(keys.publicKey)));
     const t0 = Date.now();
+    // its blob announcement in binary (decision 510): a relay reads the push's fields, and carries it
+    const blobs = [{ sha256: 'ab'.repeat(32) as never, size: 9, contentType: PLAN_DETAIL_CONTENT_TYPE }];
     const push = await encodePush(
-      { epoch: 1, changes: new Uint8Array(500).fill(7), blobs: [], priority: 'failure' },
+      { epoch: 1, changes: new Uint8Array(500).fill(7), blobs, priority: 'failure' },
       { from: info.value.from, seq: 3, t0 },
       keys.privateKey,
+      { blobList: true },
     );
+    const m = wire2.decodeMessage(push);
+    expect(m.ok && (m.value.body as wire2.PushBody).blobList).toBeDefined();
     const r = await client.exchangeWire2(push);
     if (!r.ok) throw new Error(r.message);
     const custody = wire2.decodeMessage(r.value.body);
@@ -114,6 +128,62 @@ describe('hop v2 at a relay', () => {
     expect(await wire2.verifyMessage(custody.value, relayKey)).toBe(true);
     await until(() => hub.pushes.length === 1, 10_000, 'the push upstream');
     expect(Buffer.from(hub.pushes[0] as Uint8Array).equals(Buffer.from(push))).toBe(true);
+  });
+
+  it('answers a push of a round under way 204 where its upstream states custody later, and the next push with custody of both (decision 530)', async () => {
+    for (const forms of [[...wire2.PUSH_FORMS], [wire2.PUSH_FORM_ACK_LATER]]) {
+      const terminal = new Terminal({ name: 'hub', role: 'hub' });
+      Object.assign(terminal.wire2, { pushForms: () => forms });
+      const { hub, client, keys } = await world(terminal);
+      const info = await register(client, keys);
+      if (!info.ok) throw new Error(info.message);
+      const later = forms.includes(wire2.PUSH_FORM_CUSTODY_LATER);
+      expect(info.value.pushForms?.includes(wire2.PUSH_FORM_CUSTODY_LATER)).toBe(later);
+      const push = (seq: number, ackLaterS?: number) =>
+        encodePush(
+          { epoch: 1, changes: new Uint8Array(50).fill(seq), blobs: [], priority: 'status' },
+          { from: info.value.from, seq, t0: Date.now(), ackLaterS },
+          keys.privateKey,
+          { ackLater: true },
+        );
+      const first = await client.exchangeWire2(await push(1, 300));
+      if (!first.ok) throw new Error(first.message);
+      // held either way (carried on at once); said by a bare 204 only where the agent reads one
+      expect(first.value.status).toBe(later ? 204 : 200);
+      const last = await client.exchangeWire2(await push(2));
+      if (!last.ok) throw new Error(last.message);
+      const custody = wire2.decodeMessage(last.value.body);
+      expect(custody.ok && (custody.value.body as wire2.CustodyBody).upTo).toBe(2);
+      await until(() => hub.pushes.length === 2, 10_000, 'both pushes upstream');
+      for (const c of closers.splice(0).reverse()) await c();
+    }
+  });
+
+  it("notes the push's clock term as the agent's clock and posts it upstream composed, as v1's driftline-clock", async () => {
+    const { hub, client, keys } = await world();
+    const info = await register(client, keys);
+    if (!info.ok) throw new Error(info.message);
+    const agentTerm = { offsetMs: 420_000, uncertaintyMs: 2040 };
+    const push = (seq: number, clock: typeof agentTerm | null) =>
+      encodePush(
+        { epoch: 1, changes: Uint8Array.of(seq), blobs: [], priority: 'status' },
+        { from: info.value.from, seq, t0: Date.now(), clock },
+        keys.privateKey,
+        { clock: true },
+      ).then((m) => client.exchangeWire2(m));
+    expect((await push(1, agentTerm)).ok).toBe(true);
+    await until(() => hub.pushes.length === 1, 10_000, 'the push upstream');
+    // one machine clock: the relay's own term (relay − hub) is ~0 within its round trip
+    const [first] = hub.pushClocks;
+    if (!first) throw new Error('the relay posted the push with no source clock');
+    expect(first.uncertaintyMs).toBeGreaterThanOrEqual(agentTerm.uncertaintyMs);
+    expect(Math.abs(first.offsetMs - agentTerm.offsetMs)).toBeLessThanOrEqual(
+      first.uncertaintyMs - agentTerm.uncertaintyMs,
+    );
+    // a push with no term (an agent just restarted) composes with the last one the agent gave
+    expect((await push(2, null)).ok).toBe(true);
+    await until(() => hub.pushes.length === 2, 10_000, 'the second push upstream');
+    expect(hub.pushClocks[1]?.offsetMs).toBeCloseTo(agentTerm.offsetMs, -2);
   });
 
   it('holds a pull until the site has downlink, answers it with the items and the cursor, then 204', async () => {

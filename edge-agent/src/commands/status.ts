@@ -70,9 +70,9 @@ export function renderStatus(s: StoreStatus, links?: Record<string, Wire2LinkSta
     'upstreams',
     ...s.upstreams.map(
       (u) =>
-        `  ${u.url}  ${u.consecutiveFailures > 0 ? `DOWN (${u.consecutiveFailures} failures, last: ${u.lastError})` : 'ok'}  last ok ${ago(u.lastOkAt)}${u.stalls > 0 ? `\n    STALLED ${u.stalls} time(s), last ${ago(u.lastStallAt)}: its downlink answers were cut (no progress for sync.stallS, or dripping); other upstreams go on` : ''}`,
+        `  ${u.url}  ${u.consecutiveFailures > 0 ? `DOWN (${u.consecutiveFailures} failures, last: ${u.lastError})` : 'ok'}  last ok ${ago(u.lastOkAt)}${u.stalls > 0 ? `\n    STALLED ${u.stalls} time(s), last ${ago(u.lastStallAt)}: its answers were cut (a downlink's: no progress for sync.stallS, or dripping; a push's: not begun in time); other upstreams go on` : ''}`,
     ),
-    `stalls         ${s.upstreamStalls} downlink answer(s) cut (driftline_agent_upstream_stalls_total)`,
+    `stalls         ${s.upstreamStalls} answer(s) cut, downlink or push (driftline_agent_upstream_stalls_total)`,
     ...wireLines(links),
   ];
   return `${lines.join('\n')}\n`;

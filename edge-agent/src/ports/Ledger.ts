@@ -133,11 +133,11 @@ export interface StoreStatus {
     lastErrorAt: number | null;
     lastError: string | null;
     consecutiveFailures: number;
-    /** Downlink answers of this upstream cut as stalled (decision 410), and when the last was. */
+    /** Answers of this upstream cut as stalled (decisions 410, 515), and when the last was. */
     stalls: number;
     lastStallAt: number | null;
   }>;
-  /** Every downlink answer cut as stalled, all upstreams (`driftline_agent_upstream_stalls_total`). */
+  /** Every answer cut as stalled, downlink or push, all upstreams (`driftline_agent_upstream_stalls_total`). */
   upstreamStalls: number;
   /** Uploads of blobs an upstream took before, still unacknowledged (`driftline_agent_blob_reuploads_total`). */
   blobReuploads: number;
@@ -195,10 +195,13 @@ export interface Ledger {
    * ok), not per held pull.
    */
   recordPullResult(upstream: string, error: string | null): void;
+  /** The last exchange with `upstream` failed (what `status` shows as DOWN). */
+  upstreamDown(upstream: string): boolean;
   /**
-   * A downlink answer from `upstream` cut for making no progress (`sync.stallS`): counted
-   * (`driftline_agent_upstream_stalls_total`), kept with its time, and recorded as that upstream's failure,
-   * so `status` names it (docs/decisions/410-independent-downlinks.md).
+   * A downlink answer from `upstream` cut for making no progress (`sync.stallS`), or an answer due at once
+   * (a push, a probe) that did not begin in time: counted (`driftline_agent_upstream_stalls_total`), kept
+   * with its time, and recorded as that upstream's failure, so `status` names it
+   * (docs/decisions/410-independent-downlinks.md, 515-answers-due-at-once.md).
    */
   recordStall(upstream: string, error: string): void;
   applyAck(ack: AckPayload): AckResult;

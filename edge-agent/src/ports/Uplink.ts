@@ -56,6 +56,11 @@ export interface Uplink {
     after: string | undefined,
     hold?: { waitS: number; signal?: AbortSignal; holder?: string },
   ): Promise<UplinkResult<DownlinkPage>>;
+  /**
+   * Ends every exchange in progress and refuses new ones (the agent's stop): each fails `aborted`, and what
+   * it carried goes again at the next start. Absent: exchanges end by themselves.
+   */
+  abort?(): void;
   /** Resumable upload (tus) of one blob; resumes where an earlier attempt, even in another process, stopped. */
   uploadBlob(
     blob: BlobToUpload,

@@ -1,4 +1,9 @@
-import { READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS, wire2 } from '@driftline/protocol';
+import {
+  READS_INLINE_PUBLICATIONS,
+  READS_WIRE2_GIT_HEADS,
+  READS_WIRE2_PUBLICATIONS,
+  wire2,
+} from '@driftline/protocol';
 import { cadences } from '../adapters/cron/cronCells.js';
 import type { Wire2State } from '../adapters/http/wire2State.js';
 import { scanMirror } from '../adapters/providers/mirror.js';
@@ -38,13 +43,15 @@ export function agentFacts(
 
 /**
  * What the agent reads that an older one refuses (its `reads` fact): inline manifests always (decision
- * 360); the hub's compact publication manifests (decision 505) while every upstream last said, on this
- * agent's v2 registration, that it carries them down.
+ * 360); the hub's compact publication manifests (decision 505), and a git bundle's heads packed in them
+ * (decision 520), each while every upstream last said, on this agent's v2 registration, that it carries
+ * them down.
  */
 export function agentReads(state: Wire2State | null, urls: readonly string[]): string[] {
-  return state?.everyLinkCarries(urls, wire2.CARRIES_PUBLICATIONS)
-    ? [READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS]
-    : [READS_INLINE_PUBLICATIONS];
+  if (!state?.everyLinkCarries(urls, wire2.CARRIES_PUBLICATIONS)) return [READS_INLINE_PUBLICATIONS];
+  return state.everyLinkCarries(urls, wire2.CARRIES_GIT_HEADS)
+    ? [READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS, READS_WIRE2_GIT_HEADS]
+    : [READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS];
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { HopTransport } from '@driftline/hop/client';
 import type Database from 'better-sqlite3';
 import { providerSink } from '../adapters/providers/providerSink.js';
 import { FsPublicationFiles, partialDirOf } from '../adapters/publications/FsPublicationFiles.js';
@@ -22,7 +23,7 @@ export function agentPublications(
     store: AgentLedger;
     mirror: SourceMirror;
     cycle: PlanCycle;
-    tokens: { url: string; token: string | (() => string) }[];
+    tokens: { url: string; token: string | (() => string); transport?: HopTransport }[];
     version: string;
     now: () => number;
     log: Logger;

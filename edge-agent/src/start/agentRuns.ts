@@ -13,6 +13,8 @@ export function agentRuns(
     runCell(cell: CellRef, reason: TriggerReason): Promise<void>;
     setTimer(ms: number, fn: () => void): () => void;
     log: PinoLogger;
+    /** Backoff and schedule jitter (default `Math.random`; a world's seed in simulation). */
+    random?: () => number;
   },
 ): { scheduler: CellScheduler; batcher: RecordBatcher } {
   const { store, log } = deps;
@@ -29,7 +31,7 @@ export function agentRuns(
   });
   const scheduler = new CellScheduler({
     maxParallel: config.sync.maxParallelRuns,
-    random: Math.random,
+    random: deps.random ?? Math.random,
     setTimer: deps.setTimer,
     onError: (cell, e) => log.error({ ...cell, err: (e as Error).message }, 'plan run failed unexpectedly'),
     runCell: deps.runCell,

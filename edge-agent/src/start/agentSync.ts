@@ -32,6 +32,8 @@ export function agentSync(
     now: () => number;
     setTimer(ms: number, fn: () => void): () => void;
     log: Logger;
+    /** Backoff and schedule jitter (default `Math.random`; a world's seed in simulation). */
+    random?: () => number;
     onUploadProgress?(sha256: string, sent: number, total: number): void;
   },
 ): SyncLoop {
@@ -81,7 +83,7 @@ export function agentSync(
     backoffBaseMs: config.sync.backoffBaseS * 1000,
     backoffCapMs: config.sync.backoffCapS * 1000,
     setTimer: deps.setTimer,
-    random: Math.random,
+    random: deps.random ?? Math.random,
     log,
     onUploadProgress: deps.onUploadProgress,
     ...(aim.planned ? { aim: (ms: number, now: number) => aim.wait(ms, now) } : {}),

@@ -1,4 +1,4 @@
-import { tokenFromFile } from '@driftline/hop/client';
+import { type HopTransport, tokenFromFile } from '@driftline/hop/client';
 import { readToken } from '../adapters/fs/agentKeys.js';
 import { HttpUplink } from '../adapters/http/HttpUplink.js';
 import type { Wire2LinkOptions } from '../adapters/http/Wire2Link.js';
@@ -22,10 +22,14 @@ export function agentUplinks(
     publicKey?: string;
     /** The ledger's delta as a heartbeat (decision 500), for v2 pushes. */
     heartbeatForm?: Wire2LinkOptions['heartbeatForm'];
+    /** The ledger's round under way (decision 525), for v2 pushes. */
+    ackLaterS?: Wire2LinkOptions['ackLaterS'];
+    /** What carries every exchange with the upstreams (default: sockets; a deterministic world's links). */
+    transport?: HopTransport;
   },
 ): {
   uplinks: HttpUplink[];
-  tokens: { url: string; token: string | (() => string) }[];
+  tokens: { url: string; token: string | (() => string); transport?: HopTransport }[];
   /** The agent's hop v2 sequences and pushes (`sync.wire: 2`), for the acks that name them. */
   wire2: Wire2State | null;
 } {
@@ -42,6 +46,7 @@ export function agentUplinks(
         log.info({ upstream: u.url, tokenFile: path }, 'token file changed; using the new token'),
       onProblem: (path, problem) => log.warn({ upstream: u.url, tokenFile: path }, `token file: ${problem}`),
     }),
+    ...(deps.transport ? { transport: deps.transport } : {}),
   }));
   const uplinks = tokens.map(
     ({ url, token }) =>
@@ -60,6 +65,7 @@ export function agentUplinks(
         // hop v2 where the upstream speaks it (docs/decisions/495-hop-v2-on-the-agent-link.md), on h2c
         // where it states that too (issue 46)
         h2c: config.sync.h2c,
+        ...(deps.transport ? { transport: deps.transport } : {}),
         ...(wire2 && deps.privateKey && deps.publicKey
           ? {
               wire2: {
@@ -69,6 +75,7 @@ export function agentUplinks(
                 publicKey: deps.publicKey,
                 state: wire2,
                 ...(deps.heartbeatForm ? { heartbeatForm: deps.heartbeatForm } : {}),
+                ...(deps.ackLaterS ? { ackLaterS: deps.ackLaterS } : {}),
               },
             }
           : {}),

@@ -1,10 +1,7 @@
 import {
   BATCH_CONTENT_TYPE,
-  CLOCK_HEADER,
-  CLOCK_SENT_HEADER,
   type ClockEstimate,
   CUSTODY_HEADER,
-  formatClock,
   formatSourceClocks,
   HELD_HEADER,
   HOLDER_HEADER,
@@ -27,18 +24,16 @@ import {
   SOURCE_CLOCKS_HEADER,
   STATUS_PATH,
   type StampedExchange,
-  TRUSTED_CLOCK,
   type wire2,
 } from '@driftline/protocol';
 import { compressBatch } from '../wire/compress.js';
-import { watchAnswer } from './answerWatch.js';
+import { watchAnswer, watchPromptAnswer } from './answerWatch.js';
 import { readDownlinkAnswer } from './downlinkAnswer.js';
-import { ExchangeTimes } from './exchangeTimes.js';
 import { fetchRange, type RangeSink } from './fetchRange.js';
 import type { HopClientOptions } from './hopClientOptions.js';
-import { type PlainInit, PlainTransport } from './plainRequest.js';
+import { ERROR_BODY_CAP, HopRequests } from './hopRequests.js';
 import { readRefusals } from './refusals.js';
-import { answered, failure, type HopResult, safeJson, thrown } from './result.js';
+import { failure, type HopResult, safeJson } from './result.js';
 import { type TusUpload, tusUpload } from './tusUpload.js';
 import { Wire2Carrier, type Wire2CarrierState } from './wire2Carrier.js';
 import { exchangeWire2, registerWire2 } from './wire2Client.js';
@@ -51,9 +46,6 @@ export const HELD_SAMPLE_EVERY_MS = 3_600_000;
 
 export type { HopClientOptions } from './hopClientOptions.js';
 
-/** Error bodies are a line of JSON; more is not read. */
-const ERROR_BODY_CAP = 64 * 1024;
-
 /**
  * The hop API, client side, for the agent and for relays: batches (brotli, one receipt per bundle),
  * the downlink, tus uploads and `Range` fetches of blobs. Every answer is read with a cap, every
@@ -65,12 +57,9 @@ export class HopClient {
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly now: () => number;
-  /** The times of every exchange: the clock offset, the upstream's stamps, the round trip. */
-  private readonly times = new ExchangeTimes();
-  private readonly stopping = new AbortController();
-  /** Requests with only the headers the hop API reads (not fetch's own; decision 380). */
-  private readonly transport = new PlainTransport();
-  /** Hop v2's exchanges: h2c where the upstream states it, else on {@link transport}. */
+  /** Every request's heads, deadlines and timing (`hopRequests.ts`). */
+  private readonly r: HopRequests;
+  /** Hop v2's exchanges: h2c where the upstream states it, else on HTTP/1.1 (the requests' transport). */
   private readonly carrier: Wire2Carrier;
   /**
    * The longest hold the upstream stated (`driftline-held: <s>;max=<longest>`), or null before it did
@@ -88,24 +77,19 @@ export class HopClient {
     this.timeoutMs = opts.timeoutMs ?? 30 * 60_000;
     this.maxResponseBytes = opts.maxResponseBytes ?? 64 * 1024 * 1024;
     this.now = opts.now ?? Date.now;
+    this.r = new HopRequests(this.url, this.timeoutMs, this.now, opts);
     this.carrier = new Wire2Carrier(
       this.url,
-      this.transport,
-      opts.h2c ?? true,
+      this.r.transport,
+      !opts.transport && (opts.h2c ?? true),
       opts.onWire2Carrier,
       this.now,
     );
   }
 
-  /** The token for the next request. */
-  private token(): string {
-    const t = this.opts.token;
-    return typeof t === 'function' ? t() : t;
-  }
-
   /** The caller's clock minus the upstream's; null before the first timed exchange. */
   clock(): ClockEstimate | null {
-    return this.opts.trustedClock ? TRUSTED_CLOCK : this.times.best(this.now());
+    return this.r.clock();
   }
 
   /**
@@ -113,72 +97,27 @@ export class HopClient {
    * filter picks): the term this client signs in its custody record. Null when the upstream stamps none.
    */
   stampedExchange(): StampedExchange | null {
-    return this.times.stampedExchange();
+    return this.r.times.stampedExchange();
   }
 
   /** Ends every request in progress and refuses new ones (shutdown): they fail `aborted`. */
   abort(): void {
-    this.stopping.abort();
+    this.r.stopping.abort();
     // after the aborts above have ended their requests (as aborted, not as a closed socket)
     setImmediate(() => {
-      this.transport.close();
+      this.r.transport.close();
       this.carrier.close();
     });
   }
 
-  /** The signal a request runs under: the client's timeout, `abort()`, and the caller's own. */
-  private signal(extra?: AbortSignal, timeoutMs = this.timeoutMs): AbortSignal {
-    return AbortSignal.any([AbortSignal.timeout(timeoutMs), this.stopping.signal, ...(extra ? [extra] : [])]);
-  }
-
-  /**
-   * One request. `report`: send this client's clock estimate (`driftline-clock`); the upstream uses it only
-   * to compose the clocks of posted bundles and keeps the last one, so downlink pulls leave it out.
-   * `time`: send `driftline-sent`, so the upstream stamps its times (a clock sample); a held pull sends it
-   * at most once per {@link HELD_SAMPLE_EVERY_MS} (docs/decisions/320-bytes-on-a-costly-link.md).
-   */
-  private async request(
-    path: string,
-    init: Omit<PlainInit, 'signal'>,
-    signal?: AbortSignal,
-    report = true,
-    time = true,
-    timeoutMs = this.timeoutMs,
-  ): Promise<HopResult<Response>> {
-    try {
-      const own = report ? this.clock() : null;
-      const t0 = this.now();
-      // Durations on the monotonic clock: `now` is the agent's wall clock, which may jump (or be set).
-      const m0 = performance.now();
-      const res = await this.transport.request(`${this.url}${path}`, {
-        ...init,
-        headers: {
-          authorization: `Bearer ${this.token()}`,
-          ...(time ? { [CLOCK_SENT_HEADER]: String(t0) } : {}),
-          ...(own ? { [CLOCK_HEADER]: formatClock(own) } : {}),
-          ...init.headers,
-        },
-        signal: this.signal(signal, timeoutMs),
-      });
-      // the request resolves when the answer's headers arrive: t3, before any body is read.
-      const t3 = this.now();
-      this.times.record(t0, res.headers, t3, performance.now() - m0);
-      // 304: a conditional downlink pull that found nothing (only pullDownlink sends conditions).
-      if (res.ok || res.status === 304) return { ok: true, value: res };
-      return answered(res.status, await readCappedText(res, ERROR_BODY_CAP));
-    } catch (e) {
-      return thrown(e);
-    }
-  }
-
   /** The least send-to-headers time of the last requests answered, ms; null before one was. */
   roundTripMs(): number | null {
-    return this.times.roundTripMs();
+    return this.r.times.roundTripMs();
   }
 
   /** `GET /v1/health`: a cheap reachability check (a down link costs this and nothing else). */
   async probe(): Promise<HopResult<void>> {
-    const r = await this.request('/v1/health', { method: 'GET' });
+    const r = await this.r.request('/v1/health', { method: 'GET' });
     if (!r.ok) return r;
     await readCapped(r.value, ERROR_BODY_CAP);
     return { ok: true, value: undefined };
@@ -196,7 +135,7 @@ export class HopClient {
   ): Promise<HopResult<{ receipts: Receipt[]; bytes: number }>> {
     const body = compressBatch(batch);
     const sources = opts.sources && opts.sources.size > 0 ? formatSourceClocks(opts.sources) : '';
-    const r = await this.request('/v1/bundles', {
+    const r = await this.r.request('/v1/bundles', {
       method: 'POST',
       headers: {
         'content-type': BATCH_CONTENT_TYPE,
@@ -261,12 +200,12 @@ export class HopClient {
     const conditional = hold !== undefined && after !== undefined && this.heldMaxS !== null;
     // A conditional held pull is timed only when the last sample is an hour old: the server's times
     // (and its signed stamp, decision 290) cost ~250 B of answer, and posts are timed anyway.
-    const time = !conditional || this.times.sampleOlderThan(this.now(), HELD_SAMPLE_EVERY_MS);
+    const time = !conditional || this.r.times.sampleOlderThan(this.now(), HELD_SAMPLE_EVERY_MS);
     // Until it is known whether the upstream holds longer than an hour, a held pull says this client reads
     // a longer longest (an older client takes one for garbage, decision 390); one asking more says it anyway.
     const marked = hold !== undefined && this.longHolds === null && waitS <= LEGACY_MAX_STATED_S;
     const watch = watchAnswer(this, waitS, this.opts.stallMs, hold?.signal);
-    const r = await this.request(
+    const r = await this.r.request(
       `/v1/bundles?${q}`,
       {
         method: 'GET',
@@ -282,6 +221,7 @@ export class HopClient {
       false,
       time,
       Math.max(this.timeoutMs, (waitS + 60) * 1000),
+      false,
     );
     watch.begun();
     if (!r.ok) return watch.cut() ?? r;
@@ -323,7 +263,7 @@ export class HopClient {
 
   /** `GET /v1/peer`: who this client's token is upstream and the sites it acts for there. */
   async peerInfo(): Promise<HopResult<PeerInfo>> {
-    const r = await this.request(PEER_PATH, { method: 'GET', headers: { accept: 'application/json' } });
+    const r = await this.r.request(PEER_PATH, { method: 'GET', headers: { accept: 'application/json' } });
     if (!r.ok) return r;
     const read = await readCappedText(r.value, ERROR_BODY_CAP * 16);
     const parsed = PeerInfoSchema.safeParse(read.ok ? safeJson(read.text) : null);
@@ -339,9 +279,12 @@ export class HopClient {
    * docs/decisions/410-independent-downlinks.md).
    */
   async exchangeWire2(message: Uint8Array, signal?: AbortSignal, holdS = 0, pull = false) {
-    const { url, carrier: transport, times, now, maxResponseBytes: maxBytes } = this;
+    const { url, carrier: transport, now, maxResponseBytes: maxBytes } = this;
+    const { times } = this.r;
     const ms = Math.max(this.timeoutMs, (holdS + 60) * 1000);
-    const watch = pull ? watchAnswer(this, holdS, this.opts.stallMs, signal) : null;
+    const watch = pull
+      ? watchAnswer(this, holdS, this.opts.stallMs, signal)
+      : watchPromptAnswer(this, message.length, this.r.promptWatch(), signal);
     const progress = pull ? this.progress() : undefined;
     const t = {
       url,
@@ -349,18 +292,22 @@ export class HopClient {
       times,
       now,
       maxBytes,
-      signal: (s?: AbortSignal) => this.signal(s, ms),
+      signal: (s?: AbortSignal) => this.r.signal(s, ms),
       ...(watch ? { begun: () => watch.begun() } : {}),
       ...(progress ? { progress } : {}),
     };
     const r = await exchangeWire2(t, message, watch?.signal ?? signal);
     watch?.begun();
-    return r.ok ? r : (watch?.cut() ?? r);
+    if (r.ok) return r;
+    // cut for making no progress (or its answer stalled): not on that connection again (h2c)
+    const cut = watch?.cut() ?? (r.code === 'stalled' ? r : null);
+    if (cut) this.carrier.retire();
+    return cut ?? r;
   }
 
   /** `POST /v1/peer/wire2` (bearer token): registers the agent's key; 404: the upstream speaks v1 only. */
   async registerWire2(reg: wire2.Wire2Registration): Promise<HopResult<wire2.Wire2Info>> {
-    return registerWire2((path, init) => this.request(path, init), this.carrier, reg);
+    return registerWire2((path, init) => this.r.request(path, init), this.carrier, reg);
   }
 
   /** What carries this client's hop v2 exchanges now (h2c, or HTTP/1.1 and why). */
@@ -370,7 +317,7 @@ export class HopClient {
 
   /** `POST /v1/status`: this relay's own health, for the upstream to keep and show. */
   async postStatus(status: RelayStatus): Promise<HopResult<void>> {
-    const r = await this.request(STATUS_PATH, {
+    const r = await this.r.request(STATUS_PATH, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(status),
@@ -382,7 +329,7 @@ export class HopClient {
 
   /** Resumable upload of one blob to `/v1/uploads/` (tus); see {@link TusUpload}. */
   upload(blob: TusUpload): Promise<HopResult<void>> {
-    return tusUpload(this.url, this.token(), blob, this.stopping.signal);
+    return tusUpload(this.url, this.r.token(), blob, this.r.stopping.signal, this.opts.transport);
   }
 
   /**
@@ -392,12 +339,13 @@ export class HopClient {
   fetchRange(sha256: string, start: number, end: number, sink: RangeSink, signal?: AbortSignal) {
     return fetchRange(
       `${this.url}/v1/blobs/${sha256}`,
-      this.token(),
+      this.r.token(),
       sha256,
       start,
       end,
       sink,
-      this.signal(signal),
+      this.r.signal(signal),
+      this.opts.transport,
     );
   }
 }

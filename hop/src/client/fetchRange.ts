@@ -1,3 +1,4 @@
+import type { HopTransport } from './hopTransport.js';
 import { failure, type HopFailure, thrown } from './result.js';
 
 /** Where fetched bytes go: each chunk is written (and awaited) before the next is read. */
@@ -25,18 +26,19 @@ export async function fetchRange(
   end: number,
   sink: RangeSink,
   signal: AbortSignal,
+  transport?: HopTransport,
 ): Promise<RangeResult> {
   let offset = start;
   let bytes = 0;
   try {
-    const res = await fetch(blobUrl, {
-      headers: {
-        authorization: `Bearer ${token}`,
-        range: `bytes=${start}-${end}`,
-        'if-range': `"${sha256}"`,
-      },
-      signal,
-    });
+    const headers = {
+      authorization: `Bearer ${token}`,
+      range: `bytes=${start}-${end}`,
+      'if-range': `"${sha256}"`,
+    };
+    const res = transport
+      ? await transport.request(blobUrl, { method: 'GET', headers, signal })
+      : await fetch(blobUrl, { headers, signal });
     if (res.status !== 206 && !(res.status === 200 && start === 0)) {
       await res.body?.cancel();
       const held = res.status === 404 ? ' (the upstream does not hold it yet)' : '';

@@ -37,7 +37,8 @@ interface Session {
 /**
  * HTTP/2 with prior knowledge (h2c) for `http:` upstreams (issue 46): one session per origin, kept across
  * rounds, so every exchange after the first sends its heads as a few bytes of HPACK. A session that closes,
- * is sent GOAWAY or fails is dropped; the next exchange connects again. No pings (an idle session costs
+ * is sent GOAWAY or fails is dropped, and one on which an exchange stalled is retired ({@link retire});
+ * the next exchange connects again. No pings (an idle session costs
  * nothing but TCP keep-alive probes, as the HTTP/1.1 pool's). Answers as a web `Response`, as
  * {@link PlainTransport} does (the body read on demand, decoded from its `Content-Encoding`); an abort
  * signal cancels the stream (RST_STREAM), not the session.
@@ -89,6 +90,20 @@ export class H2cTransport {
       });
       stream.end(body);
     });
+  }
+
+  /**
+   * Takes no new stream on `origin`'s session: an exchange on it stalled (decision 515), and a path that
+   * dropped the connection without a word would take every later exchange with it, as it took that one,
+   * until TCP gives up (minutes). The next exchange connects again, as HTTP/1.1's next request takes a
+   * new socket after a cut; streams still open on the old session (the other held pull) finish there or
+   * are cut by their own deadlines, and the session closes after the last.
+   */
+  retire(origin: string): void {
+    const known = this.sessions.get(origin);
+    if (!known) return;
+    this.sessions.delete(origin);
+    if (!known.s.closed && !known.s.destroyed) known.s.close();
   }
 
   /** Closes every session (shutdown): their open streams end. */

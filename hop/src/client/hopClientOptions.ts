@@ -1,3 +1,4 @@
+import type { HopTransport } from './hopTransport.js';
 import type { Wire2CarrierState } from './wire2Carrier.js';
 
 /** Options of `HopClient`: the upstream, its token, timeouts, caps and clock. */
@@ -27,6 +28,12 @@ export interface HopClientOptions {
   floorBytesPerS?: number;
   /** Carry hop v2 exchanges on h2c where the upstream states it (default true; `http:` only: issue 46). */
   h2c?: boolean;
+  /**
+   * What carries every exchange (default: this process's sockets). Given one, h2c is not tried: the
+   * transport carries v2 as it carries v1 (the deterministic world's network:
+   * docs/decisions/540-deterministic-world.md).
+   */
+  transport?: HopTransport;
   /** Hears what carries the v2 exchanges: after registration, and when h2c is refused on the way. */
   onWire2Carrier?: (s: Wire2CarrierState) => void;
 }

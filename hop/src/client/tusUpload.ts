@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream';
 import { DetailedError, Upload, type UrlStorage } from 'tus-js-client';
+import type { HopTransport } from './hopTransport.js';
 import { answered, failure, type HopResult, thrown } from './result.js';
+import { TransportHttpStack } from './transportHttpStack.js';
 
 /** One blob to upload, and how to resume it. */
 export interface TusUpload {
@@ -25,6 +27,12 @@ export interface TusUpload {
   onProgress?(sent: number, total: number): void;
   /** Aborting keeps the upload on the server (and its URL in storage): the next attempt resumes. */
   signal?: AbortSignal;
+  /**
+   * Cut the upload as `stalled` (retryable; the server keeps what reached it) when this long passes with no
+   * byte sent and no answer: an upstream that takes the request and never answers (a relay's
+   * `forward.stallS`: docs/decisions/535-relay-cuts-a-stalled-upstream.md). Unset: no such cut.
+   */
+  stallMs?: number;
 }
 
 /**
@@ -36,13 +44,26 @@ export function tusUpload(
   token: string,
   blob: TusUpload,
   stopping: AbortSignal,
+  transport?: HopTransport,
 ): Promise<HopResult<void>> {
   const what = `upload of ${blob.sha256.slice(0, 12)}…`;
   const signals = [stopping, ...(blob.signal ? [blob.signal] : [])];
   return new Promise<HopResult<void>>((settle) => {
+    let watchdog: ReturnType<typeof setTimeout> | undefined;
     const resolve = (r: HopResult<void>) => {
+      clearTimeout(watchdog);
       for (const s of signals) s.removeEventListener('abort', onAbort);
       settle(r);
+    };
+    // restarted by every byte sent; runs out only when nothing moved for stallMs
+    const watch = () => {
+      if (blob.stallMs === undefined) return;
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        void upload.abort(false);
+        const s = Math.round((blob.stallMs as number) / 1000);
+        resolve(failure('stalled', `${what}: stalled: nothing sent or answered for ${s} s`, true));
+      }, blob.stallMs);
     };
     const upload = new Upload(blob.body, {
       endpoint: `${url}/v1/uploads/`,
@@ -52,6 +73,7 @@ export function tusUpload(
       uploadSize: blob.size,
       chunkSize: blob.chunkSize ?? 64 * 1024 * 1024,
       retryDelays: null,
+      ...(transport ? { httpStack: new TransportHttpStack(transport) } : {}),
       ...(blob.urlStorage
         ? {
             urlStorage: blob.urlStorage,
@@ -63,7 +85,10 @@ export function tusUpload(
       onUploadUrlAvailable: () => {
         if (upload.url) blob.onUrl?.(upload.url);
       },
-      onProgress: (sent, total) => blob.onProgress?.(sent, total),
+      onProgress: (sent, total) => {
+        watch();
+        blob.onProgress?.(sent, total);
+      },
       onSuccess: () => resolve({ ok: true, value: undefined }),
       onError: (e) => {
         const res = e instanceof DetailedError ? e.originalResponse : null;
@@ -83,6 +108,7 @@ export function tusUpload(
     start
       .then((previous) => {
         if (previous[0]) upload.resumeFromPreviousUpload(previous[0]);
+        watch();
         upload.start();
       })
       .catch((e: unknown) => resolve(thrown(e, what)));

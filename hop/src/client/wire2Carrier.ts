@@ -1,5 +1,6 @@
 import { H2cRefusedError, H2cTransport } from './h2cTransport.js';
-import type { PlainInit, PlainTransport } from './plainRequest.js';
+import type { HopTransport } from './hopTransport.js';
+import type { PlainInit } from './plainRequest.js';
 
 /** After h2c was refused on the way to an upstream, it is tried again this much later (as v2 itself). */
 const TRY_AGAIN_MS = 86_400_000;
@@ -25,7 +26,7 @@ export class Wire2Carrier {
 
   constructor(
     private readonly url: string,
-    private readonly plain: PlainTransport,
+    private readonly plain: HopTransport,
     private readonly allowed: boolean,
     private readonly onChange: (s: Wire2CarrierState) => void = () => {},
     private readonly now: () => number = Date.now,
@@ -69,6 +70,11 @@ export class Wire2Carrier {
       this.note();
       return this.plain.request(url, init);
     }
+  }
+
+  /** An exchange stalled: the next goes on a new h2c connection (`H2cTransport.retire`). */
+  retire(): void {
+    this.h2?.retire(new URL(this.url).origin);
   }
 
   close(): void {

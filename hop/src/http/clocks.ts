@@ -62,13 +62,28 @@ export class PeerClocks {
 
   /** Notes the peer's report on this request, if it made one; returns the peer's latest estimate. */
   note(peer: Peer, ctx: Context): ClockEstimate | null {
-    const reported = parseClock(ctx.get(CLOCK_HEADER));
+    return this.remember(peer.name, parseClock(ctx.get(CLOCK_HEADER)));
+  }
+
+  private remember(name: string, reported: ClockEstimate | null | undefined): ClockEstimate | null {
     if (reported) {
-      this.byPeer.delete(peer.name);
-      this.byPeer.set(peer.name, reported);
+      this.byPeer.delete(name);
+      this.byPeer.set(name, reported);
       if (this.byPeer.size > this.max) this.byPeer.delete(this.byPeer.keys().next().value as string);
     }
-    return this.byPeer.get(peer.name) ?? null;
+    return this.byPeer.get(name) ?? null;
+  }
+
+  /**
+   * The clock of a hop v2 push this node took from its agent (`POST /v2`): the agent's term in the push
+   * (field 10, docs/decisions/495-hop-v2-on-the-agent-link.md) is noted as a v1 peer's `driftline-clock`
+   * is, under the agent's `site/agent` (kept for its next pushes, as a peer's is), and the push's source
+   * is the agent itself, so its clock minus this node's is that term: v1's `site/agent=0;u=0` composed
+   * with it. A trusted clock stays trusted; an agent that never stated a term has no estimate.
+   */
+  ofPush(source: string, reported: ClockEstimate | undefined): SourceClocks {
+    const e = this.remember(source, reported);
+    return (s) => (s === source ? e : null);
   }
 
   /** Koa middleware (after auth): notes what the request's peer reports. */

@@ -67,6 +67,7 @@ export function acceptH2c(server: Server, handler: Handler, o: H2cOptions): void
       socket.off('data', onData);
       socket.off('close', onClose);
       socket.off('end', onEnd);
+      socket.off('error', onError);
       socket.pause();
       if (h2c) {
         handing = socket;
@@ -92,9 +93,13 @@ export function acceptH2c(server: Server, handler: Handler, o: H2cOptions): void
     // the server is half-open (as Node's HTTP server): a client that ends before its first bytes decide
     // is closed here, or its socket would stay and count against its address
     const onEnd = () => socket.destroy();
+    // a client reset before its first bytes decide (a flaky link, a port scan) is dropped, as Node's HTTP
+    // server drops one: unheard, the socket's error was uncaught and stopped the whole relay or hub
+    const onError = () => socket.destroy();
     socket.on('data', onData);
     socket.once('close', onClose);
     socket.once('end', onEnd);
+    socket.on('error', onError);
   });
 
   const closeAll = server.closeAllConnections.bind(server);

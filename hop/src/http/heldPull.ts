@@ -48,18 +48,15 @@ export async function holdPull(
   const statedS = readsLong ? maxS : Math.min(maxS, LEGACY_MAX_STATED_S);
   ctx.set(HELD_HEADER, formatHeld(waitS, statedS, backend.keepHeld));
   const name = ctx.get(HOLDER_HEADER);
-  const memory = backend.keepHeld && HOLDER_PATTERN.test(name) ? backend.held : undefined;
-  const holder = memory ? `${peer.name}\n${name}` : undefined;
+  const holder =
+    backend.keepHeld && backend.held && HOLDER_PATTERN.test(name) ? `${peer.name}\n${name}` : undefined;
+  const last = lastAnswer(backend, q.for, holder);
   const after = q.after ?? '0';
-  const repeats = (p: Page): boolean => {
-    const upTo = holder ? memory?.answeredUpTo(q.for, holder) : undefined;
-    return p.bundles.length > 0 && upTo !== undefined && (compareDecimalCursors(p.cursor, upTo) ?? 1) <= 0;
-  };
   let page = first;
   let quiet = false;
-  const repeat = repeats(page);
+  const repeat = last.repeats(page);
   if (waitS > 0 && backend.waitForDownlink && (page.bundles.length === 0 || repeat)) {
-    if (repeat && holder) memory?.heldRepeat(q.for, holder);
+    if (repeat) last.heldRepeat();
     const token = bearerToken(ctx.get('authorization'));
     const by = holder ? { peer: holder } : undefined;
     const held = await waitHeld(
@@ -76,13 +73,35 @@ export async function holdPull(
     const { end, gone } = held;
     quiet = end === 'superseded';
     page = quiet || gone ? { bundles: [], cursor: after } : await backend.downlink(peer, q);
-    if (repeats(page)) page = { bundles: [], cursor: after };
+    if (last.repeats(page)) page = { bundles: [], cursor: after };
     // revoked while it was held, between two checks: nothing goes to it
     if (credentials && token && page.bundles.length > 0 && !(await credentials.live(token)))
       throw new WireError('unauthorized', 'the bearer token was revoked while this pull was held');
   }
-  if (holder && page.bundles.length > 0) memory?.noteAnswered(q.for, holder, page.cursor);
+  last.answered(page);
   return { ...page, quiet };
+}
+
+/**
+ * A holder's last answer at this node (decision 340), for v1's held pulls and v2's alike: `repeats` says a
+ * page carries only what that answer carried (a pull sent before the answer reached its agent, which is
+ * then held as if it found nothing), `heldRepeat` counts one held so, `answered` notes a page sent. With no
+ * holder, or a node that keeps one held pull per holder, nothing is kept and nothing repeats.
+ */
+export function lastAnswer(backend: HopBackend, site: string, holder: string | undefined) {
+  const memory = holder !== undefined && backend.keepHeld ? backend.held : undefined;
+  return {
+    repeats(p: Page): boolean {
+      const upTo = holder !== undefined ? memory?.answeredUpTo(site, holder) : undefined;
+      return p.bundles.length > 0 && upTo !== undefined && (compareDecimalCursors(p.cursor, upTo) ?? 1) <= 0;
+    },
+    heldRepeat(): void {
+      if (holder !== undefined) memory?.heldRepeat(site, holder);
+    },
+    answered(p: Page): void {
+      if (holder !== undefined && p.bundles.length > 0) memory?.noteAnswered(site, holder, p.cursor);
+    },
+  };
 }
 
 /**

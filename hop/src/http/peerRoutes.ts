@@ -8,7 +8,7 @@ import {
 import type { Context } from 'koa';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
 import { readJsonBody } from './readBody.js';
-import { carriedBy } from './wire2Routes.js';
+import { statedBy } from './wire2Routes.js';
 
 /**
  * `GET /v1/peer`: who the bearer token is here and the sites it acts for. Any peer token may ask, about
@@ -16,17 +16,20 @@ import { carriedBy } from './wire2Routes.js';
  * (docs/decisions/240-peers-and-relay-health.md), and `relay config check --online` to test a token.
  * A node that speaks hop v2 says so (`wire: [1, 2]`): a relay states v2 to its agents only when its
  * upstreams do (docs/decisions/495-hop-v2-on-the-agent-link.md), and what of the hub's v2 messages it carries
- * down (`carries`, decision 505).
+ * down (`carries`, decision 505), and which compact push forms every node to the hub reads (`pushForms`,
+ * decision 510).
  */
 export function getPeer(backend: HopBackend, ctx: Context): void {
   const peer = ctx.state.peer as Peer;
   const v2 = backend.wire2 && (backend.wire2.speaking?.() ?? true) === true ? backend.wire2 : null;
-  const carries = carriedBy(v2);
+  const carries = statedBy(v2, 'carries');
+  const pushForms = statedBy(v2, 'pushForms');
   const body: PeerInfo = {
     name: peer.name,
     sites: [...peer.sites],
     ...(v2 ? { wire: [1, 2] } : {}),
     ...(carries.length > 0 ? { carries } : {}),
+    ...(pushForms.length > 0 ? { pushForms } : {}),
   };
   ctx.set('cache-control', 'no-store');
   ctx.body = body;

@@ -57,7 +57,7 @@ export function dropUnreadBody(
   setHeader: (name: string, value: string) => void,
 ): void {
   if (req.httpVersionMajor < 2) {
-    setHeader('Connection', 'close');
+    closeAfterAnswer(req as IncomingMessage, setHeader);
     return;
   }
   const stream = (res as Http2ServerResponse).stream;
@@ -76,19 +76,49 @@ export function sendError(
 ): void {
   const r = renderError(code, detail);
   const body = JSON.stringify(r.body);
+  if (bodyUnread(req) && req.httpVersionMajor < 2)
+    closeAfterAnswer(req as IncomingMessage, (k, v) => (res as ServerResponse).setHeader(k, v));
   res.writeHead(r.status, {
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(body)),
     ...errorHeaders(r.status),
-    ...(bodyUnread(req) && req.httpVersionMajor < 2 ? { connection: 'close' } : {}),
     ...extra,
   });
   res.end(body);
 }
 
+/** How long a refused HTTP/1.1 connection stays half-closed for its client to read the answer. */
+const LINGER_MS = 2000;
+
+/**
+ * `Connection: close` on the answer, and a lingering close (RFC 9112 §9.6) for the connection whose request
+ * body is unread: where Node would end
+ * and destroy the socket as soon as the answer is sent, it ends it (FIN after the answer), stops reading
+ * and destroys it when the client closes, or {@link LINGER_MS} later. Destroyed at once with the client's
+ * bytes unread, the kernel resets the connection, and a client still sending (a large upload with a wrong
+ * token) can lose the answer that says why: ECONNRESET instead of 401. Nothing more is read meanwhile: the
+ * client's bytes fill the window and it waits.
+ */
+function closeAfterAnswer(req: IncomingMessage, setHeader: (name: string, value: string) => void): void {
+  setHeader('Connection', 'close');
+  const socket = req.socket;
+  socket.destroySoon = () => {
+    socket.end();
+    socket.pause();
+    destroyWithin(socket, LINGER_MS);
+  };
+}
+
+/** Destroys `socket` `ms` from now unless it closed before. */
+function destroyWithin(socket: Socket, ms: number): void {
+  const t = setTimeout(() => socket.destroy(), ms);
+  t.unref();
+  socket.once('close', () => clearTimeout(t));
+}
+
 /**
  * Answers a raw socket that never reached the HTTP layer (too many connections from its address) with
- * a complete HTTP/1.1 error response, then closes it. The socket is destroyed after `lingerMs` at the
+ * a complete HTTP/1.1 error response, then closes it. The socket is destroyed after {@link LINGER_MS} at the
  * latest, so a client that never reads cannot keep it.
  */
 export function refuseSocket(socket: Socket, code: ErrorCode, detail: string, retryAfterS: number): void {
@@ -103,7 +133,5 @@ export function refuseSocket(socket: Socket, code: ErrorCode, detail: string, re
   ].join('\r\n');
   socket.on('error', () => {});
   socket.end(`${head}\r\n\r\n${body}`);
-  const t = setTimeout(() => socket.destroy(), 2000);
-  t.unref();
-  socket.once('close', () => clearTimeout(t));
+  destroyWithin(socket, LINGER_MS);
 }

@@ -5,7 +5,7 @@ import { actsFor } from '../core/scope.js';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
 import type { Wire2Backend, Wire2Sender } from '../ports/Wire2Backend.js';
 import { compressBatch } from '../wire/compress.js';
-import { LEGACY_MAX_HOLD_S, waitHeld } from './heldPull.js';
+import { LEGACY_MAX_HOLD_S, lastAnswer, waitHeld } from './heldPull.js';
 import { readJsonBody, readLimitedBody } from './readBody.js';
 import type { HopRouteDeps } from './routes.js';
 
@@ -53,7 +53,8 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
   // file numbers from 1 again; a replayed old message is idempotent anyway (decision 490)
   d.windows.forget(from);
   const lenient = ctx.get(wire2.WIRE2_H2C_HEADER);
-  const carries = carriedBy(w);
+  const carries = statedBy(w, 'carries');
+  const pushForms = statedBy(w, 'pushForms');
   const info: wire2.Wire2Info = {
     wire: [1, 2],
     from,
@@ -64,14 +65,20 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
     ...(d.h2c && lenient === '1' ? { h2c: true } : {}),
     // the hub's v2 messages this node carries down (decision 505), to an agent that reads leniently
     ...(lenient && carries.length > 0 ? { carries } : {}),
+    // the compact push forms every node to the hub reads (decision 510), likewise
+    ...(lenient && pushForms.length > 0 ? { pushForms } : {}),
   };
   ctx.set('cache-control', 'no-store');
   ctx.body = info;
 }
 
-/** The hub's v2 messages besides acks a node carries down (decision 505), as its answers state them. */
-export function carriedBy(w: Wire2Backend | null | undefined): string[] {
-  return [...(w?.carries?.() ?? [])];
+/**
+ * What a node states in its answers (`GET /v1/peer`, a v2 registration): the hub's v2 messages besides acks
+ * it carries down (`carries`, decision 505), the compact push forms every node to the hub reads
+ * (`pushForms`, decision 510). None where it says nothing.
+ */
+export function statedBy(w: Wire2Backend | null | undefined, what: 'carries' | 'pushForms'): string[] {
+  return [...(w?.[what]?.() ?? [])];
 }
 
 /** Each sender's sequence window (decision 490's replay check), in memory: a restart forgets it, and every kind is idempotent. */
@@ -93,7 +100,8 @@ export class SeqWindows {
 /**
  * `POST /v2` (no bearer token: the message is signed by its sender's registered key): one hop v2 message
  * (decision 490). A `push` goes to the node's `accept` as it came, and is answered with this node's signed
- * `custody` (with the exchange's stamp when the push asked); a `pull` reads the site's downlink after `have`,
+ * `custody` (with the exchange's stamp when the push asked), or 204 when more of its round follows
+ * (`ackLater`, decision 530); a `pull` reads the site's downlink after `have`,
  * held up to `holdS` while nothing is due, and is answered `[cursor, items]` or 204.
  */
 export async function postWire2(d: HopRouteDeps, ctx: Context): Promise<void> {
@@ -139,12 +147,21 @@ async function push(
 ): Promise<void> {
   if (m.to !== wire2.HUB_NODE_ID)
     throw new WireError('bad-request', `a push goes to the hub (0), not ${m.to}`);
-  const [receipt] = await d.backend.accept(sender.peer, [m.bytes]);
+  // the agent's clock term (field 10), composed into the push's source clock as v1's `driftline-clock`
+  const clocks = d.peerClocks.ofPush(`${sender.site}/${sender.agent}`, m.body.clock);
+  const [receipt] = await d.backend.accept(sender.peer, [m.bytes], clocks);
   if (!receipt || receipt.status === 'rejected')
     throw new WireError(
       receipt?.code ?? 'bad-request',
       receipt?.message ?? 'the push was not taken (no receipt): send it again',
     );
+  // More of the round follows (field 11): held, and said so by a bare 204 where this node states
+  // `custody-later` (the agent reads the 204 only then); the custody of the round's next push covers it,
+  // `upTo` being cumulative (docs/decisions/530-custody-with-the-next-push.md)
+  if (m.body.ackLater !== undefined && statedBy(w, 'pushForms').includes(wire2.PUSH_FORM_CUSTODY_LATER)) {
+    ctx.status = 204;
+    return;
+  }
   // A push carries every change since the hub's last ack: custody of push N is custody of what every
   // earlier push carried that the hub has not acknowledged (docs/decisions/495-hop-v2-on-the-agent-link.md).
   const t0 = m.body.t0;
@@ -175,20 +192,29 @@ async function pull(
   const q = { for: asSiteId(sender.site), after: String(m.body.have), limit: PULL_LIMIT };
   let page = await backend.downlink(sender.peer, q);
   const holdS = Math.min(m.body.holdS, backend.maxHoldS ?? LEGACY_MAX_HOLD_S);
-  if (page.bundles.length === 0 && holdS > 0 && backend.waitForDownlink) {
+  const holder = { peer: `${sender.peer.name}\n${sender.agent}` };
+  // a pull sent before the holder's last answer reached it is held as one that found nothing, so one of
+  // its pulls still waits here for what comes next (decision 340, as v1's)
+  const last = lastAnswer(backend, q.for, holder.peer);
+  const repeat = last.repeats(page);
+  if ((page.bundles.length === 0 || repeat) && holdS > 0 && backend.waitForDownlink) {
+    if (repeat) last.heldRepeat();
     // a revoked token cuts the held pulls of the keys it registered at once (decision 411)
     const credential = `wire2:${m.from}`;
-    const holder = { peer: `${sender.peer.name}\n${sender.agent}` };
     const held = await waitHeld(backend, ctx, sender.site, holdS * 1000, holder, d.credentials, credential);
     if (held.revoked)
       throw new WireError('unauthorized', 'the sender’s token was revoked while its pull was held');
+    // what goes if nothing new comes: nothing, at the pull's own cursor
+    if (repeat) page = { bundles: [], cursor: q.after };
     if (held.end !== 'superseded' && !held.gone) {
-      page = await backend.downlink(sender.peer, q);
+      const now = await backend.downlink(sender.peer, q);
+      if (!last.repeats(now)) page = now;
       // revoked between two checks: nothing goes to it
       if (page.bundles.length > 0 && d.credentials && !(await d.credentials.live(credential)))
         throw new WireError('unauthorized', 'the sender’s token was revoked while its pull was held');
     }
   }
+  last.answered(page);
   const refusals = backend.refusalsFor?.(sender.site) ?? [];
   if (page.bundles.length === 0 && refusals.length === 0) {
     ctx.status = 204;

@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 
 /**
+ * The parent this process had when this module loaded, before the program logged that it is ready: read
+ * later, a supervisor killed in between (a test that kills it on the ready line, on a loaded machine) has
+ * already handed the process to init, and the watch would watch init, or nothing.
+ */
+const STARTED_UNDER = process.ppid;
+
+/**
  * For programs a supervisor starts as children (the demo, the simulator, the tests): with
  * `DRIFTLINE_EXIT_WITH_PARENT=1` in its environment a daemon stops as on SIGTERM once the process that
  * started it is gone, so a demo or a test worker killed with SIGKILL leaves no hub, relay or agent behind
@@ -11,11 +18,11 @@ export function stopWithParent(
   stop: () => void,
   env: NodeJS.ProcessEnv = process.env,
   everyMs = 2000,
-  parent: number = process.ppid,
+  parent: number = STARTED_UNDER,
 ): () => void {
   if (env.DRIFTLINE_EXIT_WITH_PARENT !== '1' || parent <= 1) return () => {};
   const timer = setInterval(() => {
-    if (!parentGone(parent)) return;
+    if (!parentGone(parent, STARTED_UNDER)) return;
     clearInterval(timer);
     stop();
   }, everyMs);
@@ -24,18 +31,22 @@ export function stopWithParent(
 }
 
 /**
- * Whether `parent` is no longer this process's parent. On Linux the parent is read from /proc (a parent
- * killed but not yet reaped by its own parent is a zombie: signal 0 still finds it, while this process
- * was already handed to init); elsewhere, signal 0 (no signal is sent; EPERM: there, another user's).
+ * Whether `parent` is gone. Watching the parent this process started under (`first`, the usual case):
+ * gone once this process has another parent, read on Linux from /proc. A killed supervisor is a zombie
+ * until its own parent reaps it, and signal 0 still finds a zombie: a supervisor whose parent was slow
+ * to reap it (a busy test worker, a shell that never waits) once left its agent running for the whole
+ * wait. Watching another pid, or with no /proc: signal 0 (no signal is sent; EPERM: another user's).
  */
-function parentGone(parent: number): boolean {
-  try {
-    if (parent !== process.ppid) throw new Error("not this process's first parent");
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (Number.isInteger(ppid)) return ppid !== parent;
-  } catch {
-    // no /proc (or another pid to watch): ask the pid
+function parentGone(parent: number, first: number): boolean {
+  if (parent === first) {
+    try {
+      const stat = readFileSync('/proc/self/stat', 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (Number.isInteger(ppid)) return ppid !== parent;
+    } catch {
+      // no /proc: Node's own reading
+    }
+    if (process.ppid !== parent) return true;
   }
   try {
     process.kill(parent, 0);

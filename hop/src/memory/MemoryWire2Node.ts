@@ -1,5 +1,5 @@
 import { publicKeyFromText, publicKeyRaw, type Receipt, wire2 } from '@driftline/protocol';
-import type { Peer } from '../ports/HopBackend.js';
+import type { Peer, SourceClocks } from '../ports/HopBackend.js';
 import type { Wire2Backend, Wire2Sender } from '../ports/Wire2Backend.js';
 import { wire2KeyId } from '../wire2/push.js';
 import { MemoryHopBackend } from './MemoryHopBackend.js';
@@ -24,8 +24,12 @@ export class MemoryWire2Node extends MemoryHopBackend {
     sign: () => new Uint8Array(64),
   };
 
-  override async accept(peer: Peer, bundles: readonly Uint8Array[]): Promise<Receipt[]> {
-    const v1 = await super.accept(peer, bundles);
+  override async accept(
+    peer: Peer,
+    bundles: readonly Uint8Array[],
+    clocks?: SourceClocks,
+  ): Promise<Receipt[]> {
+    const v1 = await super.accept(peer, bundles, clocks);
     return bundles.map((bytes, index) => {
       if (!wire2.isWire2Message(bytes)) return v1[index] as Receipt;
       this.pushes.push(bytes.slice());

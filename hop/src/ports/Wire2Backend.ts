@@ -28,6 +28,12 @@ export interface Wire2Backend {
    * Absent: none.
    */
   carries?(): readonly string[];
+  /**
+   * The compact push forms every node from here to the hub reads (`['blob-list', 'changes-dz1']`,
+   * docs/decisions/510-compact-blob-announcements.md): the hub all it reads; a relay those every upstream
+   * states that it reads too. Absent: none.
+   */
+  pushForms?(): readonly string[];
   /** This node's short id, `to` of the pulls it serves (0: the hub). */
   readonly nodeId: number;
   /**

@@ -2,13 +2,19 @@ import { connect, createServer, type Socket } from 'node:net';
 
 /**
  * A TCP forwarder to `127.0.0.1:port` that notes how each connection began (`kinds`): the HTTP/2 preface
- * (`h2c`) or anything else (`http/1.1`). For tests of what carries an exchange.
+ * (`h2c`) or anything else (`http/1.1`). For tests of what carries an exchange. `freeze()` stops carrying
+ * the bytes of every connection open now, both ways, leaving them open (a path that silently dropped
+ * them: a NAT that forgot them, a radio link gone); connections opened after are carried.
  */
 export async function startFirstBytesTap(port: number) {
   const kinds: ('h2c' | 'http/1.1')[] = [];
   const open = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   const server = createServer((client) => {
     const up = connect(port, '127.0.0.1');
+    const pair: [Socket, Socket] = [client, up];
+    pairs.add(pair);
+    client.once('close', () => pairs.delete(pair));
     for (const s of [client, up]) {
       open.add(s);
       s.on('error', () => {});
@@ -28,6 +34,15 @@ export async function startFirstBytesTap(port: number) {
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     kinds,
+    freeze: () => {
+      for (const [client, up] of pairs) {
+        client.unpipe(up);
+        up.unpipe(client);
+        client.pause();
+        up.pause();
+      }
+      pairs.clear();
+    },
     close: () => {
       for (const s of open) s.destroy();
       return new Promise<void>((r) => server.close(() => r()));

@@ -4,6 +4,7 @@ import { Batch } from './ingest/batch.js';
 import { commitBatch } from './ingest/commit.js';
 import type { PathClocks } from './ingest/contact.js';
 import { dedupe } from './ingest/dedupe.js';
+import { DeferredAcks, heldAckRow } from './ingest/deferredAcks.js';
 import { ingestDocument } from './ingest/document.js';
 import { answerOnDownlink } from './ingest/downlink.js';
 import { committedEvent } from './ingest/events.js';
@@ -19,6 +20,8 @@ export type { Committed, IngestDeps } from './ingestTypes.js';
 
 /** Documents merged and committed together at most: a larger batch is taken in parts (`batchParts`). */
 const PART_DOCS = 8;
+/** How often held acks are checked for their time (decision 525). */
+const HELD_ACK_CHECK_MS = 1000;
 
 /**
  * Verify → dedupe → merge → materialise → answer → commit → events (step 7 of docs/architecture.md#the-trip), one batch at a
@@ -39,6 +42,9 @@ export class Ingest {
   readonly directory: Wire2Directory;
   private readonly listeners = new Set<(c: Committed) => void>();
   private readonly rejections: Rejections;
+  /** Acks held for the agent's next push (decision 525), sent when due by `heldAckTimer`. */
+  readonly heldAcks = new DeferredAcks();
+  private heldAckTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly d: IngestDeps) {
     this.acks = new AckSigner(d);
@@ -113,13 +119,54 @@ export class Ingest {
       const merging = startMerges(replicas, await dedupe(b, accepted));
       // Merged concurrently, read one document at a time, in order: later documents see earlier cells.
       for (const doc of merging) await ingestDocument(b, this.d, doc, peerName, clocks);
-      await answerOnDownlink(b, this.rejections, this.acks);
+      await answerOnDownlink(b, this.rejections, this.acks, this.heldAcks);
       await commitBatch(store, replicas, b);
+      this.heldAcks.applyAll(b.heldAcks.values());
       return b;
     });
+    if (this.heldAcks.size > 0 && !this.heldAckTimer) {
+      // one check at a time: ingest held up for minutes (a slow store) queues one, not one a second
+      let checking = false;
+      this.heldAckTimer = setInterval(() => {
+        if (checking) return;
+        checking = true;
+        void this.sendHeldAcks(false).finally(() => {
+          checking = false;
+        });
+      }, HELD_ACK_CHECK_MS);
+      this.heldAckTimer.unref();
+    }
     const event = committedEvent(b);
     if (event) for (const fn of this.listeners) fn(event);
     return b.receipts as Receipt[];
+  }
+
+  /**
+   * Sends the held acks that are due (`all`: every one, as the hub stops), in turn with ingest so a push
+   * being taken finds its agent's held ack or its successor, never both gone (decision 525).
+   */
+  sendHeldAcks(all: boolean): Promise<void> {
+    const next = this.chain.then(async () => {
+      const due = this.heldAcks.due(all ? Number.POSITIVE_INFINITY : this.d.clock.now());
+      if (this.heldAcks.size === 0 && this.heldAckTimer) {
+        clearInterval(this.heldAckTimer);
+        this.heldAckTimer = null;
+      }
+      if (due.length === 0) return;
+      const downlink = await Promise.all(due.map((h) => heldAckRow(this.d.store, this.acks, h)));
+      await this.d.store.commit({ downlink });
+    });
+    this.chain = next.catch((e: unknown) =>
+      this.d.log.warn({ err: e }, 'held acks were not sent: the agents’ next pushes bring them'),
+    );
+    return this.chain as Promise<void>;
+  }
+
+  /** Stops the held acks' timer, sending every ack held (before the store closes). */
+  async close(): Promise<void> {
+    await this.sendHeldAcks(true);
+    if (this.heldAckTimer) clearInterval(this.heldAckTimer);
+    this.heldAckTimer = null;
   }
 
   /** The document of each v2 push in a batch, by index, read before any part locks its documents. */

@@ -5,6 +5,7 @@ import {
   DocRunSchema,
   isUnchangedPlan,
   READS_INLINE_PUBLICATIONS,
+  READS_WIRE2_GIT_HEADS,
   READS_WIRE2_PUBLICATIONS,
 } from '@driftline/protocol';
 import type { AgentRow, CellRow, RunRow } from '../ports/HubStore.js';
@@ -142,6 +143,7 @@ export function materialise(
             platform: facts.platform ?? null,
             readsInline: facts.reads?.includes(READS_INLINE_PUBLICATIONS) === true,
             readsWire2Publications: facts.reads?.includes(READS_WIRE2_PUBLICATIONS) === true,
+            readsWire2GitHeads: facts.reads?.includes(READS_WIRE2_GIT_HEADS) === true,
             factsReportedAt: toHub(facts.reportedAt),
           }
         : null,

@@ -87,6 +87,12 @@ export interface MergeOutput {
   readsConfirmed?: boolean;
   /** The agent writes its quiet rounds as heartbeat changes (decision 500): its v2 ack says the hub rebuilds them. */
   writesHeartbeats?: boolean;
+  /**
+   * The document holds changes it cannot apply yet: they depend on changes the hub never received (a push
+   * an upstream took custody of and lost, so the next carried only what came after). Stored, they apply
+   * once those arrive; until then `heads` is what the hub holds, not what the bundles carried.
+   */
+  waitsForDeps?: boolean;
 }
 
 export function mergeDoc(input: MergeInput): MergeOutput {
@@ -215,9 +221,10 @@ export function mergeDoc(input: MergeInput): MergeOutput {
     }
     segments.push(read(h.getHeads()));
     const added = accepted.reduce((n, c) => n + c.length, 0);
+    const waitsForDeps = h.getMissingDeps([]).length > 0;
     const whole =
       accepted.length > 0 &&
-      h.getMissingDeps([]).length === 0 &&
+      !waitsForDeps &&
       (input.stored.length + accepted.length > input.maxChunks ||
         stored - base + added > base * input.maxGrowth);
     return {
@@ -231,6 +238,7 @@ export function mergeDoc(input: MergeInput): MergeOutput {
       readsConfirmed: new DocReader(h).hasConfirmed(),
       // read only for a v2 push's ack: not on every merge
       writesHeartbeats: rebuiltAny || (input.wire2 === true && writesHeartbeats(h, input.docId)),
+      ...(waitsForDeps ? { waitsForDeps: true } : {}),
     };
   } finally {
     h.free();

@@ -13,6 +13,14 @@ import {
 } from '@driftline/protocol';
 import type { AgentRow } from '../ports/HubStore.js';
 
+/** What the hub keeps of a hop v2 push for its ack (decisions 495, 525). */
+export interface Wire2Pushed {
+  from: number;
+  seq: number;
+  tip: Uint8Array;
+  ackLaterS?: number;
+}
+
 export { KeyCache } from '@driftline/protocol';
 
 /** Why a bundle was refused; also the label of the refusal counter. */
@@ -33,8 +41,11 @@ export type Verified =
       payload: DocDeltaPayload;
       agent: AgentRow;
       doc: { id: string; site: string; agent: string; epoch: number };
-      /** A hop v2 push (decision 495): its sender's short id, its sequence and its signature's `tip`, for the ack. */
-      wire2?: { from: number; seq: number; tip: Uint8Array };
+      /**
+       * A hop v2 push (decision 495): its sender's short id, its sequence and its signature's `tip`, for
+       * the ack; `ackLaterS`: the ack may wait for the agent's next push this long (decision 525).
+       */
+      wire2?: Wire2Pushed;
       /** A v2 push's heartbeat: the change the merge rebuilds after `payload.changes` (decision 500). */
       heartbeat?: wire2.HeartbeatBody;
     }

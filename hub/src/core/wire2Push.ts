@@ -136,7 +136,12 @@ export async function verifyWire2Push(
     payload: { epoch, changes, blobs, ...(sealed ? { sealed } : {}) },
     agent,
     doc: { id: doc, site: who.site, agent: who.agent, epoch },
-    wire2: { from: m.from, seq: m.seq, tip: await wire2.messageTip(m.signature) },
+    wire2: {
+      from: m.from,
+      seq: m.seq,
+      tip: await wire2.messageTip(m.signature),
+      ...(body.ackLater ? { ackLaterS: body.ackLater } : {}),
+    },
     ...(heartbeat ? { heartbeat } : {}),
   };
 }

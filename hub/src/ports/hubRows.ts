@@ -65,6 +65,8 @@ export interface AgentRow {
   readsInline?: boolean;
   /** The agent takes the hub's compact v2 publication manifest (its `reads` fact; decision 505). */
   readsWire2Publications?: boolean;
+  /** The agent takes a git bundle's heads packed in that manifest (its `reads` fact; decision 520). */
+  readsWire2GitHeads?: boolean;
   /** When the agent reported these facts, corrected to hub time. */
   factsReportedAt?: number | null;
 }

@@ -1,7 +1,10 @@
 import { MAX_INLINE_PUBLICATION_BYTES, MAX_SUPERSEDES } from '../bundle.js';
+import type { ClockEstimate } from '../clock.js';
 import { FILE_KINDS } from '../publications.js';
 import type { Value } from './cbor.js';
+import { MAX_GIT_HEADS_BYTES, unpackGitHeads } from './gitHeads.js';
 import { type HeartbeatBody, MAX_HEARTBEAT_GAPS_BYTES } from './heartbeat.js';
+import { clockFromValue, clockToValue } from './pushClock.js';
 
 /**
  * The kinds of hop v2 message and their bodies (docs/decisions/490-hop-v2-wire-format.md). A body is a
@@ -17,6 +20,8 @@ export const kindName = (n: number): KindName | undefined => KIND_NAMES.find((k)
 export const MAX_CHANGES_BYTES = 4 * 1024 * 1024;
 /** Most bytes of a cumulative bitmap (`above`): 8,192 sequences past the cumulative one. */
 export const MAX_ABOVE_BYTES = 1024;
+/** Longest a push may ask its ack to wait for the agent's next push, seconds (push field 11, decision 525). */
+export const MAX_ACK_LATER_S = 3600;
 /** Longest hold a pull may ask, seconds (as v1's `MAX_DOWNLINK_WAIT_S`). */
 export const MAX_HOLD_S = 86_400;
 
@@ -26,8 +31,12 @@ export interface PushBody {
   epoch: number;
   /** Automerge changes (`saveSince` the acknowledged heads), as v1's doc-delta carries them. */
   changes?: Uint8Array;
-  /** `br`: `changes` are brotli-compressed (the receiver inflates within its cap, S8). */
-  changesEncoding?: 'br';
+  /**
+   * `br`: `changes` are brotli-compressed; `dz1`: raw deflate against the shared dictionary
+   * (`changesDictionary.ts`, decision 510), sent only where every node says it reads it (`PUSH_FORM_DZ1`).
+   * The receiver inflates within its cap (S8).
+   */
+  changesEncoding?: 'br' | 'dz1';
   /** Cells re-planned unchanged, and when (the quiet-round form). */
   heartbeat?: HeartbeatBody;
   /** No change will follow in this epoch. */
@@ -41,6 +50,23 @@ export interface PushBody {
   blobs?: Uint8Array;
   /** The round holds a failed plan: relays forward it first (v1's `failure` priority). */
   failure?: true;
+  /**
+   * The same announcements in binary (`blobList.ts`, decision 510), never beside `blobs`: sent only where
+   * every node on the way says it reads them (`PUSH_FORM_BLOB_LIST`).
+   */
+  blobList?: Uint8Array;
+  /**
+   * The agent's clock minus its upstream's (the node it sent this push to), as v1's `driftline-clock`
+   * (`pushClock.ts`): signed with the push, sent only where every node on the way says it reads it
+   * (`PUSH_FORM_CLOCK`). The first node composes it into the push's source clock (decision 070).
+   */
+  clock?: ClockEstimate;
+  /**
+   * More of the round follows within this many seconds: the hub may ack this push with the agent's next
+   * one (whose ack covers it, by heads), or after these seconds at the latest (decision 525). Sent only
+   * where every node on the way says it reads it (`PUSH_FORM_ACK_LATER`).
+   */
+  ackLater?: number;
 }
 
 /** `pull`, agent → its relay: a held pull, and the cumulative receipt of the downlink. */
@@ -98,6 +124,11 @@ export interface PublicationBody {
   size?: number;
   /** Earlier publications of the same name and kind it replaces there, 16-byte ids concatenated. */
   supersedes?: Uint8Array;
+  /**
+   * A git bundle's header packed (`gitHeads.ts`, decision 520): the file is its unpacked heads followed by
+   * `inline`. Sent only to sites whose every agent, and every relay on the way, says it reads it.
+   */
+  gitHeads?: Uint8Array;
 }
 
 export interface Bodies {
@@ -108,7 +139,7 @@ export interface Bodies {
   publication: PublicationBody;
 }
 
-type FieldType = 'uint' | 'bytes' | 'text' | 'true' | 'stamp' | 'heartbeat' | 'encoding';
+type FieldType = 'uint' | 'bytes' | 'text' | 'true' | 'stamp' | 'heartbeat' | 'encoding' | 'clock';
 interface Field {
   key: number;
   name: string;
@@ -119,6 +150,8 @@ interface Field {
   min?: number;
   /** bytes: exact length. */
   len?: number;
+  /** encoding: the encodings it may name (default `br` alone). */
+  encodings?: readonly EncodingName[];
 }
 
 const HEARTBEAT: Field[] = [
@@ -137,12 +170,15 @@ export const FIELDS: Record<KindName, Field[]> = {
   push: [
     { key: 1, name: 'epoch', type: 'uint', required: true, min: 1 },
     { key: 2, name: 'changes', type: 'bytes', max: MAX_CHANGES_BYTES },
-    { key: 3, name: 'changesEncoding', type: 'encoding' },
+    { key: 3, name: 'changesEncoding', type: 'encoding', encodings: ['br', 'dz1'] },
     { key: 4, name: 'heartbeat', type: 'heartbeat' },
     { key: 5, name: 'sealed', type: 'true' },
     { key: 6, name: 't0', type: 'uint' },
     { key: 7, name: 'blobs', type: 'bytes', max: 256 * 1024 },
     { key: 8, name: 'failure', type: 'true' },
+    { key: 9, name: 'blobList', type: 'bytes', max: 256 * 1024 },
+    { key: 10, name: 'clock', type: 'clock' },
+    { key: 11, name: 'ackLater', type: 'uint', min: 1, max: MAX_ACK_LATER_S },
   ],
   pull: [
     { key: 1, name: 'have', type: 'uint', required: true },
@@ -172,11 +208,13 @@ export const FIELDS: Record<KindName, Field[]> = {
     { key: 6, name: 'sha256', type: 'bytes', len: 32 },
     { key: 7, name: 'size', type: 'uint' },
     { key: 8, name: 'supersedes', type: 'bytes', max: 16 * MAX_SUPERSEDES },
+    { key: 9, name: 'gitHeads', type: 'bytes', max: MAX_GIT_HEADS_BYTES },
   ],
 };
 
-/** Encodings of `changesEncoding` on the wire. */
-const ENCODINGS = { br: 1 } as const;
+/** Encodings of a compressed field on the wire (`changesEncoding`, `gapsEncoding`). */
+const ENCODINGS = { br: 1, dz1: 2 } as const;
+type EncodingName = keyof typeof ENCODINGS;
 
 function fieldsToMap(fields: Field[], body: Record<string, unknown>): Map<number, Value> {
   const out = new Map<number, Value>();
@@ -184,7 +222,8 @@ function fieldsToMap(fields: Field[], body: Record<string, unknown>): Map<number
     const v = body[f.name];
     if (v === undefined) continue;
     if (f.type === 'heartbeat') out.set(f.key, fieldsToMap(HEARTBEAT, v as Record<string, unknown>));
-    else if (f.type === 'encoding') out.set(f.key, ENCODINGS[v as 'br']);
+    else if (f.type === 'encoding') out.set(f.key, ENCODINGS[v as EncodingName]);
+    else if (f.type === 'clock') out.set(f.key, clockToValue(v as ClockEstimate));
     else out.set(f.key, v as Value);
   }
   return out;
@@ -223,14 +262,20 @@ function readField(
       return { ok: true, value: v };
     case 'true':
       return v === true ? { ok: true, value: true } : bad('is not true (leave it out instead)');
-    case 'encoding':
-      return v === ENCODINGS.br ? { ok: true, value: 'br' } : bad(`names no known encoding (${String(v)})`);
+    case 'encoding': {
+      const name = (f.encodings ?? ['br']).find((e) => ENCODINGS[e] === v);
+      return name ? { ok: true, value: name } : bad(`names no known encoding (${String(v)})`);
+    }
     case 'stamp':
       return Array.isArray(v) && v.length === 3 && v.every(isUint)
         ? { ok: true, value: v }
         : bad('is not three uint times [t0, t1, t2]');
     case 'heartbeat':
       return v instanceof Map ? readFields(HEARTBEAT, v, `${where} heartbeat`) : bad('is not a map');
+    case 'clock': {
+      const c = clockFromValue(v);
+      return c.ok ? c : bad(c.reason);
+    }
   }
 }
 
@@ -273,6 +318,8 @@ export function bodyFromValue<K extends KindName>(
       return { ok: false, reason: 'push body has neither changes nor heartbeat' };
     if (p.changesEncoding && !p.changes)
       return { ok: false, reason: 'push body names an encoding without changes' };
+    if (p.blobs && p.blobList)
+      return { ok: false, reason: 'push body carries its blobs twice (fields 7 and 9)' };
   }
   if (kind === 'ack') {
     const a = r.value as unknown as AckBody;
@@ -290,6 +337,21 @@ export function bodyFromValue<K extends KindName>(
         ok: false,
         reason: 'publication body must carry either the file (5 inline) or its sha256 and size (6, 7)',
       };
+    if (p.gitHeads) {
+      const file =
+        p.inline && p.fileKind === FILE_KINDS.indexOf('git') && unpackGitHeads(p.gitHeads, p.inline);
+      if (!file)
+        return {
+          ok: false,
+          reason:
+            'publication body field 9 (gitHeads) must be packed git bundle heads, beside a git file inline (5)',
+        };
+      if (file.length > MAX_INLINE_PUBLICATION_BYTES)
+        return {
+          ok: false,
+          reason: `publication body's git bundle is ${file.length} bytes unpacked, over the ${MAX_INLINE_PUBLICATION_BYTES} an inline file may be`,
+        };
+    }
     if (p.supersedes && p.supersedes.length % 16 !== 0)
       return {
         ok: false,

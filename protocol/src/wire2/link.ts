@@ -72,9 +72,48 @@ export const Wire2InfoSchema = z.object({
   h2c: z.boolean().optional(),
   /** As `GET /v1/peer`'s: the hub's v2 messages besides acks this node carries down (decision 505). */
   carries: z.array(z.string().max(40)).max(16).optional(),
+  /** As `GET /v1/peer`'s: the compact push forms every node from here to the hub reads (decision 510). */
+  pushForms: z.array(z.string().max(40)).max(16).optional(),
 });
 /** What `carries` names for the hub's compact publication manifests (decision 505). */
 export const CARRIES_PUBLICATIONS = 'publication';
+/** What `carries` names for compact publications with a git bundle's heads packed (field 9, decision 520). */
+export const CARRIES_GIT_HEADS = 'publication-git-heads';
+/**
+ * Every `carries` name this build carries: a relay states no name its upstreams state that it does not know
+ * itself (a later one may need a relay that reads it).
+ */
+export const CARRIED: readonly string[] = [CARRIES_PUBLICATIONS, CARRIES_GIT_HEADS];
+/** What `pushForms` names for blob announcements in binary (push field 9, decision 510). */
+export const PUSH_FORM_BLOB_LIST = 'blob-list';
+/** What `pushForms` names for changes deflated against the shared dictionary (`dz1`, decision 510). */
+export const PUSH_FORM_DZ1 = 'changes-dz1';
+/**
+ * What `pushForms` names for the agent's clock term, push field 10 (decision 495's clock terms): a relay
+ * that states it composes the term into the push's source clock, as v1's `driftline-clock`.
+ */
+export const PUSH_FORM_CLOCK = 'clock';
+/**
+ * What `pushForms` names for push field 11, `ackLater` (decision 525): the hub may ack a push of a round
+ * under way with the agent's next push, or after the seconds it names.
+ */
+export const PUSH_FORM_ACK_LATER = 'ack-later';
+/**
+ * What `pushForms` names for custody with the next push (decision 530): the node answers a push that
+ * carries `ackLater` with 204 once it holds it, and its next custody (`upTo`, cumulative) covers it.
+ */
+export const PUSH_FORM_CUSTODY_LATER = 'custody-later';
+/**
+ * The push forms this build reads (decision 510). A relay decodes every push it carries strictly, so
+ * it states only those of its upstreams' forms that are here too; a relay older than the field states none.
+ */
+export const PUSH_FORMS: readonly string[] = [
+  PUSH_FORM_BLOB_LIST,
+  PUSH_FORM_DZ1,
+  PUSH_FORM_CLOCK,
+  PUSH_FORM_ACK_LATER,
+  PUSH_FORM_CUSTODY_LATER,
+];
 export type Wire2Info = z.infer<typeof Wire2InfoSchema>;
 
 /**

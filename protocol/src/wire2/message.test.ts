@@ -38,6 +38,8 @@ const samples: Message[] = [
     seq: 5,
     body: { upTo: 12, tip: new Uint8Array(8).fill(9), committedAt: 1_700_000_001_000, readsConfirmed: true },
   },
+  // a push of a round under way: its ack may come with the next push, or after 600 s (decision 525)
+  { kind: 'push', from: 7, to: 0, seq: 14, body: { epoch: 2, changes: Uint8Array.of(4), ackLater: 600 } },
 ];
 
 describe('hop v2 messages', () => {
@@ -150,6 +152,20 @@ describe('hop v2 messages', () => {
   it('refuses to encode a body its kind does not allow', async () => {
     const empty = { kind: 'push', from: 1, to: 0, seq: 1, body: { epoch: 1 } } as Message;
     await expect(encodeMessage(empty, agent.privateKey)).rejects.toThrow(/neither changes nor heartbeat/);
+    // an ack asked to wait no time, or longer than an hour (push field 11, decision 525)
+    for (const [ackLater, says] of [
+      [0, /field 11 \(ackLater\) is 0, under 1/],
+      [3601, /field 11 \(ackLater\) is 3601, over 3600/],
+    ] as const) {
+      const m = {
+        kind: 'push',
+        from: 1,
+        to: 0,
+        seq: 1,
+        body: { epoch: 1, changes: Uint8Array.of(1), ackLater },
+      };
+      await expect(encodeMessage(m as Message, agent.privateKey)).rejects.toThrow(says);
+    }
     const seq0 = { ...samples[2]!, seq: 0 } as Message;
     await expect(encodeMessage(seq0, agent.privateKey)).rejects.toThrow(/seq 0 is not a positive integer/);
   });

@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import type { HopTransport } from '@driftline/hop/client';
 import { Ticker } from '@driftline/hop/timing';
 import type { Logger } from 'pino';
 import type { RelayBackend } from '../adapters/hop/RelayBackend.js';
@@ -29,6 +30,8 @@ export interface RelayLoopDeps {
   now(): number;
   random(): number;
   log: Logger;
+  /** What carries the fetches (default: sockets). */
+  transport?: HopTransport;
 }
 
 /**
@@ -65,7 +68,7 @@ export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
     restMs: cfg.forward.idleMs,
     onError: (err) => void log.error({ err }, 'forwarding step failed'),
   });
-  const fetcher = new RangeFetcher(d.backend.blobDir, cfg.forward.requestTimeoutMs);
+  const fetcher = new RangeFetcher(d.backend.blobDir, cfg.forward.requestTimeoutMs, d.transport);
   const fetchUpstreams = d.upstreams.map((u, i) => ({ ...u, retryAt: () => slots[i]?.retryAt ?? 0 }));
   // Files their manifests carried (decision 360), until the fetch loop keeps them; lost with a restart,
   // they are fetched by Range like any other.

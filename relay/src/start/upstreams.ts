@@ -1,4 +1,4 @@
-import { tokenFromFile } from '@driftline/hop/client';
+import { type HopTransport, tokenFromFile } from '@driftline/hop/client';
 import type { Logger } from 'pino';
 import type { RelayKey } from '../adapters/fs/relayKey.js';
 import { HttpUpstream } from '../adapters/http/HttpUpstream.js';
@@ -13,7 +13,7 @@ import type { UpstreamSlot } from '../core/Forwarder.js';
 export function relayUpstreams(
   cfg: RelayConfig,
   upstreams: ResolvedUpstream[],
-  deps: { now: () => number; log: Logger; key: RelayKey; chains: CustodyChains },
+  deps: { now: () => number; log: Logger; key: RelayKey; chains: CustodyChains; transport?: HopTransport },
 ): { http: HttpUpstream[]; slots: UpstreamSlot[] } {
   const { log } = deps;
   const tokenOf = (u: ResolvedUpstream, file: string | undefined) =>
@@ -36,6 +36,8 @@ export function relayUpstreams(
         cfg.limits.maxResponseBytes,
         deps.now,
         { key: deps.key, chains: deps.chains },
+        cfg.forward.stallS * 1000,
+        deps.transport,
       ),
   );
   const slots: UpstreamSlot[] = upstreams.map((u, i) => ({

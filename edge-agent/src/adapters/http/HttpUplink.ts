@@ -1,4 +1,4 @@
-import { HopClient, type HopFailure } from '@driftline/hop/client';
+import { HopClient, type HopFailure, type HopTransport } from '@driftline/hop/client';
 import {
   bundleRef,
   type ClockEstimate,
@@ -52,6 +52,8 @@ export interface HttpUplinkOptions {
   wire2?: Omit<Wire2LinkOptions, 'now'>;
   /** Carry v2 on h2c where the upstream states it (`sync.h2c`, default true; issue 46). */
   h2c?: boolean;
+  /** What carries the exchanges (default: sockets; a deterministic world's links in simulation). */
+  transport?: HopTransport;
 }
 
 /** Most bundles one record names (a record stays well under the header's cap). */
@@ -83,6 +85,7 @@ export class HttpUplink implements Uplink {
       trustedClock: opts.trustedClock ?? false,
       h2c: opts.h2c ?? true,
       onWire2Carrier: (c) => opts.wire2?.state.noteCarrier(this.url, c),
+      ...(opts.transport ? { transport: opts.transport } : {}),
     });
     this.url = this.client.url;
     this.wire2 = opts.wire2 ? new Wire2Link(this.client, { ...opts.wire2, now: opts.now ?? Date.now }) : null;
@@ -91,6 +94,11 @@ export class HttpUplink implements Uplink {
   /** This agent's clock minus the upstream's (docs/decisions/070-clock-offsets.md); null before an exchange. */
   clock(): ClockEstimate | null {
     return this.client.clock();
+  }
+
+  /** The agent's stop: every exchange in progress ends `aborted` (`HopClient.abort`), uploads pause. */
+  abort(): void {
+    this.client.abort();
   }
 
   async probe(): Promise<UplinkResult<void>> {

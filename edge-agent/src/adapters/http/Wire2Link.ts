@@ -1,4 +1,4 @@
-import { encodePush } from '@driftline/hop';
+import { ackLaterField, encodePush, pushFormsOf } from '@driftline/hop';
 import { type HopClient, type HopFailure, readRefusalsJson } from '@driftline/hop/client';
 import {
   type BundleHeader,
@@ -22,6 +22,13 @@ const refusalsOf = (json: string | undefined): { refusals?: RelayRefusal[] } => 
 
 /** After an upstream said it speaks v1 only, it is asked again this much later (decision 490 §5). */
 const ASK_AGAIN_MS = 86_400_000;
+/**
+ * A registration is renewed this long after it was made: what the upstream states (`carries`, `pushForms`)
+ * follows its own upgrades and its hub's within a day, not only at the agent's restart (decision 510).
+ */
+export const REGISTER_AGAIN_MS = 86_400_000;
+/** A renewal that failed (busy, unreachable) is tried again this much later; the old one serves meanwhile. */
+const RENEW_RETRY_MS = 600_000;
 
 export interface Wire2LinkOptions {
   site: string;
@@ -37,6 +44,11 @@ export interface Wire2LinkOptions {
    * `heartbeatForm`, decision 500); used once a hub ack said the hub rebuilds heartbeats.
    */
   heartbeatForm?: (epoch: number, changes: Uint8Array) => HeartbeatForm | null;
+  /**
+   * Seconds within which more of a cron round follows (the ledger's `ackLaterS`): a push then asks its ack
+   * to come with the next push, where every node on the way reads that (decision 525).
+   */
+  ackLaterS?: () => number | undefined;
 }
 
 const asUplink = (f: HopFailure): UplinkResult<never> => ({
@@ -73,6 +85,11 @@ export function custodyProblem(body: Uint8Array, info: wire2.Wire2Info, seq: num
 export class Wire2Link {
   private info: wire2.Wire2Info | null = null;
   private askedAt = Number.NEGATIVE_INFINITY;
+  /** When {@link info} is registered again ({@link REGISTER_AGAIN_MS} on, sooner after a failed renewal). */
+  private renewAt = Number.NEGATIVE_INFINITY;
+  /** Since when v2 has been spoken with this node (a renewal keeps it: `edge-agent status` says so). */
+  private since = 0;
+  private registering: Promise<wire2.Wire2Info | null> | null = null;
 
   constructor(
     private readonly client: HopClient,
@@ -81,17 +98,29 @@ export class Wire2Link {
 
   /** The upstream's v2 info, registering first when needed; null: speak v1 to it for now. */
   async ready(): Promise<wire2.Wire2Info | null> {
-    if (this.info) return this.info;
-    if (this.o.now() - this.askedAt < ASK_AGAIN_MS) return null;
+    if (this.info && this.o.now() < this.renewAt) return this.info;
+    // one registration at a time: a push and held pulls may all ask at once
+    this.registering ??= this.register().finally(() => {
+      this.registering = null;
+    });
+    return this.registering;
+  }
+
+  /** Registers (again, a day after the last: {@link REGISTER_AGAIN_MS}); what `ready` answers. */
+  private async register(): Promise<wire2.Wire2Info | null> {
+    const was = this.info;
+    if (!was && this.o.now() - this.askedAt < ASK_AGAIN_MS) return null;
     const named = { site: this.o.site, agent: this.o.agent, publicKey: this.o.publicKey };
     const r = await this.client.registerWire2(await wire2.signRegistration(named, this.o.privateKey));
     if (r.ok) {
       this.info = r.value;
+      this.renewAt = this.o.now() + REGISTER_AGAIN_MS;
+      if (was?.node !== r.value.node) this.since = this.o.now();
       const carrier = this.client.wire2Carrier();
       this.o.state.noteLink(this.client.url, {
         wire: 2,
         node: r.value.node,
-        since: this.o.now(),
+        since: this.since,
         ...carrier,
         ...(r.value.carries?.length ? { carries: [...r.value.carries] } : {}),
       });
@@ -106,6 +135,9 @@ export class Wire2Link {
       // taken, a key not the enrolled one) is not mended by asking again at once: v1 for a day, said in
       // status. A token refused (401), a busy or starting node: v1 for this exchange, asked again next time.
       this.fallBack(r.message);
+    } else if (was) {
+      // renewing failed for now (busy, unreachable, a token being rotated): as it was, asked again soon
+      this.renewAt = this.o.now() + RENEW_RETRY_MS;
     }
     return this.info;
   }
@@ -135,25 +167,41 @@ export class Wire2Link {
     deltas: { header: BundleHeader; payload: DocDeltaPayload }[],
   ): Promise<UplinkResult<Receipt[]> | null> {
     const by = info.node === wire2.HUB_NODE_ID ? 'hub' : `node ${info.node}`;
+    // the compact forms every node on the way to the hub reads (decision 510)
+    const forms = pushFormsOf(info.pushForms);
+    const ackLaterS = forms.ackLater ? this.o.ackLaterS?.() : undefined;
     const receipts: Receipt[] = [];
     for (const [index, { header, payload }] of deltas.entries()) {
       const seq = this.o.state.seq();
       const hb = this.o.state.rebuildsHeartbeats
         ? this.o.heartbeatForm?.(payload.epoch, payload.changes)
         : null;
+      // the agent's clock minus this node's, from the node's custody stamps, as v1's `driftline-clock`:
+      // written only where every node on the way reads it (forms.clock)
       const message = await encodePush(
         { ...payload, ...(hb ?? {}), priority: header.priority },
-        { from: info.from, seq, t0: this.o.now() },
+        { from: info.from, seq, t0: this.o.now(), clock: this.client.clock(), ackLaterS },
         this.o.privateKey,
+        forms,
       );
-      // the hub's ack names this push by its sequence and signature: what it carried is pruned then
+      // the hub's ack names this push by its sequence and signature: what it carried is pruned then. Not
+      // a push of no change (a blob announced again): an ack of it says nothing of the heads, and an older
+      // hub named one after a lost push, so the lost run was taken as acknowledged (decision 495); its ack
+      // is passed over, the blob announced again later
       const signature = message.subarray(message.length - SIGNATURE_BYTES);
-      this.o.state.notePush(seq, await wire2.messageTip(signature), {
-        doc: header.doc ?? '',
-        heads: [...(header.heads ?? [])],
-      });
+      if (payload.changes.length > 0 || hb)
+        this.o.state.notePush(seq, await wire2.messageTip(signature), {
+          doc: header.doc ?? '',
+          heads: [...(header.heads ?? [])],
+        });
       const r = await this.exchange(message);
       if (r.ok) {
+        // more of the round follows: a node stating `custody-later` holds the push and says so by 204, its
+        // custody of the round's next push (cumulative) covering this one (decision 530)
+        if (forms.custodyLater && ackLaterField(forms, ackLaterS) && r.value.status === 204) {
+          receipts.push({ bundleId: header.id, index, status: 'stored', by });
+          continue;
+        }
         // the node's word that it holds this push: its custody message, to this agent, covering this seq
         const wrong = custodyProblem(r.value.body, info, seq);
         if (wrong)

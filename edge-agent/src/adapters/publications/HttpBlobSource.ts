@@ -1,4 +1,4 @@
-import { HopClient } from '@driftline/hop/client';
+import { HopClient, type HopTransport } from '@driftline/hop/client';
 import type { BlobSource, PublicationFiles } from '../../core/publications/ports.js';
 
 /**
@@ -9,10 +9,18 @@ export class HttpBlobSource implements BlobSource {
   private readonly clients: HopClient[];
 
   constructor(
-    upstreams: readonly { url: string; token: string | (() => string) }[],
+    upstreams: readonly { url: string; token: string | (() => string); transport?: HopTransport }[],
     timeoutMs = 30 * 60_000,
   ) {
-    this.clients = upstreams.map((u) => new HopClient({ url: u.url, token: u.token, timeoutMs }));
+    this.clients = upstreams.map(
+      (u) =>
+        new HopClient({
+          url: u.url,
+          token: u.token,
+          timeoutMs,
+          ...(u.transport ? { transport: u.transport } : {}),
+        }),
+    );
   }
 
   async fetchInto(sha: string, start: number, end: number, files: PublicationFiles) {

@@ -1,3 +1,4 @@
+import type { HopTransport } from '@driftline/hop/client';
 import { Ticker } from '@driftline/hop/timing';
 import type { BlobManifest, DocPublicationState } from '@driftline/protocol';
 import type { AgentConfig } from '../../config.js';
@@ -24,7 +25,7 @@ export function startPublications(
     ledger: PublicationLedger;
     onStates: (states: Record<string, DocPublicationState>) => void;
   },
-  upstreams: { url: string; token: string | (() => string) }[],
+  upstreams: { url: string; token: string | (() => string); transport?: HopTransport }[],
   now: () => number,
   log: Logger,
   retryMs = config.publications.retryMs,

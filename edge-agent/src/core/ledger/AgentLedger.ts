@@ -39,14 +39,15 @@ import {
   nothingHeld,
 } from './heldResults.js';
 import { LedgerDocument } from './LedgerDocument.js';
-import { newsWaitMs } from './newsWait.js';
+import { confirmationWaitMs, newsWaitMs } from './newsWait.js';
 import { pendingDeltas } from './pending.js';
 import { planRequestChange } from './planRequestLog.js';
 import { enforceQueueBound, queueBytes } from './queueBound.js';
 import { recordBatch } from './recordBatch.js';
 import { agentRejection, type PushRecord, pushWrites, rejectionWrites } from './resend.js';
+import { RoundUnderWay } from './roundUnderWay.js';
 import { readStatus } from './status.js';
-import { lastStallOf, newUpstream, STALLS, stallsOf, upstreamResult } from './upstreams.js';
+import { newUpstream, pullResultWrites, stallWrites, upstreamWrites } from './upstreams.js';
 
 export type { AgentLedgerOptions } from './LedgerDocument.js';
 
@@ -59,9 +60,8 @@ export type { AgentLedgerOptions } from './LedgerDocument.js';
  */
 export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   /**
-   * The hub said (an ack's `readsConfirmed`) that it reads unchanged re-plans written apart from their
-   * cells: from then on this process writes them so (decision 330). Not kept across restarts: until the
-   * first ack after one, confirmations rewrite their cells, which every hub reads.
+   * The hub said (an ack's `readsConfirmed`) that it reads unchanged re-plans written apart from their cells:
+   * this process writes them so (decision 330); until the first ack after a restart they rewrite their cells.
    */
   private confirmApart = false;
   /** How this process writes unchanged re-plans now: as heartbeat changes on hop v2 (decision 500). */
@@ -70,8 +70,8 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   }
   /** Results held out of the document: cells by key, changed plans' run entries (decision 370; `heldResults.ts`). */
   private held: HeldResults = loadHeld(this.storage, this.opts.now(), this.opts.holdNewsMs);
-  /** The facts of the last batch held: written with the held results. */
-  private heldFacts: AgentFacts | undefined;
+  private readonly round = new RoundUnderWay(this.opts.holdConfirmationsMs, this.opts.resendAfterMs);
+  private heldFacts: AgentFacts | undefined; // the facts of the last batch held, written with the results
   private readonly forms = new HeartbeatForms(this.storage, this.docs);
 
   record(input: RecordRunInput): RecordRunResult {
@@ -89,6 +89,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     if (inputs.length === 0) return [];
     this.flushFacts();
     const now = this.opts.now();
+    this.round.recorded(opts.moreComing === true, inputs, now);
     const before = this.docs.doc;
     const recordedIn = this.docs.epoch;
     let next: AgentAutomergeDoc = before;
@@ -102,7 +103,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       batch = recordBatch(w, before, this.docs.facts, inputs, recordedIn, depth, now, this.confirmMode, hold);
       next = batch.doc;
       if (next === before)
-        return this.holdRecorded(w, inputs, batch, recordedIn, now, this.newsWaits(inputs));
+        return this.holdRecorded(w, inputs, batch, recordedIn, now, this.holdWaits(inputs));
       const heldCount = this.held.cells.size + this.held.runs.size;
       if (heldCount > 0) w.heldCleared = true;
       let row = this.currentRow();
@@ -156,9 +157,9 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     batch: ReturnType<typeof recordBatch>,
     epoch: number,
     now: number,
-    waits: ReadonlyMap<string, number>,
+    waits: ReturnType<AgentLedger['holdWaits']>,
   ): RecordRunResult[] {
-    const { held, cells, runs } = holdBatch(this.held, batch.held, epoch, now, waits);
+    const { held, cells, runs } = holdBatch(this.held, batch.held, epoch, now, waits.runs, waits.cells);
     w.heldCells = cells;
     w.heldRuns = runs;
     let queue = this.queueEstimate + batch.added;
@@ -181,16 +182,23 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     return this.held.cells.get(key) ?? readCell(this.docs.doc, key);
   }
 
-  /** How long each input's news may wait for its round (decision 485): a cell's first result never does. */
-  private newsWaits(inputs: readonly RecordRunInput[]): Map<string, number> {
-    const waits = new Map<string, number>();
+  /**
+   * How long each input's news may wait for its round, by run id (decision 485: a cell's first result
+   * never does), and how long a cron round's confirmation may, by cell key (decision 370: half the
+   * cadence, the shortest where a cell recurs; absent: `holdConfirmationsMs`).
+   */
+  private holdWaits(inputs: readonly RecordRunInput[]) {
+    const runs = new Map<string, number>();
+    const cells = new Map<string, number>();
     for (const i of inputs) {
       const key = cellKey(i.summary.environment, i.summary.component, i.cellRef);
       const first = this.shownCell(key) === undefined;
       const run = { status: i.summary.status, scheduledEveryS: i.scheduledEveryS, first };
-      waits.set(i.runId, newsWaitMs(run, this.opts.holdNewsMs));
+      runs.set(i.runId, newsWaitMs(run, this.opts.holdNewsMs));
+      const confirm = confirmationWaitMs(i.scheduledEveryS);
+      if (confirm !== undefined) cells.set(key, Math.min(cells.get(key) ?? confirm, confirm));
     }
-    return waits;
+    return { runs, cells };
   }
 
   /** Writes the held results (and the held batch's facts) into the document as one change. */
@@ -245,6 +253,11 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     return n;
   }
 
+  /** Seconds within which more of a cron round follows, for a push's `ackLater` (decision 525). */
+  ackLaterS(): number | undefined {
+    return this.round.ackLaterS(this.opts.now());
+  }
+
   pending(): PendingDelta[] {
     this.flushFacts();
     if (heldDue(this.held, this.opts.now(), this.holdLimits())) this.writeHeld();
@@ -263,33 +276,20 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   }
 
   recordPushFailure(upstream: string, error: string): void {
-    const w: AgentWriteSet = {};
-    upstreamResult(w, this.storage.upstream(upstream), upstream, error, this.opts.now());
-    this.commit(w);
+    this.commit(upstreamWrites(this.storage, upstream, error, this.opts.now()));
   }
 
   recordPullResult(upstream: string, error: string | null): void {
-    const row = this.storage.upstream(upstream);
-    const now = this.opts.now();
-    const fresh =
-      row && row.consecutiveFailures === 0 && row.lastOkAt !== null && now - row.lastOkAt < 60_000;
-    if (error === null && fresh) return;
-    const w: AgentWriteSet = {};
-    upstreamResult(w, row, upstream, error, now);
-    this.commit(w);
+    const w = pullResultWrites(this.storage, upstream, error, this.opts.now());
+    if (w) this.commit(w);
+  }
+
+  upstreamDown(upstream: string): boolean {
+    return (this.storage.upstream(upstream)?.consecutiveFailures ?? 0) > 0;
   }
 
   recordStall(upstream: string, error: string): void {
-    const w: AgentWriteSet = {};
-    upstreamResult(w, this.storage.upstream(upstream), upstream, error, this.opts.now());
-    const c = (name: string) => this.storage.counter(name);
-    w.counters = {
-      ...w.counters,
-      [STALLS]: c(STALLS) + 1,
-      [stallsOf(upstream)]: c(stallsOf(upstream)) + 1,
-      [lastStallOf(upstream)]: this.opts.now(),
-    };
-    this.commit(w);
+    this.commit(stallWrites(this.storage, upstream, error, this.opts.now()));
   }
 
   /**

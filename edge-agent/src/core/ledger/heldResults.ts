@@ -27,6 +27,12 @@ export interface HeldResults extends HeldAfter {
    * id; absent: not at all. Stored with its row, so a restart keeps it waiting until then (`loadHeld`).
    */
   runWaitUntil: Map<string, number>;
+  /**
+   * Until when each held cell's confirmation may wait when a cron round ran it (ledger clock: its first
+   * hold plus half the shortest cadence it was held with, `confirmationWaitMs`), by cell key; absent:
+   * `confirmationsMs` after its first hold. Kept in memory only: after a restart, `confirmationsMs` holds.
+   */
+  heldUntil: Map<string, number>;
 }
 
 export const nothingHeld = (): HeldResults => ({
@@ -35,6 +41,7 @@ export const nothingHeld = (): HeldResults => ({
   heldAt: new Map(),
   runHeldAt: new Map(),
   runWaitUntil: new Map(),
+  heldUntil: new Map(),
 });
 
 /** How long held confirmations may wait (decision 370); a changed plan's wait is its own (decision 485). */
@@ -72,7 +79,8 @@ export function loadHeld(
 /**
  * After a batch was held: what is held now (`after`, from `recordRuns`, taken as it is) with each cell's
  * first hold time, and the rows to upsert (the cells and run entries this batch added or changed).
- * `waits`: how long this batch's changed plans may wait, by run id (absent: not at all).
+ * `waits`: how long this batch's changed plans may wait, by run id (absent: not at all); `cellWaits`: how
+ * long this batch's cells may wait when a cron round ran them, by cell key (absent: `confirmationsMs`).
  */
 export function holdBatch(
   before: HeldResults,
@@ -80,13 +88,19 @@ export function holdBatch(
   epoch: number,
   now: number,
   waits: ReadonlyMap<string, number> = new Map(),
+  cellWaits: ReadonlyMap<string, number> = new Map(),
 ): { held: HeldResults; cells: HeldCellRow[]; runs: HeldRunRow[] } {
   const heldAt = new Map<string, number>();
+  const heldUntil = new Map<string, number>();
   const cells: HeldCellRow[] = [];
   const runs: HeldRunRow[] = [];
   for (const [cellKey, cell] of after.cells) {
     const at = before.heldAt.get(cellKey) ?? now;
     heldAt.set(cellKey, at);
+    const wait = cellWaits.get(cellKey);
+    const earlier = before.heldUntil.get(cellKey);
+    const until = wait === undefined ? earlier : Math.min(earlier ?? Number.POSITIVE_INFINITY, at + wait);
+    if (until !== undefined) heldUntil.set(cellKey, until);
     if (before.cells.get(cellKey) !== cell)
       cells.push({ cellKey, epoch, cell: canonicalJson(cell), heldAt: at });
   }
@@ -101,21 +115,27 @@ export function holdBatch(
     if (at === undefined)
       runs.push({ runId, epoch, run: canonicalJson(run), heldAt: now, waitUntil: until ?? null });
   }
-  return { held: { ...after, heldAt, runHeldAt, runWaitUntil }, cells, runs };
+  return { held: { ...after, heldAt, runHeldAt, runWaitUntil, heldUntil }, cells, runs };
 }
 
 /**
  * Whether the next bundle should carry the held results now: a failed plan at once; a changed plan once
  * its wait is over (0 unless a scheduled round ran it: docs/decisions/485-news-waits-for-its-round.md);
- * confirmations once held `confirmationsMs` (the round's last result writes them all before that).
+ * confirmations once held `confirmationsMs`, or half their cadence when a cron round ran them (the round's
+ * last result writes them all before that; a round whose plans outlast their cadence never ends).
  */
 export function heldDue(held: HeldResults, now: number, limits: HoldLimits): boolean {
   // every held run has its cell held with it; a run alone (not expected) is not kept waiting
   if (held.runs.size > 0 && held.cells.size === 0) return true;
   for (const run of held.runs.values()) if (isFailureStatus(run.summary.status)) return true;
   for (const runId of held.runHeldAt.keys()) if (now >= (held.runWaitUntil.get(runId) ?? now)) return true;
-  for (const at of held.heldAt.values()) if (now - at >= limits.confirmationsMs) return true;
+  for (const [key, at] of held.heldAt) if (now >= confirmationDue(held, key, at, limits)) return true;
   return false;
+}
+
+/** When a held cell's confirmation goes at the latest (ledger clock). */
+function confirmationDue(held: HeldResults, key: string, at: number, limits: HoldLimits): number {
+  return Math.min(at + limits.confirmationsMs, held.heldUntil.get(key) ?? Number.POSITIVE_INFINITY);
 }
 
 /** What `edge-agent status` says of the held results: counts, the oldest hold, when they go at the latest. */
@@ -125,9 +145,9 @@ export function heldSummary(held: HeldResults, limits: HoldLimits) {
   const due = (t: number) => {
     if (dueBy === null || t < dueBy) dueBy = t;
   };
-  for (const at of held.heldAt.values()) {
+  for (const [key, at] of held.heldAt) {
     if (since === null || at < since) since = at;
-    due(at + limits.confirmationsMs);
+    due(confirmationDue(held, key, at, limits));
   }
   for (const [runId, at] of held.runHeldAt) due(held.runWaitUntil.get(runId) ?? at);
   return { cells: held.cells.size, runs: held.runs.size, since, dueBy };

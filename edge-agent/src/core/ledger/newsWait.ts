@@ -24,3 +24,13 @@ export function newsWaitMs(run: NewsWaitInput, newsHoldMs: number): number {
   if (!(every > 0) || !(newsHoldMs > 0)) return 0;
   return Math.min(newsHoldMs, every * 100); // a tenth of the cadence, in ms
 }
+
+/**
+ * Milliseconds a cron round's confirmation (an unchanged plan) may wait for the round's end at most: half
+ * the cell's cadence (docs/decisions/370-one-change-per-push.md, change of 2026-11-30), below the ledger's
+ * `holdConfirmationsMs` where that is shorter. A round whose plans outlast their cadence never ends: its
+ * next firing is queued before its last result is recorded. Absent: no schedule ran the plan.
+ */
+export function confirmationWaitMs(scheduledEveryS: number | undefined): number | undefined {
+  return scheduledEveryS && scheduledEveryS > 0 ? scheduledEveryS * 500 : undefined;
+}

@@ -27,13 +27,17 @@ export function readStatus(
   let lastPush: StoreStatus['lastPush'] = push
     ? { at: push.createdAt, ok: isCustody(push.receipt), upstream: push.upstream, detail: push.receipt }
     : null;
-  // A failure newer than the last push (no receipt at all) is what the last push attempt was.
+  // A failure newer than the last push (no receipt at all) is what the last push attempt was, while no
+  // upstream has answered since: once one has (the failed one back, or another's pull), the agent is in
+  // contact and the last push is the one an upstream took (an upstream's own state is on its line).
   const failure = upstreams.reduce<(typeof upstreams)[number] | undefined>(
     (a, u) => (u.lastErrorAt !== null && (!a || u.lastErrorAt > (a.lastErrorAt ?? 0)) ? u : a),
     undefined,
   );
-  if (failure?.lastErrorAt && (!lastPush || failure.lastErrorAt > lastPush.at))
-    lastPush = { at: failure.lastErrorAt, ok: false, upstream: failure.url, detail: failure.lastError };
+  const failedAt = failure?.lastErrorAt ?? null;
+  const answeredSince = failedAt !== null && upstreams.some((u) => (u.lastOkAt ?? 0) > failedAt);
+  if (failure && failedAt !== null && (!lastPush || failedAt > lastPush.at) && !answeredSince)
+    lastPush = { at: failedAt, ok: false, upstream: failure.url, detail: failure.lastError };
   const acks = epochs.flatMap((e) => (e.ackedAt === null ? [] : [e.ackedAt]));
   const dropped = storage.counter(DROPPED_BLOBS);
   return {

@@ -76,3 +76,42 @@ describe('DownlinkPulls on a path that cuts long holds', () => {
     expect(p.warned).toEqual([]);
   });
 });
+
+describe('DownlinkPulls standing, when one lane fails', () => {
+  it("ends the run at once, cutting the other lane's held pull, so the cycle pulls again now", async () => {
+    // The first pull of the run learns that the upstream keeps two; then lane A's pull fails (its token
+    // revoked) while lane B's is held for its whole hold (sent with the new token: the link works).
+    const held: Array<{ signal?: AbortSignal; resolve: (o: PullOutcome) => void }> = [];
+    const pulls = new DownlinkPulls({
+      engine: {
+        pullOnce: (hold) =>
+          new Promise<PullOutcome>((resolve) => {
+            const entry = { signal: hold?.signal, resolve };
+            hold?.signal?.addEventListener('abort', () => resolve({ ...cut, errors: ['u: aborted'] }));
+            held.push(entry);
+          }),
+      },
+      intervalMs: 30_000,
+      holdS: 900,
+      setTimer: () => () => {},
+      now: () => 0,
+    });
+    // learn that it holds and keeps two
+    const first = pulls.pull(true);
+    await new Promise((r) => setTimeout(r, 0));
+    held[0]?.resolve({ ...nothing, keep: 2, heldS: 900 });
+    await first;
+    const outcomes: PullOutcome[] = [];
+    const run = pulls.standing(
+      () => true,
+      (o) => outcomes.push(o),
+    );
+    await new Promise((r) => setTimeout(r, 0));
+    expect(held).toHaveLength(3); // two lanes, a pull each
+    held[1]?.resolve({ ...cut, errors: ['u: HTTP 401 the token was revoked'] });
+    // the run ends without waiting for lane B's hold to end: its pull is cut by the agent itself
+    await run;
+    expect(held[2]?.signal?.aborted).toBe(true);
+    expect(outcomes.map((o) => o.errors[0])).toEqual(['u: HTTP 401 the token was revoked', 'u: aborted']);
+  });
+});

@@ -74,12 +74,16 @@ export class DownlinkPulls {
     return next;
   }
 
-  /** One pull now, beside any other (only `standing` runs two at once, each its own held pull). */
-  private async once(hold: boolean): Promise<PullOutcome> {
+  /**
+   * One pull now, beside any other (only `standing` runs two at once, each its own held pull); `cut` ends
+   * it early as `stop` does (a standing run that ended).
+   */
+  private async once(hold: boolean, cut?: AbortSignal): Promise<PullOutcome> {
     const on = this.deps.holdS > 0;
     const waitS = hold && on ? Math.min(this.deps.holdS, this.capS) : 0;
     const t0 = this.deps.now();
-    const o = await this.deps.engine.pullOnce(on ? { waitS, signal: this.abort.signal } : undefined);
+    const signal = cut ? AbortSignal.any([this.abort.signal, cut]) : this.abort.signal;
+    const o = await this.deps.engine.pullOnce(on ? { waitS, signal } : undefined);
     const took = this.deps.now() - t0;
     if (o.upstream !== null && o.errors.length === 0) {
       this.holds = o.held === true;
@@ -154,7 +158,10 @@ export class DownlinkPulls {
    * (docs/decisions/340-no-gap-between-held-pulls.md).
    */
   async standing(up: () => boolean, onOutcome: (o: PullOutcome) => void): Promise<number> {
-    const run = { pulls: 0, ended: false };
+    // A lane whose pull failed ends the run and cuts the other lane's held pull: the cycle then pulls again
+    // at once (after a failure, unheld), so a link that works again (a rotated token, an upstream back) is
+    // seen now, not when that held pull's hold ends, hours later perhaps.
+    const run = { pulls: 0, ended: false, cut: new AbortController() };
     const go = () => !this.stopped && !run.ended && this.holds && up() && run.pulls < MAX_PULLS;
     const lanes = Math.max(1, Math.min(this.keep, this.deps.lanes ?? 2, 2));
     await Promise.all(Array.from({ length: lanes }, () => this.lane(run, go, onOutcome)));
@@ -163,7 +170,7 @@ export class DownlinkPulls {
 
   /** One lane of `standing`: held pulls one after another, the next sent early where the hold is known. */
   private async lane(
-    run: { pulls: number; ended: boolean },
+    run: { pulls: number; ended: boolean; cut: AbortController },
     go: () => boolean,
     onOutcome: (o: PullOutcome) => void,
   ): Promise<void> {
@@ -174,7 +181,7 @@ export class DownlinkPulls {
     const early = new Set<Promise<void>>();
     while (go()) {
       const t0 = this.deps.now();
-      const answer = this.once(true);
+      const answer = this.once(true, run.cut.signal);
       const renewMs = this.renewAfterMs();
       let cancel = () => {};
       const renew =
@@ -194,6 +201,7 @@ export class DownlinkPulls {
       landed(o);
       if (o.upstream === null) {
         run.ended = true;
+        run.cut.abort();
         break;
       }
       if (this.deps.now() - t0 < MIN_REPULL_MS && !this.hadAny(o)) await this.sleep(MIN_REPULL_MS);

@@ -110,6 +110,8 @@ export interface PullOutcome {
 export class SyncEngine {
   /** Upstreams whose last request failed: they get a cheap probe before a batch is sent again. */
   private readonly suspect = new Set<string>();
+  /** Set by {@link abortExchanges}: the agent is stopping. */
+  private stopping = false;
   /** What comes down: verified, handled one at a time across upstreams (downlinkHandler.ts). */
   private readonly downlink: DownlinkHandler;
   /** When an upstream last took a push (agent clock); null: not since start. */
@@ -205,15 +207,28 @@ export class SyncEngine {
     return false;
   }
 
+  /**
+   * The agent is stopping: every exchange in progress is cut (what it carried goes again at the next
+   * start) instead of waited for, and a cut one is not its upstream's failure.
+   */
+  abortExchanges(): void {
+    this.stopping = true;
+    for (const u of this.deps.uplinks) u.abort?.();
+  }
+
   /** A push or probe that failed: a refusal of the credential (401/403, issue 42) or another failure. */
   private failed(
     up: Uplink,
-    r: { error: string; status?: number },
+    r: { error: string; status?: number; stalled?: boolean },
     errors: string[],
     refusals: Refusal[],
   ): void {
+    // cut by the agent's own stop: the upstream did nothing wrong (`status` would say DOWN until the next push)
+    if (this.stopping) return;
     this.suspect.add(up.url);
-    this.deps.store.recordPushFailure(up.url, r.error);
+    // an answer due at once that did not begin in time (decision 515): a stall, counted as a downlink's is
+    if (r.stalled) this.deps.store.recordStall(up.url, r.error);
+    else this.deps.store.recordPushFailure(up.url, r.error);
     if (r.status === 401 || r.status === 403)
       refusals.push({ upstream: up.url, reason: r.error.replace(/^HTTP 40[13] /, '') });
     else errors.push(`${up.url}: ${r.error}`);
@@ -266,10 +281,16 @@ export class SyncEngine {
     const answered = await Promise.all(
       uplinks.map(async (up) => {
         const sent = this.deps.store.downlinkCursor(up.url);
+        // After a failure (a revoked token since replaced, an upstream back), one pull is answered at once:
+        // `status` then says the upstream works now, not when a held pull ends, hours later perhaps.
+        const prompt = hold !== undefined && hold.waitS > 0 && this.deps.store.upstreamDown(up.url);
+        const asked = hold && { ...hold, ...(prompt ? { waitS: 0 } : {}) };
         // A held pull names its agent: the upstream then keeps two of them (decision 340).
-        const r = await up.pullDownlink(this.deps.site, sent, hold && { ...hold, holder: this.deps.agent });
+        const r = await up.pullDownlink(this.deps.site, sent, asked && { ...asked, holder: this.deps.agent });
         if (!r.ok) {
-          out.errors.push(`${up.url}: ${r.error}`);
+          // a pull the agent cut itself (its stop, a standing run that ended) says nothing of the upstream
+          const ours = hold?.signal?.aborted === true || this.stopping;
+          if (!ours) out.errors.push(`${up.url}: ${r.error}`);
           if (r.stalled) {
             // cut for making no progress: counted, and `status` names the upstream (decision 410)
             out.stalled = [...(out.stalled ?? []), up.url];
@@ -278,14 +299,13 @@ export class SyncEngine {
               { upstream: up.url, err: r.error },
               `downlink from ${up.url} stalled and was cut; other upstreams are not held up by it`,
             );
-          }
-          // a pull cut by the agent's own stop says nothing of the upstream
-          else if (!hold?.signal?.aborted) this.deps.store.recordPullResult(up.url, r.error);
+          } else if (!ours) this.deps.store.recordPullResult(up.url, r.error);
           return false;
         }
         this.deps.store.recordPullResult(up.url, null);
         const { heldS, keep, holdMaxS } = r.value;
-        if (r.value.held) Object.assign(out, { held: true, heldS, keep, holdMaxS });
+        // an answer at once says nothing of how long this upstream holds
+        if (r.value.held) Object.assign(out, { held: true, ...(prompt ? {} : { heldS }), keep, holdMaxS });
         for (const bytes of r.value.bundles) await this.downlink.handleInTurn(bytes, out, up.url);
         for (const n of r.value.refusals ?? []) this.downlink.onRelayRefusal(n, out, up.url);
         const held = this.deps.store.downlinkCursor(up.url);

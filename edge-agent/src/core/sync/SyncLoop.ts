@@ -4,7 +4,8 @@ import { DownlinkPulls } from './DownlinkPulls.js';
 import type { PullOutcome, PushOutcome, SyncEngine } from './SyncEngine.js';
 
 export interface SyncLoopDeps {
-  engine: Pick<SyncEngine, 'pushOnce' | 'pullOnce' | 'uploadBlobsOnce'>;
+  engine: Pick<SyncEngine, 'pushOnce' | 'pullOnce' | 'uploadBlobsOnce'> &
+    Partial<Pick<SyncEngine, 'abortExchanges'>>;
   /** Time between cycles while the link works. */
   intervalMs: number;
   /** First retry delay after a failure; doubles up to `backoffCapMs` (full jitter). */
@@ -271,6 +272,9 @@ export class SyncLoop {
     this.stopped = true;
     for (const lane of this.lanes) lane.pulls.stop();
     this.abort.abort();
+    // an exchange in progress is not waited for: an upstream minutes away, or hung, would hold the stop
+    // until the grace cuts it (edge-agent run); what it carried goes again at the next start
+    this.deps.engine.abortExchanges?.();
     await this.ticker.stop();
     await Promise.all(this.lanes.map((l) => l.standing));
     await Promise.all(this.lanes.map((l) => l.pulling?.catch(() => null)));

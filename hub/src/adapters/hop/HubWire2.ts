@@ -11,9 +11,17 @@ import type { AgentRow } from '../../ports/HubStore.js';
 export class HubWire2 implements Wire2Backend {
   readonly nodeId = 0;
 
-  /** The hub sends compact publication manifests to sites whose agents read them (decision 505). */
+  /**
+   * The hub sends compact publication manifests (decision 505), with a git bundle's heads packed (decision
+   * 520), to sites whose agents read them.
+   */
   carries(): readonly string[] {
-    return [wire2.CARRIES_PUBLICATIONS];
+    return wire2.CARRIED;
+  }
+
+  /** The hub reads every compact push form (decision 510). */
+  pushForms(): readonly string[] {
+    return wire2.PUSH_FORMS;
   }
 
   constructor(

@@ -71,17 +71,27 @@ export class Publisher {
   /**
    * Per site, the manifest's form: the file inline where asked (`always`: every site, `buildManifests`'
    * default) or where every live agent reads inline manifests (decision 360), and the compact v2 form
-   * where every live agent reads that (decision 505). A site with no live agent gets v1's fetched form.
+   * where every live agent reads that (decision 505), a git bundle's heads packed in it likewise (decision
+   * 520). A site with no live agent gets v1's fetched form.
    */
   private async formsFor(
     sites: readonly string[],
     kept: Buffer[] | null,
     always: boolean,
-  ): Promise<{ inline?: Uint8Array; inlineSites?: string[]; wire2Sites?: string[] }> {
+  ): Promise<{
+    inline?: Uint8Array;
+    inlineSites?: string[];
+    wire2Sites?: string[];
+    gitHeadsSites?: string[];
+  }> {
     // One site (the usual `--site`): the store's query by site, not every agent of the fleet.
     const reads = siteReads(await this.d.store.listAgents(sites.length === 1 ? sites[0] : undefined));
     const wire2Sites = sites.filter((site) => reads.get(site)?.wire2 === true);
-    const forms = wire2Sites.length > 0 ? { wire2Sites } : {};
+    const gitHeadsSites = wire2Sites.filter((site) => reads.get(site)?.gitHeads === true);
+    const forms = {
+      ...(wire2Sites.length > 0 ? { wire2Sites } : {}),
+      ...(gitHeadsSites.length > 0 ? { gitHeadsSites } : {}),
+    };
     if (!kept) return forms;
     const inline = new Uint8Array(Buffer.concat(kept));
     if (always) return { ...forms, inline };

@@ -12,6 +12,8 @@ import type {
 import type { Committed } from '../ingestTypes.js';
 import { readCell } from '../refCells.js';
 import type { Refusal } from '../rejections.js';
+import type { Wire2Pushed } from '../verify.js';
+import type { HeldAck } from './deferredAcks.js';
 
 /** The parts of the write set every batch fills (the rest come from the maps below at commit). */
 export type BatchWrites = Required<
@@ -64,7 +66,7 @@ export class Batch {
       /** The agent writes heartbeat changes (decision 500): its v2 ack says the hub rebuilds them. */
       writesHeartbeats?: boolean;
       /** The last bundle taken was a hop v2 push: acked by a v2 message naming it (decision 495). */
-      wire2?: { from: number; seq: number; tip: Uint8Array } | undefined;
+      wire2?: Wire2Pushed | undefined;
     }
   >();
   /** Documents whose bundles claimed another agent: not acked. */
@@ -77,6 +79,11 @@ export class Batch {
   readonly refusals: Refusal[] = [];
   /** One receipt per bundle, by its index in the batch; null until a step decides. */
   readonly receipts: (Receipt | null)[];
+  /**
+   * Acks held for agents' next pushes as this batch leaves them, by `site\nagent` (null: none held):
+   * applied to `Ingest.heldAcks` once the batch commits (decision 525).
+   */
+  readonly heldAcks = new Map<string, { site: string; agent: string; hold: HeldAck | null }>();
   private readonly lookups = new Map<string, Promise<AgentRow | null>>();
 
   constructor(

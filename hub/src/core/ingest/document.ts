@@ -81,7 +81,12 @@ export async function ingestDocument(
       heads: out.heads,
       readsConfirmed: out.readsConfirmed === true,
       writesHeartbeats: out.writesHeartbeats === true,
-      wire2: v.wire2,
+      // Acked by a v2 message naming the push only when the hub holds the heads the agent signed it at
+      // (docs/decisions/495-hop-v2-on-the-agent-link.md): a push carries only what came after the last
+      // custody, so when an upstream took custody of an earlier push and lost it, the push's changes wait
+      // for the lost ones, or it carried none (blob announcements only). Then the ack is v1's, of the
+      // heads the hub holds, and the agent sends what came after them again (D4).
+      wire2: (v.payload.changes.length > 0 || v.heartbeat) && !out.waitsForDeps ? v.wire2 : undefined,
     });
   }
   await read(segment);

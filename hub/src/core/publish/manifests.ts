@@ -40,19 +40,32 @@ export interface PublishInput {
    * every relay on the way carries it, decision 505); default none.
    */
   wire2Sites?: readonly string[];
+  /**
+   * Of `wire2Sites`, those whose agents (and relays on the way) read a git bundle's heads packed (decision
+   * 520): an inline `git` file goes so there.
+   */
+  gitHeadsSites?: readonly string[];
 }
 
-/** Which manifest form each site's live agents read: inline files (decision 360), compact (decision 505). */
+/**
+ * Which manifest form each site's live agents read: inline files (decision 360), compact (decision 505), a
+ * git bundle's heads packed in the compact form (decision 520).
+ */
 export function siteReads(
-  agents: readonly Pick<AgentRow, 'site' | 'revokedAt' | 'readsInline' | 'readsWire2Publications'>[],
-): Map<string, { inline: boolean; wire2: boolean }> {
-  const out = new Map<string, { inline: boolean; wire2: boolean }>();
+  agents: readonly Pick<
+    AgentRow,
+    'site' | 'revokedAt' | 'readsInline' | 'readsWire2Publications' | 'readsWire2GitHeads'
+  >[],
+): Map<string, { inline: boolean; wire2: boolean; gitHeads: boolean }> {
+  const out = new Map<string, { inline: boolean; wire2: boolean; gitHeads: boolean }>();
   for (const a of agents) {
     if (a.revokedAt) continue;
-    const r = out.get(a.site) ?? { inline: true, wire2: true };
+    const r = out.get(a.site) ?? { inline: true, wire2: true, gitHeads: true };
+    const wire2 = r.wire2 && a.readsWire2Publications === true;
     out.set(a.site, {
       inline: r.inline && a.readsInline === true,
-      wire2: r.wire2 && a.readsWire2Publications === true,
+      wire2,
+      gitHeads: wire2 && r.gitHeads && a.readsWire2GitHeads === true,
     });
   }
   return out;
@@ -103,6 +116,7 @@ export async function buildManifests(
   const inlined: BlobManifest | null = input.inline ? { ...common, inline: input.inline } : null;
   const inlineSites = new Set(input.inlineSites ?? input.sites);
   const wire2Sites = new Set(input.wire2Sites ?? []);
+  const gitHeadsSites = new Set(input.gitHeadsSites ?? []);
   const downlink: Omit<DownlinkRow, 'seq'>[] = [];
   const row = (site: string, bytes: Uint8Array): Omit<DownlinkRow, 'seq'> => ({
     site,
@@ -117,7 +131,12 @@ export async function buildManifests(
     const supersedes = input.supersedes?.[site];
     const inline = input.inline && inlineSites.has(site) ? input.inline : undefined;
     const compact = wire2Sites.has(site)
-      ? await compactManifest(input, site, { expiresAt, supersedes, inline }, hubPrivateKey)
+      ? await compactManifest(
+          input,
+          site,
+          { expiresAt, supersedes, inline, packGitHeads: gitHeadsSites.has(site) },
+          hubPrivateKey,
+        )
       : null;
     if (compact) {
       downlink.push(row(site, compact));
@@ -148,7 +167,12 @@ export async function buildManifests(
 async function compactManifest(
   input: PublishInput,
   site: string,
-  o: { expiresAt: number; supersedes: readonly string[] | undefined; inline: Uint8Array | undefined },
+  o: {
+    expiresAt: number;
+    supersedes: readonly string[] | undefined;
+    inline: Uint8Array | undefined;
+    packGitHeads: boolean;
+  },
   hubPrivateKey: CryptoKey,
 ): Promise<Uint8Array | null> {
   const body = wire2.publicationBody({
@@ -160,6 +184,7 @@ async function compactManifest(
     expiresAt: o.expiresAt,
     ...(o.inline ? { inline: o.inline } : {}),
     ...(o.supersedes?.length ? { supersedes: o.supersedes } : {}),
+    packGitHeads: o.packGitHeads,
   });
   if (!body) return null;
   const seq = Math.max(1, Math.round(((input.sentAt ?? input.now) - input.now) / 1000) + 1);

@@ -94,12 +94,18 @@ export class RelayBackend implements HopBackend {
     chain?: HopCustody,
   ): Promise<Receipt[]> {
     if (chain && chain.records.length > 0) await this.onCustody(bundles, chain.records);
-    const scoped = scopeBatch(peer, bundles, this.name, (from) => this.tokens.wire2Key(from));
+    // each v2 sender's key read once a batch: scopeBatch and describeBundle both ask
+    const keys = new Map<number, ReturnType<SqliteTokens['wire2Key']>>();
+    const keyOf = (from: number) => {
+      if (!keys.has(from)) keys.set(from, this.tokens.wire2Key(from));
+      return keys.get(from) ?? null;
+    };
+    const scoped = scopeBatch(peer, bundles, this.name, keyOf);
     for (const r of scoped.refused) this.onRefused(peer.name, r.reason, 1);
     const receipts: Receipt[] = new Array(scoped.allowed.length);
     const good: { index: number; item: IncomingBundle }[] = [];
     scoped.allowed.forEach((bytes, index) => {
-      const d = describeBundle(bytes, (from) => this.wire2Source(from), this.clock.now());
+      const d = describeBundle(bytes, (from) => wire2Source(keyOf(from)), this.clock.now());
       if (d.ok)
         good.push({
           index,
@@ -144,12 +150,6 @@ export class RelayBackend implements HopBackend {
     });
     if (outcomes.includes('stored')) this.onWork();
     return scoped.complete(receipts);
-  }
-
-  /** `site/agent` of a v2 sender registered here; null for one registered at a relay downstream. */
-  private wire2Source(from: number): string | null {
-    const k = this.tokens.wire2Key(from);
-    return k ? `${k.site}/${k.agent}` : null;
   }
 
   /** Held downlink pulls; `app` notifies a site after each page of its downlink is committed. */
@@ -255,4 +255,9 @@ export class RelayBackend implements HopBackend {
       throw e;
     }
   }
+}
+
+/** `site/agent` of a v2 sender registered here; null for one registered at a relay downstream. */
+function wire2Source(k: { site: string; agent: string } | null): string | null {
+  return k ? `${k.site}/${k.agent}` : null;
 }

@@ -26,6 +26,8 @@ export class RelayWire2 implements Wire2Backend {
     private readonly upstreamsSpeak: () => boolean | undefined,
     /** The hub's v2 messages every upstream carries down (decision 505): this relay carries them on. */
     private readonly upstreamsCarry: () => readonly string[] = () => [],
+    /** The compact push forms every upstream reads that this relay reads too (decision 510). */
+    private readonly upstreamsPushForms: () => readonly string[] = () => [],
   ) {}
 
   speaking(): boolean | undefined {
@@ -34,6 +36,10 @@ export class RelayWire2 implements Wire2Backend {
 
   carries(): readonly string[] {
     return this.upstreamsCarry();
+  }
+
+  pushForms(): readonly string[] {
+    return this.upstreamsPushForms();
   }
 
   async register(peer: Peer, r: wire2.Wire2Registration): Promise<number> {

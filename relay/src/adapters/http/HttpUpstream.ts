@@ -1,4 +1,4 @@
-import { HopClient } from '@driftline/hop/client';
+import { HopClient, type HopTransport } from '@driftline/hop/client';
 import {
   bundleRef,
   type ClockEstimate,
@@ -32,8 +32,23 @@ export class HttpUpstream implements Upstream {
     private readonly now: () => number = Date.now,
     /** The relay's key and the records its bundles came with: each batch carries the chain (decision 290). */
     private readonly signing?: { key: RelayKey; chains: CustodyChains },
+    /**
+     * An answer that does not begin within the measured round trip, this and its bytes at 128 B/s is cut as
+     * stalled (`forward.stallS`; docs/decisions/535-relay-cuts-a-stalled-upstream.md); unset: the timeout.
+     */
+    stallMs?: number,
+    /** What carries the exchanges (default: sockets; a deterministic world's links in simulation). */
+    transport?: HopTransport,
   ) {
-    this.client = new HopClient({ url, token, timeoutMs, maxResponseBytes, now });
+    this.client = new HopClient({
+      url,
+      token,
+      timeoutMs,
+      maxResponseBytes,
+      now,
+      ...(stallMs === undefined ? {} : { stallMs }),
+      ...(transport ? { transport } : {}),
+    });
   }
 
   /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HopClient } from '@driftline/hop/client';
+import { HopClient, type HopTransport } from '@driftline/hop/client';
 import type { BlobFetcher, ChunkResult } from '../../ports/PublicationCache.js';
 
 /**
@@ -18,6 +18,8 @@ export class RangeFetcher implements BlobFetcher {
   constructor(
     private readonly dir: string,
     private readonly timeoutMs = 120_000,
+    /** What carries the fetches (default: sockets; a deterministic world's links in simulation). */
+    private readonly transport?: HopTransport,
   ) {}
 
   /** Aborts an in-flight fetch (relay shutdown): what arrived stays in the partial file. */
@@ -46,7 +48,12 @@ export class RangeFetcher implements BlobFetcher {
     const key = `${up.url}\n${up.token}`;
     let c = this.clients.get(key);
     if (!c) {
-      c = new HopClient({ url: up.url, token: up.token, timeoutMs: this.timeoutMs });
+      c = new HopClient({
+        url: up.url,
+        token: up.token,
+        timeoutMs: this.timeoutMs,
+        ...(this.transport ? { transport: this.transport } : {}),
+      });
       this.clients.set(key, c);
     }
     return c;

@@ -122,11 +122,16 @@ export class SqliteTokens {
 
   /** The hop v2 key pinned under a short id, or null. */
   wire2Key(id: number): { publicKey: string; peer: string; site: string; agent: string } | null {
-    const row = this.db
-      .prepare('SELECT public_key AS publicKey, peer, site, agent FROM wire2_keys WHERE id = ?')
-      .get(id) as { publicKey: string; peer: string; site: string; agent: string } | undefined;
+    // every v2 push and pull asks: prepared once
+    this.keyById ??= this.db.prepare(
+      'SELECT public_key AS publicKey, peer, site, agent FROM wire2_keys WHERE id = ?',
+    );
+    const row = this.keyById.get(id) as
+      | { publicKey: string; peer: string; site: string; agent: string }
+      | undefined;
     return row ?? null;
   }
+  private keyById: Database.Statement | undefined;
 
   /** Whether a live token (of a peer, or a `metrics` one) may read `/metrics`. */
   mayReadMetrics(token: string): boolean {

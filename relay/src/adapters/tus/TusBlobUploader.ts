@@ -1,4 +1,4 @@
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, openSync } from 'node:fs';
 import type { HopClient } from '@driftline/hop/client';
 import { BLOB_LOST, type BlobUploader, type PendingBlob } from '../../ports/BlobUploader.js';
 
@@ -8,7 +8,11 @@ import { BLOB_LOST, type BlobUploader, type PendingBlob } from '../../ports/Blob
  * upload resumes from the upstream's offset. Retries are the forwarding loop's, with its backoff.
  */
 export class TusBlobUploader implements BlobUploader {
-  constructor(private readonly clients: ReadonlyMap<string, HopClient>) {}
+  /** `stallMs`: an upload with nothing sent or answered that long is cut as stalled (`forward.stallS`). */
+  constructor(
+    private readonly clients: ReadonlyMap<string, HopClient>,
+    private readonly stallMs?: number,
+  ) {}
 
   async upload(upstream: string, blob: PendingBlob, onUrl: (url: string) => void) {
     const client = this.clients.get(upstream);
@@ -19,22 +23,43 @@ export class TusBlobUploader implements BlobUploader {
         message: `no upstream '${upstream}'`,
         retryable: false,
       };
-    if (!existsSync(blob.path))
-      return {
-        ok: false as const,
-        code: BLOB_LOST,
-        message: `blob ${blob.sha256} is gone from ${blob.path}`,
-        retryable: false,
-      };
-    const r = await client.upload({
-      sha256: blob.sha256,
-      size: blob.size,
-      body: createReadStream(blob.path),
-      metadata: blob.metadata,
-      uploadUrl: blob.url,
-      onUrl,
-      chunkSize: 4 * 1024 * 1024,
+    const lost = {
+      ok: false as const,
+      code: BLOB_LOST,
+      message: `blob ${blob.sha256} is gone from ${blob.path}`,
+      retryable: false,
+    };
+    // Opened here, not by the stream: a file deleted between a check and the stream's own (later) open
+    // emitted 'error' on a stream nobody read yet (the upload failed before its body), and the unhandled
+    // error ended the relay (hostile/blobDirDeleted in a whole run). An open file stays readable.
+    let fd: number;
+    try {
+      fd = openSync(blob.path, 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return lost;
+      throw e;
+    }
+    const body = createReadStream('', { fd });
+    let readError: Error | null = null;
+    body.on('error', (e) => {
+      readError = e;
     });
-    return r.ok ? { ok: true as const } : { ...r, message: `${r.message} to ${upstream}` };
+    try {
+      const r = await client.upload({
+        sha256: blob.sha256,
+        size: blob.size,
+        body,
+        metadata: blob.metadata,
+        uploadUrl: blob.url,
+        onUrl,
+        chunkSize: 4 * 1024 * 1024,
+        ...(this.stallMs === undefined ? {} : { stallMs: this.stallMs }),
+      });
+      if (r.ok) return { ok: true as const };
+      const why = readError ? ` (reading it: ${(readError as Error).message})` : '';
+      return { ...r, message: `${r.message} to ${upstream}${why}` };
+    } finally {
+      body.destroy();
+    }
   }
 }
