@@ -50,6 +50,8 @@ RUN cd /app && npm run build \
 # ---- runtime: Node and the pruned tree with every program compiled (hub/dist, simulation/dist), and the
 # unpacked package in /opt/driftline-edge.
 FROM ${BASE_IMAGE} AS runtime
+# scripts/docker/up.sh removes the untagged images of earlier builds by this label, and nothing else.
+LABEL org.driftline.image=driftline
 # Volumes mounted under /data start out owned by `node` (uid 1000), who runs every service.
 RUN mkdir -p /data && chown node:node /data
 ENV NODE_ENV=production \

@@ -3,7 +3,7 @@
  * up needs a Docker engine, and where none answers that test is reported as skipped, saying why.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +26,21 @@ const file = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { mer
 };
 const spec = composeSpec();
 const arg = (s: Service, flag: string) => s.command?.[s.command.indexOf(flag) + 1];
+
+describe('scripts/docker/up.sh', () => {
+  it('prints its usage for --help and refuses an unknown argument, starting nothing (no engine needed)', () => {
+    const up = (arg: string) =>
+      spawnSync(join(ROOT, 'scripts/docker/up.sh'), [arg], { encoding: 'utf8', timeout: 20_000 });
+    const help = up('--help');
+    expect([help.status, help.stdout]).toEqual([0, expect.stringContaining('scripts/docker/up.sh down')]);
+    expect(help.stdout).toContain('DRIFTLINE_UP_TIMEOUT_S');
+    const bad = up('--halp');
+    expect([bad.status, bad.stderr.trim()]).toEqual([
+      2,
+      "up: unknown argument '--halp' (scripts/docker/up.sh [build|down]; --help)",
+    ]);
+  });
+});
 
 describe('docker-compose.yml', () => {
   it('puts each agent alone on an internal network with its link, which also reaches the relay', () => {
@@ -150,28 +165,67 @@ const portFree = (port: number) =>
 
 /** The sign-in URL the set-up step printed (`Sign in: …?token=…`), and its token. */
 async function signInFromLogs(compose: string[]): Promise<{ url: string; token: string }> {
-  const logs = await run([...compose, 'logs', '--no-color', 'setup'], 60_000);
+  // `docker logs` of its container: compose v1's `logs` also watches the project's events, and once never
+  // returned in CI (it held up.sh, which now reads the line the same way)
+  const ps = await run([...compose, 'ps', '-q', 'setup'], 60_000);
+  const id = /^[0-9a-f]{12,64}$/m.exec(ps)?.[0];
+  if (!id) throw new Error(`no container for the setup service ('ps -q setup' printed: ${ps.slice(-500)})`);
+  const logs = await run(['docker', 'logs', id], 60_000);
   const m = /Sign in: (\S+\?token=(\S+))/.exec(logs);
   if (!m) throw new Error(`the setup service printed no 'Sign in:' line:\n${logs.slice(-2000)}`);
   return { url: m[1]!, token: decodeURIComponent(m[2]!) };
 }
 
-async function sitesWithResults(token: string): Promise<string[]> {
+/** The sites whose cells have a result on the hub's matrix, or why the hub did not say. */
+async function sitesWithResults(token: string): Promise<{ sites: string[]; error?: string }> {
   try {
     const r = await fetch(`${COMPOSE.dashboardUrl}/api/matrix`, {
       headers: { authorization: `Bearer ${token}` },
-      signal: AbortSignal.timeout(5000),
+      signal: AbortSignal.timeout(20_000),
     });
-    if (!r.ok) return [];
+    if (!r.ok) return { sites: [], error: `/api/matrix answered ${r.status}` };
     const { cells } = (await r.json()) as {
       cells: Array<{ site: string; status: string; receivedAt: string | null }>;
     };
-    return [
-      ...new Set(cells.filter((c) => c.status !== 'no-data' && c.receivedAt).map((c) => c.site)),
-    ].sort();
-  } catch {
-    return [];
+    return {
+      sites: [
+        ...new Set(cells.filter((c) => c.status !== 'no-data' && c.receivedAt).map((c) => c.site)),
+      ].sort(),
+    };
+  } catch (e) {
+    return { sites: [], error: describeError(e) };
   }
+}
+
+/** A fetch error with its cause: undici says only "fetch failed" and keeps the reason (ECONNREFUSED, a
+ * headers timeout, a reset) in `cause`. */
+function describeError(e: unknown): string {
+  const err = e as Error & { cause?: { message?: string; code?: string } };
+  const cause = err.cause ? ` (${[err.cause.code, err.cause.message].filter(Boolean).join(': ')})` : '';
+  return `${err.message}${cause}`;
+}
+
+/**
+ * Waits (bounded: 30 minutes) for the image build the run's set-up started, when it started one; says how
+ * long it waited and how the build ended (its log's last line). Null: none was started.
+ */
+async function prebuilt(): Promise<{ waitedS: number; last: string } | null> {
+  const m = /^(\d+):(.+)$/.exec(process.env.DRIFTLINE_COMPOSE_PREBUILD ?? '');
+  if (!m) return null;
+  const pid = Number(m[1]);
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const ended = () => existsSync(`${m[2]}.exit`) || !alive();
+  const t = Date.now();
+  while (!ended() && Date.now() - t < 30 * 60_000) await new Promise((r) => setTimeout(r, 2000));
+  const log = existsSync(m[2]!) ? readFileSync(m[2]!, 'utf8').trim().split('\n') : [];
+  return { waitedS: (Date.now() - t) / 1000, last: log.at(-1) ?? '' };
 }
 
 describe('the Compose topology', () => {
@@ -186,35 +240,67 @@ describe('the Compose topology', () => {
       const timings: Record<string, number> = {};
       let t = Date.now();
       try {
-        // Base image (pull, or the stand-in), build, up -d, wait for the hub: the script users run.
-        await run([join(ROOT, 'scripts/docker/up.sh')], 11 * 60_000);
+        // the images the run's set-up began building (composeImage.setup.ts): waited for, so that up.sh's
+        // own build is a cache hit and not a second build beside it
+        const waited = await prebuilt();
+        if (waited) {
+          timings.prebuildWaitS = waited.waitedS;
+          console.info(`compose: the run's image build ended (${waited.waitedS} s waited): ${waited.last}`);
+        }
+        t = Date.now();
+        // Base image (pull, or the stand-in), build, up -d, wait for the hub: the script users run. 30
+        // minutes: CI's build alone took 406 s beside the suite, creating the containers under vfs (a whole
+        // copy of the image each) was still going at 660 s, and up.sh bounds its `up -d` by 20 minutes
+        // itself, printing what the set-up step did when it runs out.
+        await run([join(ROOT, 'scripts/docker/up.sh')], 30 * 60_000);
         timings.upS = (Date.now() - t) / 1000;
         t = Date.now();
         const signIn = await signInFromLogs(compose);
         const want = spec.sites.map((s) => s.site).sort();
         let seen: string[] = [];
+        let lastError: string | undefined;
         const end = Date.now() + 6 * 60_000;
         while (Date.now() < end) {
-          seen = await sitesWithResults(signIn.token);
+          const answer = await sitesWithResults(signIn.token);
+          seen = answer.sites;
+          lastError = answer.error ?? lastError;
           if (want.every((s) => seen.includes(s))) break;
           await new Promise((r) => setTimeout(r, 3000));
         }
         timings.allSitesS = (Date.now() - t) / 1000;
-        const dashboard = await fetch(`${COMPOSE.dashboardUrl}/`);
+        const dashboard = await fetch(`${COMPOSE.dashboardUrl}/`, {
+          signal: AbortSignal.timeout(60_000),
+        }).catch((e: unknown) => {
+          throw new Error(
+            `the dashboard did not answer: ${describeError(e)}; sites with results: [${seen.join(', ')}]` +
+              `${lastError ? `; the matrix last failed with: ${lastError}` : ''}`,
+          );
+        });
         expect(dashboard.status).toBe(200);
         // The printed link signs a browser in: a session cookie and a redirect to the dashboard.
         const link = await fetch(signIn.url, { redirect: 'manual' });
         expect([link.status, link.headers.get('location')]).toEqual([303, '/']);
         expect(link.headers.get('set-cookie')).toContain('driftline_session=');
-        expect(seen, `sites with results after ${timings.allSitesS} s`).toEqual(want);
+        expect(
+          seen,
+          `sites with results after ${timings.allSitesS} s${lastError ? ` (the matrix last failed with: ${lastError})` : ''}`,
+        ).toEqual(want);
         console.info(`compose test timings: ${JSON.stringify(timings)}`);
       } catch (e) {
-        const logs = await run([...compose, 'logs', '--tail', '30'], 60_000).catch((le: Error) => le.message);
-        throw new Error(`${(e as Error).message}\n--- last logs ---\n${logs.slice(-6000)}`);
+        // What each container is doing (an exited one says how), the hub's and the relay's own logs (the
+        // whole project's last lines are mostly the agents'), then everyone's last lines.
+        const grab = (args: string[]) => run([...compose, ...args], 60_000).catch((le: Error) => le.message);
+        const ps = await grab(['ps']);
+        const hub = await grab(['logs', '--tail', '40', 'hub', 'relay']);
+        const logs = await grab(['logs', '--tail', '20']);
+        throw new Error(
+          `${(e as Error).message}\n--- ps ---\n${ps.slice(-3000)}\n--- hub and relay ---\n${hub.slice(-5000)}` +
+            `\n--- last logs ---\n${logs.slice(-4000)}`,
+        );
       } finally {
         await run([...compose, 'down', '-v', '--remove-orphans'], 5 * 60_000);
       }
     },
-    14 * 60_000,
+    42 * 60_000,
   );
 });

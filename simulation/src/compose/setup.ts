@@ -4,8 +4,11 @@
  * (topology/setUp), with URLs naming the link containers (`http://link-ship-7:7000`). Prints the
  * dashboard's sign-in URL (`docker compose logs setup` shows it again). Runs again as a no-op, printing
  * that URL once more, while the volumes hold a finished set-up; `docker compose down -v` starts afresh.
+ * Prints each CLI run as it starts and ends, and tries once more from emptied volumes when a run fails
+ * or hangs (each is bounded): nothing has used the volumes before set-up finishes, every service waits
+ * for it.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { layout, setUp, signInUrl } from '../topology/setup.js';
 import { COMPOSE, composeSpec } from './topology.js';
@@ -32,15 +35,32 @@ if (finished.length > 0) {
 }
 
 const siteLinks = Object.fromEntries(spec.sites.map((s) => [s.site, COMPOSE.link.port]));
-const { adminToken } = await setUp(
-  spec,
-  { hub: COMPOSE.hub.port, relay: COMPOSE.relay.port, relayLink: COMPOSE.link.port, siteLinks },
-  {
-    listen: '0.0.0.0',
-    relayLink: COMPOSE.relayLinkService,
-    siteLink: (site) => COMPOSE.siteLinkService(site),
-  },
-);
+const attempt = () =>
+  setUp(
+    spec,
+    { hub: COMPOSE.hub.port, relay: COMPOSE.relay.port, relayLink: COMPOSE.link.port, siteLinks },
+    {
+      listen: '0.0.0.0',
+      relayLink: COMPOSE.relayLinkService,
+      siteLink: (site) => COMPOSE.siteLinkService(site),
+    },
+    { progress: say },
+  );
+let adminToken: string;
+try {
+  ({ adminToken } = await attempt());
+} catch (e) {
+  say(`failed: ${(e as Error).message}`);
+  say('emptying the volumes and starting again, once');
+  for (const v of volumes)
+    for (const entry of readdirSync(v)) rmSync(join(v, entry), { recursive: true, force: true });
+  try {
+    ({ adminToken } = await attempt());
+  } catch (e2) {
+    console.error(`setup: failed again: ${(e2 as Error).message}`);
+    process.exit(1);
+  }
+}
 for (const v of volumes) writeFileSync(done(v), `${new Date().toISOString()}\n`);
 for (const s of spec.sites)
   say(

@@ -24,13 +24,19 @@ export function renderApp(hub: MockHub, search = '', opts: { clockStart?: number
     initialDelayMs: 1000,
     autoStart: false,
   });
-  const services: Services = { api: new HttpApi(ORIGIN), clock, live };
+  // After teardown msw no longer answers: a read a timer starts then would go to the network
+  // (`getaddrinfo ENOTFOUND dashboard.test` once a slow test's teardown ran). It fails here instead.
+  let ended = false;
+  const fetchFn: typeof fetch = (input, init) =>
+    ended ? Promise.reject(new TypeError('the test ended: no request leaves it')) : fetch(input, init);
+  const services: Services = { api: new HttpApi(ORIGIN, fetchFn), clock, live };
   const view = render(
     <ServicesContext.Provider value={services}>
       <App />
     </ServicesContext.Provider>,
   );
   const teardown = () => {
+    ended = true;
     live.close();
     cleanup();
     server.close();
