@@ -1,7 +1,10 @@
 /**
- * `npm run sim -- --scenario <name> --duration <seconds> --report <file>`: runs the topology under a
- * link profile, produces results, heals the links, waits until everything produced has arrived, and
- * writes a JSON report. Exits 1 when anything was lost or duplicated, 2 on a usage error.
+ * `npm run sim -- --seed S --sites N --days D [--faults links]`: runs a deterministic world (hub, relay and
+ * agents in this process on virtual time; docs/decisions/540-deterministic-world.md) and prints its
+ * invariants, figures and digest. `npm run sim -- --scenario <name> --duration <seconds> --report <file>`:
+ * runs the topology as processes under a link profile, produces results, heals the links, waits until
+ * everything produced has arrived, and writes a JSON report. Exits 1 when anything was lost or duplicated
+ * (or an invariant broke), 2 on a usage error.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -9,6 +12,8 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { runScenario } from './scenario/runScenario.js';
 import { SCENARIOS } from './scenario/scenarios.js';
 import { ROOT } from './topology/programs.js';
+import { WORLD_FAULTS } from './world/runWorld.js';
+import { runWorldCli } from './world/worldCli.js';
 
 const positive = (v: string) => {
   const n = Number(v);
@@ -17,20 +22,29 @@ const positive = (v: string) => {
 };
 
 const program = new Command('sim')
-  .description('Run Driftline (hub, relay, agents as processes) over emulated links and report what arrived')
-  .requiredOption('--scenario <name>', `one of: ${Object.keys(SCENARIOS).join(', ')}`)
+  .description(
+    'Run Driftline over emulated links and report what arrived: a deterministic world (--seed), or hub, relay and agents as processes (--scenario)',
+  )
+  .option('--seed <n>', 'run a deterministic world with this seed (the same seed gives the same digest)')
+  .option('--days <n>', 'world: days of virtual time the sites plan and sync', '1')
+  .option('--faults <list>', `world: comma-separated faults: ${Object.keys(WORLD_FAULTS).join(', ')}`, '')
+  .option('--scenario <name>', `processes: one of: ${Object.keys(SCENARIOS).join(', ')}`)
   .option('--duration <seconds>', 'how long agents produce results', positive, 60)
   .option('--report <file>', 'where to write the JSON report (also printed)', 'sim-report.json')
   .option('--dir <dir>', 'data directory (wiped first)', join(ROOT, '.driftline', 'sim'))
-  .option('--sites <n>', 'number of sites (1-5)', (v) => Math.min(5, Math.max(1, Number(v) || 3)), 3)
+  .option('--sites <n>', 'number of sites (world: any; processes: 1-5)', '3')
   .option('--settle <seconds>', 'longest wait for delivery after healing', positive)
   .exitOverride()
   .addHelpText(
     'after',
     `\nScenarios:\n${Object.values(SCENARIOS)
       .map((s) => `  ${s.name.padEnd(12)} ${s.description}`)
-      .join('\n')}\n\nExit codes: 0 nothing lost or duplicated, 1 something was, 2 usage error.\n\n` +
-      'Example:\n  npm run sim -- --scenario polar --duration 120 --report polar.json',
+      .join('\n')}\n\nWorld faults:\n${Object.entries(WORLD_FAULTS)
+      .map(([k, v]) => `  ${k.padEnd(12)} ${v}`)
+      .join(
+        '\n',
+      )}\n\nExit codes: 0 nothing lost or duplicated (every invariant held), 1 something was, 2 usage error.\n\n` +
+      'Examples:\n  npm run sim -- --seed 7 --sites 20 --days 2 --faults links\n  npm run sim -- --scenario polar --duration 120 --report polar.json',
   );
 
 try {
@@ -40,13 +54,24 @@ try {
   throw e;
 }
 const o = program.opts<{
-  scenario: string;
+  seed?: string;
+  days: string;
+  faults: string;
+  scenario?: string;
   duration: number;
   report: string;
   dir: string;
-  sites: number;
+  sites: string;
   settle?: number;
 }>();
+if (o.seed !== undefined) {
+  const reportGiven = program.getOptionValueSource('report') === 'cli';
+  process.exit(await runWorldCli({ ...o, seed: o.seed, report: reportGiven ? o.report : undefined }));
+}
+if (o.scenario === undefined) {
+  process.stderr.write('sim: give --seed <n> for a world, or --scenario <name> for processes (see --help)\n');
+  process.exit(2);
+}
 const scenario = SCENARIOS[o.scenario];
 if (!scenario) {
   process.stderr.write(
@@ -60,7 +85,7 @@ const report = await runScenario({
   scenario,
   durationS: o.duration,
   dir,
-  sites: o.sites,
+  sites: Math.min(5, Math.max(1, Number(o.sites) || 3)),
   settleTimeoutS: o.settle,
   log: (s) => process.stderr.write(`sim: ${s}\n`),
 });

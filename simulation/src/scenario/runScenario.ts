@@ -35,6 +35,12 @@ export interface RunOptions {
   settleTimeoutS?: number;
   sites?: number;
   seed?: number;
+  /**
+   * Go on producing (chaos included) past `durationS` until the agents logged this many results, for at
+   * most three times `durationS` more: on a slow machine, agents killed every few seconds may otherwise
+   * produce nothing to check.
+   */
+  minProduced?: number;
   log?: (line: string) => void;
 }
 
@@ -71,13 +77,18 @@ export async function runScenario(o: RunOptions): Promise<ScenarioReport> {
     log(`producing results for ${o.durationS} s on '${o.scenario.profile}' ×${o.scenario.timeScale}`);
     const rng = seededRandom(o.seed ?? 7);
     const until = started + o.durationS * 1000;
-    while (Date.now() < until) {
+    const producedNow = () =>
+      spec.sites.flatMap((s) => producedFromLog(join(topo.layout.logs, `agent-${s.site}.log`)));
+    const longest = until + 3 * o.durationS * 1000;
+    const more = () =>
+      o.minProduced !== undefined && Date.now() < longest && producedNow().length < o.minProduced;
+    while (Date.now() < until || more()) {
       if (!o.scenario.chaos) {
-        await sleep(Math.min(1000, until - Date.now()));
+        await sleep(Math.max(100, Math.min(1000, until - Date.now())));
         continue;
       }
       await sleep(2000 + rng() * 4000);
-      if (Date.now() >= until) break;
+      if (Date.now() >= until && !more()) break;
       const node = topo.nodes[Math.floor(rng() * topo.nodes.length)] as Parameters<Topology['startNode']>[0];
       const pauseMs = Math.round(500 + rng() * 3000);
       kills.push({ node, atMs: Date.now() - started, pauseMs });
@@ -87,9 +98,7 @@ export async function runScenario(o: RunOptions): Promise<ScenarioReport> {
       topo.startNode(node);
     }
     // What was produced until now is what must arrive; later results do not move the goal.
-    const produced = spec.sites.flatMap((s) =>
-      producedFromLog(join(topo.layout.logs, `agent-${s.site}.log`)),
-    );
+    const produced = producedNow();
     log(`produced ${produced.length} results; healing the links and waiting for delivery`);
     const healedAt = Date.now();
     for (const l of topo.links.values()) l.control.force('up');

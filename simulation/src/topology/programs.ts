@@ -48,11 +48,20 @@ export function commandFor(bin: string): { cmd: string; args: string[] } {
   return { cmd: process.execPath, args: [bin] };
 }
 
-/** Runs a program to completion; resolves with stdout, rejects with its stderr on a non-zero exit. */
+/**
+ * How long one CLI run may take before it is killed (a set-up step is a second or two; minutes means it
+ * hangs, and a set-up that waits on it forever says nothing about where: CI's Compose case once sat 800 s).
+ */
+export const PROGRAM_TIMEOUT_MS = 300_000;
+
+/**
+ * Runs a program to completion; resolves with stdout, rejects with its stderr on a non-zero exit, and
+ * kills it (rejecting with what it printed) if it has not exited within `timeoutMs`.
+ */
 export function runProgram(
   program: keyof typeof BINS,
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const c = commandFor(BINS[program]);
@@ -69,12 +78,30 @@ export function runProgram(
     p.stderr.on('data', (d: Buffer) => {
       err += d.toString();
     });
-    p.on('error', reject);
+    const timeoutMs = opts.timeoutMs ?? PROGRAM_TIMEOUT_MS;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      p.kill('SIGKILL');
+      // a process it started may still hold its output open, and 'close' waits for that too
+      p.stdout.destroy();
+      p.stderr.destroy();
+    }, timeoutMs);
+    p.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
     // 'close', not 'exit': a quick program can exit before its stdout is read to the end.
-    p.on('close', (code) =>
-      code === 0
-        ? resolve(out)
-        : reject(new Error(`${program} ${args.join(' ')} exited ${code}: ${err.trim()}`)),
-    );
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      if (timedOut)
+        reject(
+          new Error(
+            `${program} ${args.join(' ')}: no exit within ${timeoutMs / 1000} s, killed; it printed: ${(err || out).trim().slice(-2000) || '(nothing)'}`,
+          ),
+        );
+      else if (code === 0) resolve(out);
+      else reject(new Error(`${program} ${args.join(' ')} exited ${code}: ${err.trim()}`));
+    });
   });
 }

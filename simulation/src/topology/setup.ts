@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { buildPlan } from '../core/terraform/planJson.js';
-import { runProgram } from './programs.js';
+import { runProgram as runCli } from './programs.js';
 import { writeRealStack } from './realStacks.js';
 import { writeRecordedPlans } from './recordedPlans.js';
 import type { SiteSpec, TopologySpec } from './spec.js';
@@ -29,6 +29,19 @@ export function layout(dir: string): Layout {
 }
 
 const json = <T>(text: string) => JSON.parse(text) as T;
+
+/**
+ * `Promise.all` that returns (or throws the first failure) only once every step has ended: a set-up
+ * that failed has nothing of its own still writing when its caller cleans up or tries again.
+ */
+async function settled<T extends readonly unknown[]>(
+  steps: [...{ [K in keyof T]: Promise<T[K]> }],
+): Promise<T> {
+  const all = await Promise.allSettled(steps);
+  const failed = all.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return all.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
 
 /** The user `setUp` creates at the hub, with the admin role, for the dashboard and the tests. */
 export const ADMIN_USER = 'demo-admin';
@@ -105,7 +118,21 @@ export async function setUp(
   spec: TopologySpec,
   ports: { hub: number; relay: number; relayLink: number; siteLinks: Record<string, number> },
   hosts: SetUpHosts = {},
+  opts: { progress?: (line: string) => void } = {},
 ): Promise<SetUpResult> {
+  // Each CLI run as it starts and ends, where a caller asks (the Compose set-up step: its log then names a
+  // step that never ends, which a set-up that prints only when done cannot).
+  const runProgram: typeof runCli = opts.progress
+    ? async (program, args, o) => {
+        const flag = args.findIndex((a) => a.startsWith('--'));
+        const what = [program, ...args.slice(0, flag < 0 ? args.length : flag)].join(' ');
+        const t = Date.now();
+        opts.progress?.(`${what} ...`);
+        const out = await runCli(program, args, o);
+        opts.progress?.(`${what}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+        return out;
+      }
+    : runCli;
   const listenHost = hosts.listen ?? '127.0.0.1';
   const relayLinkHost = hosts.relayLink ?? '127.0.0.1';
   const siteLinkHost = hosts.siteLink ?? (() => '127.0.0.1');
@@ -142,7 +169,7 @@ export async function setUp(
   // The relay's key first (`relay key` makes it in its data dir), so it is enrolled with it (decision 415).
   writeRelayConfig('not-yet');
   // Independent steps run side by side: each is a process start.
-  const [hubKeyText, adminText, relayKey] = await Promise.all([
+  const [hubKeyText, adminText, relayKey] = await settled([
     runProgram('hub', ['key', '--config', l.hubConfig]),
     runProgram('hub', ['user', 'add', ADMIN_USER, '--role', 'admin', '--config', l.hubConfig, '--json']),
     runProgram('relay', ['key', '--config', l.relayConfig]),
@@ -263,7 +290,7 @@ export async function setUp(
       init.publicKey,
     ]);
   };
-  await Promise.all(spec.sites.map(setUpSite));
+  await settled(spec.sites.map(setUpSite));
   return { layout: l, adminToken: admin.token };
 }
 

@@ -8,6 +8,8 @@ import { everyDetailArrives, startWorld, type World } from './world.js';
  * again once the receipts grow stale, but the detail blobs' announcements rode on the faked bundles.
  * The hub holds the blobs, so it must receipt them whatever happened to their announcement, and the
  * agent's re-uploads meanwhile are bounded and counted (docs/decisions/412-every-held-blob-receipted.md).
+ * The agent speaks hop v1 (`sync.wire: 1`): the attack rewrites v1's receipts (`POST /v1/bundles`), which a
+ * v2 agent never asks for. The same attack on v2's custody is wire2AgentLink.test.ts's `fake custody`.
  */
 
 let world: World | undefined;
@@ -18,7 +20,7 @@ describe('hostile relay: faked receipts for the bundles that announced detail bl
     timeout: 300_000,
   }, async () => {
     const fake = fakeReceipts();
-    world = await startWorld({ agentsVia: 'proxy', attacks: { agentSide: fake } });
+    world = await startWorld({ agentsVia: 'proxy', agentSync: { wire: 1 }, attacks: { agentSide: fake } });
     const w = world;
     const proxy = w.agentSide;
     if (!proxy) throw new Error('the world has no agent-side proxy');

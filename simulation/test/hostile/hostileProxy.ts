@@ -2,10 +2,12 @@ import {
   createServer,
   request as httpRequest,
   type IncomingHttpHeaders,
+  type IncomingMessage,
   type Server,
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { acceptH2c } from '@driftline/hop/testing';
 
 /**
  * A hostile hop: an HTTP proxy on 127.0.0.1:0 that sits where a relay would (between agents and an honest
@@ -24,6 +26,10 @@ import type { AddressInfo } from 'node:net';
  * - Count what the attack did in the attack itself (a closure), and assert it in the test: an attack that
  *   never fired proves nothing.
  * Headers are lower-case (node's); `content-length` and `transfer-encoding` are recomputed by the proxy.
+ *
+ * It speaks h2c beside HTTP/1.1 on its port, as a relay does (decision 495): an agent on hop v2 carries its
+ * exchanges to it on h2c, the default, and the attacks see them there (each request a stream of the one
+ * connection; `out` is then Node's HTTP/2 compatibility response). It forwards on HTTP/1.1.
  */
 
 export interface HopRequest {
@@ -67,6 +73,8 @@ export interface HostileProxy {
   use(attack: Attack | null): void;
   /** Every request seen, in order (method and path only). */
   seen: Array<{ method: string; path: string; status: number }>;
+  /** How many of them came on h2c (a stream of an HTTP/2 connection), not HTTP/1.1. */
+  h2cRequests(): number;
   close(): Promise<void>;
 }
 
@@ -84,7 +92,9 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
 
 function cleanHeaders(h: IncomingHttpHeaders, bodyLength: number): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
-  for (const [k, v] of Object.entries(h)) if (!HOP_BY_HOP.has(k) && v !== undefined) out[k] = v;
+  // HTTP/2's pseudo-headers (`:method`, `:path`, …) are the request line's, not headers to pass on
+  for (const [k, v] of Object.entries(h))
+    if (!HOP_BY_HOP.has(k) && !k.startsWith(':') && v !== undefined) out[k] = v;
   out['content-length'] = String(bodyLength);
   return out;
 }
@@ -115,7 +125,9 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
   const to = new URL(target);
   let attack: Attack | null = null;
   const seen: HostileProxy['seen'] = [];
-  const server: Server = createServer((inc, out) => {
+  let h2c = 0;
+  const handle = (inc: IncomingMessage, out: ServerResponse) => {
+    if (inc.httpVersionMajor === 2) h2c++;
     const reply = (res: HopResponse) => {
       seen.push({ method: inc.method ?? '', path: inc.url ?? '', status: res.status });
       out.writeHead(res.status, cleanHeaders(res.headers, res.body.length));
@@ -149,8 +161,14 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       if (!out.headersSent) reply({ status: 502, headers: {}, body: Buffer.from(String(e)) });
       else out.destroy();
     });
-  });
+  };
+  const server: Server = createServer(handle);
   server.keepAliveTimeout = 1000;
+  // h2c on the same port: the compatibility API's request and response stand in for HTTP/1.1's
+  acceptH2c(server, (inc, out) => handle(inc as IncomingMessage, out as ServerResponse), {
+    firstBytesTimeoutMs: 10_000,
+    idleTimeoutMs: 1000,
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as AddressInfo).port;
   return {
@@ -160,6 +178,7 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       attack = a;
     },
     seen,
+    h2cRequests: () => h2c,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

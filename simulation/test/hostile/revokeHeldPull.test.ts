@@ -19,11 +19,13 @@ describe('revocation during a held pull', () => {
   }, async () => {
     world = await startWorld();
     const w = world;
-    // The start-up run acknowledged by the hub: the agent's held pulls are standing at relay-1 now.
-    await until('the hub ack of the start-up run', async () => {
-      const s = await w.agentStatus('ship-1');
-      return s.lastAckAt !== null;
-    });
+    // The start-up run's result acknowledged by the hub (not only the first, empty ack): nothing more goes
+    // down to ship-1, so its held pulls stand at relay-1 until the revoke. Waiting for the first ack alone
+    // let the result's ack answer the held pulls around the revoke: on a loaded machine the next pulls
+    // came after it, were refused at once, and no held pull was left to close (CI, stop 52).
+    await until('the hub ack of the start-up run', async () =>
+      w.logLines('ship-1', /hub acknowledged/).some((l) => Number(l.runsAcked) >= 1),
+    );
     // every refusal the agent logs: a pull, or a push (its wording is the agent's own)
     const REFUSED = /downlink pull failed|no upstream reachable|refused by/;
     await until(

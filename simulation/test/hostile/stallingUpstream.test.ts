@@ -5,6 +5,7 @@ import { parse, stringify } from 'yaml';
 import { runProgram } from '../../src/topology/programs.js';
 import { until } from '../support.js';
 import { dripPulls, silentPulls } from './attacks.js';
+import { silentHop } from './wire2Attacks.js';
 import { startWorld, type World } from './world.js';
 
 /**
@@ -109,5 +110,13 @@ describe('hostile relay: an agent with two upstreams, the first stalling its dow
     await requestPlan();
     await until('the agent to cut a dripping answer', async () => drip.cut > 0 && drip.dripped > 0);
     await stalled(a.stalls + 1);
+
+    // (c) a hung relay: every request taken, none answered, batches included. The result goes up through
+    // the hub once the batch to the hop is cut (the hop's round trip, stallS and the batch's bytes at the
+    // floor rate), not after the request's timeout of 30 minutes (docs/decisions/515-answers-due-at-once.md)
+    const hung = silentHop();
+    proxy.use(hung);
+    await requestPlan();
+    expect(hung.pushes).toBeGreaterThan(0);
   });
 });

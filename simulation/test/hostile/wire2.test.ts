@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { alteredPullAnswers, flippedPushes } from './wire2Attacks.js';
-import { everyDetailArrives, startWorld, type World } from './world.js';
+import { everyDetailArrives, runsWithDetail, startWorld, type World } from './world.js';
 
 /**
  * The hostile hop between an agent on hop v2 (`sync.wire: 2`) and relay-1 (decision 495): what it alters
@@ -9,7 +9,10 @@ import { everyDetailArrives, startWorld, type World } from './world.js';
  */
 let world: World | undefined;
 afterEach(async () => {
+  // the agent's exchanges went through the hop on h2c, the default carrier, not HTTP/1.1 after a refusal
+  const h2c = world?.agentSide?.h2cRequests();
   await world?.stop();
+  expect(h2c).toBeGreaterThan(0);
   world = undefined;
 });
 
@@ -46,7 +49,19 @@ describe('hostile hop, agent on hop v2', () => {
     const attack = alteredPullAnswers();
     world = await startWorld({ agentsVia: 'proxy', attacks: { agentSide: attack }, agentSync: { wire: 2 } });
     const w = world;
-    await until('the attack to alter an ack', async () => attack.altered >= 1);
+    // The hub took the run at `receivedAt` and acked it after: an answer the hop altered from then on
+    // carried that ack (or a later, cumulative one). Waiting for the first altered ack alone was not
+    // enough: an ack of a push without a run (a start-up clock or heartbeat) can come first, and on a
+    // loaded CI machine the plan was not yet recorded when the test read no unacknowledged run.
+    await runsWithDetail(w, 'ship-1');
+    const listed = (await (await w.api('/api/cells/ship-1/prod/network/runs')).json()) as {
+      runs: Array<{ receivedAt: string }>;
+    };
+    const takenAt = Math.min(...listed.runs.map((r) => Date.parse(r.receivedAt)));
+    await until(
+      'the attack to alter an answer after the hub took the run',
+      async () => attack.lastAt >= takenAt,
+    );
     expect(
       await w.logged('ship-1', /downlink ack refused: not signed by the pinned hub key/),
     ).not.toHaveLength(0);

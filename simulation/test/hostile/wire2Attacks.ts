@@ -33,10 +33,12 @@ export function flippedPushes(n: number): Attack & { flipped: number } {
  * Every item of a v2 pull answer (the hub's acks, control) gets the last byte of its hub signature
  * flipped, ids and everything else kept. `altered` counts the copies.
  */
-export function alteredPullAnswers(): Attack & { altered: number } {
+export function alteredPullAnswers(): Attack & { altered: number; lastAt: number } {
   const attack = {
     name: 'altered v2 pull answers',
     altered: 0,
+    /** When it last altered an answer (epoch ms; 0: never). */
+    lastAt: 0,
     onResponse(req: HopRequest, res: HopResponse): HopResponse | undefined {
       if (req.method !== 'POST' || req.path !== wire2.WIRE2_PATH || res.status !== 200) return undefined;
       const br = res.headers['content-encoding'] === 'br';
@@ -49,6 +51,7 @@ export function alteredPullAnswers(): Attack & { altered: number } {
         attack.altered++;
         return c;
       });
+      attack.lastAt = Date.now();
       const { 'content-encoding': _e, ...headers } = res.headers;
       return { ...res, headers, body: Buffer.from(wire2.encodePullAnswer({ ...page.value, items })) };
     },
@@ -75,6 +78,28 @@ export function silentV2Pulls(): Attack & { held: number; open: number } {
     takeOverRead(req: HopRequest, out: ServerResponse): boolean {
       if (v2Kind(req) !== 'pull') return false;
       attack.held++;
+      attack.open++;
+      out.on('close', () => attack.open--);
+      return true;
+    },
+  };
+  return attack;
+}
+
+/**
+ * (k) A hung relay: takes every request (pushes, probes, pulls, registrations) and never answers, the
+ * connection left open. `held` counts them, `pushes` the v2 pushes and v1 batches among them.
+ */
+export function silentHop(): Attack & { held: number; pushes: number; open: number } {
+  const attack = {
+    name: 'take every request and never answer',
+    held: 0,
+    pushes: 0,
+    open: 0,
+    takeOverRead(req: HopRequest, out: ServerResponse): boolean {
+      attack.held++;
+      if (v2Kind(req) === 'push' || (req.method === 'POST' && req.path.startsWith('/v1/bundles')))
+        attack.pushes++;
       attack.open++;
       out.on('close', () => attack.open--);
       return true;
@@ -184,6 +209,24 @@ export function fakeCustody(): Attack & { faked: number } {
       );
       attack.faked++;
       return { answer: { status: 200, headers: {}, body: Buffer.from(custody) } };
+    },
+  };
+  return attack;
+}
+
+/**
+ * A hop that says "held" and drops: answers every v2 push asking its custody to come later (field 11,
+ * `ackLater`: more of the round follows) with the bare 204 a node stating `custody-later` gives
+ * (docs/decisions/530-custody-with-the-next-push.md), and forwards nothing. `dropped` counts them.
+ */
+export function droppedAckLaterPushes(): Attack & { dropped: number } {
+  const attack = {
+    name: 'drop v2 pushes of a round under way, answering 204',
+    dropped: 0,
+    onRequest(req: HopRequest): RequestVerdict {
+      if (pushOf(req)?.body.ackLater === undefined) return undefined;
+      attack.dropped++;
+      return { answer: { status: 204, headers: {}, body: Buffer.alloc(0) } };
     },
   };
   return attack;

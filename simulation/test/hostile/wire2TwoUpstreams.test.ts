@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runProgram } from '../../src/topology/programs.js';
 import { until } from '../support.js';
 import { addHubUpstream, askPlan, planDone } from './plans.js';
-import { dripV2Pulls, eatV2Control, silentV2Pulls } from './wire2Attacks.js';
+import { dripV2Pulls, eatV2Control, silentHop, silentV2Pulls } from './wire2Attacks.js';
 import { startWorld, type World } from './world.js';
 
 /**
@@ -81,5 +81,17 @@ describe('hostile hop, agent on hop v2 with two upstreams, the first eating then
     await once(third);
     await until('the agent to cut a dripping answer', async () => drip.cut > 0 && drip.dripped > 0);
     await stalled(a.stalls + 1);
+
+    // (4) a hung relay: every request taken, none answered, pushes included. The result of a plan goes
+    // up through the hub once the push to the hop is cut (after the hop's round trip, stallS and the
+    // push's bytes at the floor rate), not after the request's timeout of 30 minutes
+    const hung = silentHop();
+    proxy.use(hung);
+    const fourth = await askPlan(w);
+    await planDone(w, fourth);
+    await once(fourth);
+    expect(hung.pushes).toBeGreaterThan(0);
+    // on h2c, the default carrier: the silent and dripping answers were streams of one connection
+    expect(proxy.h2cRequests()).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -17,7 +17,9 @@ import { type Attack, type HostileProxy, startHostileProxy } from './hostileProx
  * `agentsVia: 'proxy'` puts one proxy between every agent and relay-1 (the "hostile relay below an
  * honest one"); `relayUpstreams` lists relay-1's upstreams in order, each the hub directly or a proxy in
  * front of it (two entries = "a relay with two upstreams"). Every program's stderr is kept (`logs`) so a
- * test can assert that a refusal was logged; relay-1's `/metrics` is public for `relayMetric`.
+ * test can assert that a refusal was logged, and written as it comes to `<name>.log` in the world's
+ * folder (`driftline-hostile-*` in the temp dir, with each program's data), so a failed run can be read
+ * after; relay-1's `/metrics` is public for `relayMetric`.
  */
 
 export interface WorldOptions {
@@ -25,7 +27,12 @@ export interface WorldOptions {
   sites?: string[];
   agentsVia?: 'proxy' | 'relay';
   relayUpstreams?: Array<'hub' | 'proxy'>;
-  /** Agent `sync` settings merged over short test defaults (intervalS 1, resendAfterS 4). */
+  /** relay-1's `forward` settings merged over the short test defaults (idleMs 300, pullIntervalMs 500, …). */
+  relayForward?: Record<string, unknown>;
+  /**
+   * Agent `sync` settings merged over short test defaults (intervalS 1, resendAfterS 4, and `wire: 1`: the
+   * proxy's attacks in attacks.ts rewrite v1's exchanges; the wire2 files say `wire: 2`).
+   */
   agentSync?: Record<string, unknown>;
   /**
    * Enrol relay-1's key at the hub (`relay key`, then `hub peer rotate relay-1 --key …`), so the hub
@@ -90,8 +97,10 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const p: Program = { name, child, stderr: programs.get(name)?.stderr ?? '' };
+    const logFile = join(dir, `${name}.log`);
     child.stderr?.on('data', (d: Buffer) => {
       p.stderr += d.toString();
+      appendFileSync(logFile, d);
     });
     programs.set(name, p);
     return child;
@@ -152,7 +161,13 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
           url: p ? p.url : hubUrl,
           token,
         })),
-        forward: { idleMs: 300, pullIntervalMs: 500, backoffBaseMs: 300, backoffMaxMs: 2000 },
+        forward: {
+          idleMs: 300,
+          pullIntervalMs: 500,
+          backoffBaseMs: 300,
+          backoffMaxMs: 2000,
+          ...o.relayForward,
+        },
       }),
     );
   writeRelayConfig(hub.relayToken);
@@ -193,6 +208,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
           backoffBaseS: 0.5,
           backoffCapS: 2,
           resendAfterS: 4,
+          wire: 1,
           ...o.agentSync,
         },
       }),

@@ -1,0 +1,127 @@
+import FakeTimers, { type Clock as InstalledClock } from '@sinonjs/fake-timers';
+import { IdleWatch } from './idle.js';
+
+/** Quiet turns of the event loop (no callback of real work) before the process counts as idle. */
+const QUIET_TURNS = 6;
+/** Turns of the event loop one instant may stay busy before the world says it never settles. */
+const BUSY_TURNS_LIMIT = 10_000_000;
+/** Timers one step may fire at most before the world says it is looping (a timer that re-arms at 0 ms). */
+const LOOP_LIMIT = 1_000_000;
+
+/**
+ * The world's one clock (docs/decisions/540-deterministic-world.md). While installed it is every node's
+ * `Date`, `setTimeout`/`setInterval`, `performance.now` and `AbortSignal.timeout`: the services read time
+ * the ordinary way and get virtual time. Time moves only in {@link step}: once the process is idle (no
+ * microtask, no real file or crypto work: {@link IdleWatch}), the clock jumps to the next due timer and
+ * fires it. A week of a fleet is as many steps as it has events, not a week.
+ *
+ * `setImmediate`, `process.nextTick` and microtasks stay real: they are how work within one instant is
+ * carried, and the world waits for them to drain before it moves.
+ */
+export class VirtualTime {
+  private clock: InstalledClock | null = null;
+  private readonly idle = new IdleWatch();
+  private readonly realImmediate = setImmediate;
+  private savedTimeout: typeof AbortSignal.timeout | null = null;
+  /** Timers fired so far (the world's step count). */
+  steps = 0;
+
+  /** Installs the clock at `startMs` (ms since the epoch). Call {@link uninstall} when the world ends. */
+  install(startMs: number): void {
+    if (this.clock) throw new Error('the world clock is already installed');
+    this.clock = FakeTimers.withGlobal(globalThis).install({
+      now: startMs,
+      toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'],
+      loopLimit: LOOP_LIMIT,
+    });
+    // AbortSignal.timeout runs on Node's own timers, which no fake reaches: rebuilt on the world's.
+    this.savedTimeout = AbortSignal.timeout;
+    AbortSignal.timeout = (ms: number) => {
+      const c = new AbortController();
+      const t = setTimeout(
+        () => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+        ms,
+      );
+      c.signal.addEventListener('abort', () => clearTimeout(t), { once: true });
+      return c.signal;
+    };
+    this.idle.start();
+  }
+
+  uninstall(): void {
+    this.idle.stop();
+    if (this.savedTimeout) AbortSignal.timeout = this.savedTimeout;
+    this.savedTimeout = null;
+    this.clock?.uninstall();
+    this.clock = null;
+  }
+
+  /** Virtual now, ms since the epoch. */
+  now(): number {
+    return this.installed().now;
+  }
+
+  /** Waits (in real time, briefly) until nothing is left to do at this instant. */
+  async settle(): Promise<void> {
+    let quiet = 0;
+    for (let turns = 0; quiet < QUIET_TURNS; turns++) {
+      if (turns === BUSY_TURNS_LIMIT)
+        throw new Error(
+          `the world is never idle: after ${BUSY_TURNS_LIMIT} turns of the event loop still ${this.idle.busy().join(', ')} (a child process that does not end, or work that re-arms itself)`,
+        );
+      await new Promise<void>((r) => this.realImmediate(r));
+      quiet = this.idle.busy().length > 0 ? 0 : quiet + 1;
+    }
+  }
+
+  /** When the next timer is due (virtual ms since the epoch), or null when none is set. */
+  nextDue(): number | null {
+    // fake-timers keeps its timers in a min-heap by due time (`timerHeap`, O(1) to peek)
+    const heap = (this.installed() as unknown as { timerHeap?: { peek(): { callAt: number } | undefined } })
+      .timerHeap;
+    return heap?.peek()?.callAt ?? null;
+  }
+
+  /**
+   * One step: settle, then fire the next timer if it is due by `limit`; else move the clock to `limit`.
+   * Returns whether a timer fired.
+   */
+  async step(limit = Number.POSITIVE_INFINITY): Promise<boolean> {
+    const clock = this.installed();
+    await this.settle();
+    const due = this.nextDue();
+    if (due === null || due > limit) {
+      if (Number.isFinite(limit) && limit > clock.now) clock.tick(limit - clock.now);
+      return false;
+    }
+    clock.next();
+    this.steps++;
+    await this.settle();
+    return true;
+  }
+
+  /** Runs every event due in the next `ms` of virtual time; the clock ends exactly `ms` later. */
+  async run(ms: number, onStep?: () => void): Promise<void> {
+    const end = this.now() + ms;
+    while (await this.step(end)) onStep?.();
+  }
+
+  /**
+   * Runs until `done()` holds (checked after each event) or `withinMs` of virtual time has passed; returns
+   * whether it held. Virtual time, never a wall-clock deadline: the same seed ends at the same instant.
+   */
+  async until(done: () => boolean, withinMs: number, onStep?: () => void): Promise<boolean> {
+    const end = this.now() + withinMs;
+    await this.settle();
+    while (!done()) {
+      if (!(await this.step(end))) return done();
+      onStep?.();
+    }
+    return true;
+  }
+
+  private installed(): InstalledClock {
+    if (!this.clock) throw new Error('the world clock is not installed (VirtualTime.install first)');
+    return this.clock;
+  }
+}

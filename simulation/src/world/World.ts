@@ -1,0 +1,353 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  parseConfig as agentConfig,
+  initAgentKey,
+  type RunningAgent,
+  startAgent,
+} from '@driftline/edge-agent';
+import { addUser, createHub, enrol, type Hub, parseConfig as hubConfig, sha256Hex } from '@driftline/hub';
+import { createRelay, type Relay, parseConfig as relayConfig } from '@driftline/relay';
+import inject from 'light-my-request';
+import pino from 'pino';
+import { seededRandom } from '../core/rng.js';
+import { InProcessTerraform } from './InProcessTerraform.js';
+import { VirtualTime } from './VirtualTime.js';
+import { type SiteLedger, WorldLedger } from './WorldLedger.js';
+import { type WorldFaults, WorldLink } from './WorldLink.js';
+import { WorldNetwork, worldUrl } from './WorldNetwork.js';
+
+/** Where a world begins: a fixed instant, so two runs of one seed read the same dates. */
+export const WORLD_START = Date.UTC(2026, 0, 5);
+const HOUR = 3_600_000;
+const RELAY = 'relay-1';
+const RELAY_TOKEN = 'world-relay-token';
+const ADMIN_TOKEN = 'world-admin-token';
+
+export interface WorldSpec {
+  seed: number;
+  sites: number;
+  /** One-way delay of each site's link to the relay (light time), ms. Default 4 minutes. */
+  oneWayMs?: number;
+  /** Each site's contact window: up `upMs` of every `periodMs`, its first opening drawn from the seed. */
+  contact?: { periodMs: number; upMs: number } | null;
+  /** Loss, lost answers and duplicates on every site's link. */
+  faults?: WorldFaults;
+  /** Extra delay per exchange on every site's link, uniform in [0, jitterMs]. */
+  jitterMs?: number;
+  /** Components per site (one environment each). Default 2. */
+  components?: number;
+  /** When each cell plans (cron). Default hourly. */
+  schedule?: string;
+  /** Each site's link settings beside its delay and window (e.g. `{ whenDown: 'hang' }`). */
+  siteLink?: Record<string, unknown>;
+  /** The agents' `sync:` keys beside their contact windows (e.g. `{ intervalS: 30 }`). */
+  agentSync?: Record<string, number | boolean>;
+  /** The relay's `forward:` keys (the world's own: a forward check and a downlink pull a minute). */
+  relayForward?: Record<string, number>;
+  /** Every component's fake-terraform scenario (`fake-terraform.yaml`); default its built-in cycle. */
+  scenario?: string;
+  /** hub.yaml keys beside the world's own (e.g. `{ contactPlans: { graceS: 80 } }`). */
+  hub?: Record<string, unknown>;
+}
+
+/** One site of the world: its agent, its link to the relay, and what the world saw it record. */
+export interface WorldSite {
+  name: string;
+  dir: string;
+  link: WorldLink;
+  agent: RunningAgent | null;
+  ledger: SiteLedger;
+}
+
+/**
+ * The deterministic world (docs/decisions/540-deterministic-world.md): a hub, a relay and one agent per
+ * site, each built by the factory its program uses (`createHub`, `createRelay`, `startAgent`), all in this
+ * process, on one virtual clock ({@link VirtualTime}) and one seeded network ({@link WorldNetwork}). No
+ * socket is opened and no process started: terraform runs in process ({@link InProcessTerraform}).
+ */
+export class World {
+  readonly time = new VirtualTime();
+  readonly net: WorldNetwork;
+  readonly root: string;
+  readonly sites: WorldSite[] = [];
+  readonly ledger = new WorldLedger();
+  hub!: Hub;
+  relay!: Relay;
+  private readonly random;
+  private readonly log = pino({ level: 'silent' });
+  private savedRandom: (() => number) | null = null;
+  private relayStopped = false;
+
+  constructor(readonly spec: WorldSpec) {
+    this.random = seededRandom(spec.seed);
+    this.net = new WorldNetwork(seededRandom(`${spec.seed}:net`));
+    this.root = mkdtempSync(join(worldTmp(), `driftline-world-${spec.seed}-`));
+  }
+
+  /** Installs the clock and starts every node; resolves once each is up (in virtual time). */
+  async start(): Promise<void> {
+    this.time.install(WORLD_START);
+    // backoff jitter and the like read Math.random: the world's seed decides them too
+    this.savedRandom = Math.random;
+    Math.random = seededRandom(`${this.spec.seed}:math`);
+    await this.settle(this.startHub(), HOUR);
+    await this.settle(this.startRelay(), HOUR);
+    for (let i = 0; i < this.spec.sites; i++) await this.settle(this.startSite(i), HOUR);
+  }
+
+  /** Runs the world for `ms` of virtual time, the ledger watching after every event. */
+  async run(ms: number): Promise<void> {
+    await this.time.run(ms, () => this.observe());
+    this.observe();
+  }
+
+  /** Runs until `done()` or `withinMs` of virtual time; whether it held. */
+  until(done: () => boolean, withinMs: number): Promise<boolean> {
+    return this.time.until(done, withinMs, () => this.observe());
+  }
+
+  /**
+   * An operator's call of the hub's API (the admin's bearer token), at headquarters: no link. Steps the
+   * world while the hub answers (its handlers may wait on the file system, never on time).
+   */
+  async hubCall(
+    path: string,
+    init: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; body?: unknown } = {},
+  ): Promise<{ status: number; json: unknown; text: string }> {
+    const server = this.hub.hop.server;
+    const res = await this.settle(
+      inject((req, r) => server.emit('request', req, r), {
+        method: init.method ?? 'GET',
+        url: path,
+        headers: {
+          authorization: `Bearer ${ADMIN_TOKEN}`,
+          host: 'hub.world',
+          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(init.body === undefined ? {} : { payload: JSON.stringify(init.body) }),
+      }),
+      60_000,
+    );
+    let json: unknown = null;
+    try {
+      json = JSON.parse(res.body);
+    } catch {}
+    return { status: res.statusCode, json, text: res.body };
+  }
+
+  /** `GET path` of the hub's API, its JSON; anything but 200 throws, naming the status and body. */
+  async hubApi<T>(path: string): Promise<T> {
+    const r = await this.hubCall(path);
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+    return r.json as T;
+  }
+
+  /** The relay goes away (a stopped machine): its address refuses, its loops stop; its files stay. */
+  async stopRelay(): Promise<void> {
+    this.net.detach(RELAY);
+    await this.settle(this.relay.stop(), HOUR).catch(() => undefined);
+    this.relayStopped = true;
+  }
+
+  /** Every site's link up for good (contact windows off): what is left to carry, carried. */
+  openAllLinks(): void {
+    for (const s of this.sites) s.link.settings.schedule = null;
+  }
+
+  /** What the agents recorded and the hub committed, in one digest: equal for equal seeds, on any machine. */
+  digest(): string {
+    const h = createHash('sha256');
+    h.update(JSON.stringify(this.ledger.canonical()));
+    h.update(JSON.stringify(this.net.counts));
+    // exchanges, not bytes: keys, run ids and Automerge actors are random, and Automerge deflates its
+    // columns, so a message's size moves by a few bytes from run to run while nothing else does
+    for (const s of this.sites) h.update(`${s.name}:${s.link.exchanges}`);
+    return h.digest('hex').slice(0, 16);
+  }
+
+  /** Stops every node (each as its own stop does), uninstalls the clock, removes the world's files. */
+  async close(): Promise<void> {
+    const stopping = Promise.all([
+      ...this.sites.map((s) => s.agent?.stop()),
+      this.relayStopped ? undefined : this.relay?.stop(),
+      this.hub?.close(),
+    ]).catch(() => undefined);
+    await this.settle(stopping, HOUR).catch(() => undefined);
+    this.time.uninstall();
+    if (this.savedRandom) Math.random = this.savedRandom;
+    rmSync(this.root, { recursive: true, force: true });
+  }
+
+  /** Steps the world until `p` settles (at most `withinMs` of virtual time), and gives what it gave. */
+  async settle<T>(p: Promise<T>, withinMs: number): Promise<T> {
+    let state: { ok: true; value: T } | { ok: false; error: unknown } | null = null;
+    p.then(
+      (value) => {
+        state = { ok: true, value };
+      },
+      (error: unknown) => {
+        state = { ok: false, error };
+      },
+    );
+    await this.time.until(() => state !== null, withinMs);
+    const s = state as { ok: true; value: T } | { ok: false; error: unknown } | null;
+    if (!s) throw new Error(`the world did not settle this within ${withinMs} ms of its time`);
+    if (!s.ok) throw s.error;
+    return s.value;
+  }
+
+  private observe(): void {
+    for (const s of this.sites) if (s.agent) this.ledger.watchAgent(s.ledger, s.agent);
+  }
+
+  private async startHub(): Promise<void> {
+    const dir = join(this.root, 'hub');
+    const hc = hubConfig(
+      { ...this.spec.hub, dataDir: dir, uiDir: join(dir, 'no-ui'), ingest: { mergeWorkers: 0 } },
+      dir,
+      {},
+    );
+    if (!hc.ok) throw new Error(`world hub config: ${hc.errors.join('; ')}`);
+    this.hub = await createHub(hc.config, { logger: this.log });
+    const server = this.hub.hop.server;
+    this.net.attach('hub', (req, res) => {
+      server.emit('request', req, res);
+    });
+    await this.hub.store.commit({
+      peers: [{ tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites: ['*'] }],
+    });
+    const admin = await addUser(
+      this.hub.store,
+      { name: 'world-admin', roles: ['admin'], tokenSha256: sha256Hex(ADMIN_TOKEN) },
+      Date.now(),
+    );
+    if (!admin.ok) throw new Error(`world admin: ${admin.error}`);
+    this.hub.ingest.onCommitted((c) => this.ledger.hubCommitted([...c.runs, ...c.cells], Date.now()));
+    this.hub.startTimers();
+  }
+
+  private async startRelay(): Promise<void> {
+    const rc = relayConfig({
+      name: RELAY,
+      dataDir: join(this.root, RELAY),
+      listen: { port: 0 },
+      // a poll a minute: the relay beside the hub asks for each site's downlink this often (decision 540)
+      forward: { idleMs: 60_000, pullIntervalMs: 60_000, ...this.spec.relayForward },
+      publications: { intervalMs: 60_000 },
+      sites: Array.from({ length: this.spec.sites }, (_, i) => siteName(i)),
+    });
+    if (!rc.ok) throw new Error(`world relay config: ${rc.errors.join('; ')}`);
+    this.relay = createRelay(
+      rc.value,
+      [{ name: 'hub', url: worldUrl('hub'), token: RELAY_TOKEN, plan: { windows: [] } }],
+      {
+        logger: this.log,
+        random: seededRandom(`${this.spec.seed}:${RELAY}`),
+        transport: this.net.transport(RELAY),
+      },
+    );
+    const server = this.relay.hop.server;
+    this.net.attach(RELAY, (req, res) => {
+      server.emit('request', req, res);
+    });
+    // the relay beside the hub: a short, steady link
+    this.net.connect(
+      RELAY,
+      'hub',
+      new WorldLink(`${RELAY}>hub`, { uplink: { delayMs: 20 }, downlink: { delayMs: 20 } }, WORLD_START),
+    );
+    this.relay.startLoops();
+  }
+
+  private async startSite(i: number): Promise<void> {
+    const name = siteName(i);
+    const dir = join(this.root, name);
+    const dataDir = join(dir, 'data');
+    const { publicKey } = await initAgentKey(dataDir);
+    const e = await enrol(this.hub.store, { site: name, agent: 'a1', key: publicKey }, Date.now());
+    if (!e.ok) throw new Error(`world enrol ${name}: ${e.error}`);
+    writeFileSync(join(dir, 'hub.pub'), `${this.hub.publicKeyText}\n`);
+    writeFileSync(join(dir, 'agent.token'), `${this.relay.tokens.add(name, [name])}\n`);
+    const components = this.spec.components ?? 2;
+    const contact =
+      this.spec.contact === undefined ? { periodMs: 6 * HOUR, upMs: 2 * HOUR } : this.spec.contact;
+    const offsetMs = contact ? Math.floor(this.random() * contact.periodMs) : 0;
+    const lines = [
+      `site: ${name}`,
+      'agent: a1',
+      'dataDir: ./data',
+      'hubPublicKeyFile: ./hub.pub',
+      'upstreams:',
+      `  - url: ${worldUrl(RELAY)}`,
+      '    tokenFile: ./agent.token',
+      'publications: { retryMs: 60000 }',
+      ...yamlSection('sync', [
+        ...(contact
+          ? [
+              `contactWindows: ['every ${contact.periodMs / 60_000}m for ${contact.upMs / 60_000}m from ${new Date(WORLD_START + offsetMs).toISOString()}']`,
+            ]
+          : []),
+        ...Object.entries(this.spec.agentSync ?? {}).map(([k, v]) => `${k}: ${v}`),
+      ]),
+      'components:',
+    ];
+    for (let c = 0; c < components; c++) {
+      const comp = `stack-${c}`;
+      mkdirSync(join(dir, comp), { recursive: true });
+      writeFileSync(join(dir, comp, 'main.tf'), `# ${name} ${comp}\n`);
+      if (this.spec.scenario) writeFileSync(join(dir, comp, 'fake-terraform.yaml'), this.spec.scenario);
+      lines.push(
+        `  - name: ${comp}`,
+        `    workingDir: ./${comp}`,
+        '    environments: [prod]',
+        `    schedule: "${this.spec.schedule ?? `${(i * 7 + c * 13) % 60} * * * *`}"`,
+      );
+    }
+    writeFileSync(join(dir, 'agent.yaml'), `${lines.join('\n')}\n`);
+    const parsed = agentConfig(`${lines.join('\n')}\n`, dir, join(dir, 'agent.yaml'));
+    if (!parsed.ok) throw new Error(`world agent config ${name}: ${parsed.problems.join('; ')}`);
+    const link = new WorldLink(
+      `${name}>${RELAY}`,
+      {
+        uplink: { delayMs: this.spec.oneWayMs ?? 4 * 60_000, jitterMs: this.spec.jitterMs ?? 0 },
+        downlink: { delayMs: this.spec.oneWayMs ?? 4 * 60_000, jitterMs: this.spec.jitterMs ?? 0 },
+        schedule: contact ? { ...contact, offsetMs } : null,
+        ...this.spec.siteLink,
+      },
+      WORLD_START,
+      this.spec.faults,
+      seededRandom(`${this.spec.seed}:${name}`),
+    );
+    this.net.connect(name, RELAY, link);
+    const site: WorldSite = { name, dir, link, agent: null, ledger: this.ledger.site(name) };
+    this.sites.push(site);
+    site.agent = await startAgent(parsed.config, {
+      log: this.log,
+      transport: this.net.transport(name),
+      runner: new InProcessTerraform(),
+      gitProbe: { describe: async () => undefined },
+      random: {
+        sync: seededRandom(`${this.spec.seed}:${name}:sync`),
+        schedule: seededRandom(`${this.spec.seed}:${name}:schedule`),
+      },
+      toolEnv: { PATH: '/usr/bin:/bin', HOME: dir },
+    });
+  }
+}
+
+const yamlSection = (name: string, lines: string[]) =>
+  lines.length > 0 ? [`${name}:`, ...lines.map((l) => `  ${l}`)] : [];
+
+export const siteName = (i: number) => `site-${String(i + 1).padStart(3, '0')}`;
+
+/** Memory-backed when the machine has it (/dev/shm): the world's files are scratch, and a disk's waits are
+ * real time the world would spend idle. */
+function worldTmp(): string {
+  try {
+    if (statSync('/dev/shm').isDirectory()) return '/dev/shm';
+  } catch {}
+  return tmpdir();
+}

@@ -1,0 +1,105 @@
+import { scheduledUp } from '../core/link/schedule.js';
+import {
+  type DirectionSettings,
+  type LinkSettings,
+  type LinkSettingsInput,
+  LinkSettingsSchema,
+} from '../core/link/settings.js';
+import type { Random } from '../core/rng.js';
+
+/** What a link does to one exchange, drawn when the request is sent (docs/decisions/540-deterministic-world.md). */
+export type Passage =
+  /** Down and refusing: the client learns it at once (a refused connection). */
+  | { kind: 'refused' }
+  /** Down and hanging (or cut): the client waits until its own timeout, nothing reaches the server. */
+  | { kind: 'hang' }
+  /** Delivered after `upMs`; the answer comes back after `downMs`, unless `answerLost` (a reset after the server acted). */
+  | {
+      kind: 'through';
+      upMs: number;
+      downMs: number;
+      requestLost: boolean;
+      answerLost: boolean;
+      duplicate: boolean;
+    };
+
+/** Loss and duplication per exchange, beside the simulator's link settings (which model them per TCP connection). */
+export interface WorldFaults {
+  /** Chance an exchange is reset before the server sees it. */
+  lossRate: number;
+  /** Chance the answer is lost after the server acted (the client retries what was done). */
+  answerLossRate: number;
+  /** Chance the server sees the request twice (a retried exchange the client does not know of). */
+  duplicateRate: number;
+}
+
+export const NO_FAULTS: WorldFaults = { lossRate: 0, answerLossRate: 0, duplicateRate: 0 };
+
+/**
+ * One link of the world: the simulator's link settings (delay, jitter, bandwidth, stalls, resets, up/down
+ * schedule, refuse or hang while down) plus per-exchange loss and duplicates, all drawn from the world's
+ * one seeded PRNG in the order exchanges are sent. `cut()` forces it down until `heal()`.
+ */
+export class WorldLink {
+  readonly settings: LinkSettings;
+  private forcedDown = false;
+  /** Bytes carried each way, for the world's report. */
+  readonly bytes = { up: 0, down: 0 };
+  exchanges = 0;
+
+  constructor(
+    readonly name: string,
+    settings: LinkSettingsInput,
+    private readonly startedAt: number,
+    readonly faults: WorldFaults = NO_FAULTS,
+    /** The link's own draws (a stream of the world's seed): what happens on one link does not hang on
+     * the order in which other nodes' exchanges were sent at the same instant. */
+    readonly random?: Random,
+  ) {
+    this.settings = LinkSettingsSchema.parse(settings);
+  }
+
+  cut(): void {
+    this.forcedDown = true;
+  }
+
+  heal(): void {
+    this.forcedDown = false;
+  }
+
+  /** Up at `now` (virtual ms since the epoch): not cut, and its schedule has it up. */
+  up(now: number): boolean {
+    return !this.forcedDown && scheduledUp(this.settings.schedule, now - this.startedAt);
+  }
+
+  /** Draws what happens to one exchange of `upBytes` sent at `now`. */
+  pass(now: number, upBytes: number, random: Random): Passage {
+    this.exchanges++;
+    if (!this.up(now))
+      return { kind: this.forcedDown || this.settings.whenDown === 'hang' ? 'hang' : 'refused' };
+    const f = this.faults;
+    const resetRate = this.settings.resetsPerMin > 0 ? Math.min(1, this.settings.resetsPerMin / 60) : 0;
+    return {
+      kind: 'through',
+      upMs: oneWay(this.settings.uplink, upBytes, random),
+      downMs: oneWay(this.settings.downlink, 0, random),
+      requestLost: random() < f.lossRate + resetRate,
+      answerLost: random() < f.answerLossRate,
+      duplicate: random() < f.duplicateRate,
+    };
+  }
+
+  /** The time an answer of `bytes` takes on the way down beyond the delay drawn at `pass`. */
+  answerTransferMs(bytes: number): number {
+    return transferMs(this.settings.downlink, bytes);
+  }
+}
+
+function oneWay(d: DirectionSettings, bytes: number, random: Random): number {
+  const stall = d.stallsPerMin > 0 && random() < d.stallsPerMin / 60 ? d.stallMs : 0;
+  return d.delayMs + (d.jitterMs > 0 ? random() * d.jitterMs : 0) + transferMs(d, bytes) + stall;
+}
+
+function transferMs(d: DirectionSettings, bytes: number): number {
+  return d.bandwidthBps ? (bytes * 8 * 1000) / d.bandwidthBps : 0;
+}

@@ -1,0 +1,131 @@
+import { createServer } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { seededRandom } from '../core/rng.js';
+import { VirtualTime } from './VirtualTime.js';
+import { WorldLink } from './WorldLink.js';
+import { type Dispatch, WorldNetwork, worldUrl } from './WorldNetwork.js';
+
+const START = Date.UTC(2026, 0, 1);
+
+/** A node that answers after holding the request `hold` ms of its own (virtual) time, like a held pull. */
+function holdingNode(holdMs: number) {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end(`${req.method} ${req.url} ${body} at ${Date.now() - START}`);
+      }, holdMs);
+    });
+  });
+  const dispatch: Dispatch = (req, res) => {
+    server.emit('request', req, res);
+  };
+  return dispatch;
+}
+
+describe('the world network on the world clock', () => {
+  const time = new VirtualTime();
+  afterEach(() => time.uninstall());
+
+  it('carries an exchange over a link in exactly its delays, however long, without a socket', async () => {
+    time.install(START);
+    const net = new WorldNetwork(seededRandom(1));
+    net.attach('hub', holdingNode(30_000));
+    net.connect(
+      'relay',
+      'hub',
+      new WorldLink(
+        'relay>hub',
+        { uplink: { delayMs: 12 * 60_000 }, downlink: { delayMs: 12 * 60_000 } },
+        START,
+      ),
+    );
+    let answer = '';
+    let at = 0;
+    void net
+      .transport('relay')
+      .request(`${worldUrl('hub')}/v1/x?y=1`, { method: 'POST', body: 'hello' })
+      .then(async (r) => {
+        answer = await r.text();
+        at = Date.now() - START;
+      });
+    await time.until(() => answer !== '', 3_600_000);
+    // 12 min up, 30 s held at the hub, 12 min down: on the world's clock, to the millisecond
+    expect(answer).toBe(`POST /v1/x?y=1 hello at ${12 * 60_000 + 30_000}`);
+    expect(at).toBe(24 * 60_000 + 30_000);
+  });
+
+  it('refuses while a refusing link is down and hangs a cut one until the caller gives up', async () => {
+    time.install(START);
+    const net = new WorldNetwork(seededRandom(2));
+    net.attach('hub', holdingNode(0));
+    const link = new WorldLink(
+      'a>hub',
+      { schedule: { upMs: 60_000, periodMs: 120_000, offsetMs: 60_000 }, whenDown: 'refuse' },
+      START,
+    );
+    net.connect('a', 'hub', link);
+    await expect(net.transport('a').request(`${worldUrl('hub')}/`, { method: 'GET' })).rejects.toMatchObject({
+      code: 'ECONNREFUSED',
+    });
+    await time.run(60_000);
+    const ok = await Promise.all([
+      net.transport('a').request(`${worldUrl('hub')}/`, { method: 'GET' }),
+      time.run(1),
+    ]);
+    expect(ok[0].status).toBe(200);
+    link.cut();
+    let outcome = '';
+    net
+      .transport('a')
+      .request(`${worldUrl('hub')}/`, { method: 'GET', signal: AbortSignal.timeout(45_000) })
+      .then(
+        () => {
+          outcome = 'answered';
+        },
+        (e: Error) => {
+          outcome = `${e.name} at ${Date.now() - START}`;
+        },
+      );
+    await time.until(() => outcome !== '', 600_000);
+    expect(outcome).toBe(`TimeoutError at ${60_001 + 45_000}`);
+  });
+
+  it('draws the same passages from the same seed', async () => {
+    const run = async (seed: number) => {
+      time.install(START);
+      const net = new WorldNetwork(seededRandom(seed));
+      net.attach('hub', holdingNode(0));
+      net.connect(
+        'a',
+        'hub',
+        new WorldLink('a>hub', { uplink: { delayMs: 100, jitterMs: 900 } }, START, {
+          lossRate: 0.3,
+          answerLossRate: 0.1,
+          duplicateRate: 0.1,
+        }),
+      );
+      const seen: string[] = [];
+      for (let i = 0; i < 20; i++)
+        net
+          .transport('a')
+          .request(`${worldUrl('hub')}/${i}`, { method: 'GET' })
+          .then(
+            async (r) => seen.push(`${(await r.text()).split(' ').slice(1).join(' ')}`),
+            (e: { code: string }) => seen.push(`${i} ${e.code} at ${Date.now() - START}`),
+          );
+      await time.run(10_000);
+      time.uninstall();
+      return { seen, counts: net.counts };
+    };
+    const a = await run(7);
+    const b = await run(7);
+    expect(a).toEqual(b);
+    expect(a.seen).toHaveLength(20);
+    expect(a.counts.lost).toBeGreaterThan(0);
+  });
+});

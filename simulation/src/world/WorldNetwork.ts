@@ -1,0 +1,192 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import inject from 'light-my-request';
+import type { Random } from '../core/rng.js';
+import type { WorldLink } from './WorldLink.js';
+
+/** A node's HTTP entry: what its server's `request` listener does with one exchange. */
+export type Dispatch = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The request a hop client hands its transport (hop's `PlainInit`). */
+export interface WorldInit {
+  method: string;
+  headers?: Record<string, string>;
+  body?: Uint8Array | string;
+  signal?: AbortSignal;
+}
+
+/** What hop's client needs of a transport (`HopTransport` in @driftline/hop/client). */
+export interface WorldTransport {
+  request(url: string, init: WorldInit): Promise<Response>;
+  close(): void;
+}
+
+/** Largest body the world inflates (the nodes' own caps are far below). */
+const INFLATE_CAP = 256 * 1024 * 1024;
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/** A world node's address: `http://<name>.world`. */
+export const worldUrl = (node: string) => `http://${node}.world`;
+
+const nodeOf = (url: URL) =>
+  url.hostname.endsWith('.world') ? url.hostname.slice(0, -'.world'.length) : null;
+
+function netError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/**
+ * The world's network (docs/decisions/540-deterministic-world.md): every hop exchange between world nodes
+ * is carried by a {@link WorldLink} and handed to the receiving node's request listener through
+ * `light-my-request`, no socket. Delays are the world's timers, faults the world's PRNG, so a seed decides
+ * every passage. Bodies are carried inflated (a compressed request is inflated here, answers are asked
+ * for without compression): a zlib stream would work in libuv's pool, outside what the clock can wait for.
+ */
+export class WorldNetwork {
+  private readonly nodes = new Map<string, Dispatch>();
+  private readonly links = new Map<string, WorldLink>();
+  /** Exchanges sent, delivered and answered: for the world's report and invariants. */
+  readonly counts = { sent: 0, delivered: 0, refused: 0, hung: 0, lost: 0, duplicated: 0 };
+
+  constructor(private readonly random: Random) {}
+
+  /** Makes `node` reachable at {@link worldUrl}(node); a restarted node attaches again. */
+  attach(node: string, dispatch: Dispatch): void {
+    this.nodes.set(node, dispatch);
+  }
+
+  /** A crashed node: exchanges to it are refused until it attaches again. */
+  detach(node: string): void {
+    this.nodes.delete(node);
+  }
+
+  /** The link `from` → `to` (a client opens every connection, so one link per pair). */
+  connect(from: string, to: string, link: WorldLink): void {
+    this.links.set(`${from}>${to}`, link);
+  }
+
+  link(from: string, to: string): WorldLink | undefined {
+    return this.links.get(`${from}>${to}`);
+  }
+
+  /** The transport a node's hop clients use: every exchange leaves by the node's links. */
+  transport(from: string): WorldTransport {
+    return { request: (url, init) => this.exchange(from, url, init), close: () => {} };
+  }
+
+  private async exchange(from: string, target: string, init: WorldInit): Promise<Response> {
+    const url = new URL(target);
+    const to = nodeOf(url);
+    const link = to ? this.link(from, to) : undefined;
+    if (!to || !link)
+      throw netError(
+        'ENOTFOUND',
+        `getaddrinfo ENOTFOUND ${url.hostname} (no world link ${from} → ${to ?? url.hostname})`,
+      );
+    this.counts.sent++;
+    const body = inflatedBody(init);
+    const headers = { ...init.headers };
+    delete headers['content-encoding'];
+    delete headers['accept-encoding'];
+    if (body) headers['content-length'] = String(body.length);
+    const size = (body?.length ?? 0) + 200;
+    link.bytes.up += size;
+    const passage = link.pass(Date.now(), size, link.random ?? this.random);
+    if (passage.kind === 'refused') {
+      this.counts.refused++;
+      // a refused connection is known at once (an RST comes back within the link's round trip, far
+      // below any timer a node sets; the world counts it as the same instant)
+      throw netError('ECONNREFUSED', `connect ECONNREFUSED ${url.host}`);
+    }
+    if (passage.kind === 'hang') {
+      this.counts.hung++;
+      return never(init.signal);
+    }
+    await delay(passage.upMs, init.signal);
+    const dispatch = this.nodes.get(to);
+    if (!dispatch) throw netError('ECONNREFUSED', `connect ECONNREFUSED ${url.host} (${to} is down)`);
+    if (passage.requestLost) {
+      this.counts.lost++;
+      throw netError('ECONNRESET', 'socket hang up');
+    }
+    this.counts.delivered++;
+    const send = () =>
+      inject(dispatch, {
+        method: init.method as 'GET',
+        url: `${url.pathname}${url.search}`,
+        headers: { host: url.host, ...headers },
+        ...(body ? { payload: Buffer.from(body) } : {}),
+        remoteAddress: '127.0.0.1',
+      });
+    const answer = await abortable(send(), init.signal);
+    if (passage.duplicate) {
+      this.counts.duplicated++;
+      await send();
+    }
+    const raw = decoded(answer.rawPayload, answer.headers['content-encoding']);
+    link.bytes.down += raw.length + 150;
+    await delay(passage.downMs + link.answerTransferMs(raw.length), init.signal);
+    if (passage.answerLost) {
+      this.counts.lost++;
+      throw netError('ECONNRESET', 'socket hang up');
+    }
+    const out = new Headers();
+    for (const [k, v] of Object.entries(answer.headers)) {
+      if (v === undefined || k === 'content-encoding' || k === 'content-length' || k === 'transfer-encoding')
+        continue;
+      for (const one of Array.isArray(v) ? v : [String(v)]) out.append(k, one);
+    }
+    out.set('content-length', String(raw.length));
+    const empty = NULL_BODY.has(answer.statusCode) || init.method === 'HEAD';
+    return new Response(empty ? null : new Uint8Array(raw), { status: answer.statusCode, headers: out });
+  }
+}
+
+function inflatedBody(init: WorldInit): Uint8Array | undefined {
+  if (init.body === undefined) return undefined;
+  const bytes = typeof init.body === 'string' ? Buffer.from(init.body) : init.body;
+  return decoded(Buffer.from(bytes), init.headers?.['content-encoding']);
+}
+
+function decoded(bytes: Buffer, encoding: string | string[] | number | undefined): Buffer {
+  const e = String(encoding ?? '').toLowerCase();
+  if (e === 'br') return brotliDecompressSync(bytes, { maxOutputLength: INFLATE_CAP });
+  if (e === 'gzip') return gunzipSync(bytes, { maxOutputLength: INFLATE_CAP });
+  if (e === 'deflate') return inflateSync(bytes, { maxOutputLength: INFLATE_CAP });
+  return bytes;
+}
+
+function aborted(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** Waits `ms` of world time (the world's timers), ended early by the caller's signal. */
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(aborted(signal));
+  return new Promise<void>((resolve, reject) => {
+    const t = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(aborted(signal as AbortSignal));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function never(signal?: AbortSignal): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    if (signal?.aborted) reject(aborted(signal));
+    signal?.addEventListener('abort', () => reject(aborted(signal)), { once: true });
+  });
+}
+
+function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return p;
+  return Promise.race([p, never(signal)]);
+}

@@ -1,0 +1,116 @@
+import { World, type WorldSpec } from './World.js';
+import type { LedgerFigures } from './WorldLedger.js';
+
+const HOUR = 3_600_000;
+/** Longest the world runs with every link up, after its days, for what is in flight to arrive. */
+const DRAIN_MS = 12 * HOUR;
+
+/** The faults a world run may be given (`--faults`), and what each does. */
+export const WORLD_FAULTS = {
+  links:
+    'each exchange on a site link: 2 % reset before the relay sees it, 2 % answer lost after it acted, 2 % delivered twice; 0–30 s jitter',
+} as const;
+export type WorldFault = keyof typeof WORLD_FAULTS;
+
+export interface WorldRunOptions {
+  seed: number;
+  sites: number;
+  days: number;
+  faults: readonly WorldFault[];
+}
+
+export interface Invariant {
+  name: string;
+  held: boolean;
+  detail: string;
+}
+
+export interface WorldReport {
+  seed: number;
+  sites: number;
+  days: number;
+  faults: readonly WorldFault[];
+  figures: LedgerFigures;
+  network: Record<string, number>;
+  /** Virtual time from the end of the days until every run recorded by then had arrived, ms; null: not within the drain. */
+  drainedInMs: number | null;
+  steps: number;
+  invariants: Invariant[];
+  held: boolean;
+  digest: string;
+  /** The thread pool was one thread: the digest replays on any machine (docs/decisions/540-deterministic-world.md). */
+  replayable: boolean;
+  wallMs: number;
+  replay: string;
+}
+
+export function worldSpec(o: WorldRunOptions): WorldSpec {
+  const links = o.faults.includes('links');
+  return {
+    seed: o.seed,
+    sites: o.sites,
+    ...(links
+      ? { faults: { lossRate: 0.02, answerLossRate: 0.02, duplicateRate: 0.02 }, jitterMs: 30_000 }
+      : {}),
+  };
+}
+
+/** Runs one world: its days, then every link up until what was recorded has arrived; checks the invariants. */
+export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
+  const started = process.hrtime.bigint();
+  const world = new World(worldSpec(o));
+  try {
+    await world.start();
+    await world.run(o.days * 24 * HOUR);
+    const end = Date.now();
+    world.openAllLinks();
+    const drained = await world.until(() => world.ledger.figures(end).lost === 0, DRAIN_MS);
+    const drainedInMs = drained ? Date.now() - end : null;
+    const figures = world.ledger.figures(end);
+    const lost = world.sites.flatMap((s) => world.ledger.lostOf(s.name).map((l) => `${s.name} ${l}`));
+    const invariants: Invariant[] = [
+      {
+        name: 'nothing lost',
+        held: figures.lost === 0,
+        detail:
+          figures.lost === 0
+            ? `${figures.recorded} runs recorded by the end of day ${o.days}, every one at the hub ${Math.round((drainedInMs ?? 0) / 60_000)} min after the links came up`
+            : `${figures.lost} of ${figures.recorded} never reached the hub: ${lost.slice(0, 5).join('; ')}`,
+      },
+      {
+        name: 'nothing made up',
+        held: figures.unknown === 0,
+        detail: `${figures.unknown} runs at the hub that no agent of their site recorded`,
+      },
+      {
+        name: 'runs recorded',
+        held: figures.recorded > 0,
+        detail: `${figures.recorded} runs (a world whose agents plan nothing proves nothing)`,
+      },
+    ];
+    const held = invariants.every((i) => i.held);
+    return {
+      seed: o.seed,
+      sites: o.sites,
+      days: o.days,
+      faults: o.faults,
+      figures,
+      network: { ...world.net.counts },
+      drainedInMs,
+      steps: world.time.steps,
+      invariants,
+      held,
+      digest: world.digest(),
+      replayable: process.env.UV_THREADPOOL_SIZE === '1',
+      wallMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
+      replay: replayCommand(o),
+    };
+  } finally {
+    await world.close();
+  }
+}
+
+export function replayCommand(o: WorldRunOptions): string {
+  const faults = o.faults.length > 0 ? ` --faults ${o.faults.join(',')}` : '';
+  return `npm run sim -- --seed ${o.seed} --sites ${o.sites} --days ${o.days}${faults}`;
+}
