@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -51,6 +53,16 @@ export interface WorldSpec {
   scenario?: string;
   /** hub.yaml keys beside the world's own (e.g. `{ contactPlans: { graceS: 80 } }`). */
   hub?: Record<string, unknown>;
+  /** The dashboard's built files, for a browser at headquarters ({@link World.listen}); default none. */
+  uiDir?: string;
+}
+
+/** The hub on a real socket of this machine, for a browser at headquarters ({@link World.listen}). */
+export interface HubOnSocket {
+  url: string;
+  /** Signs a browser in as the world's admin (the hub sets the session cookie and redirects to `/`). */
+  signInUrl: string;
+  close(): Promise<void>;
 }
 
 /** One site of the world: its agent, its link to the relay, and what the world saw it record. */
@@ -145,6 +157,29 @@ export class World {
     return r.json as T;
   }
 
+  /**
+   * The hub's listener on 127.0.0.1 (port 0), for a browser at headquarters: the one socket of a world,
+   * with no link on it. Its answers read the world's clock, so the browser's clock must be set to it
+   * (Playwright's `page.clock`); the world does not move while nobody runs it.
+   */
+  async listen(): Promise<HubOnSocket> {
+    const hop = this.hub.hop.server;
+    const server = createServer((req, res) => {
+      hop.emit('request', req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      url,
+      signInUrl: `${url}/?token=${encodeURIComponent(ADMIN_TOKEN)}`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+  }
+
   /** The relay goes away (a stopped machine): its address refuses, its loops stop; its files stay. */
   async stopRelay(): Promise<void> {
     this.net.detach(RELAY);
@@ -206,7 +241,12 @@ export class World {
   private async startHub(): Promise<void> {
     const dir = join(this.root, 'hub');
     const hc = hubConfig(
-      { ...this.spec.hub, dataDir: dir, uiDir: join(dir, 'no-ui'), ingest: { mergeWorkers: 0 } },
+      {
+        ...this.spec.hub,
+        dataDir: dir,
+        uiDir: this.spec.uiDir ?? join(dir, 'no-ui'),
+        ingest: { mergeWorkers: 0 },
+      },
       dir,
       {},
     );
@@ -287,7 +327,7 @@ export class World {
       ...yamlSection('sync', [
         ...(contact
           ? [
-              `contactWindows: ['every ${contact.periodMs / 60_000}m for ${contact.upMs / 60_000}m from ${new Date(WORLD_START + offsetMs).toISOString()}']`,
+              `contactWindows: ['every ${span(contact.periodMs)} for ${span(contact.upMs)} from ${new Date(WORLD_START + offsetMs).toISOString()}']`,
             ]
           : []),
         ...Object.entries(this.spec.agentSync ?? {}).map(([k, v]) => `${k}: ${v}`),
@@ -341,13 +381,18 @@ export class World {
 const yamlSection = (name: string, lines: string[]) =>
   lines.length > 0 ? [`${name}:`, ...lines.map((l) => `  ${l}`)] : [];
 
+/** A window's span as its syntax writes it: whole minutes as `4m`, anything else in seconds (`40s`). */
+const span = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`);
+
 export const siteName = (i: number) => `site-${String(i + 1).padStart(3, '0')}`;
 
-/** Memory-backed when the machine has it (/dev/shm): the world's files are scratch, and a disk's waits are
- * real time the world would spend idle. */
+/** Memory-backed when the machine has room there (/dev/shm): the world's files are scratch, and a disk's
+ * waits are real time the world would spend idle. A container's /dev/shm is often 64 MB, too small for a
+ * long world's SQLite files, so below 1 GiB free the world uses the ordinary temp folder. */
 function worldTmp(): string {
   try {
-    if (statSync('/dev/shm').isDirectory()) return '/dev/shm';
+    const fs = statfsSync('/dev/shm');
+    if (fs.bavail * fs.bsize >= 1024 ** 3) return '/dev/shm';
   } catch {}
   return tmpdir();
 }
