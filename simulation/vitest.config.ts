@@ -10,7 +10,8 @@ export default defineProject({
     // Files share workers (docs/decisions/441-longest-files-first.md); the root config sets the rest.
     isolate: false,
     environment: 'node',
-    include: ['src/**/*.test.ts'],
+    // `test/**/*.world.test.ts`: files of the process lane moved onto the world (the hostile suite's)
+    include: ['src/**/*.test.ts', 'test/**/*.world.test.ts'],
     // libuv's pool is one thread in these workers (set before anything uses it), so a world's seed replays;
     // the rest of the suite keeps Node's four (one for all made the CLI tests twice as slow: decision 540)
     execArgv: ['--require', fileURLToPath(new URL('../scripts/onePoolThread.cjs', import.meta.url))],

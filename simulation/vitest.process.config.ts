@@ -12,7 +12,7 @@ export default defineProject({
     environment: 'node',
     include: ['test/**/*.test.ts'],
     // The Compose test is a project of its own that runs after everything else (vitest.compose.config.ts).
-    exclude: ['test/compose.test.ts'],
+    exclude: ['test/compose.test.ts', 'test/**/*.world.test.ts'],
     // The agent and relay processes run from the offline package, built once per run.
     globalSetup: ['../scripts/tmp.setup.ts', 'test/edgePackage.setup.ts'],
     sequence: { groupOrder: 1 },

@@ -9,6 +9,7 @@ export { Wire2State } from './adapters/http/wire2State.js';
 export { openSqliteLedger } from './adapters/sqlite/openSqliteLedger.js';
 export { SqliteUrlStorage } from './adapters/tus/SqliteUrlStorage.js';
 export { AGENT_VERSION, packDetail, type RunningAgent, startAgent } from './app.js';
+export { readAgentStatus, statusJson } from './commands/status.js';
 export { type AgentConfig, AgentConfigSchema, loadConfig, parseConfig } from './config.js';
 export { newEpochDoc, recordRun, recordRuns, updateFacts } from './core/doc/agentDoc.js';
 export { toDocValue } from './core/doc/docValues.js';

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { readWire2Links, type Wire2LinkState, wire2StatePath } from '../adapters/http/wire2State.js';
 import { readPublicationEntries } from '../adapters/publications/SqlitePublicationLedger.js';
 import { openSqliteLedger } from '../adapters/sqlite/openSqliteLedger.js';
+import type { AgentConfig } from '../config.js';
 import type { AgentRejection, StoreStatus } from '../ports/Ledger.js';
 import { configOrExit } from './configOrExit.js';
 import { contactStatus, renderContact } from './contactStatus.js';
@@ -112,32 +113,61 @@ export function registerStatus(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      let opened: ReturnType<typeof openSqliteLedger>;
+      let read: AgentStatusRead;
       try {
-        opened = openSqliteLedger({
-          path,
-          site: config.site,
-          agent: config.agent,
-          maxQueueBytes: config.sync.maxQueueBytes,
-          rejectedRetryMs: config.sync.rejectedRetryS * 1000,
-          holdNewsMs: config.sync.newsHoldS * 1000, // a held plan's deadline reads capped by it, as in the daemon
-        });
+        read = readAgentStatus(config);
       } catch (e) {
         process.stderr.write(`edge-agent status: ${(e as Error).message}\n`);
         process.exitCode = 1;
         return;
       }
-      const s = opened.ledger.status();
-      const wire = config.sync.wire === 2 ? readWire2Links(wire2StatePath(config.dataDir)) : undefined;
-      const publications = readPublications(readPublicationEntries(opened.db), config.dataDir);
-      opened.ledger.close();
-      const now = Date.now();
-      const contact = contactStatus(config.sync.contactWindows, config.sync.backoffCapS, now);
-      // `bundles` repeats `publications` for scripts written before decision 170 (one version).
+      const { s, wire, publications, contact, now } = read;
       process.stdout.write(
         o.json
-          ? `${JSON.stringify({ ...s, ...(wire ? { wire } : {}), contact, publications, bundles: publications.map(asLegacyBundle) }, null, 2)}\n`
+          ? `${JSON.stringify(statusJson(read), null, 2)}\n`
           : `${renderStatus(s, wire)}${renderContact(contact, now)}\n${renderPublications(publications, process.stdout.isTTY === true)}`,
       );
     });
+}
+
+/** What `edge-agent status` reads: the store's status, each v2 link, the publications and the contact plan. */
+export interface AgentStatusRead {
+  s: StoreStatus;
+  wire: Record<string, Wire2LinkState> | undefined;
+  publications: ReturnType<typeof readPublications>;
+  contact: ReturnType<typeof contactStatus>;
+  now: number;
+}
+
+/** Reads the agent's status from its store (which must exist) as `edge-agent status` does, at `now`. */
+export function readAgentStatus(config: AgentConfig, now = Date.now()): AgentStatusRead {
+  const opened = openSqliteLedger({
+    path: join(config.dataDir, 'agent.sqlite'),
+    site: config.site,
+    agent: config.agent,
+    maxQueueBytes: config.sync.maxQueueBytes,
+    rejectedRetryMs: config.sync.rejectedRetryS * 1000,
+    holdNewsMs: config.sync.newsHoldS * 1000, // a held plan's deadline reads capped by it, as in the daemon
+  });
+  try {
+    const s = opened.ledger.status();
+    const wire = config.sync.wire === 2 ? readWire2Links(wire2StatePath(config.dataDir)) : undefined;
+    const publications = readPublications(readPublicationEntries(opened.db), config.dataDir);
+    const contact = contactStatus(config.sync.contactWindows, config.sync.backoffCapS, now);
+    return { s, wire, publications, contact, now };
+  } finally {
+    opened.ledger.close();
+  }
+}
+
+/** `edge-agent status --json`; `bundles` repeats `publications` for scripts written before decision 170. */
+export function statusJson(r: AgentStatusRead): Record<string, unknown> {
+  const { s, wire, contact, publications } = r;
+  return {
+    ...s,
+    ...(wire ? { wire } : {}),
+    contact,
+    publications,
+    bundles: publications.map(asLegacyBundle),
+  };
 }

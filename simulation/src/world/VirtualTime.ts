@@ -25,6 +25,9 @@ export class VirtualTime {
   private savedTimeout: typeof AbortSignal.timeout | null = null;
   /** Timers fired so far (the world's step count). */
   steps = 0;
+  private driving: Promise<void> | null = null;
+  private driven = false;
+  private driveError: Error | null = null;
 
   /** Installs the clock at `startMs` (ms since the epoch). Call {@link uninstall} when the world ends. */
   install(startMs: number): void {
@@ -49,6 +52,7 @@ export class VirtualTime {
   }
 
   uninstall(): void {
+    this.driven = false;
     this.idle.stop();
     if (this.savedTimeout) AbortSignal.timeout = this.savedTimeout;
     this.savedTimeout = null;
@@ -118,6 +122,38 @@ export class VirtualTime {
       onStep?.();
     }
     return true;
+  }
+
+  /**
+   * Moves time by itself, whenever the process is idle, until {@link stopDriving}: code that waits with
+   * ordinary timers (a test's poll, `setTimeout(r, 250)`) then waits in virtual time, and a deadline it
+   * reads from `Date.now()` is virtual too. What one instant holds still runs to its end before time moves.
+   */
+  drive(onStep?: () => void): void {
+    if (this.driving) return;
+    this.driven = true;
+    this.driving = (async () => {
+      try {
+        while (this.driven && this.clock) {
+          if (await this.step()) onStep?.();
+          // nothing due at all: let real work (a child process, a file) go on before looking again
+          else await this.settle();
+        }
+      } catch (e) {
+        // uninstalled under a step: the world is over; anything else is the world's failure to report
+        if (this.clock) this.driveError = e as Error;
+      }
+    })();
+  }
+
+  /** Stops {@link drive}; resolves once its last step is over, and throws what stopped it, if anything. */
+  async stopDriving(): Promise<void> {
+    this.driven = false;
+    await this.driving;
+    this.driving = null;
+    const e = this.driveError;
+    this.driveError = null;
+    if (e) throw e;
   }
 
   private installed(): InstalledClock {

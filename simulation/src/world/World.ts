@@ -389,7 +389,7 @@ export const siteName = (i: number) => `site-${String(i + 1).padStart(3, '0')}`;
 /** Memory-backed when the machine has room there (/dev/shm): the world's files are scratch, and a disk's
  * waits are real time the world would spend idle. A container's /dev/shm is often 64 MB, too small for a
  * long world's SQLite files, so below 1 GiB free the world uses the ordinary temp folder. */
-function worldTmp(): string {
+export function worldTmp(): string {
   try {
     const fs = statfsSync('/dev/shm');
     if (fs.bavail * fs.bsize >= 1024 ** 3) return '/dev/shm';

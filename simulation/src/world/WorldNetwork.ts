@@ -48,7 +48,14 @@ export class WorldNetwork {
   /** Exchanges sent, delivered and answered: for the world's report and invariants. */
   readonly counts = { sent: 0, delivered: 0, refused: 0, hung: 0, lost: 0, duplicated: 0 };
 
-  constructor(private readonly random: Random) {}
+  /**
+   * @param lan the link for a pair nobody connected (a LAN beside the nodes, say); without it an exchange
+   * between unconnected nodes fails as an unknown host does.
+   */
+  constructor(
+    private readonly random: Random,
+    private readonly lan?: (from: string, to: string) => WorldLink,
+  ) {}
 
   /** Makes `node` reachable at {@link worldUrl}(node); a restarted node attaches again. */
   attach(node: string, dispatch: Dispatch): void {
@@ -66,7 +73,11 @@ export class WorldNetwork {
   }
 
   link(from: string, to: string): WorldLink | undefined {
-    return this.links.get(`${from}>${to}`);
+    const known = this.links.get(`${from}>${to}`);
+    if (known || !this.lan) return known;
+    const made = this.lan(from, to);
+    this.connect(from, to, made);
+    return made;
   }
 
   /** The transport a node's hop clients use: every exchange leaves by the node's links. */

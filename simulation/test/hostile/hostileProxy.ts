@@ -90,7 +90,7 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-function cleanHeaders(h: IncomingHttpHeaders, bodyLength: number): IncomingHttpHeaders {
+export function cleanHeaders(h: IncomingHttpHeaders, bodyLength: number): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
   // HTTP/2's pseudo-headers (`:method`, `:path`, …) are the request line's, not headers to pass on
   for (const [k, v] of Object.entries(h))
@@ -120,9 +120,19 @@ function forward(target: URL, req: HopRequest): Promise<HopResponse> {
   });
 }
 
-/** Starts a proxy to `target` (`http://127.0.0.1:<port>`), honest until `use` gives it an attack. */
-export async function startHostileProxy(target: string): Promise<HostileProxy> {
-  const to = new URL(target);
+/** What a hostile hop does with each exchange, whatever carries it: a socket, or the world's network. */
+export interface HostileHandler {
+  handle(inc: IncomingMessage, out: ServerResponse): void;
+  use(attack: Attack | null): void;
+  seen: HostileProxy['seen'];
+  h2cRequests(): number;
+}
+
+/**
+ * The attacks' hop, forwarding by `forward`: the proxy below on a port of 127.0.0.1, or a node of the
+ * deterministic world (`virtualWorld.ts`) whose forward is the world's network.
+ */
+export function hostileHandler(forward: (req: HopRequest) => Promise<HopResponse>): HostileHandler {
   let attack: Attack | null = null;
   const seen: HostileProxy['seen'] = [];
   let h2c = 0;
@@ -152,7 +162,7 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       const verdict = await a?.onRequest?.(req);
       if (verdict && 'answer' in verdict) return reply(verdict.answer);
       const sent = verdict?.forward ?? req;
-      const res = await forward(to, sent);
+      const res = await forward(sent);
       // The attack in force when the answer comes: a held downlink pull (decision 270) may outlive the
       // attack it was sent under, and the moment `use` is called is when the hop turns.
       reply((await attack?.onResponse?.(sent, res)) ?? res);
@@ -162,6 +172,20 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       else out.destroy();
     });
   };
+  return {
+    handle,
+    use: (a) => {
+      attack = a;
+    },
+    seen,
+    h2cRequests: () => h2c,
+  };
+}
+
+/** Starts a proxy to `target` (`http://127.0.0.1:<port>`), honest until `use` gives it an attack. */
+export async function startHostileProxy(target: string): Promise<HostileProxy> {
+  const to = new URL(target);
+  const { handle, use, seen, h2cRequests } = hostileHandler((req) => forward(to, req));
   const server: Server = createServer(handle);
   server.keepAliveTimeout = 1000;
   // h2c on the same port: the compatibility API's request and response stand in for HTTP/1.1's
@@ -174,11 +198,9 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    use: (a) => {
-      attack = a;
-    },
+    use,
     seen,
-    h2cRequests: () => h2c,
+    h2cRequests,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

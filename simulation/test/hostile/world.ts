@@ -45,7 +45,8 @@ export interface WorldOptions {
 
 export interface Program {
   name: string;
-  child: ChildProcess;
+  /** The program's process (none for a node of the deterministic world: virtualWorld.ts). */
+  child?: ChildProcess;
   stderr: string;
 }
 
@@ -127,8 +128,9 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
   const startListening = async (name: string, what: string): Promise<string> => {
     start(name);
     const url = await until(`${name} to log '${what} listening'`, async () => {
+      const child = programs.get(name)?.child;
       const p = programs.get(name);
-      if (p && (p.child.exitCode !== null || p.child.signalCode !== null))
+      if (p && child && (child.exitCode !== null || child.signalCode !== null))
         throw new Error(`${name} exited before listening: ${p.stderr.slice(-2000)}`);
       const line = logLines(name, new RegExp(`^${what} listening$`))[0];
       return typeof line?.url === 'string' ? line.url : false;
@@ -237,10 +239,10 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     );
   }
   const stopProgram = async (name: string) => {
-    const p = programs.get(name);
-    if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
-    const done = new Promise((r) => p.child.once('exit', r));
-    p.child.kill('SIGTERM');
+    const child = programs.get(name)?.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const done = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
     await done;
   };
   for (const site of sites) start(site);
@@ -288,7 +290,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
 }
 
 /** The sum of the samples of metric `name` in Prometheus text whose labels include `labels`. */
-function metricSum(text: string, name: string, labels: Record<string, string>): number {
+export function metricSum(text: string, name: string, labels: Record<string, string>): number {
   let sum = 0;
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);

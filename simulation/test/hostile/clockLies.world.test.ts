@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { clockLie, holdAndFreshen } from './clockAttacks.js';
-import { startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import type { World } from './world.js';
 
 /**
  * Case (c) of issue 29: a hop below an honest relay rewrites the clock headers of bundle posts
@@ -76,7 +77,7 @@ describe('hostile relay (c): rewritten clock headers', () => {
   it('ends the +1 day lie as a flagged estimate, not as a wrong plannedAt', {
     timeout: 600_000,
   }, async () => {
-    world = await startWorld({ agentsVia: 'proxy' });
+    world = await startVirtualWorld({ agentsVia: 'proxy' });
     const w = world;
     // An honest estimate first: the agent's offset known from round trips.
     await planOnce(w);

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { reconfigureAgent } from './plans.js';
+import { startVirtualWorld } from './virtualWorld.js';
 import { droppedAckLaterPushes } from './wire2Attacks.js';
-import { startWorld, type World } from './world.js';
+import type { World } from './world.js';
 
 /**
  * A hop between the agent and relay-1 answers each v2 push of a round under way (field 11, `ackLater`)
@@ -30,7 +31,7 @@ describe('hostile hop, agent on hop v2: pushes of a round under way answered 204
   it('loses nothing: the round’s last push carries what the dropped ones did, and the hub shows every changed plan', {
     timeout: 480_000,
   }, async () => {
-    world = await startWorld({
+    world = await startVirtualWorld({
       agentsVia: 'proxy',
       // each result its own batch, one plan at a time: a round of five plans is several pushes
       agentSync: { wire: 2, contactIntervalS: 5, recordWindowS: 0.2, maxParallelRuns: 1, resendAfterS: 600 },

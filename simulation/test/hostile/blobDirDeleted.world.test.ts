@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { uploadsDown } from './attacks.js';
-import { everyDetailArrives, runsWithDetail, startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import { everyDetailArrives, runsWithDetail, type World } from './world.js';
 
 let world: World | undefined;
 afterAll(() => world?.stop());
@@ -15,7 +16,7 @@ describe('an honest relay whose blob directory is deleted after it receipted', (
     const down = uploadsDown();
     // The agent uploads again only after 20 s: relay-1 first finds the file gone (a re-upload before it
     // would put the file back, and nothing would be lost to count).
-    world = await startWorld({
+    world = await startVirtualWorld({
       relayUpstreams: ['proxy'],
       attacks: { upstreamSide: [down] },
       agentSync: { resendAfterS: 20 },

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { clockLie } from './clockAttacks.js';
-import { startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import type { World } from './world.js';
 
 /**
  * Issue 42, item 3 (docs/decisions/415-unkeyed-relays.md): relay-1 is enrolled without a key
@@ -59,7 +60,7 @@ describe('an unkeyed relay lying about clocks from the first bundle (issue 42)',
     timeout: 600_000,
   }, async () => {
     const lie = clockLie(LIE_MS);
-    world = await startWorld({ relayUpstreams: ['proxy'], attacks: { upstreamSide: [lie] } });
+    world = await startVirtualWorld({ relayUpstreams: ['proxy'], attacks: { upstreamSide: [lie] } });
     const w = world;
     const relays = (await (await w.api('/api/relays')).json()) as {
       relays: Array<{ name: string; unkeyed?: boolean }>;

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { alteredDownlink } from './attacks.js';
-import { everyDetailArrives, startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import { everyDetailArrives, type World } from './world.js';
 
 let world: World | undefined;
 afterAll(() => world?.stop());
@@ -12,7 +13,10 @@ describe('hostile relay (b): altered downlink copies with genuine ids on one ups
   }, async () => {
     const attack = alteredDownlink();
     // relay-1 pulls from both upstreams: the hostile one first in its list, the hub directly second.
-    world = await startWorld({ relayUpstreams: ['proxy', 'hub'], attacks: { upstreamSide: [attack] } });
+    world = await startVirtualWorld({
+      relayUpstreams: ['proxy', 'hub'],
+      attacks: { upstreamSide: [attack] },
+    });
     const w = world;
     await everyDetailArrives(w, 'ship-1');
     const req = await until('the hub to accept a plan request', async () => {

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { swapPayloads } from './clockAttacks.js';
-import { everyDetailArrives, startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import { everyDetailArrives, type World } from './world.js';
 
 /**
  * Case (g) of issue 29 (docs/decisions/230-time-a-hop-cannot-forge.md): a hop below an honest relay swaps
@@ -16,7 +17,7 @@ afterAll(() => world?.stop());
 describe('hostile relay (g): payloads swapped between agents', () => {
   it('refuses every swapped bundle, loses nothing, misdates nothing', { timeout: 600_000 }, async () => {
     const swap = swapPayloads();
-    world = await startWorld({ sites: ['ship-1', 'ship-2'], agentsVia: 'proxy' });
+    world = await startVirtualWorld({ sites: ['ship-1', 'ship-2'], agentsVia: 'proxy' });
     const w = world;
     w.agentSide?.use(swap);
     await until('the hop to swap a post', async () => swap.swapped > 0, 180_000);

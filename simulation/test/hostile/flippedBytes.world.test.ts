@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { flippedBytes } from './attacks.js';
-import { everyDetailArrives, runsWithDetail, startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import { everyDetailArrives, runsWithDetail, type World } from './world.js';
 
 let world: World | undefined;
 afterAll(() => world?.stop());
@@ -11,7 +12,7 @@ describe('hostile relay (f): flipped bytes in bundles and blobs', () => {
     timeout: 300_000,
   }, async () => {
     const attack = flippedBytes({ bundles: 2, patches: 2 });
-    world = await startWorld({
+    world = await startVirtualWorld({
       agentsVia: 'proxy',
       attacks: { agentSide: attack },
       agentSync: { rejectedRetryS: 2 },

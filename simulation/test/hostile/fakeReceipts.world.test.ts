@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { fakeReceipts } from './attacks.js';
-import { everyDetailArrives, startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import { everyDetailArrives, type World } from './world.js';
 
 /**
  * A hop below relay-1 fakes the receipts of the agent's bundles, then turns honest: the changes go up
@@ -20,7 +21,11 @@ describe('hostile relay: faked receipts for the bundles that announced detail bl
     timeout: 300_000,
   }, async () => {
     const fake = fakeReceipts();
-    world = await startWorld({ agentsVia: 'proxy', agentSync: { wire: 1 }, attacks: { agentSide: fake } });
+    world = await startVirtualWorld({
+      agentsVia: 'proxy',
+      agentSync: { wire: 1 },
+      attacks: { agentSide: fake },
+    });
     const w = world;
     const proxy = w.agentSide;
     if (!proxy) throw new Error('the world has no agent-side proxy');

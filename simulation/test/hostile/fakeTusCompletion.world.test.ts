@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { fakeTusCompletion } from './attacks.js';
-import { everyDetailArrives, runsWithDetail, startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import { everyDetailArrives, runsWithDetail, type World } from './world.js';
 
 let world: World | undefined;
 afterAll(() => world?.stop());
@@ -11,7 +12,7 @@ describe('hostile relay (a): fake tus completion', () => {
     timeout: 300_000,
   }, async () => {
     const attack = fakeTusCompletion();
-    world = await startWorld({ agentsVia: 'proxy', attacks: { agentSide: attack } });
+    world = await startVirtualWorld({ agentsVia: 'proxy', attacks: { agentSide: attack } });
     const w = world;
     // The summary passes (bundles are not attacked); the detail is "uploaded" into the void.
     const [run] = await runsWithDetail(w, 'ship-1');
@@ -31,8 +32,11 @@ describe('hostile relay (a): fake tus completion', () => {
       return r.detailPending?.uploadedTo ? r.detailPending : false;
     });
     expect(pending.uploadedTo).toBe(w.agentSide?.url);
+    const hop = (w.agentSide?.url ?? '').replace(/[.]/g, '\\.');
     expect(pending.text).toMatch(
-      /^detail: pending at ship-1 \(uploaded to http:\/\/127\.0\.0\.1:\d+ at \d{4}-\d\d-\d\dT[\d:.]+Z, no receipt yet\)$/,
+      new RegExp(
+        `^detail: pending at ship-1 \\(uploaded to ${hop} at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, no receipt yet\\)$`,
+      ),
     );
     // After sync.resendAfterS without a hub receipt the agent uploads it again (here into the void again).
     await until('the agent to upload the blob again', async () => attack.completed >= 2);

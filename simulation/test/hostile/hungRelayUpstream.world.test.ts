@@ -1,8 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { askPlan, nextPlans, planDone, runCount } from './plans.js';
+import { startVirtualWorld } from './virtualWorld.js';
 import { silentHop } from './wire2Attacks.js';
-import { everyDetailArrives, startWorld, type World } from './world.js';
+import { everyDetailArrives, type World } from './world.js';
 
 /**
  * relay-1 with two upstreams: a hop in front of the hub, then the hub itself. Once the hop has answered
@@ -21,7 +22,7 @@ describe('hostile hop above the relay: its first upstream hangs', () => {
     timeout: 300_000,
   }, async () => {
     const hang = silentHop();
-    world = await startWorld({
+    world = await startVirtualWorld({
       relayUpstreams: ['proxy', 'hub'],
       relayForward: { stallS: 2, requestTimeoutMs: 600_000 },
     });

@@ -5,7 +5,8 @@ import { parse, stringify } from 'yaml';
 import { runProgram } from '../../src/topology/programs.js';
 import { until } from '../support.js';
 import { eatDownlink } from './clockAttacks.js';
-import { startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import type { World } from './world.js';
 
 /**
  * An agent with two upstreams, the first a hop that eats its downlink (docs/decisions/300): the agent
@@ -20,7 +21,7 @@ describe('hostile relay: an agent with two upstreams, the first eating its downl
   it('takes the plan request from the honest upstream; the eaten copy shadows nothing', {
     timeout: 300_000,
   }, async () => {
-    world = await startWorld({ agentsVia: 'proxy' });
+    world = await startVirtualWorld({ agentsVia: 'proxy' });
     const w = world;
     const proxy = w.agentSide;
     if (!proxy) throw new Error('the world has no agent-side proxy');

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { everyDetailArrives, startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import { everyDetailArrives, type World } from './world.js';
 
 let world: World | undefined;
 afterAll(() => world?.stop());
@@ -8,7 +9,7 @@ describe('hostile harness, attack off', () => {
   it('carries a run and its detail through an honest proxy on both sides of relay-1', {
     timeout: 300_000,
   }, async () => {
-    world = await startWorld({ agentsVia: 'proxy', relayUpstreams: ['proxy'] });
+    world = await startVirtualWorld({ agentsVia: 'proxy', relayUpstreams: ['proxy'] });
     const runs = await everyDetailArrives(world, 'ship-1');
     expect(runs.map((r) => r.detailState)).toEqual(['arrived']);
     // The traffic went through both proxies: the harness sits where it says it does.

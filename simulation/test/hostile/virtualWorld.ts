@@ -1,0 +1,338 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  initAgentKey,
+  loadConfig as loadAgentConfig,
+  type RunningAgent,
+  readAgentStatus,
+  startAgent,
+  statusJson,
+} from '@driftline/edge-agent';
+import { addUser, createHub, enrol, type Hub, parseConfig as hubConfig, sha256Hex } from '@driftline/hub';
+import { createRelay, type Relay, parseConfig as relayConfig } from '@driftline/relay';
+import inject from 'light-my-request';
+import pino from 'pino';
+import { stringify } from 'yaml';
+import { seededRandom } from '../../src/core/rng.js';
+import { InProcessTerraform } from '../../src/world/InProcessTerraform.js';
+import { VirtualTime } from '../../src/world/VirtualTime.js';
+import { WORLD_START, worldTmp } from '../../src/world/World.js';
+import { WorldLink } from '../../src/world/WorldLink.js';
+import { type Dispatch, WorldNetwork, worldUrl } from '../../src/world/WorldNetwork.js';
+import { until } from '../support.js';
+import { type HopResponse, type HostileProxy, hostileHandler } from './hostileProxy.js';
+import { metricSum, type Program, type World, type WorldOptions } from './world.js';
+
+/**
+ * The hostile-relay topology of `world.ts` in the deterministic world (docs/decisions/540-deterministic-world.md):
+ * the same hub, relay-1, agents and hostile hops, each node built by its program's factory in this process,
+ * every exchange carried by the world's network (a LAN link of 2 ms each way between any two nodes), on one
+ * virtual clock that moves by itself whenever the process is idle ({@link VirtualTime.drive}). A test
+ * written for `world.ts` runs unchanged: its `until` polls with ordinary timers, which are the world's, so
+ * its deadlines are virtual and exact; a program's log is its node's pino lines, kept as its `stderr`.
+ * What a process would have done at set-up (`hub init`, `relay token add`, `edge-agent init`, `hub enroll`)
+ * is done through the same stores; `addHubUpstream`'s `hub peer` still runs as a program.
+ */
+const LAN_MS = 2;
+const HUB = 'hub';
+const RELAY = 'relay-1';
+const AGENT_HOP = 'agent-hop';
+const ADMIN_TOKEN = 'virtual-world-admin-token';
+const RELAY_TOKEN = 'virtual-world-relay-token';
+
+export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise<World> {
+  if (o.relayKey) throw new Error('virtual world: relayKey (a keyed relay-1) is not built yet; use world.ts');
+  const sites = o.sites ?? ['ship-1'];
+  const dir = mkdtempSync(join(worldTmp(), 'driftline-hostile-world-'));
+  const time = new VirtualTime();
+  const net = new WorldNetwork(
+    seededRandom(`${seed}:net`),
+    (from, to) =>
+      new WorldLink(
+        `${from}>${to}`,
+        { uplink: { delayMs: LAN_MS }, downlink: { delayMs: LAN_MS } },
+        WORLD_START,
+        undefined,
+        seededRandom(`${seed}:${from}>${to}`),
+      ),
+  );
+  const programs = new Map<string, Program>();
+  const logger = (name: string) => {
+    const p: Program = programs.get(name) ?? { name, stderr: '' };
+    programs.set(name, p);
+    return pino(
+      { level: 'info', base: { name } },
+      {
+        write: (line: string) => {
+          p.stderr += line;
+        },
+      },
+    );
+  };
+  const logLines = (program: string, msg: RegExp) => {
+    const out: Array<Record<string, unknown>> = [];
+    for (const line of (programs.get(program)?.stderr ?? '').split('\n')) {
+      if (!line.startsWith('{')) continue;
+      const j = JSON.parse(line) as Record<string, unknown>;
+      if (typeof j.msg === 'string' && msg.test(j.msg)) out.push(j);
+    }
+    return out;
+  };
+  const call = async (node: string, dispatch: Dispatch, path: string, init: RequestInit = {}) => {
+    const r = await inject(dispatch, {
+      method: (init.method ?? 'GET') as 'GET',
+      url: path,
+      headers: { host: `${node}.world`, ...(init.headers as Record<string, string>) },
+      ...(init.body ? { payload: init.body as string } : {}),
+    });
+    return new Response(r.statusCode === 204 ? null : new Uint8Array(r.rawPayload), {
+      status: r.statusCode,
+      headers: r.headers as Record<string, string>,
+    });
+  };
+
+  time.install(WORLD_START);
+  const savedRandom = Math.random;
+  Math.random = seededRandom(`${seed}:math`);
+  // from here time moves whenever the process is idle: set-up's own waits are the world's too
+  time.drive();
+
+  // the hub, as `hub init` and `setUpHub` leave it: the admin user and relay-1's peer token
+  const hubYaml = { listen: { port: 0 }, dataDir: './hub-data', sweepIntervalS: 1 };
+  writeFileSync(join(dir, 'hub.yaml'), stringify(hubYaml));
+  let hub: Hub | null = null;
+  const startHub = async () => {
+    const hc = hubConfig({ ...hubYaml, uiDir: join(dir, 'no-ui'), ingest: { mergeWorkers: 0 } }, dir, {});
+    if (!hc.ok) throw new Error(`virtual world hub config: ${hc.errors.join('; ')}`);
+    const h = await createHub(hc.config, { logger: logger(HUB) });
+    const server = h.hop.server;
+    net.attach(HUB, (req, res) => {
+      server.emit('request', req, res);
+    });
+    h.startTimers();
+    hub = h;
+    return h;
+  };
+  const h = await startHub();
+  await h.store.commit({ peers: [{ tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites }] });
+  const admin = await addUser(
+    h.store,
+    { name: 'test-admin', roles: ['admin'], tokenSha256: sha256Hex(ADMIN_TOKEN) },
+    Date.now(),
+  );
+  if (!admin.ok) throw new Error(`virtual world admin: ${admin.error}`);
+  const hubDispatch: Dispatch = (req, res) => hub?.hop.server.emit('request', req, res);
+  const api = (path: string, init: RequestInit = {}) =>
+    call(HUB, hubDispatch, path, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+
+  // hostile hops: a node of the world that forwards through its own links
+  const hop = (name: string, target: string): HostileProxy => {
+    const transport = net.transport(name);
+    const handler = hostileHandler(async (req): Promise<HopResponse> => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers))
+        if (v !== undefined && !k.startsWith(':') && !HOP_BY_HOP.has(k))
+          headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      const r = await transport.request(`${worldUrl(target)}${req.path}`, {
+        method: req.method,
+        headers,
+        ...(req.body.length > 0 ? { body: new Uint8Array(req.body) } : {}),
+      });
+      const out: Record<string, string> = {};
+      r.headers.forEach((v, k) => {
+        out[k] = v;
+      });
+      return { status: r.status, headers: out, body: Buffer.from(await r.arrayBuffer()) };
+    });
+    net.attach(name, handler.handle);
+    return {
+      url: worldUrl(name),
+      port: 0,
+      use: handler.use,
+      seen: handler.seen,
+      h2cRequests: handler.h2cRequests,
+      close: async () => net.detach(name),
+    };
+  };
+  const upstreamSide: Array<HostileProxy | null> = (o.relayUpstreams ?? ['hub']).map((u, i) =>
+    u === 'proxy' ? hop(`up-${i}-proxy`, HUB) : null,
+  );
+  o.attacks?.upstreamSide?.forEach((a, i) => {
+    if (a) upstreamSide[i]?.use(a);
+  });
+
+  const relayDataDir = join(dir, RELAY);
+  const relayCfg = {
+    name: RELAY,
+    dataDir: relayDataDir,
+    listen: { port: 0 },
+    sites,
+    metrics: { public: true },
+    forward: { idleMs: 300, pullIntervalMs: 500, backoffBaseMs: 300, backoffMaxMs: 2000, ...o.relayForward },
+  };
+  const upstreams = upstreamSide.map((p, i) => ({
+    name: p ? `up-${i}-proxy` : `up-${i}-hub`,
+    url: p ? p.url : worldUrl(HUB),
+    token: RELAY_TOKEN,
+    plan: { windows: [] },
+  }));
+  let relay: Relay | null = null;
+  const startRelay = () => {
+    const rc = relayConfig(relayCfg);
+    if (!rc.ok) throw new Error(`virtual world relay config: ${rc.errors.join('; ')}`);
+    const r = createRelay(rc.value, upstreams, {
+      logger: logger(RELAY),
+      random: seededRandom(`${seed}:${RELAY}`),
+      transport: net.transport(RELAY),
+    });
+    net.attach(RELAY, (req, res) => {
+      r.hop.server.emit('request', req, res);
+    });
+    r.startLoops();
+    relay = r;
+    return r;
+  };
+  const rl = startRelay();
+  const relayDispatch: Dispatch = (req, res) => relay?.hop.server.emit('request', req, res);
+  const agentSide = o.agentsVia === 'proxy' ? hop(AGENT_HOP, RELAY) : null;
+  if (o.attacks?.agentSide) agentSide?.use(o.attacks.agentSide);
+
+  const agentConfigs = new Map<string, { config: string; cwd: string }>();
+  const agents = new Map<string, RunningAgent>();
+  for (const site of sites) {
+    const cwd = join(dir, site);
+    mkdirSync(join(cwd, 'infra', 'network'), { recursive: true });
+    writeFileSync(join(cwd, 'token'), rl.tokens.add(site, [site]));
+    writeFileSync(join(cwd, 'hub.pub'), `${h.publicKeyText}\n`);
+    const config = join(cwd, 'agent.yaml');
+    writeFileSync(
+      config,
+      stringify({
+        site,
+        agent: 'a1',
+        dataDir: './data',
+        hubPublicKeyFile: './hub.pub',
+        upstreams: [{ url: agentSide ? agentSide.url : worldUrl(RELAY), tokenFile: './token' }],
+        components: [
+          { name: 'network', workingDir: './infra/network', environments: ['prod'], schedule: '0 0 1 1 *' },
+        ],
+        sync: {
+          intervalS: 1,
+          jitterS: 0,
+          backoffBaseS: 0.5,
+          backoffCapS: 2,
+          resendAfterS: 4,
+          wire: 1,
+          ...o.agentSync,
+        },
+      }),
+    );
+    const { publicKey } = await initAgentKey(join(cwd, 'data'));
+    const e = await enrol(h.store, { site, agent: 'a1', key: publicKey }, Date.now());
+    if (!e.ok) throw new Error(`virtual world enrol ${site}: ${e.error}`);
+    agentConfigs.set(site, { config, cwd });
+  }
+  const configOf = (site: string) => {
+    const a = agentConfigs.get(site);
+    if (!a) throw new Error(`no site '${site}' in this world`);
+    const loaded = loadAgentConfig(a.config);
+    if (!loaded.ok) throw new Error(`${a.config}: ${loaded.problems.join('; ')}`);
+    return { ...a, config: loaded.config };
+  };
+
+  let starting = Promise.resolve();
+  const start = (program: string) => {
+    if (program === RELAY) {
+      if (!relay) startRelay();
+      return;
+    }
+    if (program === HUB) {
+      if (!hub) starting = starting.then(() => startHub().then(() => undefined));
+      return;
+    }
+    const { config, cwd } = configOf(program);
+    if (agents.has(program)) return;
+    starting = starting.then(async () => {
+      const agent = await startAgent(config, {
+        log: logger(program),
+        transport: net.transport(program),
+        runner: new InProcessTerraform(),
+        gitProbe: { describe: async () => undefined },
+        random: {
+          sync: seededRandom(`${seed}:${program}:sync`),
+          schedule: seededRandom(`${seed}:${program}:sched`),
+        },
+        toolEnv: { PATH: '/usr/bin:/bin', HOME: cwd },
+      });
+      agents.set(program, agent);
+    });
+  };
+  const stopProgram = async (program: string) => {
+    await starting;
+    if (program === RELAY) {
+      const r = relay;
+      relay = null;
+      net.detach(RELAY);
+      await r?.stop();
+      return;
+    }
+    if (program === HUB) {
+      const x = hub;
+      hub = null;
+      net.detach(HUB);
+      await x?.close();
+      return;
+    }
+    const agent = agents.get(program);
+    agents.delete(program);
+    await agent?.stop();
+  };
+
+  for (const site of sites) start(site);
+  await starting;
+
+  return {
+    dir,
+    sites,
+    api,
+    agentSide,
+    upstreamSide,
+    hubUrl: worldUrl(HUB),
+    relayUrl: worldUrl(RELAY),
+    relayDataDir,
+    programs,
+    async relayMetric(name, labels = {}) {
+      return metricSum(await (await call(RELAY, relayDispatch, '/metrics')).text(), name, labels);
+    },
+    async hubMetric(name, labels = {}) {
+      return metricSum(await (await api('/metrics')).text(), name, labels);
+    },
+    async agentStatus(site) {
+      return statusJson(readAgentStatus(configOf(site).config, Date.now()));
+    },
+    logLines,
+    async logged(program, msg, n = 1) {
+      return until(`${program} to log ${msg}`, async () => {
+        const lines = logLines(program, msg);
+        return lines.length >= n ? lines : false;
+      });
+    },
+    start,
+    stopProgram,
+    async stop() {
+      for (const site of [...sites].reverse()) await stopProgram(site).catch(() => undefined);
+      await stopProgram(RELAY).catch(() => undefined);
+      await stopProgram(HUB).catch(() => undefined);
+      await time.stopDriving().finally(() => {
+        time.uninstall();
+        Math.random = savedRandom;
+        rmSync(dir, { recursive: true, force: true });
+      });
+    },
+  };
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host']);
