@@ -1,5 +1,5 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { API_SCHEMAS, type SchemaName } from '../src/adapters/http/openapiShared.js';
 import { startHub, type TestHub } from './hubFixture.js';
@@ -81,65 +81,94 @@ describe('/api/openapi.json', () => {
       expect(inPath.sort(), `${opKey(r)} path parameters`).toEqual([...r.params].sort());
     }
   });
+});
 
-  it('answers each operation only with a status it declares, a body its schema accepts and the headers it names', async () => {
-    const h = await startHub();
-    hubs.push(h);
-    const ex = await examples(h);
+/**
+ * Every operation the document declares, exercised by its example (`openapiExamples.ts`) with a credential
+ * and then without: the hub and its examples are made once, each pass is its own test.
+ */
+describe('/api/openapi.json against the hub that serves it', () => {
+  let h: TestHub;
+  let ex: Awaited<ReturnType<typeof examples>>;
+  let ops: Map<string, ReturnType<typeof docOps>[number]>;
+  beforeAll(async () => {
+    h = await startHub();
+    ex = await examples(h);
     const doc = await readDoc(h, ex.admin);
-    const ops = new Map(docOps(doc).map((o) => [`${o.method} ${o.path}`, o]));
+    ops = new Map(docOps(doc).map((o) => [`${o.method} ${o.path}`, o]));
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  /** What is wrong with one answer, against the operation the document declares for `key`. */
+  const check = async (
+    problems: string[],
+    key: string,
+    url: string,
+    init: RequestInit,
+    want: number | null,
+  ) => {
+    const op = ops.get(key);
+    if (!op) return problems.push(`${key}: not in the document`);
+    const res = await fetch(url, { ...init, redirect: 'manual' });
+    const what = `${key} ${url.replace(/^http:\/\/[^/]+/, '')} → ${res.status}`;
+    if (want !== null && res.status !== want) problems.push(`${what}, expected ${want}`);
+    const declared = op.op.responses[String(res.status)];
+    if (!declared) {
+      await res.body?.cancel();
+      return problems.push(`${what}: status not declared`);
+    }
+    for (const name of Object.keys(declared.headers ?? {}))
+      if (!res.headers.get(name)) problems.push(`${what}: lacks declared header ${name}`);
+    const type = (res.headers.get('content-type') ?? '').split(';')[0] ?? '';
+    if (type === 'text/event-stream' || init.method === 'HEAD' || !res.body) return res.body?.cancel();
+    const media = Object.keys(declared.content ?? {});
+    if (media.length === 0) {
+      const text = await res.text();
+      if (text !== '' && res.status !== 303) problems.push(`${what}: a body where none is declared`);
+      return;
+    }
+    if (!media.some((m) => m.split(';')[0] === type || m === 'application/octet-stream'))
+      problems.push(`${what}: content-type ${type}, declared ${media.join(', ')}`);
+    const schema = declared.content?.[type]?.schema;
+    if (type !== 'application/json') return void (await res.arrayBuffer());
+    const body = await res.json();
+    if (!schema) return problems.push(`${what}: JSON without a declared schema`);
+    // An inline schema (the document itself) is checked by the validator; a $ref here.
+    const name = schema.$ref?.split('/').pop() as SchemaName | undefined;
+    if (!name) return;
+    const parsed = (API_SCHEMAS[name] as z.ZodType).safeParse(body);
+    if (!parsed.success) problems.push(`${what}: body is not a ${name}: ${parsed.error.message}`);
+  };
+
+  it('has an example for every operation it declares', () => {
     const exercised = new Set(ex.list.map((e) => e.op));
     expect(
       [...ops.keys()].filter((k) => !exercised.has(k)),
       'operations without an example',
     ).toEqual([]);
+  });
+
+  it('answers each operation only with a status it declares, a body its schema accepts and the headers it names', async () => {
     const problems: string[] = [];
-    const check = async (key: string, url: string, init: RequestInit, want: number | null) => {
-      const op = ops.get(key);
-      if (!op) return problems.push(`${key}: not in the document`);
-      const res = await fetch(url, { ...init, redirect: 'manual' });
-      const what = `${key} ${url.replace(/^http:\/\/[^/]+/, '')} → ${res.status}`;
-      if (want !== null && res.status !== want) problems.push(`${what}, expected ${want}`);
-      const declared = op.op.responses[String(res.status)];
-      if (!declared) {
-        await res.body?.cancel();
-        return problems.push(`${what}: status not declared`);
-      }
-      for (const name of Object.keys(declared.headers ?? {}))
-        if (!res.headers.get(name)) problems.push(`${what}: lacks declared header ${name}`);
-      const type = (res.headers.get('content-type') ?? '').split(';')[0] ?? '';
-      if (type === 'text/event-stream' || init.method === 'HEAD' || !res.body) return res.body?.cancel();
-      const media = Object.keys(declared.content ?? {});
-      if (media.length === 0) {
-        const text = await res.text();
-        if (text !== '' && res.status !== 303) problems.push(`${what}: a body where none is declared`);
-        return;
-      }
-      if (!media.some((m) => m.split(';')[0] === type || m === 'application/octet-stream'))
-        problems.push(`${what}: content-type ${type}, declared ${media.join(', ')}`);
-      const schema = declared.content?.[type]?.schema;
-      if (type !== 'application/json') return void (await res.arrayBuffer());
-      const body = await res.json();
-      if (!schema) return problems.push(`${what}: JSON without a declared schema`);
-      // An inline schema (the document itself) is checked by the validator; a $ref here.
-      const name = schema.$ref?.split('/').pop() as SchemaName | undefined;
-      if (!name) return;
-      const parsed = (API_SCHEMAS[name] as z.ZodType).safeParse(body);
-      if (!parsed.success) problems.push(`${what}: body is not a ${name}: ${parsed.error.message}`);
-    };
     const credential = (op: Operation): Record<string, string> =>
       op.security?.some((s) => 'peer' in s) ? h.relay : { authorization: ex.admin };
     for (const e of ex.list) {
       const op = ops.get(e.op);
       if (!op) continue;
       const headers = { ...credential(op.op), ...((e.init?.headers as Record<string, string>) ?? {}) };
-      await check(e.op, e.url, { ...e.init, headers }, e.status);
+      await check(problems, e.op, e.url, { ...e.init, headers }, e.status);
     }
-    // The same requests with no credential: a guarded operation answers 401, and declares it.
+    expect(problems).toEqual([]);
+  });
+
+  it('answers each guarded operation asked with no credential 401, and declares it', async () => {
+    const problems: string[] = [];
     for (const e of ex.list) {
       const op = ops.get(e.op);
       if (!op || op.op.security?.length === 0) continue;
-      await check(e.op, e.url, { ...e.init }, 401);
+      await check(problems, e.op, e.url, { ...e.init }, 401);
     }
     expect(problems).toEqual([]);
   });
