@@ -179,6 +179,11 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
     token: RELAY_TOKEN,
     plan: { windows: [] },
   }));
+  // as `world.ts` writes it, so the relay's own CLI (`relay token revoke`) works on relay-1's store
+  writeFileSync(
+    join(dir, `${RELAY}.yaml`),
+    stringify({ ...relayCfg, upstreams: upstreams.map(({ plan: _, ...u }) => u) }),
+  );
   let relay: Relay | null = null;
   const startRelay = () => {
     const rc = relayConfig(relayCfg);
@@ -293,6 +298,8 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
 
   for (const site of sites) start(site);
   await starting;
+  // an attacker's own connection (a replay), on a LAN link of its own
+  const outsider = net.transport('outsider');
 
   return {
     dir,
@@ -301,6 +308,18 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
     agentSide,
     upstreamSide,
     hubUrl: worldUrl(HUB),
+    fetch: async (url, init = {}) => {
+      const headers: Record<string, string> = {};
+      new Headers(init.headers).forEach((v, k) => {
+        headers[k] = v;
+      });
+      const body = init.body;
+      return outsider.request(url, {
+        method: init.method ?? 'GET',
+        headers,
+        ...(body instanceof Uint8Array || typeof body === 'string' ? { body } : {}),
+      });
+    },
     relayUrl: worldUrl(RELAY),
     relayDataDir,
     programs,

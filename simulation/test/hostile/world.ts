@@ -60,6 +60,11 @@ export interface World {
   upstreamSide: Array<HostileProxy | null>;
   /** The hub's address (it listens on a port of its own choosing). */
   hubUrl: string;
+  /**
+   * An exchange from outside the topology: an attacker's own connection to `hubUrl` or `relayUrl` (a
+   * replay). `fetch` here; the world's network in the deterministic world (virtualWorld.ts).
+   */
+  fetch(url: string, init?: RequestInit): Promise<Response>;
   relayUrl: string;
   relayDataDir: string;
   programs: Map<string, Program>;
@@ -254,6 +259,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     agentSide,
     upstreamSide,
     hubUrl,
+    fetch: (url, init) => fetch(url, init),
     relayUrl,
     relayDataDir,
     programs,

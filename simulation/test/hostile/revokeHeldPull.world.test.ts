@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runProgram } from '../../src/topology/programs.js';
 import { until } from '../support.js';
-import { startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import type { World } from './world.js';
 
 /**
  * `relay token revoke` while the agent's held pulls are open at relay-1
@@ -17,7 +18,7 @@ describe('revocation during a held pull', () => {
   it('closes the revoked agent’s held pulls, and the plan request queued after never reaches it', {
     timeout: 300_000,
   }, async () => {
-    world = await startWorld();
+    world = await startVirtualWorld();
     const w = world;
     // The start-up run's result acknowledged by the hub (not only the first, empty ack): nothing more goes
     // down to ship-1, so its held pulls stand at relay-1 until the revoke. Waiting for the first ack alone

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { until } from '../support.js';
 import { capturePosts, eatDownlink } from './clockAttacks.js';
-import { startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import type { World } from './world.js';
 
 /**
  * Cases (d) and (e) of issue 29 (docs/decisions/230-time-a-hop-cannot-forge.md): a hop below an honest
@@ -48,7 +49,7 @@ describe('hostile relay (d, e): silent drops and replays', () => {
     timeout: 600_000,
   }, async () => {
     // contactIntervalS 5: the hub expects the agent's word within 3 × 5 s.
-    world = await startWorld({ agentsVia: 'proxy', agentSync: { contactIntervalS: 5 } });
+    world = await startVirtualWorld({ agentsVia: 'proxy', agentSync: { contactIntervalS: 5 } });
     const w = world;
     w.agentSide?.use(capture);
     await until('the start-up run at the hub', async () => (await runCount(w)) >= 1);
@@ -122,7 +123,7 @@ describe('hostile relay (d, e): silent drops and replays', () => {
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(p.headers))
         if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
-      const r = await fetch(`${w.relayUrl}${p.path}`, {
+      const r = await w.fetch(`${w.relayUrl}${p.path}`, {
         method: 'POST',
         headers,
         body: new Uint8Array(p.body),
