@@ -141,6 +141,8 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     publicationCache,
     /** What each upstream says this relay is, and its own health as sent upstream. */
     peers,
+    /** The relay's own key (`ed25519:…`), as `relay key` prints it for `hub peer add NAME --key …`. */
+    publicKey: key.publicKey,
     /** Listens and starts the loops. */
     async start(): Promise<{ url: string; port: number }> {
       const addr = await hop.listen(cfg.listen.port, cfg.listen.host);

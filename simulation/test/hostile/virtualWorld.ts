@@ -41,7 +41,6 @@ const ADMIN_TOKEN = 'virtual-world-admin-token';
 const RELAY_TOKEN = 'virtual-world-relay-token';
 
 export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise<World> {
-  if (o.relayKey) throw new Error('virtual world: relayKey (a keyed relay-1) is not built yet; use world.ts');
   const sites = o.sites ?? ['ship-1'];
   const dir = mkdtempSync(join(worldTmp(), 'driftline-hostile-world-'));
   const time = new VirtualTime();
@@ -201,6 +200,12 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
     return r;
   };
   const rl = startRelay();
+  // relay-1 enrolled with its key (`relay key`, then `hub peer rotate relay-1 --key …`): the hub checks the
+  // signed timing chain of what it forwards (docs/decisions/290-signed-hop-chain.md)
+  if (o.relayKey)
+    await h.store.commit({
+      peers: [{ tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites, publicKey: rl.publicKey }],
+    });
   const relayDispatch: Dispatch = (req, res) => relay?.hop.server.emit('request', req, res);
   const agentSide = o.agentsVia === 'proxy' ? hop(AGENT_HOP, RELAY) : null;
   if (o.attacks?.agentSide) agentSide?.use(o.attacks.agentSide);

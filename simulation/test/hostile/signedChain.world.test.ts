@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { WORLD_START } from '../../src/world/World.js';
 import { until } from '../support.js';
 import { clockLie } from './clockAttacks.js';
 import { restampTimes, rewriteCustody, stripCustody } from './custodyAttacks.js';
-import { startWorld, type World } from './world.js';
+import { startVirtualWorld } from './virtualWorld.js';
+import type { World } from './world.js';
 
 /**
  * Issue 29, the signed per-hop timing chain (docs/decisions/290-signed-hop-chain.md): a hop below an
@@ -67,10 +69,11 @@ describe('hostile relay: the signed timing chain', () => {
   it('dates every run right when a hop restates the clock by 20 s from the first bundle, and counts the lie', {
     timeout: 600_000,
   }, async () => {
-    const startedAt = Date.now();
+    // the world's clock begins at WORLD_START, whatever the machine's says
+    const startedAt = WORLD_START;
     const lie = clockLie(LIE_MS);
     // pulls not held, so the agent exchanges with relay-1 every second (the restamp case needs many)
-    world = await startWorld({
+    world = await startVirtualWorld({
       agentsVia: 'proxy',
       relayKey: true,
       agentSync: { downlinkHoldS: 0 },
