@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type BusySite, startBusySite } from './busySite.js';
 import { until } from './support.js';
+import { startVirtualBusySite } from './virtualBusySite.js';
 
 /**
  * Control first at the last hop, for an approval (issue 35; docs/decisions/270-control-first.md): hub,
@@ -15,7 +15,7 @@ import { until } from './support.js';
  */
 const D = 12_000;
 let dir = '';
-let site: BusySite | null = null;
+let site: Awaited<ReturnType<typeof startVirtualBusySite>> | null = null;
 afterAll(async () => {
   await site?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -26,7 +26,7 @@ describe('control first at the last hop: an approval', () => {
     timeout: 900_000,
   }, async (ctx) => {
     dir = mkdtempSync(join(tmpdir(), 'driftline-approval-'));
-    site = await startBusySite({
+    site = await startVirtualBusySite({
       dir,
       link: { settings: { uplink: { delayMs: D, bandwidthBps: 8000 }, downlink: { delayMs: D } } },
       extraResources: 4000,
