@@ -54,7 +54,7 @@ describe('longest files first', () => {
     expect(weights['simulation/test/apply.test.ts']).toBeGreaterThan(60);
   });
 
-  it('has a weight for every file that starts a whole topology, so none of them starts last', () => {
+  it('has a weight for every file that starts a whole topology, as processes or a world, so none starts last', () => {
     // A file no weight names starts after every named one (a clean clone has no vitest cache): a new
     // file of a minute that waits on links then ends the run alone (mixedWire and hostile/wire2 did).
     const root = join(import.meta.dirname, '../..');
@@ -62,7 +62,11 @@ describe('longest files first', () => {
     const topologies = readdirSync(join(root, 'simulation/test'), { recursive: true, encoding: 'utf8' })
       .map((f) => `simulation/test/${f}`)
       .filter((f) => f.endsWith('.test.ts'))
-      .filter((f) => /\b(startWorld|Topology\.start)\(/.test(readFileSync(join(root, f), 'utf8')));
+      .filter((f) =>
+        /\b(startWorld|startVirtualWorld|startBusySite|startVirtualBusySite|Topology\.start)\(/.test(
+          readFileSync(join(root, f), 'utf8'),
+        ),
+      );
     expect(topologies.length).toBeGreaterThan(10);
     expect(topologies.filter((f) => weights[f] === undefined)).toEqual([]);
   });
