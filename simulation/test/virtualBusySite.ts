@@ -6,12 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig as loadAgentConfig, type RunningAgent, startAgent } from '@driftline/edge-agent';
 import { createHub, type Hub, parseConfig as hubConfig } from '@driftline/hub';
 import { createRelay, type Relay, parseConfig as relayConfig } from '@driftline/relay';
-import inject from 'light-my-request';
 import pino from 'pino';
 import { parse } from 'yaml';
 import { seededRandom } from '../src/core/rng.js';
+import { callNode, lanLinks, startDriven } from '../src/world/drivenWorld.js';
 import { InProcessTerraform } from '../src/world/InProcessTerraform.js';
-import { VirtualTime } from '../src/world/VirtualTime.js';
 import { WORLD_START } from '../src/world/World.js';
 import { WorldLink } from '../src/world/WorldLink.js';
 import { WorldNetwork, worldUrl } from '../src/world/WorldNetwork.js';
@@ -20,7 +19,6 @@ import { type AgentLine, type BusySiteOptions, busySiteActions, prepareBusySite 
 const SKEW_PRELOAD = fileURLToPath(new URL('./skewClock.mjs', import.meta.url));
 const HUB = 'hub';
 const RELAY = 'ground-1';
-const LAN_MS = 2;
 
 /**
  * The busy site of `busySite.ts` in the deterministic world (docs/decisions/540-deterministic-world.md):
@@ -40,27 +38,13 @@ export async function startVirtualBusySite(o: BusySiteOptions, seed = 270) {
     agentUpstream: worldUrl(RELAY),
   });
   const site = 'mars-base';
-  const time = new VirtualTime();
-  const lan = (from: string, to: string) =>
-    new WorldLink(
-      `${from}>${to}`,
-      { uplink: { delayMs: LAN_MS }, downlink: { delayMs: LAN_MS } },
-      WORLD_START,
-      undefined,
-      seededRandom(`${seed}:${from}>${to}`),
-    );
-  const net = new WorldNetwork(seededRandom(`${seed}:net`), lan);
+  const net = new WorldNetwork(seededRandom(`${seed}:net`), lanLinks(seed));
   net.connect(
     site,
     RELAY,
     new WorldLink('site', o.link.settings ?? {}, WORLD_START, undefined, seededRandom(`${seed}:site`)),
   );
-  // the machine's clock, read before the world's replaces Date: what headquarters' commands are moved from
-  const realNow = Date.now.bind(Date);
-  time.install(WORLD_START);
-  const savedRandom = Math.random;
-  Math.random = seededRandom(`${seed}:math`);
-  time.drive();
+  const world = startDriven(seed);
 
   let hub: Hub | null = null;
   let relay: Relay | null = null;
@@ -72,10 +56,7 @@ export async function startVirtualBusySite(o: BusySiteOptions, seed = 270) {
     await hub?.close().catch(() => undefined);
     server?.closeAllConnections();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-    await time.stopDriving().finally(() => {
-      time.uninstall();
-      Math.random = savedRandom;
-    });
+    await world.end();
   };
   try {
     const silent = pino({ level: 'silent' });
@@ -127,22 +108,11 @@ export async function startVirtualBusySite(o: BusySiteOptions, seed = 270) {
       },
     });
 
-    const api = async (path: string, init: RequestInit = {}) => {
-      const a = await inject((req, res) => h.hop.server.emit('request', req, res), {
-        method: (init.method ?? 'GET') as 'GET',
-        url: path,
-        headers: {
-          host: 'hub.world',
-          ...(init.headers as Record<string, string>),
-          authorization: `Bearer ${p.hub.adminToken}`,
-        },
-        ...(init.body ? { payload: init.body as string } : {}),
+    const api = (path: string, init: RequestInit = {}) =>
+      callNode(HUB, (req, res) => h.hop.server.emit('request', req, res), path, {
+        ...init,
+        headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${p.hub.adminToken}` },
       });
-      return new Response(a.statusCode === 204 ? null : new Uint8Array(a.rawPayload), {
-        status: a.statusCode,
-        headers: a.headers as Record<string, string>,
-      });
-    };
     /** The floor in world time: half a health round trip over the site's link, and over relay → hub. */
     const floorMs = async (): Promise<number> => {
       const half = async (from: string, to: string) => {
@@ -157,9 +127,13 @@ export async function startVirtualBusySite(o: BusySiteOptions, seed = 270) {
     // headquarters' commands read the world's clock (their claims are dated and expire by it)
     const hqEnv = () => ({
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${SKEW_PRELOAD}`.trim(),
-      DRIFTLINE_TEST_CLOCK_SKEW_MS: String(Date.now() - realNow()),
+      DRIFTLINE_TEST_CLOCK_SKEW_MS: String(Date.now() - world.realNow()),
     });
-    return { ...busySiteActions(p, api, hubUrl, lines, floorMs, hqEnv), world: { time, net }, close };
+    return {
+      ...busySiteActions(p, api, hubUrl, lines, floorMs, hqEnv),
+      world: { time: world.time, net },
+      close,
+    };
   } catch (e) {
     await close();
     throw e;

@@ -64,7 +64,14 @@ export interface Attack {
 
 /** Largest body the proxy holds (request or response): tests move small plans. */
 const MAX_BODY = 64 * 1024 * 1024;
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host']);
+/** Headers of one connection, not of the exchange: a hop does not pass them on. */
+export const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'host',
+]);
 
 export interface HostileProxy {
   url: string;

@@ -10,17 +10,15 @@ import {
 } from '@driftline/edge-agent';
 import { addUser, createHub, enrol, type Hub, parseConfig as hubConfig, sha256Hex } from '@driftline/hub';
 import { createRelay, type Relay, parseConfig as relayConfig } from '@driftline/relay';
-import inject from 'light-my-request';
 import pino from 'pino';
 import { stringify } from 'yaml';
 import { seededRandom } from '../../src/core/rng.js';
+import { callNode, lanLinks, startDriven } from '../../src/world/drivenWorld.js';
 import { InProcessTerraform } from '../../src/world/InProcessTerraform.js';
-import { VirtualTime } from '../../src/world/VirtualTime.js';
-import { WORLD_START, worldTmp } from '../../src/world/World.js';
-import { WorldLink } from '../../src/world/WorldLink.js';
+import { worldTmp } from '../../src/world/World.js';
 import { type Dispatch, WorldNetwork, worldUrl } from '../../src/world/WorldNetwork.js';
 import { until } from '../support.js';
-import { type HopResponse, type HostileProxy, hostileHandler } from './hostileProxy.js';
+import { HOP_BY_HOP, type HopResponse, type HostileProxy, hostileHandler } from './hostileProxy.js';
 import { metricSum, type Program, type World, type WorldOptions } from './world.js';
 
 /**
@@ -33,7 +31,6 @@ import { metricSum, type Program, type World, type WorldOptions } from './world.
  * What a process would have done at set-up (`hub init`, `relay token add`, `edge-agent init`, `hub enroll`)
  * is done through the same stores; `addHubUpstream`'s `hub peer` still runs as a program.
  */
-const LAN_MS = 2;
 const HUB = 'hub';
 const RELAY = 'relay-1';
 const AGENT_HOP = 'agent-hop';
@@ -43,18 +40,7 @@ const RELAY_TOKEN = 'virtual-world-relay-token';
 export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise<World> {
   const sites = o.sites ?? ['ship-1'];
   const dir = mkdtempSync(join(worldTmp(), 'driftline-hostile-world-'));
-  const time = new VirtualTime();
-  const net = new WorldNetwork(
-    seededRandom(`${seed}:net`),
-    (from, to) =>
-      new WorldLink(
-        `${from}>${to}`,
-        { uplink: { delayMs: LAN_MS }, downlink: { delayMs: LAN_MS } },
-        WORLD_START,
-        undefined,
-        seededRandom(`${seed}:${from}>${to}`),
-      ),
-  );
+  const net = new WorldNetwork(seededRandom(`${seed}:net`), lanLinks(seed));
   const programs = new Map<string, Program>();
   const logger = (name: string) => {
     const p: Program = programs.get(name) ?? { name, stderr: '' };
@@ -77,24 +63,8 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
     }
     return out;
   };
-  const call = async (node: string, dispatch: Dispatch, path: string, init: RequestInit = {}) => {
-    const r = await inject(dispatch, {
-      method: (init.method ?? 'GET') as 'GET',
-      url: path,
-      headers: { host: `${node}.world`, ...(init.headers as Record<string, string>) },
-      ...(init.body ? { payload: init.body as string } : {}),
-    });
-    return new Response(r.statusCode === 204 ? null : new Uint8Array(r.rawPayload), {
-      status: r.statusCode,
-      headers: r.headers as Record<string, string>,
-    });
-  };
-
-  time.install(WORLD_START);
-  const savedRandom = Math.random;
-  Math.random = seededRandom(`${seed}:math`);
   // from here time moves whenever the process is idle: set-up's own waits are the world's too
-  time.drive();
+  const world = startDriven(seed);
 
   // the hub, as `hub init` and `setUpHub` leave it: the admin user and relay-1's peer token
   const hubYaml = { listen: { port: 0 }, dataDir: './hub-data', sweepIntervalS: 1 };
@@ -122,7 +92,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
   if (!admin.ok) throw new Error(`virtual world admin: ${admin.error}`);
   const hubDispatch: Dispatch = (req, res) => hub?.hop.server.emit('request', req, res);
   const api = (path: string, init: RequestInit = {}) =>
-    call(HUB, hubDispatch, path, {
+    callNode(HUB, hubDispatch, path, {
       ...init,
       headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${ADMIN_TOKEN}` },
     });
@@ -260,12 +230,15 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
       return;
     }
     if (program === HUB) {
-      if (!hub) starting = starting.then(() => startHub().then(() => undefined));
+      starting = starting.then(async () => {
+        if (!hub) await startHub();
+      });
       return;
     }
     const { config, cwd } = configOf(program);
-    if (agents.has(program)) return;
+    // starts run one after another: a second start of the same agent finds the first one's
     starting = starting.then(async () => {
+      if (agents.has(program)) return;
       const agent = await startAgent(config, {
         log: logger(program),
         transport: net.transport(program),
@@ -329,7 +302,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
     relayDataDir,
     programs,
     async relayMetric(name, labels = {}) {
-      return metricSum(await (await call(RELAY, relayDispatch, '/metrics')).text(), name, labels);
+      return metricSum(await (await callNode(RELAY, relayDispatch, '/metrics')).text(), name, labels);
     },
     async hubMetric(name, labels = {}) {
       return metricSum(await (await api('/metrics')).text(), name, labels);
@@ -350,13 +323,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
       for (const site of [...sites].reverse()) await stopProgram(site).catch(() => undefined);
       await stopProgram(RELAY).catch(() => undefined);
       await stopProgram(HUB).catch(() => undefined);
-      await time.stopDriving().finally(() => {
-        time.uninstall();
-        Math.random = savedRandom;
-        rmSync(dir, { recursive: true, force: true });
-      });
+      await world.end().finally(() => rmSync(dir, { recursive: true, force: true }));
     },
   };
 }
-
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host']);
