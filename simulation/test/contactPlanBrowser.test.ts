@@ -46,16 +46,8 @@ describe.runIf(hasChromium || required)(
     const site = async (): Promise<FleetSite | undefined> =>
       (await world.hubApi<FleetResponse>('/api/fleet')).sites.find((s) => s.site === SITE);
 
-    /** Looks every `LOOK_MS` of world time until `f` gives something, at most `withinMs`. */
-    async function lookUntil<T>(what: string, f: () => Promise<T | false | undefined>, withinMs: number) {
-      const end = Date.now() + withinMs;
-      while (Date.now() <= end) {
-        const v = await f();
-        if (v) return v;
-        await world.run(LOOK_MS);
-      }
-      throw new Error(`${what}: not within ${withinMs} ms of world time`);
-    }
+    const lookUntil = <T>(what: string, f: () => Promise<T | false | undefined>, withinMs: number) =>
+      world.lookUntil(what, f, withinMs, LOOK_MS);
 
     beforeAll(async () => {
       if (!hasChromium) throw new Error(REASON);

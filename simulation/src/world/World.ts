@@ -122,6 +122,25 @@ export class World {
   }
 
   /**
+   * Looks every `everyMs` of world time until `look` gives something (an operator polling a page), at most
+   * `withinMs`; a figure read from the answer is exact to `everyMs`.
+   */
+  async lookUntil<T>(
+    what: string,
+    look: () => Promise<T | false | undefined>,
+    withinMs: number,
+    everyMs: number,
+  ): Promise<T> {
+    const end = Date.now() + withinMs;
+    while (Date.now() <= end) {
+      const v = await look();
+      if (v) return v;
+      await this.run(everyMs);
+    }
+    throw new Error(`${what}: not within ${withinMs} ms of world time`);
+  }
+
+  /**
    * An operator's call of the hub's API (the admin's bearer token), at headquarters: no link. Steps the
    * world while the hub answers (its handlers may wait on the file system, never on time).
    */

@@ -48,16 +48,8 @@ describe('a quiet site with a declared contact plan, in the world', () => {
     await world?.close();
   });
 
-  /** Looks every `LOOK_MS` of world time until `f` gives something, at most `withinMs`. */
-  async function lookUntil<T>(what: string, f: () => Promise<T | false | undefined>, withinMs: number) {
-    const end = Date.now() + withinMs;
-    while (Date.now() <= end) {
-      const v = await f();
-      if (v) return v;
-      await world.run(LOOK_MS);
-    }
-    throw new Error(`${what}: not within ${withinMs} ms of world time`);
-  }
+  const lookUntil = <T>(what: string, f: () => Promise<T | false | undefined>, withinMs: number) =>
+    world.lookUntil(what, f, withinMs, LOOK_MS);
 
   it('is never overdue through six windows with the link up, then overdue once the first missed one and its grace are over', async () => {
     const plan = await lookUntil(

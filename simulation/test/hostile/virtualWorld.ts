@@ -19,7 +19,7 @@ import { worldTmp } from '../../src/world/World.js';
 import { type Dispatch, WorldNetwork, worldUrl } from '../../src/world/WorldNetwork.js';
 import { until } from '../support.js';
 import { HOP_BY_HOP, type HopResponse, type HostileProxy, hostileHandler } from './hostileProxy.js';
-import { metricSum, type Program, type World, type WorldOptions } from './world.js';
+import { logLinesIn, metricSum, type Program, type World, type WorldOptions } from './world.js';
 
 /**
  * The hostile-relay topology of `world.ts` in the deterministic world (docs/decisions/540-deterministic-world.md):
@@ -54,15 +54,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
       },
     );
   };
-  const logLines = (program: string, msg: RegExp) => {
-    const out: Array<Record<string, unknown>> = [];
-    for (const line of (programs.get(program)?.stderr ?? '').split('\n')) {
-      if (!line.startsWith('{')) continue;
-      const j = JSON.parse(line) as Record<string, unknown>;
-      if (typeof j.msg === 'string' && msg.test(j.msg)) out.push(j);
-    }
-    return out;
-  };
+  const logLines = (program: string, msg: RegExp) => logLinesIn(programs.get(program)?.stderr ?? '', msg);
   // from here time moves whenever the process is idle: set-up's own waits are the world's too
   const world = startDriven(seed);
 

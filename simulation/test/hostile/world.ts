@@ -116,19 +116,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
     if (!f) throw new Error(`no program '${name}' in this world`);
     f();
   };
-  const logLines = (program: string, msg: RegExp) => {
-    const out: Array<Record<string, unknown>> = [];
-    for (const line of (programs.get(program)?.stderr ?? '').split('\n')) {
-      if (!line.startsWith('{')) continue;
-      try {
-        const j = JSON.parse(line) as Record<string, unknown>;
-        if (typeof j.msg === 'string' && msg.test(j.msg)) out.push(j);
-      } catch {
-        // a line cut by the end of a read: not a log line yet
-      }
-    }
-    return out;
-  };
+  const logLines = (program: string, msg: RegExp) => logLinesIn(programs.get(program)?.stderr ?? '', msg);
   /** Starts a program and answers the URL its first `<what> listening` log line names (bounded). */
   const startListening = async (name: string, what: string): Promise<string> => {
     start(name);
@@ -293,6 +281,21 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
       for (const p of upstreamSide) await p?.close();
     },
   };
+}
+
+/** The JSON log lines in `text` (a program's stderr) whose `msg` matches. */
+export function logLinesIn(text: string, msg: RegExp): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const j = JSON.parse(line) as Record<string, unknown>;
+      if (typeof j.msg === 'string' && msg.test(j.msg)) out.push(j);
+    } catch {
+      // a line cut by the end of a read: not a log line yet
+    }
+  }
+  return out;
 }
 
 /** The sum of the samples of metric `name` in Prometheus text whose labels include `labels`. */
