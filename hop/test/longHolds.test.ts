@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
 import { createHopServer, MemoryHopBackend } from '../src/index.js';
+import { until } from './untilHeld.js';
 
 /**
  * Holds up to a day (docs/decisions/390-long-holds.md): a relay that holds pulls for six hours tells a
@@ -75,9 +76,6 @@ async function relayBehindTap(maxHoldS: number) {
   return { backend, seen, url: `http://127.0.0.1:${tapPort}`, hopUrl };
 }
 
-const until = async (ok: () => boolean) => {
-  for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
-};
 const waitOf = (s: Seen | undefined) => new URL(s?.url ?? '', 'http://x').searchParams.get('wait');
 
 describe('holds up to a day', () => {
@@ -96,7 +94,7 @@ describe('holds up to a day', () => {
     expect(marked.headers.get('driftline-held')).toBe('0;keep=2;max=21600');
     // One that asks more than an hour is held that long and told the real longest as well.
     const asking = pull('after=0&wait=7200');
-    await until(() => backend.held.size === 1);
+    await until(() => backend.held.size === 1, 'one pull held');
     expect(backend.held.size).toBe(1);
     backend.held.notify('ship-7');
     expect((await asking).headers.get('driftline-held')).toBe('7200;keep=2;max=21600');
@@ -122,7 +120,7 @@ describe('holds up to a day', () => {
     const held = async (waitS: number) => {
       const n = backend.held.size;
       const pulling = client.pullDownlink('ship-7', cursor, undefined, { waitS });
-      await until(() => backend.held.size > n);
+      await until(() => backend.held.size > n, 'the pull held');
       backend.held.notify('ship-7');
       return pulling;
     };
@@ -152,7 +150,7 @@ describe('holds up to a day', () => {
     expect(first).toMatchObject({ ok: true, value: { holdMaxS: 3600 } });
     const cursor = first.ok ? first.value.cursor : '';
     const pulling = client.pullDownlink('ship-7', cursor, undefined, { waitS: 86_400 });
-    await until(() => backend.held.size === 1);
+    await until(() => backend.held.size === 1, 'one pull held');
     backend.held.notify('ship-7');
     expect((await pulling).ok).toBe(true);
     expect(seen.map((s) => s.headers['driftline-long-holds'])).toEqual(['1', undefined]);
