@@ -26,7 +26,10 @@ describe('IdleWatch', () => {
 
   it('counts an asynchronous signature until it calls back, and then not', async () => {
     const watch = new IdleWatch();
-    const keys = await webcrypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify']);
+    const keys = (await webcrypto.subtle.generateKey({ name: 'Ed25519' }, false, [
+      'sign',
+      'verify',
+    ])) as CryptoKeyPair;
     watch.start();
     try {
       const signing = webcrypto.subtle.sign({ name: 'Ed25519' }, keys.privateKey, new Uint8Array(64));
