@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
 import { createHopServer, type HopServer, MemoryHopBackend } from '../src/index.js';
 import { makeBundle } from '../src/testing.js';
+import { until } from './untilHeld.js';
 
 const TOKEN = 'secret-token';
 let backend: MemoryHopBackend;
@@ -93,8 +94,7 @@ describe('HopClient', () => {
     void pulling.then(() => {
       answered = true;
     });
-    for (let i = 0; i < 50 && backend.held.size === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(backend.held.size).toBe(1);
+    await until(() => backend.held.size === 1, 'one pull held');
     expect(answered).toBe(false);
     const ack = await makeBundle({ kind: 'ack', source: 'hub', destination: { site: 'ship-7' } } as never);
     backend.enqueueDownlink('ship-7', ack.bytes);
@@ -110,11 +110,10 @@ describe('HopClient', () => {
     const stop = new AbortController();
     const cursor = now.ok ? now.value.cursor : undefined;
     const abandoned = client.pullDownlink('ship-7', cursor, 10, { waitS: 30, signal: stop.signal });
-    for (let i = 0; i < 50 && backend.held.size === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => backend.held.size === 1, 'the pull to abandon held');
     stop.abort();
     expect(await abandoned).toMatchObject({ ok: false });
-    for (let i = 0; i < 50 && backend.held.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(backend.held.size).toBe(0);
+    await until(() => backend.held.size === 0, 'the abandoned hold freed');
   });
 
   it('takes an answer at once from an upstream that cannot hold pulls, and says it was not held', async () => {

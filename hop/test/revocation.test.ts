@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
-import { createHopServer, MemoryHopBackend } from '../src/index.js';
+import { createHopServer, type HopServer, MemoryHopBackend } from '../src/index.js';
 import { makeBundle } from '../src/testing.js';
+import { until } from './untilHeld.js';
 
 /**
  * A token revoked while its held pull is open (docs/decisions/411-revocation-cuts-at-once.md): the pull
@@ -17,6 +18,9 @@ const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
+
+/** The held pulls and tus PATCHes `hop` has open now. */
+const heldOpen = async (hop: HopServer) => (await hop.metrics.heldOpen.get()).values[0]?.value;
 
 /** A relay holding ship-7's pull for up to an hour, its tokens checked every `recheckMs`. */
 async function heldPull(recheckMs: number) {
@@ -33,10 +37,7 @@ async function heldPull(recheckMs: number) {
   // a first pull learns the longest hold; the second is held
   await client.pullDownlink('ship-7', undefined, undefined, { waitS: 0 });
   const held = client.pullDownlink('ship-7', undefined, undefined, { waitS: 3600 });
-  // bounded: at most 5 s of 20 ms turns for the pull to be held
-  for (let i = 0; i < 250 && (await hop.metrics.heldOpen.get()).values[0]?.value !== 1; i++)
-    await new Promise((r) => setTimeout(r, 20));
-  expect((await hop.metrics.heldOpen.get()).values[0]?.value).toBe(1);
+  await until(async () => (await heldOpen(hop)) === 1, 'the second pull held open at the server');
   const control = async () =>
     backend.enqueueDownlink(
       'ship-7',
@@ -109,10 +110,7 @@ describe('revocation during a tus upload', () => {
       req.on('error', (e) => resolve(`closed: ${(e as NodeJS.ErrnoException).code ?? e.message}`));
       req.write(data.subarray(0, data.length / 4));
     });
-    // bounded: at most 5 s of 20 ms turns for the PATCH to be open at the server
-    for (let i = 0; i < 250 && (await hop.metrics.heldOpen.get()).values[0]?.value !== 1; i++)
-      await new Promise((r) => setTimeout(r, 20));
-    expect((await hop.metrics.heldOpen.get()).values[0]?.value).toBe(1);
+    await until(async () => (await heldOpen(hop)) === 1, 'the PATCH open at the server');
     backend.removeToken(TOKEN);
     expect(await closed).toMatch(/^closed: /);
     expect((await hop.metrics.revokedClosed.get()).values[0]?.value).toBe(1);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { expect, it } from 'vitest';
+import { expect, it, onTestFinished } from 'vitest';
 
 /**
  * A daemon whose stderr's reader has gone (a supervisor killed outright) still exits when it logs
@@ -14,18 +14,35 @@ it('logs to a stderr whose reader is gone and still exits 0', { timeout: 30_000 
       stdio: ['pipe', 'pipe', 'pipe'],
     },
   );
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  let first = '';
-  child.stderr.once('data', (d: Buffer) => {
-    first = String(d);
+  // its waits are bounded by the test's timeout; a child that never exits is killed when the test ends
+  onTestFinished(() => {
+    child.kill('SIGKILL');
   });
-  await new Promise((r) => child.stdout.once('data', r));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // what the child logged on stderr before its reader goes: read until its `started` line has come, which
+  // may be after stdout's `ready` (two pipes, no order between them)
+  let first = '';
+  const started = new Promise<void>((resolve) => {
+    const read = (d: Buffer) => {
+      first += String(d);
+      if (!first.includes('"msg":"started"')) return;
+      child.stderr.off('data', read);
+      resolve();
+    };
+    child.stderr.on('data', read);
+  });
+  const ready = new Promise((r) => child.stdout.once('data', r));
+  await Promise.race([
+    Promise.all([started, ready]),
+    exited.then((code) => {
+      throw new Error(
+        `the child exited (${code}) before it logged "started" on stderr and "ready" on stdout`,
+      );
+    }),
+  ]);
   child.stderr.destroy(); // the reader goes, as when a supervisor holding the pipe is SIGKILLed
   child.stdin.write('go\n');
-  // bounded: 10 s, then the child is killed and the test fails
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   const code = await exited;
-  clearTimeout(timer);
   expect(first).toContain('"msg":"started"');
   expect(code).toBe(0);
 });
