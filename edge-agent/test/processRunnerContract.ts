@@ -1,10 +1,33 @@
 import { realpathSync, rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ProcessRunner, ProcessSpec } from '../src/ports/ProcessRunner.js';
+import type { ProcessResult, ProcessRunner, ProcessSpec } from '../src/ports/ProcessRunner.js';
 import { tempDir } from './helpers/storeFixtures.js';
 
 /** A process that would outlive every test: only a kill ends it before an hour. */
 const HANG = 'setTimeout(() => {}, 3_600_000);';
+
+/**
+ * Runs `spec` on `runner` until a run whose output shows its program got ready before its timeout, and returns
+ * that run. A cold `node` on a loaded machine can take seconds to start, and a timeout that fires first tests
+ * nothing (the SIGTERM handler, or the grandchild, not there yet); the port gives no output before the end, so
+ * readiness is read from each run's stdout. Bounded in count (4 runs, the timeout doubled each time, 2 s to
+ * 16 s from `spec.timeoutMs` 2 s), failing loudly; the test's own timeout bounds it in time.
+ */
+async function runOnceReady(
+  runner: ProcessRunner,
+  spec: ProcessSpec,
+  ready: (stdout: string) => boolean,
+  what: string,
+): Promise<ProcessResult> {
+  let timeoutMs = spec.timeoutMs;
+  const seen: string[] = [];
+  for (let i = 0; i < 4; i++, timeoutMs *= 2) {
+    const r = await runner.run({ ...spec, timeoutMs });
+    if (ready(r.stdout)) return r;
+    seen.push(`${timeoutMs} ms: ${JSON.stringify(r.stdout)}`);
+  }
+  throw new Error(`never reached: ${what} before the timeout (stdout of each run: ${seen.join('; ')})`);
+}
 
 /**
  * What every `ProcessRunner` promises (ports/ProcessRunner.ts), with small real programs (`node -e`):
@@ -87,22 +110,39 @@ export function runProcessRunnerContract(name: string, setup: () => ProcessRunne
     });
 
     it('kills with SIGKILL, after the grace, a process that ignores SIGTERM', async () => {
-      const r = await setup().run(
-        // The timeout leaves room for node to start and set its handler on a loaded machine.
-        node(`process.on('SIGTERM', () => console.log('ignored')); ${HANG}`, {
+      // 'ready' says the handler was set before the timeout's SIGTERM; only such a run tests the grace.
+      const r = await runOnceReady(
+        setup(),
+        node(`process.on('SIGTERM', () => console.log('ignored')); console.log('ready'); ${HANG}`, {
           timeoutMs: 2_000,
           killGraceMs: 200,
         }),
+        (out) => out.startsWith('ready\n'),
+        'the child set its SIGTERM handler',
       );
-      expect(r).toMatchObject({ exitCode: null, signal: 'SIGKILL', timedOut: true, stdout: 'ignored\n' });
-    }, 30_000);
+      expect(r).toMatchObject({
+        exitCode: null,
+        signal: 'SIGKILL',
+        timedOut: true,
+        stdout: 'ready\nignored\n',
+      });
+    }, 90_000);
 
     it('ends the whole process group: a child holding the output open does not keep the run going', async () => {
-      // The grandchild shares stdout; the run can only finish once it is gone too.
-      const child = `require('node:child_process').spawn(process.execPath, ['-e', ${JSON.stringify(HANG)}], { stdio: 'inherit' });`;
-      const r = await setup().run(node(`${child} console.log('started'); ${HANG}`, { timeoutMs: 2_000 }));
-      expect(r).toMatchObject({ timedOut: true, stdout: 'started\n' });
-    }, 30_000);
+      // The grandchild shares stdout; the run can only finish once it is gone too. Each says it is running
+      // ('started', 'grandchild'): only a run where both were up before the timeout tests the group.
+      const grandchild = `console.log('grandchild'); ${HANG}`;
+      const child = `require('node:child_process').spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { stdio: 'inherit' });`;
+      const lines = (out: string) => out.split('\n').filter(Boolean).sort();
+      const r = await runOnceReady(
+        setup(),
+        node(`${child} console.log('started'); ${HANG}`, { timeoutMs: 2_000 }),
+        (out) => lines(out).length === 2,
+        'the child and its grandchild both running',
+      );
+      expect(r).toMatchObject({ timedOut: true });
+      expect(lines(r.stdout)).toEqual(['grandchild', 'started']);
+    }, 90_000);
 
     it('reports a program that cannot be started, with no exit code', async () => {
       const r = await setup().run({ ...node(''), command: '/nonexistent/terraform' });

@@ -38,11 +38,15 @@ describe('the agent’s clock against its upstream', () => {
   it('estimates its offset from the times of its exchanges and sends it with its bundles', async () => {
     const { backend, uplink } = await setup();
     expect(uplink.clock()).toBeNull();
+    // The probe's exchanges lie within the round trip the test sees around it (the agent's clock is the same
+    // clock shifted): the uncertainty is at most half of it (+1 for rounding and drift), however slow the machine.
+    const before = Date.now();
     expect((await uplink.probe()).ok).toBe(true);
+    const seenRoundTrip = Date.now() - before;
     const own = uplink.clock();
     const truth = AGENT_AHEAD_MS + SERVER_BEHIND_MS;
     expect(Math.abs((own?.offsetMs ?? 0) - truth)).toBeLessThanOrEqual((own?.uncertaintyMs ?? 0) + 1);
-    expect(own?.uncertaintyMs).toBeLessThan(1000);
+    expect(own?.uncertaintyMs).toBeLessThanOrEqual(Math.ceil(seenRoundTrip / 2) + 1);
     expect((await uplink.postBundles(encodeBatch([(await makeBundle()).bytes]))).ok).toBe(true);
     const atRelay = backend.lastClocks?.('ship-7/a1');
     expect(Math.abs((atRelay?.offsetMs ?? 0) - truth)).toBeLessThanOrEqual((atRelay?.uncertaintyMs ?? 0) + 1);

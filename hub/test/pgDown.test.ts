@@ -10,6 +10,7 @@ import { parseConfig } from '../src/config.js';
 import { enrol } from '../src/core/enrolment.js';
 import { AgentSim, TestClock } from './agentSim.js';
 import { describePg, type PgServer } from './postgres.js';
+import { untilReached } from './untilReached.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
 
@@ -64,17 +65,25 @@ async function startPgHub(server: PgServer, url: string) {
   };
 }
 
-/** `GET /v1/health` once it answers `status` (asked every 100 ms, at most 100 times). */
+/**
+ * `GET /v1/health` once it answers `status`: asked every 50 ms, at most 1,000 times, then it throws naming the
+ * status never seen (and the last one that was), never hands on another status as the answer.
+ */
 async function healthWhen(
   hop: string,
   status: number,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   let last = { status: 0, body: {} as Record<string, unknown> };
-  for (let i = 0; i < 100 && last.status !== status; i++) {
-    if (i > 0) await new Promise((r) => setTimeout(r, 100));
-    const r = await fetch(`${hop}/v1/health`);
-    last = { status: r.status, body: (await r.json()) as Record<string, unknown> };
-  }
+  await untilReached(
+    async () => {
+      const r = await fetch(`${hop}/v1/health`);
+      last = { status: r.status, body: (await r.json()) as Record<string, unknown> };
+      return last.status === status;
+    },
+    () =>
+      `GET /v1/health answering ${status} (the last answer was ${last.status}: ${JSON.stringify(last.body)})`,
+    { everyMs: 50 },
+  );
   return last;
 }
 

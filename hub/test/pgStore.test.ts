@@ -10,6 +10,7 @@ import { describePg } from './postgres.js';
 import { runPublicationStoreContract } from './publicationStoreContract.js';
 import { runHubStoreContract } from './storeContract.js';
 import { cell, run } from './storeFixtures.js';
+import { untilReached } from './untilReached.js';
 
 // A fresh database per test on a machine shared with other work: give each more than the default 5 s.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 180_000 });
@@ -39,13 +40,12 @@ describePg('PostgreSQL stores', (server) => {
         (e: unknown) => e,
       );
       // The query sees the cut as its rejection; the pool then hands out a fresh connection.
-      for (let i = 0; i < 50; i++) {
+      await untilReached(async () => {
         const r = await admin.query(
           "SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE query LIKE '%driftline-cut-me%' AND pid <> pg_backend_pid()",
         );
-        if (r.rows.length > 0) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+        return r.rows.length > 0;
+      }, 'the slow query in pg_stat_activity, to cut it (the slow query never appeared)');
       expect(await slow).toBeInstanceOf(Error);
       await db.ping(); // the pool gives a fresh connection
     } finally {

@@ -6,7 +6,7 @@ import { cryptoRandomBytes, generateSigningKeyPair, monotonicUlid, wire2 } from 
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeBundle } from '../src/core/describeBundle.js';
 import { announcedBlobs } from '../src/core/publications/publicationFetch.js';
-import { startRelay, tmp, until, upstreamOf } from './helpers.js';
+import { registerWhenHeard, startRelay, tmp, until, upstreamOf } from './helpers.js';
 
 /**
  * The hub's compact publication manifest at a relay (docs/decisions/505-compact-publications.md): carried
@@ -64,11 +64,7 @@ async function world(carries: string[], pushForms: string[] = []) {
   closers.push(async () => client.abort());
   const keys = await generateSigningKeyPair();
   const reg = await wire2Registration(keys, 'ship-7');
-  let info = await client.registerWire2(reg);
-  for (let i = 0; i < 100 && !info.ok && info.status === 503; i++) {
-    await new Promise((ok) => setTimeout(ok, 50));
-    info = await client.registerWire2(reg);
-  }
+  const info = await registerWhenHeard(client, reg);
   if (!info.ok) throw new Error(info.message);
   return { hub, relay, client, keys, info: info.value };
 }

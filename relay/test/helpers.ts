@@ -2,6 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHopServer, MemoryHopBackend } from '@driftline/hop';
+import type { HopClient } from '@driftline/hop/client';
+import type { wire2 } from '@driftline/protocol';
 import { createRelay } from '../src/app.js';
 import { parseConfig, type RelayConfigInput, type ResolvedUpstream } from '../src/config.js';
 import type { Clock } from '../src/ports/Clock.js';
@@ -43,19 +45,42 @@ export async function startRelay(
   return { relay, url, cfg };
 }
 
-/** Polls `cond` until true, bounded by `ms`; never sleeps to wait for behaviour beyond that bound. */
+/** Time between two looks of {@link until} (and of {@link registerWhenHeard}), ms. */
+const LOOK_MS = 10;
+
+/**
+ * Polls `cond` until true and fails loudly, naming `what`, if it never is. Bounded in count, not by a
+ * deadline: `ms` is what the looks would take on an idle machine (`ms / 10` looks, 10 ms apart), so a larger
+ * bound still means a longer wait, and a loaded machine, where each look comes later and takes longer, makes
+ * the wait longer, never shorter. The test's own timeout bounds it in time.
+ */
 export async function until(
   cond: () => boolean | Promise<boolean>,
-  ms = 5000,
+  ms = 10_000,
   what = 'condition',
 ): Promise<void> {
-  const end = Date.now() + ms;
-  for (let i = 0; i < 10_000; i++) {
+  const looks = Math.max(1, Math.ceil(ms / LOOK_MS));
+  for (let i = 0; i < looks; i++) {
     if (await cond()) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, LOOK_MS));
   }
-  throw new Error(`gave up waiting for ${what}`);
+  if (await cond()) return;
+  throw new Error(`never reached: ${what} (${looks} looks ${LOOK_MS} ms apart)`);
+}
+
+/**
+ * Registers an agent's key at a relay; one that has not heard from its upstream yet says so (503): asked
+ * again, up to 1,000 times 10 ms apart, then this throws rather than hand a 503 on as an answer.
+ */
+export async function registerWhenHeard(client: HopClient, reg: wire2.Wire2Registration) {
+  let r = await client.registerWire2(reg);
+  for (let i = 0; i < 1_000 && !r.ok && r.status === 503; i++) {
+    await new Promise((ok) => setTimeout(ok, LOOK_MS));
+    r = await client.registerWire2(reg);
+  }
+  if (!r.ok && r.status === 503)
+    throw new Error('never reached: the relay never heard from its upstream (registration 503 1,001 times)');
+  return r;
 }
 
 export const upstreamOf = (name: string, url: string, token: string): ResolvedUpstream => ({

@@ -24,7 +24,7 @@ import {
 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadOrCreateRelayKey } from '../src/adapters/fs/relayKey.js';
-import { makeBundle, startRelay, tmp, until, upstreamOf } from './helpers.js';
+import { makeBundle, registerWhenHeard, startRelay, tmp, until, upstreamOf } from './helpers.js';
 
 /**
  * Hop v2 at a relay (docs/decisions/495-hop-v2-on-the-agent-link.md), real Koa on 127.0.0.1:0, real
@@ -80,13 +80,7 @@ async function world(hub: MemoryHopBackend = new Terminal({ name: 'hub', role: '
 
 /** Registers the agent's key; a relay that has not heard from its upstream yet says so (503): again. */
 async function register(client: HopClient, keys: SigningKeyPair, site = 'ship-7') {
-  const reg = await wire2Registration(keys, site);
-  let r = await client.registerWire2(reg);
-  for (let i = 0; i < 100 && !r.ok && r.status === 503; i++) {
-    await new Promise((ok) => setTimeout(ok, 50));
-    r = await client.registerWire2(reg);
-  }
-  return r;
+  return registerWhenHeard(client, await wire2Registration(keys, site));
 }
 
 const pullMessage = (from: number, to: number, seq: number, have: number, holdS: number, key: CryptoKey) =>
@@ -187,7 +181,7 @@ describe('hop v2 at a relay', () => {
   });
 
   it('holds a pull until the site has downlink, answers it with the items and the cursor, then 204', async () => {
-    const { hub, client, keys } = await world();
+    const { hub, client, keys, relay } = await world();
     const info = await register(client, keys);
     if (!info.ok) throw new Error(info.message);
     const { from, node } = info.value;
@@ -202,7 +196,8 @@ describe('hop v2 at a relay', () => {
       destination: { site: 'ship-7' as never },
       priority: 'control',
     });
-    await new Promise((r) => setTimeout(r, 300));
+    // the downlink comes while the pull is held, not before it reaches the relay
+    await until(() => relay.backend.held.size === 1, 10_000, 'the pull held at the relay');
     hub.enqueueDownlink('ship-7', ack.bytes);
     const r = await held;
     if (!r.ok) throw new Error(r.message);
@@ -278,7 +273,8 @@ describe('hop v2 at a relay', () => {
       undefined,
       600,
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // the revocation comes while the pull is held, not before it reaches the relay
+    await until(() => relay.backend.held.size === 1, 10_000, 'the pull held at the relay');
     relay.tokens.revoke('ship-7');
     // its hold is 10 minutes: only the revocation ends it within this test's run
     const r = await held;

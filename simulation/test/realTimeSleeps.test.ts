@@ -13,29 +13,17 @@ import { ROOT } from '../src/topology/programs.js';
  */
 const STILL_SLEEPING = [
   'edge-agent/src/core/sync/DownlinkPulls.test.ts',
-  'edge-agent/src/core/sync/SyncLoop.independent.test.ts',
-  'edge-agent/src/core/sync/SyncLoop.lanes.test.ts',
   'edge-agent/test/daemon.test.ts',
   'edge-agent/test/planOnStart.test.ts',
   'edge-agent/test/redactionDaemon.test.ts',
   'edge-agent/test/redactionRealTerraform.test.ts',
   'edge-agent/test/stopWithHungUpstream.test.ts',
-  'hop/src/timing/Ticker.test.ts',
-  'hop/test/client.test.ts',
-  'hop/test/exitWithParent.test.ts',
-  'hop/test/h2c.test.ts',
-  'hop/test/hostile.test.ts',
-  'hop/test/revocation.test.ts',
   'hop/test/stalls.test.ts',
   'hub/test/driftStore.test.ts',
   'hub/test/multiHub.test.ts',
-  'hub/test/pgDown.test.ts',
   'hub/test/pgMultiHub.test.ts',
-  'hub/test/pgStore.test.ts',
   'hub/test/refsCli.test.ts',
   'hub/test/wire2AckLater.test.ts',
-  'relay/test/wire2.test.ts',
-  'ui/src/adapters/http/FetchEventStream.test.ts',
 ];
 
 const SLEEP =

@@ -53,7 +53,7 @@ describe('scale', () => {
     const hub = new MockHub(world);
     const r = renderApp(hub, '?view=matrix');
     teardown = r.teardown;
-    await screen.findByRole('grid', {}, { timeout: 10_000 });
+    await screen.findByRole('grid'); // bounded by setup's 15 s asyncUtilTimeout and the test's 90 s
     // 45 s: the matrix loads 50,000 cells in parts through msw; 20 s ran out once in a unit lane here
     await screen.findByText(/50,000 cells/, {}, { timeout: 45_000 });
     // one row per component, one column per environment and site; only a window of them is in the DOM

@@ -62,7 +62,7 @@ describe.runIf(hasChromium || required)('grouped attention in Chromium', { timeo
   it('lists one row per cause, the silent relay first, and counts relay problems in the headline', async () => {
     await page.goto(`${server.url}/`);
     const list = page.getByRole('list', { name: 'Needs attention by cause' });
-    await list.waitFor({ timeout: 10_000 });
+    await list.waitFor({ timeout: 30_000 });
     expect(await list.locator('li').count()).toBe(4);
     expect(await list.getByRole('link').allTextContents()).toEqual([
       'relay-1 silent for 5 min: 2 sites behind it',
@@ -82,13 +82,13 @@ describe.runIf(hasChromium || required)('grouped attention in Chromium', { timeo
   it('links the silent relay to Links and a cell group to the matrix filtered by its status', async () => {
     const list = page.getByRole('list', { name: 'Needs attention by cause' });
     await list.getByRole('link', { name: /relay-1 silent for 5 min/ }).click();
-    await expect.poll(() => new URL(page.url()).searchParams.get('view'), { timeout: 10_000 }).toBe('links');
+    await expect.poll(() => new URL(page.url()).searchParams.get('view'), { timeout: 30_000 }).toBe('links');
     await page.goBack();
-    await list.getByRole('link', { name: /1,022 cells failed/ }).click({ timeout: 10_000 });
+    await list.getByRole('link', { name: /1,022 cells failed/ }).click({ timeout: 30_000 });
     await expect
-      .poll(() => new URL(page.url()).searchParams.get('status'), { timeout: 10_000 })
+      .poll(() => new URL(page.url()).searchParams.get('status'), { timeout: 30_000 })
       .toBe('failed');
-    await page.getByRole('grid').waitFor({ timeout: 10_000 });
+    await page.getByRole('grid').waitFor({ timeout: 30_000 });
   });
 });
 

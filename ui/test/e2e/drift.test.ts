@@ -77,9 +77,9 @@ describe.runIf(hasChromium || required)('the Drift view in Chromium', { timeout:
 
   it('shows the drift at 600 sites as one grouped row, and its episodes', async () => {
     await page.goto(`${server.url}/`);
-    await page.getByRole('link', { name: 'Drift', exact: true }).click({ timeout: 10_000 });
+    await page.getByRole('link', { name: 'Drift', exact: true }).click({ timeout: 30_000 });
     const groups = page.getByRole('table', { name: /grouped by signature/ });
-    await groups.waitFor({ timeout: 10_000 });
+    await groups.waitFor({ timeout: 30_000 });
     expect(await groups.locator('tbody tr').count()).toBe(1);
     const row = groups.locator('tbody tr').first();
     expect(await row.locator('td').allTextContents()).toEqual(
@@ -87,7 +87,7 @@ describe.runIf(hasChromium || required)('the Drift view in Chromium', { timeout:
     );
     await row.getByRole('link', { name: SIG }).click();
     const eps = page.getByRole('table', { name: /Episodes of this signature/ });
-    await eps.waitFor({ timeout: 10_000 });
+    await eps.waitFor({ timeout: 30_000 });
     expect(await eps.locator('tbody tr').count()).toBe(100);
     expect(await eps.textContent()).toContain('module.site["s-0"].aws_security_group.web[0]');
     expect(new URL(page.url()).searchParams.get('view')).toBe('drift');
@@ -101,13 +101,13 @@ describe.runIf(hasChromium || required)('the Drift view in Chromium', { timeout:
     await form.getByLabel('Expires').fill('7d');
     await form.getByRole('button', { name: 'Waive 600 episodes' }).click();
     await expect
-      .poll(() => page.getByRole('status').filter({ hasText: 'Waived' }).textContent(), { timeout: 10_000 })
+      .poll(() => page.getByRole('status').filter({ hasText: 'Waived' }).textContent(), { timeout: 30_000 })
       .toContain('Waived 600 episodes until');
     const row = page
       .getByRole('table', { name: /grouped by signature/ })
       .locator('tbody tr')
       .first();
-    await expect.poll(() => row.locator('td').nth(4).textContent(), { timeout: 10_000 }).toBe('600');
+    await expect.poll(() => row.locator('td').nth(4).textContent(), { timeout: 30_000 }).toBe('600');
     expect(await row.locator('td').nth(3).textContent()).toBe('0');
     expect(await page.getByRole('table', { name: 'Waivers' }).textContent()).toContain(
       'provider upgrade noise',

@@ -85,7 +85,7 @@ describe.runIf(hasChromium || required)(
       await page.goto(`${server.url}/`);
       await page.getByLabel(/token/i).first().fill('admin-token');
       await page.keyboard.press('Enter');
-      await page.getByText('Signed in as ada (admin)').waitFor({ timeout: 10_000 });
+      await page.getByText('Signed in as ada (admin)').waitFor({ timeout: 120_000 });
     }, 120_000);
 
     afterAll(async () => {
@@ -98,13 +98,13 @@ describe.runIf(hasChromium || required)(
       await page.goto(`${server.url}/?view=run&run=${kept.runId}`);
       const approvals = page.getByRole('region', { name: 'Approvals' });
       await expect
-        .poll(() => approvals.textContent(), { timeout: 10_000 })
+        .poll(() => approvals.textContent(), { timeout: 60_000 })
         .toContain('waiting at the hub for the site to pull it');
       await page
         .getByRole('button', { name: /Approve/ })
         .first()
-        .waitFor({ timeout: 10_000 });
-      await expect.poll(() => hub.openStreams, { timeout: 10_000 }).toBeGreaterThan(0);
+        .waitFor({ timeout: 60_000 });
+      await expect.poll(() => hub.openStreams, { timeout: 60_000 }).toBeGreaterThan(0);
       const loadsBefore = hub.requests.filter((r) => r.path.startsWith('GET /api/runs/')).length;
 
       // The agent applies it 2 s later and plans again: the hub's state moves, and it says so live.
@@ -125,7 +125,7 @@ describe.runIf(hasChromium || required)(
       ];
       hub.emit({ type: 'run-added', run: newer });
 
-      await expect.poll(() => approvals.textContent(), { timeout: 10_000 }).toContain('applied');
+      await expect.poll(() => approvals.textContent(), { timeout: 60_000 }).toContain('applied');
       const text = (await approvals.textContent()) ?? '';
       expect(text).not.toContain('waiting at the hub');
       expect(text).toContain(`next plan ${nextId}`);
@@ -133,7 +133,7 @@ describe.runIf(hasChromium || required)(
       expect(hub.requests.filter((r) => r.path.startsWith('GET /api/runs/')).length).toBe(loadsBefore);
       // Approve… is gone (applied, and a newer plan took the run's place), and that is said.
       await expect
-        .poll(() => page.getByRole('button', { name: /Approve/ }).count(), { timeout: 10_000 })
+        .poll(() => page.getByRole('button', { name: /Approve/ }).count(), { timeout: 60_000 })
         .toBe(0);
       expect(await page.locator('main').textContent()).toContain(
         "A newer plan of this cell took this run's place",
@@ -154,7 +154,7 @@ describe.runIf(hasChromium || required)(
       const state = page.locator('.plan-now [role="status"]');
       await page.getByRole('button', { name: 'Plan now' }).click();
       await expect
-        .poll(() => state.textContent(), { timeout: 10_000 })
+        .poll(() => state.textContent(), { timeout: 60_000 })
         .toMatch(/^Plan request asked \d\d:\d\d:\d\d, waiting for the site$/);
       const base = { ...key, requestId: 'pr-1' };
       const asked = new Date(Date.now() - 5000).toISOString();
@@ -168,7 +168,7 @@ describe.runIf(hasChromium || required)(
         }),
       });
       await expect
-        .poll(() => state.textContent(), { timeout: 10_000 })
+        .poll(() => state.textContent(), { timeout: 60_000 })
         .toMatch(/^Plan request asked \d\d:\d\d:\d\d, delivered \d\d:\d\d:\d\d, waiting for the run$/);
       // The same plan came out: the hub names the run it confirmed, planned before the click. Not an answer.
       hub.emit({
@@ -182,7 +182,7 @@ describe.runIf(hasChromium || required)(
         }),
       });
       await expect
-        .poll(() => state.textContent(), { timeout: 10_000 })
+        .poll(() => state.textContent(), { timeout: 60_000 })
         .toMatch(new RegExp(`done \\d\\d:\\d\\d:\\d\\d: planned again, unchanged since run ${kept.runId}$`));
       const answer = asRunId(encodeUlid(Date.now(), new Uint8Array(10)));
       hub.emit({
@@ -196,7 +196,7 @@ describe.runIf(hasChromium || required)(
         }),
       });
       await expect
-        .poll(() => state.textContent(), { timeout: 10_000 })
+        .poll(() => state.textContent(), { timeout: 60_000 })
         .toMatch(new RegExp(`done \\d\\d:\\d\\d:\\d\\d: run ${answer}$`));
       await page.screenshot({ path: join(SHOTS, 'e2e-plan-now.png'), fullPage: true });
     });

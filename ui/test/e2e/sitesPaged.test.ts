@@ -55,7 +55,7 @@ describe.runIf(hasChromium || required)('the paged Sites table in Chromium', { t
 
   it('shows the first 50 sites, worst first, of the total the hub counted', async () => {
     await page.goto(`${server.url}/`);
-    await table().waitFor({ timeout: 10_000 });
+    await table().waitFor({ timeout: 30_000 });
     expect(await rows().count()).toBe(50);
     expect(await firstSite()).toBe('s-0999');
     expect(await pager().getByRole('status').textContent()).toBe(
@@ -68,29 +68,29 @@ describe.runIf(hasChromium || required)('the paged Sites table in Chromium', { t
   it('asks the hub for the next page, and back', async () => {
     await pager().getByRole('button', { name: 'Next' }).click();
     await expect
-      .poll(() => pager().getByRole('status').textContent(), { timeout: 10_000 })
+      .poll(() => pager().getByRole('status').textContent(), { timeout: 30_000 })
       .toMatch(/^51–100 of/);
     expect(await rows().count()).toBe(50);
     expect(sitesAsked()).toContain('sort=problems&limit=50&cursor=o50');
     await pager().getByRole('button', { name: 'Previous' }).click();
-    await expect.poll(() => firstSite(), { timeout: 10_000 }).toBe('s-0999');
+    await expect.poll(() => firstSite(), { timeout: 30_000 }).toBe('s-0999');
   });
 
   it('sorts by the site header on the hub, and the reverse on a second click', async () => {
     await table().getByRole('button', { name: /^site/ }).click();
-    await expect.poll(() => firstSite(), { timeout: 10_000 }).toBe('lab');
+    await expect.poll(() => firstSite(), { timeout: 30_000 }).toBe('lab');
     expect(sitesAsked()).toContain('sort=site&limit=50');
     await table().getByRole('button', { name: /^site/ }).click();
-    await expect.poll(() => firstSite(), { timeout: 10_000 }).toBe('ship-7');
+    await expect.poll(() => firstSite(), { timeout: 30_000 }).toBe('ship-7');
     expect(await table().locator('th[aria-sort="descending"]').count()).toBe(1);
   });
 
   it('filters by name on the hub', async () => {
     await page.getByRole('searchbox', { name: /Filter sites/ }).fill('s-100');
-    await expect.poll(() => rows().count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => rows().count(), { timeout: 30_000 }).toBe(0);
     await page.getByRole('searchbox', { name: /Filter sites/ }).fill('s-09');
     await expect
-      .poll(() => pager().getByRole('status').textContent(), { timeout: 10_000 })
+      .poll(() => pager().getByRole('status').textContent(), { timeout: 30_000 })
       .toBe('1–50 of 100 sites');
     expect(sitesAsked()).toContain('sort=-site&limit=50&contains=s-09');
     expect(await pager().getByRole('button', { name: 'Next' }).isDisabled()).toBe(false);

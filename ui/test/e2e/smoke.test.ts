@@ -50,20 +50,23 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
 
   it('signs in from the keyboard: the token field has focus, Enter submits', async () => {
     await page.goto(`${server.url}/`);
-    await page.getByRole('heading', { name: 'Sign in to Driftline' }).waitFor({ timeout: 10_000 });
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('signin-token');
+    await page.getByRole('heading', { name: 'Sign in to Driftline' }).waitFor({ timeout: 30_000 });
+    // Waits on the focus itself, in the page, bounded by the test (expect.poll's 1 s default ran out under load)
+    await page.waitForFunction(() => document.activeElement?.id === 'signin-token', undefined, {
+      timeout: 30_000,
+    });
     mkdirSync(SHOTS, { recursive: true });
     await page.screenshot({ path: join(SHOTS, 'e2e-signin.png'), fullPage: true });
     await page.keyboard.type('admin-token');
     await page.keyboard.press('Enter');
-    await page.getByText('Signed in as ada (admin)').waitFor({ timeout: 10_000 });
+    await page.getByText('Signed in as ada (admin)').waitFor({ timeout: 30_000 });
   });
 
   it('opens on the fleet overview, worst cells first, each a link', async () => {
-    await page.getByRole('heading', { name: /Fleet overview/ }).waitFor({ timeout: 10_000 });
+    await page.getByRole('heading', { name: /Fleet overview/ }).waitFor({ timeout: 30_000 });
     const attention = page.getByRole('region', { name: /Needs attention/ });
     await expect
-      .poll(() => attention.textContent(), { timeout: 10_000 })
+      .poll(() => attention.textContent(), { timeout: 30_000 })
       .toContain('ship-7 · staging / compute');
     await page.screenshot({ path: join(SHOTS, 'e2e-overview.png'), fullPage: true });
   });
@@ -72,7 +75,7 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
     await page.getByRole('link', { name: 'Matrix', exact: true }).click();
     const grid = page.getByRole('grid');
     await grid.waitFor();
-    await expect.poll(() => grid.textContent(), { timeout: 10_000 }).toContain('changes +2 ~1 -3');
+    await expect.poll(() => grid.textContent(), { timeout: 30_000 }).toContain('changes +2 ~1 -3');
     const text = (await grid.textContent()) ?? '';
     expect(text).toContain('stale');
     expect(text).toContain('last known — site unreachable since');
@@ -82,8 +85,8 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
   });
 
   it('drills down from a cell to its run', async () => {
-    await page.getByRole('gridcell').filter({ hasText: 'changes +2 ~1 -3' }).click({ timeout: 10_000 });
-    await page.getByRole('heading', { name: 'ship-7 / prod / compute' }).waitFor({ timeout: 10_000 });
+    await page.getByRole('gridcell').filter({ hasText: 'changes +2 ~1 -3' }).click({ timeout: 30_000 });
+    await page.getByRole('heading', { name: 'ship-7 / prod / compute' }).waitFor({ timeout: 30_000 });
     await page.getByRole('link', { name: run.runId }).click();
     await page.getByRole('heading', { name: /Drift/ }).waitFor();
     expect(await page.locator('main').textContent()).toContain('aws_security_group.web');
@@ -94,7 +97,7 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
     await page.goBack();
     await page.goBack();
     await page.getByRole('grid').waitFor();
-    await expect.poll(() => hub.openStreams, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => hub.openStreams, { timeout: 30_000 }).toBeGreaterThan(0);
     hub.emit({
       type: 'cell-updated',
       cell: cell({
@@ -107,9 +110,9 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
         plannedAt: new Date().toISOString(),
       }),
     });
-    await expect.poll(() => page.getByRole('grid').textContent(), { timeout: 10_000 }).toContain('drift (9)');
+    await expect.poll(() => page.getByRole('grid').textContent(), { timeout: 30_000 }).toContain('drift (9)');
     await expect
-      .poll(() => page.getByRole('status').filter({ hasText: 'ship-7' }).textContent(), { timeout: 10_000 })
+      .poll(() => page.getByRole('status').filter({ hasText: 'ship-7' }).textContent(), { timeout: 30_000 })
       .toContain('ship-7 prod/network is now drift (9)');
     await page.screenshot({ path: join(SHOTS, 'e2e-live.png'), fullPage: true });
     await page.emulateMedia({ colorScheme: 'dark' });
@@ -121,8 +124,8 @@ describe.runIf(hasChromium || required)('dashboard in Chromium (e2e smoke)', { t
     const before = hub.requests.length;
     await page.goto(`${server.url}/?status=drift`);
     const grid = page.getByRole('grid');
-    await grid.waitFor({ timeout: 10_000 });
-    await expect.poll(() => grid.textContent(), { timeout: 10_000 }).toContain('drift');
+    await grid.waitFor({ timeout: 30_000 });
+    await expect.poll(() => grid.textContent(), { timeout: 30_000 }).toContain('drift');
     const reads = hub.requests
       .slice(before)
       .map((r) => r.path)

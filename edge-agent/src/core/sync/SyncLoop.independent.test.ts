@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { untilReached } from '../../../test/helpers/untilReached.js';
 import type { PullOutcome } from './SyncEngine.js';
 import { SyncLoop } from './SyncLoop.js';
 
@@ -62,9 +63,10 @@ describe('SyncLoop with two upstreams (docs/decisions/410-independent-downlinks.
       log: { info: () => {}, warn: () => {} },
     });
     loop.start();
-    // bounded: at most 3 s of 10 ms turns
-    for (let i = 0; i < 300 && (open.length < 2 || pushes < 3); i++)
-      await new Promise((r) => setTimeout(r, 10));
+    await untilReached(
+      () => open.length >= 2 && pushes >= 3,
+      'two held pulls open at the honest upstream and three cycles pushed',
+    );
     expect(open).toEqual([
       { upstream: 'honest', waitS: 3600 },
       { upstream: 'honest', waitS: 3600 },

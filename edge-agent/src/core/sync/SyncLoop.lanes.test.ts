@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { untilReached } from '../../../test/helpers/untilReached.js';
 import type { PullOutcome } from './SyncEngine.js';
 import { SyncLoop } from './SyncLoop.js';
 
@@ -53,9 +54,9 @@ describe('SyncLoop beside a long upload (docs/decisions/340-no-gap-between-held-
       log: { info: () => {}, warn: () => {} },
     });
     loop.start();
-    // Bounded wait (3 s at most): the loop's first pull, its answer and the standing run's start take a
-    // few turns of the event loop and may take a timer's pause (a quick empty answer), not a fixed number.
-    for (let i = 0; i < 300 && open.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    // The loop's first pull, its answer and the standing run's start take a few turns of the event loop and
+    // may take a timer's pause (a quick empty answer), not a fixed number: wait for the state, loudly.
+    await untilReached(() => open.length >= 2, 'two held pulls open beside the upload');
     expect(open.map((p) => p.waitS)).toEqual([3600, 3600]);
     const stopping = loop.stop();
     uploaded();

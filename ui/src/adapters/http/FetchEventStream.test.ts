@@ -5,19 +5,12 @@ import { cell, smallWorld } from '../../../test/support/fixtures.js';
 import { ManualClock } from '../../../test/support/manualClock.js';
 import { MockHub } from '../../../test/support/mockHub.js';
 import { mswHandlers } from '../../../test/support/msw.js';
+import { until } from '../../../test/support/until.js';
 import { FetchEventStream } from './FetchEventStream.js';
 
 const URL_ = 'http://dashboard.test/api/events';
 let stop = () => {};
 afterEach(() => stop());
-
-async function until(cond: () => boolean, what: string) {
-  const deadline = Date.now() + 3000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe('FetchEventStream', () => {
   it('delivers validated events and goes live', async () => {
