@@ -76,6 +76,11 @@ export async function createHub(
     store?: HubStore;
     /** Replaces the drift store (`drift.db` in the data directory, or the PostgreSQL store's database). */
     driftStore?: DriftStore;
+    /**
+     * How often the tokens behind open held pulls and uploads are checked again, ms (default 1000,
+     * decision 411). A world that revokes nothing looks less often: the look is an event of its clock.
+     */
+    revocationCheckMs?: number;
   } = {},
 ): Promise<Hub> {
   const logger = opts.logger ?? pino({ level: 'silent' });
@@ -198,7 +203,15 @@ export async function createHub(
     }),
   };
   const people = { auth, store, clock, config: config.api, csrfKey, api: apiDeps, uiDir: config.uiDir };
-  const servers = { ...hopSide, registry, logger, clock, auth, people };
+  const servers = {
+    ...hopSide,
+    registry,
+    logger,
+    clock,
+    auth,
+    people,
+    ...(opts.revocationCheckMs ? { revocationCheckMs: opts.revocationCheckMs } : {}),
+  };
   const { hop, api, listeners } = hubServers(config, servers);
   const sweeps = hubSweeps({
     sweeper,

@@ -27,6 +27,11 @@ export interface RelayDeps {
   logger?: Logger;
   /** What carries the exchanges with upstreams (default: sockets; a deterministic world's links). */
   transport?: HopTransport;
+  /**
+   * How often the tokens behind open held pulls and uploads are checked again, ms (default 1000, decision
+   * 411). A world that revokes nothing looks less often: the look is an event of its clock.
+   */
+  revocationCheckMs?: number;
 }
 
 /** Opens the relay's store (also used by `relay token …` without starting a server). */
@@ -50,7 +55,16 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
   const backend = new RelayBackend(cfg.name, custody, tokens, clock, cfg.dataDir, cfg.limits);
   const registry = new Registry();
   const onUploadRefused = (peer: string, reason: string) => metrics.refusals.inc({ peer, reason });
-  const hop = relayHopServer(cfg, { backend, tokens, registry, log, now, key, onUploadRefused });
+  const hop = relayHopServer(cfg, {
+    backend,
+    tokens,
+    registry,
+    log,
+    now,
+    key,
+    onUploadRefused,
+    ...(deps.revocationCheckMs ? { revocationCheckMs: deps.revocationCheckMs } : {}),
+  });
   backend.uploads = hop.uploads;
   // the signed records each bundle came with, passed on with this relay's own when it forwards
   const chains = new CustodyChains();

@@ -26,6 +26,7 @@ export function hubServers(
     clock: Clock;
     auth: HubAuth;
     people: PeopleSideDeps;
+    revocationCheckMs?: number;
   },
 ): { hop: HopServer; api: ApiServer | null; listeners: ReturnType<typeof listenersOf> } {
   const listeners = listenersOf(config);
@@ -37,6 +38,7 @@ export function hubServers(
       admit: (_peer, size, reserved) => d.disk.check(size, reserved.total),
     },
     mapError: storeErrorToWire,
+    ...(d.revocationCheckMs ? { revocationCheckMs: d.revocationCheckMs } : {}),
     maxBatchBytes: config.limits.maxBatchBytes,
     maxConnectionsPerClient: config.limits.maxConnectionsPerClient,
     headersTimeoutMs: config.limits.headersTimeoutMs,

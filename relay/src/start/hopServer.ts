@@ -23,6 +23,7 @@ export function relayHopServer(
     key: RelayKey;
     /** An upload the tus endpoint refused (it logs it; the caller counts it). */
     onUploadRefused(peer: string, reason: string): void;
+    revocationCheckMs?: number;
   },
 ): HopServer {
   const { backend, tokens } = deps;
@@ -53,5 +54,6 @@ export function relayHopServer(
     now: deps.now,
     // every exchange this relay serves is stamped with its key (decision 290)
     stamp: deps.key,
+    ...(deps.revocationCheckMs ? { revocationCheckMs: deps.revocationCheckMs } : {}),
   });
 }

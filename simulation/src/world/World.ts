@@ -27,6 +27,12 @@ const HOUR = 3_600_000;
 const RELAY = 'relay-1';
 const RELAY_TOKEN = 'world-relay-token';
 const ADMIN_TOKEN = 'world-admin-token';
+/**
+ * The hub's and relay's look at the tokens behind open held pulls: once a second by default (decision 411),
+ * which was half a world's events; this world revokes nothing, so once a minute. Revocation is proven on the
+ * default in the hostile suite's world (`revokeHeldPull.world.test.ts`).
+ */
+const REVOCATION_CHECK_MS = 60_000;
 
 export interface WorldSpec {
   seed: number;
@@ -112,13 +118,13 @@ export class World {
 
   /** Runs the world for `ms` of virtual time, the ledger watching after every event. */
   async run(ms: number): Promise<void> {
-    await this.time.run(ms, () => this.observe());
+    await this.time.run(ms);
     this.observe();
   }
 
   /** Runs until `done()` or `withinMs` of virtual time; whether it held. */
   until(done: () => boolean, withinMs: number): Promise<boolean> {
-    return this.time.until(done, withinMs, () => this.observe());
+    return this.time.until(done, withinMs);
   }
 
   /**
@@ -253,8 +259,25 @@ export class World {
     return s.value;
   }
 
+  /** Reads every agent's unacknowledged runs into the ledger (a last look; each recording is read as it happens). */
   private observe(): void {
     for (const s of this.sites) if (s.agent) this.ledger.watchAgent(s.ledger, s.agent);
+  }
+
+  /**
+   * The ledger reads a site's runs right after its agent records them (`recordMany`, which `record` calls
+   * too), while they are surely unacknowledged: once per recording, not every agent after every event (that
+   * was a third of a world's time at 10 sites, and grew with sites × events).
+   */
+  private watchRecords(site: WorldSite, agent: RunningAgent): void {
+    const store = agent.store;
+    const recordMany = store.recordMany.bind(store);
+    store.recordMany = (inputs, opts) => {
+      const results = recordMany(inputs, opts);
+      this.ledger.watchAgent(site.ledger, agent);
+      return results;
+    };
+    this.ledger.watchAgent(site.ledger, agent); // anything recorded while it started
   }
 
   private async startHub(): Promise<void> {
@@ -270,7 +293,7 @@ export class World {
       {},
     );
     if (!hc.ok) throw new Error(`world hub config: ${hc.errors.join('; ')}`);
-    this.hub = await createHub(hc.config, { logger: this.log });
+    this.hub = await createHub(hc.config, { logger: this.log, revocationCheckMs: REVOCATION_CHECK_MS });
     const server = this.hub.hop.server;
     this.net.attach('hub', (req, res) => {
       server.emit('request', req, res);
@@ -306,6 +329,7 @@ export class World {
         logger: this.log,
         random: seededRandom(`${this.spec.seed}:${RELAY}`),
         transport: this.net.transport(RELAY),
+        revocationCheckMs: REVOCATION_CHECK_MS,
       },
     );
     const server = this.relay.hop.server;
@@ -394,6 +418,7 @@ export class World {
       },
       toolEnv: { PATH: '/usr/bin:/bin', HOME: dir },
     });
+    this.watchRecords(site, site.agent);
   }
 }
 

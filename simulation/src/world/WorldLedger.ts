@@ -37,7 +37,7 @@ export interface LedgerFigures {
 }
 
 /**
- * The world's ledger of runs: every run an agent records (read from its ledger after each event, while it is
+ * The world's ledger of runs: every run an agent records (read from its ledger as it records them, while it is
  * unacknowledged, which it stays for at least a round trip) and every run the hub commits. Run ids are
  * random (ULIDs), so the canonical form the digest reads is the runs' cells, ends and statuses, not ids.
  */
