@@ -1,5 +1,5 @@
 /**
- * `npm run sim -- --seed S --sites N --days D [--faults links]`: runs a deterministic world (hub, relay and
+ * `npm run sim -- --seed S --sites N --days D [--faults links,crash]`: runs a deterministic world (hub, relay and
  * agents in this process on virtual time; docs/decisions/540-deterministic-world.md) and prints its
  * invariants, figures and digest. `npm run sim -- --scenario <name> --duration <seconds> --report <file>`:
  * runs the topology as processes under a link profile, produces results, heals the links, waits until
@@ -44,7 +44,7 @@ const program = new Command('sim')
       .join(
         '\n',
       )}\n\nExit codes: 0 nothing lost or duplicated (every invariant held), 1 something was, 2 usage error.\n\n` +
-      'Examples:\n  npm run sim -- --seed 7 --sites 20 --days 2 --faults links\n  npm run sim -- --scenario polar --duration 120 --report polar.json',
+      'Examples:\n  npm run sim -- --seed 7 --sites 20 --days 2 --faults links,crash\n  npm run sim -- --scenario polar --duration 120 --report polar.json',
   );
 
 try {

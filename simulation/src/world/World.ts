@@ -98,6 +98,13 @@ export class World {
   private readonly log = pino({ level: 'silent' });
   private savedRandom: (() => number) | null = null;
   private relayStopped = false;
+  /** Each site's agent start, kept for a restart after a crash. */
+  private readonly agentStarts = new Map<string, () => Promise<RunningAgent>>();
+  /** Nodes down now after a crash (`hub`, `relay-1`, a site's name). */
+  private readonly downNodes = new Set<string>();
+  private closing = false;
+  /** Crashes so far, and any node that failed to come back (an invariant of `npm run sim`). */
+  readonly crashes = { count: 0, failed: [] as string[] };
 
   constructor(readonly spec: WorldSpec) {
     this.random = seededRandom(spec.seed);
@@ -230,10 +237,11 @@ export class World {
 
   /** Stops every node (each as its own stop does), uninstalls the clock, removes the world's files. */
   async close(): Promise<void> {
+    this.closing = true;
     const stopping = Promise.all([
       ...this.sites.map((s) => s.agent?.stop()),
-      this.relayStopped ? undefined : this.relay?.stop(),
-      this.hub?.close(),
+      this.relayStopped || this.downNodes.has(RELAY) ? undefined : this.relay?.stop(),
+      this.downNodes.has('hub') ? undefined : this.hub?.close(),
     ]).catch(() => undefined);
     await this.settle(stopping, HOUR).catch(() => undefined);
     this.time.uninstall();
@@ -293,11 +301,17 @@ export class World {
       {},
     );
     if (!hc.ok) throw new Error(`world hub config: ${hc.errors.join('; ')}`);
-    this.hub = await createHub(hc.config, { logger: this.log, revocationCheckMs: REVOCATION_CHECK_MS });
-    const server = this.hub.hop.server;
-    this.net.attach('hub', (req, res) => {
-      server.emit('request', req, res);
-    });
+    const config = hc.config;
+    this.openHub = async () => {
+      this.hub = await createHub(config, { logger: this.log, revocationCheckMs: REVOCATION_CHECK_MS });
+      const server = this.hub.hop.server;
+      this.net.attach('hub', (req, res) => {
+        server.emit('request', req, res);
+      });
+      this.hub.ingest.onCommitted((c) => this.ledger.hubCommitted([...c.runs, ...c.cells], Date.now()));
+      this.hub.startTimers();
+    };
+    await this.openHub();
     await this.hub.store.commit({
       peers: [{ tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites: ['*'] }],
     });
@@ -307,8 +321,6 @@ export class World {
       Date.now(),
     );
     if (!admin.ok) throw new Error(`world admin: ${admin.error}`);
-    this.hub.ingest.onCommitted((c) => this.ledger.hubCommitted([...c.runs, ...c.cells], Date.now()));
-    this.hub.startTimers();
   }
 
   private async startRelay(): Promise<void> {
@@ -322,20 +334,26 @@ export class World {
       sites: Array.from({ length: this.spec.sites }, (_, i) => siteName(i)),
     });
     if (!rc.ok) throw new Error(`world relay config: ${rc.errors.join('; ')}`);
-    this.relay = createRelay(
-      rc.value,
-      [{ name: 'hub', url: worldUrl('hub'), token: RELAY_TOKEN, plan: { windows: [] } }],
-      {
-        logger: this.log,
-        random: seededRandom(`${this.spec.seed}:${RELAY}`),
-        transport: this.net.transport(RELAY),
-        revocationCheckMs: REVOCATION_CHECK_MS,
-      },
-    );
-    const server = this.relay.hop.server;
-    this.net.attach(RELAY, (req, res) => {
-      server.emit('request', req, res);
-    });
+    const config = rc.value;
+    let life = 0;
+    this.openRelay = () => {
+      this.relay = createRelay(
+        config,
+        [{ name: 'hub', url: worldUrl('hub'), token: RELAY_TOKEN, plan: { windows: [] } }],
+        {
+          logger: this.log,
+          // each life its own stream of the seed: a restarted relay does not replay its first life's draws
+          random: seededRandom(`${this.spec.seed}:${RELAY}${life++ > 0 ? `:${life}` : ''}`),
+          transport: this.net.transport(RELAY),
+          revocationCheckMs: REVOCATION_CHECK_MS,
+        },
+      );
+      const server = this.relay.hop.server;
+      this.net.attach(RELAY, (req, res) => {
+        server.emit('request', req, res);
+      });
+    };
+    this.openRelay();
     // the relay beside the hub: a short, steady link
     this.net.connect(
       RELAY,
@@ -343,6 +361,52 @@ export class World {
       new WorldLink(`${RELAY}>hub`, { uplink: { delayMs: 20 }, downlink: { delayMs: 20 } }, WORLD_START),
     );
     this.relay.startLoops();
+  }
+
+  private openHub: () => Promise<void> = async () => {};
+  private openRelay: () => void = () => {};
+
+  /**
+   * `node` (`hub`, `relay-1` or a site's name) goes down without warning and starts again from its files
+   * `downMs` later (the `crash` fault, docs/decisions/540-deterministic-world.md). Its links are cut first,
+   * so nothing under way with it is answered either way (WorldNetwork.down); then it stops as its program
+   * does (in one process nothing can take its memory away mid-write: a SIGKILL mid-transaction stays the
+   * process lane's `scenario` test) and, after the downtime, opens its data directory again. A node that
+   * fails to come back is named in {@link crashes}.
+   */
+  async crash(node: string, downMs: number): Promise<void> {
+    if (this.closing || this.downNodes.has(node)) return;
+    this.downNodes.add(node);
+    this.crashes.count++;
+    this.net.down(node);
+    try {
+      if (node === 'hub') await this.hub.close();
+      else if (node === RELAY) await this.relay.stop();
+      else {
+        const site = this.sites.find((s) => s.name === node);
+        const agent = site?.agent;
+        if (site) site.agent = null;
+        await agent?.stop();
+      }
+      await new Promise((r) => setTimeout(r, downMs));
+      if (this.closing) return;
+      if (node === 'hub') await this.openHub();
+      else if (node === RELAY) {
+        this.openRelay();
+        this.relay.startLoops();
+      } else {
+        const site = this.sites.find((s) => s.name === node);
+        const start = this.agentStarts.get(node);
+        if (site && start) {
+          site.agent = await start();
+          this.watchRecords(site, site.agent);
+        }
+      }
+    } catch (e) {
+      this.crashes.failed.push(`${node}: ${(e as Error).message}`);
+    } finally {
+      this.downNodes.delete(node);
+    }
   }
 
   private async startSite(i: number): Promise<void> {
@@ -407,17 +471,24 @@ export class World {
     this.net.connect(name, RELAY, link);
     const site: WorldSite = { name, dir, link, agent: null, ledger: this.ledger.site(name) };
     this.sites.push(site);
-    site.agent = await startAgent(parsed.config, {
-      log: this.log,
-      transport: this.net.transport(name),
-      runner: new InProcessTerraform(),
-      gitProbe: { describe: async () => undefined },
-      random: {
-        sync: seededRandom(`${this.spec.seed}:${name}:sync`),
-        schedule: seededRandom(`${this.spec.seed}:${name}:schedule`),
-      },
-      toolEnv: { PATH: '/usr/bin:/bin', HOME: dir },
-    });
+    let life = 0;
+    const start = () => {
+      // each life its own streams of the seed (the first life's are the ones a world without crashes uses)
+      const l = life++ > 0 ? `:${life}` : '';
+      return startAgent(parsed.config, {
+        log: this.log,
+        transport: this.net.transport(name),
+        runner: new InProcessTerraform(),
+        gitProbe: { describe: async () => undefined },
+        random: {
+          sync: seededRandom(`${this.spec.seed}:${name}:sync${l}`),
+          schedule: seededRandom(`${this.spec.seed}:${name}:schedule${l}`),
+        },
+        toolEnv: { PATH: '/usr/bin:/bin', HOME: dir },
+      });
+    };
+    this.agentStarts.set(name, start);
+    site.agent = await start();
     this.watchRecords(site, site.agent);
   }
 }

@@ -45,8 +45,10 @@ function netError(code: string, message: string): Error {
 export class WorldNetwork {
   private readonly nodes = new Map<string, Dispatch>();
   private readonly links = new Map<string, WorldLink>();
+  /** The exchanges under way with each node (either end), cut when it goes down. */
+  private readonly underway = new Map<string, Set<AbortController>>();
   /** Exchanges sent, delivered and answered: for the world's report and invariants. */
-  readonly counts = { sent: 0, delivered: 0, refused: 0, hung: 0, lost: 0, duplicated: 0 };
+  readonly counts = { sent: 0, delivered: 0, refused: 0, hung: 0, lost: 0, duplicated: 0, cut: 0 };
 
   /**
    * @param lan the link for a pair nobody connected (a LAN beside the nodes, say); without it an exchange
@@ -67,6 +69,40 @@ export class WorldNetwork {
     this.nodes.delete(node);
   }
 
+  /**
+   * `node` goes down without warning (the `crash` fault): it is refused like a detached node, and every
+   * exchange under way with it, either way, ends as a reset: an answer it was writing never leaves, and
+   * an answer on its way to it finds nobody.
+   */
+  down(node: string): void {
+    this.detach(node);
+    const cut = [...(this.underway.get(node) ?? [])];
+    this.underway.delete(node);
+    for (const c of cut) {
+      this.counts.cut++;
+      c.abort(netError('ECONNRESET', `socket hang up (${node} went down)`));
+    }
+  }
+
+  /** Runs one exchange as cuttable by {@link down} of either end: its signal also ends when one goes down. */
+  private async cuttable<T>(
+    ends: string[],
+    signal: AbortSignal | undefined,
+    run: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const c = new AbortController();
+    for (const n of ends) {
+      const set = this.underway.get(n) ?? new Set();
+      this.underway.set(n, set);
+      set.add(c);
+    }
+    try {
+      return await run(signal ? AbortSignal.any([signal, c.signal]) : c.signal);
+    } finally {
+      for (const n of ends) this.underway.get(n)?.delete(c);
+    }
+  }
+
   /** The link `from` → `to` (a client opens every connection, so one link per pair). */
   connect(from: string, to: string, link: WorldLink): void {
     this.links.set(`${from}>${to}`, link);
@@ -82,7 +118,15 @@ export class WorldNetwork {
 
   /** The transport a node's hop clients use: every exchange leaves by the node's links. */
   transport(from: string): WorldTransport {
-    return { request: (url, init) => this.exchange(from, url, init), close: () => {} };
+    return {
+      request: (url, init) => {
+        const to = nodeOf(new URL(url)) ?? url;
+        return this.cuttable([from, to], init.signal, (signal) =>
+          this.exchange(from, url, { ...init, signal }),
+        );
+      },
+      close: () => {},
+    };
   }
 
   private async exchange(from: string, target: string, init: WorldInit): Promise<Response> {

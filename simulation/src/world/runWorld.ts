@@ -1,14 +1,21 @@
+import { seededRandom } from '../core/rng.js';
 import { World, type WorldSpec } from './World.js';
 import type { LedgerFigures } from './WorldLedger.js';
 
 const HOUR = 3_600_000;
 /** Longest the world runs with every link up, after its days, for what is in flight to arrive. */
 const DRAIN_MS = 12 * HOUR;
+/** With `crash`: each node goes down on average once in this long (exponential gaps), ms. */
+const CRASH_EVERY_MS = 48 * HOUR;
+/** With `crash`: a node stays down 1 to 60 minutes. */
+const DOWN_MS = { min: 60_000, max: 60 * 60_000 };
 
 /** The faults a world run may be given (`--faults`), and what each does. */
 export const WORLD_FAULTS = {
   links:
     'each exchange on a site link: 2 % reset before the relay sees it, 2 % answer lost after it acted, 2 % delivered twice; 0–30 s jitter',
+  crash:
+    'each node (hub, relay, every agent) goes down without warning about once in 2 days, exchanges under way with it cut both ways, and starts again from its files 1–60 min later',
 } as const;
 export type WorldFault = keyof typeof WORLD_FAULTS;
 
@@ -61,6 +68,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
   const world = new World(worldSpec(o));
   try {
     await world.start();
+    if (o.faults.includes('crash')) scheduleCrashes(world, o);
     await world.run(o.days * 24 * HOUR);
     const end = Date.now();
     world.openAllLinks();
@@ -82,6 +90,18 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
         held: figures.unknown === 0,
         detail: `${figures.unknown} runs at the hub that no agent of their site recorded`,
       },
+      ...(o.faults.includes('crash')
+        ? [
+            {
+              name: 'every crashed node came back',
+              held: world.crashes.count > 0 && world.crashes.failed.length === 0,
+              detail:
+                world.crashes.failed.length === 0
+                  ? `${world.crashes.count} crashes, each node up again from its files`
+                  : `${world.crashes.failed.length} of ${world.crashes.count} did not come back: ${world.crashes.failed.slice(0, 3).join('; ')}`,
+            },
+          ]
+        : []),
       {
         name: 'runs recorded',
         held: figures.recorded > 0,
@@ -107,6 +127,24 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
     };
   } finally {
     await world.close();
+  }
+}
+
+/**
+ * The `crash` fault's schedule, drawn from the seed before the days begin: for each node, gaps with a mean
+ * of {@link CRASH_EVERY_MS}, each crash a world timer (docs/decisions/540-deterministic-world.md).
+ */
+function scheduleCrashes(world: World, o: WorldRunOptions): void {
+  const random = seededRandom(`${o.seed}:crash`);
+  const daysMs = o.days * 24 * HOUR;
+  for (const node of ['hub', 'relay-1', ...world.sites.map((s) => s.name)]) {
+    let at = 0;
+    for (;;) {
+      at += Math.ceil(-Math.log(1 - random()) * CRASH_EVERY_MS);
+      if (at >= daysMs) break;
+      const down = DOWN_MS.min + Math.floor(random() * (DOWN_MS.max - DOWN_MS.min));
+      setTimeout(() => void world.crash(node, down), at);
+    }
   }
 }
 
