@@ -5,11 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeBatch } from '@driftline/protocol';
+import { until } from '@driftline/protocol/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
 import { createHopServer, type HopServer, MemoryHopBackend } from '../src/index.js';
 import { makeBundle } from '../src/testing.js';
-import { until } from './untilHeld.js';
 
 const TOKEN = 'secret-token';
 let backend: MemoryHopBackend;

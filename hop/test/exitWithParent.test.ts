@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
+import { until } from '@driftline/protocol/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { stopWithParent } from '../src/lock.js';
-import { until } from './untilHeld.js';
 
 /** `DRIFTLINE_EXIT_WITH_PARENT=1`: a daemon stops once whoever started it is gone (src/lock/exitWithParent.ts). */
 describe('stopWithParent', () => {

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
 import { generateSigningKeyPair, wire2 } from '@driftline/protocol';
+import { until } from '@driftline/protocol/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
 import { createHopServer } from '../src/index.js';
 import { MemoryWire2Node, makeBundle, startFirstBytesTap, wire2Registration } from '../src/testing.js';
-import { until } from './untilHeld.js';
 
 /**
  * h2c beside HTTP/1.1 on one hop port (issue 46): a first-bytes switch hands the HTTP/2 preface to

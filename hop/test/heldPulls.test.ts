@@ -4,12 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
+import { until } from '@driftline/protocol/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HELD_SAMPLE_EVERY_MS, HopClient } from '../src/client.js';
 import { MAX_REPEATS_HELD } from '../src/http/downlinkWaiters.js';
 import { createHopServer, type HopServer, MemoryHopBackend } from '../src/index.js';
 import { makeBundle } from '../src/testing.js';
-import { until } from './untilHeld.js';
 
 /**
  * Held pulls on a costly link (docs/decisions/320-bytes-on-a-costly-link.md): the server states its longest

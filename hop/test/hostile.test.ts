@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { BATCH_CONTENT_TYPE, WireError } from '@driftline/protocol';
+import { until } from '@driftline/protocol/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createHopServer,
@@ -14,7 +15,6 @@ import {
   RetryLaterError,
 } from '../src/index.js';
 import { brotliBomb } from '../src/testing.js';
-import { until } from './untilHeld.js';
 
 const TOKEN = 'token-7';
 const OTHER = 'token-8';

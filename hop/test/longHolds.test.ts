@@ -3,10 +3,10 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from '@driftline/protocol/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
 import { createHopServer, MemoryHopBackend } from '../src/index.js';
-import { until } from './untilHeld.js';
 
 /**
  * Holds up to a day (docs/decisions/390-long-holds.md): a relay that holds pulls for six hours tells a

@@ -3,11 +3,11 @@ import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from '@driftline/protocol/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
 import { createHopServer, type HopServer, MemoryHopBackend } from '../src/index.js';
 import { makeBundle } from '../src/testing.js';
-import { until } from './untilHeld.js';
 
 /**
  * A token revoked while its held pull is open (docs/decisions/411-revocation-cuts-at-once.md): the pull

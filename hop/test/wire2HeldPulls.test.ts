@@ -2,12 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateSigningKeyPair, wire2 } from '@driftline/protocol';
+import { until } from '@driftline/protocol/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HopClient } from '../src/client.js';
 import { MAX_REPEATS_HELD } from '../src/http/downlinkWaiters.js';
 import { createHopServer } from '../src/index.js';
 import { MemoryWire2Node, makeBundle, wire2Registration } from '../src/testing.js';
-import { until } from './untilHeld.js';
 
 /**
  * Held v2 pulls keep decision 340's promise as v1's do (docs/decisions/340-no-gap-between-held-pulls.md,

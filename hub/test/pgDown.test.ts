@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
+import { until as untilReached } from '@driftline/protocol/testing';
 import pino from 'pino';
 import { expect, it, vi } from 'vitest';
 import { sha256Hex } from '../src/adapters/http/credentials.js';
@@ -10,7 +11,6 @@ import { parseConfig } from '../src/config.js';
 import { enrol } from '../src/core/enrolment.js';
 import { AgentSim, TestClock } from './agentSim.js';
 import { describePg, type PgServer } from './postgres.js';
-import { untilReached } from './untilReached.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
 

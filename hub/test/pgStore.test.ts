@@ -1,3 +1,4 @@
+import { until as untilReached } from '@driftline/protocol/testing';
 import { expect, it, vi } from 'vitest';
 import { LATEST_VERSION, migrate, SchemaTooNewError } from '../src/adapters/postgres/migrate.js';
 import { MIGRATIONS } from '../src/adapters/postgres/migrations.js';
@@ -10,7 +11,6 @@ import { describePg } from './postgres.js';
 import { runPublicationStoreContract } from './publicationStoreContract.js';
 import { runHubStoreContract } from './storeContract.js';
 import { cell, run } from './storeFixtures.js';
-import { untilReached } from './untilReached.js';
 
 // A fresh database per test on a machine shared with other work: give each more than the default 5 s.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 180_000 });

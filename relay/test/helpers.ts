@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createHopServer, MemoryHopBackend } from '@driftline/hop';
 import type { HopClient } from '@driftline/hop/client';
 import type { wire2 } from '@driftline/protocol';
+import { until as untilState } from '@driftline/protocol/testing';
 import { createRelay } from '../src/app.js';
 import { parseConfig, type RelayConfigInput, type ResolvedUpstream } from '../src/config.js';
 import type { Clock } from '../src/ports/Clock.js';
@@ -49,23 +50,16 @@ export async function startRelay(
 const LOOK_MS = 10;
 
 /**
- * Polls `cond` until true and fails loudly, naming `what`, if it never is. Bounded in count, not by a
- * deadline: `ms` is what the looks would take on an idle machine (`ms / 10` looks, 10 ms apart), so a larger
- * bound still means a longer wait, and a loaded machine, where each look comes later and takes longer, makes
- * the wait longer, never shorter. The test's own timeout bounds it in time.
+ * Polls `cond` until true and fails loudly, naming `what`, if it never is (`@driftline/protocol/testing`'s
+ * `until`). `ms` is what the looks would take on an idle machine (`ms / 10` looks, 10 ms apart): a bound in
+ * count, which a loaded machine makes longer, never shorter.
  */
-export async function until(
+export function until(
   cond: () => boolean | Promise<boolean>,
   ms = 10_000,
   what = 'condition',
 ): Promise<void> {
-  const looks = Math.max(1, Math.ceil(ms / LOOK_MS));
-  for (let i = 0; i < looks; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, LOOK_MS));
-  }
-  if (await cond()) return;
-  throw new Error(`never reached: ${what} (${looks} looks ${LOOK_MS} ms apart)`);
+  return untilState(cond, what, { looks: Math.max(1, Math.ceil(ms / LOOK_MS)), everyMs: LOOK_MS });
 }
 
 /**

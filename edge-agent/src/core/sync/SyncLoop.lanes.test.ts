@@ -1,5 +1,5 @@
+import { until as untilReached } from '@driftline/protocol/testing';
 import { describe, expect, it } from 'vitest';
-import { untilReached } from '../../../test/helpers/untilReached.js';
 import type { PullOutcome } from './SyncEngine.js';
 import { SyncLoop } from './SyncLoop.js';
 

@@ -1,11 +1,11 @@
 import type { HubEvent } from '@driftline/protocol';
+import { until } from '@driftline/protocol/testing';
 import { setupServer } from 'msw/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cell, smallWorld } from '../../../test/support/fixtures.js';
 import { ManualClock } from '../../../test/support/manualClock.js';
 import { MockHub } from '../../../test/support/mockHub.js';
 import { mswHandlers } from '../../../test/support/msw.js';
-import { until } from '../../../test/support/until.js';
 import { FetchEventStream } from './FetchEventStream.js';
 
 const URL_ = 'http://dashboard.test/api/events';
