@@ -24,7 +24,8 @@ import { WorldNetwork, worldUrl } from './WorldNetwork.js';
 /** Where a world begins: a fixed instant, so two runs of one seed read the same dates. */
 export const WORLD_START = Date.UTC(2026, 0, 5);
 const HOUR = 3_600_000;
-const RELAY = 'relay-1';
+/** The world's one relay's name (a node of the network, as `hub` and the sites are). */
+export const RELAY = 'relay-1';
 const RELAY_TOKEN = 'world-relay-token';
 const ADMIN_TOKEN = 'world-admin-token';
 /**
@@ -379,11 +380,11 @@ export class World {
     this.downNodes.add(node);
     this.crashes.count++;
     this.net.down(node);
+    const site = this.sites.find((s) => s.name === node);
     try {
       if (node === 'hub') await this.hub.close();
       else if (node === RELAY) await this.relay.stop();
       else {
-        const site = this.sites.find((s) => s.name === node);
         const agent = site?.agent;
         if (site) site.agent = null;
         await agent?.stop();
@@ -395,7 +396,6 @@ export class World {
         this.openRelay();
         this.relay.startLoops();
       } else {
-        const site = this.sites.find((s) => s.name === node);
         const start = this.agentStarts.get(node);
         if (site && start) {
           site.agent = await start();

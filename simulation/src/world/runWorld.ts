@@ -1,5 +1,5 @@
 import { seededRandom } from '../core/rng.js';
-import { World, type WorldSpec } from './World.js';
+import { RELAY, World, type WorldSpec } from './World.js';
 import type { LedgerFigures } from './WorldLedger.js';
 
 const HOUR = 3_600_000;
@@ -137,7 +137,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
 function scheduleCrashes(world: World, o: WorldRunOptions): void {
   const random = seededRandom(`${o.seed}:crash`);
   const daysMs = o.days * 24 * HOUR;
-  for (const node of ['hub', 'relay-1', ...world.sites.map((s) => s.name)]) {
+  for (const node of ['hub', RELAY, ...world.sites.map((s) => s.name)]) {
     let at = 0;
     for (;;) {
       at += Math.ceil(-Math.log(1 - random()) * CRASH_EVERY_MS);
