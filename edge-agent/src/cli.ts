@@ -1,3 +1,4 @@
+import { unknownOptionsFirst } from '@driftline/hop/cli';
 import { Command, CommanderError } from 'commander';
 import { registerConfig } from './commands/configCheck.js';
 import { registerInit } from './commands/init.js';
@@ -25,6 +26,7 @@ registerStatus(program);
 registerReleases(program);
 
 try {
+  unknownOptionsFirst(program);
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);

@@ -88,6 +88,16 @@ describe('edge-agent summarize', { timeout: 30_000 }, () => {
     expect(small.status).toBe(1);
   });
 
+  it('names a mistyped option before the required one it stands for (issue 58)', () => {
+    // one verb: the check is the program's, for every verb (@driftline/hop/cli)
+    const r = run(['status', '--confg', 'x']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("unknown option '--confg'");
+    const missing = run(['status']);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain("required option '--config <file>' not specified");
+  });
+
   it('exits 2 on a usage error', () => {
     expect(run(['summarize']).status).toBe(2);
     expect(run(['summarize', 'x', '--max-bytes', 'lots']).status).toBe(2);

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { unknownOptionsFirst } from '@driftline/hop/cli';
 import { ConfigProblem } from '@driftline/hop/config';
 import { exitProcess, stderrLog, stopWithParent, takeDataDirLock } from '@driftline/hop/lock';
 import { Command, CommanderError } from 'commander';
@@ -186,6 +187,7 @@ addMigrateVerb(program, config);
 addBackupVerb(program, config);
 
 try {
+  unknownOptionsFirst(program);
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);

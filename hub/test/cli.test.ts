@@ -24,6 +24,15 @@ describe('hub CLI', () => {
     expect(r.stderr).toContain("unknown option '--no-such-flag'");
   });
 
+  it('names a mistyped option before the required one it stands for (issue 58)', () => {
+    const r = run('revoke', '--stie', 'ship-7', '--agent', 'a1');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("unknown option '--stie'");
+    const missing = run('revoke', '--agent', 'a1');
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain("required option '--site <site>' not specified");
+  });
+
   it('adds a user with a token shown once, lists and revokes it, and audits both', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hub-cli-'));
     try {

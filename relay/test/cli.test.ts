@@ -22,6 +22,16 @@ describe('relay CLI', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("unknown option '--no-such-flag'");
   });
+
+  it('names a mistyped option before the required one it stands for (issue 58)', () => {
+    const r = run('config', 'check', '--confg', 'relay.yaml');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("unknown option '--confg'");
+    expect(r.stderr).not.toContain('required option');
+    const missing = run('config', 'check');
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain("required option '-c, --config <file>' not specified");
+  });
 });
 
 describe('relay token and config', () => {
