@@ -52,6 +52,10 @@ describe('relay config check --online', { timeout: 60_000 }, () => {
       const r = await run(['config', 'check', '--config', config, '--online', '--timeout', '5']);
       // a refused token is a credential problem: 2, as the agent's check says it (issue 42)
       expect(r.status).toBe(2);
+      // the verdict comes after the upstreams were asked: never "OK" above a refused token (issue 58)
+      expect(r.stdout).toMatch(/^\S+relay\.yaml: not usable — relay relay-1/);
+      expect(r.stdout).not.toMatch(/: OK — relay/);
+      expect(r.stderr).toContain('upstreams[1].tokenFile: wrong-token');
       expect(r.stdout).toContain(
         `upstream hub (${good.url}): OK, takes the token as peer 'relay-1', acting for ship-7`,
       );

@@ -79,6 +79,10 @@ export function addConfigVerbs(program: Command): void {
         }
         const ups = resolveUpstreams(loadConfigOrThrow(o.config), process.env);
         if (ups.ok) r.online = await checkUpstreams(r.name ?? '', r.sites ?? [], ups.value, timeoutMs);
+        // a refused token is a problem of the file (its tokenFile), judged before the verdict is printed
+        for (const [i, u] of (r.online ?? []).entries())
+          if (u.refused) r.problems.push(`upstreams[${i}].tokenFile: ${u.name} (${u.url}) refuses the token`);
+        r.ok = r.problems.length === 0;
       }
       if (o.json) console.log(JSON.stringify(r, null, 2));
       else {
@@ -99,7 +103,7 @@ export function addConfigVerbs(program: Command): void {
         }
       }
       // A refused token is a credential problem (2, as in the file); an upstream that does not answer, 1.
-      if (!r.ok || r.online?.some((u) => u.refused)) process.exitCode = 2;
+      if (!r.ok) process.exitCode = 2;
       else if (r.online?.some((u) => !u.ok)) process.exitCode = 1;
     });
   config
