@@ -63,8 +63,13 @@ describe('a held pull after its upstream failed', () => {
         .upstreams.filter((u) => u.consecutiveFailures > 0)
         .map((u) => u.url);
 
-    // the rotation: both upstreams refuse a held pull (a revoked token)
-    await engine.pullOnce({ waitS: 30 });
+    // the rotation: both upstreams refuse a held pull (a revoked token), each named as a refusal
+    const refused = await engine.pullOnce({ waitS: 30 });
+    expect(refused.errors).toEqual([]);
+    expect(refused.refusals).toEqual([
+      { upstream: 'http://relay-a', reason: 'unauthorized: the token was revoked' },
+      { upstream: 'http://relay-b', reason: 'unauthorized: the token was revoked' },
+    ]);
     expect(down()).toEqual(['http://relay-a', 'http://relay-b']);
     // the next pull to each is answered at once: the new token works, and status says so now
     now += 1_000;

@@ -95,6 +95,8 @@ export interface PullOutcome {
   /** A hub ack outdated the rejections: the refused changes may go up at once. */
   resumed: boolean;
   errors: string[];
+  /** Upstreams that refused this agent's credential (401/403, issue 42); absent: none. */
+  refusals?: Refusal[];
   /** Upstreams whose answer was cut for making no progress (`sync.stallS`, decision 410); absent: none. */
   stalled?: string[];
   /** The upstream held this pull open as asked (it answers `wait`); absent: it did not, or none was asked. */
@@ -230,7 +232,7 @@ export class SyncEngine {
     if (r.stalled) this.deps.store.recordStall(up.url, r.error);
     else this.deps.store.recordPushFailure(up.url, r.error);
     if (r.status === 401 || r.status === 403)
-      refusals.push({ upstream: up.url, reason: r.error.replace(/^HTTP 40[13] /, '') });
+      refusals.push({ upstream: up.url, reason: refusalReason(r.error) });
     else errors.push(`${up.url}: ${r.error}`);
   }
 
@@ -290,7 +292,11 @@ export class SyncEngine {
         if (!r.ok) {
           // a pull the agent cut itself (its stop, a standing run that ended) says nothing of the upstream
           const ours = hold?.signal?.aborted === true || this.stopping;
-          if (!ours) out.errors.push(`${up.url}: ${r.error}`);
+          if (ours) {
+            // cut by the agent itself: nothing to say of the upstream
+          } else if (r.status === 401 || r.status === 403)
+            out.refusals = [...(out.refusals ?? []), { upstream: up.url, reason: refusalReason(r.error) }];
+          else out.errors.push(`${up.url}: ${r.error}`);
           if (r.stalled) {
             // cut for making no progress: counted, and `status` names the upstream (decision 410)
             out.stalled = [...(out.stalled ?? []), up.url];
@@ -328,3 +334,6 @@ export class SyncEngine {
     return uploadBlobsOnce(this.deps, onProgress, signal, yieldToResults);
   }
 }
+
+/** What an upstream's 401/403 said, without the status its log line already implies. */
+const refusalReason = (error: string) => error.replace(/^HTTP 40[13] /, '');

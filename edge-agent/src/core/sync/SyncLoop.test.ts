@@ -16,6 +16,7 @@ const pulledNothing: PullOutcome = {
 function harness(outcomes: PushOutcome[], pulls: Partial<PullOutcome>[] = []) {
   const timers: Array<{ ms: number; fn: () => void; cancelled: boolean }> = [];
   const calls: string[] = [];
+  const warned: string[] = [];
   const loop = new SyncLoop({
     engine: {
       pushOnce: async () => {
@@ -42,7 +43,7 @@ function harness(outcomes: PushOutcome[], pulls: Partial<PullOutcome>[] = []) {
       };
     },
     random: () => 1,
-    log: { info: () => {}, warn: () => {} },
+    log: { info: () => {}, warn: (_o: object, msg: string) => void warned.push(msg) },
   });
   const fire = async () => {
     const t = timers.filter((x) => !x.cancelled).at(-1)!;
@@ -51,7 +52,7 @@ function harness(outcomes: PushOutcome[], pulls: Partial<PullOutcome>[] = []) {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     return t.ms;
   };
-  return { loop, timers, calls, fire };
+  return { loop, timers, calls, fire, warned };
 }
 
 const down: PushOutcome = { kind: 'unreachable', errors: ['connect ECONNREFUSED'] };
@@ -63,6 +64,18 @@ describe('SyncLoop', () => {
     await h.fire();
     expect(h.calls).toEqual(['push', 'pull', 'upload']); // push and pull leave together
     expect(h.timers.at(-1)?.ms).toBe(30_000);
+  });
+
+  it('logs a pull refused for its credential as `refused by <upstream>: <reason>`, not as a failed pull (issue 58)', async () => {
+    const h = harness(
+      [{ kind: 'pushed', upstream: 'u', receipts: [], bytes: 10 }],
+      [{ refusals: [{ upstream: 'http://relay-1', reason: 'unauthorized: the token was revoked' }] }],
+    );
+    h.loop.start();
+    await h.fire();
+    expect(h.warned).toEqual([
+      'refused by http://relay-1: unauthorized: the token was revoked (check the token in its upstreams[].tokenFile; at the relay: relay token add)',
+    ]);
   });
 
   it('backs off while no upstream answers, capped, and does nothing but the push attempt', async () => {

@@ -1,7 +1,7 @@
 import { backoffDelay, Ticker } from '@driftline/hop/timing';
 import type { Logger } from '../../ports/Logger.js';
 import { DownlinkPulls } from './DownlinkPulls.js';
-import type { PullOutcome, PushOutcome, SyncEngine } from './SyncEngine.js';
+import type { PullOutcome, PushOutcome, Refusal, SyncEngine } from './SyncEngine.js';
 
 export interface SyncLoopDeps {
   engine: Pick<SyncEngine, 'pushOnce' | 'pullOnce' | 'uploadBlobsOnce'> &
@@ -173,11 +173,7 @@ export class SyncLoop {
         // An upstream that answered 401/403 was reached: it refuses this agent's credential (issue 42).
         const refusals = pushed.refusals ?? [];
         const others = pushed.errors;
-        for (const r of refusals)
-          this.deps.log.warn(
-            { upstream: r.upstream, retryInMs: next },
-            `refused by ${r.upstream}: ${r.reason} (check the token in its upstreams[].tokenFile; at the relay: relay token add)`,
-          );
+        for (const r of refusals) this.refused(r, { retryInMs: next });
         if (others.length > 0 || refusals.length === 0)
           this.deps.log.warn({ errors: others, retryInMs: next }, 'no upstream reachable; will retry');
       } else {
@@ -223,6 +219,14 @@ export class SyncLoop {
     return next;
   }
 
+  /** An upstream refused the credential: said in the words docs/operations.md gives, on either lane. */
+  private refused(r: Refusal, fields: Record<string, unknown>): void {
+    this.deps.log.warn(
+      { upstream: r.upstream, ...fields },
+      `refused by ${r.upstream}: ${r.reason} (check the token in its upstreams[].tokenFile; at the relay: relay token add)`,
+    );
+  }
+
   /** Starts a pull on every lane that has neither a standing held pull nor a pull in flight. */
   private pullLanes(): void {
     for (const lane of this.lanes) {
@@ -248,6 +252,7 @@ export class SyncLoop {
    */
   private pulled(o: PullOutcome, lane: Lane): void {
     if (o.errors.length > 0) this.deps.log.warn({ errors: o.errors }, 'downlink pull failed');
+    for (const r of o.refusals ?? []) this.refused(r, { lane: 'downlink' });
     if (o.resumed) this.ticker.kick();
     this.keepStanding(lane);
   }
