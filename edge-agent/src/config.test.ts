@@ -56,7 +56,7 @@ describe('config', () => {
     expect(configWarnings(off.config)).toEqual([]);
   });
 
-  it('reads contact windows in the syntax of hub and relay, and warns of free text that nobody can judge', () => {
+  it('reads contact windows in the syntax of hub and relay, and refuses any other text as they do (issue 58)', () => {
     const accept = 'publications: { accept: { module: { dir: ./modules } } }\n';
     const good = parseConfig(
       `${GOOD}${accept}sync: { contactWindows: ['0 2 * * * for 30m', 'every 90m for 8m from 2026-11-27T00:00:00Z'] }\n`,
@@ -64,17 +64,19 @@ describe('config', () => {
     );
     if (!good.ok) throw new Error(good.problems.join('; '));
     expect(configWarnings(good.config)).toEqual([]);
-    const free = parseConfig(
-      `${GOOD}${accept}sync: { contactWindows: ['0 2 * * * for 30m', 'when the satellite is up'] }\n`,
-      '/etc/driftline',
-    );
-    if (!free.ok) throw new Error(free.problems.join('; '));
-    expect(free.config.sync.contactWindows).toHaveLength(2);
-    expect(configWarnings(free.config)).toEqual([
-      expect.stringMatching(
-        /^sync\.contactWindows\[1\]: free text is deprecated \(decision 431\): 'when the satellite is up' is not/,
-      ),
-    ]);
+    for (const [i, text] of [
+      [1, 'when the satellite is up'],
+      [0, 'every 4m for 1m'],
+      [0, 'every 4 minutes for 1m'],
+    ] as const) {
+      const windows = i === 1 ? `['0 2 * * * for 30m', '${text}']` : `['${text}']`;
+      const bad = parseConfig(`${GOOD}${accept}sync: { contactWindows: ${windows} }\n`, '/etc/driftline');
+      expect(bad.ok, text).toBe(false);
+      if (bad.ok) continue;
+      expect(bad.problems.join('\n'), text).toMatch(
+        new RegExp(`^sync\\.contactWindows\\[${i}\\]: '${text}'.*write 'every 90m for 8m from 2026-11-27T00:00:00Z'`, 'm'),
+      );
+    }
   });
 
   it('reads bundles:, the name of publications: before decision 170, with a warning', () => {

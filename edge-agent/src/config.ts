@@ -7,7 +7,6 @@ import {
   renamedKeyProblem,
   renamedKeyWarning,
 } from '@driftline/hop/config';
-import { parseWindow } from '@driftline/protocol';
 import type { z } from 'zod';
 import { AgentConfigSchema } from './configSchema.js';
 
@@ -131,13 +130,6 @@ export function loadConfig(path: string, opts: { checkFiles?: boolean } = {}): L
 export function configWarnings(c: AgentConfig): string[] {
   const warnings: string[] = [];
   if (c.bundles) warnings.push(renamedKeyWarning(PUBLICATIONS_KEY));
-  c.sync.contactWindows.forEach((text, i) => {
-    const w = parseWindow(text);
-    if (!w.ok)
-      warnings.push(
-        `sync.contactWindows[${i}]: free text is deprecated (decision 431): ${w.error}; it is shown as written but nobody can judge the site's silence by it; write '0 2 * * * for 30m', 'every 90m for 8m from 2026-11-27T00:00:00Z' or '2026-11-27T14:00:00Z for 8m'`,
-      );
-  });
   if (Object.keys(c.publications.accept).length === 0)
     warnings.push(
       `publications.accept: no kind is accepted, so every file headquarters publishes for ${c.site} is refused (and reported); list the kinds this site takes (provider-mirror, module, image, config, file) and their directories`,

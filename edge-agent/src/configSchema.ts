@@ -1,4 +1,4 @@
-import { AgentIdSchema, FileKindSchema, SiteIdSchema } from '@driftline/protocol';
+import { AgentIdSchema, FileKindSchema, parseWindow, SiteIdSchema } from '@driftline/protocol';
 import { z } from 'zod';
 import { ComponentSchema, PatternSchema } from './configComponent.js';
 import { ReleasesSchema } from './configReleases.js';
@@ -174,10 +174,25 @@ const SyncSchema = z
         'Seconds between contacts the hub expects before calling the site unreachable; default 2 × (shortest cadence + jitterS) + intervalS.',
       ),
     contactWindows: z
-      .array(z.string())
+      .array(
+        z
+          .string()
+          .max(200)
+          .superRefine((text, ctx) => {
+            // one syntax in all three programs, and a window that does not parse is refused as theirs are
+            // (docs/decisions/545-agent-refuses-a-malformed-window.md)
+            const r = parseWindow(text);
+            if (!r.ok)
+              ctx.addIssue({
+                code: 'custom',
+                message: `${r.error}; write 'every 90m for 8m from 2026-11-27T00:00:00Z', '0 2 * * * for 30m' (cron, UTC) or '2026-11-27T14:00:00Z for 8m' (see docs/configuration.md, sync.contactWindows)`,
+              });
+          }),
+      )
+      .max(50)
       .default([])
       .describe(
-        "Contact windows of this site's link, in the window syntax of hub and relay ('every 5m for 1m from <ISO time>', '0 2 * * * for 30m' (cron, UTC), '<ISO time> for 8m'): the hub judges the site's silence by them; the agent syncs as each opens, tries at least every min(backoffCapS, window / 4) inside it and sends a small signed presence in a window it has nothing else to say in. Other text is shown only, with a warning, and never aimed at.",
+        "Contact windows of this site's link, in the window syntax of hub and relay ('every 5m for 1m from <ISO time>', '0 2 * * * for 30m' (cron, UTC), '<ISO time> for 8m'): the hub judges the site's silence by them; the agent syncs as each opens, tries at least every min(backoffCapS, window / 4) inside it and sends a small signed presence in a window it has nothing else to say in. Anything else is a configuration error (exit 2).",
       ),
   })
   .prefault({})
