@@ -74,7 +74,10 @@ describe('config', () => {
       expect(bad.ok, text).toBe(false);
       if (bad.ok) continue;
       expect(bad.problems.join('\n'), text).toMatch(
-        new RegExp(`^sync\\.contactWindows\\[${i}\\]: '${text}'.*write 'every 90m for 8m from 2026-11-27T00:00:00Z'`, 'm'),
+        new RegExp(
+          `^sync\\.contactWindows\\[${i}\\]: '${text}'.*write 'every 90m for 8m from 2026-11-27T00:00:00Z'`,
+          'm',
+        ),
       );
     }
   });
