@@ -12,6 +12,7 @@ import {
   type QueuedBundle,
   type StorageUsage,
 } from '../../ports/Custody.js';
+import { prepared } from './prepared.js';
 import { SqliteBlobs } from './SqliteBlobs.js';
 import { bundleHash, migrate } from './schema.js';
 
@@ -88,9 +89,10 @@ export class SqliteCustody implements Custody {
   }
 
   accept(from: string, items: readonly IncomingBundle[], now: number, quota?: PeerQuota): AcceptOutcome[] {
-    const seen = this.db.prepare('SELECT 1 FROM seen WHERE id = ? AND sha256 = ?');
-    const addSeen = this.db.prepare('INSERT INTO seen (id, sha256, expires_at) VALUES (?, ?, ?)');
-    const up = this.db.prepare(
+    const seen = prepared(this.db, 'SELECT 1 FROM seen WHERE id = ? AND sha256 = ?');
+    const addSeen = prepared(this.db, 'INSERT INTO seen (id, sha256, expires_at) VALUES (?, ?, ?)');
+    const up = prepared(
+      this.db,
       `INSERT INTO uplink (id, sha256, rank, dest, kind, size, received_at, expires_at, from_peer, bytes, source, clock)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -131,35 +133,34 @@ export class SqliteCustody implements Custody {
 
   /** What `peer` holds here: uplink bundles, and their bytes plus its blobs in custody. */
   held(peer: string): { bundles: number; bytes: number } {
-    const r = this.db
-      .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS b FROM uplink WHERE from_peer = ?')
-      .get(peer) as { n: number; b: number };
+    const r = prepared(
+      this.db,
+      'SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS b FROM uplink WHERE from_peer = ?',
+    ).get(peer) as { n: number; b: number };
     return { bundles: r.n, bytes: r.b + this.blobs.peerBytes(peer) };
   }
 
   /** Held per peer, for metrics. */
   heldByPeer(): { peer: string; bundles: number; bytes: number }[] {
     return (
-      this.db
-        .prepare(
-          `SELECT peer, SUM(n) AS n, SUM(b) AS b FROM (
+      prepared(
+        this.db,
+        `SELECT peer, SUM(n) AS n, SUM(b) AS b FROM (
              SELECT from_peer AS peer, COUNT(*) AS n, SUM(size) AS b FROM uplink GROUP BY from_peer
              UNION ALL SELECT from_peer, 0, SUM(size) FROM blobs GROUP BY from_peer)
            GROUP BY peer`,
-        )
-        .all() as { peer: string; n: number; b: number }[]
+      ).all() as { peer: string; n: number; b: number }[]
     ).map((r) => ({ peer: r.peer, bundles: r.n, bytes: r.b }));
   }
 
   nextBatch(now: number, maxBytes: number, maxCount: number): QueuedBundle[] {
     // Iterated, not `all()`: rows past the byte budget are never read (500 rows of 64 KiB bundles
     // would be 32 MB read to send 1 MiB).
-    const rows = this.db
-      .prepare(
-        `SELECT seq, id, dest, rank, size, received_at, bytes, source, clock FROM uplink
+    const rows = prepared(
+      this.db,
+      `SELECT seq, id, dest, rank, size, received_at, bytes, source, clock FROM uplink
          WHERE expires_at > ? ORDER BY rank, seq LIMIT ?`,
-      )
-      .iterate(now, maxCount) as IterableIterator<{
+    ).iterate(now, maxCount) as IterableIterator<{
       seq: number;
       id: string;
       dest: string;
@@ -191,7 +192,7 @@ export class SqliteCustody implements Custody {
   }
 
   forwarded(seqs: readonly number[]): void {
-    const del = this.db.prepare('DELETE FROM uplink WHERE seq = ?');
+    const del = prepared(this.db, 'DELETE FROM uplink WHERE seq = ?');
     this.tx(() => {
       for (const seq of seqs) del.run(seq);
       this.count('forwarded', seqs.length);
@@ -199,7 +200,7 @@ export class SqliteCustody implements Custody {
   }
 
   refused(seqs: readonly number[]): void {
-    const del = this.db.prepare('DELETE FROM uplink WHERE seq = ?');
+    const del = prepared(this.db, 'DELETE FROM uplink WHERE seq = ?');
     this.tx(() => {
       for (const seq of seqs) del.run(seq);
       this.count('refused_upstream', seqs.length);
@@ -210,26 +211,28 @@ export class SqliteCustody implements Custody {
     return this.tx(() => {
       const pick = (table: string, destCol: string) =>
         (
-          this.db
-            .prepare(`DELETE FROM ${table} WHERE expires_at <= ? RETURNING id, ${destCol} AS dest, rank`)
-            .all(now) as { id: string; dest: string; rank: number }[]
+          prepared(
+            this.db,
+            `DELETE FROM ${table} WHERE expires_at <= ? RETURNING id, ${destCol} AS dest, rank`,
+          ).all(now) as { id: string; dest: string; rank: number }[]
         ).map((r) => ({ id: r.id, dest: r.dest, priority: PRIORITIES[r.rank] as Priority }));
       const report = { uplink: pick('uplink', 'dest'), downlink: pick('downlink', 'site') };
       this.count('expired_uplink', report.uplink.length);
       this.count('expired_downlink', report.downlink.length);
       // ids of expired bundles are kept a day longer: a late copy is then refused as expired, not re-queued
-      this.db.prepare('DELETE FROM seen WHERE expires_at <= ?').run(now - 86_400_000);
-      this.db.prepare('DELETE FROM downlink_seen WHERE expires_at <= ?').run(now - 86_400_000);
+      prepared(this.db, 'DELETE FROM seen WHERE expires_at <= ?').run(now - 86_400_000);
+      prepared(this.db, 'DELETE FROM downlink_seen WHERE expires_at <= ?').run(now - 86_400_000);
       return report;
     });
   }
 
   downlink(site: string, after: number, limit: number): { bundles: Uint8Array[]; cursor: number } {
     return this.tx(() => {
-      if (after > 0) this.db.prepare('DELETE FROM downlink WHERE site = ? AND seq <= ?').run(site, after);
-      const rows = this.db
-        .prepare('SELECT seq, bytes FROM downlink WHERE site = ? AND seq > ? ORDER BY seq LIMIT ?')
-        .all(site, after, limit) as { seq: number; bytes: Buffer }[];
+      if (after > 0) prepared(this.db, 'DELETE FROM downlink WHERE site = ? AND seq <= ?').run(site, after);
+      const rows = prepared(
+        this.db,
+        'SELECT seq, bytes FROM downlink WHERE site = ? AND seq > ? ORDER BY seq LIMIT ?',
+      ).all(site, after, limit) as { seq: number; bytes: Buffer }[];
       const last = rows.at(-1);
       return {
         bundles: rows.map((r) => new Uint8Array(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength)),
@@ -245,13 +248,16 @@ export class SqliteCustody implements Custody {
     cursor: string,
     now: number,
   ): { conflicts: string[] } {
-    const seen = this.db.prepare(
+    const seen = prepared(
+      this.db,
       'INSERT OR IGNORE INTO downlink_seen (site, id, sha256, expires_at) VALUES (?, ?, ?, ?)',
     );
-    const other = this.db.prepare(
+    const other = prepared(
+      this.db,
       'SELECT 1 FROM downlink_seen WHERE site = ? AND id = ? AND sha256 != ? LIMIT 1',
     );
-    const down = this.db.prepare(
+    const down = prepared(
+      this.db,
       `INSERT INTO downlink (id, sha256, site, rank, size, received_at, expires_at, bytes)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -268,25 +274,26 @@ export class SqliteCustody implements Custody {
         if (other.get(site, b.id, sha)) conflicts.push(b.id);
         down.run(b.id, sha, site, PRIORITIES.indexOf(b.priority), b.bytes.length, now, b.expiresAt, b.bytes);
       }
-      this.db
-        .prepare(
-          'INSERT INTO cursors (upstream, site, cursor) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET cursor = excluded.cursor',
-        )
-        .run(upstream, site, cursor);
+      prepared(
+        this.db,
+        'INSERT INTO cursors (upstream, site, cursor) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET cursor = excluded.cursor',
+      ).run(upstream, site, cursor);
       this.count('downlink_conflicts', conflicts.length);
       return { conflicts };
     });
   }
 
   upstreamCursor(upstream: string, site: string): string | undefined {
-    const r = this.db
-      .prepare('SELECT cursor FROM cursors WHERE upstream = ? AND site = ?')
-      .get(upstream, site) as { cursor: string } | undefined;
+    const r = prepared(this.db, 'SELECT cursor FROM cursors WHERE upstream = ? AND site = ?').get(
+      upstream,
+      site,
+    ) as { cursor: string } | undefined;
     return r?.cursor;
   }
 
   addSent(keys: readonly string[], bytes: number): void {
-    const up = this.db.prepare(
+    const up = prepared(
+      this.db,
       'INSERT INTO sent (key, bytes) VALUES (?, ?) ON CONFLICT DO UPDATE SET bytes = bytes + excluded.bytes',
     );
     this.tx(() => {
@@ -296,7 +303,7 @@ export class SqliteCustody implements Custody {
 
   sent(key: string): number {
     return (
-      (this.db.prepare('SELECT bytes FROM sent WHERE key = ?').get(key) as { bytes: number } | undefined)
+      (prepared(this.db, 'SELECT bytes FROM sent WHERE key = ?').get(key) as { bytes: number } | undefined)
         ?.bytes ?? 0
     );
   }
@@ -304,7 +311,7 @@ export class SqliteCustody implements Custody {
   counter(name: string): number {
     return (
       (
-        this.db.prepare('SELECT value FROM counters WHERE name = ?').get(name) as
+        prepared(this.db, 'SELECT value FROM counters WHERE name = ?').get(name) as
           | { value: number }
           | undefined
       )?.value ?? 0
@@ -313,21 +320,19 @@ export class SqliteCustody implements Custody {
 
   count(name: string, by: number): void {
     if (by === 0) return;
-    this.db
-      .prepare(
-        'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = value + excluded.value',
-      )
-      .run(name, by);
+    prepared(
+      this.db,
+      'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = value + excluded.value',
+    ).run(name, by);
   }
 
   queueStats(now: number): { dest: string; priority: Priority; count: number; oldestMs: number }[] {
-    const rows = this.db
-      .prepare(
-        `SELECT dest, rank, COUNT(*) AS n, MIN(received_at) AS oldest FROM uplink GROUP BY dest, rank
+    const rows = prepared(
+      this.db,
+      `SELECT dest, rank, COUNT(*) AS n, MIN(received_at) AS oldest FROM uplink GROUP BY dest, rank
          UNION ALL
          SELECT site, rank, COUNT(*), MIN(received_at) FROM downlink GROUP BY site, rank`,
-      )
-      .all() as { dest: string; rank: number; n: number; oldest: number }[];
+    ).all() as { dest: string; rank: number; n: number; oldest: number }[];
     return rows.map((r) => ({
       dest: r.dest,
       priority: PRIORITIES[r.rank] as Priority,
