@@ -45,6 +45,12 @@ export const TRUSTED_CLOCK: ClockEstimate = Object.freeze({ offsetMs: 0, uncerta
 export interface ClockSample extends ClockEstimate {
   rttMs: number;
   at: number;
+  /**
+   * The client's monotonic clock (`performance.now()`) at `at`, when known. A wall clock set (stepped) or
+   * skewed since the sample moves against it, and the sample is read with that movement
+   * (docs/decisions/550-clock-moved-since-its-sample.md).
+   */
+  mono?: number;
 }
 
 /**
@@ -82,9 +88,24 @@ export function answerSample(
 export const DRIFT_PER_MS = 15e-6;
 
 /**
+ * How far the client's wall clock moved against its monotonic clock between `s` and (`now`, `mono`): a
+ * step or a skew of the wall clock since the sample (0 for a clock left alone). Null when either reading
+ * of the monotonic clock is unknown.
+ */
+export function wallMovedSince(s: ClockSample, now: number, mono: number | undefined): number | null {
+  if (s.mono === undefined || mono === undefined) return null;
+  return now - mono - (s.at - s.mono);
+}
+
+/**
  * NTP's clock filter (RFC 5905 §10): the last `size` samples of one hop, of which the one with the
  * least round trip is the estimate (least delay, least room for asymmetry). Its uncertainty grows by
  * {@link DRIFT_PER_MS} with the sample's age, since the clocks drift apart after it.
+ *
+ * Given the monotonic clock (`best(now, mono)`, samples with `mono`), a sample is read with how far the
+ * wall clock moved against it since ({@link wallMovedSince}): a wall clock stepped 5 h back, or gaining
+ * 20 ms a second, is then stated where it is, not where it was when the least-round-trip sample was
+ * taken; the sample ages by the monotonic clock (docs/decisions/550-clock-moved-since-its-sample.md).
  */
 export class ClockFilter {
   private readonly samples: ClockSample[] = [];
@@ -96,13 +117,20 @@ export class ClockFilter {
     if (this.samples.length > this.size) this.samples.shift();
   }
 
-  /** The least-round-trip sample as an estimate at `now` (client time), or null before the first sample. */
-  best(now: number): ClockEstimate | null {
+  /**
+   * The least-round-trip sample as an estimate at `now` (client wall time; `mono` the monotonic clock
+   * then, when known), or null before the first sample.
+   */
+  best(now: number, mono?: number): ClockEstimate | null {
     let best: ClockSample | null = null;
     for (const s of this.samples) if (!best || s.rttMs < best.rttMs) best = s;
     if (!best) return null;
-    const age = Math.max(0, now - best.at);
-    return { offsetMs: best.offsetMs, uncertaintyMs: Math.ceil(best.uncertaintyMs + age * DRIFT_PER_MS) };
+    const moved = wallMovedSince(best, now, mono);
+    const age = Math.max(0, moved === null ? now - best.at : (mono ?? 0) - (best.mono ?? 0));
+    return {
+      offsetMs: moved === null ? best.offsetMs : Math.round(best.offsetMs + moved),
+      uncertaintyMs: Math.ceil(best.uncertaintyMs + age * DRIFT_PER_MS),
+    };
   }
 }
 

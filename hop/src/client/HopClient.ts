@@ -94,10 +94,17 @@ export class HopClient {
 
   /**
    * Of the last 8 exchanges the upstream stamped, the one with the least round trip (as the clock
-   * filter picks): the term this client signs in its custody record. Null when the upstream stamps none.
+   * filter picks) since which this client's wall clock was neither stepped nor skewed: the term this
+   * client signs in its custody record. Null when the upstream stamps none, or none is left
+   * ({@link stamps} tells which; docs/decisions/550-clock-moved-since-its-sample.md).
    */
   stampedExchange(): StampedExchange | null {
-    return this.r.times.stampedExchange();
+    return this.r.times.stampedExchange(this.now(), performance.now());
+  }
+
+  /** Whether the upstream stamped any of the last exchanges (a keyed node, decision 290). */
+  stamps(): boolean {
+    return this.r.times.stamps();
   }
 
   /** Ends every request in progress and refuses new ones (shutdown): they fail `aborted`. */

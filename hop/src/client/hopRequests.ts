@@ -45,7 +45,7 @@ export class HopRequests {
 
   /** The caller's clock minus the upstream's; null before the first timed exchange. */
   clock(): ClockEstimate | null {
-    return this.opts.trustedClock ? TRUSTED_CLOCK : this.times.best(this.now());
+    return this.opts.trustedClock ? TRUSTED_CLOCK : this.times.best(this.now(), performance.now());
   }
 
   /** The least send-to-headers time of the last requests answered, ms; null before one was. */
@@ -120,8 +120,9 @@ export class HopRequests {
       });
       // the request resolves when the answer's headers arrive: t3, before any body is read.
       const t3 = this.now();
+      const m3 = performance.now();
       begun?.();
-      this.times.record(t0, res.headers, t3, performance.now() - m0);
+      this.times.record(t0, res.headers, t3, m3 - m0, m3);
       // 304: a conditional downlink pull that found nothing (only pullDownlink sends conditions).
       if (res.ok || res.status === 304) return { ok: true, value: res };
       return answered(res.status, await readCappedText(res, ERROR_BODY_CAP));

@@ -41,7 +41,8 @@ export async function exchangeWire2(
       signal: t.signal(signal),
     });
     const t3 = t.now();
-    const elapsed = performance.now() - m0;
+    const m3 = performance.now();
+    const elapsed = m3 - m0;
     t.begun?.();
     if (!res.ok) return answered(res.status, await readCappedText(res, 64 * 1024));
     const read = await readCapped(res, t.maxBytes, t.progress);
@@ -51,7 +52,7 @@ export async function exchangeWire2(
         : failure('bad-answer', `the v2 answer: ${read.reason}`, true);
     const body = read.bytes;
     // a custody stamp [t0, t1, t2] is this exchange's clock sample; other answers are only a round trip
-    t.times.recordTimes(wire2.isWire2Message(body) ? custodyStamp(body) : null, t3, elapsed);
+    t.times.recordTimes(wire2.isWire2Message(body) ? custodyStamp(body) : null, t3, elapsed, m3);
     return { ok: true, value: { status: res.status, body } };
   } catch (e) {
     return thrown(e);

@@ -131,8 +131,10 @@ export class HttpUplink implements Uplink {
     const { signKey, source } = this.opts;
     const up = this.client.stampedExchange();
     if (!signKey || !source) return null;
-    // an upstream that times exchanges but stamps none (an older relay, the hub): nothing to sign for it
-    if (!up && !this.opts.trustedClock && this.client.clock() !== null) return null;
+    // an upstream that times exchanges but stamps none (an older relay, the hub): nothing to sign for it.
+    // One that stamps, with no exchange left since this clock was stepped or skewed, gets `up: null`: the
+    // hub then reads the plain estimate, which follows the clock (docs/decisions/550-clock-moved-since-its-sample.md)
+    if (!up && !this.opts.trustedClock && this.client.clock() !== null && !this.client.stamps()) return null;
     const bundles = decodeBatch(batch);
     if (!bundles.ok || bundles.value.length === 0) return null;
     const refs = await Promise.all(bundles.value.slice(0, MAX_RECORD_BUNDLES).map(bundleRef));
