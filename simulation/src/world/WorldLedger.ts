@@ -44,12 +44,16 @@ export interface LedgerFigures {
 export class WorldLedger {
   private readonly sites = new Map<string, SiteLedger>();
   private readonly arrivals = new Map<string, Arrival>();
+  /** Moves whenever a run is recorded or committed: {@link figures} is read after every event of a drain. */
+  private version = 0;
+  private last: { version: number; endedBy: number; figures: LedgerFigures } | null = null;
 
   site(name: string): SiteLedger {
     let s = this.sites.get(name);
     if (!s) {
       s = { site: name, recorded: new Map() };
       this.sites.set(name, s);
+      this.version++;
     }
     return s;
   }
@@ -58,7 +62,8 @@ export class WorldLedger {
     const storage = agent.storage;
     for (const e of storage.epochs('unpruned'))
       for (const r of storage.unackedRuns(e.epoch))
-        if (!site.recorded.has(r.runId))
+        if (!site.recorded.has(r.runId)) {
+          this.version++;
           site.recorded.set(r.runId, {
             component: r.component,
             environment: r.environment,
@@ -66,10 +71,12 @@ export class WorldLedger {
             finishedAt: r.finishedAt,
             unchanged: r.unchanged,
           });
+        }
   }
 
   /** What one hub commit carried: its runs, and its cells (each naming its latest run, an unchanged one too). */
   hubCommitted(runs: readonly { runId: string; site: string }[], at: number): void {
+    this.version++;
     const once = new Map(runs.map((r) => [r.runId, r]));
     for (const r of once.values()) {
       const a = this.arrivals.get(r.runId);
@@ -80,6 +87,15 @@ export class WorldLedger {
 
   /** The figures; with `endedBy`, only runs that ended by then count as recorded (later ones may be on their way). */
   figures(endedBy = Number.POSITIVE_INFINITY): LedgerFigures {
+    // a drain asks after every event, and most events record and commit nothing: no need to count again
+    const last = this.last;
+    if (last && last.version === this.version && last.endedBy === endedBy) return { ...last.figures };
+    const figures = this.count(endedBy);
+    this.last = { version: this.version, endedBy, figures };
+    return { ...figures };
+  }
+
+  private count(endedBy: number): LedgerFigures {
     let recorded = 0;
     let lost = 0;
     let maxAgeMs = 0;

@@ -7,21 +7,24 @@ import { createHook } from 'node:async_hooks';
  * would let the order of completions, not the seed, decide what happens.
  *
  * One-shot requests (`FSREQCALLBACK`, `FSREQPROMISE`, `SIGNREQUEST`, `HASHREQUEST`, …) are counted from
- * their creation to their callback; a crypto job run synchronously is not counted at all. Long-lived handles (sockets, zlib streams) are not tracked: the world
+ * their creation to their callback (`after`; promise-based file requests call back too); a crypto job run
+ * synchronously is not counted at all. Long-lived handles (sockets, zlib streams) are not tracked: the world
  * carries no socket, and its transport inflates bodies itself (WorldNetwork) so no zlib stream is left
  * working in the pool.
  */
 export class IdleWatch {
   private readonly pending = new Map<number, { type: string; resource: object }>();
+  /** Who waits in {@link nextDone} (the world's settle; two, when a driven world is stepped too). */
+  private readonly waiting = new Set<(calledBack: boolean) => void>();
   private readonly hook = createHook({
     init: (id, type, _trigger, resource) => {
-      if (ONE_SHOT.test(type)) this.pending.set(id, { type, resource });
+      if (type !== 'PROMISE' && ONE_SHOT.test(type)) this.pending.set(id, { type, resource });
     },
+    // No `destroy` hook: with one, Node tracks every promise's collection (a weak callback each), which
+    // cost a world more than the rest of this watch. Every request counted here calls back (`after`); the
+    // one kind that does not, a crypto job run synchronously, is recognised in `busy`.
     after: (id) => {
-      this.pending.delete(id);
-    },
-    destroy: (id) => {
-      this.pending.delete(id);
+      if (this.pending.delete(id)) this.done();
     },
   });
 
@@ -32,6 +35,38 @@ export class IdleWatch {
   stop(): void {
     this.hook.disable();
     this.pending.clear();
+  }
+
+  /**
+   * Whether a request counted here (a file, a crypto job) is under way: one that calls back, so
+   * {@link nextDone} can wait for it.
+   */
+  requestsUnderway(): boolean {
+    for (const [id, p] of this.pending) if (isSyncCryptoJob(p.resource)) this.pending.delete(id);
+    return this.pending.size > 0;
+  }
+
+  /**
+   * Resolves `true` when a request under way calls back, `false` after `backstopMs` of real time without one
+   * (a request that never calls back: the caller counts these looks). `realTimer` is the machine's timer (the
+   * world's clock has replaced `setTimeout`). The process waits in the kernel meanwhile: on one
+   * thread of libuv's pool, a main thread that turned the event loop while it waited took the core the
+   * request needed.
+   */
+  nextDone(backstopMs: number, realTimer: (fn: () => void, ms: number) => () => void): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const wake = (calledBack: boolean) => {
+        this.waiting.delete(wake);
+        cancel();
+        resolve(calledBack);
+      };
+      const cancel = realTimer(() => wake(false), backstopMs);
+      this.waiting.add(wake);
+    });
+  }
+
+  private done(): void {
+    for (const wake of [...this.waiting]) wake(true);
   }
 
   /** The kinds of work under way now (empty: idle as far as real work goes). */
