@@ -13,13 +13,13 @@ import {
 import { addUser, createHub, enrol, type Hub, parseConfig as hubConfig, sha256Hex } from '@driftline/hub';
 import { createRelay, type Relay, parseConfig as relayConfig } from '@driftline/relay';
 import inject from 'light-my-request';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { seededRandom } from '../core/rng.js';
 import { InProcessTerraform } from './InProcessTerraform.js';
 import { VirtualTime } from './VirtualTime.js';
 import { type SiteLedger, WorldLedger } from './WorldLedger.js';
 import { type WorldFaults, WorldLink } from './WorldLink.js';
-import { WorldNetwork, worldUrl } from './WorldNetwork.js';
+import { type Dispatch, WorldNetwork, worldUrl } from './WorldNetwork.js';
 
 /** Where a world begins: a fixed instant, so two runs of one seed read the same dates. */
 export const WORLD_START = Date.UTC(2026, 0, 5);
@@ -62,6 +62,22 @@ export interface WorldSpec {
   hub?: Record<string, unknown>;
   /** The dashboard's built files, for a browser at headquarters ({@link World.listen}); default none. */
   uiDir?: string;
+  /** Each agent's clock (default the world's): the `clock` fault's lying clocks (`clockFaults.ts`). */
+  agentNow?: (site: string) => () => number;
+  /** The relay's `storage.maxBytes` (default none): the `disk` fault fills the disk up to it (`diskFaults.ts`). */
+  relayMaxBytes?: number;
+  /**
+   * The hub knows the relay's key (`hub peer rotate relay-1 --key …`), so it takes the relay's signed clock
+   * terms (docs/decisions/290-signed-hop-chain.md); default unkeyed, whose clock claims narrow nothing
+   * (decision 415): the hub then states agents' offsets as one-way bounds, without an uncertainty.
+   */
+  keyedRelay?: boolean;
+  /** What stands in front of the relay's listener, each life of it (the `hostile` fault's lying hop, `hostileFaults.ts`). */
+  relayFront?: (relay: Dispatch) => Dispatch;
+  /** A site's `sync:` keys over `agentSync` (the `hostile` fault puts some sites on hop v1). */
+  siteSync?: (site: string) => Record<string, number | boolean>;
+  /** Every node's logger (default silent): the `hostile` fault counts the refusals the nodes log. */
+  logger?: Logger;
 }
 
 /** The hub on a real socket of this machine, for a browser at headquarters ({@link World.listen}). */
@@ -96,7 +112,7 @@ export class World {
   hub!: Hub;
   relay!: Relay;
   private readonly random;
-  private readonly log = pino({ level: 'silent' });
+  private readonly log: Logger;
   private savedRandom: (() => number) | null = null;
   private relayStopped = false;
   /** Each site's agent start, kept for a restart after a crash. */
@@ -104,11 +120,14 @@ export class World {
   /** Nodes down now after a crash (`hub`, `relay-1`, a site's name). */
   private readonly downNodes = new Set<string>();
   private closing = false;
+  /** Watchers of every hub commit, whichever life of the hub made it (the `clock` fault reads its runs' dates). */
+  readonly hubCommits = new Set<(c: Parameters<Parameters<Hub['ingest']['onCommitted']>[0]>[0]) => void>();
   /** Crashes so far, and any node that failed to come back (an invariant of `npm run sim`). */
   readonly crashes = { count: 0, failed: [] as string[] };
 
   constructor(readonly spec: WorldSpec) {
     this.random = seededRandom(spec.seed);
+    this.log = spec.logger ?? pino({ level: 'silent' });
     this.net = new WorldNetwork(seededRandom(`${spec.seed}:net`));
     this.root = mkdtempSync(join(worldTmp(), `driftline-world-${spec.seed}-`));
   }
@@ -310,6 +329,9 @@ export class World {
         server.emit('request', req, res);
       });
       this.hub.ingest.onCommitted((c) => this.ledger.hubCommitted([...c.runs, ...c.cells], Date.now()));
+      this.hub.ingest.onCommitted((c) => {
+        for (const f of this.hubCommits) f(c);
+      });
       this.hub.startTimers();
     };
     await this.openHub();
@@ -331,6 +353,7 @@ export class World {
       listen: { port: 0 },
       // a poll a minute: the relay beside the hub asks for each site's downlink this often (decision 540)
       forward: { idleMs: 60_000, pullIntervalMs: 60_000, ...this.spec.relayForward },
+      ...(this.spec.relayMaxBytes ? { storage: { maxBytes: this.spec.relayMaxBytes } } : {}),
       publications: { intervalMs: 60_000 },
       sites: Array.from({ length: this.spec.sites }, (_, i) => siteName(i)),
     });
@@ -350,11 +373,18 @@ export class World {
         },
       );
       const server = this.relay.hop.server;
-      this.net.attach(RELAY, (req, res) => {
+      const listener: Dispatch = (req, res) => {
         server.emit('request', req, res);
-      });
+      };
+      this.net.attach(RELAY, this.spec.relayFront?.(listener) ?? listener);
     };
     this.openRelay();
+    if (this.spec.keyedRelay)
+      await this.hub.store.commit({
+        peers: [
+          { tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites: ['*'], publicKey: this.relay.publicKey },
+        ],
+      });
     // the relay beside the hub: a short, steady link
     this.net.connect(
       RELAY,
@@ -437,7 +467,9 @@ export class World {
               `contactWindows: ['every ${span(contact.periodMs)} for ${span(contact.upMs)} from ${new Date(WORLD_START + offsetMs).toISOString()}']`,
             ]
           : []),
-        ...Object.entries(this.spec.agentSync ?? {}).map(([k, v]) => `${k}: ${v}`),
+        ...Object.entries({ ...this.spec.agentSync, ...this.spec.siteSync?.(name) }).map(
+          ([k, v]) => `${k}: ${v}`,
+        ),
       ]),
       'components:',
     ];
@@ -485,6 +517,7 @@ export class World {
           schedule: seededRandom(`${this.spec.seed}:${name}:schedule${l}`),
         },
         toolEnv: { PATH: '/usr/bin:/bin', HOME: dir },
+        ...(this.spec.agentNow ? { now: this.spec.agentNow(name) } : {}),
       });
     };
     this.agentStarts.set(name, start);

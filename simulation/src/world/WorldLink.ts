@@ -1,4 +1,4 @@
-import { scheduledUp } from '../core/link/schedule.js';
+import { msUntilChange, scheduledUp } from '../core/link/schedule.js';
 import {
   type DirectionSettings,
   type LinkSettings,
@@ -70,6 +70,20 @@ export class WorldLink {
   /** Up at `now` (virtual ms since the epoch): not cut, and its schedule has it up. */
   up(now: number): boolean {
     return !this.forcedDown && scheduledUp(this.settings.schedule, now - this.startedAt);
+  }
+
+  /**
+   * Ms from `now` until its schedule has it up for `forMs` on end (or for a whole window, where its windows
+   * are shorter): 0 if it is so now, Infinity if never. A `cut()` is not foreseen.
+   */
+  msUntilUpFor(now: number, forMs: number): number {
+    const s = this.settings.schedule;
+    if (!s) return 0;
+    if (s.upMs <= 0) return Number.POSITIVE_INFINITY;
+    const at = now - this.startedAt;
+    const change = msUntilChange(s, at);
+    if (!scheduledUp(s, at)) return change;
+    return change >= Math.min(forMs, s.upMs) ? 0 : change + (s.periodMs - s.upMs);
   }
 
   /** Draws what happens to one exchange of `upBytes` sent at `now`. */

@@ -1,5 +1,8 @@
 import { seededRandom } from '../core/rng.js';
-import { RELAY, World, type WorldSpec } from './World.js';
+import { ClockFaults, clockInvariants } from './clockFaults.js';
+import { DiskFaults, diskInvariants, RELAY_MAX_BYTES } from './diskFaults.js';
+import { HostileFaults, hostileInvariants } from './hostileFaults.js';
+import { RELAY, siteName, WORLD_START, World, type WorldSpec } from './World.js';
 import type { LedgerFigures } from './WorldLedger.js';
 
 const HOUR = 3_600_000;
@@ -16,6 +19,11 @@ export const WORLD_FAULTS = {
     'each exchange on a site link: 2 % reset before the relay sees it, 2 % answer lost after it acted, 2 % delivered twice; 0–30 s jitter',
   crash:
     'each node (hub, relay, every agent) goes down without warning about once in 2 days, exchanges under way with it cut both ways, and starts again from its files 1–60 min later',
+  disk: "about once a day the relay's blob folder is deleted as it runs (the next time it takes a detail blob), and its disk is full for 10 min–3 h (something else fills its storage.maxBytes; a write that would grow its store is refused 507)",
+  clock:
+    "each agent's clock goes wrong about twice a day: stepped 5 min–6 h either way or skewed 1–20 ms a second, for 30 min–6 h, then set right",
+  hostile:
+    'relay-1 lies to the sites in episodes of 2–5 h (honest 1–3 h between, longer until a site is in contact for an hour, and after the days), one lie at a time in a shuffled order: flipped bytes, fake tus completion, altered downlink copies, fake receipts and custody, swapped payloads, silent drops; odd sites speak hop v1, the others v2',
 } as const;
 export type WorldFault = keyof typeof WORLD_FAULTS;
 
@@ -59,21 +67,41 @@ export function worldSpec(o: WorldRunOptions): WorldSpec {
     ...(links
       ? { faults: { lossRate: 0.02, answerLossRate: 0.02, duplicateRate: 0.02 }, jitterMs: 30_000 }
       : {}),
+    ...(o.faults.includes('disk') ? { relayMaxBytes: RELAY_MAX_BYTES } : {}),
+    // ages have a stated uncertainty only through a relay the hub knows the key of (decision 415)
+    ...(o.faults.includes('clock') ? { keyedRelay: true } : {}),
   };
 }
 
 /** Runs one world: its days, then every link up until what was recorded has arrived; checks the invariants. */
 export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
   const started = process.hrtime.bigint();
-  const world = new World(worldSpec(o));
+  const clock = o.faults.includes('clock')
+    ? ClockFaults.drawn(o.seed, o.sites, o.days * 24 * HOUR, WORLD_START, siteName)
+    : null;
+  const hostile = o.faults.includes('hostile')
+    ? new HostileFaults(o.seed, o.sites, o.days * 24 * HOUR)
+    : null;
+  const world = new World({
+    ...worldSpec(o),
+    ...(clock ? { agentNow: (s: string) => clock.now(s) } : {}),
+    ...hostile?.spec(),
+  });
+  clock?.watch(world);
+  const disk = o.faults.includes('disk') ? new DiskFaults(world) : null;
   try {
     await world.start();
     if (o.faults.includes('crash')) scheduleCrashes(world, o);
+    disk?.schedule(o.seed, o.days * 24 * HOUR);
+    hostile?.schedule(world);
     await world.run(o.days * 24 * HOUR);
     const end = Date.now();
     world.openAllLinks();
     const drained = await world.until(() => world.ledger.figures(end).lost === 0, DRAIN_MS);
     const drainedInMs = drained ? Date.now() - end : null;
+    const diskDrained = disk ? await disk.drain(DRAIN_MS) : true;
+    await hostile?.drain(world, end, DRAIN_MS);
+    await clock?.settled();
     const figures = world.ledger.figures(end);
     const lost = world.sites.flatMap((s) => world.ledger.lostOf(s.name).map((l) => `${s.name} ${l}`));
     const invariants: Invariant[] = [
@@ -102,6 +130,9 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
             },
           ]
         : []),
+      ...(disk ? diskInvariants(disk, diskDrained) : []),
+      ...(hostile ? await hostileInvariants(hostile, world, end, world.ledger.figures(end).lost) : []),
+      ...(clock ? clockInvariants(clock, end) : []),
       {
         name: 'runs recorded',
         held: figures.recorded > 0,

@@ -37,7 +37,7 @@ export async function runWorldCli(o: WorldCliOptions): Promise<number> {
   for (const f of faults)
     if (!(f in WORLD_FAULTS))
       problems.push(
-        `--faults '${f}': not a fault the world has yet; known: ${Object.keys(WORLD_FAULTS).join(', ')} (hostile relays are still the hostile suite's: see docs/decisions/540-deterministic-world.md)`,
+        `--faults '${f}': not a fault the world has yet; known: ${Object.keys(WORLD_FAULTS).join(', ')}`,
       );
   if (problems.length > 0) {
     for (const p of problems) process.stderr.write(`sim: ${p}\n`);

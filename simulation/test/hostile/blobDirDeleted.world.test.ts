@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { uploadsDown } from '../../src/world/hostile/attacks.js';
 import { until } from '../support.js';
-import { uploadsDown } from './attacks.js';
 import { startVirtualWorld } from './virtualWorld.js';
 import { everyDetailArrives, runsWithDetail, type World } from './world.js';
 

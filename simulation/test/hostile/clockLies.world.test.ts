@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { clockLie, holdAndFreshen } from '../../src/world/hostile/clockAttacks.js';
 import { until } from '../support.js';
-import { clockLie, holdAndFreshen } from './clockAttacks.js';
 import { startVirtualWorld } from './virtualWorld.js';
 import type { World } from './world.js';
 

@@ -1,4 +1,4 @@
-import type { Attack, HopRequest, HopResponse } from './hostileProxy.js';
+import type { Attack, HopRequest, HopResponse } from '../../src/world/hostile/hostileHandler.js';
 
 /**
  * Attacks on the signed per-hop timing chain (docs/decisions/290-signed-hop-chain.md), by a hop below

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { fakeReceipts } from '../../src/world/hostile/attacks.js';
 import { until } from '../support.js';
-import { fakeReceipts } from './attacks.js';
 import { startVirtualWorld } from './virtualWorld.js';
 import { everyDetailArrives, type World } from './world.js';
 

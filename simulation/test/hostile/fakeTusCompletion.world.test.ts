@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { fakeTusCompletion } from '../../src/world/hostile/attacks.js';
 import { until } from '../support.js';
-import { fakeTusCompletion } from './attacks.js';
 import { startVirtualWorld } from './virtualWorld.js';
 import { everyDetailArrives, runsWithDetail, type World } from './world.js';
 

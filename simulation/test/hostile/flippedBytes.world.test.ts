@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { flippedBytes } from '../../src/world/hostile/attacks.js';
 import { until } from '../support.js';
-import { flippedBytes } from './attacks.js';
 import { startVirtualWorld } from './virtualWorld.js';
 import { everyDetailArrives, runsWithDetail, type World } from './world.js';
 

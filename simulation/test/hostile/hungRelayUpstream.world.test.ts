@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { silentHop } from '../../src/world/hostile/wire2Attacks.js';
 import { until } from '../support.js';
 import { askPlan, nextPlans, planDone, runCount } from './plans.js';
 import { startVirtualWorld } from './virtualWorld.js';
-import { silentHop } from './wire2Attacks.js';
 import { everyDetailArrives, type World } from './world.js';
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { clockLie } from '../../src/world/hostile/clockAttacks.js';
 import { WORLD_START } from '../../src/world/World.js';
 import { until } from '../support.js';
-import { clockLie } from './clockAttacks.js';
 import { restampTimes, rewriteCustody, stripCustody } from './custodyAttacks.js';
 import { startVirtualWorld } from './virtualWorld.js';
 import type { World } from './world.js';

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { runProgram } from '../../src/topology/programs.js';
+import { dripPulls, silentPulls } from '../../src/world/hostile/attacks.js';
+import { silentHop } from '../../src/world/hostile/wire2Attacks.js';
 import { until } from '../support.js';
-import { dripPulls, silentPulls } from './attacks.js';
-import { silentHop } from './wire2Attacks.js';
 import { startWorld, type World } from './world.js';
 
 /**

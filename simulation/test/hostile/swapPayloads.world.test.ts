@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { swapPayloads } from '../../src/world/hostile/clockAttacks.js';
 import { until } from '../support.js';
-import { swapPayloads } from './clockAttacks.js';
 import { startVirtualWorld } from './virtualWorld.js';
 import { everyDetailArrives, type World } from './world.js';
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { runProgram } from '../../src/topology/programs.js';
+import { eatDownlink } from '../../src/world/hostile/clockAttacks.js';
 import { until } from '../support.js';
-import { eatDownlink } from './clockAttacks.js';
 import { startVirtualWorld } from './virtualWorld.js';
 import type { World } from './world.js';
 

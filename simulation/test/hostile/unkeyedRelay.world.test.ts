@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { clockLie } from '../../src/world/hostile/clockAttacks.js';
 import { until } from '../support.js';
-import { clockLie } from './clockAttacks.js';
 import { startVirtualWorld } from './virtualWorld.js';
 import type { World } from './world.js';
 

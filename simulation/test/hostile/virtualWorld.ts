@@ -14,11 +14,12 @@ import pino from 'pino';
 import { stringify } from 'yaml';
 import { seededRandom } from '../../src/core/rng.js';
 import { callNode, lanLinks, startDriven } from '../../src/world/drivenWorld.js';
+import { HOP_BY_HOP, type HopResponse, hostileHandler } from '../../src/world/hostile/hostileHandler.js';
 import { InProcessTerraform } from '../../src/world/InProcessTerraform.js';
 import { worldTmp } from '../../src/world/World.js';
 import { type Dispatch, WorldNetwork, worldUrl } from '../../src/world/WorldNetwork.js';
 import { until } from '../support.js';
-import { HOP_BY_HOP, type HopResponse, type HostileProxy, hostileHandler } from './hostileProxy.js';
+import type { HostileProxy } from './hostileProxy.js';
 import { logLinesIn, metricSum, type Program, type World, type WorldOptions } from './world.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { alteredPullAnswers, flippedPushes } from '../../src/world/hostile/wire2Attacks.js';
 import { until } from '../support.js';
-import { alteredPullAnswers, flippedPushes } from './wire2Attacks.js';
 import { everyDetailArrives, runsWithDetail, startWorld, type World } from './world.js';
 
 /**

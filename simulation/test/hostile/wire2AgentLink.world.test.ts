@@ -1,6 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { fakeTusCompletion, flippedBytes } from '../../src/world/hostile/attacks.js';
+import {
+  captureV2,
+  eatV2Control,
+  fakeCustody,
+  flippedHeartbeats,
+  holdV2Pushes,
+} from '../../src/world/hostile/wire2Attacks.js';
 import { until } from '../support.js';
-import { fakeTusCompletion, flippedBytes } from './attacks.js';
 import {
   agentAtHub,
   askPlan,
@@ -12,7 +19,6 @@ import {
   runCount,
 } from './plans.js';
 import { startVirtualWorld } from './virtualWorld.js';
-import { captureV2, eatV2Control, fakeCustody, flippedHeartbeats, holdV2Pushes } from './wire2Attacks.js';
 import { everyDetailArrives, runsWithDetail, type World } from './world.js';
 
 /**

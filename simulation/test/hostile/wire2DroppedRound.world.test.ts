@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { droppedAckLaterPushes } from '../../src/world/hostile/wire2Attacks.js';
 import { until } from '../support.js';
 import { reconfigureAgent } from './plans.js';
 import { startVirtualWorld } from './virtualWorld.js';
-import { droppedAckLaterPushes } from './wire2Attacks.js';
 import type { World } from './world.js';
 
 /**

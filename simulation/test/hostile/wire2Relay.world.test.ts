@@ -3,13 +3,13 @@ import { brotliDecompressSync } from 'node:zlib';
 import { decodeBatch, encodeBatch, type Receipt, wire2 } from '@driftline/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runProgram } from '../../src/topology/programs.js';
+import { alteredDownlink, fakeReceipts, flippedBytes } from '../../src/world/hostile/attacks.js';
+import { capturePosts } from '../../src/world/hostile/clockAttacks.js';
+import { borrowedFrom } from '../../src/world/hostile/wire2Attacks.js';
+import { claimClocks, swapV2Pushes } from '../../src/world/hostile/wire2RelayAttacks.js';
 import { until } from '../support.js';
-import { alteredDownlink, fakeReceipts, flippedBytes } from './attacks.js';
-import { capturePosts } from './clockAttacks.js';
 import { agentAtHub, askPlan, cellTimes, nextPlans, planDone } from './plans.js';
 import { startVirtualWorld } from './virtualWorld.js';
-import { borrowedFrom } from './wire2Attacks.js';
-import { claimClocks, swapV2Pushes } from './wire2RelayAttacks.js';
 import { everyDetailArrives, type World } from './world.js';
 
 /**

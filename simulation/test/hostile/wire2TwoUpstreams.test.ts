@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runProgram } from '../../src/topology/programs.js';
+import { dripV2Pulls, eatV2Control, silentHop, silentV2Pulls } from '../../src/world/hostile/wire2Attacks.js';
 import { until } from '../support.js';
 import { addHubUpstream, askPlan, planDone } from './plans.js';
-import { dripV2Pulls, eatV2Control, silentHop, silentV2Pulls } from './wire2Attacks.js';
 import { startWorld, type World } from './world.js';
 
 /**

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { waitForHttp } from '../../src/topology/ports.js';
 import { BINS, commandFor, FAKE_TERRAFORM_DIR, runProgram } from '../../src/topology/programs.js';
+import type { Attack } from '../../src/world/hostile/hostileHandler.js';
 import { hubApi, setUpHub, until } from '../support.js';
-import { type Attack, type HostileProxy, startHostileProxy } from './hostileProxy.js';
+import { type HostileProxy, startHostileProxy } from './hostileProxy.js';
 
 /**
  * The hostile-relay topology, as real processes on 127.0.0.1: a hub, one honest relay (`relay-1`) and

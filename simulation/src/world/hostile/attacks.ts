@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
 import { decodeBatch, decodeBundle, encodeBatch } from '@driftline/protocol';
-import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileProxy.js';
+import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileHandler.js';
 
 /** The attacks of issue 29 part A, one factory each; every attack counts what it did. */
 

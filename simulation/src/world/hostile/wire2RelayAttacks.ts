@@ -1,5 +1,5 @@
 import { wire2 } from '@driftline/protocol';
-import type { Attack, HopRequest, RequestVerdict } from './hostileProxy.js';
+import type { Attack, HopRequest, RequestVerdict } from './hostileHandler.js';
 
 /**
  * Attacks on what carries hop v2 pushes besides the agent's own link (docs/decisions/495-hop-v2-on-the-agent-link.md):

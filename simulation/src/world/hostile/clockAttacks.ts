@@ -1,6 +1,6 @@
 import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import { decodeBatch, decodeBundle, encodeBatch } from '@driftline/protocol';
-import type { Attack, HopRequest, HopResponse } from './hostileProxy.js';
+import type { Attack, HopRequest, HopResponse } from './hostileHandler.js';
 
 /**
  * The attacks of issue 29 part B (docs/decisions/230-time-a-hop-cannot-forge.md), each counting what it

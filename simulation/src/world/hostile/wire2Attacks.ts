@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
 import { decodeBundle, generateSigningKeyPair, wire2 } from '@driftline/protocol';
-import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileProxy.js';
+import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileHandler.js';
 
 /** Attacks on hop v2's messages (docs/decisions/495-hop-v2-on-the-agent-link.md); each counts what it did. */
 
