@@ -34,7 +34,6 @@ async function hostileWorld(seed: number) {
       figures,
       episodes: hostile.episodes,
       invariants: await hostileInvariants(hostile, world, end, figures.lost),
-      digest: world.digest(),
     };
   } finally {
     await world.close();
@@ -71,8 +70,6 @@ describe('a world whose relay lies', () => {
     expect(one.details).toBe(true);
     expect(one.figures.recorded).toBeGreaterThan(0);
     expect(one.figures).toMatchObject({ lost: 0, unknown: 0 });
-    const again = await hostileWorld(3);
-    expect(again.digest).toBe(one.digest);
   });
 });
 
