@@ -112,8 +112,9 @@ export class ExchangeTimes {
     let best: { x: StampedExchange; rttMs: number } | null = null;
     for (const s of this.stamped) {
       const moved = now === undefined ? null : wallMovedSince(s.sample, now, mono);
-      const allowed = MOVED_SLACK_MS + Math.max(0, (mono ?? 0) - (s.sample.mono ?? 0)) * DRIFT_PER_MS;
-      if (moved !== null && Math.abs(moved) > allowed) continue;
+      // moved is known only when both monotonic readings are
+      const since = moved === null ? 0 : Math.max(0, (mono as number) - (s.sample.mono as number));
+      if (moved !== null && Math.abs(moved) > MOVED_SLACK_MS + since * DRIFT_PER_MS) continue;
       if (!best || s.rttMs < best.rttMs) best = s;
     }
     return best?.x ?? null;

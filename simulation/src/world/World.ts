@@ -328,8 +328,8 @@ export class World {
       this.net.attach('hub', (req, res) => {
         server.emit('request', req, res);
       });
-      this.hub.ingest.onCommitted((c) => this.ledger.hubCommitted([...c.runs, ...c.cells], Date.now()));
       this.hub.ingest.onCommitted((c) => {
+        this.ledger.hubCommitted([...c.runs, ...c.cells], Date.now());
         for (const f of this.hubCommits) f(c);
       });
       this.hub.startTimers();
