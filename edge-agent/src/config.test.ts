@@ -39,6 +39,23 @@ describe('config', () => {
     expect(r.config.upstreams[0]?.tokenFile).toBe('/etc/driftline/relay.token');
   });
 
+  it('refuses a component or environment named like a member of every JS object (decision 570)', () => {
+    const r = parseConfig(
+      GOOD.replace('name: network', 'name: constructor').replace('[prod,', '[toString,'),
+      '/etc/d',
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining(
+          '"constructor" is reserved (every JavaScript object answers to it): choose another name',
+        ),
+        expect.stringContaining('"toString" is reserved'),
+      ]),
+    );
+  });
+
   it('plans on start by default, and warns that no publication kind is accepted until one is listed', () => {
     const r = parseConfig(GOOD, '/etc/driftline');
     if (!r.ok) throw new Error(r.problems.join('; '));

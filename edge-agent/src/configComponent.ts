@@ -1,12 +1,23 @@
-import { parseSchedule, RefPatternSchema, refNameProblem } from '@driftline/protocol';
+import {
+  ENTRY_NAME,
+  entryNameProblem,
+  parseSchedule,
+  RefPatternSchema,
+  refNameProblem,
+} from '@driftline/protocol';
 import { z } from 'zod';
 import { nestedQuantifier } from './core/redact/rules.js';
 
 /** The parts of `agent.yaml` that describe what the agent runs: components, environments, secret shapes. */
 
+/** A component's or environment's name: the hub refuses any other as a document key (decision 570). */
 const NAME = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, "must be 1-63 characters of letters, digits, '.', '_' or '-'");
+  .regex(ENTRY_NAME, "must be 1-63 characters of letters, digits, '.', '_' or '-'")
+  .superRefine((s, ctx) => {
+    const p = ENTRY_NAME.test(s) ? entryNameProblem(s) : null;
+    if (p) ctx.addIssue({ code: 'custom', message: p });
+  });
 
 const EnvVars = z.record(
   z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),

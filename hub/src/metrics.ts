@@ -12,6 +12,8 @@ export interface HubMetrics {
   clockHeld(reason: string): void;
   /** A v2 push's heartbeat rebuilt into the agent's change, or refused (decision 500). */
   heartbeat(outcome: 'rebuilt' | 'refused'): void;
+  /** Document entries refused for their key (decision 570). */
+  entriesRefused(n: number): void;
   /** A plan request sent again, unconfirmed by the agent. */
   resent(): void;
   /** An approval or a publication's manifest sent again, unconfirmed by the agent (decision 300). */
@@ -53,6 +55,11 @@ export function createHubMetrics(registry: Registry, store: Pick<HubStore, 'list
     labelNames: ['outcome'],
     registers: [registry],
   });
+  const entriesRefused = new Counter({
+    name: 'hub_doc_entries_refused_total',
+    help: 'Agent document entries refused for their key (__proto__, a run not under its runId, a cell not under its names): docs/decisions/570',
+    registers: [registry],
+  });
   const resent = new Counter({
     name: 'hub_plan_requests_resent_total',
     help: 'Plan requests sent again because the agent had not confirmed them (decision 230)',
@@ -85,6 +92,7 @@ export function createHubMetrics(registry: Registry, store: Pick<HubStore, 'list
     merged: (n) => merged.inc(n),
     clockHeld: (reason) => clockHeld.inc({ reason }),
     heartbeat: (outcome) => heartbeats.inc({ outcome }),
+    entriesRefused: (n) => entriesRefused.inc(n),
     resent: () => resent.inc(),
     resentOther: (kind) => resentOther.inc({ kind }),
     expiredDownlink: (n) => expiredDownlink.inc(n),

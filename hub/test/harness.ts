@@ -24,6 +24,10 @@ export interface Harness {
   refused: Partial<Record<RefusalReason, number>>;
   /** Path clock estimates held back, by reason (docs/decisions/230-time-a-hop-cannot-forge.md). */
   clockHeld: Record<string, number>;
+  /** What the ingest logged as warnings, in order. */
+  warnings: { obj: object; msg: string }[];
+  /** Document entries refused for their key (decision 570). */
+  entriesRefused: { n: number };
   enrol(a: AgentSim): Promise<void>;
   /** Rebuilds the Ingest over the same store, as a restarted hub would. */
   restart(): Ingest;
@@ -40,6 +44,8 @@ export async function makeHarness(
   const hubKeys = await generateSigningKeyPair();
   const refused: Partial<Record<RefusalReason, number>> = {};
   const clockHeld: Record<string, number> = {};
+  const warnings: Harness['warnings'] = [];
+  const entriesRefused = { n: 0 };
   const merger = opts.mergeWorkers ? new MergePool(opts.mergeWorkers) : undefined;
   const newReplicas = () => new DocReplicas(store, { maxChunks: 4, ...(merger ? { merger } : {}) });
   let replicas = newReplicas();
@@ -51,7 +57,7 @@ export async function makeHarness(
       replicas,
       hubPrivateKey: hubKeys.privateKey,
       webhookUrls: opts.webhookUrls ?? [],
-      log: { warn: () => {} },
+      log: { warn: (obj, msg) => warnings.push({ obj, msg }) },
       count: {
         refused: (r) => {
           refused[r] = (refused[r] ?? 0) + 1;
@@ -59,6 +65,9 @@ export async function makeHarness(
         merged: () => {},
         clockHeld: (r) => {
           clockHeld[r] = (clockHeld[r] ?? 0) + 1;
+        },
+        entriesRefused: (n) => {
+          entriesRefused.n += n;
         },
       },
     });
@@ -68,6 +77,8 @@ export async function makeHarness(
     hubKeys,
     refused,
     clockHeld,
+    warnings,
+    entriesRefused,
     ingest: build(),
     get replicas() {
       return replicas;

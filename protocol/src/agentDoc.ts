@@ -119,6 +119,11 @@ export const DocPlanRequestSchema = z.object({
   runId: RunIdSchema.optional(),
   /** When that plan finished (agent clock). */
   answeredAt: z.number().int().nonnegative().optional(),
+  /**
+   * When the agent started the plan that will answer it (agent clock), written as the run begins so the
+   * hub can show it running (docs/decisions/560-plan-request-states.md). Same rule as `runId`.
+   */
+  startedAt: z.number().int().nonnegative().optional(),
 });
 export type DocPlanRequest = z.infer<typeof DocPlanRequestSchema>;
 
@@ -232,14 +237,40 @@ export const PLAN_DETAIL_CONTENT_TYPE = 'application/vnd.driftline.plan-detail+j
  * read back as objects with `toJSON()`; validate documents with `AgentDocSchema` only after this.
  */
 export function plainDocValue(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(plainDocValue);
-  if (value instanceof Uint8Array || value instanceof Date) return value;
-  const text = immutableText(value);
-  if (text !== null) return text;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = plainDocValue(v);
-  return out;
+  const leaf = (v: unknown): { done: unknown } | null => {
+    if (v === null || typeof v !== 'object') return { done: v };
+    if (v instanceof Uint8Array || v instanceof Date) return { done: v };
+    const text = immutableText(v);
+    return text !== null ? { done: text } : null;
+  };
+  const first = leaf(value);
+  if (first) return first.done;
+  // Iterative (an agent's document is untrusted: its nesting must not reach the call stack's limit), and
+  // every key is defined as an own property, so that a `__proto__` key is data, never a prototype
+  // (docs/decisions/570-hostile-document-keys.md).
+  const root: unknown = Array.isArray(value) ? [] : {};
+  const work: { from: object; to: Record<string, unknown> | unknown[] }[] = [
+    { from: value as object, to: root as Record<string, unknown> },
+  ];
+  for (let item = work.pop(); item; item = work.pop()) {
+    const entries: [string | number, unknown][] = Array.isArray(item.from)
+      ? item.from.map((v, i) => [i, v])
+      : Object.entries(item.from);
+    for (const [k, v] of entries) {
+      const l = leaf(v);
+      const out = l ? l.done : Array.isArray(v) ? [] : {};
+      if (Array.isArray(item.to)) item.to[k as number] = out;
+      else
+        Object.defineProperty(item.to, k, {
+          value: out,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      if (!l) work.push({ from: v as object, to: out as Record<string, unknown> });
+    }
+  }
+  return root;
 }
 
 /** The text of an Automerge ImmutableString as read from a document (an object with `val`), or null. */

@@ -20,6 +20,7 @@ export * from './contactWindows.js';
 export * from './custody.js';
 export * from './custodyChain.js';
 export * from './docConfirmed.js';
+export * from './docKeys.js';
 export * from './drift.js';
 export * from './duration.js';
 export * from './enrolmentToken.js';

@@ -26,8 +26,12 @@ function touched(patches: readonly A.Patch[]): Touched {
       if (key === undefined || key === 'cadenceS') cadence = true;
     }
   }
-  return { runs, cells, facts, cadence, publications, applies, requests };
+  return { runs, cells, facts, cadence, publications, applies, requests, refused: [] };
 }
+
+/** Run ids: the document's `runs` are keyed by them (decision 570). */
+const R1 = '01JX00000000000000000000R1';
+const R2 = '01JX00000000000000000000R2';
 
 /** An agent-shaped document written the way the agent writes it. */
 function agentDoc(): A.Doc<Record<string, unknown>> {
@@ -46,8 +50,8 @@ describe('DocReader', () => {
     // biome-ignore lint/suspicious/noExplicitAny: Automerge change callbacks receive an untyped proxy
     const steps: ((d: any) => void)[] = [
       (d) => {
-        d.runs.r1 = { runId: S('r1'), environment: S('prod'), component: S('c1') };
-        d.cells['prod/c1'] = { runId: S('r1'), plannedAt: 1, confirmations: 0 };
+        d.runs[R1] = { runId: S(R1), environment: S('prod'), component: S('c1') };
+        d.cells['prod/c1'] = { runId: S(R1), plannedAt: 1, confirmations: 0 };
         d.facts = { version: S('1'), cadenceS: { 'prod/c1': 60 } };
       },
       (d) => {
@@ -62,8 +66,8 @@ describe('DocReader', () => {
         d.facts.version = S('2');
       },
       (d) => {
-        d.runs.r2 = { runId: S('r2'), environment: S('prod'), component: S('c2') };
-        d.cells['prod/c2'] = { runId: S('r2'), plannedAt: 3, confirmations: 0 };
+        d.runs[R2] = { runId: S(R2), environment: S('prod'), component: S('c2') };
+        d.cells['prod/c2'] = { runId: S(R2), plannedAt: 3, confirmations: 0 };
       },
       (d) => {
         d.bundles = { b1: { state: S('sent') } };
@@ -81,13 +85,14 @@ describe('DocReader', () => {
     }
     const all = new DocReader(A.getBackend(doc)).touched([], A.getHeads(doc));
     expect(all).toEqual({
-      runs: new Set(['r1', 'r2']),
+      runs: new Set([R1, R2]),
       cells: new Set(['prod/c1', 'prod/c2']),
       facts: true,
       cadence: true,
       publications: true,
       applies: true,
       requests: false,
+      refused: [],
     });
   });
 
@@ -149,6 +154,7 @@ describe('DocReader', () => {
       publications: false,
       applies: false,
       requests: false,
+      refused: [],
     });
     const readsForTouched = reads;
     expect(reader.entry('cells', 'prod/c1')).toEqual(cell);

@@ -1,5 +1,11 @@
 import type * as A from '@automerge/automerge';
-import { immutableText, overlayConfirmed, plainDocValue, unpackDocEntry } from '@driftline/protocol';
+import {
+  docKeyProblem,
+  immutableText,
+  overlayConfirmed,
+  plainDocValue,
+  unpackDocEntry,
+} from '@driftline/protocol';
 
 /** Automerge's document handle (`A.getBackend`): reads and merges without materialising the document in JS. */
 export type Backend = ReturnType<typeof A.getBackend>;
@@ -17,6 +23,11 @@ export interface Touched {
   applies: boolean;
   /** The plan requests the agent says it received (`requests`) changed (decision 230). */
   requests: boolean;
+  /**
+   * Keys of `runs`, `cells` and `confirmed` that changed but can key no entry (`__proto__`, a cell key
+   * that is not environment/component): never read, named here with why (decision 570).
+   */
+  refused: { key: string; problem: string }[];
 }
 
 /**
@@ -60,7 +71,13 @@ export class DocReader {
     return this.ids.get(top) ?? null;
   }
 
+  /** The keys of a top-level map that can key an entry (`docKeyProblem`); the others are never read. */
   keys(top: 'runs' | 'cells' | 'confirmed'): string[] {
+    const kind = top === 'runs' ? 'runs' : 'cells';
+    return this.rawKeys(top).filter((k) => docKeyProblem(kind, k) === null);
+  }
+
+  private rawKeys(top: 'runs' | 'cells' | 'confirmed'): string[] {
     const id = this.objId(top);
     return id ? this.h.keys(id, this.heads) : [];
   }
@@ -71,11 +88,12 @@ export class DocReader {
     if (id && !this.maps.has(top))
       this.maps.set(
         top,
+        // A `__proto__` key made the materialised map's prototype, not an own entry: only own entries
+        // with a good key are taken (decision 570).
         Object.fromEntries(
-          Object.entries(this.h.materialize(id, this.heads) as Record<string, unknown>).map(([k, v]) => [
-            k,
-            unpackDocEntry(v),
-          ]),
+          Object.entries(this.h.materialize(id, this.heads) as Record<string, unknown>)
+            .filter(([k]) => docKeyProblem(top, k) === null)
+            .map(([k, v]) => [k, unpackDocEntry(v)]),
         ),
       );
   }
@@ -120,7 +138,7 @@ export class DocReader {
 
   private stored(top: 'runs' | 'cells' | 'confirmed', key: string): unknown {
     const whole = this.maps.get(top);
-    if (whole) return whole[key];
+    if (whole) return Object.hasOwn(whole, key) ? whole[key] : undefined;
     const k = `${top}\u0000${key}`;
     if (this.cache.has(k)) return this.cache.get(k);
     const text = this.texts.get(k);
@@ -192,6 +210,13 @@ export class DocReader {
     let publications = false;
     let applies = false;
     let requests = false;
+    const refused: Touched['refused'] = [];
+    const good = (top: 'runs' | 'cells' | 'confirmed', key: string): boolean => {
+      const problem = docKeyProblem(top === 'runs' ? 'runs' : 'cells', key);
+      if (problem && !refused.some((r) => r.key === `${top}.${key}`))
+        refused.push({ key: `${top}.${key}`, problem });
+      return problem === null;
+    };
     for (const p of patches ?? this.h.diff(before, after)) {
       const [top, key] = p.path;
       if (top === 'bundles') publications = true;
@@ -200,9 +225,10 @@ export class DocReader {
       else if (top === 'confirmed') {
         // An unchanged re-plan (decision 330): the cell it confirms is read again, with it applied.
         if (typeof key !== 'string') {
-          for (const k of this.keys('confirmed')) cells.add(k);
+          for (const k of this.rawKeys('confirmed')) if (good(top, k)) cells.add(k);
           continue;
         }
+        if (!good(top, key)) continue;
         cells.add(key);
         const v = p.action === 'put' && p.path.length === 2 ? p.value : undefined;
         if (typeof v === 'string' || (v && typeof v === 'object' && 'val' in v))
@@ -210,9 +236,10 @@ export class DocReader {
       } else if (top === 'runs' || top === 'cells') {
         if (typeof key !== 'string') {
           // The map itself was (re)created: everything in it is new.
-          for (const k of this.keys(top)) (top === 'runs' ? runs : cells).add(k);
+          for (const k of this.rawKeys(top)) if (good(top, k)) (top === 'runs' ? runs : cells).add(k);
           continue;
         }
+        if (!good(top, key)) continue;
         (top === 'runs' ? runs : cells).add(key);
         // A packed entry (a scalar string; bytes in the first packed form) comes whole with the patch:
         // its text is kept, parsed only when read (`entry`), or handed on as text (`packedText`).
@@ -230,6 +257,6 @@ export class DocReader {
         if (key === undefined || key === 'cadenceS') cadence = true;
       }
     }
-    return { runs, cells, facts, cadence, publications, applies, requests };
+    return { runs, cells, facts, cadence, publications, applies, requests, refused };
   }
 }

@@ -22,6 +22,8 @@ export interface IngestDeps {
     clockHeld?(reason: HeldReason): void;
     /** A v2 push's heartbeat rebuilt into the agent's change, or refused (decision 500). */
     heartbeat?(outcome: 'rebuilt' | 'refused'): void;
+    /** Document entries refused for their key (decision 570). */
+    entriesRefused?(n: number): void;
   };
   ackLifetimeS?: number;
   /** Documents taken in one transaction at most (`Ingest`'s parts); `PART_DOCS` by default. */

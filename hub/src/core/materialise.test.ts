@@ -11,6 +11,7 @@ const touched: Touched = {
   publications: false,
   applies: false,
   requests: false,
+  refused: [],
 };
 
 /** The agent's facts row as `materialise` makes it from a document holding only `facts`. */

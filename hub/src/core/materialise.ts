@@ -3,6 +3,7 @@ import {
   cellKey,
   DocCellSchema,
   DocRunSchema,
+  docEntryKeyMismatch,
   isUnchangedPlan,
   READS_INLINE_PUBLICATIONS,
   READS_WIRE2_GIT_HEADS,
@@ -26,6 +27,11 @@ export interface Materialised {
   facts: Partial<AgentRow> | null;
   /** Entries of the document that failed their schema: skipped, named here for the log. */
   invalid: string[];
+  /**
+   * Entries refused for their key (decision 570): a key that can key no entry (`Touched.refused`), or an
+   * entry under another's key (a run not under its `runId`, a cell not under its environment/component).
+   */
+  refused: { key: string; problem: string }[];
 }
 
 /**
@@ -48,6 +54,7 @@ export function materialise(
   },
 ): Materialised {
   const invalid: string[] = [];
+  const refused = [...(what.refused ?? [])];
   const toHub = (t: number) => t - ctx.offsetMs;
   const runs: RunRow[] = [];
   const runCells = ctx.runCells ?? new RunCells(doc, what.cells);
@@ -59,6 +66,11 @@ export function materialise(
       continue;
     }
     const r = parsed.data;
+    const mismatch = docEntryKeyMismatch('runs', id, r, null);
+    if (mismatch) {
+      refused.push({ key: `runs.${id}`, problem: mismatch });
+      continue;
+    }
     const planHash = r.summary.planHash ?? null;
     const atRef = runCells.atRef(r);
     runs.push({
@@ -102,6 +114,11 @@ export function materialise(
       continue;
     }
     const c = parsed.data;
+    const mismatch = docEntryKeyMismatch('cells', key, c, split.atRef);
+    if (mismatch) {
+      refused.push({ key: `cells.${key}`, problem: mismatch });
+      continue;
+    }
     // The cell's run, when this segment carries it, says how many checks fail (decision 420).
     const checks = runs.find((r) => r.runId === c.runId)?.summary.checks;
     cells.push({
@@ -148,6 +165,7 @@ export function materialise(
           }
         : null,
     invalid,
+    refused,
   };
 }
 

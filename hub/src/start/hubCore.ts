@@ -54,6 +54,7 @@ export function hubCore(
       merged: metrics.merged,
       clockHeld: metrics.clockHeld,
       heartbeat: metrics.heartbeat,
+      entriesRefused: metrics.entriesRefused,
     },
   });
   const contactPlans = new ContactPlans(contactPlanSettings(config.contactPlans));

@@ -61,6 +61,13 @@ export async function readSegment(
   });
   if (m.invalid.length > 0)
     d.log.warn({ docId, invalid: m.invalid }, 'skipped document entries that fail the AgentDoc schema');
+  if (m.refused.length > 0) {
+    d.log.warn(
+      { docId, refused: m.refused.slice(0, 20), count: m.refused.length },
+      'refused document entries for their key: the agent (or whoever signed as it) wrote an entry no honest agent writes (docs/decisions/570-hostile-document-keys.md)',
+    );
+    d.count.entriesRefused?.(m.refused.length);
+  }
   const agentRow = b.agents.get(`${site}/${agent}`);
   if (m.facts && agentRow) Object.assign(agentRow, m.facts);
   b.w.runs.push(...m.runs);
