@@ -59,6 +59,15 @@ const SyncSchema = z
       .describe(
         'Seconds after which results and detail blobs a relay took but the hub never acknowledged are sent again (a relay that lost or faked them).',
       ),
+    /** docs/decisions/575-custody-deadline-per-path.md */
+    custodyDeadlineS: z
+      .number()
+      .positive()
+      .max(30 * 86_400)
+      .default(3600)
+      .describe(
+        "Seconds an upstream may hold the agent's results (custody) without the hub's ack before they are sent again by another upstream, until some upstream has delivered; from then each upstream's deadline is 1.5x its recent delivery time plus a minute (never over resendAfterS). An upstream that sat on custody is passed over until it delivers or resendAfterS passes.",
+      ),
     downlinkHoldS: z
       .number()
       .int()

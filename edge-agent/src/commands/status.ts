@@ -74,6 +74,10 @@ export function renderStatus(s: StoreStatus, links?: Record<string, Wire2LinkSta
         `  ${u.url}  ${u.consecutiveFailures > 0 ? `DOWN (${u.consecutiveFailures} failures, last: ${u.lastError})` : 'ok'}  last ok ${ago(u.lastOkAt)}${u.stalls > 0 ? `\n    STALLED ${u.stalls} time(s), last ${ago(u.lastStallAt)}: its answers were cut (a downlink's: no progress for sync.stallS, or dripping; a push's: not begun in time); other upstreams go on` : ''}`,
     ),
     `stalls         ${s.upstreamStalls} answer(s) cut, downlink or push (driftline_agent_upstream_stalls_total)`,
+    ...(s.custodyOverdue ?? []).map(
+      (c) =>
+        `custody        ${c.upstream} holds ${c.results} result(s) past their deadline, oldest ${ago(c.oldestAt)}; sent again by another upstream ${c.resends} time(s), passed over since ${ago(c.since)}`,
+    ),
     ...wireLines(links),
   ];
   return `${lines.join('\n')}\n`;

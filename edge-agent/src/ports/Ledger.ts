@@ -8,6 +8,19 @@ import type {
 } from '@driftline/protocol';
 import type { BlobToUpload } from './Uplink.js';
 
+/** An upstream that held custody past its deadline: until it delivers, or `resendAfterMs` passes. */
+export interface SatRecord {
+  upstream: string;
+  /** When it was first found sitting in this episode (agent clock). */
+  since: number;
+  /** Unacknowledged results it held then (the latest finding's count). */
+  results: number;
+  /** When the oldest receipt it sat on was given. */
+  oldestAt: number;
+  /** How many times in this episode what it held was sent again by another way. */
+  resends: number;
+}
+
 /** A redacted plan detail, compressed, content-addressed. */
 export interface StoredDetail {
   sha256: string;
@@ -62,6 +75,13 @@ export interface PendingDelta {
   blobs: BlobAnnouncement[];
   /** true when the delta carries a failed, locked or redaction-failed result: pushed at `failure` priority. */
   hasFailure: boolean;
+  /** The changes are everything since the hub's ack (not since a relay's receipt): a receipt covers all held before. */
+  fromAck?: boolean;
+  /**
+   * A receipt of this epoch held past its upstream's custody deadline: this delta sends what it held again,
+   * by another upstream (docs/decisions/575-custody-deadline-per-path.md).
+   */
+  overdue?: { by: string; at: number; deadlineMs: number };
 }
 
 export interface AckResult {
@@ -141,6 +161,8 @@ export interface StoreStatus {
   upstreamStalls: number;
   /** Uploads of blobs an upstream took before, still unacknowledged (`driftline_agent_blob_reuploads_total`). */
   blobReuploads: number;
+  /** Upstreams that held custody past their deadline, passed over for now (docs/decisions/575). */
+  custodyOverdue: SatRecord[];
 }
 
 /**
@@ -187,8 +209,15 @@ export interface Ledger {
     receipt: string | null;
     blobs: string[];
     sentAt?: number;
+    /** The push carried everything since the hub's ack (`PendingDelta.fromAck`). */
+    fromAck?: boolean;
   }): void;
   recordPushFailure(upstream: string, error: string): void;
+  /**
+   * Upstreams that sat on custody past their deadline, passed over by pushes until they deliver or
+   * `sync.resendAfterS` passes (docs/decisions/575-custody-deadline-per-path.md).
+   */
+  sitters(): SatRecord[];
   /**
    * What a downlink pull learnt of `upstream`: it answered (`error` null) or not. Written when it
    * changes what `status` shows (a failure, the first answer after failures, or a minute since the last

@@ -12,6 +12,7 @@ export function openAgentStore(config: AgentConfig, now: () => number): ReturnTy
     maxDocChanges: config.sync.maxDocChanges,
     maxQueueBytes: config.sync.maxQueueBytes,
     resendAfterMs: config.sync.resendAfterS * 1000,
+    custodyDeadlineMs: config.sync.custodyDeadlineS * 1000,
     rejectedRetryMs: config.sync.rejectedRetryS * 1000,
     holdNewsMs: config.sync.newsHoldS * 1000,
     // a quiet round as its heartbeat change, which a v2 push carries as a heartbeat (decision 500)

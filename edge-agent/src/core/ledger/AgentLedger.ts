@@ -14,6 +14,7 @@ import type {
   PendingDelta,
   RecordRunInput,
   RecordRunResult,
+  SatRecord,
   StoreStatus,
 } from '../../ports/Ledger.js';
 import type { BlobToUpload } from '../../ports/Uplink.js';
@@ -27,6 +28,7 @@ import {
 import { writePresence } from '../doc/presence.js';
 import { ackWrites } from './acks.js';
 import { blobsToUpload, REUPLOADS, reuploadDue, reuploadsOf } from './blobQueue.js';
+import { sitters } from './custody.js';
 import { appendChange, sealOrCompact } from './epochs.js';
 import { type HeartbeatForm, HeartbeatForms } from './heartbeatForms.js';
 import {
@@ -272,7 +274,11 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   }
 
   recordPush(p: PushRecord): void {
-    this.commit(pushWrites(this.storage, p, this.opts.now()));
+    this.commit(pushWrites(this.storage, p, this.opts.now(), this.custody()));
+  }
+
+  sitters(): SatRecord[] {
+    return sitters(this.storage, this.opts.now(), this.custody());
   }
 
   recordPushFailure(upstream: string, error: string): void {
@@ -394,6 +400,7 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
       pendingChangeBytes: this.pendingBytes.total(this.context()),
       held: heldSummary(this.held, this.holdLimits()),
       rejections: this.rejections(),
+      custodyOverdue: this.sitters(),
     });
   }
 }

@@ -4,6 +4,7 @@ import { type AgentStorage, type AgentWriteSet, StoreOpenError } from '../../por
 import type { ApplyRecord } from '../../ports/ApplyStore.js';
 import { type AgentAutomergeDoc, mergeFacts, updateFacts, writeApply } from '../doc/agentDoc.js';
 import { detailUploads } from './blobQueue.js';
+import type { CustodyOptions } from './custody.js';
 import { EpochDocs, type LedgerStats } from './EpochDocs.js';
 import { appendChange, type EpochLimits } from './epochs.js';
 import { factsToWrite, type GivenFacts } from './facts.js';
@@ -20,6 +21,11 @@ export interface AgentLedgerOptions extends Partial<EpochLimits> {
    * what it receipted). Default 6 hours.
    */
   resendAfterMs?: number;
+  /**
+   * How long an upstream may hold custody before what it holds goes again by another upstream, until some
+   * upstream has delivered (then deadlines follow delivery times): docs/decisions/575. Default 1 hour.
+   */
+  custodyDeadlineMs?: number;
   /** Re-send changes the hub rejected this long after the rejection arrived. Default 5 minutes. */
   rejectedRetryMs?: number;
   /**
@@ -73,6 +79,7 @@ export abstract class LedgerDocument {
       maxDocChanges: 2000,
       compactAfterChunks: 16,
       resendAfterMs: 6 * 3600_000,
+      custodyDeadlineMs: 3600_000,
       rejectedRetryMs: 300_000,
       holdConfirmationsMs: 600_000,
       holdNewsMs: 600_000,
@@ -212,7 +219,20 @@ export abstract class LedgerDocument {
 
   protected context(): PendingContext {
     const { site, agent, resendAfterMs } = this.opts;
-    return { storage: this.storage, docs: this.docs, site, agent, now: this.opts.now(), resendAfterMs };
+    return {
+      storage: this.storage,
+      docs: this.docs,
+      site,
+      agent,
+      now: this.opts.now(),
+      resendAfterMs,
+      custody: this.custody(),
+    };
+  }
+
+  /** Custody deadlines' options (custody.ts). */
+  protected custody(): CustodyOptions {
+    return { fallbackMs: this.opts.custodyDeadlineMs, resendAfterMs: this.opts.resendAfterMs };
   }
 
   /** Writes the facts the document holds again, with what storage says now (detail blobs awaiting a receipt). */

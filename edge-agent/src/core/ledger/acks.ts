@@ -11,6 +11,7 @@ import type {
 } from '../../ports/AgentStorage.js';
 import type { AckResult } from '../../ports/Ledger.js';
 import { type AgentAutomergeDoc, readCell } from '../doc/agentDoc.js';
+import { custodyAckWrites } from './custody.js';
 import type { EpochDocs } from './EpochDocs.js';
 import { sameHeads } from './epochs.js';
 import { ackOutdates } from './resend.js';
@@ -90,6 +91,10 @@ export function ackWrites(
   if (ours) result.rejectionsCleared = ackOutdates(storage, w, ack.committedAt);
   const row = ours && parsed ? storage.epoch(parsed.epoch) : undefined;
   if (!row || row.prunedAt !== null) result.unknownEpoch = !row;
-  else docs.with(row.epoch, (doc) => ackEpoch(w, row, doc, storage.unackedRuns(row.epoch), ack, now, result));
+  else
+    docs.with(row.epoch, (doc) => {
+      ackEpoch(w, row, doc, storage.unackedRuns(row.epoch), ack, now, result);
+      if (A.hasHeads(doc, ack.heads)) custodyAckWrites(w, storage, row.epoch, doc, ack.heads, now);
+    });
   return { w, result };
 }

@@ -1,7 +1,14 @@
 import * as A from '@automerge/automerge';
 import { docId, FAILURE_STATUSES } from '@driftline/protocol';
-import type { BlobStorage, EpochRow, EpochStorage, RunStorage } from '../../ports/AgentStorage.js';
+import type {
+  BlobStorage,
+  EpochRow,
+  EpochStorage,
+  RunStorage,
+  SyncStorage,
+} from '../../ports/AgentStorage.js';
 import type { PendingDelta } from '../../ports/Ledger.js';
+import { type CustodyOptions, overdueCustody } from './custody.js';
 import type { EpochDocs } from './EpochDocs.js';
 import { sameHeads } from './epochs.js';
 import { sinceHeads } from './resend.js';
@@ -15,12 +22,14 @@ import { sinceHeads } from './resend.js';
 export { FAILURE_STATUSES };
 
 export interface PendingContext {
-  storage: EpochStorage & RunStorage & BlobStorage;
+  storage: EpochStorage & RunStorage & BlobStorage & SyncStorage;
   docs: EpochDocs;
   site: string;
   agent: string;
   now: number;
   resendAfterMs: number;
+  /** Custody deadlines (custody.ts); unset: a receipt counts for `resendAfterMs`, as before them. */
+  custody?: CustodyOptions;
   /** Runs held out of the document (decision 395): their detail blobs are not announced before them. */
   heldRuns?: ReadonlyMap<string, unknown>;
 }
@@ -28,7 +37,9 @@ export interface PendingContext {
 export function pendingDeltas(c: PendingContext): PendingDelta[] {
   const out: PendingDelta[] = [];
   for (const e of c.storage.epochs('unpruned')) {
-    const since = sinceHeads(e, c.now, c.resendAfterMs);
+    // A receipt held past its upstream's deadline: everything since the hub's ack goes again (custody.ts).
+    const overdue = c.custody ? overdueCustody(c.storage, e, c.now, c.custody) : null;
+    const since = sinceHeads(e, c.now, c.resendAfterMs, overdue !== null);
     const delta = c.docs.with(e.epoch, (doc) => {
       const heads = A.getHeads(doc);
       return { heads, changes: sameHeads(since, heads) ? new Uint8Array(0) : A.saveSince(doc, since) };
@@ -36,7 +47,7 @@ export function pendingDeltas(c: PendingContext): PendingDelta[] {
     const held = c.heldRuns;
     // Announced with a receipt that grew stale and still not acknowledged: announced again, so a hub that
     // holds the blob but never saw its announcement (a relay that faked the receipt) acks it (decision 412).
-    const all = c.storage.unannouncedBlobs(e.epoch, c.now - c.resendAfterMs);
+    const all = c.storage.unannouncedBlobs(e.epoch, overdue ? c.now : c.now - c.resendAfterMs);
     const blobs = held?.size ? all.filter((b) => !b.runId || !held.has(b.runId)) : all;
     if (delta.changes.length === 0 && blobs.length === 0) continue;
     out.push({
@@ -52,6 +63,8 @@ export function pendingDeltas(c: PendingContext): PendingDelta[] {
         runId: b.runId as never,
       })),
       hasFailure: c.storage.hasUnackedRun(e.epoch, FAILURE_STATUSES),
+      fromAck: sameHeads(since, e.ackedHeads),
+      ...(overdue ? { overdue: { by: overdue.by, at: overdue.at, deadlineMs: overdue.deadlineMs } } : {}),
     });
   }
   return out;
@@ -71,7 +84,8 @@ export class PendingBytes {
   }
 
   private ofEpoch(c: PendingContext, e: EpochRow): number {
-    const since = sinceHeads(e, c.now, c.resendAfterMs);
+    const overdue = c.custody ? overdueCustody(c.storage, e, c.now, c.custody) !== null : false;
+    const since = sinceHeads(e, c.now, c.resendAfterMs, overdue);
     const key = since.join();
     const cached = e.sealedAt !== null ? this.sealed.get(e.epoch) : undefined;
     if (cached?.since === key) return cached.bytes;

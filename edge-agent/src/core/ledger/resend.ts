@@ -5,9 +5,11 @@ import type {
   EpochRow,
   EpochStorage,
   RejectionRow,
+  RunStorage,
   SyncStorage,
 } from '../../ports/AgentStorage.js';
 import type { AgentRejection, Ledger } from '../../ports/Ledger.js';
+import { type CustodyOptions, custodyReceiptWrites } from './custody.js';
 import { upstreamResult } from './upstreams.js';
 
 /**
@@ -20,9 +22,12 @@ import { upstreamResult } from './upstreams.js';
 export const HUB_ACK_AT = 'hub_ack_at';
 
 /** The heads a push of this epoch starts from: the last fresh relay receipt's, else the hub's ack. */
-export function sinceHeads(e: EpochRow, now: number, resendAfterMs: number): string[] {
+export function sinceHeads(e: EpochRow, now: number, resendAfterMs: number, overdue = false): string[] {
   const receiptFresh =
-    e.receiptedAt !== null && now - e.receiptedAt < resendAfterMs && (e.ackedAt ?? 0) <= e.receiptedAt;
+    !overdue &&
+    e.receiptedAt !== null &&
+    now - e.receiptedAt < resendAfterMs &&
+    (e.ackedAt ?? 0) <= e.receiptedAt;
   return receiptFresh ? e.receiptedHeads : e.ackedHeads;
 }
 
@@ -109,9 +114,10 @@ export type PushRecord = Parameters<Ledger['recordPush']>[0];
  * the receipt counts (custody), and the upstream's health (no receipt at all is a failure).
  */
 export function pushWrites(
-  storage: SyncStorage & EpochStorage & BlobStorage,
+  storage: SyncStorage & EpochStorage & BlobStorage & RunStorage,
   p: PushRecord,
   now: number,
+  custody?: CustodyOptions,
 ): AgentWriteSet {
   const w: AgentWriteSet = {
     pushes: [
@@ -131,6 +137,14 @@ export function pushWrites(
   if (e && receiptCounts(e, p.receipt, p.sentAt ?? now)) {
     w.epochs = [{ ...e, receiptedHeads: p.heads, receiptedAt: now }];
     w.blobUpdates = p.blobs.map((sha256) => ({ sha256, announcedAt: now }));
+    if (custody)
+      custodyReceiptWrites(
+        w,
+        storage,
+        { epoch: p.epoch, heads: p.heads, by: p.upstream, fromAck: p.fromAck === true },
+        now,
+        custody,
+      );
   }
   upstreamResult(w, storage.upstream(p.upstream), p.upstream, p.receipt ? null : 'no receipt', now);
   return w;

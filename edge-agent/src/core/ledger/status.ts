@@ -1,5 +1,5 @@
 import type { BlobStorage, EpochStorage, RunStorage, SyncStorage } from '../../ports/AgentStorage.js';
-import type { AgentRejection, StoreStatus } from '../../ports/Ledger.js';
+import type { AgentRejection, SatRecord, StoreStatus } from '../../ports/Ledger.js';
 import { REUPLOADS } from './blobQueue.js';
 import { DROPPED_BLOBS } from './queueBound.js';
 import { isCustody } from './resend.js';
@@ -18,6 +18,7 @@ export function readStatus(
     pendingChangeBytes: number;
     held: StoreStatus['held'];
     rejections: AgentRejection[];
+    custodyOverdue: SatRecord[];
   },
 ): StoreStatus {
   const epochs = storage.epochs('all');
@@ -65,5 +66,6 @@ export function readStatus(
     }),
     upstreamStalls: storage.counter(STALLS),
     blobReuploads: storage.counter(REUPLOADS),
+    custodyOverdue: base.custodyOverdue,
   };
 }

@@ -154,6 +154,7 @@ export class SyncEngine {
     pending.sort((a, b) => Number(b.hasFailure) - Number(a.hasFailure) || a.epoch - b.epoch);
     const bundles = await Promise.all(pending.map((p) => this.sign(p)));
     const batch = encodeBatch(bundles.map((b) => b.bytes));
+    uplinks = this.sittersLast(uplinks, pending);
     for (const up of uplinks) {
       // A link that worked last time gets the batch straight away (one round trip, which is what a
       // minutes-long delay makes precious); one that failed gets a small probe first.
@@ -185,11 +186,35 @@ export class SyncEngine {
           upstream: up.url,
           receipt: receipt?.status ?? null,
           blobs: b.delta.blobs.map((x) => x.sha256),
+          fromAck: b.delta.fromAck === true,
         });
       }
       return { kind: 'pushed', upstream: up.url, receipts: r.value, bytes: batch.length };
     }
     return { kind: 'unreachable', errors, refusals };
+  }
+
+  /**
+   * `uplinks` with the upstreams that sat on custody past their deadline last (tried only when no other
+   * answers), and a receipt held past its deadline, sent again now, logged once per push
+   * (docs/decisions/575-custody-deadline-per-path.md).
+   */
+  private sittersLast(uplinks: readonly Uplink[], pending: readonly PendingDelta[]): readonly Uplink[] {
+    const overdue = pending.flatMap((p) => (p.overdue ? [p.overdue] : []));
+    const sat = new Set([...this.deps.store.sitters().map((s) => s.upstream), ...overdue.map((o) => o.by)]);
+    if (sat.size === 0) return uplinks;
+    const ordered = [...uplinks.filter((u) => !sat.has(u.url)), ...uplinks.filter((u) => sat.has(u.url))];
+    for (const o of overdue)
+      this.deps.log.warn(
+        {
+          upstream: o.by,
+          heldS: Math.round((this.deps.now() - o.at) / 1000),
+          deadlineS: Math.round(o.deadlineMs / 1000),
+          via: ordered[0]?.url,
+        },
+        `${o.by} took custody ${Math.round((this.deps.now() - o.at) / 60_000)} min ago and the hub has not acknowledged it (deadline ${Math.round(o.deadlineMs / 60_000)} min): sending it again by ${ordered[0]?.url === o.by ? 'the same upstream (no other)' : ordered[0]?.url}`,
+      );
+    return ordered;
   }
 
   /** The index of the first upstream answering a probe, or -1. */
