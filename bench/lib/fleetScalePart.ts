@@ -1,3 +1,4 @@
+import { timedViews } from '../../hub/bench/dashboardViews.js';
 import { lastJsonLine, runTs } from './child.js';
 
 const min = 60_000;
@@ -17,17 +18,9 @@ export function fleetScalePart(quick: boolean, flag: string[]) {
             sites: 0,
             cells: 0,
             fillResultsPerSec: 0,
+            // Every read of the dashboard's Api port that fleetScale times (hub/bench/dashboardViews.ts).
             views: Object.fromEntries(
-              [
-                'fleet',
-                'sites',
-                'sitesByProblems',
-                'matrixWindow',
-                'matrixDrift',
-                'matrixEnvironmentPage',
-                'site',
-                'cellRuns',
-              ].map((v) => [v, { p50Ms: 0, p95Ms: 0, wireBytes: 0 }]),
+              Object.keys(timedViews('', [])).map((v) => [v, { p50Ms: 0, p95Ms: 0, wireBytes: 0, rssMb: 0 }]),
             ),
             firstPaint: { overviewMs: 0, matrixFirstTileMs: 0, runs: 0 },
             // Round 3's blocks pushed alone, interleaved with blocks pushed with 10 dashboards connected.

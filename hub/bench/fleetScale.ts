@@ -5,7 +5,7 @@
  * ack a dashboard hears of the batch (`fleet-moved`), and the process's RSS (the hub runs in it; from
  * the cache nothing else is held).
  *
- *   npx tsx hub/bench/fleetScale.ts [--sites 1000] [--cells 200] [--quick] [--store sqlite|postgres]
+ *   npx tsx hub/bench/fleetScale.ts [--sites 1000] [--cells 200] [--quick] [--store sqlite|postgres] [--views-only]
  *
  * `--quick` is 100 sites × 200 cells. The fleet's documents and bundles are cached (fleetCache.ts,
  * `--cache <dir>`). Round 2 is pushed alone; round 3 is the comparison: its sites in up to 8 blocks,
@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TestClock } from '../test/agentSim.js';
 import { PgServer } from '../test/postgres.js';
+import { timedViews } from './dashboardViews.js';
 import { firstPaint } from './firstPaint.js';
 import { fleetCache, siteOf } from './fleetCache.js';
 import { type BenchHub, childHub, compileHubProcess, inProcessHub, prepare } from './fleetHubs.js';
@@ -45,6 +46,8 @@ const { values } = parseArgs({
     'live-clients': { type: 'string', default: '10' },
     /** Node flags for each hub's process, e.g. "--cpu-prof --max-semi-space-size=4". */
     'hub-node-options': { type: 'string', default: '' },
+    /** Stop after the views (and first paint): no rounds 2 and 3, for timing a change to a view. */
+    'views-only': { type: 'boolean', default: false },
   },
 });
 const sites = values.quick ? 100 : Number(values.sites);
@@ -161,18 +164,10 @@ say(`filled at ${fillRate} results/s, rss ${rss()} MB`);
 await hubA.sweep();
 await endPhase('views');
 
-const windowSites = Array.from({ length: Math.min(sites, 30) }, (_, i) => siteOf(i)).join(',');
-const views: Record<string, string> = {
-  fleet: '/api/fleet',
-  sites: '/api/sites?limit=100',
-  sitesByProblems: '/api/sites?sort=problems&limit=100',
-  matrixWindow: `/api/matrix?environment=prod&sites=${windowSites}`,
-  matrixDrift: '/api/matrix?status=drift',
-  matrixEnvironmentPage: '/api/matrix?environment=prod',
-  site: `/api/sites/${siteOf(1)}`,
-  cellRuns: `/api/cells/${siteOf(1)}/prod/comp-0/runs`,
-};
-const viewStats: Record<string, { p50Ms: number; p95Ms: number; wireBytes: number }> = {};
+const windowSites = Array.from({ length: Math.min(sites, 30) }, (_, i) => siteOf(i));
+// Every read of the dashboard's Api port, timed or named as not (dashboardViews.ts).
+const views = timedViews(siteOf(1), windowSites);
+const viewStats: Record<string, { p50Ms: number; p95Ms: number; wireBytes: number; rssMb: number }> = {};
 // Two hubs: ingest is what is measured (the views are the one-hub run's).
 for (const [name, path] of hubCount > 1 ? [] : Object.entries(views)) {
   const ms: number[] = [];
@@ -183,12 +178,24 @@ for (const [name, path] of hubCount > 1 ? [] : Object.entries(views)) {
     ms.push(last.ms);
     bytes = last.bytes;
   }
-  viewStats[name] = { p50Ms: pct(ms, 50), p95Ms: pct(ms, 95), wireBytes: bytes };
+  // The hub's RSS after the view's reads: a view that walks the fleet shows here.
+  viewStats[name] = { p50Ms: pct(ms, 50), p95Ms: pct(ms, 95), wireBytes: bytes, rssMb: rss() };
 }
 say(`views: ${JSON.stringify(viewStats)}`);
 const paint = values['skip-browser'] || hubCount > 1 ? null : await firstPaint(urls.api, viewer.token, uiDir);
 say(`first paint: ${JSON.stringify(paint)}`);
 const rssAfterViews = rss();
+if (values['views-only']) {
+  clearInterval(rssTimer);
+  for (const h of hubs) await h.close();
+  if (pg) await pg.stop();
+  rmSync(dir, { recursive: true, force: true });
+  const store = pg ? 'postgres' : 'sqlite';
+  console.log(
+    JSON.stringify({ store, sites, cells, fillResultsPerSec: fillRate, views: viewStats, rssAfterViews }),
+  );
+  process.exit(0);
+}
 await endPhase('round2');
 
 // Round 2 alone: one hub (with two hubs: one of them, pushed in two lanes as the two-hub blocks are).

@@ -185,6 +185,38 @@ export function runReadModelContract(withStore: (fn: (s: HubStore) => Promise<vo
   );
 
   it(
+    'totals each ref over default and @ref cells, newest plan first, and moves a cell whose ref changes',
+    withStore(async (s) => {
+      const of = (c: CellRow, ref: string | null, plannedAt: number, receivedAt = plannedAt) => ({
+        ...c,
+        ref,
+        plannedAt,
+        receivedAt,
+      });
+      await s.commit({
+        cells: [
+          of(at('a', 'prod', 'net', 'clean'), 'main', 1000, 1500),
+          of(at('a', 'prod', 'dns', 'drift'), 'main', 3000, 3100),
+          of(at('b', 'prod', 'net', 'clean'), null, 9000),
+          of(at('b', 'prod', 'dns', 'blocked'), 'release/2', 2000),
+          { ...of(at('b', 'prod', 'net', 'clean'), 'pr/1', 5000, 5200), atRef: 'pr/1' },
+          { ...of(at('a', 'prod', 'net', 'failed'), 'pr/1', 4000, 6000), atRef: 'pr/1' },
+        ],
+      });
+      const totals = async (limit = 10) =>
+        (await s.refTotals(limit)).map((r) => `${r.ref} ${r.cells} ${r.plannedAt} ${r.receivedAt}`);
+      expect(await totals()).toEqual(['pr/1 2 5000 6000', 'main 2 3000 3100', 'release/2 1 2000 2000']);
+      expect(await totals(1)).toEqual(['pr/1 2 5000 6000']);
+      // A component whose default ref changes: its cell leaves main's total for the new ref's.
+      await s.commit({ cells: [of(at('a', 'prod', 'dns', 'clean'), 'release/2', 7000)] });
+      expect(await totals()).toEqual(['release/2 2 7000 7000', 'pr/1 2 5000 6000', 'main 1 1000 1500']);
+      // Ties on the newest plan go by ref.
+      await s.commit({ cells: [of(at('c', 'prod', 'net', 'clean'), 'a-ref', 7000)] });
+      expect((await totals(2))[0]).toBe('a-ref 1 7000 7000');
+    }),
+  );
+
+  it(
     'pages sites, enrolled-only ones included, by name, last contact or problems, with the total',
     withStore(async (s) => {
       await s.commit({

@@ -294,4 +294,57 @@ describe('SqliteHubStore schema', () => {
     }
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('migrates a version-8 file: the refs of cells stored before are totalled', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hub-store-v8-'));
+    const path = join(dir, 'hub.db');
+    const v8 = new Database(path);
+    for (const m of MIGRATIONS.slice(0, 8)) v8.exec(m);
+    v8.prepare("UPDATE meta SET value = '8' WHERE key = 'schema'").run();
+    const put = v8.prepare(
+      'INSERT INTO cells (site, environment, component, run_id, row) VALUES (?, ?, ?, ?, ?)',
+    );
+    for (const [component, ref, t] of [
+      ['dns', 'main', 1000],
+      ['net', 'main', 3000],
+      ['web', '', 9000],
+    ] as const)
+      put.run(
+        'ship-7',
+        'prod',
+        component,
+        `R-${component}`,
+        JSON.stringify({ ...cell(`R-${component}`, t), component, ref }),
+      );
+    v8.prepare(
+      'INSERT INTO ref_cells (site, environment, component, ref, run_id, status, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(
+      'ship-7',
+      'prod',
+      'dns',
+      'pr/1',
+      'R-pr',
+      'clean',
+      5000,
+      JSON.stringify({ ...cell('R-pr', 5000), component: 'dns', ref: 'pr/1', atRef: 'pr/1' }),
+    );
+    v8.close();
+    const store = new SqliteHubStore(path);
+    try {
+      expect(await store.refTotals(10)).toEqual([
+        { ref: 'pr/1', cells: 1, plannedAt: 5000, receivedAt: 5000 },
+        { ref: 'main', cells: 2, plannedAt: 3000, receivedAt: 3000 },
+      ]);
+      // The trigger keeps the migrated count: a cell planned of another ref moves it.
+      await store.commit({ cells: [{ ...cell('R-2', 4000), component: 'net', ref: 'release' }] });
+      expect((await store.refTotals(10)).map((r) => `${r.ref} ${r.cells}`)).toEqual([
+        'pr/1 1',
+        'release 1',
+        'main 1',
+      ]);
+    } finally {
+      await store.close();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
 });

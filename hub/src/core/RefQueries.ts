@@ -10,10 +10,13 @@ import {
   type SiteSources,
   type SourcesResponse,
 } from '@driftline/protocol';
-import type { AgentRow, CellRow, MainRef, ReadStore, RunRow } from '../ports/HubStore.js';
+import type { AgentRow, CellRow, ReadStore, RunRow } from '../ports/HubStore.js';
 import { OnTheWay, type PublicationReader } from './onTheWay.js';
 
-/** Most `@ref` cells one answer reads; past it the answer covers the first ones by site, cell, ref. */
+/**
+ * Most `@ref` cells (and, for `needs`, blocked default cells) one answer reads; past it the answer covers
+ * the first ones by site, cell, ref.
+ */
 export const MAX_REF_CELLS = 20_000;
 /** Most runs of the gate's commit one answer reads (several per cell when a plan was repeated). */
 const MAX_COMMIT_RUNS = 50_000;
@@ -111,46 +114,14 @@ export class RefQueries {
 
   /** Refs with plans, newest plan first, at most `limit`. */
   async refs(limit: number): Promise<RefsResponse> {
-    // Counted by the store where it can: listing every cell parsed the whole fleet per request (200,000
-    // rows at 1,000 × 200, most of the hub's heap while a dashboard loads; docs/decisions/476-live-feed-and-view-reads-at-fleet-scale.md).
-    const main: MainRef[] = this.store.mainRefs
-      ? await this.store.mainRefs()
-      : (await this.store.listCells())
-          .filter((c) => c.ref)
-          .map((c) => ({ ref: c.ref ?? '', cells: 1, plannedAt: c.plannedAt, receivedAt: c.receivedAt }));
-    const other = await this.store.listRefCells({ limit: MAX_REF_CELLS });
-    const by = new Map<string, RefsResponse['refs'][number] & { planned: number; received: number }>();
-    for (const c of [
-      ...main,
-      ...other.map((c) => ({
-        ref: c.ref ?? c.atRef ?? '',
-        cells: 1,
-        plannedAt: c.plannedAt,
-        receivedAt: c.receivedAt,
-      })),
-    ]) {
-      const ref = c.ref;
-      const r = by.get(ref) ?? {
-        ref,
-        cells: 0,
-        lastPlannedAt: null,
-        lastReceivedAt: null,
-        planned: 0,
-        received: 0,
-      };
-      r.cells += c.cells;
-      r.planned = Math.max(r.planned, c.plannedAt);
-      r.received = Math.max(r.received, c.receivedAt);
-      by.set(ref, r);
-    }
-    const refs = [...by.values()]
-      .sort((a, b) => b.planned - a.planned || a.ref.localeCompare(b.ref))
-      .slice(0, limit)
-      .map(({ planned, received, ...r }) => ({
-        ...r,
-        lastPlannedAt: iso(planned),
-        lastReceivedAt: iso(received),
-      }));
+    // Totalled by the read model: listing the cells parsed the whole fleet per request (200,000 rows at
+    // 1,000 × 200; docs/decisions/565-ref-and-needs-reads-from-the-read-model.md).
+    const refs = (await this.store.refTotals(limit)).map((r) => ({
+      ref: r.ref,
+      cells: r.cells,
+      lastPlannedAt: iso(r.plannedAt),
+      lastReceivedAt: iso(r.receivedAt),
+    }));
     return { refs };
   }
 
@@ -245,8 +216,9 @@ export class RefQueries {
 
   /** What sites lack to plan, from blocked cells (default and `@ref`), by site and need. */
   async needs(site?: string): Promise<NeedsResponse> {
+    // The blocked cells through the read model's status index, never a walk of every cell (decision 565).
     const blocked = [
-      ...(await this.store.listCells(site)).filter((c) => c.status === 'blocked'),
+      ...(await this.store.pageCells({ status: 'blocked', ...(site ? { site } : {}), limit: MAX_REF_CELLS })),
       ...(await this.store.listRefCells({
         status: 'blocked',
         ...(site ? { site } : {}),

@@ -214,8 +214,8 @@ export interface StoreWrites {
  * What the dashboard, the API and the ref gate read: agents, cells (default and `@ref`), runs, sites
  * and plan requests (`test/storeContract.ts`). Reads are small and specific.
  */
-/** A ref of the default cells and how much of the fleet plans it (`ReadStore.mainRefs`). */
-export interface MainRef {
+/** A ref and how much of the fleet plans it (`ReadStore.refTotals`): its cells, newest plan and result. */
+export interface RefTotal {
   ref: string;
   cells: number;
   plannedAt: number;
@@ -233,10 +233,12 @@ export interface ReadStore {
   getCells(keys: readonly CellKeyQuery[]): Promise<(CellRow | null)[]>;
   listCells(site?: string): Promise<CellRow[]>;
   /**
-   * The refs of the default cells (`ref` set), each with its cells and newest plan and result, counted
-   * by the database (`/api/refs`): no cell row is read. A store without it has `listCells` read instead.
+   * Every ref with plans, over default cells (`ref` set) and `@ref` cells alike: its cells, newest plan
+   * and result, newest plan first (then by ref), at most `limit` (`/api/refs`). Kept by the read model
+   * (a count per ref, the newest plan and result by index): no cell row is read
+   * (docs/decisions/565-ref-and-needs-reads-from-the-read-model.md).
    */
-  mainRefs?(): Promise<MainRef[]>;
+  refTotals(limit: number): Promise<RefTotal[]>;
   /** The read model's counts of one scope (of `keys` only, when given): no cell is read. */
   cellCounts(scope: CountScope, keys?: readonly string[]): Promise<CellCount[]>;
   /** A bounded window of default cells by the read model's columns. */

@@ -200,6 +200,8 @@ export class MemoryHubStore implements HubStore {
   async pageCells(q: CellPageQuery) {
     return this.model.page(this.cells.values(), q).map(clone);
   }
+  refTotals = async (n: number) =>
+    this.model.refTotals([...this.cells.values(), ...this.refCells.values()], n);
   async attentionCells(q: AttentionQuery) {
     return this.model.attention(this.cells.values(), q).map(clone);
   }

@@ -5,6 +5,7 @@ import type {
   CellPageQuery,
   CellRow,
   CountScope,
+  RefTotal,
   SitePageQuery,
 } from '../../ports/HubStore.js';
 
@@ -81,6 +82,21 @@ export class MemoryReadModel {
       })
       .sort(byCell)
       .slice(0, q.limit);
+  }
+
+  /** Default and `@ref` cells by ref (an `@ref` cell's is its `atRef`), newest plan first, then by ref. */
+  refTotals(cells: Iterable<CellRow>, limit: number): RefTotal[] {
+    const by = new Map<string, RefTotal>();
+    for (const c of cells) {
+      const ref = c.atRef || c.ref;
+      if (!ref) continue;
+      const t = by.get(ref) ?? { ref, cells: 0, plannedAt: 0, receivedAt: 0 };
+      t.cells++;
+      t.plannedAt = Math.max(t.plannedAt, c.plannedAt);
+      t.receivedAt = Math.max(t.receivedAt, c.receivedAt);
+      by.set(ref, t);
+    }
+    return [...by.values()].sort((a, b) => b.plannedAt - a.plannedAt || byText(a.ref, b.ref)).slice(0, limit);
   }
 
   attention(cells: Iterable<CellRow>, q: AttentionQuery): CellRow[] {

@@ -20,11 +20,11 @@ import type {
   Deliveries,
   DownlinkRow,
   HubStore,
-  MainRef,
   PeerRow,
   PlanRequestRow,
   PruneResult,
   RefCellQuery,
+  RefTotal,
   RetentionPolicy,
   RunQuery,
   RunRow,
@@ -169,14 +169,8 @@ export class PostgresHubStore implements HubStore {
     for (const [i, k] of refs.entries()) found.set(k, b[i]?.row ?? null);
     return keys.map((k) => found.get(k) ?? null);
   }
-  /** `ReadStore.mainRefs`: counted by PostgreSQL, no row sent. */
-  async mainRefs(): Promise<MainRef[]> {
-    return (await this.db.query<MainRef>(R.mainRefs, [])).map((r) => ({
-      ref: r.ref,
-      cells: Number(r.cells),
-      plannedAt: Number(r.plannedAt),
-      receivedAt: Number(r.receivedAt),
-    }));
+  async refTotals(limit: number): Promise<RefTotal[]> {
+    return this.model.refTotals(limit);
   }
   listCells(site?: string) {
     return site ? this.all<CellRow>(R.cellsOf, [site]) : this.all<CellRow>(R.cells);

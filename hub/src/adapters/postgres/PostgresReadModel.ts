@@ -6,6 +6,7 @@ import type {
   CellPageQuery,
   CellRow,
   CountScope,
+  RefTotal,
   SitePageQuery,
 } from '../../ports/HubStore.js';
 import type { PgDatabase, Stmt } from './PgDatabase.js';
@@ -23,6 +24,9 @@ const SITE_ORDER: Record<SitePageQuery['sort'], string> = {
   problems: `(SELECT COALESCE(SUM(c.n), 0) FROM cell_counts c WHERE c.scope = 'site' AND c.key = n.site
       AND (c.kind IN ('failed', 'stuck-lock', 'drift') OR c.stale = 1)) DESC, n.site`,
 };
+const newest = (col: string) =>
+  `GREATEST(COALESCE((SELECT max(c.${col}) FROM cells c WHERE c.ref = r.ref), 0),
+     COALESCE((SELECT max(x.${col}) FROM ref_cells x WHERE x.ref = r.ref), 0))`;
 const M = {
   counts: st(
     'counts',
@@ -46,6 +50,12 @@ const M = {
     `UPDATE cells SET stale = 1 WHERE (site, environment, component) IN (
        SELECT site, environment, component FROM cells WHERE stale = 0 AND stale_at IS NOT NULL AND stale_at < $1
        ORDER BY stale_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING row`,
+  ),
+  // Per ref: its count, and its newest plan and result of each kind of cell, each one index seek.
+  refTotals: st(
+    'ref_totals',
+    `SELECT r.ref, r.n AS cells, ${newest('planned_at')} AS "plannedAt", ${newest('received_at')} AS "receivedAt"
+     FROM ref_counts r WHERE r.n > 0 ORDER BY 3 DESC, r.ref LIMIT $1`,
   ),
   unfilled: st(
     'unfilled',
@@ -120,6 +130,16 @@ export class PostgresReadModel {
     // Named by its text: one prepared statement per combination of filters.
     const name = `page_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
     return (await this.db.query<{ row: CellRow }>(st(name, text), values)).map((r) => r.row);
+  }
+
+  async refTotals(limit: number): Promise<RefTotal[]> {
+    const rows = await this.db.query<RefTotal>(M.refTotals, [limit]);
+    return rows.map((r) => ({
+      ref: r.ref,
+      cells: Number(r.cells),
+      plannedAt: Number(r.plannedAt),
+      receivedAt: Number(r.receivedAt),
+    }));
   }
 
   async attention(q: AttentionQuery): Promise<CellRow[]> {

@@ -52,3 +52,41 @@ BEGIN
 END $$;
 CREATE TRIGGER cells_count AFTER INSERT OR UPDATE OR DELETE ON cells FOR EACH ROW EXECUTE FUNCTION cells_count();
 `;
+
+/**
+ * Migration 7: refs from the read model (docs/decisions/565-ref-and-needs-reads-from-the-read-model.md),
+ * as on SQLite (version 9): default cells keep their ref and result time, `@ref` cells their plan time,
+ * and `ref_counts` how many cells of both kinds each ref has (a trigger, in the cell's transaction).
+ */
+export const REF_TOTALS = `
+ALTER TABLE cells ADD COLUMN ref ${K};
+ALTER TABLE cells ADD COLUMN received_at bigint;
+ALTER TABLE ref_cells ADD COLUMN planned_at bigint;
+UPDATE cells SET ref = NULLIF(row->>'ref', ''), received_at = (row->>'receivedAt')::bigint;
+UPDATE ref_cells SET planned_at = (row->>'plannedAt')::bigint;
+CREATE INDEX cells_ref_planned ON cells (ref, planned_at);
+CREATE INDEX cells_ref_received ON cells (ref, received_at);
+CREATE INDEX ref_cells_ref_planned ON ref_cells (ref, planned_at);
+CREATE INDEX ref_cells_ref_received ON ref_cells (ref, received_at);
+CREATE TABLE ref_counts (ref ${K} PRIMARY KEY, n integer NOT NULL);
+INSERT INTO ref_counts (ref, n) SELECT ref, count(*) FROM (
+  SELECT ref FROM cells WHERE ref IS NOT NULL UNION ALL SELECT ref FROM ref_cells
+) x GROUP BY ref;
+CREATE FUNCTION ref_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND OLD.ref IS NOT DISTINCT FROM NEW.ref THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.ref IS NOT NULL THEN
+    UPDATE ref_counts SET n = n - 1 WHERE ref = OLD.ref;
+    DELETE FROM ref_counts WHERE ref = OLD.ref AND n <= 0;
+  END IF;
+  IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.ref IS NOT NULL THEN
+    INSERT INTO ref_counts (ref, n) VALUES (NEW.ref, 1) ON CONFLICT (ref) DO UPDATE SET n = ref_counts.n + 1;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER cells_ref_count AFTER INSERT OR DELETE OR UPDATE OF ref ON cells
+  FOR EACH ROW EXECUTE FUNCTION ref_count();
+CREATE TRIGGER ref_cells_ref_count AFTER INSERT OR DELETE ON ref_cells FOR EACH ROW EXECUTE FUNCTION ref_count();
+`;

@@ -35,11 +35,6 @@ export const R = {
      ORDER BY k.n`,
   ),
   cells: st('cells', 'SELECT row FROM cells ORDER BY site, environment, component'),
-  mainRefs: st(
-    'mainRefs',
-    `SELECT row->>'ref' AS ref, count(*) AS cells, max((row->>'plannedAt')::bigint) AS "plannedAt",
-       max((row->>'receivedAt')::bigint) AS "receivedAt" FROM cells WHERE row->>'ref' <> '' GROUP BY 1`,
-  ),
   cellsOf: st('cells_of', 'SELECT row FROM cells WHERE site = $1 ORDER BY site, environment, component'),
   cellsAt: st(
     'cells_at',

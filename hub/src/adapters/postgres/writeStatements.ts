@@ -29,14 +29,20 @@ const W = {
   ),
   refCell: st(
     'ref_cell',
-    upsert('ref_cells', 'site, environment, component, ref', ['run_id', 'status', 'received_at', 'row']),
+    upsert('ref_cells', 'site, environment, component, ref', [
+      'run_id',
+      'status',
+      'received_at',
+      'planned_at',
+      'row',
+    ]),
   ),
   cell: st(
     'cell',
-    `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (site, environment, component) DO UPDATE SET
+    `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale, ref, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (site, environment, component) DO UPDATE SET
      run_id = EXCLUDED.run_id, row = EXCLUDED.row, status = EXCLUDED.status, kind = EXCLUDED.kind,
-     planned_at = EXCLUDED.planned_at, stale_at = EXCLUDED.stale_at,
+     planned_at = EXCLUDED.planned_at, stale_at = EXCLUDED.stale_at, ref = EXCLUDED.ref, received_at = EXCLUDED.received_at,
      stale = CASE WHEN cells.stale_at IS NOT DISTINCT FROM EXCLUDED.stale_at
        THEN GREATEST(cells.stale, EXCLUDED.stale) ELSE EXCLUDED.stale END`,
   ),
@@ -114,7 +120,18 @@ export function writeSteps(w: WriteSet): Step[] {
     );
   for (const c of w.cells ?? []) {
     if (c.atRef)
-      add(W.refCell, c.site, c.environment, c.component, c.atRef, c.runId, c.status, c.receivedAt, json(c));
+      add(
+        W.refCell,
+        c.site,
+        c.environment,
+        c.component,
+        c.atRef,
+        c.runId,
+        c.status,
+        c.receivedAt,
+        c.plannedAt,
+        json(c),
+      );
     else {
       const k = cellColumns(c);
       add(
@@ -129,6 +146,8 @@ export function writeSteps(w: WriteSet): Step[] {
         k.plannedAt,
         k.staleAt,
         k.stale,
+        k.ref,
+        k.receivedAt,
       );
     }
   }

@@ -155,7 +155,7 @@ export class SqliteHubStore implements HubStore {
   async attentionCells(q: AttentionQuery) {
     return this.model.attention(q);
   }
-  mainRefs = async () => this.model.refs();
+  refTotals = async (limit: number) => this.model.refTotals(limit);
   async pageSites(q: SitePageQuery) {
     return this.model.sites(q);
   }

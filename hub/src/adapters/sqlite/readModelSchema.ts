@@ -71,3 +71,51 @@ ALTER TABLE agents ADD COLUMN brief TEXT;
 export const SCHEMA_V8 = `
 CREATE INDEX IF NOT EXISTS cells_unfilled ON cells (site, environment, component) WHERE status IS NULL;
 `;
+
+/** The `ref_counts` step of a trigger: one cell of `ref` more or fewer; a ref counted to 0 goes. */
+const refCount = (ref: string, by: 1 | -1) =>
+  by === 1
+    ? `INSERT INTO ref_counts (ref, n) VALUES (${ref}, 1) ON CONFLICT (ref) DO UPDATE SET n = n + 1;`
+    : `UPDATE ref_counts SET n = n - 1 WHERE ref = ${ref}; DELETE FROM ref_counts WHERE ref = ${ref} AND n <= 0;`;
+
+/**
+ * Version 9: refs from the read model (docs/decisions/565-ref-and-needs-reads-from-the-read-model.md).
+ * Default cells keep their ref and result time as columns and `@ref` cells their plan time; `ref_counts`
+ * keeps how many cells (of both kinds) each ref has, moved by triggers in the cell's transaction, and
+ * each ref's newest plan and result are one index seek away: `/api/refs` reads no cell row.
+ */
+export const SCHEMA_V9 = `
+ALTER TABLE cells ADD COLUMN ref TEXT;
+ALTER TABLE cells ADD COLUMN received_at INTEGER;
+ALTER TABLE ref_cells ADD COLUMN planned_at INTEGER;
+UPDATE cells SET ref = NULLIF(json_extract(row, '$.ref'), ''), received_at = json_extract(row, '$.receivedAt');
+UPDATE ref_cells SET planned_at = json_extract(row, '$.plannedAt');
+CREATE INDEX IF NOT EXISTS cells_ref_planned ON cells (ref, planned_at);
+CREATE INDEX IF NOT EXISTS cells_ref_received ON cells (ref, received_at);
+CREATE INDEX IF NOT EXISTS ref_cells_ref_planned ON ref_cells (ref, planned_at);
+CREATE INDEX IF NOT EXISTS ref_cells_ref_received ON ref_cells (ref, received_at);
+CREATE TABLE IF NOT EXISTS ref_counts (ref TEXT PRIMARY KEY, n INTEGER NOT NULL);
+INSERT INTO ref_counts (ref, n) SELECT ref, count(*) FROM (
+  SELECT ref FROM cells WHERE ref IS NOT NULL UNION ALL SELECT ref FROM ref_cells
+) GROUP BY ref;
+CREATE TRIGGER IF NOT EXISTS cells_ref_insert AFTER INSERT ON cells WHEN new.ref IS NOT NULL BEGIN
+${refCount('new.ref', 1)}
+END;
+CREATE TRIGGER IF NOT EXISTS cells_ref_delete AFTER DELETE ON cells WHEN old.ref IS NOT NULL BEGIN
+${refCount('old.ref', -1)}
+END;
+CREATE TRIGGER IF NOT EXISTS cells_ref_update_old AFTER UPDATE OF ref ON cells
+WHEN old.ref IS NOT NULL AND old.ref IS NOT new.ref BEGIN
+${refCount('old.ref', -1)}
+END;
+CREATE TRIGGER IF NOT EXISTS cells_ref_update_new AFTER UPDATE OF ref ON cells
+WHEN new.ref IS NOT NULL AND old.ref IS NOT new.ref BEGIN
+${refCount('new.ref', 1)}
+END;
+CREATE TRIGGER IF NOT EXISTS ref_cells_ref_insert AFTER INSERT ON ref_cells BEGIN
+${refCount('new.ref', 1)}
+END;
+CREATE TRIGGER IF NOT EXISTS ref_cells_ref_delete AFTER DELETE ON ref_cells BEGIN
+${refCount('old.ref', -1)}
+END;
+`;

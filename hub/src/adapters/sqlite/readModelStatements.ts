@@ -6,7 +6,7 @@ import type {
   CellPageQuery,
   CellRow,
   CountScope,
-  MainRef,
+  RefTotal,
   SitePageQuery,
 } from '../../ports/HubStore.js';
 
@@ -34,10 +34,10 @@ export function readModelStatements(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   const s = {
     upCell: p(
-      `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, environment, component) DO UPDATE SET
+      `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale, ref, received_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, environment, component) DO UPDATE SET
        run_id = excluded.run_id, row = excluded.row, status = excluded.status, kind = excluded.kind,
-       planned_at = excluded.planned_at,
+       planned_at = excluded.planned_at, ref = excluded.ref, received_at = excluded.received_at,
        stale = CASE WHEN cells.stale_at IS excluded.stale_at THEN max(cells.stale, excluded.stale) ELSE excluded.stale END,
        stale_at = excluded.stale_at`,
     ),
@@ -60,10 +60,13 @@ export function readModelStatements(db: Database.Database) {
   };
   const pages = new Map<string, Database.Statement>();
   const attentionByKind = new Map<string, Database.Statement>();
-  const mainRefs = db.prepare(
-    `SELECT json_extract(row, '$.ref') AS ref, count(*) AS cells,
-       max(json_extract(row, '$.plannedAt')) AS plannedAt, max(json_extract(row, '$.receivedAt')) AS receivedAt
-     FROM cells WHERE json_extract(row, '$.ref') <> '' GROUP BY 1`,
+  // Per ref: its count, and its newest plan and result of each kind of cell, each one index seek.
+  const newest = (col: string) =>
+    `max(coalesce((SELECT max(${col}) FROM cells c WHERE c.ref = r.ref), 0),
+         coalesce((SELECT max(${col}) FROM ref_cells x WHERE x.ref = r.ref), 0))`;
+  const refTotals = db.prepare(
+    `SELECT r.ref AS ref, r.n AS cells, ${newest('planned_at')} AS plannedAt, ${newest('received_at')} AS receivedAt
+     FROM ref_counts r WHERE r.n > 0 ORDER BY plannedAt DESC, r.ref LIMIT ?`,
   );
   const siteTotals = new Map<string, Database.Statement>();
   const sitePages = new Map<string, Database.Statement>();
@@ -84,6 +87,8 @@ export function readModelStatements(db: Database.Database) {
           k.plannedAt,
           k.staleAt,
           k.stale,
+          k.ref,
+          k.receivedAt,
         );
       }
     },
@@ -150,9 +155,9 @@ export function readModelStatements(db: Database.Database) {
       }
       return parseAll(st.all(args) as Row[]);
     },
-    /** `ReadStore.mainRefs`: counted in SQLite, no row parsed in JavaScript. */
-    refs(): MainRef[] {
-      return mainRefs.all() as MainRef[];
+    /** `ReadStore.refTotals`: from `ref_counts` and the ref indexes, no cell row read. */
+    refTotals(limit: number): RefTotal[] {
+      return refTotals.all(limit) as RefTotal[];
     },
     attention(q: AttentionQuery): CellRow[] {
       if (q.kind === 'stale') return parseAll(s.attentionStale.all(q.limit) as Row[]);

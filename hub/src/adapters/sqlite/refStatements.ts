@@ -18,8 +18,8 @@ export function refStatements(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   const s = {
     upCell: p(
-      `INSERT INTO ref_cells (site, environment, component, ref, run_id, status, received_at, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (site, environment, component, ref) DO UPDATE SET run_id = excluded.run_id, status = excluded.status, received_at = excluded.received_at, row = excluded.row`,
+      `INSERT INTO ref_cells (site, environment, component, ref, run_id, status, received_at, planned_at, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (site, environment, component, ref) DO UPDATE SET run_id = excluded.run_id, status = excluded.status, received_at = excluded.received_at, planned_at = excluded.planned_at, row = excluded.row`,
     ),
     getCell: p('SELECT row FROM ref_cells WHERE site = ? AND environment = ? AND component = ? AND ref = ?'),
     cells: p(
@@ -71,6 +71,7 @@ export function refStatements(db: Database.Database) {
           c.runId,
           c.status,
           c.receivedAt,
+          c.plannedAt,
           JSON.stringify(c),
         );
       }

@@ -41,6 +41,9 @@ export interface CellColumns {
   staleAt: number | null;
   /** Stale when the hub received it; the sweeper sets it once the deadline passes (`advanceStale`). */
   stale: 0 | 1;
+  /** The ref planned (null for none or ''): `refTotals` counts cells by it. */
+  ref: string | null;
+  receivedAt: number;
 }
 
 export function cellColumns(c: CellRow): CellColumns {
@@ -51,5 +54,7 @@ export function cellColumns(c: CellRow): CellColumns {
     plannedAt: c.plannedAt,
     staleAt,
     stale: staleAt !== null && c.receivedAt > staleAt ? 1 : 0,
+    ref: c.ref ? c.ref : null,
+    receivedAt: c.receivedAt,
   };
 }

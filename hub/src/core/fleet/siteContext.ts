@@ -54,6 +54,30 @@ export async function siteRows(
 }
 
 /**
+ * The rows of `names` with their agents' facts only: past {@link SITE_ROWS_ONE_BY_ONE} sites, from the
+ * fleet's site rows and agent briefs (`listAgentBriefs`), never parsing any agent's cadence (a drift page
+ * names up to ~1,000 sites; every agent's whole row was most of its time, decision 565).
+ */
+export async function siteFacts(
+  store: Pick<ReadStore, 'getSite' | 'listSites' | 'listAgents' | 'listAgentBriefs'>,
+  names: readonly string[],
+): Promise<SiteRows<AgentFacts>> {
+  if (names.length <= SITE_ROWS_ONE_BY_ONE) return siteRows(store, names);
+  const wanted = new Set(names);
+  const [r, a] = await Promise.all([store.listSites(), store.listAgentBriefs()]);
+  const rows = new Map<string, SiteRow>();
+  const agents = new Map<string, AgentFacts[]>();
+  for (const x of r) if (wanted.has(x.site)) rows.set(x.site, x);
+  for (const x of a) {
+    if (!wanted.has(x.site)) continue;
+    const list = agents.get(x.site);
+    if (list) list.push(x);
+    else agents.set(x.site, [x]);
+  }
+  return { names: [...names], rows, agents };
+}
+
+/**
  * Every site's row and its agents' briefs (`listAgentBriefs`), sorted by name: what `/api/fleet` reads
  * of sites, without parsing any agent's cadence (docs/decisions/465-agent-briefs.md).
  */

@@ -1,5 +1,5 @@
 import { API_PATHS, MATRIX_PAGE_MAX, MatrixQuerySchema } from '@driftline/protocol';
-import { decodeCellCursor, encodeCellCursor } from '../../../core/fleet/MatrixWindow.js';
+import { decodeCellCursor, encodeCellCursor, SPANNING_PAGE_MAX } from '../../../core/fleet/MatrixWindow.js';
 import { err } from '../openapiShared.js';
 import { checkRefQuery } from './refs.js';
 import { route } from './route.js';
@@ -25,7 +25,7 @@ export const matrixRoutes = [
         stale: 'only stale (true) or fresh (false) cells',
         at: 'ISO 8601 time: the matrix as the hub knew it then',
         sites: 'a window of rows: only these sites, comma-separated (at most 500)',
-        limit: `most cells in this answer (default and at most ${MATRIX_PAGE_MAX})`,
+        limit: `most cells in this answer (default and at most ${MATRIX_PAGE_MAX} for one site or a window of sites, ${SPANNING_PAGE_MAX} for a page across sites)`,
         cursor: 'the `next` of the previous page',
         ref: "plans of this ref (pr/42): its cells and no-data for cells that may plan it; default each component's default ref; not with at",
       },
