@@ -208,7 +208,9 @@ export const ComponentSchema = z
       .positive()
       .max(1000)
       .default(3)
-      .describe('After this many locked runs in a row the cell becomes failed (stuck-lock).'),
+      .describe(
+        'After this many locked runs in a row the cell becomes failed (stuck-lock) and stays so until a run gets the lock.',
+      ),
   })
   .superRefine((c, ctx) => {
     if ((c.workingDir === undefined) === (c.source === undefined))

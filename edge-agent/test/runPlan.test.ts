@@ -95,6 +95,23 @@ describe('runPlan with a fake terraform', () => {
     expect(third.lockedStreak).toBe(3);
   });
 
+  it("carries Terraform's Lock Info as the run's lock, with where to run force-unlock", async () => {
+    const r = await runPlan('network', 'staging', config(), deps('lock'), { lockedStreak: 2 });
+    expect(PlanSummarySchema.parse(r.summary)).toMatchObject({
+      status: 'failed',
+      reason: 'stuck-lock',
+      lock: {
+        id: '5ba24658-9d93-e5d5-231e-bf92254a663e',
+        path: 'terraform.tfstate',
+        who: 'root@vm',
+        created: '2026-12-02 16:46:18.137954996 +0000 UTC',
+        workspace: 'stg',
+      },
+    });
+    expect(r.summary.errorExcerpt).toContain('ID:        5ba24658-9d93-e5d5-231e-bf92254a663e');
+    expect(r.summary.errorExcerpt).toContain('"-lock=false"');
+  });
+
   it('times out with SIGTERM, and SIGKILLs a tool that ignores it', async () => {
     const r = await runPlan('network', 'prod', config(), deps('timeout'));
     expect(r.summary).toMatchObject({ status: 'failed', reason: 'timeout' });

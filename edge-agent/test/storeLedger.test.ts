@@ -196,6 +196,18 @@ describe('AgentLedger', () => {
     expect(s.lockedStreak('prod', 'other')).toBe(0);
   });
 
+  it('reads the streak a stuck-lock run left, though that run is failed, not locked', () => {
+    const { ledger: s } = memoryLedger();
+    const lock = (status: 'locked' | 'failed', reason: string, lockedStreak: number) =>
+      s.record({ runId: runId(), summary: summary({ status, reason, planHash: undefined }), lockedStreak });
+    lock('locked', 'state-locked', 1);
+    lock('locked', 'state-locked', 2);
+    lock('failed', 'stuck-lock', 3);
+    expect(s.lockedStreak('prod', 'network')).toBe(3);
+    s.record({ runId: runId(), summary: summary({ status: 'clean' }) });
+    expect(s.lockedStreak('prod', 'network')).toBe(0);
+  });
+
   it('publishes facts once without a run, and writes nothing when they have not changed', () => {
     const { ledger: s } = memoryLedger();
     const facts = { version: '0.1.0', cadenceS: { 'prod/network': 900 }, contactIntervalS: 1830 };

@@ -66,6 +66,8 @@ export class AgentSim {
       queueDepth?: number;
       /** More fields of the run's summary (`resources`, `checks`, `errorExcerpt`). */
       summary?: Record<string, unknown>;
+      /** The run's and cell's reason (default `exit-1` for `failed`, none otherwise). */
+      reason?: string;
     } = {},
   ): string {
     const runId = this.ids();
@@ -80,6 +82,10 @@ export class AgentSim {
       drift: status === 'drift' ? 1 : 0,
     };
     const key = `${environment}/${component}`;
+    const outcome =
+      status === 'failed'
+        ? { reason: opts.reason ?? 'exit-1' }
+        : { counts, ...(opts.reason ? { reason: opts.reason } : {}) };
     const pack = <T extends object>(v: T): T =>
       this.packed ? (new A.ImmutableString(packDocEntry(v as never)) as unknown as T) : v;
     this.doc = A.change(this.doc, (d) => {
@@ -91,7 +97,7 @@ export class AgentSim {
           component,
           environment,
           status,
-          ...(status === 'failed' ? { reason: 'exit-1' } : { counts }),
+          ...outcome,
           startedAt: new Date(at - 1000).toISOString(),
           finishedAt: iso,
           ...(opts.planHash ? { planHash: opts.planHash as never } : {}),
@@ -105,7 +111,7 @@ export class AgentSim {
         component,
         runId: runId as never,
         status,
-        ...(status === 'failed' ? { reason: 'exit-1' } : { counts }),
+        ...outcome,
         plannedAt: at,
         confirmations: 0,
         ...(opts.planHash ? { planHash: opts.planHash as never } : {}),
@@ -196,6 +202,21 @@ export class AgentSim {
       const doc = d as unknown as { requests?: Record<string, unknown> };
       if (!doc.requests) doc.requests = {};
       if (requestId) doc.requests[requestId] = { environment, component, state, receivedAt: at };
+    });
+  }
+
+  /**
+   * As the agent does when it starts the plan it runs for request `requestId` (decision 560): stamps the
+   * request with when that run started, on its own clock.
+   */
+  started(requestId: string): void {
+    const at = this.clock.now();
+    this.doc = A.change(this.doc, (d) => {
+      const entry = (d as unknown as { requests: Record<string, Record<string, unknown>> }).requests[
+        requestId
+      ];
+      if (!entry) throw new Error(`started: request ${requestId} was not received`);
+      entry.startedAt = at;
     });
   }
 

@@ -63,6 +63,38 @@ export function runSharedStoreContract(
   );
 
   it(
+    'marks a pending request held by a relay once, and still delivers it after (decision 560)',
+    withStore(async (s) => {
+      const pending = request('R1', 'pending');
+      await s.commit({ planRequests: [pending, request('R2', 'delivered')] });
+      const atRelay = (r: PlanRequestRow, at: number): PlanRequestRow => ({
+        ...r,
+        relayAt: at,
+        relay: 'relay-1',
+      });
+      const first = await s.markDelivered({
+        requests: [atRelay(pending, 9), atRelay(request('R2', 'delivered'), 9)],
+        approvals: [],
+      });
+      expect(first.requests.map((r) => r.requestId)).toEqual(['R1']);
+      expect(await s.getPlanRequest('R1')).toMatchObject({ state: 'pending', relayAt: 9, relay: 'relay-1' });
+      expect(await s.listPlanRequests({ site: 'ship-7', open: true })).toHaveLength(2);
+      // Another relay's (or hub's) later pull does not move the time it first got there.
+      const again = await s.markDelivered({ requests: [atRelay(pending, 10)], approvals: [] });
+      expect(again.requests).toEqual([]);
+      expect((await s.getPlanRequest('R1'))?.relayAt).toBe(9);
+      // The agent's word that it arrived still moves it (an older agent's pull, here).
+      const delivered = await s.markDelivered({
+        requests: [{ ...atRelay(pending, 9), state: 'delivered', deliveredAt: 11 }],
+        approvals: [],
+      });
+      expect(delivered.requests).toHaveLength(1);
+      expect(await s.getPlanRequest('R1')).toMatchObject({ state: 'delivered', deliveredAt: 11, relayAt: 9 });
+      expect(await s.listPlanRequests({ site: 'ship-7', open: true })).toHaveLength(2);
+    }),
+  );
+
+  it(
     'runs a function under the documents’ merge lock and answers what it answers, commits included',
     withStore(async (s) => {
       const got = await s.lockDocs(

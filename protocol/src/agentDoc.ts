@@ -171,6 +171,24 @@ export const AgentFactsSchema = z.object({
    * heads packed in it (decision 520). Absent: nothing new.
    */
   reads: z.array(z.string().max(40)).max(20).optional(),
+  /**
+   * Upstreams that held this agent's results (custody) past their deadline without the hub's ack, and were
+   * passed over for it: the upstream as the agent names it, the results it held, when the oldest was given
+   * and when it was first found sitting (agent clock), and how often what it held went again by another
+   * way (docs/decisions/575-custody-deadline-per-path.md). Absent: none.
+   */
+  custodyOverdue: z
+    .array(
+      z.strictObject({
+        upstream: z.string().max(300),
+        results: z.number().int().nonnegative(),
+        oldestAt: z.number().int().nonnegative(),
+        since: z.number().int().nonnegative(),
+        resends: z.number().int().nonnegative(),
+      }),
+    )
+    .max(10)
+    .optional(),
   reportedAt: z.number().int().nonnegative(),
 });
 export type AgentFacts = z.infer<typeof AgentFactsSchema>;

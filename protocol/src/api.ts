@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CellContactSchema, SiteContactSchema } from './contactApi.js';
 import { RunIdSchema, SiteIdSchema } from './ids.js';
-import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema } from './planSummary.js';
+import { PlanCountsSchema, PlanStatusSchema, PlanSummarySchema, StateLockSchema } from './planSummary.js';
 
 /**
  * The hub's dashboard API (`/api/…`). Field names of `MatrixCell` are read by the team's own checks:
@@ -126,6 +126,23 @@ export const AgentInfoSchema = z.object({
    * the agent's previous one. Null or absent: none.
    */
   clockHeld: ClockHeldSchema.nullable().optional(),
+  /**
+   * Upstreams the agent found sitting on its results (custody past the path's deadline, no hub ack) and
+   * passed over: the upstream as the agent names it, the results it held, the oldest receipt's time and
+   * when it was first found sitting, and how often what it held went by another way
+   * (docs/decisions/575-custody-deadline-per-path.md). Empty or absent: none.
+   */
+  custodyOverdue: z
+    .array(
+      z.object({
+        upstream: z.string(),
+        results: z.number().int().nonnegative(),
+        oldestAt: z.iso.datetime(),
+        since: z.iso.datetime(),
+        resends: z.number().int().nonnegative(),
+      }),
+    )
+    .optional(),
 });
 export type AgentInfo = z.infer<typeof AgentInfoSchema>;
 
@@ -200,6 +217,8 @@ export const RunListItemSchema = z.object({
   checksFailed: z.number().int().nonnegative().optional(),
   ref: z.string().nullable().optional(),
   commit: z.string().nullable().optional(),
+  /** The state lock a `locked` or `stuck-lock` run met, when its agent said (decision 555). */
+  lock: StateLockSchema.optional(),
 });
 export type RunListItem = z.infer<typeof RunListItemSchema>;
 
@@ -241,7 +260,12 @@ export const RunDetailSchema = RunListItemSchema.extend({
 });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 
-export const PLAN_REQUEST_STATES = ['pending', 'delivered', 'done', 'expired', 'refused'] as const;
+/**
+ * A plan request's states (docs/decisions/560-plan-request-states.md): `pending` (at the hub, or at a relay:
+ * `relayAt`), `delivered` (the agent's word, or for an older agent a pull), `running` (the agent's word
+ * that it started the plan), then `done`, `expired` or `refused` (by the agent).
+ */
+export const PLAN_REQUEST_STATES = ['pending', 'delivered', 'running', 'done', 'expired', 'refused'] as const;
 export const PlanRequestStateSchema = z.enum(PLAN_REQUEST_STATES);
 
 export const PlanRequestCreateSchema = z.object({
@@ -264,6 +288,14 @@ export const PlanRequestSchema = PlanRequestCreateSchema.extend({
   doneAt: z.iso.datetime().nullable(),
   /** The run that answered the request, once done. */
   runId: RunIdSchema.nullable(),
+  /**
+   * When a relay pulled the request from the hub's downlink, and which (the hub's direct peer; the hub
+   * knows nothing of the hops after it). Null: no relay has it yet, or the agent pulled it itself.
+   */
+  relayAt: z.iso.datetime().nullable().optional(),
+  relay: z.string().nullable().optional(),
+  /** When the agent started the plan that answers it (its signed word, on the hub clock; decision 560). */
+  startedAt: z.iso.datetime().nullable().optional(),
   /**
    * For an agent that confirms what it receives (docs/decisions/230-time-a-hop-cannot-forge.md): when its
    * signed document should say the request arrived, and whether that is overdue (still `pending` past it:

@@ -136,6 +136,29 @@ export const GitInfoSchema = z.object({
   dirty: z.boolean().optional(),
 });
 
+/**
+ * The state lock a `locked` or `stuck-lock` run met: Terraform's "Lock Info" (`LockInfo.String()`,
+ * internal/states/statemgr/locker.go), each field scanned alone at the site, so a field that looks like a
+ * secret is left out and the others stay. `dir` and `workspace` say where `terraform force-unlock <id>`
+ * is to be run, when the agent knows: the configured working directory (absent for a component planned
+ * from a git checkout, which is gone after the run) and `TF_WORKSPACE` (decision 555). Absent from older agents.
+ */
+export const StateLockSchema = z.object({
+  /** The lock's ID: what `terraform force-unlock` takes. */
+  id: z.string().min(1).max(200),
+  path: z.string().max(200).optional(),
+  operation: z.string().max(200).optional(),
+  /** `user@host` of the holder. */
+  who: z.string().max(200).optional(),
+  version: z.string().max(200).optional(),
+  /** When the holder took it, as Terraform prints it (`2026-12-02 16:46:18.137954996 +0000 UTC`). */
+  created: z.string().max(200).optional(),
+  info: z.string().max(200).optional(),
+  dir: z.string().max(500).optional(),
+  workspace: z.string().max(200).optional(),
+});
+export type StateLock = z.infer<typeof StateLockSchema>;
+
 export const PlanSummarySchema = z.object({
   component: z.string().min(1),
   environment: z.string().min(1),
@@ -144,6 +167,8 @@ export const PlanSummarySchema = z.object({
   reason: z.string().max(200).optional(),
   /** A short, secret-scanned excerpt of the tool's error output. */
   errorExcerpt: z.string().max(2000).optional(),
+  /** For `locked` and `failed`/`stuck-lock`: the lock that is held, when Terraform said (decision 555). */
+  lock: StateLockSchema.optional(),
   /** Absent when nothing of the plan may leave (`redaction-failed`) or there was no plan (`failed`, `locked`). */
   counts: PlanCountsSchema.optional(),
   resources: z.array(ResourceChangeSchema).optional(),

@@ -45,19 +45,21 @@ describe('mergeDoc', () => {
   it('appends small changes and stores the document whole once its chunks grow', () => {
     const doc = start();
     const base = A.save(doc);
-    const small = put(doc, 'r1', 'small');
+    const small = put(doc, '01JX00000000000000000000R1', 'small');
     const out = mergeDoc(job([base], [small.delta]));
     expect(out.items).toEqual([{ ok: true, changed: true }]);
     expect(out.whole).toBeNull();
     expect(out.heads).toEqual(A.getHeads(small.next));
-    expect(new SegmentEntries(out.segments[0] as Segment, new Map()).entry('runs', 'r1')).toBe('small');
+    expect(
+      new SegmentEntries(out.segments[0] as Segment, new Map()).entry('runs', '01JX00000000000000000000R1'),
+    ).toBe('small');
 
-    const large = put(small.next, 'r2', text(200));
+    const large = put(small.next, '01JX00000000000000000000R2', text(200));
     const grown = mergeDoc(job([base, small.delta], [large.delta]));
     expect(grown.whole).not.toBeNull();
     expect(A.getHeads(A.load(grown.whole as Uint8Array))).toEqual(A.getHeads(large.next));
     // Past `maxChunks` stored chunks the document is stored whole, whatever the sizes.
-    const tiny = put(A.clone(small.next), 'r3', 'x');
+    const tiny = put(A.clone(small.next), '01JX00000000000000000000R3', 'x');
     expect(mergeDoc(job([base, small.delta, base], [tiny.delta])).whole).not.toBeNull();
     // The same changes again change nothing and store nothing.
     expect(mergeDoc(job([base, small.delta], [small.delta])).items).toEqual([{ ok: true, changed: false }]);
@@ -66,21 +68,32 @@ describe('mergeDoc', () => {
   it('hands packed entries on as their text, parsed once when read', () => {
     const doc = start();
     const base = A.save(doc);
-    const entry = put(doc, 'r1', JSON.stringify({ runId: 'r1', n: 1 }));
+    const entry = put(
+      doc,
+      '01JX00000000000000000000R1',
+      JSON.stringify({ runId: '01JX00000000000000000000R1', n: 1 }),
+    );
     const seg = mergeDoc(job([base], [entry.delta])).segments[0] as Segment;
     // Text crosses from a merge worker for the price of a copy; parsed objects would be cloned field by field.
     expect(seg.runs).toEqual({});
-    expect(seg.packed.runs.get('r1')).toBe('{"runId":"r1","n":1}');
+    expect(seg.packed.runs.get('01JX00000000000000000000R1')).toBe(
+      '{"runId":"01JX00000000000000000000R1","n":1}',
+    );
     const read = new SegmentEntries(seg, new Map());
-    expect(read.entry('runs', 'r1')).toEqual({ runId: 'r1', n: 1 });
-    expect(read.entry('runs', 'r1')).toBe(read.entry('runs', 'r1'));
+    expect(read.entry('runs', '01JX00000000000000000000R1')).toEqual({
+      runId: '01JX00000000000000000000R1',
+      n: 1,
+    });
+    expect(read.entry('runs', '01JX00000000000000000000R1')).toBe(
+      read.entry('runs', '01JX00000000000000000000R1'),
+    );
   });
 
   it('never folds changes that wait for a missing dependency into a save, and keeps them', () => {
     const doc = start();
     const base = A.save(doc); // before the changes below: saving an outdated document saves the latest
-    const one = put(doc, 'r1', text(300));
-    const two = put(one.next, 'r2', text(300));
+    const one = put(doc, '01JX00000000000000000000R1', text(300));
+    const two = put(one.next, '01JX00000000000000000000R2', text(300));
     const out = mergeDoc(job([base], [two.delta], { maxChunks: 1, maxGrowth: 0 }));
     expect(out.items).toEqual([{ ok: true, changed: true }]);
     expect(out.whole).toBeNull();
@@ -90,12 +103,12 @@ describe('mergeDoc', () => {
   it('refuses changes that are not Automerge changes, or say they are another agent’s, and keeps the rest', () => {
     const doc = start();
     const base = A.save(doc);
-    const good = put(doc, 'r1', 'good');
+    const good = put(doc, '01JX00000000000000000000R1', 'good');
     const other = A.change(A.clone(good.next), (d) => {
       d.agent = 'b2';
     });
     const forged = A.saveSince(other, A.getHeads(good.next));
-    const after = put(good.next, 'r3', 'after');
+    const after = put(good.next, '01JX00000000000000000000R3', 'after');
     const out = mergeDoc(
       job([base], [good.delta, Uint8Array.of(1, 2, 3, 4), corrupt(good.delta), forged, after.delta], {
         maxChunks: 10,
@@ -109,23 +122,33 @@ describe('mergeDoc', () => {
       'ok',
     ]);
     // One segment before each refusal (what came before it), one for the end.
-    expect(out.segments.map(runKeys)).toEqual([['r1'], null, null, ['r3']]);
+    expect(out.segments.map(runKeys)).toEqual([
+      ['01JX00000000000000000000R1'],
+      null,
+      null,
+      ['01JX00000000000000000000R3'],
+    ]);
     expect(out.heads).toEqual(A.getHeads(after.next));
   });
 
   it('reads each segment’s own changes, also when a malformed bundle splits them', () => {
     const doc = start();
     const base = A.save(doc);
-    const one = put(doc, 'r1', 'one');
-    const two = put(one.next, 'r2', 'two');
-    const three = put(two.next, 'r3', 'three');
+    const one = put(doc, '01JX00000000000000000000R1', 'one');
+    const two = put(one.next, '01JX00000000000000000000R2', 'two');
+    const three = put(two.next, '01JX00000000000000000000R3', 'three');
     const out = mergeDoc(
       job([base], [one.delta, two.delta, Uint8Array.of(1), three.delta], { maxChunks: 10 }),
     );
-    expect(out.segments.map(runKeys)).toEqual([['r1', 'r2'], ['r3']]);
+    expect(out.segments.map(runKeys)).toEqual([
+      ['01JX00000000000000000000R1', '01JX00000000000000000000R2'],
+      ['01JX00000000000000000000R3'],
+    ]);
     // Nothing refused: one segment, the whole merge.
     const all = mergeDoc(job([base], [one.delta, two.delta, three.delta], { maxChunks: 10 }));
-    expect(all.segments.map(runKeys)).toEqual([['r1', 'r2', 'r3']]);
+    expect(all.segments.map(runKeys)).toEqual([
+      ['01JX00000000000000000000R1', '01JX00000000000000000000R2', '01JX00000000000000000000R3'],
+    ]);
   });
 });
 

@@ -21,8 +21,10 @@ export type CreateResult =
 
 /**
  * Plan requests (step 1 of docs/architecture.md#the-trip; S3): the hub asks, signed with its key,
- * for a cell the agent already plans; the agent decides. pending → delivered (a peer pulled it) →
- * done (a run for that cell started after the request arrived) or expired.
+ * for a cell the agent already plans; the agent decides. pending (at a relay once one pulled it) →
+ * delivered (the agent's word; an older agent's: a peer pulled it) → running (the agent's word that the
+ * plan started, decision 560) → done (a run for that cell started after the request arrived), or
+ * expired, or refused by the agent.
  */
 export class PlanRequests {
   /** When each unconfirmed request was last sent again (this process; a restart sends each once more). */

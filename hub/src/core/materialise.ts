@@ -162,6 +162,12 @@ export function materialise(
             readsWire2Publications: facts.reads?.includes(READS_WIRE2_PUBLICATIONS) === true,
             readsWire2GitHeads: facts.reads?.includes(READS_WIRE2_GIT_HEADS) === true,
             factsReportedAt: toHub(facts.reportedAt),
+            custodyOverdue: (facts.custodyOverdue ?? []).map((c) => ({
+              ...c,
+              oldestAt: toHub(c.oldestAt),
+              since: toHub(c.since),
+              episode: c.since,
+            })),
           }
         : null,
     invalid,

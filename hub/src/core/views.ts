@@ -17,7 +17,7 @@ import type {
 } from '../ports/HubStore.js';
 import { siteOffsetUncertainty } from './clockOffset.js';
 
-const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
+const iso = (t: number | null | undefined): string | null => (t == null ? null : new Date(t).toISOString());
 
 /** What the API needs beside the rows: the time the answer describes and the configured default. */
 export interface ViewContext {
@@ -158,6 +158,15 @@ export function toAgentInfo(a: AgentRow): AgentInfo {
           lastAt: iso(a.clockHeld.lastAt) as string,
         }
       : null,
+    ...(a.custodyOverdue?.length
+      ? {
+          custodyOverdue: a.custodyOverdue.map(({ episode: _e, ...c }) => ({
+            ...c,
+            oldestAt: iso(c.oldestAt) as string,
+            since: iso(c.since) as string,
+          })),
+        }
+      : {}),
   };
 }
 
@@ -175,6 +184,7 @@ export function toRunItem(r: RunRow): RunListItem {
     receivedAt: iso(r.receivedAt) as string,
     unchanged: r.unchanged,
     ...(r.summary?.checks ? { checksFailed: r.summary.checks.fail } : {}),
+    ...(r.summary?.lock ? { lock: r.summary.lock } : {}),
     ...(r.ref ? { ref: r.ref } : {}),
     ...(r.commit ? { commit: r.commit } : {}),
   };
@@ -203,12 +213,16 @@ export function toPlanRequest(r: PlanRequestRow, now?: number): PlanRequest {
     site: r.site as PlanRequest['site'],
     environment: r.environment,
     component: r.component,
-    state: r.state,
+    // A delivered request the agent says it started is running (stored `delivered`, decision 560).
+    state: r.state === 'delivered' && r.startedAt != null ? 'running' : r.state,
     requestedAt: iso(r.requestedAt) as string,
     expiresAt: iso(r.expiresAt) as string,
     deliveredAt: iso(r.deliveredAt),
     doneAt: iso(r.doneAt),
     runId: r.runId as PlanRequest['runId'],
+    relayAt: iso(r.relayAt),
+    relay: r.relay ?? null,
+    startedAt: iso(r.startedAt),
     ...(r.ref ? { ref: r.ref } : {}),
     ...(r.commit ? { commit: r.commit } : {}),
     ...(now !== undefined && r.confirmBy != null

@@ -123,7 +123,10 @@ export interface SweepMarks {
 
 /** `markDelivered`: rows as they read once delivered; what the call wrote of them. */
 export interface Deliveries {
-  /** Plan requests with `state: 'delivered'`: written only where the stored one is still `pending`. */
+  /**
+   * Plan requests with `state: 'delivered'`, or still `pending` with `relayAt` (a relay took it, decision
+   * 560): written only where the stored one is still `pending` (and, for a relay's mark, has none yet).
+   */
   requests: PlanRequestRow[];
   /** Approvals with `deliveredAt` set: written only where the stored one has none yet. */
   approvals: ApprovalRow[];
@@ -299,7 +302,7 @@ export interface IngestStore
 
   readDownlink(site: string, after: number, limit: number): Promise<DownlinkRow[]>;
   /**
-   * A pull handed these out: each plan request goes `pending` → `delivered` and each approval gets its
+   * A pull handed these out: each plan request goes `pending` → `delivered` (or gains `relayAt`) and each approval gets its
    * `deliveredAt`, atomically and only if no one did it first (another hub serving another relay of the
    * site, or an ingest that answered the request meanwhile). Answers the rows written: the pull that
    * delivered them first.

@@ -69,6 +69,16 @@ export interface AgentRow {
   readsWire2GitHeads?: boolean;
   /** When the agent reported these facts, corrected to hub time. */
   factsReportedAt?: number | null;
+  /** Upstreams the agent found sitting on custody (its `custodyOverdue` fact, times on the hub clock; decision 575). */
+  custodyOverdue?: {
+    upstream: string;
+    results: number;
+    oldestAt: number;
+    since: number;
+    resends: number;
+    /** `since` on the agent's clock: names the episode (one webhook each). */
+    episode: number;
+  }[];
 }
 
 /** An agent row less the per-cell facts only a site's own pages read. */
@@ -207,6 +217,18 @@ export interface PlanRequestRow {
    * `unconfirmed` and sent again (decision 230). Absent: an older agent, delivery is inferred.
    */
   confirmBy?: number | null;
+  /**
+   * When a relay (`relay`, the hub's peer) pulled the request from the downlink, hub clock; set once.
+   * The request stays `pending` for an agent that confirms: a relay holding it is not delivery.
+   */
+  relayAt?: number | null;
+  relay?: string | null;
+  /**
+   * When the agent started the plan that answers it, hub clock: its signed word (the request entry's
+   * `startedAt`), or the answering run's own start. A `delivered` row with it is `running` in the API
+   * (docs/decisions/560-plan-request-states.md): the stored state stays `delivered`, an open state.
+   */
+  startedAt?: number | null;
 }
 
 export interface WebhookRow {

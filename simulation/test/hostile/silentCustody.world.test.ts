@@ -61,6 +61,15 @@ describe('hostile relay: a hop that sits on custody', () => {
         expect.objectContaining({ upstream: proxy.url, resends: 1, results: expect.any(Number) }),
       ]);
 
+      // The hub hears of it from the agent: the site view names the sitter.
+      const atHub = await until('the hub to name the sitter', async () => {
+        const site = (await (await w.api('/api/sites/ship-1')).json()) as {
+          agents: Array<{ custodyOverdue?: Array<{ upstream: string; results: number }> }>;
+        };
+        return site.agents[0]?.custodyOverdue?.length ? site.agents[0].custodyOverdue : false;
+      });
+      expect(atHub).toEqual([expect.objectContaining({ upstream: proxy.url })]);
+
       // The next result goes the honest way at once: the sitter is passed over.
       const fakedBefore = sit.faked;
       nextPlans(w, 'ship-1', { changes: 'second change' });

@@ -1,6 +1,8 @@
 import type { ApprovalJourney } from '@driftline/protocol';
+import { approvalSteps } from '../core/journeySteps.js';
 import type { Route } from '../core/route.js';
 import { linkProps } from '../hooks/useRoute.js';
+import { Journey } from './Journey.js';
 import { RelTime } from './RelTime.js';
 
 const STATE_TEXT: Record<ApprovalJourney['state'], string> = {
@@ -12,15 +14,6 @@ const STATE_TEXT: Record<ApprovalJourney['state'], string> = {
   'apply-failed': 'apply failed',
   refused: 'refused by the agent',
 };
-
-function Step({ label, at, now }: { label: string; at: string | null; now: number }) {
-  if (!at) return null;
-  return (
-    <li>
-      {label} <RelTime iso={at} now={now} />
-    </li>
-  );
-}
 
 /**
  * The approvals of one run, each with its journey and ages: approved → submitted → delivered → received
@@ -57,21 +50,13 @@ export function ApprovalJourneys({
                 </>
               ) : null}
             </p>
-            <ol class="journey">
-              <Step label="approved" at={a.approvedAt} now={now} />
-              <Step label="submitted" at={a.submittedAt} now={now} />
-              <Step label="delivered" at={a.deliveredAt} now={now} />
-              <Step label="received by the agent" at={a.receivedAt} now={now} />
-              <Step label="applying" at={a.startedAt} now={now} />
-              {end ? (
-                <Step label={a.state.replace('-', ' ')} at={a.finishedAt ?? a.receivedAt} now={now} />
-              ) : null}
+            <Journey steps={approvalSteps(a)} now={now}>
               {a.nextRunId ? (
                 <li>
                   next plan <a {...linkProps({ view: 'run', runId: a.nextRunId }, go)}>{a.nextRunId}</a>
                 </li>
               ) : null}
-            </ol>
+            </Journey>
             {!end ? (
               <p class="muted small">
                 expires <RelTime iso={a.expiresAt} now={now} />

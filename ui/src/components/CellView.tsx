@@ -10,6 +10,7 @@ import { useServices } from '../services.js';
 import { CellHistory, matrixThen } from './CellHistory.js';
 import { PlanNow } from './PlanNow.js';
 import { RelTime } from './RelTime.js';
+import { StateLockNote } from './StateLockNote.js';
 import { StatusBadge } from './StatusBadge.js';
 
 interface Props {
@@ -50,6 +51,10 @@ export function CellView({ site, environment, component, status, cellRef = null,
   const seen = new Set(extra.map((r) => r.runId));
   const runs = [...extra, ...base.filter((r) => !seen.has(r.runId)), ...(older?.runs ?? [])];
   const next = older ? older.next : loaded.state === 'ok' ? loaded.data.nextBefore : null;
+  // The cell's latest run met a lock (unfiltered: a filtered list's first run need not be the latest).
+  const latest = status ? undefined : runs[0];
+  const lock =
+    latest?.lock && (latest.status === 'locked' || latest.reason === 'stuck-lock') ? latest.lock : undefined;
 
   const loadOlder = async () => {
     if (!next) return;
@@ -64,6 +69,7 @@ export function CellView({ site, environment, component, status, cellRef = null,
         {cellRef ? <span class="ref-chip"> @ {cellRef}</span> : null}
       </h1>
       <PlanNow site={site} environment={environment} component={component} />
+      {lock ? <StateLockNote lock={lock} stuck={latest?.reason === 'stuck-lock'} /> : null}
       <label>
         Show runs with status{' '}
         <select

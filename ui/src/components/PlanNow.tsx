@@ -1,12 +1,16 @@
 import { asSiteId, type PlanRequest } from '@driftline/protocol';
 import { useEffect, useId, useState } from 'preact/hooks';
+import { planRequestSteps } from '../core/journeySteps.js';
 import { planRequestText } from '../core/planRequestText.js';
+import { useNow } from '../hooks/useNow.js';
 import { useWhyNot } from '../hooks/useSession.js';
 import { useServices } from '../services.js';
+import { Journey } from './Journey.js';
 
 /**
  * "Plan now": files a plan request and follows its own state over the live stream, with the times it
- * moved (`planRequestText`); the run that answers it is the one the hub names for this request only. Without the operator
+ * moved (`planRequestText`) and its journey, drawn as an approval's is (`Journey`, decision 560); the
+ * run that answers it is the one the hub names for this request only. Without the operator
  * role the button stays focusable but inert (`aria-disabled`), and says why beside it.
  */
 export function PlanNow({
@@ -24,6 +28,7 @@ export function PlanNow({
   const [busy, setBusy] = useState(false);
   const denied = useWhyNot('plan-request');
   const reasonId = useId();
+  const now = useNow();
 
   useEffect(
     () =>
@@ -48,7 +53,7 @@ export function PlanNow({
     }
   };
 
-  const open = req && (req.state === 'pending' || req.state === 'delivered');
+  const open = req && (req.state === 'pending' || req.state === 'delivered' || req.state === 'running');
   return (
     <div class="plan-now">
       <button
@@ -68,6 +73,7 @@ export function PlanNow({
       <span role="status" class="plan-state">
         {req ? `Plan request ${planRequestText(req)}` : ''}
       </span>
+      {req ? <Journey steps={planRequestSteps(req)} now={now} label="Plan request journey" /> : null}
       {error ? (
         <p class="error" role="alert">
           Could not file the plan request: {error}

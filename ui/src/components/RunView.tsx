@@ -11,6 +11,7 @@ import { PlanNow } from './PlanNow.js';
 import { RelTime } from './RelTime.js';
 import { RunApprovals } from './RunApprovals.js';
 import { detailStateOf, RunDetailNote } from './RunDetailNote.js';
+import { StateLockNote } from './StateLockNote.js';
 import { StatusBadge } from './StatusBadge.js';
 
 function ResourceTable({
@@ -152,6 +153,7 @@ export function RunView({ runId, go }: { runId: string; go: (r: Route) => void }
           {s.errorExcerpt ? <pre class="excerpt">{s.errorExcerpt}</pre> : null}
         </section>
       ) : null}
+      {s.lock ? <StateLockNote lock={s.lock} stuck={s.reason === 'stuck-lock'} /> : null}
       {detail === 'arrived' ? (
         <>
           <ResourceTable

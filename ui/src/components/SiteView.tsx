@@ -86,6 +86,18 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
               </td>
             </tr>
           ))}
+          {s.agents.flatMap((a) =>
+            (a.custodyOverdue ?? []).map((c) => (
+              <tr key={`${a.agent} ${c.upstream}`} class="custody-overdue">
+                <td colSpan={6}>
+                  <span class="mark mark-unreachable">custody past its deadline</span> {a.agent}: {c.upstream}{' '}
+                  holds {c.results} result(s) past their deadline, oldest{' '}
+                  <RelTime iso={c.oldestAt} now={now} />; sent again by another upstream {c.resends} time(s),
+                  passed over since <RelTime iso={c.since} now={now} />
+                </td>
+              </tr>
+            )),
+          )}
         </tbody>
       </table>
       <PendingPublications site={s.site} now={now} go={go} />

@@ -31,6 +31,17 @@ describe('planRequestText', () => {
     ).toBe(`asked 12:03:10, done 12:04:02: run ${newer}`);
   });
 
+  it('says which relay holds it, that it runs, and that the agent refused it (decision 560)', () => {
+    const relayAt = '2026-11-27T12:03:12.000Z';
+    expect(planRequestText(req({ relay: 'relay-1', relayAt }), time)).toBe(
+      'asked 12:03:10, at relay-1 12:03:12, waiting for the site',
+    );
+    expect(
+      planRequestText(req({ state: 'running', relayAt, startedAt: '2026-11-27T12:03:45.000Z' }), time),
+    ).toBe('asked 12:03:10, running since 12:03:45');
+    expect(planRequestText(req({ state: 'refused' }), time)).toBe('asked 12:03:10, refused by the agent');
+  });
+
   it('never names a run planned before the click as the answer', () => {
     const older = run(ASKED - 3_600_000);
     const text = planRequestText(

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync } from 'node:zlib';
-import type { PlanSummary } from '@driftline/protocol';
+import * as A from '@automerge/automerge';
+import { AgentDocSchema, asSiteId, type PlanSummary, plainAgentDoc } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryAgentStorage } from '../../adapters/memory/MemoryAgentStorage.js';
 import { AgentLedger } from '../ledger/AgentLedger.js';
@@ -74,6 +75,7 @@ function setup(over: Partial<PlanCycleDeps> = {}) {
     applies,
     ledger: {
       lockedStreak: (e, c, r) => ledger.lockedStreak(e, c, r),
+      planStarting: (c) => ledger.planStarting(c),
       updateFacts: (f) => {
         factsWritten.push(structuredClone(f));
         return ledger.updateFacts(f);
@@ -121,6 +123,24 @@ describe('PlanCycle', () => {
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(run?.detailBlob);
     expect(brotliDecompressSync(bytes).toString()).toBe(canonical);
     expect(t.kicks()).toBe(1);
+  });
+
+  it('says a requested plan started, and wakes the sync loop, before the plan runs (decision 560)', async () => {
+    const seen: { kicks: number; startedAt: unknown }[] = [];
+    const t = setup({
+      plan: async () => {
+        const doc = AgentDocSchema.parse(plainAgentDoc(A.toJS(t.ledger.loadEpoch(t.ledger.currentEpoch()))));
+        seen.push({ kicks: t.kicks(), startedAt: doc.requests?.R1?.startedAt });
+        return { summary: summary(), canonical: '{}', lockedStreak: 0 };
+      },
+    });
+    const req = { type: 'plan-request' as const, requestId: 'R1', site: asSiteId('ship-7'), ...cell };
+    t.ledger.recordPlanRequest({ ...req, requestedAt: T0, expiresAt: T0 + 86_400_000 }, 'accepted', null);
+    await t.cycle.runCell(cell, 'request');
+    expect(seen).toEqual([{ kicks: 1, startedAt: T0 + 5000 }]);
+    // A plan of the cell with no request waiting says nothing more and wakes the loop only with its result.
+    await t.cycle.runCell(cell, 'schedule');
+    expect(seen[1]).toEqual({ kicks: 2, startedAt: T0 + 5000 });
   });
 
   it('keeps no detail of a redaction failure, even when the runner returned one', async () => {

@@ -35,6 +35,8 @@ export interface PlanCycleDeps {
   ledger: {
     lockedStreak(environment: string, component: string, cellRef?: string): number;
     updateFacts(facts: CycleFacts): boolean;
+    /** A plan of `cell` starts: the plan requests it will answer say so; their ids (decision 560). */
+    planStarting(cell: CellRef): string[];
   };
   /** Records a result durably (`RecordBatcher.record`: results finishing together share a commit). */
   record(input: RecordRunInput): Promise<RecordRunResult>;
@@ -73,6 +75,13 @@ export class PlanCycle {
     // An approved plan of this cell waiting for its slot is applied first; the plan then shows the result.
     const applied = await applies.applyFirst(cell);
     const lockedStreak = ledger.lockedStreak(cell.environment, cell.component, cell.ref);
+    // Someone waiting on a request sees it running: the word goes up now, before the plan's minutes
+    // (docs/decisions/560-plan-request-states.md).
+    const started = ledger.planStarting(cell);
+    if (started.length > 0) {
+      log.info({ ...cell, requestIds: started, reason }, 'requested plan started');
+      this.deps.kick();
+    }
     const r = await this.deps.plan(cell, {
       lockedStreak,
       source: { ref: cell.ref, commit: cell.commit },

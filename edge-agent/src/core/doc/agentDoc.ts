@@ -17,7 +17,7 @@ import { withConfirmed, writeCell } from './confirmApart.js';
 import { toDocValue } from './docValues.js';
 import { heartbeatCells, heartbeatRound, withHeartbeat } from './heartbeatRound.js';
 import { docRun, planDone, planRuns } from './planRuns.js';
-import { answers, openRequests, stampRequests } from './requestStamps.js';
+import { answers, openRequests, type PlanStart, stampRequests, stampStarts } from './requestStamps.js';
 import type { RunInput } from './runInput.js';
 
 /** A packed entry as the document holds it: its canonical JSON as one scalar string (not text). */
@@ -284,6 +284,24 @@ export function writePlanRequest(
     if (!d.requests) d.requests = {};
     d.requests[r.requestId] = toDocValue(r.detail ? { ...entry, detail: r.detail.slice(0, 300) } : entry);
   });
+}
+
+/**
+ * Writes that a plan starting now will answer the open requests of its cell (`requests[id].startedAt`,
+ * docs/decisions/560-plan-request-states.md): the agent's signed word the hub shows as `running`. Null
+ * when no request waits for this plan (no change is made).
+ */
+export function writeRequestStarts(
+  doc: AgentAutomergeDoc,
+  plan: PlanStart,
+): { doc: AgentAutomergeDoc; requestIds: string[] } | null {
+  const open = openRequests(doc.requests).filter((r) => r.startedAt === undefined);
+  if (open.length === 0) return null;
+  let requestIds: string[] = [];
+  const next = A.change(doc, { time: Math.floor(plan.startedAt / 1000) }, (d) => {
+    requestIds = stampStarts(d, open, plan);
+  });
+  return requestIds.length > 0 ? { doc: next, requestIds } : null;
 }
 
 export function sealEpoch(doc: AgentAutomergeDoc, at: number): AgentAutomergeDoc {

@@ -18,6 +18,8 @@ export interface OpenRequest {
   ref?: string;
   commit?: string;
   receivedAt: number;
+  /** When the agent said the plan that answers it started (decision 560), if it has. */
+  startedAt?: number;
 }
 
 /** Requests read per recording: an epoch holds far fewer (a request is written once per id). */
@@ -37,6 +39,7 @@ export function openRequests(requests: Record<string, unknown> | undefined): Ope
       receivedAt: e.receivedAt,
       ...(e.ref ? { ref: e.ref } : {}),
       ...(e.commit ? { commit: e.commit } : {}),
+      ...(typeof e.startedAt === 'number' ? { startedAt: e.startedAt } : {}),
     });
     if (out.length >= MAX_OPEN) break;
   }
@@ -59,7 +62,10 @@ export interface PlanDone {
 }
 
 /** Whether `plan` answers `req`: the hub's rule (`answersRequest`), with the start after the receipt. */
-export function answers(req: OpenRequest, plan: PlanDone): boolean {
+export function answers(
+  req: OpenRequest,
+  plan: Pick<PlanDone, 'environment' | 'component' | 'cellRef' | 'ref' | 'commit' | 'startedAt'>,
+): boolean {
   if (req.environment !== plan.environment || req.component !== plan.component) return false;
   if (plan.startedAt < req.receivedAt) return false;
   const refOk = req.ref ? (plan.ref ?? plan.cellRef) === req.ref : !plan.cellRef;
@@ -87,4 +93,36 @@ export function stampRequests(
     stamped.push(req.requestId);
   }
   return stamped;
+}
+
+/** A plan of a cell as it starts: what the scheduler asked for (its ref other than the default, its commit). */
+export interface PlanStart {
+  environment: string;
+  component: string;
+  cellRef?: string;
+  commit?: string;
+  startedAt: number;
+}
+
+/**
+ * Inside a document change: writes `startedAt` on each open request the plan starting now will answer
+ * (docs/decisions/560-plan-request-states.md), once per request, so the hub shows it running. The rule
+ * is `answers`, except that a request naming a commit starts only with a plan of that commit (a plan
+ * whose commit is not known yet might turn out another). Returns the request ids written.
+ */
+export function stampStarts(
+  d: { requests?: Record<string, unknown> },
+  open: readonly OpenRequest[],
+  plan: PlanStart,
+): string[] {
+  const started: string[] = [];
+  for (const req of open) {
+    if (req.startedAt !== undefined || (req.commit && req.commit !== plan.commit) || !answers(req, plan))
+      continue;
+    const entry = d.requests?.[req.requestId] as Record<string, unknown> | undefined;
+    if (!entry) continue;
+    entry.startedAt = plan.startedAt;
+    started.push(req.requestId);
+  }
+  return started;
 }

@@ -26,6 +26,7 @@ import {
   recordRuns,
 } from '../doc/agentDoc.js';
 import { writePresence } from '../doc/presence.js';
+import type { CellRef } from '../schedule/CellScheduler.js';
 import { ackWrites } from './acks.js';
 import { blobsToUpload, REUPLOADS, reuploadDue, reuploadsOf } from './blobQueue.js';
 import { sitters } from './custody.js';
@@ -43,7 +44,7 @@ import {
 import { LedgerDocument } from './LedgerDocument.js';
 import { confirmationWaitMs, newsWaitMs } from './newsWait.js';
 import { pendingDeltas } from './pending.js';
-import { planRequestChange } from './planRequestLog.js';
+import { planRequestChange, planStartChange } from './planRequestLog.js';
 import { enforceQueueBound, queueBytes } from './queueBound.js';
 import { recordBatch } from './recordBatch.js';
 import { agentRejection, type PushRecord, pushWrites, rejectionWrites } from './resend.js';
@@ -246,7 +247,16 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     return this.storage.latestChangedRunAfter(environment, component, cellRef ?? null, runId) ?? shown;
   }
 
+  /**
+   * The cell's lock results in a row, its last run's included. That run's own count, as the cell keeps it
+   * (`runPlan` counts `locked` and `failed`/`stuck-lock` alike; each epoch's cells seed the next): a
+   * stuck-lock run is `failed`, so counting stored runs while `locked` ended the streak at it and the lock
+   * read `locked` twice more before being stuck again (docs/decisions/555-stuck-lock-stays-stuck.md).
+   * Stored runs are counted only for a cell whose result came without a count.
+   */
   lockedStreak(environment: string, component: string, cellRef?: string): number {
+    const kept = this.shownCell(cellKey(environment, component, cellRef))?.lockedStreak;
+    if (kept !== undefined) return kept;
     let n = 0;
     for (const r of this.storage.cellRuns(environment, component, cellRef ?? null, 1000)) {
       if (r.status !== 'locked') break;
@@ -274,7 +284,16 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
   }
 
   recordPush(p: PushRecord): void {
+    const sat = this.sitterNames();
     this.commit(pushWrites(this.storage, p, this.opts.now(), this.custody()));
+    // an upstream found sitting on custody: the hub hears of it with the facts (decision 575)
+    if (this.sitterNames() !== sat) this.rewriteFacts();
+  }
+
+  private sitterNames(): string {
+    return this.sitters()
+      .map((s) => `${s.upstream} ${s.resends}`)
+      .join('\n');
   }
 
   sitters(): SatRecord[] {
@@ -309,9 +328,11 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
 
   applyAck(ack: AckPayload): AckResult {
     if (ack.readsConfirmed) this.confirmApart = true;
+    const sat = this.sitterNames();
     const { w, result } = ackWrites(this.storage, this.docs, ack, this.opts, this.opts.now());
     this.commit(w);
-    if (result.blobsDeleted > 0) this.rewriteFacts(); // their detailUploads entries go
+    // their detailUploads entries go; an upstream that delivered no longer sits (decision 575)
+    if (result.blobsDeleted > 0 || this.sitterNames() !== sat) this.rewriteFacts();
     for (const e of result.epochsPruned) this.pendingBytes.forget(e);
     this.unacked -= result.runsAcked;
     this.queueEstimate = queueBytes(this.storage);
@@ -354,6 +375,13 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     const c = planRequestChange(this.storage, this.docs.doc, req, state, detail, this.opts.now());
     if (c) this.commitChange(this.docs.doc, c.next, c.w);
     return !!c;
+  }
+
+  /** A plan of `cell` starts now: the requests it will answer say so (decision 560). Their ids. */
+  planStarting(cell: CellRef): string[] {
+    const c = planStartChange(this.docs.doc, cell, this.opts.now());
+    if (c) this.commitChange(this.docs.doc, c.next);
+    return c?.requestIds ?? [];
   }
 
   blobsToUpload(limit = 20): BlobToUpload[] {

@@ -4,7 +4,7 @@ import { type AgentStorage, type AgentWriteSet, StoreOpenError } from '../../por
 import type { ApplyRecord } from '../../ports/ApplyStore.js';
 import { type AgentAutomergeDoc, mergeFacts, updateFacts, writeApply } from '../doc/agentDoc.js';
 import { detailUploads } from './blobQueue.js';
-import type { CustodyOptions } from './custody.js';
+import { type CustodyOptions, sitters } from './custody.js';
 import { EpochDocs, type LedgerStats } from './EpochDocs.js';
 import { appendChange, type EpochLimits } from './epochs.js';
 import { factsToWrite, type GivenFacts } from './facts.js';
@@ -183,7 +183,15 @@ export abstract class LedgerDocument {
     const now = this.opts.now();
     const before = this.docs.doc;
     const uploads = detailUploads(this.storage);
-    const queue = { depth: this.unacked, oldest: this.storage.oldestUnackedFinish(), uploads };
+    const custodyOverdue = sitters(this.storage, now, this.custody())
+      .slice(0, 10)
+      .map((s) => ({ ...s, upstream: s.upstream.slice(0, 300) }));
+    const queue = {
+      depth: this.unacked,
+      oldest: this.storage.oldestUnackedFinish(),
+      uploads,
+      custodyOverdue,
+    };
     const written = factsToWrite(this.docs.facts, facts, queue, now);
     if (!written) return false;
     const next = updateFacts(before, written, now);

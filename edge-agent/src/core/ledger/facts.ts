@@ -11,7 +11,12 @@ export type GivenFacts = NonNullable<RecordRunInput['facts']>;
 export function factsToWrite(
   current: Record<string, unknown> | null,
   given: GivenFacts,
-  queue: { depth: number; oldest: number | null; uploads?: AgentFacts['detailUploads'] },
+  queue: {
+    depth: number;
+    oldest: number | null;
+    uploads?: AgentFacts['detailUploads'];
+    custodyOverdue?: AgentFacts['custodyOverdue'];
+  },
   now: number,
 ): AgentFacts | null {
   const full = {
@@ -20,6 +25,8 @@ export function factsToWrite(
     oldestUnsentAt: queue.oldest ?? undefined,
     // Detail blobs awaiting a hub receipt (an empty list is no key: the hub shows nothing pending).
     ...(queue.uploads ? { detailUploads: queue.uploads.length > 0 ? queue.uploads : undefined } : {}),
+    // Upstreams that sat on custody (decision 575): none is no key.
+    ...(queue.custodyOverdue?.length ? { custodyOverdue: queue.custodyOverdue } : {}),
   };
   if (current) {
     const { reportedAt: _r, ...was } = current;

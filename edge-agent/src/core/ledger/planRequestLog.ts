@@ -1,6 +1,7 @@
 import type { ControlPayload } from '@driftline/protocol';
 import type { AgentWriteSet, SyncStorage } from '../../ports/AgentStorage.js';
-import { type AgentAutomergeDoc, writePlanRequest } from '../doc/agentDoc.js';
+import { type AgentAutomergeDoc, writePlanRequest, writeRequestStarts } from '../doc/agentDoc.js';
+import type { CellRef } from '../schedule/CellScheduler.js';
 import { planRequestWrites } from './blobQueue.js';
 
 /**
@@ -27,4 +28,23 @@ export function planRequestChange(
       ...(req.commit ? { commit: req.commit } : {}),
     }),
   };
+}
+
+/**
+ * A plan of `cell` starting at `now`: the document's word that it started the open requests it will
+ * answer (docs/decisions/560-plan-request-states.md), or null when none waits for it.
+ */
+export function planStartChange(
+  doc: AgentAutomergeDoc,
+  cell: CellRef,
+  now: number,
+): { next: AgentAutomergeDoc; requestIds: string[] } | null {
+  const r = writeRequestStarts(doc, {
+    environment: cell.environment,
+    component: cell.component,
+    ...(cell.ref ? { cellRef: cell.ref } : {}),
+    ...(cell.commit ? { commit: cell.commit } : {}),
+    startedAt: now,
+  });
+  return r ? { next: r.doc, requestIds: r.requestIds } : null;
 }

@@ -1,4 +1,5 @@
 import { stripQuoted, valueFreeLine } from './excerptLines.js';
+import { lockBlockReader } from './lockInfo.js';
 
 /**
  * Terraform's and OpenTofu's machine-readable diagnostics (`plan -json`: one JSON object per line;
@@ -92,7 +93,7 @@ export interface DiagnosticOptions {
 
 /**
  * A diagnostic rendered as Terraform prints it, allow-listed: `Error: <summary>`, `  on <file> line
- * <n>`, then the detail lines that carry no value. A custom condition's detail is the author's text:
+ * <n>`, then the detail lines that carry no value and a `Lock Info:` block's field lines. A custom condition's detail is the author's text:
  * it is replaced by `CUSTOM_MESSAGE_DROPPED` unless `keepCustomMessages`.
  */
 export function diagnosticLines(d: Diagnostic, opts: DiagnosticOptions = {}): string[] {
@@ -103,7 +104,13 @@ export function diagnosticLines(d: Diagnostic, opts: DiagnosticOptions = {}): st
     lines.push(`  ${CUSTOM_MESSAGE_DROPPED}`);
     return lines;
   }
+  const lockLine = lockBlockReader();
   for (const l of d.detail.split('\n')) {
+    // A state-lock error's Lock Info block: its own, stricter allow-list (`lockInfo.ts`).
+    if (lockLine(l.trim())) {
+      lines.push(`    ${l.trim()}`);
+      continue;
+    }
     const c = clean(l);
     if (c) lines.push(`  ${c}`);
   }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { fixtureText } from '../../../test/fixtures.js';
 import { BUILTIN_RULES } from '../redact/rules.js';
 import type { SecretValue } from '../redact/scan.js';
 import { CUSTOM_MESSAGE_DROPPED } from './diagnostics.js';
 import { buildErrorExcerpt, withheldExcerpt } from './excerpt.js';
-import { valueFreeLine } from './excerptLines.js';
+import { stripQuoted, valueFreeLine } from './excerptLines.js';
 
 const SECRET = 'Vault-Pa55word-q7Zr';
 /** A secret the line allow-list cannot recognise by its shape (letters only): only the scan can. */
@@ -195,6 +196,7 @@ describe('valueFreeLine', () => {
     'Error: Error acquiring the state lock',
     "Error message: can't reach DynamoDB: ConditionalCheckFailedException",
     'Lock Info:',
+    'again. For most commands, you can disable locking with the "-lock=false"',
   ])('keeps %s', (line) => {
     expect(valueFreeLine(line)).toBe(true);
   });
@@ -214,5 +216,122 @@ describe('valueFreeLine', () => {
     'x'.repeat(301),
   ])('drops %s', (line) => {
     expect(valueFreeLine(line)).toBe(false);
+  });
+});
+
+describe('buildErrorExcerpt: a state lock (decision 555)', () => {
+  /** Terraform 1.11.4's own output while another process held the lock (test/fixtures/terraform-lock). */
+  const PLAIN = fixtureText('terraform-lock/plan.stderr');
+  const JSON_LINES = fixtureText('terraform-lock/plan-json.stdout');
+  const ID = '5ba24658-9d93-e5d5-231e-bf92254a663e';
+  const LOCK = {
+    id: ID,
+    path: 'terraform.tfstate',
+    operation: 'OperationTypeInvalid',
+    who: 'root@vm',
+    version: '1.11.4',
+    created: '2026-12-02 16:46:18.137954996 +0000 UTC',
+  };
+  const lockLines = (indent: string) =>
+    [
+      `ID:        ${ID}`,
+      'Path:      terraform.tfstate',
+      'Operation: OperationTypeInvalid',
+      'Who:       root@vm',
+      'Version:   1.11.4',
+      'Created:   2026-12-02 16:46:18.137954996 +0000 UTC',
+      'Info:',
+    ].map((l) => indent + l);
+  const advice = (indent: string) =>
+    [
+      'Terraform acquires a state lock to protect the state from being written',
+      'by multiple users at the same time. Please resolve the issue above and try',
+      'again. For most commands, you can disable locking with the "-lock=false"',
+      'flag, but this is not recommended.',
+    ].map((l) => indent + l);
+
+  it("keeps Terraform's Lock Info and its -lock=false advice from plain output, and returns the lock", () => {
+    const r = buildErrorExcerpt({ stderr: PLAIN }, known, BUILTIN_RULES);
+    expect(r.excerpt?.split('\n')).toEqual([
+      'Error: Error acquiring the state lock',
+      'Error message: resource temporarily unavailable',
+      'Lock Info:',
+      ...lockLines('  '),
+      ...advice(''),
+    ]);
+    expect(r.lock).toEqual(LOCK);
+    expect(r.withheld).toBeUndefined();
+  });
+
+  it('keeps the same from -json diagnostics, -lock=false as written rather than …', () => {
+    const r = buildErrorExcerpt({ stdout: JSON_LINES, stderr: '' }, known, BUILTIN_RULES);
+    expect(r.excerpt?.split('\n')).toEqual([
+      'Error: Error acquiring the state lock',
+      '  Error message: resource temporarily unavailable',
+      '  Lock Info:',
+      ...lockLines('    '),
+      ...advice('  '),
+    ]);
+    expect(r.excerpt).not.toContain('…');
+    expect(r.lock).toEqual(LOCK);
+  });
+
+  it('withholds a lock value that carries a secret, naming the rule, and keeps the other fields', () => {
+    const stderr = PLAIN.replace('root@vm', `deploy@${SECRET}`).replace(
+      /Info: {6}$/m,
+      'Info:      AKIAIOSFODNN7EXAMPLE',
+    );
+    const r = buildErrorExcerpt({ stderr }, known, BUILTIN_RULES);
+    expect(r.excerpt).not.toContain(SECRET);
+    expect(r.excerpt).not.toContain('AKIAIOSFODNN7EXAMPLE');
+    expect(r.excerpt).toContain(
+      '  Who:       (withheld: it matched the redaction rule known-value-var-file)',
+    );
+    expect(r.excerpt).toContain('  Info:      (withheld: it matched the redaction rule aws-access-key-id)');
+    expect(r.lockWithheld).toEqual(['known-value-var-file', 'aws-access-key-id']);
+    const { who: _w, ...rest } = LOCK;
+    expect(r.lock).toEqual(rest);
+  });
+
+  it('keeps no field line away from a Lock Info heading, of another name, repeated, or with a long value', () => {
+    const stderr = [
+      'Error: Error acquiring the state lock',
+      `ID:        ${ID}`,
+      'Lock Info:',
+      `  ID:        ${ID}`,
+      '  Token:     abc-123-def',
+      '  Who:       ops@bastion',
+      'Lock Info:',
+      `  Path:      ${'a1/'.repeat(67)}`,
+      '  Who:       ops@bastion',
+      'Lock Info:',
+      '  Who:       ops@bastion',
+      '  Who:       root@elsewhere',
+    ].join('\n');
+    const r = buildErrorExcerpt({ stderr }, [], BUILTIN_RULES);
+    expect(r.excerpt?.split('\n')).toEqual([
+      'Error: Error acquiring the state lock',
+      'Lock Info:',
+      `  ID:        ${ID}`,
+      'Lock Info:',
+      'Lock Info:',
+      '  Who:       ops@bastion',
+    ]);
+    expect(r.lock).toEqual({ id: ID });
+  });
+
+  it('reads no lock from an author-written block it drops', () => {
+    const stderr = ['Error: Resource precondition failed', 'Lock Info:', `  ID:        ${ID}`, ''].join('\n');
+    const r = buildErrorExcerpt({ stderr }, [], BUILTIN_RULES);
+    expect(r.lock).toBeUndefined();
+    expect(r.excerpt).not.toContain(ID);
+  });
+});
+
+describe('stripQuoted', () => {
+  it("keeps Terraform's own quoted flag and still strips quoted values", () => {
+    expect(stripQuoted('disable locking with the "-lock=false" flag, not "hunter2"')).toBe(
+      'disable locking with the "-lock=false" flag, not …',
+    );
   });
 });

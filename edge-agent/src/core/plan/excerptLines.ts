@@ -1,3 +1,5 @@
+import { lockBlockReader } from './lockInfo.js';
+
 /**
  * The allow-list for lines of a tool's error output (S7 in docs/architecture.md#invariants). A line leaves the site only when it
  * has the shape of prose or of a source location, which carry no value:
@@ -13,6 +15,10 @@
  * - no long token mixing letters and digits (16+ characters: ids, keys, tokens, hosts), locations
  *   excepted;
  * - at most `MAX_LINE` characters (longer lines are dropped whole, never cut).
+ *
+ * Two exceptions, both Terraform's own text: the quoted flag of its lock message (`"-lock=false"`,
+ * `TOOL_LITERALS`) is no value and reads as written, and the field lines of a `Lock Info:` block are kept
+ * under that block's own stricter rule (`lockInfo.ts`: seven names, bounded values, each scanned alone).
  *
  * What passes is then scanned against every value the agent knows (`buildErrorExcerpt`). All checks
  * are single passes or regular expressions without nested quantifiers over a bounded line.
@@ -30,6 +36,19 @@ const LOCATION = /^[A-Za-z0-9_./@+-]{0,200}\.(?:tf|tfvars|hcl|json|tofu)(?::\d[\
 const REFERENCE = /^[A-Za-z_][\w[\]*-]{0,100}\.[\w.[\]*-]{1,200}$/;
 // A plain word, contractions included (`can't`, `it's`).
 const LETTERS = /^[A-Za-z]+(?:'[a-z]{1,2})?$/;
+
+/**
+ * Quoted text Terraform prints in its own messages, naming a flag rather than a value: kept as written,
+ * not read as a quote (statemgr's lock message: `you can disable locking with the "-lock=false" flag`).
+ */
+const TOOL_LITERALS = ['"-lock=false"'] as const;
+
+/** `line` with Terraform's own literals replaced by a plain word, for the checks below. */
+function withoutToolLiterals(line: string): string {
+  let s = line;
+  for (const lit of TOOL_LITERALS) s = s.replaceAll(lit, 'flag');
+  return s;
+}
 
 const TRAILING = new Set([',', '.', ';', ':', ')', '(']);
 
@@ -70,8 +89,9 @@ function colonsAreHeadingsOrLocations(line: string, tokens: readonly string[]): 
 }
 
 /** Whether a (trimmed, box-drawing-free) line of error output may leave the site. */
-export function valueFreeLine(line: string): boolean {
-  if (line === '' || line.length > MAX_LINE) return false;
+export function valueFreeLine(whole: string): boolean {
+  if (whole === '' || whole.length > MAX_LINE) return false;
+  const line = withoutToolLiterals(whole);
   if (hasQuote(line) || line.includes('=')) return false;
   if (SNIPPET.test(line) || ANNOTATION.test(line) || line.includes('──')) return false;
   const tokens = line.split(/\s+/).map(trimPunctuation);
@@ -102,6 +122,12 @@ export function stripQuoted(text: string): string {
   let i = 0;
   while (i < text.length) {
     const c = text[i] as string;
+    const lit = c === '"' ? TOOL_LITERALS.find((l) => text.startsWith(l, i)) : undefined;
+    if (lit) {
+      out += lit;
+      i += lit.length;
+      continue;
+    }
     const close = CLOSING[c];
     if (close === undefined || (c === "'" && isLetter(text[i - 1]) && isLetter(text[i + 1]))) {
       out += c;
@@ -123,7 +149,8 @@ const HEADING = /^(?:Error|Warning): (.{1,200})$/;
 const BOX_END = /^\s*[\u2575\u2577]/; // ╵ ╷
 
 /**
- * The lines of plain error output that pass `valueFreeLine`, without colour codes or box drawing. Under
+ * The lines of plain error output that pass `valueFreeLine`, and a `Lock Info:` block's field lines
+ * (`lockBlockReader`), without colour codes or box drawing. Under
  * an `Error:`/`Warning:` heading that `dropBlock` names (a custom condition, whose text is the author's),
  * the lines up to the next heading or box edge are replaced by `dropped`, once.
  */
@@ -133,8 +160,13 @@ export function allowedLines(
 ): string[] {
   const out: string[] = [];
   let dropping = false;
+  const lockLine = lockBlockReader();
   for (const raw of stderr.replace(ANSI, '').split(/\r?\n/)) {
     const l = raw.replace(/[\u2502\u2577\u2575]/g, '').trimEnd(); // │ ╷ ╵
+    if (!dropping && lockLine(l.trim())) {
+      out.push(l);
+      continue;
+    }
     const heading = HEADING.exec(l.trim());
     if (heading) dropping = drop?.dropBlock(heading[1] as string) ?? false;
     else if (BOX_END.test(raw)) dropping = false;

@@ -17,6 +17,7 @@ import { type PlanSource, type ProviderNeeds, prepareSource } from './prepareSou
 import { parsePlanText, redactionFailed, sealSummary, summarisePlan } from './summarisePlan.js';
 import { errorName, failureReason, fill, NO_JSON_FLAG, planArgs } from './toolArgs.js';
 import { offlineInit, toolSetup } from './toolSetup.js';
+import { unlockWhere } from './unlockWhere.js';
 
 export interface RunPlanDeps {
   proc: ProcessRunner;
@@ -235,12 +236,19 @@ async function runIn(
     status: 'failed' | 'locked',
     out: ToolOutput,
     exitCode?: number | null,
+    lockError = false,
   ): RunPlanResult => {
     const s: PlanSummary = { ...base, finishedAt: iso(deps.clock.now()), status, reason };
     const excerpt = buildErrorExcerpt(out, secrets, rules, {
       keepCustomMessages: config.redaction.keepCustomMessages,
     });
     if (excerpt.excerpt !== undefined) s.errorExcerpt = excerpt.excerpt;
+    if (lockError && excerpt.lock) s.lock = { ...excerpt.lock, ...unlockWhere(t, where, secrets, rules) };
+    if (excerpt.lockWithheld)
+      deps.log?.warn(
+        { component, environment, rules: excerpt.lockWithheld },
+        'redaction scan hit in the Lock Info: those fields are withheld, the others are reported',
+      );
     if (git) s.git = git;
     if (typeof exitCode === 'number') s.exitCode = exitCode;
     const sealed = sealSummary(s, secrets, rules, { hash: false });
@@ -251,8 +259,8 @@ async function runIn(
   const lockedOrStuck = (out: ToolOutput): RunPlanResult => {
     const streak = (opts.lockedStreak ?? 0) + 1;
     return streak >= c.lockRetryThreshold
-      ? failed('stuck-lock', 'failed', out, 1)
-      : failed('state-locked', 'locked', out, 1);
+      ? failed('stuck-lock', 'failed', out, 1, true)
+      : failed('state-locked', 'locked', out, 1, true);
   };
 
   const blocked = (reason: string, needs: string[]): RunPlanResult => {

@@ -136,7 +136,7 @@ export class HubHopBackend implements HopBackend {
     return scoped.complete(inner);
   }
 
-  async downlink(_peer: Peer, q: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }> {
+  async downlink(peer: Peer, q: DownlinkQuery): Promise<{ bundles: Uint8Array[]; cursor: string }> {
     const { store, clock } = this.d;
     const after = Number(q.after ?? '0');
     const rows = await store.readDownlink(q.for, after, q.limit);
@@ -145,14 +145,20 @@ export class HubHopBackend implements HopBackend {
     if (live.length < rows.length) this.d.onExpiredDownlink?.(rows.length - live.length);
     const delivered: PlanRequestRow[] = [];
     const approvals: ApprovalRow[] = [];
+    // A relay (not an agent pulling itself, `site/agent`) that pulls a request holds it for the site:
+    // the request's journey shows it there (docs/decisions/560-plan-request-states.md).
+    const relay = peer.name.includes('/') ? null : peer.name;
     for (const r of live) {
       if (!r.requestId) continue;
       const req = await store.getPlanRequest(r.requestId);
+      const atRelay = relay && req?.relayAt == null ? { relayAt: now, relay } : {};
       // An agent that confirms what it receives says itself when a request arrived (decision 230): a
-      // relay's pull is not delivery, so only an older agent's requests are marked here.
+      // relay's pull is not delivery, so only an older agent's requests are marked delivered here.
       const agentSays = req ? (await store.getAgent(req.site, req.agent))?.confirmsRequests === true : false;
       if (req?.state === 'pending' && !agentSays)
-        delivered.push({ ...req, state: 'delivered', deliveredAt: now });
+        delivered.push({ ...req, ...atRelay, state: 'delivered', deliveredAt: now });
+      else if (req?.state === 'pending' && relay && req.relayAt == null)
+        delivered.push({ ...req, ...atRelay });
       // An approval's control bundle carries its approval id as the row's request id. Likewise, an agent
       // that confirms says itself when an approval arrived (its apply record, decision 300).
       const approval = req ? null : await store.getApproval(r.requestId);

@@ -1,3 +1,4 @@
+import { pullMoves } from '../../core/downlinkCustody.js';
 import { agentBrief } from '../../core/fleet/agentBrief.js';
 import { sortPeers } from '../../core/peers.js';
 import { isFailure, pruneRuns } from '../../core/retention.js';
@@ -299,7 +300,7 @@ export class MemoryHubStore implements HubStore {
   }
   async markDelivered(d: Deliveries): Promise<Deliveries> {
     // No await before the writes: nothing runs between the check and the write.
-    const requests = d.requests.filter((r) => this.requests.get(r.requestId)?.state === 'pending');
+    const requests = d.requests.filter((r) => pullMoves(this.requests.get(r.requestId), r));
     const approvals = d.approvals.filter((a) => this.approvals.get(a.approvalId)?.deliveredAt === null);
     for (const r of requests) this.requests.set(r.requestId, clone(r));
     for (const a of approvals) this.approvals.set(a.approvalId, clone(a));

@@ -234,7 +234,7 @@ export class PostgresHubStore implements HubStore {
     return this.db.tx(async (c) => {
       const run = (s: Stmt, values: unknown[]) => c.query({ ...s, values }).then((r) => r.rowCount === 1);
       const [reqs, apps] = await Promise.all([
-        Promise.all(d.requests.map((r) => run(R.deliverRequest, [r.requestId, json(r)]))),
+        Promise.all(d.requests.map((r) => run(R.deliverRequest, [r.requestId, json(r), r.state]))),
         Promise.all(d.approvals.map((a) => run(R.deliverApproval, [a.approvalId, json(a)]))),
       ]);
       return {

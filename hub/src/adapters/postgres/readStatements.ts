@@ -77,10 +77,14 @@ export const R = {
     `SELECT seq, site, agent, kind, doc_id, request_id, replace_key, bytes, expires_at
      FROM downlink WHERE site = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
   ),
-  /** pending → delivered, only if still pending (another hub's pull, or an answer, may have moved it). */
+  /**
+   * pending → delivered ($3), only if still pending (another hub's pull, or an answer, may have moved it);
+   * a mark that a relay holds it ($3 'pending') only where none was marked (core/downlinkCustody.ts).
+   */
   deliverRequest: st(
     'deliver_request',
-    "UPDATE plan_requests SET state = 'delivered', row = $2 WHERE request_id = $1 AND state = 'pending'",
+    `UPDATE plan_requests SET state = $3::text, row = $2 WHERE request_id = $1 AND state = 'pending'
+     AND ($3::text = 'delivered' OR (row->>'relayAt') IS NULL)`,
   ),
   deliverApproval: st(
     'deliver_approval',

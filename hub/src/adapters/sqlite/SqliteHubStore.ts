@@ -1,5 +1,6 @@
 import { openWalDatabase } from '@driftline/hop/sqlite';
 import type Database from 'better-sqlite3';
+import { pullMoves } from '../../core/downlinkCustody.js';
 import { agentBrief } from '../../core/fleet/agentBrief.js';
 import { sortPeers } from '../../core/peers.js';
 import { marksStillTrue } from '../../core/sweepMarks.js';
@@ -232,9 +233,8 @@ export class SqliteHubStore implements HubStore {
   async markDelivered(d: Deliveries): Promise<Deliveries> {
     // One transaction: the states read are the ones written over.
     return this.db.transaction(() => {
-      const requests = d.requests.filter(
-        (r) =>
-          parse<PlanRequestRow>(this.s.getRequest.get(r.requestId) as Row | undefined)?.state === 'pending',
+      const requests = d.requests.filter((r) =>
+        pullMoves(parse<PlanRequestRow>(this.s.getRequest.get(r.requestId) as Row | undefined), r),
       );
       const approvals = d.approvals.filter(
         (a) => this.approvals.getApproval(a.approvalId)?.deliveredAt === null,

@@ -2,7 +2,7 @@ import type { PlanRequestRow } from '../../ports/HubStore.js';
 import type { Materialised } from '../materialise.js';
 import { answersRequest, type PlanAnswer } from '../refCells.js';
 import type { Batch } from './batch.js';
-import { openRequests } from './confirmations.js';
+import { firstPossible, hubTime, openRequests } from './confirmations.js';
 
 /**
  * Step 6, plan requests: a site's open request is answered by a run that started after it, or, when
@@ -32,7 +32,10 @@ export async function answerRequests(
       const cur = b.doneRequests.get(req.requestId) ?? req;
       if (cur.state === 'done' || !answersRequest(req, a)) continue;
       if (confirms && req.agent === agent && (!isRun || !receivedBefore(b, cur, agentAt))) continue;
-      b.doneRequests.set(req.requestId, { ...cur, state: 'done', doneAt: b.now, runId });
+      // A new run's start is when the request began running (the journey's step, decision 560).
+      const floor = Math.max(firstPossible(cur), cur.deliveredAt ?? 0);
+      const started = isRun && cur.startedAt == null ? { startedAt: hubTime(a.at, 0, floor, b.now) } : {};
+      b.doneRequests.set(req.requestId, { ...cur, ...started, state: 'done', doneAt: b.now, runId });
     }
   };
   for (const run of m.runs) {

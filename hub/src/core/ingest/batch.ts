@@ -47,12 +47,20 @@ export class Batch {
   readonly sites = new Map<string, SiteRow>();
   /** Open plan requests of a site, read once per batch. */
   readonly openRequests = new Map<string, PlanRequestRow[]>();
-  /** Requests this batch moves (delivered by the agent's word, refused, expired, done), by request id. */
+  /** Requests this batch moves (delivered by the agent's word, running, refused, expired, done), by request id. */
   readonly doneRequests = new Map<string, PlanRequestRow>();
   /** Plan requests the agents of this batch's documents say they received (decision 230), by request id. */
   readonly confirmations = new Map<
     string,
-    { agent: string; state: string; receivedAt: number; runId?: string; answeredAt?: number }
+    {
+      agent: string;
+      state: string;
+      receivedAt: number;
+      runId?: string;
+      answeredAt?: number;
+      /** When the agent started the plan that answers it (decision 560). */
+      startedAt?: number;
+    }
   >();
   /** Documents that took at least one bundle, with the heads after the merge (they are acked). */
   /** `readsConfirmed`: the document has a `confirmed` map, so its ack says the hub reads it (decision 330). */

@@ -4,6 +4,12 @@ import { type Materialised, replacesCell } from '../materialise.js';
 import { webhookRows } from '../webhooks.js';
 import { type Batch, batchCellKey } from './batch.js';
 
+/** The lock a `stuck-lock` cell's run names, when this batch carries that run (decision 555). */
+function stuckLockId(b: Batch, row: CellRow): string | undefined {
+  if (row.status !== 'failed' || row.reason !== 'stuck-lock') return undefined;
+  return b.w.runs.find((r) => r.runId === row.runId)?.summary.lock?.id;
+}
+
 /**
  * Step 5, cells and history: each cell row a document segment produced replaces the hub's current one
  * when `replacesCell` says so. A default-ref cell that changes also gets a history row (the
@@ -35,6 +41,6 @@ export async function recordCells(
     if (row.atRef) continue;
     const { staleNotifiedFor: _s, planHash: _p, ...hist } = row;
     b.w.history.push(hist);
-    b.w.webhooks.push(...webhookRows(webhookUrls, prev, row, b.now));
+    b.w.webhooks.push(...webhookRows(webhookUrls, prev, row, b.now, stuckLockId(b, row)));
   }
 }

@@ -20,12 +20,13 @@ export function noteConfirmations(b: Batch, site: string, agent: string, request
     if (++n > MAX_CONFIRMATIONS) break;
     const p = DocPlanRequestSchema.safeParse(value);
     if (!p.success) continue;
-    const { state, receivedAt, runId, answeredAt } = p.data;
+    const { state, receivedAt, runId, answeredAt, startedAt } = p.data;
     b.confirmations.set(id, {
       agent,
       state,
       receivedAt,
       ...(runId !== undefined && answeredAt !== undefined ? { runId, answeredAt } : {}),
+      ...(startedAt !== undefined ? { startedAt } : {}),
     });
   }
 }
@@ -43,9 +44,10 @@ export async function openRequests(b: Batch, site: string): Promise<PlanRequestR
 /**
  * After the document is read: each open request of the site its agent confirmed moves by the agent's
  * word, `accepted` → `delivered` (at the time it says, on the hub clock), `refused`, `expired`. A request
- * a run already answered in this batch keeps `done` and gains the times. A request the agent stamped
- * with the run it started for it (decision 300) is `done` by that run, also when the plan came out the
- * same (no new run travels then: a cell confirmation).
+ * a run already answered in this batch keeps `done` and gains the times. A request the agent says it
+ * started the plan for gains `startedAt` (the API shows it `running`, decision 560). A request the agent
+ * stamped with the run it started for it (decision 300) is `done` by that run, also when the plan came
+ * out the same (no new run travels then: a cell confirmation).
  */
 export async function recordConfirmations(b: Batch, site: string, agent: string, offsetMs: number) {
   if (b.confirmations.size === 0) return;
@@ -54,7 +56,8 @@ export async function recordConfirmations(b: Batch, site: string, agent: string,
     if (!c || c.agent !== agent || req.agent !== agent) continue;
     let cur = b.doneRequests.get(req.requestId) ?? req;
     if (cur.agentReceivedAt == null) {
-      const times = { agentReceivedAt: c.receivedAt, deliveredAt: Math.min(c.receivedAt - offsetMs, b.now) };
+      const deliveredAt = hubTime(c.receivedAt, offsetMs, firstPossible(cur), b.now);
+      const times = { agentReceivedAt: c.receivedAt, deliveredAt };
       const state =
         cur.state === 'done'
           ? 'done'
@@ -64,7 +67,31 @@ export async function recordConfirmations(b: Batch, site: string, agent: string,
       cur = { ...cur, ...times, state };
       b.doneRequests.set(req.requestId, cur);
     }
+    if (
+      c.startedAt !== undefined &&
+      c.state === 'accepted' &&
+      cur.state !== 'expired' &&
+      cur.startedAt == null
+    ) {
+      const floor = Math.max(firstPossible(cur), cur.deliveredAt ?? 0);
+      cur = { ...cur, startedAt: hubTime(c.startedAt, offsetMs, floor, b.now) };
+      b.doneRequests.set(req.requestId, cur);
+    }
     if (c.runId !== undefined && c.state === 'accepted' && cur.state === 'delivered')
       b.doneRequests.set(req.requestId, { ...cur, state: 'done', doneAt: b.now, runId: c.runId });
   }
 }
+
+/**
+ * An agent's time on the hub clock: moved by its offset (an estimate, within its uncertainty: T2), never
+ * before `floor`, what the hub saw happen first, nor after now (decision 560).
+ */
+export function hubTime(agentAt: number, offsetMs: number, floor: number, now: number): number {
+  return Math.min(Math.max(agentAt - offsetMs, floor), now);
+}
+
+/**
+ * The earliest the agent can have had a request: when it was asked, and once a relay pulled it from the
+ * hub, then (the agent's copy came through a pull; decision 560).
+ */
+export const firstPossible = (r: PlanRequestRow): number => Math.max(r.requestedAt, r.relayAt ?? 0);

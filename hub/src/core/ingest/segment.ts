@@ -4,6 +4,7 @@ import { materialise } from '../materialise.js';
 import type { Segment } from '../mergeDoc.js';
 import { RunCells } from '../refCells.js';
 import { SegmentEntries } from '../segmentEntries.js';
+import { custodyWebhookRows } from '../webhooks.js';
 import { answerRequests } from './answerRequests.js';
 import type { Batch } from './batch.js';
 import { recordCells } from './cells.js';
@@ -69,7 +70,19 @@ export async function readSegment(
     d.count.entriesRefused?.(m.refused.length);
   }
   const agentRow = b.agents.get(`${site}/${agent}`);
-  if (m.facts && agentRow) Object.assign(agentRow, m.facts);
+  if (m.facts && agentRow) {
+    // an upstream newly found sitting on this agent's custody notifies once per episode (decision 575)
+    b.w.webhooks.push(
+      ...custodyWebhookRows(
+        d.webhookUrls,
+        { site, agent },
+        agentRow.custodyOverdue,
+        m.facts.custodyOverdue,
+        b.now,
+      ),
+    );
+    Object.assign(agentRow, m.facts);
+  }
   b.w.runs.push(...m.runs);
   d.count.merged(m.runs.length);
   await recordCells(b, site, m.cells, what.cells, d.webhookUrls);
