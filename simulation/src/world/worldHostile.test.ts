@@ -10,11 +10,13 @@ const HOUR = 60 * MIN;
 /**
  * The `hostile` fault (docs/decisions/540-deterministic-world.md): relay-1 lies to the sites in episodes, one
  * lie of the hostile suite at a time, honest between them. Here the links stay up (no contact windows), so
- * every lie meets traffic within its episode: two sites, one on hop v2 and one on v1, four hours of lies
+ * every lie meets traffic within its episode: two sites, one on hop v2 and one on v1, four and a half hours of lies
  * of 30 to 45 minutes each, 5 to 15 minutes apart.
  */
 async function hostileWorld(seed: number) {
-  const days = 4 * HOUR;
+  // room for the five lies when one waits for its traffic (an episode is extended until its lie touches
+  // something: a detail upload comes with the hourly plans)
+  const days = 4.5 * HOUR;
   const hostile = new HostileFaults(seed, 2, days, {
     episodeMs: { min: 30 * MIN, max: 45 * MIN },
     honestMs: { min: 5 * MIN, max: 15 * MIN },
