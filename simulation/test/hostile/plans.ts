@@ -76,18 +76,23 @@ export async function reconfigureAgent(
 
 /**
  * Gives `site`'s agent a second upstream, the hub itself (a peer token scoped to the site), after its
- * first (the agent-side proxy). The agent is stopped; the caller sets the attack and starts it.
+ * first (the agent-side proxy, or `first`). The agent is stopped; the caller sets the attack and starts it.
  */
-export async function addHubUpstream(w: World, site = 'ship-1'): Promise<{ config: string; cwd: string }> {
-  const proxy = w.agentSide;
-  if (!proxy) throw new Error('the world has no agent-side proxy');
+export async function addHubUpstream(
+  w: World,
+  site = 'ship-1',
+  /** The agent's first upstream; default the agent-side proxy. */
+  first?: string,
+): Promise<{ config: string; cwd: string }> {
+  const url = first ?? w.agentSide?.url;
+  if (!url) throw new Error('the world has no agent-side proxy');
   const args = ['peer', '--config', join(w.dir, 'hub.yaml'), '--name', `${site}-direct`, '--sites', site];
   const token = (JSON.parse(await runProgram('hub', [...args, '--no-key', '--json'])) as { token: string })
     .token;
   writeFileSync(join(w.dir, site, 'token-hub'), token);
   return reconfigureAgent(w, site, (c) => {
     c.upstreams = [
-      { url: proxy.url, tokenFile: './token' },
+      { url, tokenFile: './token' },
       { url: w.hubUrl, tokenFile: './token-hub' },
     ];
   });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fakeReceipts } from '../../src/world/hostile/attacks.js';
-import { fakeCustody } from '../../src/world/hostile/wire2Attacks.js';
+import { fakeCustody, silentHop } from '../../src/world/hostile/wire2Attacks.js';
 import { until } from '../support.js';
 import { addHubUpstream, askPlan, nextPlans, planDone } from './plans.js';
 import { startVirtualWorld } from './virtualWorld.js';
@@ -78,5 +78,37 @@ describe('hostile relay: a hop that sits on custody', () => {
       const secondS = (Date.now() - asked2) / 1000;
       expect(secondS).toBeLessThan(DEADLINE_S);
       expect(sit.faked).toBe(fakedBefore);
+    });
+
+  for (const wire of [1, 2] as const)
+    it(`sends what an honest relay holds by the hub once the relay's own upstream stays silent past the deadline (hop v${wire})`, {
+      timeout: 300_000,
+    }, async () => {
+      world = await startVirtualWorld({
+        relayUpstreams: ['proxy'],
+        agentSync: { wire, resendAfterS: 86_400, custodyDeadlineS: DEADLINE_S, contactIntervalS: 5 },
+      });
+      const w = world;
+      const above = w.upstreamSide[0];
+      if (!above) throw new Error('relay-1 has no upstream proxy');
+      await until('the start-up run at the hub', async () => {
+        const r = await w.api('/api/cells/ship-1/prod/network/runs');
+        return r.ok && ((await r.json()) as { runs: unknown[] }).runs.length > 0;
+      });
+      await addHubUpstream(w, 'ship-1', w.relayUrl);
+      // relay-1 takes custody honestly; what it forwards (and asks) upstream is never answered
+      const dead = silentHop();
+      above.use(dead);
+      w.start('ship-1');
+      nextPlans(w, 'ship-1', { changes: 'held at relay-1' });
+      const asked = Date.now();
+      await planDone(w, await askPlan(w), 200_000);
+      const heldS = (Date.now() - asked) / 1000;
+      expect(dead.pushes).toBeGreaterThan(0);
+      // it waited at relay-1 for the deadline (a minute past the start-up run's delivery), then went by the hub
+      expect(heldS).toBeGreaterThanOrEqual(DEADLINE_S);
+      expect(heldS).toBeLessThan(DEADLINE_S * 3);
+      const status = await w.agentStatus('ship-1');
+      expect(status.custodyOverdue).toEqual([expect.objectContaining({ upstream: w.relayUrl })]);
     });
 });
