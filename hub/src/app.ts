@@ -59,6 +59,8 @@ export interface Hub {
   memory(): Promise<HubMemory>;
   /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
   startTimers(): void;
+  /** One sweep now, as the timer runs it (its live events included), whether or not the timers run. */
+  sweepOnce(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -100,7 +102,7 @@ export async function createHub(
   const sharedEvents = postgres
     ? new PgEvents(postgres, events, { onError: (e, what) => logger.warn({ err: e }, what) })
     : null;
-  const { ingest, queries, planRequests, sweeper, live } = hubCore(config, {
+  const { ingest, queries, planRequests, sweeper, live, judge } = hubCore(config, {
     store,
     publications,
     replicas,
@@ -216,6 +218,7 @@ export async function createHub(
   const sweeps = hubSweeps({
     sweeper,
     live,
+    judge,
     planRequests,
     approvals: apiDeps.approvals,
     publicationResends,
@@ -240,6 +243,7 @@ export async function createHub(
     drift,
     memory,
     startTimers: () => sweeps.start(),
+    sweepOnce: () => sweeps.sweepOnce(),
     async close() {
       await sweeps.close();
       await sharedEvents?.close();

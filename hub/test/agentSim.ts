@@ -68,6 +68,8 @@ export class AgentSim {
       summary?: Record<string, unknown>;
       /** The run's and cell's reason (default `exit-1` for `failed`, none otherwise). */
       reason?: string;
+      /** Counts over the status's defaults (`changes` that also found drift: `{ drift: 2 }`). */
+      counts?: Partial<Record<'add' | 'change' | 'destroy' | 'replace' | 'import' | 'drift', number>>;
     } = {},
   ): string {
     const runId = this.ids();
@@ -80,6 +82,7 @@ export class AgentSim {
       replace: 0,
       import: 0,
       drift: status === 'drift' ? 1 : 0,
+      ...opts.counts,
     };
     const key = `${environment}/${component}`;
     const outcome =

@@ -60,6 +60,8 @@ describe('a failing check (decision 420)', () => {
     expect(fleet.attentionCounts['check-failed']).toBe(1);
     const runs = RunsResponseSchema.parse(await get('/api/cells/lab/prod/dns/runs'));
     expect(runs.runs.map((r) => r.checksFailed)).toEqual([1, 1]);
+    // Each run names its failing checks, so the cell page can say which (issue 58).
+    expect(runs.runs.map((r) => r.failingChecks)).toEqual([['check.health'], ['check.health']]);
     const episodes = DriftResponseSchema.parse(await get('/api/drift?kind=check'));
     expect(episodes.episodes).toMatchObject([{ address: 'check.health', state: 'open', site: 'lab' }]);
     const due = await h.hub.store.dueWebhooks(h.clock.now(), 100);
@@ -74,6 +76,9 @@ describe('a failing check (decision 420)', () => {
       checksFailed: 0,
     });
     expect(FleetResponseSchema.parse(await get('/api/fleet')).attentionCounts['check-failed']).toBe(0);
+    const passed = RunsResponseSchema.parse(await get('/api/cells/lab/prod/dns/runs')).runs[0];
+    expect(passed).toMatchObject({ checksFailed: 0 });
+    expect(passed).not.toHaveProperty('failingChecks');
     const after = DriftResponseSchema.parse(await get('/api/drift?kind=check'));
     expect(after.episodes[0]).toMatchObject({ state: 'resolved' });
   });

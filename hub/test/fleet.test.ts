@@ -1,4 +1,9 @@
-import { BATCH_CONTENT_TYPE, encodeBatch, FleetResponseSchema } from '@driftline/protocol';
+import {
+  BATCH_CONTENT_TYPE,
+  encodeBatch,
+  FleetResponseSchema,
+  SitesResponseSchema,
+} from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { enrol } from '../src/core/enrolment.js';
 import { AgentSim } from './agentSim.js';
@@ -63,6 +68,30 @@ describe('GET /api/fleet', () => {
       'drift lab staging/dns',
     ]);
     expect(fleet.attentionCounts).toMatchObject({ failed: 1, drift: 1, stale: 0 });
+  });
+
+  it("counts each site's drift as attention counts it: a plan with changes that also found drift", async () => {
+    const h = await startHub();
+    hubs.push(h);
+    const viewer = await addTestUser(h.hub.store, 'wall-screen', ['viewer']);
+    const lab = await AgentSim.create('lab', 'a1', h.clock);
+    expect(
+      (await enrol(h.hub.store, { site: 'lab', agent: 'a1', key: await lab.publicKeyText() }, h.clock.now()))
+        .ok,
+    ).toBe(true);
+    lab.plan('prod', 'dns', 'drift');
+    lab.plan('prod', 'web', 'changes', { counts: { drift: 2 } });
+    await h.hub.ingest.accept('relay-1', [await lab.delta()]);
+    const get = async (path: string) =>
+      (await fetch(`${h.url}${path}`, { headers: { authorization: viewer.authorization } })).json();
+    const fleet = FleetResponseSchema.parse(await get('/api/fleet'));
+    expect(fleet.attentionCounts.drift).toBe(2);
+    const lab1 = fleet.sites.find((s) => s.site === 'lab');
+    // The status counts say what the plans were; the attention counts say what attention says.
+    expect(lab1?.statusCounts).toEqual({ drift: 1, changes: 1 });
+    expect(lab1?.attentionCounts).toMatchObject({ drift: 2 });
+    const page = SitesResponseSchema.parse(await get('/api/sites?sort=site'));
+    expect(page.sites.find((s) => s.site === 'lab')?.attentionCounts).toMatchObject({ drift: 2 });
   });
 
   it('needs a credential', async () => {

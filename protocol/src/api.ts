@@ -109,7 +109,11 @@ export const AgentInfoSchema = z.object({
   revokedAt: z.iso.datetime().nullable(),
   version: z.string().nullable(),
   lastContactAt: z.iso.datetime().nullable(),
-  /** Queue depth (unacknowledged runs) the agent last reported. */
+  /**
+   * Unacknowledged runs as the agent last reported them (`edge-agent status`' "unacknowledged", then):
+   * the runs that report came with are already at the hub; the count falls at the next report after the
+   * hub's acknowledgement reaches the agent (decision 580).
+   */
   queueDepth: z.number().int().nonnegative().nullable(),
   /** Time of the oldest run the agent had not yet got acknowledged, as last reported. */
   oldestUnsentAt: z.iso.datetime().nullable(),
@@ -161,6 +165,12 @@ export const SiteSummarySchema = z.object({
   cells: z.number().int().nonnegative(),
   /** Count of cells per status. */
   statusCounts: z.record(z.string(), z.number().int().nonnegative()),
+  /**
+   * Cells per attention kind (`fleet.ts`' `ATTENTION_KINDS`), counted as the fleet's `attentionCounts`
+   * are (waived drift left out, a plan with changes that found drift counted as drift): what the
+   * overview's per-site columns show beside "Needs attention". Absent from older hubs.
+   */
+  attentionCounts: z.record(z.string(), z.number().int().nonnegative()).optional(),
   /** The site's contact plan and where it stands against it; absent from older hubs. */
   contact: SiteContactSchema.optional(),
 });
@@ -215,6 +225,11 @@ export const RunListItemSchema = z.object({
   unchanged: z.boolean(),
   /** How many of the run's checks fail (decision 420); absent: the run reported no checks. */
   checksFailed: z.number().int().nonnegative().optional(),
+  /**
+   * The addresses of the run's failing checks (`check.health`), as far as its summary lists them (at most
+   * 100, failures first); absent when none fails.
+   */
+  failingChecks: z.array(z.string()).optional(),
   ref: z.string().nullable().optional(),
   commit: z.string().nullable().optional(),
   /** The state lock a `locked` or `stuck-lock` run met, when its agent said (decision 555). */
@@ -336,6 +351,24 @@ export const HubEventSchema = z.discriminatedUnion('type', [
       statusCounts: z.record(z.string(), z.number().int().nonnegative()),
       stale: z.number().int().nonnegative(),
     }),
+  }),
+  /**
+   * What a sweep judged anew as time passed, with nothing ingested (docs/decisions/585-live-is-live.md):
+   * sites whose contact state moved (a window opened or closed, a site went overdue or unreachable; each
+   * also sent as `site-updated` just before) and relays whose problems moved (went silent, reported
+   * again). Sent when something moved, and at least every `withinS` seconds while nothing does: a client
+   * that hears none for longer is behind. A client re-reads what it shows when `sites` or `relays` is not empty.
+   */
+  z.object({
+    type: z.literal('fleet-judged'),
+    at: z.iso.datetime(),
+    /** Sites whose contact state moved, sorted; at most {@link FLEET_MOVED_SITES}. */
+    sites: z.array(z.string()),
+    moreSites: z.boolean(),
+    /** Relays whose problems moved (by code), sorted. */
+    relays: z.array(z.string()),
+    /** The next `fleet-judged` comes within this many seconds while the hub sweeps. */
+    withinS: z.number().positive(),
   }),
   /**
    * The client cannot be caught up from its `Last-Event-ID` and must re-read everything: the hub restarted

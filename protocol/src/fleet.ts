@@ -33,7 +33,7 @@ export const FleetSiteSchema = z.object({
   /** Agents enrolled (not revoked), and how many of them the hub has heard from. */
   agents: z.number().int().nonnegative(),
   agentsHeardFrom: z.number().int().nonnegative(),
-  /** Unacknowledged runs the agents last reported, summed; null when none reported. */
+  /** Unacknowledged runs the agents last reported (`AgentInfo.queueDepth`), summed; null when none reported. */
   queueDepth: z.number().int().nonnegative().nullable(),
   /** The oldest run an agent had not got acknowledged, as last reported. */
   oldestUnsentAt: z.iso.datetime().nullable(),
@@ -44,6 +44,8 @@ export const FleetSiteSchema = z.object({
   link: LinkStateSchema,
   /** The site's contact plan and where it stands against it; absent from older hubs. */
   contact: SiteContactSchema.optional(),
+  /** Cells per attention kind, as `SiteSummary.attentionCounts`; absent from older hubs. */
+  attentionCounts: StatusCountsSchema.optional(),
 });
 export type FleetSite = z.infer<typeof FleetSiteSchema>;
 
@@ -206,6 +208,7 @@ export function summariseFleet(
       stale: number;
       envs: Set<string>;
       withData: number;
+      kinds: Record<string, number>;
     }
   >();
   const perEnv = new Map<string, FleetEnvironment & { siteSet: Set<string> }>();
@@ -223,7 +226,7 @@ export function summariseFleet(
     components.add(c.component);
     let s = perSite.get(c.site);
     if (!s) {
-      s = { cells: 0, statusCounts: {}, stale: 0, envs: new Set(), withData: 0 };
+      s = { cells: 0, statusCounts: {}, stale: 0, envs: new Set(), withData: 0, kinds: {} };
       perSite.set(c.site, s);
     }
     s.cells++;
@@ -252,6 +255,7 @@ export function summariseFleet(
     const kind = attentionKind(c);
     if (kind) {
       attentionCounts[kind]++;
+      bump(s.kinds, kind);
       // A silent site's stale cells are its one row in `silentSites`, not one row each.
       if (!(kind === 'stale' && (c.siteUnreachable || c.contact))) byKind.get(kind)?.push(c);
     }
@@ -301,6 +305,8 @@ export function summariseFleet(
         contactWindows: s.contactWindows ?? [],
         link: linkState(s, p?.withData ?? 0),
         ...(s.contact ? { contact: s.contact } : {}),
+        // Counted by `attentionKind`, as `attentionCounts` is: the per-site columns agree with attention.
+        attentionCounts: p?.kinds ?? {},
       };
     });
   return {

@@ -1,5 +1,6 @@
 import { FLEET_MOVED_SITES, type HubEvent, type PlanRequest } from '@driftline/protocol';
 import type { CellRow, PlanRequestRow } from '../ports/HubStore.js';
+import type { Judged } from './FleetJudge.js';
 import type { FleetReads } from './fleet/FleetReads.js';
 import type { Committed } from './ingestTypes.js';
 import { toMatrixCell, toPlanRequest, toRunItem, type ViewContext } from './views.js';
@@ -59,6 +60,24 @@ export class LiveEvents {
     if ((r.advanced ?? 0) > 0 || r.staleCells.length > 0 || r.unreachableSites.length > 0)
       await this.moved([...r.unreachableSites, ...r.staleCells.map((c) => c.site)], r.advanced ?? 0, 0);
     await this.sites(r.unreachableSites);
+  }
+
+  /**
+   * What a sweep judged anew with nothing ingested (docs/decisions/585-live-is-live.md): the summaries of
+   * the sites whose contact state moved, then one `fleet-judged` naming them and the relays whose problems
+   * moved; a quiet sweep sends `fleet-judged` alone now and then, as a heartbeat.
+   */
+  async judged(j: Judged): Promise<void> {
+    if (!j.send || !this.deps.listening()) return;
+    await this.sites(j.sites);
+    this.deps.publish({
+      type: 'fleet-judged',
+      at: new Date(this.deps.now()).toISOString(),
+      sites: j.sites.slice(0, FLEET_MOVED_SITES),
+      moreSites: j.sites.length > FLEET_MOVED_SITES,
+      relays: j.relays,
+      withinS: j.withinS,
+    });
   }
 
   /** One `fleet-moved` for a batch: the sites it touched and the fleet's totals now. */

@@ -1,6 +1,7 @@
 import type {
   AgentInfo,
   MatrixCell,
+  PlanChecks,
   PlanRequest,
   RunDetailState,
   RunListItem,
@@ -170,6 +171,12 @@ export function toAgentInfo(a: AgentRow): AgentInfo {
   };
 }
 
+/** The addresses of a run's failing checks, when any fails (`RunListItem.failingChecks`). */
+function failingChecksOf(checks: PlanChecks | undefined): { failingChecks?: string[] } {
+  const failing = (checks?.items ?? []).filter((c) => c.status === 'fail').map((c) => c.address);
+  return failing.length > 0 ? { failingChecks: failing } : {};
+}
+
 export function toRunItem(r: RunRow): RunListItem {
   return {
     runId: r.runId as RunListItem['runId'],
@@ -184,6 +191,7 @@ export function toRunItem(r: RunRow): RunListItem {
     receivedAt: iso(r.receivedAt) as string,
     unchanged: r.unchanged,
     ...(r.summary?.checks ? { checksFailed: r.summary.checks.fail } : {}),
+    ...failingChecksOf(r.summary?.checks),
     ...(r.summary?.lock ? { lock: r.summary.lock } : {}),
     ...(r.ref ? { ref: r.ref } : {}),
     ...(r.commit ? { commit: r.commit } : {}),

@@ -5,10 +5,13 @@ import type { HubConfig } from '../config.js';
 import { contactPlanSettings } from '../configContact.js';
 import { ContactPlans } from '../core/contact/ContactPlans.js';
 import type { DocReplicas } from '../core/DocReplicas.js';
+import { FleetJudge } from '../core/FleetJudge.js';
+import { judgementOf } from '../core/fleetJudgement.js';
 import { Ingest } from '../core/Ingest.js';
 import { LiveEvents } from '../core/liveEvents.js';
 import { PlanRequests } from '../core/PlanRequests.js';
 import { Queries } from '../core/Queries.js';
+import { relayInfos } from '../core/relayProblems.js';
 import { Sweeper } from '../core/Sweeper.js';
 import type { HubMetrics } from '../metrics.js';
 import type { Clock } from '../ports/Clock.js';
@@ -90,9 +93,15 @@ export function hubCore(
     now: () => clock.now(),
     defaultContactIntervalS: config.defaultContactIntervalS,
   });
+  // Site rows, briefs and peer rows, never the cells: this runs every sweep (docs/decisions/585-live-is-live.md).
+  const judge = new FleetJudge({
+    read: async (now) =>
+      judgementOf(await queries.siteContacts(now), relayInfos(await store.listPeers(), now)),
+    sweepIntervalS: config.sweepIntervalS,
+  });
   ingest.onCommitted((c) => {
     for (const s of c.sites) contactPlans.record(s, clock.now());
     live.committed(c).catch((e) => logger.error({ err: e }, 'site event failed'));
   });
-  return { ingest, queries, planRequests, sweeper, live };
+  return { ingest, queries, planRequests, sweeper, live, judge };
 }

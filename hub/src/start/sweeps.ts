@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { PgDatabase } from '../adapters/postgres/PgDatabase.js';
 import { PgLeader } from '../adapters/postgres/PgLeader.js';
 import type { Approvals } from '../core/Approvals.js';
+import type { FleetJudge } from '../core/FleetJudge.js';
 import { type Leadership, soleLeader } from '../core/leader.js';
 import type { LiveEvents } from '../core/liveEvents.js';
 import type { PlanRequests } from '../core/PlanRequests.js';
@@ -13,6 +14,8 @@ import type { Clock } from '../ports/Clock.js';
 export interface HubSweepDeps {
   sweeper: Sweeper;
   live: LiveEvents;
+  /** What time alone moved since the last sweep (contact states, relay problems), for the dashboards. */
+  judge?: Pick<FleetJudge, 'judge'>;
   planRequests: PlanRequests;
   approvals: Pick<Approvals, 'resendUnconfirmed'>;
   publicationResends?: Pick<PublicationResends, 'resendUnconfirmed'>;
@@ -35,6 +38,11 @@ export function hubSweeps(d: HubSweepDeps) {
   const { logger, clock } = d;
   const sweepOnce = async (prune: boolean) => {
     await d.live.swept(await d.sweeper.sweep({ prune }));
+    // A relay going silent or a window opening moves no row: judged here, sent as it is first seen.
+    await d.judge
+      ?.judge(clock.now())
+      .then((j) => d.live.judged(j))
+      .catch((e) => logger.warn({ err: e }, 'contact states and relay problems were not judged'));
     await d.notices?.().catch((e) => logger.warn({ err: e }, 'site and relay notices were not queued'));
     // Requests the agent has not confirmed go down again (decision 230), logged and counted.
     for (const x of await d.planRequests.resendUnconfirmed()) {
@@ -78,6 +86,8 @@ export function hubSweeps(d: HubSweepDeps) {
   let sweeping = false;
   let leader: Leadership = soleLeader;
   return {
+    /** One sweep now, as the timer runs it (tests, and a world that moves the clock itself). */
+    sweepOnce: () => sweepOnce(false),
     /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
     start(): void {
       leader = d.postgres

@@ -1,4 +1,5 @@
 import type { RunListItem } from '@driftline/protocol';
+import { failingChecksText } from '../core/checks.js';
 import { driftEpisodes, timeline } from '../core/episodes.js';
 import { NO_FILTERS, type Route } from '../core/route.js';
 import { statusLook, statusText } from '../core/status.js';
@@ -43,7 +44,7 @@ export function CellHistory({
         <ol class="strip" aria-label={`Last ${strip.length} runs, oldest first`}>
           {strip.map((r) => {
             const look = statusLook(r.status);
-            const text = `${statusText(r.status, r.counts, r.reason)}, planned ${formatAgo(r.plannedAt, now)} (${formatAbsolute(r.plannedAt)})${r.unchanged ? ', unchanged' : ''}${(r.checksFailed ?? 0) > 0 ? `, ${r.checksFailed} failing check${r.checksFailed === 1 ? '' : 's'}` : ''}`;
+            const text = `${statusText(r.status, r.counts, r.reason)}, planned ${formatAgo(r.plannedAt, now)} (${formatAbsolute(r.plannedAt)})${r.unchanged ? ', unchanged' : ''}${(r.checksFailed ?? 0) > 0 ? `, ${failingChecksText(r.checksFailed, r.failingChecks)}` : ''}`;
             return (
               <li key={r.runId} class={`strip-run ${look.tone}`}>
                 <a {...linkProps({ view: 'run', runId: r.runId }, go)} title={text}>
@@ -64,7 +65,8 @@ export function CellHistory({
       </div>
       <h2>Drift episodes</h2>
       {episodes.length === 0 ? (
-        <p class="muted">No drift found in these runs.</p>
+        // Resource drift only: failing checks are episodes of their own, shown apart (issue 58).
+        <p class="muted">No resource drift found in these runs.</p>
       ) : (
         <table class="table">
           <caption class="sr-only">Drift episodes, newest first</caption>

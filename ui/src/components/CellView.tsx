@@ -1,5 +1,6 @@
 import { type CellStatus, PLAN_STATUSES, type RunListItem } from '@driftline/protocol';
 import { useEffect, useState } from 'preact/hooks';
+import { failingChecksText } from '../core/checks.js';
 import type { Route } from '../core/route.js';
 import { statusLook } from '../core/status.js';
 import { formatLag } from '../core/time.js';
@@ -8,6 +9,7 @@ import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
 import { CellHistory, matrixThen } from './CellHistory.js';
+import { CheckEpisodes } from './CheckEpisodes.js';
 import { PlanNow } from './PlanNow.js';
 import { RelTime } from './RelTime.js';
 import { StateLockNote } from './StateLockNote.js';
@@ -70,6 +72,16 @@ export function CellView({ site, environment, component, status, cellRef = null,
       </h1>
       <PlanNow site={site} environment={environment} component={component} />
       {lock ? <StateLockNote lock={lock} stuck={latest?.reason === 'stuck-lock'} /> : null}
+      {/* The hub keeps episodes of the default ref's plans only (decision 421): none for an `@ref` cell. */}
+      {cellRef ? null : (
+        <CheckEpisodes
+          site={site}
+          environment={environment}
+          component={component}
+          reloadKey={extra[0]?.runId ?? ''}
+          go={go}
+        />
+      )}
       <label>
         Show runs with status{' '}
         <select
@@ -125,6 +137,12 @@ export function CellView({ site, environment, component, status, cellRef = null,
                 <td>
                   <StatusBadge status={r.status} counts={r.counts} reason={r.reason} />
                   {r.unchanged ? <span class="muted small"> (unchanged)</span> : null}
+                  {(r.checksFailed ?? 0) > 0 ? (
+                    <span class="mark mark-check small">
+                      {' '}
+                      <span aria-hidden="true">✓✕</span> {failingChecksText(r.checksFailed, r.failingChecks)}
+                    </span>
+                  ) : null}
                 </td>
                 <td>
                   <RelTime iso={r.plannedAt} now={now} focusable />

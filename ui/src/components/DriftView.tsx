@@ -1,6 +1,7 @@
 import type { DriftEpisode, DriftGroup, Waiver } from '@driftline/protocol';
 import { useId, useState } from 'preact/hooks';
 import type { Route } from '../core/route.js';
+import { waiverScope } from '../core/waiverScope.js';
 import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
@@ -265,6 +266,7 @@ export function DriftView({ signature, go }: { signature: string | null; go: Go 
             <thead>
               <tr>
                 <th scope="col">pattern</th>
+                <th scope="col">scope</th>
                 <th scope="col">reason</th>
                 <th scope="col">by</th>
                 <th scope="col">expires</th>
@@ -280,6 +282,7 @@ export function DriftView({ signature, go }: { signature: string | null; go: Go 
                   <td>
                     <code>{w.pattern}</code>
                   </td>
+                  <td>{waiverScope(w)}</td>
                   <td>{w.reason}</td>
                   <td>{w.author}</td>
                   <td>

@@ -1,6 +1,7 @@
 import type { CellStatus, FleetEnvironment, FleetSite, SitesQueryParams } from '@driftline/protocol';
 import { linkSentence, liveLink } from '../core/link.js';
 import { NO_FILTERS, type Route } from '../core/route.js';
+import { siteCount } from '../core/siteCounts.js';
 import { statusLook } from '../core/status.js';
 import { linkProps } from '../hooks/useRoute.js';
 import { RelTime } from './RelTime.js';
@@ -142,8 +143,8 @@ export function SiteTable({
               <td>{s.lastContactAt ? <RelTime iso={s.lastContactAt} now={now} /> : 'never'}</td>
               <td>{n(s.cells)}</td>
               {COUNTED.map((st) => (
-                <td key={st} class={(s.statusCounts[st] ?? 0) > 0 ? statusLook(st).tone : undefined}>
-                  {n(s.statusCounts[st])}
+                <td key={st} class={siteCount(s, st) > 0 ? statusLook(st).tone : undefined}>
+                  {n(siteCount(s, st))}
                 </td>
               ))}
               <td>{n(s.stale)}</td>

@@ -171,7 +171,8 @@ export const LINK_HEADINGS = [
   'next window',
   'last window',
   'agents heard from',
-  'results queued at site',
+  // The agent's own word and count (`edge-agent status`), as of its last report: decision 580.
+  'unacknowledged at last report',
   'oldest unsent result',
   'publications pending down',
   'unconfirmed down',
@@ -184,8 +185,10 @@ export function LinkNotes() {
     <p class="muted small">
       Next windows are the site's contact plan: declared (by its agents or in the hub's config) or predicted
       from its contact history, with the confidence of the prediction; the relay's own contact plan is not
-      known to the hub. Between windows a site reads "waiting for window", not "link down". Bytes waiting to
-      go up are not reported by agents: "results queued" counts them instead. Publications pending down are
+      known to the hub. Between windows a site reads "waiting for window", not "link down". "Unacknowledged at
+      last report" is the agents' count of results whose hub acknowledgement had not reached them when they
+      last reported, as <code>edge-agent status</code> says "unacknowledged": the results that report came
+      with are already here, and the count falls at the agent's next report. Publications pending down are
       files published to the site and not yet placed there. "Unconfirmed down" counts plan requests and
       publications the site's agent has not said arrived within its contact windows: the hub sends them again.
     </p>

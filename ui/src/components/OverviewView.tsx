@@ -7,6 +7,7 @@ import {
   type SilentSite,
   silentSite,
 } from '@driftline/protocol';
+import { behindText } from '../core/behind.js';
 import { nextInText } from '../core/contact.js';
 import { liveLink } from '../core/link.js';
 import { countOf } from '../core/plural.js';
@@ -70,17 +71,24 @@ export function OverviewView({ go }: { go: Go }) {
       </p>
     );
   const f = fleet.data;
+  // Current as of the hub's latest heartbeat when nothing was left to read (docs/decisions/585-live-is-live.md).
+  const asOf = fleet.judgedAt && fleet.judgedAt > f.asOf ? fleet.judgedAt : f.asOf;
   return (
     <section class="overview" aria-labelledby="overview-title">
       <h1 id="overview-title" class="view-title">
         Fleet overview{' '}
         <span class="muted small">
           {countOf(f.totals.cells, 'cell')} at {countOf(f.totals.sites, 'site')} · as of{' '}
-          <time dateTime={f.asOf} title={formatAbsolute(f.asOf)}>
-            {formatAgo(f.asOf, now)}
+          <time dateTime={asOf} title={formatAbsolute(asOf)}>
+            {formatAgo(asOf, now)}
           </time>
         </span>
       </h1>
+      {fleet.behind ? (
+        <p class="behind banner" role="status" aria-label="Live updates behind">
+          {behindText(fleet.behind, now)}
+        </p>
+      ) : null}
       <Totals f={f} go={go} />
       <Attention f={f} now={now} go={go} />
       {drift.state === 'ok' ? <OverviewDrift data={drift.data} go={go} /> : null}

@@ -64,7 +64,7 @@ export function SiteView({ site, go }: { site: string; go: (r: Route) => void })
             <th scope="col">agent</th>
             <th scope="col">version</th>
             <th scope="col">last contact</th>
-            <th scope="col">queue depth</th>
+            <th scope="col">unacknowledged at last report</th>
             <th scope="col">oldest unsent</th>
             <th scope="col">clock offset</th>
           </tr>

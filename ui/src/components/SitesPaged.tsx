@@ -43,6 +43,7 @@ export function siteRow(s: SiteSummary, known: FleetSite | undefined): FleetSite
     expectedContactIntervalS: s.expectedContactIntervalS,
     link: linkState(s, withData),
     ...(s.contact ? { contact: s.contact } : {}),
+    ...(s.attentionCounts ? { attentionCounts: s.attentionCounts } : {}),
   };
 }
 

@@ -55,6 +55,8 @@ describe('dense matrix layout', () => {
 
   it('says a tile’s status in a few characters and its age in one unit', () => {
     expect(tileText('changes', counts({ add: 2, change: 1, destroy: 3 }))).toBe('+2~1-3');
+    expect(tileText('changes', counts({ import: 1 }))).toBe('⇣1');
+    expect(tileText('changes', counts({ change: 1, import: 2 }))).toBe('+0~1-0⇣2');
     expect(tileText('drift', counts({ drift: 4 }))).toBe('drift 4');
     expect(tileText('blocked', null)).toBe('blocked');
     expect(tileAge(iso(3 * HOUR), NOW)).toBe('3 h');

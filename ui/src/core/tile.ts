@@ -5,13 +5,20 @@ import { statusText } from './status.js';
 import { formatAbsolute, formatAgo, formatDuration, formatLag } from './time.js';
 
 /**
- * The few characters a matrix tile has room for beside its icon: the counts for changes, the drift count,
- * or a short word. The tile's full text (status, counts, reason, ages) is its accessible description.
+ * The few characters a matrix tile has room for beside its icon: the counts for changes (`+2~1-3`, imports
+ * as `⇣1`), the drift count, or a short word. The tile's full text (status, counts, reason, ages) is its
+ * accessible description.
  */
 export function tileText(status: CellStatus, counts: PlanCounts | null | undefined): string {
   switch (status) {
-    case 'changes':
-      return counts ? `+${counts.add}~${counts.change}-${counts.destroy}` : 'changes';
+    case 'changes': {
+      if (!counts) return 'changes';
+      // An import is a change Terraform's "Plan:" line counts apart ("1 to import"): ⇣ and how many, and
+      // without the zeros of a plan that only imports.
+      const imports = counts.import > 0 ? `⇣${counts.import}` : '';
+      if (imports && counts.add + counts.change + counts.destroy === 0) return imports;
+      return `+${counts.add}~${counts.change}-${counts.destroy}${imports}`;
+    }
     case 'drift':
       return counts && counts.drift > 0 ? `drift ${counts.drift}` : 'drift';
     case 'redaction-failed':

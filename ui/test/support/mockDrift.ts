@@ -59,8 +59,13 @@ export class MockDrift {
       return { status: 200, body: DriftGroupsResponseSchema.parse({ groups, nextCursor: null, totals }) };
     }
     if (method === 'GET' && p === '/api/drift') {
-      const sig = url.searchParams.get('signature');
-      const episodes = this.episodes.filter((e) => !sig || e.signature === sig).map((e) => this.state(e));
+      const q = url.searchParams;
+      const keys = ['signature', 'site', 'environment', 'component', 'kind'] as const;
+      const state = q.get('state');
+      const episodes = this.episodes
+        .filter((e) => keys.every((k) => !q.get(k) || e[k] === q.get(k)))
+        .map((e) => this.state(e))
+        .filter((e) => !state || e.state === state);
       return {
         status: 200,
         body: DriftResponseSchema.parse({ episodes: episodes.slice(0, 100), nextCursor: null }),

@@ -8,6 +8,7 @@ import {
   type AttentionGroups,
   type AuditEntry,
   AuditResponseSchema,
+  DriftResponseSchema,
   FleetResponseSchema,
   type HubEvent,
   type MatrixCell,
@@ -316,6 +317,9 @@ export class MockHub {
     if (approvals) return approvals;
     const extra = this.extra?.(method, url, body);
     if (extra) return extra;
+    // Without a drift model (`mockDrift.ts`): no episodes, as a hub that has seen none answers.
+    if (method === 'GET' && url.pathname === '/api/drift')
+      return { status: 200, body: DriftResponseSchema.parse({ episodes: [], nextCursor: null }) };
     return notFound(`${method} ${url.pathname}`);
   }
 

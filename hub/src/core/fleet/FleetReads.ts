@@ -293,6 +293,8 @@ export class FleetReads {
         ...linkFacts(agents, rows.rows.get(s.site)?.upstream ?? null),
         link: linkState(s, t.withData),
         ...(s.contact ? { contact: s.contact } : {}),
+        // The same tally the fleet's `attentionCounts` sums: the per-site columns agree with attention.
+        attentionCounts: { ...t.kinds },
       };
     });
     const unreachable = new Set<string>(sites.filter((s) => s.unreachable).map((s) => s.site));

@@ -145,7 +145,7 @@ export function judgedSummary(
   /** The site's contact judgement (`ContactPlans.of`), or null where no plan judges silence. */
   contact: SiteContact | null,
 ): SiteSummary {
-  const base = toSiteSummaryCounted(row, agents, tally, ctx);
+  const base = { ...toSiteSummaryCounted(row, agents, tally, ctx), attentionCounts: { ...tally.kinds } };
   if (!contact) return base;
   return { ...base, ...(contact.judged ? { unreachable: contact.state === 'unreachable' } : {}), contact };
 }

@@ -13,7 +13,8 @@ export const eventRoutes = [
     response: { status: 200, raw: raw('text/event-stream', 'each `data` is a HubEvent', ref('HubEvent')) },
     doc: {
       summary:
-        'Server-Sent Events: cell-updated, site-updated, run-added, plan-request-updated, and reset. Ids are ' +
+        'Server-Sent Events: cell-updated, site-updated, run-added, plan-request-updated, fleet-moved, ' +
+        'fleet-judged (what time alone moved; at least every `withinS` seconds), and reset. Ids are ' +
         '`<epoch>-<seq>`, the epoch naming this run of the hub. Reconnect with Last-Event-ID to get what ' +
         'was missed; when that cannot be done (the hub restarted, the client fell behind, or the id is not ' +
         'one this hub gave) the stream starts with `reset`, and the client must re-read everything.',
