@@ -57,6 +57,32 @@ describe('a plan request’s journey', () => {
     expect((screen.getByRole('button', { name: 'Plan now' }) as HTMLButtonElement).disabled).toBe(false);
   });
 
+  it('shows an open request of the cell asked elsewhere, on load and as it moves', async () => {
+    const hub = new MockHub(smallWorld());
+    hub.addRuns([runItem({ n: 3, ...cell, status: 'changes', counts: counts({ add: 2 }) })], []);
+    const base = { ...cell, requestId: 'pr-api', requestedAt: iso(50 * MIN) };
+    hub.planRequests.push(
+      planRequest({ ...base, state: 'pending', relay: 'relay-1', relayAt: iso(40 * MIN) }),
+    );
+    const r = renderApp(hub, '?view=cell&site=ship-7&env=prod&comp=compute');
+    teardown = r.teardown;
+    await screen.findByText(/, at relay-1 \d\d:\d\d:\d\d, waiting for the site$/);
+    expect((screen.getByRole('button', { name: 'Plan now' }) as HTMLButtonElement).disabled).toBe(true);
+    act(() =>
+      hub.emit({
+        type: 'plan-request-updated',
+        request: planRequest({
+          ...base,
+          state: 'delivered',
+          relay: 'relay-1',
+          relayAt: iso(40 * MIN),
+          deliveredAt: iso(30 * MIN),
+        }),
+      }),
+    );
+    await screen.findByText(/, delivered \d\d:\d\d:\d\d, waiting for the run$/);
+  });
+
   it('ends with the state it ended in: expired, or refused by the agent', async () => {
     const hub = start();
     fireEvent.click(await screen.findByRole('button', { name: 'Plan now' }));

@@ -30,15 +30,41 @@ export function PlanNow({
   const reasonId = useId();
   const now = useNow();
 
+  const ofCell = (r: PlanRequest) =>
+    r.site === site && r.environment === environment && r.component === component;
   useEffect(
     () =>
       live.subscribe((e) => {
-        if (e.type === 'plan-request-updated') {
-          setReq((cur) => (cur && cur.requestId === e.request.requestId ? e.request : cur));
-        }
+        if (e.type !== 'plan-request-updated') return;
+        // this page's request, or an open one of this cell asked elsewhere (the API, another page)
+        setReq((cur) =>
+          cur && cur.requestId === e.request.requestId
+            ? e.request
+            : !cur && ofCell(e.request) && isOpen(e.request)
+              ? e.request
+              : cur,
+        );
       }),
-    [live],
+    [live, site, environment, component],
   );
+
+  // An open request of this cell when the page opens, whoever asked it: someone waiting on a slow link
+  // follows it here too (newest first from the hub).
+  useEffect(() => {
+    let gone = false;
+    api
+      .planRequests(site)
+      .then((r) => {
+        const open = r.requests.find((x) => ofCell(x) && isOpen(x));
+        if (!gone && open) setReq((cur) => cur ?? open);
+      })
+      .catch(() => {
+        // not shown: the button still files a request, and its own state follows
+      });
+    return () => {
+      gone = true;
+    };
+  }, [api, site, environment, component]);
 
   const file = async () => {
     if (denied) return;
@@ -53,7 +79,7 @@ export function PlanNow({
     }
   };
 
-  const open = req && (req.state === 'pending' || req.state === 'delivered' || req.state === 'running');
+  const open = req && isOpen(req);
   return (
     <div class="plan-now">
       <button
@@ -82,3 +108,5 @@ export function PlanNow({
     </div>
   );
 }
+
+const isOpen = (r: PlanRequest) => r.state === 'pending' || r.state === 'delivered' || r.state === 'running';
