@@ -69,6 +69,22 @@ export function deadlineMs(s: SyncStorage, url: string, o: CustodyOptions): numb
   return Math.min(o.resendAfterMs, Math.max(MIN_DEADLINE_MS, expected));
 }
 
+/**
+ * `deadlineMs` per upstream, each computed once: a loop over an epoch's receipts (up to 32, mostly one
+ * upstream's) reads the delivery times once, not once per receipt.
+ */
+function deadlines(s: SyncStorage, o: CustodyOptions): (url: string) => number {
+  const known = new Map<string, number>();
+  return (url) => {
+    let d = known.get(url);
+    if (d === undefined) {
+      d = deadlineMs(s, url, o);
+      known.set(url, d);
+    }
+    return d;
+  };
+}
+
 /** The receipt of `e` held past its upstream's deadline (the oldest such), or null. */
 export function overdueCustody(
   s: SyncStorage,
@@ -76,8 +92,9 @@ export function overdueCustody(
   now: number,
   o: CustodyOptions,
 ): (HeldReceipt & { deadlineMs: number }) | null {
+  const deadline = deadlines(s, o);
   for (const r of heldReceipts(s, e.epoch)) {
-    const d = deadlineMs(s, r.by, o);
+    const d = deadline(r.by);
     if (now - r.at >= d) return { ...r, deadlineMs: d };
   }
   return null;
@@ -106,8 +123,9 @@ export function custodyReceiptWrites(
   let held = heldReceipts(s, p.epoch);
   if (p.fromAck) {
     const meta: Record<string, string> = {};
+    const deadline = deadlines(s, o);
     for (const r of held) {
-      if (now - r.at < deadlineMs(s, r.by, o)) continue;
+      if (now - r.at < deadline(r.by)) continue;
       const key = `${SAT}${r.by}`;
       const counted = meta[key] !== undefined;
       const prev = json(meta[key] ?? s.meta(key), isSat);
