@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { registerClockGauges } from './adapters/http/clockMetrics.js';
+import { registerCustodyGauges } from './adapters/http/custodyMetrics.js';
 import type { HubStore } from './ports/HubStore.js';
 
 /** What the hub counts for `/metrics`, as the parts that count call it. */
@@ -17,7 +18,7 @@ export interface HubMetrics {
   /** A plan request sent again, unconfirmed by the agent. */
   resent(): void;
   /** An approval or a publication's manifest sent again, unconfirmed by the agent (decision 300). */
-  resentOther(kind: 'approval' | 'publication'): void;
+  resentOther(kind: 'approval' | 'publication' | 'contact-windows'): void;
   /** Downlink bundles past their lifetime, not sent. */
   expiredDownlink(n: number): void;
   /** Cells and runs of refs other than the default removed after retention. */
@@ -27,11 +28,15 @@ export interface HubMetrics {
 }
 
 /**
- * The hub's metrics in `registry`: the clock gauges read from the store at each scrape, and the counters
- * the ingest, the hop backend, the sweeps and the leader election report to.
+ * The hub's metrics in `registry`: the clock and custody gauges read from the store at each scrape, and
+ * the counters the ingest, the hop backend, the sweeps and the leader election report to.
  */
-export function createHubMetrics(registry: Registry, store: Pick<HubStore, 'listAgents'>): HubMetrics {
+export function createHubMetrics(
+  registry: Registry,
+  store: Pick<HubStore, 'listAgents' | 'listAgentBriefs' | 'listPeers'>,
+): HubMetrics {
   registerClockGauges(registry, store);
+  registerCustodyGauges(registry, store);
   const refused = new Counter({
     name: 'hub_bundles_refused_total',
     help: 'Bundles refused, by reason',

@@ -128,7 +128,13 @@ describe("the overview's attention list, grouped by cause (issue 44)", () => {
     ]);
     expect(groups.rows[0]?.filter).toEqual({ view: 'links', relay: 'relay-9' });
     expect(groups.rows[3]?.filter).toEqual({ view: 'matrix', status: 'failed', reason: 'exit-1' });
-    expect(groups.counts).toEqual({ silentRelays: 1, refusedSites: 1, overdueSites: 0, cells: 4037 });
+    expect(groups.counts).toEqual({
+      silentRelays: 1,
+      refusedSites: 1,
+      custodyUpstreams: 0,
+      overdueSites: 0,
+      cells: 4037,
+    });
     expect(groups.more).toBe(0);
     // The per-kind totals agree with the groups built from them.
     expect(got.attentionCounts.failed).toBe(1022);

@@ -7,6 +7,8 @@
  */
 
 import { z } from 'zod';
+import { type AttentionCustody, type CustodyGroup, groupCustody } from './attentionCustody.js';
+import { forHow, plural } from './attentionText.js';
 
 /** A relay the hub has not heard from (its `silent` problem), with the sites whose contact came through it. */
 export interface AttentionRelay {
@@ -44,6 +46,8 @@ export interface AttentionInput {
   refused: readonly AttentionRefused[];
   overdue: readonly AttentionOverdue[];
   cells: readonly AttentionCell[];
+  /** Upstreams agents found sitting on their results (`attentionCustody.ts`); absent: none. */
+  custody?: readonly AttentionCustody[];
 }
 
 /** What the row's link opens: the matrix filtered so, or the Links view for a relay. */
@@ -78,25 +82,29 @@ export type AttentionGroup =
       sites: number;
       text: string;
       filter: AttentionFilter;
-    };
+    }
+  | CustodyGroup;
 
 export interface AttentionGroups {
-  /** At most `limit` rows, causes first (relays, refusals, overdue sites), then cell groups, largest first. */
+  /**
+   * At most `limit` rows, causes first (relays, refusals, upstreams sitting on custody, overdue sites),
+   * then cell groups, largest first.
+   */
   rows: AttentionGroup[];
   /** Rows beyond `limit`, counted. */
   more: number;
   /** Headline counts, relay problems included. */
-  counts: { silentRelays: number; refusedSites: number; overdueSites: number; cells: number };
-}
-
-const n = (x: number) => x.toLocaleString('en-US');
-const plural = (x: number, one: string, many = `${one}s`) => `${n(x)} ${x === 1 ? one : many}`;
-
-function forHow(ms: number): string {
-  if (ms < 60_000) return `${Math.max(0, Math.round(ms / 1000))} s`;
-  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
-  if (ms < 86_400_000) return `${Math.round(ms / 3_600_000)} h`;
-  return `${Math.round(ms / 86_400_000)} d`;
+  counts: {
+    silentRelays: number;
+    refusedSites: number;
+    /**
+     * Upstreams sitting on custody past their deadline (docs/decisions/575-custody-deadline-per-path.md);
+     * always set by `groupAttention`, absent from older hubs.
+     */
+    custodyUpstreams?: number;
+    overdueSites: number;
+    cells: number;
+  };
 }
 
 /**
@@ -136,6 +144,8 @@ export function groupAttention(input: AttentionInput, now: number, limit = 30): 
       filter: { view: 'matrix', site: f.site },
     });
   }
+  const custody = groupCustody(input.custody ?? [], now);
+  rows.push(...custody);
   const overdue = input.overdue
     .filter((o) => !behindSilent.has(o.site))
     .sort((a, b) => b.missedWindows - a.missedWindows || (a.site < b.site ? -1 : 1));
@@ -183,6 +193,7 @@ export function groupAttention(input: AttentionInput, now: number, limit = 30): 
     counts: {
       silentRelays: relays.length,
       refusedSites: refusedSeen.size,
+      custodyUpstreams: custody.length,
       overdueSites: overdue.length,
       cells: cellRows.reduce((t, g) => t + g.cells, 0),
     },
@@ -216,6 +227,18 @@ export const AttentionGroupsSchema = z.object({
         filter: filterSchema,
       }),
       z.object({
+        kind: z.literal('custody-overdue'),
+        upstream: z.string(),
+        relay: z.string().nullable(),
+        results: nat,
+        oldestAt: z.number(),
+        sites: nat,
+        agents: nat,
+        siteNames: z.array(z.string()),
+        text: z.string(),
+        filter: filterSchema,
+      }),
+      z.object({
         kind: z.literal('overdue-site'),
         site: z.string(),
         state: z.enum(['overdue', 'unreachable']),
@@ -235,5 +258,12 @@ export const AttentionGroupsSchema = z.object({
     ]),
   ),
   more: nat,
-  counts: z.object({ silentRelays: nat, refusedSites: nat, overdueSites: nat, cells: nat }),
+  counts: z.object({
+    silentRelays: nat,
+    refusedSites: nat,
+    /** Absent from older hubs. */
+    custodyUpstreams: nat.optional(),
+    overdueSites: nat,
+    cells: nat,
+  }),
 });

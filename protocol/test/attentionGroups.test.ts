@@ -49,7 +49,13 @@ describe('groupAttention', () => {
     const failed = g.rows.find((r) => r.kind === 'cells' && r.reason === 'exit-1');
     expect(failed?.filter).toEqual({ view: 'matrix', status: 'failed', reason: 'exit-1' });
     expect(g.rows[0]?.filter).toEqual({ view: 'links', relay: 'relay-1' });
-    expect(g.counts).toEqual({ silentRelays: 1, refusedSites: 1, overdueSites: 1, cells: 7046 });
+    expect(g.counts).toEqual({
+      silentRelays: 1,
+      refusedSites: 1,
+      custodyUpstreams: 0,
+      overdueSites: 1,
+      cells: 7046,
+    });
   });
 
   it('bounds the rows and counts the rest', () => {

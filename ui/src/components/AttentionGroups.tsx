@@ -32,6 +32,7 @@ export function attentionRoute(f: AttentionFilter): Route {
 const LOOK: Record<AttentionGroup['kind'], { icon: string; label: string; tone: string }> = {
   'silent-relay': { icon: '⌁', label: 'relay silent', tone: 'st-failed' },
   'refused-site': { icon: '⊘', label: 'refused', tone: 'st-failed' },
+  'custody-overdue': { icon: '⧗', label: 'custody overdue', tone: 'st-failed' },
   'overdue-site': { icon: '!', label: 'overdue', tone: 'st-failed' },
   cells: { icon: '▦', label: 'cells', tone: 'st-changes' },
 };
@@ -50,13 +51,19 @@ export function attentionSummary(g: AttentionGroups): string {
   const parts = [
     c.silentRelays ? countOf(c.silentRelays, 'silent relay') : '',
     c.refusedSites ? countOf(c.refusedSites, 'refused site') : '',
+    c.custodyUpstreams
+      ? countOf(c.custodyUpstreams, 'upstream sitting on results', 'upstreams sitting on results')
+      : '',
     c.overdueSites ? countOf(c.overdueSites, 'overdue site') : '',
     c.cells ? countOf(c.cells, 'cell') : '',
   ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'nothing';
 }
 
-/** "Needs attention" grouped by cause (issue 44): one row per silent relay, refused or overdue site, cell group. */
+/**
+ * "Needs attention" grouped by cause (issue 44): one row per silent relay, refused site, upstream sitting
+ * on custody (issue 59), overdue site, cell group.
+ */
 export function AttentionGroupList({ g, go }: { g: AttentionGroups; go: Go }) {
   if (g.rows.length === 0)
     return <p>Nothing failed, stuck, drifted, stale or blocked; every relay reports.</p>;

@@ -17,6 +17,7 @@ import { useLoad } from '../hooks/useLoad.js';
 import { useNow } from '../hooks/useNow.js';
 import { linkProps } from '../hooks/useRoute.js';
 import { useServices } from '../services.js';
+import { CustodyOverdue } from './CustodyOverdue.js';
 import { RelaysHealth } from './RelaysHealth.js';
 import { RelTime } from './RelTime.js';
 
@@ -257,6 +258,7 @@ export function LinksView({ go }: { go: (r: Route) => void }) {
         </tbody>
       </table>
       <LinkNotes />
+      <CustodyOverdue g={fleet.data.attentionGroups} />
       <RelaysHealth now={now} relays={relays} />
     </section>
   );

@@ -152,10 +152,13 @@ function Totals({ f, go }: { f: FleetResponse; go: Go }) {
   );
 }
 
-/** Silent relays and sites refused at a relay: the headline's relay count (issue 44). */
+/**
+ * Silent relays, sites refused at a relay and upstreams sitting on custody: the headline's relay count
+ * (issue 44; issue 59, docs/decisions/575-custody-deadline-per-path.md).
+ */
 function relayProblems(f: FleetResponse): number {
   const c = f.attentionGroups?.counts;
-  return c ? c.silentRelays + c.refusedSites : 0;
+  return c ? c.silentRelays + c.refusedSites + (c.custodyUpstreams ?? 0) : 0;
 }
 
 function Attention({ f, now, go }: { f: FleetResponse; now: number; go: Go }) {

@@ -29,6 +29,7 @@ import {
   sumTallies,
   type Tally,
 } from './counted.js';
+import { custodyHeld } from './custodyHeld.js';
 import { countsJudgedAt, judgedAt } from './judgedStale.js';
 import {
   declaredByEnvironment,
@@ -333,7 +334,14 @@ export class FleetReads {
       ATTENTION_KINDS.map((k) => [k, totals.kinds[k] ?? 0]),
     ) as Record<AttentionKind, number>;
     const grouped = groupAttention(
-      await attentionInput(sites, relays, siteEnv, totals.kinds, silent, kindCells),
+      {
+        ...(await attentionInput(sites, relays, siteEnv, totals.kinds, silent, kindCells)),
+        // upstreams sitting on custody, from the briefs already read (decision 575)
+        custody: custodyHeld(
+          [...rows.agents.values()].flat(),
+          relays.map((r) => r.name),
+        ),
+      },
       now,
     );
     return {
