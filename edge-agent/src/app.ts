@@ -16,6 +16,7 @@ import type { AgentLedger } from './core/ledger/AgentLedger.js';
 import { cellsForNewHeads } from './core/plan/refPolicy.js';
 import { runPlan } from './core/plan/runPlan.js';
 import type { CellRef, CellScheduler, TriggerReason } from './core/schedule/CellScheduler.js';
+import { HubWindowsHeld } from './core/sync/hubWindows.js';
 import type { SyncLoop } from './core/sync/SyncLoop.js';
 import type { AgentStorage } from './ports/AgentStorage.js';
 import type { GitProbe } from './ports/PlanWorkspace.js';
@@ -128,6 +129,10 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     store.updateFacts(facts);
     loop?.kick();
   });
+  // The windows the hub declared for the site, held across restarts (docs/decisions/590-windows-declared-once.md).
+  const hubWindows = new HubWindowsHeld(store.storage, { site: config.site, agent: config.agent }, log);
+  const held = hubWindows.windows();
+  if (held.length > 0) facts.hubWindows = held;
   // The hub learns this agent's cells and cadences at once, before the first plan finishes.
   store.updateFacts(facts);
   const cycle = new PlanCycle({
@@ -179,6 +184,12 @@ export async function startAgent(config: AgentConfig, opts: StartOptions): Promi
     ...(opts.random ? { random: opts.random.sync } : {}),
     log,
     onUploadProgress: opts.onUploadProgress,
+    hubWindows,
+    onHubWindows: (windows) => {
+      // an empty list, not none: the document keeps a fact until it is written again
+      facts.hubWindows = windows;
+      store.updateFacts(facts);
+    },
   });
   loop = running;
   running.start();

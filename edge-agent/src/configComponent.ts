@@ -1,7 +1,7 @@
 import {
   ENTRY_NAME,
   entryNameProblem,
-  parseSchedule,
+  parseZonedSchedule,
   RefPatternSchema,
   refNameProblem,
 } from '@driftline/protocol';
@@ -179,12 +179,12 @@ export const ComponentSchema = z
     schedule: z
       .string()
       .superRefine((s, ctx) => {
-        const r = parseSchedule(s, { seconds: true });
+        const r = parseZonedSchedule(s, { seconds: true });
         if (!r.ok) ctx.addIssue({ code: 'custom', message: `${r.error} (e.g. "*/30 * * * *")` });
       })
       .default('0 */6 * * *')
       .describe(
-        'When to plan: a cron expression (5 fields, or 6 with seconds first), local time; day-of-month or day-of-week when both are set, as cron.',
+        "When to plan: a cron expression (5 fields, or 6 with seconds first), local time or ending 'tz Europe/Berlin' (an IANA zone, as contact windows take); day-of-month or day-of-week when both are set, as cron.",
       ),
     timeoutS: z
       .number()

@@ -194,7 +194,7 @@ const SyncSchema = z
             if (!r.ok)
               ctx.addIssue({
                 code: 'custom',
-                message: `${r.error}; write 'every 90m for 8m from 2026-11-27T00:00:00Z', '0 2 * * * for 30m' (cron, UTC) or '2026-11-27T14:00:00Z for 8m' (see docs/configuration.md, sync.contactWindows)`,
+                message: `${r.error}; write 'every 90m for 8m from 2026-11-27T00:00:00Z', '0 2 * * * for 30m' (cron, UTC) or '2026-11-27T14:00:00Z for 8m', each optionally ending 'tz Europe/Berlin' (see docs/configuration.md, sync.contactWindows)`,
               });
           }),
       )

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  READS_HUB_WINDOWS,
   READS_INLINE_PUBLICATIONS,
   READS_WIRE2_GIT_HEADS,
   READS_WIRE2_PUBLICATIONS,
@@ -32,21 +33,24 @@ describe("the agent's reads fact", () => {
     const facts = { reads: [] } as unknown as CycleFacts;
     let changes = 0;
     followReads(facts, state, urls, () => changes++);
-    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS]);
+    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS]);
     state.noteLink(urls[0] as string, v2([wire2.CARRIES_PUBLICATIONS]));
-    expect([facts.reads, changes]).toEqual([[READS_INLINE_PUBLICATIONS], 0]);
+    expect([facts.reads, changes]).toEqual([[READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS], 0]);
     state.noteLink(urls[1] as string, v2([wire2.CARRIES_PUBLICATIONS]));
-    expect([facts.reads, changes]).toEqual([[READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS], 1]);
+    expect([facts.reads, changes]).toEqual([
+      [READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS, READS_WIRE2_PUBLICATIONS],
+      1,
+    ]);
     // the same again changes nothing; an upstream that speaks v1 now (an older relay) takes it back
     state.noteLink(urls[1] as string, v2([wire2.CARRIES_PUBLICATIONS]));
     expect(changes).toBe(1);
     state.noteLink(urls[1] as string, { wire: 1, reason: 'older relay', at: 2 });
-    expect([facts.reads, changes]).toEqual([[READS_INLINE_PUBLICATIONS], 2]);
+    expect([facts.reads, changes]).toEqual([[READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS], 2]);
     // a restart reads what the links said last
     state.noteLink(urls[1] as string, v2([wire2.CARRIES_PUBLICATIONS]));
     const after = { reads: [] } as unknown as CycleFacts;
     followReads(after, new Wire2State(join(dir, 'wire2-state.json')), urls, () => {});
-    expect(after.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS]);
+    expect(after.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS, READS_WIRE2_PUBLICATIONS]);
   });
 
   it('names wire2-git-heads only where every upstream carries packed git heads too (decision 520)', () => {
@@ -59,24 +63,29 @@ describe("the agent's reads fact", () => {
     state.noteLink(urls[0] as string, v2(both));
     // relay-b is of the build before: compact manifests, heads as git wrote them
     state.noteLink(urls[1] as string, v2([wire2.CARRIES_PUBLICATIONS]));
-    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS]);
+    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS, READS_WIRE2_PUBLICATIONS]);
     state.noteLink(urls[1] as string, v2(both));
-    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS, READS_WIRE2_GIT_HEADS]);
+    expect(facts.reads).toEqual([
+      READS_INLINE_PUBLICATIONS,
+      READS_HUB_WINDOWS,
+      READS_WIRE2_PUBLICATIONS,
+      READS_WIRE2_GIT_HEADS,
+    ]);
     // packed heads alone, without compact manifests, mean nothing
     state.noteLink(urls[0] as string, v2([wire2.CARRIES_GIT_HEADS]));
-    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS]);
+    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS]);
   });
 
   it('names only inline manifests on hop v1 (no state) or when an upstream says nothing of it', () => {
     const facts = {} as CycleFacts;
     followReads(facts, null, urls, () => {});
-    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS]);
+    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS]);
     const dir = mkdtempSync(join(tmpdir(), 'agent-reads-'));
     dirs.push(dir);
     const state = new Wire2State(join(dir, 'wire2-state.json'));
     state.noteLink(urls[0] as string, v2([wire2.CARRIES_PUBLICATIONS]));
     state.noteLink(urls[1] as string, v2());
     followReads(facts, state, urls, () => {});
-    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS]);
+    expect(facts.reads).toEqual([READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS]);
   });
 });

@@ -106,7 +106,9 @@ sync:
     expect(status.stdout).toContain('agent          ship-7/a1');
     expect(status.stdout).toMatch(/last push\s+ok/);
     // No windows declared: status says so, and that the agent syncs by its interval (decision 450).
-    expect(status.stdout).toContain('contact plan   none declared (sync.contactWindows)');
+    expect(status.stdout).toContain(
+      "contact plan   none declared (sync.contactWindows, or the hub's contactPlans.sites)",
+    );
   });
 
   it('exits 2 with a readable list when the config is wrong', () => {

@@ -102,7 +102,7 @@ export async function createHub(
   const sharedEvents = postgres
     ? new PgEvents(postgres, events, { onError: (e, what) => logger.warn({ err: e }, what) })
     : null;
-  const { ingest, queries, planRequests, sweeper, live, judge } = hubCore(config, {
+  const { ingest, queries, planRequests, hubWindows, sweeper, live, judge } = hubCore(config, {
     store,
     publications,
     replicas,
@@ -220,6 +220,7 @@ export async function createHub(
     live,
     judge,
     planRequests,
+    hubWindows,
     approvals: apiDeps.approvals,
     publicationResends,
     metrics,

@@ -57,7 +57,7 @@ export const ContactPlansConfigSchema = z
       )
       .default({})
       .describe(
-        "Contact windows per site: 'every 4m for 40s from 2026-11-27T00:00:00Z', '0 2 * * * for 30m' (cron, UTC) or '2026-11-27T14:00:00Z for 8m'.",
+        "Contact windows per site: 'every 4m for 40s from 2026-11-27T00:00:00Z', '0 2 * * * for 30m' (cron, UTC) or '2026-11-27T14:00:00Z for 8m', each optionally ending 'tz Europe/Berlin'. Sent, signed, to the site's agents; the site is judged by them once an agent says it holds them (decision 590).",
       ),
   })
   .prefault({})

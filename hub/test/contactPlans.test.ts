@@ -59,10 +59,10 @@ describe('silence judged against the contact plan (real SQLite)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function heardAt(site: string, windows: string[], at: number) {
+  async function heardAt(site: string, windows: string[], at: number, hubWindows?: string[]) {
     const c = { ...cell('R1', at), site, expectedIntervalS: 40 };
     await store.commit({
-      agents: [agent(site, windows)],
+      agents: [{ ...agent(site, windows), ...(hubWindows ? { hubWindows } : {}) }],
       sites: [{ site, lastContactAt: at, upstream: 'relay-1', unreachableNotifiedFor: null }],
       cells: [c],
     });
@@ -113,8 +113,8 @@ describe('silence judged against the contact plan (real SQLite)', () => {
   });
 
   it('calls the site overdue after a missed window and unreachable after three', async () => {
-    await heardAt('polar-1', [], T0 + 20 * S);
-    // Declared in the hub's config this time, not by the agent.
+    // Declared in the hub's config this time, not by the agent, which says it holds them (decision 590).
+    await heardAt('polar-1', [], T0 + 20 * S, [POLAR]);
     const q = new Queries(store, 120, null, new ContactPlans(settings({ 'polar-1': [POLAR] })));
     const overdue = await q.matrix({}, T0 + 4 * MIN + 71 * S);
     expect(overdue[0]).toMatchObject({ contact: 'overdue', siteUnreachable: false });
@@ -122,6 +122,25 @@ describe('silence judged against the contact plan (real SQLite)', () => {
     expect(gone[0]).toMatchObject({ contact: 'unreachable', siteUnreachable: true });
     const sites = await q.sites(T0 + 12 * MIN + 71 * S);
     expect(sites[0]?.contact).toMatchObject({ state: 'unreachable', missedWindows: 3 });
+  });
+
+  it('never judges a site by windows declared at the hub that its agent does not say it holds', async () => {
+    await heardAt('polar-1', [], T0 + 20 * S);
+    const q = new Queries(store, 120, null, new ContactPlans(settings({ 'polar-1': [POLAR] })));
+    const now = T0 + 12 * MIN + 71 * S;
+    const [site] = await q.sites(now);
+    // three windows passed without contact: were they judged, the site would read unreachable
+    expect(site?.contact).toMatchObject({ judged: false, state: 'unplanned', unconfirmed: [POLAR] });
+    const [c] = await q.matrix({}, now);
+    expect(c?.contact).toBeUndefined();
+    // an agent that holds an older list confirms nothing of the new one
+    await heardAt('polar-1', [], T0 + 20 * S, ['every 10m for 1m from 2026-11-27T00:00:00Z']);
+    expect((await q.sites(now))[0]?.contact).toMatchObject({ judged: false, unconfirmed: [POLAR] });
+    // once it holds them they judge the site, and nothing is waiting
+    await heardAt('polar-1', [], T0 + 20 * S, [POLAR]);
+    const held = (await q.sites(now))[0]?.contact;
+    expect(held).toMatchObject({ judged: true, state: 'unreachable', windows: [POLAR] });
+    expect(held?.unconfirmed).toBeUndefined();
   });
 
   it('groups a silent site into one attention row, whatever its cell count', async () => {

@@ -67,9 +67,12 @@ describe('time-driven changes on the live stream', () => {
 
   it('sends the site and an event naming it when a contact window opens, with nothing ingested', async () => {
     const t0 = Date.parse('2025-06-01T12:00:00.000Z');
-    const { h, got } = await hubWithListener({
-      contactPlans: { sites: { 'ship-7': ['every 4m for 40s from 2025-06-01T12:00:00Z'] } },
-    });
+    const window = 'every 4m for 40s from 2025-06-01T12:00:00Z';
+    const { h, got } = await hubWithListener({ contactPlans: { sites: { 'ship-7': [window] } } });
+    // the agent says it holds the hub's window (its hubWindows fact): only then is it judged (decision 590)
+    const [a1] = await h.hub.store.listAgents('ship-7');
+    if (!a1) throw new Error('no agent');
+    await h.hub.store.commit({ agents: [{ ...a1, hubWindows: [window] }] });
     h.clock.advance(t0 + 60_000 - h.clock.now()); // heard in the 12:00 window; now waiting for 12:04
     await h.hub.sweepOnce();
     got.length = 0;

@@ -136,6 +136,12 @@ export const AgentFactsSchema = z.object({
   contactIntervalS: z.number().nonnegative().optional(),
   /** Contact windows as configured (cron-like text), when known. */
   contactWindows: z.array(z.string()).optional(),
+  /**
+   * Contact windows the hub declared for this site (`contactPlans.sites`) that this agent holds and aims
+   * at, as the hub's signed `contact-windows` control said them; the hub judges the site by them only once
+   * they are here (docs/decisions/590-windows-declared-once.md). Absent: none held.
+   */
+  hubWindows: z.array(z.string().max(200)).max(50).optional(),
   queueDepth: z.number().int().nonnegative(),
   oldestUnsentAt: z.number().int().nonnegative().optional(),
   /** The relay URL the agent currently pushes to (for the site view). */
@@ -205,6 +211,11 @@ export const READS_WIRE2_PUBLICATIONS = 'wire2-publications';
  * (docs/decisions/520-packed-git-heads.md), stated only while every upstream carries them.
  */
 export const READS_WIRE2_GIT_HEADS = 'wire2-git-heads';
+/**
+ * The fact (`reads`) of an agent that takes the hub's `contact-windows` control: the windows the hub
+ * declares for its site (docs/decisions/590-windows-declared-once.md). An older agent refuses it.
+ */
+export const READS_HUB_WINDOWS = 'hub-windows';
 
 export const AgentDocSchema = z.object({
   site: SiteIdSchema,

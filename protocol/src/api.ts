@@ -147,6 +147,11 @@ export const AgentInfoSchema = z.object({
       }),
     )
     .optional(),
+  /**
+   * The windows declared for the site at the hub (`contactPlans.sites`) that this agent says it holds and
+   * aims at (docs/decisions/590-windows-declared-once.md). Absent: none.
+   */
+  hubWindows: z.array(z.string()).optional(),
 });
 export type AgentInfo = z.infer<typeof AgentInfoSchema>;
 

@@ -141,12 +141,27 @@ export const ControlPayloadSchema = z.discriminatedUnion('type', [
     site: SiteIdSchema,
     approval: z.unknown(),
   }),
+  /**
+   * The contact windows the hub declares for the agent's site (`contactPlans.sites` in hub.yaml), sent to
+   * agents that read them (`reads: hub-windows`) until the agent's `hubWindows` fact names the same ones
+   * (docs/decisions/590-windows-declared-once.md). The agent takes the newest by `declaredAt` (hub clock)
+   * and aims at them beside its own; an empty list withdraws them.
+   */
+  z.strictObject({
+    type: z.literal('contact-windows'),
+    site: SiteIdSchema,
+    agent: AgentIdSchema,
+    windows: z.array(z.string().max(200)).max(50),
+    declaredAt: z.number().int().nonnegative(),
+  }),
 ]);
 export type ControlPayload = z.infer<typeof ControlPayloadSchema>;
 /** A hub refusal of an agent's bundles, as it travels on the site's downlink. */
 export type RejectionPayload = Extract<ControlPayload, { type: 'rejection' }>;
 /** A hub request to plan one cell now (S3: only a cell the agent's own config lists). */
 export type PlanRequestPayload = Extract<ControlPayload, { type: 'plan-request' }>;
+/** The hub's declared contact windows for one agent's site (decision 590). */
+export type ContactWindowsPayload = Extract<ControlPayload, { type: 'contact-windows' }>;
 
 /**
  * Most bytes a publication may carry inside its manifest (`BlobManifest.inline`, decision 360): a

@@ -26,6 +26,12 @@ export const SiteContactSchema = z.object({
   graceS: z.number().nonnegative(),
   /** Missed windows after which the site reads unreachable. */
   unreachableAfter: z.number().int().positive(),
+  /**
+   * Windows declared for the site at the hub (`contactPlans.sites`) that no agent of the site says it
+   * holds yet: sent down to it, never judged until it confirms them
+   * (docs/decisions/590-windows-declared-once.md). Absent: none waiting (or an older hub).
+   */
+  unconfirmed: z.array(z.string()).optional(),
 });
 export type SiteContact = z.infer<typeof SiteContactSchema>;
 

@@ -1,5 +1,6 @@
 import { parseDuration } from './duration.js';
 import { parseSchedule, type Schedule } from './schedule.js';
+import { splitZone, zonedIsoMs } from './timeZone.js';
 
 /**
  * Contact windows: when a site's link is expected up. One text format, declared by an agent
@@ -11,6 +12,11 @@ import { parseSchedule, type Schedule } from './schedule.js';
  *   `schedule.ts` with standard semantics), each match opens a window (`0 2 * * * for 30m`: a nightly VSAT
  *   slot); without `for` a window lasts one minute;
  * - `<ISO 8601> for <duration>`: one window (`2026-11-27T14:00:00Z for 8m`).
+ *
+ * Each may end with an IANA time zone, `tz Europe/Berlin` (docs/decisions/590-windows-declared-once.md):
+ * a cron window is then read in that zone's local time, through its DST changes, as plan schedules read
+ * theirs; an ISO time is then written without an offset (`2026-11-27T14:00 for 8m tz Europe/Berlin`).
+ * An `every` period is exact elapsed time: for a window that keeps its local hour across DST, write cron.
  *
  * Durations are `90s`, `4m`, `1h30m`, `2d`, `500ms`. Anything else is free text: kept and shown, never judged.
  * Pure: no I/O; every search is bounded.
@@ -54,31 +60,53 @@ const isoMs = (text: string): number | null => {
   return Number.isFinite(t) ? t : null;
 };
 
+/** The three forms, said in every refusal. */
+export const WINDOW_FORMS =
+  "'every 4m for 40s from 2026-11-27T00:00:00Z', '0 2 * * * for 30m' (cron, UTC) or '2026-11-27T14:00:00Z for 8m', each optionally ending 'tz Europe/Berlin'";
+
 /** One window entry, or why it is not one (the text is then free text, shown as written). */
 export function parseWindow(text: string): { ok: true; value: WindowSpec } | { ok: false; error: string } {
   const t = text.trim().replace(/\s+/g, ' ');
   if (t.length > 200) return { ok: false, error: 'a contact window is at most 200 characters' };
-  const every = /^every (\S+) for (\S+) from (\S+)$/.exec(t);
+  const zoned = splitZone(t);
+  if (!zoned.ok) return { ok: false, error: `'${t}': ${zoned.error}` };
+  const { body, zone } = zoned;
+  const at = (iso: string): number | null => {
+    if (zone === null) return isoMs(iso);
+    return zonedIsoMs(iso, zone);
+  };
+  const every = /^every (\S+) for (\S+) from (\S+)$/.exec(body);
   if (every) {
     const periodMs = parseDuration(every[1] as string);
     const durationMs = parseDuration(every[2] as string);
-    const fromMs = isoMs(every[3] as string);
+    const fromMs = at(every[3] as string);
     if (periodMs === null || durationMs === null || fromMs === null)
-      return { ok: false, error: `'${t}': write 'every 4m for 40s from 2026-11-27T00:00:00Z'` };
+      return {
+        ok: false,
+        error: `'${t}': write 'every 4m for 40s from 2026-11-27T00:00:00Z'${zone ? ` (with tz, the time without its offset: from 2026-11-27T00:00)` : ''}`,
+      };
     if (durationMs > periodMs)
       return { ok: false, error: `'${t}': a window cannot last longer than its period` };
     return { ok: true, value: { kind: 'every', periodMs, durationMs, fromMs } };
   }
-  const [head, forText] = t.split(' for ') as [string, string | undefined];
+  const [head, forText] = body.split(' for ') as [string, string | undefined];
   const durationMs = forText === undefined ? MIN : parseDuration(forText);
   if (durationMs === null)
     return { ok: false, error: `'${t}': '${forText}' is not a duration (90s, 4m, 1h30m)` };
-  const at = isoMs(head);
-  if (at !== null) return { ok: true, value: { kind: 'once', atMs: at, durationMs } };
+  const once = at(head);
+  if (once !== null) return { ok: true, value: { kind: 'once', atMs: once, durationMs } };
+  if (zone !== null && isoMs(head) !== null)
+    return {
+      ok: false,
+      error: `'${t}': with tz, write the time without its offset (2026-11-27T14:00 for 8m tz ${zone})`,
+    };
   if (head.split(' ').length !== 5 || !/^[\d*]/.test(head))
-    return { ok: false, error: `'${t}' is not 'every … for … from …', '<cron> for …' or '<ISO time> for …'` };
-  const cron = parseSchedule(head);
-  if (!cron.ok) return { ok: false, error: `'${t}': ${cron.error.replace(/^cron '[^']*': /, '')}` };
+    return {
+      ok: false,
+      error: `'${t}' is not 'every … for … from …', '<cron> for …' or '<ISO time> for …' (each may end 'tz Europe/Berlin')`,
+    };
+  const cron = parseSchedule(head, zone ? { timezone: zone } : {});
+  if (!cron.ok) return { ok: false, error: `'${t}': ${cron.error.replace(/^cron '[^']*'( in \S+)?: /, '')}` };
   return { ok: true, value: { kind: 'cron', schedule: cron.value, durationMs } };
 }
 

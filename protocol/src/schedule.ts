@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { splitZone } from './timeZone.js';
 
 /**
  * Cron schedules: the one reader of cron expressions in Driftline, for the agent's plan schedules
@@ -119,4 +120,18 @@ export function cadenceSeconds(schedule: Schedule, fromMs: number, samples = 8):
   let max = 0;
   for (let i = 1; i < runs.length; i++) max = Math.max(max, (runs[i] as number) - (runs[i - 1] as number));
   return Math.round(max / 1000);
+}
+
+/**
+ * A schedule that may end with an IANA zone, ` tz Europe/Berlin` (the suffix contact windows take too:
+ * docs/decisions/590-windows-declared-once.md): read in that zone, else in `options.timezone`.
+ */
+export function parseZonedSchedule(
+  expression: string,
+  options: ScheduleOptions = {},
+): { ok: true; value: Schedule } | { ok: false; error: string } {
+  const text = expression.trim().replace(/\s+/g, ' ');
+  const z = splitZone(text);
+  if (!z.ok) return { ok: false, error: `schedule '${text}': ${z.error}` };
+  return parseSchedule(z.body, z.zone ? { ...options, timezone: z.zone } : options);
 }

@@ -6,6 +6,7 @@ import { readWire2Links, type Wire2LinkState, wire2StatePath } from '../adapters
 import { readPublicationEntries } from '../adapters/publications/SqlitePublicationLedger.js';
 import { openSqliteLedger } from '../adapters/sqlite/openSqliteLedger.js';
 import type { AgentConfig } from '../config.js';
+import { readHubWindows } from '../core/sync/hubWindows.js';
 import type { AgentRejection, StoreStatus } from '../ports/Ledger.js';
 import { configOrExit } from './configOrExit.js';
 import { contactStatus, renderContact } from './contactStatus.js';
@@ -160,7 +161,12 @@ export function readAgentStatus(config: AgentConfig, now = Date.now()): AgentSta
     const s = opened.ledger.status();
     const wire = config.sync.wire === 2 ? readWire2Links(wire2StatePath(config.dataDir)) : undefined;
     const publications = readPublications(readPublicationEntries(opened.db), config.dataDir);
-    const contact = contactStatus(config.sync.contactWindows, config.sync.backoffCapS, now);
+    const contact = contactStatus(
+      config.sync.contactWindows,
+      config.sync.backoffCapS,
+      now,
+      readHubWindows(opened.ledger.storage),
+    );
     return { s, wire, publications, contact, now };
   } finally {
     opened.ledger.close();

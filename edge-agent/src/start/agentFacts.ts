@@ -1,4 +1,5 @@
 import {
+  READS_HUB_WINDOWS,
   READS_INLINE_PUBLICATIONS,
   READS_WIRE2_GIT_HEADS,
   READS_WIRE2_PUBLICATIONS,
@@ -42,16 +43,18 @@ export function agentFacts(
 }
 
 /**
- * What the agent reads that an older one refuses (its `reads` fact): inline manifests always (decision
- * 360); the hub's compact publication manifests (decision 505), and a git bundle's heads packed in them
+ * What the agent reads that an older one refuses (its `reads` fact): inline manifests and the hub's
+ * declared contact windows always (decisions 360, 590); the hub's compact publication manifests (decision 505), and a git bundle's heads packed in them
  * (decision 520), each while every upstream last said, on this agent's v2 registration, that it carries
  * them down.
  */
 export function agentReads(state: Wire2State | null, urls: readonly string[]): string[] {
-  if (!state?.everyLinkCarries(urls, wire2.CARRIES_PUBLICATIONS)) return [READS_INLINE_PUBLICATIONS];
+  // the hub's declared windows travel as a v1 control bundle, which every relay carries (decision 590)
+  const always = [READS_INLINE_PUBLICATIONS, READS_HUB_WINDOWS];
+  if (!state?.everyLinkCarries(urls, wire2.CARRIES_PUBLICATIONS)) return always;
   return state.everyLinkCarries(urls, wire2.CARRIES_GIT_HEADS)
-    ? [READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS, READS_WIRE2_GIT_HEADS]
-    : [READS_INLINE_PUBLICATIONS, READS_WIRE2_PUBLICATIONS];
+    ? [...always, READS_WIRE2_PUBLICATIONS, READS_WIRE2_GIT_HEADS]
+    : [...always, READS_WIRE2_PUBLICATIONS];
 }
 
 /**

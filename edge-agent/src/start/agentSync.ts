@@ -7,6 +7,7 @@ import type { AgentLedger } from '../core/ledger/AgentLedger.js';
 import { findTarget } from '../core/plan/planTarget.js';
 import { allowsRef, cellRefOf } from '../core/plan/refPolicy.js';
 import type { CellScheduler } from '../core/schedule/CellScheduler.js';
+import type { HubWindowsHeld } from '../core/sync/hubWindows.js';
 import { SyncEngine, type Wire2Acks } from '../core/sync/SyncEngine.js';
 import { SyncLoop } from '../core/sync/SyncLoop.js';
 import { WindowAim } from '../core/sync/windowAim.js';
@@ -35,12 +36,19 @@ export function agentSync(
     /** Backoff and schedule jitter (default `Math.random`; a world's seed in simulation). */
     random?: () => number;
     onUploadProgress?(sha256: string, sent: number, total: number): void;
+    /** The windows the hub declared for the site, as held (decision 590). */
+    hubWindows?: HubWindowsHeld;
+    /** The windows held changed: the facts say so and the loop pushes them. */
+    onHubWindows?(windows: string[]): void;
   },
 ): SyncLoop {
   const { scheduler, log } = deps;
   // The site's own contact plan: the loop syncs as each window opens, tries often inside it, and says
   // it is there when it has nothing else to say (docs/decisions/450-contact-the-agent-proves.md).
-  const aim = new WindowAim(config.sync.contactWindows, config.sync.backoffCapS * 1000);
+  // With the windows the hub declared for the site, once it sent them (docs/decisions/590-windows-declared-once.md).
+  const own = config.sync.contactWindows;
+  const aim = new WindowAim([...own, ...(deps.hubWindows?.windows() ?? [])], config.sync.backoffCapS * 1000);
+  let loop: SyncLoop | undefined;
   const engine = new SyncEngine({
     site: config.site,
     agent: config.agent,
@@ -71,9 +79,17 @@ export function agentSync(
     siteShortId: wire2SiteId(config.site),
     onBlobManifest: (m) => deps.publications.announce(m),
     onApproval: (a) => deps.applies.receive(a),
-    ...(aim.planned ? { presenceDue: (at: number | null, now: number) => aim.presenceDue(at, now) } : {}),
+    onContactWindows: (c) => {
+      const held = deps.hubWindows;
+      if (!held?.take(c)) return;
+      aim.set([...own, ...held.windows()]);
+      deps.onHubWindows?.(held.windows());
+      loop?.kick();
+    },
+    // a plan without windows owes no presence and aims at nothing: both read the plan each time
+    presenceDue: (at: number | null, now: number) => aim.presenceDue(at, now),
   });
-  return new SyncLoop({
+  loop = new SyncLoop({
     engine,
     intervalMs: config.sync.intervalS * 1000,
     holdS: config.sync.downlinkHoldS,
@@ -86,6 +102,7 @@ export function agentSync(
     random: deps.random ?? Math.random,
     log,
     onUploadProgress: deps.onUploadProgress,
-    ...(aim.planned ? { aim: (ms: number, now: number) => aim.wait(ms, now) } : {}),
+    aim: (ms: number, now: number) => aim.wait(ms, now),
   });
+  return loop;
 }

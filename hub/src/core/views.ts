@@ -168,6 +168,7 @@ export function toAgentInfo(a: AgentRow): AgentInfo {
           })),
         }
       : {}),
+    ...(a.hubWindows?.length ? { hubWindows: [...a.hubWindows] } : {}),
   };
 }
 

@@ -51,6 +51,10 @@ export interface AgentRow {
   cadenceS: Record<string, number>;
   contactIntervalS: number | null;
   contactWindows: string[];
+  /** Windows of the hub's config the agent says it holds (its `hubWindows` fact; decision 590). */
+  hubWindows?: string[];
+  /** The agent takes the hub's `contact-windows` control (its `reads` fact; decision 590). */
+  readsHubWindows?: boolean;
   /** Ref patterns each cell key (`environment/component`) may plan; the first is its default ref. */
   refs?: Record<string, string[]>;
   /** Heads of the agent's git mirrors: repository → ref → commit. */

@@ -4,6 +4,7 @@ import { HttpWebhookSender } from '../adapters/http/HttpWebhookSender.js';
 import type { HubConfig } from '../config.js';
 import { contactPlanSettings } from '../configContact.js';
 import { ContactPlans } from '../core/contact/ContactPlans.js';
+import { HubWindows } from '../core/contact/HubWindows.js';
 import type { DocReplicas } from '../core/DocReplicas.js';
 import { FleetJudge } from '../core/FleetJudge.js';
 import { judgementOf } from '../core/fleetJudgement.js';
@@ -70,6 +71,14 @@ export function hubCore(
     ttlS: config.planRequestTtlS,
     defaultContactIntervalS: config.defaultContactIntervalS,
   });
+  // windows declared at the hub go down to the site's agents (docs/decisions/590-windows-declared-once.md)
+  const hubWindows = new HubWindows({
+    store,
+    clock,
+    ids,
+    hubPrivateKey: deps.hubPrivateKey,
+    sites: config.contactPlans.sites,
+  });
   const sweeper = new Sweeper({
     store,
     clock,
@@ -103,5 +112,5 @@ export function hubCore(
     for (const s of c.sites) contactPlans.record(s, clock.now());
     live.committed(c).catch((e) => logger.error({ err: e }, 'site event failed'));
   });
-  return { ingest, queries, planRequests, sweeper, live, judge };
+  return { ingest, queries, planRequests, hubWindows, sweeper, live, judge };
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { PgDatabase } from '../adapters/postgres/PgDatabase.js';
 import { PgLeader } from '../adapters/postgres/PgLeader.js';
 import type { Approvals } from '../core/Approvals.js';
+import type { HubWindows } from '../core/contact/HubWindows.js';
 import type { FleetJudge } from '../core/FleetJudge.js';
 import { type Leadership, soleLeader } from '../core/leader.js';
 import type { LiveEvents } from '../core/liveEvents.js';
@@ -17,6 +18,8 @@ export interface HubSweepDeps {
   /** What time alone moved since the last sweep (contact states, relay problems), for the dashboards. */
   judge?: Pick<FleetJudge, 'judge'>;
   planRequests: PlanRequests;
+  /** The hub's declared contact windows, sent to agents until they hold them (decision 590). */
+  hubWindows?: Pick<HubWindows, 'sendDue'>;
   approvals: Pick<Approvals, 'resendUnconfirmed'>;
   publicationResends?: Pick<PublicationResends, 'resendUnconfirmed'>;
   metrics: HubMetrics;
@@ -57,6 +60,20 @@ export function hubSweeps(d: HubSweepDeps) {
         },
         "sent a plan request again: the agent's document does not say it arrived; if this repeats, check the relays on the site's path (GET /api/relays)",
       );
+    }
+    // Windows hub.yaml declares for a site go down until its agents hold them (decision 590).
+    for (const x of (await d.hubWindows?.sendDue().catch((e) => {
+      logger.warn({ err: e }, 'contact windows were not sent to the agents');
+      return [];
+    })) ?? []) {
+      if (x.again) d.metrics.resentOther('contact-windows');
+      const fields = { site: x.site, agent: x.agent, windows: x.windows };
+      if (x.again)
+        logger.warn(
+          fields,
+          "sent the site's contact windows again: the agent does not say it holds them; if this repeats, check the relays on the site's path (GET /api/relays) and the agent's version",
+        );
+      else logger.info(fields, 'sent the contact windows hub.yaml declares for the site to its agent');
     }
     // Approvals the agent's record does not name go down again (decision 300), logged and counted.
     for (const a of await d.approvals.resendUnconfirmed()) {

@@ -42,6 +42,11 @@ export interface WorldSpec {
   oneWayMs?: number;
   /** Each site's contact window: up `upMs` of every `periodMs`, its first opening drawn from the seed. */
   contact?: { periodMs: number; upMs: number } | null;
+  /**
+   * Where the sites' windows are declared: in each agent's `sync.contactWindows` (default) or only in the
+   * hub's `contactPlans.sites`, which sends them down (docs/decisions/590-windows-declared-once.md).
+   */
+  windowsDeclaredAt?: 'agent' | 'hub';
   /** Loss, lost answers and duplicates on every site's link. */
   faults?: WorldFaults;
   /** Extra delay per exchange on every site's link, uniform in [0, jitterMs]. */
@@ -112,6 +117,8 @@ export class World {
   hub!: Hub;
   relay!: Relay;
   private readonly random;
+  /** Each site's first window opening after the world's start, ms (drawn from the seed as it starts). */
+  private windowOffsets: number[] = [];
   private readonly log: Logger;
   private savedRandom: (() => number) | null = null;
   private relayStopped = false;
@@ -138,6 +145,12 @@ export class World {
     // backoff jitter and the like read Math.random: the world's seed decides them too
     this.savedRandom = Math.random;
     Math.random = seededRandom(`${this.spec.seed}:math`);
+    // each site's first opening, in site order (drawn here so the hub can declare them; the same draws a
+    // site made as it started before)
+    const contact = this.contact();
+    this.windowOffsets = Array.from({ length: this.spec.sites }, () =>
+      contact ? Math.floor(this.random() * contact.periodMs) : 0,
+    );
     await this.settle(this.startHub(), HOUR);
     await this.settle(this.startRelay(), HOUR);
     for (let i = 0; i < this.spec.sites; i++) await this.settle(this.startSite(i), HOUR);
@@ -308,11 +321,37 @@ export class World {
     this.ledger.watchAgent(site.ledger, agent); // anything recorded while it started
   }
 
+  private contact(): { periodMs: number; upMs: number } | null {
+    return this.spec.contact === undefined ? { periodMs: 6 * HOUR, upMs: 2 * HOUR } : this.spec.contact;
+  }
+
+  /** Site `i`'s window in the declared syntax, or null without windows. */
+  private windowOf(i: number): string | null {
+    const contact = this.contact();
+    if (!contact) return null;
+    const from = new Date(WORLD_START + (this.windowOffsets[i] ?? 0)).toISOString();
+    return `every ${span(contact.periodMs)} for ${span(contact.upMs)} from ${from}`;
+  }
+
+  /** `contactPlans:` of hub.yaml: the spec's, with the sites' windows where the hub declares them. */
+  private hubContactPlans(): Record<string, unknown> | undefined {
+    const given = this.spec.hub?.contactPlans as Record<string, unknown> | undefined;
+    if (this.spec.windowsDeclaredAt !== 'hub') return given;
+    const sites: Record<string, string[]> = { ...((given?.sites as Record<string, string[]>) ?? {}) };
+    for (let i = 0; i < this.spec.sites; i++) {
+      const w = this.windowOf(i);
+      if (w) sites[siteName(i)] = [w];
+    }
+    return { ...given, sites };
+  }
+
   private async startHub(): Promise<void> {
     const dir = join(this.root, 'hub');
+    const contactPlans = this.hubContactPlans();
     const hc = hubConfig(
       {
         ...this.spec.hub,
+        ...(contactPlans ? { contactPlans } : {}),
         dataDir: dir,
         uiDir: this.spec.uiDir ?? join(dir, 'no-ui'),
         ingest: { mergeWorkers: 0 },
@@ -449,9 +488,9 @@ export class World {
     writeFileSync(join(dir, 'hub.pub'), `${this.hub.publicKeyText}\n`);
     writeFileSync(join(dir, 'agent.token'), `${this.relay.tokens.add(name, [name])}\n`);
     const components = this.spec.components ?? 2;
-    const contact =
-      this.spec.contact === undefined ? { periodMs: 6 * HOUR, upMs: 2 * HOUR } : this.spec.contact;
-    const offsetMs = contact ? Math.floor(this.random() * contact.periodMs) : 0;
+    const contact = this.contact();
+    const offsetMs = this.windowOffsets[i] ?? 0;
+    const window = this.spec.windowsDeclaredAt === 'hub' ? null : this.windowOf(i);
     const lines = [
       `site: ${name}`,
       'agent: a1',
@@ -462,11 +501,7 @@ export class World {
       '    tokenFile: ./agent.token',
       'publications: { retryMs: 60000 }',
       ...yamlSection('sync', [
-        ...(contact
-          ? [
-              `contactWindows: ['every ${span(contact.periodMs)} for ${span(contact.upMs)} from ${new Date(WORLD_START + offsetMs).toISOString()}']`,
-            ]
-          : []),
+        ...(window ? [`contactWindows: ['${window}']`] : []),
         ...Object.entries({ ...this.spec.agentSync, ...this.spec.siteSync?.(name) }).map(
           ([k, v]) => `${k}: ${v}`,
         ),

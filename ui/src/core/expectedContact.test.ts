@@ -38,4 +38,22 @@ describe('expectedContactText', () => {
     );
     expect(expectedContactText({ expectedContactIntervalS: null })).toBeNull();
   });
+
+  it('says in one line which hub-declared windows wait for the agent to confirm them (decision 590)', () => {
+    const unconfirmed = ['0 2 * * * for 30m tz Europe/Berlin'];
+    expect(
+      expectedContactText({
+        contact: { ...plan, source: 'none', windows: [], judged: false, unconfirmed },
+        expectedContactIntervalS: 600,
+      }),
+    ).toBe(
+      'every 10 min (declared at the hub, waiting for the agent to confirm: 0 2 * * * for 30m tz Europe/Berlin)',
+    );
+    expect(
+      expectedContactText({
+        contact: { ...plan, judged: false, unconfirmed },
+        expectedContactIntervalS: null,
+      }),
+    ).toBe('declared at the hub, waiting for the agent to confirm: 0 2 * * * for 30m tz Europe/Berlin');
+  });
 });

@@ -11,11 +11,15 @@ export function expectedContactText(
   s: Pick<FleetSite, 'contact' | 'expectedContactIntervalS'>,
 ): string | null {
   const plan = s.contact;
-  if (plan?.judged && plan.windows.length > 0) {
-    const which = plan.source === 'learned' ? 'predicted window' : 'window';
-    return `once in each ${which}: ${plan.windows.join('; ')}`;
-  }
-  return s.expectedContactIntervalS !== null
-    ? `every ${formatDuration(s.expectedContactIntervalS * 1000)}`
+  const base =
+    plan?.judged && plan.windows.length > 0
+      ? `once in each ${plan.source === 'learned' ? 'predicted window' : 'window'}: ${plan.windows.join('; ')}`
+      : s.expectedContactIntervalS !== null
+        ? `every ${formatDuration(s.expectedContactIntervalS * 1000)}`
+        : null;
+  // windows declared at the hub that no agent holds yet are not judged (docs/decisions/590-windows-declared-once.md)
+  const waiting = plan?.unconfirmed?.length
+    ? `declared at the hub, waiting for the agent to confirm: ${plan.unconfirmed.join('; ')}`
     : null;
+  return base && waiting ? `${base} (${waiting})` : (base ?? waiting);
 }

@@ -1,4 +1,4 @@
-import { cadenceSeconds as cadenceOf, parseSchedule, type Schedule } from '@driftline/protocol';
+import { cadenceSeconds as cadenceOf, parseZonedSchedule, type Schedule } from '@driftline/protocol';
 import type { AgentConfig } from '../../config.js';
 import type { CellRef } from '../../core/schedule/CellScheduler.js';
 
@@ -11,9 +11,12 @@ import type { CellRef } from '../../core/schedule/CellScheduler.js';
 /** The process's time zone: plan schedules are local time, as they were under node-cron. */
 export const localZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
-/** A plan schedule (5 fields, or 6 with seconds first) in local time; throws on one the config check let by. */
+/**
+ * A plan schedule (5 fields, or 6 with seconds first) in local time, or in the zone it ends with (`tz
+ * Europe/Berlin`, decision 590); throws on one the config check let by.
+ */
 export function planSchedule(expression: string, timezone = localZone()): Schedule {
-  const r = parseSchedule(expression, { seconds: true, timezone });
+  const r = parseZonedSchedule(expression, { seconds: true, timezone });
   if (!r.ok) throw new Error(r.error);
   return r.value;
 }

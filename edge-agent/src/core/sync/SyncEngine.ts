@@ -1,5 +1,6 @@
 import {
   type BundleHeader,
+  type ContactWindowsPayload,
   type ControlPayload,
   encodeBatch,
   encodeBundle,
@@ -51,6 +52,8 @@ export interface SyncDeps {
    * the keys the local config pins). Awaited before the downlink cursor moves on; unset: refused.
    */
   onApproval?(approval: ApprovalPayload): Promise<void>;
+  /** The hub's declared contact windows for this site (signature checked; decision 590); unset: ignored. */
+  onContactWindows?(windows: ContactWindowsPayload): void;
   /**
    * With nothing pending, whether a presence is owed now (a contact window opened since `lastPushedAt`,
    * the last push an upstream took): then the agent writes it (`presentAt`) and pushes it, signed, and the

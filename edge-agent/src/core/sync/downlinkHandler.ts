@@ -165,6 +165,10 @@ export class DownlinkHandler {
         this.onRejection(p.value, out);
         return;
       }
+      if (p.value.type === 'contact-windows') {
+        this.deps.onContactWindows?.(p.value);
+        return;
+      }
       if (p.value.type === 'approval') {
         if (!this.deps.onApproval) {
           this.deps.log.warn({ bundleId: header.id }, 'approval refused: this agent does not apply plans');

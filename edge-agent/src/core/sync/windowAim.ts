@@ -21,12 +21,17 @@ const MIN_TRY_MS = 1000;
  * Pure: times come in as arguments.
  */
 export class WindowAim {
-  private readonly specs: WindowSpec[];
+  private specs: WindowSpec[];
 
   constructor(
     windows: readonly string[],
     private readonly backoffCapMs: number,
   ) {
+    this.specs = parseWindows(windows);
+  }
+
+  /** The plan is now `windows` (the hub declared or withdrew some: docs/decisions/590-windows-declared-once.md). */
+  set(windows: readonly string[]): void {
     this.specs = parseWindows(windows);
   }
 

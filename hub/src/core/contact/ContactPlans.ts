@@ -19,21 +19,33 @@ export class ContactPlans {
     this.history.record(site, at);
   }
 
-  /** The windows declared for `site`: the hub's config first, then its live agents'. */
-  declared(site: string, agents: readonly AgentFacts[]): string[] {
-    const fromAgents = agents.filter((a) => a.revokedAt === null).flatMap((a) => a.contactWindows);
-    return [...new Set([...(this.settings.sites[site] ?? []), ...fromAgents])];
+  /**
+   * The windows `site` is judged by: those its live agents declare, and those the hub's config declares
+   * that a live agent says it holds (its `hubWindows` fact); the hub's others are `unconfirmed`, sent down
+   * and shown, never judged (docs/decisions/590-windows-declared-once.md).
+   */
+  declared(site: string, agents: readonly AgentFacts[]): { judged: string[]; unconfirmed: string[] } {
+    const live = agents.filter((a) => a.revokedAt === null);
+    const held = new Set(live.flatMap((a) => a.hubWindows ?? []));
+    const atHub = this.settings.sites[site] ?? [];
+    const confirmed = atHub.filter((w) => held.has(w));
+    return {
+      judged: [...new Set([...confirmed, ...live.flatMap((a) => a.contactWindows)])],
+      unconfirmed: atHub.filter((w) => !held.has(w)),
+    };
   }
 
   of(site: string, agents: readonly AgentFacts[], lastContactAt: number | null, now: number): SiteContact {
     if (lastContactAt !== null) this.history.record(site, lastContactAt);
-    return siteContact({
-      declared: this.declared(site, agents),
+    const { judged, unconfirmed } = this.declared(site, agents);
+    const contact = siteContact({
+      declared: judged,
       history: this.history.contacts(site),
       lastContactAt,
       now,
       settings: this.settings,
     });
+    return unconfirmed.length > 0 ? { ...contact, unconfirmed } : contact;
   }
 }
 
