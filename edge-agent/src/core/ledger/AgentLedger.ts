@@ -29,7 +29,7 @@ import { writePresence } from '../doc/presence.js';
 import type { CellRef } from '../schedule/CellScheduler.js';
 import { ackWrites } from './acks.js';
 import { blobsToUpload, REUPLOADS, reuploadDue, reuploadsOf } from './blobQueue.js';
-import { sitters } from './custody.js';
+import { deadlineMs, sitters } from './custody.js';
 import { appendChange, sealOrCompact } from './epochs.js';
 import { type HeartbeatForm, HeartbeatForms } from './heartbeatForms.js';
 import {
@@ -390,15 +390,24 @@ export class AgentLedger extends LedgerDocument implements Ledger, ApplyStore {
     if (this.held.runs.size > 0 && heldDue(this.held, this.opts.now(), this.holdLimits())) this.writeHeld();
     const now = this.opts.now();
     // A blob uploaded before goes up again only as its wait (doubling per upload, capped) allows: read
-    // more rows than asked, so blobs still waiting do not hide those due (decision 412).
-    const all = blobsToUpload(this.storage, limit * 4, now - this.opts.resendAfterMs).filter(
+    // more rows than asked, so blobs still waiting do not hide those due (decision 412). The wait is
+    // `resendAfterMs`, or the custody deadline of an upstream found sitting on custody (decision 575):
+    // what it took by tus goes again by another way, as its bundles did (uploadBlobs.ts tries it last).
+    const sat = new Set(this.sitters().map((s) => s.upstream));
+    const waitMs = (upstream: string) =>
+      sat.has(upstream) ? deadlineMs(this.storage, upstream, this.custody()) : this.opts.resendAfterMs;
+    const all = blobsToUpload(
+      this.storage,
+      limit * 4,
+      sat.size > 0 ? now : now - this.opts.resendAfterMs,
+    ).filter(
       (b) =>
         !b.previousUpload ||
         reuploadDue(
           b.previousUpload.at,
           this.storage.counter(reuploadsOf(b.sha256)),
           now,
-          this.opts.resendAfterMs,
+          waitMs(b.previousUpload.upstream),
         ),
     );
     const due = this.held.runs.size === 0 ? all : all.filter((b) => !b.runId || !this.held.runs.has(b.runId));

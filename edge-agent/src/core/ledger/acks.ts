@@ -30,6 +30,19 @@ export function heldAtHub(view: AgentAutomergeDoc, r: RunRow): boolean {
 }
 
 /**
+ * Whether `heads` are older than the epoch's acked heads (each one of them or before them): the ack of a
+ * push that reached the hub late, by a slow path, after a later push's ack (hop v2 acks name the push,
+ * docs/decisions/575-custody-deadline-per-path.md). It acknowledges nothing new, and taking it would move
+ * the acked heads back and the next push would carry again what a relay's receipt covers.
+ */
+function olderThanAcked(doc: AgentAutomergeDoc, row: EpochRow, heads: readonly string[]): boolean {
+  if (row.ackedHeads.length === 0 || sameHeads(heads, row.ackedHeads) || !A.hasHeads(doc, row.ackedHeads))
+    return false;
+  const after = new Set(A.getChangesMetaSince(doc, row.ackedHeads).map((c) => c.hash));
+  return heads.every((h) => !after.has(h));
+}
+
+/**
  * Adds to `w` what an ack of epoch `row` (whose document is `doc`) changes: runs the hub holds marked
  * acknowledged, the epoch's acked heads, and when a sealed epoch is held whole by the hub, its pruning
  * (chunks and acknowledged runs deleted locally). Heads this agent never wrote are ignored: never prune
@@ -45,6 +58,7 @@ export function ackEpoch(
   result: AckResult,
 ): void {
   if (!A.hasHeads(doc, ack.heads)) return;
+  if (olderThanAcked(doc, row, ack.heads)) return;
   const view = A.view(doc, ack.heads);
   const atHub = unacked.filter((r) => heldAtHub(view, r));
   w.runAcks = [...(w.runAcks ?? []), ...atHub.map((r) => ({ runId: r.runId, ackedAt: now }))];

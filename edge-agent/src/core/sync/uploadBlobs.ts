@@ -19,6 +19,12 @@ export async function uploadBlobsOnce(
   yieldToResults?: () => boolean,
 ): Promise<number> {
   let done = 0;
+  // upstreams that sat on custody go last, as for pushes (docs/decisions/575-custody-deadline-per-path.md)
+  const sat = new Set(deps.store.sitters().map((s) => s.upstream));
+  const uplinks =
+    sat.size === 0
+      ? deps.uplinks
+      : [...deps.uplinks.filter((u) => !sat.has(u.url)), ...deps.uplinks.filter((u) => sat.has(u.url))];
   for (const blob of deps.store.blobsToUpload()) {
     if (signal?.aborted || yieldToResults?.()) break;
     if (blob.previousUpload) {
@@ -28,7 +34,7 @@ export async function uploadBlobsOnce(
         'detail blob uploaded again: no hub receipt since the upstream took it (that hop may have lost or faked it)',
       );
     }
-    for (const up of deps.uplinks) {
+    for (const up of uplinks) {
       const r = await up.uploadBlob(blob, (sent, total) => onProgress?.(blob.sha256, sent, total), signal);
       if (r.ok) {
         deps.store.markBlobUploaded(blob.sha256, up.url);

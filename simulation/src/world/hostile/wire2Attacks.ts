@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
-import { decodeBundle, generateSigningKeyPair, wire2 } from '@driftline/protocol';
+import { decodeBatch, decodeBundle, generateSigningKeyPair, wire2 } from '@driftline/protocol';
 import type { Attack, HopRequest, HopResponse, RequestVerdict } from './hostileHandler.js';
 
 /** Attacks on hop v2's messages (docs/decisions/495-hop-v2-on-the-agent-link.md); each counts what it did. */
@@ -302,6 +302,90 @@ export function borrowedFrom(): Attack & { borrowed: number } {
       const forged = await wire2.encodeMessageWith({ kind, from: other, to, seq, body }, () => signature);
       attack.borrowed++;
       return { forward: { ...req, body: Buffer.from(forged) } };
+    },
+  };
+  return attack;
+}
+
+/** Whether `req` is a push: a v1 bundle post or a v2 push message. */
+const isPush = (req: HopRequest) =>
+  (req.method === 'POST' && req.path.startsWith('/v1/bundles')) || pushOf(req) !== null;
+
+/**
+ * Custody then drip (issue 59): every push is answered as `sit` answers it (custody it does not hold yet:
+ * `fakeReceipts()` on v1, `fakeCustody()` on v2) and kept; the kept pushes go on by `send` (to the relay
+ * the hop stands for) one every `everyMs`, oldest first: a hop that does forward, far too late. Nothing
+ * else is touched. `taken` counts the pushes it answered, `dripped` those it sent on; `stop()` ends the drip.
+ */
+export function custodyThenDrip(
+  sit: Attack,
+  everyMs: number,
+  send: (req: HopRequest) => Promise<unknown>,
+): Attack & { taken: number; dripped: number; stop(): void } {
+  const kept: HopRequest[] = [];
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const drip = () => {
+    timer = null;
+    const next = kept.shift();
+    if (!next) return;
+    attack.dripped++;
+    void send(next).catch(() => undefined);
+    if (kept.length > 0) timer = setTimeout(drip, everyMs);
+  };
+  const attack = {
+    name: `take custody, forward one push every ${everyMs} ms`,
+    taken: 0,
+    dripped: 0,
+    async onRequest(req: HopRequest): Promise<RequestVerdict> {
+      if (!isPush(req)) return undefined;
+      const verdict = await sit.onRequest?.(req);
+      if (!verdict || !('answer' in verdict)) return verdict;
+      attack.taken++;
+      kept.push(req);
+      timer ??= setTimeout(drip, everyMs);
+      return verdict;
+    },
+    stop() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      kept.length = 0;
+    },
+  };
+  return attack;
+}
+
+/**
+ * A relay that forwards only acks (issue 59): every push is answered as `sit` answers it (custody, and
+ * nothing forwarded: `fakeReceipts()` on v1, `fakeCustody()` on v2); every other exchange passes both
+ * ways, so the agent's pulls go up and the hub's acks (of what the hop forwarded before, or of what came
+ * by another way) and control come down through it: the path looks alive. `acks` counts the hub acks it
+ * passed down, `pulls` the pull answers.
+ */
+export function acksOnly(sit: Attack): Attack & { acks: number; pulls: number } {
+  const ackItem = (b: Uint8Array) => {
+    const m = wire2.decodeMessage(b);
+    if (m.ok) return m.value.kind === 'ack';
+    const d = decodeBundle(b);
+    return d.ok && d.value.header.kind === 'ack';
+  };
+  const attack = {
+    name: 'custody of every push, forward none; pass pulls and acks',
+    acks: 0,
+    pulls: 0,
+    onRequest(req: HopRequest): RequestVerdict | Promise<RequestVerdict> {
+      return isPush(req) ? sit.onRequest?.(req) : undefined;
+    },
+    onResponse(req: HopRequest, res: HopResponse): undefined {
+      let items: Uint8Array[] = [];
+      if (v2Kind(req) === 'pull') items = pullPage(res)?.page.items ?? [];
+      else if (req.method === 'GET' && req.path.startsWith('/v1/bundles?') && res.status === 200) {
+        const br = res.headers['content-encoding'] === 'br';
+        const batch = decodeBatch(new Uint8Array(br ? brotliDecompressSync(res.body) : res.body));
+        items = batch.ok ? batch.value : [];
+      } else return undefined;
+      attack.pulls++;
+      attack.acks += items.filter(ackItem).length;
+      return undefined;
     },
   };
   return attack;
