@@ -46,6 +46,13 @@ export class WorldLink {
   /** Bytes carried each way, for the world's report. */
   readonly bytes = { up: 0, down: 0 };
   exchanges = 0;
+  /**
+   * Request bodies go at the uplink's rate as the server reads them (its headers after the delay), not
+   * whole at the end of their transfer: the server sees a long upload open while its bytes come, and
+   * can cut it (a tus PATCH whose token is revoked meanwhile, docs/decisions/411-revocation-cuts-at-once.md).
+   * Off by default: every other world carries a body whole.
+   */
+  streamsBodies = false;
 
   constructor(
     readonly name: string,
@@ -101,6 +108,11 @@ export class WorldLink {
       answerLost: random() < f.answerLossRate,
       duplicate: random() < f.duplicateRate,
     };
+  }
+
+  /** The time a request body of `bytes` takes on the way up (part of the `upMs` drawn at `pass`). */
+  requestTransferMs(bytes: number): number {
+    return transferMs(this.settings.uplink, bytes);
   }
 
   /** The time an answer of `bytes` takes on the way down beyond the delay drawn at `pass`. */

@@ -128,4 +128,47 @@ describe('the world network on the world clock', () => {
     expect(a.seen).toHaveLength(20);
     expect(a.counts.lost).toBeGreaterThan(0);
   });
+
+  it('carries a body as it goes on a link that streams bodies: the server sees the upload open, and can cut it', async () => {
+    time.install(START);
+    const net = new WorldNetwork(seededRandom(3));
+    const seen: string[] = [];
+    let cut = false;
+    net.attach('relay', (req, res) => {
+      seen.push(`headers at ${Date.now() - START}`);
+      let got = 0;
+      req.on('data', (c: Buffer) => {
+        got += c.length;
+        // the server gives up on it half-way (a revoked token's PATCH)
+        if (got >= 32 * 1024 && !cut) {
+          cut = true;
+          seen.push(`cut at ${Date.now() - START} after ${got} bytes`);
+          req.destroy();
+          res.destroy();
+        }
+      });
+    });
+    // 64 kB at 8 kbit/s (1 kB/s): 64 s on the way; the headers (the world counts 200 bytes) after 100 ms of
+    // delay and their own 200 ms
+    const link = new WorldLink('a>relay', { uplink: { delayMs: 100, bandwidthBps: 8000 } }, START);
+    link.streamsBodies = true;
+    net.connect('a', 'relay', link);
+    let outcome = '';
+    void net
+      .transport('a')
+      .request(`${worldUrl('relay')}/v1/uploads/x`, { method: 'PATCH', body: new Uint8Array(64 * 1024) })
+      .then(
+        (r) => {
+          outcome = `answered ${r.status}`;
+        },
+        (e: { code: string }) => {
+          outcome = `${e.code} at ${Date.now() - START}`;
+        },
+      );
+    await time.until(() => outcome !== '', 120_000);
+    // 16 kB pieces of 16.384 s each: the second one makes 32 kB
+    const at = 300 + 2 * 16_384;
+    expect(seen).toEqual(['headers at 300', `cut at ${at} after ${32 * 1024} bytes`]);
+    expect(outcome).toBe(`ECONNRESET at ${at}`);
+  });
 });

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import inject from 'light-my-request';
 import type { Random } from '../core/rng.js';
@@ -157,7 +158,9 @@ export class WorldNetwork {
       this.counts.hung++;
       return never(init.signal);
     }
-    await delay(passage.upMs, init.signal);
+    // a streamed body's transfer is the server's to wait for: its headers come after the rest of `upMs`
+    const bodyMs = link.streamsBodies && body ? link.requestTransferMs(body.length) : 0;
+    await delay(passage.upMs - bodyMs, init.signal);
     const dispatch = this.nodes.get(to);
     if (!dispatch) throw netError('ECONNREFUSED', `connect ECONNREFUSED ${url.host} (${to} is down)`);
     if (passage.requestLost) {
@@ -165,18 +168,32 @@ export class WorldNetwork {
       throw netError('ECONNRESET', 'socket hang up');
     }
     this.counts.delivered++;
-    const send = () =>
+    const send = (payload: Buffer | Readable | undefined) =>
       inject(dispatch, {
         method: init.method as 'GET',
         url: `${url.pathname}${url.search}`,
         headers: { host: url.host, ...headers },
-        ...(body ? { payload: Buffer.from(body) } : {}),
+        ...(payload ? { payload } : {}),
         remoteAddress: '127.0.0.1',
       });
-    const answer = await abortable(send(), init.signal);
+    const paced = body && bodyMs > 0 ? pacedBody(body, (n) => link.requestTransferMs(n), init.signal) : null;
+    const sent = send(paced ? paced.stream : body && Buffer.from(body));
+    // the caller may give up first (`abortable`): what the server then does is nobody's to hear
+    sent.catch(() => undefined);
+    let answer: Awaited<typeof sent>;
+    try {
+      answer = await abortable(sent, init.signal);
+    } catch (e) {
+      // the server closed the exchange before answering (light-my-request's reset)
+      if ((e as { code?: string }).code === 'LIGHT_ECONNRESET')
+        throw netError('ECONNRESET', `socket hang up (${to} closed the connection)`);
+      throw e;
+    } finally {
+      paced?.stop();
+    }
     if (passage.duplicate) {
       this.counts.duplicated++;
-      await send();
+      await send(body && Buffer.from(body));
     }
     const raw = decoded(answer.rawPayload, answer.headers['content-encoding']);
     link.bytes.down += raw.length + 150;
@@ -195,6 +212,46 @@ export class WorldNetwork {
     const empty = NULL_BODY.has(answer.statusCode) || init.method === 'HEAD';
     return new Response(empty ? null : new Uint8Array(raw), { status: answer.statusCode, headers: out });
   }
+}
+
+/** Bytes of a streamed body released at a time. */
+const PACE_BYTES = 16 * 1024;
+
+/**
+ * A request body released {@link PACE_BYTES} at a time at the link's rate (`transferMs` of each piece,
+ * the world's timers): what a server reading a slow upload sees. `stop` ends the release (the exchange
+ * was answered or cut); the caller's abort resets it, as a client that goes away mid-upload.
+ */
+function pacedBody(
+  body: Uint8Array,
+  transferMs: (bytes: number) => number,
+  signal?: AbortSignal,
+): { stream: Readable; stop(): void } {
+  const stream = new Readable({ read() {} });
+  let offset = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const next = () => {
+    const piece = body.subarray(offset, offset + PACE_BYTES);
+    timer = setTimeout(() => {
+      offset += piece.length;
+      stream.push(Buffer.from(piece));
+      if (offset < body.length) next();
+      else stream.push(null);
+    }, transferMs(piece.length));
+  };
+  const onAbort = () => {
+    clearTimeout(timer);
+    stream.destroy(netError('ECONNRESET', 'the client went away mid-upload'));
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  next();
+  return {
+    stream,
+    stop() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 function inflatedBody(init: WorldInit): Uint8Array | undefined {

@@ -16,7 +16,8 @@ import { seededRandom } from '../../src/core/rng.js';
 import { callNode, lanLinks, startDriven } from '../../src/world/drivenWorld.js';
 import { HOP_BY_HOP, type HopResponse, hostileHandler } from '../../src/world/hostile/hostileHandler.js';
 import { InProcessTerraform } from '../../src/world/InProcessTerraform.js';
-import { worldTmp } from '../../src/world/World.js';
+import { WORLD_START, worldTmp } from '../../src/world/World.js';
+import { WorldLink } from '../../src/world/WorldLink.js';
 import { type Dispatch, WorldNetwork, worldUrl } from '../../src/world/WorldNetwork.js';
 import { until } from '../support.js';
 import type { HostileProxy } from './hostileProxy.js';
@@ -172,6 +173,19 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
   const relayDispatch: Dispatch = (req, res) => relay?.hop.server.emit('request', req, res);
   const agentSide = o.agentsVia === 'proxy' ? hop(AGENT_HOP, RELAY) : null;
   if (o.attacks?.agentSide) agentSide?.use(o.attacks.agentSide);
+
+  for (const site of o.agentLink ? sites : []) {
+    const to = agentSide ? AGENT_HOP : RELAY;
+    const link = new WorldLink(
+      `${site}>${to}`,
+      o.agentLink ?? {},
+      WORLD_START,
+      undefined,
+      seededRandom(`${seed}:${site}>${to}`),
+    );
+    link.streamsBodies = true;
+    net.connect(site, to, link);
+  }
 
   const agentConfigs = new Map<string, { config: string; cwd: string }>();
   const agents = new Map<string, RunningAgent>();

@@ -3,6 +3,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import type { LinkSettingsInput } from '../../src/core/link/settings.js';
 import { waitForHttp } from '../../src/topology/ports.js';
 import { BINS, commandFor, FAKE_TERRAFORM_DIR, runProgram } from '../../src/topology/programs.js';
 import type { Attack } from '../../src/world/hostile/hostileHandler.js';
@@ -40,6 +41,12 @@ export interface WorldOptions {
    * checks the signed timing chain of what relay-1 forwards (docs/decisions/290-signed-hop-chain.md).
    */
   relayKey?: boolean;
+  /**
+   * The deterministic world only (virtualWorld.ts): each agent's link to its first upstream (relay-1 or
+   * the agent-side proxy), its request bodies carried as they go (`WorldLink.streamsBodies`), instead of
+   * the LAN's; a slow one keeps a detail upload open at relay-1 while its bytes come.
+   */
+  agentLink?: LinkSettingsInput;
   /** Attacks in force from the start, before the relay (upstream side) or the agents (agent side) run (`use` changes them later). */
   attacks?: { agentSide?: Attack; upstreamSide?: Array<Attack | null> };
 }
