@@ -19,7 +19,7 @@ import { type MetricsAccess, metricsAccess } from './http/metricsRoute.js';
 import { OpenCredentials, RECHECK_MS } from './http/openCredentials.js';
 import { sendError } from './http/refuse.js';
 import { HOP_ROUTES, type HopRole } from './http/routes.js';
-import { SeqWindows } from './http/wire2Routes.js';
+import { SeqWindows } from './http/seqWindows.js';
 import { createHopMetrics, type HopMetrics } from './metrics.js';
 import type { HopBackend } from './ports/HopBackend.js';
 import { createTusMount, isUploadPath, type UploadOptions } from './tus/tusMount.js';

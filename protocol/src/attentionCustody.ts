@@ -5,7 +5,7 @@
  * each, naming the sites whose results it held. Pure, no I/O.
  */
 
-import type { AttentionFilter } from './attentionGroups.js';
+import type { AttentionFilter } from './attentionFilter.js';
 import { forHow, n, plural } from './attentionText.js';
 
 /** One agent's report of one upstream sitting on its results. */

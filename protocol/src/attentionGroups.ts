@@ -8,6 +8,7 @@
 
 import { z } from 'zod';
 import { type AttentionCustody, type CustodyGroup, groupCustody } from './attentionCustody.js';
+import { type AttentionFilter, AttentionFilterSchema } from './attentionFilter.js';
 import { forHow, plural } from './attentionText.js';
 
 /** A relay the hub has not heard from (its `silent` problem), with the sites whose contact came through it. */
@@ -50,11 +51,7 @@ export interface AttentionInput {
   custody?: readonly AttentionCustody[];
 }
 
-/** What the row's link opens: the matrix filtered so, or the Links view for a relay. */
-export type AttentionFilter =
-  | { view: 'links'; relay: string }
-  | { view: 'matrix'; site: string }
-  | { view: 'matrix'; status: string; reason: string | null };
+export type { AttentionFilter } from './attentionFilter.js';
 
 export type AttentionGroup =
   | {
@@ -200,11 +197,6 @@ export function groupAttention(input: AttentionInput, now: number, limit = 30): 
   };
 }
 
-const filterSchema = z.union([
-  z.object({ view: z.literal('links'), relay: z.string() }),
-  z.object({ view: z.literal('matrix'), site: z.string() }),
-  z.object({ view: z.literal('matrix'), status: z.string(), reason: z.string().nullable() }),
-]);
 const nat = z.number().int().nonnegative();
 
 /** `AttentionGroups` on the wire (`GET /api/fleet`'s `attentionGroups`). */
@@ -217,14 +209,14 @@ export const AttentionGroupsSchema = z.object({
         since: z.number().nullable(),
         sites: nat,
         text: z.string(),
-        filter: filterSchema,
+        filter: AttentionFilterSchema,
       }),
       z.object({
         kind: z.literal('refused-site'),
         relay: z.string(),
         site: z.string(),
         text: z.string(),
-        filter: filterSchema,
+        filter: AttentionFilterSchema,
       }),
       z.object({
         kind: z.literal('custody-overdue'),
@@ -236,7 +228,7 @@ export const AttentionGroupsSchema = z.object({
         agents: nat,
         siteNames: z.array(z.string()),
         text: z.string(),
-        filter: filterSchema,
+        filter: AttentionFilterSchema,
       }),
       z.object({
         kind: z.literal('overdue-site'),
@@ -244,7 +236,7 @@ export const AttentionGroupsSchema = z.object({
         state: z.enum(['overdue', 'unreachable']),
         missedWindows: nat,
         text: z.string(),
-        filter: filterSchema,
+        filter: AttentionFilterSchema,
       }),
       z.object({
         kind: z.literal('cells'),
@@ -253,7 +245,7 @@ export const AttentionGroupsSchema = z.object({
         cells: nat,
         sites: nat,
         text: z.string(),
-        filter: filterSchema,
+        filter: AttentionFilterSchema,
       }),
     ]),
   ),

@@ -1,14 +1,11 @@
 import { PEER_PATH, STATUS_PATH, wire2 } from '@driftline/protocol';
 import type { Context } from 'koa';
-import type { HopMetrics } from '../metrics.js';
-import type { HopBackend } from '../ports/HopBackend.js';
 import { serveBlob } from './blobRoute.js';
 import { getBundles, postBundles } from './bundleRoutes.js';
-import type { PeerClocks } from './clocks.js';
 import { healthHandler } from './lifecycle.js';
-import type { OpenCredentials } from './openCredentials.js';
 import { getPeer, postStatus } from './peerRoutes.js';
-import { postWire2, registerWire2, type SeqWindows } from './wire2Routes.js';
+import type { HopRouteDeps } from './routeDeps.js';
+import { postWire2, registerWire2 } from './wire2Routes.js';
 
 /**
  * Who may call a hop route: a `peer` (its bearer token is resolved before the handler runs, into
@@ -16,22 +13,6 @@ import { postWire2, registerWire2, type SeqWindows } from './wire2Routes.js';
  * whose registered key signed the message (`signed`: the handler checks it, decision 495).
  */
 export type HopRole = 'peer' | 'open' | 'metrics' | 'signed';
-
-/** What the hop handlers use, built once by `createHopServer`. */
-export interface HopRouteDeps {
-  backend: HopBackend;
-  metrics: HopMetrics;
-  limits: { maxBatchBytes: number; maxBundlesPerBatch: number };
-  peerClocks: PeerClocks;
-  /** Tokens of held pulls, checked again while they are open (decision 411). */
-  credentials?: OpenCredentials;
-  /** Hop v2 senders' sequence windows (decision 490). */
-  windows: SeqWindows;
-  /** The node's clock, for the stamps of v2 custody answers. */
-  now: () => number;
-  /** The server takes h2c on its port (stated in the v2 registration's answer to agents that read it). */
-  h2c: boolean;
-}
 
 /** One hop API endpoint, declared once: `createHopServer` registers it with the guard its role names. */
 export interface HopRoute {

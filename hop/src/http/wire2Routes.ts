@@ -7,14 +7,12 @@ import type { Wire2Backend, Wire2Sender } from '../ports/Wire2Backend.js';
 import { compressBatch } from '../wire/compress.js';
 import { LEGACY_MAX_HOLD_S, lastAnswer, waitHeld } from './heldPull.js';
 import { readJsonBody, readLimitedBody } from './readBody.js';
-import type { HopRouteDeps } from './routes.js';
+import type { HopRouteDeps } from './routeDeps.js';
 
 /** Most JSON read from a registration. */
 const MAX_REGISTRATION_BYTES = 4096;
 /** Downlink items one pull answer carries at most (v1's default page). */
 const PULL_LIMIT = 100;
-/** Senders whose sequence windows a node keeps in memory (the oldest goes first). */
-const MAX_WINDOWS = 100_000;
 
 function wire2Of(backend: HopBackend): Wire2Backend {
   // a relay whose upstream does not speak v2 stops too: the pushes it carried would be refused there
@@ -79,22 +77,6 @@ export async function registerWire2(d: HopRouteDeps, ctx: Context): Promise<void
  */
 export function statedBy(w: Wire2Backend | null | undefined, what: 'carries' | 'pushForms'): string[] {
   return [...(w?.[what]?.() ?? [])];
-}
-
-/** Each sender's sequence window (decision 490's replay check), in memory: a restart forgets it, and every kind is idempotent. */
-export class SeqWindows {
-  private readonly windows = new Map<number, wire2.SeqWindow>();
-  forget(from: number): void {
-    this.windows.delete(from);
-  }
-  accept(from: number, seq: number): void {
-    const v = wire2.acceptSeq(this.windows.get(from) ?? wire2.EMPTY_WINDOW, seq);
-    if (!v.ok)
-      throw new WireError('conflict', `message ${seq} of sender ${from}: ${v.detail}; send a new one`);
-    this.windows.delete(from);
-    this.windows.set(from, v.window);
-    if (this.windows.size > MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value as number);
-  }
 }
 
 /**

@@ -1,6 +1,9 @@
 import type { ClockEstimate, DownlinkQuery, Receipt, RelayRefusal, RelayStatus } from '@driftline/protocol';
 import type { DownlinkWaiters, Holder, WaitEnd } from '../http/downlinkWaiters.js';
+import type { Peer } from './Peer.js';
 import type { Wire2Backend } from './Wire2Backend.js';
+
+export type { Peer } from './Peer.js';
 
 /**
  * What a node (relay or hub) must provide for `@driftline/hop` to serve the hop API
@@ -105,17 +108,6 @@ export type SourceClocks = (source: string) => ClockEstimate | null;
 export interface Custody {
   records: string[];
   peerClock: ClockEstimate | null;
-}
-
-/** A downstream peer, identified by its token. */
-export interface Peer {
-  /** The site (or downstream relay) the token was issued for. */
-  name: string;
-  /**
-   * Sites this peer acts for (S4 in docs/architecture.md#invariants): it may post only bundles whose source is one of them and
-   * pull downlink only for them; `*` for any.
-   */
-  sites: readonly string[];
 }
 
 export interface BlobReader {

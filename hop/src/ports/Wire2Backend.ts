@@ -1,5 +1,5 @@
 import type { wire2 } from '@driftline/protocol';
-import type { Peer } from './HopBackend.js';
+import type { Peer } from './Peer.js';
 
 /** The agent behind a hop v2 short id, as this node knows it. */
 export interface Wire2Sender {

@@ -1,6 +1,6 @@
 import type { RunningAgent } from '@driftline/edge-agent';
 import { seededRandom } from '../core/rng.js';
-import type { Invariant } from './runWorld.js';
+import type { Invariant } from './invariant.js';
 import type { World } from './World.js';
 import type { SiteLedger } from './WorldLedger.js';
 

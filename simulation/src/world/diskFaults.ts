@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededRandom } from '../core/rng.js';
-import type { Invariant } from './runWorld.js';
+import type { Invariant } from './invariant.js';
 import { RELAY, type World } from './World.js';
 
 const MIN = 60_000;

@@ -19,6 +19,7 @@ import { heartbeatCells, heartbeatRound, withHeartbeat } from './heartbeatRound.
 import { docRun, planDone, planRuns } from './planRuns.js';
 import { answers, openRequests, type PlanStart, stampRequests, stampStarts } from './requestStamps.js';
 import type { RunInput } from './runInput.js';
+import type { AgentAutomergeDoc, StoredAgentDoc } from './storedDoc.js';
 
 /** A packed entry as the document holds it: its canonical JSON as one scalar string (not text). */
 const packDocEntry = (value: DocRun | DocCell) => new A.ImmutableString(packJson(value));
@@ -30,30 +31,10 @@ const packDocEntry = (value: DocRun | DocCell) => new A.ImmutableString(packJson
  */
 
 /**
- * The agent's document as Automerge holds it (protocol's AgentDoc once unpacked): runs and cells are
- * packed strings (maps in documents written before decision 008), facts, bundle states and apply
- * records are maps of plain values.
+ * Kept importable from here; defined in runInput.ts (which planRuns.ts reads) and storedDoc.ts (which
+ * heartbeatRound.ts and presence.ts read) without this file.
  */
-export interface StoredAgentDoc {
-  site: A.ImmutableString | string;
-  agent: A.ImmutableString | string;
-  epoch: number;
-  cells: Record<string, A.ImmutableString | DocCell>;
-  runs: Record<string, A.ImmutableString | DocRun>;
-  facts?: Record<string, unknown>;
-  bundles?: Record<string, unknown>;
-  applies?: Record<string, unknown>;
-  requests?: Record<string, unknown>;
-  /** Unchanged re-plans written apart from their cells (`confirmApart.ts`, decision 330). */
-  confirmed?: Record<string, A.ImmutableString>;
-  sealedAt?: number;
-  /** When the agent last said it was there, in a contact window with nothing else to say (decision 450). */
-  presentAt?: number;
-}
-export type AgentAutomergeDoc = A.Doc<StoredAgentDoc>;
-
-/** Kept importable from here; defined in runInput.ts, which planRuns.ts reads without this file. */
-export type { RunInput };
+export type { AgentAutomergeDoc, RunInput, StoredAgentDoc };
 
 export function newEpochDoc(
   site: string,

@@ -9,8 +9,8 @@ import {
   heartbeatChange,
 } from '@driftline/hop/heartbeat';
 import { automergeChunks, type DocCell, docId as docIdFor, type wire2 } from '@driftline/protocol';
-import type { AgentAutomergeDoc } from './agentDoc.js';
 import { confirmedEntry } from './confirmApart.js';
+import type { AgentAutomergeDoc } from './storedDoc.js';
 
 /**
  * A quiet round written as its heartbeat change (docs/decisions/500-heartbeat-rebuilds-the-change.md): the

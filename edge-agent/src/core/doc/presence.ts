@@ -1,5 +1,5 @@
 import * as A from '@automerge/automerge';
-import type { AgentAutomergeDoc } from './agentDoc.js';
+import type { AgentAutomergeDoc } from './storedDoc.js';
 
 /**
  * The agent's presence: one scalar, `presentAt` (agent clock, ms), written in a contact window it has

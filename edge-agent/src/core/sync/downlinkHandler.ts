@@ -13,7 +13,7 @@ import {
   wire2,
 } from '@driftline/protocol';
 import { SeenBundles } from './downlinkAnswers.js';
-import type { PullOutcome, SyncDeps } from './SyncEngine.js';
+import type { PullOutcome, SyncDeps } from './syncContract.js';
 
 /**
  * What comes down to this agent (SyncEngine's pulls): each bundle verified against the pinned hub key,
