@@ -14,6 +14,7 @@ import { SCENARIOS } from './scenario/scenarios.js';
 import { ROOT } from './topology/programs.js';
 import { WORLD_FAULTS } from './world/runWorld.js';
 import { runWorldCli } from './world/worldCli.js';
+import { runSeedsCli } from './world/worldSeeds.js';
 
 const positive = (v: string) => {
   const n = Number(v);
@@ -26,6 +27,8 @@ const program = new Command('sim')
     'Run Driftline over emulated links and report what arrived: a deterministic world (--seed), or hub, relay and agents as processes (--scenario)',
   )
   .option('--seed <n>', 'run a deterministic world with this seed (the same seed gives the same digest)')
+  .option('--seeds <range>', 'run a world for each seed of a range (e.g. 1-20), each in its own process')
+  .option('--jobs <n>', 'with --seeds: worlds run at once', '1')
   .option('--days <n>', 'world: days of virtual time the sites plan and sync', '1')
   .option('--faults <list>', `world: comma-separated faults: ${Object.keys(WORLD_FAULTS).join(', ')}`, '')
   .option('--scenario <name>', `processes: one of: ${Object.keys(SCENARIOS).join(', ')}`)
@@ -44,7 +47,7 @@ const program = new Command('sim')
       .join(
         '\n',
       )}\n\nExit codes: 0 nothing lost or duplicated (every invariant held), 1 something was, 2 usage error.\n\n` +
-      'Examples:\n  npm run sim -- --seed 7 --sites 20 --days 2 --faults links,crash\n  npm run sim -- --scenario polar --duration 120 --report polar.json',
+      'Examples:\n  npm run sim -- --seed 7 --sites 20 --days 2 --faults links,crash\n  npm run sim -- --seeds 1-20 --jobs 2 --sites 3 --days 1 --faults links,crash,hostile\n  npm run sim -- --scenario polar --duration 120 --report polar.json',
   );
 
 try {
@@ -55,6 +58,8 @@ try {
 }
 const o = program.opts<{
   seed?: string;
+  seeds?: string;
+  jobs: string;
   days: string;
   faults: string;
   scenario?: string;
@@ -64,6 +69,20 @@ const o = program.opts<{
   sites: string;
   settle?: number;
 }>();
+if (o.seeds !== undefined) {
+  if (o.seed !== undefined) {
+    process.stderr.write('sim: give --seed <n> for one world or --seeds <range> for several, not both\n');
+    process.exit(2);
+  }
+  // each seed is this program again, with --seed: the same arguments it checks, in a process of its own
+  process.exit(
+    await runSeedsCli({ ...o, seeds: o.seeds }, [
+      process.execPath,
+      ...process.execArgv,
+      process.argv[1] ?? '',
+    ]),
+  );
+}
 if (o.seed !== undefined) {
   const reportGiven = program.getOptionValueSource('report') === 'cli';
   process.exit(await runWorldCli({ ...o, seed: o.seed, report: reportGiven ? o.report : undefined }));

@@ -319,6 +319,18 @@ export class World {
       return results;
     };
     this.ledger.watchAgent(site.ledger, agent); // anything recorded while it started
+    // every ack the agent takes, checked as it writes it against what the hub holds (an invariant per step)
+    const storage = agent.storage;
+    const commit = storage.commit.bind(storage);
+    storage.commit = (writes) => {
+      if (writes.runAcks?.length)
+        this.ledger.agentAcked(
+          site.ledger,
+          writes.runAcks.map((a) => a.runId),
+          Date.now(),
+        );
+      commit(writes);
+    };
   }
 
   private contact(): { periodMs: number; upMs: number } | null {

@@ -85,6 +85,29 @@ export class WorldLedger {
     }
   }
 
+  /**
+   * Checked at the very write (docs/decisions/540-deterministic-world.md, "Invariants at each step"): a run
+   * with changes an agent marks acknowledged must have been committed at the hub by then — an ack for a run
+   * the hub does not hold is a result the agent may prune and lose. An unchanged run reaches the hub as its
+   * cell's time (decision 370), corrected by the hub's offset estimate, which this ledger cannot compare
+   * with the agent's clock to the millisecond: those are judged at the end (`lost`), as before.
+   */
+  readonly acks = { taken: 0, uncovered: 0, first: [] as string[] };
+
+  /** Runs `site`'s agent is marking acknowledged at `at` (its write of them, before it is applied). */
+  agentAcked(site: SiteLedger, runIds: readonly string[], at: number): void {
+    for (const id of runIds) {
+      this.acks.taken++;
+      if (this.arrivals.get(id)?.site === site.site) continue;
+      const r = site.recorded.get(id);
+      if (r?.unchanged) continue;
+      if (++this.acks.uncovered <= 5)
+        this.acks.first.push(
+          `${site.site} ${id}${r ? ` ${r.component}/${r.environment}` : ' (a run the world never saw recorded)'} at ${new Date(at).toISOString()}`,
+        );
+    }
+  }
+
   /** The figures; with `endedBy`, only runs that ended by then count as recorded (later ones may be on their way). */
   figures(endedBy = Number.POSITIVE_INFINITY): LedgerFigures {
     // a drain asks after every event, and most events record and commit nothing: no need to count again

@@ -87,6 +87,15 @@ export class DiskFaults {
     this.watch();
   }
 
+  /**
+   * The days are over: a loss armed and not yet come does not come. A loss during the drains after the disk's
+   * own would have no time to recover in (seed 4 of `links,crash,disk,hostile` lost a folder in the hostile
+   * drain, after the disk's).
+   */
+  disarm(): void {
+    this.lossArmed = false;
+  }
+
   /** The relay's disk is full for `ms`: every byte under its cap taken by something else. */
   fill(ms: number): void {
     const relay = this.world.relay;

@@ -97,7 +97,7 @@ export class HostileFaults {
   constructor(
     seed: number,
     sites: number,
-    private readonly daysMs: number,
+    readonly daysMs: number,
     private readonly timing: HostileSchedule = HOSTILE_SCHEDULE,
   ) {
     this.wires = Array.from({ length: sites }, (_, i) => (i % 2 === 1 ? 1 : 2));
@@ -381,7 +381,7 @@ const clock = (ms: number) =>
   `${String(Math.floor(ms / HOUR)).padStart(2, '0')}:${String(Math.floor((ms % HOUR) / MIN)).padStart(2, '0')}`;
 
 /**
- * What the `hostile` fault's runs must show (after the drain): every lie touched something, what was forged
+ * What the `hostile` fault's runs must show (after the drain): every lie the days let end touched something, what was forged
  * was refused, and the hub holds what the agents recorded (each run's cell, status and detail, every detail
  * whole and present).
  */
@@ -395,7 +395,12 @@ export async function hostileInvariants(
   const gone = new Set<string>();
   for (const e of h.episodes)
     for (const sha of e.fakedBlobs) if (!(await world.hub.store.getBlob(sha))) gone.add(sha);
-  const idle = h.episodes.filter((e) => Object.values(e.did).reduce((n, c) => n + c, 0) === 0);
+  // An episode that touched nothing is extended until it does (`begin`), so only the end of the days cuts
+  // one short: a lie of uploads in the last hours of a day in which no site had a detail to upload. That one
+  // is named and proves nothing; any other idle episode, or none touching anything, breaks the invariant.
+  const untouched = h.episodes.filter((e) => Object.values(e.did).reduce((n, c) => n + c, 0) === 0);
+  const idle = untouched.filter((e) => e.to < h.daysMs);
+  const touched = h.episodes.length - untouched.length;
   const refusals = h.episodes.map((e) => ({ e, r: refusedOf(e, lost, gone) }));
   const notRefused = refusals.filter((x) => !x.r.held);
   const cmp = h.compare(world);
@@ -406,12 +411,17 @@ export async function hostileInvariants(
       .join(', ') || 'nothing';
   return [
     {
-      name: 'the relay lied, and every lie touched something',
-      held: h.episodes.length > 0 && idle.length === 0,
+      name: 'the relay lied, and every lie the days let end touched something',
+      held: touched > 0 && idle.length === 0,
       detail:
         h.episodes.length === 0
           ? 'no episode of lies fitted in the days'
-          : h.episodes.map((e) => `${e.lie} ${clock(e.from)}–${clock(e.to)} (${did(e)})`).join('; '),
+          : h.episodes
+              .map(
+                (e) =>
+                  `${e.lie} ${clock(e.from)}–${clock(e.to)} (${did(e)}${untouched.includes(e) && e.to >= h.daysMs ? ': cut by the end of the days, nothing to lie to' : ''})`,
+              )
+              .join('; '),
     },
     {
       name: 'what the relay forged was refused',

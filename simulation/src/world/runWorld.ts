@@ -2,6 +2,7 @@ import { seededRandom } from '../core/rng.js';
 import { ClockFaults, clockInvariants } from './clockFaults.js';
 import { DiskFaults, diskInvariants, RELAY_MAX_BYTES } from './diskFaults.js';
 import { HostileFaults, hostileInvariants } from './hostileFaults.js';
+import type { Invariant } from './invariant.js';
 import { RELAY, siteName, WORLD_START, World, type WorldSpec } from './World.js';
 import type { LedgerFigures } from './WorldLedger.js';
 
@@ -32,12 +33,6 @@ export interface WorldRunOptions {
   sites: number;
   days: number;
   faults: readonly WorldFault[];
-}
-
-export interface Invariant {
-  name: string;
-  held: boolean;
-  detail: string;
 }
 
 export interface WorldReport {
@@ -95,6 +90,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
     disk?.schedule(o.seed, o.days * 24 * HOUR);
     hostile?.schedule(world);
     await world.run(o.days * 24 * HOUR);
+    disk?.disarm();
     const end = Date.now();
     world.openAllLinks();
     const drained = await world.until(() => world.ledger.figures(end).lost === 0, DRAIN_MS);
@@ -117,6 +113,14 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
         name: 'nothing made up',
         held: figures.unknown === 0,
         detail: `${figures.unknown} runs at the hub that no agent of their site recorded`,
+      },
+      {
+        name: 'every ack an agent took covered runs the hub held (checked at each write)',
+        held: world.ledger.acks.uncovered === 0 && world.ledger.acks.taken > 0,
+        detail:
+          world.ledger.acks.uncovered === 0
+            ? `${world.ledger.acks.taken} runs acknowledged at the agents, each at the hub when its ack was written`
+            : `${world.ledger.acks.uncovered} of ${world.ledger.acks.taken} acknowledged before the hub held them: ${world.ledger.acks.first.slice(0, 3).join('; ')}`,
       },
       ...(o.faults.includes('crash')
         ? [
