@@ -11,7 +11,14 @@ import { join, resolve } from 'node:path';
 import { addDemoApprover, demoApproverKey, publishDemoSource } from './topology/demoSource.js';
 import { ROOT } from './topology/programs.js';
 import { realToolEnv } from './topology/realStacks.js';
-import { DEMO_COMPONENTS, DEMO_ENVIRONMENTS, DEMO_PR_REF, DEMO_SOURCE, demoSpec } from './topology/spec.js';
+import {
+  DEMO_COMPONENTS,
+  DEMO_ENVIRONMENTS,
+  DEMO_PR_REF,
+  DEMO_SITES,
+  DEMO_SOURCE,
+  demoSpec,
+} from './topology/spec.js';
 import { Topology } from './topology/Topology.js';
 
 const dir = resolve(process.env.DRIFTLINE_DEMO_DIR ?? join(ROOT, '.driftline', 'demo'));
@@ -27,6 +34,9 @@ all on 127.0.0.1, until Ctrl-C. Data and logs in .driftline/demo (DRIFTLINE_DEMO
   --terraform=real   the real terraform on PATH plans terraform_data stacks written into the demo dir
                      (no provider to install, works offline); also DRIFTLINE_TERRAFORM=real
   --help             this text
+
+Environment: DRIFTLINE_DEMO_HOLD_LOCK=<site>/<environment>/<component> (e.g. ship-7/prod/database)
+holds that cell's state lock from its third plan on, so it shows a stuck lock (the fake terraform only).
 
 Example:
   npm start -- --terraform=real
@@ -44,6 +54,21 @@ if (unknown.length > 0 || (terraform !== 'fake' && terraform !== 'real')) {
     `${unknown.length > 0 ? `unknown argument ${unknown[0]}` : `--terraform=${terraform}: give fake or real`}\n\n${USAGE}`,
   );
   process.exit(2);
+}
+const heldLock = process.env.DRIFTLINE_DEMO_HOLD_LOCK || undefined;
+if (heldLock) {
+  const [site, environment, component, ...rest] = heldLock.split('/');
+  const cell =
+    rest.length === 0 &&
+    DEMO_SITES.some((s) => s.site === site) &&
+    DEMO_ENVIRONMENTS.includes(environment ?? '') &&
+    DEMO_COMPONENTS.some((c) => c.name === component);
+  if (!cell || terraform !== 'fake') {
+    process.stderr.write(
+      `DRIFTLINE_DEMO_HOLD_LOCK=${heldLock}: ${cell ? 'holds a lock of the fake terraform only' : 'give a cell of the demo as <site>/<environment>/<component>, e.g. ship-7/prod/database'}\n`,
+    );
+    process.exit(2);
+  }
 }
 if (terraform === 'real') {
   const v = spawnSync('terraform', ['version'], { env: realToolEnv(ROOT), encoding: 'utf8' });
@@ -75,12 +100,14 @@ const spec = {
   ...demoSpec(dir, { approverKey: approver?.publicKey, terraform }),
   uiDir,
   hubPort: Number(process.env.DRIFTLINE_HUB_PORT ?? 0),
+  ...(heldLock ? { heldLock } : {}),
 };
 const cells = spec.sites.reduce((n, s) => n + s.components.reduce((m, c) => m + c.environments.length, 0), 0);
 say(`starting the demo in ${dir} (logs in ${join(dir, 'logs')})…`);
 say(
   `fleet: ${cells} cells (${DEMO_COMPONENTS.length} components × ${DEMO_ENVIRONMENTS.length} environments at ${spec.sites.length} sites, and ${DEMO_SOURCE.name} at ${DEMO_SOURCE.site} from headquarters' git)`,
 );
+if (heldLock) say(`holding the state lock of ${heldLock} from its third plan on (DRIFTLINE_DEMO_HOLD_LOCK)`);
 const topo = await Topology.start(spec, say);
 for (const s of spec.sites)
   say(

@@ -32,4 +32,22 @@ describe('writeRecordedPlans', () => {
     expect(runs[2]!.stderr).toContain('Error acquiring the state lock');
     expect(() => JSON.parse(runs[3]!.stdout)).not.toThrow();
   });
+
+  it('stays at the last step of a scenario that does not loop, as the fake terraform does (a held lock)', () => {
+    const wd = mkdtempSync(join(tmpdir(), 'recorded-'));
+    dirs.push(wd);
+    const scenario = {
+      seed: 3,
+      by: 'runs',
+      loop: false,
+      steps: [{ state: 'clean', runs: 2 }, { state: 'locked' }],
+    };
+    writeRecordedPlans(wd, scenario, 'network', 'prod');
+    const runs = Array.from({ length: 6 }, () =>
+      spawnSync('sh', [join(wd, 'plan.sh')], { encoding: 'utf8' }),
+    );
+    expect(runs.map((r) => r.status)).toEqual([0, 0, 1, 1, 1, 1]);
+    expect(runs[5]!.stderr).toBe(runs[2]!.stderr);
+    expect(runs[5]!.stderr).toContain('Lock Info:');
+  });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { planOutcome, showOutcome } from '../core/terraform/run.js';
 import { parseScenario } from '../core/terraform/scenario.js';
 
-/** Plan runs in one loop of a scenario (`by: runs`): after them the sequence starts again. */
+/** Plan runs in one loop of a scenario (`by: runs`): after them the sequence starts again (or stays at its end). */
 function loopLength(steps: ReadonlyArray<{ runs?: number }>): number {
   return steps.reduce((n, s) => n + (s.runs ?? 1), 0);
 }
@@ -56,7 +56,8 @@ export function writeRecordedPlans(
       'd="$(dirname "$0")"',
       'n=$(cat "$d/.n" 2>/dev/null || echo 0)',
       'echo $((n + 1)) > "$d/.n"',
-      `i=$((n % ${runs}))`,
+      // past the loop: the next one again, or (`loop: false`) the last one for good, as the fake does
+      s.loop ? `i=$((n % ${runs}))` : `i=$((n < ${runs} ? n : ${runs - 1}))`,
       'cat "$d/recorded/$i.out"',
       'cat "$d/recorded/$i.err" >&2',
       'exit "$(cat "$d/recorded/$i.code")"',

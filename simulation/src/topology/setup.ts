@@ -57,8 +57,11 @@ export interface SetUpResult {
   adminToken: string;
 }
 
+/** The scenario of `TopologySpec.heldLock`'s cell: two clean plans, then the lock held for good. */
+const HELD_LOCK_STEPS = [{ state: 'clean', runs: 2 }, { state: 'locked' }];
+
 /** Fake terraform scenarios: each cell goes through its own sequence of plan states. */
-function scenario(component: string, environment: string, seed: number) {
+function scenario(component: string, environment: string, seed: number, heldLock = false) {
   const sequences = [
     [
       { state: 'clean', runs: 3 },
@@ -94,6 +97,7 @@ function scenario(component: string, environment: string, seed: number) {
       { state: 'clean', runs: 2 },
     ],
   ];
+  if (heldLock) return { component, environment, seed, by: 'runs', loop: false, steps: HELD_LOCK_STEPS };
   return { component, environment, seed, by: 'runs', loop: true, steps: sequences[seed % sequences.length] };
 }
 
@@ -228,7 +232,7 @@ export async function setUp(
         // The real terraform plans a terraform_data stack with its own state (realStacks.ts).
         if (spec.terraform === 'real') await writeRealStack(wd, c.name, env, seed);
         else {
-          const sc = scenario(c.name, env, seed);
+          const sc = scenario(c.name, env, seed, spec.heldLock === `${site.site}/${env}/${c.name}`);
           writeFileSync(join(wd, 'fake-terraform.json'), JSON.stringify(sc));
           if (spec.fastPlans) writeFastPlans(wd, c.name, env, seed, spec.fastPlans === 'quiet' ? 1 : 4);
           else if (spec.recordedPlans) writeRecordedPlans(wd, sc, c.name, env);

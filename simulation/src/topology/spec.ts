@@ -70,6 +70,14 @@ export interface TopologySpec {
    * `terraform_data` stacks written at set-up (realStacks.ts); `fastPlans`/`recordedPlans` then do not apply.
    */
   terraform?: 'fake' | 'real';
+  /**
+   * One cell, `site/environment/component`, whose state lock someone holds from its third plan on and
+   * never releases: the fake terraform answers Terraform's lock error with the same Lock Info every run,
+   * so the agent marks the cell `stuck-lock` after `lockRetryThreshold` runs
+   * (docs/decisions/555-stuck-lock-stays-stuck.md). The fake terraform only; the demo's
+   * `DRIFTLINE_DEMO_HOLD_LOCK`.
+   */
+  heldLock?: string;
 }
 
 /**

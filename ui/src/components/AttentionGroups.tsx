@@ -32,7 +32,7 @@ export function attentionRoute(f: AttentionFilter): Route {
 const LOOK: Record<AttentionGroup['kind'], { icon: string; label: string; tone: string }> = {
   'silent-relay': { icon: '⌁', label: 'relay silent', tone: 'st-failed' },
   'refused-site': { icon: '⊘', label: 'refused', tone: 'st-failed' },
-  'custody-overdue': { icon: '⧗', label: 'custody overdue', tone: 'st-failed' },
+  'custody-overdue': { icon: '◷', label: 'custody overdue', tone: 'st-failed' },
   'overdue-site': { icon: '!', label: 'overdue', tone: 'st-failed' },
   cells: { icon: '▦', label: 'cells', tone: 'st-changes' },
 };
