@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 describe("the README's deployment walk-through", () => {
-  it('brings up a hub, a relay and an agent from examples/ and shows the first result', {
+  it('brings up a hub, a relay and an agent from examples/, shows the first result and judges the site by the windows declared at the hub', {
     timeout: 300_000,
   }, async () => {
     const blocks = walkthroughBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'));
@@ -134,6 +134,34 @@ describe("the README's deployment walk-through", () => {
     expect(cell.status).not.toBe('no-data');
     if (real) expect(cell.status).toBe('changes'); // terraform_data.network, to create
     expect(cell.runId).toMatch(/^[0-9A-Z]{26}$/);
+
+    // ship-7's windows are declared only at the hub (the HQ block's `contactPlans.sites`): its agent is
+    // sent them, says it holds them, and the hub judges the site by them, never overdue while it keeps
+    // them (issue 58, docs/decisions/590-windows-declared-once.md).
+    const token = readFileSync(tokenFile, 'utf8').trim();
+    const contact = await until(
+      'ship-7’s agent to hold the windows declared at the hub',
+      async () => {
+        const r = await fetch(`http://127.0.0.1:${ports.api}/api/sites?contains=ship-7`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        if (!r.ok) return undefined;
+        const { sites } = (await r.json()) as {
+          sites: {
+            site: string;
+            contact?: { source: string; windows: string[]; state: string; unconfirmed?: string[] };
+          }[];
+        };
+        const c = sites.find((x) => x.site === 'ship-7')?.contact;
+        return c && c.source === 'declared' && !c.unconfirmed?.length ? c : undefined;
+      },
+      240_000,
+      1000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}\n--- walk-through output ---\n${output}`);
+    });
+    expect(contact.windows).toEqual(['every 2m for 1m from 2026-01-01T00:00:00Z']);
+    expect(['in-window', 'waiting']).toContain(contact.state);
 
     // The walk-through ends at a working dashboard: `npm install` built it (the root `prepare`), so the
     // hub serves the app at /, not the text page that says how to build it.
