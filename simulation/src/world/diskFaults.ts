@@ -59,6 +59,8 @@ export class DiskFaults {
   private watched: Backend | null = null;
   private fullNow: Full | null = null;
   private lossArmed = false;
+  /** Ends the full disk now (its timer's work), while one is full. */
+  private free: (() => void) | null = null;
   /** Blobs of a lost folder not (yet) at the hub. */
   private readonly missing = new Set<string>();
   /** Uploads the relay finished after its folder was first lost (it took blobs again). */
@@ -88,12 +90,15 @@ export class DiskFaults {
   }
 
   /**
-   * The days are over: a loss armed and not yet come does not come. A loss during the drains after the disk's
+   * The days are over: a loss armed and not yet come does not come, and a full disk is freed. A loss during the drains after the disk's
    * own would have no time to recover in (seed 4 of `links,crash,disk,hostile` lost a folder in the hostile
    * drain, after the disk's).
    */
   disarm(): void {
     this.lossArmed = false;
+    // and a disk still full is freed now: its end drawn past the days would fall after the drains
+    // (seed 19 of `links,crash,disk,hostile`: full from the last hours of the day on, "took nothing in after")
+    this.free?.();
   }
 
   /** The relay's disk is full for `ms`: every byte under its cap taken by something else. */
@@ -107,12 +112,15 @@ export class DiskFaults {
     this.fulls.push(full);
     this.fullNow = full;
     custody.externalBytes = () => outside() + RELAY_MAX_BYTES;
-    setTimeout(() => {
+    const timer = setTimeout(() => this.free?.(), ms);
+    this.free = () => {
+      clearTimeout(timer);
+      this.free = null;
       custody.externalBytes = outside;
       this.fullNow = null;
       full.to = Date.now();
       this.watch();
-    }, ms);
+    };
   }
 
   /** Wraps the relay's backend (each life of it) to see what it takes in and refuses. */
