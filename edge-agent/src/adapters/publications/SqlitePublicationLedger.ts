@@ -25,12 +25,11 @@ export class SqlitePublicationLedger implements PublicationLedger {
   }
 
   all(): PublicationEntry[] {
-    return (
-      this.db.prepare('SELECT row FROM bundles_in ORDER BY announced_at, bundle_id').all() as {
-        row: string;
-      }[]
-    ).map((r) => JSON.parse(r.row) as PublicationEntry);
+    // every sync round asks: prepared once
+    this.allRows ??= this.db.prepare('SELECT row FROM bundles_in ORDER BY announced_at, bundle_id');
+    return (this.allRows.all() as { row: string }[]).map((r) => JSON.parse(r.row) as PublicationEntry);
   }
+  private allRows: Database.Statement | undefined;
 }
 
 /**

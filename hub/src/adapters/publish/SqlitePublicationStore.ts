@@ -112,9 +112,11 @@ export class SqlitePublicationStore implements PublicationStore {
   }
 
   async listPublications(site?: string): Promise<PublicationRow[]> {
-    const rows = this.db
-      .prepare('SELECT row FROM published_bundles ORDER BY published_at DESC, bundle_id DESC LIMIT 1000')
-      .all() as { row: string }[];
+    // every sweep asks (publications not yet reported): prepared once
+    this.latest ??= this.db.prepare(
+      'SELECT row FROM published_bundles ORDER BY published_at DESC, bundle_id DESC LIMIT 1000',
+    );
+    const rows = this.latest.all() as { row: string }[];
     const all = rows.map((r) => fromStoredRow<PublicationRow>(r.row));
     return site ? all.filter((p) => p.sites.includes(site)) : all;
   }
@@ -142,6 +144,8 @@ export class SqlitePublicationStore implements PublicationStore {
       }
     })();
   }
+
+  private latest: Database.Statement | undefined;
 
   async deliveries(id: string): Promise<DeliveryRow[]> {
     const rows = this.db

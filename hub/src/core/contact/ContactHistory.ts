@@ -6,6 +6,8 @@
  */
 export class ContactHistory {
   private readonly sites = new Map<string, { start: number; end: number }[]>();
+  /** Per site, how many times its sessions changed: what {@link contacts} gives moves only with it. */
+  private readonly changes = new Map<string, number>();
 
   constructor(
     private readonly silenceMs: number,
@@ -23,11 +25,17 @@ export class ContactHistory {
     }
     const last = s[s.length - 1];
     if (last && at <= last.end) return;
+    this.changes.set(site, (this.changes.get(site) ?? 0) + 1);
     if (last && at - last.end <= this.silenceMs) last.end = at;
     else {
       s.push({ start: at, end: at });
       if (s.length > this.maxSessions) s.splice(0, s.length - this.maxSessions);
     }
+  }
+
+  /** A number that changes whenever {@link contacts} of `site` would. */
+  version(site: string): number {
+    return this.changes.get(site) ?? 0;
   }
 
   /** The contacts that bound each session (its first and last), oldest first. */

@@ -38,16 +38,31 @@ export class ContactPlans {
   of(site: string, agents: readonly AgentFacts[], lastContactAt: number | null, now: number): SiteContact {
     if (lastContactAt !== null) this.history.record(site, lastContactAt);
     const { judged, unconfirmed } = this.declared(site, agents);
-    const contact = siteContact({
-      declared: judged,
-      history: this.history.contacts(site),
-      lastContactAt,
-      now,
-      settings: this.settings,
-    });
+    // The same question within one instant (a sweep asks it, then its judge and its notices) is answered
+    // once: the judgment is a function of these alone (its windows, its history, the last contact, now).
+    const key = `${now}|${lastContactAt}|${this.history.version(site)}|${judged.join('\n')}`;
+    let hit = this.judged.get(site);
+    if (hit?.key !== key) {
+      const contact = siteContact({
+        declared: judged,
+        history: () => this.history.contacts(site),
+        lastContactAt,
+        now,
+        settings: this.settings,
+      });
+      hit = { key, contact };
+      if (this.judged.size >= MEMO_SITES) this.judged.clear();
+      this.judged.set(site, hit);
+    }
+    const contact = { ...hit.contact, windows: [...hit.contact.windows] };
     return unconfirmed.length > 0 ? { ...contact, unconfirmed } : contact;
   }
+  /** Each site's last judgment and what it was judged on ({@link of}). */
+  private readonly judged = new Map<string, { key: string; contact: SiteContact }>();
 }
+
+/** Sites whose last judgment {@link ContactPlans.of} keeps (the history's own bound). */
+const MEMO_SITES = 100_000;
 
 /**
  * A cell judged against its site's plan: it carries the site's contact state and next window, is

@@ -26,7 +26,8 @@ const iso = (t: number | null | undefined): string | null =>
  */
 export function siteContact(input: {
   declared: readonly string[];
-  history: readonly number[];
+  /** The site's contact history, read only when no window is declared (to learn one from it). */
+  history: () => readonly number[];
   lastContactAt: number | null;
   now: number;
   settings: ContactPlanSettings;
@@ -37,7 +38,7 @@ export function siteContact(input: {
   let windows = [...input.declared];
   let confidence: number | null = null;
   if (specs.length === 0) {
-    const learned = learnContactPlan(input.history, { silenceMs: s.learnSilenceMs });
+    const learned = learnContactPlan(input.history(), { silenceMs: s.learnSilenceMs });
     if (learned) {
       source = 'learned';
       windows = [learned.window];

@@ -93,13 +93,14 @@ export class SqliteTokens {
 
   /** The peer `name` is while it has a live `peer` token (the sites of its newest), or null. */
   peerNamed(name: string): Peer | null {
-    const row = this.db
-      .prepare(
-        "SELECT sites FROM tokens WHERE name = ? AND scope = 'peer' AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1",
-      )
-      .get(name) as { sites: string } | undefined;
+    // every v2 push and pull asks (the sender's peer): prepared once
+    this.peerByName ??= this.db.prepare(
+      "SELECT sites FROM tokens WHERE name = ? AND scope = 'peer' AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1",
+    );
+    const row = this.peerByName.get(name) as { sites: string } | undefined;
     return row ? { name, sites: JSON.parse(row.sites) } : null;
   }
+  private peerByName: Database.Statement | undefined;
 
   /**
    * Pins a hop v2 agent key under `peer` by its short id (decision 495). Refused (false): the same id with
