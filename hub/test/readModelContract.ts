@@ -217,6 +217,43 @@ export function runReadModelContract(withStore: (fn: (s: HubStore) => Promise<vo
   );
 
   it(
+    "lists a ref's default cells by site and cell, of one site, bounded, and follows a cell to its new ref",
+    withStore(async (s) => {
+      const of = (c: CellRow, ref: string | null) => ({ ...c, ref });
+      await s.commit({
+        cells: [
+          of(at('b', 'prod', 'net', 'clean'), 'main'),
+          of(at('a', 'prod', 'net', 'drift'), 'main'),
+          of(at('a', 'dev', 'net', 'clean'), 'main'),
+          of(at('a', 'prod', 'dns', 'blocked'), 'release/2'),
+          of(at('c', 'prod', 'net', 'clean'), null),
+          // An `@ref` cell of the ref is not a default cell of it.
+          { ...of(at('c', 'prod', 'dns', 'clean'), 'main'), atRef: 'main' },
+        ],
+      });
+      const ofRef = async (ref: string, site?: string, limit = 10) =>
+        keys(await s.listCellsOfRef({ ref, ...(site ? { site } : {}), limit }));
+      expect(await ofRef('main')).toEqual(['a/dev/net', 'a/prod/net', 'b/prod/net']);
+      expect(await ofRef('main', 'b')).toEqual(['b/prod/net']);
+      expect(await ofRef('main', 'c')).toEqual([]);
+      expect(await ofRef('main', undefined, 2)).toEqual(['a/dev/net', 'a/prod/net']);
+      expect(await ofRef('release/2')).toEqual(['a/prod/dns']);
+      expect(await ofRef('pr/9')).toEqual([]);
+      // The whole row, as the cell was written.
+      expect((await s.listCellsOfRef({ ref: 'release/2', limit: 1 }))[0]).toMatchObject({
+        status: 'blocked',
+        ref: 'release/2',
+      });
+      // A component whose default ref changes: its cell leaves main for the new ref.
+      await s.commit({ cells: [of(at('a', 'prod', 'net', 'clean', 2000), 'release/2')] });
+      expect(await ofRef('main')).toEqual(['a/dev/net', 'b/prod/net']);
+      expect(await ofRef('release/2', 'a')).toEqual(['a/prod/dns', 'a/prod/net']);
+      await s.commit({ cells: [of(at('b', 'prod', 'net', 'clean', 2000), null)] });
+      expect(await ofRef('main')).toEqual(['a/dev/net']);
+    }),
+  );
+
+  it(
     'pages sites, enrolled-only ones included, by name, last contact or problems, with the total',
     withStore(async (s) => {
       await s.commit({

@@ -18,6 +18,12 @@ import { OnTheWay, type PublicationReader } from './onTheWay.js';
  * the first ones by site, cell, ref.
  */
 export const MAX_REF_CELLS = 20_000;
+/**
+ * Most default cells of a ref one answer reads: a fleet's default ref is on nearly every cell (200,000 at
+ * 1,000 sites × 200), so the cap is above that. Past it the answer covers the first ones by site, cell;
+ * the gate counts the rest its agents' patterns allow as pending, the ref's matrix as `no-data`.
+ */
+export const MAX_REF_DEFAULT_CELLS = 250_000;
 /** Most runs of the gate's commit one answer reads (several per cell when a plan was repeated). */
 const MAX_COMMIT_RUNS = 50_000;
 
@@ -78,7 +84,12 @@ export class RefQueries {
 
   /** Cells whose latest plan is of `ref`: default cells of that ref and `@ref` cells. */
   async cellsOf(ref: string, site?: string): Promise<CellRow[]> {
-    const main = (await this.store.listCells(site)).filter((c) => c.ref === ref);
+    // The default cells of the ref by the read model's ref index, never every cell (decision 565).
+    const main = await this.store.listCellsOfRef({
+      ref,
+      ...(site ? { site } : {}),
+      limit: MAX_REF_DEFAULT_CELLS,
+    });
     const other = await this.store.listRefCells({ ref, ...(site ? { site } : {}), limit: MAX_REF_CELLS });
     return [...main, ...other];
   }

@@ -101,6 +101,13 @@ export interface RefCellQuery {
   limit: number;
 }
 
+/** `listCellsOfRef`: default cells whose latest plan is of `ref` (of one site, when given), at most `limit`. */
+export interface CellsOfRefQuery {
+  ref: string;
+  site?: string;
+  limit: number;
+}
+
 /** One cell of `getCells`: a default cell (`atRef` null or absent) or an `environment/component@ref` cell. */
 export interface CellKeyQuery {
   site: string;
@@ -242,6 +249,12 @@ export interface ReadStore {
    * (docs/decisions/565-ref-and-needs-reads-from-the-read-model.md).
    */
   refTotals(limit: number): Promise<RefTotal[]>;
+  /**
+   * Default cells whose `ref` is `q.ref` (of `q.site` only, when given), by site, environment, component,
+   * at most `q.limit` (the ref gate, the ref's matrix): read by the read model's ref index, never every
+   * cell (docs/decisions/565-ref-and-needs-reads-from-the-read-model.md).
+   */
+  listCellsOfRef(q: CellsOfRefQuery): Promise<CellRow[]>;
   /** The read model's counts of one scope (of `keys` only, when given): no cell is read. */
   cellCounts(scope: CountScope, keys?: readonly string[]): Promise<CellCount[]>;
   /** A bounded window of default cells by the read model's columns. */

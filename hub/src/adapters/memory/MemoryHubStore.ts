@@ -15,6 +15,7 @@ import type {
   CellKeyQuery,
   CellPageQuery,
   CellRow,
+  CellsOfRefQuery,
   CountScope,
   Deliveries,
   DownlinkRow,
@@ -203,6 +204,9 @@ export class MemoryHubStore implements HubStore {
   }
   refTotals = async (n: number) =>
     this.model.refTotals([...this.cells.values(), ...this.refCells.values()], n);
+  async listCellsOfRef(q: CellsOfRefQuery) {
+    return this.model.cellsOfRef(this.cells.values(), q).map(clone);
+  }
   async attentionCells(q: AttentionQuery) {
     return this.model.attention(this.cells.values(), q).map(clone);
   }

@@ -4,6 +4,7 @@ import type {
   CellCount,
   CellPageQuery,
   CellRow,
+  CellsOfRefQuery,
   CountScope,
   RefTotal,
   SitePageQuery,
@@ -97,6 +98,14 @@ export class MemoryReadModel {
       by.set(ref, t);
     }
     return [...by.values()].sort((a, b) => b.plannedAt - a.plannedAt || byText(a.ref, b.ref)).slice(0, limit);
+  }
+
+  /** Default cells whose ref column is `q.ref` ('' is none, as the stores keep it), by cell. */
+  cellsOfRef(cells: Iterable<CellRow>, q: CellsOfRefQuery): CellRow[] {
+    return [...cells]
+      .filter((c) => this.col(c).ref === q.ref && (q.site === undefined || c.site === q.site))
+      .sort(byCell)
+      .slice(0, q.limit);
   }
 
   attention(cells: Iterable<CellRow>, q: AttentionQuery): CellRow[] {

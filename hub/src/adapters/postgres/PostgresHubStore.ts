@@ -16,6 +16,7 @@ import type {
   CellKeyQuery,
   CellPageQuery,
   CellRow,
+  CellsOfRefQuery,
   CountScope,
   Deliveries,
   DownlinkRow,
@@ -171,6 +172,9 @@ export class PostgresHubStore implements HubStore {
   }
   async refTotals(limit: number): Promise<RefTotal[]> {
     return this.model.refTotals(limit);
+  }
+  listCellsOfRef(q: CellsOfRefQuery) {
+    return this.model.cellsOfRef(q);
   }
   listCells(site?: string) {
     return site ? this.all<CellRow>(R.cellsOf, [site]) : this.all<CellRow>(R.cells);

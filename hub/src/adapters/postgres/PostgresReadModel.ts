@@ -5,6 +5,7 @@ import type {
   CellCount,
   CellPageQuery,
   CellRow,
+  CellsOfRefQuery,
   CountScope,
   RefTotal,
   SitePageQuery,
@@ -56,6 +57,15 @@ const M = {
     'ref_totals',
     `SELECT r.ref, r.n AS cells, ${newest('planned_at')} AS "plannedAt", ${newest('received_at')} AS "receivedAt"
      FROM ref_counts r WHERE r.n > 0 ORDER BY 3 DESC, r.ref LIMIT $1`,
+  ),
+  // By the ref index (one site's: by its key); the ref column is filled since migration 7.
+  cellsOfRef: st(
+    'cells_of_ref',
+    'SELECT row FROM cells WHERE ref = $1 ORDER BY site, environment, component LIMIT $2',
+  ),
+  cellsOfRefAt: st(
+    'cells_of_ref_at',
+    'SELECT row FROM cells WHERE ref = $1 AND site = $2 ORDER BY site, environment, component LIMIT $3',
   ),
   unfilled: st(
     'unfilled',
@@ -140,6 +150,14 @@ export class PostgresReadModel {
       plannedAt: Number(r.plannedAt),
       receivedAt: Number(r.receivedAt),
     }));
+  }
+
+  async cellsOfRef(q: CellsOfRefQuery): Promise<CellRow[]> {
+    const rows =
+      q.site === undefined
+        ? await this.db.query<{ row: CellRow }>(M.cellsOfRef, [q.ref, q.limit])
+        : await this.db.query<{ row: CellRow }>(M.cellsOfRefAt, [q.ref, q.site, q.limit]);
+    return rows.map((r) => r.row);
   }
 
   async attention(q: AttentionQuery): Promise<CellRow[]> {

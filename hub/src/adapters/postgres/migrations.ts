@@ -1,5 +1,5 @@
 import { DRIFT } from './driftMigration.js';
-import { READ_MODEL, REF_TOTALS } from './readModelMigration.js';
+import { READ_MODEL, REF_CELLS, REF_TOTALS } from './readModelMigration.js';
 
 /**
  * The PostgreSQL schema as numbered migrations, applied in order (`migrate.ts`). A released migration
@@ -126,4 +126,5 @@ export const MIGRATIONS: readonly Migration[] = [
   // Each agent's brief beside its row (core/fleet/agentBrief.ts, decision 465); older rows are briefed when read.
   { version: 6, name: 'agent briefs', sql: 'ALTER TABLE agents ADD COLUMN brief json;' },
   { version: 7, name: 'ref totals', sql: REF_TOTALS },
+  { version: 8, name: 'ref cells', sql: REF_CELLS },
 ];

@@ -90,3 +90,11 @@ CREATE TRIGGER cells_ref_count AFTER INSERT OR DELETE OR UPDATE OF ref ON cells
   FOR EACH ROW EXECUTE FUNCTION ref_count();
 CREATE TRIGGER ref_cells_ref_count AFTER INSERT OR DELETE ON ref_cells FOR EACH ROW EXECUTE FUNCTION ref_count();
 `;
+
+/**
+ * Migration 8: a ref's default cells in cell order (the ref gate, the ref's matrix; decision 565), as on
+ * SQLite (version 10): read by the index, not found by `(ref, planned_at)` and then sorted.
+ */
+export const REF_CELLS = `
+CREATE INDEX cells_ref_cell ON cells (ref, site, environment, component);
+`;

@@ -13,6 +13,7 @@ import type {
   CellKeyQuery,
   CellPageQuery,
   CellRow,
+  CellsOfRefQuery,
   CountScope,
   Deliveries,
   DownlinkRow,
@@ -157,6 +158,7 @@ export class SqliteHubStore implements HubStore {
     return this.model.attention(q);
   }
   refTotals = async (limit: number) => this.model.refTotals(limit);
+  listCellsOfRef = async (q: CellsOfRefQuery) => this.model.cellsOfRef(q);
   async pageSites(q: SitePageQuery) {
     return this.model.sites(q);
   }

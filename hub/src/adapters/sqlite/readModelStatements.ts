@@ -5,6 +5,7 @@ import type {
   CellCount,
   CellPageQuery,
   CellRow,
+  CellsOfRefQuery,
   CountScope,
   RefTotal,
   SitePageQuery,
@@ -67,6 +68,12 @@ export function readModelStatements(db: Database.Database) {
   const refTotals = db.prepare(
     `SELECT r.ref AS ref, r.n AS cells, ${newest('planned_at')} AS plannedAt, ${newest('received_at')} AS receivedAt
      FROM ref_counts r WHERE r.n > 0 ORDER BY plannedAt DESC, r.ref LIMIT ?`,
+  );
+  const ofRef = db.prepare(
+    'SELECT row FROM cells WHERE ref = ? ORDER BY site, environment, component LIMIT ?',
+  );
+  const ofRefAt = db.prepare(
+    'SELECT row FROM cells WHERE ref = ? AND site = ? ORDER BY site, environment, component LIMIT ?',
   );
   const siteTotals = new Map<string, Database.Statement>();
   const sitePages = new Map<string, Database.Statement>();
@@ -158,6 +165,11 @@ export function readModelStatements(db: Database.Database) {
     /** `ReadStore.refTotals`: from `ref_counts` and the ref indexes, no cell row read. */
     refTotals(limit: number): RefTotal[] {
       return refTotals.all(limit) as RefTotal[];
+    },
+    /** `ReadStore.listCellsOfRef`: by the ref index (one site's: by its key), never every cell. */
+    cellsOfRef(q: CellsOfRefQuery): CellRow[] {
+      const rows = q.site === undefined ? ofRef.all(q.ref, q.limit) : ofRefAt.all(q.ref, q.site, q.limit);
+      return parseAll(rows as Row[]);
     },
     attention(q: AttentionQuery): CellRow[] {
       if (q.kind === 'stale') return parseAll(s.attentionStale.all(q.limit) as Row[]);
