@@ -10,9 +10,7 @@ let world: World | undefined;
 afterAll(() => world?.stop());
 
 describe('an honest relay whose blob directory is deleted after it receipted', () => {
-  it('still brings the detail to the hub: the relay drops the lost blob (logged, counted) and the agent uploads it again', {
-    timeout: 300_000,
-  }, async () => {
+  it('still brings the detail to the hub: the relay drops the lost blob (logged, counted) and the agent uploads it again', async () => {
     const down = uploadsDown();
     // The agent uploads again only after 20 s: relay-1 first finds the file gone (a re-upload before it
     // would put the file back, and nothing would be lost to count).

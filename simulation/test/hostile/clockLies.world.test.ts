@@ -75,9 +75,7 @@ async function hubMetric(w: World, name: string, labels: string): Promise<number
 }
 
 describe('hostile relay (c): rewritten clock headers', () => {
-  it('ends the +1 day lie as a flagged estimate, not as a wrong plannedAt', {
-    timeout: 600_000,
-  }, async () => {
+  it('ends the +1 day lie as a flagged estimate, not as a wrong plannedAt', async () => {
     world = await startVirtualWorld({ agentsVia: 'proxy' });
     const w = world;
     // An honest estimate first: the agent's offset known from round trips.
@@ -111,9 +109,7 @@ describe('hostile relay (c): rewritten clock headers', () => {
     await w.logged('hub', /refused a clock estimate/);
   });
 
-  it('dates results held 90 s and claimed −90 s when they ran, and flags the jump', {
-    timeout: 600_000,
-  }, async () => {
+  it('dates results held 90 s and claimed −90 s when they ran, and flags the jump', async () => {
     const w = world as World;
     await planOnce(w); // honest again: the flag clears
     expect((await agentInfo(w)).clockHeld).toBeNull();

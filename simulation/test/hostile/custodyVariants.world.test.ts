@@ -123,9 +123,7 @@ async function expectOneCopyPerDeadline(w: World, since: number, sitter: string)
 
 describe('hostile relay: the other ways to sit on results (issue 59)', () => {
   for (const wire of [1, 2] as const)
-    it(`custody then drip: the result goes the honest way by the deadline, the late copy changes nothing (hop v${wire})`, {
-      timeout: 300_000,
-    }, async () => {
+    it(`custody then drip: the result goes the honest way by the deadline, the late copy changes nothing (hop v${wire})`, async () => {
       world = await startVirtualWorld({ agentsVia: 'proxy', agentSync: sync(wire) });
       const w = world;
       const proxy = w.agentSide;
@@ -189,9 +187,7 @@ describe('hostile relay: the other ways to sit on results (issue 59)', () => {
     });
 
   for (const wire of [1, 2] as const)
-    it(`custody then loss of the blob folder: the result and its detail go by the hub once the deadline passes (hop v${wire})`, {
-      timeout: 300_000,
-    }, async () => {
+    it(`custody then loss of the blob folder: the result and its detail go by the hub once the deadline passes (hop v${wire})`, async () => {
       world = await startVirtualWorld({ relayUpstreams: ['proxy'], agentSync: sync(wire) });
       const w = world;
       const above = w.upstreamSide[0];
@@ -242,9 +238,7 @@ describe('hostile relay: the other ways to sit on results (issue 59)', () => {
     });
 
   for (const wire of [1, 2] as const)
-    it(`a relay that forwards only acks: the result goes the honest way by the deadline (hop v${wire})`, {
-      timeout: 300_000,
-    }, async () => {
+    it(`a relay that forwards only acks: the result goes the honest way by the deadline (hop v${wire})`, async () => {
       world = await startVirtualWorld({ agentsVia: 'proxy', agentSync: sync(wire) });
       const w = world;
       const proxy = w.agentSide;

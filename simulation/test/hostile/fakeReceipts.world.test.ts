@@ -17,9 +17,7 @@ let world: World | undefined;
 afterAll(() => world?.stop());
 
 describe('hostile relay: faked receipts for the bundles that announced detail blobs', () => {
-  it('gets every blob the hub holds receipted, and the agent lets go of them', {
-    timeout: 300_000,
-  }, async () => {
+  it('gets every blob the hub holds receipted, and the agent lets go of them', async () => {
     const fake = fakeReceipts();
     world = await startVirtualWorld({
       agentsVia: 'proxy',

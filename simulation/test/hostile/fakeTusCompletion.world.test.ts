@@ -8,9 +8,7 @@ let world: World | undefined;
 afterAll(() => world?.stop());
 
 describe('hostile relay (a): fake tus completion', () => {
-  it('keeps the detail blob until the hub receipts it, uploads it again, and it arrives once the path is honest', {
-    timeout: 300_000,
-  }, async () => {
+  it('keeps the detail blob until the hub receipts it, uploads it again, and it arrives once the path is honest', async () => {
     const attack = fakeTusCompletion();
     world = await startVirtualWorld({ agentsVia: 'proxy', attacks: { agentSide: attack } });
     const w = world;

@@ -6,9 +6,7 @@ let world: World | undefined;
 afterAll(() => world?.stop());
 
 describe('hostile harness, attack off', () => {
-  it('carries a run and its detail through an honest proxy on both sides of relay-1', {
-    timeout: 300_000,
-  }, async () => {
+  it('carries a run and its detail through an honest proxy on both sides of relay-1', async () => {
     world = await startVirtualWorld({ agentsVia: 'proxy', relayUpstreams: ['proxy'] });
     const runs = await everyDetailArrives(world, 'ship-1');
     expect(runs.map((r) => r.detailState)).toEqual(['arrived']);

@@ -35,9 +35,7 @@ async function follow(w: World, id: string): Promise<{ seen: string[]; last: Pla
 }
 
 describe.each([1, 2])('a plan request’s journey, agent on hop v%i', (wire) => {
-  it('is seen at the relay, delivered, running while the plan takes, then done, each with its time', {
-    timeout: 300_000,
-  }, async () => {
+  it('is seen at the relay, delivered, running while the plan takes, then done, each with its time', async () => {
     world = await startVirtualWorld({ agentsVia: 'relay', agentSync: { wire } });
     const w = world;
     await until('the start-up run at the hub', async () => {

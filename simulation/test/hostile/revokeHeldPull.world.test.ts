@@ -15,9 +15,7 @@ let world: World | undefined;
 afterAll(() => world?.stop());
 
 describe('revocation during a held pull', () => {
-  it('closes the revoked agent’s held pulls, and the plan request queued after never reaches it', {
-    timeout: 300_000,
-  }, async () => {
+  it('closes the revoked agent’s held pulls, and the plan request queued after never reaches it', async () => {
     world = await startVirtualWorld();
     const w = world;
     // The start-up run's result acknowledged by the hub (not only the first, empty ack): nothing more goes

@@ -66,9 +66,7 @@ async function honestOffset(w: World): Promise<number> {
 }
 
 describe('hostile relay: the signed timing chain', () => {
-  it('dates every run right when a hop restates the clock by 20 s from the first bundle, and counts the lie', {
-    timeout: 600_000,
-  }, async () => {
+  it('dates every run right when a hop restates the clock by 20 s from the first bundle, and counts the lie', async () => {
     // the world's clock begins at WORLD_START, whatever the machine's says
     const startedAt = WORLD_START;
     const lie = clockLie(LIE_MS);
@@ -98,9 +96,7 @@ describe('hostile relay: the signed timing chain', () => {
     expect(lines[0]).toMatchObject({ peer: 'relay-1', outcome: 'contradicts-signed' });
   });
 
-  it('refuses a custody record rewritten on the way, counts it, and keeps the honest offset', {
-    timeout: 600_000,
-  }, async () => {
+  it('refuses a custody record rewritten on the way, counts it, and keeps the honest offset', async () => {
     const w = world as World;
     const attack = rewriteCustody(LIE_MS);
     w.agentSide?.use(attack);
@@ -115,9 +111,7 @@ describe('hostile relay: the signed timing chain', () => {
     expect(lines.some((l) => l.outcome === 'bad-signature')).toBe(true);
   });
 
-  it('refuses exchange times restamped on the way (the relay did not sign them), and counts it', {
-    timeout: 600_000,
-  }, async () => {
+  it('refuses exchange times restamped on the way (the relay did not sign them), and counts it', async () => {
     const w = world as World;
     const attack = restampTimes(LIE_MS);
     w.agentSide?.use(attack);
@@ -131,9 +125,7 @@ describe('hostile relay: the signed timing chain', () => {
     expect(await w.hubMetric('hub_clock_custody_total', { outcome: 'bad-stamp' })).toBeGreaterThan(0);
   });
 
-  it('refuses a batch whose custody was stripped from an agent that signs, and counts it', {
-    timeout: 600_000,
-  }, async () => {
+  it('refuses a batch whose custody was stripped from an agent that signs, and counts it', async () => {
     const w = world as World;
     const attack = stripCustody(LIE_MS);
     w.agentSide?.use(attack);

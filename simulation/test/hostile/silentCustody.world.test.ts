@@ -23,9 +23,7 @@ afterEach(async () => {
 
 describe('hostile relay: a hop that sits on custody', () => {
   for (const wire of [1, 2] as const)
-    it(`sends what it sat on by the honest upstream once its deadline passes, and names it (hop v${wire})`, {
-      timeout: 300_000,
-    }, async () => {
+    it(`sends what it sat on by the honest upstream once its deadline passes, and names it (hop v${wire})`, async () => {
       const sit = wire === 1 ? fakeReceipts() : fakeCustody();
       world = await startVirtualWorld({
         agentsVia: 'proxy',
@@ -81,9 +79,7 @@ describe('hostile relay: a hop that sits on custody', () => {
     });
 
   for (const wire of [1, 2] as const)
-    it(`sends what an honest relay holds by the hub once the relay's own upstream stays silent past the deadline (hop v${wire})`, {
-      timeout: 300_000,
-    }, async () => {
+    it(`sends what an honest relay holds by the hub once the relay's own upstream stays silent past the deadline (hop v${wire})`, async () => {
       world = await startVirtualWorld({
         relayUpstreams: ['proxy'],
         agentSync: { wire, resendAfterS: 86_400, custodyDeadlineS: DEADLINE_S, contactIntervalS: 5 },

@@ -45,9 +45,7 @@ async function hubMetric(w: World, name: string): Promise<number> {
 }
 
 describe('hostile relay (d, e): silent drops and replays', () => {
-  it('(d) a request whose downlink a hop ate is never done by a later run, is unconfirmed, and arrives once the path is honest', {
-    timeout: 600_000,
-  }, async () => {
+  it('(d) a request whose downlink a hop ate is never done by a later run, is unconfirmed, and arrives once the path is honest', async () => {
     // contactIntervalS 5: the hub expects the agent's word within 3 × 5 s.
     world = await startVirtualWorld({ agentsVia: 'proxy', agentSync: { contactIntervalS: 5 } });
     const w = world;
@@ -102,9 +100,7 @@ describe('hostile relay (d, e): silent drops and replays', () => {
     expect(eat.eaten).toBeGreaterThan(1);
   });
 
-  it('(e) replaying the site’s old bundles once it is gone moves nothing the hub shows', {
-    timeout: 300_000,
-  }, async () => {
+  it('(e) replaying the site’s old bundles once it is gone moves nothing the hub shows', async () => {
     const w = world as World;
     w.agentSide?.use(null);
     await w.stopProgram('ship-1');

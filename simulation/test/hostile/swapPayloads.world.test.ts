@@ -15,7 +15,7 @@ let world: World | undefined;
 afterAll(() => world?.stop());
 
 describe('hostile relay (g): payloads swapped between agents', () => {
-  it('refuses every swapped bundle, loses nothing, misdates nothing', { timeout: 600_000 }, async () => {
+  it('refuses every swapped bundle, loses nothing, misdates nothing', async () => {
     const swap = swapPayloads();
     world = await startVirtualWorld({ sites: ['ship-1', 'ship-2'], agentsVia: 'proxy' });
     const w = world;

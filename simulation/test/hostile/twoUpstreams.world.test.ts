@@ -18,9 +18,7 @@ let world: World | undefined;
 afterAll(() => world?.stop());
 
 describe('hostile relay: an agent with two upstreams, the first eating its downlink', () => {
-  it('takes the plan request from the honest upstream; the eaten copy shadows nothing', {
-    timeout: 300_000,
-  }, async () => {
+  it('takes the plan request from the honest upstream; the eaten copy shadows nothing', async () => {
     world = await startVirtualWorld({ agentsVia: 'proxy' });
     const w = world;
     const proxy = w.agentSide;

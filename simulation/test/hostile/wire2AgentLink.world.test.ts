@@ -51,9 +51,7 @@ const settled = (w: World) =>
   );
 
 describe('hostile hop, agent on hop v2: the suite’s agent-link attacks', () => {
-  it('fake custody: the changes go up again once it is stale, every held blob is receipted, re-uploads are few', {
-    timeout: 300_000,
-  }, async () => {
+  it('fake custody: the changes go up again once it is stale, every held blob is receipted, re-uploads are few', async () => {
     const fake = fakeCustody();
     // contactIntervalS 5: the hub expects the agent's word within 3 × 5 s (the eaten request below)
     world = await startVirtualWorld({
@@ -83,9 +81,7 @@ describe('hostile hop, agent on hop v2: the suite’s agent-link attacks', () =>
     expect(w.upstreamSide[0]?.seen.some((s) => s.path.startsWith('/v1/bundles'))).toBe(true);
   });
 
-  it('fake tus completion: no false arrival; the blob is kept, uploaded again, and arrives once the path is honest', {
-    timeout: 300_000,
-  }, async () => {
+  it('fake tus completion: no false arrival; the blob is kept, uploaded again, and arrives once the path is honest', async () => {
     const w = world as World;
     const attack = fakeTusCompletion();
     hop().use(attack);
@@ -107,9 +103,7 @@ describe('hostile hop, agent on hop v2: the suite’s agent-link attacks', () =>
     await settled(w);
   });
 
-  it('flipped tus bytes: relay-1 refuses each altered upload by its hash, and the detail arrives whole', {
-    timeout: 300_000,
-  }, async () => {
+  it('flipped tus bytes: relay-1 refuses each altered upload by its hash, and the detail arrives whole', async () => {
     const w = world as World;
     const flip = flippedBytes({ bundles: 0, patches: 2 });
     hop().use(flip);
@@ -125,9 +119,7 @@ describe('hostile hop, agent on hop v2: the suite’s agent-link attacks', () =>
     ).toBe(2);
   });
 
-  it('eaten control: a request is never done by a later run, is unconfirmed and sent again, and is done once the path is honest', {
-    timeout: 300_000,
-  }, async () => {
+  it('eaten control: a request is never done by a later run, is unconfirmed and sent again, and is done once the path is honest', async () => {
     const w = world as World;
     const eat = eatV2Control();
     hop().use(eat);
@@ -152,9 +144,7 @@ describe('hostile hop, agent on hop v2: the suite’s agent-link attacks', () =>
     expect(done.runId).toMatch(/^[0-9A-Z]{26}$/);
   });
 
-  it('pushes held 15 s: the plan is dated when it ran, not when it arrived', {
-    timeout: 300_000,
-  }, async () => {
+  it('pushes held 15 s: the plan is dated when it ran, not when it arrived', async () => {
     const w = world as World;
     const hold = holdV2Pushes(15_000);
     hop().use(hold);
@@ -169,9 +159,7 @@ describe('hostile hop, agent on hop v2: the suite’s agent-link attacks', () =>
     expect(p.plannedAt).toBeLessThanOrEqual(p.receivedAt);
   });
 
-  it('an altered heartbeat is refused by its signature at relay-1; the round arrives as its change after', {
-    timeout: 300_000,
-  }, async () => {
+  it('an altered heartbeat is refused by its signature at relay-1; the round arrives as its change after', async () => {
     const w = world as World;
     const flip = flippedHeartbeats(1);
     hop().use(flip);
@@ -205,9 +193,7 @@ describe('hostile hop, agent on hop v2: the suite’s agent-link attacks', () =>
     await settled(w);
   });
 
-  it('replayed pushes and held pulls, once the agent is gone, move nothing the hub shows', {
-    timeout: 300_000,
-  }, async () => {
+  it('replayed pushes and held pulls, once the agent is gone, move nothing the hub shows', async () => {
     const w = world as World;
     const capture = captureV2();
     hop().use(capture);

@@ -28,9 +28,7 @@ async function hubRuns(w: World, component: string): Promise<string[]> {
 }
 
 describe('hostile hop, agent on hop v2: pushes of a round under way answered 204 and dropped', () => {
-  it('loses nothing: the round’s last push carries what the dropped ones did, and the hub shows every changed plan', {
-    timeout: 480_000,
-  }, async () => {
+  it('loses nothing: the round’s last push carries what the dropped ones did, and the hub shows every changed plan', async () => {
     world = await startVirtualWorld({
       agentsVia: 'proxy',
       // each result its own batch, one plan at a time: a round of five plans is several pushes

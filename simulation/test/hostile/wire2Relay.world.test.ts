@@ -44,9 +44,7 @@ const settled = (w: World, site: string) =>
   );
 
 describe('a lying relay between relay-1 and the hub, agents on hop v2', () => {
-  it('altered downlink copies on one upstream: the genuine ones come through the other, the altered are refused', {
-    timeout: 300_000,
-  }, async () => {
+  it('altered downlink copies on one upstream: the genuine ones come through the other, the altered are refused', async () => {
     const altered = alteredDownlink();
     world = await startVirtualWorld({
       sites: SITES,
@@ -76,9 +74,7 @@ describe('a lying relay between relay-1 and the hub, agents on hop v2', () => {
     upstreamHop().use(null);
   });
 
-  it('an unkeyed relay claiming the agents’ clocks 20 minutes ahead moves no plannedAt', {
-    timeout: 300_000,
-  }, async () => {
+  it('an unkeyed relay claiming the agents’ clocks 20 minutes ahead moves no plannedAt', async () => {
     const w = world as World;
     const claim = claimClocks(
       LIE_MS,
@@ -111,9 +107,7 @@ describe('a lying relay between relay-1 and the hub, agents on hop v2', () => {
     });
   });
 
-  it('v2 pushes flipped inside relay-1’s batches are refused at the hub by their signature, and go up again', {
-    timeout: 300_000,
-  }, async () => {
+  it('v2 pushes flipped inside relay-1’s batches are refused at the hub by their signature, and go up again', async () => {
     const w = world as World;
     const flip = flippedBytes({ bundles: 2, patches: 0 });
     upstreamHop().use(flip);
@@ -134,9 +128,7 @@ describe('a lying relay between relay-1 and the hub, agents on hop v2', () => {
     }
   });
 
-  it('receipts faked by the hop (the pushes dropped) heal once it is honest; replayed batches are duplicates; a peer of one site cannot post another’s push', {
-    timeout: 300_000,
-  }, async () => {
+  it('receipts faked by the hop (the pushes dropped) heal once it is honest; replayed batches are duplicates; a peer of one site cannot post another’s push', async () => {
     const w = world as World;
     const fake = fakeReceipts('hub');
     upstreamHop().use(fake);
@@ -193,9 +185,7 @@ describe('a lying relay between relay-1 and the hub, agents on hop v2', () => {
 });
 
 describe('a hop between the agents on hop v2 and relay-1', () => {
-  it('pushes swapped between agents: each is its own agent’s, nothing is lost or misdated', {
-    timeout: 300_000,
-  }, async () => {
+  it('pushes swapped between agents: each is its own agent’s, nothing is lost or misdated', async () => {
     const w = world as World;
     const swap = swapV2Pushes();
     w.agentSide?.use(swap);
@@ -212,9 +202,7 @@ describe('a hop between the agents on hop v2 and relay-1', () => {
     }
   });
 
-  it('a push sent under another agent’s short id is refused by relay-1 (its signature), never reaching the hub', {
-    timeout: 300_000,
-  }, async () => {
+  it('a push sent under another agent’s short id is refused by relay-1 (its signature), never reaching the hub', async () => {
     const w = world as World;
     const borrow = borrowedFrom();
     const refused = () => w.relayMetric('driftline_hop_requests_total', { route: '/v2', status: '403' });
@@ -233,9 +221,7 @@ describe('a hop between the agents on hop v2 and relay-1', () => {
     for (const site of SITES) await settled(w, site);
   });
 
-  it('relay token revoke closes the agent’s held v2 pulls, and a request queued after never reaches it', {
-    timeout: 300_000,
-  }, async () => {
+  it('relay token revoke closes the agent’s held v2 pulls, and a request queued after never reaches it', async () => {
     const w = world as World;
     await until(
       'the agents to hold pulls open at relay-1',
