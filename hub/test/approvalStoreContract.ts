@@ -83,6 +83,32 @@ export function runApprovalStoreContract(withStore: WithStore) {
   );
 
   it(
+    'answers the undelivered approvals that ask for confirmation, of every site, by site and id',
+    withStore(async (s) => {
+      const ask = (a: ApprovalRow): ApprovalRow => ({ ...a, confirmBy: a.submittedAt + 60_000 });
+      await s.commit({
+        approvals: [
+          ask(approvalRow('01J00000000000000000000003', 'R1', 3, 'ship-8')),
+          ask(approvalRow('01J00000000000000000000002', 'R1', 2)),
+          // delivered: the agent has it
+          { ...ask(approvalRow('01J00000000000000000000001', 'R1', 1)), deliveredAt: 5 },
+          // an approval of before decision 300 asks for no confirmation
+          approvalRow('01J00000000000000000000004', 'R2', 4),
+          ask(approvalRow('01J00000000000000000000005', 'R2', 5, 'ship-10')),
+        ],
+      });
+      const ids = async (limit: number) =>
+        (await s.listUnconfirmedApprovals(limit)).map((a) => `${a.site}:${a.approvalId.slice(-1)}`);
+      expect(await ids(10)).toEqual(['ship-10:5', 'ship-7:2', 'ship-8:3']);
+      expect(await ids(2)).toEqual(['ship-10:5', 'ship-7:2']);
+      // delivered later: out of the answer
+      const two = (await s.getApproval('01J00000000000000000000002')) as ApprovalRow;
+      await s.commit({ approvals: [{ ...two, deliveredAt: 9 }] });
+      expect(await ids(10)).toEqual(['ship-10:5', 'ship-8:3']);
+    }),
+  );
+
+  it(
     'keeps the latest apply record per site and run',
     withStore(async (s) => {
       await s.commit({ applies: [applyRow('R1', 'applying'), applyRow('R1', 'refused', 'ship-8')] });

@@ -14,6 +14,7 @@ import {
   reportApply,
   sign,
 } from './applySim.js';
+import { approvalRow } from './approvalStoreContract.js';
 import { postJson, startHub, type TestHub } from './hubFixture.js';
 import { addTestUser } from './users.js';
 
@@ -96,6 +97,20 @@ describe('approvals the agent confirms', () => {
       refused: [{ approvalId: approval.claims.approvalId, reason: 'unknown approver', at }],
     });
     expect(await journey()).toMatchObject({ state: 'refused', deliveredAt: new Date(at).toISOString() });
+  });
+
+  it('is sent again at a site that holds 200 older approvals (the sweep once read only those)', async () => {
+    // 200 approvals of the site, older ids, delivered long ago: a site's first 200 were all the sweep read
+    const old = Array.from({ length: 200 }, (_, i) =>
+      approvalRow(`00${String(i).padStart(24, '0')}`, `old-${i}`, 1, 'mars-1'),
+    ).map((a) => ({ ...a, deliveredAt: 2 }));
+    await h.hub.store.commit({ approvals: old });
+    const approval = await sign(claimsFor(h, runId), keys);
+    await postJson(`${h.url}/api/approvals`, approval, approver);
+    const confirmBy = Date.parse((await journey())?.confirmBy ?? '');
+    h.clock.advance(confirmBy - h.clock.now());
+    const sweep = await approvals();
+    expect((await sweep.resendUnconfirmed()).map((a) => a.approvalId)).toEqual([approval.claims.approvalId]);
   });
 
   it('is unconfirmed past N contact windows without the agent’s word, sent again, and not after it', async () => {

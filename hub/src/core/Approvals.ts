@@ -16,6 +16,11 @@ import { confirmBy } from './confirmBy.js';
 export const MAX_APPROVAL_LIFETIME_MS = 90 * 86_400_000;
 /** Most journeys one `GET /api/approvals` answers. */
 export const MAX_JOURNEYS = 200;
+/**
+ * Most unconfirmed approvals one resend pass reads, of all sites: approvals are people's decisions, so
+ * even a large fleet holds hundreds, not tens of thousands; past it the rest wait for the next sweep.
+ */
+export const MAX_UNCONFIRMED = 10_000;
 
 export type SubmitResult =
   | { ok: true; journey: ApprovalJourney; created: boolean }
@@ -117,43 +122,44 @@ export class Approvals {
    * Sends again every approval its agent has not confirmed (decision 300): not named in the agent's
    * record past its `confirmBy`, it goes on the downlink once more (a new bundle replacing the old row,
    * the same approval: the agent counts an approval id once) every span it had to confirm. Reads at most
-   * `MAX_JOURNEYS` approvals per site. Answers the approvals sent again.
+   * `MAX_UNCONFIRMED` approvals of all sites (docs/decisions/605-one-read-of-unconfirmed-approvals.md).
+   * Answers the approvals sent again.
    */
   async resendUnconfirmed(): Promise<ApprovalRow[]> {
     const { store, clock } = this.d;
     const now = clock.now();
     const out: ApprovalRow[] = [];
     const open = new Set<string>();
-    for (const site of await store.listSites()) {
-      for (const r of await store.listApprovals({ site: site.site, limit: MAX_JOURNEYS })) {
-        if (r.deliveredAt !== null || r.confirmBy == null || !r.signature || r.expiresAt <= now) continue;
-        open.add(r.approvalId);
-        if (now < r.confirmBy) continue;
-        const last = this.lastSent.get(r.approvalId);
-        if (last !== undefined && now - last < r.confirmBy - r.submittedAt) continue;
-        const run = await store.getRun(r.runId);
-        if (!run) continue;
-        this.lastSent.set(r.approvalId, now);
-        out.push(r);
-        const approval: Approval = {
-          claims: {
-            v: 1,
-            approvalId: r.approvalId,
-            site: r.site as Approval['claims']['site'],
-            environment: r.environment,
-            component: r.component,
-            ref: r.ref,
-            commit: r.commit,
-            runId: r.runId as Approval['claims']['runId'],
-            planFileSha256: r.planFileSha256 as Approval['claims']['planFileSha256'],
-            approvedAt: r.approvedAt,
-            expiresAt: r.expiresAt,
-          },
-          approver: r.approver,
-          signature: r.signature,
-        };
-        await store.commit({ downlink: [await this.downlinkRow(approval, run.agent, now)] });
-      }
+    // One read of every site's unconfirmed approvals (an index of them), not each site's 200 oldest in
+    // turn: at 1,000 sites that was 1,000 reads a sweep, and a site's 201st approval was never sent again.
+    for (const r of await store.listUnconfirmedApprovals(MAX_UNCONFIRMED)) {
+      if (r.confirmBy == null || !r.signature || r.expiresAt <= now) continue;
+      open.add(r.approvalId);
+      if (now < r.confirmBy) continue;
+      const last = this.lastSent.get(r.approvalId);
+      if (last !== undefined && now - last < r.confirmBy - r.submittedAt) continue;
+      const run = await store.getRun(r.runId);
+      if (!run) continue;
+      this.lastSent.set(r.approvalId, now);
+      out.push(r);
+      const approval: Approval = {
+        claims: {
+          v: 1,
+          approvalId: r.approvalId,
+          site: r.site as Approval['claims']['site'],
+          environment: r.environment,
+          component: r.component,
+          ref: r.ref,
+          commit: r.commit,
+          runId: r.runId as Approval['claims']['runId'],
+          planFileSha256: r.planFileSha256 as Approval['claims']['planFileSha256'],
+          approvedAt: r.approvedAt,
+          expiresAt: r.expiresAt,
+        },
+        approver: r.approver,
+        signature: r.signature,
+      };
+      await store.commit({ downlink: [await this.downlinkRow(approval, run.agent, now)] });
     }
     for (const id of this.lastSent.keys()) if (!open.has(id)) this.lastSent.delete(id);
     return out;

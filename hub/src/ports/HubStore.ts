@@ -353,6 +353,12 @@ export interface PeopleStore extends StoreWrites {
   getApproval(approvalId: string): Promise<ApprovalRow | null>;
   /** Approvals of one site (and run), oldest first, at most `limit`. */
   listApprovals(q: { site: string; runId?: string; limit: number }): Promise<ApprovalRow[]>;
+  /**
+   * Approvals not yet delivered that ask their agent to confirm them (`confirmBy` set), of every site, by
+   * site and id, at most `limit`: what the sweep sends again, read through a partial index (never every
+   * site's approvals; docs/decisions/605-one-read-of-unconfirmed-approvals.md).
+   */
+  listUnconfirmedApprovals(limit: number): Promise<ApprovalRow[]>;
   /** The agent's apply records of a site (for `runIds` only, when given). */
   listApplies(site: string, runIds?: readonly string[]): Promise<ApplyRow[]>;
 }

@@ -136,6 +136,13 @@ export class MemoryHubStore implements HubStore {
       .slice(0, q.limit)
       .map(clone);
   }
+  async listUnconfirmedApprovals(limit: number) {
+    return [...this.approvals.values()]
+      .filter((a) => a.deliveredAt === null && a.confirmBy != null)
+      .sort((a, b) => (a.site < b.site ? -1 : a.site > b.site ? 1 : a.approvalId < b.approvalId ? -1 : 1))
+      .slice(0, limit)
+      .map(clone);
+  }
   async listApplies(site: string, runIds?: readonly string[]) {
     return [...this.applies.values()]
       .filter((a) => a.site === site && (!runIds || runIds.includes(a.runId)))

@@ -324,6 +324,9 @@ export class PostgresHubStore implements HubStore {
       ? this.all<ApprovalRow>(R.approvalsOfRun, [q.site, q.runId, q.limit])
       : this.all<ApprovalRow>(R.approvalsOfSite, [q.site, q.limit]);
   }
+  listUnconfirmedApprovals(limit: number) {
+    return this.all<ApprovalRow>(R.unconfirmedApprovals, [limit]);
+  }
   async listApplies(site: string, runIds?: readonly string[]) {
     if (!runIds) return this.all<ApplyRow>(R.applies, [site]);
     if (runIds.length === 0) return [];

@@ -116,6 +116,10 @@ CREATE TABLE hub_meta (key text PRIMARY KEY, value text NOT NULL);
 INSERT INTO hub_meta (key, value) VALUES ('events_epoch', 'p' || substr(md5(random()::text || clock_timestamp()::text), 1, 15));
 `;
 
+/** The predicate of the partial index below, which `approvals_unconfirmed`'s query repeats word for word. */
+export const UNCONFIRMED_APPROVAL = "(row->>'deliveredAt') IS NULL AND (row->>'confirmBy') IS NOT NULL";
+const UNCONFIRMED_APPROVALS = `CREATE INDEX approvals_unconfirmed ON approvals (site, approval_id) WHERE ${UNCONFIRMED_APPROVAL};`;
+
 /** Every migration, oldest first; versions are 1, 2, 3… without gaps. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'hub store', sql: HUB_STORE },
@@ -127,4 +131,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: 'agent briefs', sql: 'ALTER TABLE agents ADD COLUMN brief json;' },
   { version: 7, name: 'ref totals', sql: REF_TOTALS },
   { version: 8, name: 'ref cells', sql: REF_CELLS },
+  // The approvals the sweep sends again, in one read (docs/decisions/605-one-read-of-unconfirmed-approvals.md).
+  { version: 9, name: 'unconfirmed approvals', sql: UNCONFIRMED_APPROVALS },
 ];

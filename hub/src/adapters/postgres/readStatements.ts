@@ -1,4 +1,5 @@
 import { LOCK } from './locks.js';
+import { UNCONFIRMED_APPROVAL } from './migrations.js';
 import type { Stmt } from './PgDatabase.js';
 
 const st = (name: string, text: string): Stmt => ({ name: `hub_r_${name}`, text });
@@ -115,6 +116,10 @@ export const R = {
   approvalsOfSite: st(
     'approvals_of_site',
     'SELECT row FROM approvals WHERE site = $1 ORDER BY approval_id LIMIT $2',
+  ),
+  unconfirmedApprovals: st(
+    'approvals_unconfirmed',
+    `SELECT row FROM approvals WHERE ${UNCONFIRMED_APPROVAL} ORDER BY site, approval_id LIMIT $1`,
   ),
   applies: st('applies', 'SELECT row FROM applies WHERE site = $1 ORDER BY run_id'),
   appliesOf: st(

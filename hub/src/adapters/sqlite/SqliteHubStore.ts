@@ -301,6 +301,9 @@ export class SqliteHubStore implements HubStore {
   async listApprovals(q: { site: string; runId?: string; limit: number }) {
     return this.approvals.listApprovals(q);
   }
+  async listUnconfirmedApprovals(limit: number) {
+    return this.approvals.listUnconfirmedApprovals(limit);
+  }
   async listApplies(site: string, runIds?: readonly string[]) {
     return this.approvals.listApplies(site, runIds);
   }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ApplyRow, ApprovalRow, ApproverRow, WriteSet } from '../../ports/HubStore.js';
+import { UNCONFIRMED_APPROVAL } from './schema.js';
 
 type Row = { row: string };
 const parseAll = <T>(rs: Row[]): T[] => rs.map((r) => JSON.parse(r.row) as T);
@@ -19,6 +20,10 @@ export function approvalStatements(db: Database.Database) {
     getApproval: p('SELECT row FROM approvals WHERE approval_id = ?'),
     approvalsOfRun: p('SELECT row FROM approvals WHERE site = ? AND run_id = ? ORDER BY approval_id LIMIT ?'),
     approvalsOfSite: p('SELECT row FROM approvals WHERE site = ? ORDER BY approval_id LIMIT ?'),
+    // the partial index approvals_unconfirmed (schema 11): its WHERE, word for word
+    unconfirmed: p(
+      `SELECT row FROM approvals WHERE ${UNCONFIRMED_APPROVAL} ORDER BY site, approval_id LIMIT ?`,
+    ),
     upApply: p(
       'INSERT INTO applies (site, run_id, row) VALUES (?, ?, ?) ON CONFLICT (site, run_id) DO UPDATE SET row = excluded.row',
     ),
@@ -44,6 +49,7 @@ export function approvalStatements(db: Database.Database) {
           ? s.approvalsOfRun.all(q.site, q.runId, q.limit)
           : s.approvalsOfSite.all(q.site, q.limit)) as Row[],
       ),
+    listUnconfirmedApprovals: (limit: number) => parseAll<ApprovalRow>(s.unconfirmed.all(limit) as Row[]),
     listApplies: (site: string, runIds?: readonly string[]): ApplyRow[] => {
       if (!runIds) return parseAll<ApplyRow>(s.applies.all(site) as Row[]);
       return runIds.flatMap((id) => {

@@ -107,6 +107,20 @@ CREATE TABLE IF NOT EXISTS applies (
 );
 `;
 
+/**
+ * An approval not delivered that asks its agent to confirm it: the predicate of the partial index of
+ * version 11, which a query repeats word for word so SQLite uses the index.
+ */
+export const UNCONFIRMED_APPROVAL =
+  "json_extract(row, '$.deliveredAt') IS NULL AND json_extract(row, '$.confirmBy') IS NOT NULL";
+/**
+ * Version 11: the approvals the sweep sends again, of every site in one read, not each site's approvals
+ * in turn (docs/decisions/605-one-read-of-unconfirmed-approvals.md).
+ */
+const SCHEMA_V11 = `
+CREATE INDEX IF NOT EXISTS approvals_unconfirmed ON approvals (site, approval_id) WHERE ${UNCONFIRMED_APPROVAL};
+`;
+
 /** Each entry takes the store from the previous version to the next; index 0 builds version 1. */
 export const MIGRATIONS = [
   SCHEMA_V1,
@@ -119,4 +133,5 @@ export const MIGRATIONS = [
   SCHEMA_V8,
   SCHEMA_V9,
   SCHEMA_V10,
+  SCHEMA_V11,
 ];
