@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   initAgentKey,
@@ -21,7 +21,16 @@ import { WorldLink } from '../../src/world/WorldLink.js';
 import { type Dispatch, WorldNetwork, worldUrl } from '../../src/world/WorldNetwork.js';
 import { until } from '../support.js';
 import type { HostileProxy } from './hostileProxy.js';
-import { logLinesIn, metricSum, type Program, type World, type WorldOptions } from './world.js';
+import {
+  agentSyncOf,
+  logLinesIn,
+  makeNetworkDirs,
+  metricSum,
+  networkComponent,
+  type Program,
+  type World,
+  type WorldOptions,
+} from './world.js';
 
 /**
  * The hostile-relay topology of `world.ts` in the deterministic world (docs/decisions/540-deterministic-world.md):
@@ -155,6 +164,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
       logger: logger(RELAY),
       random: seededRandom(`${seed}:${RELAY}`),
       transport: net.transport(RELAY),
+      ...(o.relayClockOffsetMs ? { clock: { now: () => Date.now() + (o.relayClockOffsetMs ?? 0) } } : {}),
     });
     net.attach(RELAY, (req, res) => {
       r.hop.server.emit('request', req, res);
@@ -174,11 +184,13 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
   const agentSide = o.agentsVia === 'proxy' ? hop(AGENT_HOP, RELAY) : null;
   if (o.attacks?.agentSide) agentSide?.use(o.attacks.agentSide);
 
-  for (const site of o.agentLink ? sites : []) {
+  for (const site of sites) {
+    const settings = o.siteLinks?.[site] ?? o.agentLink;
+    if (!settings) continue;
     const to = agentSide ? AGENT_HOP : RELAY;
     const link = new WorldLink(
       `${site}>${to}`,
-      o.agentLink ?? {},
+      settings,
       WORLD_START,
       undefined,
       seededRandom(`${seed}:${site}>${to}`),
@@ -191,7 +203,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
   const agents = new Map<string, RunningAgent>();
   for (const site of sites) {
     const cwd = join(dir, site);
-    mkdirSync(join(cwd, 'infra', 'network'), { recursive: true });
+    makeNetworkDirs(cwd, o);
     writeFileSync(join(cwd, 'token'), rl.tokens.add(site, [site]));
     writeFileSync(join(cwd, 'hub.pub'), `${h.publicKeyText}\n`);
     const config = join(cwd, 'agent.yaml');
@@ -203,18 +215,9 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
         dataDir: './data',
         hubPublicKeyFile: './hub.pub',
         upstreams: [{ url: agentSide ? agentSide.url : worldUrl(RELAY), tokenFile: './token' }],
-        components: [
-          { name: 'network', workingDir: './infra/network', environments: ['prod'], schedule: '0 0 1 1 *' },
-        ],
-        sync: {
-          intervalS: 1,
-          jitterS: 0,
-          backoffBaseS: 0.5,
-          backoffCapS: 2,
-          resendAfterS: 4,
-          wire: 1,
-          ...o.agentSync,
-        },
+        components: [networkComponent(o)],
+        sync: agentSyncOf(o, site),
+        ...(o.agentPublications ? { publications: o.agentPublications } : {}),
       }),
     );
     const { publicKey } = await initAgentKey(join(cwd, 'data'));
@@ -256,6 +259,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
           schedule: seededRandom(`${seed}:${program}:sched`),
         },
         toolEnv: { PATH: '/usr/bin:/bin', HOME: cwd },
+        ...(o.agentClockOffsetMs ? { now: () => Date.now() + (o.agentClockOffsetMs ?? 0) } : {}),
       });
       agents.set(program, agent);
     });

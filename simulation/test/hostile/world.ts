@@ -36,6 +36,15 @@ export interface WorldOptions {
    * proxy's attacks in attacks.ts rewrite v1's exchanges; the wire2 files say `wire: 2`).
    */
   agentSync?: Record<string, unknown>;
+  /** A site's own agent `sync` settings over `agentSync` (e.g. one site on hop v1, the other on v2). */
+  siteSync?: Record<string, Record<string, unknown>>;
+  /**
+   * The `network` component's environments (default `['prod']`, planned in `infra/network`); when given,
+   * each is planned in its own folder, `infra/network/<environment>`.
+   */
+  environments?: string[];
+  /** Each agent's `publications` block (e.g. `{ accept: { file: { dir: './files' } } }`); default none. */
+  agentPublications?: Record<string, unknown>;
   /**
    * Enrol relay-1's key at the hub (`relay key`, then `hub peer rotate relay-1 --key …`), so the hub
    * checks the signed timing chain of what relay-1 forwards (docs/decisions/290-signed-hop-chain.md).
@@ -47,6 +56,15 @@ export interface WorldOptions {
    * the LAN's; a slow one keeps a detail upload open at relay-1 while its bytes come.
    */
   agentLink?: LinkSettingsInput;
+  /** The deterministic world only: a site's own agent link over `agentLink` (carried the same way). */
+  siteLinks?: Record<string, LinkSettingsInput>;
+  /**
+   * The deterministic world only: every agent's clock this far ahead of the world's (a machine whose clock
+   * is wrong; `StartOptions.now`), ms. Timers keep the world's clock, as a machine's monotonic timers do.
+   */
+  agentClockOffsetMs?: number;
+  /** The deterministic world only: relay-1's clock this far ahead of the world's (`RelayDeps.clock`), ms. */
+  relayClockOffsetMs?: number;
   /** Attacks in force from the start, before the relay (upstream side) or the agents (agent side) run (`use` changes them later). */
   attacks?: { agentSide?: Attack; upstreamSide?: Array<Attack | null> };
 }
@@ -189,7 +207,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
       await runProgram('relay', ['token', 'add', site, '--sites', site, '--config', relayConfig, '--json']),
     ).token as string;
     const cwd = join(dir, site);
-    mkdirSync(join(cwd, 'infra', 'network'), { recursive: true });
+    makeNetworkDirs(cwd, o);
     writeFileSync(join(cwd, 'token'), token);
     writeFileSync(join(cwd, 'hub.pub'), hub.key);
     const config = join(cwd, 'agent.yaml');
@@ -201,19 +219,9 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
         dataDir: './data',
         hubPublicKeyFile: './hub.pub',
         upstreams: [{ url: agentSide ? agentSide.url : relayUrl, tokenFile: './token' }],
-        // Plans at start and on request only: a schedule that does not fire during a test.
-        components: [
-          { name: 'network', workingDir: './infra/network', environments: ['prod'], schedule: '0 0 1 1 *' },
-        ],
-        sync: {
-          intervalS: 1,
-          jitterS: 0,
-          backoffBaseS: 0.5,
-          backoffCapS: 2,
-          resendAfterS: 4,
-          wire: 1,
-          ...o.agentSync,
-        },
+        components: [networkComponent(o)],
+        sync: agentSyncOf(o, site),
+        ...(o.agentPublications ? { publications: o.agentPublications } : {}),
       }),
     );
     const init = JSON.parse(await runProgram('agent', ['init', '--config', config, '--json']));
@@ -288,6 +296,39 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
       await agentSide?.close();
       for (const p of upstreamSide) await p?.close();
     },
+  };
+}
+
+/**
+ * The agents' one component, `network`, as both worlds write it: planned at start and on request only (a
+ * schedule that does not fire during a test), in `infra/network` or, with `environments`, in a folder each.
+ */
+export function networkComponent(o: WorldOptions): Record<string, unknown> {
+  return {
+    name: 'network',
+    workingDir: './infra/network',
+    environments: o.environments?.map((name) => ({ name, workingDir: name })) ?? ['prod'],
+    schedule: '0 0 1 1 *',
+  };
+}
+
+/** The component's working folders under a site's folder `cwd`. */
+export function makeNetworkDirs(cwd: string, o: WorldOptions): void {
+  for (const env of o.environments ?? [''])
+    mkdirSync(join(cwd, 'infra', 'network', env), { recursive: true });
+}
+
+/** A site's agent `sync` block: short test defaults, `agentSync` over them, the site's own over both. */
+export function agentSyncOf(o: WorldOptions, site: string): Record<string, unknown> {
+  return {
+    intervalS: 1,
+    jitterS: 0,
+    backoffBaseS: 0.5,
+    backoffCapS: 2,
+    resendAfterS: 4,
+    wire: 1,
+    ...o.agentSync,
+    ...o.siteSync?.[site],
   };
 }
 
