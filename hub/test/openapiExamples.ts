@@ -223,7 +223,7 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
         sites: ['ship-7'],
         upstreams: [],
       }),
-      status: 204,
+      status: 200,
     },
     { op: 'POST /v1/status', url: `${V}/v1/status`, init: jsonPost({ at: 'now' }), status: 400 },
     {

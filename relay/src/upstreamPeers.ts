@@ -22,6 +22,8 @@ export class UpstreamPeers {
   /** The last refresh or report outcome logged per upstream, so a lasting state is logged once. */
   private readonly said = new Map<string, string>();
   private lastRefreshAt = 0;
+  /** Upstreams whose status answer says who this relay is there: no `GET /v1/peer` a minute for them. */
+  private readonly statusTells = new Set<string>();
 
   constructor(
     private readonly d: {
@@ -96,33 +98,25 @@ export class UpstreamPeers {
     log();
   }
 
-  /** Asks every upstream who this relay's token is there. */
-  async refresh(): Promise<void> {
+  /**
+   * The minute's look upstream (the peering loop): this relay's status sent to every upstream, whose answer
+   * says who the relay is there (a hub since docs/decisions/610-status-answers-who-you-are.md); an upstream
+   * that has not said so yet, or does not (an older hub, a relay), is asked first with `GET /v1/peer`.
+   */
+  async beat(): Promise<void> {
+    const ask = this.d.upstreams.filter((u) => !this.statusTells.has(u.name) || !this.learned.has(u.name));
+    if (ask.length > 0) await this.refresh(ask);
+    else this.lastRefreshAt = this.d.now();
+    await this.report();
+  }
+
+  /** Asks each upstream (every one by default) who this relay's token is there. */
+  async refresh(upstreams = this.d.upstreams): Promise<void> {
     this.lastRefreshAt = this.d.now();
-    for (const u of this.d.upstreams) {
+    for (const u of upstreams) {
       const r = await u.client.peerInfo();
-      if (r.ok) {
-        const before = this.sites();
-        this.learned.set(u.name, r.value);
-        this.health.accepted(r.value.sites.includes('*') ? this.health.refusedSites() : r.value.sites);
-        const after = this.sites();
-        const notHere = r.value.sites.includes('*')
-          ? []
-          : this.d.configured.filter((s) => !r.value.sites.includes(s));
-        if (notHere.length > 0)
-          this.once(`sites:${u.name}`, notHere.join(','), () =>
-            this.d.log.warn(
-              { upstream: u.name, sites: notHere, actsFor: r.value.sites },
-              `relay.yaml sites ${notHere.join(', ')} are not this relay's at upstream '${u.name}': their bundles and downlink are refused there; at the hub run \`${peerSitesFix(r.value.name, r.value.sites, notHere)}\``,
-            ),
-          );
-        this.once(`peer:${u.name}`, JSON.stringify(r.value), () =>
-          this.d.log.info(
-            { upstream: u.name, peer: r.value.name, actsFor: r.value.sites, pulls: after, before },
-            'upstream says which sites this relay acts for; pulling their downlink',
-          ),
-        );
-      } else if (r.code === 'unauthorized')
+      if (r.ok) this.learn(u.name, r.value);
+      else if (r.code === 'unauthorized')
         this.once(`peer:${u.name}`, r.code, () =>
           this.d.log.error(
             { upstream: u.name, code: r.code, reason: r.message },
@@ -131,6 +125,28 @@ export class UpstreamPeers {
         );
       // any other failure is the link's: forwarding logs and backs off for it
     }
+  }
+
+  /** What upstream `name` said this relay is there (its peer answer, or its status answer). */
+  private learn(name: string, info: PeerInfo): void {
+    const before = this.sites();
+    this.learned.set(name, info);
+    this.health.accepted(info.sites.includes('*') ? this.health.refusedSites() : info.sites);
+    const after = this.sites();
+    const notHere = info.sites.includes('*') ? [] : this.d.configured.filter((s) => !info.sites.includes(s));
+    if (notHere.length > 0)
+      this.once(`sites:${name}`, notHere.join(','), () =>
+        this.d.log.warn(
+          { upstream: name, sites: notHere, actsFor: info.sites },
+          `relay.yaml sites ${notHere.join(', ')} are not this relay's at upstream '${name}': their bundles and downlink are refused there; at the hub run \`${peerSitesFix(info.name, info.sites, notHere)}\``,
+        ),
+      );
+    this.once(`peer:${name}`, JSON.stringify(info), () =>
+      this.d.log.info(
+        { upstream: name, peer: info.name, actsFor: info.sites, pulls: after, before },
+        'upstream says which sites this relay acts for; pulling their downlink',
+      ),
+    );
   }
 
   /** Sees each forwarding event: a site refused as not this relay's asks upstream again and says what fixes it. */
@@ -181,6 +197,10 @@ export class UpstreamPeers {
     const status = this.status();
     for (const u of this.d.upstreams) {
       const r = await u.client.postStatus(status);
+      if (r.ok && r.value) {
+        this.statusTells.add(u.name);
+        this.learn(u.name, r.value);
+      } else if (r.ok) this.statusTells.delete(u.name);
       const outcome = r.ok ? 'ok' : r.code;
       this.once(`status:${u.name}`, outcome, () => {
         if (!r.ok && r.code !== 'not-found')

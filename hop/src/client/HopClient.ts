@@ -322,16 +322,25 @@ export class HopClient {
     return this.carrier.state();
   }
 
-  /** `POST /v1/status`: this relay's own health, for the upstream to keep and show. */
-  async postStatus(status: RelayStatus): Promise<HopResult<void>> {
+  /**
+   * `POST /v1/status`: this relay's own health, for the upstream to keep and show. Answers who this relay
+   * is there, as `GET /v1/peer` would, when the upstream says so in the same answer (a hub since decision
+   * 610); null when it answers nothing (an older hub: 204) or something that is not a peer.
+   */
+  async postStatus(status: RelayStatus): Promise<HopResult<PeerInfo | null>> {
     const r = await this.r.request(STATUS_PATH, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(status),
     });
     if (!r.ok) return r;
-    await readCapped(r.value, ERROR_BODY_CAP);
-    return { ok: true, value: undefined };
+    if (r.value.status === 204) {
+      await readCapped(r.value, ERROR_BODY_CAP);
+      return { ok: true, value: null };
+    }
+    const read = await readCappedText(r.value, ERROR_BODY_CAP * 16);
+    const parsed = PeerInfoSchema.safeParse(read.ok ? safeJson(read.text) : null);
+    return { ok: true, value: parsed.success ? parsed.data : null };
   }
 
   /** Resumable upload of one blob to `/v1/uploads/` (tus); see {@link TusUpload}. */

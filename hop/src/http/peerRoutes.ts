@@ -20,24 +20,29 @@ import { statedBy } from './wire2Routes.js';
  * decision 510).
  */
 export function getPeer(backend: HopBackend, ctx: Context): void {
-  const peer = ctx.state.peer as Peer;
+  ctx.set('cache-control', 'no-store');
+  ctx.body = peerInfoOf(backend, ctx.state.peer as Peer);
+}
+
+/** What `GET /v1/peer` says of `peer` here, and what `POST /v1/status` answers with. */
+function peerInfoOf(backend: HopBackend, peer: Peer): PeerInfo {
   const v2 = backend.wire2 && (backend.wire2.speaking?.() ?? true) === true ? backend.wire2 : null;
   const carries = statedBy(v2, 'carries');
   const pushForms = statedBy(v2, 'pushForms');
-  const body: PeerInfo = {
+  return {
     name: peer.name,
     sites: [...peer.sites],
     ...(v2 ? { wire: [1, 2] } : {}),
     ...(carries.length > 0 ? { carries } : {}),
     ...(pushForms.length > 0 ? { pushForms } : {}),
   };
-  ctx.set('cache-control', 'no-store');
-  ctx.body = body;
 }
 
 /**
  * `POST /v1/status`: a relay's own health (JSON, at most `MAX_STATUS_BYTES`), from the relay's peer token;
- * the backend keeps the latest per peer. A node that keeps none (a relay) answers 404.
+ * the backend keeps the latest per peer. A node that keeps none (a relay) answers 404. Kept, it answers
+ * what `GET /v1/peer` would (200): a relay's status each minute and its look at who it is upstream are one
+ * exchange, not two (docs/decisions/610-status-answers-who-you-are.md); a relay before it reads no body.
  */
 export async function postStatus(backend: HopBackend, ctx: Context): Promise<void> {
   if (!backend.acceptStatus)
@@ -52,6 +57,8 @@ export async function postStatus(backend: HopBackend, ctx: Context): Promise<voi
     notJson: 'the status is not JSON',
     mismatch: 'the status does not match RelayStatus',
   });
-  await backend.acceptStatus(ctx.state.peer as Peer, status as RelayStatus);
-  ctx.status = 204;
+  const peer = ctx.state.peer as Peer;
+  await backend.acceptStatus(peer, status as RelayStatus);
+  ctx.set('cache-control', 'no-store');
+  ctx.body = peerInfoOf(backend, peer);
 }

@@ -43,8 +43,7 @@ export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
   const { custody, slots, now, log } = d;
   const peering = new Ticker({
     step: async () => {
-      await d.peers.refresh();
-      await d.peers.report();
+      await d.peers.beat();
       return PEER_REFRESH_MS;
     },
     restMs: PEER_REFRESH_MS,

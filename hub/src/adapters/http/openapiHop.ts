@@ -224,10 +224,10 @@ export function hopPaths(): Record<string, Record<string, object>> {
       post: {
         tags: ['hop'],
         summary:
-          "A relay's own health (refusals by reason, sites refused, custody); the latest is kept per peer",
+          "A relay's own health (refusals by reason, sites refused, custody); the latest is kept per peer. The answer says who the token is here, as GET /v1/peer does (decision 610)",
         requestBody: { required: true, content: { 'application/json': { schema: ref('RelayStatus') } } },
         responses: {
-          '204': { description: 'kept' },
+          '200': json('PeerInfo', 'kept; who the token is here and the sites it acts for'),
           '400': err('not a relay status'),
           '401': unauthorized('no or unknown peer token'),
           '413': err('over 64 KiB'),
