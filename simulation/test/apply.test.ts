@@ -2,21 +2,23 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type LinkHandle, startLink } from '../src/link.js';
 import { freePort, waitForHttp } from '../src/topology/ports.js';
-import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.js';
+import { BINS, runProgram } from '../src/topology/programs.js';
 import { describeRealTerraform, realPath } from './realTerraform.js';
 import { ProcessGroup, setUpHub, until } from './support.js';
 
 /**
  * Approve at headquarters, apply at the outpost, as processes over the Mars link compressed ×360 (2 s one
- * way: every exchange still waits on the light time; the demo's ×60 made this file take minutes),
- * on the fake terraform and on the real one where it is on PATH (issue 28): a change to main is planned
- * at the site, approved at headquarters while the link is down, delivered when it comes back; its saved
- * plan is stale by then, so the apply fails and the cell is planned again as a new run, which is approved
- * again, applied, and the confirming clean plan reaches the hub.
+ * way: every exchange still waits on the light time; the demo's ×60 made this file take minutes), on the
+ * real terraform where it is on PATH (issue 28): a change to main is planned at the site, approved at
+ * headquarters while the link is down, delivered when it comes back; its saved plan is stale by then, so
+ * the apply fails and the cell is planned again as a new run, which is approved again, applied, and the
+ * confirming clean plan reaches the hub. The real Terraform contract is the process lane's to keep; the
+ * same journey on the fake terraform is `apply.world.test.ts`, in the deterministic world
+ * (docs/decisions/540-deterministic-world.md).
  */
 const group = new ProcessGroup();
 const links: LinkHandle[] = [];
@@ -61,42 +63,30 @@ interface Journey {
   nextRunId: string | null;
 }
 
-type Tool = 'fake' | 'real';
-
-/** The stack headquarters proposes, for the fake (its scenario) or the real terraform (`terraform_data`). */
-function writeStack(repo: string, tool: Tool, stateFile: string): void {
-  writeFileSync(join(repo, 'stacks/app/main.tf'), '# app\n');
-  if (tool === 'fake')
-    // One state, repeated: a plan shows changes until they are applied, then clean.
-    writeFileSync(
-      join(repo, 'stacks/app/fake-terraform.yaml'),
-      'seed: 9\nloop: false\nsteps:\n  - { state: changes }\n',
-    );
-  else
-    writeFileSync(
-      join(repo, 'stacks/app/main.tf'),
-      // The state outlives the agent's scratch checkouts: a local backend at a fixed path.
-      `terraform {\n  backend "local" { path = ${JSON.stringify(stateFile)} }\n}\n` +
-        'resource "terraform_data" "web" { input = "web-v5" }\noutput "web" { value = terraform_data.web.output }\n',
-    );
+/** The stack headquarters proposes (`terraform_data`). */
+function writeStack(repo: string, stateFile: string): void {
+  writeFileSync(
+    join(repo, 'stacks/app/main.tf'),
+    // The state outlives the agent's scratch checkouts: a local backend at a fixed path.
+    `terraform {\n  backend "local" { path = ${JSON.stringify(stateFile)} }\n}\n` +
+      'resource "terraform_data" "web" { input = "web-v5" }\noutput "web" { value = terraform_data.web.output }\n',
+  );
 }
 
 /** Someone applied elsewhere: the state moved on since the plan, so its saved plan is stale. */
-function moveStateOn(tool: Tool, stateFile: string): void {
+function moveStateOn(stateFile: string): void {
   mkdirSync(dirname(stateFile), { recursive: true });
   writeFileSync(
     stateFile,
-    tool === 'fake'
-      ? JSON.stringify({ serial: 7 })
-      : JSON.stringify({
-          version: 4,
-          terraform_version: '1.11.4',
-          serial: 3,
-          lineage: 'applied-elsewhere',
-          outputs: {},
-          resources: [],
-          check_results: null,
-        }),
+    JSON.stringify({
+      version: 4,
+      terraform_version: '1.11.4',
+      serial: 3,
+      lineage: 'applied-elsewhere',
+      outputs: {},
+      resources: [],
+      check_results: null,
+    }),
   );
 }
 
@@ -105,8 +95,8 @@ function moveStateOn(tool: Tool, stateFile: string): void {
  * saved plan at the next contact (`apply-failed`, `stale-plan`); the re-plan is a run of its own that is
  * approved again, applied, and the next plan is clean.
  */
-async function actLoop(tool: Tool): Promise<void> {
-  dir = mkdtempSync(join(tmpdir(), `driftline-apply-${tool}-`));
+async function actLoop(): Promise<void> {
+  dir = mkdtempSync(join(tmpdir(), 'driftline-apply-real-'));
   const [hubPort, relayPort] = [await freePort(), await freePort()];
   const {
     config: hubConfig,
@@ -136,14 +126,13 @@ async function actLoop(tool: Tool): Promise<void> {
   await runProgram('hub', ['approver', 'add', 'Ada', '--key', approverKey, '--config', hubConfig]);
 
   const site = join(dir, 'mars-base');
-  // The fake keeps its state (run count, serial) here; the real one its local backend's state file.
-  const stateFile =
-    tool === 'fake' ? join(site, 'tfstate', 'state.json') : join(site, 'tfstate', 'app.tfstate');
+  // The local backend's state file.
+  const stateFile = join(site, 'tfstate', 'app.tfstate');
   // Headquarters' repository: main proposes a change; once applied, the next plan is clean.
   const repo = join(dir, 'infra');
   mkdirSync(join(repo, 'stacks/app'), { recursive: true });
   git(repo, 'init', '-q', '-b', 'main');
-  writeStack(repo, tool, stateFile);
+  writeStack(repo, stateFile);
   git(repo, 'add', '.');
   git(repo, 'commit', '-qm', 'app: a change to apply');
   const commit = git(repo, 'rev-parse', 'HEAD');
@@ -224,13 +213,7 @@ async function actLoop(tool: Tool): Promise<void> {
   await waitForHttp(`http://127.0.0.1:${relayPort}/v1/health`, 60_000, () => relay.exitCode === null);
   group.start(BINS.agent, ['run', '--config', agentConfig], {
     cwd: site,
-    env:
-      tool === 'fake'
-        ? {
-            PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}`,
-            FAKE_TERRAFORM_STATE_DIR: join(site, 'tfstate'),
-          }
-        : { PATH: realPath(), HOME: site, TF_CLI_CONFIG_FILE: '', CHECKPOINT_DISABLE: '1' },
+    env: { PATH: realPath(), HOME: site, TF_CLI_CONFIG_FILE: '', CHECKPOINT_DISABLE: '1' },
   });
   const cell = async () => {
     const r = await api('/api/matrix?site=mars-base');
@@ -307,7 +290,7 @@ async function actLoop(tool: Tool): Promise<void> {
 
   // The link goes down; the state moves on elsewhere; headquarters approves meanwhile.
   mars.control.force('down');
-  moveStateOn(tool, stateFile);
+  moveStateOn(stateFile);
   const controlBefore = await heldAtRelay();
   await approve(runId);
   // The relay takes the approval from the hub and holds it for Mars. The hub does not call it delivered:
@@ -356,21 +339,9 @@ async function actLoop(tool: Tool): Promise<void> {
     },
     300_000,
   );
-  if (tool === 'real') {
-    const state = JSON.parse(readFileSync(stateFile, 'utf8'));
-    expect(state.resources[0].instances[0].attributes.input.value).toBe('web-v5');
-  }
+  const state = JSON.parse(readFileSync(stateFile, 'utf8'));
+  expect(state.resources[0].instances[0].attributes.input.value).toBe('web-v5');
 }
-
-describe('approve at headquarters, apply at Mars (fake terraform)', () => {
-  it(
-    'a stale saved plan fails to apply, the re-plan is approved again and applied, then the cell plans clean',
-    {
-      timeout: 900_000,
-    },
-    () => actLoop('fake'),
-  );
-});
 
 describeRealTerraform('approve at headquarters, apply at Mars', () => {
   it(
@@ -378,6 +349,6 @@ describeRealTerraform('approve at headquarters, apply at Mars', () => {
     {
       timeout: 900_000,
     },
-    () => actLoop('real'),
+    () => actLoop(),
   );
 });

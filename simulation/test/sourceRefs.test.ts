@@ -2,21 +2,22 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type LinkHandle, startLink } from '../src/link.js';
 import { freePort, waitForHttp } from '../src/topology/ports.js';
-import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.js';
-import { fakeAws, testObjProvider, testProviderEnv } from './pinnedProvider.js';
+import { BINS, runProgram } from '../src/topology/programs.js';
+import { testObjProvider, testProviderEnv } from './pinnedProvider.js';
 import { describeRealTerraform, realPath } from './realTerraform.js';
 import { ProcessGroup, setUpHub, until } from './support.js';
 
 /**
  * Headquarters proposes, the outpost plans (source as git bundles, providers as mirrors, offline
  * init), as processes: hub → relay → the Mars link compressed ×360 (2 s one way; the demo's ×60 made this
- * file take minutes for the same exchanges) → agent, and a second site
- * behind a geostationary link whose PR needs a provider it lacks. On the fake terraform and, where it
- * is on PATH, on the real one (issue 28).
+ * file take minutes for the same exchanges) → agent, and a second site behind a geostationary link whose
+ * PR needs a provider it lacks. On the real terraform where it is on PATH (issue 28): the real Terraform
+ * contract is the process lane's to keep; the same journey on the fake terraform is
+ * `sourceRefs.world.test.ts`, in the deterministic world (docs/decisions/540-deterministic-world.md).
  */
 const group = new ProcessGroup();
 const links: LinkHandle[] = [];
@@ -46,20 +47,11 @@ function hubCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
   });
 }
 
-const scenario = (state: string) => `seed: 5\nsteps:\n  - { state: ${state} }\n`;
-
-type Tool = 'fake' | 'real';
-
 /**
- * A stack that plans `clean` or `changes`: the fake's scenario, or for the real terraform HCL planned
- * from a scratch checkout with no state (nothing but a local: clean; a `terraform_data`: a create).
+ * A stack that plans `clean` or `changes`: HCL planned from a scratch checkout with no state (nothing but
+ * a local: clean; a `terraform_data`: a create).
  */
-function writeStack(repo: string, name: string, tool: Tool, state: 'clean' | 'changes'): void {
-  if (tool === 'fake') {
-    writeFileSync(join(repo, `stacks/${name}/main.tf`), `# ${name}\n`);
-    writeFileSync(join(repo, `stacks/${name}/fake-terraform.yaml`), scenario(state));
-    return;
-  }
+function writeStack(repo: string, name: string, state: 'clean' | 'changes'): void {
   writeFileSync(
     join(repo, `stacks/${name}/main.tf`),
     `locals { stack = "${name}" }\n${state === 'changes' ? `resource "terraform_data" "${name}" { input = "v2" }\n` : ''}`,
@@ -76,8 +68,8 @@ interface Cell {
   needs?: string[];
 }
 
-async function refsJourney(tool: Tool): Promise<void> {
-  dir = mkdtempSync(join(tmpdir(), `driftline-refs-${tool}-`));
+async function refsJourney(): Promise<void> {
+  dir = mkdtempSync(join(tmpdir(), 'driftline-refs-real-'));
   const [hubPort, relayPort] = [await freePort(), await freePort()];
   const {
     config: hubConfig,
@@ -101,8 +93,8 @@ async function refsJourney(tool: Tool): Promise<void> {
   mkdirSync(join(repo, 'stacks/network'), { recursive: true });
   mkdirSync(join(repo, 'stacks/dns'), { recursive: true });
   git(repo, 'init', '-q', '-b', 'main');
-  writeStack(repo, 'network', tool, 'clean');
-  writeStack(repo, 'dns', tool, 'clean');
+  writeStack(repo, 'network', 'clean');
+  writeStack(repo, 'dns', 'clean');
   git(repo, 'add', '.');
   git(repo, 'commit', '-qm', 'main');
   const mainSha = git(repo, 'rev-parse', 'HEAD');
@@ -193,21 +185,17 @@ async function refsJourney(tool: Tool): Promise<void> {
   await waitForHttp(`${url}/v1/health`, 60_000, () => hubProc.exitCode === null);
   const relay = group.start(BINS.relay, ['run', '--config', relayConfig]);
   await waitForHttp(`http://127.0.0.1:${relayPort}/v1/health`, 60_000, () => relay.exitCode === null);
-  // No network: the fake terraform fails a registry lookup unless FAKE_TERRAFORM_NETWORK=1; the real
-  // one gets the agent's offline CLI configuration.
+  // No network: the real terraform gets the agent's offline CLI configuration.
   for (const s of [marsSite, ship])
     group.start(BINS.agent, ['run', '--config', s.config], {
       cwd: s.dir,
-      env:
-        tool === 'fake'
-          ? { PATH: `${FAKE_TERRAFORM_DIR}:${process.env.PATH}`, FAKE_TERRAFORM_NETWORK: '0' }
-          : {
-              PATH: realPath(),
-              HOME: s.dir,
-              TF_CLI_CONFIG_FILE: '',
-              CHECKPOINT_DISABLE: '1',
-              ...testProviderEnv(dir),
-            },
+      env: {
+        PATH: realPath(),
+        HOME: s.dir,
+        TF_CLI_CONFIG_FILE: '',
+        CHECKPOINT_DISABLE: '1',
+        ...testProviderEnv(dir),
+      },
     });
   const matrix = async (ref?: string) => {
     const r = await api(`/api/matrix${ref ? `?ref=${encodeURIComponent(ref)}` : ''}`);
@@ -254,16 +242,16 @@ async function refsJourney(tool: Tool): Promise<void> {
   );
   expect(await cell('mars-base')).toMatchObject({ status: 'clean', ref: 'main', commit: mainSha });
 
-  // The provider build the PR will pin, as `terraform providers mirror` lays it out at headquarters:
-  // a stand-in the fake installs, or the repository's test provider, which the real terraform runs.
-  const pinned = tool === 'real' ? testObjProvider(dir) : fakeAws(dir);
+  // The provider build the PR will pin, as `terraform providers mirror` lays it out at headquarters: the
+  // repository's test provider, which the real terraform runs.
+  const pinned = testObjProvider(dir);
   const { mirrorDir, lockText } = pinned;
   const lock = join(dir, 'lock.hcl');
   writeFileSync(lock, lockText);
 
   // A PR: only its new commit crosses the links.
   git(repo, 'checkout', '-qb', 'pr/1');
-  writeStack(repo, 'network', tool, 'changes');
+  writeStack(repo, 'network', 'changes');
   writeFileSync(join(repo, 'stacks/dns/.terraform.lock.hcl'), lockText);
   if (pinned.stack) writeFileSync(join(repo, 'stacks/dns/main.tf'), pinned.stack);
   git(repo, 'add', '.');
@@ -352,8 +340,8 @@ async function refsJourney(tool: Tool): Promise<void> {
     async () => existsSync(join(ship.dir, 'providers', pinned.zipPath)),
     300_000,
   );
-  // The fake's scenario plans clean; the real stack creates one object with the test provider.
-  const planned = tool === 'real' ? 'changes' : 'clean';
+  // The stack creates one object with the test provider.
+  const planned = 'changes';
   const again = await planPr('ship-7', 'dns');
   expect(again.status).toBe(201);
   await until(
@@ -379,22 +367,12 @@ async function refsJourney(tool: Tool): Promise<void> {
   expect(await cell('ship-7', 'pr/1')).toMatchObject({ status: planned, commit: prSha });
 }
 
-describe('plans of what headquarters proposes, over the demo links (fake terraform)', () => {
-  it(
-    'a PR commit published as a git bundle is planned at Mars and gates CI; a missing provider blocks, then is published',
-    {
-      timeout: 900_000,
-    },
-    () => refsJourney('fake'),
-  );
-});
-
 describeRealTerraform('plans of what headquarters proposes, over the demo links', () => {
   it(
     'a PR commit published as a git bundle is planned at Mars, offline init included; a missing provider blocks before init, then is published and the plan runs it',
     {
       timeout: 900_000,
     },
-    () => refsJourney('real'),
+    () => refsJourney(),
   );
 });

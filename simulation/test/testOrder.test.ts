@@ -51,7 +51,7 @@ describe('longest files first', () => {
   it('has a weight for every file that took minutes in the last measured run', () => {
     const weights = loadWeights(join(import.meta.dirname, '../../scripts/test-weights.json'));
     expect(Object.keys(weights).length).toBeGreaterThan(10);
-    expect(weights['simulation/test/apply.test.ts']).toBeGreaterThan(60);
+    expect(weights['simulation/test/compose.test.ts']).toBeGreaterThan(60);
   });
 
   it('has a weight for every file that starts a whole topology, as processes or a world, so none starts last', () => {
@@ -62,10 +62,11 @@ describe('longest files first', () => {
     const topologies = readdirSync(join(root, 'simulation/test'), { recursive: true, encoding: 'utf8' })
       .map((f) => `simulation/test/${f}`)
       .filter((f) => f.endsWith('.test.ts'))
-      .filter((f) =>
-        /\b(startWorld|startVirtualWorld|startBusySite|startVirtualBusySite|Topology\.start)\(/.test(
-          readFileSync(join(root, f), 'utf8'),
-        ),
+      // every world file, whatever starts its world, and every file that starts processes or a world
+      .filter(
+        (f) =>
+          f.endsWith('.world.test.ts') ||
+          /\b(start\w*(World|Site|Headquarters)|Topology\.start)\(/.test(readFileSync(join(root, f), 'utf8')),
       );
     expect(topologies.length).toBeGreaterThan(10);
     expect(topologies.filter((f) => weights[f] === undefined)).toEqual([]);
