@@ -24,6 +24,8 @@ import { type Dispatch, WorldNetwork, worldUrl } from './WorldNetwork.js';
 /** Where a world begins: a fixed instant, so two runs of one seed read the same dates. */
 export const WORLD_START = Date.UTC(2026, 0, 5);
 const HOUR = 3_600_000;
+/** Components per site when the spec says none (`stack-0`, `stack-1`). */
+export const WORLD_COMPONENTS = 2;
 /** The world's one relay's name (a node of the network, as `hub` and the sites are). */
 export const RELAY = 'relay-1';
 const RELAY_TOKEN = 'world-relay-token';
@@ -499,7 +501,7 @@ export class World {
     if (!e.ok) throw new Error(`world enrol ${name}: ${e.error}`);
     writeFileSync(join(dir, 'hub.pub'), `${this.hub.publicKeyText}\n`);
     writeFileSync(join(dir, 'agent.token'), `${this.relay.tokens.add(name, [name])}\n`);
-    const components = this.spec.components ?? 2;
+    const components = this.spec.components ?? WORLD_COMPONENTS;
     const contact = this.contact();
     const offsetMs = this.windowOffsets[i] ?? 0;
     const window = this.spec.windowsDeclaredAt === 'hub' ? null : this.windowOf(i);

@@ -1,9 +1,11 @@
+import { join } from 'node:path';
 import { seededRandom } from '../core/rng.js';
+import { Canaries } from './canaries.js';
 import { ClockFaults, clockInvariants } from './clockFaults.js';
 import { DiskFaults, diskInvariants, RELAY_MAX_BYTES } from './diskFaults.js';
 import { HostileFaults, hostileInvariants } from './hostileFaults.js';
 import type { Invariant } from './invariant.js';
-import { RELAY, siteName, WORLD_START, World, type WorldSpec } from './World.js';
+import { RELAY, siteName, WORLD_COMPONENTS, WORLD_START, World, type WorldSpec } from './World.js';
 import type { LedgerFigures } from './WorldLedger.js';
 
 const HOUR = 3_600_000;
@@ -83,6 +85,8 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
     ...hostile?.spec(),
   });
   clock?.watch(world);
+  const canaries = new Canaries(WORLD_COMPONENTS);
+  canaries.watch(world);
   const disk = o.faults.includes('disk') ? new DiskFaults(world) : null;
   try {
     await world.start();
@@ -99,6 +103,8 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
     await hostile?.drain(world, end, DRAIN_MS);
     await clock?.settled();
     const figures = world.ledger.figures(end);
+    canaries.scanFiles('the hub', join(world.root, 'hub'));
+    canaries.scanFiles(RELAY, join(world.root, RELAY));
     const lost = world.sites.flatMap((s) => world.ledger.lostOf(s.name).map((l) => `${s.name} ${l}`));
     const invariants: Invariant[] = [
       {
@@ -137,6 +143,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
       ...(disk ? diskInvariants(disk, diskDrained) : []),
       ...(hostile ? await hostileInvariants(hostile, world, end, world.ledger.figures(end).lost) : []),
       ...(clock ? clockInvariants(clock, end) : []),
+      canaries.invariant(),
       {
         name: 'runs recorded',
         held: figures.recorded > 0,
