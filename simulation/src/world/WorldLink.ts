@@ -43,6 +43,7 @@ export const NO_FAULTS: WorldFaults = { lossRate: 0, answerLossRate: 0, duplicat
 export class WorldLink {
   readonly settings: LinkSettings;
   private forcedDown = false;
+  private forcedMode: 'hang' | 'refused' = 'hang';
   /** Bytes carried each way, for the world's report. */
   readonly bytes = { up: 0, down: 0 };
   exchanges = 0;
@@ -66,8 +67,14 @@ export class WorldLink {
     this.settings = LinkSettingsSchema.parse(settings);
   }
 
-  cut(): void {
+  /**
+   * Forces the link down until {@link heal}: an exchange sent meanwhile hangs (until its client's timeout),
+   * or with `'refuse'` is refused at once, as a link whose far end is gone. Exchanges under way go on
+   * (`WorldNetwork.reset` ends them).
+   */
+  cut(whenDown: 'hang' | 'refuse' = 'hang'): void {
     this.forcedDown = true;
+    this.forcedMode = whenDown === 'refuse' ? 'refused' : 'hang';
   }
 
   heal(): void {
@@ -97,7 +104,9 @@ export class WorldLink {
   pass(now: number, upBytes: number, random: Random): Passage {
     this.exchanges++;
     if (!this.up(now))
-      return { kind: this.forcedDown || this.settings.whenDown === 'hang' ? 'hang' : 'refused' };
+      return {
+        kind: this.forcedDown ? this.forcedMode : this.settings.whenDown === 'hang' ? 'hang' : 'refused',
+      };
     const f = this.faults;
     const resetRate = this.settings.resetsPerMin > 0 ? Math.min(1, this.settings.resetsPerMin / 60) : 0;
     return {

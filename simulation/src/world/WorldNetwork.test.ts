@@ -171,4 +171,47 @@ describe('the world network on the world clock', () => {
     expect(seen).toEqual(['headers at 300', `cut at ${at} after ${32 * 1024} bytes`]);
     expect(outcome).toBe(`ECONNRESET at ${at}`);
   });
+
+  it('drops a link: its exchanges under way end as resets, others go on, and a refusing cut refuses until healed', async () => {
+    time.install(START);
+    const net = new WorldNetwork(seededRandom(4));
+    net.attach('hub', holdingNode(10_000));
+    const link = new WorldLink('a>hub', { uplink: { delayMs: 50 }, downlink: { delayMs: 50 } }, START);
+    net.connect('a', 'hub', link);
+    net.connect(
+      'b',
+      'hub',
+      new WorldLink('b>hub', { uplink: { delayMs: 50 }, downlink: { delayMs: 50 } }, START),
+    );
+    const outcome: Record<string, string> = {};
+    const send = (from: string, name: string) =>
+      net
+        .transport(from)
+        .request(`${worldUrl('hub')}/${name}`, { method: 'GET' })
+        .then(
+          (r) => {
+            outcome[name] = `${r.status} at ${Date.now() - START}`;
+          },
+          (e: { code: string }) => {
+            outcome[name] = `${e.code} at ${Date.now() - START}`;
+          },
+        );
+    void send('a', 'a1');
+    void send('b', 'b1');
+    await time.run(1_000);
+    link.cut('refuse');
+    expect(net.reset('a', 'hub')).toBe(1);
+    void send('a', 'a2');
+    await time.run(300);
+    link.heal();
+    void send('a', 'a3');
+    await time.until(() => Object.keys(outcome).length === 4, 60_000);
+    expect(outcome).toEqual({
+      a1: 'ECONNRESET at 1000',
+      a2: 'ECONNREFUSED at 1000',
+      b1: '200 at 10100',
+      a3: '200 at 11400',
+    });
+    expect(net.counts.cut).toBe(1);
+  });
 });

@@ -85,6 +85,22 @@ export class WorldNetwork {
     }
   }
 
+  /**
+   * The link `from` → `to` drops its connections (a cable pulled, a radio fade): every exchange under way
+   * on it ends at once as a reset, counted as `cut`, whatever part of it had passed. What it does next (up
+   * again, or down: `WorldLink.cut`) is the link's. Answers how many it ended.
+   */
+  reset(from: string, to: string): number {
+    const key = `${from}>${to}`;
+    const cut = [...(this.underway.get(key) ?? [])];
+    this.underway.delete(key);
+    for (const c of cut) {
+      this.counts.cut++;
+      c.abort(netError('ECONNRESET', `socket hang up (the link ${key} dropped)`));
+    }
+    return cut.length;
+  }
+
   /** Runs one exchange as cuttable by {@link down} of either end: its signal also ends when one goes down. */
   private async cuttable<T>(
     ends: string[],
@@ -122,7 +138,8 @@ export class WorldNetwork {
     return {
       request: (url, init) => {
         const to = nodeOf(new URL(url)) ?? url;
-        return this.cuttable([from, to], init.signal, (signal) =>
+        // keyed by either end (`down`) and by the link (`reset`)
+        return this.cuttable([from, to, `${from}>${to}`], init.signal, (signal) =>
           this.exchange(from, url, { ...init, signal }),
         );
       },

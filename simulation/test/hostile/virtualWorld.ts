@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   initAgentKey,
   loadConfig as loadAgentConfig,
@@ -47,8 +48,20 @@ const RELAY = 'relay-1';
 const AGENT_HOP = 'agent-hop';
 const ADMIN_TOKEN = 'virtual-world-admin-token';
 const RELAY_TOKEN = 'virtual-world-relay-token';
+const SKEW_PRELOAD = fileURLToPath(new URL('../skewClock.mjs', import.meta.url));
 
-export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise<World> {
+/** What only the deterministic world has beside {@link World}: its network, and a node's crash. */
+export interface VirtualWorld extends World {
+  net: WorldNetwork;
+  /**
+   * `program` (the hub, a relay, a site's agent) goes down without warning (`World.crash`): every exchange
+   * under way with it ends as a reset (`WorldNetwork.down`), it stops, and `downMs` later it opens its files
+   * again (started as `start` does).
+   */
+  crash(program: string, downMs?: number): Promise<void>;
+}
+
+export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise<VirtualWorld> {
   const sites = o.sites ?? ['ship-1'];
   const dir = mkdtempSync(join(worldTmp(), 'driftline-hostile-world-'));
   const net = new WorldNetwork(seededRandom(`${seed}:net`), lanLinks(seed));
@@ -86,7 +99,8 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
     return h;
   };
   const h = await startHub();
-  await h.store.commit({ peers: [{ tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites }] });
+  const peerSites = o.hubPeerSites ?? sites;
+  await h.store.commit({ peers: [{ tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites: peerSites }] });
   const admin = await addUser(
     h.store,
     { name: 'test-admin', roles: ['admin'], tokenSha256: sha256Hex(ADMIN_TOKEN) },
@@ -136,14 +150,27 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
     if (a) upstreamSide[i]?.use(a);
   });
 
+  if (o.relayLink)
+    net.connect(
+      RELAY,
+      HUB,
+      new WorldLink(
+        `${RELAY}>${HUB}`,
+        o.relayLink,
+        WORLD_START,
+        undefined,
+        seededRandom(`${seed}:${RELAY}>${HUB}`),
+      ),
+    );
   const relayDataDir = join(dir, RELAY);
   const relayCfg = {
     name: RELAY,
     dataDir: relayDataDir,
     listen: { port: 0 },
-    sites,
+    sites: o.relaySites ?? sites,
     metrics: { public: true },
     forward: { idleMs: 300, pullIntervalMs: 500, backoffBaseMs: 300, backoffMaxMs: 2000, ...o.relayForward },
+    ...(o.relayPublications ? { publications: o.relayPublications } : {}),
   };
   const upstreams = upstreamSide.map((p, i) => ({
     name: p ? `up-${i}-proxy` : `up-${i}-hub`,
@@ -178,16 +205,48 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
   // signed timing chain of what it forwards (docs/decisions/290-signed-hop-chain.md)
   if (o.relayKey)
     await h.store.commit({
-      peers: [{ tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites, publicKey: rl.publicKey }],
+      peers: [
+        { tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites: peerSites, publicKey: rl.publicKey },
+      ],
     });
   const relayDispatch: Dispatch = (req, res) => relay?.hop.server.emit('request', req, res);
-  const agentSide = o.agentsVia === 'proxy' ? hop(AGENT_HOP, RELAY) : null;
+  // a relay between the agents and relay-1 (`innerRelay`), relay-1's token for it acting for the sites
+  const inner = o.innerRelay;
+  let innerRelay: Relay | null = null;
+  const innerUpstreams = inner
+    ? [
+        {
+          name: `${inner}-up`,
+          url: worldUrl(RELAY),
+          token: rl.tokens.add(inner, sites),
+          plan: { windows: [] },
+        },
+      ]
+    : [];
+  const startInner = (name: string) => {
+    const rc = relayConfig({ ...relayCfg, name, dataDir: join(dir, name), sites });
+    if (!rc.ok) throw new Error(`virtual world relay config: ${rc.errors.join('; ')}`);
+    const r = createRelay(rc.value, innerUpstreams, {
+      logger: logger(name),
+      random: seededRandom(`${seed}:${name}`),
+      transport: net.transport(name),
+    });
+    net.attach(name, (req, res) => {
+      r.hop.server.emit('request', req, res);
+    });
+    r.startLoops();
+    innerRelay = r;
+    return r;
+  };
+  const firstRelay = inner ? startInner(inner) : rl;
+  const firstHop = inner ?? RELAY;
+  const agentSide = o.agentsVia === 'proxy' ? hop(AGENT_HOP, firstHop) : null;
   if (o.attacks?.agentSide) agentSide?.use(o.attacks.agentSide);
 
   for (const site of sites) {
     const settings = o.siteLinks?.[site] ?? o.agentLink;
     if (!settings) continue;
-    const to = agentSide ? AGENT_HOP : RELAY;
+    const to = agentSide ? AGENT_HOP : firstHop;
     const link = new WorldLink(
       `${site}>${to}`,
       settings,
@@ -204,7 +263,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
   for (const site of sites) {
     const cwd = join(dir, site);
     makeNetworkDirs(cwd, o);
-    writeFileSync(join(cwd, 'token'), rl.tokens.add(site, [site]));
+    writeFileSync(join(cwd, 'token'), firstRelay.tokens.add(site, [site]));
     writeFileSync(join(cwd, 'hub.pub'), `${h.publicKeyText}\n`);
     const config = join(cwd, 'agent.yaml');
     writeFileSync(
@@ -214,7 +273,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
         agent: 'a1',
         dataDir: './data',
         hubPublicKeyFile: './hub.pub',
-        upstreams: [{ url: agentSide ? agentSide.url : worldUrl(RELAY), tokenFile: './token' }],
+        upstreams: [{ url: agentSide ? agentSide.url : worldUrl(firstHop), tokenFile: './token' }],
         components: [networkComponent(o)],
         sync: agentSyncOf(o, site),
         ...(o.agentPublications ? { publications: o.agentPublications } : {}),
@@ -237,6 +296,10 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
   const start = (program: string) => {
     if (program === RELAY) {
       if (!relay) startRelay();
+      return;
+    }
+    if (inner && program === inner) {
+      if (!innerRelay) startInner(inner);
       return;
     }
     if (program === HUB) {
@@ -273,6 +336,13 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
       await r?.stop();
       return;
     }
+    if (inner && program === inner) {
+      const r = innerRelay;
+      innerRelay = null;
+      net.detach(inner);
+      await r?.stop();
+      return;
+    }
     if (program === HUB) {
       const x = hub;
       hub = null;
@@ -291,6 +361,15 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
   const outsider = net.transport('outsider');
 
   return {
+    net,
+    async crash(program, downMs = 0) {
+      await starting;
+      net.down(program);
+      await stopProgram(program);
+      if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+      start(program);
+      await starting;
+    },
     dir,
     sites,
     api,
@@ -328,10 +407,17 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
         return lines.length >= n ? lines : false;
       });
     },
+    // a program's clock reads the world's (its claims and audit rows are dated by it); while it runs, the
+    // world stands still (its child process is work under way)
+    programEnv: () => ({
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${SKEW_PRELOAD}`.trim(),
+      DRIFTLINE_TEST_CLOCK_SKEW_MS: String(Date.now() - world.realNow()),
+    }),
     start,
     stopProgram,
     async stop() {
       for (const site of [...sites].reverse()) await stopProgram(site).catch(() => undefined);
+      if (inner) await stopProgram(inner).catch(() => undefined);
       await stopProgram(RELAY).catch(() => undefined);
       await stopProgram(HUB).catch(() => undefined);
       await world.end().finally(() => rmSync(dir, { recursive: true, force: true }));

@@ -27,6 +27,13 @@ import { type HostileProxy, startHostileProxy } from './hostileProxy.js';
 export interface WorldOptions {
   /** One agent per site (`ship-1`/`a1`, …). */
   sites?: string[];
+  /**
+   * The sites relay-1's peer token acts for at the hub (`hub peer add relay-1 --sites …`); default `sites`.
+   * Fewer than `sites`: the hub refuses the others' bundles until `hub peer sites` (decision 240).
+   */
+  hubPeerSites?: string[];
+  /** relay-1's own `sites` (relay.yaml); default `sites`. It learns the rest from the hub. */
+  relaySites?: string[];
   agentsVia?: 'proxy' | 'relay';
   relayUpstreams?: Array<'hub' | 'proxy'>;
   /** relay-1's `forward` settings merged over the short test defaults (idleMs 300, pullIntervalMs 500, …). */
@@ -56,6 +63,16 @@ export interface WorldOptions {
    * the LAN's; a slow one keeps a detail upload open at relay-1 while its bytes come.
    */
   agentLink?: LinkSettingsInput;
+  /**
+   * The deterministic world only: a relay of this name between the agents and relay-1 (a ship's LAN relay:
+   * agents → it → relay-1 → hub), on relay-1's `forward` settings, its token at relay-1 acting for `sites`
+   * (`relay token add NAME --sites …` on relay-1); the agents' tokens are its own. Default none.
+   */
+  innerRelay?: string;
+  /** The deterministic world only: relay-1's link to the hub (default the LAN's), e.g. a ground station's. */
+  relayLink?: LinkSettingsInput;
+  /** relay-1's `publications` block (e.g. `{ intervalMs: 500, chunkBytes: … }`); default the relay's own. */
+  relayPublications?: Record<string, unknown>;
   /** The deterministic world only: a site's own agent link over `agentLink` (carried the same way). */
   siteLinks?: Record<string, LinkSettingsInput>;
   /**
@@ -107,6 +124,11 @@ export interface World {
    * reach stderr asynchronously, so a line may follow the effect a test saw first.
    */
   logged(program: string, msg: RegExp, n?: number): Promise<Array<Record<string, unknown>>>;
+  /**
+   * The environment of a program run on this world's files (`hub peer sites … --config`, `edge-agent
+   * status`): its clock moved to the world's (`skewClock.mjs`) in the deterministic world, nothing here.
+   */
+  programEnv(): NodeJS.ProcessEnv;
   /** Starts (again) a stopped program. */
   start(program: string): void;
   stopProgram(program: string): Promise<void>;
@@ -118,7 +140,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), 'driftline-hostile-'));
   // Hub and relay listen on port 0 and are found from their 'listening' log lines: a port picked free
   // beforehand can be taken by a parallel test before the program binds it (a 60 s 502 in CI once).
-  const hub = await setUpHub(dir, 0, { name: 'relay-1', sites });
+  const hub = await setUpHub(dir, 0, { name: 'relay-1', sites: o.hubPeerSites ?? sites });
   const programs = new Map<string, Program>();
   const launch = new Map<string, () => ChildProcess>();
   const spawnKept = (name: string, bin: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv) => {
@@ -175,7 +197,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
         name: 'relay-1',
         dataDir: relayDataDir,
         listen: { port: 0 },
-        sites,
+        sites: o.relaySites ?? sites,
         metrics: { public: true },
         upstreams: upstreamSide.map((p, i) => ({
           name: p ? `up-${i}-proxy` : `up-${i}-hub`,
@@ -189,6 +211,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
           backoffMaxMs: 2000,
           ...o.relayForward,
         },
+        ...(o.relayPublications ? { publications: o.relayPublications } : {}),
       }),
     );
   writeRelayConfig(hub.relayToken);
@@ -287,6 +310,7 @@ export async function startWorld(o: WorldOptions = {}): Promise<World> {
         return lines.length >= n ? lines : false;
       });
     },
+    programEnv: () => ({}),
     start,
     stopProgram,
     async stop() {
