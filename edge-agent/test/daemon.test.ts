@@ -12,16 +12,6 @@ const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const cli = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
 
-async function until<T>(what: string, f: () => T | Promise<T>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 let hub: TestHub | undefined;
 afterAll(() => hub?.close());
 
@@ -84,22 +74,33 @@ sync:
     agent.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
     });
+    const exited = new Promise<number | null>((r) => agent.once('exit', (c) => r(c)));
+    const th = hub;
     try {
-      await until('the hub to receive results of both cells', async () => {
-        await hub!.processArrivals();
-        const docs = [...hub!.replicas.keys()];
-        return docs.length > 0 && hub!.backend.blobData.size > 0;
-      });
-      await until('the agent to get every result acknowledged', () => {
-        const s = cli(['status', '--config', config, '--json']);
-        if (s.status !== 0) return false;
-        const st = JSON.parse(s.stdout);
-        return st.lastAckAt !== null && st.lastPush?.ok === true;
-      });
+      // each is read again after every exchange the hub answers
+      await th.served(
+        'the hub to receive results of both cells',
+        async () => {
+          await th.processArrivals();
+          const docs = [...th.replicas.keys()];
+          return docs.length > 0 && th.backend.blobData.size > 0;
+        },
+        exited,
+      );
+      await th.served(
+        'the agent to get every result acknowledged',
+        () => {
+          const s = cli(['status', '--config', config, '--json']);
+          if (s.status !== 0) return false;
+          const st = JSON.parse(s.stdout);
+          return st.lastAckAt !== null && st.lastPush?.ok === true;
+        },
+        exited,
+      );
     } finally {
       agent.kill('SIGTERM');
     }
-    const code = await new Promise<number | null>((r) => agent.on('exit', (c) => r(c)));
+    const code = await exited;
     expect(code, stderr).toBe(0);
     expect(hub.rejected).toEqual([]);
     const status = cli(['status', '--config', config]);

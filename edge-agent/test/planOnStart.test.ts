@@ -11,16 +11,6 @@ import { TestHub } from './helpers/testHub.js';
 const bin = fileURLToPath(new URL('../bin/edge-agent.js', import.meta.url));
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
-async function until<T>(what: string, f: () => T | Promise<T>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 let hub: TestHub | undefined;
 afterAll(() => hub?.close());
 
@@ -77,19 +67,26 @@ sync: { intervalS: 1, jitterS: 0 }
     agent.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
     });
+    const exited = new Promise<number | null>((r) => agent.once('exit', (c) => r(c)));
+    const th = hub;
     try {
-      const cells = await until('a result of both cells at the hub', async () => {
-        await hub!.processArrivals();
-        const keys = [...hub!.replicas.values()].flatMap((r) =>
-          Object.keys(latestCells(r as AgentAutomergeDoc)),
-        );
-        return keys.includes('prod/network') && keys.includes('staging/network') ? keys : false;
-      });
-      expect((cells as string[]).sort()).toEqual(['prod/network', 'staging/network']);
+      // read again after every exchange the hub answers
+      const cells = await th.served(
+        'a result of both cells at the hub',
+        async () => {
+          await th.processArrivals();
+          const keys = [...th.replicas.values()].flatMap((r) =>
+            Object.keys(latestCells(r as AgentAutomergeDoc)),
+          );
+          return keys.includes('prod/network') && keys.includes('staging/network') ? keys : false;
+        },
+        exited,
+      );
+      expect(cells.sort()).toEqual(['prod/network', 'staging/network']);
     } finally {
       agent.kill('SIGTERM');
     }
-    expect(await new Promise((r) => agent.on('exit', r)), stderr).toBe(0);
+    expect(await exited, stderr).toBe(0);
     expect(hub.rejected).toEqual([]);
     expect(existsSync(join(dir, 'data', 'agent.sqlite'))).toBe(true);
     expect(readdirSync(elsewhere)).toEqual([]);

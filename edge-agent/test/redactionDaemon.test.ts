@@ -7,6 +7,7 @@ import { AgentDocSchema, plainAgentDoc } from '@driftline/protocol';
 import { describe, expect, it } from 'vitest';
 import { openSqliteLedger } from '../src/adapters/sqlite/openSqliteLedger.js';
 import { CUSTOM_MESSAGE_DROPPED } from '../src/core/plan/diagnostics.js';
+import { childLines } from './helpers/childLines.js';
 import { tempDir } from './helpers/storeFixtures.js';
 
 const bin = fileURLToPath(new URL('../bin/edge-agent.js', import.meta.url));
@@ -14,16 +15,6 @@ const SIM_TERRAFORM = fileURLToPath(new URL('../../simulation/bin/terraform', im
 const SECRET = 'correct-horse-battery-staple';
 const cli = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
   spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env });
-
-async function until<T>(what: string, f: () => T | Promise<T>, ms = 90_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('edge-agent daemon, a plan that fails a variable validation rule', () => {
   it('records the failure with an excerpt that holds neither the value nor the -var-file line', {
@@ -60,24 +51,24 @@ sync: { intervalS: 60, jitterS: 0, recordWindowS: 0 }
 `,
     );
     expect(cli(['init', '--config', config]).status).toBe(0);
-    const env = { ...process.env, PATH: `${tools}:${process.env.PATH}`, LOG_LEVEL: 'warn' };
+    // info: the agent logs each result it records, which is what the test waits on (and every such line
+    // is searched for the secret below too)
+    const env = { ...process.env, PATH: `${tools}:${process.env.PATH}`, LOG_LEVEL: 'info' };
     const agent = spawn(process.execPath, [bin, 'run', '--config', config], {
       env,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    let stderr = '';
-    agent.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
+    const out = childLines(agent.stderr);
     try {
-      await until('two recorded runs', () => {
-        const s = cli(['status', '--config', config, '--json'], env);
-        return s.status === 0 && JSON.parse(s.stdout).unackedRuns >= 2;
-      });
+      await out.next(/"msg":"result recorded"/, 2);
+      const s = cli(['status', '--config', config, '--json'], env);
+      expect(s.status, s.stderr).toBe(0);
+      expect(JSON.parse(s.stdout).unackedRuns).toBeGreaterThanOrEqual(2);
     } finally {
       agent.kill('SIGTERM');
     }
-    expect(await new Promise((r) => agent.on('exit', r)), stderr).toBe(0);
+    const stderr = () => out.text();
+    expect(await new Promise((r) => agent.on('exit', r)), stderr()).toBe(0);
 
     const { ledger: store } = openSqliteLedger({
       path: join(dir, 'data', 'agent.sqlite'),
@@ -101,6 +92,6 @@ sync: { intervalS: 60, jitterS: 0, recordWindowS: 0 }
       const path = join(dir, 'data', f);
       if (existsSync(path)) expect(readFileSync(path).includes(SECRET)).toBe(false);
     }
-    expect(stderr).not.toContain(SECRET);
+    expect(stderr()).not.toContain(SECRET);
   });
 });

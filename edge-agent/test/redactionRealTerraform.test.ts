@@ -178,16 +178,6 @@ function leaked(where: string, text: string): string[] {
   return CORES.filter((c) => s.includes(c)).map((c) => `${c} in ${where}`);
 }
 
-async function until<T>(what: string, f: () => T | false | Promise<T | false>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 let hub: TestHub | undefined;
 afterAll(() => hub?.close());
 
@@ -256,14 +246,17 @@ sync: { intervalS: 1, jitterS: 0, recordWindowS: 0 }
     });
     type Run = { component: string; summary: Record<string, unknown> };
     let runs: Run[] = [];
+    const exited = new Promise<number | null>((r) => agent.once('exit', (c) => r(c)));
+    const th = hub;
     try {
-      runs = await until<Run[]>(
+      // read again after every exchange the hub answers
+      runs = await th.served<Run[]>(
         'the hub to hold a run of each component, the masked one confirmed',
         async () => {
-          await hub!.processArrivals();
-          const docs = [...hub!.replicas.values()].map((d) => AgentDocSchema.parse(plainAgentDoc(A.toJS(d))));
+          await th.processArrivals();
+          const docs = [...th.replicas.values()].map((d) => AgentDocSchema.parse(plainAgentDoc(A.toJS(d))));
           const all = docs.flatMap((d) => Object.values(d.runs) as Run[]);
-          const detailArrived = [...hub!.backend.blobData.values()].some((b) =>
+          const detailArrived = [...th.backend.blobData.values()].some((b) =>
             bytesText(b.bytes).includes('terraform_data.verbatim'),
           );
           // A later plan of the same code confirms the run instead of making a new one: the same masked
@@ -277,13 +270,14 @@ sync: { intervalS: 1, jitterS: 0, recordWindowS: 0 }
             ? all
             : false;
         },
+        exited,
       );
     } catch (e) {
       throw new Error(`${(e as Error).message}; the agent's last log lines:\n${logs.slice(-4000)}`);
     } finally {
       agent.kill('SIGTERM');
     }
-    expect(await new Promise((r) => agent.on('exit', r)), logs).toBe(0);
+    expect(await exited, logs).toBe(0);
 
     // What the hub holds: masked addresses, the public variable's value, no author text.
     const m = runs.find((r) => r.component === 'masked')!.summary;

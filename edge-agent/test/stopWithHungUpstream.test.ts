@@ -21,6 +21,8 @@ it('stops at once on SIGTERM while an upstream holds its exchange unanswered, an
   });
   await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+  // the upstream's 'request' event: the agent's first exchange is in, and held
+  const firstHeld = new Promise<void>((r) => hung.once('request', () => r()));
   try {
     const dir = await idleAgentDir(bin, url, 'agent-hung-');
     const agent = spawn(process.execPath, [bin, 'run', '--config', 'agent.yaml'], {
@@ -32,10 +34,15 @@ it('stops at once on SIGTERM while an upstream holds its exchange unanswered, an
     agent.stderr.on('data', (d: Buffer) => {
       stderr += d;
     });
-    // bounded: turns of 50 ms, at most 30 s, until the upstream holds one of its requests
-    for (let i = 0; i < 600 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(held.length).toBeGreaterThan(0);
     const exited = new Promise<number | null>((r) => agent.once('exit', (code) => r(code)));
+    // until the upstream holds one of its requests (an agent that exits first fails here, not at the timeout)
+    await Promise.race([
+      firstHeld,
+      exited.then((code) => {
+        throw new Error(`the agent exited (${code}) before its upstream held a request:\n${stderr}`);
+      }),
+    ]);
+    expect(held.length).toBeGreaterThan(0);
     agent.kill('SIGTERM');
     expect(await exited).toBe(0);
     // logged only when the stop finished by itself, not when the grace cut it

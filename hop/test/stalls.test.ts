@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CURSOR_HEADER, encodeBatch, wire2 } from '@driftline/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HopClient } from '../src/client.js';
 
 /**
@@ -214,14 +214,25 @@ describe('HopClient cuts an answer due at once that never begins', () => {
   });
 
   it('leaves an upstream whose round trip is not measured yet to the request timeout', async () => {
-    const url = await upstream(() => {});
+    let arrived: () => void = () => {};
+    const inAtUpstream = new Promise<void>((r) => {
+      arrived = r;
+    });
+    const url = await upstream(() => arrived());
     const c = client(url);
     const stop = new AbortController();
-    const pending = c.exchangeWire2(new Uint8Array(200), stop.signal);
-    // three times the stall time and more: not cut (a link minutes long one way may not have answered yet)
-    await new Promise((r) => setTimeout(r, 1500));
-    stop.abort();
-    const r = await pending;
-    expect(r.ok ? 'answered' : r.code).toBe('aborted');
+    // the client's deadlines are timers: on virtual time, any it armed for this exchange fires below
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const pending = c.exchangeWire2(new Uint8Array(200), stop.signal);
+      await inAtUpstream;
+      // three times the stall time and more: not cut (a link minutes long one way may not have answered yet)
+      await vi.advanceTimersByTimeAsync(1500);
+      stop.abort();
+      const r = await pending;
+      expect(r.ok ? 'answered' : r.code).toBe('aborted');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -9,7 +9,7 @@ import { SqliteDriftStore } from '../src/adapters/sqlite/SqliteDriftStore.js';
 import { Drift } from '../src/core/drift/Drift.js';
 import type { RunRow } from '../src/ports/HubStore.js';
 import { runDriftStoreContract } from './driftStoreContract.js';
-import { describePg } from './postgres.js';
+import { describePg, lockWaits, reportingLockWaits } from './postgres.js';
 
 // A fresh database per test on a machine shared with other work: give each more than the default 5 s.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 180_000 });
@@ -32,15 +32,6 @@ runDriftStoreContract('sqlite', () => {
     },
   };
 });
-
-/** Waits (bounded in tries, not in time) until `fn` answers true. */
-async function until(fn: () => Promise<boolean>, what: string, tries = 400): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await fn()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting: ${what}`);
-}
 
 const driftRun = (site: number, n: number): RunRow =>
   ({
@@ -69,7 +60,10 @@ describePg('the drift store on PostgreSQL', (server) => {
   it('lets one hub at a time advance episodes: the second waits in the database until the first is done', async () => {
     const url = await server().createDatabase();
     const a = storeOn(url);
-    const b = storeOn(url);
+    // the second hub's sessions: the database tells them when they wait on a lock
+    const bDb = new PgDatabase({ url: reportingLockWaits(url), password: server().password });
+    const bWaits = lockWaits(bDb.pool);
+    const b = new PostgresDriftStore(bDb);
     const admin = await server().client(url);
     try {
       const order: string[] = [];
@@ -91,12 +85,12 @@ describePg('the drift store on PostgreSQL', (server) => {
       const second = b.exclusive(async () => {
         order.push('b in');
       });
-      await until(async () => {
-        const r = await admin.query(
-          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = 7 AND NOT granted",
-        );
-        return r.rows[0].n === 1;
-      }, 'the second hub waits on the drift lock');
+      // the database's own report that the second hub waits on the lock, then what it shows
+      expect(await bWaits.next()).toMatch(/still waiting for ExclusiveLock on advisory lock/);
+      const r = await admin.query(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = 7 AND NOT granted",
+      );
+      expect(r.rows[0].n).toBe(1);
       expect(order).toEqual(['a in']);
       release();
       await Promise.all([first, second]);

@@ -21,32 +21,25 @@ const run = promisify(execFile);
 const procs = new Procs();
 afterAll(() => procs.stopAll());
 
-/** An error `until` does not wait out (a program that exited will not come up). */
-class Fatal extends Error {}
-
-/** The URL a hub's JSON log says it listens on, once it says so. */
-function listeningUrl(log: string): string | undefined {
-  for (const line of log.split('\n')) {
-    if (!line.includes('hub listening')) continue;
-    const url = (JSON.parse(line) as { url?: string }).url;
-    if (url) return url;
-  }
-  return undefined;
-}
-
-/** Polls `fn` until it answers something truthy: bounded in tries, each try bounded by its own request. */
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, tries = 600): Promise<T> {
-  let last: unknown;
-  for (let i = 0; i < tries; i++) {
-    const v = await fn().catch((e: unknown) => {
-      if (e instanceof Fatal) throw e;
-      last = e;
-      return undefined;
-    });
+/**
+ * `fn`'s first truthy answer: asked now, then again on each `event` (a dashboard's next frame: the hub's
+ * own news that its store changed), never on a timer; the test's timeout bounds it. The event is armed
+ * before each ask, so a change while asking is not missed.
+ */
+async function whenever<T>(
+  what: string,
+  event: () => Promise<unknown>,
+  fn: () => Promise<T | undefined | false>,
+): Promise<T> {
+  for (;;) {
+    const next = event();
+    next.catch(() => {});
+    const v = await fn();
     if (v) return v;
-    await new Promise((r) => setTimeout(r, 200));
+    await next.catch((e: unknown) => {
+      throw new Error(`gave up waiting for ${what}: ${String(e)}`);
+    });
   }
-  throw new Error(`gave up waiting for ${what}${last ? ` (${String(last)})` : ''}`);
 }
 
 const freePort = async () => {
@@ -104,14 +97,10 @@ describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
       const hubs: Proc[] = configs.map((c, i) =>
         procs.start(BIN.hub, ['run', '--config', c], join(dir, `hub-${i}.log`)),
       );
+      // each hub's log line saying where it listens (it is serving then)
       for (const [i, hub] of hubs.entries())
-        hubUrls[i] = await until(`hub ${i} listening`, async () => {
-          if (hub.child.exitCode !== null || hub.child.signalCode !== null)
-            throw new Fatal(`hub ${i} exited: ${hub.logs().slice(-2000)}`);
-          return listeningUrl(hub.logs());
-        });
-      for (const i of [0, 1] as const)
-        await until(`hub ${i} up`, async () => (await fetch(`${hubUrl(i)}/v1/health`)).ok);
+        hubUrls[i] = (JSON.parse(await hub.said(/"msg":"hub listening"/)) as { url: string }).url;
+      for (const i of [0, 1] as const) expect((await fetch(`${hubUrl(i)}/v1/health`)).ok).toBe(true);
       const ports = [0, 0, await freePort()] as const;
 
       const relayConfig = join(dir, 'relay.yaml');
@@ -146,9 +135,10 @@ describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
         ]);
         tokens.set(site, JSON.parse(out.stdout).token);
       }
-      procs.start(BIN.relay, ['run', '--config', relayConfig], join(dir, 'relay.log'));
+      const relay = procs.start(BIN.relay, ['run', '--config', relayConfig], join(dir, 'relay.log'));
       const relayUrl = `http://127.0.0.1:${ports[2]}`;
-      await until('relay up', async () => (await fetch(`${relayUrl}/v1/health`)).ok);
+      await relay.said(/"msg":"relay listening"/);
+      expect((await fetch(`${relayUrl}/v1/health`)).ok).toBe(true);
 
       // One dashboard on each hub.
       const onKilled = openEvents(hubUrl(0), authorization);
@@ -182,17 +172,21 @@ describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
 
       for (let n = 0; n < 3; n++) await round(n);
       // Hub 0 has started taking them: the relay is mid-way when it is killed.
-      await until('hub 0 ingesting', async () => ((await runsAt(0, 'ship-7/net-a1')) ?? []).length > 0);
+      await whenever(
+        'hub 0 ingesting',
+        onKilled.next,
+        async () => ((await runsAt(0, 'ship-7/net-a1')) ?? []).length > 0,
+      );
       // Its dashboard has had a frame to resume from: frames are flushed per client every 250 ms (decision
       // 402), so a kill right after the first ingest could come before any reached it.
-      await until('a live frame at the dashboard on hub 0', async () => onKilled.lastId() !== undefined);
+      await whenever('a live frame at the dashboard on hub 0', onKilled.next, async () => onKilled.lastId());
       for (let n = 3; n < 5; n++) await round(n);
       await procs.stop(hubs[0] as Proc, 'SIGKILL');
       for (let n = 5; n < 8; n++) await round(n);
 
       // Nothing lost, nothing twice: every run of every cell at the surviving hub, once.
       for (const [key, ids] of planned) {
-        const got = await until(`all runs of ${key} at hub 1`, async () => {
+        const got = await whenever(`all runs of ${key} at hub 1`, onSurvivor.next, async () => {
           const at = await runsAt(1, key);
           return at && at.length >= ids.length ? at : undefined;
         });
@@ -201,7 +195,7 @@ describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
 
       // The dashboard on the surviving hub kept receiving: runs of the rounds after the kill reached it.
       const late = [...planned.values()].map((ids) => ids.at(-1) as string);
-      await until('the surviving dashboard sees the last runs', async () =>
+      await whenever('the surviving dashboard sees the last runs', onSurvivor.next, async () =>
         late.every((id) => onSurvivor.frames.some((f) => f.data.run?.runId === id)),
       );
       // The one on the killed hub was cut; it resumes at the other hub from its last id, without a reset.
@@ -218,7 +212,7 @@ describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
       // the resumed replay has every one after `last`, in order.
       const seq = (id: string) => Number(id.split('-')[1]);
       const newest = seq(expected.at(-1)?.id ?? '');
-      await until('the resumed dashboard is caught up', async () =>
+      await whenever('the resumed dashboard is caught up', resumed.next, async () =>
         resumed.frames.some((f) => seq(f.id) >= newest),
       );
       expect(resumed.frames.some((f) => f.event === 'reset')).toBe(false);
@@ -230,10 +224,10 @@ describePg('two hub processes on one PostgreSQL behind one relay', (server) => {
       onSurvivor.close();
       resumed.close();
       // Exactly one hub leads the sweeps now: the survivor (it took over or led all along).
-      await until('hub 1 leads', async () => {
-        const m = await fetch(`${hubUrl(1)}/metrics`, { headers: { authorization } });
-        return /^hub_leader 1$/m.test(await m.text());
-      });
+      // it says so as it takes the lead (at start, or once hub 0's session is gone)
+      await hubs[1]?.said(/"msg":"this hub leads now/);
+      const m = await fetch(`${hubUrl(1)}/metrics`, { headers: { authorization } });
+      expect(await m.text()).toMatch(/^hub_leader 1$/m);
     } finally {
       await procs.stopAll();
       await store.close();

@@ -13,6 +13,11 @@ export interface Proc {
   log: string;
   /** What it logged so far. */
   logs(): string;
+  /**
+   * The first log line matching `re` (one already logged counts): waits on the program's own output,
+   * and rejects, with its last lines, if it exits first.
+   */
+  said(re: RegExp): Promise<string>;
 }
 
 /** Programs a test started, killed (by their own pid) when it ends. */
@@ -26,9 +31,36 @@ export class Procs {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     child.stderr?.pipe(out);
+    let text = '';
+    let exited = false;
+    const waiting = new Set<() => void>();
+    const wake = () => {
+      for (const w of [...waiting]) w();
+    };
+    child.stderr?.on('data', (d: Buffer) => {
+      text += d.toString();
+      wake();
+    });
     this.all.add(child);
     child.once('exit', () => this.all.delete(child));
-    return { child, log, logs: () => readFileSync(log, 'utf8') };
+    // after its output is read to the end: a line logged just before the exit still counts
+    child.once('close', () => {
+      exited = true;
+      wake();
+    });
+    const said = (re: RegExp) =>
+      new Promise<string>((resolve, reject) => {
+        const check = () => {
+          const line = text.split('\n').find((l) => re.test(l));
+          if (line === undefined && !exited) return;
+          waiting.delete(check);
+          if (line !== undefined) resolve(line);
+          else reject(new Error(`${bin} exited before logging ${re}: ${text.slice(-2000)}`));
+        };
+        waiting.add(check);
+        check();
+      });
+    return { child, log, logs: () => readFileSync(log, 'utf8'), said };
   }
 
   /** Sends `signal` and waits for the exit. */
@@ -63,6 +95,14 @@ export interface SseFrame {
 export function openEvents(url: string, authorization: string, lastEventId?: string) {
   const frames: SseFrame[] = [];
   const abort = new AbortController();
+  // `next()`'s waiters: told of each frame, and of the end
+  let waiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+  let over = false;
+  const tell = (end: boolean) => {
+    const now = waiters;
+    waiters = [];
+    for (const w of now) end ? w.reject(new Error(`the events of ${url} ended`)) : w.resolve();
+  };
   let connected = () => {};
   const open = new Promise<void>((r) => {
     connected = r;
@@ -85,19 +125,33 @@ export function openEvents(url: string, authorization: string, lastEventId?: str
           const field = (k: string) => lines.find((l) => l.startsWith(`${k}: `))?.slice(k.length + 2);
           const id = field('id');
           const data = field('data');
-          if (id && data) frames.push({ id, event: field('event') ?? '', data: JSON.parse(data) });
+          if (id && data) {
+            frames.push({ id, event: field('event') ?? '', data: JSON.parse(data) });
+            tell(false);
+          }
         }
       }
     } catch {
       // cut (the hub died) or closed by the test
     }
   })();
-  ended.catch(() => {});
+  ended
+    .catch(() => {})
+    .finally(() => {
+      over = true;
+      tell(true);
+    });
   return {
     frames,
     open,
     ended,
     lastId: () => frames.at(-1)?.id,
+    /** Resolves with the next frame's arrival; rejects once the stream has ended. */
+    next: () =>
+      new Promise<void>((resolve, reject) => {
+        if (over) reject(new Error(`the events of ${url} ended`));
+        else waiters.push({ resolve, reject });
+      }),
     close: () => abort.abort(),
   };
 }

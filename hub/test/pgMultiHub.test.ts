@@ -11,18 +11,44 @@ import { enrol } from '../src/core/enrolment.js';
 import { Ingest } from '../src/core/Ingest.js';
 import { ulidGen } from '../src/ports/IdGen.js';
 import { AgentSim, TestClock } from './agentSim.js';
-import { describePg, type PgServer } from './postgres.js';
+import { describePg, lockWaits, type PgServer, reportingLockWaits } from './postgres.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
 
-/** Waits (bounded in tries, not in time) until `fn` answers true. */
-async function until(fn: () => Promise<boolean> | boolean, what: string, tries = 400): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await fn()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting: ${what}`);
+/**
+ * Resolves once `holds()` does: asked now and again on each call of what it is `on` (`on` registers a
+ * callback and answers its removal: a log's subscribers, a leader's changes), never on a timer.
+ */
+function when(holds: () => boolean, ...on: Array<(fn: () => void) => () => void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const offs: Array<() => void> = [];
+    const check = () => {
+      if (!holds()) return;
+      for (const off of offs) off();
+      resolve();
+    };
+    offs.push(...on.map((o) => o(check)));
+    check();
+  });
 }
+
+/** A leader's changes, told to whoever listens: `onChange` for a {@link PgLeader}, `on` for {@link when}. */
+function changeFeed(name: string, changes: string[]) {
+  const fns = new Set<() => void>();
+  return {
+    onChange: (l: boolean) => {
+      changes.push(`${name} ${l}`);
+      for (const fn of [...fns]) fn();
+    },
+    on: (fn: () => void) => {
+      fns.add(fn);
+      return () => fns.delete(fn);
+    },
+  };
+}
+
+/** A log's events, as {@link when} listens. */
+const heard = (log: EventLog) => (fn: () => void) => log.subscribe(() => fn());
 
 /** A store of its own pool on `url`, as a second hub process would have. */
 const storeOn = (server: PgServer, url: string) => {
@@ -51,7 +77,9 @@ describePg('several hubs on one PostgreSQL database', (server) => {
   it('serialises two lockers of the same document, not of different ones, and frees a dead session’s lock', async () => {
     const url = await server().createDatabase();
     const a = storeOn(server(), url);
-    const b = storeOn(server(), url);
+    // the second hub's sessions: the database tells them when they wait on a lock
+    const b = storeOn(server(), reportingLockWaits(url));
+    const bWaits = lockWaits(b.db.pool);
     try {
       const order: string[] = [];
       let release = () => {};
@@ -76,13 +104,12 @@ describePg('several hubs on one PostgreSQL database', (server) => {
       const second = b.store.lockDocs(['s/a2/epoch-1'], async () => {
         order.push('b in');
       });
-      // b is waiting in the database: give it every chance to (wrongly) enter.
-      await until(async () => {
-        const r = await a.db.pool.query(
-          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
-        );
-        return r.rows[0].n === 1;
-      }, 'the second locker waits on the lock');
+      // b is waiting in the database (its own report of the wait): give it every chance to (wrongly) enter.
+      expect(await bWaits.next()).toMatch(/still waiting for ExclusiveLock on advisory lock/);
+      const r = await a.db.pool.query(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+      );
+      expect(r.rows[0].n).toBe(1);
       expect(order).toEqual(['a in', 'b other']);
       release();
       await Promise.all([first, second]);
@@ -153,9 +180,10 @@ describePg('several hubs on one PostgreSQL database', (server) => {
     const a = storeOn(server(), url);
     const b = storeOn(server(), url);
     const changes: string[] = [];
-    const la = new PgLeader(a.db, { retryMs: 100, onChange: (l) => changes.push(`a ${l}`) });
-    await until(() => la.isLeader(), 'a leads');
-    const lb = new PgLeader(b.db, { retryMs: 100, onChange: (l) => changes.push(`b ${l}`) });
+    const [fa, fb] = [changeFeed('a', changes), changeFeed('b', changes)];
+    const la = new PgLeader(a.db, { retryMs: 100, onChange: fa.onChange });
+    await when(() => la.isLeader(), fa.on);
+    const lb = new PgLeader(b.db, { retryMs: 100, onChange: fb.onChange });
     try {
       for (let i = 0; i < 5; i++) await lb.tick();
       expect([la.isLeader(), lb.isLeader()]).toEqual([true, false]);
@@ -164,12 +192,12 @@ describePg('several hubs on one PostgreSQL database', (server) => {
       await b.db.pool.query(
         "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = 5 AND granted",
       );
-      await until(() => changes.includes('a false'), 'a steps down');
-      await until(() => la.isLeader() !== lb.isLeader(), 'one leader again');
+      await when(() => changes.includes('a false'), fa.on);
+      await when(() => la.isLeader() !== lb.isLeader(), fa.on, fb.on);
       // The leader dies (its session ends with it): the other takes over at its next try.
-      const [leader, other] = la.isLeader() ? [la, lb] : [lb, la];
+      const [leader, other, otherFeed] = la.isLeader() ? [la, lb, fb] : [lb, la, fa];
       await leader.close();
-      await until(() => other.isLeader(), 'the other takes over');
+      await when(() => other.isLeader(), otherFeed.on);
       expect(changes[0]).toBe('a true');
     } finally {
       await la.close();
@@ -186,14 +214,18 @@ describePg('several hubs on one PostgreSQL database', (server) => {
     // A timer far quicker than the database's first answers: every tick overtakes the first one.
     const events = new PgEvents(a.db, log, { pollMs: 1 });
     try {
-      await until(() => log.epoch.startsWith('p'), 'the table’s epoch taken');
+      // what the hub awaits before answering a client: the first tick, which takes the table's epoch
+      await log.catchUp?.();
+      expect(log.epoch).toMatch(/^p/);
       const seen: string[] = [];
       log.subscribe((e) => seen.push(e.id));
+      const all = when(() => seen.length === 20, heard(log));
       for (let i = 0; i < 20; i++) {
         events.publish({ type: 'reset', reason: 'unknown', site: `s${i}` } as never);
         await events.flushed();
       }
-      await until(() => seen.length === 20, 'every event heard by the subscriber');
+      await all; // every event heard by the subscriber
+      expect(seen).toHaveLength(20);
       const listeners = await a.db.pool.query(
         "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'driftline-hub-events' AND datname = current_database()",
       );
@@ -213,19 +245,24 @@ describePg('several hubs on one PostgreSQL database', (server) => {
     const ea = new PgEvents(a.db, logA, { pollMs: 100 });
     const eb = new PgEvents(b.db, logB, { pollMs: 100 });
     try {
-      await until(
-        () => logA.epoch === logB.epoch && logA.epoch.startsWith('p'),
-        'both take the table’s epoch',
-      );
+      // both take the table's epoch on their first tick, which a client's catch-up awaits
+      await Promise.all([logA.catchUp?.(), logB.catchUp?.()]);
+      expect(logA.epoch).toBe(logB.epoch);
+      expect(logA.epoch).toMatch(/^p/);
       const seen: string[] = [];
       logB.subscribe((e) => seen.push(e.id));
+      const bothHoldAll = when(
+        () => logA.lastId === logB.lastId && seen.length === 3,
+        heard(logA),
+        heard(logB),
+      );
       const ev = (site: string): HubEvent => ({ type: 'reset', reason: 'unknown', site }) as never;
       ea.publish(ev('s1'));
       eb.publish(ev('s2'));
       ea.publish(ev('s3'));
       await ea.flushed();
       await eb.flushed();
-      await until(() => logA.lastId === logB.lastId && seen.length === 3, 'both logs hold all three');
+      await bothHoldAll;
       const firstId = seen[0] as string;
       const since = logA.since(firstId);
       expect(since.kind).toBe('replay');
@@ -234,7 +271,9 @@ describePg('several hubs on one PostgreSQL database', (server) => {
       const logC = new EventLog();
       const c = storeOn(server(), url);
       const ec = new PgEvents(c.db, logC, { pollMs: 100 });
-      await until(() => logC.lastId === logA.lastId, 'a late hub reads the table');
+      // a late hub reads the table on its first tick
+      await logC.catchUp?.();
+      expect(logC.lastId).toBe(logA.lastId);
       expect(logC.since(firstId)).toEqual(since);
       await ec.close();
       await c.store.close();

@@ -213,3 +213,40 @@ export function describePg(
     });
   });
 }
+
+/**
+ * `url` with sessions the database tells when they wait on a lock: a wait past 1 ms is reported to the
+ * waiting session's own client as a message (`log_lock_waits` at `client_min_messages = log`), which
+ * {@link lockWaits} hears. These are superuser settings: the test cluster's user is one.
+ */
+export function reportingLockWaits(url: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', '-c log_lock_waits=on -c deadlock_timeout=1ms -c client_min_messages=log');
+  return u.toString();
+}
+
+/**
+ * The lock waits the database reports on `pool`'s sessions (opened on a {@link reportingLockWaits} URL;
+ * listen before its first query): `next()` resolves with the next report, one already heard counting.
+ */
+export function lockWaits(pool: pg.Pool): { next(): Promise<string> } {
+  const heard: string[] = [];
+  const waiting: Array<(m: string) => void> = [];
+  pool.on('connect', (c) =>
+    c.on('notice', (n) => {
+      const m = n.message ?? '';
+      if (!/still waiting for .* lock/.test(m)) return;
+      const w = waiting.shift();
+      if (w) w(m);
+      else heard.push(m);
+    }),
+  );
+  return {
+    next: () =>
+      new Promise<string>((resolve) => {
+        const m = heard.shift();
+        if (m !== undefined) resolve(m);
+        else waiting.push(resolve);
+      }),
+  };
+}

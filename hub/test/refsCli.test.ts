@@ -16,16 +16,33 @@ function hub(args: string[], env: NodeJS.ProcessEnv = {}) {
   });
   let stdout = '';
   let stderr = '';
+  const waiting: Array<{ text: string; resolve: () => void }> = [];
   child.stdout.on('data', (d) => {
     stdout += d;
   });
   child.stderr.on('data', (d) => {
     stderr += d;
+    for (const w of waiting.filter((w) => stderr.includes(w.text))) {
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve();
+    }
   });
   const done = new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
     child.on('close', (status) => resolve({ status, stdout, stderr })),
   );
-  return { done, stderr: () => stderr };
+  /** Resolves once the child has written `text` to stderr; rejects if it exits first. */
+  const said = (text: string) =>
+    Promise.race([
+      new Promise<void>((resolve) => {
+        if (stderr.includes(text)) resolve();
+        else waiting.push({ text, resolve });
+      }),
+      done.then((r) => {
+        if (!r.stderr.includes(text))
+          throw new Error(`exited ${r.status} before saying ${text}:\n${r.stderr}`);
+      }),
+    ]);
+  return { done, stderr: () => stderr, said };
 }
 
 const hubs: TestHub[] = [];
@@ -60,9 +77,8 @@ describe('hub refs (remote verbs, as processes)', { timeout: 120_000 }, () => {
       '1',
       ...remote,
     ]);
-    // Bounded: at most 600 checks of 50 ms for the first progress line.
-    for (let i = 0; i < 600 && !waiting.stderr().includes('pending: 1/2 complete'); i++)
-      await new Promise((r) => setTimeout(r, 50));
+    // the child's first progress line
+    await waiting.said('pending: 1/2 complete');
     expect(waiting.stderr()).toContain('pending: 1/2 complete');
     await s.plan('ship-9', { component: 'app', ref: 'pr/42', commit: sha('2'), status: 'clean' });
     const r = await waiting.done;

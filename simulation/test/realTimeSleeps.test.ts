@@ -6,25 +6,12 @@ import { ROOT } from '../src/topology/programs.js';
 /**
  * The default lane waits on events or virtual time, never on the wall clock (issue 56;
  * docs/decisions/540-deterministic-world.md): a sleep of real time is a coin toss on a loaded machine. This
- * is a ratchet. The files below still sleep (`await new Promise((r) => setTimeout(r, ms))` and its forms)
- * and each is a file to move onto events or the world's clock; a file not on the list that sleeps fails
- * here, and so does a listed file that no longer does (take it off: the list only shrinks). World tests
+ * is a ratchet. The files listed below would still sleep (`await new Promise((r) => setTimeout(r, ms))` and its
+ * forms), each a file to move onto events or the world's clock; none is left. A file not on the list that
+ * sleeps fails here, and so does a listed file that no longer does (take it off: the list only shrinks). World tests
  * (`simulation/src/world/`, `*.world.test.ts`) are not counted: their timers are the world's.
  */
-const STILL_SLEEPING = [
-  'edge-agent/src/core/sync/DownlinkPulls.test.ts',
-  'edge-agent/test/daemon.test.ts',
-  'edge-agent/test/planOnStart.test.ts',
-  'edge-agent/test/redactionDaemon.test.ts',
-  'edge-agent/test/redactionRealTerraform.test.ts',
-  'edge-agent/test/stopWithHungUpstream.test.ts',
-  'hop/test/stalls.test.ts',
-  'hub/test/driftStore.test.ts',
-  'hub/test/multiHub.test.ts',
-  'hub/test/pgMultiHub.test.ts',
-  'hub/test/refsCli.test.ts',
-  'hub/test/wire2AckLater.test.ts',
-];
+const STILL_SLEEPING: string[] = [];
 
 const SLEEP =
   /setTimeout\(\s*(r|res|resolve)\s*,\s*[\d_]+\s*\)|new Promise\(\(?\s*(r|res|resolve)\s*\)?\s*=>\s*setTimeout\(/;

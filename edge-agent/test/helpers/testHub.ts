@@ -23,6 +23,9 @@ export class TestHub {
   private seq = 0;
   server!: HopServer;
   url = '';
+  /** Exchanges the server has answered (or dropped) so far; `served` waits on the next one. */
+  private exchanges = 0;
+  private onExchange: Array<() => void> = [];
 
   private constructor(
     readonly keys: SigningKeyPair,
@@ -34,7 +37,37 @@ export class TestHub {
     hub.backend.addToken(token, { name: 'ship-7', sites: ['ship-7'] });
     hub.server = createHopServer(hub.backend, { uploads: { directory: tempDir('driftline-tus-') } });
     hub.url = (await hub.server.listen(0, '127.0.0.1')).url;
+    hub.server.server.on('request', (_req, res) =>
+      res.once('close', () => {
+        hub.exchanges++;
+        for (const r of hub.onExchange.splice(0)) r();
+      }),
+    );
     return hub;
+  }
+
+  /**
+   * `f`'s first truthy answer: asked now, then again after each exchange the server answers (what the
+   * agent sends or fetches is the only thing that changes what `f` reads), never on a timer. `stopped`
+   * (the agent's exit, say) ends the wait with an error naming `what`; the test's timeout bounds the rest.
+   */
+  async served<T>(
+    what: string,
+    f: () => T | false | undefined | Promise<T | false | undefined>,
+    stopped?: Promise<unknown>,
+  ): Promise<T> {
+    let ended = false;
+    const end = stopped?.then(() => {
+      ended = true;
+    });
+    for (;;) {
+      const seen = this.exchanges;
+      const v = await f();
+      if (v) return v;
+      if (ended) throw new Error(`gave up waiting for ${what}: the agent stopped`);
+      if (this.exchanges === seen)
+        await Promise.race([new Promise<void>((r) => this.onExchange.push(r)), end]);
+    }
   }
 
   /** Processes what arrived: verify, merge, queue an ack per document. Returns acks queued. */

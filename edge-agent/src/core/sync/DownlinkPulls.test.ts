@@ -82,6 +82,13 @@ describe('DownlinkPulls standing, when one lane fails', () => {
     // The first pull of the run learns that the upstream keeps two; then lane A's pull fails (its token
     // revoked) while lane B's is held for its whole hold (sent with the new token: the link works).
     const held: Array<{ signal?: AbortSignal; resolve: (o: PullOutcome) => void }> = [];
+    // resolves once `n` pulls are open: the engine's own call is the event waited on
+    const waiting: Array<{ n: number; resolve: () => void }> = [];
+    const opened = (n: number) =>
+      new Promise<void>((resolve) => {
+        if (held.length >= n) resolve();
+        else waiting.push({ n, resolve });
+      });
     const pulls = new DownlinkPulls({
       engine: {
         pullOnce: (hold) =>
@@ -89,6 +96,7 @@ describe('DownlinkPulls standing, when one lane fails', () => {
             const entry = { signal: hold?.signal, resolve };
             hold?.signal?.addEventListener('abort', () => resolve({ ...cut, errors: ['u: aborted'] }));
             held.push(entry);
+            for (const w of waiting.filter((w) => held.length >= w.n)) w.resolve();
           }),
       },
       intervalMs: 30_000,
@@ -98,7 +106,7 @@ describe('DownlinkPulls standing, when one lane fails', () => {
     });
     // learn that it holds and keeps two
     const first = pulls.pull(true);
-    await new Promise((r) => setTimeout(r, 0));
+    await opened(1);
     held[0]?.resolve({ ...nothing, keep: 2, heldS: 900 });
     await first;
     const outcomes: PullOutcome[] = [];
@@ -106,7 +114,7 @@ describe('DownlinkPulls standing, when one lane fails', () => {
       () => true,
       (o) => outcomes.push(o),
     );
-    await new Promise((r) => setTimeout(r, 0));
+    await opened(3);
     expect(held).toHaveLength(3); // two lanes, a pull each
     held[1]?.resolve({ ...cut, errors: ['u: HTTP 401 the token was revoked'] });
     // the run ends without waiting for lane B's hold to end: its pull is cut by the agent itself
