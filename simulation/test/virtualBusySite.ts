@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadConfig as loadAgentConfig, type RunningAgent, startAgent } from '@driftline/edge-agent';
 import { createHub, type Hub, parseConfig as hubConfig } from '@driftline/hub';
 import { createRelay, type Relay, parseConfig as relayConfig } from '@driftline/relay';
@@ -15,8 +14,8 @@ import { WORLD_START } from '../src/world/World.js';
 import { WorldLink } from '../src/world/WorldLink.js';
 import { WorldNetwork, worldUrl } from '../src/world/WorldNetwork.js';
 import { type AgentLine, type BusySiteOptions, busySiteActions, prepareBusySite } from './busySite.js';
+import { worldClockEnv } from './worldClockEnv.js';
 
-const SKEW_PRELOAD = fileURLToPath(new URL('./skewClock.mjs', import.meta.url));
 const HUB = 'hub';
 const RELAY = 'ground-1';
 
@@ -126,8 +125,7 @@ export async function startVirtualBusySite(o: BusySiteOptions, seed = 270) {
     };
     // headquarters' commands read the world's clock (their claims are dated and expire by it)
     const hqEnv = () => ({
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${SKEW_PRELOAD}`.trim(),
-      DRIFTLINE_TEST_CLOCK_SKEW_MS: String(Date.now() - world.realNow()),
+      ...worldClockEnv(world.realNow),
     });
     return {
       ...busySiteActions(p, api, hubUrl, lines, floorMs, hqEnv),

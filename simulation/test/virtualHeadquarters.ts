@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadConfig as loadAgentConfig, type RunningAgent, startAgent } from '@driftline/edge-agent';
 import { createHub, type Hub, parseConfig as hubConfig } from '@driftline/hub';
 import { createRelay, type Relay, parseConfig as relayConfig } from '@driftline/relay';
@@ -18,8 +17,8 @@ import { WORLD_START } from '../src/world/World.js';
 import { WorldLink } from '../src/world/WorldLink.js';
 import { type WorldInit, WorldNetwork, type WorldTransport, worldUrl } from '../src/world/WorldNetwork.js';
 import type { AgentLine } from './busySite.js';
+import { worldClockEnv } from './worldClockEnv.js';
 
-const SKEW_PRELOAD = fileURLToPath(new URL('./skewClock.mjs', import.meta.url));
 export const HUB = 'hub';
 /** The relay's node name: the name its `relay.yaml` gives it in the process tests. */
 export const RELAY = 'ground-1';
@@ -256,8 +255,7 @@ export async function startVirtualHeadquarters(o: VirtualHeadquartersOptions) {
           env: {
             ...process.env,
             LOG_LEVEL: 'warn',
-            NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${SKEW_PRELOAD}`.trim(),
-            DRIFTLINE_TEST_CLOCK_SKEW_MS: String(Date.now() - world.realNow()),
+            ...worldClockEnv(world.realNow),
           },
           stdio: ['ignore', 'pipe', 'pipe'],
         });

@@ -1,6 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   initAgentKey,
   loadConfig as loadAgentConfig,
@@ -21,6 +20,7 @@ import { WORLD_START, worldTmp } from '../../src/world/World.js';
 import { WorldLink } from '../../src/world/WorldLink.js';
 import { type Dispatch, WorldNetwork, worldUrl } from '../../src/world/WorldNetwork.js';
 import { until } from '../support.js';
+import { worldClockEnv } from '../worldClockEnv.js';
 import type { HostileProxy } from './hostileProxy.js';
 import {
   agentSyncOf,
@@ -48,7 +48,6 @@ const RELAY = 'relay-1';
 const AGENT_HOP = 'agent-hop';
 const ADMIN_TOKEN = 'virtual-world-admin-token';
 const RELAY_TOKEN = 'virtual-world-relay-token';
-const SKEW_PRELOAD = fileURLToPath(new URL('../skewClock.mjs', import.meta.url));
 
 /** What only the deterministic world has beside {@link World}: its network, and a node's crash. */
 export interface VirtualWorld extends World {
@@ -410,8 +409,7 @@ export async function startVirtualWorld(o: WorldOptions = {}, seed = 1): Promise
     // a program's clock reads the world's (its claims and audit rows are dated by it); while it runs, the
     // world stands still (its child process is work under way)
     programEnv: () => ({
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${SKEW_PRELOAD}`.trim(),
-      DRIFTLINE_TEST_CLOCK_SKEW_MS: String(Date.now() - world.realNow()),
+      ...worldClockEnv(world.realNow),
     }),
     start,
     stopProgram,
