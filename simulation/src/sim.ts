@@ -1,7 +1,8 @@
 /**
  * `npm run sim -- --seed S --sites N --days D [--faults links,crash]`: runs a deterministic world (hub, relay and
  * agents in this process on virtual time; docs/decisions/540-deterministic-world.md) and prints its
- * invariants, figures and digest. `npm run sim -- --scenario <name> --duration <seconds> --report <file>`:
+ * invariants, figures and digest; `--topology <file.json>` runs the fleet a file describes instead (sites, links,
+ * contact windows, cadences: `world/topologyFile.ts`) and prints the hub's ages and each link's bytes. `npm run sim -- --scenario <name> --duration <seconds> --report <file>`:
  * runs the topology as processes under a link profile, produces results, heals the links, waits until
  * everything produced has arrived, and writes a JSON report. Exits 1 when anything was lost or duplicated
  * (or an invariant broke), 2 on a usage error.
@@ -27,6 +28,10 @@ const program = new Command('sim')
     'Run Driftline over emulated links and report what arrived: a deterministic world (--seed), or hub, relay and agents as processes (--scenario)',
   )
   .option('--seed <n>', 'run a deterministic world with this seed (the same seed gives the same digest)')
+  .option(
+    '--topology <file>',
+    'world: a topology file (JSON: sites, links, contact windows, cadences; examples/topology/polar-fleet.json) instead of --sites; seed 1 unless --seed',
+  )
   .option('--seeds <range>', 'run a world for each seed of a range (e.g. 1-20), each in its own process')
   .option('--jobs <n>', 'with --seeds: worlds run at once', '1')
   .option('--days <n>', 'world: days of virtual time the sites plan and sync', '1')
@@ -47,7 +52,11 @@ const program = new Command('sim')
       .join(
         '\n',
       )}\n\nExit codes: 0 nothing lost or duplicated (every invariant held), 1 something was, 2 usage error.\n\n` +
-      'Examples:\n  npm run sim -- --seed 7 --sites 20 --days 2 --faults links,crash\n  npm run sim -- --seeds 1-20 --jobs 2 --sites 3 --days 1 --faults links,crash,hostile\n  npm run sim -- --scenario polar --duration 120 --report polar.json',
+      'A topology file describes a fleet before it is deployed: its sites (by name, or count and prefix), each\n' +
+      "link's light time, bandwidth, loss and contact windows (the agents' window syntax), the agents' plan\n" +
+      "schedule and sync keys, the relay's link to the hub; the run prints, beside the invariants, the age of\n" +
+      'the hub\'s oldest fact per site (p50/p95/max) and each link\'s bytes per day. README: "A fleet before you deploy it".\n\n' +
+      'Examples:\n  npm run sim -- --seed 7 --sites 20 --days 2 --faults links,crash\n  npm run sim -- --topology examples/topology/polar-fleet.json --days 1 --report polar-fleet.json\n  npm run sim -- --seeds 1-20 --jobs 2 --sites 3 --days 1 --faults links,crash,hostile\n  npm run sim -- --scenario polar --duration 120 --report polar.json',
   );
 
 try {
@@ -58,6 +67,7 @@ try {
 }
 const o = program.opts<{
   seed?: string;
+  topology?: string;
   seeds?: string;
   jobs: string;
   days: string;
@@ -69,6 +79,10 @@ const o = program.opts<{
   sites: string;
   settle?: number;
 }>();
+if (o.topology !== undefined && program.getOptionValueSource('sites') === 'cli') {
+  process.stderr.write('sim: --topology names its sites; give it or --sites, not both\n');
+  process.exit(2);
+}
 if (o.seeds !== undefined) {
   if (o.seed !== undefined) {
     process.stderr.write('sim: give --seed <n> for one world or --seeds <range> for several, not both\n');
@@ -83,9 +97,9 @@ if (o.seeds !== undefined) {
     ]),
   );
 }
-if (o.seed !== undefined) {
+if (o.seed !== undefined || o.topology !== undefined) {
   const reportGiven = program.getOptionValueSource('report') === 'cli';
-  process.exit(await runWorldCli({ ...o, seed: o.seed, report: reportGiven ? o.report : undefined }));
+  process.exit(await runWorldCli({ ...o, seed: o.seed ?? '1', report: reportGiven ? o.report : undefined }));
 }
 if (o.scenario === undefined) {
   process.stderr.write('sim: give --seed <n> for a world, or --scenario <name> for processes (see --help)\n');

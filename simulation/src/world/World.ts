@@ -11,9 +11,11 @@ import {
   startAgent,
 } from '@driftline/edge-agent';
 import { addUser, createHub, enrol, type Hub, parseConfig as hubConfig, sha256Hex } from '@driftline/hub';
+import { parseWindows } from '@driftline/protocol';
 import { createRelay, type Relay, parseConfig as relayConfig } from '@driftline/relay';
 import inject from 'light-my-request';
 import pino, { type Logger } from 'pino';
+import type { LinkSettingsInput } from '../core/link/settings.js';
 import { seededRandom } from '../core/rng.js';
 import { InProcessTerraform } from './InProcessTerraform.js';
 import { VirtualTime } from './VirtualTime.js';
@@ -85,6 +87,35 @@ export interface WorldSpec {
   siteSync?: (site: string) => Record<string, number | boolean>;
   /** Every node's logger (default silent): the `hostile` fault counts the refusals the nodes log. */
   logger?: Logger;
+  /**
+   * Each site as a topology file describes it (`topologyFile.ts`): given, `sites` is its length and each
+   * site's name, link, windows, cadences and components are its own (the uniform `oneWayMs`, `contact`,
+   * `siteLink`, `schedule`, `components` are not read; `faults` and `jitterMs` add to a site's own).
+   */
+  siteSpecs?: readonly WorldSiteSpec[];
+  /** The relay's link to the hub (default 20 ms each way, always up). */
+  relayLink?: LinkSettingsInput;
+  /** The relay's link's contact windows (window syntax): its upstream's declared plan, and when the link is up. */
+  relayWindows?: readonly string[];
+  /** Loss, lost answers and duplicates on the relay's link to the hub (default none). */
+  relayFaults?: WorldFaults;
+}
+
+/** One site of a topology file (`topologyFile.ts`): what {@link WorldSpec.siteSpecs} holds per site. */
+export interface WorldSiteSpec {
+  name: string;
+  /** Its link to the relay: delay, jitter, bandwidth, stalls, resets, `whenDown` (windows are `windows`). */
+  link: LinkSettingsInput;
+  /** Contact windows in the window syntax (`every 6h for 1h from …`); the link is up only inside them. None: always up. */
+  windows: readonly string[];
+  /** Loss, lost answers and duplicates per exchange on its link. */
+  faults?: WorldFaults;
+  /** The agent's `sync:` keys (e.g. `{ intervalS: 60 }`). */
+  sync?: Record<string, number | boolean>;
+  /** When each of its cells plans (cron); default hourly, staggered. */
+  schedule?: string;
+  /** Components (one environment each); default 2. */
+  components?: number;
 }
 
 /** The hub on a real socket of this machine, for a browser at headquarters ({@link World.listen}). */
@@ -149,7 +180,7 @@ export class World {
     Math.random = seededRandom(`${this.spec.seed}:math`);
     // each site's first opening, in site order (drawn here so the hub can declare them; the same draws a
     // site made as it started before)
-    const contact = this.contact();
+    const contact = this.spec.siteSpecs ? null : this.contact();
     this.windowOffsets = Array.from({ length: this.spec.sites }, () =>
       contact ? Math.floor(this.random() * contact.periodMs) : 0,
     );
@@ -256,7 +287,7 @@ export class World {
 
   /** Every site's link up for good (contact windows off): what is left to carry, carried. */
   openAllLinks(): void {
-    for (const s of this.sites) s.link.settings.schedule = null;
+    for (const s of this.sites) s.link.openForGood();
   }
 
   /** What the agents recorded and the hub committed, in one digest: equal for equal seeds, on any machine. */
@@ -339,12 +370,19 @@ export class World {
     return this.spec.contact === undefined ? { periodMs: 6 * HOUR, upMs: 2 * HOUR } : this.spec.contact;
   }
 
-  /** Site `i`'s window in the declared syntax, or null without windows. */
-  private windowOf(i: number): string | null {
+  /** Site `i`'s windows in the declared syntax; none: always up. */
+  private windowsOf(i: number): readonly string[] {
+    const own = this.spec.siteSpecs?.[i];
+    if (own) return own.windows;
     const contact = this.contact();
-    if (!contact) return null;
+    if (!contact) return [];
     const from = new Date(WORLD_START + (this.windowOffsets[i] ?? 0)).toISOString();
-    return `every ${span(contact.periodMs)} for ${span(contact.upMs)} from ${from}`;
+    return [`every ${span(contact.periodMs)} for ${span(contact.upMs)} from ${from}`];
+  }
+
+  /** Site `i`'s name: its topology file's, or `site-001`, …. */
+  nameOf(i: number): string {
+    return this.spec.siteSpecs?.[i]?.name ?? siteName(i);
   }
 
   /** `contactPlans:` of hub.yaml: the spec's, with the sites' windows where the hub declares them. */
@@ -353,8 +391,8 @@ export class World {
     if (this.spec.windowsDeclaredAt !== 'hub') return given;
     const sites: Record<string, string[]> = { ...((given?.sites as Record<string, string[]>) ?? {}) };
     for (let i = 0; i < this.spec.sites; i++) {
-      const w = this.windowOf(i);
-      if (w) sites[siteName(i)] = [w];
+      const w = this.windowsOf(i);
+      if (w.length > 0) sites[this.nameOf(i)] = [...w];
     }
     return { ...given, sites };
   }
@@ -408,7 +446,7 @@ export class World {
       forward: { idleMs: 60_000, pullIntervalMs: 60_000, ...this.spec.relayForward },
       ...(this.spec.relayMaxBytes ? { storage: { maxBytes: this.spec.relayMaxBytes } } : {}),
       publications: { intervalMs: 60_000 },
-      sites: Array.from({ length: this.spec.sites }, (_, i) => siteName(i)),
+      sites: Array.from({ length: this.spec.sites }, (_, i) => this.nameOf(i)),
     });
     if (!rc.ok) throw new Error(`world relay config: ${rc.errors.join('; ')}`);
     const config = rc.value;
@@ -416,7 +454,14 @@ export class World {
     this.openRelay = () => {
       this.relay = createRelay(
         config,
-        [{ name: 'hub', url: worldUrl('hub'), token: RELAY_TOKEN, plan: { windows: [] } }],
+        [
+          {
+            name: 'hub',
+            url: worldUrl('hub'),
+            token: RELAY_TOKEN,
+            plan: { windows: parseWindows(this.spec.relayWindows ?? []) },
+          },
+        ],
         {
           logger: this.log,
           // each life its own stream of the seed: a restarted relay does not replay its first life's draws
@@ -438,12 +483,16 @@ export class World {
           { tokenSha256: sha256Hex(RELAY_TOKEN), name: RELAY, sites: ['*'], publicKey: this.relay.publicKey },
         ],
       });
-    // the relay beside the hub: a short, steady link
-    this.net.connect(
-      RELAY,
-      'hub',
-      new WorldLink(`${RELAY}>hub`, { uplink: { delayMs: 20 }, downlink: { delayMs: 20 } }, WORLD_START),
+    // the relay beside the hub: a short, steady link (unless a topology file says otherwise)
+    const relayLink = new WorldLink(
+      `${RELAY}>hub`,
+      this.spec.relayLink ?? { uplink: { delayMs: 20 }, downlink: { delayMs: 20 } },
+      WORLD_START,
+      this.spec.relayFaults,
+      this.spec.relayFaults ? seededRandom(`${this.spec.seed}:${RELAY}>hub`) : undefined,
     );
+    if (this.spec.relayWindows?.length) relayLink.windows = parseWindows(this.spec.relayWindows);
+    this.net.connect(RELAY, 'hub', relayLink);
     this.relay.startLoops();
   }
 
@@ -493,7 +542,8 @@ export class World {
   }
 
   private async startSite(i: number): Promise<void> {
-    const name = siteName(i);
+    const name = this.nameOf(i);
+    const own = this.spec.siteSpecs?.[i];
     const dir = join(this.root, name);
     const dataDir = join(dir, 'data');
     const { publicKey } = await initAgentKey(dataDir);
@@ -501,10 +551,10 @@ export class World {
     if (!e.ok) throw new Error(`world enrol ${name}: ${e.error}`);
     writeFileSync(join(dir, 'hub.pub'), `${this.hub.publicKeyText}\n`);
     writeFileSync(join(dir, 'agent.token'), `${this.relay.tokens.add(name, [name])}\n`);
-    const components = this.spec.components ?? WORLD_COMPONENTS;
-    const contact = this.contact();
+    const components = own?.components ?? this.spec.components ?? WORLD_COMPONENTS;
+    const contact = own ? null : this.contact();
     const offsetMs = this.windowOffsets[i] ?? 0;
-    const window = this.spec.windowsDeclaredAt === 'hub' ? null : this.windowOf(i);
+    const windows = this.spec.windowsDeclaredAt === 'hub' ? [] : this.windowsOf(i);
     const lines = [
       `site: ${name}`,
       'agent: a1',
@@ -515,8 +565,10 @@ export class World {
       '    tokenFile: ./agent.token',
       'publications: { retryMs: 60000 }',
       ...yamlSection('sync', [
-        ...(window ? [`contactWindows: ['${window}']`] : []),
-        ...Object.entries({ ...this.spec.agentSync, ...this.spec.siteSync?.(name) }).map(
+        ...(windows.length > 0
+          ? [`contactWindows: [${windows.map((w) => JSON.stringify(w)).join(', ')}]`]
+          : []),
+        ...Object.entries({ ...this.spec.agentSync, ...this.spec.siteSync?.(name), ...own?.sync }).map(
           ([k, v]) => `${k}: ${v}`,
         ),
       ]),
@@ -531,24 +583,26 @@ export class World {
         `  - name: ${comp}`,
         `    workingDir: ./${comp}`,
         '    environments: [prod]',
-        `    schedule: "${this.spec.schedule ?? `${(i * 7 + c * 13) % 60} * * * *`}"`,
+        `    schedule: "${own?.schedule ?? this.spec.schedule ?? `${(i * 7 + c * 13) % 60} * * * *`}"`,
       );
     }
     writeFileSync(join(dir, 'agent.yaml'), `${lines.join('\n')}\n`);
     const parsed = agentConfig(`${lines.join('\n')}\n`, dir, join(dir, 'agent.yaml'));
     if (!parsed.ok) throw new Error(`world agent config ${name}: ${parsed.problems.join('; ')}`);
-    const link = new WorldLink(
-      `${name}>${RELAY}`,
-      {
-        uplink: { delayMs: this.spec.oneWayMs ?? 4 * 60_000, jitterMs: this.spec.jitterMs ?? 0 },
-        downlink: { delayMs: this.spec.oneWayMs ?? 4 * 60_000, jitterMs: this.spec.jitterMs ?? 0 },
-        schedule: contact ? { ...contact, offsetMs } : null,
-        ...this.spec.siteLink,
-      },
-      WORLD_START,
-      this.spec.faults,
-      seededRandom(`${this.spec.seed}:${name}`),
-    );
+    const link = own
+      ? ownSiteLink(this.spec.seed, name, own, this.spec)
+      : new WorldLink(
+          `${name}>${RELAY}`,
+          {
+            uplink: { delayMs: this.spec.oneWayMs ?? 4 * 60_000, jitterMs: this.spec.jitterMs ?? 0 },
+            downlink: { delayMs: this.spec.oneWayMs ?? 4 * 60_000, jitterMs: this.spec.jitterMs ?? 0 },
+            schedule: contact ? { ...contact, offsetMs } : null,
+            ...this.spec.siteLink,
+          },
+          WORLD_START,
+          this.spec.faults,
+          seededRandom(`${this.spec.seed}:${name}`),
+        );
     this.net.connect(name, RELAY, link);
     const site: WorldSite = { name, dir, link, agent: null, ledger: this.ledger.site(name) };
     this.sites.push(site);
@@ -573,6 +627,34 @@ export class World {
     site.agent = await start();
     this.watchRecords(site, site.agent);
   }
+}
+
+/**
+ * A topology file's site link: its own settings and windows, the world's `faults` and `jitterMs` (the
+ * `links` fault) added to its own.
+ */
+function ownSiteLink(seed: number, name: string, own: WorldSiteSpec, spec: WorldSpec): WorldLink {
+  const extra = spec.jitterMs ?? 0;
+  const jitter = (d: LinkSettingsInput['uplink']) => ({ ...d, jitterMs: (d?.jitterMs ?? 0) + extra });
+  const f = own.faults;
+  const g = spec.faults;
+  const faults =
+    f || g
+      ? {
+          lossRate: Math.min(1, (f?.lossRate ?? 0) + (g?.lossRate ?? 0)),
+          answerLossRate: Math.min(1, (f?.answerLossRate ?? 0) + (g?.answerLossRate ?? 0)),
+          duplicateRate: Math.min(1, (f?.duplicateRate ?? 0) + (g?.duplicateRate ?? 0)),
+        }
+      : undefined;
+  const link = new WorldLink(
+    `${name}>${RELAY}`,
+    { ...own.link, uplink: jitter(own.link.uplink), downlink: jitter(own.link.downlink), schedule: null },
+    WORLD_START,
+    faults,
+    seededRandom(`${seed}:${name}`),
+  );
+  if (own.windows.length > 0) link.windows = parseWindows(own.windows);
+  return link;
 }
 
 const yamlSection = (name: string, lines: string[]) =>

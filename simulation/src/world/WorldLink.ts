@@ -1,3 +1,4 @@
+import { nextWindowOf, openWindowOf, type WindowSpec } from '@driftline/protocol';
 import { msUntilChange, scheduledUp } from '../core/link/schedule.js';
 import {
   type DirectionSettings,
@@ -48,6 +49,12 @@ export class WorldLink {
   readonly bytes = { up: 0, down: 0 };
   exchanges = 0;
   /**
+   * Contact windows in the window syntax's parsed form (`every 6h for 1h from …`, cron, once): given, the
+   * link is up only inside one of them (and its schedule is not read). A topology file's links
+   * (`topologyFile.ts`) are up by the windows their sites declare.
+   */
+  windows: readonly WindowSpec[] | null = null;
+  /**
    * Request bodies go at the uplink's rate as the server reads them (its headers after the delay), not
    * whole at the end of their transfer: the server sees a long upload open while its bytes come, and
    * can cut it (a tus PATCH whose token is revoked meanwhile, docs/decisions/411-revocation-cuts-at-once.md).
@@ -83,7 +90,15 @@ export class WorldLink {
 
   /** Up at `now` (virtual ms since the epoch): not cut, and its schedule has it up. */
   up(now: number): boolean {
-    return !this.forcedDown && scheduledUp(this.settings.schedule, now - this.startedAt);
+    if (this.forcedDown) return false;
+    if (this.windows) return openWindowOf(this.windows, now) !== null;
+    return scheduledUp(this.settings.schedule, now - this.startedAt);
+  }
+
+  /** Up for good from now on (windows and schedule off): the world's drain. */
+  openForGood(): void {
+    this.settings.schedule = null;
+    this.windows = null;
   }
 
   /**
@@ -91,6 +106,7 @@ export class WorldLink {
    * are shorter): 0 if it is so now, Infinity if never. A `cut()` is not foreseen.
    */
   msUntilUpFor(now: number, forMs: number): number {
+    if (this.windows) return msUntilWindowFor(this.windows, now, forMs);
     const s = this.settings.schedule;
     if (!s) return 0;
     if (s.upMs <= 0) return Number.POSITIVE_INFINITY;
@@ -128,6 +144,14 @@ export class WorldLink {
   answerTransferMs(bytes: number): number {
     return transferMs(this.settings.downlink, bytes);
   }
+}
+
+/** {@link WorldLink.msUntilUpFor} over windows: 0 in a window with `forMs` (or all of itself) left, else the next one's start. */
+function msUntilWindowFor(windows: readonly WindowSpec[], now: number, forMs: number): number {
+  const open = openWindowOf(windows, now);
+  if (open && open.end - now >= Math.min(forMs, open.end - open.start)) return 0;
+  const next = nextWindowOf(windows, now);
+  return next ? next.start - now : Number.POSITIVE_INFINITY;
 }
 
 function oneWay(d: DirectionSettings, bytes: number, random: Random): number {

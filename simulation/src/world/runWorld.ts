@@ -3,8 +3,10 @@ import { seededRandom } from '../core/rng.js';
 import { Canaries } from './canaries.js';
 import { ClockFaults, clockInvariants } from './clockFaults.js';
 import { DiskFaults, diskInvariants, RELAY_MAX_BYTES } from './diskFaults.js';
+import { type FleetFigures, FleetWatch } from './fleetFigures.js';
 import { HostileFaults, hostileInvariants } from './hostileFaults.js';
 import type { Invariant } from './invariant.js';
+import type { Topology } from './topologyFile.js';
 import { RELAY, siteName, WORLD_COMPONENTS, WORLD_START, World, type WorldSpec } from './World.js';
 import type { LedgerFigures } from './WorldLedger.js';
 
@@ -32,9 +34,12 @@ export type WorldFault = keyof typeof WORLD_FAULTS;
 
 export interface WorldRunOptions {
   seed: number;
+  /** Sites of the uniform world; with `topology`, its sites' number. */
   sites: number;
   days: number;
   faults: readonly WorldFault[];
+  /** A topology file's fleet (`--topology`, `topologyFile.ts`) instead of the uniform sites. */
+  topology?: Topology;
 }
 
 export interface WorldReport {
@@ -43,6 +48,10 @@ export interface WorldReport {
   days: number;
   faults: readonly WorldFault[];
   figures: LedgerFigures;
+  /** The hub's ages per site and each link's bytes per day, over the days (`fleetFigures.ts`). */
+  fleet: FleetFigures;
+  /** The topology file run, if any: as given, its contents' sha256 (16 hex), its description. */
+  topology: { file: string; sha256: string; description: string | null } | null;
   network: Record<string, number>;
   /** Virtual time from the end of the days until every run recorded by then had arrived, ms; null: not within the drain. */
   drainedInMs: number | null;
@@ -60,7 +69,8 @@ export function worldSpec(o: WorldRunOptions): WorldSpec {
   const links = o.faults.includes('links');
   return {
     seed: o.seed,
-    sites: o.sites,
+    sites: o.topology ? o.topology.spec.siteSpecs.length : o.sites,
+    ...o.topology?.spec,
     ...(links
       ? { faults: { lossRate: 0.02, answerLossRate: 0.02, duplicateRate: 0.02 }, jitterMs: 30_000 }
       : {}),
@@ -74,10 +84,12 @@ export function worldSpec(o: WorldRunOptions): WorldSpec {
 export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
   const started = process.hrtime.bigint();
   const clock = o.faults.includes('clock')
-    ? ClockFaults.drawn(o.seed, o.sites, o.days * 24 * HOUR, WORLD_START, siteName)
+    ? ClockFaults.drawn(o.seed, sitesOf(o), o.days * 24 * HOUR, WORLD_START, (i) =>
+        o.topology ? (o.topology.spec.siteSpecs[i]?.name ?? siteName(i)) : siteName(i),
+      )
     : null;
   const hostile = o.faults.includes('hostile')
-    ? new HostileFaults(o.seed, o.sites, o.days * 24 * HOUR)
+    ? new HostileFaults(o.seed, sitesOf(o), o.days * 24 * HOUR)
     : null;
   const world = new World({
     ...worldSpec(o),
@@ -85,6 +97,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
     ...hostile?.spec(),
   });
   clock?.watch(world);
+  const fleet = new FleetWatch(world);
   const canaries = new Canaries(WORLD_COMPONENTS);
   canaries.watch(world);
   const disk = o.faults.includes('disk') ? new DiskFaults(world) : null;
@@ -96,6 +109,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
     await world.run(o.days * 24 * HOUR);
     disk?.disarm();
     const end = Date.now();
+    fleet.endOfDays(o.days);
     world.openAllLinks();
     const drained = await world.until(() => world.ledger.figures(end).lost === 0, DRAIN_MS);
     const drainedInMs = drained ? Date.now() - end : null;
@@ -153,10 +167,14 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
     const held = invariants.every((i) => i.held);
     return {
       seed: o.seed,
-      sites: o.sites,
+      sites: sitesOf(o),
       days: o.days,
       faults: o.faults,
       figures,
+      fleet: fleet.figures(end),
+      topology: o.topology
+        ? { file: o.topology.file, sha256: o.topology.sha256, description: o.topology.description }
+        : null,
       network: { ...world.net.counts },
       drainedInMs,
       steps: world.time.steps,
@@ -192,5 +210,8 @@ function scheduleCrashes(world: World, o: WorldRunOptions): void {
 
 export function replayCommand(o: WorldRunOptions): string {
   const faults = o.faults.length > 0 ? ` --faults ${o.faults.join(',')}` : '';
-  return `npm run sim -- --seed ${o.seed} --sites ${o.sites} --days ${o.days}${faults}`;
+  const where = o.topology ? `--topology ${o.topology.file}` : `--sites ${o.sites}`;
+  return `npm run sim -- --seed ${o.seed} ${where} --days ${o.days}${faults}`;
 }
+
+const sitesOf = (o: WorldRunOptions) => (o.topology ? o.topology.spec.siteSpecs.length : o.sites);

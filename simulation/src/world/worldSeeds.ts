@@ -12,6 +12,8 @@ export interface SeedsOptions {
   sites: string;
   days: string;
   faults: string;
+  /** A topology file (`--topology`): each seed runs its sites instead of `sites`. */
+  topology?: string;
 }
 
 interface SeedOutcome {
@@ -42,9 +44,14 @@ export async function runSeedsCli(o: SeedsOptions, argv0: readonly string[]): Pr
     return 2;
   }
   const seeds = Array.from({ length: range.to - range.from + 1 }, (_, i) => range.from + i);
-  const world = ['--sites', o.sites, '--days', o.days, ...(o.faults ? ['--faults', o.faults] : [])];
+  const world = [
+    ...(o.topology !== undefined ? ['--topology', o.topology] : ['--sites', o.sites]),
+    '--days',
+    o.days,
+    ...(o.faults ? ['--faults', o.faults] : []),
+  ];
   process.stderr.write(
-    `sim: ${seeds.length} worlds (seeds ${range.from}-${range.to}), ${o.sites} sites, ${o.days} days${o.faults ? `, faults ${o.faults}` : ''}, ${jobs} at a time\n`,
+    `sim: ${seeds.length} worlds (seeds ${range.from}-${range.to}), ${o.topology !== undefined ? `topology ${o.topology}` : `${o.sites} sites`}, ${o.days} days${o.faults ? `, faults ${o.faults}` : ''}, ${jobs} at a time\n`,
   );
   const started = Date.now();
   const outcomes: SeedOutcome[] = [];
