@@ -13,6 +13,7 @@ import { PgEvents } from './adapters/postgres/PgEvents.js';
 import { Publisher } from './adapters/publish/Publisher.js';
 import type { HubConfig } from './config.js';
 import { Approvals } from './core/Approvals.js';
+import { DownlinkBell, ringOnDownlink } from './core/downlinkBell.js';
 import { Drift } from './core/drift/Drift.js';
 import { fleetNotices } from './core/drift/fleetNotices.js';
 import { EventLog } from './core/EventLog.js';
@@ -94,6 +95,9 @@ export async function createHub(
     onUnavailable: (e) => logger.warn({ err: e }, 'the store is unreachable; answering 503 until it is back'),
     onIdleError: (e) => logger.warn({ err: e }, 'a store connection broke; it is replaced on next use'),
   });
+  // every commit that writes downlink wakes the relays' watches over those sites (decision 620)
+  const bell = new DownlinkBell();
+  ringOnDownlink(store, bell);
   const blobs = new FileBlobs(join(config.dataDir, 'blobs'));
   const { replicas, storeHealth, shared } = hubReplicas(config, { store, publications, postgres }, logger);
   const registry = new Registry();
@@ -145,6 +149,14 @@ export async function createHub(
       this.set(ingest.heldAcks.size);
     },
   });
+  new Gauge({
+    name: 'hub_downlink_watches',
+    help: "Relays' downlink watches held open now (decision 620)",
+    registers: [registry],
+    collect() {
+      this.set(bell.size);
+    },
+  });
   const hopSide = hubHopBackend(config, {
     store,
     publications,
@@ -159,6 +171,8 @@ export async function createHub(
     registry,
     logger,
     hubPrivateKey: key.privateKey,
+    bell,
+    shared,
   });
   const publisher = new Publisher({
     store,

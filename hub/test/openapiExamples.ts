@@ -227,6 +227,18 @@ export async function examples(h: TestHub): Promise<{ list: Example[]; admin: st
     },
     { op: 'POST /v1/status', url: `${V}/v1/status`, init: jsonPost({ at: 'now' }), status: 400 },
     {
+      op: 'POST /v1/downlink/watch',
+      url: `${V}/v1/downlink/watch`,
+      init: jsonPost({ wait: 0, sites: { 'ship-7': '0' } }),
+      status: 200,
+    },
+    {
+      op: 'POST /v1/downlink/watch',
+      url: `${V}/v1/downlink/watch`,
+      init: jsonPost({ wait: 'soon', sites: {} }),
+      status: 400,
+    },
+    {
       op: 'POST /v1/bundles',
       url: `${V}/v1/bundles`,
       init: { method: 'POST', headers: { 'content-type': BATCH_CONTENT_TYPE }, body: batch },

@@ -254,6 +254,70 @@ export function runReadModelContract(withStore: (fn: (s: HubStore) => Promise<vo
   );
 
   it(
+    "counts a ref's default cells per status of their plan of a commit and lists those not complete (decision 615)",
+    withStore(async (s) => {
+      const of = (c: CellRow, commit: string) => ({ ...c, ref: 'main', commit });
+      const ran = (
+        site: string,
+        component: string,
+        runId: string,
+        status: RunRow['status'],
+        commit: string,
+      ) => ({
+        ...run(runId, 1500, status),
+        site,
+        component,
+        ref: 'main',
+        commit,
+      });
+      await s.commit({
+        cells: [
+          of(at('a', 'prod', 'net', 'clean'), 'c1'),
+          of(at('a', 'prod', 'dns', 'blocked'), 'c1'),
+          of(at('b', 'prod', 'net', 'failed'), 'c1'),
+          // Moved on to c2: its plan of c1 is its newest run of it.
+          of(at('b', 'prod', 'dns', 'clean', 2000), 'c2'),
+          // Moved on, no run of c1: no plan of it.
+          of(at('c', 'prod', 'net', 'drift', 2000), 'c2'),
+          { ...at('c', 'prod', 'dns', 'clean'), ref: 'release/2', commit: 'c1' },
+          // An `@ref` cell of the ref at a default cell's key: that cell is the gate's, not counted here.
+          of(at('d', 'prod', 'net', 'clean'), 'c1'),
+          { ...at('d', 'prod', 'net', 'failed'), ref: 'main', atRef: 'main', commit: 'c1' },
+        ],
+        runs: [
+          ran('b', 'dns', '01JB0000000000000000000001', 'failed', 'c1'),
+          ran('b', 'dns', '01JB0000000000000000000002', 'changes', 'c1'),
+          ran('c', 'net', '01JC0000000000000000000001', 'clean', 'c0'),
+        ],
+      });
+      const counts = async (commit: string) =>
+        (await s.refGateCounts({ ref: 'main', commit })).map((c) => `${c.status} ${c.n}`).sort();
+      expect(await counts('c1')).toEqual(['blocked 1', 'changes 1', 'clean 1', 'failed 1', 'null 1']);
+      expect(await counts('c2')).toEqual(['clean 1', 'drift 1', 'null 3']);
+      expect(await s.refGateCounts({ ref: 'pr/9', commit: 'c1' })).toEqual([]);
+      const window = async (q: { commit: string; all?: boolean; limit?: number; after?: CellRow }) =>
+        (await s.refGateCells({ ref: 'main', limit: 10, ...q })).map(
+          (g) => `${g.cell.site}/${g.cell.component} ${g.run?.runId ?? '-'}`,
+        );
+      expect(await window({ commit: 'c1' })).toEqual(['a/dns -', 'b/net -', 'c/net -']);
+      expect(await window({ commit: 'c1', all: true })).toEqual([
+        'a/dns -',
+        'a/net -',
+        'b/dns 01JB0000000000000000000002',
+        'b/net -',
+        'c/net -',
+      ]);
+      expect(await window({ commit: 'c1', limit: 2 })).toEqual(['a/dns -', 'b/net -']);
+      const after = (await s.getCell('b', 'prod', 'net')) as CellRow;
+      expect(await window({ commit: 'c1', after })).toEqual(['c/net -']);
+      expect(await window({ commit: 'c2' })).toEqual(['a/dns -', 'a/net -', 'b/net -']);
+      // A cell's new plan moves it between the counts.
+      await s.commit({ cells: [of(at('a', 'prod', 'dns', 'clean', 3000), 'c1')] });
+      expect(await counts('c1')).toEqual(['changes 1', 'clean 2', 'failed 1', 'null 1']);
+    }),
+  );
+
+  it(
     'pages sites, enrolled-only ones included, by name, last contact or problems, with the total',
     withStore(async (s) => {
       await s.commit({

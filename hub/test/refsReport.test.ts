@@ -1,8 +1,17 @@
 import type { MatrixCell, RefStatusResponse } from '@driftline/protocol';
-import { parseCliDuration as parseDuration } from '@driftline/protocol';
-import { describe, expect, it } from 'vitest';
+import {
+  MatrixResponseSchema,
+  parseCliDuration as parseDuration,
+  RefStatusResponseSchema,
+} from '@driftline/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
 import { age, buildReport, cellLink, reportMarkdown } from '../src/commands/refsReport.js';
+import { MAX_GATE_CELLS } from '../src/core/RefQueries.js';
+import type { CellRow, RunRow } from '../src/ports/HubStore.js';
+import { startHub, type TestHub } from './hubFixture.js';
 import { sha } from './refSim.js';
+import { run } from './storeFixtures.js';
+import { addTestUser } from './users.js';
 
 const cell = (over: Partial<MatrixCell>): MatrixCell => ({
   site: 'ship-8' as MatrixCell['site'],
@@ -133,5 +142,92 @@ describe('hub refs helpers', () => {
     expect(r.groups.blocked).toEqual([]);
     expect(r.groups.pending.map((c) => [c.site, c.onTheWay])).toEqual([['ship-8', ['01PUB']]]);
     expect(reportMarkdown(r)).toContain(`blocked until \`${aws}\` arrives: publication 01PUB is on its way`);
+  });
+});
+
+const hubs: TestHub[] = [];
+afterEach(async () => {
+  for (const h of hubs.splice(0)) await h.close();
+});
+
+describe('hub refs report of a ref larger than the gate lists (decision 615)', { timeout: 60_000 }, () => {
+  it('reports complete cells past MAX_GATE_CELLS as their plans, never as no-data, and tallies the cells it cannot list', async () => {
+    const h = await startHub();
+    hubs.push(h);
+    const viewer = await addTestUser(h.hub.store, 'ci', ['viewer']);
+    const n = MAX_GATE_CELLS + 5;
+    const site = (i: number) => `s-${String(i).padStart(4, '0')}`;
+    // s-0003 failed, s-0005 blocked, s-0007 of an older commit (pending), s-0009 moved on to sha('2')
+    // after a plan of sha('1') that drifted (complete, but not the cell's latest plan): the rest changes.
+    const status = (i: number): CellRow['status'] =>
+      i === 3 ? 'failed' : i === 5 ? 'blocked' : i === 9 ? 'clean' : 'changes';
+    const commitOf = (i: number) => (i === 7 ? sha('0') : i === 9 ? sha('2') : sha('1'));
+    const cells: CellRow[] = Array.from({ length: n }, (_, i) => ({
+      site: site(i),
+      environment: 'prod',
+      component: 'app',
+      agent: 'a1',
+      status: status(i),
+      counts: { add: 1, change: 0, destroy: 0, replace: 0, import: 0, drift: 0 },
+      reason: null,
+      runId: `01JA${String(i).padStart(22, '0')}`,
+      plannedAt: 1000,
+      receivedAt: 1000,
+      expectedIntervalS: 60,
+      planHash: null,
+      staleNotifiedFor: null,
+      ref: 'main',
+      commit: commitOf(i),
+    }));
+    const drifted: RunRow = {
+      ...run('01JB0000000000000000000009', 900, 'drift'),
+      site: site(9),
+      component: 'app',
+      ref: 'main',
+      commit: sha('1'),
+    };
+    await h.hub.store.commit({ cells, runs: [drifted] });
+    const get = async <T>(path: string, schema: { parse: (x: unknown) => T }) => {
+      const res = await fetch(`${h.url}${path}`, { headers: { authorization: viewer.authorization } });
+      expect(res.status, `${path}: ${h.logs.slice(-3).join('')}`).toBe(200);
+      return schema.parse(await res.json());
+    };
+    const matrix = await get('/api/matrix?ref=main', MatrixResponseSchema);
+    const report = async (commit: string) => {
+      const gate = await get(`/api/refs/main/status?commit=${commit}`, RefStatusResponseSchema);
+      return buildReport('https://hub.example', 'main', commit, matrix, gate);
+    };
+    const sites = (cs: { site: string }[]) => cs.map((c) => c.site);
+
+    // The gate lists only the cells not complete: the complete ones are reported from their plans.
+    const r = await report(sha('1'));
+    expect(r.gate?.counts).toEqual({ complete: n - 3, pending: 1, blocked: 1, failed: 1, total: n });
+    expect(sites(r.groups.failed)).toEqual([site(3)]);
+    expect(sites(r.groups.blocked)).toEqual([site(5)]);
+    expect(sites(r.groups.pending)).toEqual([site(7)]);
+    expect(r.groups.changes).toHaveLength(n - 4);
+    expect(r.groups.changes[0]).toMatchObject({
+      status: 'changes',
+      commit: sha('1'),
+      counts: cells[0]?.counts,
+    });
+    // The cell that moved on: complete by the gate's counts, its plan of the commit not in the answer.
+    expect(sites([...r.groups.clean, ...r.groups.drift])).toEqual([]);
+    expect(r.unlisted).toEqual({ complete: 1, notComplete: 0 });
+    const text = reportMarkdown(r);
+    expect(text).toContain(
+      `**Gate: failed** — ${n - 3} complete, 1 pending, 1 blocked, 1 failed of ${n} cell(s)`,
+    );
+    expect(text).toContain('1 more cell(s) not listed: 1 complete, 0 not complete');
+
+    // A new commit: every cell pending but one; the gate lists the first MAX_GATE_CELLS of them.
+    const next = await report(sha('2'));
+    expect(next.gate?.counts).toEqual({ complete: 1, pending: n - 1, blocked: 0, failed: 0, total: n });
+    expect(sites(next.groups.clean)).toEqual([site(9)]);
+    expect(next.groups.pending).toHaveLength(MAX_GATE_CELLS);
+    expect(next.unlisted).toEqual({ complete: 0, notComplete: n - 1 - MAX_GATE_CELLS });
+    // A small ref's report lists every cell and tallies nothing.
+    const small = buildReport('https://hub.example', 'main', null, matrix, null);
+    expect(small.unlisted).toBeNull();
   });
 });

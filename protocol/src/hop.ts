@@ -151,8 +151,41 @@ export const PeerInfoSchema = z.object({
    * passed every `carries` name on, and would refuse the pushes.
    */
   pushForms: z.array(z.string().max(40)).max(16).optional(),
+  /**
+   * The longest this node holds a downlink watch (`POST /v1/downlink/watch`), seconds
+   * (docs/decisions/620-one-watch-for-all-sites.md): a hub. Absent: no watch here (a relay, an older hub);
+   * its downlink is pulled site by site every pull interval.
+   */
+  watchS: z.number().int().min(1).max(86_400).optional(),
 });
 export type PeerInfo = z.infer<typeof PeerInfoSchema>;
+
+/**
+ * `POST /v1/downlink/watch` (peer token): one held request for all of a relay's sites. The body names each
+ * site with the cursor the relay holds for it; the answer names the sites with downlink after that cursor,
+ * at once when some have, else when the first arrives or `wait` passes (docs/decisions/620-one-watch-for-all-sites.md).
+ */
+export const DOWNLINK_WATCH_PATH = '/v1/downlink/watch';
+/** Most sites one watch names (a relay's sites, as `PeerInfo.sites`). */
+export const MAX_WATCH_SITES = 10_000;
+/** Largest watch body read, bytes: 10,000 sites of 128 characters with 20-digit cursors fit. */
+export const MAX_WATCH_BYTES = 2 * 1024 * 1024;
+export const DownlinkWatchSchema = z.object({
+  /** Seconds to hold while no site has news; the node holds at most its `watchS`. 0: only ask. */
+  wait: z.number().int().min(0).max(86_400),
+  /** Site → the cursor the watcher holds for it (`'0'`: none yet). */
+  sites: z
+    .record(SiteIdSchema, z.string().regex(/^[0-9]{1,20}$/, 'cursor is the decimal number a pull answered'))
+    .refine((r) => Object.keys(r).length <= MAX_WATCH_SITES, `at most ${MAX_WATCH_SITES} sites`),
+});
+export type DownlinkWatch = z.infer<typeof DownlinkWatchSchema>;
+export const DownlinkWatchAnswerSchema = z.object({
+  /** Sites with downlink after the cursor the watch named: pull these. */
+  sites: z.array(z.string().max(128)).max(MAX_WATCH_SITES),
+  /** Sites named that this peer may not pull for (not watched; `GET /v1/bundles` says why). */
+  refused: z.array(z.string().max(128)).max(MAX_WATCH_SITES),
+});
+export type DownlinkWatchAnswer = z.infer<typeof DownlinkWatchAnswerSchema>;
 
 /** `POST /v1/status`: a relay's own health, sent upstream with its peer token (shown at the hub). */
 export const STATUS_PATH = '/v1/status';

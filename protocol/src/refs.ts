@@ -99,6 +99,10 @@ export const RefStatusResponseSchema = z.object({
     failed: z.number().int().nonnegative(),
     total: z.number().int().nonnegative(),
   }),
+  /**
+   * `counts` cover every cell; `cells` lists every cell while the ref touches at most 1,000 cells, past
+   * that only the cells not complete (at most 1,000, the first by site and cell).
+   */
   cells: z.array(RefCellStatusSchema),
 });
 export type RefStatusResponse = z.infer<typeof RefStatusResponseSchema>;

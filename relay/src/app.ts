@@ -141,7 +141,7 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
     log,
     ...(deps.transport ? { transport: deps.transport } : {}),
   });
-  const { forwarding, pulling, fetching, peering, fetcher } = loops;
+  const { forwarding, pulling, watching, fetching, peering, fetcher } = loops;
   backend.onWork = () => {
     relieve();
     forwarding.kick();
@@ -170,12 +170,13 @@ export function createRelay(cfg: RelayConfig, upstreams: ResolvedUpstream[], dep
       peering.start();
       forwarding.start();
       pulling.start();
+      watching.start();
       fetching.start();
     },
     /** Wakes the forwarder now (tests; a new bundle does it by itself). */
     poke: () => forwarding.kick(),
     async stop(): Promise<void> {
-      const stopping = [forwarding.stop(), pulling.stop(), fetching.stop(), peering.stop()];
+      const stopping = [forwarding.stop(), pulling.stop(), watching.stop(), fetching.stop(), peering.stop()];
       fetcher.abort();
       for (const h of http) h.client.abort();
       backend.held.releaseAll();

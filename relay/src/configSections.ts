@@ -101,7 +101,18 @@ export const ForwardSchema = z
       .int()
       .positive()
       .default(10_000)
-      .describe('How often the downlink of `sites` is pulled from upstream, ms.'),
+      .describe(
+        'How often the downlink of `sites` is pulled from an upstream that holds no downlink watch (a relay, an older hub), ms.',
+      ),
+    watchS: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(3600)
+      .describe(
+        "Longest the relay asks an upstream that can (a hub) to hold one watch over all its sites' downlink, seconds: the sites are pulled when the hub has something for them, not every pullIntervalMs (docs/decisions/620-one-watch-for-all-sites.md). 0: never watch, pull every pullIntervalMs. Keep it under the idle timeout of any proxy between this relay and its upstream.",
+      ),
   })
   .default({
     batchBytes: 1024 * 1024,
@@ -112,6 +123,7 @@ export const ForwardSchema = z
     requestTimeoutMs: 120_000,
     stallS: 60,
     pullIntervalMs: 10_000,
+    watchS: 3600,
   })
   .describe('How custody is forwarded upstream and the downlink pulled.');
 

@@ -47,6 +47,14 @@ export class UpstreamPeers {
   }
 
   /**
+   * The longest `upstream` holds a downlink watch (`watchS` of its peer answer, decision 620), seconds;
+   * undefined while it has not answered, or holds none (a relay, an older hub).
+   */
+  watchS(upstream: string): number | undefined {
+    return this.learned.get(upstream)?.watchS;
+  }
+
+  /**
    * Whether every upstream said it speaks hop v2 (`wire` in `GET /v1/peer`): true, false (one said it
    * does not: an older hub or relay), or undefined while one has not answered yet (decision 495).
    */

@@ -2,6 +2,9 @@ import {
   BATCH_CONTENT_TYPE,
   type ClockEstimate,
   CUSTODY_HEADER,
+  DOWNLINK_WATCH_PATH,
+  type DownlinkWatchAnswer,
+  DownlinkWatchAnswerSchema,
   formatSourceClocks,
   HELD_HEADER,
   HOLDER_HEADER,
@@ -45,6 +48,9 @@ import { exchangeWire2, registerWire2 } from './wire2Client.js';
 export const HELD_SAMPLE_EVERY_MS = 3_600_000;
 
 export type { HopClientOptions } from './hopClientOptions.js';
+
+/** Largest watch answer read: 10,000 site names twice over (sites and refused), bytes. */
+const MAX_WATCH_ANSWER_BYTES = 4 * 1024 * 1024;
 
 /**
  * The hop API, client side, for the agent and for relays: batches (brotli, one receipt per bundle),
@@ -266,6 +272,43 @@ export class HopClient {
     if (stallMs === undefined) return undefined;
     // Elapsed on the monotonic clock, as the answer's deadline: a wall clock moved forward mid-read is no stall.
     return { stallMs, floorBytesPerS: this.opts.floorBytesPerS ?? 128, now: () => performance.now() };
+  }
+
+  /**
+   * `POST /v1/downlink/watch` (decision 620): the sites of `cursors` with downlink after the cursor named,
+   * held up to `waitS` while none has any. Its answer is watched as a held pull's is (with `stallMs`).
+   * 404: the upstream holds no watch (a relay, an older hub).
+   */
+  async watchDownlink(
+    cursors: ReadonlyMap<string, string>,
+    waitS: number,
+    signal?: AbortSignal,
+  ): Promise<HopResult<DownlinkWatchAnswer>> {
+    const watch = watchAnswer(this, waitS, this.opts.stallMs, signal);
+    const r = await this.r.request(
+      DOWNLINK_WATCH_PATH,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ wait: waitS, sites: Object.fromEntries(cursors) }),
+      },
+      watch.signal,
+      false,
+      false,
+      Math.max(this.timeoutMs, (waitS + 60) * 1000),
+      false,
+    );
+    watch.begun();
+    if (!r.ok) return watch.cut() ?? r;
+    const read = await readCappedText(r.value, MAX_WATCH_ANSWER_BYTES);
+    const parsed = DownlinkWatchAnswerSchema.safeParse(read.ok ? safeJson(read.text) : null);
+    if (!parsed.success)
+      return failure(
+        'bad-answer',
+        `upstream answered ${DOWNLINK_WATCH_PATH} with something that is not a watch answer`,
+        true,
+      );
+    return { ok: true, value: parsed.data };
   }
 
   /** `GET /v1/peer`: who this client's token is upstream and the sites it acts for there. */

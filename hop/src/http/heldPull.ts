@@ -118,6 +118,23 @@ export async function waitHeld(
   credentials: OpenCredentials | undefined,
   credential: string | null,
 ): Promise<{ end: WaitEnd | undefined; gone: boolean; revoked: boolean }> {
+  const held = await holdOpen(ctx, credentials, credential, (signal) =>
+    backend.waitForDownlink ? backend.waitForDownlink(site, ms, signal, holder) : Promise.resolve(undefined),
+  );
+  return { end: held.value, gone: held.gone, revoked: held.revoked };
+}
+
+/**
+ * Runs `wait` with a signal that aborts when the request goes away (`gone`) or, with `credentials`, when
+ * `credential` stops authenticating (`revoked`, decision 411): what every held request of the hop API
+ * (pulls of both wires, the downlink watch of decision 620) is held under.
+ */
+export async function holdOpen<T>(
+  ctx: Context,
+  credentials: OpenCredentials | undefined,
+  credential: string | null,
+  wait: (signal: AbortSignal) => Promise<T>,
+): Promise<{ value: T; gone: boolean; revoked: boolean }> {
   const gone = new AbortController();
   const onClose = () => gone.abort();
   ctx.req.once('close', onClose);
@@ -130,8 +147,8 @@ export async function waitHeld(
         })
       : () => {};
   try {
-    const end = await backend.waitForDownlink?.(site, ms, gone.signal, holder);
-    return { end, gone: gone.signal.aborted, revoked };
+    const value = await wait(gone.signal);
+    return { value, gone: gone.signal.aborted, revoked };
   } finally {
     ctx.req.off('close', onClose);
     release();

@@ -35,6 +35,8 @@ function peerInfoOf(backend: HopBackend, peer: Peer): PeerInfo {
     ...(v2 ? { wire: [1, 2] } : {}),
     ...(carries.length > 0 ? { carries } : {}),
     ...(pushForms.length > 0 ? { pushForms } : {}),
+    // a node that holds a downlink watch says for how long (decision 620)
+    ...(backend.watchDownlink && backend.watchMaxS ? { watchS: backend.watchMaxS } : {}),
   };
 }
 

@@ -1,10 +1,11 @@
-import { PEER_PATH, STATUS_PATH, wire2 } from '@driftline/protocol';
+import { DOWNLINK_WATCH_PATH, PEER_PATH, STATUS_PATH, wire2 } from '@driftline/protocol';
 import type { Context } from 'koa';
 import { serveBlob } from './blobRoute.js';
 import { getBundles, postBundles } from './bundleRoutes.js';
 import { healthHandler } from './lifecycle.js';
 import { getPeer, postStatus } from './peerRoutes.js';
 import type { HopRouteDeps } from './routeDeps.js';
+import { postWatch } from './watchRoute.js';
 import { postWire2, registerWire2 } from './wire2Routes.js';
 
 /**
@@ -45,6 +46,12 @@ export const HOP_ROUTES: readonly HopRoute[] = [
     role: 'peer',
     clocks: true,
     handler: (ctx, d) => getBundles(d.backend, d.metrics, ctx, d.credentials),
+  },
+  {
+    method: 'POST',
+    path: DOWNLINK_WATCH_PATH,
+    role: 'peer',
+    handler: (ctx, d) => postWatch(d.backend, ctx, d.credentials),
   },
   {
     method: 'GET',

@@ -52,6 +52,17 @@ export interface HopBackend {
     holder?: Holder,
   ): Promise<WaitEnd | undefined>;
 
+  /**
+   * A downlink watch (`POST /v1/downlink/watch`): the sites of `cursors` with downlink after the cursor
+   * named, at once when there are some, else when the first arrives, `ms` passed or `signal` aborted
+   * (then what there is: often none). Absent: this node holds no watch and does not state `watchS`
+   * (docs/decisions/620-one-watch-for-all-sites.md).
+   */
+  watchDownlink?(cursors: ReadonlyMap<string, number>, ms: number, signal: AbortSignal): Promise<string[]>;
+
+  /** Longest watch held, seconds, stated as `watchS` in `GET /v1/peer` (with `watchDownlink`). */
+  readonly watchMaxS?: number;
+
   /** What each holder's last answer carried (with `keepHeld`, decision 340). */
   readonly held?: Pick<DownlinkWaiters, 'answeredUpTo' | 'noteAnswered' | 'heldRepeat'>;
 

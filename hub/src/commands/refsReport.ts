@@ -1,4 +1,5 @@
 import type { MatrixCell, PlanCounts, RefStatusResponse } from '@driftline/protocol';
+import { MAX_GATE_CELLS } from '../core/RefQueries.js';
 
 /** Groups of a PR comment, in the order they are shown. */
 export const REPORT_GROUPS = ['failed', 'blocked', 'changes', 'drift', 'pending', 'clean'] as const;
@@ -27,6 +28,11 @@ export interface RefReport {
   /** The gate when a commit was named. */
   gate: Pick<RefStatusResponse, 'state' | 'counts'> | null;
   groups: Record<ReportGroup, ReportCell[]>;
+  /**
+   * Cells the gate counts that the report has no row of, by the gate's counts, when the gate did not list
+   * every cell (a ref past `MAX_GATE_CELLS`, decision 615); null when every counted cell has a row.
+   */
+  unlisted: { complete: number; notComplete: number } | null;
 }
 
 /** The dashboard's URL of a cell in the ref's view (the UI keeps its view in the query string). */
@@ -45,9 +51,16 @@ function groupOf(status: string): ReportGroup {
   return 'failed';
 }
 
+/** Groups whose cells are complete at the gate (their plan of the commit is clean, changes or drift). */
+const COMPLETE_GROUPS: readonly ReportGroup[] = ['changes', 'drift', 'clean'];
+
 /**
  * A report of a ref's plans from its matrix and, with a commit, its gate: cells of other commits and
  * the gate's pending cells count as pending, so the report shows what the commit's plans said.
+ *
+ * Past `MAX_GATE_CELLS` the gate lists only cells not complete (decision 615): a cell it does not list
+ * is reported from the matrix when the matrix's plan is of the commit, else it has no row and is counted
+ * in `unlisted` from the gate's counts (which cover every cell), never reported as no-data.
  */
 export function buildReport(
   hub: string,
@@ -58,11 +71,31 @@ export function buildReport(
 ): RefReport {
   const groups = Object.fromEntries(REPORT_GROUPS.map((g) => [g, [] as ReportCell[]])) as RefReport['groups'];
   const byCell = new Map(gate?.cells.map((c) => [`${c.site}/${c.environment}/${c.component}`, c]) ?? []);
+  // The gate listed only some cells: the rest are not known to be pending.
+  const partial = !!gate && gate.cells.length < gate.counts.total;
   const seen = new Set<string>();
   for (const m of matrix.cells) {
     const id = `${m.site}/${m.environment}/${m.component}`;
     seen.add(id);
     const g = byCell.get(id);
+    if (commit && !g && m.commit === commit && m.status !== 'no-data') {
+      // The cell's latest plan is of the commit: it is the plan the gate judged.
+      groups[groupOf(m.status)].push({
+        site: m.site,
+        environment: m.environment,
+        component: m.component,
+        status: m.status,
+        commit,
+        counts: m.counts,
+        reason: m.reason ?? null,
+        needs: m.needs ?? [],
+        plannedAt: m.plannedAt,
+        link: cellLink(hub, ref, m),
+      });
+      continue;
+    }
+    // A plan of the commit the cell moved on from, not listed: the gate's counts tell of it.
+    if (commit && !g && partial) continue;
     const coming = commit && g?.onTheWay?.length ? g : null;
     const of = commit && g ? (g.state === 'pending' ? null : g) : null;
     const status = commit ? (of?.planStatus ?? 'no-data') : m.status;
@@ -99,12 +132,24 @@ export function buildReport(
       link: cellLink(hub, ref, g),
     });
   }
+  let unlisted: RefReport['unlisted'] = null;
+  if (gate && partial) {
+    const shown = (gs: readonly ReportGroup[]) => gs.reduce((n, g) => n + groups[g].length, 0);
+    const complete = shown(COMPLETE_GROUPS);
+    const notComplete = shown(REPORT_GROUPS.filter((g) => !COMPLETE_GROUPS.includes(g)));
+    const c = gate.counts;
+    unlisted = {
+      complete: Math.max(0, c.complete - complete),
+      notComplete: Math.max(0, c.total - c.complete - notComplete),
+    };
+  }
   return {
     ref,
     commit,
     asOf: matrix.asOf ?? new Date().toISOString(),
     gate: gate ? { state: gate.state, counts: gate.counts } : null,
     groups,
+    unlisted,
   };
 }
 
@@ -165,6 +210,12 @@ export function reportMarkdown(r: RefReport): string {
       `**Gate: ${r.gate.state}** — ${c.complete} complete, ${c.pending} pending, ${c.blocked} blocked, ${c.failed} failed of ${c.total} cell(s)`,
     );
   }
+  const u = r.unlisted;
+  if (u && u.complete + u.notComplete > 0)
+    lines.push(
+      '',
+      `${u.complete + u.notComplete} more cell(s) not listed: ${u.complete} complete, ${u.notComplete} not complete (past ${MAX_GATE_CELLS.toLocaleString('en')} cells the gate lists only the cells not complete, the first ${MAX_GATE_CELLS.toLocaleString('en')}).`,
+    );
   const total = REPORT_GROUPS.reduce((n, g) => n + r.groups[g].length, 0);
   if (total === 0) lines.push('', 'No site has planned this ref yet.');
   for (const g of REPORT_GROUPS) {

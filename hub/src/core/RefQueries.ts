@@ -10,7 +10,13 @@ import {
   type SiteSources,
   type SourcesResponse,
 } from '@driftline/protocol';
-import type { AgentRow, CellRow, ReadStore, RunRow } from '../ports/HubStore.js';
+import {
+  type AgentRow,
+  type CellRow,
+  GATE_COMPLETE_STATUSES,
+  type ReadStore,
+  type RunRow,
+} from '../ports/HubStore.js';
 import { OnTheWay, type PublicationReader } from './onTheWay.js';
 
 /**
@@ -24,6 +30,12 @@ export const MAX_REF_CELLS = 20_000;
  * the gate counts the rest its agents' patterns allow as pending, the ref's matrix as `no-data`.
  */
 export const MAX_REF_DEFAULT_CELLS = 250_000;
+/**
+ * Most cells one gate answer lists (decision 615): a ref touching at most this many lists every cell;
+ * a larger one (a fleet's default ref) lists only its cells not complete, the first ones by site, cell.
+ * The counts always cover every cell.
+ */
+export const MAX_GATE_CELLS = 1_000;
 /** Most runs of the gate's commit one answer reads (several per cell when a plan was repeated). */
 const MAX_COMMIT_RUNS = 50_000;
 
@@ -36,7 +48,7 @@ const cellId = (site: string, environment: string, component: string) =>
 
 /** A cell's part of a ref gate from its plan's status: clean, changes and drift complete it. */
 export function gateState(status: string): RefGateState {
-  if (status === 'clean' || status === 'changes' || status === 'drift') return 'complete';
+  if ((GATE_COMPLETE_STATUSES as readonly string[]).includes(status)) return 'complete';
   if (status === 'blocked') return 'blocked';
   // A locked plan is retried by the agent (a stuck lock becomes `failed`): not yet a result.
   if (status === 'locked') return 'pending';
@@ -51,12 +63,12 @@ export function overallState(states: readonly RefGateState[]): RefGateState {
 
 /** Cells (`site/environment/component`) whose agents may plan `ref` by their ref patterns. */
 export function cellsAllowing(
-  agents: readonly AgentRow[],
+  agents: readonly (Pick<AgentRow, 'site' | 'refs'> & { revokedAt?: number | null })[],
   ref: string,
 ): Map<string, [string, string, string]> {
   const out = new Map<string, [string, string, string]>();
   for (const a of agents) {
-    if (a.revokedAt !== null) continue;
+    if (a.revokedAt !== null && a.revokedAt !== undefined) continue;
     for (const [key, patterns] of Object.entries(a.refs ?? {})) {
       const slash = key.indexOf('/');
       if (slash < 1 || key.includes('@') || !patterns.some((p) => refMatches(p, ref))) continue;
@@ -138,51 +150,85 @@ export class RefQueries {
 
   /**
    * Whether every cell `ref` touches has a plan of `commit`; null when no cell touches the ref (no
-   * agent's patterns allow it and no plan of it exists).
+   * agent's patterns allow it and no plan of it exists). The default cells of the ref are counted by
+   * the store (decision 615): only those listed are read, every cell while the ref touches at most
+   * `MAX_GATE_CELLS`, else only the ones not complete.
    */
   async status(ref: string, commit: string, now = Date.now()): Promise<RefStatusResponse | null> {
-    const touched = cellsAllowing(await this.store.listAgents(), ref);
-    const planned = new Map<string, CellRow>();
-    for (const c of await this.cellsOf(ref)) {
-      const id = cellId(c.site, c.environment, c.component);
-      // A component whose default ref is this one has no `@ref` cell of it; one would win if both existed.
-      if (!planned.has(id) || c.atRef) planned.set(id, c);
-      touched.set(id, [c.site, c.environment, c.component]);
+    // Agents' patterns only, not every agent's whole row (decision 615).
+    const allowed = cellsAllowing(await this.store.listAgentRefs(), ref);
+    // `@ref` cells of the ref: few (retention ends them), read whole; one wins over a default cell.
+    const atRef = new Map<string, CellRow>();
+    for (const c of await this.store.listRefCells({ ref, limit: MAX_REF_CELLS }))
+      atRef.set(cellId(c.site, c.environment, c.component), c);
+    const counted = await this.store.refGateCounts({ ref, commit });
+    const counts = { complete: 0, pending: 0, blocked: 0, failed: 0, total: 0 };
+    for (const c of counted) {
+      counts[c.status === null ? 'pending' : gateState(c.status)] += c.n;
+      counts.total += c.n;
     }
-    if (touched.size === 0) return null;
-    // Plans of the commit a cell has since moved on from: the newest run of it per cell, in one read.
+    // Cells the agents' patterns allow with no plan of the ref: pending.
+    const unknown = [...allowed].filter(([id]) => !atRef.has(id));
+    const found = counts.total > 0 && unknown.length > 0 ? await this.defaultsOf(ref, unknown) : new Set();
+    const unplanned = unknown.filter(([id]) => !found.has(id));
+    counts.pending += unplanned.length;
+    counts.total += unplanned.length + atRef.size;
+    if (counts.total === 0) return null;
+    const all = counts.total <= MAX_GATE_CELLS;
+    const cells: RefCellStatus[] = [];
+    const at = (site: string, environment: string, component: string) => ({ site, environment, component });
+    for (const [, [site, environment, component]] of unplanned)
+      cells.push(this.cellStatus(at(site, environment, component), null, null, commit));
+    // The `@ref` cells' plans of the commit they moved on from: the newest run of it per cell, in one read.
     const ofCommit = new Map<string, RunRow>();
-    const moved = [...planned.values()].some((c) => c.commit !== commit);
+    const moved = [...atRef.values()].some((c) => c.commit !== commit);
     for (const r of moved ? await this.store.runsAt(ref, commit, MAX_COMMIT_RUNS) : []) {
       const id = cellId(r.site, r.environment, r.component);
       if (!ofCommit.has(id)) ofCommit.set(id, r);
     }
-    const cells: RefCellStatus[] = [];
-    const onTheWay = this.publications ? new OnTheWay(this.publications, now) : null;
-    for (const [id, [site, environment, component]] of [...touched].sort((a, b) => byText(a[0], b[0]))) {
-      const cell = planned.get(id) ?? null;
-      const plan = cell && cell.commit === commit ? cell : (ofCommit.get(id) ?? null);
-      const status = this.cellStatus({ site, environment, component }, cell, plan, commit);
-      if (status.state === 'blocked' && plan && onTheWay) {
-        const ids = await onTheWay.answering(site, status.needs, plan.receivedAt);
-        if (ids.length > 0) Object.assign(status, { state: 'pending', onTheWay: ids });
-      }
-      cells.push(status);
+    for (const [id, c] of atRef) {
+      const plan = c.commit === commit ? c : (ofCommit.get(id) ?? null);
+      const status = this.cellStatus(c, c, plan, commit);
+      counts[status.state] += 1;
+      if (all || status.state !== 'complete') cells.push(status);
     }
-    const count = (s: RefGateState) => cells.filter((c) => c.state === s).length;
-    return {
-      ref,
-      commit,
-      state: overallState(cells.map((c) => c.state)),
-      counts: {
-        complete: count('complete'),
-        pending: count('pending'),
-        blocked: count('blocked'),
-        failed: count('failed'),
-        total: cells.length,
-      },
-      cells,
-    };
+    for (const { cell, run } of await this.store.refGateCells({ ref, commit, all, limit: MAX_GATE_CELLS }))
+      cells.push(this.cellStatus(cell, cell, cell.commit === commit ? cell : run, commit));
+    cells.sort((a, b) =>
+      byText(cellId(a.site, a.environment, a.component), cellId(b.site, b.environment, b.component)),
+    );
+    cells.splice(MAX_GATE_CELLS);
+    const onTheWay = this.publications ? new OnTheWay(this.publications, now) : null;
+    for (const status of cells) {
+      if (status.state !== 'blocked' || !status.receivedAt || !onTheWay) continue;
+      const ids = await onTheWay.answering(status.site, status.needs, Date.parse(status.receivedAt));
+      if (ids.length === 0) continue;
+      Object.assign(status, { state: 'pending', onTheWay: ids });
+      counts.blocked -= 1;
+      counts.pending += 1;
+    }
+    const state: RefGateState =
+      counts.failed > 0
+        ? 'failed'
+        : counts.blocked > 0
+          ? 'blocked'
+          : counts.pending > 0
+            ? 'pending'
+            : 'complete';
+    return { ref, commit, state, counts, cells };
+  }
+
+  /** Which of `cells` are default cells of `ref` (the rest of the agents' cells have no plan of it). */
+  private async defaultsOf(ref: string, cells: [string, [string, string, string]][]): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (let i = 0; i < cells.length; i += 1_000) {
+      const part = cells.slice(i, i + 1_000);
+      const rows = await this.store.getCells(
+        part.map(([, [site, environment, component]]) => ({ site, environment, component })),
+      );
+      for (const c of rows) if (c && c.ref === ref) out.add(cellId(c.site, c.environment, c.component));
+    }
+    return out;
   }
 
   private cellStatus(

@@ -108,6 +108,40 @@ export interface CellsOfRefQuery {
   limit: number;
 }
 
+/** Plan statuses that complete a cell's part of a ref gate (`core/RefQueries.ts` `gateState`). */
+export const GATE_COMPLETE_STATUSES = ['clean', 'changes', 'drift'] as const;
+
+/** `refGateCounts` / `refGateCells`: the gate of `ref` at `commit` over its default cells. */
+export interface RefGateQuery {
+  ref: string;
+  commit: string;
+}
+
+/** `refGateCells`: a window of the gate's default cells, by site, environment, component. */
+export interface RefGateCellsQuery extends RefGateQuery {
+  /** Every cell of the ref, complete ones too; otherwise only those not complete at the commit. */
+  all?: boolean;
+  /** Cells after this one in key order (the previous window's last). */
+  after?: { site: string; environment: string; component: string };
+  limit: number;
+}
+
+/**
+ * How many default cells of a ref have each status of their plan of the commit: the cell's latest plan
+ * when it is of the commit, else its newest run of the ref at the commit; `status` null for none.
+ */
+export interface RefGateCount {
+  status: string | null;
+  n: number;
+}
+
+/** A default cell of a ref in the gate, and its plan of the commit (the cell itself when its latest is). */
+export interface RefGateCell {
+  cell: CellRow;
+  /** Its newest run of the ref at the commit when the cell has moved on from it; null when none. */
+  run: RunRow | null;
+}
+
 /** One cell of `getCells`: a default cell (`atRef` null or absent) or an `environment/component@ref` cell. */
 export interface CellKeyQuery {
   site: string;
@@ -255,6 +289,19 @@ export interface ReadStore {
    * cell (docs/decisions/565-ref-and-needs-reads-from-the-read-model.md).
    */
   listCellsOfRef(q: CellsOfRefQuery): Promise<CellRow[]>;
+  /**
+   * The gate's counts over the default cells of `q.ref` (decision 615): per status of each cell's plan
+   * of `q.commit` (null: none), each status once, in SQL by the ref index; no cell row is read.
+   */
+  refGateCounts(q: RefGateQuery): Promise<RefGateCount[]>;
+  /**
+   * Default cells of `q.ref` (only those whose plan of `q.commit` is not complete, unless `q.all`), by
+   * site, environment, component after `q.after`, at most `q.limit`, each with its run of the commit
+   * when it has moved on (decision 615).
+   */
+  refGateCells(q: RefGateCellsQuery): Promise<RefGateCell[]>;
+  /** Each agent not revoked that has ref patterns: its site, agent and patterns (the ref gate); nothing else parsed. */
+  listAgentRefs(): Promise<Pick<AgentRow, 'site' | 'agent' | 'refs'>[]>;
   /** The read model's counts of one scope (of `keys` only, when given): no cell is read. */
   cellCounts(scope: CountScope, keys?: readonly string[]): Promise<CellCount[]>;
   /** A bounded window of default cells by the read model's columns. */
@@ -314,6 +361,8 @@ export interface IngestStore
   docsAnnouncing(sha256: string): Promise<string[]>;
 
   readDownlink(site: string, after: number, limit: number): Promise<DownlinkRow[]>;
+  /** Each of `sites`' newest downlink row's `seq`; a site with none is absent (a relay's watch, decision 620). */
+  downlinkHeads(sites: readonly string[]): Promise<Map<string, number>>;
   /**
    * A pull handed these out: each plan request goes `pending` → `delivered` (or gains `relayAt`) and each approval gets its
    * `deliveredAt`, atomically and only if no one did it first (another hub serving another relay of the

@@ -10,6 +10,7 @@ import { peerMayRead } from '../adapters/hop/peerMayRead.js';
 import { DeliveryObserver } from '../adapters/publish/DeliveryObserver.js';
 import type { HubConfig } from '../config.js';
 import type { DocReplicas } from '../core/DocReplicas.js';
+import { type DownlinkBell, SHARED_RECHECK_MS } from '../core/downlinkBell.js';
 import type { Ingest } from '../core/Ingest.js';
 import type { LiveEvents } from '../core/liveEvents.js';
 import type { HubMetrics } from '../metrics.js';
@@ -39,6 +40,10 @@ export function hubHopBackend(
     logger: Logger;
     /** Signs the hub's v2 answers (decision 495). */
     hubPrivateKey: CryptoKey;
+    /** Rung by each downlink commit (decision 620). */
+    bell: DownlinkBell;
+    /** Other hubs share the store (PostgreSQL): held watches read it again now and then. */
+    shared: boolean;
   },
 ) {
   const { store, publications, clock, logger, metrics } = deps;
@@ -81,6 +86,8 @@ export function hubHopBackend(
     mayRead: (peer, sha) => peerMayRead(peer, sha, { store, publications }),
     checkDisk: (n) => disk.check(n),
     custodyClocks,
+    bell: deps.bell,
+    ...(deps.shared ? { watchRecheckMs: SHARED_RECHECK_MS } : {}),
   });
   backend.wire2 = new HubWire2({
     directory: deps.ingest.directory,

@@ -6,9 +6,14 @@ const at = (iso: string) => Date.parse(iso);
 const plan: ContactPlan = { windows: windowsOf(['0 */2 * * * for 10m']) };
 
 describe('contactState', () => {
-  it('is open inside a window and names it', () => {
+  it('is open inside a window, names it and says when it closes', () => {
     const s = contactState(plan, at('2025-01-01T02:05:30Z'));
-    expect(s).toEqual({ open: true, windowKey: String(at('2025-01-01T02:00:00Z')), dayKey: '2025-01-01' });
+    expect(s).toEqual({
+      open: true,
+      windowKey: String(at('2025-01-01T02:00:00Z')),
+      dayKey: '2025-01-01',
+      closesAt: at('2025-01-01T02:10:00Z'),
+    });
   });
   it('is closed outside and says when the next window opens', () => {
     expect(contactState(plan, at('2025-01-01T02:10:00Z'))).toEqual({

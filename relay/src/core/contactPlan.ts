@@ -13,7 +13,12 @@ export interface ContactPlan {
 }
 
 export type ContactState =
-  | { open: true; windowKey: string; dayKey: string }
+  | {
+      open: true;
+      windowKey: string;
+      dayKey: string /** When the window closes; absent: no windows. */;
+      closesAt?: number;
+    }
   | { open: false; opensAt: number | null };
 
 const dayKey = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -34,7 +39,7 @@ export function windowsOf(texts: readonly string[]): WindowSpec[] {
 export function contactState(plan: ContactPlan, now: number, lookaheadMs = DAY): ContactState {
   if (plan.windows.length === 0) return { open: true, windowKey: 'always', dayKey: dayKey(now) };
   const w = openWindowOf(plan.windows, now);
-  if (w) return { open: true, windowKey: String(w.start), dayKey: dayKey(now) };
+  if (w) return { open: true, windowKey: String(w.start), dayKey: dayKey(now), closesAt: w.end };
   const next = nextWindowOf(plan.windows, now);
   return { open: false, opensAt: next && next.start - now <= lookaheadMs ? next.start : null };
 }

@@ -21,7 +21,7 @@ export interface BackoffOptions {
 
 /** Whether the slot may be used at `t`; if not, when to look again (null: no window ahead). */
 export type SlotState =
-  | { ready: true; windowKey: string; dayKey: string }
+  | { ready: true; windowKey: string; dayKey: string; closesAt?: number }
   | { ready: false; wakeAt: number | null };
 
 /** The one rule for "may this upstream be used now": out of backoff and inside a contact window. */
@@ -29,7 +29,12 @@ export function slotState(slot: Pick<UpstreamSlot, 'retryAt' | 'plan'>, t: numbe
   if (slot.retryAt > t) return { ready: false, wakeAt: slot.retryAt };
   const c = contactState(slot.plan, t);
   return c.open
-    ? { ready: true, windowKey: c.windowKey, dayKey: c.dayKey }
+    ? {
+        ready: true,
+        windowKey: c.windowKey,
+        dayKey: c.dayKey,
+        ...(c.closesAt === undefined ? {} : { closesAt: c.closesAt }),
+      }
     : { ready: false, wakeAt: c.opensAt };
 }
 

@@ -17,4 +17,14 @@ export interface Upstream {
     after: string | undefined,
     limit: number,
   ): Promise<{ ok: true; bundles: Uint8Array[]; cursor: string; bytes: number } | HopFailure>;
+  /**
+   * One held watch over every site's downlink (`POST /v1/downlink/watch`, decision 620): the sites with
+   * downlink after the cursor named, at once or when the first arrives within `waitS`. Absent, or 404:
+   * the upstream holds none, and its downlink is pulled site by site every interval.
+   */
+  watchDownlink?(
+    cursors: ReadonlyMap<string, string>,
+    waitS: number,
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; sites: string[]; refused: string[] } | HopFailure>;
 }

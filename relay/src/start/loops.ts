@@ -14,6 +14,7 @@ import type { BlobUploader } from '../ports/BlobUploader.js';
 import type { Custody } from '../ports/Custody.js';
 import type { PublicationCache } from '../ports/PublicationCache.js';
 import { PEER_REFRESH_MS, type UpstreamPeers } from '../upstreamPeers.js';
+import { downlinkWatches } from './watches.js';
 
 export interface RelayLoopDeps {
   custody: Custody;
@@ -44,6 +45,8 @@ export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
   const peering = new Ticker({
     step: async () => {
       await d.peers.beat();
+      // what an upstream said of its watch takes effect now, not a minute later (decision 620)
+      watching.kick();
       return PEER_REFRESH_MS;
     },
     restMs: PEER_REFRESH_MS,
@@ -94,38 +97,43 @@ export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
     restMs: cfg.publications.intervalMs,
     onError: (err) => void log.error({ err }, 'publication fetch step failed'),
   });
+  const pull = (from: UpstreamSlot[], sites: readonly string[]) =>
+    pullStep(
+      custody,
+      from,
+      sites,
+      now,
+      { pageSize: 200, maxPages: 10 },
+      (u, s, reason) => log.warn({ upstream: u, site: s, reason }, 'downlink pull failed'),
+      (site, items) => {
+        if (items.length > 0) d.backend.held.notify(site);
+        const blobs = announcedBlobs(site, items);
+        if (blobs.length === 0) return;
+        d.publicationCache.note(blobs);
+        for (const b of blobs) if (b.inline && inline.size < MAX_INLINE_HELD) inline.set(b.sha256, b.inline);
+        fetching.kick();
+      },
+      (u, site, ids) => {
+        d.metrics.downlinkConflicts.inc({ upstream: u, site }, ids.length);
+        log.warn(
+          { upstream: u, site, bundleIds: ids.slice(0, 20), n: ids.length },
+          'downlink copy differs from one taken under the same id: both held and served, the agent keeps the one the hub signed',
+        );
+      },
+    );
+  const watching = downlinkWatches(cfg, d, pull);
+  // upstreams that hold no watch (a relay, an older hub) are pulled site by site every interval
   const pulling = new Ticker({
     step: async () => {
-      await pullStep(
-        custody,
-        slots,
-        d.peers.sites(),
-        now,
-        { pageSize: 200, maxPages: 10 },
-        (u, s, reason) => log.warn({ upstream: u, site: s, reason }, 'downlink pull failed'),
-        (site, items) => {
-          if (items.length > 0) d.backend.held.notify(site);
-          const blobs = announcedBlobs(site, items);
-          if (blobs.length === 0) return;
-          d.publicationCache.note(blobs);
-          for (const b of blobs)
-            if (b.inline && inline.size < MAX_INLINE_HELD) inline.set(b.sha256, b.inline);
-          fetching.kick();
-        },
-        (u, site, ids) => {
-          d.metrics.downlinkConflicts.inc({ upstream: u, site }, ids.length);
-          log.warn(
-            { upstream: u, site, bundleIds: ids.slice(0, 20), n: ids.length },
-            'downlink copy differs from one taken under the same id: both held and served, the agent keeps the one the hub signed',
-          );
-        },
-      );
+      const polled = slots.filter((s) => !watching.watched(s));
+      if (polled.length > 0) await pull(polled, d.peers.sites());
       return cfg.forward.pullIntervalMs;
     },
     restMs: cfg.forward.pullIntervalMs,
     onError: (err) => void log.error({ err }, 'downlink pull failed'),
   });
-  return { peering, forwarding, fetching, pulling, fetcher };
+  watching.onUnsupported = () => pulling.kick();
+  return { peering, forwarding, fetching, pulling, watching, fetcher };
 }
 
 /** Inline files held between a pulled page and the fetch loop (each at most 4 KiB: the schema's cap). */

@@ -11,6 +11,7 @@ import {
 } from '@driftline/hop';
 import { type DownlinkQuery, parseDocId, type Receipt, type RelayStatus } from '@driftline/protocol';
 import type { DocReplicas } from '../../core/DocReplicas.js';
+import { type DownlinkBell, WATCH_MAX_S, watchDownlink } from '../../core/downlinkBell.js';
 import type { Ingest } from '../../core/Ingest.js';
 import { peerLive } from '../../core/peers.js';
 import type { StoreHealth } from '../../core/storeHealth.js';
@@ -52,8 +53,36 @@ export class HubHopBackend implements HopBackend {
       checkDisk?: (bytes: number) => void;
       /** Checks the signed timing chain of each batch (decision 290); absent: plain estimates only. */
       custodyClocks?: CustodyClocks;
+      /** Rung by each downlink commit: with it, relays' downlink watches are held (decision 620). */
+      bell?: DownlinkBell;
+      /** Other hubs write the store too: a held watch reads it again this often, ms (decision 620). */
+      watchRecheckMs?: number;
     },
   ) {}
+
+  /** Held up to an hour; only with a bell to wake it (decision 620). */
+  get watchMaxS(): number | undefined {
+    return this.d.bell ? WATCH_MAX_S : undefined;
+  }
+
+  /**
+   * A relay's watch over its sites' downlink (`POST /v1/downlink/watch`, decision 620): the sites with rows
+   * after the cursor named, at once or at the first commit for one of them.
+   */
+  async watchDownlink(cursors: ReadonlyMap<string, number>, ms: number, signal: AbortSignal) {
+    const { bell, store, watchRecheckMs } = this.d;
+    if (!bell) return [];
+    return watchDownlink(
+      {
+        heads: (sites) => store.downlinkHeads(sites),
+        bell,
+        ...(watchRecheckMs ? { recheckMs: watchRecheckMs } : {}),
+      },
+      cursors,
+      ms,
+      signal,
+    );
+  }
 
   get version() {
     return this.d.version;

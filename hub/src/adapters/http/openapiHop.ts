@@ -235,6 +235,21 @@ export function hopPaths(): Record<string, Record<string, object>> {
         },
       },
     },
+    '/v1/downlink/watch': {
+      post: {
+        tags: ['hop'],
+        summary:
+          "One held request for all of a relay's sites (decision 620): the sites with downlink after the cursor named, at once or when the first arrives within wait (at most watchS of GET /v1/peer)",
+        requestBody: { required: true, content: { 'application/json': { schema: ref('DownlinkWatch') } } },
+        responses: {
+          '200': json('DownlinkWatchAnswer', 'the sites to pull (none: the hold ended), and those refused'),
+          '400': err('not a watch'),
+          '401': unauthorized('no or unknown peer token, or revoked while it was held'),
+          '413': err('over 2 MiB'),
+          '415': err('not JSON'),
+        },
+      },
+    },
     '/v1/health': {
       get: {
         tags: ['hop'],

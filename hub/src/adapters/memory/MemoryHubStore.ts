@@ -24,6 +24,9 @@ import type {
   PlanRequestRow,
   PruneResult,
   RefCellQuery,
+  RefGateCell,
+  RefGateCellsQuery,
+  RefGateQuery,
   RetentionPolicy,
   RunQuery,
   RunRow,
@@ -35,6 +38,7 @@ import type {
   WebhookRow,
   WriteSet,
 } from '../../ports/HubStore.js';
+import { GATE_COMPLETE_STATUSES } from '../../ports/HubStore.js';
 import { MemoryReadModel } from './MemoryReadModel.js';
 
 const cellId = (s: string, e: string, c: string, ref = '') => `${s}\u0000${e}\u0000${c}\u0000${ref}`;
@@ -214,6 +218,45 @@ export class MemoryHubStore implements HubStore {
   async listCellsOfRef(q: CellsOfRefQuery) {
     return this.model.cellsOfRef(this.cells.values(), q).map(clone);
   }
+  /** The gate's default cells of a ref and their plans of the commit, by key (decision 615). */
+  private gatePlans(q: RefGateQuery): (RefGateCell & { status: string | null })[] {
+    const key = (c: { site: string; environment: string; component: string }) =>
+      cellId(c.site, c.environment, c.component);
+    const atRef = new Set([...this.refCells.values()].filter((c) => c.atRef === q.ref).map(key));
+    const runs = new Map<string, RunRow>();
+    for (const r of this.runs.values()) {
+      if (r.ref !== q.ref || r.commit !== q.commit) continue;
+      const had = runs.get(key(r));
+      if (!had || had.runId < r.runId) runs.set(key(r), r);
+    }
+    return [...this.cells.values()]
+      .filter((c) => c.ref === q.ref && !atRef.has(key(c)))
+      .sort(byCell)
+      .map((c) => {
+        const at = (c.commit ?? null) === q.commit;
+        const run = at ? null : (runs.get(key(c)) ?? null);
+        return { cell: c, run, status: at ? c.status : (run?.status ?? null) };
+      });
+  }
+  async refGateCounts(q: RefGateQuery) {
+    const by = new Map<string | null, number>();
+    for (const p of this.gatePlans(q)) by.set(p.status, (by.get(p.status) ?? 0) + 1);
+    return [...by].map(([status, n]) => ({ status, n }));
+  }
+  async refGateCells(q: RefGateCellsQuery) {
+    const done = new Set<string>(GATE_COMPLETE_STATUSES);
+    const a = q.after;
+    return this.gatePlans(q)
+      .filter((p) => q.all || p.status === null || !done.has(p.status))
+      .filter((p) => !a || byCell(p.cell, a) > 0)
+      .slice(0, q.limit)
+      .map((p) => ({ cell: clone(p.cell), run: clone(p.run) }));
+  }
+  async listAgentRefs() {
+    return (await this.listAgents())
+      .filter((a) => a.revokedAt === null && a.refs)
+      .map((a) => ({ site: a.site, agent: a.agent, refs: a.refs }));
+  }
   async attentionCells(q: AttentionQuery) {
     return this.model.attention(this.cells.values(), q).map(clone);
   }
@@ -305,6 +348,13 @@ export class MemoryHubStore implements HubStore {
       .filter((d) => d.site === site && d.seq > after)
       .slice(0, limit)
       .map(clone);
+  }
+  async downlinkHeads(sites: readonly string[]) {
+    const wanted = new Set(sites);
+    const heads = new Map<string, number>();
+    for (const d of this.downlink)
+      if (wanted.has(d.site)) heads.set(d.site, Math.max(heads.get(d.site) ?? 0, d.seq));
+    return heads;
   }
   async getPlanRequest(requestId: string) {
     return clone(this.requests.get(requestId) ?? null);

@@ -25,6 +25,8 @@ import type {
   PlanRequestRow,
   PruneResult,
   RefCellQuery,
+  RefGateCellsQuery,
+  RefGateQuery,
   RefTotal,
   RetentionPolicy,
   RunQuery,
@@ -176,6 +178,18 @@ export class PostgresHubStore implements HubStore {
   listCellsOfRef(q: CellsOfRefQuery) {
     return this.model.cellsOfRef(q);
   }
+  refGateCounts(q: RefGateQuery) {
+    return this.model.refGateCounts(q);
+  }
+  refGateCells(q: RefGateCellsQuery) {
+    return this.model.refGateCells(q);
+  }
+  async listAgentRefs() {
+    const rows = await this.db.query<{ site: string; agent: string; refs: Record<string, string[]> }>(
+      R.agentRefs,
+    );
+    return rows.map((r) => ({ site: r.site, agent: r.agent, refs: r.refs }));
+  }
   listCells(site?: string) {
     return site ? this.all<CellRow>(R.cellsOf, [site]) : this.all<CellRow>(R.cells);
   }
@@ -215,6 +229,12 @@ export class PostgresHubStore implements HubStore {
   }
   async docsAnnouncing(sha256: string) {
     return (await this.db.query<{ doc_id: string }>(R.docsAnnouncing, [sha256])).map((r) => r.doc_id);
+  }
+  async downlinkHeads(sites: readonly string[]): Promise<Map<string, number>> {
+    const rows = await this.db.query<{ site: string; seq: string | number | null }>(R.downlinkHeads, [
+      [...sites],
+    ]);
+    return new Map(rows.filter((r) => r.seq !== null).map((r) => [r.site, Number(r.seq)]));
   }
   async readDownlink(site: string, after: number, limit: number): Promise<DownlinkRow[]> {
     const rows = await this.db.query<DownlinkDbRow>(R.downlink, [site, after, limit]);

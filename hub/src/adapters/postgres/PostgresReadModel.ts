@@ -7,9 +7,15 @@ import type {
   CellRow,
   CellsOfRefQuery,
   CountScope,
+  RefGateCell,
+  RefGateCellsQuery,
+  RefGateCount,
+  RefGateQuery,
   RefTotal,
+  RunRow,
   SitePageQuery,
 } from '../../ports/HubStore.js';
+import { GATE_COMPLETE_STATUSES } from '../../ports/HubStore.js';
 import type { PgDatabase, Stmt } from './PgDatabase.js';
 import { writeSteps } from './writeStatements.js';
 
@@ -28,7 +34,39 @@ const SITE_ORDER: Record<SitePageQuery['sort'], string> = {
 const newest = (col: string) =>
   `GREATEST(COALESCE((SELECT max(c.${col}) FROM cells c WHERE c.ref = r.ref), 0),
      COALESCE((SELECT max(x.${col}) FROM ref_cells x WHERE x.ref = r.ref), 0))`;
+// The ref gate (decision 615): a default cell of the ref counts unless an `@ref` cell of the ref is at
+// its key; its plan of the commit is the cell when its latest plan is of it, else its newest run of it.
+const NOT_AT_REF =
+  'NOT EXISTS (SELECT 1 FROM ref_cells x WHERE x.site = c.site AND x.environment = c.environment AND x.component = c.component AND x.ref = c.ref)';
+const runOf = (col: string) =>
+  `(SELECT r.${col} FROM runs r WHERE r.ref = $1 AND r.git_commit = $2 AND r.site = c.site AND r.environment = c.environment AND r.component = c.component ORDER BY r.run_id DESC LIMIT 1)`;
+const COMPLETE = `(${GATE_COMPLETE_STATUSES.map((x) => `'${x}'`).join(', ')})`;
+const gateWindow = (all: boolean) =>
+  `SELECT c.row, CASE WHEN c.git_commit IS DISTINCT FROM $2 THEN ${runOf('row')} END AS run
+   FROM cells c WHERE c.ref = $1 AND (c.site, c.environment, c.component) > ($3, $4, $5) AND ${NOT_AT_REF}${
+     all
+       ? ''
+       : ` AND NOT (c.git_commit IS NOT DISTINCT FROM $2 AND c.status IN ${COMPLETE})
+   AND NOT (c.git_commit IS DISTINCT FROM $2 AND coalesce(${runOf('status')}, '') IN ${COMPLETE})`
+   }
+   ORDER BY c.site, c.environment, c.component LIMIT $6`;
 const M = {
+  gateTotal: st('gate_total', `SELECT count(*) AS n FROM cells c WHERE c.ref = $1 AND ${NOT_AT_REF}`),
+  gateAt: st(
+    'gate_at',
+    `SELECT c.status, count(*) AS n FROM cells c WHERE c.ref = $1 AND c.git_commit = $2 AND ${NOT_AT_REF} GROUP BY c.status`,
+  ),
+  // Driven by the runs of the commit (few while a commit is new), the newest per cell.
+  gateMoved: st(
+    'gate_moved',
+    `SELECT r.status, count(*) AS n FROM (
+       SELECT DISTINCT ON (site, environment, component) site, environment, component, status FROM runs
+       WHERE ref = $1 AND git_commit = $2 ORDER BY site, environment, component, run_id DESC
+     ) r JOIN cells c ON c.site = r.site AND c.environment = r.environment AND c.component = r.component
+     WHERE c.ref = $1 AND c.git_commit IS DISTINCT FROM $2 AND ${NOT_AT_REF} GROUP BY r.status`,
+  ),
+  gateCells: st('gate_cells', gateWindow(false)),
+  gateAll: st('gate_all', gateWindow(true)),
   counts: st(
     'counts',
     'SELECT key, status, kind, stale, n FROM cell_counts WHERE scope = $1 AND n > 0 ORDER BY key, status, kind, stale',
@@ -158,6 +196,32 @@ export class PostgresReadModel {
         ? await this.db.query<{ row: CellRow }>(M.cellsOfRef, [q.ref, q.limit])
         : await this.db.query<{ row: CellRow }>(M.cellsOfRefAt, [q.ref, q.site, q.limit]);
     return rows.map((r) => r.row);
+  }
+
+  async refGateCounts(q: RefGateQuery): Promise<RefGateCount[]> {
+    const [total, at, moved] = await Promise.all([
+      this.db.query<{ n: string }>(M.gateTotal, [q.ref]),
+      this.db.query<{ status: string; n: string }>(M.gateAt, [q.ref, q.commit]),
+      this.db.query<{ status: string; n: string }>(M.gateMoved, [q.ref, q.commit]),
+    ]);
+    const by = new Map<string | null, number>();
+    for (const r of [...at, ...moved]) by.set(r.status, (by.get(r.status) ?? 0) + Number(r.n));
+    const none = Number(total[0]?.n ?? 0) - [...by.values()].reduce((a, b) => a + b, 0);
+    if (none > 0) by.set(null, none);
+    return [...by].map(([status, n]) => ({ status, n }));
+  }
+
+  async refGateCells(q: RefGateCellsQuery): Promise<RefGateCell[]> {
+    const after = q.after ?? { site: '', environment: '', component: '' };
+    const rows = await this.db.query<{ row: CellRow; run: RunRow | null }>(q.all ? M.gateAll : M.gateCells, [
+      q.ref,
+      q.commit,
+      after.site,
+      after.environment,
+      after.component,
+      q.limit,
+    ]);
+    return rows.map((r) => ({ cell: r.row, run: r.run ?? null }));
   }
 
   async attention(q: AttentionQuery): Promise<CellRow[]> {

@@ -1,5 +1,5 @@
 import { DRIFT } from './driftMigration.js';
-import { READ_MODEL, REF_CELLS, REF_TOTALS } from './readModelMigration.js';
+import { READ_MODEL, REF_CELLS, REF_GATE, REF_TOTALS } from './readModelMigration.js';
 
 /**
  * The PostgreSQL schema as numbered migrations, applied in order (`migrate.ts`). A released migration
@@ -133,4 +133,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: 'ref cells', sql: REF_CELLS },
   // The approvals the sweep sends again, in one read (docs/decisions/605-one-read-of-unconfirmed-approvals.md).
   { version: 9, name: 'unconfirmed approvals', sql: UNCONFIRMED_APPROVALS },
+  // The ref gate's counts in SQL (docs/decisions/615-gate-counts-in-sql.md).
+  { version: 10, name: 'ref gate', sql: REF_GATE },
 ];

@@ -98,3 +98,14 @@ CREATE TRIGGER ref_cells_ref_count AFTER INSERT OR DELETE ON ref_cells FOR EACH 
 export const REF_CELLS = `
 CREATE INDEX cells_ref_cell ON cells (ref, site, environment, component);
 `;
+
+/**
+ * Migration 10: the ref gate's counts in SQL (docs/decisions/615-gate-counts-in-sql.md): default cells
+ * keep the commit planned, and the ref index carries it and the status after the key.
+ */
+export const REF_GATE = `
+ALTER TABLE cells ADD COLUMN git_commit text COLLATE "C";
+UPDATE cells SET git_commit = row->>'commit' WHERE ref IS NOT NULL;
+CREATE INDEX cells_ref_gate ON cells (ref, site, environment, component, git_commit, status);
+DROP INDEX cells_ref_cell;
+`;

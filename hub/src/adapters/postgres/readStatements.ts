@@ -10,6 +10,12 @@ const CELL = 'site = $1 AND environment = $2 AND component = $3';
 export const R = {
   getAgent: st('agent', 'SELECT row FROM agents WHERE site = $1 AND agent = $2'),
   agents: st('agents', 'SELECT row FROM agents ORDER BY site, agent'),
+  // The ref gate's agents: their patterns only, not each whole row (decision 615).
+  agentRefs: st(
+    'agent_refs',
+    `SELECT site, agent, row->'refs' AS refs FROM agents
+     WHERE row->>'revokedAt' IS NULL AND json_typeof(row->'refs') = 'object' ORDER BY site, agent`,
+  ),
   /** A row written before migration 6 has no brief: its row comes instead, briefed when read. */
   agentBriefs: st(
     'agent_briefs',
@@ -72,6 +78,11 @@ export const R = {
   docsAnnouncing: st(
     'docs_announcing',
     'SELECT DISTINCT doc_id FROM announcements WHERE sha256 = $1 ORDER BY doc_id',
+  ),
+  // one look at the (site, seq) index per site (decision 620)
+  downlinkHeads: st(
+    'downlink_heads',
+    'SELECT s AS site, (SELECT max(seq) FROM downlink WHERE site = s) AS seq FROM unnest($1::text[]) AS s',
   ),
   downlink: st(
     'downlink',

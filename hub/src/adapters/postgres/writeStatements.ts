@@ -39,10 +39,11 @@ const W = {
   ),
   cell: st(
     'cell',
-    `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale, ref, received_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (site, environment, component) DO UPDATE SET
+    `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale, ref, received_at, git_commit)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (site, environment, component) DO UPDATE SET
      run_id = EXCLUDED.run_id, row = EXCLUDED.row, status = EXCLUDED.status, kind = EXCLUDED.kind,
      planned_at = EXCLUDED.planned_at, stale_at = EXCLUDED.stale_at, ref = EXCLUDED.ref, received_at = EXCLUDED.received_at,
+     git_commit = EXCLUDED.git_commit,
      stale = CASE WHEN cells.stale_at IS NOT DISTINCT FROM EXCLUDED.stale_at
        THEN GREATEST(cells.stale, EXCLUDED.stale) ELSE EXCLUDED.stale END`,
   ),
@@ -148,6 +149,7 @@ export function writeSteps(w: WriteSet): Step[] {
         k.stale,
         k.ref,
         k.receivedAt,
+        k.commit,
       );
     }
   }

@@ -49,6 +49,12 @@ export class DeliveryObserver implements HopBackend {
   downlink(peer: Peer, q: DownlinkQuery) {
     return this.inner.downlink(peer, q);
   }
+  get watchMaxS() {
+    return this.inner.watchMaxS;
+  }
+  watchDownlink(cursors: ReadonlyMap<string, number>, ms: number, signal: AbortSignal) {
+    return this.inner.watchDownlink?.(cursors, ms, signal) ?? Promise.resolve([]);
+  }
   uploadFinished(peer: Peer | null, upload: FinishedUpload): Promise<void> {
     return this.inner.uploadFinished(peer, upload);
   }

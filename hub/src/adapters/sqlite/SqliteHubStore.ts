@@ -22,6 +22,8 @@ import type {
   PlanRequestRow,
   PruneResult,
   RefCellQuery,
+  RefGateCellsQuery,
+  RefGateQuery,
   RetentionPolicy,
   RunQuery,
   RunRow,
@@ -159,6 +161,16 @@ export class SqliteHubStore implements HubStore {
   }
   refTotals = async (limit: number) => this.model.refTotals(limit);
   listCellsOfRef = async (q: CellsOfRefQuery) => this.model.cellsOfRef(q);
+  refGateCounts = async (q: RefGateQuery) => this.model.refGateCounts(q);
+  refGateCells = async (q: RefGateCellsQuery) => this.model.refGateCells(q);
+  async listAgentRefs() {
+    const rows = this.s.agentRefs.all() as { site: string; agent: string; refs: string }[];
+    return rows.map((r) => ({
+      site: r.site,
+      agent: r.agent,
+      refs: JSON.parse(r.refs) as Record<string, string[]>,
+    }));
+  }
   async pageSites(q: SitePageQuery) {
     return this.model.sites(q);
   }
@@ -228,6 +240,10 @@ export class SqliteHubStore implements HubStore {
       bytes: bytes(r.bytes),
       expiresAt: r.expires_at,
     }));
+  }
+  async downlinkHeads(sites: readonly string[]): Promise<Map<string, number>> {
+    const rows = this.s.downlinkHeads.all(JSON.stringify(sites)) as { site: string; seq: number | null }[];
+    return new Map(rows.filter((r) => r.seq !== null).map((r) => [r.site, r.seq as number]));
   }
   async getPlanRequest(requestId: string) {
     return parse<PlanRequestRow>(this.s.getRequest.get(requestId) as Row | undefined);
@@ -352,6 +368,10 @@ function prepare(db: Database.Database) {
     ),
     getAgent: p('SELECT row FROM agents WHERE site = ? AND agent = ?'),
     agents: p('SELECT row FROM agents ORDER BY site, agent'),
+    // The ref gate's agents: their patterns only, parsed by SQLite, not each whole row by JS (decision 615).
+    agentRefs: p(
+      "SELECT site, agent, json_extract(row, '$.refs') AS refs FROM agents WHERE json_extract(row, '$.revokedAt') IS NULL AND json_type(row, '$.refs') = 'object' ORDER BY site, agent",
+    ),
     agentBriefs: p(
       'SELECT brief, CASE WHEN brief IS NULL THEN row END AS row FROM agents ORDER BY site, agent',
     ),
@@ -385,6 +405,10 @@ function prepare(db: Database.Database) {
       'INSERT INTO downlink (site, agent, kind, doc_id, request_id, replace_key, bytes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     downlink: p('SELECT * FROM downlink WHERE site = ? AND seq > ? ORDER BY seq LIMIT ?'),
+    // one look at the (site, seq) index per site (decision 620)
+    downlinkHeads: p(
+      'SELECT j.value AS site, (SELECT max(seq) FROM downlink WHERE site = j.value) AS seq FROM json_each(?) j',
+    ),
     upRequest: p(
       'INSERT INTO plan_requests (request_id, site, state, row) VALUES (?, ?, ?, ?) ON CONFLICT (request_id) DO UPDATE SET state = excluded.state, row = excluded.row',
     ),

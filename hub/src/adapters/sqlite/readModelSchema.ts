@@ -128,3 +128,15 @@ END;
 export const SCHEMA_V10 = `
 CREATE INDEX IF NOT EXISTS cells_ref_cell ON cells (ref, site, environment, component);
 `;
+
+/**
+ * Version 12: the ref gate's counts in SQL (docs/decisions/615-gate-counts-in-sql.md). Default cells keep
+ * the commit planned as a column, and the ref index carries it and the status after the cell's key, so
+ * a ref's counts per status at a commit and its cells not complete are read from the index alone.
+ */
+export const SCHEMA_V12 = `
+ALTER TABLE cells ADD COLUMN git_commit TEXT;
+UPDATE cells SET git_commit = json_extract(row, '$.commit') WHERE ref IS NOT NULL;
+CREATE INDEX IF NOT EXISTS cells_ref_gate ON cells (ref, site, environment, component, git_commit, status);
+DROP INDEX IF EXISTS cells_ref_cell;
+`;

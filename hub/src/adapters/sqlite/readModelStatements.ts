@@ -7,9 +7,15 @@ import type {
   CellRow,
   CellsOfRefQuery,
   CountScope,
+  RefGateCell,
+  RefGateCellsQuery,
+  RefGateCount,
+  RefGateQuery,
   RefTotal,
+  RunRow,
   SitePageQuery,
 } from '../../ports/HubStore.js';
+import { GATE_COMPLETE_STATUSES } from '../../ports/HubStore.js';
 
 type Row = { row: string };
 const parseAll = (rs: Row[]): CellRow[] => rs.map((r) => JSON.parse(r.row) as CellRow);
@@ -35,10 +41,10 @@ export function readModelStatements(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
   const s = {
     upCell: p(
-      `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale, ref, received_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, environment, component) DO UPDATE SET
+      `INSERT INTO cells (site, environment, component, run_id, row, status, kind, planned_at, stale_at, stale, ref, received_at, git_commit)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site, environment, component) DO UPDATE SET
        run_id = excluded.run_id, row = excluded.row, status = excluded.status, kind = excluded.kind,
-       planned_at = excluded.planned_at, ref = excluded.ref, received_at = excluded.received_at,
+       planned_at = excluded.planned_at, ref = excluded.ref, received_at = excluded.received_at, git_commit = excluded.git_commit,
        stale = CASE WHEN cells.stale_at IS excluded.stale_at THEN max(cells.stale, excluded.stale) ELSE excluded.stale END,
        stale_at = excluded.stale_at`,
     ),
@@ -75,6 +81,40 @@ export function readModelStatements(db: Database.Database) {
   const ofRefAt = db.prepare(
     'SELECT row FROM cells WHERE ref = ? AND site = ? ORDER BY site, environment, component LIMIT ?',
   );
+  // The ref gate (decision 615): a default cell of the ref counts unless an `@ref` cell of the ref is
+  // at its key (that one is the gate's, read apart); its plan of the commit is the cell when its latest
+  // plan is of the commit, else its newest run of the ref at the commit.
+  const notAtRef =
+    'NOT EXISTS (SELECT 1 FROM ref_cells x WHERE x.site = c.site AND x.environment = c.environment AND x.component = c.component AND x.ref = c.ref)';
+  const runOf = (col: string) =>
+    `(SELECT r.${col} FROM runs r WHERE r.ref = @ref AND r.git_commit = @commit AND r.site = c.site AND r.environment = c.environment AND r.component = c.component ORDER BY r.run_id DESC LIMIT 1)`;
+  const complete = `(${GATE_COMPLETE_STATUSES.map((x) => `'${x}'`).join(', ')})`;
+  const gateTotal = db.prepare(`SELECT count(*) AS n FROM cells c WHERE c.ref = @ref AND ${notAtRef}`);
+  const gateAt = db.prepare(
+    `SELECT c.status AS status, count(*) AS n FROM cells c WHERE c.ref = @ref AND c.git_commit = @commit AND ${notAtRef} GROUP BY c.status`,
+  );
+  // Driven by the runs of the commit (few while a commit is new), newest per cell (SQLite's bare column).
+  const gateMoved = db.prepare(
+    `SELECT r.status AS status, count(*) AS n FROM (
+       SELECT site, environment, component, status, max(run_id) FROM runs WHERE ref = @ref AND git_commit = @commit
+       GROUP BY site, environment, component
+     ) r JOIN cells c ON c.site = r.site AND c.environment = r.environment AND c.component = r.component
+     WHERE c.ref = @ref AND c.git_commit IS NOT @commit AND ${notAtRef} GROUP BY r.status`,
+  );
+  const gateWindow = (all: boolean) =>
+    db.prepare(
+      `SELECT c.row AS row, CASE WHEN c.git_commit IS NOT @commit THEN ${runOf('row')} END AS run
+       FROM cells c WHERE c.ref = @ref AND (c.site, c.environment, c.component) > (@site, @environment, @component)
+       AND ${notAtRef}${
+         all
+           ? ''
+           : ` AND NOT (c.git_commit IS @commit AND c.status IN ${complete})
+       AND NOT (c.git_commit IS NOT @commit AND coalesce(${runOf('status')}, '') IN ${complete})`
+       }
+       ORDER BY c.site, c.environment, c.component LIMIT @limit`,
+    );
+  const gateCells = gateWindow(false);
+  const gateAll = gateWindow(true);
   const siteTotals = new Map<string, Database.Statement>();
   const sitePages = new Map<string, Database.Statement>();
   const names = `(SELECT site FROM sites UNION SELECT site FROM agents) n`;
@@ -96,6 +136,7 @@ export function readModelStatements(db: Database.Database) {
           k.stale,
           k.ref,
           k.receivedAt,
+          k.commit,
         );
       }
     },
@@ -170,6 +211,35 @@ export function readModelStatements(db: Database.Database) {
     cellsOfRef(q: CellsOfRefQuery): CellRow[] {
       const rows = q.site === undefined ? ofRef.all(q.ref, q.limit) : ofRefAt.all(q.ref, q.site, q.limit);
       return parseAll(rows as Row[]);
+    },
+    /** `ReadStore.refGateCounts`: from the ref index (and the runs of the commit), no cell row read. */
+    refGateCounts(q: RefGateQuery): RefGateCount[] {
+      const by = new Map<string | null, number>();
+      const add = (rows: unknown[]) => {
+        for (const r of rows as RefGateCount[]) by.set(r.status, (by.get(r.status) ?? 0) + r.n);
+      };
+      add(gateAt.all(q));
+      add(gateMoved.all(q));
+      const total = (gateTotal.get(q) as { n: number }).n;
+      const none = total - [...by.values()].reduce((a, b) => a + b, 0);
+      if (none > 0) by.set(null, none);
+      return [...by].map(([status, n]) => ({ status, n }));
+    },
+    /** `ReadStore.refGateCells`: a window of the ref index, the rows of those cells only. */
+    refGateCells(q: RefGateCellsQuery): RefGateCell[] {
+      const after = q.after ?? { site: '', environment: '', component: '' };
+      const rows = (q.all ? gateAll : gateCells).all({
+        ref: q.ref,
+        commit: q.commit,
+        site: after.site,
+        environment: after.environment,
+        component: after.component,
+        limit: q.limit,
+      }) as { row: string; run: string | null }[];
+      return rows.map((r) => ({
+        cell: JSON.parse(r.row) as CellRow,
+        run: r.run === null ? null : (JSON.parse(r.run) as RunRow),
+      }));
     },
     attention(q: AttentionQuery): CellRow[] {
       if (q.kind === 'stale') return parseAll(s.attentionStale.all(q.limit) as Row[]);

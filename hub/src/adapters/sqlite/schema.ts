@@ -1,4 +1,4 @@
-import { SCHEMA_V6, SCHEMA_V7, SCHEMA_V8, SCHEMA_V9, SCHEMA_V10 } from './readModelSchema.js';
+import { SCHEMA_V6, SCHEMA_V7, SCHEMA_V8, SCHEMA_V9, SCHEMA_V10, SCHEMA_V12 } from './readModelSchema.js';
 
 /** Schema of the hub's SQLite store, version 1. Times are integer milliseconds on the hub clock. */
 export const SCHEMA_V1 = `
@@ -134,4 +134,5 @@ export const MIGRATIONS = [
   SCHEMA_V9,
   SCHEMA_V10,
   SCHEMA_V11,
+  SCHEMA_V12,
 ];

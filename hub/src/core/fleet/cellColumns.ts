@@ -44,6 +44,8 @@ export interface CellColumns {
   /** The ref planned (null for none or ''): `refTotals` counts cells by it. */
   ref: string | null;
   receivedAt: number;
+  /** The commit planned (null when unknown): the ref gate counts cells by it (decision 615). */
+  commit: string | null;
 }
 
 export function cellColumns(c: CellRow): CellColumns {
@@ -56,5 +58,6 @@ export function cellColumns(c: CellRow): CellColumns {
     stale: staleAt !== null && c.receivedAt > staleAt ? 1 : 0,
     ref: c.ref ? c.ref : null,
     receivedAt: c.receivedAt,
+    commit: c.commit ?? null,
   };
 }

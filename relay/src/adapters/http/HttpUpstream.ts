@@ -97,4 +97,9 @@ export class HttpUpstream implements Upstream {
     const r = await this.client.pullDownlink(site, after, limit);
     return r.ok ? { ok: true as const, ...r.value } : r;
   }
+
+  async watchDownlink(cursors: ReadonlyMap<string, string>, waitS: number, signal?: AbortSignal) {
+    const r = await this.client.watchDownlink(cursors, waitS, signal);
+    return r.ok ? { ok: true as const, ...r.value } : r;
+  }
 }

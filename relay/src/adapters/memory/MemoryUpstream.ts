@@ -87,6 +87,25 @@ export class MemoryUpstream implements Upstream {
     });
   }
 
+  async watchDownlink(cursors: ReadonlyMap<string, string>, waitS: number, signal?: AbortSignal) {
+    return this.call(async (peer) => {
+      const watch = this.backend.watchDownlink?.bind(this.backend);
+      if (!watch || !this.backend.watchMaxS)
+        throw new WireError(
+          'not-found',
+          `${this.backend.role} '${this.backend.name}' holds no downlink watch`,
+        );
+      const mine = new Map<string, number>();
+      const refused: string[] = [];
+      for (const [site, cursor] of cursors)
+        if (actsFor(peer, site)) mine.set(site, Number(cursor));
+        else refused.push(site);
+      const ms = Math.min(waitS, this.backend.watchMaxS) * 1000;
+      const sites = await watch(mine, ms, signal ?? new AbortController().signal);
+      return { ok: true as const, sites, refused };
+    });
+  }
+
   /** Runs one request as a hop server would: authenticated, every error turned into a failure. */
   private async call<T>(fn: (peer: Peer) => Promise<T>): Promise<T | HopFailure> {
     if (this.down)

@@ -51,6 +51,8 @@ export const refRoutes = [
       summary:
         'The CI gate: whether every cell the ref touches (its agents may plan it, or it has plans of it) has a plan of the commit. ' +
         'Overall failed > blocked > pending > complete.',
+      description:
+        '`counts` cover every cell; `cells` lists every cell while the ref touches at most 1,000, past that only the cells not complete (at most 1,000, the first by site and cell).',
       pathText: { ref: 'the ref, percent-encoded (pr%2F42)' },
       others: { '400': err('bad ref name or commit'), '404': err('no site plans this ref') },
     },

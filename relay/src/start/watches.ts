@@ -1,0 +1,100 @@
+import { Ticker } from '@driftline/hop/timing';
+import type { Logger } from 'pino';
+import type { RelayConfig } from '../config.js';
+import type { UpstreamSlot } from '../core/Forwarder.js';
+import { watchStep } from '../core/watchStep.js';
+import type { DownlinkCustody } from '../ports/Custody.js';
+import type { UpstreamPeers } from '../upstreamPeers.js';
+import { PEER_REFRESH_MS } from '../upstreamPeers.js';
+
+/**
+ * One downlink watch loop per upstream that holds watches (a hub, which says so with `watchS`): the relay's
+ * sites are pulled from it when it has something for them, not every `pullIntervalMs`
+ * (docs/decisions/620-one-watch-for-all-sites.md). `watched` tells the pull loop which upstreams it
+ * leaves to these; one that answers 404 goes back to it (`onUnsupported`) until the next peer beat.
+ */
+export function downlinkWatches(
+  cfg: RelayConfig,
+  d: {
+    custody: Pick<DownlinkCustody, 'upstreamCursor'>;
+    slots: UpstreamSlot[];
+    peers: Pick<UpstreamPeers, 'watchS' | 'sites'>;
+    now: () => number;
+    log: Logger;
+  },
+  pull: (from: UpstreamSlot[], sites: readonly string[]) => Promise<number>,
+) {
+  const unsupported = new Set<string>();
+  const refusedSaid = new Map<string, string>();
+  const stops = new AbortController();
+  const offered = (slot: UpstreamSlot) => {
+    const theirs = d.peers.watchS(slot.upstream.name) ?? 0;
+    return cfg.forward.watchS > 0 && theirs > 0 && slot.upstream.watchDownlink !== undefined
+      ? Math.min(cfg.forward.watchS, theirs)
+      : 0;
+  };
+  const watched = (slot: UpstreamSlot) => offered(slot) > 0 && !unsupported.has(slot.upstream.name);
+  const api = {
+    watched,
+    onUnsupported: (): void => {},
+    kick(): void {
+      unsupported.clear();
+      for (const t of tickers) t.kick();
+    },
+    start(): void {
+      for (const t of tickers) t.start();
+    },
+    async stop(): Promise<void> {
+      stops.abort();
+      await Promise.all(tickers.map((t) => t.stop()));
+    },
+  };
+  const tickers = d.slots.map(
+    (slot) =>
+      new Ticker({
+        step: async () => {
+          if (!watched(slot)) return PEER_REFRESH_MS;
+          const name = slot.upstream.name;
+          const o = await watchStep({
+            custody: d.custody,
+            slot,
+            sites: d.peers.sites(),
+            now: d.now,
+            waitS: offered(slot),
+            signal: stops.signal,
+            pull: (sites) => pull([slot], sites),
+          });
+          switch (o.kind) {
+            case 'pulled':
+            case 'quiet': {
+              const said = o.refused.join(',');
+              if (said !== (refusedSaid.get(name) ?? '')) {
+                refusedSaid.set(name, said);
+                if (o.refused.length > 0)
+                  d.log.warn(
+                    { upstream: name, sites: o.refused.slice(0, 20), n: o.refused.length },
+                    'upstream refuses to let this relay pull downlink for these sites (its token does not act for them): see `hub peer sites` there',
+                  );
+              }
+              return 0;
+            }
+            case 'closed':
+              return o.wakeAt === null ? cfg.forward.pullIntervalMs : Math.max(0, o.wakeAt - d.now());
+            case 'failed':
+              d.log.warn(
+                { upstream: name, reason: o.reason },
+                'downlink watch failed; pulled every site instead',
+              );
+              return cfg.forward.pullIntervalMs;
+            case 'unsupported':
+              unsupported.add(name);
+              api.onUnsupported();
+              return PEER_REFRESH_MS;
+          }
+        },
+        restMs: cfg.forward.pullIntervalMs,
+        onError: (err) => void d.log.error({ err }, 'downlink watch step failed'),
+      }),
+  );
+  return api;
+}
