@@ -18,6 +18,7 @@ import { Drift } from './core/drift/Drift.js';
 import { fleetNotices } from './core/drift/fleetNotices.js';
 import { EventLog } from './core/EventLog.js';
 import type { Ingest } from './core/Ingest.js';
+import type { PlanRequests } from './core/PlanRequests.js';
 import { PublicationResends } from './core/publish/PublicationResends.js';
 import type { Sweeper } from './core/Sweeper.js';
 import { registerDriftGauges } from './driftMetrics.js';
@@ -56,6 +57,8 @@ export interface Hub {
   publications: PublicationStore;
   /** Drift episodes, groups and waivers (decision 421). */
   drift: Drift;
+  /** Plan requests, as `POST /api/plan-requests` makes them (a deterministic world's operator too). */
+  planRequests: PlanRequests;
   /** Where the hub's memory is now: main thread and merge workers (also `hub_memory_bytes` on /metrics). */
   memory(): Promise<HubMemory>;
   /** Starts the periodic sweep and webhook delivery (not started in tests, which call the sweeper). */
@@ -256,6 +259,7 @@ export async function createHub(
     publisher,
     publications,
     drift,
+    planRequests,
     memory,
     startTimers: () => sweeps.start(),
     sweepOnce: () => sweeps.sweepOnce(),

@@ -22,6 +22,8 @@ export class UpstreamPeers {
   /** The last refresh or report outcome logged per upstream, so a lasting state is logged once. */
   private readonly said = new Map<string, string>();
   private lastRefreshAt = 0;
+  /** Hears that the sites this relay pulls changed (a held downlink watch names the old ones: decision 620). */
+  onSitesChanged: () => void = () => {};
   /** Upstreams whose status answer says who this relay is there: no `GET /v1/peer` a minute for them. */
   private readonly statusTells = new Set<string>();
 
@@ -141,6 +143,7 @@ export class UpstreamPeers {
     this.learned.set(name, info);
     this.health.accepted(info.sites.includes('*') ? this.health.refusedSites() : info.sites);
     const after = this.sites();
+    if (after.join('\n') !== before.join('\n')) this.onSitesChanged();
     const notHere = info.sites.includes('*') ? [] : this.d.configured.filter((s) => !info.sites.includes(s));
     if (notHere.length > 0)
       this.once(`sites:${name}`, notHere.join(','), () =>

@@ -259,11 +259,12 @@ describe('approve at headquarters, apply at Mars (fake terraform, the world)', (
       600_000,
     );
     // Delivered at the first contact after the link came back. While the link is down the agent only
-    // probes (its push: `SyncLoop`); the first push answered after the link came back is the first contact,
-    // and at that instant the agent opens its pulls. The approval came down on one of them, at the instant
-    // its answer arrived, one light time each way after it left: the relay held it and answered at once.
+    // probes (`GET /v1/health`, before its push: `SyncEngine`); the first probe answered after the link came
+    // back is the first contact, and at that instant the agent opens its pulls, beside the push
+    // (docs/decisions/625-pulls-go-when-the-probe-answers.md). The approval came down on one of them, at the
+    // instant its answer arrived, one light time each way after it left: the relay held it and answered at once.
     const after = mars.exchanges.filter((e) => e.sentAt >= upAt && e.answeredAt !== undefined);
-    const contact = after.find((e) => e.url.endsWith('/v2')) as (typeof after)[number];
+    const contact = after.find((e) => e.url.endsWith('/v1/health')) as (typeof after)[number];
     expect(contact).toBeDefined();
     const carrier = after.find((e) => e.answeredAt === received.time && e.url.endsWith('/v2'));
     expect(carrier).toBeDefined();

@@ -41,6 +41,8 @@ export async function watchStep(d: {
   }
   const cursors = new Map(d.sites.map((s) => [s, d.custody.upstreamCursor(up.name, s) ?? '0']));
   const r = await up.watchDownlink(cursors, waitS, d.signal);
+  // let go on purpose (the relay's sites changed, or it stops): the next round names the sites as they are
+  if (d.signal?.aborted) return { kind: 'quiet', refused: [] };
   if (!r.ok) {
     if (r.status === 404) return { kind: 'unsupported' };
     await d.pull(d.sites);

@@ -133,6 +133,7 @@ export function relayLoops(cfg: RelayConfig, d: RelayLoopDeps) {
     onError: (err) => void log.error({ err }, 'downlink pull failed'),
   });
   watching.onUnsupported = () => pulling.kick();
+  d.peers.onSitesChanged = () => watching.sitesChanged();
   return { peering, forwarding, fetching, pulling, watching, fetcher };
 }
 

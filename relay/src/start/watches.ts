@@ -27,6 +27,8 @@ export function downlinkWatches(
   const unsupported = new Set<string>();
   const refusedSaid = new Map<string, string>();
   const stops = new AbortController();
+  /** Each upstream's watch in flight, let go when the relay's sites change. */
+  const rounds = new Map<string, AbortController>();
   const offered = (slot: UpstreamSlot) => {
     const theirs = d.peers.watchS(slot.upstream.name) ?? 0;
     return cfg.forward.watchS > 0 && theirs > 0 && slot.upstream.watchDownlink !== undefined
@@ -40,6 +42,10 @@ export function downlinkWatches(
     kick(): void {
       unsupported.clear();
       for (const t of tickers) t.kick();
+    },
+    /** The relay's sites changed: every held watch names the old ones, so each is let go and asked again. */
+    sitesChanged(): void {
+      for (const r of rounds.values()) r.abort();
     },
     start(): void {
       for (const t of tickers) t.start();
@@ -55,15 +61,17 @@ export function downlinkWatches(
         step: async () => {
           if (!watched(slot)) return PEER_REFRESH_MS;
           const name = slot.upstream.name;
+          const round = new AbortController();
+          rounds.set(name, round);
           const o = await watchStep({
             custody: d.custody,
             slot,
             sites: d.peers.sites(),
             now: d.now,
             waitS: offered(slot),
-            signal: stops.signal,
+            signal: AbortSignal.any([stops.signal, round.signal]),
             pull: (sites) => pull([slot], sites),
-          });
+          }).finally(() => rounds.delete(name));
           switch (o.kind) {
             case 'pulled':
             case 'quiet': {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { seededRandom } from '../core/rng.js';
 import { Canaries } from './canaries.js';
 import { ClockFaults, clockInvariants } from './clockFaults.js';
+import { ControlWatch } from './controlWatch.js';
 import { DiskFaults, diskInvariants, RELAY_MAX_BYTES } from './diskFaults.js';
 import { type FleetFigures, FleetWatch } from './fleetFigures.js';
 import { HostileFaults, hostileInvariants } from './hostileFaults.js';
@@ -101,11 +102,14 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
   const canaries = new Canaries(WORLD_COMPONENTS);
   canaries.watch(world);
   const disk = o.faults.includes('disk') ? new DiskFaults(world) : null;
+  const control = new ControlWatch(world);
   try {
     await world.start();
     if (o.faults.includes('crash')) scheduleCrashes(world, o);
     disk?.schedule(o.seed, o.days * 24 * HOUR);
     hostile?.schedule(world);
+    // a topology file's run shows the fleet's ages under its own schedules: no operator's requests in them
+    if (!o.topology) control.schedule(o.seed, o.days);
     await world.run(o.days * 24 * HOUR);
     disk?.disarm();
     const end = Date.now();
@@ -158,6 +162,8 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
       ...(hostile ? await hostileInvariants(hostile, world, end, world.ledger.figures(end).lost) : []),
       ...(clock ? clockInvariants(clock, end) : []),
       canaries.invariant(),
+      // the bound holds where nothing loses, delays or misdates on purpose
+      ...(o.topology ? [] : await control.invariants(o.faults.length === 0, end)),
       {
         name: 'runs recorded',
         held: figures.recorded > 0,

@@ -53,10 +53,14 @@ const settled = (w: World) =>
 describe('hostile hop, agent on hop v2: the suite’s agent-link attacks', () => {
   it('fake custody: the changes go up again once it is stale, every held blob is receipted, re-uploads are few', async () => {
     const fake = fakeCustody();
-    // contactIntervalS 5: the hub expects the agent's word within 3 × 5 s (the eaten request below)
+    // contactIntervalS 5: the hub expects the agent's word within 3 × 5 s (the eaten request below).
+    // relay-1 pulls its downlink every interval instead of watching it (watchS 0: as before an upstream
+    // that holds watches, decision 620), so the hub's receipt for the first round's detail comes a pull
+    // after the detail reached it: the detail waits for a receipt while the attack fakes custody.
     world = await startVirtualWorld({
       agentsVia: 'proxy',
       relayUpstreams: ['proxy'],
+      relayForward: { watchS: 0 },
       agentSync: { wire: 2, contactIntervalS: 5, rejectedRetryS: 2, recordWindowS: 1 },
       attacks: { agentSide: fake },
     });

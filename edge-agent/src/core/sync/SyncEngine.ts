@@ -33,9 +33,10 @@ export class SyncEngine {
   /**
    * Signs what the hub has not acknowledged and pushes it to the first upstream that answers. After a
    * hub rejection, nothing goes up until its retry time (the hub would refuse it again): then everything
-   * since the hub's ack goes up once more.
+   * since the hub's ack goes up once more. `onReachable` hears the first probe of a suspect upstream that
+   * answers, before the batch goes.
    */
-  async pushOnce(): Promise<PushOutcome> {
+  async pushOnce(onReachable?: () => void): Promise<PushOutcome> {
     const [rejection] = this.deps.store.rejections();
     const wait = rejection ? rejection.retryAt - this.deps.now() : 0;
     if (rejection && wait > 0) return { kind: 'held', code: rejection.code, retryInMs: wait };
@@ -48,7 +49,7 @@ export class SyncEngine {
       // So too while every upstream failed last time: building the batch writes the results held out of
       // the document (docs/decisions/370-one-change-per-push.md), and a link that stays down would cut
       // a round into one change per attempt; probed first, it is one change when the link returns.
-      const at = await this.firstAnswering(errors, refusals);
+      const at = await this.firstAnswering(errors, refusals, onReachable);
       if (at < 0) return { kind: 'unreachable', errors, refusals };
       uplinks = uplinks.slice(at);
     }
@@ -65,7 +66,7 @@ export class SyncEngine {
     for (const up of uplinks) {
       // A link that worked last time gets the batch straight away (one round trip, which is what a
       // minutes-long delay makes precious); one that failed gets a small probe first.
-      if (this.suspect.has(up.url) && !(await this.answers(up, errors, refusals))) continue;
+      if (this.suspect.has(up.url) && !(await this.answers(up, errors, refusals, onReachable))) continue;
       const r = await up.postBundles(batch);
       if (!r.ok) {
         this.failed(up, r, errors, refusals);
@@ -125,16 +126,30 @@ export class SyncEngine {
   }
 
   /** The index of the first upstream answering a probe, or -1. */
-  private async firstAnswering(errors: string[], refusals: Refusal[]): Promise<number> {
-    for (const [i, up] of this.deps.uplinks.entries()) if (await this.answers(up, errors, refusals)) return i;
+  private async firstAnswering(
+    errors: string[],
+    refusals: Refusal[],
+    onReachable?: () => void,
+  ): Promise<number> {
+    for (const [i, up] of this.deps.uplinks.entries())
+      if (await this.answers(up, errors, refusals, onReachable)) return i;
     return -1;
   }
 
-  /** Probes an upstream: one that answers is no longer suspect; one that does not is, with the failure recorded. */
-  private async answers(up: Uplink, errors: string[], refusals: Refusal[]): Promise<boolean> {
+  /**
+   * Probes an upstream: one that answers is no longer suspect (and `onReachable` hears it at once, before
+   * the push goes: the loop's pulls go beside it); one that does not is, with the failure recorded.
+   */
+  private async answers(
+    up: Uplink,
+    errors: string[],
+    refusals: Refusal[],
+    onReachable?: () => void,
+  ): Promise<boolean> {
     const probe = await up.probe();
     if (probe.ok) {
       this.suspect.delete(up.url);
+      onReachable?.();
       return true;
     }
     this.failed(up, probe, errors, refusals);

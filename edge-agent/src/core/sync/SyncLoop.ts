@@ -161,7 +161,12 @@ export class SyncLoop {
       // While the link is down only the push (a probe) goes out. Each lane's pull lands on its own
       // (`pulled`), never waited for here: one upstream that stalls holds up no other (decision 410).
       if (this.failures === 0) this.pullLanes();
-      const pushed = await this.deps.engine.pushOnce();
+      // Back from a down link, the pulls go as soon as a probe answers, beside the push, not a round trip
+      // after it: control waiting at the relay reaches the agent one light time sooner (issue 56's
+      // "control at the first contact that could carry it").
+      const pushed = await this.deps.engine.pushOnce(() => {
+        if (this.failures > 0) this.pullLanes();
+      });
       this.lastOutcome = pushed;
       if (pushed.kind === 'unreachable') {
         next = backoffDelay(
