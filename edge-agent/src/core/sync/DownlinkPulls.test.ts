@@ -123,3 +123,35 @@ describe('DownlinkPulls standing, when one lane fails', () => {
     expect(outcomes.map((o) => o.errors[0])).toEqual(['u: HTTP 401 the token was revoked', 'u: aborted']);
   });
 });
+
+describe('a pull waiting its turn when the agent stops', () => {
+  it('asks nothing of the engine once stopped: the storage it reads may be closed by then', async () => {
+    let release = () => {};
+    let calls = 0;
+    const pulls = new DownlinkPulls({
+      engine: {
+        pullOnce: () => {
+          calls++;
+          if (calls > 1) throw new Error('The database connection is not open');
+          return new Promise<PullOutcome>((resolve) => {
+            release = () => resolve(nothing);
+          });
+        },
+      },
+      intervalMs: 30_000,
+      holdS: 900,
+      setTimer: () => () => {},
+      now: () => 0,
+    });
+    const first = pulls.pull(true);
+    const second = pulls.pull(true);
+    // the first pull is under way (its turn came), the second waits behind it
+    for (let i = 0; i < 10 && calls === 0; i++) await Promise.resolve();
+    expect(calls).toBe(1);
+    pulls.stop();
+    release();
+    expect(await first).toBe(nothing);
+    expect(await second).toMatchObject({ upstream: null, errors: [] });
+    expect(calls).toBe(1);
+  });
+});

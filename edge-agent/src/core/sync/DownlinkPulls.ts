@@ -14,6 +14,17 @@ const SAME_CUT = 0.1;
 const MIN_HOLD_S = 15;
 /** Held pulls that failed within this of each other failed together (one event), ms. */
 const SAME_EVENT_MS = 2_000;
+/** What a pull asked after `stop` answers: nothing pulled, no upstream (a `whileBusy` or `standing` run ends). */
+const STOPPED: PullOutcome = {
+  upstream: null,
+  acks: 0,
+  planRequests: 0,
+  approvals: 0,
+  refused: 0,
+  rejections: 0,
+  resumed: false,
+  errors: [],
+};
 /** Least time a held pull's successor goes before its hold ends, ms. */
 const MIN_LEAD_MS = 1_000;
 
@@ -79,6 +90,8 @@ export class DownlinkPulls {
    * it early as `stop` does (a standing run that ended).
    */
   private async once(hold: boolean, cut?: AbortSignal): Promise<PullOutcome> {
+    // stopped while it waited its turn behind another pull: the agent's storage may be closed by now
+    if (this.stopped) return STOPPED;
     const on = this.deps.holdS > 0;
     const waitS = hold && on ? Math.min(this.deps.holdS, this.capS) : 0;
     const t0 = this.deps.now();

@@ -205,7 +205,15 @@ export class SyncLoop {
           // pulls where the upstream holds them (both lanes, decision 340), else one per interval.
           this.keepStanding();
           for (const lane of this.lanes)
-            if (!lane.standing) void lane.pulls.whileBusy(uploading, (o) => this.pulled(o, lane));
+            if (!lane.standing)
+              lane.pulls
+                .whileBusy(uploading, (o) => this.pulled(o, lane))
+                .catch((e: unknown) =>
+                  this.deps.log.warn(
+                    { err: (e as Error).message, upstream: lane.url },
+                    'downlink pull beside the uploads failed; the next cycle pulls again',
+                  ),
+                );
           this.uploadingBlobs = true;
           const sent = await uploading.finally(() => {
             this.uploadingBlobs = false;
@@ -234,6 +242,7 @@ export class SyncLoop {
 
   /** Starts a pull on every lane that has neither a standing held pull nor a pull in flight. */
   private pullLanes(): void {
+    if (this.stopped) return;
     for (const lane of this.lanes) {
       if (lane.standing || lane.pulling) continue;
       lane.pulling = lane.pulls
