@@ -33,6 +33,7 @@ export {
   type ScopedBatch,
   type ScopeRefusal,
   scopeBatch,
+  scopeWatch,
   type Wire2KeyOwner,
 } from './core/scope.js';
 export { bearerToken } from './http/auth.js';

@@ -37,6 +37,22 @@ type Refusal = { bundleId: BundleId | null; reason: ScopeRefusal; message: strin
  * messages are scoped too: the hub's ack is downlink, and a push of a key registered here for another site
  * is not the peer's; without it (the hub, whose ingest checks a push's site) they pass unread.
  */
+/**
+ * A downlink watch's sites split by `peer`'s scope (decision 620): those it acts for, with their cursors
+ * as numbers, are watched; the others are answered as refused.
+ */
+export function scopeWatch(
+  peer: Pick<Peer, 'sites'>,
+  cursors: Iterable<readonly [string, string]>,
+): { watched: Map<string, number>; refused: string[] } {
+  const watched = new Map<string, number>();
+  const refused: string[] = [];
+  for (const [site, cursor] of cursors)
+    if (actsFor(peer, site)) watched.set(site, Number(cursor));
+    else refused.push(site);
+  return { watched, refused };
+}
+
 export function scopeBatch(
   peer: Peer,
   bundles: readonly Uint8Array[],

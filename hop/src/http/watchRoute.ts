@@ -5,8 +5,9 @@ import {
   WireError,
 } from '@driftline/protocol';
 import type { Context } from 'koa';
+import { scopeWatch } from '../core/scope.js';
 import type { HopBackend, Peer } from '../ports/HopBackend.js';
-import { bearerToken, mayPullFor } from './auth.js';
+import { bearerToken } from './auth.js';
 import { holdOpen } from './heldPull.js';
 import type { OpenCredentials } from './openCredentials.js';
 import { readJsonBody } from './readBody.js';
@@ -39,12 +40,7 @@ export async function postWatch(
     mismatch: 'the watch does not match DownlinkWatch ({ "wait": seconds, "sites": { site: cursor } })',
   });
   const peer = ctx.state.peer as Peer;
-  const cursors = new Map<string, number>();
-  const refused: string[] = [];
-  for (const [site, cursor] of Object.entries(body.sites)) {
-    if (mayPullFor(peer, site)) cursors.set(site, Number(cursor));
-    else refused.push(site);
-  }
+  const { watched: cursors, refused } = scopeWatch(peer, Object.entries(body.sites));
   const ms = Math.min(body.wait, backend.watchMaxS) * 1000;
   const token = bearerToken(ctx.get('authorization'));
   const held = await holdOpen(ctx, token ? credentials : undefined, token, (signal) =>

@@ -59,7 +59,8 @@ export function downlinkWatches(
     (slot) =>
       new Ticker({
         step: async () => {
-          if (!watched(slot)) return PEER_REFRESH_MS;
+          const waitS = offered(slot);
+          if (waitS === 0 || unsupported.has(slot.upstream.name)) return PEER_REFRESH_MS;
           const name = slot.upstream.name;
           const round = new AbortController();
           rounds.set(name, round);
@@ -68,7 +69,7 @@ export function downlinkWatches(
             slot,
             sites: d.peers.sites(),
             now: d.now,
-            waitS: offered(slot),
+            waitS,
             signal: AbortSignal.any([stops.signal, round.signal]),
             pull: (sites) => pull([slot], sites),
           }).finally(() => rounds.delete(name));

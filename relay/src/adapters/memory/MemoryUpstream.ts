@@ -1,4 +1,11 @@
-import { actsFor, type HopBackend, MemoryHopBackend, type Peer, type SourceClocks } from '@driftline/hop';
+import {
+  actsFor,
+  type HopBackend,
+  MemoryHopBackend,
+  type Peer,
+  type SourceClocks,
+  scopeWatch,
+} from '@driftline/hop';
 import { type HopFailure, retryableStatus } from '@driftline/hop/client';
 import {
   type ClockEstimate,
@@ -95,11 +102,7 @@ export class MemoryUpstream implements Upstream {
           'not-found',
           `${this.backend.role} '${this.backend.name}' holds no downlink watch`,
         );
-      const mine = new Map<string, number>();
-      const refused: string[] = [];
-      for (const [site, cursor] of cursors)
-        if (actsFor(peer, site)) mine.set(site, Number(cursor));
-        else refused.push(site);
+      const { watched: mine, refused } = scopeWatch(peer, cursors);
       const ms = Math.min(waitS, this.backend.watchMaxS) * 1000;
       const sites = await watch(mine, ms, signal ?? new AbortController().signal);
       return { ok: true as const, sites, refused };
