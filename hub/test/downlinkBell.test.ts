@@ -89,3 +89,30 @@ describe('the downlink bell and a held watch (decision 620)', () => {
     expect(bell.size).toBe(0);
   });
 });
+
+describe('a commit that lands between the watch reading the store and waiting (decision 620)', () => {
+  it('still wakes the watch: it listened before it read', async () => {
+    const bell = new DownlinkBell();
+    const now = new Map<string, number>();
+    let reads = 0;
+    const heads = async (sites: readonly string[]) => {
+      reads++;
+      const seen = new Map(sites.filter((s) => now.has(s)).map((s) => [s, now.get(s) as number]));
+      // the commit lands while this read's answer is on its way back
+      if (reads === 1) {
+        now.set('ship-9', 1);
+        bell.ring(['ship-9']);
+      }
+      return seen;
+    };
+    let done: string[] | null = null;
+    void watchDownlink({ heads, bell }, new Map([['ship-9', 0]]), 60_000, new AbortController().signal).then(
+      (s) => {
+        done = s;
+      },
+    );
+    await vi.advanceTimersByTimeAsync(0);
+    expect(done).toEqual(['ship-9']);
+    expect(bell.size).toBe(0);
+  });
+});

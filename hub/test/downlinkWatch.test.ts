@@ -22,10 +22,16 @@ class WatchedBell extends DownlinkBell {
       this.heldNow = resolve;
     });
   }
-  override wait(...args: Parameters<DownlinkBell['wait']>) {
-    const p = super.wait(...args);
-    this.heldNow?.();
-    return p;
+  override listen(...args: Parameters<DownlinkBell['listen']>) {
+    const ticket = super.listen(...args);
+    return {
+      ...ticket,
+      wait: (...w: Parameters<typeof ticket.wait>) => {
+        const p = ticket.wait(...w);
+        this.heldNow?.();
+        return p;
+      },
+    };
   }
 }
 

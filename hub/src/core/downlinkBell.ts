@@ -10,9 +10,17 @@ export const SHARED_RECHECK_MS = 5000;
 
 type Ended = 'rang' | 'time' | 'gone';
 
-interface Waiter {
+interface Listener {
   sites: ReadonlyMap<string, unknown>;
-  done(why: Ended): void;
+  rang: boolean;
+  wake: (() => void) | null;
+}
+
+/** A watch's place at the bell, taken before it reads the store, so a ring in between is not lost. */
+export interface BellTicket {
+  /** Resolves at once if a ring for one of its sites came since the ticket was taken (or the last wait), else at the first ring, after `ms`, or when `signal` aborts. */
+  wait(ms: number, signal: AbortSignal): Promise<Ended>;
+  close(): void;
 }
 
 /**
@@ -20,37 +28,64 @@ interface Waiter {
  * watches that name one of them (docs/decisions/620-one-watch-for-all-sites.md).
  */
 export class DownlinkBell {
-  private readonly waiters = new Set<Waiter>();
+  private readonly listeners = new Set<Listener>();
 
   ring(sites: Iterable<string>): void {
-    if (this.waiters.size === 0) return;
-    const rung = new Set(sites);
-    for (const w of [...this.waiters]) for (const s of rung) if (w.sites.has(s)) w.done('rang');
+    if (this.listeners.size === 0) return;
+    const rung = [...sites];
+    for (const l of this.listeners)
+      if (rung.some((s) => l.sites.has(s))) {
+        l.rang = true;
+        l.wake?.();
+      }
+  }
+
+  /**
+   * Listens for rings of `sites` from now on: take the ticket first, then read the store, then wait, and a
+   * commit that lands between the read and the wait still wakes it.
+   */
+  listen(sites: ReadonlyMap<string, unknown>): BellTicket {
+    const l: Listener = { sites, rang: false, wake: null };
+    this.listeners.add(l);
+    return {
+      wait: (ms, signal) =>
+        new Promise<Ended>((resolve) => {
+          if (l.rang) {
+            l.rang = false;
+            return resolve('rang');
+          }
+          if (signal.aborted) return resolve('gone');
+          const done = (why: Ended) => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            l.wake = null;
+            l.rang = false;
+            resolve(why);
+          };
+          const onAbort = () => done('gone');
+          const timer = setTimeout(() => done('time'), ms);
+          signal.addEventListener('abort', onAbort, { once: true });
+          l.wake = () => done('rang');
+        }),
+      close: () => {
+        this.listeners.delete(l);
+      },
+    };
   }
 
   /** Resolves at the first ring for one of `sites`, after `ms`, or when `signal` aborts. */
-  wait(sites: ReadonlyMap<string, unknown>, ms: number, signal: AbortSignal): Promise<Ended> {
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve('gone');
-      const onAbort = () => w.done('gone');
-      const w: Waiter = {
-        sites,
-        done: (why) => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          this.waiters.delete(w);
-          resolve(why);
-        },
-      };
-      const timer = setTimeout(() => w.done('time'), ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiters.add(w);
-    });
+  async wait(sites: ReadonlyMap<string, unknown>, ms: number, signal: AbortSignal): Promise<Ended> {
+    const ticket = this.listen(sites);
+    try {
+      return await ticket.wait(ms, signal);
+    } finally {
+      ticket.close();
+    }
   }
 
   /** Watches held now (a gauge). */
   get size(): number {
-    return this.waiters.size;
+    return this.listeners.size;
   }
 }
 
@@ -88,16 +123,22 @@ export async function watchDownlink(
     const heads = await d.heads(sites);
     return sites.filter((s) => (heads.get(s) ?? 0) > (cursors.get(s) ?? 0));
   };
-  let found = await news();
-  let left = ms;
-  while (found.length === 0 && left > 0 && sites.length > 0) {
-    const step = Math.min(left, d.recheckMs ?? left);
-    const started = performance.now();
-    const ended = await d.bell.wait(cursors, step, signal);
-    if (ended === 'gone') return [];
-    // a ring that finds nothing (rows already past) spends only the time it took
-    left -= ended === 'time' ? step : Math.max(1, performance.now() - started);
-    found = await news();
+  // listening before the first read: a commit between the read and the wait still wakes the watch
+  const ticket = d.bell.listen(cursors);
+  try {
+    let found = await news();
+    let left = ms;
+    while (found.length === 0 && left > 0 && sites.length > 0) {
+      const step = Math.min(left, d.recheckMs ?? left);
+      const started = performance.now();
+      const ended = await ticket.wait(step, signal);
+      if (ended === 'gone') return [];
+      // a ring that finds nothing (rows already past) spends only the time it took
+      left -= ended === 'time' ? step : Math.max(1, performance.now() - started);
+      found = await news();
+    }
+    return found;
+  } finally {
+    ticket.close();
   }
-  return found;
 }
