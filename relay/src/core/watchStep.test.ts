@@ -48,7 +48,7 @@ describe('one round of the downlink watch (decision 620)', () => {
   it('names every site with its cursor and pulls only the sites the answer names', async () => {
     const { slot, asked } = slotWith({ ok: true, sites: ['ship-9'], refused: [] });
     const pulled: string[][] = [];
-    expect(await run(slot, pulled)).toEqual({ kind: 'pulled', sites: 1, refused: [] });
+    expect(await run(slot, pulled)).toEqual({ kind: 'pulled', sites: 1, taken: 0, refused: [] });
     expect(asked[0]?.cursors).toEqual(
       new Map([
         ['ship-7', '41'],
@@ -61,7 +61,7 @@ describe('one round of the downlink watch (decision 620)', () => {
 
   it('holds no longer than the contact window is open', async () => {
     const { slot, asked } = slotWith({ ok: true, sites: [], refused: [] }, ['0 */2 * * * for 10m']);
-    expect(await run(slot, [])).toEqual({ kind: 'quiet', refused: [] });
+    expect(await run(slot, [])).toEqual({ kind: 'quiet', early: true, refused: [] });
     expect(asked[0]?.waitS).toBe(300);
   });
 
@@ -72,5 +72,31 @@ describe('one round of the downlink watch (decision 620)', () => {
     const all: string[][] = [];
     expect(await run(slotWith(failure(500)).slot, all)).toMatchObject({ kind: 'failed' });
     expect(all).toEqual([['ship-7', 'ship-9']]);
+  });
+
+  it('tells a quiet answer at the end of its hold from one let go early, and counts what the pulls took', async () => {
+    let clock = t;
+    const upstream = {
+      name: 'hub',
+      watchDownlink: async (_c: ReadonlyMap<string, string>, waitS: number) => {
+        clock += waitS * 1000;
+        return { ok: true, sites: [], refused: [] };
+      },
+    } as unknown as Upstream;
+    const slot: UpstreamSlot = { upstream, plan: { windows: [] }, failures: 0, retryAt: 0 };
+    const step = (pull: () => Promise<number>) =>
+      watchStep({ custody, slot, sites: ['ship-7'], now: () => clock, waitS: 60, pull });
+    expect(await step(async () => 0)).toEqual({ kind: 'quiet', early: false, refused: [] });
+    const named = slotWith({ ok: true, sites: ['ship-7'], refused: [] });
+    expect(
+      await watchStep({
+        custody,
+        slot: named.slot,
+        sites: ['ship-7'],
+        now: () => t,
+        waitS: 60,
+        pull: async () => 3,
+      }),
+    ).toEqual({ kind: 'pulled', sites: 1, taken: 3, refused: [] });
   });
 });

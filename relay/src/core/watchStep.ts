@@ -1,10 +1,14 @@
 import type { DownlinkCustody } from '../ports/Custody.js';
 import { slotState, type UpstreamSlot } from './upstreamSlot.js';
 
-/** What one watch round did: `unsupported` (404) sends the upstream back to the pull loop. */
+/**
+ * What one watch round did: `unsupported` (404) sends the upstream back to the pull loop. `taken` is the
+ * bundles the pulls took; `early` a quiet answer well before the hold asked for ended. Either of those
+ * from an upstream is a false alarm the relay rests after (a hop that lies would otherwise loop it).
+ */
 export type WatchOutcome =
-  | { kind: 'pulled'; sites: number; refused: string[] }
-  | { kind: 'quiet'; refused: string[] }
+  | { kind: 'pulled'; sites: number; taken: number; refused: string[] }
+  | { kind: 'quiet'; early: boolean; refused: string[] }
   | { kind: 'closed'; wakeAt: number | null }
   | { kind: 'failed'; reason: string }
   | { kind: 'unsupported' };
@@ -40,15 +44,17 @@ export async function watchStep(d: {
     return { kind: 'closed', wakeAt: state.closesAt ?? null };
   }
   const cursors = new Map(d.sites.map((s) => [s, d.custody.upstreamCursor(up.name, s) ?? '0']));
+  const asked = now();
   const r = await up.watchDownlink(cursors, waitS, d.signal);
   // let go on purpose (the relay's sites changed, or it stops): the next round names the sites as they are
-  if (d.signal?.aborted) return { kind: 'quiet', refused: [] };
+  if (d.signal?.aborted) return { kind: 'quiet', early: false, refused: [] };
   if (!r.ok) {
     if (r.status === 404) return { kind: 'unsupported' };
     await d.pull(d.sites);
     return { kind: 'failed', reason: r.message };
   }
-  if (r.sites.length === 0) return { kind: 'quiet', refused: r.refused };
-  await d.pull(r.sites);
-  return { kind: 'pulled', sites: r.sites.length, refused: r.refused };
+  if (r.sites.length === 0)
+    return { kind: 'quiet', early: now() - asked < (waitS * 1000) / 2, refused: r.refused };
+  const taken = await d.pull(r.sites);
+  return { kind: 'pulled', sites: r.sites.length, taken, refused: r.refused };
 }

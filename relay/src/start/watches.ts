@@ -26,6 +26,8 @@ export function downlinkWatches(
 ) {
   const unsupported = new Set<string>();
   const refusedSaid = new Map<string, string>();
+  /** Upstreams whose last watch was a false alarm (told once per streak). */
+  const alarms = new Set<string>();
   const stops = new AbortController();
   /** Each upstream's watch in flight, let go when the relay's sites change. */
   const rounds = new Map<string, AbortController>();
@@ -85,7 +87,19 @@ export function downlinkWatches(
                     'upstream refuses to let this relay pull downlink for these sites (its token does not act for them): see `hub peer sites` there',
                   );
               }
-              return 0;
+              // a false alarm (named sites had nothing; a hold let go early) rests as the pull loop would
+              const falseAlarm = o.kind === 'pulled' ? o.taken === 0 : o.early;
+              if (!falseAlarm) {
+                alarms.delete(name);
+                return 0;
+              }
+              if (!alarms.has(name))
+                d.log.warn(
+                  { upstream: name, outcome: o.kind },
+                  'downlink watch answered with nothing to pull; watching again after the pull interval',
+                );
+              alarms.add(name);
+              return cfg.forward.pullIntervalMs;
             }
             case 'closed':
               return o.wakeAt === null ? cfg.forward.pullIntervalMs : Math.max(0, o.wakeAt - d.now());

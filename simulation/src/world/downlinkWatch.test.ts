@@ -95,3 +95,55 @@ function countPulls(world: World) {
   };
   return { counts, stop };
 }
+
+/**
+ * A hop between the relay and the hub that answers every watch at once with every site (decision 620,
+ * "A watch that lies"): the relay pulls them, finds nothing, and must not ask again at once: a false
+ * alarm rests the watch a pull interval, so a lying hop costs what polling did, never a loop of requests.
+ */
+describe('a hop that answers every watch at once with every site', () => {
+  let world: World;
+  const SITES = 4;
+  /** More lies than this and the hop turns honest: a relay that loops on it would stop the clock. */
+  const CAP = 2000;
+  let lies = 0;
+  beforeAll(async () => {
+    world = new World({ seed: 621, sites: SITES, components: 1, contact: null, oneWayMs: 2000 });
+    const net = world.net as unknown as {
+      exchange: (from: string, target: string, init: { method?: string }) => Promise<Response>;
+    };
+    const original = net.exchange.bind(net);
+    net.exchange = async (from, target, init) => {
+      const url = new URL(target);
+      if (url.hostname === 'hub.world' && url.pathname === '/v1/downlink/watch' && lies < CAP) {
+        lies++;
+        const sites = Array.from({ length: SITES }, (_, i) => `site-${String(i + 1).padStart(3, '0')}`);
+        return new Response(JSON.stringify({ sites, refused: [] }), {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        });
+      }
+      return original(from, target, init);
+    };
+    await world.start();
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it('rests a pull interval after each false alarm: no more watches than a pull loop would make', async () => {
+    await world.run(10 * MIN);
+    const before = lies;
+    const pulled = countPulls(world);
+    await world.run(HOUR);
+    pulled.stop();
+    // the world's pull interval is a minute: about 60 false alarms in the hour, each followed by a pull of
+    // every site; a round whose pulls took something (the agents' acks are downlink) watches again at once.
+    // Without the rest it was 2,000 (the cap) in the first ten minutes.
+    const watches = lies - before;
+    expect(watches).toBeGreaterThan(30);
+    expect(watches).toBeLessThanOrEqual(61 + pulled.counts.found);
+    expect(pulled.counts.empty + pulled.counts.found).toBe(watches * SITES);
+    expect(lies).toBeLessThan(CAP);
+  });
+});
