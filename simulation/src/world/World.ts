@@ -37,7 +37,7 @@ const ADMIN_TOKEN = 'world-admin-token';
  * which was half a world's events; this world revokes nothing, so once a minute. Revocation is proven on the
  * default in the hostile suite's world (`revokeHeldPull.world.test.ts`).
  */
-const REVOCATION_CHECK_MS = 60_000;
+export const REVOCATION_CHECK_MS = 60_000;
 
 export interface WorldSpec {
   seed: number;
@@ -507,6 +507,11 @@ export class World {
    * process lane's `scenario` test) and, after the downtime, opens its data directory again. A node that
    * fails to come back is named in {@link crashes}.
    */
+  /** `node` is down now (crashed, not back yet). */
+  isDown(node: string): boolean {
+    return this.downNodes.has(node);
+  }
+
   async crash(node: string, downMs: number): Promise<void> {
     if (this.closing || this.downNodes.has(node)) return;
     this.downNodes.add(node);

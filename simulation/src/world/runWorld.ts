@@ -3,12 +3,21 @@ import { seededRandom } from '../core/rng.js';
 import { Canaries } from './canaries.js';
 import { ClockFaults, clockInvariants } from './clockFaults.js';
 import { ControlWatch } from './controlWatch.js';
+import { CredentialFaults } from './credentialFaults.js';
 import { DiskFaults, diskInvariants, RELAY_MAX_BYTES } from './diskFaults.js';
 import { type FleetFigures, FleetWatch } from './fleetFigures.js';
 import { HostileFaults, hostileInvariants } from './hostileFaults.js';
 import type { Invariant } from './invariant.js';
 import type { Topology } from './topologyFile.js';
-import { RELAY, siteName, WORLD_COMPONENTS, WORLD_START, World, type WorldSpec } from './World.js';
+import {
+  RELAY,
+  REVOCATION_CHECK_MS,
+  siteName,
+  WORLD_COMPONENTS,
+  WORLD_START,
+  World,
+  type WorldSpec,
+} from './World.js';
 import type { LedgerFigures } from './WorldLedger.js';
 
 const HOUR = 3_600_000;
@@ -30,6 +39,8 @@ export const WORLD_FAULTS = {
     "each agent's clock goes wrong about twice a day: stepped 5 min–6 h either way or skewed 1–20 ms a second, for 30 min–6 h, then set right",
   hostile:
     'relay-1 lies to the sites in episodes of 2–5 h (honest 1–3 h between, longer until a site is in contact for an hour, and after the days), one lie at a time in a shuffled order: flipped bytes, fake tus completion, altered downlink copies, fake receipts and custody, swapped payloads, silent drops; odd sites speak hop v1, the others v2',
+  creds:
+    "about once a day a site's token at relay-1 is stolen: revoked there, a new one written to the agent's token file 10 min–3 h later, and a thief keeps pulling the site's downlink with the old one every 15 min",
 } as const;
 export type WorldFault = keyof typeof WORLD_FAULTS;
 
@@ -92,11 +103,23 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
   const hostile = o.faults.includes('hostile')
     ? new HostileFaults(o.seed, sitesOf(o), o.days * 24 * HOUR)
     : null;
+  let creds: CredentialFaults | null = null;
+  const hostileSpec = hostile?.spec();
   const world = new World({
     ...worldSpec(o),
     ...(clock ? { agentNow: (s: string) => clock.now(s) } : {}),
-    ...hostile?.spec(),
+    ...hostileSpec,
+    // the credentials' judge sees relay-1's own answers, inside any lying hop in front of it
+    ...(o.faults.includes('creds')
+      ? {
+          relayFront: (relay) => {
+            const judged = creds ? creds.front(relay) : relay;
+            return hostileSpec?.relayFront ? hostileSpec.relayFront(judged) : judged;
+          },
+        }
+      : {}),
   });
+  if (o.faults.includes('creds')) creds = new CredentialFaults(world, REVOCATION_CHECK_MS);
   clock?.watch(world);
   const fleet = new FleetWatch(world);
   const canaries = new Canaries(WORLD_COMPONENTS);
@@ -108,6 +131,11 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
     if (o.faults.includes('crash')) scheduleCrashes(world, o);
     disk?.schedule(o.seed, o.days * 24 * HOUR);
     hostile?.schedule(world);
+    creds?.schedule(
+      o.seed,
+      world.sites.map((s) => s.name),
+      o.days * 24 * HOUR,
+    );
     // a topology file's run shows the fleet's ages under its own schedules: no operator's requests in them
     if (!o.topology) control.schedule(o.seed, o.days);
     await world.run(o.days * 24 * HOUR);
@@ -161,6 +189,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
       ...(disk ? diskInvariants(disk, diskDrained) : []),
       ...(hostile ? await hostileInvariants(hostile, world, end, world.ledger.figures(end).lost) : []),
       ...(clock ? clockInvariants(clock, end) : []),
+      ...(creds ? creds.invariants() : []),
       canaries.invariant(),
       // the bound holds where nothing loses, delays or misdates on purpose
       ...(o.topology ? [] : await control.invariants(o.faults.length === 0, end)),
