@@ -43,21 +43,7 @@ function netError(code: string, message: string): Error {
  * every passage. Bodies are carried inflated (a compressed request is inflated here, answers are asked
  * for without compression): a zlib stream would work in libuv's pool, outside what the clock can wait for.
  */
-/** One exchange a node answered: who asked whom for what, when it arrived and when it was answered (world ms). */
-export interface Served {
-  from: string;
-  to: string;
-  method: string;
-  path: string;
-  headers: Readonly<Record<string, string>>;
-  status: number;
-  arrivedAt: number;
-  answeredAt: number;
-}
-
 export class WorldNetwork {
-  /** Told of every exchange a node answered, as it answers (the invariants that judge answers). */
-  readonly served = new Set<(s: Served) => void>();
   private readonly nodes = new Map<string, Dispatch>();
   private readonly links = new Map<string, WorldLink>();
   /** The exchanges under way with each node (either end), cut when it goes down. */
@@ -199,7 +185,6 @@ export class WorldNetwork {
       throw netError('ECONNRESET', 'socket hang up');
     }
     this.counts.delivered++;
-    const arrivedAt = Date.now();
     const send = (payload: Buffer | Readable | undefined) =>
       inject(dispatch, {
         method: init.method as 'GET',
@@ -223,17 +208,6 @@ export class WorldNetwork {
     } finally {
       paced?.stop();
     }
-    for (const tell of this.served)
-      tell({
-        from,
-        to,
-        method: init.method ?? 'GET',
-        path: url.pathname,
-        headers,
-        status: answer.statusCode,
-        arrivedAt,
-        answeredAt: Date.now(),
-      });
     if (passage.duplicate) {
       this.counts.duplicated++;
       await send(body && Buffer.from(body));
