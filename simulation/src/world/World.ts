@@ -362,6 +362,11 @@ export class World {
           writes.runAcks.map((a) => a.runId),
           Date.now(),
         );
+      // and every prune, as it writes it: the epochs it marks pruned now, and those whose acked runs go
+      const pruned = new Set(writes.ackedRunsDeleted ?? []);
+      for (const e of writes.epochs ?? [])
+        if (e.prunedAt !== null && storage.epoch(e.epoch)?.prunedAt == null) pruned.add(e.epoch);
+      if (pruned.size > 0) this.ledger.agentPruned(site.ledger, [...pruned], Date.now());
       commit(writes);
     };
   }

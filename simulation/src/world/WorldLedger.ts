@@ -7,6 +7,8 @@ interface Recorded {
   status: string;
   finishedAt: number;
   unchanged: boolean;
+  /** The agent's document epoch it was recorded in (what a prune deletes by). */
+  epoch: number;
 }
 
 /** What the world saw one site's agent record, by run id. */
@@ -70,6 +72,7 @@ export class WorldLedger {
             status: r.status,
             finishedAt: r.finishedAt,
             unchanged: r.unchanged,
+            epoch: e.epoch,
           });
         }
   }
@@ -104,6 +107,28 @@ export class WorldLedger {
       if (++this.acks.uncovered <= 5)
         this.acks.first.push(
           `${site.site} ${id}${r ? ` ${r.component}/${r.environment}` : ' (a run the world never saw recorded)'} at ${new Date(at).toISOString()}`,
+        );
+    }
+  }
+
+  /**
+   * Checked at the very write, as acks are: an epoch an agent prunes (its document's changes and its acked
+   * runs deleted) must hold no run with changes the hub has not committed — else what the prune deleted is
+   * lost for good. Unchanged runs are judged at the end, as for acks.
+   */
+  readonly prunes = { epochs: 0, runs: 0, uncovered: 0, first: [] as string[] };
+
+  /** `site`'s agent is pruning `epochs` at `at` (its write of it, before it is applied). */
+  agentPruned(site: SiteLedger, epochs: readonly number[], at: number): void {
+    const pruned = new Set(epochs);
+    this.prunes.epochs += pruned.size;
+    for (const [id, r] of site.recorded) {
+      if (!pruned.has(r.epoch)) continue;
+      this.prunes.runs++;
+      if (this.arrivals.get(id)?.site === site.site || r.unchanged) continue;
+      if (++this.prunes.uncovered <= 5)
+        this.prunes.first.push(
+          `${site.site} epoch ${r.epoch} ${id} ${r.component}/${r.environment} at ${new Date(at).toISOString()}`,
         );
     }
   }

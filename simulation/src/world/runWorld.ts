@@ -87,6 +87,9 @@ export function worldSpec(o: WorldRunOptions): WorldSpec {
       ? { faults: { lossRate: 0.02, answerLossRate: 0.02, duplicateRate: 0.02 }, jitterMs: 30_000 }
       : {}),
     ...(o.faults.includes('disk') ? { relayMaxBytes: RELAY_MAX_BYTES } : {}),
+    // documents sealed and pruned within a day (2,000 changes by default: weeks of a world's site), so the
+    // prunes' invariant judges prunes; a topology file's fleet keeps its own settings (its bytes are figures)
+    ...(o.topology ? {} : { agentSync: { maxDocChanges: 100 } }),
     // ages have a stated uncertainty only through a relay the hub knows the key of (decision 415)
     ...(o.faults.includes('clock') ? { keyedRelay: true } : {}),
   };
@@ -173,6 +176,14 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
           world.ledger.acks.uncovered === 0
             ? `${world.ledger.acks.taken} runs acknowledged at the agents, each at the hub when its ack was written`
             : `${world.ledger.acks.uncovered} of ${world.ledger.acks.taken} acknowledged before the hub held them: ${world.ledger.acks.first.slice(0, 3).join('; ')}`,
+      },
+      {
+        name: 'every prune covered runs the hub held (checked at each write)',
+        held: world.ledger.prunes.uncovered === 0,
+        detail:
+          world.ledger.prunes.uncovered === 0
+            ? `${world.ledger.prunes.epochs} epochs pruned at the agents (${world.ledger.prunes.runs} runs in them), each run at the hub when its prune was written`
+            : `${world.ledger.prunes.uncovered} runs pruned before the hub held them: ${world.ledger.prunes.first.slice(0, 3).join('; ')}`,
       },
       ...(o.faults.includes('crash')
         ? [
