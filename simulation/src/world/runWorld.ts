@@ -8,6 +8,7 @@ import { DiskFaults, diskInvariants, RELAY_MAX_BYTES } from './diskFaults.js';
 import { type FleetFigures, FleetWatch } from './fleetFigures.js';
 import { HostileFaults, hostileInvariants } from './hostileFaults.js';
 import type { Invariant } from './invariant.js';
+import { OverdueWatch } from './overdueWatch.js';
 import type { Topology } from './topologyFile.js';
 import {
   RELAY,
@@ -129,6 +130,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
   canaries.watch(world);
   const disk = o.faults.includes('disk') ? new DiskFaults(world) : null;
   const control = new ControlWatch(world);
+  const overdue = new OverdueWatch(world);
   try {
     await world.start();
     if (o.faults.includes('crash')) scheduleCrashes(world, o);
@@ -141,6 +143,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
     );
     // a topology file's run shows the fleet's ages under its own schedules: no operator's requests in them
     if (!o.topology) control.schedule(o.seed, o.days);
+    overdue.schedule(o.days * 24 * HOUR);
     await world.run(o.days * 24 * HOUR);
     disk?.disarm();
     const end = Date.now();
@@ -204,6 +207,7 @@ export async function runWorld(o: WorldRunOptions): Promise<WorldReport> {
       canaries.invariant(),
       // the bound holds where nothing loses, delays or misdates on purpose
       ...(o.topology ? [] : await control.invariants(o.faults.length === 0, end)),
+      ...overdue.invariants(o.faults.length === 0),
       {
         name: 'runs recorded',
         held: figures.recorded > 0,
