@@ -13,7 +13,7 @@ import { PgEvents } from './adapters/postgres/PgEvents.js';
 import { Publisher } from './adapters/publish/Publisher.js';
 import type { HubConfig } from './config.js';
 import { Approvals } from './core/Approvals.js';
-import { DownlinkBell, ringOnDownlink } from './core/downlinkBell.js';
+import type { DownlinkBell } from './core/downlinkBell.js';
 import { Drift } from './core/drift/Drift.js';
 import { fleetNotices } from './core/drift/fleetNotices.js';
 import { EventLog } from './core/EventLog.js';
@@ -30,6 +30,7 @@ import type { HubStore } from './ports/HubStore.js';
 import { ulidGen } from './ports/IdGen.js';
 import type { PublicationStore } from './ports/PublicationStore.js';
 import type { WebhookSender } from './ports/WebhookSender.js';
+import { hubDownlinkBell } from './start/downlinkBell.js';
 import { hubHopBackend } from './start/hopBackend.js';
 import { hubCore } from './start/hubCore.js';
 import { listenHub } from './start/listen.js';
@@ -87,6 +88,13 @@ export async function createHub(
      * decision 411). A world that revokes nothing looks less often: the look is an event of its clock.
      */
     revocationCheckMs?: number;
+    /** Replaces the bell of the relays' downlink watches (a test that waits until one is held). */
+    bell?: DownlinkBell;
+    /**
+     * On a shared database, how often a held watch reads the store again, ms (default `SHARED_RECHECK_MS`;
+     * a test of the notifications sets it beyond its reach, decision 635).
+     */
+    watchRecheckMs?: number;
   } = {},
 ): Promise<Hub> {
   const logger = opts.logger ?? pino({ level: 'silent' });
@@ -98,9 +106,10 @@ export async function createHub(
     onUnavailable: (e) => logger.warn({ err: e }, 'the store is unreachable; answering 503 until it is back'),
     onIdleError: (e) => logger.warn({ err: e }, 'a store connection broke; it is replaced on next use'),
   });
-  // every commit that writes downlink wakes the relays' watches over those sites (decision 620)
-  const bell = new DownlinkBell();
-  ringOnDownlink(store, bell);
+  // every commit that writes downlink wakes the relays' watches over those sites, at every hub of a
+  // shared database (decisions 620, 635)
+  const downlink = hubDownlinkBell(store, postgres, logger, opts.bell);
+  const { bell } = downlink;
   const blobs = new FileBlobs(join(config.dataDir, 'blobs'));
   const { replicas, storeHealth, shared } = hubReplicas(config, { store, publications, postgres }, logger);
   const registry = new Registry();
@@ -176,6 +185,7 @@ export async function createHub(
     hubPrivateKey: key.privateKey,
     bell,
     shared,
+    ...(opts.watchRecheckMs ? { watchRecheckMs: opts.watchRecheckMs } : {}),
   });
   const publisher = new Publisher({
     store,
@@ -269,6 +279,7 @@ export async function createHub(
       await api?.close();
       await hop.close();
       await ingest.close(); // the acks it held for agents' next pushes go now (decision 525)
+      await downlink.close(); // after them: other hubs are told of those acks
       await replicas.close();
       await publications.close();
       await driftStore.close();

@@ -59,6 +59,24 @@ describe('the downlink bell and a held watch (decision 620)', () => {
     expect(done).toEqual(['ship-7']);
   });
 
+  it('wakes every watch at a ring of every site (a list another hub could not send), and each reads the store', async () => {
+    const h = heads({ 'ship-7': 6 });
+    const bell = new DownlinkBell();
+    const other = new Map([['ship-8', 0]]);
+    const found = Promise.all([
+      watchDownlink({ heads: h.read, bell }, new Map([['ship-7', 6]]), 60_000, new AbortController().signal),
+      watchDownlink({ heads: h.read, bell }, other, 60_000, new AbortController().signal),
+    ]);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(h.reads).toBe(2);
+    h.now.set('ship-7', 7);
+    h.now.set('ship-8', 1);
+    bell.ringEvery();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await found).toEqual([['ship-7'], ['ship-8']]);
+    expect(h.reads).toBe(4);
+  });
+
   it("learns another hub's write (no ring here) at the next recheck of a shared store", async () => {
     const h = heads({});
     const bell = new DownlinkBell();

@@ -3,10 +3,11 @@ import type { StoreWrites } from '../ports/HubStore.js';
 /** Longest a relay's downlink watch is held at the hub, seconds (stated as `watchS`, decision 620). */
 export const WATCH_MAX_S = 3600;
 /**
- * How often a held watch reads the store again when other hubs write to it too (PostgreSQL): their
- * downlink rings no bell here, so a watch learns of it within this long, ms (decision 620).
+ * How often a held watch reads the store again when other hubs write to it too (PostgreSQL), ms. Their
+ * downlink rings the bell here through a notification (docs/decisions/635-downlink-bell-across-hubs.md);
+ * this read is the safety net for one lost with a dropped listener.
  */
-export const SHARED_RECHECK_MS = 5000;
+export const SHARED_RECHECK_MS = 60_000;
 
 type Ended = 'rang' | 'time' | 'gone';
 
@@ -38,6 +39,14 @@ export class DownlinkBell {
         l.rang = true;
         l.wake?.();
       }
+  }
+
+  /** Wakes every watch: downlink was written for sites not known (another hub's list too long to send, a notification lost). */
+  ringEvery(): void {
+    for (const l of this.listeners) {
+      l.rang = true;
+      l.wake?.();
+    }
   }
 
   /**
@@ -92,13 +101,20 @@ export class DownlinkBell {
 /**
  * Rings `bell` after every commit of `store` that wrote downlink: every writer of the downlink (ingest's
  * acks, approvals, plan requests, publications, windows, resends) commits through `commit`, so none can
- * forget to ring it.
+ * forget to ring it. `tell`, when given, hears the same sites (other hubs on a shared store).
  */
-export function ringOnDownlink<S extends Pick<StoreWrites, 'commit'>>(store: S, bell: DownlinkBell): S {
+export function ringOnDownlink<S extends Pick<StoreWrites, 'commit'>>(
+  store: S,
+  bell: DownlinkBell,
+  tell?: (sites: string[]) => void,
+): S {
   const commit = store.commit.bind(store);
   store.commit = async (w) => {
     await commit(w);
-    if (w.downlink && w.downlink.length > 0) bell.ring(w.downlink.map((d) => d.site));
+    if (!w.downlink || w.downlink.length === 0) return;
+    const sites = w.downlink.map((d) => d.site);
+    bell.ring(sites);
+    tell?.(sites);
   };
   return store;
 }

@@ -44,6 +44,8 @@ export function hubHopBackend(
     bell: DownlinkBell;
     /** Other hubs share the store (PostgreSQL): held watches read it again now and then. */
     shared: boolean;
+    /** How often, when shared, ms (default `SHARED_RECHECK_MS`). */
+    watchRecheckMs?: number;
   },
 ) {
   const { store, publications, clock, logger, metrics } = deps;
@@ -87,7 +89,7 @@ export function hubHopBackend(
     checkDisk: (n) => disk.check(n),
     custodyClocks,
     bell: deps.bell,
-    ...(deps.shared ? { watchRecheckMs: SHARED_RECHECK_MS } : {}),
+    ...(deps.shared ? { watchRecheckMs: deps.watchRecheckMs ?? SHARED_RECHECK_MS } : {}),
   });
   backend.wire2 = new HubWire2({
     directory: deps.ingest.directory,
