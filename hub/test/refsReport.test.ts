@@ -1,10 +1,12 @@
 import type { MatrixCell, RefStatusResponse } from '@driftline/protocol';
 import {
+  MATRIX_PAGE_MAX,
   MatrixResponseSchema,
   parseCliDuration as parseDuration,
   RefStatusResponseSchema,
 } from '@driftline/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readRefMatrix } from '../src/commands/refsMatrix.js';
 import { age, buildReport, cellLink, reportMarkdown } from '../src/commands/refsReport.js';
 import { MAX_GATE_CELLS } from '../src/core/RefQueries.js';
 import type { CellRow, RunRow } from '../src/ports/HubStore.js';
@@ -229,5 +231,68 @@ describe('hub refs report of a ref larger than the gate lists (decision 615)', {
     // A small ref's report lists every cell and tallies nothing.
     const small = buildReport('https://hub.example', 'main', null, matrix, null);
     expect(small.unlisted).toBeNull();
+  });
+});
+
+describe('hub refs report of a ref past one matrix page (decision 640)', { timeout: 120_000 }, () => {
+  it('reads every page of the ref matrix, each cell once, and says when it was cut', async () => {
+    const h = await startHub();
+    hubs.push(h);
+    const viewer = await addTestUser(h.hub.store, 'ci', ['viewer']);
+    const n = MATRIX_PAGE_MAX + 7;
+    const of = (site: string, i: number, atRef?: string): CellRow => ({
+      site,
+      environment: 'prod',
+      component: 'app',
+      agent: 'a1',
+      status: 'changes',
+      counts: { add: 1, change: 0, destroy: 0, replace: 0, import: 0, drift: 0 },
+      reason: null,
+      runId: `01JA${String(i).padStart(22, '0')}`,
+      plannedAt: 1000,
+      receivedAt: 1000,
+      expectedIntervalS: 60,
+      planHash: null,
+      staleNotifiedFor: null,
+      ref: 'main',
+      commit: sha('1'),
+      ...(atRef ? { atRef } : {}),
+    });
+    const site = (i: number) => `s_${String(i).padStart(4, '0')}`;
+    // `s0` comes first in code units but last by locale ('_' before digits), and an `@ref` cell of main
+    // shares the key of the first page's last cell: either lost a cell at the page's end before.
+    const cells = [
+      ...Array.from({ length: n }, (_, i) => of(site(i), i)),
+      of('s0', n),
+      of(site(4998), n + 1, 'main'),
+    ];
+    await h.hub.store.commit({ cells });
+    const get = async (path: string) => {
+      const res = await fetch(`${h.url}${path}`, { headers: { authorization: viewer.authorization } });
+      expect(res.status, `${path}: ${h.logs.slice(-3).join('')}`).toBe(200);
+      return MatrixResponseSchema.parse(await res.json());
+    };
+    // One read (the report before) sees only the first page.
+    const first = await get('/api/matrix?ref=main');
+    expect([first.cells.length < cells.length, typeof first.next]).toEqual([true, 'string']);
+
+    const matrix = await readRefMatrix(get, 'main');
+    expect(matrix.cut).toBeNull();
+    const id = (c: { site: string; environment: string; component: string; atRef?: string | null }) =>
+      `${c.site}/${c.environment}/${c.component}`;
+    expect(matrix.cells.map(id).sort()).toEqual(cells.map(id).sort());
+    const report = buildReport('https://hub.example', 'main', null, matrix, null);
+    expect(report.groups.changes).toHaveLength(cells.length);
+    expect(reportMarkdown(report)).toContain(`#### Changes (${cells.length})`);
+    expect(reportMarkdown(report)).not.toContain('**Cut:**');
+
+    // Bounded: past its cap the report says it was cut and where to read the rest.
+    const cut = await readRefMatrix(get, 'main', 10);
+    expect([cut.cells.length, cut.cut?.cells]).toEqual([10, 10]);
+    const text = reportMarkdown(buildReport('https://hub.example', 'main', null, cut, null));
+    expect(text).toContain(
+      "**Cut:** the ref's matrix has more than 10 cells; this report lists the first 10 (by site and cell).",
+    );
+    expect(text).toContain('`/api/matrix?ref=main&site=<site>`');
   });
 });

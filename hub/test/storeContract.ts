@@ -4,6 +4,7 @@ import { runApprovalStoreContract } from './approvalStoreContract.js';
 import { runAuthStoreContract } from './authStoreContract.js';
 import { runPeerStoreContract } from './peerStoreContract.js';
 import { runReadModelContract } from './readModelContract.js';
+import { runRefKeysContract } from './refKeysContract.js';
 import { runSharedStoreContract } from './sharedStoreContract.js';
 import { cell, hist, hook, run } from './storeFixtures.js';
 
@@ -378,5 +379,6 @@ export function runHubStoreContract(
     runApprovalStoreContract(withStore);
     runSharedStoreContract(withStore);
     runReadModelContract(withStore);
+    runRefKeysContract(withStore);
   });
 }

@@ -8,6 +8,7 @@ import {
   refNameProblem,
 } from '@driftline/protocol';
 import type { Command } from 'commander';
+import { readRefMatrix } from './refsMatrix.js';
 import { buildReport, reportMarkdown } from './refsReport.js';
 import { RemoteError, type RemoteHub, remoteAction, remoteHub, remoteOptions } from './remote.js';
 
@@ -136,11 +137,8 @@ export function addRefsVerbs(program: Command): void {
         if (format !== 'markdown' && format !== 'json')
           usage('report', `--format ${format}: markdown or json`);
         const hub = remoteHub(o);
-        const matrix = await hub.json(
-          'GET',
-          `/api/matrix?ref=${encodeURIComponent(ref)}`,
-          MatrixResponseSchema,
-        );
+        // Every page of the ref's matrix, not only the first (decision 640).
+        const matrix = await readRefMatrix((path) => hub.json('GET', path, MatrixResponseSchema), ref);
         let gate: RefStatusResponse | null = null;
         if (commit) {
           try {

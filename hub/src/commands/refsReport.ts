@@ -33,6 +33,8 @@ export interface RefReport {
    * every cell (a ref past `MAX_GATE_CELLS`, decision 615); null when every counted cell has a row.
    */
   unlisted: { complete: number; notComplete: number } | null;
+  /** The ref's matrix had more cells than the report read (`MAX_REPORT_CELLS`, decision 640); else null. */
+  cut: { cells: number; next: string } | null;
 }
 
 /** The dashboard's URL of a cell in the ref's view (the UI keeps its view in the query string). */
@@ -66,7 +68,7 @@ export function buildReport(
   hub: string,
   ref: string,
   commit: string | null,
-  matrix: { cells: MatrixCell[]; asOf?: string },
+  matrix: { cells: MatrixCell[]; asOf?: string; cut?: RefReport['cut'] },
   gate: RefStatusResponse | null,
 ): RefReport {
   const groups = Object.fromEntries(REPORT_GROUPS.map((g) => [g, [] as ReportCell[]])) as RefReport['groups'];
@@ -150,6 +152,7 @@ export function buildReport(
     gate: gate ? { state: gate.state, counts: gate.counts } : null,
     groups,
     unlisted,
+    cut: matrix.cut ?? null,
   };
 }
 
@@ -215,6 +218,11 @@ export function reportMarkdown(r: RefReport): string {
     lines.push(
       '',
       `${u.complete + u.notComplete} more cell(s) not listed: ${u.complete} complete, ${u.notComplete} not complete (past ${MAX_GATE_CELLS.toLocaleString('en')} cells the gate lists only the cells not complete, the first ${MAX_GATE_CELLS.toLocaleString('en')}).`,
+    );
+  if (r.cut)
+    lines.push(
+      '',
+      `**Cut:** the ref's matrix has more than ${r.cut.cells.toLocaleString('en')} cells; this report lists the first ${r.cut.cells.toLocaleString('en')} (by site and cell). Read the rest a site at a time from the hub's API: \`/api/matrix?ref=${encodeURIComponent(r.ref)}&site=<site>\`.`,
     );
   const total = REPORT_GROUPS.reduce((n, g) => n + r.groups[g].length, 0);
   if (total === 0) lines.push('', 'No site has planned this ref yet.');

@@ -36,6 +36,8 @@ export const MAX_REF_DEFAULT_CELLS = 250_000;
  * The counts always cover every cell.
  */
 export const MAX_GATE_CELLS = 1_000;
+/** Keys of agents' cells one `refDefaultKeys` look-up names (the gate's cells its patterns allow). */
+const KEYS_PER_LOOKUP = 10_000;
 /** Most runs of the gate's commit one answer reads (several per cell when a plan was repeated). */
 const MAX_COMMIT_RUNS = 50_000;
 
@@ -169,7 +171,8 @@ export class RefQueries {
     }
     // Cells the agents' patterns allow with no plan of the ref: pending.
     const unknown = [...allowed].filter(([id]) => !atRef.has(id));
-    const found = counts.total > 0 && unknown.length > 0 ? await this.defaultsOf(ref, unknown) : new Set();
+    const found =
+      counts.total > 0 && unknown.length > 0 ? await this.defaultsOf(ref, unknown, counts.total) : new Set();
     const unplanned = unknown.filter(([id]) => !found.has(id));
     counts.pending += unplanned.length;
     counts.total += unplanned.length + atRef.size;
@@ -218,15 +221,37 @@ export class RefQueries {
     return { ref, commit, state, counts, cells };
   }
 
-  /** Which of `cells` are default cells of `ref` (the rest of the agents' cells have no plan of it). */
-  private async defaultsOf(ref: string, cells: [string, [string, string, string]][]): Promise<Set<string>> {
+  /**
+   * Which of `cells` are default cells of `ref` (the rest of the agents' cells have no plan of it), from
+   * the store's ref index, no cell row read (decision 640): the ref's keys when it has no more default
+   * cells (`defaults`, its gate total) than are asked about, else the asked keys looked up.
+   */
+  private async defaultsOf(
+    ref: string,
+    cells: [string, [string, string, string]][],
+    defaults: number,
+  ): Promise<Set<string>> {
     const out = new Set<string>();
-    for (let i = 0; i < cells.length; i += 1_000) {
-      const part = cells.slice(i, i + 1_000);
-      const rows = await this.store.getCells(
-        part.map(([, [site, environment, component]]) => ({ site, environment, component })),
+    const add = (ks: { site: string; environment: string; component: string }[]) => {
+      for (const k of ks) out.add(cellId(k.site, k.environment, k.component));
+    };
+    if (defaults <= cells.length) {
+      const asked = new Set(cells.map(([id]) => id));
+      add(
+        (await this.store.refDefaultKeys({ ref })).filter((k) =>
+          asked.has(cellId(k.site, k.environment, k.component)),
+        ),
       );
-      for (const c of rows) if (c && c.ref === ref) out.add(cellId(c.site, c.environment, c.component));
+      return out;
+    }
+    for (let i = 0; i < cells.length; i += KEYS_PER_LOOKUP) {
+      const part = cells.slice(i, i + KEYS_PER_LOOKUP);
+      add(
+        await this.store.refDefaultKeys({
+          ref,
+          keys: part.map(([, [site, environment, component]]) => ({ site, environment, component })),
+        }),
+      );
     }
     return out;
   }

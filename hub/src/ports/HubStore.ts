@@ -142,6 +142,19 @@ export interface RefGateCell {
   run: RunRow | null;
 }
 
+/** A cell's key. */
+export interface CellKey {
+  site: string;
+  environment: string;
+  component: string;
+}
+
+/** `refDefaultKeys`: the default cells of `ref`, among `keys` only when given (decision 640). */
+export interface RefKeysQuery {
+  ref: string;
+  keys?: readonly CellKey[];
+}
+
 /** One cell of `getCells`: a default cell (`atRef` null or absent) or an `environment/component@ref` cell. */
 export interface CellKeyQuery {
   site: string;
@@ -300,6 +313,12 @@ export interface ReadStore {
    * when it has moved on (decision 615).
    */
   refGateCells(q: RefGateCellsQuery): Promise<RefGateCell[]>;
+  /**
+   * Keys of the default cells whose `ref` is `q.ref` (an `@ref` cell at the key does not matter): of
+   * `q.keys` only, when given, each looked up; else every one. Read from the ref index alone, no cell
+   * row (docs/decisions/640-ref-reads-whole-and-indexed.md); in no particular order.
+   */
+  refDefaultKeys(q: RefKeysQuery): Promise<CellKey[]>;
   /** Each agent not revoked that has ref patterns: its site, agent and patterns (the ref gate); nothing else parsed. */
   listAgentRefs(): Promise<Pick<AgentRow, 'site' | 'agent' | 'refs'>[]>;
   /** The read model's counts of one scope (of `keys` only, when given): no cell is read. */

@@ -27,6 +27,7 @@ import type {
   RefGateCell,
   RefGateCellsQuery,
   RefGateQuery,
+  RefKeysQuery,
   RetentionPolicy,
   RunQuery,
   RunRow,
@@ -251,6 +252,17 @@ export class MemoryHubStore implements HubStore {
       .filter((p) => !a || byCell(p.cell, a) > 0)
       .slice(0, q.limit)
       .map((p) => ({ cell: clone(p.cell), run: clone(p.run) }));
+  }
+  async refDefaultKeys(q: RefKeysQuery) {
+    const key = (c: { site: string; environment: string; component: string }) => ({
+      site: c.site,
+      environment: c.environment,
+      component: c.component,
+    });
+    if (!q.keys) return [...this.cells.values()].filter((c) => c.ref === q.ref).map(key);
+    return q.keys
+      .filter((k) => this.cells.get(cellId(k.site, k.environment, k.component))?.ref === q.ref)
+      .map(key);
   }
   async listAgentRefs() {
     return (await this.listAgents())

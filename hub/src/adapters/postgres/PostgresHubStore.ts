@@ -27,6 +27,7 @@ import type {
   RefCellQuery,
   RefGateCellsQuery,
   RefGateQuery,
+  RefKeysQuery,
   RefTotal,
   RetentionPolicy,
   RunQuery,
@@ -43,6 +44,7 @@ import type { PgDatabase, Stmt } from './PgDatabase.js';
 import { PostgresReadModel } from './PostgresReadModel.js';
 import { PG_PRUNE_STEP_CELLS, pruneInSteps } from './pruneSteps.js';
 import { L, P, R } from './readStatements.js';
+import { refDefaultKeys } from './refKeyStatements.js';
 import { writeSteps } from './writeStatements.js';
 
 type Row<T> = { row: T };
@@ -183,6 +185,9 @@ export class PostgresHubStore implements HubStore {
   }
   refGateCells(q: RefGateCellsQuery) {
     return this.model.refGateCells(q);
+  }
+  refDefaultKeys(q: RefKeysQuery) {
+    return refDefaultKeys(this.db, q);
   }
   async listAgentRefs() {
     const rows = await this.db.query<{ site: string; agent: string; refs: Record<string, string[]> }>(

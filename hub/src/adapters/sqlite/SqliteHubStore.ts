@@ -24,6 +24,7 @@ import type {
   RefCellQuery,
   RefGateCellsQuery,
   RefGateQuery,
+  RefKeysQuery,
   RetentionPolicy,
   RunQuery,
   RunRow,
@@ -37,6 +38,7 @@ import { approvalStatements } from './approvalStatements.js';
 import { authStatements, migrate } from './authStatements.js';
 import { pruneStatements } from './pruneSteps.js';
 import { readModelStatements } from './readModelStatements.js';
+import { refKeyStatements } from './refKeyStatements.js';
 import { refStatements } from './refStatements.js';
 
 type Row = { row: string };
@@ -61,12 +63,14 @@ export class SqliteHubStore implements HubStore {
     this.refs = refStatements(this.db);
     this.approvals = approvalStatements(this.db);
     this.model = readModelStatements(this.db);
+    this.refKeys = refKeyStatements(this.db);
     this.pruneSteps = pruneStatements(this.db);
     // Cells stored before the read model get their columns (and counts) once, in bounded steps.
     const fill = this.db.transaction((after: [string, string, string]) => this.model.backfillStep(after));
     for (let at: [string, string, string] | null = ['', '', '']; at; ) at = fill(at);
   }
   private readonly model: ReturnType<typeof readModelStatements>;
+  private readonly refKeys: ReturnType<typeof refKeyStatements>;
   private readonly pruneSteps: ReturnType<typeof pruneStatements>;
   private readonly approvals: ReturnType<typeof approvalStatements>;
   private readonly auth: ReturnType<typeof authStatements>;
@@ -163,6 +167,7 @@ export class SqliteHubStore implements HubStore {
   listCellsOfRef = async (q: CellsOfRefQuery) => this.model.cellsOfRef(q);
   refGateCounts = async (q: RefGateQuery) => this.model.refGateCounts(q);
   refGateCells = async (q: RefGateCellsQuery) => this.model.refGateCells(q);
+  refDefaultKeys = async (q: RefKeysQuery) => this.refKeys.refDefaultKeys(q);
   async listAgentRefs() {
     const rows = this.s.agentRefs.all() as { site: string; agent: string; refs: string }[];
     return rows.map((r) => ({

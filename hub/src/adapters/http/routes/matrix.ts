@@ -1,5 +1,6 @@
 import { API_PATHS, MATRIX_PAGE_MAX, MatrixQuerySchema } from '@driftline/protocol';
 import { decodeCellCursor, encodeCellCursor, SPANNING_PAGE_MAX } from '../../../core/fleet/MatrixWindow.js';
+import { pageWhole } from '../../../core/fleet/pageWhole.js';
 import { err } from '../openapiShared.js';
 import { checkRefQuery } from './refs.js';
 import { route } from './route.js';
@@ -41,18 +42,13 @@ export const matrixRoutes = [
       // The matrix of a past time or of a ref is computed whole, then paged the same way.
       const at = q.at ? Date.parse(q.at) : undefined;
       const all = await d.queries.matrix(q, now, at);
-      const after = decodeCellCursor(q.cursor);
       const sites = q.sites ? new Set(q.sites) : null;
-      const rest = all.filter(
-        (c) =>
-          (!sites || sites.has(c.site)) &&
-          (!after ||
-            [c.site, c.environment, c.component].join('\u0000') >
-              [after.site, after.environment, after.component].join('\u0000')),
-      );
       const limit = Math.min(q.limit ?? MATRIX_PAGE_MAX, MATRIX_PAGE_MAX);
-      const cells = rest.slice(0, limit);
-      const last = rest.length > limit ? cells.at(-1) : undefined;
+      const { cells, last } = pageWhole(
+        sites ? all.filter((c) => sites.has(c.site)) : all,
+        decodeCellCursor(q.cursor),
+        limit,
+      );
       return { cells, asOf: new Date(at ?? now).toISOString(), next: last ? encodeCellCursor(last) : null };
     },
   }),
