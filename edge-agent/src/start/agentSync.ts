@@ -103,6 +103,7 @@ export function agentSync(
     log,
     onUploadProgress: deps.onUploadProgress,
     aim: (ms: number, now: number) => aim.wait(ms, now),
+    inWindow: (now: number) => aim.openAt(now) !== null,
   });
   return loop;
 }

@@ -19,6 +19,8 @@ export type {
 export class SyncEngine {
   /** Upstreams whose last request failed: they get a cheap probe before a batch is sent again. */
   private readonly suspect = new Set<string>();
+  /** Upstreams with a pull answered at once (after a failure) in flight: a pull beside it is held. */
+  private readonly prompting = new Set<string>();
   /** Set by {@link abortExchanges}: the agent is stopping. */
   private stopping = false;
   /** What comes down: verified, handled one at a time across upstreams (downlinkHandler.ts). */
@@ -231,11 +233,22 @@ export class SyncEngine {
       uplinks.map(async (up) => {
         const sent = this.deps.store.downlinkCursor(up.url);
         // After a failure (a revoked token since replaced, an upstream back), one pull is answered at once:
-        // `status` then says the upstream works now, not when a held pull ends, hours later perhaps.
-        const prompt = hold !== undefined && hold.waitS > 0 && this.deps.store.upstreamDown(up.url);
+        // `status` then says the upstream works now, not when a held pull ends, hours later perhaps. Only
+        // one: a pull beside it is held, so control that reaches the upstream while the prompt answer
+        // travels finds a pull there (docs/decisions/645-pulls-go-as-the-window-opens.md).
+        const prompt =
+          hold !== undefined &&
+          hold.waitS > 0 &&
+          this.deps.store.upstreamDown(up.url) &&
+          !this.prompting.has(up.url);
         const asked = hold && { ...hold, ...(prompt ? { waitS: 0 } : {}) };
+        if (prompt) this.prompting.add(up.url);
         // A held pull names its agent: the upstream then keeps two of them (decision 340).
-        const r = await up.pullDownlink(this.deps.site, sent, asked && { ...asked, holder: this.deps.agent });
+        const r = await up
+          .pullDownlink(this.deps.site, sent, asked && { ...asked, holder: this.deps.agent })
+          .finally(() => {
+            if (prompt) this.prompting.delete(up.url);
+          });
         if (!r.ok) {
           // a pull the agent cut itself (its stop, a standing run that ended) says nothing of the upstream
           const ours = hold?.signal?.aborted === true || this.stopping;

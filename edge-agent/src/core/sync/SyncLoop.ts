@@ -34,6 +34,11 @@ export interface SyncLoopDeps {
    * opening, and inside a window it is at most min(backoffCap, window / 4). Unset: waits as asked.
    */
   aim?(waitMs: number, now: number): number;
+  /**
+   * The site's contact plan has a window open at `now` (`WindowAim.openAt`): the link should be up, so
+   * the pulls go beside the probe of a link that was down, not a round trip after it. Unset: never.
+   */
+  inWindow?(now: number): boolean;
 }
 
 /** One upstream's downlink (decision 410): its pulls, its standing held pulls, the pull the cycle started. */
@@ -160,7 +165,13 @@ export class SyncLoop {
       // Push and pull travel together: over a long delay that is one round trip per cycle, not two.
       // While the link is down only the push (a probe) goes out. Each lane's pull lands on its own
       // (`pulled`), never waited for here: one upstream that stalls holds up no other (decision 410).
+      // In a window of the site's contact plan the held pulls go beside the probe, as the window opens: the
+      // relay then holds one when control reaches it, a round trip sooner (docs/decisions/645-pulls-go-as-the-window-opens.md).
       if (this.failures === 0) this.pullLanes();
+      else if (this.inWindow()) {
+        this.keepStanding(undefined, true);
+        this.pullLanes();
+      }
       // Back from a down link, the pulls go as soon as a probe answers, beside the push, not a round trip
       // after it: control waiting at the relay reaches the agent one light time sooner (issue 56's
       // "control at the first contact that could carry it").
@@ -271,13 +282,24 @@ export class SyncLoop {
     this.keepStanding(lane);
   }
 
-  /** Opens standing held pulls on each lane whose upstream has shown it holds pulls, while the link works. */
-  private keepStanding(only?: Lane): void {
+  /** The site's contact plan has a window open now (the link should be up). */
+  private inWindow(): boolean {
+    return this.deps.inWindow?.(this.deps.now?.() ?? Date.now()) ?? false;
+  }
+
+  /**
+   * Opens standing held pulls on each lane whose upstream has shown it holds pulls, while the link works
+   * or, `asWindowOpens`, while a window of the contact plan is open though no probe has answered yet: a
+   * pull that fails ends its run, and only a cycle opens one again, so a window whose link is down costs
+   * one pull a lane per cycle.
+   */
+  private keepStanding(only?: Lane, asWindowOpens = false): void {
     for (const lane of only ? [only] : this.lanes) {
-      if (lane.standing || this.stopped || !lane.pulls.holds || this.failures > 0) continue;
+      if (lane.standing || this.stopped || !lane.pulls.holds) continue;
+      if (this.failures > 0 && !asWindowOpens) continue;
       lane.standing = lane.pulls
         .standing(
-          () => this.failures === 0,
+          () => this.failures === 0 || (asWindowOpens && this.inWindow()),
           (o) => this.pulled(o, lane),
         )
         .finally(() => {
