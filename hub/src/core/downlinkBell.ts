@@ -34,19 +34,20 @@ export class DownlinkBell {
   ring(sites: Iterable<string>): void {
     if (this.listeners.size === 0) return;
     const rung = [...sites];
-    for (const l of this.listeners)
-      if (rung.some((s) => l.sites.has(s))) {
-        l.rang = true;
-        l.wake?.();
-      }
+    this.wake((l) => rung.some((s) => l.sites.has(s)));
   }
 
   /** Wakes every watch: downlink was written for sites not known (another hub's list too long to send, a notification lost). */
   ringEvery(): void {
-    for (const l of this.listeners) {
-      l.rang = true;
-      l.wake?.();
-    }
+    this.wake(() => true);
+  }
+
+  private wake(rings: (l: Listener) => boolean): void {
+    for (const l of this.listeners)
+      if (rings(l)) {
+        l.rang = true;
+        l.wake?.();
+      }
   }
 
   /**
