@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BATCH_CONTENT_TYPE, encodeBatch } from '@driftline/protocol';
 import { until as untilReached } from '@driftline/protocol/testing';
 import pino from 'pino';
-import { expect, it, vi } from 'vitest';
+import { expect, it, onTestFailed, vi } from 'vitest';
 import { sha256Hex } from '../src/adapters/http/credentials.js';
 import { createHub } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
@@ -66,6 +66,24 @@ async function startPgHub(server: PgServer, url: string) {
 }
 
 /**
+ * Names the step a failed (or hung: vitest's timeout) test had reached, with the tail of the cluster's log,
+ * so that a failure in a whole run says where it stood.
+ */
+function steps(server: () => PgServer) {
+  let at = 'start';
+  onTestFailed(() => {
+    let log = '';
+    try {
+      log = readFileSync(join(server().dir, 'log'), 'utf8').slice(-1500);
+    } catch {}
+    console.error(`pgDown: the test stood at "${at}"; the cluster's log ends:\n${log}`);
+  });
+  return (step: string) => {
+    at = step;
+  };
+}
+
+/**
  * `GET /v1/health` once it answers `status`: asked every 50 ms, at most 1,000 times, then it throws naming the
  * status never seen (and the last one that was), never hands on another status as the answer.
  */
@@ -89,6 +107,7 @@ async function healthWhen(
 
 describePg('hub on PostgreSQL while the database goes down', (server) => {
   it('answers 503 store-unavailable while it is down mid-run, then 200 when it is back, losing nothing receipted', async () => {
+    const step = steps(server);
     const url = await server().createDatabase();
     const h = await startPgHub(server(), url);
     try {
@@ -98,7 +117,9 @@ describePg('hub on PostgreSQL while the database goes down', (server) => {
       expect(before.status).toBe(200);
       expect(before.body.receipts.map((r: { status: string }) => r.status)).toEqual(['stored']);
 
+      step('stopping the cluster');
       await server().stop();
+      step('posting while it is down');
       const second = agent.plan('prod', 'net', 'drift');
       const batch = encodeBatch([await agent.delta()]);
       const down = await h.post(batch);
@@ -110,14 +131,18 @@ describePg('hub on PostgreSQL while the database goes down', (server) => {
       const pull = await fetch(`${h.hop}/v1/bundles?for=ship-7`, { headers: RELAY });
       expect(pull.status).toBe(503);
       // A load balancer's health check sees it too, and why (the check is asked at most once a second).
+      step('waiting for health 503');
       const sick = await healthWhen(h.hop, 503);
       expect(sick.body).toMatchObject({ ok: false, role: 'hub' });
       // A fixed phrase: the health check answers anyone, the database's own text goes to the log only.
       expect(sick.body.detail).toBe('the store is unavailable');
 
+      step('starting the cluster again');
       await server().start();
+      step('waiting for health 200');
       expect((await healthWhen(h.hop, 200)).body).toMatchObject({ ok: true });
       // The relay kept custody of the batch and sends it again: stored now, once.
+      step('posting the batch again');
       const after = await h.post(batch);
       expect(after.status).toBe(200);
       expect(after.body.receipts.map((r: { status: string }) => r.status)).toEqual(['stored']);

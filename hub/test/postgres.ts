@@ -58,15 +58,26 @@ function runAs(): { user: string; uid: number; gid: number } | null {
   throw new Error('running as root and neither a postgres nor a nobody user exists to run PostgreSQL as');
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+/**
+ * A free port of 127.0.0.1 below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up
+ * here). A cluster that is stopped and started again on its port (pgDown) must find the port still free:
+ * in the ephemeral range, a program listening on port 0 or a client connecting out while the database is
+ * down may be given that very number (and a client retrying 127.0.0.1:P from source port P connects to
+ * itself), and the cluster then cannot come back.
+ */
+const freePort = async (): Promise<number> => {
+  const [low, high] = [20_000, 32_767];
+  for (let tries = 0; tries < 200; tries++) {
+    const port = low + (randomBytes(2).readUInt16BE(0) % (high - low + 1));
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error(`no free port of 127.0.0.1 between ${low} and ${high} in 200 tries`);
+};
 
 /**
  * A throwaway PostgreSQL cluster: `initdb` in a temp dir, `pg_ctl` on a free port of 127.0.0.1, a
