@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { freePort, waitForHttp } from '../src/topology/ports.js';
 import { BINS, FAKE_TERRAFORM_DIR, runProgram } from '../src/topology/programs.js';
 import { parseStrictJson } from './strictJson.js';
-import { setUpHub, until } from './support.js';
+import { setUpHub } from './support.js';
 
 /** A program run with its output kept: stdout and stderr as text. */
 interface Captured {
@@ -16,6 +16,8 @@ interface Captured {
   stdout: string;
   stderr: string;
   exited: Promise<unknown>;
+  /** Resolves once `text` is in its stderr; rejects, naming what it said, if it exits first. */
+  said(text: string): Promise<void>;
 }
 const running: Captured[] = [];
 afterAll(() => {
@@ -34,18 +36,35 @@ function capture(
     env: { ...process.env, LOG_LEVEL: 'debug', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const heard: Array<{ text: string; resolve: () => void }> = [];
+  const exited = new Promise<unknown>((r) => child.once('exit', r));
   const c: Captured = {
     name,
     child,
     stdout: '',
     stderr: '',
-    exited: new Promise((r) => child.once('exit', r)),
+    exited,
+    // an event, not a deadline: the program's own line, or its exit (vitest's timeout guards a hang)
+    said: (text) =>
+      c.stderr.includes(text)
+        ? Promise.resolve()
+        : Promise.race([
+            new Promise<void>((resolve) => heard.push({ text, resolve })),
+            exited.then(() => {
+              if (!c.stderr.includes(text))
+                throw new Error(`${name} exited before saying "${text}":\n${c.stderr.slice(-2000)}`);
+            }),
+          ]),
   };
   child.stdout?.on('data', (d: Buffer) => {
     c.stdout += d.toString();
   });
   child.stderr?.on('data', (d: Buffer) => {
     c.stderr += d.toString();
+    for (const h of heard.filter((h) => c.stderr.includes(h.text))) {
+      heard.splice(heard.indexOf(h), 1);
+      h.resolve();
+    }
   });
   running.push(c);
   return c;
@@ -144,16 +163,15 @@ describe('logs of the programs (O2 in docs/architecture.md#invariants)', () => {
     await waitForHttp(`http://127.0.0.1:${relayPort}/v1/health`, 60_000);
     // Started before its enrolment, so the logs include a rejection, then a merge, an ack and a prune.
     daemons.push(capture('edge-agent run', BINS.agent, ['run', '--config', agentConfig], { cwd: site, env }));
-    await until('the hub to refuse the agent', async () =>
-      daemons[2]?.stderr.includes('waiting for enrolment'),
-    );
+    const agent = daemons[2] as Captured;
+    await agent.said('waiting for enrolment');
     await runProgram('hub', ['enroll', '--config', hub.config, init.enrollment]);
-    await until('the agent to have its first result acknowledged', async () => {
-      const s = JSON.parse(
-        await runProgram('agent', ['status', '--config', agentConfig, '--json'], { cwd: site }),
-      );
-      return s.unackedRuns === 0 && s.lastAckAt !== null;
-    });
+    // its one cell's first run, acknowledged (the ack's own log line says how many runs it covered)
+    await agent.said('"runsAcked":1,');
+    const s = JSON.parse(
+      await runProgram('agent', ['status', '--config', agentConfig, '--json'], { cwd: site }),
+    );
+    expect([s.unackedRuns, s.lastAckAt !== null]).toEqual([0, true]);
     // Stopped as an operator stops them: the shutdown logs count too.
     for (const d of [...daemons].reverse()) {
       d.child.kill('SIGTERM');
