@@ -10,6 +10,7 @@ import type { ApiServer } from './adapters/http/apiServer.js';
 import { HubAuth } from './adapters/http/auth.js';
 import { openDriftStore, openStores } from './adapters/openStores.js';
 import { PgEvents } from './adapters/postgres/PgEvents.js';
+import { PgListener } from './adapters/postgres/PgListener.js';
 import { Publisher } from './adapters/publish/Publisher.js';
 import type { HubConfig } from './config.js';
 import { Approvals } from './core/Approvals.js';
@@ -106,9 +107,11 @@ export async function createHub(
     onUnavailable: (e) => logger.warn({ err: e }, 'the store is unreachable; answering 503 until it is back'),
     onIdleError: (e) => logger.warn({ err: e }, 'a store connection broke; it is replaced on next use'),
   });
+  // one connection of this hub LISTENs, for live events and the downlink bell (decisions 160, 635)
+  const listener = postgres ? new PgListener(postgres) : undefined;
   // every commit that writes downlink wakes the relays' watches over those sites, at every hub of a
   // shared database (decisions 620, 635)
-  const downlink = hubDownlinkBell(store, postgres, logger, opts.bell);
+  const downlink = hubDownlinkBell(store, postgres, logger, opts.bell, listener);
   const { bell } = downlink;
   const blobs = new FileBlobs(join(config.dataDir, 'blobs'));
   const { replicas, storeHealth, shared } = hubReplicas(config, { store, publications, postgres }, logger);
@@ -116,7 +119,7 @@ export async function createHub(
   const metrics = createHubMetrics(registry, store);
   const events = new EventLog();
   const sharedEvents = postgres
-    ? new PgEvents(postgres, events, { onError: (e, what) => logger.warn({ err: e }, what) })
+    ? new PgEvents(postgres, events, { listener, onError: (e, what) => logger.warn({ err: e }, what) })
     : null;
   const { ingest, queries, planRequests, hubWindows, sweeper, live, judge } = hubCore(config, {
     store,
@@ -280,6 +283,7 @@ export async function createHub(
       await hop.close();
       await ingest.close(); // the acks it held for agents' next pushes go now (decision 525)
       await downlink.close(); // after them: other hubs are told of those acks
+      await listener?.close();
       await replicas.close();
       await publications.close();
       await driftStore.close();

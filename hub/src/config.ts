@@ -69,7 +69,7 @@ const StoreSchema = z.strictObject({
     .max(500)
     .optional()
     .describe(
-      "Most pooled connections this hub process opens (kind postgres; default 10). Keep the sum over all hubs, plus two listeners (live events, downlink) and one leader connection each, under the server's max_connections.",
+      "Most pooled connections this hub process opens (kind postgres; default 10). Keep the sum over all hubs, plus one listener (live events and downlink) and one leader connection each, under the server's max_connections.",
     ),
 });
 export type StoreConfig = z.infer<typeof StoreSchema>;

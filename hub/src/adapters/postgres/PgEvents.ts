@@ -1,8 +1,8 @@
 import type { HubEvent } from '@driftline/protocol';
-import pg from 'pg';
 import type { EventLog } from '../../core/EventLog.js';
 import { LOCK } from './locks.js';
 import type { PgDatabase, Stmt } from './PgDatabase.js';
+import { PgListener } from './PgListener.js';
 
 const st = (name: string, text: string): Stmt => ({ name: `hub_e_${name}`, text });
 const CHANNEL = 'driftline_events';
@@ -32,6 +32,8 @@ export interface PgEventsOptions {
   pollMs?: number;
   /** Events that could not be written (the database is down: they are not sent), and listener trouble. */
   onError?: (e: unknown, what: string) => void;
+  /** The hub's listener, shared with its other users; without it, one of their own (`driftline-hub-events`). */
+  listener?: PgListener;
 }
 
 /**
@@ -44,7 +46,8 @@ export interface PgEventsOptions {
 export class PgEvents {
   private queue: string[] = [];
   private flushing: Promise<void> | null = null;
-  private listener: pg.Client | null = null;
+  private readonly listener: PgListener;
+  private readonly unlisten: () => void;
   private started = false;
   private pulling: Promise<void> | null = null;
   private again = false;
@@ -61,6 +64,13 @@ export class PgEvents {
     private readonly opts: PgEventsOptions = {},
   ) {
     log.catchUp = () => this.pull();
+    this.listener = opts.listener ?? new PgListener(db, { name: 'driftline-hub-events' });
+    this.unlisten = this.listener.add(CHANNEL, {
+      notified: () => void this.pull().catch(() => {}),
+      // listened to again (what was notified meanwhile is lost): read what is new, as a tick does
+      opened: () => void this.pull().catch(() => {}),
+      broke: (e) => this.opts.onError?.(e, 'the live events listener broke; it reconnects'),
+    });
     this.timer = setInterval(() => void this.tick(), opts.pollMs ?? 2000);
     this.timer.unref();
     void this.tick();
@@ -105,9 +115,8 @@ export class PgEvents {
     this.closed = true;
     clearInterval(this.timer);
     await this.flushed().catch(() => {});
-    const l = this.listener;
-    this.listener = null;
-    await l?.end().catch(() => {});
+    this.unlisten();
+    if (!this.opts.listener) await this.listener.close();
     this.log.catchUp = null;
   }
 
@@ -151,7 +160,7 @@ export class PgEvents {
   private async tickOnce(): Promise<void> {
     if (this.closed) return;
     try {
-      if (!this.listener) await this.listen();
+      await this.listener.open();
       if (!this.started) {
         const [epoch] = await this.db.query<{ value: string }>(E.epoch);
         const recent = await this.db.query<{ id: number; event: string }>(E.recent, [KEEP]);
@@ -166,27 +175,5 @@ export class PgEvents {
         this.opts.onError?.(e, 'live events of other hubs are not read until the database answers');
       this.down = true;
     }
-  }
-
-  private async listen(): Promise<void> {
-    const c = new pg.Client({ ...this.db.clientConfig, application_name: 'driftline-hub-events' });
-    c.on('error', (e) => {
-      if (this.listener === c) this.listener = null;
-      c.end().catch(() => {});
-      this.opts.onError?.(e, 'the live events listener broke; it reconnects');
-    });
-    c.on('end', () => {
-      if (this.listener === c) this.listener = null;
-    });
-    c.on('notification', () => void this.pull().catch(() => {}));
-    await c.connect();
-    try {
-      await c.query(`LISTEN ${CHANNEL}`);
-    } catch (e) {
-      await c.end().catch(() => {});
-      throw e;
-    }
-    if (this.closed) await c.end();
-    else this.listener = c;
   }
 }
