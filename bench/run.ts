@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastJsonLine, runTs } from './lib/child.js';
 import { fleetScalePart } from './lib/fleetScalePart.js';
+import { refReadsPart } from './lib/refReadsPart.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv
@@ -419,6 +420,7 @@ const parts: Record<string, Part> = {
       lastJsonLine((await runTs('bench/parts/relayCustody.ts', flag, (quick ? 12 : 60) * min)).stdout),
   },
   fleetScale: fleetScalePart(quick, flag),
+  refReads: refReadsPart(quick),
   ui: {
     keys: { cells: 0, firstRenderMs: 0, overviewFirstRenderMs: 0, updateLatencyMs: 0 },
     run: async () => {

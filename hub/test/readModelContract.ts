@@ -239,6 +239,25 @@ export function runReadModelContract(withStore: (fn: (s: HubStore) => Promise<vo
       expect(await ofRef('main', undefined, 2)).toEqual(['a/dev/net', 'a/prod/net']);
       expect(await ofRef('release/2')).toEqual(['a/prod/dns']);
       expect(await ofRef('pr/9')).toEqual([]);
+      // After a key, in key order (a page of the ref's matrix, decision 650), of one site too.
+      const after = async (a: [string, string, string], site?: string, limit = 10) =>
+        keys(
+          await s.listCellsOfRef({
+            ref: 'main',
+            ...(site ? { site } : {}),
+            after: { site: a[0], environment: a[1], component: a[2] },
+            limit,
+          }),
+        );
+      expect(await after(['a', 'dev', 'net'])).toEqual(['a/prod/net', 'b/prod/net']);
+      expect(await after(['a', 'dev', 'net'], undefined, 1)).toEqual(['a/prod/net']);
+      expect(await after(['a', 'prod', 'net'])).toEqual(['b/prod/net']);
+      expect(await after(['a', 'prod', 'nez'])).toEqual(['b/prod/net']);
+      expect(await after(['a', 'dev', 'net'], 'a')).toEqual(['a/prod/net']);
+      expect(await after(['a', 'zzz', 'x'], 'b')).toEqual(['b/prod/net']);
+      expect(await after(['b', 'prod', 'net'], 'b')).toEqual([]);
+      expect(await after(['c', '', ''], 'b')).toEqual([]);
+      expect(await after(['b', 'prod', 'net'])).toEqual([]);
       // The whole row, as the cell was written.
       expect((await s.listCellsOfRef({ ref: 'release/2', limit: 1 }))[0]).toMatchObject({
         status: 'blocked',

@@ -4,6 +4,7 @@ import { type ContactPlans, cellWithContact } from './contact/ContactPlans.js';
 import { withDiagnostics } from './diagnostic.js';
 import { FleetReads } from './fleet/FleetReads.js';
 import { MatrixWindow } from './fleet/MatrixWindow.js';
+import { RefMatrixPages } from './fleet/RefMatrixPages.js';
 import { siteBriefs } from './fleet/siteContext.js';
 import { type WaivedCells, waivedKey } from './fleet/waivedDrift.js';
 import type { PublicationReader } from './onTheWay.js';
@@ -25,6 +26,8 @@ export class Queries {
   readonly fleet: FleetReads;
   /** Windows of the matrix now, through the read model's indexes. */
   readonly window: MatrixWindow;
+  /** Pages of a ref's matrix, through the ref index (docs/decisions/650-ref-matrix-pages.md). */
+  readonly refPages: RefMatrixPages;
 
   constructor(
     private readonly store: ReadStore,
@@ -36,6 +39,7 @@ export class Queries {
     this.refs = new RefQueries(store, publications);
     this.fleet = new FleetReads(store, defaultContactIntervalS, contactPlans);
     this.window = new MatrixWindow(store, defaultContactIntervalS, contactPlans);
+    this.refPages = new RefMatrixPages(store, this.refs, defaultContactIntervalS, contactPlans);
   }
 
   private waived?: WaivedCells;
@@ -52,6 +56,7 @@ export class Queries {
     this.waived = f;
     this.fleet.waivedCells = f;
     this.window.waivedCells = f;
+    this.refPages.waivedCells = f;
   }
 
   private ctx(now: number): ViewContext {

@@ -110,7 +110,7 @@ export class RefQueries {
 
   /** Placeholders of the ref's matrix: cells whose agents may plan it that have no plan of it yet. */
   noData(
-    agents: readonly AgentRow[],
+    agents: Parameters<typeof cellsAllowing>[0],
     ref: string,
     have: ReadonlySet<string>,
     unreachable: (site: string) => boolean,

@@ -105,6 +105,8 @@ export interface RefCellQuery {
 export interface CellsOfRefQuery {
   ref: string;
   site?: string;
+  /** Cells after this key in key order (a page of the ref's matrix, decision 650). */
+  after?: CellKey;
   limit: number;
 }
 

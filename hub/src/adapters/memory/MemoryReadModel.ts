@@ -2,6 +2,7 @@ import { type CellColumns, cellColumns, kindWithStale } from '../../core/fleet/c
 import type {
   AttentionQuery,
   CellCount,
+  CellKey,
   CellPageQuery,
   CellRow,
   CellsOfRefQuery,
@@ -13,7 +14,7 @@ import type {
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const keyOf = (c: Pick<CellRow, 'site' | 'environment' | 'component'>) =>
   `${c.site}\u0000${c.environment}\u0000${c.component}`;
-const byCell = (a: CellRow, b: CellRow) =>
+const byCell = (a: CellKey, b: CellKey) =>
   byText(a.site, b.site) || byText(a.environment, b.environment) || byText(a.component, b.component);
 const SCOPE_KEY: Record<CountScope, (c: CellRow) => string> = {
   site: (c) => c.site,
@@ -103,7 +104,12 @@ export class MemoryReadModel {
   /** Default cells whose ref column is `q.ref` ('' is none, as the stores keep it), by cell. */
   cellsOfRef(cells: Iterable<CellRow>, q: CellsOfRefQuery): CellRow[] {
     return [...cells]
-      .filter((c) => this.col(c).ref === q.ref && (q.site === undefined || c.site === q.site))
+      .filter(
+        (c) =>
+          this.col(c).ref === q.ref &&
+          (q.site === undefined || c.site === q.site) &&
+          (!q.after || byCell(c, q.after) > 0),
+      )
       .sort(byCell)
       .slice(0, q.limit);
   }

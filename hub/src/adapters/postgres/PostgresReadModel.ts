@@ -97,13 +97,18 @@ const M = {
      FROM ref_counts r WHERE r.n > 0 ORDER BY 3 DESC, r.ref LIMIT $1`,
   ),
   // By the ref index (one site's: by its key); the ref column is filled since migration 7.
+  // A range after a key ('' before every key): a page of the ref's matrix (decision 650).
   cellsOfRef: st(
-    'cells_of_ref',
-    'SELECT row FROM cells WHERE ref = $1 ORDER BY site, environment, component LIMIT $2',
+    'cells_of_ref_after',
+    `SELECT row FROM cells WHERE ref = $1
+     AND (site, environment, component) > ($3::text COLLATE "C", $4::text COLLATE "C", $5::text COLLATE "C")
+     ORDER BY site, environment, component LIMIT $2`,
   ),
   cellsOfRefAt: st(
-    'cells_of_ref_at',
-    'SELECT row FROM cells WHERE ref = $1 AND site = $2 ORDER BY site, environment, component LIMIT $3',
+    'cells_of_ref_at_after',
+    `SELECT row FROM cells WHERE ref = $1 AND site = $2
+     AND (environment, component) > ($4::text COLLATE "C", $5::text COLLATE "C")
+     ORDER BY site, environment, component LIMIT $3`,
   ),
   unfilled: st(
     'unfilled',
@@ -191,10 +196,26 @@ export class PostgresReadModel {
   }
 
   async cellsOfRef(q: CellsOfRefQuery): Promise<CellRow[]> {
+    const a = q.after ?? { site: '', environment: '', component: '' };
+    // One site's range starts after the key only within that site: past it, nothing; before it, all.
+    if (q.site !== undefined && a.site > q.site) return [];
+    const within = a.site === q.site;
     const rows =
       q.site === undefined
-        ? await this.db.query<{ row: CellRow }>(M.cellsOfRef, [q.ref, q.limit])
-        : await this.db.query<{ row: CellRow }>(M.cellsOfRefAt, [q.ref, q.site, q.limit]);
+        ? await this.db.query<{ row: CellRow }>(M.cellsOfRef, [
+            q.ref,
+            q.limit,
+            a.site,
+            a.environment,
+            a.component,
+          ])
+        : await this.db.query<{ row: CellRow }>(M.cellsOfRefAt, [
+            q.ref,
+            q.site,
+            q.limit,
+            within ? a.environment : '',
+            within ? a.component : '',
+          ]);
     return rows.map((r) => r.row);
   }
 

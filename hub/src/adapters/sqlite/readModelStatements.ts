@@ -75,11 +75,12 @@ export function readModelStatements(db: Database.Database) {
     `SELECT r.ref AS ref, r.n AS cells, ${newest('planned_at')} AS plannedAt, ${newest('received_at')} AS receivedAt
      FROM ref_counts r WHERE r.n > 0 ORDER BY plannedAt DESC, r.ref LIMIT ?`,
   );
+  // A range of the ref index after a key ('' before every key): a page of the ref's matrix (decision 650).
   const ofRef = db.prepare(
-    'SELECT row FROM cells WHERE ref = ? ORDER BY site, environment, component LIMIT ?',
+    'SELECT row FROM cells WHERE ref = @ref AND (site, environment, component) > (@s, @e, @c) ORDER BY site, environment, component LIMIT @limit',
   );
   const ofRefAt = db.prepare(
-    'SELECT row FROM cells WHERE ref = ? AND site = ? ORDER BY site, environment, component LIMIT ?',
+    'SELECT row FROM cells WHERE ref = @ref AND site = @site AND (environment, component) > (@e, @c) ORDER BY site, environment, component LIMIT @limit',
   );
   // The ref gate (decision 615): a default cell of the ref counts unless an `@ref` cell of the ref is
   // at its key (that one is the gate's, read apart); its plan of the commit is the cell when its latest
@@ -209,7 +210,21 @@ export function readModelStatements(db: Database.Database) {
     },
     /** `ReadStore.listCellsOfRef`: by the ref index (one site's: by its key), never every cell. */
     cellsOfRef(q: CellsOfRefQuery): CellRow[] {
-      const rows = q.site === undefined ? ofRef.all(q.ref, q.limit) : ofRefAt.all(q.ref, q.site, q.limit);
+      const a = q.after ?? { site: '', environment: '', component: '' };
+      const { ref, limit } = q;
+      // One site's range starts after the key only within that site: past it, nothing; before it, all.
+      if (q.site !== undefined && a.site > q.site) return [];
+      const within = a.site === q.site;
+      const rows =
+        q.site === undefined
+          ? ofRef.all({ ref, s: a.site, e: a.environment, c: a.component, limit })
+          : ofRefAt.all({
+              ref,
+              site: q.site,
+              e: within ? a.environment : '',
+              c: within ? a.component : '',
+              limit,
+            });
       return parseAll(rows as Row[]);
     },
     /** `ReadStore.refGateCounts`: from the ref index (and the runs of the commit), no cell row read. */

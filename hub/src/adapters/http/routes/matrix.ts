@@ -39,7 +39,12 @@ export const matrixRoutes = [
         const { cells, next } = await d.queries.window.page(q, now);
         return { cells, asOf: new Date(now).toISOString(), next };
       }
-      // The matrix of a past time or of a ref is computed whole, then paged the same way.
+      if (q.ref !== undefined) {
+        // A ref's matrix by ranges of its index, bounded by the page (docs/decisions/650-ref-matrix-pages.md).
+        const { cells, next } = await d.queries.refPages.page({ ...q, ref: q.ref }, now);
+        return { cells, asOf: new Date(now).toISOString(), next };
+      }
+      // The matrix of a past time is computed whole, then paged the same way.
       const at = q.at ? Date.parse(q.at) : undefined;
       const all = await d.queries.matrix(q, now, at);
       const sites = q.sites ? new Set(q.sites) : null;
